@@ -1,0 +1,102 @@
+// Package keyhash provides stable 64-bit hashes of keys, chosen by name.
+//
+// A placement is only useful if every process that computes it agrees, so
+// every function here is deterministic across processes, machines and
+// releases: golden vectors in the tests pin each value. Nothing here is
+// seeded per process (Go's hash/maphash would be).
+//
+// The functions:
+//
+//   - xxh3: XXH3-64 (Yann Collet, 2019), seed 0. The default: fast and well mixed.
+//   - xxh64: XXH64, seed 0.
+//   - murmur3: the first 64 bits (h1) of MurmurHash3_x64_128, seed 0.
+//   - fnv1a: 64-bit FNV-1a.
+//   - crc32: CRC-32 (IEEE), zero-extended; only 2^32 distinct values.
+//   - md5: the first 8 bytes of the MD5 digest read big-endian, the hash of
+//     the seed article's Python ring (its ring_hash).
+package keyhash
+
+import (
+	"crypto/md5"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/twmb/murmur3"
+	"github.com/zeebo/xxh3"
+)
+
+// ErrUnknown is returned by [Parse] for a name it does not know.
+var ErrUnknown = errors.New("keyhash: unknown hash")
+
+// Func hashes a key to 64 bits. A Func never retains or modifies its
+// argument and does not allocate.
+type Func func(key string) uint64
+
+// Default is the name of the default hash.
+const Default = "xxh3"
+
+var byName = map[string]Func{
+	"xxh3":    XXH3,
+	"xxh64":   XXH64,
+	"murmur3": Murmur3,
+	"fnv1a":   FNV1a,
+	"crc32":   CRC32,
+	"md5":     MD5,
+}
+
+// Names returns the names [Parse] accepts, default first.
+func Names() []string {
+	return []string{"xxh3", "xxh64", "murmur3", "fnv1a", "crc32", "md5"}
+}
+
+// Parse returns the hash with the given name (case-insensitive; the empty
+// name means [Default]). The error wraps [ErrUnknown].
+func Parse(name string) (Func, error) {
+	if name == "" {
+		name = Default
+	}
+	if f, ok := byName[strings.ToLower(name)]; ok {
+		return f, nil
+	}
+	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
+}
+
+// XXH3 returns XXH3-64 of key with seed 0.
+func XXH3(key string) uint64 { return xxh3.HashString(key) }
+
+// XXH64 returns XXH64 of key with seed 0.
+func XXH64(key string) uint64 { return xxhash.Sum64String(key) }
+
+// Murmur3 returns the first 64 bits (h1) of MurmurHash3_x64_128 of key, seed 0.
+func Murmur3(key string) uint64 {
+	h1, _ := murmur3.StringSum128(key)
+	return h1
+}
+
+// FNV1a returns the 64-bit FNV-1a hash of key. It is written out rather than
+// taken from hash/fnv because that package's hasher escapes to the heap.
+func FNV1a(key string) uint64 {
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	h := uint64(offset)
+	for i := 0; i < len(key); i++ {
+		h ^= uint64(key[i])
+		h *= prime
+	}
+	return h
+}
+
+// CRC32 returns the CRC-32 (IEEE) checksum of key, zero-extended to 64 bits.
+func CRC32(key string) uint64 { return uint64(crc32.ChecksumIEEE(bytesOf(key))) }
+
+// MD5 returns the first 8 bytes of the MD5 digest of key read big-endian.
+func MD5(key string) uint64 {
+	d := md5.Sum(bytesOf(key))
+	return binary.BigEndian.Uint64(d[:8])
+}

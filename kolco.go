@@ -1,0 +1,133 @@
+// Package kolco holds the vocabulary shared by every placement algorithm in
+// this module: the [Node] a key is placed on, the [Placement] interface each
+// algorithm satisfies, the optional [Membership] interface of placements whose
+// node set changes in place, and the sentinel errors they return.
+//
+// The algorithms live in packages of their own (ring, and later rendezvous,
+// jump, maglev, ...), so that a program importing one of them pulls in nothing
+// else. Consistent hashing itself is described by Karger et al., "Consistent
+// Hashing and Random Trees" (STOC 1997).
+package kolco
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Sentinel errors. Functions in this module wrap them with context; test for
+// them with [errors.Is].
+var (
+	// ErrNoNodes is returned by a lookup on a placement without nodes.
+	ErrNoNodes = errors.New("kolco: no nodes")
+	// ErrDuplicateNode is returned when a node ID is added twice.
+	ErrDuplicateNode = errors.New("kolco: duplicate node ID")
+	// ErrUnknownNode is returned when a change names a node ID that is not present.
+	ErrUnknownNode = errors.New("kolco: unknown node ID")
+	// ErrBadWeight is returned for a weight that is negative, NaN or infinite
+	// (and for zero where a weight is set explicitly, as in Reweight).
+	ErrBadWeight = errors.New("kolco: weight must be a positive finite number")
+	// ErrBadNodeID is returned for an empty node ID.
+	ErrBadNodeID = errors.New("kolco: node ID must not be empty")
+	// ErrBadCount is returned when a replica count n is less than 1.
+	ErrBadCount = errors.New("kolco: replica count must be at least 1")
+	// ErrBadConfig is returned for an invalid algorithm setting, such as
+	// fewer than one virtual node.
+	ErrBadConfig = errors.New("kolco: invalid configuration")
+)
+
+// Node is one member of a placement: a server, shard or bucket.
+//
+// ID is the node's stable name and the only thing an algorithm hashes: a node
+// removed and re-added under the same ID gets back exactly the keys it had.
+// Never use an address that changes on restart as the ID.
+type Node struct {
+	// ID is the stable, unique, non-empty name of the node.
+	ID string
+	// Weight is the node's relative capacity: a node of weight 2 should get
+	// twice the keys of a node of weight 1. Zero means 1.
+	Weight float64
+	// Zone is an optional failure domain (rack, zone, region) used by
+	// algorithms that spread replicas over distinct zones.
+	Zone string
+	// Addr is optional payload, such as "10.0.0.7:11211"; it is never hashed.
+	Addr string
+}
+
+// EffectiveWeight returns the node's weight with the zero value read as 1.
+func (n Node) EffectiveWeight() float64 {
+	if n.Weight == 0 {
+		return 1
+	}
+	return n.Weight
+}
+
+// Validate reports whether the node can be placed: the error wraps
+// [ErrBadNodeID] for an empty ID and [ErrBadWeight] for a negative, NaN or
+// infinite weight.
+func (n Node) Validate() error {
+	if n.ID == "" {
+		return ErrBadNodeID
+	}
+	if err := CheckWeight(n.EffectiveWeight()); err != nil {
+		return fmt.Errorf("node %q: %w", n.ID, err)
+	}
+	return nil
+}
+
+// CheckWeight returns an error wrapping [ErrBadWeight] unless w is a positive,
+// finite number.
+func CheckWeight(w float64) error {
+	if !(w > 0) || math.IsInf(w, 0) {
+		return fmt.Errorf("%w (got %v)", ErrBadWeight, w)
+	}
+	return nil
+}
+
+// Placement maps keys to nodes. Every algorithm in this module satisfies it.
+// Implementations are safe for concurrent use; lookups do not allocate.
+type Placement interface {
+	// Locate returns the node that owns key. The error is [ErrNoNodes]
+	// when the placement has no nodes.
+	Locate(key string) (Node, error)
+
+	// LocateN appends up to n distinct owners of key to dst, the first
+	// being the node Locate returns, and returns the extended slice. When n
+	// exceeds the number of nodes every node is appended once. The error is
+	// [ErrBadCount] when n < 1 and [ErrNoNodes] when there are no nodes.
+	LocateN(dst []Node, key string, n int) ([]Node, error)
+
+	// Nodes returns a copy of the node set, sorted by ID.
+	Nodes() []Node
+}
+
+// Membership is implemented by placements whose node set changes in place.
+// Each call applies all of its changes or, on error, none of them.
+type Membership interface {
+	// Add adds nodes. The error wraps [ErrDuplicateNode], [ErrBadNodeID]
+	// or [ErrBadWeight].
+	Add(nodes ...Node) error
+	// Remove removes the nodes with the given IDs. The error wraps
+	// [ErrUnknownNode].
+	Remove(ids ...string) error
+	// Reweight sets the weight of one node. The error wraps
+	// [ErrUnknownNode] or [ErrBadWeight] (zero is rejected here).
+	Reweight(id string, weight float64) error
+}
+
+// CheckNew validates nodes about to join a set whose current IDs are reported
+// by has: each must be valid, new, and named once. It is the shared
+// admission check of every [Membership] implementation.
+func CheckNew(has func(id string) bool, nodes []Node) error {
+	seen := make(map[string]struct{}, len(nodes))
+	for _, n := range nodes {
+		if err := n.Validate(); err != nil {
+			return err
+		}
+		if _, dup := seen[n.ID]; dup || has(n.ID) {
+			return fmt.Errorf("%w: %q", ErrDuplicateNode, n.ID)
+		}
+		seen[n.ID] = struct{}{}
+	}
+	return nil
+}
