@@ -20,4 +20,3 @@ func TestNoAllocs(t *testing.T) {
 		}
 	}
 }
-
