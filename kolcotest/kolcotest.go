@@ -1,0 +1,189 @@
+// Package kolcotest is the shared property suite every placement algorithm in
+// this module runs: one call to [Run] checks the promises of the root
+// interface ([kolco.Placement], [kolco.Membership]) and the properties an
+// algorithm declares in its [Algorithm] description.
+//
+// The properties come from Karger et al., "Consistent Hashing and Random
+// Trees" (STOC 1997): determinism, minimal disruption on a membership change
+// and balance, plus the module's own contract (replicas, errors, zero
+// allocations, concurrent readers). All inputs are fixed, so a run is
+// reproducible: a failure is never a fluke of the random seed.
+package kolcotest
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/kolco-dev/kolco"
+)
+
+// Algorithm describes a placement algorithm and the promises it makes.
+// Only Name and New are required; every other zero value turns a check off
+// or selects a default.
+type Algorithm struct {
+	// Name is used in failure messages.
+	Name string
+
+	// New builds a placement from a node set. An empty set may either
+	// succeed (lookups then return kolco.ErrNoNodes) or fail with an error
+	// wrapping kolco.ErrNoNodes. If the result implements
+	// kolco.Membership, the membership checks run too.
+	New func(nodes []kolco.Node) (kolco.Placement, error)
+
+	// OrderIndependent promises that the same node set places every key
+	// the same way whatever the order of the slice given to New and, for a
+	// Membership, whatever the order and grouping of Add calls that built
+	// it, including after removals and re-adds.
+	OrderIndependent bool
+
+	// MinimalAdd promises that adding a node moves keys only onto it.
+	MinimalAdd bool
+
+	// MinimalRemove promises that removing any node (not only the last
+	// added) moves only the keys it owned.
+	MinimalRemove bool
+
+	// Weighted promises that Node.Weight is honoured: key shares are
+	// proportional to weights within WeightTolerance. An algorithm that is
+	// not weighted must reject a weight other than 1 with an error wrapping
+	// kolco.ErrBadWeight or ignore it; the suite accepts either.
+	Weighted bool
+
+	// WeightTolerance is the allowed relative error of a weighted share
+	// (|observed/expected - 1|), before sampling noise. Zero means 0.05.
+	WeightTolerance float64
+
+	// Balance returns the documented bound on max/avg key load with equal
+	// weights at the given node count, for an infinite number of keys (1
+	// is perfect balance). The suite multiplies it by a sampling allowance
+	// for the finite key set (see [SamplingAllowance]). Nil skips the
+	// balance check.
+	Balance func(nodes int) float64
+
+	// MaxMovedAdd and MaxMovedRemove are loose upper bounds on the share of
+	// keys that move when one node is added to, or removed from, a set of
+	// 10, for algorithms that do not promise minimal disruption. The share
+	// is always measured and logged. Zero means no bound.
+	MaxMovedAdd, MaxMovedRemove float64
+
+	// MaxNodes is the largest node count the algorithm supports; larger
+	// balance sizes are skipped. Zero means no limit.
+	MaxNodes int
+}
+
+// Run runs the whole suite as subtests of t.
+func Run(t *testing.T, a Algorithm) {
+	t.Helper()
+	if a.New == nil {
+		t.Fatal("kolcotest: Algorithm.New is nil")
+	}
+	if a.WeightTolerance == 0 {
+		a.WeightTolerance = 0.05
+	}
+	t.Run("Empty", func(t *testing.T) { testEmpty(t, a) })
+	t.Run("BadNodes", func(t *testing.T) { testBadNodes(t, a) })
+	t.Run("Determinism", func(t *testing.T) { testDeterminism(t, a) })
+	t.Run("Payload", func(t *testing.T) { testPayload(t, a) })
+	t.Run("Replicas", func(t *testing.T) { testReplicas(t, a) })
+	t.Run("BadCount", func(t *testing.T) { testBadCount(t, a) })
+	t.Run("OrderIndependence", func(t *testing.T) { testOrder(t, a) })
+	t.Run("DisruptionAdd", func(t *testing.T) { testDisruptionAdd(t, a) })
+	t.Run("DisruptionRemove", func(t *testing.T) { testDisruptionRemove(t, a) })
+	t.Run("Balance", func(t *testing.T) { testBalance(t, a) })
+	t.Run("Weights", func(t *testing.T) { testWeights(t, a) })
+	t.Run("ZeroAllocs", func(t *testing.T) { testAllocs(t, a) })
+	t.Run("Membership", func(t *testing.T) { testMembership(t, a) })
+}
+
+// Nodes returns n valid nodes with IDs "node-0", "node-1", ... and an Addr
+// derived from the ID, all of weight 0 (read as 1).
+func Nodes(n int) []kolco.Node {
+	nodes := make([]kolco.Node, n)
+	for i := range nodes {
+		id := fmt.Sprintf("node-%d", i)
+		nodes[i] = kolco.Node{ID: id, Addr: addrOf(id)}
+	}
+	return nodes
+}
+
+// Keys returns n distinct keys "key:0", "key:1", ...
+func Keys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("key:%d", i)
+	}
+	return keys
+}
+
+// SamplingAllowance is the factor by which the suite widens an algorithm's
+// balance bound for n nodes that get perNode keys each on average: the
+// maximum of n Poisson(perNode) loads stays below
+// 1 + sqrt(2 ln n / perNode) + 1.5/sqrt(perNode) times the mean for the
+// sizes the suite uses.
+func SamplingAllowance(n int, perNode float64) float64 {
+	return 1 + math.Sqrt(2*math.Log(float64(n))/perNode) + 1.5/math.Sqrt(perNode)
+}
+
+func addrOf(id string) string { return "addr-of-" + id }
+
+func build(t *testing.T, a Algorithm, nodes []kolco.Node) kolco.Placement {
+	t.Helper()
+	p, err := a.New(nodes)
+	if err != nil {
+		t.Fatalf("%s: New(%d nodes): %v", a.Name, len(nodes), err)
+	}
+	return p
+}
+
+// placement returns the owner ID of every key.
+func placement(t *testing.T, p kolco.Placement, keys []string) []string {
+	t.Helper()
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		n, err := p.Locate(k)
+		if err != nil {
+			t.Fatalf("Locate(%q): %v", k, err)
+		}
+		out[i] = n.ID
+	}
+	return out
+}
+
+// diffCount returns how many entries differ and fails the test after the
+// first few mismatches if must is true.
+func moved(before, after []string) int {
+	c := 0
+	for i := range before {
+		if before[i] != after[i] {
+			c++
+		}
+	}
+	return c
+}
+
+func equalPlacement(t *testing.T, what string, want, got []string, keys []string) {
+	t.Helper()
+	bad := 0
+	for i := range want {
+		if want[i] != got[i] {
+			if bad < 3 {
+				t.Errorf("%s: key %q on %q, want %q", what, keys[i], got[i], want[i])
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d keys differ", what, bad, len(keys))
+	}
+}
+
+func without(nodes []kolco.Node, id string) []kolco.Node {
+	out := make([]kolco.Node, 0, len(nodes))
+	for _, n := range nodes {
+		if n.ID != id {
+			out = append(out, n)
+		}
+	}
+	return out
+}
