@@ -1,0 +1,43 @@
+// Package ring is a consistent hash ring with virtual nodes, weights,
+// zone-aware replica sets and lock-free lookups, after Karger et al.,
+// "Consistent Hashing and Random Trees" (STOC 1997), with the replica walk of
+// DeCandia et al., "Dynamo: Amazon's Highly Available Key-value Store" (SOSP 2007).
+//
+// # Placement
+//
+// Every node gets round(V × weight) points (at least one) on a 64-bit circle:
+// point i of node ID is Hash(Label(ID, i)), with the label "ID#i" by default.
+// A key belongs to the node of the first point at or after Hash(key),
+// wrapping past the largest point to the smallest. Equal points are ordered
+// by node ID, so a node set gives the same ring whatever the order in which
+// its nodes were added, and a node removed and re-added under the same ID
+// gets back exactly its old keys.
+//
+// [Ring.LocateN] walks clockwise from the key's point and collects distinct
+// nodes: the Dynamo preference list. With [Config.ZoneAware] it first takes
+// one node from each zone in walk order and only then repeats zones. The
+// result for n is always a prefix of the result for n+1, and when n exceeds
+// the number of nodes every node is returned once.
+//
+// # Seed-compatible mode
+//
+// [Seed] returns the configuration of the seed article's Python ring: 100
+// virtual nodes, labels "ID#i", and the md5 key hash (the first 8 bytes of the
+// digest read big-endian). With it, lookups agree key for key with that ring.
+//
+// # Cost
+//
+// Lookup: one hash of the key, one probe of a prefix index over the top bits
+// of the points, and a short scan, so O(1) expected and no allocation.
+// Memory: 8 bytes per point, 4 bytes per point for the owner, and at most 2
+// bytes per point for the index. A change builds a new snapshot by merging the
+// new points into the sorted array (linear, no full re-sort) and publishes it
+// with one atomic pointer swap: readers never wait and never see half a change.
+//
+// # Balance and disruption
+//
+// With N nodes of V points each, the relative standard deviation of the key
+// share is about sqrt((N-1)/(N·V+1)); with V = 1 the largest share is about
+// H_N times the average. Adding a node moves about 1/(N+1) of the keys, all
+// onto the new node; removing one moves only its keys.
+package ring

@@ -1,0 +1,181 @@
+package ring_test
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/keyhash"
+	"github.com/kolco-dev/kolco/ring"
+)
+
+// refRing is the seed article's ring written the straightforward way: a
+// slice of (point, ID) pairs sorted after every change, a binary search for
+// the first pair >= (h,), and a wrap to the start.
+type refRing struct {
+	vnodes int
+	hash   keyhash.Func
+	pairs  []refPoint
+	zone   map[string]string
+}
+
+type refPoint struct {
+	h  uint64
+	id string
+}
+
+func (r *refRing) add(id string, weight float64, zone string) {
+	count := max(int(math.Round(float64(r.vnodes)*weight)), 1)
+	for i := range count {
+		r.pairs = append(r.pairs, refPoint{r.hash(fmt.Sprintf("%s#%d", id, i)), id})
+	}
+	slices.SortFunc(r.pairs, func(a, b refPoint) int {
+		return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.id, b.id))
+	})
+	r.zone[id] = zone
+}
+
+func (r *refRing) remove(id string) {
+	r.pairs = slices.DeleteFunc(r.pairs, func(p refPoint) bool { return p.id == id })
+	delete(r.zone, id)
+}
+
+func (r *refRing) start(key string) int {
+	h := r.hash(key)
+	i, _ := slices.BinarySearchFunc(r.pairs, h, func(p refPoint, h uint64) int { return cmp.Compare(p.h, h) })
+	return i % len(r.pairs)
+}
+
+func (r *refRing) get(key string) string { return r.pairs[r.start(key)].id }
+
+// getN is the article's get_nodes, plus a zone-first pass when zoneAware.
+func (r *refRing) getN(key string, n int, zoneAware bool) []string {
+	start := r.start(key)
+	var out []string
+	zones := map[string]bool{}
+	if zoneAware {
+		distinct := map[string]bool{}
+		for _, z := range r.zone {
+			distinct[z] = true
+		}
+		for k := 0; k < len(r.pairs) && len(out) < n && len(zones) < len(distinct); k++ {
+			id := r.pairs[(start+k)%len(r.pairs)].id
+			if !slices.Contains(out, id) && !zones[r.zone[id]] {
+				out = append(out, id)
+				zones[r.zone[id]] = true
+			}
+		}
+	}
+	for k := 0; k < len(r.pairs) && len(out) < n; k++ {
+		id := r.pairs[(start+k)%len(r.pairs)].id
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func ids(nodes []kolco.Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.ID
+	}
+	return out
+}
+
+// TestDifferentialSeed checks the ring in seed mode key for key against the
+// reference, for random node sets, weights, vnode counts and removals, for
+// one owner and for n owners, with and without zones.
+func TestDifferentialSeed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 12 {
+		vnodes := []int{1, 3, 10, 40}[trial%4]
+		zoneAware := trial%3 == 0
+		hash := []keyhash.Func{keyhash.MD5, keyhash.XXH3, keyhash.CRC32}[trial%3]
+		cfg := ring.Config{VNodes: vnodes, Hash: hash, ZoneAware: zoneAware}
+		r, err := ring.New(nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := &refRing{vnodes: vnodes, hash: hash, zone: map[string]string{}}
+		var live []string
+		for step := range 30 {
+			if len(live) > 2 && rng.IntN(3) == 0 {
+				id := live[rng.IntN(len(live))]
+				live = slices.DeleteFunc(live, func(s string) bool { return s == id })
+				ref.remove(id)
+				if err := r.Remove(id); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				id := fmt.Sprintf("n%d-%d:11211", trial, step)
+				w := []float64{1, 2, 0.5, 3}[rng.IntN(4)]
+				zone := fmt.Sprintf("z%d", rng.IntN(3))
+				live = append(live, id)
+				ref.add(id, w, zone)
+				if err := r.Add(kolco.Node{ID: id, Weight: w, Zone: zone}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			compareRing(t, r, ref, rng, zoneAware, fmt.Sprintf("trial %d step %d", trial, step))
+		}
+	}
+}
+
+func compareRing(t *testing.T, r *ring.Ring, ref *refRing, rng *rand.Rand, zoneAware bool, where string) {
+	t.Helper()
+	var dst []kolco.Node
+	for k := range 300 {
+		key := fmt.Sprintf("user:%d", rng.Uint64())
+		if k == 0 {
+			key = ""
+		}
+		got, err := r.Locate(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ref.get(key); got.ID != want {
+			t.Fatalf("%s: Locate(%q) = %s, reference %s", where, key, got.ID, want)
+		}
+		n := 1 + rng.IntN(r.Len()+1)
+		dst, err = r.LocateN(dst[:0], key, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ref.getN(key, n, zoneAware); !slices.Equal(ids(dst), want) {
+			t.Fatalf("%s: LocateN(%q, %d) = %v, reference %v", where, key, n, ids(dst), want)
+		}
+	}
+}
+
+// TestArticleDemo checks the seed article's three-node example: with 100
+// vnodes and md5, user:42 lives on cache-a, its two replicas on cache-a and
+// cache-b, and without cache-a it moves to cache-b.
+func TestArticleDemo(t *testing.T) {
+	r, err := ring.New([]kolco.Node{{ID: "cache-a"}, {ID: "cache-b"}, {ID: "cache-c"}}, ring.Seed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := &refRing{vnodes: 100, hash: keyhash.MD5, zone: map[string]string{}}
+	for _, id := range []string{"cache-a", "cache-b", "cache-c"} {
+		ref.add(id, 1, "")
+	}
+	got, _ := r.Locate("user:42")
+	two, _ := r.LocateN(nil, "user:42", 2)
+	if got.ID != ref.get("user:42") || !slices.Equal(ids(two), ref.getN("user:42", 2, false)) {
+		t.Fatalf("ring and reference disagree on user:42: %s %v", got.ID, ids(two))
+	}
+	if got.ID != "cache-a" || !slices.Equal(ids(two), []string{"cache-a", "cache-b"}) {
+		t.Errorf("user:42 -> %s, replicas %v; the article prints cache-a, [cache-a cache-b]", got.ID, ids(two))
+	}
+	if err := r.Remove(got.ID); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := r.Locate("user:42"); after.ID != "cache-b" {
+		t.Errorf("after removing %s, user:42 -> %s; the article prints cache-b", got.ID, after.ID)
+	}
+}

@@ -1,0 +1,154 @@
+package ring
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/keyhash"
+)
+
+// DefaultVNodes is the number of points per unit of weight when
+// [Config.VNodes] is zero: 160, the ketama count used by memcached clients
+// and nginx, which keeps the spread of 10 nodes near 2.5%.
+const DefaultVNodes = 160
+
+// maxPoints bounds the points of one ring (2^28, 2 GiB of points) so that a
+// mistyped weight or vnode count fails with an error instead of exhausting memory.
+const maxPoints = 1 << 28
+
+// Config sets up a [Ring]. The zero value means the documented defaults.
+type Config struct {
+	// VNodes is the number of points per unit of weight; 0 means
+	// DefaultVNodes. Negative values are rejected with kolco.ErrBadConfig.
+	VNodes int
+	// Hash hashes keys and point labels; nil means keyhash.XXH3.
+	Hash keyhash.Func
+	// Label appends the label of point i of node id to dst; nil means
+	// "id#i", the seed article's labels. It must be deterministic.
+	Label func(dst []byte, id string, i int) []byte
+	// ZoneAware makes LocateN take nodes of distinct zones first and
+	// repeat a zone only once every zone has been taken.
+	ZoneAware bool
+}
+
+// Seed returns the configuration of the seed article's Python ring: 100
+// points per unit of weight labelled "ID#i", hashed with keyhash.MD5.
+func Seed() Config {
+	return Config{VNodes: 100, Hash: keyhash.MD5}
+}
+
+// DefaultLabel appends "id#i" to dst.
+func DefaultLabel(dst []byte, id string, i int) []byte {
+	dst = append(dst, id...)
+	dst = append(dst, '#')
+	return strconv.AppendInt(dst, int64(i), 10)
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.VNodes < 0 {
+		return c, fmt.Errorf("%w: vnodes must be at least 1 (got %d)", kolco.ErrBadConfig, c.VNodes)
+	}
+	if c.VNodes == 0 {
+		c.VNodes = DefaultVNodes
+	}
+	if c.Hash == nil {
+		c.Hash = keyhash.XXH3
+	}
+	if c.Label == nil {
+		c.Label = DefaultLabel
+	}
+	return c, nil
+}
+
+// Ring is a consistent hash ring. It is safe for concurrent use: lookups take
+// no lock and see either the whole of a change or none of it; changes are
+// serialized.
+type Ring struct {
+	cfg Config
+	// writeMu serializes changes; readers never take it.
+	writeMu sync.Mutex
+	snap    atomic.Pointer[snapshot]
+}
+
+// New returns a ring holding nodes. The error wraps kolco.ErrBadConfig,
+// kolco.ErrBadNodeID, kolco.ErrBadWeight or kolco.ErrDuplicateNode.
+func New(nodes []kolco.Node, cfg Config) (*Ring, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	r := &Ring{cfg: cfg}
+	r.snap.Store(&snapshot{})
+	if err := r.Add(nodes...); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// pointCount returns round(V × weight), at least 1.
+func (r *Ring) pointCount(n kolco.Node) (int, error) {
+	c := math.Round(float64(r.cfg.VNodes) * n.EffectiveWeight())
+	if c > maxPoints {
+		return 0, fmt.Errorf("%w: node %q would get %.0f points (at most %d)", kolco.ErrBadConfig, n.ID, c, maxPoints)
+	}
+	return max(int(c), 1), nil
+}
+
+// Locate returns the node owning key. The error is kolco.ErrNoNodes when
+// the ring is empty.
+func (r *Ring) Locate(key string) (kolco.Node, error) {
+	return r.LocateHash(r.cfg.Hash(key))
+}
+
+// LocateHash returns the node owning a key whose hash is h, as computed by
+// [Ring.Hash]. It lets a caller that looks up one key in many rings hash it once.
+func (r *Ring) LocateHash(h uint64) (kolco.Node, error) {
+	s := r.snap.Load()
+	if len(s.points) == 0 {
+		return kolco.Node{}, kolco.ErrNoNodes
+	}
+	return s.nodes[s.owners[s.search(h)]], nil
+}
+
+// Hash returns the hash of key that the ring places.
+func (r *Ring) Hash(key string) uint64 { return r.cfg.Hash(key) }
+
+// LocateN appends to dst up to n distinct nodes for key in preference order
+// (see the package documentation) and returns the extended slice. If n
+// exceeds the number of nodes, every node is appended once. It allocates
+// only when dst lacks capacity. The error is kolco.ErrBadCount when n < 1
+// and kolco.ErrNoNodes when the ring is empty.
+func (r *Ring) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
+	return r.LocateHashN(dst, r.cfg.Hash(key), n)
+}
+
+// LocateHashN is [Ring.LocateN] for a precomputed key hash.
+func (r *Ring) LocateHashN(dst []kolco.Node, h uint64, n int) ([]kolco.Node, error) {
+	if n < 1 {
+		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
+	}
+	s := r.snap.Load()
+	if len(s.points) == 0 {
+		return dst, kolco.ErrNoNodes
+	}
+	return s.walk(dst, s.search(h), n, r.cfg.ZoneAware), nil
+}
+
+// Nodes returns a copy of the nodes, sorted by ID.
+func (r *Ring) Nodes() []kolco.Node {
+	s := r.snap.Load()
+	return append([]kolco.Node(nil), s.nodes...)
+}
+
+// Len returns the number of nodes.
+func (r *Ring) Len() int { return len(r.snap.Load().nodes) }
+
+// Points returns the number of points on the ring.
+func (r *Ring) Points() int { return len(r.snap.Load().points) }
+
+// Config returns the ring's configuration with defaults filled in.
+func (r *Ring) Config() Config { return r.cfg }
