@@ -14,7 +14,7 @@ import (
 // after each step every lookup must return a member node.
 func FuzzOperations(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 2, 3, 5, 1, 1, 2, 2}, uint8(3), "user:42")
-	f.Add([]byte{1, 0, 1, 0, 3, 0}, uint8(1), "")             // remove from empty, lookup empty
+	f.Add([]byte{1, 0, 1, 0, 3, 0}, uint8(1), "")               // remove from empty, lookup empty
 	f.Add([]byte{0, 0, 0, 0, 2, 0, 2, 9}, uint8(0), "\xff\x00") // duplicate add, zero vnodes = default
 	f.Add([]byte{0, 7, 4, 7, 3, 255}, uint8(2), "k")            // zero and large weights
 	f.Fuzz(func(t *testing.T, program []byte, vnodes uint8, key string) {
