@@ -1,0 +1,485 @@
+package memcache
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"io"
+	"math"
+)
+
+// MaxKeyLen is the longest key memcached accepts, in bytes.
+const MaxKeyLen = 250
+
+// Limits bound what a [Reader] accepts. Zero fields mean the defaults.
+type Limits struct {
+	// MaxValue is the largest data block, in bytes. Default 1 MiB, as
+	// memcached's default item size limit.
+	MaxValue int
+	// MaxLine is the longest command line, in bytes. Default 64 KiB: room
+	// for a get of 256 keys of the longest length.
+	MaxLine int
+	// MaxKeys is the most keys in one retrieval. Default 4096.
+	MaxKeys int
+}
+
+// Default limits.
+const (
+	DefaultMaxValue = 1 << 20
+	DefaultMaxLine  = 64 << 10
+	DefaultMaxKeys  = 4096
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxValue <= 0 {
+		l.MaxValue = DefaultMaxValue
+	}
+	if l.MaxLine <= 0 {
+		l.MaxLine = DefaultMaxLine
+	}
+	if l.MaxKeys <= 0 {
+		l.MaxKeys = DefaultMaxKeys
+	}
+	return l
+}
+
+// Reader reads requests from a client stream.
+type Reader struct {
+	br     *bufio.Reader
+	lim    Limits
+	line   []byte // accumulates a line longer than the bufio buffer
+	tokens [][]byte
+}
+
+// NewReader returns a Reader over r with the given limits.
+func NewReader(r io.Reader, lim Limits) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 16<<10), lim: lim.withDefaults()}
+}
+
+// Buffered returns the number of bytes that can be read without blocking.
+func (r *Reader) Buffered() int { return r.br.Buffered() }
+
+// readLine returns the next line without its \r\n or \n. The slice is valid
+// until the next read.
+func (r *Reader) readLine() ([]byte, error) {
+	b, err := r.br.ReadSlice('\n')
+	if err == nil {
+		return trimEOL(b), nil
+	}
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		if len(b) > 0 && errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	r.line = append(r.line[:0], b...)
+	for {
+		if len(r.line) > r.lim.MaxLine {
+			return nil, &Error{Err: ErrLineTooLong, Reply: "CLIENT_ERROR line too long\r\n", Close: true}
+		}
+		b, err = r.br.ReadSlice('\n')
+		r.line = append(r.line, b...)
+		if err == nil {
+			if len(r.line) > r.lim.MaxLine+2 {
+				return nil, &Error{Err: ErrLineTooLong, Reply: "CLIENT_ERROR line too long\r\n", Close: true}
+			}
+			return trimEOL(r.line), nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+}
+
+func trimEOL(b []byte) []byte {
+	b = b[:len(b)-1]
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// tokenize splits line on spaces into r.tokens.
+func (r *Reader) tokenize(line []byte) [][]byte {
+	t := r.tokens[:0]
+	for len(line) > 0 {
+		i := bytes.IndexByte(line, ' ')
+		if i < 0 {
+			t = append(t, line)
+			break
+		}
+		if i > 0 {
+			t = append(t, line[:i])
+		}
+		line = line[i+1:]
+	}
+	r.tokens = t
+	return t
+}
+
+// Read reads the next request into req. At the end of the stream it
+// returns io.EOF; a stream cut inside a request gives
+// io.ErrUnexpectedEOF. Protocol errors are [*Error] values; after one
+// without Close set the next request can be read.
+func (r *Reader) Read(req *Request) error {
+	line, err := r.readLine()
+	if err != nil {
+		return err
+	}
+	tok := r.tokenize(line)
+	req.reset()
+	if len(tok) == 0 {
+		return &Error{Err: ErrUnknownCommand, Reply: "ERROR\r\n"}
+	}
+	req.Cmd = lookupCommand(tok[0])
+	args := tok[1:]
+	switch {
+	case req.Cmd.IsRetrieval():
+		return r.parseRetrieval(req, args)
+	case req.Cmd == CmdMetaSet:
+		return r.parseMetaSet(req, args)
+	case req.Cmd.IsStorage():
+		return r.parseStorage(req, args)
+	case req.Cmd.IsMeta():
+		return r.parseMeta(req, args)
+	case req.Cmd == CmdUnknown:
+		return &Error{Err: ErrUnknownCommand, Reply: "ERROR\r\n"}
+	}
+	return r.parseOther(req, args)
+}
+
+func (req *Request) reset() {
+	keybuf := req.keybuf[:0]
+	*req = Request{Keys: req.Keys[:0], Data: req.Data[:0], Args: req.Args[:0], keybuf: keybuf}
+}
+
+func lookupCommand(b []byte) Command {
+	// A switch on string(b) does not allocate.
+	switch string(b) {
+	case "get":
+		return CmdGet
+	case "gets":
+		return CmdGets
+	case "gat":
+		return CmdGat
+	case "gats":
+		return CmdGats
+	case "set":
+		return CmdSet
+	case "add":
+		return CmdAdd
+	case "replace":
+		return CmdReplace
+	case "append":
+		return CmdAppend
+	case "prepend":
+		return CmdPrepend
+	case "cas":
+		return CmdCas
+	case "delete":
+		return CmdDelete
+	case "incr":
+		return CmdIncr
+	case "decr":
+		return CmdDecr
+	case "touch":
+		return CmdTouch
+	case "version":
+		return CmdVersion
+	case "quit":
+		return CmdQuit
+	case "flush_all":
+		return CmdFlushAll
+	case "stats":
+		return CmdStats
+	case "verbosity":
+		return CmdVerbosity
+	case "mg":
+		return CmdMetaGet
+	case "ms":
+		return CmdMetaSet
+	case "md":
+		return CmdMetaDelete
+	case "ma":
+		return CmdMetaArithmetic
+	case "mn":
+		return CmdMetaNoop
+	case "me":
+		return CmdMetaDebug
+	}
+	return CmdUnknown
+}
+
+var errBadFormat = clientError(ErrBadCommand, "bad command line format")
+
+func checkKey(k []byte) *Error {
+	if len(k) > MaxKeyLen {
+		return clientError(ErrKeyTooLong, "bad command line format")
+	}
+	return nil
+}
+
+func (r *Reader) parseRetrieval(req *Request, args [][]byte) error {
+	if req.Cmd == CmdGat || req.Cmd == CmdGats {
+		if len(args) < 1 {
+			return errBadFormat
+		}
+		exp, ok := parseInt(args[0])
+		if !ok {
+			return clientError(ErrBadCommand, "invalid exptime argument")
+		}
+		req.Exptime = exp
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return &Error{Err: ErrUnknownCommand, Reply: "ERROR\r\n"}
+	}
+	if len(args) > r.lim.MaxKeys {
+		return clientError(ErrBadCommand, "too many keys")
+	}
+	for _, k := range args {
+		if e := checkKey(k); e != nil {
+			return e
+		}
+	}
+	req.Keys = append(req.Keys, args...)
+	return nil
+}
+
+// parseStorage parses "cmd key flags exptime bytes [cas] [noreply]" and
+// reads the data block. A malformed line closes the stream: its data block
+// would otherwise be read as commands.
+func (r *Reader) parseStorage(req *Request, args [][]byte) error {
+	want := 4
+	if req.Cmd == CmdCas {
+		want = 5
+	}
+	if len(args) != want && !(len(args) == want+1 && isNoreply(args[want])) {
+		return closing(errBadFormat)
+	}
+	if e := checkKey(args[0]); e != nil {
+		return closing(e)
+	}
+	flags, ok1 := parseUint(args[1])
+	exp, ok2 := parseInt(args[2])
+	n, ok3 := parseUint(args[3])
+	if !ok1 || !ok2 || !ok3 || flags > math.MaxUint32 || n > math.MaxInt32 {
+		return closing(errBadFormat)
+	}
+	if req.Cmd == CmdCas {
+		cas, ok := parseUint(args[4])
+		if !ok {
+			return closing(errBadFormat)
+		}
+		req.Cas = cas
+	}
+	req.Keys = append(req.Keys, args[0])
+	req.Flags, req.Exptime = uint32(flags), exp
+	req.Noreply = len(args) == want+1
+	return r.readData(req, int(n))
+}
+
+func closing(e *Error) *Error {
+	c := *e
+	c.Close = true
+	return &c
+}
+
+// readData reads an n-byte data block and its \r\n into req.Data. A block
+// over the limit is read and dropped, as memcached does, so that the stream
+// stays in step.
+func (r *Reader) readData(req *Request, n int) error {
+	if n > r.lim.MaxValue {
+		if _, err := r.br.Discard(n); err != nil {
+			return unexpected(err)
+		}
+		if err := r.expectCRLF(); err != nil {
+			return err
+		}
+		return &Error{Err: ErrTooLarge, Reply: "SERVER_ERROR object too large for cache\r\n"}
+	}
+	if cap(req.Data) < n {
+		req.Data = make([]byte, n)
+	}
+	req.Data = req.Data[:n]
+	if _, err := io.ReadFull(r.br, req.Data); err != nil {
+		return unexpected(err)
+	}
+	return r.expectCRLF()
+}
+
+func (r *Reader) expectCRLF() error {
+	c, err := r.br.ReadByte()
+	if err == nil && c == '\r' {
+		c, err = r.br.ReadByte()
+	}
+	if err != nil {
+		return unexpected(err)
+	}
+	if c != '\n' {
+		return &Error{Err: ErrBadDataChunk, Reply: "CLIENT_ERROR bad data chunk\r\n", Close: true}
+	}
+	return nil
+}
+
+func unexpected(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+func isNoreply(b []byte) bool { return string(b) == "noreply" }
+
+func (r *Reader) parseOther(req *Request, args [][]byte) error {
+	n := len(args)
+	if n > 0 && isNoreply(args[n-1]) && req.Cmd != CmdStats {
+		req.Noreply = true
+		n--
+	}
+	switch req.Cmd {
+	case CmdDelete:
+		// "delete key 0" is still accepted by memcached for old clients.
+		if n < 1 || n > 2 || (n == 2 && string(args[1]) != "0") {
+			return errBadFormat
+		}
+	case CmdIncr, CmdDecr:
+		if n != 2 {
+			return errBadFormat
+		}
+		d, ok := parseUint(args[1])
+		if !ok {
+			return clientError(ErrBadCommand, "invalid numeric delta argument")
+		}
+		req.Delta = d
+	case CmdTouch:
+		if n != 2 {
+			return errBadFormat
+		}
+		exp, ok := parseInt(args[1])
+		if !ok {
+			return clientError(ErrBadCommand, "invalid exptime argument")
+		}
+		req.Exptime = exp
+	case CmdVersion, CmdQuit:
+		if n != 0 {
+			return &Error{Err: ErrUnknownCommand, Reply: "ERROR\r\n"}
+		}
+		return nil
+	default: // stats, flush_all, verbosity keep their arguments
+		req.Args = append(req.Args, args[:n]...)
+		return nil
+	}
+	if e := checkKey(args[0]); e != nil {
+		return e
+	}
+	req.Keys = append(req.Keys, args[0])
+	return nil
+}
+
+// parseMeta parses mg, md, ma, mn and me: "cmd key flag*".
+func (r *Reader) parseMeta(req *Request, args [][]byte) error {
+	if req.Cmd == CmdMetaNoop {
+		return nil
+	}
+	if len(args) < 1 {
+		return errBadFormat
+	}
+	return r.metaKeyFlags(req, args[0], args[1:])
+}
+
+// parseMetaSet parses "ms key datalen flag*" and reads the data block.
+func (r *Reader) parseMetaSet(req *Request, args [][]byte) error {
+	if len(args) < 2 {
+		return closing(errBadFormat)
+	}
+	n, ok := parseUint(args[1])
+	if !ok || n > math.MaxInt32 {
+		return closing(errBadFormat)
+	}
+	if err := r.metaKeyFlags(req, args[0], args[2:]); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return closing(e)
+		}
+		return err
+	}
+	return r.readData(req, int(n))
+}
+
+func (r *Reader) metaKeyFlags(req *Request, key []byte, flags [][]byte) error {
+	for _, f := range flags {
+		switch {
+		case len(f) == 0 || !isFlagChar(f[0]):
+			return clientError(ErrBadCommand, "invalid flag")
+		case len(f) == 1 && f[0] == 'q':
+			req.Noreply = true
+			continue
+		case len(f) == 1 && f[0] == 'b':
+			req.Base64 = true
+		}
+		req.Args = append(req.Args, f)
+	}
+	if req.Base64 {
+		n := base64.StdEncoding.DecodedLen(len(key))
+		if cap(req.keybuf) < n {
+			req.keybuf = make([]byte, n)
+		}
+		m, err := base64.StdEncoding.Decode(req.keybuf[:n], key)
+		if err != nil || m == 0 {
+			return clientError(ErrBadCommand, "error decoding key")
+		}
+		req.keybuf = req.keybuf[:m]
+		if m > MaxKeyLen {
+			return clientError(ErrKeyTooLong, "bad command line format")
+		}
+	} else if e := checkKey(key); e != nil {
+		return e
+	}
+	if len(key) == 0 {
+		return errBadFormat
+	}
+	req.Keys = append(req.Keys, key)
+	return nil
+}
+
+func isFlagChar(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+
+// parseUint parses a decimal uint64; it rejects signs, empty input and overflow.
+func parseUint(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
+}
+
+// parseInt parses a decimal int64 with an optional leading minus.
+func parseInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	u, ok := parseUint(b)
+	if !ok || u > math.MaxInt64 {
+		return 0, false
+	}
+	if neg {
+		return -int64(u), true
+	}
+	return int64(u), true
+}

@@ -1,0 +1,141 @@
+package memcache
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+)
+
+// Span locates one VALUE entry inside a retrieval reply: Key is the key's
+// position and Start:End the whole entry, header line to the data block's
+// \r\n inclusive.
+type Span struct {
+	KeyStart, KeyEnd int
+	Start, End       int
+}
+
+// ReplyReader reads server replies.
+type ReplyReader struct {
+	br     *bufio.Reader
+	maxVal int
+}
+
+// NewReplyReader returns a ReplyReader over r that accepts values of up to
+// maxValue bytes (0 means [DefaultMaxValue]).
+func NewReplyReader(r io.Reader, maxValue int) *ReplyReader {
+	if maxValue <= 0 {
+		maxValue = DefaultMaxValue
+	}
+	return &ReplyReader{br: bufio.NewReaderSize(r, 16<<10), maxVal: maxValue}
+}
+
+// Read appends to dst the whole reply to a request with command cmd and
+// returns it; for a retrieval it also appends to spans the position of each
+// VALUE entry, counted from the start of this reply (len(dst) on entry); the
+// END line is part of the reply but of no span. A reply that does not parse gives an error
+// wrapping [ErrBadReply]; after it the stream is out of step.
+func (r *ReplyReader) Read(dst []byte, cmd Command, spans []Span) ([]byte, []Span, error) {
+	base := len(dst)
+	for {
+		start := len(dst)
+		var err error
+		dst, err = r.appendLine(dst)
+		if err != nil {
+			return dst, spans, err
+		}
+		line := dst[start:]
+		switch {
+		case cmd.IsRetrieval() && bytes.HasPrefix(line, []byte("VALUE ")):
+			var sp Span
+			dst, sp, err = r.value(dst, start)
+			if err != nil {
+				return dst, spans, err
+			}
+			spans = append(spans, Span{sp.KeyStart - base, sp.KeyEnd - base, sp.Start - base, sp.End - base})
+			continue
+		case (cmd == CmdMetaGet || cmd == CmdMetaArithmetic) && bytes.HasPrefix(line, []byte("VA ")):
+			dst, err = r.metaValue(dst, start)
+			return dst, spans, err
+		case cmd == CmdStats && bytes.HasPrefix(line, []byte("STAT ")):
+			continue
+		}
+		if len(line) < 3 || cmd.IsRetrieval() && !bytes.Equal(line, []byte("END\r\n")) && !IsErrorReply(line) {
+			return dst, spans, fmt.Errorf("%w: %q", ErrBadReply, line)
+		}
+		return dst, spans, nil
+	}
+}
+
+// appendLine appends the next line with its \r\n.
+func (r *ReplyReader) appendLine(dst []byte) ([]byte, error) {
+	for {
+		b, err := r.br.ReadSlice('\n')
+		dst = append(dst, b...)
+		if err == nil {
+			if !bytes.HasSuffix(dst, []byte("\r\n")) {
+				return dst, fmt.Errorf("%w: line without \\r\\n", ErrBadReply)
+			}
+			return dst, nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return dst, unexpected(err)
+		}
+		if len(dst) > 1<<20 {
+			return dst, fmt.Errorf("%w: line too long", ErrBadReply)
+		}
+	}
+}
+
+// value parses the VALUE line at dst[start:] and appends its data block.
+func (r *ReplyReader) value(dst []byte, start int) ([]byte, Span, error) {
+	line := dst[start : len(dst)-2]
+	f := bytes.Fields(line[len("VALUE "):])
+	if len(f) < 3 || len(f) > 4 {
+		return dst, Span{}, fmt.Errorf("%w: %q", ErrBadReply, line)
+	}
+	n, ok := parseUint(f[2])
+	if !ok || n > uint64(r.maxVal) {
+		return dst, Span{}, fmt.Errorf("%w: %q", ErrBadReply, line)
+	}
+	ks := start + len("VALUE ") + bytes.Index(line[len("VALUE "):], f[0])
+	sp := Span{KeyStart: ks, KeyEnd: ks + len(f[0]), Start: start}
+	dst, err := r.appendData(dst, int(n))
+	sp.End = len(dst)
+	return dst, sp, err
+}
+
+// metaValue parses "VA size flags*" at dst[start:] and appends its data.
+func (r *ReplyReader) metaValue(dst []byte, start int) ([]byte, error) {
+	line := dst[start : len(dst)-2]
+	f := bytes.Fields(line[len("VA "):])
+	if len(f) < 1 {
+		return dst, fmt.Errorf("%w: %q", ErrBadReply, line)
+	}
+	n, ok := parseUint(f[0])
+	if !ok || n > uint64(r.maxVal) {
+		return dst, fmt.Errorf("%w: %q", ErrBadReply, line)
+	}
+	return r.appendData(dst, int(n))
+}
+
+func (r *ReplyReader) appendData(dst []byte, n int) ([]byte, error) {
+	off := len(dst)
+	dst = slices.Grow(dst, n+2)[:off+n+2]
+	if _, err := io.ReadFull(r.br, dst[off:]); err != nil {
+		return dst, unexpected(err)
+	}
+	if dst[len(dst)-2] != '\r' || dst[len(dst)-1] != '\n' {
+		return dst, fmt.Errorf("%w: bad data chunk", ErrBadReply)
+	}
+	return dst, nil
+}
+
+// IsErrorReply reports whether reply is ERROR, CLIENT_ERROR or SERVER_ERROR.
+func IsErrorReply(reply []byte) bool {
+	return bytes.HasPrefix(reply, []byte("ERROR")) ||
+		bytes.HasPrefix(reply, []byte("CLIENT_ERROR")) ||
+		bytes.HasPrefix(reply, []byte("SERVER_ERROR"))
+}

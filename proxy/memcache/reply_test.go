@@ -1,0 +1,85 @@
+package memcache
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestReadReply(t *testing.T) {
+	tests := []struct {
+		name, in string
+		cmd      Command
+		want     string
+		keys     []string
+	}{
+		{"stored", "STORED\r\n", CmdSet, "STORED\r\n", nil},
+		{"miss", "END\r\n", CmdGet, "END\r\n", nil},
+		{"two values", "VALUE a 0 1\r\nx\r\nVALUE bb 5 2 77\r\nyz\r\nEND\r\n", CmdGets,
+			"VALUE a 0 1\r\nx\r\nVALUE bb 5 2 77\r\nyz\r\nEND\r\n", []string{"a", "bb"}},
+		{"value with CRLF data", "VALUE a 0 4\r\n\r\n\r\n\r\nEND\r\n", CmdGet, "VALUE a 0 4\r\n\r\n\r\n\r\nEND\r\n", []string{"a"}},
+		{"server error in get", "SERVER_ERROR out of memory\r\n", CmdGet, "SERVER_ERROR out of memory\r\n", nil},
+		{"mg value", "VA 2 k Ofoo\r\nhi\r\n", CmdMetaGet, "VA 2 k Ofoo\r\nhi\r\n", nil},
+		{"mg hit no value", "HD f0\r\n", CmdMetaGet, "HD f0\r\n", nil},
+		{"incr", "42\r\n", CmdIncr, "42\r\n", nil},
+		{"stats", "STAT pid 1\r\nSTAT x 2\r\nEND\r\n", CmdStats, "STAT pid 1\r\nSTAT x 2\r\nEND\r\n", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// Two replies back to back: the reader must stop at the first.
+			rr := NewReplyReader(strings.NewReader(tc.in+tc.in), 0)
+			for range 2 {
+				got, spans, err := rr.Read([]byte("prefix"), tc.cmd, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = got[len("prefix"):]
+				if string(got) != tc.want {
+					t.Fatalf("got %q, want %q", got, tc.want)
+				}
+				if len(spans) != len(tc.keys) {
+					t.Fatalf("spans %v, keys %q", spans, tc.keys)
+				}
+				for i, sp := range spans {
+					full := got
+					if k := full[sp.KeyStart:sp.KeyEnd]; string(k) != tc.keys[i] {
+						t.Fatalf("span %d key %q, want %q", i, k, tc.keys[i])
+					}
+					if !bytes.HasPrefix(full[sp.Start:], []byte("VALUE ")) || !bytes.HasSuffix(full[:sp.End], []byte("\r\n")) {
+						t.Fatalf("span %d = %q", i, full[sp.Start:sp.End])
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestReadReplyErrors(t *testing.T) {
+	for _, in := range []string{"VALUE a 0 x\r\n", "VALUE a 0 1\r\nxyz\r\n", "X\r\n", "STORED\n", "VALUE a 0 99999999\r\n"} {
+		_, _, err := NewReplyReader(strings.NewReader(in), 1<<10).Read(nil, CmdGet, nil)
+		if !errors.Is(err, ErrBadReply) {
+			t.Errorf("%q: got %v, want ErrBadReply", in, err)
+		}
+	}
+}
+
+// FuzzReplyReader checks that arbitrary server bytes never panic the reply
+// reader and that spans always lie inside the returned reply.
+func FuzzReplyReader(f *testing.F) {
+	for _, s := range []string{"VALUE a 0 1\r\nx\r\nEND\r\n", "VA 1 k\r\nx\r\n", "STORED\r\n", "STAT a 1\r\nEND\r\n"} {
+		f.Add([]byte(s), uint8(CmdGet))
+	}
+	f.Fuzz(func(t *testing.T, in []byte, cmd uint8) {
+		c := Command(cmd % uint8(CmdMetaDebug+1))
+		got, spans, err := NewReplyReader(bytes.NewReader(in), 1<<10).Read(nil, c, nil)
+		if err != nil {
+			return
+		}
+		for _, sp := range spans {
+			if sp.Start < 0 || sp.End > len(got) || sp.KeyStart < sp.Start || sp.KeyEnd > sp.End {
+				t.Fatalf("span %+v outside reply of %d bytes", sp, len(got))
+			}
+		}
+	})
+}
