@@ -1,0 +1,112 @@
+package nginx
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"slices"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/compat/internal/nodeset"
+	"github.com/kolco-dev/kolco/compat/internal/strbytes"
+)
+
+// Consistent is the placement of `hash $key consistent;`. It is immutable
+// and safe for concurrent use; lookups do not allocate.
+type Consistent struct {
+	set    nodeset.Set
+	points []uint32 // sorted, distinct
+	owner  []int32  // owner[i] is the server index of points[i]
+}
+
+var _ kolco.Placement = (*Consistent)(nil)
+
+// NewConsistent builds the ring nginx builds for these server lines, in
+// their configuration order. The error wraps [kolco.ErrNoNodes],
+// [kolco.ErrDuplicateNode] (the same address twice), [kolco.ErrBadNodeID]
+// (an empty address) or [kolco.ErrBadWeight].
+func NewConsistent(servers []Server) (*Consistent, error) {
+	ns, err := nodes(servers)
+	if err != nil {
+		return nil, err
+	}
+	set, err := nodeset.New(ns, nil)
+	if err != nil {
+		return nil, fmt.Errorf("nginx: %w", err)
+	}
+	type point struct {
+		h     uint32
+		owner int32
+	}
+	var pts []point
+	for i, s := range servers {
+		host, port := splitHostPort(s.Addr)
+		base := make([]byte, 0, len(host)+1+len(port)+4)
+		base = append(append(append(base, host...), 0), port...)
+		var prev [4]byte
+		for range 160 * s.weight() {
+			h := crc32.ChecksumIEEE(append(base, prev[:]...))
+			pts = append(pts, point{h, int32(i)})
+			binary.LittleEndian.PutUint32(prev[:], h)
+		}
+	}
+	slices.SortStableFunc(pts, func(a, b point) int {
+		switch {
+		case a.h < b.h:
+			return -1
+		case a.h > b.h:
+			return 1
+		}
+		return 0
+	})
+	c := &Consistent{set: set}
+	for i, p := range pts {
+		if i > 0 && p.h == pts[i-1].h {
+			continue
+		}
+		c.points = append(c.points, p.h)
+		c.owner = append(c.owner, p.owner)
+	}
+	return c, nil
+}
+
+// Index returns the position, in the configuration, of the server nginx
+// sends key to.
+func (c *Consistent) Index(key []byte) int {
+	return int(c.owner[c.search(crc32.ChecksumIEEE(key))%len(c.points)])
+}
+
+// search returns the index of the first point >= h, len(points) if none.
+func (c *Consistent) search(h uint32) int {
+	lo, hi := 0, len(c.points)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if c.points[m] < h {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// Points returns the number of distinct ring points (160 per unit of weight
+// less the dropped duplicates).
+func (c *Consistent) Points() int { return len(c.points) }
+
+// Locate returns the server nginx sends key to. The error is always nil.
+func (c *Consistent) Locate(key string) (kolco.Node, error) {
+	return c.set.At(c.Index(strbytes.Of(key))), nil
+}
+
+// LocateN appends up to n distinct servers in nginx's retry order: the
+// servers of the following ring points. The error wraps [kolco.ErrBadCount]
+// when n < 1.
+func (c *Consistent) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
+	start := c.search(crc32.ChecksumIEEE(strbytes.Of(key)))
+	np := len(c.points)
+	return c.set.AppendN(dst, n, np, func(step int) int { return int(c.owner[(start+step)%np]) })
+}
+
+// Nodes returns the servers sorted by address.
+func (c *Consistent) Nodes() []kolco.Node { return c.set.Nodes() }

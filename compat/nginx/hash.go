@@ -1,0 +1,88 @@
+package nginx
+
+import (
+	"hash/crc32"
+	"strconv"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/compat/internal/nodeset"
+	"github.com/kolco-dev/kolco/compat/internal/strbytes"
+)
+
+// maxRehash is the number of extra hashes nginx tries before it gives up
+// and falls back to round robin.
+const maxRehash = 20
+
+// Hash is the placement of plain `hash $key;`. It is immutable and safe for
+// concurrent use; lookups do not allocate.
+type Hash struct {
+	set    nodeset.Set
+	upper  []int                 // upper[i]: cumulative weight of servers 0..i
+	prefix [maxRehash + 1]uint32 // prefix[n]: crc32 of decimal(n), 0 for n = 0
+}
+
+var _ kolco.Placement = (*Hash)(nil)
+
+// NewHash returns the plain hash placement of these server lines. The error
+// wraps the errors of [NewConsistent].
+func NewHash(servers []Server) (*Hash, error) {
+	ns, err := nodes(servers)
+	if err != nil {
+		return nil, err
+	}
+	set, err := nodeset.New(ns, nil)
+	if err != nil {
+		return nil, err
+	}
+	h := &Hash{set: set, upper: make([]int, len(servers))}
+	for n := 1; n <= maxRehash; n++ {
+		h.prefix[n] = crc32.ChecksumIEEE(strconv.AppendInt(nil, int64(n), 10))
+	}
+	total := 0
+	for i, s := range servers {
+		total += s.weight()
+		h.upper[i] = total
+	}
+	return h, nil
+}
+
+// Index returns the position, in the configuration, of the server nginx
+// sends key to.
+func (h *Hash) Index(key []byte) int {
+	return h.serverOf(crc32.ChecksumIEEE(key) >> 16 & 0x7fff)
+}
+
+// serverOf walks the servers with the accumulated hash as nginx does.
+func (h *Hash) serverOf(sum uint32) int {
+	w := int(sum % uint32(h.upper[len(h.upper)-1]))
+	lo, hi := 0, len(h.upper)-1
+	for lo < hi { // first i with w < upper[i]
+		m := int(uint(lo+hi) >> 1)
+		if w < h.upper[m] {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
+}
+
+// Locate returns the server nginx sends key to. The error is always nil.
+func (h *Hash) Locate(key string) (kolco.Node, error) {
+	return h.set.At(h.Index(strbytes.Of(key))), nil
+}
+
+// LocateN appends up to n distinct servers in nginx's retry order, the
+// rehash sequence, then in configuration order. The error wraps
+// [kolco.ErrBadCount] when n < 1.
+func (h *Hash) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
+	k := strbytes.Of(key)
+	var sum uint32
+	return h.set.AppendN(dst, n, maxRehash+1, func(step int) int {
+		sum += crc32.Update(h.prefix[step], crc32.IEEETable, k) >> 16 & 0x7fff
+		return h.serverOf(sum)
+	})
+}
+
+// Nodes returns the servers sorted by address.
+func (h *Hash) Nodes() []kolco.Node { return h.set.Nodes() }

@@ -1,0 +1,260 @@
+package nginx
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// nginxBinary returns the nginx binary or skips the test (fails under CI).
+func nginxBinary(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"nginx", "/usr/sbin/nginx"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("nginx not installed (Debian package nginx)")
+	}
+	t.Skip("nginx not installed (Debian package nginx); skipping the real-program comparison")
+	return ""
+}
+
+// freePorts returns n distinct free TCP ports on 127.0.0.1.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports
+}
+
+// waitListening polls until every port accepts connections, bounded in time.
+func waitListening(t *testing.T, ports []int, exited <-chan struct{}) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, p := range ports {
+		for {
+			c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			select {
+			case <-exited:
+				t.Fatal("nginx exited during startup")
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("port %d not listening after 10s", p)
+			}
+			time.Sleep(20 * time.Millisecond) // polling for readiness, not ordering
+		}
+	}
+}
+
+type upstreamCase struct {
+	name    string
+	weights []int // one server per weight, over the backend ports in order
+	offset  int   // first backend port used
+}
+
+// TestAgainstNginx starts nginx with backends that answer their own port and,
+// for several server lists with unequal weights, one front per mode
+// (`hash $arg_k consistent;` and `hash $arg_k;`). Thousands of keys with
+// arbitrary bytes, sent URL-escaped, must reach the backend Index predicts.
+func TestAgainstNginx(t *testing.T) {
+	bin := nginxBinary(t)
+	cases := []upstreamCase{
+		{"w1-2-3", []int{1, 2, 3}, 0},
+		{"w5-1-1-1-1", []int{5, 1, 1, 1, 1}, 1},
+		{"w1-7", []int{1, 7}, 4},
+		{"w8x", []int{2, 1, 3, 1, 4, 1, 1, 2}, 0},
+	}
+	const nBackends = 8
+	ports := freePorts(t, nBackends+2*len(cases))
+	backends, fronts := ports[:nBackends], ports[nBackends:]
+	dir := t.TempDir()
+
+	var conf strings.Builder
+	if os.Geteuid() == 0 {
+		conf.WriteString("user root;\n")
+	}
+	fmt.Fprintf(&conf, "worker_processes 1;\nevents { worker_connections 256; }\nhttp {\n access_log off;\n")
+	for _, d := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
+		fmt.Fprintf(&conf, " %s_temp_path %s;\n", d, filepath.Join(dir, d))
+	}
+	for _, p := range backends {
+		fmt.Fprintf(&conf, " server { listen 127.0.0.1:%d; return 200 \"$server_port\"; }\n", p)
+	}
+	type front struct {
+		port int
+		idx  func([]byte) int
+		name string
+		srv  []Server
+	}
+	var fr []front
+	for i, c := range cases {
+		for m, mode := range []string{"consistent", ""} {
+			var block strings.Builder
+			fmt.Fprintf(&block, "upstream u%d_%d {\n  hash $arg_k %s;\n", i, m, mode)
+			for j, w := range c.weights {
+				fmt.Fprintf(&block, "  server 127.0.0.1:%d weight=%d max_fails=0;\n", backends[(c.offset+j)%nBackends], w)
+			}
+			block.WriteString("}\n")
+			u, err := ParseUpstream(block.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var idx func([]byte) int
+			if u.Consistent {
+				p, err := NewConsistent(u.Servers)
+				if err != nil {
+					t.Fatal(err)
+				}
+				idx = p.Index
+			} else {
+				p, err := NewHash(u.Servers)
+				if err != nil {
+					t.Fatal(err)
+				}
+				idx = p.Index
+			}
+			port := fronts[2*i+m]
+			conf.WriteString(block.String())
+			fmt.Fprintf(&conf, " server { listen 127.0.0.1:%d; location / { proxy_pass http://u%d_%d; } }\n", port, i, m)
+			fr = append(fr, front{port, idx, c.name + "/" + map[int]string{0: "consistent", 1: "hash"}[m], u.Servers})
+		}
+	}
+	conf.WriteString("}\n")
+	confPath := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"),
+		"-g", fmt.Sprintf("daemon off; master_process off; pid %s; error_log %s;", filepath.Join(dir, "nginx.pid"), filepath.Join(dir, "error.log")))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cancel()
+		<-exited
+		if t.Failed() {
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Logf("nginx stderr: %s\nerror.log: %s", stderr.String(), log)
+		}
+	})
+	waitListening(t, ports, exited)
+
+	keys := integrationKeys(3000)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	for _, f := range fr {
+		t.Run(f.name, func(t *testing.T) {
+			mismatches, unescapedAgree := 0, 0
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			work := make(chan []byte)
+			for range 4 {
+				wg.Go(func() {
+					for raw := range work {
+						esc := url.QueryEscape(string(raw))
+						got := fetchPort(t, client, f.port, esc)
+						want := f.srv[f.idx([]byte(esc))].Addr
+						mu.Lock()
+						if got != want[strings.LastIndexByte(want, ':')+1:] {
+							if mismatches < 5 {
+								t.Errorf("key %q (sent %q): nginx chose port %s, Index predicts %s", raw, esc, got, want)
+							}
+							mismatches++
+						}
+						if f.srv[f.idx(raw)].Addr == want {
+							unescapedAgree++
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			for _, k := range keys {
+				work <- k
+			}
+			close(work)
+			wg.Wait()
+			t.Logf("%d keys, %d mismatches (hashing the unescaped bytes instead would agree on only %d)", len(keys), mismatches, unescapedAgree)
+			if mismatches > 0 {
+				t.Fatalf("%d of %d keys mismatched", mismatches, len(keys))
+			}
+		})
+	}
+}
+
+func fetchPort(t *testing.T, c *http.Client, port int, escapedKey string) string {
+	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/?k=%s", port, escapedKey))
+	if err != nil {
+		t.Errorf("request: %v", err)
+		return ""
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Errorf("response %d %q: %v", resp.StatusCode, b, err)
+	}
+	if _, err := strconv.Atoi(string(b)); err != nil {
+		t.Errorf("body %q is not a port", b)
+	}
+	return string(b)
+}
+
+// integrationKeys returns non-empty keys: random bytes (all 256 values, so
+// many are %XX-escaped), printable words, and long keys.
+func integrationKeys(n int) [][]byte {
+	r := rand.New(rand.NewPCG(42, 4))
+	keys := make([][]byte, 0, n)
+	for len(keys) < n {
+		var k []byte
+		switch len(keys) % 4 {
+		case 0, 1:
+			k = make([]byte, 1+r.IntN(32))
+			for j := range k {
+				k[j] = byte(r.UintN(256))
+			}
+		case 2:
+			k = []byte(fmt.Sprintf("user:%d:{tag%d}", r.IntN(1e6), r.IntN(10)))
+		case 3:
+			k = bytes.Repeat([]byte{byte('a' + r.IntN(26)), 0xe9}, 100+r.IntN(200))
+		}
+		keys = append(keys, k)
+	}
+	return keys
+}
