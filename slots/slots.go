@@ -1,0 +1,306 @@
+package slots
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kolco-dev/kolco"
+)
+
+// DefaultCount is the number of slots of a Redis Cluster and of a [Map]
+// whose [Config.Count] is zero.
+const DefaultCount = 16384
+
+// MaxCount is the largest slot count: CRC16 has 16 bits.
+const MaxCount = 1 << 16
+
+// ErrSlotMap is returned by [FromRanges] for ranges that do not cover every
+// slot exactly once, or that lie outside the slot space.
+var ErrSlotMap = errors.New("slots: invalid slot map")
+
+// Config sets up a [Map]. The zero value means the documented defaults.
+type Config struct {
+	// Count is the number of slots: a power of two from 1 to [MaxCount].
+	// Zero means [DefaultCount], as in Redis Cluster; other counts place keys
+	// differently from Redis. Fewer slots rebalance faster but split load
+	// more coarsely (a node's share is a whole number of slots).
+	Count int
+}
+
+func (c Config) count() (int, error) {
+	n := c.Count
+	if n == 0 {
+		n = DefaultCount
+	}
+	if n < 1 || n > MaxCount || n&(n-1) != 0 {
+		return 0, fmt.Errorf("%w: slot count %d is not a power of two in [1, %d]", kolco.ErrBadConfig, c.Count, MaxCount)
+	}
+	return n, nil
+}
+
+// Map is a hash-slot placement: a key's slot is CRC16 of its hash tag, and
+// an explicit table says which node owns each slot. It implements
+// [kolco.Placement] and [kolco.Membership]. Lookups take no lock and do not
+// allocate; changes are serialized and published atomically.
+type Map struct {
+	mu  sync.Mutex // serializes writers; readers only load cur
+	cur atomic.Pointer[state]
+}
+
+// state is one immutable version of the map.
+type state struct {
+	nodes []kolco.Node // sorted by ID
+	owner []int32      // slot -> index in nodes; -1 only when nodes is empty
+	mask  uint32
+	// next[s] is the first slot after s, cyclically, whose owner differs
+	// from s's (s itself when one node owns every slot), so that LocateN
+	// steps over a run of slots at once: a fresh map has one run per node.
+	next []uint32
+	runs int // number of runs of equal owners, cyclically
+}
+
+// link computes s.next and s.runs from s.owner.
+func (s *state) link() *state {
+	n := len(s.owner)
+	s.next = make([]uint32, n)
+	s.runs = 0
+	// Walk backwards twice round the circle so that every slot sees the
+	// start of the following run.
+	nextStart := -1
+	for i := 2*n - 1; i >= 0; i-- {
+		slot := i % n
+		if nxt := (slot + 1) % n; s.owner[nxt] != s.owner[slot] {
+			nextStart = nxt
+			if i < n {
+				s.runs++
+			}
+		}
+		if i < n {
+			s.next[slot] = uint32(slot)
+			if nextStart >= 0 {
+				s.next[slot] = uint32(nextStart)
+			}
+		}
+	}
+	s.runs = max(s.runs, 1)
+	return s
+}
+
+// Move is one slot changing owner, as a rebalance reports it.
+type Move struct {
+	Slot int    // the slot
+	From string // ID of the previous owner
+	To   string // ID of the new owner
+}
+
+// Range is a run of consecutive slots owned by one node, like a line of
+// CLUSTER SLOTS. First and Last are inclusive.
+type Range struct {
+	First, Last int
+	ID          string
+}
+
+// New returns a map of nodes in which each node owns a share of the slots
+// proportional to its weight (see the package documentation for the
+// apportionment), in contiguous runs assigned in ID order, like a fresh
+// Redis Cluster. The result does not depend on the order of nodes. The
+// error wraps [kolco.ErrBadConfig], [kolco.ErrDuplicateNode],
+// [kolco.ErrBadNodeID] or [kolco.ErrBadWeight].
+func New(nodes []kolco.Node, cfg Config) (*Map, error) {
+	count, err := cfg.count()
+	if err != nil {
+		return nil, err
+	}
+	if err := kolco.CheckNew(func(string) bool { return false }, nodes); err != nil {
+		return nil, err
+	}
+	sorted := sortedCopy(nodes)
+	s := &state{nodes: sorted, owner: make([]int32, count), mask: uint32(count - 1)}
+	if len(sorted) == 0 {
+		for i := range s.owner {
+			s.owner[i] = -1
+		}
+	} else {
+		slot := 0
+		for i, t := range targets(sorted, count) {
+			for range t {
+				s.owner[slot] = int32(i)
+				slot++
+			}
+		}
+	}
+	m := &Map{}
+	m.cur.Store(s.link())
+	return m, nil
+}
+
+// FromRanges returns a map with the given explicit slot ownership, such as
+// one read from CLUSTER SLOTS. The ranges must cover every slot exactly once
+// and name only IDs in nodes (nodes may own no slot); with no nodes there
+// must be no ranges. The map is kept as given: it is rebalanced toward the
+// weighted shares only by the next change or by [Map.Rebalance]. The error
+// wraps [ErrSlotMap], [kolco.ErrUnknownNode] or any error of [New].
+func FromRanges(nodes []kolco.Node, ranges []Range, cfg Config) (*Map, error) {
+	count, err := cfg.count()
+	if err != nil {
+		return nil, err
+	}
+	if err := kolco.CheckNew(func(string) bool { return false }, nodes); err != nil {
+		return nil, err
+	}
+	sorted := sortedCopy(nodes)
+	s := &state{nodes: sorted, owner: make([]int32, count), mask: uint32(count - 1)}
+	for i := range s.owner {
+		s.owner[i] = -1
+	}
+	for _, r := range ranges {
+		i, ok := s.index(r.ID)
+		if !ok {
+			return nil, fmt.Errorf("slots: range %d-%d: %w: %q", r.First, r.Last, kolco.ErrUnknownNode, r.ID)
+		}
+		if r.First < 0 || r.Last >= count || r.First > r.Last {
+			return nil, fmt.Errorf("%w: range %d-%d outside 0-%d", ErrSlotMap, r.First, r.Last, count-1)
+		}
+		for slot := r.First; slot <= r.Last; slot++ {
+			if s.owner[slot] >= 0 {
+				return nil, fmt.Errorf("%w: slot %d assigned twice", ErrSlotMap, slot)
+			}
+			s.owner[slot] = int32(i)
+		}
+	}
+	if len(sorted) > 0 {
+		if slot := slices.Index(s.owner, -1); slot >= 0 {
+			return nil, fmt.Errorf("%w: slot %d not assigned", ErrSlotMap, slot)
+		}
+	}
+	m := &Map{}
+	m.cur.Store(s.link())
+	return m, nil
+}
+
+func sortedCopy(nodes []kolco.Node) []kolco.Node {
+	out := slices.Clone(nodes)
+	slices.SortFunc(out, func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// index returns the position of id in s.nodes.
+func (s *state) index(id string) (int, bool) {
+	return slices.BinarySearchFunc(s.nodes, id, func(n kolco.Node, id string) int { return strings.Compare(n.ID, id) })
+}
+
+// Count returns the number of slots.
+func (m *Map) Count() int { return len(m.cur.Load().owner) }
+
+// Slot returns the slot of key: CRC16(HashTag(key)) mod Count. With the
+// default count it equals [KeySlot].
+func (m *Map) Slot(key string) int {
+	return int(uint32(CRC16(HashTag(key))) & m.cur.Load().mask)
+}
+
+// Owner returns the node that owns slot. The error wraps [kolco.ErrNoNodes]
+// when the map has no nodes and [ErrSlotMap] when slot is out of range.
+func (m *Map) Owner(slot int) (kolco.Node, error) {
+	s := m.cur.Load()
+	if slot < 0 || slot >= len(s.owner) {
+		return kolco.Node{}, fmt.Errorf("%w: slot %d outside 0-%d", ErrSlotMap, slot, len(s.owner)-1)
+	}
+	if len(s.nodes) == 0 {
+		return kolco.Node{}, kolco.ErrNoNodes
+	}
+	return s.nodes[s.owner[slot]], nil
+}
+
+// Locate returns the owner of key's slot. The error is [kolco.ErrNoNodes]
+// when the map has no nodes.
+func (m *Map) Locate(key string) (kolco.Node, error) {
+	s := m.cur.Load()
+	if len(s.nodes) == 0 {
+		return kolco.Node{}, kolco.ErrNoNodes
+	}
+	return s.nodes[s.owner[uint32(CRC16(HashTag(key)))&s.mask]], nil
+}
+
+// LocateN appends up to n distinct owners of key to dst: the owner of key's
+// slot, then the owners of the following slots (wrapping around) in order of
+// first appearance, then, when n exceeds the number of nodes owning slots,
+// the remaining nodes in ID order. The error is [kolco.ErrBadCount] when
+// n < 1 and [kolco.ErrNoNodes] when the map has no nodes.
+func (m *Map) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
+	if n < 1 {
+		return dst, kolco.ErrBadCount
+	}
+	s := m.cur.Load()
+	if len(s.nodes) == 0 {
+		return dst, kolco.ErrNoNodes
+	}
+	n = min(n, len(s.nodes))
+	start := len(dst)
+	slot := uint32(CRC16(HashTag(key))) & s.mask
+	for range s.runs + 1 {
+		if len(dst)-start == n {
+			return dst, nil
+		}
+		dst = appendNew(dst, start, s.nodes[s.owner[slot]])
+		slot = s.next[slot]
+	}
+	for _, nd := range s.nodes {
+		if len(dst)-start == n {
+			break
+		}
+		dst = appendNew(dst, start, nd)
+	}
+	return dst, nil
+}
+
+// appendNew appends nd to dst unless dst[start:] already holds its ID.
+func appendNew(dst []kolco.Node, start int, nd kolco.Node) []kolco.Node {
+	for _, d := range dst[start:] {
+		if d.ID == nd.ID {
+			return dst
+		}
+	}
+	return append(dst, nd)
+}
+
+// Nodes returns a copy of the node set, sorted by ID.
+func (m *Map) Nodes() []kolco.Node { return slices.Clone(m.cur.Load().nodes) }
+
+// SlotCounts returns the number of slots each node owns, by node ID.
+func (m *Map) SlotCounts() map[string]int {
+	s := m.cur.Load()
+	out := make(map[string]int, len(s.nodes))
+	for _, nd := range s.nodes {
+		out[nd.ID] = 0
+	}
+	for _, o := range s.owner {
+		if o >= 0 {
+			out[s.nodes[o].ID]++
+		}
+	}
+	return out
+}
+
+// Ranges returns the slot map as runs of consecutive slots with one owner,
+// in slot order, in the shape [FromRanges] accepts. It is empty when the map
+// has no nodes.
+func (m *Map) Ranges() []Range {
+	s := m.cur.Load()
+	if len(s.nodes) == 0 {
+		return nil
+	}
+	var out []Range
+	for slot, o := range s.owner {
+		id := s.nodes[o].ID
+		if k := len(out) - 1; k >= 0 && out[k].ID == id && out[k].Last == slot-1 {
+			out[k].Last = slot
+			continue
+		}
+		out = append(out, Range{First: slot, Last: slot, ID: id})
+	}
+	return out
+}
