@@ -1,0 +1,373 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ErrBadConfig is wrapped by every configuration error.
+var ErrBadConfig = errors.New("proxy: bad config")
+
+// GlobalKey is the top-level key of the proxy-wide settings; every other
+// top-level key names a pool, as in nutcracker.yml.
+const GlobalKey = "kolco"
+
+// Config is a whole configuration file: pools by name and the proxy-wide
+// settings.
+type Config struct {
+	// Pools by name, as the top-level keys of nutcracker.yml.
+	Pools map[string]*PoolConfig
+	// Global holds the settings under the top-level "kolco" key.
+	Global GlobalConfig
+}
+
+// GlobalConfig holds proxy-wide settings.
+type GlobalConfig struct {
+	// MetricsListen is the address of the Prometheus /metrics endpoint;
+	// empty means no endpoint.
+	MetricsListen string `yaml:"metrics_listen"`
+	// LogLevel is debug, info (default), warn or error.
+	LogLevel string `yaml:"log_level"`
+	// ShutdownTimeout is how long, in milliseconds, a shutdown waits for
+	// requests in flight. Default 5000.
+	ShutdownTimeout int `yaml:"shutdown_timeout"`
+}
+
+// PoolConfig is one pool. The first block of fields is nutcracker.yml's,
+// with its meaning and defaults; the second is kolco's. Zero values mean
+// the documented default, filled in by [Config.Validate].
+type PoolConfig struct {
+	// Listen is "host:port" (nutcracker also allows "path [mode]" for a
+	// unix socket, which this proxy does not serve).
+	Listen string `yaml:"listen"`
+	// Hash is the key hash: one_at_a_time, md5, crc16, crc32, crc32a,
+	// fnv1_64, fnv1a_64 (default), fnv1_32, fnv1a_32, hsieh, murmur, jenkins.
+	Hash string `yaml:"hash"`
+	// HashTag is two characters such as "{}": only the text between them
+	// is hashed.
+	HashTag string `yaml:"hash_tag"`
+	// Distribution is ketama (default) or modula.
+	Distribution string `yaml:"distribution"`
+	// Timeout is how long, in milliseconds, to wait for a server's reply.
+	// nutcracker waits forever by default; this proxy defaults to 1000.
+	Timeout int `yaml:"timeout"`
+	// Backlog is the listen backlog. Accepted for compatibility; the
+	// operating system's setting applies.
+	Backlog int `yaml:"backlog"`
+	// Preconnect connects to every server at start.
+	Preconnect bool `yaml:"preconnect"`
+	// Redis must be false: only memcached pools are served.
+	Redis bool `yaml:"redis"`
+	// RedisAuth and RedisDB are accepted only empty, for redis pools.
+	RedisAuth string `yaml:"redis_auth"`
+	RedisDB   int    `yaml:"redis_db"`
+	// ServerConnections is the number of connections to each server.
+	// Default 1.
+	ServerConnections int `yaml:"server_connections"`
+	// AutoEjectHosts ejects a server after ServerFailureLimit consecutive
+	// failures.
+	AutoEjectHosts bool `yaml:"auto_eject_hosts"`
+	// ServerRetryTimeout is how long, in milliseconds, an ejected server
+	// stays out before it is tried again. Default 30000.
+	ServerRetryTimeout int `yaml:"server_retry_timeout"`
+	// ServerFailureLimit is the number of consecutive failures that eject
+	// a server. Default 2.
+	ServerFailureLimit int `yaml:"server_failure_limit"`
+	// ClientConnections is nutcracker's name for MaxClientConnections.
+	ClientConnections int `yaml:"client_connections"`
+	// TCPKeepalive is accepted for compatibility.
+	TCPKeepalive bool `yaml:"tcpkeepalive"`
+	// Servers are "host:port:weight [name]" lines.
+	Servers []string `yaml:"servers"`
+
+	// Ejection is what happens to a failed server's keys: "rehash" moves
+	// them to the live servers, as nutcracker does with auto_eject_hosts;
+	// "fail-fast" keeps the placement and answers SERVER_ERROR for them, so
+	// that no key is ever read from a server that does not own it. Default:
+	// rehash when auto_eject_hosts is true, else fail-fast.
+	Ejection string `yaml:"ejection"`
+	// HealthCheck probes failed servers and restores them when they answer.
+	HealthCheck HealthCheck `yaml:"health_check"`
+	// MaxClientConnections limits open client connections; 0 means
+	// ClientConnections, and when both are 0, 10000.
+	MaxClientConnections int `yaml:"max_client_connections"`
+	// ClientIdleTimeout closes a client connection idle for that many
+	// milliseconds; 0 means never.
+	ClientIdleTimeout int `yaml:"client_idle_timeout"`
+	// MaxValueSize is the largest value accepted, in bytes. Default 1 MiB.
+	MaxValueSize int `yaml:"max_value_size"`
+	// MaxKeys is the most keys in one get. Default 4096.
+	MaxKeys int `yaml:"max_keys"`
+	// FlushAll is "refuse" (default) or "broadcast" to every server.
+	FlushAll string `yaml:"flush_all"`
+	// MaxPending is the most requests one client may have in flight
+	// before the proxy stops reading from it. Default 128.
+	MaxPending int `yaml:"max_pending"`
+}
+
+// HealthCheck configures active probes ("version") of failed servers.
+type HealthCheck struct {
+	// Interval between probes of a failed server, in milliseconds;
+	// default ServerRetryTimeout. Negative disables probes: a server then
+	// returns only when a request after ServerRetryTimeout succeeds.
+	Interval int `yaml:"interval"`
+	// Timeout of one probe, in milliseconds; default the pool's Timeout.
+	Timeout int `yaml:"timeout"`
+}
+
+// Ejection policies.
+const (
+	EjectRehash   = "rehash"
+	EjectFailFast = "fail-fast"
+)
+
+// twemproxyHashes are the hash names nutcracker 0.5.0 accepts.
+var twemproxyHashes = []string{"one_at_a_time", "md5", "crc16", "crc32", "crc32a",
+	"fnv1_64", "fnv1a_64", "fnv1_32", "fnv1a_32", "hsieh", "murmur", "jenkins"}
+
+// LoadConfig reads and validates the configuration file at path.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// ParseConfig parses a configuration and validates it. Unknown keys are
+// errors, as in nutcracker. The error wraps [ErrBadConfig].
+func ParseConfig(data []byte) (cfg *Config, err error) {
+	defer func() {
+		// The YAML decoder is not ours; never let a panic in it reach the caller.
+		if r := recover(); r != nil {
+			cfg, err = nil, fmt.Errorf("%w: yaml: %v", ErrBadConfig, r)
+		}
+	}()
+	var raw map[string]yaml.Node
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	cfg = &Config{Pools: map[string]*PoolConfig{}}
+	for name, node := range raw {
+		var dst any = &cfg.Global
+		if name != GlobalKey {
+			p := &PoolConfig{}
+			cfg.Pools[name] = p
+			dst = p
+		}
+		if err := decodeStrict(&node, dst); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrBadConfig, name, err)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// decodeStrict decodes node into dst, rejecting unknown fields.
+func decodeStrict(node *yaml.Node, dst any) error {
+	out, err := yaml.Marshal(node)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(out))
+	dec.KnownFields(true)
+	return dec.Decode(dst)
+}
+
+// PoolNames returns the pool names, sorted.
+func (c *Config) PoolNames() []string {
+	names := make([]string, 0, len(c.Pools))
+	for n := range c.Pools {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Validate checks every pool, fills in defaults, and checks that no two
+// pools listen on the same address. The error wraps [ErrBadConfig] and names
+// the pool and the key at fault.
+func (c *Config) Validate() error {
+	if len(c.Pools) == 0 {
+		return fmt.Errorf("%w: no pools", ErrBadConfig)
+	}
+	if err := c.Global.validate(); err != nil {
+		return err
+	}
+	listens := map[string]string{}
+	for _, name := range c.PoolNames() {
+		p := c.Pools[name]
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("pool %q: %w", name, err)
+		}
+		if other, dup := listens[p.Listen]; dup {
+			return fmt.Errorf("%w: pools %q and %q both listen on %s", ErrBadConfig, other, name, p.Listen)
+		}
+		listens[p.Listen] = name
+	}
+	return nil
+}
+
+func (g *GlobalConfig) validate() error {
+	switch strings.ToLower(g.LogLevel) {
+	case "", "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("%w: kolco.log_level %q: want debug, info, warn or error", ErrBadConfig, g.LogLevel)
+	}
+	if g.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(g.MetricsListen); err != nil {
+			return fmt.Errorf("%w: kolco.metrics_listen: %w", ErrBadConfig, err)
+		}
+	}
+	if g.ShutdownTimeout < 0 {
+		return fmt.Errorf("%w: kolco.shutdown_timeout must not be negative", ErrBadConfig)
+	}
+	if g.ShutdownTimeout == 0 {
+		g.ShutdownTimeout = 5000
+	}
+	return nil
+}
+
+// Validate checks the pool and fills in defaults. The error wraps
+// [ErrBadConfig].
+func (p *PoolConfig) Validate() error {
+	bad := func(key, format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrBadConfig, key, fmt.Sprintf(format, args...))
+	}
+	if p.Redis || p.RedisAuth != "" || p.RedisDB != 0 {
+		return bad("redis", "only memcached pools are supported")
+	}
+	if _, port, err := net.SplitHostPort(p.Listen); err != nil {
+		return bad("listen", "%q: want host:port (unix sockets are not served)", p.Listen)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return bad("listen", "%q: bad port", p.Listen)
+	}
+	if p.Hash == "" {
+		p.Hash = "fnv1a_64"
+	}
+	if !slices.Contains(twemproxyHashes, p.Hash) {
+		return bad("hash", "%q: want one of %s", p.Hash, strings.Join(twemproxyHashes, ", "))
+	}
+	if p.HashTag != "" && len(p.HashTag) != 2 {
+		return bad("hash_tag", "%q: want two characters, such as \"{}\"", p.HashTag)
+	}
+	if p.Distribution == "" {
+		p.Distribution = "ketama"
+	}
+	switch p.Distribution {
+	case "ketama", "modula":
+	case "random":
+		return bad("distribution", "random places keys by chance; use ketama or modula")
+	default:
+		return bad("distribution", "%q: want ketama or modula", p.Distribution)
+	}
+	if err := p.validateNumbers(bad); err != nil {
+		return err
+	}
+	return p.validateServers(bad)
+}
+
+func (p *PoolConfig) validateNumbers(bad func(key, format string, args ...any) error) error {
+	for _, f := range []struct {
+		key string
+		v   *int
+		def int
+	}{
+		{"timeout", &p.Timeout, 1000},
+		{"backlog", &p.Backlog, 512},
+		{"server_connections", &p.ServerConnections, 1},
+		{"server_retry_timeout", &p.ServerRetryTimeout, 30000},
+		{"server_failure_limit", &p.ServerFailureLimit, 2},
+		{"client_connections", &p.ClientConnections, 0},
+		{"max_client_connections", &p.MaxClientConnections, 0},
+		{"client_idle_timeout", &p.ClientIdleTimeout, 0},
+		{"max_value_size", &p.MaxValueSize, 1 << 20},
+		{"max_keys", &p.MaxKeys, 4096},
+		{"max_pending", &p.MaxPending, 128},
+		{"health_check.timeout", &p.HealthCheck.Timeout, 0},
+	} {
+		if *f.v < 0 {
+			return bad(f.key, "must not be negative (got %d)", *f.v)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	if p.ServerConnections > 1024 {
+		return bad("server_connections", "at most 1024 (got %d)", p.ServerConnections)
+	}
+	if p.MaxClientConnections == 0 {
+		p.MaxClientConnections = p.ClientConnections
+	}
+	if p.MaxClientConnections == 0 {
+		p.MaxClientConnections = 10000
+	}
+	if p.HealthCheck.Interval == 0 {
+		p.HealthCheck.Interval = p.ServerRetryTimeout
+	}
+	if p.HealthCheck.Timeout == 0 {
+		p.HealthCheck.Timeout = p.Timeout
+	}
+	switch p.Ejection {
+	case "":
+		p.Ejection = EjectFailFast
+		if p.AutoEjectHosts {
+			p.Ejection = EjectRehash
+		}
+	case EjectRehash:
+		if !p.AutoEjectHosts {
+			return bad("ejection", "rehash needs auto_eject_hosts: true")
+		}
+	case EjectFailFast:
+	default:
+		return bad("ejection", "%q: want %s or %s", p.Ejection, EjectRehash, EjectFailFast)
+	}
+	switch p.FlushAll {
+	case "":
+		p.FlushAll = "refuse"
+	case "refuse", "broadcast":
+	default:
+		return bad("flush_all", "%q: want refuse or broadcast", p.FlushAll)
+	}
+	return nil
+}
+
+func (p *PoolConfig) validateServers(bad func(key, format string, args ...any) error) error {
+	if len(p.Servers) == 0 {
+		return bad("servers", "none given")
+	}
+	names := map[string]int{}
+	addrs := map[string]int{}
+	for i, line := range p.Servers {
+		s, err := parseServer(line)
+		if err != nil {
+			return bad("servers", "%d: %v", i+1, err)
+		}
+		if j, dup := names[s.ringName()]; dup {
+			return bad("servers", "%d and %d have the same name %q", j+1, i+1, s.ringName())
+		}
+		if j, dup := addrs[s.addr()]; dup {
+			return bad("servers", "%d and %d have the same address %s", j+1, i+1, s.addr())
+		}
+		names[s.ringName()], addrs[s.addr()] = i, i
+	}
+	return nil
+}
+
+// ms returns a millisecond setting as a duration.
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }

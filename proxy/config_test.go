@@ -1,0 +1,233 @@
+package proxy
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// nutcrackerYAML holds memcached pools written as twemproxy's own sample
+// configuration writes them (conf/nutcracker.yml of twemproxy 0.5).
+const nutcrackerYAML = `
+alpha:
+  listen: 127.0.0.1:22121
+  hash: fnv1a_64
+  distribution: ketama
+  auto_eject_hosts: true
+  redis: false
+  server_retry_timeout: 2000
+  server_failure_limit: 1
+  servers:
+   - 127.0.0.1:11211:1
+
+gamma:
+  listen: 127.0.0.1:22123
+  hash: fnv1a_64
+  distribution: ketama
+  timeout: 400
+  backlog: 1024
+  preconnect: true
+  auto_eject_hosts: true
+  server_retry_timeout: 2000
+  server_failure_limit: 3
+  servers:
+   - 127.0.0.1:11212:1
+   - 127.0.0.1:11213:1
+
+omega:
+  listen: 127.0.0.1:22125
+  hash: hsieh
+  distribution: ketama
+  auto_eject_hosts: false
+  servers:
+   - 127.0.0.1:11214:100000
+   - 127.0.0.1:11215:1
+
+sigma:
+  listen: 127.0.0.1:22126
+  hash: fnv1a_64
+  hash_tag: "{}"
+  distribution: modula
+  server_connections: 4
+  servers:
+   - 127.0.0.1:11216:1 server1
+   - 127.0.0.1:11217:2 server2
+`
+
+func TestParseNutcrackerConfig(t *testing.T) {
+	cfg, err := ParseConfig([]byte(nutcrackerYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(cfg.PoolNames(), ","); got != "alpha,gamma,omega,sigma" {
+		t.Fatalf("pools %s", got)
+	}
+	a, g, o, s := cfg.Pools["alpha"], cfg.Pools["gamma"], cfg.Pools["omega"], cfg.Pools["sigma"]
+	if a.Ejection != EjectRehash || a.ServerFailureLimit != 1 || a.Timeout != 1000 || a.ServerConnections != 1 {
+		t.Errorf("alpha: %+v", a)
+	}
+	if g.Timeout != 400 || !g.Preconnect || g.Backlog != 1024 || len(g.Servers) != 2 {
+		t.Errorf("gamma: %+v", g)
+	}
+	if o.Ejection != EjectFailFast || o.Hash != "hsieh" || o.ServerRetryTimeout != 30000 || o.ServerFailureLimit != 2 {
+		t.Errorf("omega: %+v", o)
+	}
+	if s.Distribution != "modula" || s.HashTag != "{}" || s.ServerConnections != 4 || s.MaxValueSize != 1<<20 {
+		t.Errorf("sigma: %+v", s)
+	}
+	if s.FlushAll != "refuse" || s.MaxClientConnections != 10000 || s.HealthCheck.Interval != 30000 {
+		t.Errorf("sigma kolco defaults: %+v", s)
+	}
+}
+
+// TestNutcrackerAcceptsTestConfig checks with the real nutcracker that the
+// configuration above is one it accepts, so that the test above is about
+// real twemproxy files.
+func TestNutcrackerAcceptsTestConfig(t *testing.T) {
+	bin := needBinary(t, "nutcracker")
+	path := filepath.Join(t.TempDir(), "nc.yml")
+	if err := os.WriteFile(path, []byte(nutcrackerYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "-t", "-c", path).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "syntax is ok") {
+		t.Fatalf("nutcracker -t: %v\n%s", err, out)
+	}
+}
+
+func TestParseConfigKolcoKeys(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`
+kolco:
+  metrics_listen: 127.0.0.1:9150
+  log_level: debug
+p:
+  listen: 127.0.0.1:22121
+  auto_eject_hosts: true
+  ejection: fail-fast
+  health_check: {interval: 500, timeout: 100}
+  max_client_connections: 10
+  client_idle_timeout: 60000
+  max_value_size: 2048
+  flush_all: broadcast
+  servers: ["127.0.0.1:11211:1"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Pools["p"]
+	if p.Ejection != EjectFailFast || p.HealthCheck.Interval != 500 || p.HealthCheck.Timeout != 100 ||
+		p.MaxClientConnections != 10 || p.ClientIdleTimeout != 60000 || p.MaxValueSize != 2048 || p.FlushAll != "broadcast" {
+		t.Fatalf("%+v", p)
+	}
+	if cfg.Global.MetricsListen != "127.0.0.1:9150" || cfg.Global.ShutdownTimeout != 5000 {
+		t.Fatalf("%+v", cfg.Global)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	pool := func(extra string) string {
+		return "p:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\"]\n" + extra
+	}
+	tests := []struct{ name, yaml, want string }{
+		{"empty", "", "no pools"},
+		{"not yaml", "p: [", "yaml"},
+		{"unknown key", pool("  listn: x\n"), "listn"},
+		{"redis", pool("  redis: true\n"), "redis"},
+		{"bad listen", "p:\n  listen: nowhere\n  servers: [\"a:1:1\"]\n", "listen"},
+		{"unix listen", "p:\n  listen: /tmp/x.sock 0666\n  servers: [\"a:1:1\"]\n", "listen"},
+		{"bad hash", pool("  hash: sha1\n"), "hash"},
+		{"bad hash tag", pool("  hash_tag: \"{\"\n"), "hash_tag"},
+		{"random", pool("  distribution: random\n"), "random"},
+		{"bad distribution", pool("  distribution: jump\n"), "distribution"},
+		{"negative timeout", pool("  timeout: -1\n"), "timeout"},
+		{"no servers", "p:\n  listen: 127.0.0.1:1\n", "servers"},
+		{"bad server", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:b:1\"]\n", "port"},
+		{"zero weight", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:0\"]\n", "weight"},
+		{"duplicate name", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\", \"b:1:1 x\"]\n", "same name"},
+		{"duplicate address", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\", \"a:1:1 y\"]\n", "same address"},
+		{"rehash without eject", pool("  ejection: rehash\n"), "auto_eject_hosts"},
+		{"bad ejection", pool("  ejection: sometimes\n"), "ejection"},
+		{"bad flush_all", pool("  flush_all: yes\n"), "flush_all"},
+		{"same listen", pool("") + "q:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\"]\n", "both listen"},
+		{"bad log level", pool("") + "kolco:\n  log_level: loud\n", "log_level"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(tc.yaml))
+			if !errors.Is(err, ErrBadConfig) {
+				t.Fatalf("got %v, want ErrBadConfig", err)
+			}
+			// The message must point at the culprit for a human.
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q does not mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestExplain(t *testing.T) {
+	cfg, err := ParseConfig([]byte(nutcrackerYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := cfg.Explain(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		`pool "sigma": memcached on 127.0.0.1:22126`,
+		`modula over fnv1a_64`,
+		`ring name "server2"`,
+		`nominal share  66.7%`,
+		`ring name "127.0.0.1"`, // port 11211: hashed by host alone
+		`keys move to the live servers (rehash)`,
+		`keys get SERVER_ERROR until it is back (fail-fast)`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// FuzzParseConfig checks that no input panics the parser and that every
+// configuration it accepts validates again unchanged and can be explained.
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(nutcrackerYAML))
+	f.Add([]byte("p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\"]\n  ejection: fail-fast\n"))
+	f.Add([]byte("kolco: {metrics_listen: \"127.0.0.1:0\"}\np: {listen: \"[::1]:1\", servers: [\"::1:2:3\"]}\n"))
+	f.Add([]byte("p: &a {listen: x}\nq: *a\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := ParseConfig(data)
+		if err != nil {
+			if !errors.Is(err, ErrBadConfig) {
+				t.Fatalf("error %v does not wrap ErrBadConfig", err)
+			}
+			return
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("accepted config fails Validate again: %v", err)
+		}
+		var b strings.Builder
+		if err := cfg.Explain(&b); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// needBinary returns the path of a program an integration test needs, or
+// skips the test when it is absent (fails under CI=true).
+func needBinary(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s not installed (apt-get install %s)", name, name)
+		}
+		t.Skipf("%s not installed; skipping", name)
+	}
+	return p
+}

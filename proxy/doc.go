@@ -1,0 +1,32 @@
+// Package proxy is a memcached sharding proxy that takes a twemproxy
+// (nutcracker) configuration unchanged and places every key exactly where
+// twemproxy does, then adds what twemproxy lacks: reload without restart, a
+// choice between rehashing and failing fast when a server fails, active
+// health probes, the meta protocol, and more than one core.
+//
+// Placement is ketama consistent hashing (Richard Jones, last.fm, 2007), an
+// instance of Karger et al., "Consistent Hashing and Random Trees" (STOC
+// 1997), or twemproxy's modula, both from package compat/twemproxy.
+//
+// # Configuration
+//
+// A file is nutcracker.yml: each top-level key is a pool with nutcracker's
+// keys (listen, hash, hash_tag, distribution, timeout, backlog, preconnect,
+// server_connections, auto_eject_hosts, server_retry_timeout,
+// server_failure_limit, servers). kolco's keys sit beside them in a pool
+// (ejection, health_check, max_client_connections, client_idle_timeout,
+// max_value_size, max_keys, max_pending, flush_all), and proxy-wide settings
+// under the top-level key "kolco" (metrics_listen, log_level,
+// shutdown_timeout). See [PoolConfig] and [GlobalConfig].
+//
+// # Failures
+//
+// A request whose server cannot be reached or does not answer within the
+// pool's timeout gets "SERVER_ERROR ..." for that server's keys only; in a
+// multi-key get those keys are reported as misses so that the other
+// servers' values still reach the client. After server_failure_limit
+// consecutive failures a server is ejected. With ejection "rehash" its keys
+// move to the live servers (twemproxy's auto_eject_hosts); with "fail-fast"
+// they keep failing until it is back. An ejected server is probed every
+// health_check.interval and restored when it answers.
+package proxy

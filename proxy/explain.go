@@ -1,0 +1,68 @@
+package proxy
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Explain writes a plain-language account of the configuration: for each
+// pool, where it listens, how keys are placed, each server with its ring
+// name and nominal share of keys, and what happens when a server fails.
+// It expects a validated configuration.
+func (c *Config) Explain(w io.Writer) error {
+	var b strings.Builder
+	for _, name := range c.PoolNames() {
+		c.Pools[name].explain(&b, name)
+	}
+	g := c.Global
+	if g.MetricsListen != "" {
+		fmt.Fprintf(&b, "metrics: Prometheus /metrics on %s\n", g.MetricsListen)
+	}
+	fmt.Fprintf(&b, "shutdown: requests in flight get up to %d ms to finish\n", g.ShutdownTimeout)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (p *PoolConfig) explain(b *strings.Builder, name string) {
+	fmt.Fprintf(b, "pool %q: memcached on %s\n", name, p.Listen)
+	tag := "the whole key"
+	if p.HashTag != "" {
+		tag = fmt.Sprintf("the text between %q and %q when present, else the whole key", p.HashTag[0], p.HashTag[1])
+	}
+	fmt.Fprintf(b, "  placement: %s over %s of %s, as twemproxy 0.5 places it\n", p.Distribution, p.Hash, tag)
+	total := 0
+	for _, line := range p.Servers {
+		s, _ := parseServer(line)
+		total += s.weight
+	}
+	fmt.Fprintf(b, "  servers (%d):\n", len(p.Servers))
+	for _, line := range p.Servers {
+		s, _ := parseServer(line)
+		fmt.Fprintf(b, "    %-24s ring name %-24q weight %-3d nominal share %5.1f%%\n",
+			s.addr(), s.ringName(), s.weight, 100*float64(s.weight)/float64(total))
+	}
+	fmt.Fprintf(b, "  connections: %d per server, pipelined; reply timeout %d ms; preconnect %v\n",
+		p.ServerConnections, p.Timeout, p.Preconnect)
+	switch p.Ejection {
+	case EjectRehash:
+		fmt.Fprintf(b, "  failures: after %d consecutive failures a server is ejected and its keys move to the live servers (rehash); it is retried after %d ms\n",
+			p.ServerFailureLimit, p.ServerRetryTimeout)
+	default:
+		fmt.Fprintf(b, "  failures: a failed server's keys get SERVER_ERROR until it is back (fail-fast); no key moves; after %d consecutive failures it is marked down and retried after %d ms\n",
+			p.ServerFailureLimit, p.ServerRetryTimeout)
+	}
+	if p.HealthCheck.Interval > 0 {
+		fmt.Fprintf(b, "  health: a down server is probed with \"version\" every %d ms (timeout %d ms) and restored when it answers\n",
+			p.HealthCheck.Interval, p.HealthCheck.Timeout)
+	} else {
+		fmt.Fprintf(b, "  health: no probes; a down server returns when a request after %d ms succeeds\n", p.ServerRetryTimeout)
+	}
+	idle := "never"
+	if p.ClientIdleTimeout > 0 {
+		idle = fmt.Sprintf("after %d ms", p.ClientIdleTimeout)
+	}
+	fmt.Fprintf(b, "  limits: %d client connections, idle clients closed %s, values up to %d bytes, %d keys per get, %d requests in flight per client\n",
+		p.MaxClientConnections, idle, p.MaxValueSize, p.MaxKeys, p.MaxPending)
+	fmt.Fprintf(b, "  flush_all: %s\n", map[string]string{"refuse": "refused", "broadcast": "sent to every server"}[p.FlushAll])
+}
