@@ -67,6 +67,10 @@ type Algorithm struct {
 	// is always measured and logged. Zero means no bound.
 	MaxMovedAdd, MaxMovedRemove float64
 
+	// SkipAllocs skips the zero-allocation check, for a build in which
+	// lookups are known to allocate (such as a purego twin of unsafe code).
+	SkipAllocs bool
+
 	// MaxNodes is the largest node count the algorithm supports; larger
 	// balance sizes are skipped. Zero means no limit.
 	MaxNodes int

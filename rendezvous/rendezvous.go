@@ -1,0 +1,136 @@
+package rendezvous
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
+	"github.com/kolco-dev/kolco/keyhash"
+)
+
+// Config holds the settings of a [Rendezvous]. The zero value means the
+// documented defaults.
+type Config struct {
+	// Hash hashes keys and node IDs. Nil means keyhash.XXH3.
+	Hash keyhash.Func
+
+	// Separator selects how a node's score is computed. Empty (the
+	// default) hashes the key once and mixes that hash with a hash of each
+	// node ID, which is fast. Non-empty hashes the string
+	// ID + Separator + key for every node, as the seed article's Python
+	// one-liner does with Hash = keyhash.MD5 and Separator = ":".
+	Separator string
+}
+
+// Rendezvous is a highest-random-weight placement. It is safe for
+// concurrent use: lookups read an immutable snapshot, changes publish a new
+// one.
+type Rendezvous struct {
+	hash keyhash.Func
+	sep  string
+	mu   sync.Mutex // serializes writers
+	snap atomic.Pointer[snapshot]
+}
+
+// snapshot is an immutable state; a change builds a new one.
+type snapshot struct {
+	set      nodeset.Set
+	seeds    []uint64  // mixed hash of each node ID (Separator == "")
+	prefixes []string  // ID + Separator of each node (Separator != "")
+	weights  []float64 // effective weights; nil when all are equal
+}
+
+// New returns a placement over nodes. The error wraps kolco.ErrBadNodeID,
+// kolco.ErrDuplicateNode or kolco.ErrBadWeight. An empty set is allowed:
+// lookups then fail with kolco.ErrNoNodes until nodes are added.
+func New(nodes []kolco.Node, cfg Config) (*Rendezvous, error) {
+	set, err := nodeset.New(nodes)
+	if err != nil {
+		return nil, err
+	}
+	r := &Rendezvous{hash: cfg.Hash, sep: cfg.Separator}
+	if r.hash == nil {
+		r.hash = keyhash.XXH3
+	}
+	r.snap.Store(r.newSnapshot(set))
+	return r, nil
+}
+
+func (r *Rendezvous) newSnapshot(set nodeset.Set) *snapshot {
+	s := &snapshot{set: set}
+	n := set.Len()
+	if r.sep == "" {
+		s.seeds = make([]uint64, n)
+		for i := range n {
+			s.seeds[i] = mix(r.hash(set.At(i).ID))
+		}
+	} else {
+		s.prefixes = make([]string, n)
+		for i := range n {
+			s.prefixes[i] = set.At(i).ID + r.sep
+		}
+	}
+	for i := 1; i < n; i++ {
+		if set.At(i).EffectiveWeight() != set.At(0).EffectiveWeight() {
+			s.weights = make([]float64, n)
+			for j := range n {
+				s.weights[j] = set.At(j).EffectiveWeight()
+			}
+			break
+		}
+	}
+	return s
+}
+
+// mix is the finalizer of MurmurHash3 (fmix64): a bijection of 64-bit
+// words with full avalanche, so that nearby inputs give unrelated scores.
+func mix(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// weighted turns a raw 64-bit score into the logarithmic method's
+// w / -ln(u), u uniform in (0, 1), returned as the bits of that positive
+// float64 so that it compares as an integer.
+func weighted(raw uint64, w float64) uint64 {
+	u := (float64(raw>>11) + 0.5) / (1 << 53)
+	return math.Float64bits(w / -math.Log(u))
+}
+
+// Nodes returns a copy of the node set, sorted by ID.
+func (r *Rendezvous) Nodes() []kolco.Node { return r.snap.Load().set.Nodes() }
+
+// Add adds nodes. The error wraps kolco.ErrDuplicateNode,
+// kolco.ErrBadNodeID or kolco.ErrBadWeight; on error nothing changes.
+func (r *Rendezvous) Add(nodes ...kolco.Node) error {
+	return r.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Add(nodes...) })
+}
+
+// Remove removes the nodes with the given IDs. The error wraps
+// kolco.ErrUnknownNode; on error nothing changes.
+func (r *Rendezvous) Remove(ids ...string) error {
+	return r.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Remove(ids...) })
+}
+
+// Reweight sets the weight of one node. The error wraps
+// kolco.ErrUnknownNode or kolco.ErrBadWeight; on error nothing changes.
+func (r *Rendezvous) Reweight(id string, weight float64) error {
+	return r.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Reweight(id, weight) })
+}
+
+func (r *Rendezvous) change(f func(nodeset.Set) (nodeset.Set, error)) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	set, err := f(r.snap.Load().set)
+	if err != nil {
+		return err
+	}
+	r.snap.Store(r.newSnapshot(set))
+	return nil
+}
