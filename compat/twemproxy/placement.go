@@ -1,0 +1,77 @@
+package twemproxy
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kolco-dev/kolco"
+)
+
+// Locate returns the node of the server nutcracker sends key to. The error
+// is [kolco.ErrNoNodes] for the zero Pool.
+func (p *Pool) Locate(key string) (kolco.Node, error) {
+	i := p.Index(bytesOf(key))
+	if i < 0 {
+		return kolco.Node{}, kolco.ErrNoNodes
+	}
+	return p.nodes[i], nil
+}
+
+// LocateN appends up to n distinct nodes to dst: the owner of key first,
+// then the servers met walking on from it (clockwise on the ketama ring; in
+// nutcracker's server order for modula), then any server without points.
+// nutcracker itself has no replicas: only the first node is its choice. The
+// error wraps [kolco.ErrBadCount] when n < 1 and is [kolco.ErrNoNodes] for
+// the zero Pool.
+func (p *Pool) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
+	if len(p.servers) == 0 {
+		return dst, kolco.ErrNoNodes
+	}
+	if n < 1 {
+		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
+	}
+	want := min(n, len(p.servers))
+	start := len(dst)
+	dst = append(dst, p.nodes[p.Index(bytesOf(key))])
+	switch {
+	case len(dst)-start == want:
+	case p.modula:
+		j := slices.Index(p.byName, int32(p.Index(bytesOf(key))))
+		for k := 1; k < len(p.byName) && len(dst)-start < want; k++ {
+			dst = p.appendNew(dst, start, int(p.byName[(j+k)%len(p.byName)]))
+		}
+	default:
+		j := p.search(p.hashOf(bytesOf(key)))
+		for k := 1; k < len(p.points) && len(dst)-start < want; k++ {
+			dst = p.appendNew(dst, start, int(p.owner[(j+k)%len(p.points)]))
+		}
+	}
+	for i := 0; i < len(p.nodes) && len(dst)-start < want; i++ {
+		dst = p.appendNew(dst, start, i)
+	}
+	return dst, nil
+}
+
+// hashOf returns the hash Index computes for key on a pool of two or more
+// servers.
+func (p *Pool) hashOf(key []byte) uint32 {
+	if p.hasTag {
+		key = tagged(key, p.tag)
+	}
+	if len(key) == 0 {
+		return 0
+	}
+	return p.hash(key)
+}
+
+func (p *Pool) appendNew(dst []kolco.Node, start, i int) []kolco.Node {
+	for _, have := range dst[start:] {
+		if have.ID == p.nodes[i].ID {
+			return dst
+		}
+	}
+	return append(dst, p.nodes[i])
+}
+
+// Nodes returns the servers as nodes sorted by ID.
+func (p *Pool) Nodes() []kolco.Node { return slices.Clone(p.byID) }
