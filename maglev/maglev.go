@@ -1,0 +1,222 @@
+package maglev
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/keyhash"
+)
+
+// DefaultTableSize is the lookup table size of a [Table] whose
+// [Config.TableSize] is zero: the prime the paper uses in its evaluation.
+const DefaultTableSize = 65537
+
+// MaxTableSize bounds [Config.TableSize] so that a table stays below 64 MiB.
+const MaxTableSize = 1 << 24
+
+// Config sets up a [Table]. The zero value means the documented defaults.
+type Config struct {
+	// TableSize is the number of lookup table entries, a prime no larger
+	// than [MaxTableSize]. Zero means [DefaultTableSize]. The paper advises
+	// a size over 100 times the number of nodes: each node's share is a
+	// whole number of entries, and more entries also mean less disruption.
+	TableSize int
+	// Hash hashes keys. Nil means [keyhash.XXH3]. Node IDs are always hashed
+	// with keyhash.XXH3 (offset) and keyhash.XXH64 (skip), two independent
+	// functions, so that the table does not depend on this choice.
+	Hash keyhash.Func
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.TableSize == 0 {
+		c.TableSize = DefaultTableSize
+	}
+	if c.TableSize < 2 || c.TableSize > MaxTableSize || !isPrime(c.TableSize) {
+		return c, fmt.Errorf("%w: table size %d is not a prime in [2, %d]", kolco.ErrBadConfig, c.TableSize, MaxTableSize)
+	}
+	if c.Hash == nil {
+		c.Hash = keyhash.XXH3
+	}
+	return c, nil
+}
+
+// isPrime reports whether n is prime, by trial division (n <= 2^24, so at
+// most 4096 divisions, done once per configuration).
+func isPrime(n int) bool {
+	if n < 2 {
+		return false
+	}
+	for d := 2; d*d <= n; d++ {
+		if n%d == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Table is a Maglev lookup table. It implements [kolco.Placement] and
+// [kolco.Membership]. Lookups take no lock and do not allocate; each change
+// rebuilds the table beside the current one and publishes it atomically.
+type Table struct {
+	cfg Config
+	mu  sync.Mutex // serializes writers; readers only load cur
+	cur atomic.Pointer[state]
+}
+
+// state is one immutable version of the table.
+type state struct {
+	nodes []kolco.Node // sorted by ID
+	entry []int32      // table entry -> index in nodes; empty without nodes
+}
+
+// New returns a Maglev table of nodes. The result does not depend on the
+// order of nodes. The error wraps [kolco.ErrBadConfig],
+// [kolco.ErrDuplicateNode], [kolco.ErrBadNodeID] or [kolco.ErrBadWeight].
+func New(nodes []kolco.Node, cfg Config) (*Table, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := kolco.CheckNew(func(string) bool { return false }, nodes); err != nil {
+		return nil, err
+	}
+	t := &Table{cfg: cfg}
+	t.cur.Store(t.build(slices.Clone(nodes)))
+	return t, nil
+}
+
+func (t *Table) build(nodes []kolco.Node) *state {
+	slices.SortFunc(nodes, func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
+	return &state{nodes: nodes, entry: populate(nodes, t.cfg.TableSize)}
+}
+
+// TableSize returns the number of table entries.
+func (t *Table) TableSize() int { return t.cfg.TableSize }
+
+// Locate returns the node of key's table entry. The error is
+// [kolco.ErrNoNodes] when the table has no nodes.
+func (t *Table) Locate(key string) (kolco.Node, error) {
+	s := t.cur.Load()
+	if len(s.nodes) == 0 {
+		return kolco.Node{}, kolco.ErrNoNodes
+	}
+	return s.nodes[s.entry[t.cfg.Hash(key)%uint64(len(s.entry))]], nil
+}
+
+// LocateN appends up to n distinct owners of key to dst: the node of key's
+// entry, then the nodes of the following entries (wrapping around) in order
+// of first appearance, then any node owning no entry, in ID order. The
+// error is [kolco.ErrBadCount] when n < 1 and [kolco.ErrNoNodes] when the
+// table has no nodes.
+func (t *Table) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
+	if n < 1 {
+		return dst, kolco.ErrBadCount
+	}
+	s := t.cur.Load()
+	if len(s.nodes) == 0 {
+		return dst, kolco.ErrNoNodes
+	}
+	n = min(n, len(s.nodes))
+	start := len(dst)
+	size := uint64(len(s.entry))
+	e := t.cfg.Hash(key) % size
+	for range size {
+		if len(dst)-start == n {
+			return dst, nil
+		}
+		dst = appendNew(dst, start, s.nodes[s.entry[e]])
+		if e++; e == size {
+			e = 0
+		}
+	}
+	for _, nd := range s.nodes {
+		if len(dst)-start == n {
+			break
+		}
+		dst = appendNew(dst, start, nd)
+	}
+	return dst, nil
+}
+
+// appendNew appends nd to dst unless dst[start:] already holds its ID.
+func appendNew(dst []kolco.Node, start int, nd kolco.Node) []kolco.Node {
+	for _, d := range dst[start:] {
+		if d.ID == nd.ID {
+			return dst
+		}
+	}
+	return append(dst, nd)
+}
+
+// Nodes returns a copy of the node set, sorted by ID.
+func (t *Table) Nodes() []kolco.Node { return slices.Clone(t.cur.Load().nodes) }
+
+// Entries returns the number of table entries each node owns, by node ID.
+func (t *Table) Entries() map[string]int {
+	s := t.cur.Load()
+	out := make(map[string]int, len(s.nodes))
+	for _, nd := range s.nodes {
+		out[nd.ID] = 0
+	}
+	for _, e := range s.entry {
+		out[s.nodes[e].ID]++
+	}
+	return out
+}
+
+// Add adds nodes and rebuilds the table. The error wraps
+// [kolco.ErrDuplicateNode], [kolco.ErrBadNodeID] or [kolco.ErrBadWeight].
+func (t *Table) Add(nodes ...kolco.Node) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.cur.Load()
+	if err := kolco.CheckNew(func(id string) bool { _, ok := s.index(id); return ok }, nodes); err != nil {
+		return fmt.Errorf("maglev: add: %w", err)
+	}
+	t.cur.Store(t.build(append(slices.Clone(s.nodes), nodes...)))
+	return nil
+}
+
+// Remove removes the nodes with the given IDs and rebuilds the table. The
+// error wraps [kolco.ErrUnknownNode].
+func (t *Table) Remove(ids ...string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	nodes := slices.Clone(t.cur.Load().nodes)
+	for _, id := range ids {
+		i, ok := (&state{nodes: nodes}).index(id)
+		if !ok {
+			return fmt.Errorf("maglev: remove: %w: %q", kolco.ErrUnknownNode, id)
+		}
+		nodes = slices.Delete(nodes, i, i+1)
+	}
+	t.cur.Store(t.build(nodes))
+	return nil
+}
+
+// Reweight sets the weight of node id and rebuilds the table. The error
+// wraps [kolco.ErrUnknownNode] or [kolco.ErrBadWeight].
+func (t *Table) Reweight(id string, weight float64) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	nodes := slices.Clone(t.cur.Load().nodes)
+	i, ok := (&state{nodes: nodes}).index(id)
+	if !ok {
+		return fmt.Errorf("maglev: reweight: %w: %q", kolco.ErrUnknownNode, id)
+	}
+	if err := kolco.CheckWeight(weight); err != nil {
+		return fmt.Errorf("maglev: reweight %q: %w", id, err)
+	}
+	nodes[i].Weight = weight
+	t.cur.Store(t.build(nodes))
+	return nil
+}
+
+// index returns the position of id in s.nodes.
+func (s *state) index(id string) (int, bool) {
+	return slices.BinarySearchFunc(s.nodes, id, func(n kolco.Node, id string) int { return strings.Compare(n.ID, id) })
+}
