@@ -1,0 +1,233 @@
+package haproxy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func haproxyBinary(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"haproxy", "/usr/sbin/haproxy"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("haproxy not installed (Debian package haproxy)")
+	}
+	t.Skip("haproxy not installed (Debian package haproxy); skipping the real-program comparison")
+	return ""
+}
+
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports
+}
+
+func waitListening(t *testing.T, ports []int, exited <-chan struct{}) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, p := range ports {
+		for {
+			c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			select {
+			case <-exited:
+				t.Fatal("haproxy exited during startup")
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("port %d not listening after 10s", p)
+			}
+			time.Sleep(20 * time.Millisecond) // polling for readiness, not ordering
+		}
+	}
+}
+
+// backendCase is one backend: its hash-type line and its server lines, with
+// %d standing for the port of backend responder k (server "k").
+type backendCase struct {
+	name     string
+	hashType string
+	servers  []string // "weight W [id I] [backup]" per server
+}
+
+var backendCases = []backendCase{
+	{"consistent-default", "consistent", []string{"weight 1", "weight 3 id 7", "weight 2", "weight 1"}},
+	{"consistent-djb2", "consistent djb2", []string{"weight 1 id 3", "weight 1 id 1", "weight 5 id 2"}},
+	{"consistent-wt6-avalanche", "consistent wt6 avalanche", []string{"weight 10", "weight 1 id 2", "weight 1", "weight 1 backup", "weight 2"}},
+	{"consistent-crc32", "consistent crc32", []string{"weight 2 id 100", "weight 256", "weight 0", "weight 7"}},
+	{"consistent-sdbm", "consistent sdbm", []string{"weight 1", "weight 1", "weight 1", "weight 1", "weight 1", "weight 1", "weight 1", "weight 1"}},
+	{"map-default", "map-based", []string{"weight 1", "weight 2", "weight 3"}},
+	{"map-djb2-avalanche", "map-based djb2 avalanche", []string{"weight 4 id 9", "weight 6", "weight 2 id 1"}},
+	{"map-crc32", "map-based crc32", []string{"weight 1", "weight 2", "weight 3", "weight 4", "weight 5", "weight 6"}},
+	{"map-wt6", "map-based wt6", []string{"weight 3", "weight 0", "weight 5", "weight 2 backup"}},
+	{"map-sdbm-avalanche", "map-based sdbm avalanche", []string{"weight 1", "weight 1", "weight 1", "weight 1", "weight 1"}},
+}
+
+// TestAgainstHAProxy runs one haproxy with responders that return their own
+// port and one frontend per backend case balancing on hdr(X-Key). Thousands
+// of keys must reach the server Index predicts, for every case.
+func TestAgainstHAProxy(t *testing.T) {
+	bin := haproxyBinary(t)
+	const nResponders = 8
+	ports := freePorts(t, nResponders+len(backendCases))
+	responders, fronts := ports[:nResponders], ports[nResponders:]
+	dir := t.TempDir()
+
+	var cfg strings.Builder
+	cfg.WriteString("global\n  maxconn 2000\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 30s\n  timeout server 30s\n")
+	for _, p := range responders {
+		fmt.Fprintf(&cfg, "frontend port%d\n  bind 127.0.0.1:%d\n  http-request return status 200 content-type text/plain lf-string \"%%[dst_port]\"\n", p, p)
+	}
+	placements := make([]*Placement, len(backendCases))
+	for i, c := range backendCases {
+		var be strings.Builder
+		fmt.Fprintf(&be, "backend be%d\n  balance hdr(X-Key)\n  hash-type %s\n", i, c.hashType)
+		for j, s := range c.servers {
+			fmt.Fprintf(&be, "  server s%d 127.0.0.1:%d %s\n", j, responders[(i+j)%nResponders], s)
+		}
+		b, err := ParseBackend(be.String())
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if placements[i], err = New(b.Servers, b.Hash); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		fmt.Fprintf(&cfg, "frontend fe%d\n  bind 127.0.0.1:%d\n  default_backend be%d\n%s", i, fronts[i], i, be.String())
+	}
+	cfgPath := filepath.Join(dir, "haproxy.cfg")
+	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "-db", "-f", cfgPath)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cancel()
+		<-exited
+		if t.Failed() {
+			t.Logf("haproxy output: %s", out.String())
+		}
+	})
+	waitListening(t, ports, exited)
+
+	keys := headerKeys(2500)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	for i, c := range backendCases {
+		t.Run(c.name, func(t *testing.T) {
+			p := placements[i]
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			mismatches := 0
+			work := make(chan string)
+			for range 4 {
+				wg.Go(func() {
+					for k := range work {
+						got := fetch(t, client, fronts[i], k)
+						want := fmt.Sprint(responders[(i+p.Index([]byte(k)))%nResponders])
+						if got != want {
+							mu.Lock()
+							if mismatches < 5 {
+								t.Errorf("key %q: haproxy chose port %s, Index predicts %s", k, got, want)
+							}
+							mismatches++
+							mu.Unlock()
+						}
+					}
+				})
+			}
+			for _, k := range keys {
+				work <- k
+			}
+			close(work)
+			wg.Wait()
+			t.Logf("%s: %d keys, %d mismatches", p.Hash(), len(keys), mismatches)
+			if mismatches > 0 {
+				t.Fatalf("%d of %d keys mismatched", mismatches, len(keys))
+			}
+		})
+	}
+}
+
+func fetch(t *testing.T, c *http.Client, port int, key string) string {
+	req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/", port), nil)
+	req.Header["X-Key"] = []string{key}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Errorf("request: %v", err)
+		return ""
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Errorf("response %d %q: %v", resp.StatusCode, b, err)
+	}
+	return string(b)
+}
+
+// headerKeys returns keys a header value can carry unchanged: visible ASCII
+// except ',' (HAProxy hashes only the first comma-separated value), inner
+// spaces, bytes >= 0x80, and long keys.
+func headerKeys(n int) []string {
+	r := rand.New(rand.NewPCG(42, 5))
+	keys := make([]string, 0, n)
+	for len(keys) < n {
+		var k []byte
+		switch len(keys) % 4 {
+		case 0, 1:
+			k = make([]byte, 1+r.IntN(32))
+			for j := range k {
+				for {
+					c := byte(r.UintN(256))
+					if c > ' ' && c != ',' && c != 0x7f || j > 0 && j < len(k)-1 && c == ' ' {
+						k[j] = c
+						break
+					}
+				}
+			}
+		case 2:
+			k = fmt.Appendf(nil, "user:%d:{tag%d}", r.IntN(1e6), r.IntN(10))
+		case 3:
+			k = bytes.Repeat([]byte{byte('a' + r.IntN(26)), 0xe9}, 100+r.IntN(300))
+		}
+		keys = append(keys, string(k))
+	}
+	return keys
+}
