@@ -1,0 +1,37 @@
+package slots_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/kolcotest"
+	"github.com/kolco-dev/kolco/slots"
+)
+
+func algorithm() kolcotest.Algorithm {
+	return kolcotest.Algorithm{
+		Name: "slots",
+		New:  func(nodes []kolco.Node) (kolco.Placement, error) { return slots.New(nodes, slots.Config{}) },
+		// The slot table is state: which slots a node owns depends on the
+		// changes that built it.
+		OrderIndependent: false,
+		MinimalAdd:       true,
+		MinimalRemove:    true,
+		Weighted:         true,
+		// A node owns at most ceil(16384/n) slots of 16384/n on average.
+		Balance: func(n int) float64 {
+			avg := float64(slots.DefaultCount) / float64(n)
+			return math.Ceil(avg) / avg
+		},
+	}
+}
+
+func TestSuite(t *testing.T) { kolcotest.Run(t, algorithm()) }
+
+func FuzzOps(f *testing.F) {
+	kolcotest.FuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) { kolcotest.Ops(t, algorithm(), data) })
+}
+
+func BenchmarkSuite(b *testing.B) { kolcotest.Benchmark(b, algorithm()) }
