@@ -7,5 +7,8 @@ func TestOf(t *testing.T) {
 		if got := string(Of(s)); got != s {
 			t.Errorf("Of(%q) = %q", s, got)
 		}
+		if got := String([]byte(s)); got != s {
+			t.Errorf("String(%q) = %q", s, got)
+		}
 	}
 }
