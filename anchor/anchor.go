@@ -1,0 +1,248 @@
+package anchor
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/keyhash"
+)
+
+// ErrCapacity is returned when a node set would exceed the fixed capacity.
+// It wraps [kolco.ErrBadConfig], so code that only knows the root sentinels
+// still classifies it.
+var ErrCapacity = fmt.Errorf("anchor: capacity exceeded (%w)", kolco.ErrBadConfig)
+
+// MinCapacity is the smallest default capacity.
+const MinCapacity = 16
+
+// MaxCapacity bounds [Config.Capacity]: each bucket costs 16 bytes of state.
+const MaxCapacity = 1 << 24
+
+// Config sets up a [Hash]. The zero value means the documented defaults.
+type Config struct {
+	// Capacity is the number of buckets, the most nodes the set can ever
+	// hold at once; it cannot change later. Zero means twice the initial
+	// node count, and at least [MinCapacity]: room to double, with lookups
+	// that stay short (about 1 + ln(Capacity/nodes) hops).
+	Capacity int
+	// Hash hashes keys. Nil means [keyhash.XXH3].
+	Hash keyhash.Func
+}
+
+// Hash is an AnchorHash placement. It implements [kolco.Placement] and
+// [kolco.Membership]. Lookups take no lock and do not allocate; each change
+// copies the O(Capacity) state, changes the copy and publishes it
+// atomically.
+type Hash struct {
+	hash keyhash.Func
+	mu   sync.Mutex // serializes writers; readers only load cur
+	cur  atomic.Pointer[state]
+}
+
+// state is one immutable version of the anchor. The lookup reads a, k,
+// byBucket and nodes; w, l, r and bucket are the writers' bookkeeping.
+type state struct {
+	nodes    []kolco.Node // sorted by ID
+	byBucket []int32      // bucket -> index in nodes, -1 for a removed bucket
+	a        []uint32     // A: 0 for a working bucket, else |W_b|
+	k        []uint32     // K: successor of a bucket in the removal order
+	w, l     []uint32     // W (working buckets in order) and L (location in W)
+	r        []uint32     // R: stack of removed buckets
+	n        uint32       // N: number of working buckets
+	bucket   map[string]uint32
+}
+
+// New returns an anchor of cfg.Capacity buckets holding nodes, which get
+// buckets 0, 1, ... in ID order, so the result does not depend on the order
+// of nodes. The error wraps [ErrCapacity] when nodes exceed the capacity,
+// [kolco.ErrBadConfig] for a capacity out of range, [kolco.ErrBadWeight]
+// for a weight other than 1, or [kolco.ErrDuplicateNode] or
+// [kolco.ErrBadNodeID].
+func New(nodes []kolco.Node, cfg Config) (*Hash, error) {
+	if err := checkNodes(func(string) bool { return false }, nodes); err != nil {
+		return nil, err
+	}
+	capacity := cfg.Capacity
+	if capacity == 0 {
+		capacity = max(2*len(nodes), MinCapacity)
+	}
+	if capacity < 1 || capacity > MaxCapacity {
+		return nil, fmt.Errorf("%w: capacity %d outside [1, %d]", kolco.ErrBadConfig, cfg.Capacity, MaxCapacity)
+	}
+	if len(nodes) > capacity {
+		return nil, fmt.Errorf("%w: %d nodes, capacity %d", ErrCapacity, len(nodes), capacity)
+	}
+	h := &Hash{hash: cfg.Hash}
+	if h.hash == nil {
+		h.hash = keyhash.XXH3
+	}
+	h.cur.Store(newState(sortByID(nodes), capacity))
+	return h, nil
+}
+
+// checkNodes is [kolco.CheckNew] plus AnchorHash's lack of weights.
+func checkNodes(has func(string) bool, nodes []kolco.Node) error {
+	if err := kolco.CheckNew(has, nodes); err != nil {
+		return err
+	}
+	for _, nd := range nodes {
+		if nd.EffectiveWeight() != 1 {
+			return fmt.Errorf("anchor: node %q: %w: AnchorHash is unweighted (got %v)", nd.ID, kolco.ErrBadWeight, nd.Weight)
+		}
+	}
+	return nil
+}
+
+func sortByID(nodes []kolco.Node) []kolco.Node {
+	out := slices.Clone(nodes)
+	slices.SortFunc(out, func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// newState is INITANCHOR(capacity, len(nodes)) with node i in bucket i.
+func newState(nodes []kolco.Node, capacity int) *state {
+	s := &state{
+		nodes:    nodes,
+		byBucket: make([]int32, capacity),
+		a:        make([]uint32, capacity),
+		k:        make([]uint32, capacity),
+		w:        make([]uint32, capacity),
+		l:        make([]uint32, capacity),
+		n:        uint32(len(nodes)),
+		bucket:   make(map[string]uint32, len(nodes)),
+	}
+	for b := range capacity {
+		s.k[b], s.l[b], s.w[b] = uint32(b), uint32(b), uint32(b)
+		s.byBucket[b] = -1
+	}
+	for b := capacity - 1; b >= len(nodes); b-- {
+		s.r = append(s.r, uint32(b))
+		s.a[b] = uint32(b)
+	}
+	for i, nd := range nodes {
+		s.byBucket[i] = int32(i)
+		s.bucket[nd.ID] = uint32(i)
+	}
+	return s
+}
+
+// clone returns a deep copy for a writer to change.
+func (s *state) clone() *state {
+	c := *s
+	c.nodes = slices.Clone(s.nodes)
+	c.byBucket = slices.Clone(s.byBucket)
+	c.a, c.k = slices.Clone(s.a), slices.Clone(s.k)
+	c.w, c.l, c.r = slices.Clone(s.w), slices.Clone(s.l), slices.Clone(s.r)
+	c.bucket = make(map[string]uint32, len(s.bucket))
+	for id, b := range s.bucket {
+		c.bucket[id] = b
+	}
+	return &c
+}
+
+// removeBucket is REMOVEBUCKET(b) of the paper's Algorithm 3.
+func (s *state) removeBucket(b uint32) {
+	s.r = append(s.r, b)
+	s.n--
+	s.a[b] = s.n
+	last := s.w[s.n]
+	s.w[s.l[b]] = last
+	s.k[b] = last
+	s.l[last] = s.l[b]
+}
+
+// addBucket is ADDBUCKET() of the paper's Algorithm 3: it revives the most
+// recently removed bucket.
+func (s *state) addBucket() uint32 {
+	b := s.r[len(s.r)-1]
+	s.r = s.r[:len(s.r)-1]
+	s.a[b] = 0
+	s.l[s.w[s.n]] = s.n
+	s.w[s.l[b]] = b
+	s.k[b] = b
+	s.n++
+	return b
+}
+
+// reindex rebuilds byBucket after nodes changed.
+func (s *state) reindex() {
+	for b := range s.byBucket {
+		s.byBucket[b] = -1
+	}
+	for i, nd := range s.nodes {
+		s.byBucket[s.bucket[nd.ID]] = int32(i)
+	}
+}
+
+// Capacity returns the number of buckets.
+func (h *Hash) Capacity() int { return len(h.cur.Load().a) }
+
+// Nodes returns a copy of the node set, sorted by ID.
+func (h *Hash) Nodes() []kolco.Node { return slices.Clone(h.cur.Load().nodes) }
+
+// Add adds nodes, in ID order, each reviving the most recently removed
+// bucket (see the package documentation on history). Adding moves keys
+// only onto the new nodes. The error wraps [ErrCapacity],
+// [kolco.ErrDuplicateNode], [kolco.ErrBadNodeID] or [kolco.ErrBadWeight].
+func (h *Hash) Add(nodes ...kolco.Node) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	old := h.cur.Load()
+	if err := checkNodes(func(id string) bool { _, ok := old.bucket[id]; return ok }, nodes); err != nil {
+		return fmt.Errorf("anchor: add: %w", err)
+	}
+	if len(nodes) > len(old.r) {
+		return fmt.Errorf("anchor: add %d nodes to %d of %d: %w", len(nodes), old.n, len(old.a), ErrCapacity)
+	}
+	s := old.clone()
+	for _, nd := range sortByID(nodes) {
+		s.bucket[nd.ID] = s.addBucket()
+	}
+	s.nodes = sortByID(append(s.nodes, nodes...))
+	s.reindex()
+	h.cur.Store(s)
+	return nil
+}
+
+// Remove removes the nodes with the given IDs, in ID order. Only their keys
+// move. The error wraps [kolco.ErrUnknownNode].
+func (h *Hash) Remove(ids ...string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	old := h.cur.Load()
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	for i, id := range sorted {
+		if _, ok := old.bucket[id]; !ok || (i > 0 && sorted[i-1] == id) {
+			return fmt.Errorf("anchor: remove: %w: %q", kolco.ErrUnknownNode, id)
+		}
+	}
+	s := old.clone()
+	for _, id := range sorted {
+		s.removeBucket(s.bucket[id])
+		delete(s.bucket, id)
+	}
+	s.nodes = slices.DeleteFunc(s.nodes, func(nd kolco.Node) bool { _, ok := slices.BinarySearch(sorted, nd.ID); return ok })
+	s.reindex()
+	h.cur.Store(s)
+	return nil
+}
+
+// Reweight accepts only weight 1, which changes nothing: AnchorHash is
+// unweighted. The error wraps [kolco.ErrUnknownNode] or [kolco.ErrBadWeight].
+func (h *Hash) Reweight(id string, weight float64) error {
+	if _, ok := h.cur.Load().bucket[id]; !ok {
+		return fmt.Errorf("anchor: reweight: %w: %q", kolco.ErrUnknownNode, id)
+	}
+	if err := kolco.CheckWeight(weight); err != nil {
+		return fmt.Errorf("anchor: reweight %q: %w", id, err)
+	}
+	if weight != 1 {
+		return fmt.Errorf("anchor: reweight %q: %w: AnchorHash is unweighted (got %v)", id, kolco.ErrBadWeight, weight)
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package anchor
+
+import (
+	"math/bits"
+
+	"github.com/kolco-dev/kolco"
+)
+
+// reduce maps x to [0, n) by multiply-shift (Lemire), cheaper than a
+// division and as uniform for a well-mixed x.
+func reduce(x uint64, n uint32) uint32 {
+	hi, _ := bits.Mul64(x, uint64(n))
+	return uint32(hi)
+}
+
+// mix derives an independent 64-bit hash from h for the index i (a bucket,
+// or a replica number shifted above every bucket): the SplitMix64 finalizer
+// applied to h and i times the golden ratio.
+func mix(h, i uint64) uint64 {
+	z := h ^ (i+1)*0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// getBucket is GETBUCKET(k) of the paper's Algorithm 3 for a key hash h.
+// The caller ensures that at least one bucket works.
+func (s *state) getBucket(h uint64) uint32 {
+	b := reduce(h, uint32(len(s.a)))
+	for s.a[b] > 0 { // b is removed: rehash into W_b
+		x := reduce(mix(h, uint64(b)), s.a[b])
+		for s.a[x] >= s.a[b] { // x was removed after b: find W_b[x]
+			x = s.k[x]
+		}
+		b = x
+	}
+	return b
+}
+
+// Locate returns the node that owns key. The error is [kolco.ErrNoNodes]
+// when the anchor has no nodes.
+func (h *Hash) Locate(key string) (kolco.Node, error) {
+	s := h.cur.Load()
+	if s.n == 0 {
+		return kolco.Node{}, kolco.ErrNoNodes
+	}
+	return s.nodes[s.byBucket[s.getBucket(h.hash(key))]], nil
+}
+
+// LocateN appends up to n distinct owners of key to dst. Replica i is the
+// anchor lookup of the key hash re-mixed with i (replica 0 being Locate),
+// skipping owners already listed; after 16n+64 tries any still missing
+// nodes follow in ID order. Each replica thus keeps AnchorHash's minimal
+// disruption. The error is [kolco.ErrBadCount] when n < 1 and
+// [kolco.ErrNoNodes] when the anchor has no nodes.
+func (h *Hash) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
+	if n < 1 {
+		return dst, kolco.ErrBadCount
+	}
+	s := h.cur.Load()
+	if s.n == 0 {
+		return dst, kolco.ErrNoNodes
+	}
+	n = min(n, len(s.nodes))
+	start := len(dst)
+	kh := h.hash(key)
+	for i := 0; i < 16*n+64 && len(dst)-start < n; i++ {
+		x := kh
+		if i > 0 {
+			x = mix(kh, uint64(i)<<32)
+		}
+		dst = appendNew(dst, start, s.nodes[s.byBucket[s.getBucket(x)]])
+	}
+	for _, nd := range s.nodes {
+		if len(dst)-start == n {
+			break
+		}
+		dst = appendNew(dst, start, nd)
+	}
+	return dst, nil
+}
+
+// appendNew appends nd to dst unless dst[start:] already holds its ID.
+func appendNew(dst []kolco.Node, start int, nd kolco.Node) []kolco.Node {
+	for _, d := range dst[start:] {
+		if d.ID == nd.ID {
+			return dst
+		}
+	}
+	return append(dst, nd)
+}
