@@ -2,6 +2,7 @@ package ring_test
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -177,5 +178,41 @@ func TestArticleDemo(t *testing.T) {
 	}
 	if after, _ := r.Locate("user:42"); after.ID != "cache-b" {
 		t.Errorf("after removing %s, user:42 -> %s; the article prints cache-b", got.ID, after.ID)
+	}
+}
+
+func TestOwnersSortedMatchesLocate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	r, err := ring.New(named("node", 17), ring.Config{VNodes: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := make([]uint64, 5000)
+	for i := range hashes {
+		hashes[i] = rng.Uint64()
+	}
+	hashes = append(hashes, 0, ^uint64(0))
+	slices.Sort(hashes)
+	out := make([]int32, len(hashes))
+	if err := r.OwnersSorted(hashes, out); err != nil {
+		t.Fatal(err)
+	}
+	nodes := r.Nodes()
+	for i, h := range hashes {
+		want, _ := r.LocateHash(h)
+		if nodes[out[i]].ID != want.ID {
+			t.Fatalf("hash %#x: OwnersSorted says %s, LocateHash %s", h, nodes[out[i]].ID, want.ID)
+		}
+	}
+	hashes[0] = ^uint64(0)
+	if err := r.OwnersSorted(hashes, out); !errors.Is(err, kolco.ErrBadConfig) {
+		t.Errorf("unsorted hashes: %v, want ErrBadConfig", err)
+	}
+	if err := r.OwnersSorted(hashes, out[:1]); !errors.Is(err, kolco.ErrBadConfig) {
+		t.Errorf("short out: %v, want ErrBadConfig", err)
+	}
+	empty, _ := ring.New(nil, ring.Config{})
+	if err := empty.OwnersSorted(hashes, out); !errors.Is(err, kolco.ErrNoNodes) {
+		t.Errorf("empty ring: %v, want ErrNoNodes", err)
 	}
 }

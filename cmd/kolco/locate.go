@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kolco-dev/kolco"
+)
+
+// maxKeyLine bounds one input line, so that input without newlines fails
+// with an error instead of growing a buffer without limit.
+const maxKeyLine = 1 << 20
+
+func newLocateCmd() *cobra.Command {
+	var (
+		pf       placementFlags
+		replicas int
+	)
+	cmd := &cobra.Command{
+		Use:   "locate",
+		Short: "Print the owner of each key read from stdin",
+		Long: `Read keys from stdin, one per line, and print for each one line
+"key<TAB>owner"; with --replicas N, the N distinct owners in preference order,
+tab-separated. A trailing CR is dropped from each line.
+
+Example:
+
+  $ printf 'user:1\nuser:2\n' | kolco locate --nodes cache-a,cache-b,cache-c
+  user:1	cache-a
+  user:2	cache-b
+
+  $ printf 'user:42\n' | kolco locate --seed --nodes cache-a,cache-b,cache-c --replicas 2
+  user:42	cache-a	cache-b
+
+A node file holds one node per line, "ID [WEIGHT [ZONE]]":
+
+  $ kolco locate --nodes-file nodes.txt --replicas 3 --zone-aware < keys.txt`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if replicas < 1 {
+				return usagef("--replicas must be at least 1 (got %d)", replicas)
+			}
+			p, err := pf.build(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			return locate(cmd, p, replicas)
+		},
+	}
+	pf.register(cmd.Flags())
+	cmd.Flags().IntVar(&replicas, "replicas", 1, "number of distinct owners to print per key")
+	return cmd
+}
+
+func locate(cmd *cobra.Command, p kolco.Placement, replicas int) error {
+	in := bufio.NewScanner(cmd.InOrStdin())
+	in.Buffer(make([]byte, 0, 64<<10), maxKeyLine)
+	out := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
+	owners := make([]kolco.Node, 0, replicas)
+	for line := 1; in.Scan(); line++ {
+		key := in.Text()
+		if n := len(key); n > 0 && key[n-1] == '\r' {
+			key = key[:n-1]
+		}
+		var err error
+		owners, err = p.LocateN(owners[:0], key, replicas)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		out.WriteString(key)
+		for _, o := range owners {
+			out.WriteByte('\t')
+			out.WriteString(o.ID)
+		}
+		out.WriteByte('\n')
+	}
+	if err := in.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("stdin: a line is longer than %d bytes", maxKeyLine)
+		}
+		return err
+	}
+	return out.Flush()
+}

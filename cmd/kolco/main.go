@@ -1,0 +1,73 @@
+// Command kolco places keys on nodes and measures what a change of
+// membership costs. Run "kolco help" for the subcommands.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// usageError marks a mistake in how the command was called: exit status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usagef returns a usageError with a formatted message.
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// run executes the command line and returns the exit status: 0 on success,
+// 2 for a usage error, 1 for a failure while running. Errors are printed as
+// one line on stderr.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	started := false
+	root.PersistentPreRun = func(*cobra.Command, []string) { started = true }
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	fmt.Fprintf(stderr, "kolco: %s\n", msg)
+	// Errors before a command starts come from cobra itself: unknown
+	// commands and flags, bad flag values, wrong argument counts.
+	var ue usageError
+	if !started || errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "kolco",
+		Short: "Consistent hashing: place keys on nodes and measure what a change costs",
+		Long: `kolco places keys on nodes with a consistent hash ring (and, as they are
+added, other placement algorithms), and measures what a change of membership
+costs: keys moved, load per node, the database's extra load.
+
+  kolco locate --nodes a,b,c < keys.txt     # the owner of each key
+  kolco sim article                         # rerun the seed article's measurements`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newLocateCmd(), newSimCmd())
+	return root
+}

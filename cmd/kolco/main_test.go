@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/keyhash"
+	"github.com/kolco-dev/kolco/ring"
+	"github.com/kolco-dev/kolco/sim"
+)
+
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestLocateMatchesLibrary(t *testing.T) {
+	nodes := []kolco.Node{{ID: "10.0.0.1:11211"}, {ID: "10.0.0.2:11211"}, {ID: "cache-c"}}
+	r, err := ring.New(nodes, ring.Config{VNodes: 50, Hash: keyhash.Murmur3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"user:1", "user:2", "", "ключ", "a b c"}
+	code, out, errs := runCLI(t, strings.Join(keys, "\r\n")+"\n",
+		"locate", "--nodes", "10.0.0.1:11211, 10.0.0.2:11211,cache-c", "--vnodes", "50", "--hash", "murmur3", "--replicas", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var want strings.Builder
+	for _, k := range keys {
+		owners, _ := r.LocateN(nil, k, 2)
+		want.WriteString(k + "\t" + owners[0].ID + "\t" + owners[1].ID + "\n")
+	}
+	if out != want.String() {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want.String())
+	}
+}
+
+func TestLocateSeedAndNodesFile(t *testing.T) {
+	code, out, _ := runCLI(t, "user:42\n", "locate", "--seed", "--nodes", "cache-a,cache-b,cache-c", "--replicas", "2")
+	if code != 0 || out != "user:42\tcache-a\tcache-b\n" {
+		t.Errorf("seed demo: exit %d, output %q; the article places user:42 on cache-a, cache-b", code, out)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "nodes.txt")
+	os.WriteFile(file, []byte("# id weight zone\na 1 z1\nb 2 z1\nc 1 z2\n"), 0o644)
+	code, out, errs := runCLI(t, "k1\nk2\nk3\n", "locate", "--nodes-file", file, "--replicas", "2", "--zone-aware")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 || (f[1] == "c") == (f[2] == "c") {
+			t.Errorf("zone-aware replicas %q do not span both zones", line)
+		}
+	}
+}
+
+func TestLocateAddRemove(t *testing.T) {
+	_, direct, _ := runCLI(t, "k1\nk2\nk3\nk4\n", "locate", "--nodes", "a,c,d")
+	code, changed, errs := runCLI(t, "k1\nk2\nk3\nk4\n", "locate", "--nodes", "a,b", "--add", "c,d", "--remove", "b")
+	if code != 0 || changed != direct {
+		t.Errorf("a,b +c,d -b gave %q (exit %d, %s), a,c,d gives %q", changed, code, errs, direct)
+	}
+}
+
+func TestExitCodesAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.txt")
+	os.WriteFile(bad, []byte("a\nb -3\n"), 0o644)
+	for _, c := range []struct {
+		name  string
+		args  []string
+		stdin string
+		code  int
+		msg   string
+	}{
+		{"unknown command", []string{"locat"}, "", 2, "unknown command"},
+		{"unknown flag", []string{"locate", "--bogus"}, "", 2, "unknown flag"},
+		{"bad flag value", []string{"locate", "--vnodes", "x"}, "", 2, "invalid argument"},
+		{"no nodes", []string{"locate"}, "", 2, "no nodes"},
+		{"zero vnodes", []string{"locate", "--nodes", "a", "--vnodes", "0"}, "", 2, "at least 1"},
+		{"zero replicas", []string{"locate", "--nodes", "a", "--replicas", "0"}, "", 2, "at least 1"},
+		{"unknown hash", []string{"locate", "--nodes", "a", "--hash", "sha1"}, "", 2, "unknown hash"},
+		{"unknown algo", []string{"locate", "--nodes", "a", "--algo", "magic"}, "", 2, "unknown --algo"},
+		{"both node flags", []string{"locate", "--nodes", "a", "--nodes-file", bad}, "", 2, "exclude"},
+		{"bad nodes file", []string{"locate", "--nodes-file", bad}, "", 1, "line 2"},
+		{"missing nodes file", []string{"locate", "--nodes-file", filepath.Join(dir, "none")}, "", 1, "no such file"},
+		{"duplicate node", []string{"locate", "--nodes", "a,a"}, "", 1, "duplicate node"},
+		{"unknown removal", []string{"locate", "--nodes", "a", "--remove", "b"}, "", 1, "unknown node"},
+		{"everything removed", []string{"locate", "--nodes", "a", "--remove", "a"}, "k\n", 1, "no nodes"},
+		{"key line too long", []string{"locate", "--nodes", "a"}, strings.Repeat("k", 2<<20), 1, "longer than"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errs := runCLI(t, c.stdin, c.args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, c.code, errs)
+			}
+			if strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "kolco: ") || !strings.Contains(errs, c.msg) {
+				t.Errorf("stderr %q: want one line naming %q", errs, c.msg)
+			}
+		})
+	}
+}
+
+func TestSimArticleTextAndJSONAgree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reruns the article's measurements")
+	}
+	code, text, errs := runCLI(t, "", "sim", "article")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	code, js, errs := runCLI(t, "", "sim", "article", "--json")
+	if code != 0 {
+		t.Fatalf("--json exit %d: %s", code, errs)
+	}
+	var a sim.Article
+	if err := json.Unmarshal([]byte(js), &a); err != nil {
+		t.Fatal(err)
+	}
+	var fromJSON bytes.Buffer
+	if err := a.WriteText(&fromJSON); err != nil {
+		t.Fatal(err)
+	}
+	if fromJSON.String() != text {
+		t.Errorf("the JSON document renders to\n%s\nbut the text output is\n%s", fromJSON.String(), text)
+	}
+	for _, want := range []string{" 10 -> 11  moved 90.87%", "   100  7.71%  100%      10", "rendezvous, 200000 keys, 10 -> 11 nodes: moved 9.11%"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text output lacks %q", want)
+		}
+	}
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/kolco-dev/kolco/sim"
+)
+
+func newSimCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Run placement experiments",
+		Long: `Run placement experiments and print their results.
+
+  kolco sim article          # every measurement of the seed article
+  kolco sim article --json   # the same as one JSON document`,
+	}
+	cmd.AddCommand(newSimArticleCmd())
+	return cmd
+}
+
+// progressTo returns a progress callback that redraws one status line on w,
+// or nil when w is not a terminal (progress would only clutter a log).
+func progressTo(w io.Writer) sim.Progress {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return func(done, total int, step string) {
+		fmt.Fprintf(w, "\r%s: %d/%d", step, done, total)
+		if done == total {
+			fmt.Fprint(w, "\r\033[K")
+		}
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,43 @@
+package ring_test
+
+import (
+	"fmt"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/ring"
+)
+
+// A ring with three caches: each key has one owner, a preference list of
+// replicas on distinct nodes, and moves only when its owner leaves.
+func Example() {
+	r, err := ring.New([]kolco.Node{
+		{ID: "cache-a"},
+		{ID: "cache-b"},
+		{ID: "cache-c", Weight: 2}, // twice the capacity, twice the keys
+	}, ring.Config{})
+	if err != nil {
+		panic(err)
+	}
+
+	owner, _ := r.Locate("user:42")
+	fmt.Println("owner:", owner.ID)
+
+	replicas, _ := r.LocateN(nil, "user:42", 2)
+	fmt.Println("replicas:", replicas[0].ID, replicas[1].ID)
+
+	_ = r.Remove(owner.ID)
+	owner, _ = r.Locate("user:42")
+	fmt.Println("after removal:", owner.ID)
+	// Output:
+	// owner: cache-b
+	// replicas: cache-b cache-c
+	// after removal: cache-c
+}
+
+// Seed reproduces the seed article's Python ring key for key.
+func ExampleSeed() {
+	r, _ := ring.New([]kolco.Node{{ID: "cache-a"}, {ID: "cache-b"}, {ID: "cache-c"}}, ring.Seed())
+	owners, _ := r.LocateN(nil, "user:42", 2)
+	fmt.Println(owners[0].ID, owners[1].ID)
+	// Output: cache-a cache-b
+}

@@ -1,0 +1,196 @@
+package sim
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/keyhash"
+	"github.com/kolco-dev/kolco/rendezvous"
+	"github.com/kolco-dev/kolco/ring"
+)
+
+// remap is the article's measure(): ten nodes, then an eleventh.
+func remap(v int, ks keySet, prefix string) (RemapRow, error) {
+	row := RemapRow{VNodes: v}
+	r, err := seedRing(v, prefix)
+	if err != nil {
+		return row, err
+	}
+	before, err := place(r, ks)
+	if err != nil {
+		return row, err
+	}
+	newNode := fmt.Sprintf("%s-%d", prefix, articleNodes)
+	if err := r.Add(kolco.Node{ID: newNode}); err != nil {
+		return row, err
+	}
+	after, err := place(r, ks)
+	if err != nil {
+		return row, err
+	}
+	trans, newIdx := before.translate(after), after.index(newNode)
+	moved, toNew := 0, 0
+	donors := make([]bool, len(before.nodes))
+	load := make([]int, len(before.nodes))
+	for i, b := range before.owner {
+		load[b]++
+		if a := after.owner[i]; trans[b] != a {
+			moved++
+			donors[b] = true
+			if a == newIdx {
+				toNew++
+			}
+		}
+	}
+	counts := make([]int, articleNodes)
+	for i := range counts {
+		counts[i] = load[before.index(prefix+"-"+strconv.Itoa(i))]
+	}
+	n := float64(len(ks.hashes))
+	avg := n / articleNodes
+	row.Moved = float64(moved) / n
+	row.ToNew = float64(toNew) / float64(max(moved, 1))
+	for _, d := range donors {
+		if d {
+			row.Donors++
+		}
+	}
+	row.Max = float64(slices.Max(counts)) / avg
+	row.Min = float64(slices.Min(counts)) / avg
+	row.Spread = PStdev(counts) / avg
+	return row, nil
+}
+
+// failure removes the most loaded of ten nodes and reports who absorbs it.
+func failure(v int, ks keySet) (FailureRow, error) {
+	row := FailureRow{VNodes: v}
+	r, err := seedRing(v, "node")
+	if err != nil {
+		return row, err
+	}
+	before, err := place(r, ks)
+	if err != nil {
+		return row, err
+	}
+	load := newTally(len(before.nodes))
+	for i, b := range before.owner {
+		load.add(b, ks.pos[i])
+	}
+	victim := load.mostCommon()
+	if err := r.Remove(before.nodes[victim]); err != nil {
+		return row, err
+	}
+	after, err := place(r, ks)
+	if err != nil {
+		return row, err
+	}
+	trans := before.translate(after)
+	received := newTally(len(after.nodes))
+	for i, b := range before.owner {
+		if a := after.owner[i]; trans[b] != a {
+			received.add(a, ks.pos[i])
+		}
+	}
+	worst := received.mostCommon()
+	if worst < 0 {
+		return row, fmt.Errorf("sim: removing %s moved no key", before.nodes[victim])
+	}
+	worstBefore := load.count[before.index(after.nodes[worst])]
+	n := float64(len(ks.hashes))
+	row.Victim = before.nodes[victim]
+	row.VictimShare = float64(load.count[victim]) / n
+	row.Receivers = received.seen()
+	row.Worst = after.nodes[worst]
+	row.WorstBefore = float64(worstBefore) / n
+	row.WorstAfter = float64(worstBefore+received.count[worst]) / n
+	return row, nil
+}
+
+// weights measures the shares of small-1, small-2 and big (weight 2).
+func weights(v int, ks keySet) (WeightRow, error) {
+	row := WeightRow{VNodes: v, Nodes: []string{"small-1", "small-2", "big"}}
+	cfg := ring.Seed()
+	cfg.VNodes = v
+	r, err := ring.New([]kolco.Node{{ID: "small-1"}, {ID: "small-2"}, {ID: "big", Weight: 2}}, cfg)
+	if err != nil {
+		return row, err
+	}
+	p, err := place(r, ks)
+	if err != nil {
+		return row, err
+	}
+	load := make([]int, len(p.nodes))
+	for _, o := range p.owner {
+		load[o]++
+	}
+	for _, id := range row.Nodes {
+		row.Shares = append(row.Shares, float64(load[p.index(id)])/float64(len(ks.hashes)))
+	}
+	return row, nil
+}
+
+// rendezvousCount accumulates the rendezvous measurement over key chunks.
+type rendezvousCount struct {
+	keys, moved, toNew atomic.Int64
+}
+
+func (c *rendezvousCount) row() RendezvousRow {
+	moved := c.moved.Load()
+	return RendezvousRow{
+		Moved: float64(moved) / float64(c.keys.Load()),
+		ToNew: float64(c.toNew.Load()) / float64(max(moved, 1)),
+	}
+}
+
+// rendezvousRemap is the article's one-line rendezvous: the node with the
+// largest md5 of "node:key", measured from 10 to 11 nodes. It returns one
+// job per chunk of keys so that the md5 work spreads over all cores.
+func rendezvousRemap(keys []string) (*rendezvousCount, []func() error) {
+	c := &rendezvousCount{}
+	nodes := make([]kolco.Node, articleNodes+1)
+	for i := range nodes {
+		nodes[i] = kolco.Node{ID: "node-" + strconv.Itoa(i)}
+	}
+	cfg := rendezvous.Config{Hash: keyhash.MD5, Separator: ":"}
+	chunk := (len(keys) + 4*runtime.GOMAXPROCS(0) - 1) / (4 * runtime.GOMAXPROCS(0))
+	var jobs []func() error
+	for lo := 0; lo < len(keys); lo += chunk {
+		part := keys[lo:min(lo+chunk, len(keys))]
+		jobs = append(jobs, func() error {
+			before, err := rendezvous.New(nodes[:articleNodes], cfg)
+			if err != nil {
+				return err
+			}
+			after, err := rendezvous.New(nodes, cfg)
+			if err != nil {
+				return err
+			}
+			var moved, toNew int64
+			for _, k := range part {
+				b, err := before.Locate(k)
+				if err != nil {
+					return err
+				}
+				a, err := after.Locate(k)
+				if err != nil {
+					return err
+				}
+				if a.ID != b.ID {
+					moved++
+					if a.ID == nodes[articleNodes].ID {
+						toNew++
+					}
+				}
+			}
+			c.keys.Add(int64(len(part)))
+			c.moved.Add(moved)
+			c.toNew.Add(toNew)
+			return nil
+		})
+	}
+	return c, jobs
+}
