@@ -1,0 +1,67 @@
+package memento
+
+import "github.com/kolco-dev/kolco"
+
+// rehash derives the key's hash for a second choice after landing on
+// removed bucket b: MurmurHash3's fmix64 of the key hash and the bucket.
+func rehash(kh uint64, b int) uint64 {
+	x := kh ^ (uint64(b)+1)*0x9e3779b97f4a7c15
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// replacer returns the replacer of bucket b, or -1 if b is working. The
+// owners already chosen (chosen, in order) count as removed after every
+// real removal, the j-th leaving s.working-1-j buckets.
+func (s *state) replacer(b int, chosen []kolco.Node) int {
+	if r := s.rep[b]; r != 0 {
+		return int(r) - 1
+	}
+	id := s.owners[b].ID
+	for j := range chosen {
+		if chosen[j].ID == id {
+			return s.working - 1 - j
+		}
+	}
+	return -1
+}
+
+// locate returns the bucket of the key with hash kh, treating the chosen
+// owners as removed. The caller guarantees at least one working bucket
+// that is not chosen.
+func (s *state) locate(bucket BucketFunc, kh uint64, chosen []kolco.Node) int {
+	b := bucket(kh, len(s.owners))
+	r := s.replacer(b, chosen)
+	// Every step moves to a bucket removed later (a smaller replacer) or
+	// to a working one, so the loops end; the bound only guards against a
+	// corrupted table.
+	for steps := 0; r >= 0; steps++ {
+		if r == 0 || steps > 4*len(s.owners)+64 {
+			return s.fallback(b, chosen)
+		}
+		b = int(rehash(kh, b) % uint64(r))
+		next := s.replacer(b, chosen)
+		for next >= r {
+			b = next
+			next = s.replacer(b, chosen)
+		}
+		r = next
+	}
+	return b
+}
+
+// fallback returns the first bucket from b on that is working and not
+// chosen. Lookups never need it on a consistent table.
+func (s *state) fallback(b int, chosen []kolco.Node) int {
+	for i := range len(s.owners) {
+		c := (b + i) % len(s.owners)
+		if s.replacer(c, chosen) < 0 {
+			return c
+		}
+	}
+	return 0
+}

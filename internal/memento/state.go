@@ -1,0 +1,111 @@
+// Package memento keeps the replacement table of MementoHash (Coluzzi,
+// Lupica, Nunziata, Tamburri, Paolucci, "MementoHash: A Stateful, Minimal
+// Memory, Best Performing Consistent Hash Algorithm", IEEE/ACM Transactions
+// on Networking, 2024; arXiv:2306.09783) on top of a bucket function such as
+// jump hash, and turns it into a [kolco.Placement] with arbitrary removals.
+//
+// Jump-style bucket functions map a key to one of the buckets 0..n-1 and
+// only support growing or shrinking n at the end. MementoHash remembers each
+// removed bucket b together with its replacer r, the number of working
+// buckets left after the removal, and the previously removed bucket. A
+// lookup that lands on a removed bucket re-hashes the key into [0, r) and
+// follows replacers until it reaches a working bucket, so only the keys of
+// the removed bucket move. An add restores the most recently removed bucket
+// (or appends a new one when none is removed), so a remove followed by an
+// add gives every key back.
+package memento
+
+import (
+	"fmt"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
+)
+
+// state is an immutable placement state; changes copy it.
+type state struct {
+	owners   []kolco.Node     // node per bucket; meaningless for removed buckets
+	rep      []int32          // replacer+1 per bucket; 0 for a working bucket
+	prev     []int32          // previously removed bucket, for removed buckets
+	last     int32            // most recently removed bucket; len(owners) if none
+	working  int              // number of working buckets
+	set      nodeset.Set      // the members, sorted by ID
+	bucketOf map[string]int32 // bucket of each member
+}
+
+func newState(set nodeset.Set) *state {
+	n := set.Len()
+	s := &state{
+		owners:   make([]kolco.Node, n),
+		rep:      make([]int32, n),
+		prev:     make([]int32, n),
+		last:     int32(n),
+		working:  n,
+		set:      set,
+		bucketOf: make(map[string]int32, n),
+	}
+	for i := range n {
+		s.owners[i] = set.At(i)
+		s.bucketOf[set.At(i).ID] = int32(i)
+	}
+	return s
+}
+
+func (s *state) clone() *state {
+	c := *s
+	c.owners = append([]kolco.Node(nil), s.owners...)
+	c.rep = append([]int32(nil), s.rep...)
+	c.prev = append([]int32(nil), s.prev...)
+	c.bucketOf = make(map[string]int32, len(s.bucketOf)+1)
+	for id, b := range s.bucketOf {
+		c.bucketOf[id] = b
+	}
+	return &c
+}
+
+// add places node on the most recently removed bucket, or on a new bucket
+// at the end when none is removed. s must be a private copy.
+func (s *state) add(node kolco.Node) {
+	b := s.last
+	if int(b) == len(s.owners) {
+		s.owners = append(s.owners, node)
+		s.rep = append(s.rep, 0)
+		s.prev = append(s.prev, 0)
+		s.last = b + 1
+	} else {
+		s.owners[b] = node
+		s.rep[b] = 0
+		s.last = s.prev[b]
+	}
+	s.working++
+	s.bucketOf[node.ID] = b
+}
+
+// remove records the bucket of id as removed, its replacer being the
+// number of working buckets left. Unlike the paper it never shrinks the
+// bucket array when the last bucket goes, so that removing a key's owners
+// one by one always follows the same rule LocateN uses for replicas. s must
+// be a private copy.
+func (s *state) remove(id string) {
+	b := s.bucketOf[id]
+	delete(s.bucketOf, id)
+	s.working--
+	s.rep[b] = int32(s.working) + 1
+	s.prev[b] = s.last
+	s.last = b
+	s.owners[b] = kolco.Node{}
+}
+
+// checkWeights rejects any weight but 1 (or 0, read as 1): the bucket
+// functions give every bucket the same share.
+func checkWeights(nodes []kolco.Node) error {
+	for _, n := range nodes {
+		if w := n.EffectiveWeight(); w != 1 {
+			if err := kolco.CheckWeight(w); err != nil {
+				return fmt.Errorf("node %q: %w", n.ID, err)
+			}
+			return fmt.Errorf("node %q: weight %v: weights are not supported, only 1 (%w)", n.ID, w, kolco.ErrBadWeight)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package jump_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/jump"
+	"github.com/kolco-dev/kolco/keyhash"
+	"github.com/kolco-dev/kolco/kolcotest"
+)
+
+func algorithm() kolcotest.Algorithm {
+	return kolcotest.Algorithm{
+		Name:          "jump",
+		New:           func(nodes []kolco.Node) (kolco.Placement, error) { return jump.New(nodes, jump.Config{}) },
+		MinimalAdd:    true,
+		MinimalRemove: true,
+		Balance:       func(int) float64 { return 1 },
+	}
+}
+
+func TestProperties(t *testing.T) { kolcotest.Run(t, algorithm()) }
+
+func FuzzOps(f *testing.F) {
+	kolcotest.FuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) { kolcotest.Ops(t, algorithm(), data) })
+}
+
+func TestWeightsRejected(t *testing.T) {
+	_, err := jump.New([]kolco.Node{{ID: "a", Weight: 2}}, jump.Config{})
+	if !errors.Is(err, kolco.ErrBadWeight) {
+		t.Fatalf("New with weight 2: %v", err)
+	}
+	j, _ := jump.New([]kolco.Node{{ID: "a", Weight: 1}, {ID: "b"}}, jump.Config{})
+	if err := j.Add(kolco.Node{ID: "c", Weight: 0.5}); !errors.Is(err, kolco.ErrBadWeight) {
+		t.Fatalf("Add with weight 0.5: %v", err)
+	}
+	if err := j.Reweight("a", 3); !errors.Is(err, kolco.ErrBadWeight) {
+		t.Fatalf("Reweight 3: %v", err)
+	}
+	if err := j.Reweight("a", 1); err != nil {
+		t.Fatalf("Reweight 1: %v", err)
+	}
+}
+
+// TestNoRemovalIsJump checks that without removals the owner of a key is
+// the node on bucket jump.Hash(hash(key), N), buckets in ID order.
+func TestNoRemovalIsJump(t *testing.T) {
+	nodes := kolcotest.Nodes(37) // IDs node-0, node-1, node-10, ... in ID order
+	j, _ := jump.New(nodes, jump.Config{})
+	sorted := j.Nodes()
+	for _, k := range kolcotest.Keys(3000) {
+		got, _ := j.Locate(k)
+		if want := sorted[jump.Hash(keyhash.XXH3(k), len(sorted))]; got.ID != want.ID {
+			t.Fatalf("Locate(%q) = %s, want %s", k, got.ID, want.ID)
+		}
+	}
+}
+
+// TestReplicasAreFailover checks the documented replica rule: replica i+1
+// is the owner once replicas 1..i are removed in order.
+func TestReplicasAreFailover(t *testing.T) {
+	nodes := kolcotest.Nodes(12)
+	base, _ := jump.New(nodes, jump.Config{})
+	_ = base.Remove("node-3", "node-7") // some history first
+	for _, k := range kolcotest.Keys(200) {
+		reps, err := base.LocateN(nil, k, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, _ := jump.New(nodes, jump.Config{})
+		_ = j.Remove("node-3", "node-7")
+		for i, r := range reps {
+			owner, err := j.Locate(k)
+			if err != nil || owner.ID != r.ID {
+				t.Fatalf("key %q: replica %d is %s, owner after removing the first %d is %s (%v)", k, i, r.ID, i, owner.ID, err)
+			}
+			if err := j.Remove(r.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestBalanceAfterRemovals checks that MementoHash spreads removed nodes'
+// keys evenly: after removing 40 of 100 nodes at random, the busiest of the
+// 60 left holds at most 1.3 times the mean (sampling allowance included).
+func TestBalanceAfterRemovals(t *testing.T) {
+	nodes := kolcotest.Nodes(100)
+	j, _ := jump.New(nodes, jump.Config{})
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, i := range r.Perm(100)[:40] {
+		if err := j.Remove(nodes[i].ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load := map[string]int{}
+	keys := kolcotest.Keys(60 * 1000)
+	for _, k := range keys {
+		n, _ := j.Locate(k)
+		load[n.ID]++
+	}
+	hi := 0
+	for _, c := range load {
+		hi = max(hi, c)
+	}
+	ratio := float64(hi) / 1000
+	t.Logf("60 of 100 nodes left: max/avg %.3f over %d nodes", ratio, len(load))
+	if len(load) != 60 || ratio > 1.3 {
+		t.Errorf("%d nodes hold keys, max/avg %.3f", len(load), ratio)
+	}
+}
+
+// TestPinned pins a fingerprint of the placement so that a change of
+// hashing, bucket order or replacement rule shows up as a failure. The
+// value is the package's own output, recorded when the package was written.
+func TestPinned(t *testing.T) {
+	j, _ := jump.New(kolcotest.Nodes(10), jump.Config{})
+	_ = j.Remove("node-2", "node-9")
+	_ = j.Add(kolco.Node{ID: "node-x"})
+	h := uint64(14695981039346656037)
+	for _, k := range kolcotest.Keys(1000) {
+		n, _ := j.Locate(k)
+		h = (h ^ keyhash.FNV1a(n.ID)) * 1099511628211
+	}
+	const want = 0xbbfdf222262c2fae
+	if h != want {
+		t.Errorf("fingerprint %#x, pinned %#x", h, uint64(want))
+	}
+}
+
+func BenchmarkJump(b *testing.B) { kolcotest.Benchmark(b, algorithm()) }
