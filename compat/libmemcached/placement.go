@@ -1,0 +1,66 @@
+package libmemcached
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kolco-dev/kolco"
+)
+
+// Locate returns the node of the server libmemcached sends key to. The
+// error is [kolco.ErrNoNodes] for the zero Pool.
+func (p *Pool) Locate(key string) (kolco.Node, error) {
+	i := p.Index(bytesOf(key))
+	if i < 0 {
+		return kolco.Node{}, kolco.ErrNoNodes
+	}
+	return p.nodes[i], nil
+}
+
+// LocateN appends up to n distinct nodes to dst: the owner of key first,
+// then the servers met walking on from it (clockwise on the ketama
+// continuum; in libmemcached's server order for modula), then any server
+// without points. libmemcached itself has no replicas: only the first node
+// is its choice. The error wraps [kolco.ErrBadCount] when n < 1 and is
+// [kolco.ErrNoNodes] for the zero Pool.
+func (p *Pool) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
+	if len(p.servers) == 0 {
+		return dst, kolco.ErrNoNodes
+	}
+	if n < 1 {
+		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
+	}
+	want := min(n, len(p.servers))
+	start := len(dst)
+	first := p.Index(bytesOf(key))
+	dst = append(dst, p.nodes[first])
+	switch {
+	case len(dst)-start == want:
+	case p.modula:
+		j := slices.Index(p.order, int32(first))
+		for k := 1; k < len(p.order) && len(dst)-start < want; k++ {
+			dst = p.appendNew(dst, start, int(p.order[(j+k)%len(p.order)]))
+		}
+	default:
+		j := p.search(p.Hash(bytesOf(key)))
+		for k := 1; k < len(p.points) && len(dst)-start < want; k++ {
+			dst = p.appendNew(dst, start, int(p.owner[(j+k)%len(p.points)]))
+		}
+	}
+	for i := 0; i < len(p.nodes) && len(dst)-start < want; i++ {
+		dst = p.appendNew(dst, start, i)
+	}
+	return dst, nil
+}
+
+func (p *Pool) appendNew(dst []kolco.Node, start, i int) []kolco.Node {
+	for _, have := range dst[start:] {
+		if have.ID == p.nodes[i].ID {
+			return dst
+		}
+	}
+	return append(dst, p.nodes[i])
+}
+
+// Nodes returns the servers as nodes sorted by ID.
+func (p *Pool) Nodes() []kolco.Node { return slices.Clone(p.byID) }
