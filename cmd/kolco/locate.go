@@ -35,6 +35,11 @@ Example:
   $ printf 'user:42\n' | kolco locate --seed --nodes cache-a,cache-b,cache-c --replicas 2
   user:42	cache-a	cache-b
 
+--algo picks the placement algorithm (ring, rendezvous, jump, maglev, ...);
+--add and --remove apply a change on top of the starting nodes, in that
+order, so that algorithms whose placement depends on history (jump with
+removals, anchor, slots) are shown as a running system would place keys.
+
 A node file holds one node per line, "ID [WEIGHT [ZONE]]":
 
   $ kolco locate --nodes-file nodes.txt --replicas 3 --zone-aware < keys.txt`,

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/keyhash"
 	"github.com/kolco-dev/kolco/ring"
 	"github.com/kolco-dev/kolco/sim"
@@ -137,5 +138,26 @@ func TestSimArticleTextAndJSONAgree(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("text output lacks %q", want)
 		}
+	}
+}
+
+func TestLocateEveryAlgorithm(t *testing.T) {
+	for _, name := range algo.Names() {
+		t.Run(name, func(t *testing.T) {
+			code, out, errs := runCLI(t, "k1\nk2\nk3\n", "locate", "--algo", name, "--nodes", "a,b,c", "--add", "d", "--remove", "a", "--replicas", "2")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			if len(lines) != 3 {
+				t.Fatalf("%d output lines for 3 keys: %q", len(lines), out)
+			}
+			for _, line := range lines {
+				f := strings.Split(line, "\t")
+				if len(f) != 3 || f[1] == f[2] || !strings.Contains("bcd", f[1]) || !strings.Contains("bcd", f[2]) {
+					t.Errorf("line %q: want two distinct owners among b, c, d", line)
+				}
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/keyhash"
 	"github.com/kolco-dev/kolco/nodefile"
 	"github.com/kolco-dev/kolco/ring"
@@ -28,10 +29,10 @@ type placementFlags struct {
 }
 
 func (p *placementFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&p.algo, "algo", "ring", "placement algorithm: ring")
+	fs.StringVar(&p.algo, "algo", "ring", "placement algorithm: "+strings.Join(algo.Names(), ", "))
 	fs.StringVar(&p.hash, "hash", keyhash.Default, "key hash: "+strings.Join(keyhash.Names(), ", "))
 	fs.IntVar(&p.vnodes, "vnodes", ring.DefaultVNodes, "virtual nodes per unit of weight (ring)")
-	fs.BoolVar(&p.seed, "seed", false, "the seed article's ring: md5 and 100 vnodes unless --hash/--vnodes say otherwise")
+	fs.BoolVar(&p.seed, "seed", false, "the seed article's semantics: md5 and 100 vnodes for the ring, md5 of \"node:key\" for rendezvous")
 	fs.BoolVar(&p.zoneAware, "zone-aware", false, "replicas in distinct zones first (ring)")
 	fs.StringVar(&p.nodes, "nodes", "", "comma-separated node IDs (IDs may contain ':')")
 	fs.StringVar(&p.nodesFile, "nodes-file", "", "file of nodes, one per line: ID [WEIGHT [ZONE]]")
@@ -82,36 +83,32 @@ func (p *placementFlags) loadNodes() ([]kolco.Node, error) {
 	return nil, usagef("no nodes: give --nodes or --nodes-file")
 }
 
-// ringConfig returns the ring configuration the flags select.
-func (p *placementFlags) ringConfig(fs *pflag.FlagSet) (ring.Config, error) {
-	cfg := ring.Config{VNodes: p.vnodes, ZoneAware: p.zoneAware}
-	if p.seed {
-		cfg = ring.Seed()
-		cfg.ZoneAware = p.zoneAware
-		if fs.Changed("vnodes") {
-			cfg.VNodes = p.vnodes
-		}
+// options returns the algorithm options the flags select.
+func (p *placementFlags) options(fs *pflag.FlagSet) (algo.Options, error) {
+	if _, ok := algo.Lookup(p.algo); !ok {
+		return algo.Options{}, usagef("unknown --algo %q (known: %s)", p.algo, strings.Join(algo.Names(), ", "))
 	}
 	if p.vnodes < 1 {
-		return cfg, usagef("--vnodes must be at least 1 (got %d)", p.vnodes)
+		return algo.Options{}, usagef("--vnodes must be at least 1 (got %d)", p.vnodes)
+	}
+	o := algo.Options{Seed: p.seed, ZoneAware: p.zoneAware}
+	if !p.seed || fs.Changed("vnodes") {
+		o.VNodes = p.vnodes
 	}
 	if !p.seed || fs.Changed("hash") {
 		h, err := keyhash.Parse(p.hash)
 		if err != nil {
-			return cfg, usageError{err}
+			return o, usageError{err}
 		}
-		cfg.Hash = h
+		o.Hash = h
 	}
-	return cfg, nil
+	return o, nil
 }
 
 // build returns the placement the flags describe, with --add and --remove
-// applied in that order.
-func (p *placementFlags) build(fs *pflag.FlagSet) (kolco.Placement, error) {
-	if p.algo != "ring" {
-		return nil, usagef("unknown --algo %q (known: ring)", p.algo)
-	}
-	cfg, err := p.ringConfig(fs)
+// applied in that order, as a running system would see them.
+func (p *placementFlags) build(fs *pflag.FlagSet) (algo.Placement, error) {
+	opts, err := p.options(fs)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +116,7 @@ func (p *placementFlags) build(fs *pflag.FlagSet) (kolco.Placement, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := ring.New(nodes, cfg)
+	pl, err := algo.New(p.algo, nodes, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -127,13 +124,15 @@ func (p *placementFlags) build(fs *pflag.FlagSet) (kolco.Placement, error) {
 	for _, id := range splitIDs(p.add) {
 		add = append(add, kolco.Node{ID: id})
 	}
-	if err := r.Add(add...); err != nil {
-		return nil, fmt.Errorf("--add: %w", err)
+	if len(add) > 0 {
+		if err := pl.Add(add...); err != nil {
+			return nil, fmt.Errorf("--add: %w", err)
+		}
 	}
 	if ids := splitIDs(p.remove); len(ids) > 0 {
-		if err := r.Remove(ids...); err != nil {
+		if err := pl.Remove(ids...); err != nil {
 			return nil, fmt.Errorf("--remove: %w", err)
 		}
 	}
-	return r, nil
+	return pl, nil
 }

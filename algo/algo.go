@@ -1,0 +1,150 @@
+// Package algo builds any placement algorithm of this module by name, so
+// that the kolco command, the simulator and the proxy's configuration can
+// offer them all behind one flag or key.
+package algo
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/anchor"
+	"github.com/kolco-dev/kolco/jump"
+	"github.com/kolco-dev/kolco/jumpback"
+	"github.com/kolco-dev/kolco/keyhash"
+	"github.com/kolco-dev/kolco/maglev"
+	"github.com/kolco-dev/kolco/modulo"
+	"github.com/kolco-dev/kolco/rendezvous"
+	"github.com/kolco-dev/kolco/ring"
+	"github.com/kolco-dev/kolco/slots"
+)
+
+// ErrUnknown is returned by [New] for a name it does not know.
+var ErrUnknown = errors.New("algo: unknown algorithm")
+
+// Placement is what every algorithm built here offers: lookups and changes
+// of membership.
+type Placement interface {
+	kolco.Placement
+	kolco.Membership
+}
+
+// Options configure an algorithm. Each algorithm reads the fields that apply
+// to it and ignores the rest; zero values mean the algorithm's defaults.
+type Options struct {
+	// Hash is the key hash; nil means the algorithm's default (xxh3).
+	Hash keyhash.Func
+	// VNodes is the ring's points per unit of weight.
+	VNodes int
+	// ZoneAware makes the ring's replica sets take distinct zones first.
+	ZoneAware bool
+	// Seed selects the seed article's semantics: for the ring md5 and 100
+	// points, for rendezvous the md5 of "node:key", unless Hash or VNodes
+	// say otherwise.
+	Seed bool
+	// TableSize is maglev's lookup table size (a prime).
+	TableSize int
+	// Slots is the number of hash slots.
+	Slots int
+	// Capacity is anchor's fixed number of buckets.
+	Capacity int
+}
+
+// Info describes one algorithm.
+type Info struct {
+	// Name is what New takes.
+	Name string
+	// Summary is one line for help texts.
+	Summary string
+	// HistoryDependent reports that the same node set reached by different
+	// changes may place keys differently.
+	HistoryDependent bool
+	build            func([]kolco.Node, Options) (Placement, error)
+}
+
+var all = []Info{
+	{Name: "ring", Summary: "consistent hash ring with virtual nodes (Karger et al. 1997)", build: newRing},
+	{Name: "modulo", Summary: "hash % N, the baseline that moves N/(N+1) of keys", build: func(n []kolco.Node, o Options) (Placement, error) {
+		return modulo.New(n, modulo.Config{Hash: o.Hash})
+	}},
+	{Name: "slots", Summary: "Redis-Cluster-style hash slots with a slot -> node map", HistoryDependent: true, build: func(n []kolco.Node, o Options) (Placement, error) {
+		return slots.New(n, slots.Config{Count: o.Slots})
+	}},
+	{Name: "rendezvous", Summary: "highest random weight (Thaler & Ravishankar 1998)", build: func(n []kolco.Node, o Options) (Placement, error) {
+		cfg := rendezvous.Config{Hash: o.Hash}
+		if o.Seed { // the article's one-liner: md5 of "node:key"
+			cfg.Separator = ":"
+			if cfg.Hash == nil {
+				cfg.Hash = keyhash.MD5
+			}
+		}
+		return rendezvous.New(n, cfg)
+	}},
+	{Name: "jump", Summary: "jump consistent hash with arbitrary removals (Lamping & Veach 2014; MementoHash 2023)", HistoryDependent: true,
+		build: func(n []kolco.Node, o Options) (Placement, error) { return jump.New(n, jump.Config{Hash: o.Hash}) }},
+	{Name: "jumpback", Summary: "JumpBackHash with arbitrary removals (Ertl 2024; MementoHash 2023)", HistoryDependent: true,
+		build: func(n []kolco.Node, o Options) (Placement, error) {
+			return jumpback.New(n, jumpback.Config{Hash: o.Hash})
+		}},
+	{Name: "maglev", Summary: "Maglev lookup table (Eisenbud et al. 2016)", build: func(n []kolco.Node, o Options) (Placement, error) {
+		return maglev.New(n, maglev.Config{Hash: o.Hash, TableSize: o.TableSize})
+	}},
+	{Name: "anchor", Summary: "AnchorHash with fixed capacity (Mendelson et al. 2020)", HistoryDependent: true,
+		build: func(n []kolco.Node, o Options) (Placement, error) {
+			return anchor.New(n, anchor.Config{Hash: o.Hash, Capacity: o.Capacity})
+		}},
+}
+
+func newRing(nodes []kolco.Node, o Options) (Placement, error) {
+	cfg := ring.Config{VNodes: o.VNodes, Hash: o.Hash, ZoneAware: o.ZoneAware}
+	if o.Seed {
+		cfg = ring.Seed()
+		cfg.ZoneAware = o.ZoneAware
+		if o.VNodes != 0 {
+			cfg.VNodes = o.VNodes
+		}
+		if o.Hash != nil {
+			cfg.Hash = o.Hash
+		}
+	}
+	return ring.New(nodes, cfg)
+}
+
+// All returns every algorithm, sorted by name.
+func All() []Info {
+	out := append([]Info(nil), all...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Names returns the names New accepts, sorted.
+func Names() []string {
+	var names []string
+	for _, a := range All() {
+		names = append(names, a.Name)
+	}
+	return names
+}
+
+// Lookup returns the algorithm with the given name.
+func Lookup(name string) (Info, bool) {
+	for _, a := range all {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Info{}, false
+}
+
+// New builds the algorithm name over nodes. The error wraps [ErrUnknown]
+// for an unknown name, or the algorithm's own errors (kolco.ErrBadConfig,
+// kolco.ErrDuplicateNode, ...).
+func New(name string, nodes []kolco.Node, opts Options) (Placement, error) {
+	a, ok := Lookup(strings.ToLower(name))
+	if !ok {
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
+	}
+	return a.build(nodes, opts)
+}

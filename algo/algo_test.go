@@ -1,0 +1,119 @@
+package algo_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/algo"
+	"github.com/kolco-dev/kolco/keyhash"
+)
+
+func nodes(ids ...string) []kolco.Node {
+	out := make([]kolco.Node, len(ids))
+	for i, id := range ids {
+		out[i] = kolco.Node{ID: id}
+	}
+	return out
+}
+
+func owners(t *testing.T, p kolco.Placement) []string {
+	t.Helper()
+	out := make([]string, 2000)
+	for i := range out {
+		n, err := p.Locate(fmt.Sprintf("key-%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = n.ID
+	}
+	return out
+}
+
+// TestChangeVersusDirectBuild builds every algorithm over {a, b, c, d},
+// adds e and removes b, and compares with a direct build of {a, c, d, e}:
+// history-independent algorithms must agree key for key; the others must
+// still place every key on a member.
+func TestChangeVersusDirectBuild(t *testing.T) {
+	for _, a := range algo.All() {
+		t.Run(a.Name, func(t *testing.T) {
+			p, err := algo.New(a.Name, nodes("a", "b", "c", "d"), algo.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Add(kolco.Node{ID: "e"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Remove("b"); err != nil {
+				t.Fatal(err)
+			}
+			direct, err := algo.New(a.Name, nodes("a", "c", "d", "e"), algo.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed, want := owners(t, p), owners(t, direct)
+			if !a.HistoryDependent && !slices.Equal(changed, want) {
+				t.Error("history-independent algorithm places differently after add/remove than a direct build")
+			}
+			for _, id := range changed {
+				if id == "b" {
+					t.Fatal("a key is still placed on the removed node")
+				}
+			}
+		})
+	}
+}
+
+func TestUnknownAndNames(t *testing.T) {
+	if _, err := algo.New("nope", nodes("a"), algo.Options{}); !errors.Is(err, algo.ErrUnknown) {
+		t.Errorf("unknown name: %v, want ErrUnknown", err)
+	}
+	names := algo.Names()
+	if !slices.IsSorted(names) || !slices.Contains(names, "ring") {
+		t.Errorf("Names() = %v: want sorted, with ring", names)
+	}
+	for _, n := range names {
+		if _, ok := algo.Lookup(n); !ok {
+			t.Errorf("Lookup(%q) fails", n)
+		}
+	}
+}
+
+func TestEmptyAndBadInputAreErrors(t *testing.T) {
+	for _, a := range algo.All() {
+		p, err := algo.New(a.Name, nil, algo.Options{})
+		if err == nil {
+			if _, err := p.Locate("k"); !errors.Is(err, kolco.ErrNoNodes) {
+				t.Errorf("%s: Locate on no nodes: %v, want ErrNoNodes", a.Name, err)
+			}
+		} else if !errors.Is(err, kolco.ErrNoNodes) && !errors.Is(err, kolco.ErrBadConfig) {
+			t.Errorf("%s: New with no nodes: %v", a.Name, err)
+		}
+		if _, err := algo.New(a.Name, nodes("a", "a"), algo.Options{}); !errors.Is(err, kolco.ErrDuplicateNode) {
+			t.Errorf("%s: duplicate IDs: %v, want ErrDuplicateNode", a.Name, err)
+		}
+	}
+}
+
+func TestSeedRendezvousIsTheArticles(t *testing.T) {
+	ids := []string{"node-0", "node-1", "node-2", "node-3"}
+	p, err := algo.New("rendezvous", nodes(ids...), algo.Options{Seed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 500 {
+		key := fmt.Sprintf("user:%d", i)
+		// The article: max(nodes, key=lambda node: ring_hash(f"{node}:{key}")).
+		best := ids[0]
+		for _, id := range ids[1:] {
+			if keyhash.MD5(id+":"+key) > keyhash.MD5(best+":"+key) {
+				best = id
+			}
+		}
+		if n, _ := p.Locate(key); n.ID != best {
+			t.Fatalf("%s -> %s, the article's rendezvous says %s", key, n.ID, best)
+		}
+	}
+}
