@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
 // ErrBadConfig is wrapped by every configuration error.
@@ -260,7 +262,7 @@ func (p *PoolConfig) Validate() error {
 	if p.Hash == "" {
 		p.Hash = "fnv1a_64"
 	}
-	if !slices.Contains(twemproxyHashes, p.Hash) {
+	if !slices.Contains(twemproxyHashes, p.Hash) { // twemproxy.New checks too; this gives the config key
 		return bad("hash", "%q: want one of %s", p.Hash, strings.Join(twemproxyHashes, ", "))
 	}
 	if p.HashTag != "" && len(p.HashTag) != 2 {
@@ -354,17 +356,20 @@ func (p *PoolConfig) validateServers(bad func(key, format string, args ...any) e
 	names := map[string]int{}
 	addrs := map[string]int{}
 	for i, line := range p.Servers {
-		s, err := parseServer(line)
+		s, err := twemproxy.ParseServer(line)
 		if err != nil {
 			return bad("servers", "%d: %v", i+1, err)
 		}
-		if j, dup := names[s.ringName()]; dup {
-			return bad("servers", "%d and %d have the same name %q", j+1, i+1, s.ringName())
+		if s.Port == 0 {
+			return bad("servers", "%d: %q: unix sockets are not supported", i+1, line)
 		}
-		if j, dup := addrs[s.addr()]; dup {
-			return bad("servers", "%d and %d have the same address %s", j+1, i+1, s.addr())
+		if j, dup := names[s.RingName()]; dup {
+			return bad("servers", "%d and %d have the same name %q", j+1, i+1, s.RingName())
 		}
-		names[s.ringName()], addrs[s.addr()] = i, i
+		if j, dup := addrs[s.Addr()]; dup {
+			return bad("servers", "%d and %d have the same address %s", j+1, i+1, s.Addr())
+		}
+		names[s.RingName()], addrs[s.Addr()] = i, i
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
 // Explain writes a plain-language account of the configuration: for each
@@ -33,14 +35,14 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 	fmt.Fprintf(b, "  placement: %s over %s of %s, as twemproxy 0.5 places it\n", p.Distribution, p.Hash, tag)
 	total := 0
 	for _, line := range p.Servers {
-		s, _ := parseServer(line)
-		total += s.weight
+		s, _ := twemproxy.ParseServer(line)
+		total += s.Weight
 	}
 	fmt.Fprintf(b, "  servers (%d):\n", len(p.Servers))
 	for _, line := range p.Servers {
-		s, _ := parseServer(line)
+		s, _ := twemproxy.ParseServer(line)
 		fmt.Fprintf(b, "    %-24s ring name %-24q weight %-3d nominal share %5.1f%%\n",
-			s.addr(), s.ringName(), s.weight, 100*float64(s.weight)/float64(total))
+			s.Addr(), s.RingName(), s.Weight, 100*float64(s.Weight)/float64(total))
 	}
 	fmt.Fprintf(b, "  connections: %d per server, pipelined; reply timeout %d ms; preconnect %v\n",
 		p.ServerConnections, p.Timeout, p.Preconnect)

@@ -1,0 +1,306 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kolco-dev/kolco/compat/twemproxy"
+	"github.com/kolco-dev/kolco/proxy/memcache"
+)
+
+// Errors a request to a server can end with. The reply to the client is
+// "SERVER_ERROR " followed by the error text.
+var (
+	// ErrServerDown is the error for a request to a server that is marked
+	// down (fail-fast) while it waits for its retry.
+	ErrServerDown = errors.New("server down")
+	// ErrTimeout is the error for a server that did not answer in time.
+	ErrTimeout = errors.New("timeout")
+	// ErrClosed is the error for a request to a pool being shut down.
+	ErrClosed = errors.New("pool closed")
+)
+
+// op is one request to one server and, once done, its reply.
+type op struct {
+	buf      []byte // the encoded request
+	cmd      memcache.Command
+	deadline time.Time
+	reply    []byte
+	spans    []memcache.Span
+	err      error
+	done     func(*op) // called once, from a backend goroutine
+}
+
+func (o *op) finish(err error) {
+	o.err = err
+	o.done(o)
+}
+
+// backend is one server of a pool with its connections and health.
+type backend struct {
+	pool  *pool
+	spec  twemproxy.Server
+	addr  string
+	conns []*bconn
+	next  atomic.Uint32
+
+	// down is set while the server is ejected or marked down.
+	down atomic.Bool
+	// mu guards failures and retryAt.
+	mu       sync.Mutex
+	failures int
+	retryAt  time.Time
+
+	// Figures for stats and metrics.
+	requests, errors, ejections atomic.Uint64
+	errCtr, ejectCtr            prometheus.Counter
+}
+
+func newBackend(p *pool, spec twemproxy.Server) *backend {
+	b := &backend{pool: p, spec: spec, addr: spec.Addr()}
+	b.errCtr = p.met.serverErrors.WithLabelValues(p.name, b.addr)
+	b.ejectCtr = p.met.ejections.WithLabelValues(p.name, b.addr)
+	for range p.cfg.ServerConnections {
+		c := &bconn{b: b, in: make(chan *op, 1024)}
+		b.conns = append(b.conns, c)
+	}
+	return b
+}
+
+// start runs the connections' goroutines until ctx is done.
+func (b *backend) start(ctx context.Context, wg *sync.WaitGroup) {
+	for _, c := range b.conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.run(ctx)
+		}()
+	}
+}
+
+// send queues o on one of the server's connections.
+func (b *backend) send(ctx context.Context, o *op) {
+	b.requests.Add(1)
+	c := b.conns[int(b.next.Add(1))%len(b.conns)]
+	select {
+	case c.in <- o:
+	case <-ctx.Done():
+		o.finish(ErrClosed)
+	}
+}
+
+// result records the outcome of a request for health: timeouts and I/O
+// errors count as failures, anything the server answered resets the count.
+func (b *backend) result(err error) {
+	if err == nil {
+		b.mu.Lock()
+		b.failures = 0
+		b.mu.Unlock()
+		return
+	}
+	b.errors.Add(1)
+	b.errCtr.Inc()
+	if errors.Is(err, ErrClosed) || errors.Is(err, ErrServerDown) {
+		return
+	}
+	b.mu.Lock()
+	b.failures++
+	eject := !b.down.Load() && b.failures >= b.pool.cfg.ServerFailureLimit
+	if eject {
+		b.down.Store(true)
+		b.retryAt = time.Now().Add(ms(b.pool.cfg.ServerRetryTimeout))
+	}
+	b.mu.Unlock()
+	if eject {
+		b.ejections.Add(1)
+		b.ejectCtr.Inc()
+		b.pool.healthChanged(b, false, err)
+	}
+}
+
+// retryTime returns when a down server may be tried again.
+func (b *backend) retryTime() time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.retryAt
+}
+
+// restore marks the server up again.
+func (b *backend) restore() {
+	b.mu.Lock()
+	b.failures = 0
+	was := b.down.Swap(false)
+	b.mu.Unlock()
+	if was {
+		b.pool.healthChanged(b, true, nil)
+	}
+}
+
+// probe asks the server for its version on a fresh connection.
+func (b *backend) probe(ctx context.Context, timeout time.Duration) error {
+	d := net.Dialer{Timeout: timeout}
+	conn, err := d.DialContext(ctx, "tcp", b.addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return err
+	}
+	if _, err := conn.Write([]byte("version\r\n")); err != nil {
+		return err
+	}
+	reply, _, err := memcache.NewReplyReader(conn, 0).Read(nil, memcache.CmdVersion, nil)
+	if err != nil {
+		return err
+	}
+	if len(reply) < 8 || string(reply[:8]) != "VERSION " {
+		return fmt.Errorf("unexpected reply %q", reply)
+	}
+	return nil
+}
+
+// bconn is one pipelined connection to a server. Its writer goroutine
+// (run) owns the net.Conn and starts one reader goroutine per connection it
+// makes; ops travel from writer to reader over a channel in send order,
+// which is the order the server answers in.
+type bconn struct {
+	b  *backend
+	in chan *op
+}
+
+// session is one live net.Conn with its reader.
+type session struct {
+	conn     net.Conn
+	w        *bufio.Writer
+	inflight chan *op
+	dead     atomic.Bool
+	readerWG sync.WaitGroup
+}
+
+func (c *bconn) run(ctx context.Context) {
+	var s *session
+	defer func() {
+		if s != nil {
+			s.end()
+		}
+		c.drain(ErrClosed)
+	}()
+	for {
+		var o *op
+		select {
+		case o = <-c.in:
+		case <-ctx.Done():
+			return
+		}
+		if s != nil && s.dead.Load() {
+			s.end()
+			s = nil
+		}
+		if s == nil {
+			var err error
+			if s, err = c.dial(ctx); err != nil {
+				o.finish(fmt.Errorf("%s: connect: %w", c.b.addr, unwrapNet(err)))
+				c.b.result(err)
+				continue
+			}
+		}
+		s.inflight <- o
+		_, err := s.w.Write(o.buf)
+		if err == nil && len(c.in) == 0 {
+			err = s.w.Flush()
+		}
+		if err != nil {
+			s.kill()
+		}
+	}
+}
+
+// drain fails every queued op.
+func (c *bconn) drain(err error) {
+	for {
+		select {
+		case o := <-c.in:
+			o.finish(err)
+		default:
+			return
+		}
+	}
+}
+
+func (c *bconn) dial(ctx context.Context) (*session, error) {
+	if c.b.down.Load() && c.b.pool.cfg.Ejection == EjectFailFast {
+		return nil, ErrServerDown
+	}
+	d := net.Dialer{Timeout: ms(c.b.pool.cfg.Timeout)}
+	conn, err := d.DialContext(ctx, "tcp", c.b.addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{conn: conn, w: bufio.NewWriterSize(conn, 16<<10), inflight: make(chan *op, 4096)}
+	s.readerWG.Add(1)
+	go s.read(c.b)
+	return s, nil
+}
+
+// read pairs replies with ops until the connection fails or the writer
+// ends the session; then it fails whatever is still in flight.
+func (s *session) read(b *backend) {
+	defer s.readerWG.Done()
+	rr := memcache.NewReplyReader(s.conn, b.pool.cfg.MaxValueSize)
+	var failure error
+	for o := range s.inflight {
+		if failure != nil {
+			o.finish(failure)
+			continue
+		}
+		if err := s.conn.SetReadDeadline(o.deadline); err != nil {
+			failure = err
+		} else {
+			o.reply, o.spans, failure = rr.Read(o.reply[:0], o.cmd, o.spans[:0])
+		}
+		if failure != nil {
+			failure = fmt.Errorf("%s: %w", b.addr, unwrapNet(failure))
+			s.kill()
+			b.result(failure)
+			o.finish(failure)
+			continue
+		}
+		b.result(nil)
+		o.finish(nil)
+	}
+}
+
+// kill closes the connection; the writer replaces the session on its next op.
+func (s *session) kill() {
+	s.dead.Store(true)
+	s.conn.Close()
+}
+
+// end stops the session: no more ops go in, the reader fails what is left.
+func (s *session) end() {
+	s.kill()
+	close(s.inflight)
+	s.readerWG.Wait()
+}
+
+// unwrapNet turns network errors into short reasons for SERVER_ERROR lines.
+func unwrapNet(err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return ErrTimeout
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
+	}
+	return err
+}

@@ -1,0 +1,128 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/kolco-dev/kolco/proxy/memcache"
+)
+
+// Version is what the proxy answers to "version".
+const Version = "1.6.18 kolco-proxy"
+
+// errNoServers is the error for a request to a pool whose servers are all
+// ejected.
+var errNoServers = errors.New("no live servers")
+
+// dispatch starts serving one parsed request: it answers what the proxy
+// answers itself and sends the rest to the servers that own the keys.
+func (c *client) dispatch(pl *pool, p *pending) {
+	p.pool, p.start = pl, time.Now()
+	req := &p.req
+	switch req.Cmd {
+	case memcache.CmdVersion:
+		p.local = append(p.local, "VERSION "+Version+"\r\n"...)
+	case memcache.CmdQuit:
+		p.close = true
+	case memcache.CmdStats:
+		p.local = pl.appendStats(p.local)
+	case memcache.CmdVerbosity:
+		if !req.Noreply {
+			p.local = append(p.local, "OK\r\n"...)
+		}
+	case memcache.CmdMetaNoop:
+		// Written only after every earlier reply, since replies keep order.
+		p.local = append(p.local, "MN\r\n"...)
+	case memcache.CmdFlushAll:
+		if pl.cfg.FlushAll == "broadcast" {
+			c.broadcast(pl, p)
+			return
+		}
+		if !req.Noreply {
+			p.local = append(p.local, "SERVER_ERROR flush_all is refused by this proxy (set flush_all: broadcast)\r\n"...)
+		}
+	default:
+		if req.Cmd.IsRetrieval() && len(req.Keys) > 1 {
+			c.multiGet(pl, p)
+		} else {
+			c.single(pl, p)
+		}
+		return
+	}
+	p.left.Store(1)
+	p.opDone(nil)
+}
+
+// single sends a one-key request to the server that owns the key.
+func (c *client) single(pl *pool, p *pending) {
+	o := p.newOp(p.req.Cmd, time.Now().Add(ms(pl.cfg.Timeout)))
+	o.buf = memcache.AppendRequest(o.buf[:0], &p.req)
+	p.left.Store(1)
+	send(pl, pl.route(p.req.Key(0)), o)
+}
+
+// send sends o to b, or fails it at once when b is nil or marked down.
+func send(pl *pool, b *backend, o *op) {
+	switch {
+	case b == nil:
+		o.finish(errNoServers)
+	case b.down.Load():
+		b.errors.Add(1)
+		o.finish(fmt.Errorf("%s: %w", b.addr, ErrServerDown))
+	default:
+		b.send(pl.ctx, o)
+	}
+}
+
+// multiGet splits a retrieval over the servers that own its keys, one op
+// per server, each carrying that server's keys in request order.
+func (c *client) multiGet(pl *pool, p *pending) {
+	req := &p.req
+	deadline := time.Now().Add(ms(pl.cfg.Timeout))
+	pli := pl.place.Load()
+	var owners [16]*backend
+	own := owners[:0]
+	for i := range req.Keys {
+		var b *backend
+		if len(pli.live) > 0 {
+			b = pli.live[pli.pick.Index(req.Key(i))]
+		}
+		oi := 0
+		for oi < len(own) && own[oi] != b {
+			oi++
+		}
+		if oi == len(own) {
+			own = append(own, b)
+			o := p.newOp(req.Cmd, deadline)
+			o.buf = append(o.buf[:0], req.Cmd.String()...)
+			if req.Cmd == memcache.CmdGat || req.Cmd == memcache.CmdGats {
+				o.buf = append(o.buf, ' ')
+				o.buf = strconv.AppendInt(o.buf, req.Exptime, 10)
+			}
+		}
+		o := p.ops[oi]
+		o.buf = append(o.buf, ' ')
+		o.buf = append(o.buf, req.Keys[i]...)
+		p.order = append(p.order, oi)
+	}
+	p.left.Store(int32(len(p.ops)))
+	for i, o := range p.ops {
+		o.buf = append(o.buf, "\r\n"...)
+		send(pl, own[i], o)
+	}
+}
+
+// broadcast sends flush_all to every server of the pool.
+func (c *client) broadcast(pl *pool, p *pending) {
+	deadline := time.Now().Add(ms(pl.cfg.Timeout))
+	for range pl.backends {
+		o := p.newOp(p.req.Cmd, deadline)
+		o.buf = memcache.AppendRequest(o.buf[:0], &p.req)
+	}
+	p.left.Store(int32(len(p.ops)))
+	for i, o := range p.ops {
+		send(pl, pl.backends[i], o)
+	}
+}

@@ -1,0 +1,173 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kolco-dev/kolco/proxy/memcache"
+)
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// memcached is a real memcached started by a test.
+type memcached struct {
+	addr string
+	port int
+	cmd  *exec.Cmd
+}
+
+// startMemcached starts memcached on a free loopback port (or on port when
+// non-zero) and waits until it answers; Cleanup kills it.
+func startMemcached(t testing.TB, port int) *memcached {
+	t.Helper()
+	bin := needBinary(t, "memcached")
+	if port == 0 {
+		port = freePort(t)
+	}
+	m := &memcached{addr: fmt.Sprintf("127.0.0.1:%d", port), port: port}
+	args := []string{"-l", "127.0.0.1", "-p", fmt.Sprint(port), "-U", "0", "-m", "64", "-t", "1"}
+	if os.Geteuid() == 0 {
+		args = append(args, "-u", "root") // memcached refuses to run as root otherwise
+	}
+	m.cmd = exec.Command(bin, args...)
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.stop)
+	waitListening(t, m.addr)
+	return m
+}
+
+func (m *memcached) stop() {
+	if m.cmd != nil && m.cmd.Process != nil {
+		_ = m.cmd.Process.Kill()
+		_ = m.cmd.Wait()
+		m.cmd = nil
+	}
+}
+
+// waitListening polls addr until it accepts a connection (10 s at most).
+func waitListening(t testing.TB, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never listened: %v", addr, err)
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline, not synchronisation by sleep
+	}
+}
+
+// eventually polls cond until it holds or 10 s pass.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// poolYAML writes a one-pool configuration listening on a free port.
+func poolYAML(extra string, servers ...*memcached) string {
+	var b strings.Builder
+	b.WriteString("p:\n  listen: 127.0.0.1:0\n")
+	b.WriteString(extra)
+	b.WriteString("  servers:\n")
+	for _, m := range servers {
+		fmt.Fprintf(&b, "   - %s:1\n", m.addr)
+	}
+	return b.String()
+}
+
+// startProxy starts a Server for yaml; Cleanup shuts it down.
+func startProxy(t testing.TB, yaml string) *Server {
+	t.Helper()
+	cfg, err := ParseConfig([]byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+	})
+	return s
+}
+
+// mc is a minimal test client.
+type mc struct {
+	t    testing.TB
+	conn net.Conn
+	r    *bufio.Reader
+	rr   *memcache.ReplyReader
+}
+
+func dial(t testing.TB, addr string) *mc {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	r := bufio.NewReader(conn)
+	return &mc{t: t, conn: conn, r: r, rr: memcache.NewReplyReader(r, 0)}
+}
+
+func (c *mc) send(s string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.conn, s); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// reply reads one whole reply to a request with command cmd.
+func (c *mc) reply(cmd memcache.Command) string {
+	c.t.Helper()
+	b, _, err := c.rr.Read(nil, cmd, nil)
+	if err != nil {
+		c.t.Fatalf("reading %v reply: %v (got %q)", cmd, err, b)
+	}
+	return string(b)
+}
+
+// do sends one request and returns its reply.
+func (c *mc) do(s string) string {
+	c.t.Helper()
+	c.send(s)
+	var req memcache.Request
+	if err := memcache.NewReader(strings.NewReader(s), memcache.Limits{}).Read(&req); err != nil {
+		return c.reply(memcache.CmdVersion) // an error line
+	}
+	return c.reply(req.Cmd)
+}

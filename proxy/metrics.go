@@ -1,0 +1,160 @@
+package proxy
+
+import (
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/kolco-dev/kolco/proxy/memcache"
+)
+
+// metrics holds the proxy's Prometheus collectors in a registry of its own
+// (no global registration), and the plain counters the stats command shows.
+type metrics struct {
+	reg          *prometheus.Registry
+	requests     *prometheus.CounterVec
+	latency      *prometheus.HistogramVec
+	clientErrors *prometheus.CounterVec
+	serverErrors *prometheus.CounterVec
+	ejections    *prometheus.CounterVec
+	connections  *prometheus.GaugeVec
+	rejected     *prometheus.CounterVec
+	reloads      prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kolco_proxy_requests_total", Help: "Client requests answered, by pool and command.",
+		}, []string{"pool", "command"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "kolco_proxy_request_duration_seconds",
+			Help:    "Time from reading a request to its reply being ready, by pool and command.",
+			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16),
+		}, []string{"pool", "command"}),
+		clientErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kolco_proxy_client_errors_total", Help: "Malformed client requests, by pool.",
+		}, []string{"pool"}),
+		serverErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kolco_proxy_server_errors_total", Help: "Requests to a server that failed (refused, timed out, down), by pool and server.",
+		}, []string{"pool", "server"}),
+		ejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kolco_proxy_ejections_total", Help: "Servers ejected or marked down, by pool and server.",
+		}, []string{"pool", "server"}),
+		connections: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "kolco_proxy_client_connections", Help: "Open client connections, by pool.",
+		}, []string{"pool"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kolco_proxy_rejected_connections_total", Help: "Client connections refused over max_client_connections, by pool.",
+		}, []string{"pool"}),
+		reloads: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kolco_proxy_reloads_total", Help: "Configuration reloads applied.",
+		}),
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.clientErrors, m.serverErrors, m.ejections,
+		m.connections, m.rejected, m.reloads)
+	return m
+}
+
+// handler serves the registry in the Prometheus text format.
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// poolStats are one pool's figures, resolved once so that the request path
+// does no label lookups.
+type poolStats struct {
+	requests     [memcache.CmdMetaDebug + 1]prometheus.Counter
+	latency      [memcache.CmdMetaDebug + 1]prometheus.Observer
+	clientErrors prometheus.Counter
+	connections  prometheus.Gauge
+	rejected     prometheus.Counter
+
+	// For the stats command.
+	started                              time.Time
+	cmds                                 [memcache.CmdMetaDebug + 1]atomic.Uint64
+	currConns, totalConns, rejectedConns atomic.Int64
+	clientErrs                           atomic.Uint64
+}
+
+func (m *metrics) forPool(name string) *poolStats {
+	s := &poolStats{
+		started:      time.Now(),
+		clientErrors: m.clientErrors.WithLabelValues(name),
+		connections:  m.connections.WithLabelValues(name),
+		rejected:     m.rejected.WithLabelValues(name),
+	}
+	for c := range s.requests {
+		cmd := memcache.Command(c).String()
+		s.requests[c] = m.requests.WithLabelValues(name, cmd)
+		s.latency[c] = m.latency.WithLabelValues(name, cmd)
+	}
+	return s
+}
+
+func (s *poolStats) request(cmd memcache.Command, d time.Duration) {
+	s.cmds[cmd].Add(1)
+	s.requests[cmd].Inc()
+	s.latency[cmd].Observe(d.Seconds())
+}
+
+func (s *poolStats) clientError() {
+	s.clientErrs.Add(1)
+	s.clientErrors.Inc()
+}
+
+func (s *poolStats) connOpened() {
+	s.currConns.Add(1)
+	s.totalConns.Add(1)
+	s.connections.Inc()
+}
+
+func (s *poolStats) connClosed() {
+	s.currConns.Add(-1)
+	s.connections.Dec()
+}
+
+func (s *poolStats) connRejected() {
+	s.rejectedConns.Add(1)
+	s.rejected.Inc()
+}
+
+// appendStats appends the reply to "stats": the pool's own figures, in
+// memcached's STAT format.
+func (p *pool) appendStats(dst []byte) []byte {
+	s := p.stats
+	u := func(name string, v uint64) { dst = memcache.AppendStat(dst, name, v) }
+	u("uptime", uint64(time.Since(s.started).Seconds()))
+	u("time", uint64(time.Now().Unix()))
+	u("curr_connections", uint64(max(s.currConns.Load(), 0)))
+	u("total_connections", uint64(s.totalConns.Load()))
+	u("rejected_connections", uint64(s.rejectedConns.Load()))
+	u("client_errors", s.clientErrs.Load())
+	var total uint64
+	for c := range s.cmds {
+		total += s.cmds[c].Load()
+	}
+	u("cmd_total", total)
+	u("cmd_get", s.cmds[memcache.CmdGet].Load()+s.cmds[memcache.CmdGets].Load()+s.cmds[memcache.CmdMetaGet].Load())
+	u("cmd_set", s.cmds[memcache.CmdSet].Load()+s.cmds[memcache.CmdMetaSet].Load())
+	u("cmd_touch", s.cmds[memcache.CmdTouch].Load())
+	live := p.place.Load().live
+	u("servers", uint64(len(p.backends)))
+	u("servers_live", uint64(len(live)))
+	for _, b := range p.backends {
+		prefix := "server:" + b.addr + ":"
+		u(prefix+"requests", b.requests.Load())
+		u(prefix+"errors", b.errors.Load())
+		u(prefix+"ejections", b.ejections.Load())
+		down := uint64(0)
+		if b.down.Load() {
+			down = 1
+		}
+		u(prefix+"down", down)
+	}
+	return append(dst, "END\r\n"...)
+}

@@ -1,0 +1,193 @@
+package proxy
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kolco-dev/kolco/compat/twemproxy"
+)
+
+// picker maps a key to an index into the live servers it was built over.
+type picker interface {
+	Index(key []byte) int
+}
+
+// placement is an immutable snapshot: the live servers and the picker over
+// them. Requests load it once; a health change publishes a new one.
+type placement struct {
+	pick picker
+	live []*backend
+}
+
+// pool is one configured pool: its servers, their placement and health.
+type pool struct {
+	name     string
+	cfg      *PoolConfig
+	backends []*backend
+	place    atomic.Pointer[placement]
+	log      *slog.Logger
+	met      *metrics
+	stats    *poolStats
+
+	// placeMu serializes rebuilds of the placement.
+	placeMu sync.Mutex
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // backend connections and the health loop
+
+	// refs counts requests in flight, plus closingBit once close begins;
+	// drained is closed when a closing pool has none left.
+	refs      atomic.Int64
+	drained   chan struct{}
+	drainOnce sync.Once
+}
+
+const closingBit = 1 << 40
+
+// atomicPool is the pool a listener currently serves.
+type atomicPool = atomic.Pointer[pool]
+
+// acquire counts a request in; it fails once the pool is closing, and the
+// caller then loads the listener's (new) pool again.
+func (p *pool) acquire() bool {
+	if p.refs.Add(1)&closingBit != 0 {
+		p.release()
+		return false
+	}
+	return true
+}
+
+// release counts a request out.
+func (p *pool) release() {
+	if p.refs.Add(-1) == closingBit {
+		p.drainOnce.Do(func() { close(p.drained) })
+	}
+}
+
+func newPool(name string, cfg *PoolConfig, log *slog.Logger, met *metrics) (*pool, error) {
+	p := &pool{name: name, cfg: cfg, log: log.With("pool", name), met: met, stats: met.forPool(name),
+		drained: make(chan struct{})}
+	for _, line := range cfg.Servers {
+		spec, err := twemproxy.ParseServer(line)
+		if err != nil {
+			return nil, err
+		}
+		p.backends = append(p.backends, newBackend(p, spec))
+	}
+	if err := p.rebuild(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// start runs the pool's goroutines; close stops them.
+func (p *pool) start() {
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	for _, b := range p.backends {
+		b.start(p.ctx, &p.wg)
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		p.healthLoop()
+	}()
+}
+
+// close waits for the requests in flight, then stops the pool.
+func (p *pool) close() {
+	if p.refs.Add(closingBit) == closingBit {
+		p.drainOnce.Do(func() { close(p.drained) })
+	}
+	<-p.drained
+	p.cancel()
+	p.wg.Wait()
+}
+
+// route returns the server that owns key, or nil when no server is live.
+func (p *pool) route(key []byte) *backend {
+	pl := p.place.Load()
+	if len(pl.live) == 0 {
+		return nil
+	}
+	return pl.live[pl.pick.Index(key)]
+}
+
+// rebuild publishes a placement over the live servers: all servers under
+// fail-fast, the servers not down under rehash (as twemproxy rebuilds its
+// continuum).
+func (p *pool) rebuild() error {
+	p.placeMu.Lock()
+	defer p.placeMu.Unlock()
+	live := make([]*backend, 0, len(p.backends))
+	for _, b := range p.backends {
+		if p.cfg.Ejection == EjectFailFast || !b.down.Load() {
+			live = append(live, b)
+		}
+	}
+	pl := &placement{live: live}
+	if len(live) > 0 {
+		specs := make([]twemproxy.Server, len(live))
+		for i, b := range live {
+			specs[i] = b.spec
+		}
+		pick, err := newPicker(p.cfg, specs)
+		if err != nil {
+			return err
+		}
+		pl.pick = pick
+	}
+	p.place.Store(pl)
+	return nil
+}
+
+// healthChanged is called when b goes down or comes back.
+func (p *pool) healthChanged(b *backend, up bool, cause error) {
+	if up {
+		p.log.Info("server restored", "server", b.addr)
+	} else {
+		p.log.Warn("server down", "server", b.addr, "policy", p.cfg.Ejection, "cause", cause)
+	}
+	if p.cfg.Ejection == EjectRehash {
+		if err := p.rebuild(); err != nil {
+			p.log.Error("placement rebuild failed", "err", err)
+		}
+	}
+}
+
+// healthLoop restores down servers: with probes, when a probe succeeds;
+// without, when their retry time has come (twemproxy's behaviour).
+func (p *pool) healthLoop() {
+	every := p.cfg.HealthCheck.Interval
+	if every <= 0 {
+		every = p.cfg.ServerRetryTimeout
+	}
+	t := time.NewTicker(max(ms(every), 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, b := range p.backends {
+			if !b.down.Load() {
+				continue
+			}
+			if p.cfg.HealthCheck.Interval < 0 {
+				if time.Now().After(b.retryTime()) {
+					b.restore()
+				}
+				continue
+			}
+			if err := b.probe(p.ctx, ms(p.cfg.HealthCheck.Timeout)); err == nil {
+				b.restore()
+			} else {
+				p.log.Debug("probe failed", "server", b.addr, "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package proxy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kolco-dev/kolco/proxy/memcache"
+)
+
+// TestCommands runs every classic command through the proxy to three
+// memcached servers and checks the replies memcached defines.
+func TestCommands(t *testing.T) {
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
+	s := startProxy(t, poolYAML("", ms...))
+	c := dial(t, s.Addr("p").String())
+	steps := []struct{ req, want string }{
+		{"set a 5 0 3\r\nabc\r\n", "STORED\r\n"},
+		{"get a\r\n", "VALUE a 5 3\r\nabc\r\nEND\r\n"},
+		{"add a 0 0 1\r\nx\r\n", "NOT_STORED\r\n"},
+		{"replace a 0 0 1\r\nx\r\n", "STORED\r\n"},
+		{"append a 0 0 2\r\nyz\r\n", "STORED\r\n"},
+		{"prepend a 0 0 1\r\nw\r\n", "STORED\r\n"},
+		{"get a\r\n", "VALUE a 0 4\r\nwxyz\r\nEND\r\n"},
+		{"replace nosuch 0 0 1\r\nx\r\n", "NOT_STORED\r\n"},
+		{"set n 0 0 2\r\n10\r\n", "STORED\r\n"},
+		{"incr n 5\r\n", "15\r\n"},
+		{"decr n 20\r\n", "0\r\n"},
+		{"incr nosuch 1\r\n", "NOT_FOUND\r\n"},
+		{"touch n 100\r\n", "TOUCHED\r\n"},
+		{"gat 100 n\r\n", "VALUE n 0 2\r\n0 \r\nEND\r\n"}, // memcached pads a decremented number
+		{"delete n\r\n", "DELETED\r\n"},
+		{"delete n\r\n", "NOT_FOUND\r\n"},
+		{"get n\r\n", "END\r\n"},
+		{"version\r\n", "VERSION " + Version + "\r\n"},
+		{"verbosity 1\r\n", "OK\r\n"},
+		{"flush_all\r\n", "SERVER_ERROR flush_all is refused by this proxy (set flush_all: broadcast)\r\n"},
+		{"bogus\r\n", "ERROR\r\n"},
+		{"get " + strings.Repeat("k", 251) + "\r\n", "CLIENT_ERROR bad command line format\r\n"},
+	}
+	for _, st := range steps {
+		if got := c.do(st.req); got != st.want {
+			t.Errorf("%q: got %q, want %q", st.req, got, st.want)
+		}
+	}
+	// cas with the unique value gets returned.
+	got := c.do("gets a\r\n")
+	var cas uint64
+	if _, err := fmt.Sscanf(got, "VALUE a 0 4 %d", &cas); err != nil {
+		t.Fatalf("gets: %q", got)
+	}
+	if got := c.do(fmt.Sprintf("cas a 0 0 1 %d\r\nq\r\n", cas)); got != "STORED\r\n" {
+		t.Errorf("cas: %q", got)
+	}
+	if got := c.do(fmt.Sprintf("cas a 0 0 1 %d\r\nq\r\n", cas)); got != "EXISTS\r\n" {
+		t.Errorf("second cas: %q", got)
+	}
+}
+
+// TestMultiGetMerged stores keys spread over three servers and reads them in
+// one get, with misses and a repeated key: the reply lists the hits in the
+// order of the request.
+func TestMultiGetMerged(t *testing.T) {
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
+	// md5 spreads these similar keys better than the default fnv1a_64.
+	s := startProxy(t, poolYAML("  hash: md5\n", ms...))
+	c := dial(t, s.Addr("p").String())
+	var keys []string
+	var want strings.Builder
+	for i := range 60 {
+		k := fmt.Sprintf("key:%d", i)
+		keys = append(keys, k)
+		if i%3 == 2 {
+			keys = append(keys, "miss:"+k)
+			continue
+		}
+		if got := c.do(fmt.Sprintf("set %s %d 0 %d\r\n%s\r\n", k, i, len(k), k)); got != "STORED\r\n" {
+			t.Fatal(got)
+		}
+	}
+	keys = append(keys, "key:0")
+	for _, k := range keys {
+		if strings.HasPrefix(k, "miss:") {
+			continue
+		}
+		var i int
+		fmt.Sscanf(k, "key:%d", &i)
+		if i%3 != 2 {
+			want.WriteString(string(memcache.AppendValue(nil, []byte(k), uint32(i), []byte(k), 0, false)))
+		}
+	}
+	want.WriteString("END\r\n")
+	if got := c.do("get " + strings.Join(keys, " ") + "\r\n"); got != want.String() {
+		t.Fatalf("merged get:\n got %q\nwant %q", got, want.String())
+	}
+	// The keys really are spread: every server holds some.
+	for _, m := range ms {
+		d := dial(t, m.addr)
+		if got := d.do("get " + strings.Join(keys, " ") + "\r\n"); !strings.HasPrefix(got, "VALUE") {
+			t.Errorf("server %s holds none of the keys", m.addr)
+		}
+	}
+}
+
+// TestPipelining sends many requests before reading any reply, with
+// noreply requests between them, and checks that replies come in order.
+func TestPipelining(t *testing.T) {
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
+	s := startProxy(t, poolYAML("", ms...))
+	c := dial(t, s.Addr("p").String())
+	var req, want strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&req, "set k%d 0 0 %d noreply\r\n%d\r\n", i, len(fmt.Sprint(i)), i)
+		fmt.Fprintf(&req, "get k%d k%d\r\n", i, i+1)
+		fmt.Fprintf(&want, "VALUE k%d 0 %d\r\n%d\r\nEND\r\n", i, len(fmt.Sprint(i)), i)
+		fmt.Fprintf(&req, "mn\r\n")
+		want.WriteString("MN\r\n")
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.send(req.String())
+	}()
+	var got strings.Builder
+	for range 300 {
+		got.WriteString(c.reply(memcache.CmdGet))
+		got.WriteString(c.reply(memcache.CmdMetaNoop))
+	}
+	<-done
+	if got.String() != want.String() {
+		t.Fatalf("pipelined replies differ:\n got %.300q\nwant %.300q", got.String(), want.String())
+	}
+}
