@@ -1,0 +1,57 @@
+// Package multiprobe places keys with multi-probe consistent hashing: one
+// point per node on a 64-bit ring, k probes per key, and the key goes to
+// the point that most closely follows any of its probes.
+//
+// It implements Ben Appleton and Michael O'Reilly, "Multi-Probe Consistent
+// Hashing" (arXiv:1505.00062, 2015). Where a classic ring buys balance with
+// many virtual nodes per node (memory), multi-probe buys it with probes per
+// lookup (time): with k = 21 the paper reports a peak-to-mean load ratio of
+// about 1.05 with one point per node.
+//
+// # Lookup cost
+//
+// O(k log N): one key hash, then for each of the k probes (default
+// [DefaultProbes] = 21) a 64-bit mix and a binary search over the points.
+// No lookup allocates.
+//
+// # Memory
+//
+// One uint64 point and one int32 owner per node (per point with weights),
+// plus the node set: about 12 bytes per node, against 12*V for a ring with
+// V virtual nodes.
+//
+// # Balance
+//
+// The most loaded node gets about (k+1)/k of the mean in expectation,
+// since the nodes whose point sits just after another's (a gap below about
+// 1/(kN) of the ring) give up share to the rest. This also means a few
+// nodes get far less than the mean: the paper bounds the peak, not the
+// trough. Measured with 21 probes: max/avg 1.05 at 10 nodes (20,000 keys)
+// and 1.13 at 100 nodes (400,000 keys), sampling noise included; the
+// property tests hold it to 1.15 times the sampling allowance.
+//
+// # Disruption
+//
+// Minimal. A new point can only shorten probe distances, so a key moves
+// only onto the new node; a removed point only lengthens the distances of
+// probes that led to it, so only its keys move.
+//
+// # Weights
+//
+// By points: a node of weight w has [Points](w) points (w rounded to the
+// nearest integer, at least 1), each behaving like a node of weight 1.
+// Shares follow the weights within the per-point imbalance described
+// above (about 10% at 8 nodes); fractional weights count only as rounded.
+//
+// # Replicas
+//
+// [MultiProbe.LocateN] returns the owner, then the nodes of the next points
+// clockwise from the owner's point, skipping nodes already chosen: distinct,
+// prefix-stable, and every node once for n above the node count.
+//
+// # Arbitrary removal
+//
+// Any node can be removed; the placement depends only on the node set.
+// Equal distances (a 64-bit coincidence) go to the earlier probe, and
+// equal points to the node with the lower ID.
+package multiprobe

@@ -1,0 +1,86 @@
+package multiprobe
+
+import (
+	"fmt"
+
+	"github.com/kolco-dev/kolco"
+)
+
+// successor returns the index of the first point at or after pos,
+// wrapping to 0 past the last point.
+func (s *snapshot) successor(pos uint64) int {
+	lo, hi := 0, len(s.points)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if s.points[mid] < pos {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == len(s.points) {
+		return 0
+	}
+	return lo
+}
+
+// winner returns the index of the point closest after any of the key's
+// probes; on equal distances the earlier probe wins.
+func (m *MultiProbe) winner(s *snapshot, key string) int {
+	kh := m.hash(key)
+	best, bi := uint64(0), -1
+	for i := range m.probes {
+		p := spread(kh, i)
+		j := s.successor(p)
+		// Unsigned subtraction measures the clockwise distance, wrap
+		// included.
+		if d := s.points[j] - p; bi < 0 || d < best {
+			best, bi = d, j
+		}
+	}
+	return bi
+}
+
+// Locate returns the owner of key: the node whose point follows one of the
+// key's probes most closely. The error is kolco.ErrNoNodes when the
+// placement has no nodes.
+func (m *MultiProbe) Locate(key string) (kolco.Node, error) {
+	s := m.snap.Load()
+	if len(s.points) == 0 {
+		return kolco.Node{}, kolco.ErrNoNodes
+	}
+	return s.set.At(int(s.owner[m.winner(s, key)])), nil
+}
+
+// LocateN appends up to n distinct owners of key to dst: the owner, then
+// the nodes of the following points clockwise from the owner's point,
+// skipping nodes already chosen. When n exceeds the number of nodes every
+// node is appended once. The error is kolco.ErrBadCount when n < 1 and
+// kolco.ErrNoNodes without nodes.
+func (m *MultiProbe) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
+	if n < 1 {
+		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
+	}
+	s := m.snap.Load()
+	if len(s.points) == 0 {
+		return dst, kolco.ErrNoNodes
+	}
+	n = min(n, s.set.Len())
+	start, w := len(dst), m.winner(s, key)
+	for i := 0; i < len(s.points) && len(dst)-start < n; i++ {
+		node := s.set.At(int(s.owner[(w+i)%len(s.points)]))
+		if !chosen(dst[start:], node.ID) {
+			dst = append(dst, node)
+		}
+	}
+	return dst, nil
+}
+
+func chosen(nodes []kolco.Node, id string) bool {
+	for i := range nodes {
+		if nodes[i].ID == id {
+			return true
+		}
+	}
+	return false
+}

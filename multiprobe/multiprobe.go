@@ -1,0 +1,164 @@
+package multiprobe
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
+	"github.com/kolco-dev/kolco/keyhash"
+)
+
+// DefaultProbes is the probe count of the zero [Config]: the paper's choice,
+// which brings the peak-to-mean load ratio to about 1.05.
+const DefaultProbes = 21
+
+// MaxProbes bounds Config.Probes; lookups cost O(Probes * log points).
+const MaxProbes = 1024
+
+// MaxPoints bounds the total number of points (the sum of rounded weights).
+const MaxPoints = 1 << 22
+
+// Config holds the settings of a [MultiProbe]. The zero value means the
+// documented defaults.
+type Config struct {
+	// Hash hashes keys and node IDs. Nil means keyhash.XXH3.
+	Hash keyhash.Func
+	// Probes is the number of probes per lookup, k in the paper. Zero
+	// means [DefaultProbes]; it must not be negative or above [MaxProbes].
+	Probes int
+}
+
+// MultiProbe is a multi-probe consistent hash ring. It is safe for
+// concurrent use.
+type MultiProbe struct {
+	hash   keyhash.Func
+	probes int
+	mu     sync.Mutex // serializes writers
+	snap   atomic.Pointer[snapshot]
+}
+
+// snapshot is an immutable state; a change builds a new one.
+type snapshot struct {
+	set    nodeset.Set
+	points []uint64 // sorted ring positions
+	owner  []int32  // node index (in set) of each point
+}
+
+// New returns a placement over nodes. The error wraps kolco.ErrBadConfig
+// for a probe count out of range, and kolco.ErrBadNodeID,
+// kolco.ErrDuplicateNode or kolco.ErrBadWeight (also when the rounded
+// weights sum to more than [MaxPoints]). An empty set is allowed: lookups
+// then fail with kolco.ErrNoNodes until nodes are added.
+func New(nodes []kolco.Node, cfg Config) (*MultiProbe, error) {
+	if cfg.Probes < 0 || cfg.Probes > MaxProbes {
+		return nil, fmt.Errorf("%w: multiprobe: Probes %d not in 0..%d", kolco.ErrBadConfig, cfg.Probes, MaxProbes)
+	}
+	m := &MultiProbe{hash: cfg.Hash, probes: cfg.Probes}
+	if m.hash == nil {
+		m.hash = keyhash.XXH3
+	}
+	if m.probes == 0 {
+		m.probes = DefaultProbes
+	}
+	set, err := nodeset.New(nodes)
+	if err != nil {
+		return nil, err
+	}
+	s, err := m.newSnapshot(set)
+	if err != nil {
+		return nil, err
+	}
+	m.snap.Store(s)
+	return m, nil
+}
+
+// Points returns how many points a node of weight w gets: w rounded to the
+// nearest integer, at least 1.
+func Points(w float64) int {
+	return int(max(1, math.Round(min(w, MaxPoints+1))))
+}
+
+// mix is MurmurHash3's 64-bit finalizer.
+func mix(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// spread derives the i-th of a family of hashes from h: point i of a node,
+// probe i of a key.
+func spread(h uint64, i int) uint64 { return mix(h + uint64(i)*0x9e3779b97f4a7c15) }
+
+func (m *MultiProbe) newSnapshot(set nodeset.Set) (*snapshot, error) {
+	total := 0
+	for i := range set.Len() {
+		if total += Points(set.At(i).EffectiveWeight()); total > MaxPoints {
+			return nil, fmt.Errorf("%w: weights sum to more than %d points", kolco.ErrBadWeight, MaxPoints)
+		}
+	}
+	type pt struct {
+		pos   uint64
+		owner int32
+	}
+	pts := make([]pt, 0, total)
+	for i := range set.Len() {
+		h := m.hash(set.At(i).ID)
+		for j := range Points(set.At(i).EffectiveWeight()) {
+			pts = append(pts, pt{spread(h, j), int32(i)})
+		}
+	}
+	// Equal positions are ordered by owner, that is by node ID, so that
+	// the ring does not depend on the order of the nodes.
+	slices.SortFunc(pts, func(a, b pt) int {
+		return cmp.Or(cmp.Compare(a.pos, b.pos), cmp.Compare(a.owner, b.owner))
+	})
+	s := &snapshot{set: set, points: make([]uint64, total), owner: make([]int32, total)}
+	for i, p := range pts {
+		s.points[i], s.owner[i] = p.pos, p.owner
+	}
+	return s, nil
+}
+
+// Nodes returns a copy of the node set, sorted by ID.
+func (m *MultiProbe) Nodes() []kolco.Node { return m.snap.Load().set.Nodes() }
+
+// Add adds nodes. The error wraps kolco.ErrDuplicateNode,
+// kolco.ErrBadNodeID or kolco.ErrBadWeight; on error nothing changes.
+func (m *MultiProbe) Add(nodes ...kolco.Node) error {
+	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Add(nodes...) })
+}
+
+// Remove removes the nodes with the given IDs. The error wraps
+// kolco.ErrUnknownNode; on error nothing changes.
+func (m *MultiProbe) Remove(ids ...string) error {
+	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Remove(ids...) })
+}
+
+// Reweight sets the weight of one node. The error wraps
+// kolco.ErrUnknownNode or kolco.ErrBadWeight; on error nothing changes.
+func (m *MultiProbe) Reweight(id string, weight float64) error {
+	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Reweight(id, weight) })
+}
+
+func (m *MultiProbe) change(f func(nodeset.Set) (nodeset.Set, error)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	set, err := f(m.snap.Load().set)
+	if err != nil {
+		return err
+	}
+	s, err := m.newSnapshot(set)
+	if err != nil {
+		return err
+	}
+	m.snap.Store(s)
+	return nil
+}

@@ -1,0 +1,124 @@
+package multiprobe_test
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/keyhash"
+	"github.com/kolco-dev/kolco/kolcotest"
+	"github.com/kolco-dev/kolco/multiprobe"
+)
+
+func algorithm(cfg multiprobe.Config) kolcotest.Algorithm {
+	return kolcotest.Algorithm{
+		Name:             "multiprobe",
+		New:              func(nodes []kolco.Node) (kolco.Placement, error) { return multiprobe.New(nodes, cfg) },
+		OrderIndependent: true,
+		MinimalAdd:       true,
+		MinimalRemove:    true,
+		Weighted:         true,
+		// Weights by points inherit the per-point imbalance (see doc.go).
+		WeightTolerance: 0.15,
+		Balance:         func(int) float64 { return 1.15 },
+	}
+}
+
+func TestProperties(t *testing.T) { kolcotest.Run(t, algorithm(multiprobe.Config{})) }
+
+func TestPropertiesFewProbes(t *testing.T) {
+	a := algorithm(multiprobe.Config{Probes: 3})
+	a.Balance = nil // three probes leave the ring's imbalance largely in place
+	a.WeightTolerance = 0.5
+	a.Name = "multiprobe/k=3"
+	kolcotest.Run(t, a)
+}
+
+func FuzzOps(f *testing.F) {
+	kolcotest.FuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) { kolcotest.Ops(t, algorithm(multiprobe.Config{}), data) })
+}
+
+func BenchmarkMultiProbe(b *testing.B) { kolcotest.Benchmark(b, algorithm(multiprobe.Config{})) }
+
+func TestBadConfig(t *testing.T) {
+	for _, p := range []int{-1, multiprobe.MaxProbes + 1} {
+		if _, err := multiprobe.New(nil, multiprobe.Config{Probes: p}); !errors.Is(err, kolco.ErrBadConfig) {
+			t.Errorf("Probes %d: error %v, want ErrBadConfig", p, err)
+		}
+	}
+	if _, err := multiprobe.New([]kolco.Node{{ID: "a", Weight: multiprobe.MaxPoints + 1}}, multiprobe.Config{}); !errors.Is(err, kolco.ErrBadWeight) {
+		t.Errorf("too many points: error %v, want ErrBadWeight", err)
+	}
+}
+
+// reference is multi-probe consistent hashing written out by brute force:
+// every probe is compared with every point by clockwise distance.
+func reference(nodes []kolco.Node, key string, probes int) string {
+	kh := keyhash.XXH3(key)
+	best, owner := uint64(math.MaxUint64), ""
+	first := true
+	for i := range probes {
+		p := fmix(kh + uint64(i)*0x9e3779b97f4a7c15)
+		for _, n := range nodes {
+			reps := max(1, int(math.Round(n.EffectiveWeight())))
+			for j := range reps {
+				d := fmix(keyhash.XXH3(n.ID)+uint64(j)*0x9e3779b97f4a7c15) - p
+				// Strictly closer only: on a tie the earlier probe wins.
+				if first || d < best {
+					best, owner, first = d, n.ID, false
+				}
+			}
+		}
+	}
+	return owner
+}
+
+// fmix is MurmurHash3's 64-bit finalizer as published by Austin Appleby.
+func fmix(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	k ^= k >> 33
+	return k
+}
+
+func TestKnownAnswers(t *testing.T) {
+	weighted := kolcotest.Nodes(15)
+	for i := range weighted {
+		weighted[i].Weight = float64(1 + i%4)
+	}
+	for name, nodes := range map[string][]kolco.Node{
+		"one": kolcotest.Nodes(1), "two": kolcotest.Nodes(2), "fifty": kolcotest.Nodes(50), "weighted": weighted,
+	} {
+		for _, probes := range []int{1, 5, 21} {
+			m, err := multiprobe.New(nodes, multiprobe.Config{Probes: probes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range kolcotest.Keys(400) {
+				got, _ := m.Locate(k)
+				if want := reference(nodes, k, probes); got.ID != want {
+					t.Fatalf("%s, %d probes: Locate(%q) = %s, reference %s", name, probes, k, got.ID, want)
+				}
+			}
+		}
+	}
+}
+
+// TestPinned pins a fingerprint of the placement (the package's own output,
+// recorded when it was written) so that a change of hashing shows up.
+func TestPinned(t *testing.T) {
+	m, _ := multiprobe.New(kolcotest.Nodes(10), multiprobe.Config{})
+	h := uint64(14695981039346656037)
+	for _, k := range kolcotest.Keys(1000) {
+		n, _ := m.Locate(k)
+		h = (h ^ keyhash.FNV1a(n.ID)) * 1099511628211
+	}
+	const want = 0x5dc557b2851a8ffe
+	if h != want {
+		t.Errorf("fingerprint %#x, pinned %#x", h, uint64(want))
+	}
+}
