@@ -191,3 +191,22 @@ func without(nodes []kolco.Node, id string) []kolco.Node {
 	}
 	return out
 }
+
+// Fingerprint returns a 64-bit FNV-1a digest of the owners of the keys
+// "key:0" .. "key:<keys-1>" (their IDs, each followed by a zero byte), for
+// pinned golden values that catch any change of placement between
+// releases, processes or machines.
+func Fingerprint(p kolco.Placement, keys int) (uint64, error) {
+	h := uint64(14695981039346656037)
+	for _, k := range Keys(keys) {
+		n, err := p.Locate(k)
+		if err != nil {
+			return 0, err
+		}
+		for i := 0; i < len(n.ID); i++ {
+			h = (h ^ uint64(n.ID[i])) * 1099511628211
+		}
+		h *= 1099511628211 // the zero byte: h ^ 0 == h
+	}
+	return h, nil
+}
