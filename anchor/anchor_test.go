@@ -316,3 +316,34 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// FuzzNew builds anchors of arbitrary capacity and size and looks keys up:
+// errors are sentinels, and a built anchor answers with members only.
+func FuzzNew(f *testing.F) {
+	f.Add(0, 0, "k")
+	f.Add(1, 1, "")
+	f.Add(3, 5, "x") // more nodes than capacity
+	f.Add(-4, 2, "y")
+	f.Add(MaxCapacity+1, 1, "z")
+	f.Fuzz(func(t *testing.T, capacity, n int, key string) {
+		capacity = capacity % (1 << 12)
+		nodes := mkNodes(max(0, n%100))
+		h, err := New(nodes, Config{Capacity: capacity})
+		if err != nil {
+			if !errors.Is(err, kolco.ErrBadConfig) {
+				t.Fatalf("New(%d nodes, capacity %d): %v", len(nodes), capacity, err)
+			}
+			return
+		}
+		got, err := h.LocateN(nil, key, len(nodes)+1)
+		if len(nodes) == 0 {
+			if !errors.Is(err, kolco.ErrNoNodes) {
+				t.Fatalf("LocateN on empty anchor: %v", err)
+			}
+			return
+		}
+		if err != nil || len(got) != len(nodes) {
+			t.Fatalf("LocateN listed %d of %d nodes: %v", len(got), len(nodes), err)
+		}
+	})
+}

@@ -107,3 +107,38 @@ func checkLocateN(t *testing.T, m *Map, key string, n int) error {
 	}
 	return nil
 }
+
+// FuzzFromRanges reads triples (first, last, node) from data as a slot map
+// over 64 slots: any error must be a sentinel, and an accepted map must
+// give every slot the owner the ranges named.
+func FuzzFromRanges(f *testing.F) {
+	f.Add([]byte{})         // no ranges: an error with nodes
+	f.Add([]byte{0, 63, 0}) // one node owns all
+	f.Add([]byte{0, 31, 0, 32, 63, 1})
+	f.Add([]byte{0, 40, 0, 30, 63, 1}) // overlap
+	f.Add([]byte{5, 4, 0})             // reversed
+	f.Fuzz(func(t *testing.T, data []byte) {
+		nodes := []kolco.Node{{ID: "a"}, {ID: "b"}, {ID: "c"}}
+		var ranges []Range
+		for i := 0; i+2 < len(data) && i < 300; i += 3 {
+			ranges = append(ranges, Range{int(int8(data[i])), int(int8(data[i+1])), string(rune('a' + data[i+2]%4))})
+		}
+		m, err := FromRanges(nodes, ranges, Config{Count: 64})
+		if err != nil {
+			if !isSentinel(err) {
+				t.Fatalf("error %v wraps no sentinel", err)
+			}
+			return
+		}
+		for _, r := range ranges {
+			for s := r.First; s <= r.Last; s++ {
+				if nd, _ := m.Owner(s); nd.ID != r.ID {
+					t.Fatalf("slot %d owned by %s, ranges say %s", s, nd.ID, r.ID)
+				}
+			}
+		}
+		if _, err := m.Rebalance(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
