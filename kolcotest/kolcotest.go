@@ -76,7 +76,33 @@ type Algorithm struct {
 	MaxNodes int
 }
 
-// Run runs the whole suite as subtests of t.
+// Run runs the whole suite as subtests of t:
+//
+//   - Empty: New(nil) fails with kolco.ErrNoNodes or gives lookups that do.
+//   - BadNodes: New rejects empty IDs, duplicates and bad weights with the
+//     matching sentinel.
+//   - Determinism: two instances built alike agree on every key, twice.
+//   - Payload: Nodes is sorted, a copy, and carries Addr; so does Locate.
+//   - Replicas: LocateN is distinct, starts with Locate, grows by
+//     extension (n is a prefix of n+1), returns every node once for n above
+//     the node count, and appends to dst.
+//   - BadCount: n < 1 fails with kolco.ErrBadCount.
+//   - OrderIndependence (if promised): shuffled slices and, for a
+//     Membership, shuffled Add calls with a removal and re-add give the
+//     same placement.
+//   - DisruptionAdd, DisruptionRemove: keys move only onto an added node and
+//     only off a removed one (first, middle, last), if promised, plus a
+//     40-step add/remove churn for a Membership; the moved share is
+//     always logged and held to MaxMovedAdd/MaxMovedRemove if set.
+//   - Balance: max/avg load at 10, 100 and 1000 nodes within Balance times
+//     [SamplingAllowance].
+//   - Weights: shares follow weights (also after Reweight), or weights are
+//     rejected or ignored by an unweighted algorithm.
+//   - ZeroAllocs: Locate and LocateN into a slice with room allocate
+//     nothing.
+//   - Membership (if implemented): every failed change wraps the right
+//     sentinel and changes nothing; removing every node gives
+//     kolco.ErrNoNodes; readers run against a writer (use -race).
 func Run(t *testing.T, a Algorithm) {
 	t.Helper()
 	if a.New == nil {
