@@ -136,14 +136,18 @@ func testDisruptionRemove(t *testing.T, a Algorithm) {
 // one Membership and checks minimal disruption at every step, so that
 // history-dependent algorithms are checked after removals too.
 func testChurn(t *testing.T, a Algorithm, keys []string) {
-	pool := Nodes(30)
-	p := build(t, a, pool[:12])
+	total := 30
+	if a.MaxNodes > 0 {
+		total = min(total, a.MaxNodes)
+	}
+	pool, start := Nodes(total), max(1, total*2/5)
+	p := build(t, a, pool[:start])
 	m, ok := p.(kolco.Membership)
 	if !ok {
 		return
 	}
 	in := map[string]bool{}
-	for _, n := range pool[:12] {
+	for _, n := range pool[:start] {
 		in[n.ID] = true
 	}
 	r := rand.New(rand.NewPCG(3, 4))

@@ -10,16 +10,13 @@ import (
 	"github.com/kolco-dev/kolco"
 )
 
-// sentinels are the errors a placement may return.
-var sentinels = []error{
-	kolco.ErrNoNodes, kolco.ErrDuplicateNode, kolco.ErrUnknownNode, kolco.ErrBadWeight,
-	kolco.ErrBadNodeID, kolco.ErrBadCount, kolco.ErrBadConfig,
-}
-
 // IsSentinel reports whether err wraps one of the root package's sentinel
-// errors.
-func IsSentinel(err error) bool {
-	for _, s := range sentinels {
+// errors or one of extra.
+func IsSentinel(err error, extra ...error) bool {
+	for _, s := range append([]error{
+		kolco.ErrNoNodes, kolco.ErrDuplicateNode, kolco.ErrUnknownNode, kolco.ErrBadWeight,
+		kolco.ErrBadNodeID, kolco.ErrBadCount, kolco.ErrBadConfig,
+	}, extra...) {
 		if errors.Is(err, s) {
 			return true
 		}
@@ -55,7 +52,7 @@ func Ops(t *testing.T, a Algorithm, data []byte) {
 	p, err := a.New(nil)
 	model := map[string]bool{}
 	if err != nil {
-		if !IsSentinel(err) {
+		if !IsSentinel(err, a.Errors...) {
 			t.Fatalf("New(nil): non-sentinel error %v", err)
 		}
 		if p, err = a.New([]kolco.Node{{ID: "n0"}}); err != nil {
@@ -76,17 +73,17 @@ func Ops(t *testing.T, a Algorithm, data []byte) {
 			if op == 5 {
 				nodes = append(nodes, r.node(), r.node())
 			}
-			applied(t, p, model, m.Add(nodes...), func() {
+			applied(t, a, p, model, m.Add(nodes...), func() {
 				for _, n := range nodes {
 					model[n.ID] = true
 				}
 			})
 		case 1:
 			ids := []string{r.id()}
-			applied(t, p, model, m.Remove(ids...), func() { delete(model, ids[0]) })
+			applied(t, a, p, model, m.Remove(ids...), func() { delete(model, ids[0]) })
 		case 2:
 			id, w := r.id(), r.weight()
-			applied(t, p, model, m.Reweight(id, w), func() {})
+			applied(t, a, p, model, m.Reweight(id, w), func() {})
 		case 3:
 			checkLocate(t, p, model, r.key())
 		case 4:
@@ -95,11 +92,11 @@ func Ops(t *testing.T, a Algorithm, data []byte) {
 	}
 }
 
-func applied(t *testing.T, p kolco.Placement, model map[string]bool, err error, apply func()) {
+func applied(t *testing.T, a Algorithm, p kolco.Placement, model map[string]bool, err error, apply func()) {
 	t.Helper()
 	if err == nil {
 		apply()
-	} else if !IsSentinel(err) {
+	} else if !IsSentinel(err, a.Errors...) {
 		t.Fatalf("change: non-sentinel error %v", err)
 	}
 	got := ids(p.Nodes())

@@ -72,8 +72,14 @@ type Algorithm struct {
 	SkipAllocs bool
 
 	// MaxNodes is the largest node count the algorithm supports; larger
-	// balance sizes are skipped. Zero means no limit.
+	// balance sizes are skipped and the membership checks stay within it.
+	// Zero means no limit.
 	MaxNodes int
+
+	// Errors lists sentinel errors of the algorithm's own package that a
+	// membership change may return besides the root ones (such as a
+	// capacity error); [Ops] accepts them.
+	Errors []error
 }
 
 // Run runs the whole suite as subtests of t:

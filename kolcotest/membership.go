@@ -117,8 +117,15 @@ func testRemoveAll(t *testing.T, a Algorithm) {
 // testConcurrent runs readers against a writer; run it under -race. Each
 // reader checks that every answer is a node that was ever a member.
 func testConcurrent(t *testing.T, a Algorithm) {
-	pool := Nodes(24)
-	p, m := membership(t, a, pool[:8])
+	total := 24
+	if a.MaxNodes > 0 {
+		total = min(total, a.MaxNodes)
+	}
+	if total < 2 {
+		t.Skip("needs room for two nodes")
+	}
+	pool, start := Nodes(total), max(1, total/3)
+	p, m := membership(t, a, pool[:start])
 	valid := map[string]bool{}
 	for _, n := range pool {
 		valid[n.ID] = true
@@ -147,7 +154,7 @@ func testConcurrent(t *testing.T, a Algorithm) {
 			}
 		}()
 	}
-	writer(t, m, pool)
+	writer(t, m, pool, start)
 	stop.Store(true)
 	wg.Wait()
 	close(errs)
@@ -156,11 +163,12 @@ func testConcurrent(t *testing.T, a Algorithm) {
 	}
 }
 
-// writer applies a fixed sequence of changes that never empties the set.
-func writer(t *testing.T, m kolco.Membership, pool []kolco.Node) {
+// writer applies a fixed sequence of changes that never empties the set:
+// pool[:start] are members, the others come and go.
+func writer(t *testing.T, m kolco.Membership, pool []kolco.Node, start int) {
 	t.Helper()
 	for i := range 200 {
-		n := pool[8+i%16]
+		n := pool[start+i%(len(pool)-start)]
 		if err := m.Add(n); err != nil {
 			t.Errorf("Add(%s): %v", n.ID, err)
 			return
@@ -169,10 +177,10 @@ func writer(t *testing.T, m kolco.Membership, pool []kolco.Node) {
 			t.Errorf("Reweight(%s): %v", n.ID, err)
 		}
 		if i%3 == 0 {
-			if err := m.Remove(pool[i%8].ID); err != nil {
+			if err := m.Remove(pool[i%start].ID); err != nil {
 				t.Errorf("Remove: %v", err)
 			}
-			if err := m.Add(pool[i%8]); err != nil {
+			if err := m.Add(pool[i%start]); err != nil {
 				t.Errorf("re-Add: %v", err)
 			}
 		}
