@@ -121,14 +121,24 @@ func TestNutcracker(t *testing.T) {
 	t.Logf("%d configurations, %d keys", len(ncCases), total)
 }
 
-// runNutcracker starts nutcracker on a pool of the given server lines and
-// stores every key through it.
+// runNutcracker starts nutcracker on a memcached pool of the given server
+// lines and stores every key through it.
 func runNutcracker(t *testing.T, nc string, cfg twemproxy.Config, lines []string, keys [][]byte, value string) {
+	t.Helper()
+	listen := startNutcracker(t, nc, cfg, lines, "")
+	if err := dialMC(t, listen).setAll(keys, value); err != nil {
+		t.Fatalf("set through nutcracker: %v\n%s", err, strings.Join(lines, "\n"))
+	}
+}
+
+// startNutcracker starts nutcracker on one pool and returns its port; extra
+// is added to the pool's settings.
+func startNutcracker(t *testing.T, nc string, cfg twemproxy.Config, lines []string, extra string) int {
 	t.Helper()
 	dir := t.TempDir()
 	listen, stats := freePort(t), freePort(t)
 	var y strings.Builder
-	fmt.Fprintf(&y, "pool:\n  listen: 127.0.0.1:%d\n  timeout: 5000\n  auto_eject_hosts: false\n", listen)
+	fmt.Fprintf(&y, "pool:\n  listen: 127.0.0.1:%d\n  timeout: 5000\n  auto_eject_hosts: false\n%s", listen, extra)
 	if cfg.Hash != "" {
 		fmt.Fprintf(&y, "  hash: %s\n", cfg.Hash)
 	}
@@ -144,9 +154,7 @@ func runNutcracker(t *testing.T, nc string, cfg twemproxy.Config, lines []string
 	}
 	conf := writeFile(t, dir, "nc.yml", y.String())
 	start(t, listen, nc, "-c", conf, "-o", dir+"/nc.log", "-a", "127.0.0.1", "-s", strconv.Itoa(stats), "-p", dir+"/nc.pid")
-	if err := dialMC(t, listen).setAll(keys, value); err != nil {
-		t.Fatalf("set through nutcracker: %v\n%s", err, y.String())
-	}
+	return listen
 }
 
 // compareBackends asks each backend which keys it holds with value and

@@ -46,6 +46,12 @@ func freePort(t *testing.T) int {
 // connections (at most 5 s, polling every 10 ms).
 func start(t *testing.T, port int, name string, args ...string) {
 	t.Helper()
+	startOn(t, "tcp", "127.0.0.1:"+strconv.Itoa(port), name, args...)
+}
+
+// startOn is start for any network address.
+func startOn(t *testing.T, network, addr string, name string, args ...string) {
+	t.Helper()
 	cmd := exec.Command(name, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -60,7 +66,7 @@ func start(t *testing.T, port int, name string, args ...string) {
 	})
 	deadline := time.Now().Add(5 * time.Second)
 	for attempt := 0; attempt < 500; attempt++ {
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
+		c, err := net.DialTimeout(network, addr, time.Second)
 		if err == nil {
 			c.Close()
 			return
@@ -75,7 +81,7 @@ func start(t *testing.T, port int, name string, args ...string) {
 			break
 		}
 	}
-	t.Fatalf("%s did not listen on port %d", name, port)
+	t.Fatalf("%s did not listen on %s", name, addr)
 }
 
 // mcConn is a minimal memcached text-protocol client.
@@ -87,7 +93,12 @@ type mcConn struct {
 
 func dialMC(t *testing.T, port int) *mcConn {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 2*time.Second)
+	return dialMCOn(t, "tcp", "127.0.0.1:"+strconv.Itoa(port))
+}
+
+func dialMCOn(t *testing.T, network, addr string) *mcConn {
+	t.Helper()
+	c, err := net.DialTimeout(network, addr, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
