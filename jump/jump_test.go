@@ -3,6 +3,7 @@ package jump_test
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
@@ -131,5 +132,40 @@ func TestPinned(t *testing.T) {
 	const want = 0x88212536446a6d3e
 	if got != want {
 		t.Errorf("fingerprint %#x, pinned %#x", got, uint64(want))
+	}
+}
+
+// TestHistory checks the two documented consequences of tying nodes to
+// buckets: removing a node and adding it back restores every key, while
+// the same final set reached another way may place keys differently.
+func TestHistory(t *testing.T) {
+	nodes := kolcotest.Nodes(8)
+	keys := kolcotest.Keys(2000)
+	owners := func(j *jump.Jump) []string {
+		out := make([]string, len(keys))
+		for i, k := range keys {
+			n, _ := j.Locate(k)
+			out[i] = n.ID
+		}
+		return out
+	}
+	j, _ := jump.New(nodes, jump.Config{})
+	want := owners(j)
+	_ = j.Remove("node-3")
+	_ = j.Add(nodes[3])
+	if got := owners(j); !slices.Equal(got, want) {
+		t.Fatal("remove then re-add did not restore the placement")
+	}
+
+	// node-3 leaves and node-x joins: node-x takes node-3's bucket. A
+	// fresh build of the same set puts node-x on the last bucket.
+	_ = j.Remove("node-3")
+	_ = j.Add(kolco.Node{ID: "node-x"})
+	fresh, _ := jump.New(append(slices.Clone(nodes[:3]), append(slices.Clone(nodes[4:]), kolco.Node{ID: "node-x"})...), jump.Config{})
+	if slices.Equal(owners(j), owners(fresh)) {
+		t.Fatal("history made no difference; the doc says it can")
+	}
+	if total, working := j.Buckets(); total != 8 || working != 8 {
+		t.Fatalf("Buckets() = %d, %d; want 8, 8", total, working)
 	}
 }
