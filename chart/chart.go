@@ -1,0 +1,251 @@
+// Package chart draws the simulator's results - load per node, moved share
+// and spread against the number of virtual nodes with the theory's curve,
+// algorithms side by side - as SVG or PNG files, with gonum.org/v1/plot.
+//
+// It is a presentation package for the kolco command: the library
+// packages never import it. The closed forms it draws beside measurements
+// come from Karger et al., "Consistent Hashing and Random Trees" (STOC
+// 1997), as computed by package sim.
+package chart
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// ErrFormat is returned for a file name whose extension is neither .svg
+// nor .png.
+var ErrFormat = errors.New("chart: file name must end in .svg or .png")
+
+// ErrEmpty is returned for a chart without data.
+var ErrEmpty = errors.New("chart: nothing to draw")
+
+// Chart is a chart that can be drawn: a [Lines] or a [Bars].
+type Chart interface {
+	plot() (*plot.Plot, error)
+}
+
+// Series is one line of a [Lines] chart.
+type Series struct {
+	Name string
+	X, Y []float64
+	// Theory draws the series dashed, without point marks: a closed form
+	// beside the measurements.
+	Theory bool
+}
+
+// Lines is a chart of series against a numeric x axis, such as the spread
+// against the number of virtual nodes.
+type Lines struct {
+	Title, XLabel, YLabel string
+	// LogX and LogY draw the axes on a log scale (values must be > 0).
+	LogX, LogY bool
+	// Percent labels the y axis in percent (values are shares, 0.05 = 5%).
+	Percent bool
+	Series  []Series
+}
+
+// Group is one colour of a [Bars] chart: a value per category.
+type Group struct {
+	Name   string
+	Values []float64
+}
+
+// Bars is a grouped bar chart: for each category (a node, an algorithm)
+// one bar per group (before/after, one per algorithm).
+type Bars struct {
+	Title, YLabel string
+	Percent       bool
+	Categories    []string
+	Groups        []Group
+}
+
+// percentTicks labels shares as percentages.
+type percentTicks struct{}
+
+func (percentTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.4f", ticks[i].Value*100), "0"), ".") + "%"
+		}
+	}
+	return ticks
+}
+
+func (c Lines) plot() (*plot.Plot, error) {
+	if len(c.Series) == 0 {
+		return nil, ErrEmpty
+	}
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = c.Title, c.XLabel, c.YLabel
+	if c.LogX {
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	}
+	if c.LogY {
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	} else if c.Percent {
+		p.Y.Tick.Marker = percentTicks{}
+	}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	measured := 0
+	for _, s := range c.Series {
+		if len(s.X) != len(s.Y) || len(s.X) == 0 {
+			return nil, fmt.Errorf("%w: series %q has %d x and %d y values", ErrEmpty, s.Name, len(s.X), len(s.Y))
+		}
+		xys := make(plotter.XYs, len(s.X))
+		for i := range s.X {
+			xys[i].X, xys[i].Y = s.X[i], s.Y[i]
+			if math.IsNaN(s.Y[i]) || math.IsInf(s.Y[i], 0) {
+				return nil, fmt.Errorf("%w: series %q has a non-finite value", ErrEmpty, s.Name)
+			}
+		}
+		line, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, err
+		}
+		line.Width = vg.Points(1.5)
+		if s.Theory {
+			line.Color = color.Gray{Y: 90}
+			line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			p.Add(line)
+			p.Legend.Add(s.Name, line)
+			continue
+		}
+		line.Color = plotutil.Color(measured)
+		pts, err := plotter.NewScatter(xys)
+		if err != nil {
+			return nil, err
+		}
+		pts.Color, pts.Shape = line.Color, plotutil.Shape(measured)
+		measured++
+		p.Add(line, pts)
+		p.Legend.Add(s.Name, line, pts)
+	}
+	return p, nil
+}
+
+func (c Bars) plot() (*plot.Plot, error) {
+	if len(c.Groups) == 0 || len(c.Categories) == 0 {
+		return nil, ErrEmpty
+	}
+	p := plot.New()
+	p.Title.Text, p.Y.Label.Text = c.Title, c.YLabel
+	if c.Percent {
+		p.Y.Tick.Marker = percentTicks{}
+	}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	// Bars share the width of one category, whatever the count, so that
+	// 100 nodes still fit the page.
+	slot := vg.Points(math.Max(2, math.Min(40, 480/float64(len(c.Categories)))))
+	width := slot / vg.Length(len(c.Groups)+1)
+	for i, g := range c.Groups {
+		if len(g.Values) != len(c.Categories) {
+			return nil, fmt.Errorf("%w: group %q has %d values for %d categories", ErrEmpty, g.Name, len(g.Values), len(c.Categories))
+		}
+		bars, err := plotter.NewBarChart(plotter.Values(g.Values), width)
+		if err != nil {
+			return nil, err
+		}
+		bars.Color = plotutil.Color(i)
+		bars.LineStyle.Width = 0
+		bars.Offset = (vg.Length(i) - vg.Length(len(c.Groups)-1)/2) * width
+		p.Add(bars)
+		p.Legend.Add(g.Name, bars)
+	}
+	p.NominalX(c.Categories...)
+	if len(c.Categories) > 8 {
+		p.X.Tick.Label.Rotation = math.Pi / 3
+		p.X.Tick.Label.XAlign = draw.XRight
+		p.X.Tick.Label.YAlign = draw.YCenter
+	}
+	if len(c.Categories) > 40 { // too many names to read: mark every tenth
+		labels := make([]string, len(c.Categories))
+		for i := range labels {
+			if i%10 == 0 {
+				labels[i] = c.Categories[i]
+			}
+		}
+		p.NominalX(labels...)
+	}
+	return p, nil
+}
+
+// Width and Height are the size of a chart: 16 cm by 10 cm.
+const (
+	Width  = 16 * vg.Centimeter
+	Height = 10 * vg.Centimeter
+)
+
+// Format returns "svg" or "png" from a file name's extension. The error is
+// ErrFormat for any other.
+func Format(path string) (string, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".svg":
+		return "svg", nil
+	case ".png":
+		return "png", nil
+	}
+	return "", fmt.Errorf("%w (got %q)", ErrFormat, path)
+}
+
+// Write draws c to w in format "svg" or "png".
+func Write(w io.Writer, format string, c Chart) error {
+	if format != "svg" && format != "png" {
+		return fmt.Errorf("%w (format %q)", ErrFormat, format)
+	}
+	p, err := c.plot()
+	if err != nil {
+		return err
+	}
+	wt, err := p.WriterTo(Width, Height, format)
+	if err != nil {
+		return err
+	}
+	_, err = wt.WriteTo(w)
+	return err
+}
+
+// Save draws c to the file path, SVG or PNG by its extension. It writes a
+// temporary file in the same directory and renames it, so that path is
+// either the whole chart or untouched.
+func Save(path string, c Chart) (err error) {
+	format, err := Format(path)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err = Write(tmp, format, c); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
