@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/algo"
 )
 
 // maxKeyLine bounds one input line, so that input without newlines fails
@@ -17,6 +18,7 @@ const maxKeyLine = 1 << 20
 func newLocateCmd() *cobra.Command {
 	var (
 		pf       placementFlags
+		cf       compatFlags
 		replicas int
 	)
 	cmd := &cobra.Command{
@@ -40,6 +42,19 @@ Example:
 order, so that algorithms whose placement depends on history (jump with
 removals, anchor, slots) are shown as a running system would place keys.
 
+--algo twemproxy|libmemcached|nginx|haproxy|redis|goredis places keys exactly
+where that system does, from its own description of its servers:
+
+  $ kolco locate --algo twemproxy --config nutcracker.yml --pool alpha < keys.txt
+  $ kolco locate --algo libmemcached --distribution ketama_weighted \
+        --servers 10.0.0.1:11211:2,10.0.0.2:11211:1 < keys.txt
+  $ kolco locate --algo nginx --config upstream.conf < keys.txt   # hash ... [consistent]
+  $ kolco locate --algo haproxy --config backend.cfg < keys.txt   # hash-type, server lines
+  $ kolco locate --algo redis --config cluster-nodes.txt < keys.txt  # CLUSTER NODES output
+  $ kolco locate --algo goredis --servers shard1=10.0.0.1:6379,shard2=10.0.0.2:6379 < keys.txt
+
+--hash then names that system's hash (fnv1a_64, one_at_a_time, md5, ...).
+
 A node file holds one node per line, "ID [WEIGHT [ZONE]]":
 
   $ kolco locate --nodes-file nodes.txt --replicas 3 --zone-aware < keys.txt`,
@@ -48,7 +63,15 @@ A node file holds one node per line, "ID [WEIGHT [ZONE]]":
 			if replicas < 1 {
 				return usagef("--replicas must be at least 1 (got %d)", replicas)
 			}
-			p, err := pf.build(cmd.Flags())
+			var (
+				p   kolco.Placement
+				err error
+			)
+			if sys, ok := findCompat(pf.algo); ok {
+				p, err = cf.buildCompat(sys, &pf, cmd.Flags())
+			} else {
+				p, err = pf.build(cmd.Flags())
+			}
 			if err != nil {
 				return err
 			}
@@ -56,6 +79,8 @@ A node file holds one node per line, "ID [WEIGHT [ZONE]]":
 		},
 	}
 	pf.register(cmd.Flags())
+	cf.register(cmd.Flags())
+	cmd.Flags().Lookup("algo").Usage = "placement algorithm or system to reproduce: " + algoNames(algo.Names())
 	cmd.Flags().IntVar(&replicas, "replicas", 1, "number of distinct owners to print per key")
 	return cmd
 }

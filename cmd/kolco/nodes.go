@@ -86,7 +86,7 @@ func (p *placementFlags) loadNodes() ([]kolco.Node, error) {
 // options returns the algorithm options the flags select.
 func (p *placementFlags) options(fs *pflag.FlagSet) (algo.Options, error) {
 	if _, ok := algo.Lookup(p.algo); !ok {
-		return algo.Options{}, usagef("unknown --algo %q (known: %s)", p.algo, strings.Join(algo.Names(), ", "))
+		return algo.Options{}, usagef("unknown --algo %q (known: %s)", p.algo, algoNames(algo.Names()))
 	}
 	if p.vnodes < 1 {
 		return algo.Options{}, usagef("--vnodes must be at least 1 (got %d)", p.vnodes)

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/compat/goredis"
+	"github.com/kolco-dev/kolco/compat/haproxy"
+	"github.com/kolco-dev/kolco/compat/libmemcached"
+	"github.com/kolco-dev/kolco/compat/nginx"
+	"github.com/kolco-dev/kolco/compat/redis"
+	"github.com/kolco-dev/kolco/compat/twemproxy"
+	"github.com/kolco-dev/kolco/proxy"
+)
+
+// compatFlags describe another system's servers in that system's own terms.
+type compatFlags struct {
+	config       string
+	pool         string
+	servers      string
+	distribution string
+	hashTag      string
+}
+
+func (c *compatFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&c.config, "config", "", "the other system's configuration: nutcracker.yml, an nginx upstream block, a HAProxy backend, CLUSTER NODES output")
+	fs.StringVar(&c.pool, "pool", "", "twemproxy: the pool of --config to use (default: the only one)")
+	fs.StringVar(&c.servers, "servers", "", "comma-separated servers in the system's own syntax (twemproxy 'host:port:weight [name]', libmemcached 'host:port[:weight]', goredis 'name=host:port')")
+	fs.StringVar(&c.distribution, "distribution", "", "twemproxy: ketama|modula; libmemcached: modula|ketama|ketama_weighted|ketama_spy")
+	fs.StringVar(&c.hashTag, "hash-tag", "", "twemproxy: two characters such as {}")
+}
+
+// compatSystem builds the placement of another system from the flags; hash
+// is the --hash flag when given, in that system's names.
+type compatSystem struct {
+	name  string
+	build func(c *compatFlags, hash string) (kolco.Placement, error)
+}
+
+var compatSystems = []compatSystem{
+	{"twemproxy", buildTwemproxy},
+	{"libmemcached", buildLibmemcached},
+	{"nginx", buildNginx},
+	{"haproxy", buildHAProxy},
+	{"redis", buildRedis},
+	{"goredis", buildGoRedis},
+}
+
+func compatNames() []string {
+	var names []string
+	for _, s := range compatSystems {
+		names = append(names, s.name)
+	}
+	return names
+}
+
+func findCompat(name string) (compatSystem, bool) {
+	for _, s := range compatSystems {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return compatSystem{}, false
+}
+
+// buildCompat returns the placement of system s, refusing the flags that
+// only kolco's own algorithms take.
+func (c *compatFlags) buildCompat(s compatSystem, pf *placementFlags, fs *pflag.FlagSet) (kolco.Placement, error) {
+	for _, f := range []string{"nodes", "nodes-file", "add", "remove", "vnodes", "seed", "zone-aware"} {
+		if fs.Changed(f) {
+			return nil, usagef("--%s does not apply to --algo %s: describe its servers with --config or --servers", f, s.name)
+		}
+	}
+	hash := ""
+	if fs.Changed("hash") {
+		hash = pf.hash
+	}
+	return s.build(c, hash)
+}
+
+func (c *compatFlags) readConfig(system string) (string, error) {
+	if c.config == "" {
+		return "", usagef("--algo %s needs --config FILE", system)
+	}
+	b, err := os.ReadFile(c.config)
+	return string(b), err
+}
+
+func buildTwemproxy(c *compatFlags, hash string) (kolco.Placement, error) {
+	cfg := twemproxy.Config{Hash: hash, HashTag: c.hashTag, Distribution: c.distribution}
+	var lines []string
+	switch {
+	case c.config != "" && c.servers != "":
+		return nil, usagef("--config and --servers exclude each other")
+	case c.config != "":
+		file, err := proxy.LoadConfig(c.config)
+		if err != nil {
+			return nil, err
+		}
+		pool, err := pickPool(file, c.pool)
+		if err != nil {
+			return nil, err
+		}
+		cfg = twemproxy.Config{Hash: pool.Hash, HashTag: pool.HashTag, Distribution: pool.Distribution}
+		lines = pool.Servers
+	case c.servers != "":
+		lines = splitIDs(c.servers)
+	default:
+		return nil, usagef("--algo twemproxy needs --config nutcracker.yml or --servers")
+	}
+	servers := make([]twemproxy.Server, 0, len(lines))
+	for _, l := range lines {
+		s, err := twemproxy.ParseServer(l)
+		if err != nil {
+			return nil, err
+		}
+		servers = append(servers, s)
+	}
+	return twemproxy.New(cfg, servers)
+}
+
+func pickPool(file *proxy.Config, name string) (*proxy.PoolConfig, error) {
+	if name != "" {
+		p, ok := file.Pools[name]
+		if !ok {
+			return nil, fmt.Errorf("no pool %q in the configuration (pools: %s)", name, strings.Join(file.PoolNames(), ", "))
+		}
+		return p, nil
+	}
+	if len(file.Pools) != 1 {
+		return nil, usagef("the configuration has %d pools (%s): choose one with --pool", len(file.Pools), strings.Join(file.PoolNames(), ", "))
+	}
+	for _, p := range file.Pools {
+		return p, nil
+	}
+	return nil, nil
+}
+
+func buildLibmemcached(c *compatFlags, hash string) (kolco.Placement, error) {
+	if c.servers == "" {
+		return nil, usagef("--algo libmemcached needs --servers host:port[:weight],...")
+	}
+	var servers []libmemcached.Server
+	for _, s := range splitIDs(c.servers) {
+		f := strings.Split(s, ":")
+		if len(f) < 2 || len(f) > 3 {
+			return nil, usagef("libmemcached server %q: want host:port[:weight]", s)
+		}
+		port, err := strconv.Atoi(f[1])
+		if err != nil {
+			return nil, usagef("libmemcached server %q: bad port", s)
+		}
+		srv := libmemcached.Server{Host: f[0], Port: port}
+		if len(f) == 3 {
+			if srv.Weight, err = strconv.Atoi(f[2]); err != nil {
+				return nil, usagef("libmemcached server %q: bad weight", s)
+			}
+		}
+		servers = append(servers, srv)
+	}
+	return libmemcached.New(libmemcached.Config{Distribution: c.distribution, Hash: hash}, servers)
+}
+
+func buildNginx(c *compatFlags, _ string) (kolco.Placement, error) {
+	text, err := c.readConfig("nginx")
+	if err != nil {
+		return nil, err
+	}
+	u, err := nginx.ParseUpstream(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.config, err)
+	}
+	if u.Consistent {
+		return nginx.NewConsistent(u.Servers)
+	}
+	return nginx.NewHash(u.Servers)
+}
+
+func buildHAProxy(c *compatFlags, _ string) (kolco.Placement, error) {
+	text, err := c.readConfig("haproxy")
+	if err != nil {
+		return nil, err
+	}
+	b, err := haproxy.ParseBackend(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.config, err)
+	}
+	return haproxy.New(b.Servers, b.Hash)
+}
+
+func buildRedis(c *compatFlags, _ string) (kolco.Placement, error) {
+	text, err := c.readConfig("redis")
+	if err != nil {
+		return nil, err
+	}
+	masters, err := redis.ParseClusterNodes(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.config, err)
+	}
+	return redis.New(masters)
+}
+
+func buildGoRedis(c *compatFlags, _ string) (kolco.Placement, error) {
+	if c.servers == "" {
+		return nil, usagef("--algo goredis needs --servers name=host:port,...")
+	}
+	addrs := map[string]string{}
+	for _, s := range splitIDs(c.servers) {
+		name, addr, ok := strings.Cut(s, "=")
+		if !ok {
+			return nil, usagef("goredis shard %q: want name=host:port", s)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, usagef("goredis shard %q: %v", s, err)
+		}
+		addrs[name] = addr
+	}
+	return goredis.New(addrs)
+}
+
+// algoNames lists every --algo value: kolco's algorithms, then the systems.
+func algoNames(own []string) string {
+	all := append(append([]string(nil), own...), compatNames()...)
+	sort.Strings(all[len(own):])
+	return strings.Join(all, ", ")
+}
