@@ -130,8 +130,11 @@ func (r *Reader) Read(req *Request) error {
 	if err != nil {
 		return err
 	}
-	tok := r.tokenize(line)
 	req.reset()
+	// The request keeps its own copy of the line so that its keys stay
+	// valid while the reader moves on to the next request.
+	req.line = append(req.line, line...)
+	tok := r.tokenize(req.line)
 	if len(tok) == 0 {
 		return &Error{Err: ErrUnknownCommand, Reply: "ERROR\r\n"}
 	}
@@ -153,8 +156,8 @@ func (r *Reader) Read(req *Request) error {
 }
 
 func (req *Request) reset() {
-	keybuf := req.keybuf[:0]
-	*req = Request{Keys: req.Keys[:0], Data: req.Data[:0], Args: req.Args[:0], keybuf: keybuf}
+	*req = Request{Keys: req.Keys[:0], Data: req.Data[:0], Args: req.Args[:0],
+		keybuf: req.keybuf[:0], line: req.line[:0]}
 }
 
 func lookupCommand(b []byte) Command {

@@ -68,8 +68,9 @@ func (c Command) IsStorage() bool { return (c >= CmdSet && c <= CmdCas) || c == 
 // IsMeta reports whether c is a meta command.
 func (c Command) IsMeta() bool { return c >= CmdMetaGet && c <= CmdMetaDebug }
 
-// Request is one parsed request. A [Reader] reuses its slices: they are
-// valid until the next read into the same Request.
+// Request is one parsed request. Its slices point into memory the Request
+// owns, so they stay valid while the Reader reads other requests into other
+// Requests, until the next read into the same Request.
 type Request struct {
 	// Cmd is the command.
 	Cmd Command
@@ -96,6 +97,7 @@ type Request struct {
 	Base64 bool
 
 	keybuf []byte // decoded base64 key
+	line   []byte // the command line, which Keys and Args point into
 }
 
 // Key returns the i-th key as bytes to hash: the decoded key when the meta b
