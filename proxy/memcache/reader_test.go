@@ -182,7 +182,8 @@ func TestQuiet(t *testing.T) {
 		{"mg k v\r\n", "EN\r\n", false},
 		{"ms k 1 q\r\nx\r\n", "HD\r\n", true},
 		{"ms k 1 q\r\nx\r\n", "NS\r\n", false},
-		{"md k q\r\n", "NF\r\n", true},
+		{"md k q\r\n", "HD\r\n", true},
+		{"md k q\r\n", "NF\r\n", false},
 		{"md k q\r\n", "EX\r\n", false},
 		{"set k 0 0 1 noreply\r\nx\r\n", "STORED\r\n", true},
 	}
