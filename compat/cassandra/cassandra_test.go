@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/murmur3"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/compat/internal/strbytes"
 )
 
 var sink int
@@ -199,6 +200,9 @@ func TestParseNodetoolRing(t *testing.T) {
 }
 
 func TestNoAllocs(t *testing.T) {
+	if strbytes.Copies {
+		t.Skip("the purego build copies keys; zero allocations are promised for the default build")
+	}
 	eps, _ := ParseNodetoolRing(nodetoolRing)
 	r, _ := New(eps)
 	key := strings.Repeat("long-key-", 20)

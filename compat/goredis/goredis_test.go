@@ -12,6 +12,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/compat/internal/strbytes"
 )
 
 var sink int
@@ -152,6 +153,9 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestNoAllocs(t *testing.T) {
+	if strbytes.Copies {
+		t.Skip("the purego build copies keys; zero allocations are promised for the default build")
+	}
 	p, _ := New(shardSets()[1])
 	key := strings.Repeat("long-key-", 20)
 	kb := []byte(key)

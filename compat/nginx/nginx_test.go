@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/compat/internal/strbytes"
 )
 
 var sink int
@@ -276,6 +277,9 @@ func TestHashRehashOrder(t *testing.T) {
 }
 
 func TestNoAllocs(t *testing.T) {
+	if strbytes.Copies {
+		t.Skip("the purego build copies keys; zero allocations are promised for the default build")
+	}
 	servers := testServers()[1]
 	c, _ := NewConsistent(servers)
 	h, _ := NewHash(servers)

@@ -7,6 +7,10 @@ package strbytes
 
 import "unsafe"
 
+// Copies reports whether [Of] and [String] copy: false in this build, so
+// lookups through them do not allocate.
+const Copies = false
+
 // Of returns the bytes of s without copying. The caller must not modify
 // them: they are the string's own memory.
 func Of(s string) []byte {
