@@ -17,7 +17,7 @@ var metaStream = []string{
 	"mg missing v O2\r\n",
 	"mg foo v q k\r\n",
 	"ms foo 3 q\r\nbaz\r\n",
-	"ms foo 3 q MA\r\nbaz\r\n", // mode append of an existing key: HD, hidden
+	"ms foo 3 q MA\r\nbaz\r\n",  // mode append of an existing key: HD, hidden
 	"ms nosuch 1 q MR\r\nx\r\n", // replace of a missing key: NS, shown
 	"md missing q O3\r\n",
 	"md foo q\r\n",
