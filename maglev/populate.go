@@ -30,41 +30,63 @@ func turn(j int, ratio float64) float64 { return math.Floor(float64(j) * ratio) 
 // populate fills a table of size entries (Maglev's Algorithm 1 with weighted
 // turns): in each round, nodes in ID order whose turn it is take the next
 // entry of their permutation that is still free, until every entry is
-// taken. A heap of next turns replaces the round-by-round scan so that
-// nodes of tiny weight cost nothing while they wait.
+// taken. With equal weights that is plain round robin; otherwise a heap of
+// next turns replaces the round-by-round scan so that nodes of tiny weight
+// cost nothing while they wait.
 func populate(nodes []kolco.Node, size int) []int32 {
 	if len(nodes) == 0 {
 		return nil
 	}
-	entry := make([]int32, size)
-	for i := range entry {
-		entry[i] = -1
+	f := filler{entry: make([]int32, size), pos: make([]uint64, len(nodes)), skip: make([]uint64, len(nodes)), m: uint64(size)}
+	for i := range f.entry {
+		f.entry[i] = -1
 	}
-	wmax := 0.0
-	for _, nd := range nodes {
+	wmax, equal := 0.0, true
+	for i, nd := range nodes {
+		f.pos[i], f.skip[i] = permutation(nd.ID, size)
 		wmax = max(wmax, nd.EffectiveWeight())
+		equal = equal && nd.EffectiveWeight() == nodes[0].EffectiveWeight()
+	}
+	if equal {
+		for filled := 0; filled < size; filled++ {
+			f.take(int32(filled % len(nodes)))
+		}
+		return f.entry
 	}
 	h := turnHeap{items: make([]turnItem, len(nodes))}
-	pos := make([]uint64, len(nodes))
-	skip := make([]uint64, len(nodes))
 	for i, nd := range nodes {
-		pos[i], skip[i] = permutation(nd.ID, size)
 		h.items[i] = turnItem{at: 0, node: int32(i), ratio: wmax / nd.EffectiveWeight()}
 	}
-	m := uint64(size)
 	for filled := 0; filled < size; filled++ {
 		it := &h.items[0]
-		i := it.node
-		for entry[pos[i]] >= 0 {
-			pos[i] = (pos[i] + skip[i]) % m
-		}
-		entry[pos[i]] = i
-		pos[i] = (pos[i] + skip[i]) % m
+		f.take(it.node)
 		it.taken++
 		it.at = turn(it.taken, it.ratio)
 		h.down(0)
 	}
-	return entry
+	return f.entry
+}
+
+// filler is a table being filled and each node's place in its permutation.
+type filler struct {
+	entry     []int32
+	pos, skip []uint64
+	m         uint64
+}
+
+// take gives node i the next free entry of its permutation.
+func (f *filler) take(i int32) {
+	p, step := f.pos[i], f.skip[i]
+	for f.entry[p] >= 0 {
+		if p += step; p >= f.m { // p, step < m: one subtraction, no division
+			p -= f.m
+		}
+	}
+	f.entry[p] = i
+	if p += step; p >= f.m {
+		p -= f.m
+	}
+	f.pos[i] = p
 }
 
 // turnItem is a node waiting for its next turn.
