@@ -42,6 +42,10 @@
 // first sorts its servers by host (strcmp) then port, and that order decides
 // modula and ties; [Pool.Index] still indexes the slice given to [New].
 //
+// [ParseServers] reads a server list as memcached_servers_parse does
+// ("host:port:weight, host2:port2"), and marks "/path" entries as unix
+// sockets ([Server.Socket]), hashed as "path:0-i".
+//
 // # Not reproduced
 //
 // Random and virtual-bucket distributions, namespaces

@@ -38,6 +38,12 @@ type Server struct {
 	// Weight is the server's relative share; 0 means 1. A weight above 1
 	// under a ketama distribution turns on weighted points.
 	Weight int
+	// Socket marks a unix-domain socket as memcached_servers_parse and
+	// memcached_server_add_unix_socket_with_weight add it: Host is the path,
+	// the port is 0, and the server hashes as "path:0-i". A path given
+	// without Socket is what memcached_server_add_with_weight makes of it:
+	// port 11211, hashed as "path-i".
+	Socket bool
 }
 
 // Config holds the libmemcached behaviours that decide placement. The zero
@@ -131,7 +137,11 @@ func (p *Pool) setServers(servers []Server) error {
 	for i := range p.servers {
 		s := &p.servers[i]
 		s.Host = cmp.Or(s.Host, "localhost")
-		s.Port = cmp.Or(s.Port, DefaultPort)
+		if s.Socket {
+			s.Port = 0
+		} else {
+			s.Port = cmp.Or(s.Port, DefaultPort)
+		}
 		s.Weight = cmp.Or(s.Weight, 1)
 		switch {
 		case len(s.Host) > maxHost || strings.IndexByte(s.Host, 0) >= 0:
@@ -156,8 +166,12 @@ func (p *Pool) setServers(servers []Server) error {
 	return nil
 }
 
-// Addr returns "host:port", with brackets around an IPv6 literal.
+// Addr returns "host:port", with brackets around an IPv6 literal, or the
+// path of a socket.
 func (s Server) Addr() string {
+	if s.Socket {
+		return cmp.Or(s.Host, "localhost")
+	}
 	return net.JoinHostPort(cmp.Or(s.Host, "localhost"), strconv.Itoa(cmp.Or(s.Port, DefaultPort)))
 }
 
