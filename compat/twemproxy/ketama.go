@@ -39,14 +39,14 @@ func (p *Pool) buildKetama(order []int32) error {
 	for _, s := range p.servers {
 		total += uint64(s.Weight)
 	}
-	var pts []point
+	pts := make([]point, 0, 160*len(p.servers))
 	buf := make([]byte, 0, maxPointString+16)
 	for rank, i := range order {
 		s := p.servers[i]
 		name := s.RingName()
 		pps := pointsPerServer(uint64(s.Weight), total, len(p.servers))
 		for j := 0; j < pps/4; j++ {
-			buf = append(append(append(buf[:0], name...), '-'), strconv.Itoa(j)...)
+			buf = strconv.AppendInt(append(append(buf[:0], name...), '-'), int64(j), 10)
 			if len(buf) > maxPointString {
 				buf = buf[:maxPointString]
 			}

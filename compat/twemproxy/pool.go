@@ -151,12 +151,13 @@ func (p *Pool) setNodes() error {
 // nameOrder returns the indexes of servers in nutcracker's order: sorted by
 // ring name, shorter names first, then bytewise (its string_compare).
 func nameOrder(servers []Server) []int32 {
+	names := make([]string, len(servers))
 	order := make([]int32, len(servers))
 	for i := range order {
-		order[i] = int32(i)
+		names[i], order[i] = servers[i].RingName(), int32(i)
 	}
 	slices.SortStableFunc(order, func(a, b int32) int {
-		x, y := servers[a].RingName(), servers[b].RingName()
+		x, y := names[a], names[b]
 		return cmp.Or(cmp.Compare(len(x), len(y)), strings.Compare(x, y))
 	})
 	return order
