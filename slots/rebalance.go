@@ -10,9 +10,9 @@ import (
 // Change is one membership change: Remove applies first, then Add, then
 // Weights (node ID -> new weight, for nodes present after Add).
 type Change struct {
-	Remove  []string
-	Add     []kolco.Node
-	Weights map[string]float64
+	Remove  []string           // IDs of nodes to remove
+	Add     []kolco.Node       // nodes to add
+	Weights map[string]float64 // new weights by node ID
 }
 
 // Plan returns the slot moves that [Map.Apply] would make for c, without

@@ -1,7 +1,6 @@
 package slots
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,8 +18,10 @@ const DefaultCount = 16384
 const MaxCount = 1 << 16
 
 // ErrSlotMap is returned by [FromRanges] for ranges that do not cover every
-// slot exactly once, or that lie outside the slot space.
-var ErrSlotMap = errors.New("slots: invalid slot map")
+// slot exactly once or that lie outside the slot space, and by [Map.Owner]
+// for a slot out of range. It wraps [kolco.ErrBadConfig], so code that only
+// knows the root sentinels still classifies it.
+var ErrSlotMap = fmt.Errorf("slots: invalid slot map (%w)", kolco.ErrBadConfig)
 
 // Config sets up a [Map]. The zero value means the documented defaults.
 type Config struct {
@@ -100,8 +101,8 @@ type Move struct {
 // Range is a run of consecutive slots owned by one node, like a line of
 // CLUSTER SLOTS. First and Last are inclusive.
 type Range struct {
-	First, Last int
-	ID          string
+	First, Last int    // the first and last slot of the run
+	ID          string // the owner's node ID
 }
 
 // New returns a map of nodes in which each node owns a share of the slots

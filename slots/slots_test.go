@@ -413,3 +413,10 @@ func TestLocateNMatchesSlotWalk(t *testing.T) {
 		}
 	}
 }
+
+func TestErrSlotMapIsBadConfig(t *testing.T) {
+	_, err := FromRanges(mkNodes(1), nil, Config{})
+	if !errors.Is(err, ErrSlotMap) || !errors.Is(err, kolco.ErrBadConfig) {
+		t.Errorf("uncovered map: error %v, want ErrSlotMap wrapping ErrBadConfig", err)
+	}
+}
