@@ -74,8 +74,12 @@ func (c *client) readLoop() {
 		var pe *memcache.Error
 		switch {
 		case err == nil:
-			for !pool.acquire() {
-				pool = c.ln.pool.Load() // reloaded meanwhile
+			if pool = c.acquire(pool); pool == nil {
+				p.local = append(p.local[:0], "SERVER_ERROR pool removed\r\n"...)
+				p.close = true
+				p.left.Store(1)
+				p.opDone(nil)
+				break
 			}
 			c.dispatch(pool, p)
 		case errors.As(err, &pe):
@@ -97,6 +101,19 @@ func (c *client) readLoop() {
 			return
 		}
 	}
+}
+
+// acquire counts a request into the listener's current pool, following
+// reloads; nil means the pool was removed.
+func (c *client) acquire(pool *pool) *pool {
+	for !pool.acquire() {
+		next := c.ln.pool.Load()
+		if next == pool {
+			return nil
+		}
+		pool = next
+	}
+	return pool
 }
 
 func (c *client) limits() memcache.Limits {

@@ -25,7 +25,7 @@ type Server struct {
 	mu        sync.Mutex
 	cfg       *Config
 	listeners map[string]*listener // by pool name
-	clients   map[net.Conn]struct{}
+	clients   map[net.Conn]*listener
 	closed    bool
 	metrics   *http.Server
 	metricsLn net.Listener
@@ -48,7 +48,7 @@ func New(cfg *Config, log *slog.Logger) *Server {
 		log = slog.Default()
 	}
 	return &Server{log: log, met: newMetrics(), cfg: cfg,
-		listeners: map[string]*listener{}, clients: map[net.Conn]struct{}{}}
+		listeners: map[string]*listener{}, clients: map[net.Conn]*listener{}}
 }
 
 // Start builds the pools, listens on every pool's address and on the
@@ -186,7 +186,7 @@ func (s *Server) acceptLoop(l *listener) {
 			continue
 		}
 		backoff = time.Millisecond
-		if !s.track(conn) {
+		if !s.track(conn, l) {
 			conn.Close()
 			return
 		}
@@ -209,13 +209,13 @@ func (s *Server) acceptLoop(l *listener) {
 	}
 }
 
-func (s *Server) track(c net.Conn) bool {
+func (s *Server) track(c net.Conn, l *listener) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return false
 	}
-	s.clients[c] = struct{}{}
+	s.clients[c] = l
 	return true
 }
 

@@ -1,0 +1,139 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kolco-dev/kolco/proxy/memcache"
+)
+
+// runFromFile starts Run on a config file and returns the running server;
+// Cleanup stops it and checks that Run returned cleanly.
+func runFromFile(t *testing.T, path string, watch time.Duration) *Server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan *Server, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, RunOptions{Path: path, WatchInterval: watch,
+			Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Started: func(s *Server) { started <- s }})
+	}()
+	var s *Server
+	select {
+	case s = <-started:
+	case err := <-done:
+		t.Fatalf("Run: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run returned %v", err)
+		}
+	})
+	return s
+}
+
+func writeConfig(t *testing.T, path, listen string, servers ...*memcached) {
+	t.Helper()
+	y := strings.Replace(poolYAML("", servers...), "127.0.0.1:0", listen, 1)
+	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// holds reports whether the memcached at m holds key.
+func holds(t *testing.T, m *memcached, key string) bool {
+	return strings.HasPrefix(dial(t, m.addr).do("get "+key+"\r\n"), "VALUE")
+}
+
+// TestReloadOnFileChangeAndSIGHUP moves a pool from one server to another
+// by editing its file, and back with SIGHUP, while one client connection
+// stays open with requests in flight; a broken file changes nothing.
+func TestReloadOnFileChangeAndSIGHUP(t *testing.T) {
+	a, b := startMemcached(t, 0), startMemcached(t, 0)
+	path := filepath.Join(t.TempDir(), "kolco.yml")
+	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	writeConfig(t, path, listen, a)
+	s := runFromFile(t, path, 10*time.Millisecond)
+	c := dial(t, listen)
+	if got := c.do("set k0 0 0 1\r\nx\r\n"); got != "STORED\r\n" || !holds(t, a, "k0") {
+		t.Fatalf("first set: %q", got)
+	}
+
+	// Requests in flight while the file changes all get their replies.
+	var batch strings.Builder
+	for i := range 500 {
+		fmt.Fprintf(&batch, "set f%d 0 0 1\r\nx\r\n", i)
+	}
+	c.send(batch.String())
+	writeConfig(t, path, listen, b)
+	for i := range 500 {
+		if got := c.reply(memcache.CmdSet); got != "STORED\r\n" {
+			t.Fatalf("in-flight set %d across reload: %q", i, got)
+		}
+	}
+	n := 0
+	eventually(t, "requests to reach the new server", func() bool {
+		n++
+		k := fmt.Sprint("after-file-", n)
+		return c.do("set "+k+" 0 0 1\r\nx\r\n") == "STORED\r\n" && holds(t, b, k)
+	})
+
+	// A file that does not validate is ignored.
+	if err := os.WriteFile(path, []byte("p: {listen: nowhere}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.do("set still 0 0 1\r\nx\r\n"); got != "STORED\r\n" {
+		t.Fatalf("after a broken file: %q", got)
+	}
+
+	// SIGHUP reloads the file as it is now.
+	writeConfig(t, path, listen, a)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "requests to return to the first server", func() bool {
+		n++
+		k := fmt.Sprint("after-hup-", n)
+		return c.do("set "+k+" 0 0 1\r\nx\r\n") == "STORED\r\n" && holds(t, a, k)
+	})
+	if got := s.testPool("p").stats.totalConns.Load(); got < 1 {
+		t.Fatalf("stats lost: %d", got)
+	}
+}
+
+// TestReloadRemovesAndAddsPools removes a pool (its clients are closed after
+// their replies) and adds one on a new address.
+func TestReloadRemovesAndAddsPools(t *testing.T) {
+	m := startMemcached(t, 0)
+	s := startProxy(t, poolYAML("", m))
+	c := dial(t, s.Addr("p").String())
+	if got := c.do("version\r\n"); !strings.HasPrefix(got, "VERSION") {
+		t.Fatal(got)
+	}
+	cfg, err := ParseConfig([]byte(strings.Replace(poolYAML("", m), "p:", "q:", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reload(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if s.Addr("p") != nil || s.Addr("q") == nil {
+		t.Fatalf("pools after reload: p %v q %v", s.Addr("p"), s.Addr("q"))
+	}
+	if _, err := c.r.ReadByte(); err == nil {
+		t.Fatal("client of the removed pool still open")
+	}
+	if got := dial(t, s.Addr("q").String()).do("set a 0 0 1\r\nx\r\n"); got != "STORED\r\n" {
+		t.Fatalf("new pool: %q", got)
+	}
+}
