@@ -169,3 +169,5 @@ func TestHistory(t *testing.T) {
 		t.Fatalf("Buckets() = %d, %d; want 8, 8", total, working)
 	}
 }
+
+func BenchmarkJump(b *testing.B) { kolcotest.Benchmark(b, algorithm()) }
