@@ -138,7 +138,11 @@ func startNutcracker(t *testing.T, nc string, cfg twemproxy.Config, lines []stri
 	dir := t.TempDir()
 	listen, stats := freePort(t), freePort(t)
 	var y strings.Builder
-	fmt.Fprintf(&y, "pool:\n  listen: 127.0.0.1:%d\n  timeout: 5000\n  auto_eject_hosts: false\n%s", listen, extra)
+	fmt.Fprintf(&y, "pool:\n  listen: 127.0.0.1:%d\n  timeout: 5000\n", listen)
+	if !strings.Contains(extra, "auto_eject_hosts:") {
+		y.WriteString("  auto_eject_hosts: false\n")
+	}
+	y.WriteString(extra)
 	if cfg.Hash != "" {
 		fmt.Fprintf(&y, "  hash: %s\n", cfg.Hash)
 	}
