@@ -40,8 +40,11 @@
 //     worst over 10 to 1000 nodes.
 //   - Disruption: Locate is minimal (a ring). Assign and Acquire trade
 //     some movement for the bound: when a node joins or leaves, keys can
-//     cascade past nodes that became full or non-full, O(1/ε²) times the
-//     minimal share in expectation.
+//     cascade past nodes that became full or non-full (the paper bounds the
+//     expected movement by O(1/ε²) times the minimal share). Measured for
+//     Assign with 20000 keys over 10 and 100 nodes, the keys moving between
+//     unchanged nodes were at most 0.8% of all keys for ε = 0.1, 0.4% for
+//     ε = 0.25 and none for ε >= 0.5.
 //   - Weights: supported, both in the points (a node of weight w has
 //     round(w * Points) points) and in the capacities.
 //   - Replicas: [Ring.LocateN] lists the distinct owners along the ring.
