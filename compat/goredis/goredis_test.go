@@ -32,7 +32,7 @@ func shardSets() []map[string]string {
 func testKeys(n int) []string {
 	r := rand.New(rand.NewPCG(9, 9))
 	keys := []string{"", "{", "}", "{}", "{}}", "{{}}", "foo{}{bar}", "foo{{bar}}zap", "{user1000}.following",
-		"{user1000}.followers", "\xff{\x80}", strings.Repeat("k", 5000)}
+		"{user1000}.followers", "\xff{\x80}", strings.Repeat("k", 5000), "session:1", "session:5"}
 	const special = "{}ab\x00\x80\xff"
 	for i := 0; len(keys) < n; i++ {
 		b := make([]byte, r.IntN(40))
