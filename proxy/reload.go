@@ -124,7 +124,8 @@ func (s *Server) retirePool(p *pool) {
 type RunOptions struct {
 	// Path is the configuration file.
 	Path string
-	// Log receives the proxy's structured logs; nil means slog.Default.
+	// Log receives the proxy's structured logs; nil means text logs on
+	// stderr at the config's kolco.log_level.
 	Log *slog.Logger
 	// WatchInterval is how often the file is checked for changes; 0 means
 	// one second, negative disables the check (SIGHUP still reloads).
@@ -138,13 +139,15 @@ type RunOptions struct {
 // validates is logged and ignored), and shuts down gracefully within the
 // configured shutdown_timeout.
 func Run(ctx context.Context, opts RunOptions) error {
-	log := opts.Log
-	if log == nil {
-		log = slog.Default()
-	}
 	cfg, err := LoadConfig(opts.Path)
 	if err != nil {
 		return err
+	}
+	log := opts.Log
+	if log == nil {
+		var level slog.Level
+		_ = level.UnmarshalText([]byte(cfg.Global.LogLevel)) // validated; "" is info
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	}
 	seen, _ := os.ReadFile(opts.Path)
 	hup := make(chan os.Signal, 1)
