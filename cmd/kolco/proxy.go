@@ -56,4 +56,3 @@ Prometheus /metrics (kolco.metrics_listen) and uses every core.
 	cmd.Flags().BoolVar(&check, "check", false, "validate and explain the config, then exit")
 	return cmd
 }
-
