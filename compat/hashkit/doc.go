@@ -34,4 +34,12 @@
 // MEMCACHED_HASH_* constants use; see [Names].
 //
 // Every [Func] is safe for concurrent use and does not allocate.
+//
+// # Verification
+//
+// The tests compile a C program against the installed libhashkit and compare
+// every function, through libhashkit_<fn> and hashkit_digest, over thousands
+// of keys of any bytes (empty, single bytes, long keys); package twemproxy's
+// tests check the twemproxy-only functions (crc16, crc32a, hsieh) against
+// nutcracker itself.
 package hashkit

@@ -46,6 +46,14 @@
 // ("host:port:weight, host2:port2"), and marks "/path" entries as unix
 // sockets ([Server.Socket]), hashed as "path:0-i".
 //
+// # Verification
+//
+// The tests compile small C programs against the installed libmemcached and
+// compare [Pool.Index] with memcached_generate_hash (and the chosen server's
+// host and port) for every distribution, several hashes, server lists with
+// names, ports and unequal weights, with and without SORT_HOSTS, and
+// [ParseServers] with memcached_servers_parse.
+//
 // # Not reproduced
 //
 // Random and virtual-bucket distributions, namespaces

@@ -36,4 +36,11 @@
 //   - key_prefix never takes part in the hash.
 //
 // Node names are hashed the same way as str keys.
+//
+// # Verification
+//
+// The tests run Debian's /usr/bin/python3 with pymemcache and compare
+// RendezvousHash.get_node (str and bytes keys) and HashClient's server
+// choice with [Pool.Index] and [Pool.IndexBytesKey], over ASCII, Latin-1,
+// Cyrillic, CJK and emoji text and bytes that are not UTF-8.
 package pymemcache

@@ -27,7 +27,9 @@
 // float32 (pct = weight / total weight, n = the number of servers); for
 // i = 0..pps/4-1 the MD5 digest of "name-i" gives four little-endian points.
 // The points are sorted by value only, keeping server order among equal
-// values; a key goes to the first point >= its hash, wrapping to the first.
+// values (nutcracker calls qsort, which glibc up to 2.36, as in Debian 12,
+// implements as a stable merge sort); a key goes to the first point >= its
+// hash, wrapping to the first.
 // Points always use MD5; the key uses the pool's "hash:" setting (default
 // fnv1a_64, see package hashkit). A point string longer than 272 bytes is
 // cut to 272 bytes, as nutcracker's buffer does.
@@ -40,6 +42,14 @@
 // key hashes to 0: with ketama it goes to the owner of the lowest point, with
 // modula to the first server in name order (memcached never sends one; redis
 // can).
+//
+// # Verification
+//
+// The tests run nutcracker itself in front of memcached and redis backends
+// on 127.0.0.1 and check, for every key stored through it, that the backend
+// holding it is the one [Pool.Index] names: every hash, both distributions,
+// hash tags, weights, names, a unix socket, port 11211 and a server ejected
+// by auto_eject_hosts.
 //
 // # Not reproduced
 //
