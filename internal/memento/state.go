@@ -24,29 +24,26 @@ import (
 
 // state is an immutable placement state; changes copy it.
 type state struct {
-	owners   []kolco.Node     // node per bucket; meaningless for removed buckets
-	rep      []int32          // replacer+1 per bucket; 0 for a working bucket
-	prev     []int32          // previously removed bucket, for removed buckets
-	last     int32            // most recently removed bucket; len(owners) if none
-	working  int              // number of working buckets
-	set      nodeset.Set      // the members, sorted by ID
-	bucketOf map[string]int32 // bucket of each member
+	owners  []kolco.Node // node per bucket; meaningless for removed buckets
+	rep     []int32      // replacer+1 per bucket; 0 for a working bucket
+	prev    []int32      // previously removed bucket, for removed buckets
+	last    int32        // most recently removed bucket; len(owners) if none
+	working int          // number of working buckets
+	set     nodeset.Set  // the members, sorted by ID
 }
 
 func newState(set nodeset.Set) *state {
 	n := set.Len()
 	s := &state{
-		owners:   make([]kolco.Node, n),
-		rep:      make([]int32, n),
-		prev:     make([]int32, n),
-		last:     int32(n),
-		working:  n,
-		set:      set,
-		bucketOf: make(map[string]int32, n),
+		owners:  make([]kolco.Node, n),
+		rep:     make([]int32, n),
+		prev:    make([]int32, n),
+		last:    int32(n),
+		working: n,
+		set:     set,
 	}
 	for i := range n {
 		s.owners[i] = set.At(i)
-		s.bucketOf[set.At(i).ID] = int32(i)
 	}
 	return s
 }
@@ -56,10 +53,6 @@ func (s *state) clone() *state {
 	c.owners = append([]kolco.Node(nil), s.owners...)
 	c.rep = append([]int32(nil), s.rep...)
 	c.prev = append([]int32(nil), s.prev...)
-	c.bucketOf = make(map[string]int32, len(s.bucketOf)+1)
-	for id, b := range s.bucketOf {
-		c.bucketOf[id] = b
-	}
 	return &c
 }
 
@@ -78,7 +71,6 @@ func (s *state) add(node kolco.Node) {
 		s.last = s.prev[b]
 	}
 	s.working++
-	s.bucketOf[node.ID] = b
 }
 
 // remove records the bucket of id as removed, its replacer being the
@@ -87,8 +79,15 @@ func (s *state) add(node kolco.Node) {
 // one by one always follows the same rule LocateN uses for replicas. s must
 // be a private copy.
 func (s *state) remove(id string) {
-	b := s.bucketOf[id]
-	delete(s.bucketOf, id)
+	// A linear scan: writers are rare, and a map from ID to bucket would
+	// have to be copied on every change.
+	b := int32(0)
+	for i := range s.owners {
+		if s.rep[i] == 0 && s.owners[i].ID == id {
+			b = int32(i)
+			break
+		}
+	}
 	s.working--
 	s.rep[b] = int32(s.working) + 1
 	s.prev[b] = s.last

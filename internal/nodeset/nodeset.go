@@ -51,9 +51,22 @@ func (s Set) Add(nodes ...kolco.Node) (Set, error) {
 	if err := kolco.CheckNew(s.Has, nodes); err != nil {
 		return s, err
 	}
-	out := make([]kolco.Node, 0, len(s.nodes)+len(nodes))
-	out = append(append(out, s.nodes...), nodes...)
-	slices.SortFunc(out, func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
+	// Sort only the newcomers and merge: a change to a large set costs
+	// O(N + k log k), not a full re-sort.
+	add := slices.Clone(nodes)
+	slices.SortFunc(add, func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
+	out := make([]kolco.Node, 0, len(s.nodes)+len(add))
+	i, j := 0, 0
+	for i < len(s.nodes) && j < len(add) {
+		if s.nodes[i].ID < add[j].ID {
+			out = append(out, s.nodes[i])
+			i++
+		} else {
+			out = append(out, add[j])
+			j++
+		}
+	}
+	out = append(append(out, s.nodes[i:]...), add[j:]...)
 	return Set{out}, nil
 }
 
