@@ -46,6 +46,11 @@
 // ("host:port:weight, host2:port2"), and marks "/path" entries as unix
 // sockets ([Server.Socket]), hashed as "path:0-i".
 //
+// Debian's libmemcached is built without hsieh: setting MEMCACHED_HASH_HSIEH
+// fails there and the client keeps its previous hash. [New] accepts "hsieh"
+// and hashes as a libmemcached built with it does (the same code as
+// twemproxy's hsieh, which package twemproxy checks against nutcracker).
+//
 // # Verification
 //
 // The tests compile small C programs against the installed libmemcached and
