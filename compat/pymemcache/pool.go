@@ -147,6 +147,11 @@ func score(node string, key []byte, asBytes bool) uint32 {
 // not valid UTF-8 stands for itself.
 func (m *murmur) writeString(s string) {
 	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			m.write(s[i])
+			i++
+			continue
+		}
 		r, n := utf8.DecodeRuneInString(s[i:])
 		m.unit(r, s[i], n)
 		i += n
@@ -156,6 +161,11 @@ func (m *murmur) writeString(s string) {
 // writeBytes is writeString for a byte slice.
 func (m *murmur) writeBytes(b []byte) {
 	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			m.write(b[i])
+			i++
+			continue
+		}
 		r, n := utf8.DecodeRune(b[i:])
 		m.unit(r, b[i], n)
 		i += n
