@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -69,32 +68,39 @@ func newBackend(p *pool, spec twemproxy.Server) *backend {
 	b.errCtr = p.met.serverErrors.WithLabelValues(p.name, b.addr)
 	b.ejectCtr = p.met.ejections.WithLabelValues(p.name, b.addr)
 	for range p.cfg.ServerConnections {
-		c := &bconn{b: b, in: make(chan *op, 1024)}
-		b.conns = append(b.conns, c)
+		b.conns = append(b.conns, &bconn{b: b})
 	}
 	return b
 }
 
-// start runs the connections' goroutines until ctx is done.
-func (b *backend) start(ctx context.Context, wg *sync.WaitGroup) {
+// preconnect opens every connection now rather than on first use.
+func (b *backend) preconnect(ctx context.Context) {
 	for _, c := range b.conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.run(ctx)
-		}()
+		c.mu.Lock()
+		if c.s == nil && !c.closed {
+			c.s, _ = c.dial(ctx)
+		}
+		c.mu.Unlock()
 	}
 }
 
-// send queues o on one of the server's connections.
+// close ends every connection; requests still in flight fail.
+func (b *backend) close() {
+	for _, c := range b.conns {
+		c.mu.Lock()
+		c.closed = true
+		if c.s != nil {
+			c.s.end()
+			c.s = nil
+		}
+		c.mu.Unlock()
+	}
+}
+
+// send sends o on one of the server's connections.
 func (b *backend) send(ctx context.Context, o *op) {
 	b.requests.Add(1)
-	c := b.conns[int(b.next.Add(1))%len(b.conns)]
-	select {
-	case c.in <- o:
-	case <-ctx.Done():
-		o.finish(ErrClosed)
-	}
+	b.conns[int(b.next.Add(1))%len(b.conns)].send(ctx, o)
 }
 
 // result records the outcome of a request for health: timeouts and I/O
@@ -168,72 +174,80 @@ func (b *backend) probe(ctx context.Context, timeout time.Duration) error {
 	return nil
 }
 
-// bconn is one pipelined connection to a server. Its writer goroutine
-// (run) owns the net.Conn and starts one reader goroutine per connection it
-// makes; ops travel from writer to reader over a channel in send order,
-// which is the order the server answers in.
+// bconn is one pipelined connection to a server. Senders write their
+// requests themselves, combined: the first sender to find no write under
+// way writes everything queued, including what others append meanwhile,
+// so that under load many requests go out in one system call and no
+// goroutine sits between a client and the server. Ops are queued to the
+// session's reader in the order their bytes are written, which is the
+// order the server answers in.
 type bconn struct {
-	b  *backend
-	in chan *op
+	b *backend
+
+	// mu guards the fields below and every session's buf, spare,
+	// flushing, and sends on its inflight channel.
+	mu     sync.Mutex
+	s      *session
+	closed bool
 }
 
-// session is one live net.Conn with its reader.
+// session is one live net.Conn with its reader goroutine.
 type session struct {
 	conn     net.Conn
-	w        *bufio.Writer
 	inflight chan *op
 	dead     atomic.Bool
 	readerWG sync.WaitGroup
+	buf      []byte // requests waiting to be written
+	spare    []byte
+	flushing bool
 }
 
-func (c *bconn) run(ctx context.Context) {
-	var s *session
-	defer func() {
-		if s != nil {
-			s.end()
-		}
-		c.drain(ErrClosed)
-	}()
-	for {
-		var o *op
-		select {
-		case o = <-c.in:
-		case <-ctx.Done():
-			return
-		}
-		if s != nil && s.dead.Load() {
-			s.end()
-			s = nil
-		}
-		if s == nil {
-			var err error
-			if s, err = c.dial(ctx); err != nil {
-				o.finish(fmt.Errorf("%s: connect: %w", c.b.addr, unwrapNet(err)))
-				c.b.result(err)
-				continue
-			}
-		}
-		s.inflight <- o
-		_, err := s.w.Write(o.buf)
-		if err == nil && len(c.in) == 0 {
-			err = s.w.Flush()
-		}
+func (c *bconn) send(ctx context.Context, o *op) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		o.finish(ErrClosed)
+		return
+	}
+	if c.s != nil && c.s.dead.Load() {
+		c.s.end()
+		c.s = nil
+	}
+	if c.s == nil {
+		s, err := c.dial(ctx)
 		if err != nil {
-			s.kill()
-		}
-	}
-}
-
-// drain fails every queued op.
-func (c *bconn) drain(err error) {
-	for {
-		select {
-		case o := <-c.in:
-			o.finish(err)
-		default:
+			c.mu.Unlock()
+			o.finish(fmt.Errorf("%s: connect: %w", c.b.addr, unwrapNet(err)))
+			c.b.result(err)
 			return
 		}
+		c.s = s
 	}
+	s := c.s
+	s.inflight <- o
+	s.buf = append(s.buf, o.buf...)
+	if s.flushing {
+		c.mu.Unlock()
+		return
+	}
+	s.flushing = true
+	for len(s.buf) > 0 {
+		out := s.buf
+		s.buf = s.spare[:0]
+		c.mu.Unlock()
+		err := s.conn.SetWriteDeadline(o.deadline)
+		if err == nil {
+			_, err = s.conn.Write(out)
+		}
+		c.mu.Lock()
+		s.spare = out[:0]
+		if err != nil {
+			s.kill() // the reader fails what is in flight
+			s.buf = s.buf[:0]
+		}
+	}
+	s.flushing = false
+	c.mu.Unlock()
 }
 
 func (c *bconn) dial(ctx context.Context) (*session, error) {
@@ -245,14 +259,14 @@ func (c *bconn) dial(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{conn: conn, w: bufio.NewWriterSize(conn, 16<<10), inflight: make(chan *op, 4096)}
+	s := &session{conn: conn, inflight: make(chan *op, 4096)}
 	s.readerWG.Add(1)
 	go s.read(c.b)
 	return s, nil
 }
 
-// read pairs replies with ops until the connection fails or the writer
-// ends the session; then it fails whatever is still in flight.
+// read pairs replies with ops until the connection fails or the session
+// ends; then it fails whatever is still in flight.
 func (s *session) read(b *backend) {
 	defer s.readerWG.Done()
 	rr := memcache.NewReplyReader(s.conn, b.pool.cfg.MaxValueSize)
@@ -279,13 +293,14 @@ func (s *session) read(b *backend) {
 	}
 }
 
-// kill closes the connection; the writer replaces the session on its next op.
+// kill closes the connection; the next send replaces the session.
 func (s *session) kill() {
 	s.dead.Store(true)
 	s.conn.Close()
 }
 
 // end stops the session: no more ops go in, the reader fails what is left.
+// The caller holds the bconn's mu.
 func (s *session) end() {
 	s.kill()
 	close(s.inflight)

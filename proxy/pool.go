@@ -37,7 +37,7 @@ type pool struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // backend connections and the health loop
+	wg     sync.WaitGroup // the health loop
 
 	// refs counts requests in flight, plus closingBit once close begins;
 	// drained is closed when a closing pool has none left.
@@ -87,8 +87,10 @@ func newPool(name string, cfg *PoolConfig, log *slog.Logger, met *metrics) (*poo
 // start runs the pool's goroutines; close stops them.
 func (p *pool) start() {
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	for _, b := range p.backends {
-		b.start(p.ctx, &p.wg)
+	if p.cfg.Preconnect {
+		for _, b := range p.backends {
+			b.preconnect(p.ctx)
+		}
 	}
 	p.wg.Add(1)
 	go func() {
@@ -105,6 +107,9 @@ func (p *pool) close() {
 	<-p.drained
 	p.cancel()
 	p.wg.Wait()
+	for _, b := range p.backends {
+		b.close()
+	}
 }
 
 // route returns the server that owns key, or nil when no server is live.
