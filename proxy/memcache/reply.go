@@ -92,7 +92,8 @@ func (r *ReplyReader) appendLine(dst []byte) ([]byte, error) {
 // value parses the VALUE line at dst[start:] and appends its data block.
 func (r *ReplyReader) value(dst []byte, start int) ([]byte, Span, error) {
 	line := dst[start : len(dst)-2]
-	f := bytes.Fields(line[len("VALUE "):])
+	var fa [5][]byte
+	f := fields(fa[:0], line[len("VALUE "):])
 	if len(f) < 3 || len(f) > 4 {
 		return dst, Span{}, fmt.Errorf("%w: %q", ErrBadReply, line)
 	}
@@ -110,7 +111,8 @@ func (r *ReplyReader) value(dst []byte, start int) ([]byte, Span, error) {
 // metaValue parses "VA size flags*" at dst[start:] and appends its data.
 func (r *ReplyReader) metaValue(dst []byte, start int) ([]byte, error) {
 	line := dst[start : len(dst)-2]
-	f := bytes.Fields(line[len("VA "):])
+	var fa [2][]byte
+	f := fields(fa[:0], line[len("VA "):])
 	if len(f) < 1 {
 		return dst, fmt.Errorf("%w: %q", ErrBadReply, line)
 	}
@@ -138,4 +140,24 @@ func IsErrorReply(reply []byte) bool {
 	return bytes.HasPrefix(reply, []byte("ERROR")) ||
 		bytes.HasPrefix(reply, []byte("CLIENT_ERROR")) ||
 		bytes.HasPrefix(reply, []byte("SERVER_ERROR"))
+}
+
+// fields appends to dst the space-separated fields of line, at most
+// cap(dst)+1 of them (the last one then holds the rest), without allocating
+// when dst has room.
+func fields(dst [][]byte, line []byte) [][]byte {
+	for len(line) > 0 {
+		i := bytes.IndexByte(line, ' ')
+		if i < 0 {
+			return append(dst, line)
+		}
+		if i > 0 {
+			if len(dst) == cap(dst)-1 {
+				return append(dst, line)
+			}
+			dst = append(dst, line[:i])
+		}
+		line = line[i+1:]
+	}
+	return dst
 }
