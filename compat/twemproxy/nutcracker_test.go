@@ -108,7 +108,7 @@ func TestNutcracker(t *testing.T) {
 				}
 				lines[i] = servers[i].String()
 			}
-			keys := memcacheKeys(uint64(ci), 3000, c.cfg.HashTag != "")
+			keys := memcacheKeys(uint64(ci), 2000, c.cfg.HashTag != "")
 			runNutcracker(t, nc, c.cfg, lines, keys, "v"+strconv.Itoa(ci))
 			pool, err := twemproxy.New(c.cfg, servers)
 			if err != nil {
