@@ -22,6 +22,10 @@ func testBalance(t *testing.T, a Algorithm) {
 			t.Logf("%d nodes: above MaxNodes %d, skipped", s.nodes, a.MaxNodes)
 			continue
 		}
+		if raceEnabled && s.nodes > 100 {
+			t.Logf("%d nodes: skipped under -race (checked by the normal run)", s.nodes)
+			continue
+		}
 		p := build(t, a, Nodes(s.nodes))
 		load := map[string]int{}
 		keys := Keys(s.nodes * s.perNode)
@@ -63,7 +67,7 @@ func testWeights(t *testing.T, a Algorithm) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := Keys(60000)
+	keys := Keys(scaled(60000))
 	checkShares(t, a, nodes, placement(t, p, keys))
 	m, ok := p.(kolco.Membership)
 	if !ok {

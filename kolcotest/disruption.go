@@ -79,7 +79,7 @@ func checkMove(t *testing.T, what string, before, after []string, keys []string,
 }
 
 func testDisruptionAdd(t *testing.T, a Algorithm) {
-	keys := Keys(20000)
+	keys := Keys(scaled(20000))
 	for _, size := range []int{1, 10} {
 		nodes := Nodes(size + 1)
 		newNode := nodes[size]
@@ -106,7 +106,7 @@ func testDisruptionAdd(t *testing.T, a Algorithm) {
 }
 
 func testDisruptionRemove(t *testing.T, a Algorithm) {
-	keys := Keys(20000)
+	keys := Keys(scaled(20000))
 	nodes := Nodes(10)
 	// Remove the first, a middle and the last node by ID and by position.
 	for _, victim := range []string{nodes[0].ID, nodes[4].ID, nodes[9].ID, "node-1"} {
@@ -128,7 +128,7 @@ func testDisruptionRemove(t *testing.T, a Algorithm) {
 		}
 	}
 	if a.MinimalAdd && a.MinimalRemove {
-		testChurn(t, a, keys[:5000])
+		testChurn(t, a, keys[:len(keys)/4])
 	}
 }
 

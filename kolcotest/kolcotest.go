@@ -161,6 +161,16 @@ func SamplingAllowance(n int, perNode float64) float64 {
 	return 1 + math.Sqrt(2*math.Log(float64(n))/perNode) + 1.5/math.Sqrt(perNode)
 }
 
+// scaled returns n, or a quarter of it under -race: the race detector is
+// there for the concurrency checks, and the statistical checks keep their
+// meaning with fewer keys (their tolerances widen with the sample).
+func scaled(n int) int {
+	if raceEnabled {
+		return max(1, n/4)
+	}
+	return n
+}
+
 func addrOf(id string) string { return "addr-of-" + id }
 
 func build(t *testing.T, a Algorithm, nodes []kolco.Node) kolco.Placement {

@@ -79,8 +79,8 @@ func TestSeedArticle(t *testing.T) {
 // user:0..199999, going from node-0..9 to node-0..10 moves 9.11% of the
 // keys, all onto the new node.
 func TestSeedArticleMeasurement(t *testing.T) {
-	if testing.Short() {
-		t.Skip("4.2 million MD5 hashes")
+	if testing.Short() || raceEnabled {
+		t.Skip("4.2 million MD5 hashes; run without -short and -race")
 	}
 	cfg := rendezvous.Config{Hash: keyhash.MD5, Separator: ":"}
 	before, _ := rendezvous.New(kolcotest.Nodes(10), cfg)
