@@ -1,0 +1,109 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/kolco-dev/kolco"
+)
+
+// BalanceConfig sets up the balance experiment: for each setup and each
+// node count, how evenly the keys spread, averaged over Sets name sets.
+// Sweeping the ring's V is done with one setup per V.
+type BalanceConfig struct {
+	Setups   []Setup
+	Nodes    []int
+	Keys     *KeySet
+	Sets     int
+	Progress Progress
+}
+
+// BalanceResult is the balance experiment's outcome.
+type BalanceResult struct {
+	Keys int           `json:"keys"`
+	Sets int           `json:"sets"`
+	Rows []BalanceStat `json:"rows"`
+}
+
+// BalanceStat is one setup at one node count.
+type BalanceStat struct {
+	Setup  string `json:"setup"`
+	Algo   string `json:"algo"`
+	VNodes int    `json:"vnodes,omitempty"`
+	Nodes  int    `json:"nodes"`
+	// MaxAvg, MinAvg and Spread are the means over the name sets of the
+	// largest and smallest key count over the mean, and of the standard
+	// deviation over the mean.
+	MaxAvg float64 `json:"max_avg"`
+	MinAvg float64 `json:"min_avg"`
+	Spread float64 `json:"spread"`
+	// TheorySpread is the expected measured spread (TheorySpread): for a
+	// ring the arcs' sqrt((N-1)/(NV+1)) combined with the sampling noise
+	// sqrt((N-1)/K) of K keys, for the others the sampling noise alone.
+	TheorySpread float64 `json:"theory_spread"`
+	// TheoryArcSpread is the ring's sqrt((N-1)/(NV+1)) alone (0 otherwise).
+	TheoryArcSpread float64 `json:"theory_arc_spread,omitempty"`
+	// TheoryMax is H_N, the expected largest arc over the mean, for a
+	// ring with one point per node (0 otherwise).
+	TheoryMax float64 `json:"theory_max,omitempty"`
+}
+
+// Balance runs the balance experiment.
+func Balance(cfg BalanceConfig) (*BalanceResult, error) {
+	if len(cfg.Nodes) == 0 || cfg.Sets < 1 {
+		return nil, fmt.Errorf("%w: balance needs node counts and sets >= 1", kolco.ErrBadConfig)
+	}
+	res := &BalanceResult{Keys: cfg.Keys.Len(), Sets: cfg.Sets}
+	total, done := len(cfg.Setups)*len(cfg.Nodes)*cfg.Sets, 0
+	for _, s := range cfg.Setups {
+		for _, n := range cfg.Nodes {
+			if n < 1 {
+				return nil, fmt.Errorf("%w: node count %d", kolco.ErrBadConfig, n)
+			}
+			var maxes, mins, spreads []float64
+			for set := range cfg.Sets {
+				p, err := s.New(nodeNames(setPrefix(set), n))
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", s.Label(), err)
+				}
+				a, err := Assign(p, cfg.Keys)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", s.Label(), err)
+				}
+				mx, mn, sp := shareStats(a.Counts())
+				maxes, mins, spreads = append(maxes, mx), append(mins, mn), append(spreads, sp)
+				done++
+				cfg.Progress.step(done, total, "balance")
+			}
+			row := BalanceStat{Setup: s.Label(), Algo: s.Algo, VNodes: ringV(s), Nodes: n,
+				MaxAvg: Mean(maxes), MinAvg: Mean(mins), Spread: Mean(spreads),
+				TheorySpread: TheorySpread(s.Algo, n, ringV(s), cfg.Keys.Len())}
+			if s.Algo == "ring" {
+				row.TheoryArcSpread = TheoryRingSpread(n, ringV(s))
+				if ringV(s) == 1 {
+					row.TheoryMax = Harmonic(n)
+				}
+			}
+			res.Rows = append(res.Rows, row)
+		}
+	}
+	return res, nil
+}
+
+// Tables renders the result.
+func (r *BalanceResult) Tables() []Table {
+	t := Table{
+		Title:   fmt.Sprintf("balance, %d keys, %d name sets (theory: ring arcs sqrt((N-1)/(NV+1)) with sampling noise sqrt((N-1)/K); max arc H_N at V=1)", r.Keys, r.Sets),
+		Columns: []string{"setup", "nodes", "max/avg", "theory max", "min/avg", "spread", "theory spread", "arc spread"},
+	}
+	for _, x := range r.Rows {
+		tmax, arc := "-", "-"
+		if x.TheoryMax > 0 {
+			tmax = f(x.TheoryMax, 2)
+		}
+		if x.TheoryArcSpread > 0 {
+			arc = Pct(x.TheoryArcSpread, 1)
+		}
+		t.add(x.Setup, itoa(x.Nodes), f(x.MaxAvg, 2), tmax, f(x.MinAvg, 2), Pct(x.Spread, 1), Pct(x.TheorySpread, 1), arc)
+	}
+	return []Table{t}
+}

@@ -1,0 +1,108 @@
+package sim
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ErrKeyFile is wrapped by every error about the content of a key file;
+// the message names the line.
+var ErrKeyFile = errors.New("sim: bad key file")
+
+// maxKeyLine bounds one line of a key file.
+const maxKeyLine = 1 << 20
+
+// ParseKeys reads a key file: one key per line, "KEY [SIZE [RATE]]",
+// fields separated by spaces or tabs; blank lines and lines starting with
+// '#' are skipped. SIZE is a byte count with an optional unit (see
+// [ParseBytes]); RATE a non-negative request rate. Sizes and rates are kept
+// only when some line gives them; a line without them counts 1 byte and
+// rate 1. The error wraps [ErrKeyFile] and names the line; on error
+// nothing is returned.
+func ParseKeys(r io.Reader) (*KeySet, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxKeyLine)
+	var (
+		keys          []string
+		sizes, rates  []float64
+		hasSz, hasRts bool
+	)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || text[0] == '#' {
+			continue
+		}
+		fs := strings.Fields(text)
+		if len(fs) > 3 {
+			return nil, fmt.Errorf("%w: line %d: want \"KEY [SIZE [RATE]]\", got %d fields", ErrKeyFile, line, len(fs))
+		}
+		size, rate := 1.0, 1.0
+		if len(fs) > 1 {
+			v, err := ParseBytes(fs[1])
+			if err != nil {
+				return nil, fmt.Errorf("%w: line %d: size: %w", ErrKeyFile, line, err)
+			}
+			size, hasSz = v, true
+		}
+		if len(fs) > 2 {
+			v, err := strconv.ParseFloat(fs[2], 64)
+			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+				return nil, fmt.Errorf("%w: line %d: rate %q is not a non-negative number", ErrKeyFile, line, fs[2])
+			}
+			rate, hasRts = v, true
+		}
+		keys, sizes, rates = append(keys, fs[0]), append(sizes, size), append(rates, rate)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%w: a line is longer than %d bytes", ErrKeyFile, maxKeyLine)
+		}
+		return nil, err
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("%w: no keys", ErrKeyFile)
+	}
+	ks := ListKeys(keys)
+	if hasSz {
+		ks.Sizes = sizes
+	}
+	if hasRts {
+		ks.Rates = rates
+	}
+	return ks, nil
+}
+
+// ErrBadBytes is returned by [ParseBytes] for a malformed size.
+var ErrBadBytes = errors.New("sim: bad byte size")
+
+// ParseBytes reads a non-negative byte count such as "512", "4KB", "1.5GiB"
+// or "3TB": decimal units k/K, M, G, T, P (powers of 1000) and binary units
+// Ki, Mi, Gi, Ti, Pi (powers of 1024), each with an optional trailing "B".
+func ParseBytes(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "b")
+	mult := 1.0
+	units := []struct {
+		suffix string
+		mult   float64
+	}{
+		{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40}, {"Pi", 1 << 50},
+		{"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15},
+	}
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) || t == "" {
+		return 0, fmt.Errorf("%w: %q", ErrBadBytes, s)
+	}
+	return v * mult, nil
+}

@@ -1,0 +1,135 @@
+package sim
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestParseKeys(t *testing.T) {
+	ks, err := ParseKeys(strings.NewReader("# key size rate\nuser:1 4KB 10\n\n  user:2\t100\nuser:3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ks.Len() != 3 || ks.Key(0) != "user:1" || ks.Key(2) != "user:3" {
+		t.Fatalf("keys %d: %q %q", ks.Len(), ks.Key(0), ks.Key(2))
+	}
+	if ks.Size(0) != 4000 || ks.Size(1) != 100 || ks.Size(2) != 1 {
+		t.Errorf("sizes %v", ks.Sizes)
+	}
+	if ks.Rate(0) != 10 || ks.Rate(1) != 1 || ks.TotalRate() != 12 {
+		t.Errorf("rates %v", ks.Rates)
+	}
+	plain, err := ParseKeys(strings.NewReader("a\nb\n"))
+	if err != nil || plain.Sizes != nil || plain.Rates != nil || plain.TotalSize() != 2 {
+		t.Errorf("plain keys: %v, sizes %v, rates %v", err, plain.Sizes, plain.Rates)
+	}
+}
+
+func TestParseKeysErrorsNameTheLine(t *testing.T) {
+	for _, c := range []struct{ in, line string }{
+		{"a\nb 1 2 3\n", "line 2"},
+		{"a\n\n# c\nb lots\n", "line 4"},
+		{"a 1 -5\n", "line 1"},
+		{"a 1\nb 1 NaN\n", "line 2"},
+		{"a -1KB\n", "line 1"},
+		{"", "no keys"},
+		{"# only a comment\n", "no keys"},
+	} {
+		ks, err := ParseKeys(strings.NewReader(c.in))
+		if !errors.Is(err, ErrKeyFile) || !strings.Contains(err.Error(), c.line) || ks != nil {
+			t.Errorf("%q: %v, want ErrKeyFile naming %q and no keys", c.in, err, c.line)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: error spans lines: %q", c.in, err)
+		}
+	}
+	long := strings.Repeat("k", maxKeyLine+1)
+	if _, err := ParseKeys(strings.NewReader(long)); !errors.Is(err, ErrKeyFile) {
+		t.Errorf("over-long line: %v", err)
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]float64{
+		"0": 0, "512": 512, "4KB": 4000, "4kB": 4000, "4k": 4000, "1.5GiB": 1.5 * (1 << 30), "3TB": 3e12,
+		"2MiB": 2 << 20, "7 B": 7, "1PB": 1e15,
+	} {
+		if got, err := ParseBytes(in); err != nil || got != want {
+			t.Errorf("%q: %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "KB", "-1", "1XB", "NaN", "Inf", "1e400"} {
+		if _, err := ParseBytes(in); !errors.Is(err, ErrBadBytes) {
+			t.Errorf("%q: %v, want ErrBadBytes", in, err)
+		}
+	}
+}
+
+func TestDistValues(t *testing.T) {
+	for _, d := range []Dist{"const", "exp", "pareto:2", "zipf:1.1", "uniform"} {
+		v, err := d.Values(1000, 5, 1)
+		if err != nil {
+			t.Fatalf("%s: %v", d, err)
+		}
+		sum := 0.0
+		for _, x := range v {
+			if !(x >= 0) || math.IsInf(x, 0) {
+				t.Fatalf("%s: value %v", d, x)
+			}
+			sum += x
+		}
+		if math.Abs(sum/1000-5) > 1e-9 {
+			t.Errorf("%s: mean %v, want 5", d, sum/1000)
+		}
+		again, _ := d.Values(1000, 5, 1)
+		for i := range v {
+			if v[i] != again[i] {
+				t.Fatalf("%s: not reproducible", d)
+			}
+		}
+	}
+	for _, d := range []Dist{"normal", "pareto:1", "zipf:x", "pareto:Inf"} {
+		if _, err := d.Values(10, 1, 1); !errors.Is(err, ErrBadDist) {
+			t.Errorf("%s: %v, want ErrBadDist", d, err)
+		}
+	}
+}
+
+func FuzzParseKeys(f *testing.F) {
+	f.Add("user:1 4KB 10\nuser:2\n")  // sizes and rates
+	f.Add("# comment\n\na 1 2 3\n")   // too many fields
+	f.Add("a 1GiB\nb NaN\n")          // bad size
+	f.Add("a 1 1e309\n")              // rate overflow
+	f.Add("\xff\xfe key 0x10 -0\r\n") // odd bytes
+	f.Fuzz(func(t *testing.T, in string) {
+		ks, err := ParseKeys(strings.NewReader(in))
+		if err != nil {
+			if ks != nil || !errors.Is(err, ErrKeyFile) {
+				t.Fatalf("error %v (want ErrKeyFile) with keys %v", err, ks)
+			}
+			return
+		}
+		if ks.Len() == 0 {
+			t.Fatal("no error and no keys")
+		}
+		for i := range ks.Len() {
+			if s, r := ks.Size(i), ks.Rate(i); !(s >= 0) || !(r >= 0) || math.IsInf(r, 0) {
+				t.Fatalf("key %d: size %v rate %v", i, s, r)
+			}
+		}
+	})
+}
+
+func FuzzParseBytes(f *testing.F) {
+	for _, s := range []string{"3TB", "1.5GiB", "-1", "", "1e400", "KB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		v, err := ParseBytes(in)
+		if err == nil && (!(v >= 0) || math.IsInf(v, 0)) {
+			t.Fatalf("%q: %v without error", in, v)
+		}
+	})
+}

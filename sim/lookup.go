@@ -1,0 +1,77 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kolco-dev/kolco"
+)
+
+// LookupConfig sets up the lookup experiment: the time of one Locate for
+// each setup and node count, over Keys keys looked up on one goroutine.
+// It measures this machine's speed; it is a report, not a property.
+type LookupConfig struct {
+	Setups []Setup
+	Nodes  []int
+	Keys   int
+}
+
+// LookupResult is the lookup experiment's outcome.
+type LookupResult struct {
+	Keys int          `json:"keys"`
+	Rows []LookupStat `json:"rows"`
+}
+
+// LookupStat is one setup at one node count.
+type LookupStat struct {
+	Setup string  `json:"setup"`
+	Nodes int     `json:"nodes"`
+	Ns    float64 `json:"ns_per_lookup"`
+	// BuildMs is the time to build the placement, in milliseconds.
+	BuildMs float64 `json:"build_ms"`
+}
+
+// Lookup runs the lookup experiment.
+func Lookup(cfg LookupConfig) (*LookupResult, error) {
+	if cfg.Keys < 1 {
+		return nil, fmt.Errorf("%w: lookup needs keys >= 1", kolco.ErrBadConfig)
+	}
+	keys := make([]string, cfg.Keys)
+	ks := SyntheticKeys(cfg.Keys)
+	for i := range keys {
+		keys[i] = ks.Key(i)
+	}
+	res := &LookupResult{Keys: cfg.Keys}
+	for _, s := range cfg.Setups {
+		for _, n := range cfg.Nodes {
+			t0 := time.Now()
+			p, err := s.New(nodeNames("node", n))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s.Label(), err)
+			}
+			build := time.Since(t0)
+			t0 = time.Now()
+			for _, k := range keys {
+				if _, err := p.Locate(k); err != nil {
+					return nil, err
+				}
+			}
+			el := time.Since(t0)
+			res.Rows = append(res.Rows, LookupStat{Setup: s.Label(), Nodes: n,
+				Ns: float64(el.Nanoseconds()) / float64(cfg.Keys), BuildMs: float64(build.Microseconds()) / 1000})
+		}
+	}
+	return res, nil
+}
+
+// Tables renders the result.
+func (r *LookupResult) Tables() []Table {
+	t := Table{
+		Title:   fmt.Sprintf("lookup: time per Locate over %d keys on one goroutine (this machine)", r.Keys),
+		Columns: []string{"setup", "nodes", "ns/lookup", "build ms"},
+	}
+	for _, x := range r.Rows {
+		t.add(x.Setup, itoa(x.Nodes), f(x.Ns, 1), f(x.BuildMs, 2))
+	}
+	return []Table{t}
+}

@@ -1,0 +1,238 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kolco-dev/kolco"
+)
+
+// Reweight is one change of weight of a plan.
+type Reweight struct {
+	ID     string  `json:"id"`
+	Weight float64 `json:"weight"`
+}
+
+// PlanConfig describes a planned change of membership.
+type PlanConfig struct {
+	Setup Setup
+	// Before is the current node set.
+	Before []kolco.Node
+	// Add, Remove and Reweight are the change, applied in that order.
+	Add      []kolco.Node
+	Remove   []string
+	Reweight []Reweight
+	// Keys is the key sample, with sizes and rates if known.
+	Keys *KeySet
+	// RPS and HitRate describe a cache tier: requests per second to the
+	// cache and its steady hit rate. RPS = 0 leaves the cache model out.
+	RPS, HitRate float64
+	// Data is the total stored bytes; when set, key sizes are scaled so
+	// that the sample stands for it. Zero leaves sizes as they are.
+	Data float64
+}
+
+// PlanResult is what a change costs.
+type PlanResult struct {
+	Setup  string `json:"setup"`
+	Keys   int    `json:"keys"`
+	Before int    `json:"nodes_before"`
+	After  int    `json:"nodes_after"`
+	// Moved is the number of keys that change owner; MovedShare their
+	// share of the keys, MovedBytes their bytes, MovedRequests their share
+	// of the requests.
+	Moved         int     `json:"moved_keys"`
+	MovedShare    float64 `json:"moved_share"`
+	MovedBytes    float64 `json:"moved_bytes"`
+	MovedRequests float64 `json:"moved_requests_share"`
+	// TheoryShare is the moved share the closed form expects for equal
+	// weights (TheoryMoved), for comparison.
+	TheoryShare float64 `json:"theory_share"`
+	TotalBytes  float64 `json:"total_bytes"`
+	Flows       []Flow  `json:"flows"`
+	Loads       []Load  `json:"loads"`
+	// Cache is set when a request rate was given.
+	Cache *CacheImpact `json:"cache,omitempty"`
+}
+
+// Flow is the keys moving from one node to another.
+type Flow struct {
+	From     string  `json:"from"`
+	To       string  `json:"to"`
+	Keys     int     `json:"keys"`
+	Bytes    float64 `json:"bytes"`
+	Requests float64 `json:"requests_share"`
+}
+
+// Load is one node before and after the change.
+type Load struct {
+	Node        string  `json:"node"`
+	KeysBefore  int     `json:"keys_before"`
+	KeysAfter   int     `json:"keys_after"`
+	BytesBefore float64 `json:"bytes_before"`
+	BytesAfter  float64 `json:"bytes_after"`
+	// ShareBefore and ShareAfter are shares of the requests.
+	ShareBefore float64 `json:"request_share_before"`
+	ShareAfter  float64 `json:"request_share_after"`
+	// Sends and Receives are the bytes the node sends and receives.
+	Sends    float64 `json:"sends_bytes"`
+	Receives float64 `json:"receives_bytes"`
+}
+
+// CacheImpact is the seed article's cost model for a cache tier: right
+// after the change every request to a moved key misses; the others miss at
+// the steady rate ([DatabaseLoad]).
+type CacheImpact struct {
+	RPS       float64 `json:"rps"`
+	HitRate   float64 `json:"hit_rate"`
+	SteadyDB  float64 `json:"steady_db_rps"`
+	Cold      float64 `json:"cold_share"`
+	DB        float64 `json:"db_rps_after"`
+	Factor    float64 `json:"factor"`
+	TheoryDB  float64 `json:"theory_db_rps"`
+	TheoryFac float64 `json:"theory_factor"`
+}
+
+// Plan computes what a change costs on the key sample.
+func Plan(cfg PlanConfig) (*PlanResult, error) {
+	if cfg.RPS < 0 || cfg.HitRate < 0 || cfg.HitRate > 1 || cfg.Data < 0 {
+		return nil, fmt.Errorf("%w: rps and data must be >= 0 and the hit rate in [0, 1]", kolco.ErrBadConfig)
+	}
+	ks := cfg.Keys
+	if cfg.Data > 0 {
+		scaled := *ks
+		scaled.Sizes = make([]float64, ks.Len())
+		total := ks.TotalSize()
+		for i := range scaled.Sizes {
+			scaled.Sizes[i] = ks.Size(i) * cfg.Data / total
+		}
+		ks = &scaled
+	}
+	before, after, err := planAssign(cfg, ks)
+	if err != nil {
+		return nil, err
+	}
+	d := Compare(before, after, ks)
+	res := &PlanResult{Setup: cfg.Setup.Label(), Keys: ks.Len(), Before: len(before.Nodes), After: len(after.Nodes),
+		Moved: d.Moved, MovedShare: float64(d.Moved) / float64(ks.Len()), TotalBytes: ks.TotalSize(),
+		TheoryShare: planTheory(cfg, before, after)}
+	totalRate := ks.TotalRate()
+	w := len(d.To)
+	sends, recv := make([]float64, len(d.From)), make([]float64, len(d.To))
+	for from := range d.From {
+		for to := range d.To {
+			e := from*w + to
+			if d.Keys[e] == 0 {
+				continue
+			}
+			res.Flows = append(res.Flows, Flow{From: d.From[from].ID, To: d.To[to].ID, Keys: d.Keys[e],
+				Bytes: d.Bytes[e], Requests: d.Requests[e] / totalRate})
+			res.MovedBytes += d.Bytes[e]
+			res.MovedRequests += d.Requests[e] / totalRate
+			sends[from] += d.Bytes[e]
+			recv[to] += d.Bytes[e]
+		}
+	}
+	slices.SortStableFunc(res.Flows, func(a, b Flow) int { return b.Keys - a.Keys })
+	res.Loads = planLoads(before, after, ks, sends, recv)
+	if cfg.RPS > 0 {
+		c := &CacheImpact{RPS: cfg.RPS, HitRate: cfg.HitRate, SteadyDB: cfg.RPS * (1 - cfg.HitRate), Cold: res.MovedRequests}
+		c.DB = DatabaseLoad(cfg.RPS, cfg.HitRate, c.Cold)
+		c.TheoryDB = DatabaseLoad(cfg.RPS, cfg.HitRate, res.TheoryShare)
+		if c.SteadyDB > 0 {
+			c.Factor, c.TheoryFac = c.DB/c.SteadyDB, c.TheoryDB/c.SteadyDB
+		}
+		res.Cache = c
+	}
+	return res, nil
+}
+
+// planTheory returns the closed-form moved share for the node counts of
+// the change (equal weights assumed).
+func planTheory(cfg PlanConfig, before, after Assignment) float64 {
+	if len(cfg.Reweight) > 0 && len(cfg.Add) == 0 && len(cfg.Remove) == 0 {
+		return 0
+	}
+	return TheoryMoved(cfg.Setup.Algo, len(before.Nodes), len(after.Nodes))
+}
+
+func planAssign(cfg PlanConfig, ks *KeySet) (before, after Assignment, err error) {
+	p, err := cfg.Setup.New(cfg.Before)
+	if err != nil {
+		return before, after, err
+	}
+	if before, err = Assign(p, ks); err != nil {
+		return before, after, err
+	}
+	if len(cfg.Add) > 0 {
+		if err := p.Add(cfg.Add...); err != nil {
+			return before, after, fmt.Errorf("add: %w", err)
+		}
+	}
+	if len(cfg.Remove) > 0 {
+		if err := p.Remove(cfg.Remove...); err != nil {
+			return before, after, fmt.Errorf("remove: %w", err)
+		}
+	}
+	for _, r := range cfg.Reweight {
+		if err := p.Reweight(r.ID, r.Weight); err != nil {
+			return before, after, fmt.Errorf("reweight: %w", err)
+		}
+	}
+	after, err = Assign(p, ks)
+	return before, after, err
+}
+
+func planLoads(before, after Assignment, ks *KeySet, sends, recv []float64) []Load {
+	cb, ca := before.Counts(), after.Counts()
+	bb, ba := before.Loads(ks.Size), after.Loads(ks.Size)
+	rb, ra := before.Loads(ks.Rate), after.Loads(ks.Rate)
+	total := ks.TotalRate()
+	var out []Load
+	for i, n := range before.Nodes {
+		l := Load{Node: n.ID, KeysBefore: cb[i], BytesBefore: bb[i], ShareBefore: rb[i] / total, Sends: sends[i]}
+		if j := after.index(n.ID); j >= 0 {
+			l.KeysAfter, l.BytesAfter, l.ShareAfter, l.Receives = ca[j], ba[j], ra[j]/total, recv[j]
+		}
+		out = append(out, l)
+	}
+	for j, n := range after.Nodes {
+		if before.index(n.ID) < 0 {
+			out = append(out, Load{Node: n.ID, KeysAfter: ca[j], BytesAfter: ba[j], ShareAfter: ra[j] / total, Receives: recv[j]})
+		}
+	}
+	return out
+}
+
+// maxFlowRows bounds the flows a table lists; JSON carries them all.
+const maxFlowRows = 30
+
+// Tables renders the plan.
+func (r *PlanResult) Tables() []Table {
+	sum := Table{Title: fmt.Sprintf("plan: %s, %d -> %d nodes, %d keys", r.Setup, r.Before, r.After, r.Keys),
+		Columns: []string{"measure", "measured", "theory"}}
+	sum.add("keys moved", fmt.Sprintf("%d (%s)", r.Moved, Pct(r.MovedShare, 2)), Pct(r.TheoryShare, 2))
+	sum.add("bytes moved", Bytes(r.MovedBytes), Bytes(r.TheoryShare*r.TotalBytes))
+	sum.add("bytes sent per old node", Bytes(r.MovedBytes/float64(max(r.Before, 1))), Bytes(r.TheoryShare*r.TotalBytes/float64(max(r.Before, 1))))
+	sum.add("requests to moved keys", Pct(r.MovedRequests, 2), Pct(r.TheoryShare, 2))
+	if c := r.Cache; c != nil {
+		sum.add("database RPS, steady", f(c.SteadyDB, 0), f(c.SteadyDB, 0))
+		sum.add("database RPS, right after", f(c.DB, 0), f(c.TheoryDB, 0))
+		sum.add("factor over steady", f(c.Factor, 1)+"x", f(c.TheoryFac, 1)+"x")
+	}
+	flows := Table{Title: "moves: donor -> receiver, largest first", Columns: []string{"from", "to", "keys", "bytes", "requests"}}
+	for i, x := range r.Flows {
+		if i == maxFlowRows {
+			flows.add(fmt.Sprintf("(%d more)", len(r.Flows)-i), "", "", "", "")
+			break
+		}
+		flows.add(x.From, x.To, itoa(x.Keys), Bytes(x.Bytes), Pct(x.Requests, 2))
+	}
+	loads := Table{Title: "per node: keys, bytes and request share before -> after; bytes sent and received",
+		Columns: []string{"node", "keys before", "keys after", "bytes before", "bytes after", "req before", "req after", "sends", "receives"}}
+	for _, x := range r.Loads {
+		loads.add(x.Node, itoa(x.KeysBefore), itoa(x.KeysAfter), Bytes(x.BytesBefore), Bytes(x.BytesAfter),
+			Pct(x.ShareBefore, 2), Pct(x.ShareAfter, 2), Bytes(x.Sends), Bytes(x.Receives))
+	}
+	return []Table{sum, flows, loads}
+}

@@ -1,0 +1,165 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/kolco-dev/kolco"
+)
+
+// RemapConfig sets up the remap experiment: Nodes equal nodes, then Add
+// nodes join or Remove of them (the last by name) leave, repeated over Sets
+// node name sets.
+type RemapConfig struct {
+	Setups      []Setup
+	Nodes       int
+	Add, Remove int
+	Keys        *KeySet
+	Sets        int
+	Progress    Progress
+}
+
+// RemapResult is the remap experiment's outcome, one row per setup.
+type RemapResult struct {
+	Nodes  int         `json:"nodes"`
+	Add    int         `json:"add"`
+	Remove int         `json:"remove"`
+	Keys   int         `json:"keys"`
+	Sets   int         `json:"sets"`
+	Rows   []RemapStat `json:"rows"`
+}
+
+// RemapStat summarises one setup over the name sets.
+type RemapStat struct {
+	Setup  string `json:"setup"`
+	Algo   string `json:"algo"`
+	VNodes int    `json:"vnodes,omitempty"`
+	// Theory is the expected moved share (see TheoryMoved).
+	Theory   float64 `json:"theory"`
+	MinMoved float64 `json:"min_moved"`
+	AvgMoved float64 `json:"avg_moved"`
+	MaxMoved float64 `json:"max_moved"`
+	// ToNew is the mean share of moved keys that went to the added
+	// nodes.
+	ToNew float64 `json:"to_new"`
+	// Donors is the mean number of old nodes that gave keys away.
+	Donors float64 `json:"donors"`
+	// MaxAvg, MinAvg and Spread describe the key counts after the change,
+	// averaged over the sets.
+	MaxAvg float64 `json:"max_avg"`
+	MinAvg float64 `json:"min_avg"`
+	Spread float64 `json:"spread"`
+}
+
+// Remap runs the remap experiment.
+func Remap(cfg RemapConfig) (*RemapResult, error) {
+	if cfg.Nodes < 1 || cfg.Add < 0 || cfg.Remove < 0 || cfg.Remove >= cfg.Nodes || cfg.Add+cfg.Remove == 0 || cfg.Sets < 1 {
+		return nil, fmt.Errorf("%w: remap needs nodes >= 1, a change (add or remove), remove < nodes and sets >= 1", kolco.ErrBadConfig)
+	}
+	res := &RemapResult{Nodes: cfg.Nodes, Add: cfg.Add, Remove: cfg.Remove, Keys: cfg.Keys.Len(), Sets: cfg.Sets}
+	total := len(cfg.Setups) * cfg.Sets
+	for si, s := range cfg.Setups {
+		var moved, toNew, donors, maxes, mins, spreads []float64
+		for set := range cfg.Sets {
+			m, err := remapOnce(s, cfg, set)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s.Label(), err)
+			}
+			moved, toNew, donors = append(moved, m[0]), append(toNew, m[1]), append(donors, m[2])
+			maxes, mins, spreads = append(maxes, m[3]), append(mins, m[4]), append(spreads, m[5])
+			cfg.Progress.step(si*cfg.Sets+set+1, total, "remap")
+		}
+		row := RemapStat{Setup: s.Label(), Algo: s.Algo, VNodes: ringV(s),
+			Theory: TheoryMoved(s.Algo, cfg.Nodes, cfg.Nodes+cfg.Add-cfg.Remove)}
+		row.MinMoved, row.AvgMoved, row.MaxMoved = minAvgMax(moved)
+		row.ToNew, row.Donors = Mean(toNew), Mean(donors)
+		row.MaxAvg, row.MinAvg, row.Spread = Mean(maxes), Mean(mins), Mean(spreads)
+		res.Rows = append(res.Rows, row)
+	}
+	return res, nil
+}
+
+func ringV(s Setup) int {
+	if s.Algo == "ring" {
+		return s.Opts.VNodes
+	}
+	return 0
+}
+
+// remapOnce returns moved share, share to new nodes, donors, max/avg,
+// min/avg and spread after the change, for one name set.
+func remapOnce(s Setup, cfg RemapConfig, set int) ([6]float64, error) {
+	var out [6]float64
+	prefix := setPrefix(set)
+	p, err := s.New(nodeNames(prefix, cfg.Nodes))
+	if err != nil {
+		return out, err
+	}
+	before, err := Assign(p, cfg.Keys)
+	if err != nil {
+		return out, err
+	}
+	var added []kolco.Node
+	for i := range cfg.Add {
+		added = append(added, kolco.Node{ID: prefix + "-" + strconv.Itoa(cfg.Nodes+i)})
+	}
+	if len(added) > 0 {
+		if err := p.Add(added...); err != nil {
+			return out, err
+		}
+	}
+	var removed []string
+	for i := range cfg.Remove {
+		removed = append(removed, prefix+"-"+strconv.Itoa(cfg.Nodes-1-i))
+	}
+	if len(removed) > 0 {
+		if err := p.Remove(removed...); err != nil {
+			return out, err
+		}
+	}
+	after, err := Assign(p, cfg.Keys)
+	if err != nil {
+		return out, err
+	}
+	d := Compare(before, after, cfg.Keys)
+	isNew := make([]bool, len(after.Nodes))
+	for _, n := range added {
+		isNew[after.index(n.ID)] = true
+	}
+	toNew, donors := 0, 0
+	w := len(d.To)
+	for from := range d.From {
+		gave := false
+		for to := range d.To {
+			k := d.Keys[from*w+to]
+			if k > 0 {
+				gave = true
+				if isNew[to] {
+					toNew += k
+				}
+			}
+		}
+		if gave {
+			donors++
+		}
+	}
+	out[0] = float64(d.Moved) / float64(cfg.Keys.Len())
+	out[1] = float64(toNew) / float64(max(d.Moved, 1))
+	out[2] = float64(donors)
+	out[3], out[4], out[5] = shareStats(after.Counts())
+	return out, nil
+}
+
+// Tables renders the result.
+func (r *RemapResult) Tables() []Table {
+	change := fmt.Sprintf("%d -> %d nodes", r.Nodes, r.Nodes+r.Add-r.Remove)
+	t := Table{
+		Title:   fmt.Sprintf("remap %s, %d keys, %d name sets", change, r.Keys, r.Sets),
+		Columns: []string{"setup", "theory", "min moved", "avg moved", "max moved", "to new", "donors", "max/avg", "min/avg", "spread"},
+	}
+	for _, x := range r.Rows {
+		t.add(x.Setup, Pct(x.Theory, 2), Pct(x.MinMoved, 2), Pct(x.AvgMoved, 2), Pct(x.MaxMoved, 2),
+			Pct(x.ToNew, 1), f(x.Donors, 1), f(x.MaxAvg, 2), f(x.MinAvg, 2), Pct(x.Spread, 1))
+	}
+	return []Table{t}
+}

@@ -1,0 +1,71 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/kolco-dev/kolco"
+)
+
+// WeightsConfig sets up the weights experiment: the share of keys each
+// weighted node obtains against the share its weight requests.
+type WeightsConfig struct {
+	Setups []Setup
+	Nodes  []kolco.Node
+	Keys   *KeySet
+}
+
+// WeightsResult is the weights experiment's outcome.
+type WeightsResult struct {
+	Keys int          `json:"keys"`
+	Rows []WeightStat `json:"rows"`
+}
+
+// WeightStat is one node of one setup.
+type WeightStat struct {
+	Setup  string  `json:"setup"`
+	Node   string  `json:"node"`
+	Weight float64 `json:"weight"`
+	// Requested is weight / total weight; Obtained the measured share.
+	Requested float64 `json:"requested"`
+	Obtained  float64 `json:"obtained"`
+}
+
+// Weights runs the weights experiment.
+func Weights(cfg WeightsConfig) (*WeightsResult, error) {
+	if len(cfg.Nodes) == 0 {
+		return nil, kolco.ErrNoNodes
+	}
+	res := &WeightsResult{Keys: cfg.Keys.Len()}
+	for _, s := range cfg.Setups {
+		p, err := s.New(cfg.Nodes)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Label(), err)
+		}
+		a, err := Assign(p, cfg.Keys)
+		if err != nil {
+			return nil, err
+		}
+		total := 0.0
+		for _, n := range a.Nodes {
+			total += n.EffectiveWeight()
+		}
+		counts := a.Counts()
+		for i, n := range a.Nodes {
+			res.Rows = append(res.Rows, WeightStat{Setup: s.Label(), Node: n.ID, Weight: n.EffectiveWeight(),
+				Requested: n.EffectiveWeight() / total, Obtained: float64(counts[i]) / float64(cfg.Keys.Len())})
+		}
+	}
+	return res, nil
+}
+
+// Tables renders the result.
+func (r *WeightsResult) Tables() []Table {
+	t := Table{
+		Title:   fmt.Sprintf("weights: requested vs obtained share, %d keys", r.Keys),
+		Columns: []string{"setup", "node", "weight", "requested", "obtained", "obtained/requested"},
+	}
+	for _, x := range r.Rows {
+		t.add(x.Setup, x.Node, f(x.Weight, 2), Pct(x.Requested, 2), Pct(x.Obtained, 2), f(x.Obtained/x.Requested, 3))
+	}
+	return []Table{t}
+}
