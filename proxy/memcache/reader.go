@@ -17,8 +17,10 @@ type Limits struct {
 	// MaxValue is the largest data block, in bytes. Default 1 MiB, as
 	// memcached's default item size limit.
 	MaxValue int
-	// MaxLine is the longest command line, in bytes. Default 64 KiB: room
-	// for a get of 256 keys of the longest length.
+	// MaxLine is the longest command line, in bytes. Default 1 MiB: room
+	// for a get of 4096 keys of the longest length, since clients such as
+	// libmemcached's send a multi-get of thousands of keys as one line.
+	// Only a connection that sends such a line holds a buffer that big.
 	MaxLine int
 	// MaxKeys is the most keys in one retrieval. Default 4096.
 	MaxKeys int
@@ -27,7 +29,7 @@ type Limits struct {
 // Default limits.
 const (
 	DefaultMaxValue = 1 << 20
-	DefaultMaxLine  = 64 << 10
+	DefaultMaxLine  = 1 << 20
 	DefaultMaxKeys  = 4096
 )
 

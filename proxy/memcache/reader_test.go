@@ -116,7 +116,7 @@ func TestReadErrors(t *testing.T) {
 		{"set long key", "set " + long + " 0 0 1\r\nx\r\n", ErrKeyTooLong, "CLIENT_ERROR bad command line format\r\n", true},
 		{"bad data chunk", "set k 0 0 1\r\nxyz\r\n", ErrBadDataChunk, "CLIENT_ERROR bad data chunk\r\n", true},
 		{"too large", "set k 0 0 11\r\nhello world\r\n", ErrTooLarge, "SERVER_ERROR object too large for cache\r\n", false},
-		{"line too long", "get " + strings.Repeat("a ", 40000) + "\r\n", ErrLineTooLong, "CLIENT_ERROR line too long\r\n", true},
+		{"line too long", "get " + strings.Repeat("a ", 600000) + "\r\n", ErrLineTooLong, "CLIENT_ERROR line too long\r\n", true},
 		{"meta bad flag", "mg foo 1\r\n", ErrBadCommand, "CLIENT_ERROR invalid flag\r\n", false},
 		{"meta bad base64", "mg !!! b\r\n", ErrBadCommand, "CLIENT_ERROR error decoding key\r\n", false},
 		{"ms bad length", "ms foo x\r\n", ErrBadCommand, "CLIENT_ERROR bad command line format\r\n", true},
