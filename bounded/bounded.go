@@ -86,6 +86,8 @@ type state struct {
 	weightSum float64
 	points    []uint64 // sorted
 	owner     []int32  // owner[i] indexes nodes for points[i]
+	start     []uint32 // see buildIndex
+	shift     uint
 }
 
 // New returns a ring of nodes. The result does not depend on the order of

@@ -283,3 +283,25 @@ func TestConcurrentAcquireAndChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchMatchesBinarySearch checks the indexed search at the edges: on
+// every point, just after it, and at both ends of the hash space.
+func TestSearchMatchesBinarySearch(t *testing.T) {
+	for _, n := range []int{1, 3, 50} {
+		r, _ := New(mkNodes(n), Config{Points: 7})
+		s := r.cur.Load()
+		want := func(h uint64) int {
+			i, _ := slices.BinarySearch(s.points, h)
+			return i % len(s.points)
+		}
+		hs := []uint64{0, 1, math.MaxUint64, math.MaxUint64 - 1, 1 << 63}
+		for _, p := range s.points {
+			hs = append(hs, p, p+1, p-1)
+		}
+		for _, h := range hs {
+			if got := s.search(h); got != want(h) {
+				t.Fatalf("%d nodes: search(%#x) = %d, binary search %d", n, h, got, want(h))
+			}
+		}
+	}
+}

@@ -27,11 +27,13 @@
 //
 // # Properties
 //
-//   - Lookup cost: Locate is a key hash and a binary search over
-//     points (N * [Config.Points] of them); no lock, no allocation. Acquire
+//   - Lookup cost: Locate is a key hash, one index read by the hash's top
+//     bits and a binary search over the one or two points that share them
+//     (of N * [Config.Points]); no lock, no allocation. Acquire
 //     adds the walk past full nodes, a few steps in expectation for
 //     ε = 0.25 (the paper bounds it by O(1/ε²)), and allocates nothing.
-//   - Memory: 12 bytes per point (64 points per unit of weight by default)
+//   - Memory: about 16 bytes per point (64 points per unit of weight by
+//     default: hash, owner and index)
 //     plus one load counter per node. A change hashes only the points of
 //     new or re-weighted nodes and merges them in: O(points).
 //   - Balance: Assign and Acquire keep every node at or under its

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -100,7 +101,25 @@ func (r *Ring) build(nodes []kolco.Node, old *state) (*state, error) {
 	for ; k < len(added); k++ {
 		s.push(added[k])
 	}
+	s.buildIndex()
 	return s, nil
+}
+
+// buildIndex fills s.start: with b bits, start[j] is the first point whose
+// top b bits are >= j, so that a search only bisects the few points that
+// share the key's top bits - one or two cache misses instead of
+// log2(points).
+func (s *state) buildIndex() {
+	b := bits.Len(uint(len(s.points)))
+	s.shift = uint(64 - b)
+	s.start = make([]uint32, 1<<b+1)
+	i := 0
+	for j := range s.start {
+		for i < len(s.points) && s.points[i]>>s.shift < uint64(j) {
+			i++
+		}
+		s.start[j] = uint32(i)
+	}
 }
 
 func (s *state) push(p point) {
@@ -110,8 +129,10 @@ func (s *state) push(p point) {
 
 // search returns the index of the first point at or after h, wrapping to 0.
 func (s *state) search(h uint64) int {
-	i, _ := slices.BinarySearch(s.points, h)
-	if i == len(s.points) {
+	j := h >> s.shift
+	lo, hi := int(s.start[j]), int(s.start[j+1])
+	i, _ := slices.BinarySearch(s.points[lo:hi], h)
+	if i += lo; i == len(s.points) {
 		return 0
 	}
 	return i
