@@ -10,15 +10,17 @@
 //
 // # Lookup cost
 //
-// O(k log N): one key hash, then for each of the k probes (default
-// [DefaultProbes] = 21) a 64-bit mix and a binary search over the points.
-// No lookup allocates.
+// O(k) expected: one key hash, then for each of the k probes (default
+// [DefaultProbes] = 21) a 64-bit mix, one read of an index of the ring
+// and a walk of about one point to the probe's successor. No lookup
+// allocates.
 //
 // # Memory
 //
 // One uint64 point and one int32 owner per node (per point with weights),
-// plus the node set: about 12 bytes per node, against 12*V for a ring with
-// V virtual nodes.
+// an index of about two int32 per point (at most 2^20 entries, 4 MiB), and
+// the node set: about 20 bytes per node, against 12*V for a ring with V
+// virtual nodes.
 //
 // # Balance
 //

@@ -9,19 +9,14 @@ import (
 // successor returns the index of the first point at or after pos,
 // wrapping to 0 past the last point.
 func (s *snapshot) successor(pos uint64) int {
-	lo, hi := 0, len(s.points)
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if s.points[mid] < pos {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
+	j := int(s.index[pos>>s.shift])
+	for j < len(s.points) && s.points[j] < pos {
+		j++
 	}
-	if lo == len(s.points) {
+	if j == len(s.points) {
 		return 0
 	}
-	return lo
+	return j
 }
 
 // winner returns the index of the point closest after any of the key's
