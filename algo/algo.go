@@ -11,11 +11,13 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/anchor"
+	"github.com/kolco-dev/kolco/bounded"
 	"github.com/kolco-dev/kolco/jump"
 	"github.com/kolco-dev/kolco/jumpback"
 	"github.com/kolco-dev/kolco/keyhash"
 	"github.com/kolco-dev/kolco/maglev"
 	"github.com/kolco-dev/kolco/modulo"
+	"github.com/kolco-dev/kolco/multiprobe"
 	"github.com/kolco-dev/kolco/rendezvous"
 	"github.com/kolco-dev/kolco/ring"
 	"github.com/kolco-dev/kolco/slots"
@@ -50,6 +52,11 @@ type Options struct {
 	Slots int
 	// Capacity is anchor's fixed number of buckets.
 	Capacity int
+	// Probes is multiprobe's number of probes per key.
+	Probes int
+	// Epsilon is bounded's load slack: a node holds at most
+	// ceil((1+Epsilon) * average).
+	Epsilon float64
 }
 
 // Info describes one algorithm.
@@ -94,6 +101,14 @@ var all = []Info{
 	{Name: "anchor", Summary: "AnchorHash with fixed capacity (Mendelson et al. 2020)", HistoryDependent: true,
 		build: func(n []kolco.Node, o Options) (Placement, error) {
 			return anchor.New(n, anchor.Config{Hash: o.Hash, Capacity: o.Capacity})
+		}},
+	{Name: "multiprobe", Summary: "multi-probe consistent hashing, one point per node (Appleton & O'Reilly 2015)",
+		build: func(n []kolco.Node, o Options) (Placement, error) {
+			return multiprobe.New(n, multiprobe.Config{Hash: o.Hash, Probes: o.Probes})
+		}},
+	{Name: "bounded", Summary: "consistent hashing with bounded loads (Mirrokni et al. 2016); Locate is the ring owner, Assign and Acquire bound the load",
+		build: func(n []kolco.Node, o Options) (Placement, error) {
+			return bounded.New(n, bounded.Config{Hash: o.Hash, Epsilon: o.Epsilon, Points: o.VNodes})
 		}},
 }
 

@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -15,6 +14,7 @@ import (
 	"github.com/kolco-dev/kolco/compat/haproxy"
 	"github.com/kolco-dev/kolco/compat/libmemcached"
 	"github.com/kolco-dev/kolco/compat/nginx"
+	"github.com/kolco-dev/kolco/compat/pymemcache"
 	"github.com/kolco-dev/kolco/compat/redis"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
 	"github.com/kolco-dev/kolco/proxy"
@@ -32,7 +32,7 @@ type compatFlags struct {
 func (c *compatFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.config, "config", "", "the other system's configuration: nutcracker.yml, an nginx upstream block, a HAProxy backend, CLUSTER NODES output")
 	fs.StringVar(&c.pool, "pool", "", "twemproxy: the pool of --config to use (default: the only one)")
-	fs.StringVar(&c.servers, "servers", "", "comma-separated servers in the system's own syntax (twemproxy 'host:port:weight [name]', libmemcached 'host:port[:weight]', goredis 'name=host:port')")
+	fs.StringVar(&c.servers, "servers", "", "comma-separated servers in the system's own syntax (twemproxy 'host:port:weight [name]', libmemcached 'host:port[:weight]' as memcached_servers_parse reads it, pymemcache 'host:port', goredis 'name=host:port')")
 	fs.StringVar(&c.distribution, "distribution", "", "twemproxy: ketama|modula; libmemcached: modula|ketama|ketama_weighted|ketama_spy")
 	fs.StringVar(&c.hashTag, "hash-tag", "", "twemproxy: two characters such as {}")
 }
@@ -51,6 +51,7 @@ var compatSystems = []compatSystem{
 	{"haproxy", buildHAProxy},
 	{"redis", buildRedis},
 	{"goredis", buildGoRedis},
+	{"pymemcache", buildPymemcache},
 }
 
 func compatNames() []string {
@@ -147,25 +148,18 @@ func buildLibmemcached(c *compatFlags, hash string) (kolco.Placement, error) {
 	if c.servers == "" {
 		return nil, usagef("--algo libmemcached needs --servers host:port[:weight],...")
 	}
-	var servers []libmemcached.Server
-	for _, s := range splitIDs(c.servers) {
-		f := strings.Split(s, ":")
-		if len(f) < 2 || len(f) > 3 {
-			return nil, usagef("libmemcached server %q: want host:port[:weight]", s)
-		}
-		port, err := strconv.Atoi(f[1])
-		if err != nil {
-			return nil, usagef("libmemcached server %q: bad port", s)
-		}
-		srv := libmemcached.Server{Host: f[0], Port: port}
-		if len(f) == 3 {
-			if srv.Weight, err = strconv.Atoi(f[2]); err != nil {
-				return nil, usagef("libmemcached server %q: bad weight", s)
-			}
-		}
-		servers = append(servers, srv)
+	servers, err := libmemcached.ParseServers(c.servers)
+	if err != nil {
+		return nil, err
 	}
 	return libmemcached.New(libmemcached.Config{Distribution: c.distribution, Hash: hash}, servers)
+}
+
+func buildPymemcache(c *compatFlags, _ string) (kolco.Placement, error) {
+	if c.servers == "" {
+		return nil, usagef("--algo pymemcache needs --servers host:port,...")
+	}
+	return pymemcache.New(splitIDs(c.servers))
 }
 
 func buildNginx(c *compatFlags, _ string) (kolco.Placement, error) {

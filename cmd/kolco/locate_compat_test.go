@@ -83,7 +83,8 @@ func TestLocateCompatErrors(t *testing.T) {
 		{"no servers", []string{"--algo", "twemproxy"}, 2, "needs --config"},
 		{"bad server line", []string{"--algo", "twemproxy", "--servers", "nohost"}, 1, "bad server"},
 		{"no config", []string{"--algo", "nginx"}, 2, "needs --config"},
-		{"bad libmemcached server", []string{"--algo", "libmemcached", "--servers", "h:p"}, 2, "bad port"},
+		{"no libmemcached servers", []string{"--algo", "libmemcached"}, 2, "needs --servers"},
+		{"no pymemcache servers", []string{"--algo", "pymemcache"}, 2, "needs --servers"},
 		{"bad goredis shard", []string{"--algo", "goredis", "--servers", "a"}, 2, "name=host:port"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
