@@ -21,7 +21,7 @@ type Table struct {
 	Rows [][]string `json:"rows"`
 }
 
-// add appends a row of cells formatted with fmt's %v, floats as given.
+// add appends a row of formatted cells.
 func (t *Table) add(cells ...string) { t.Rows = append(t.Rows, cells) }
 
 // Pct formats a share as a percentage with d decimals.
@@ -97,7 +97,7 @@ func minAvgMax(xs []float64) (lo, avg, hi float64) {
 	return slices.Min(xs), Mean(xs), slices.Max(xs)
 }
 
-// progressStep calls p, if not nil.
+// step reports progress to p, if p is not nil.
 func (p Progress) step(done, total int, name string) {
 	if p != nil {
 		p(done, total, name)

@@ -69,5 +69,6 @@ costs: keys moved, load per node, the database's extra load.
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newLocateCmd(), newSimCmd())
+	root.AddCommand(newPlanCmd())
 	return root
 }

@@ -22,6 +22,7 @@ func newSimCmd() *cobra.Command {
   kolco sim article --json   # the same as one JSON document`,
 	}
 	cmd.AddCommand(newSimArticleCmd())
+	cmd.AddCommand(newSimRemapCmd(), newSimBalanceCmd(), newSimFailureCmd(), newSimWeightsCmd(), newSimReplicasCmd(), newSimLookupCmd())
 	return cmd
 }
 

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/chart"
+	"github.com/kolco-dev/kolco/sim"
+)
+
+// planFlags are kolco plan's own flags; the node set, the algorithm and
+// --add/--remove come from placementFlags.
+type planFlags struct {
+	reweight       []string
+	keysFile       string
+	keys           int
+	size, sizeDist string
+	rateDist, data string
+	rps, hitRate   float64
+}
+
+func newPlanCmd() *cobra.Command {
+	var (
+		pf placementFlags
+		lf planFlags
+		of outputFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "What adding, removing or re-weighting nodes will cost",
+		Long: `Plan a change of membership: from the current nodes (--nodes or
+--nodes-file) and a change (--add, --remove, --reweight ID=W, applied in that
+order), place a key sample before and after and report:
+
+  - keys, bytes and requests that move, with the theory's share beside them
+    (k/(N+k) for k added nodes, k/N for k removed, modulo's N/(N+1));
+  - every donor -> receiver flow: keys, bytes, share of requests;
+  - per node: keys, bytes and request share before and after, bytes sent
+    and received;
+  - with --rps and --hit-rate, the seed article's cost model for a cache
+    tier: right after the change every request to a moved key misses, so
+    the database sees rps*cold + rps*(1-cold)*(1-hit) instead of
+    rps*(1-hit).
+
+The key sample is a file (--keys-file, one "KEY [SIZE [RATE]]" per line;
+SIZE like 512, 4KB or 1.5GiB) or --keys synthetic keys with sizes drawn from
+--size-dist around --size and rates from --rate-dist. --data scales the sizes
+so the sample stands for that many bytes in all.
+
+The article's examples, 10 -> 11 nodes:
+
+  $ kolco plan --algo modulo --nodes-file ten.txt --add node-10 --rps 100000 --hit-rate 0.95
+  $ kolco plan --nodes node-0,node-1,...,node-9 --add node-10 --data 3TB --keys 1000000
+
+The "theory" column gives the article's figures (91 364 RPS, 18.3x for
+modulo; 13 636 RPS, 2.7x and 273 GB, 27 GB per old node for a ring); the
+"measured" column is the same model on the key sample.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := lf.config(&pf, cmd)
+			if err != nil {
+				return err
+			}
+			if err := of.check(); err != nil {
+				return err
+			}
+			res, err := sim.Plan(cfg)
+			if err != nil {
+				return err
+			}
+			return of.emit(cmd, res, func() chart.Chart { return planChart(res) })
+		},
+	}
+	pf.register(cmd.Flags())
+	of.register(cmd.Flags())
+	fs := cmd.Flags()
+	fs.StringSliceVar(&lf.reweight, "reweight", nil, "set node weights: ID=W (comma-separated or repeated)")
+	fs.StringVar(&lf.keysFile, "keys-file", "", "key sample: one \"KEY [SIZE [RATE]]\" per line")
+	fs.IntVar(&lf.keys, "keys", 1_000_000, "synthetic keys \"key:0\", ... when no --keys-file")
+	fs.StringVar(&lf.size, "size", "1KB", "mean size of a synthetic key")
+	fs.StringVar(&lf.sizeDist, "size-dist", "const", "synthetic sizes: const, exp or pareto:A")
+	fs.StringVar(&lf.rateDist, "rate-dist", "const", "synthetic request rates: const or zipf:S")
+	fs.StringVar(&lf.data, "data", "", "total stored bytes the sample stands for, e.g. 3TB")
+	fs.Float64Var(&lf.rps, "rps", 0, "requests per second to the cache tier (enables the database model)")
+	fs.Float64Var(&lf.hitRate, "hit-rate", 0.95, "steady cache hit rate, 0..1")
+	return cmd
+}
+
+// config turns the flags into a plan, reading the node and key files.
+func (lf *planFlags) config(pf *placementFlags, cmd *cobra.Command) (sim.PlanConfig, error) {
+	var cfg sim.PlanConfig
+	opts, err := pf.options(cmd.Flags())
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Setup = sim.Setup{Algo: strings.ToLower(pf.algo), Opts: opts}
+	if cfg.Before, err = pf.loadNodes(); err != nil {
+		return cfg, err
+	}
+	for _, id := range splitIDs(pf.add) {
+		cfg.Add = append(cfg.Add, kolco.Node{ID: id})
+	}
+	cfg.Remove = splitIDs(pf.remove)
+	for _, rw := range lf.reweight {
+		id, w, ok := strings.Cut(rw, "=")
+		v, err := strconv.ParseFloat(w, 64)
+		if !ok || id == "" || err != nil {
+			return cfg, usagef("--reweight %q: want ID=WEIGHT", rw)
+		}
+		cfg.Reweight = append(cfg.Reweight, sim.Reweight{ID: id, Weight: v})
+	}
+	if len(cfg.Add)+len(cfg.Remove)+len(cfg.Reweight) == 0 {
+		return cfg, usagef("no change: give --add, --remove or --reweight")
+	}
+	if lf.rps < 0 || lf.hitRate < 0 || lf.hitRate > 1 {
+		return cfg, usagef("--rps must be >= 0 and --hit-rate in [0, 1]")
+	}
+	cfg.RPS, cfg.HitRate = lf.rps, lf.hitRate
+	if lf.data != "" {
+		if cfg.Data, err = sim.ParseBytes(lf.data); err != nil {
+			return cfg, usageError{fmt.Errorf("--data: %w", err)}
+		}
+	}
+	cfg.Keys, err = lf.keySet()
+	return cfg, err
+}
+
+// keySet reads --keys-file or draws the synthetic sample.
+func (lf *planFlags) keySet() (*sim.KeySet, error) {
+	if lf.keysFile != "" {
+		f, err := os.Open(lf.keysFile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		ks, err := sim.ParseKeys(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", lf.keysFile, err)
+		}
+		return ks, nil
+	}
+	if err := checkKeys(lf.keys); err != nil {
+		return nil, err
+	}
+	mean, err := sim.ParseBytes(lf.size)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--size: %w", err)}
+	}
+	ks := sim.SyntheticKeys(lf.keys)
+	if ks.Sizes, err = sim.Dist(lf.sizeDist).Values(lf.keys, mean, 1); err != nil {
+		return nil, usageError{fmt.Errorf("--size-dist: %w", err)}
+	}
+	if ks.Rates, err = sim.Dist(lf.rateDist).Values(lf.keys, 1, 2); err != nil {
+		return nil, usageError{fmt.Errorf("--rate-dist: %w", err)}
+	}
+	return ks, nil
+}
+
+// planChart draws each node's share of the keys before and after.
+func planChart(r *sim.PlanResult) chart.Chart {
+	l := sim.NodeLoads{Setup: r.Setup}
+	for _, x := range r.Loads {
+		l.Nodes = append(l.Nodes, x.Node)
+		l.Before = append(l.Before, float64(x.KeysBefore)/float64(r.Keys))
+		l.After = append(l.After, float64(x.KeysAfter)/float64(r.Keys))
+	}
+	return loadsChart(l, fmt.Sprintf("%s: share of keys per node, %d -> %d nodes", r.Setup, r.Before, r.After))
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/chart"
+	"github.com/kolco-dev/kolco/sim"
+)
+
+// nodesFromFile reads a node file with the shared parser, or returns nil
+// when path is empty.
+func nodesFromFile(path string) ([]kolco.Node, error) {
+	if path == "" {
+		return nil, nil
+	}
+	pf := placementFlags{nodesFile: path}
+	return pf.loadNodes()
+}
+
+func newSimFailureCmd() *cobra.Command {
+	var (
+		sf                   setupFlags
+		of                   outputFlags
+		nodes, cascade, keys int
+		nodesFile, victim    string
+	)
+	cmd := &cobra.Command{
+		Use:   "failure",
+		Short: "Who absorbs a failed node's keys; cascades of failures",
+		Long: `Place synthetic keys, then fail the most loaded node (or --victim) and,
+with --cascade k, the most loaded survivor after it, k failures in all. For
+each failure: the victim's share, the share of keys that moved (ideally just
+the victim's), how many survivors received keys, and the worst survivor's
+share before and after.
+
+With one point per node a ring hands a failed node's whole arc to one
+neighbour, doubling its load; virtual nodes spread it over all survivors.
+
+Example:
+
+  $ kolco sim failure --vnodes 1,100 --cascade 3
+  $ kolco sim failure --algo ring,rendezvous,maglev --nodes-file nodes.txt --plot load.svg`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			setups, err := sf.setups(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			if err := of.check(); err != nil {
+				return err
+			}
+			if err := checkKeys(keys); err != nil {
+				return err
+			}
+			set, err := nodesFromFile(nodesFile)
+			if err != nil {
+				return err
+			}
+			count := nodes
+			if set != nil {
+				count = len(set)
+			}
+			if cascade < 1 || cascade >= count {
+				return usagef("--cascade must be between 1 and the node count - 1 (got %d for %d nodes)", cascade, count)
+			}
+			res, err := sim.Failure(sim.FailureConfig{Setups: setups, Nodes: nodes, NodeSet: set, Victim: victim,
+				Cascade: cascade, Keys: sim.SyntheticKeys(keys), Progress: progressTo(cmd.ErrOrStderr())})
+			if err != nil {
+				return err
+			}
+			return of.emit(cmd, res, func() chart.Chart {
+				return loadsChart(res.Loads[0], fmt.Sprintf("%s: share per node before and after %d failure(s)", res.Loads[0].Setup, cascade))
+			})
+		},
+	}
+	sf.register(cmd.Flags(), defaultVNodes())
+	of.register(cmd.Flags())
+	cmd.Flags().IntVar(&nodes, "nodes", 10, "number of nodes \"node-0\", ... (unless --nodes-file)")
+	cmd.Flags().StringVar(&nodesFile, "nodes-file", "", "file of nodes, one per line: ID [WEIGHT [ZONE]]")
+	cmd.Flags().StringVar(&victim, "victim", "", "the node to fail first (default: the most loaded)")
+	cmd.Flags().IntVar(&cascade, "cascade", 1, "number of failures, one after the other")
+	keysFlag(cmd.Flags(), &keys, 1_000_000)
+	return cmd
+}
+
+// loadsChart draws each node's share before and after a change.
+func loadsChart(l sim.NodeLoads, title string) chart.Chart {
+	return chart.Bars{Title: title, YLabel: "share of keys", Percent: true, Categories: l.Nodes,
+		Groups: []chart.Group{{Name: "before", Values: l.Before}, {Name: "after", Values: l.After}}}
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/kolco-dev/kolco/algo"
+	"github.com/kolco-dev/kolco/chart"
+	"github.com/kolco-dev/kolco/keyhash"
+	"github.com/kolco-dev/kolco/ring"
+	"github.com/kolco-dev/kolco/sim"
+)
+
+// setupFlags choose the contenders of an experiment: one or more
+// algorithms, and for the ring one or more vnode counts.
+type setupFlags struct {
+	algos  string
+	hash   string
+	vnodes string
+	seed   bool
+}
+
+func (s *setupFlags) register(fs *pflag.FlagSet, defVNodes string) {
+	fs.StringVar(&s.algos, "algo", "ring", "comma-separated algorithms to compare: "+strings.Join(algo.Names(), ", "))
+	fs.StringVar(&s.hash, "hash", keyhash.Default, "key hash: "+strings.Join(keyhash.Names(), ", "))
+	fs.StringVar(&s.vnodes, "vnodes", defVNodes, "comma-separated virtual nodes per unit of weight (ring); one ring per value")
+	fs.BoolVar(&s.seed, "seed", false, "the seed article's semantics: md5 for the ring, md5 of \"node:key\" for rendezvous")
+}
+
+// setups returns one setup per algorithm, and per vnode count for the ring.
+func (s *setupFlags) setups(fs *pflag.FlagSet) ([]sim.Setup, error) {
+	vs, err := parseInts("--vnodes", s.vnodes, 1)
+	if err != nil {
+		return nil, err
+	}
+	var opts algo.Options
+	opts.Seed = s.seed
+	if !s.seed || fs.Changed("hash") {
+		h, err := keyhash.Parse(s.hash)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		opts.Hash = h
+	}
+	var out []sim.Setup
+	for _, name := range splitIDs(s.algos) {
+		name = strings.ToLower(name)
+		if _, ok := algo.Lookup(name); !ok {
+			return nil, usagef("unknown --algo %q (known: %s)", name, strings.Join(algo.Names(), ", "))
+		}
+		if name != "ring" {
+			out = append(out, sim.Setup{Algo: name, Opts: opts})
+			continue
+		}
+		for _, v := range vs {
+			o := opts
+			o.VNodes = v
+			out = append(out, sim.Setup{Algo: name, Opts: o})
+		}
+	}
+	if len(out) == 0 {
+		return nil, usagef("--algo names no algorithm")
+	}
+	return out, nil
+}
+
+// parseInts parses a comma-separated list of integers >= lo.
+func parseInts(flag, s string, lo int) ([]int, error) {
+	var out []int
+	for _, f := range splitIDs(s) {
+		v, err := strconv.Atoi(f)
+		if err != nil || v < lo {
+			return nil, usagef("%s: %q is not an integer >= %d", flag, f, lo)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, usagef("%s lists no values", flag)
+	}
+	return out, nil
+}
+
+// outputFlags choose how results are written: aligned tables, JSON or CSV
+// on stdout, and optionally a chart file.
+type outputFlags struct {
+	asJSON, asCSV bool
+	plot          string
+}
+
+func (o *outputFlags) register(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.asJSON, "json", false, "print the results as one JSON document")
+	fs.BoolVar(&o.asCSV, "csv", false, "print the tables as CSV, the table's title in the first column")
+	fs.StringVar(&o.plot, "plot", "", "also draw a chart to FILE.svg or FILE.png")
+}
+
+// check validates the flags before any work is done.
+func (o *outputFlags) check() error {
+	if o.asJSON && o.asCSV {
+		return usagef("--json and --csv exclude each other")
+	}
+	if o.plot != "" {
+		if _, err := chart.Format(o.plot); err != nil {
+			return usageError{err}
+		}
+	}
+	return nil
+}
+
+// tabular is an experiment's result.
+type tabular interface{ Tables() []sim.Table }
+
+// emit writes the chart, if asked, and then the result on stdout. The chart
+// comes first so that a failure leaves no partial output behind.
+func (o *outputFlags) emit(cmd *cobra.Command, res tabular, draw func() chart.Chart) error {
+	if o.plot != "" {
+		if err := chart.Save(o.plot, draw()); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+	}
+	w := cmd.OutOrStdout()
+	switch {
+	case o.asJSON:
+		return writeJSON(w, res)
+	case o.asCSV:
+		return writeCSV(w, res.Tables())
+	}
+	return writeTables(w, res.Tables())
+}
+
+// writeTables prints tables with aligned columns.
+func writeTables(w io.Writer, tables []sim.Table) error {
+	var b strings.Builder
+	for i, t := range tables {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(t.Title + ":\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, strings.Join(t.Columns, "\t")+"\t")
+		for _, r := range t.Rows {
+			fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+		}
+		tw.Flush()
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeCSV prints every table's header and rows, each line starting with
+// the table's title.
+func writeCSV(w io.Writer, tables []sim.Table) error {
+	cw := csv.NewWriter(w)
+	for _, t := range tables {
+		cw.Write(append([]string{"table"}, t.Columns...))
+		for _, r := range t.Rows {
+			cw.Write(append([]string{t.Title}, r...))
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// keysFlag is the size of a synthetic key sample.
+func keysFlag(fs *pflag.FlagSet, p *int, def int) {
+	fs.IntVar(p, "keys", def, "number of synthetic keys \"key:0\", \"key:1\", ...")
+}
+
+func checkKeys(n int) error {
+	if n < 1 {
+		return usagef("--keys must be at least 1 (got %d)", n)
+	}
+	return nil
+}
+
+// defaultVNodes returns the ring's default vnode count as a flag default.
+func defaultVNodes() string { return strconv.Itoa(ring.DefaultVNodes) }
