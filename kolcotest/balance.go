@@ -9,15 +9,17 @@ import (
 	"github.com/kolco-dev/kolco"
 )
 
-// balanceSizes are the node counts of the balance check and the keys per
-// node used at each.
-var balanceSizes = []struct{ nodes, perNode int }{{10, 2000}, {100, 200}, {1000, 50}}
+// balanceSizes returns the node counts of the balance check and the keys
+// per node used at each.
+func balanceSizes() []struct{ nodes, perNode int } {
+	return []struct{ nodes, perNode int }{{10, 2000}, {100, 200}, {1000, 50}}
+}
 
 func testBalance(t *testing.T, a Algorithm) {
 	if a.Balance == nil {
 		t.Skip("no documented bound")
 	}
-	for _, s := range balanceSizes {
+	for _, s := range balanceSizes() {
 		if a.MaxNodes > 0 && s.nodes > a.MaxNodes {
 			t.Logf("%d nodes: above MaxNodes %d, skipped", s.nodes, a.MaxNodes)
 			continue

@@ -196,8 +196,7 @@ func placement(t *testing.T, p kolco.Placement, keys []string) []string {
 	return out
 }
 
-// diffCount returns how many entries differ and fails the test after the
-// first few mismatches if must is true.
+// moved returns how many keys have different owners in before and after.
 func moved(before, after []string) int {
 	c := 0
 	for i := range before {
@@ -208,6 +207,8 @@ func moved(before, after []string) int {
 	return c
 }
 
+// equalPlacement fails t, showing the first few differences, unless want
+// and got give every key the same owner.
 func equalPlacement(t *testing.T, what string, want, got []string, keys []string) {
 	t.Helper()
 	bad := 0
