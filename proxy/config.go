@@ -13,7 +13,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
+	"github.com/kolco-dev/kolco/keyhash"
 )
 
 // ErrBadConfig is wrapped by every configuration error.
@@ -57,7 +59,9 @@ type PoolConfig struct {
 	// HashTag is two characters such as "{}": only the text between them
 	// is hashed.
 	HashTag string `yaml:"hash_tag"`
-	// Distribution is ketama (default) or modula.
+	// Distribution is twemproxy's ketama (default) or modula, or one of
+	// kolco's algorithms by name (ring, rendezvous, maglev, jump, ...; see
+	// package algo), which place keys by KeyHash instead of Hash.
 	Distribution string `yaml:"distribution"`
 	// Timeout is how long, in milliseconds, to wait for a server's reply.
 	// nutcracker waits forever by default; this proxy defaults to 1000.
@@ -91,6 +95,12 @@ type PoolConfig struct {
 	// Servers are "host:port:weight [name]" lines.
 	Servers []string `yaml:"servers"`
 
+	// KeyHash is the key hash of kolco's distributions (xxh3 default,
+	// xxh64, murmur3, fnv1a, crc32, md5; see package keyhash).
+	KeyHash string `yaml:"key_hash"`
+	// VNodes is the ring's points per unit of weight (distribution: ring);
+	// 0 means the ring's default.
+	VNodes int `yaml:"vnodes"`
 	// Ejection is what happens to a failed server's keys: "rehash" moves
 	// them to the live servers, as nutcracker does with auto_eject_hosts;
 	// "fail-fast" keeps the placement and answers SERVER_ERROR for them, so
@@ -259,29 +269,57 @@ func (p *PoolConfig) Validate() error {
 	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		return bad("listen", "%q: bad port", p.Listen)
 	}
-	if p.Hash == "" {
-		p.Hash = "fnv1a_64"
-	}
-	if !slices.Contains(twemproxyHashes, p.Hash) { // twemproxy.New checks too; this gives the config key
-		return bad("hash", "%q: want one of %s", p.Hash, strings.Join(twemproxyHashes, ", "))
-	}
 	if p.HashTag != "" && len(p.HashTag) != 2 {
 		return bad("hash_tag", "%q: want two characters, such as \"{}\"", p.HashTag)
 	}
-	if p.Distribution == "" {
-		p.Distribution = "ketama"
-	}
-	switch p.Distribution {
-	case "ketama", "modula":
-	case "random":
-		return bad("distribution", "random places keys by chance; use ketama or modula")
-	default:
-		return bad("distribution", "%q: want ketama or modula", p.Distribution)
+	if err := p.validatePlacement(bad); err != nil {
+		return err
 	}
 	if err := p.validateNumbers(bad); err != nil {
 		return err
 	}
 	return p.validateServers(bad)
+}
+
+// validatePlacement checks distribution and the hash keys that go with it:
+// hash for twemproxy's ketama and modula, key_hash and vnodes for kolco's
+// own algorithms.
+func (p *PoolConfig) validatePlacement(bad func(key, format string, args ...any) error) error {
+	if p.Distribution == "" {
+		p.Distribution = "ketama"
+	}
+	switch p.Distribution {
+	case "ketama", "modula":
+		if p.Hash == "" {
+			p.Hash = "fnv1a_64"
+		}
+		if !slices.Contains(twemproxyHashes, p.Hash) { // twemproxy.New checks too; this names the key
+			return bad("hash", "%q: want one of %s", p.Hash, strings.Join(twemproxyHashes, ", "))
+		}
+		if p.KeyHash != "" || p.VNodes != 0 {
+			return bad("key_hash", "key_hash and vnodes apply to kolco's distributions; ketama and modula use hash")
+		}
+		return nil
+	case "random":
+		return bad("distribution", "random places keys by chance; use ketama or modula")
+	}
+	if _, ok := algo.Lookup(p.Distribution); !ok {
+		return bad("distribution", "%q: want ketama or modula (twemproxy's), or one of kolco's: %s",
+			p.Distribution, strings.Join(algo.Names(), ", "))
+	}
+	if p.Hash != "" {
+		return bad("hash", "hash names twemproxy's key hashes, for ketama and modula; kolco's distributions use key_hash")
+	}
+	if _, err := keyhash.Parse(p.KeyHash); err != nil {
+		return bad("key_hash", "%v", err)
+	}
+	if p.KeyHash == "" {
+		p.KeyHash = keyhash.Default
+	}
+	if p.VNodes < 0 {
+		return bad("vnodes", "must not be negative (got %d)", p.VNodes)
+	}
+	return nil
 }
 
 func (p *PoolConfig) validateNumbers(bad func(key, format string, args ...any) error) error {

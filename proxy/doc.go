@@ -6,7 +6,9 @@
 //
 // Placement is ketama consistent hashing (Richard Jones, last.fm, 2007), an
 // instance of Karger et al., "Consistent Hashing and Random Trees" (STOC
-// 1997), or twemproxy's modula, both from package compat/twemproxy.
+// 1997), or twemproxy's modula, both from package compat/twemproxy; or, for
+// a pool that does not need twemproxy's placement, any of kolco's own
+// algorithms by name (package algo: ring, rendezvous, maglev, jump, ...).
 //
 // # Configuration
 //
@@ -15,7 +17,8 @@
 // server_connections, auto_eject_hosts, server_retry_timeout,
 // server_failure_limit, servers). kolco's keys sit beside them in a pool
 // (ejection, health_check, max_client_connections, client_idle_timeout,
-// max_value_size, max_keys, max_pending, flush_all), and proxy-wide settings
+// max_value_size, max_keys, max_pending, flush_all, and key_hash and vnodes
+// for kolco's distributions), and proxy-wide settings
 // under the top-level key "kolco" (metrics_listen, log_level,
 // shutdown_timeout). See [PoolConfig] and [GlobalConfig].
 //

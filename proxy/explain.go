@@ -32,7 +32,12 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 	if p.HashTag != "" {
 		tag = fmt.Sprintf("the text between %q and %q when present, else the whole key", p.HashTag[0], p.HashTag[1])
 	}
-	fmt.Fprintf(b, "  placement: %s over %s of %s, as twemproxy 0.5 places it\n", p.Distribution, p.Hash, tag)
+	if p.Hash != "" {
+		fmt.Fprintf(b, "  placement: %s over %s of %s, as twemproxy 0.5 places it\n", p.Distribution, p.Hash, tag)
+	} else {
+		fmt.Fprintf(b, "  placement: kolco %s over %s of %s (vnodes %d; 0 = default); not twemproxy's placement\n",
+			p.Distribution, p.KeyHash, tag, p.VNodes)
+	}
 	total := 0
 	for _, line := range p.Servers {
 		s, _ := twemproxy.ParseServer(line)

@@ -1,10 +1,71 @@
 package proxy
 
 import (
+	"bytes"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
+	"github.com/kolco-dev/kolco/keyhash"
 )
 
-// newPicker builds twemproxy's placement of the pool over servers.
+// newPicker builds the pool's placement over servers: twemproxy's for
+// ketama and modula, else the kolco algorithm named by distribution over
+// nodes named as twemproxy names them, weighted as configured.
 func newPicker(cfg *PoolConfig, servers []twemproxy.Server) (picker, error) {
-	return twemproxy.New(twemproxy.Config{Hash: cfg.Hash, HashTag: cfg.HashTag, Distribution: cfg.Distribution}, servers)
+	if cfg.Distribution == twemproxy.Ketama || cfg.Distribution == twemproxy.Modula {
+		return twemproxy.New(twemproxy.Config{Hash: cfg.Hash, HashTag: cfg.HashTag, Distribution: cfg.Distribution}, servers)
+	}
+	h, err := keyhash.Parse(cfg.KeyHash)
+	if err != nil {
+		return nil, err
+	}
+	nodes := make([]kolco.Node, len(servers))
+	k := &kolcoPicker{index: make(map[string]int, len(servers))}
+	for i, s := range servers {
+		nodes[i] = kolco.Node{ID: s.RingName(), Weight: float64(max(s.Weight, 1)), Addr: s.Addr()}
+		k.index[nodes[i].ID] = i
+	}
+	if k.p, err = algo.New(cfg.Distribution, nodes, algo.Options{Hash: h, VNodes: cfg.VNodes}); err != nil {
+		return nil, err
+	}
+	if len(cfg.HashTag) == 2 {
+		k.tag = [2]byte{cfg.HashTag[0], cfg.HashTag[1]}
+		k.hasTag = true
+	}
+	return k, nil
+}
+
+// kolcoPicker adapts a kolco placement to server indexes.
+type kolcoPicker struct {
+	p      algo.Placement
+	index  map[string]int
+	tag    [2]byte
+	hasTag bool
+}
+
+func (k *kolcoPicker) Index(key []byte) int {
+	if k.hasTag {
+		key = hashTagged(key, k.tag)
+	}
+	n, err := k.p.Locate(string(key))
+	if err != nil {
+		return 0 // not reached: the pool has servers
+	}
+	return k.index[n.ID]
+}
+
+// hashTagged returns the text between the first tag[0] and the first tag[1]
+// after it when that text is not empty, else the whole key, as twemproxy
+// reads hash_tag.
+func hashTagged(key []byte, tag [2]byte) []byte {
+	i := bytes.IndexByte(key, tag[0])
+	if i < 0 {
+		return key
+	}
+	j := bytes.IndexByte(key[i+1:], tag[1])
+	if j <= 0 {
+		return key
+	}
+	return key[i+1 : i+1+j]
 }

@@ -131,3 +131,30 @@ func TestPipelining(t *testing.T) {
 		t.Fatalf("pipelined replies differ:\n got %.300q\nwant %.300q", got.String(), want.String())
 	}
 }
+
+// TestKolcoDistribution serves a pool placed by kolco's own ring (not
+// twemproxy's): every key is stored on exactly one server and every server
+// gets keys.
+func TestKolcoDistribution(t *testing.T) {
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
+	s := startProxy(t, poolYAML("  distribution: ring\n  key_hash: xxh3\n  vnodes: 64\n", ms...))
+	c := dial(t, s.Addr("p").String())
+	var keys []string
+	for i := range 300 {
+		k := fmt.Sprint("ring:", i)
+		keys = append(keys, k)
+		if got := c.do("set " + k + " 0 0 1\r\nx\r\n"); got != "STORED\r\n" {
+			t.Fatal(got)
+		}
+	}
+	spread := map[int]int{}
+	for i, at := range holders(t, ms, keys) {
+		if at < 0 {
+			t.Fatalf("key %q on %d servers", keys[i], -at)
+		}
+		spread[at]++
+	}
+	if len(spread) != 3 {
+		t.Fatalf("keys per server %v", spread)
+	}
+}
