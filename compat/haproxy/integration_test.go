@@ -103,8 +103,25 @@ func TestAgainstHAProxy(t *testing.T) {
 	const nResponders = 8
 	ports := freePorts(t, nResponders+len(backendCases))
 	responders, fronts := ports[:nResponders], ports[nResponders:]
-	dir := t.TempDir()
+	cfg, placements := haproxyConfig(t, responders, fronts)
+	startHAProxy(t, bin, cfg, ports)
 
+	keys := headerKeys(2500)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	for i, c := range backendCases {
+		t.Run(c.name, func(t *testing.T) {
+			// Server j of case i points at responder (i+j) mod nResponders.
+			want := func(k string) string {
+				return fmt.Sprint(responders[(i+placements[i].Index([]byte(k)))%nResponders])
+			}
+			checkFrontend(t, client, fronts[i], placements[i].Hash(), keys, want)
+		})
+	}
+}
+
+// haproxyConfig returns the configuration and, per backend case, the
+// placement built by ParseBackend and New from the backend's own text.
+func haproxyConfig(t *testing.T, responders, fronts []int) (string, []*Placement) {
 	var cfg strings.Builder
 	cfg.WriteString("global\n  maxconn 2000\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 30s\n  timeout server 30s\n")
 	for _, p := range responders {
@@ -115,7 +132,7 @@ func TestAgainstHAProxy(t *testing.T) {
 		var be strings.Builder
 		fmt.Fprintf(&be, "backend be%d\n  balance hdr(X-Key)\n  hash-type %s\n", i, c.hashType)
 		for j, s := range c.servers {
-			fmt.Fprintf(&be, "  server s%d 127.0.0.1:%d %s\n", j, responders[(i+j)%nResponders], s)
+			fmt.Fprintf(&be, "  server s%d 127.0.0.1:%d %s\n", j, responders[(i+j)%len(responders)], s)
 		}
 		b, err := ParseBackend(be.String())
 		if err != nil {
@@ -126,8 +143,14 @@ func TestAgainstHAProxy(t *testing.T) {
 		}
 		fmt.Fprintf(&cfg, "frontend fe%d\n  bind 127.0.0.1:%d\n  default_backend be%d\n%s", i, fronts[i], i, be.String())
 	}
-	cfgPath := filepath.Join(dir, "haproxy.cfg")
-	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
+	return cfg.String(), placements
+}
+
+// startHAProxy runs haproxy in the foreground until the test ends and waits
+// until every port listens.
+func startHAProxy(t *testing.T, bin, cfg string, ports []int) {
+	cfgPath := filepath.Join(t.TempDir(), "haproxy.cfg")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -147,42 +170,37 @@ func TestAgainstHAProxy(t *testing.T) {
 		}
 	})
 	waitListening(t, ports, exited)
+}
 
-	keys := headerKeys(2500)
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
-	for i, c := range backendCases {
-		t.Run(c.name, func(t *testing.T) {
-			p := placements[i]
-			var mu sync.Mutex
-			var wg sync.WaitGroup
-			mismatches := 0
-			work := make(chan string)
-			for range 4 {
-				wg.Go(func() {
-					for k := range work {
-						got := fetch(t, client, fronts[i], k)
-						want := fmt.Sprint(responders[(i+p.Index([]byte(k)))%nResponders])
-						if got != want {
-							mu.Lock()
-							if mismatches < 5 {
-								t.Errorf("key %q: haproxy chose port %s, Index predicts %s", k, got, want)
-							}
-							mismatches++
-							mu.Unlock()
-						}
+// checkFrontend sends every key as X-Key through the frontend and compares
+// the port that answers with want(key).
+func checkFrontend(t *testing.T, client *http.Client, port int, h HashType, keys []string, want func(string) string) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	mismatches := 0
+	work := make(chan string)
+	for range 4 {
+		wg.Go(func() {
+			for k := range work {
+				if got, w := fetch(t, client, port, k), want(k); got != w {
+					mu.Lock()
+					if mismatches < 5 {
+						t.Errorf("key %q: haproxy chose port %s, Index predicts %s", k, got, w)
 					}
-				})
-			}
-			for _, k := range keys {
-				work <- k
-			}
-			close(work)
-			wg.Wait()
-			t.Logf("%s: %d keys, %d mismatches", p.Hash(), len(keys), mismatches)
-			if mismatches > 0 {
-				t.Fatalf("%d of %d keys mismatched", mismatches, len(keys))
+					mismatches++
+					mu.Unlock()
+				}
 			}
 		})
+	}
+	for _, k := range keys {
+		work <- k
+	}
+	close(work)
+	wg.Wait()
+	t.Logf("%s: %d keys, %d mismatches", h, len(keys), mismatches)
+	if mismatches > 0 {
+		t.Fatalf("%d of %d keys mismatched", mismatches, len(keys))
 	}
 }
 

@@ -85,6 +85,15 @@ type upstreamCase struct {
 	offset  int   // first backend port used
 }
 
+// front is one proxied upstream of the test configuration and its
+// placement.
+type front struct {
+	name    string
+	port    int
+	servers []Server
+	index   func([]byte) int
+}
+
 // TestAgainstNginx starts nginx with backends that answer their own port and,
 // for several server lists with unequal weights, one front per mode
 // (`hash $arg_k consistent;` and `hash $arg_k;`). Thousands of keys with
@@ -99,68 +108,80 @@ func TestAgainstNginx(t *testing.T) {
 	}
 	const nBackends = 8
 	ports := freePorts(t, nBackends+2*len(cases))
-	backends, fronts := ports[:nBackends], ports[nBackends:]
 	dir := t.TempDir()
+	conf, fronts := nginxConfig(t, dir, ports[:nBackends], ports[nBackends:], cases)
+	startNginx(t, bin, dir, conf, ports)
 
+	keys := integrationKeys(3000)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	for _, f := range fronts {
+		t.Run(f.name, func(t *testing.T) { checkFront(t, client, f, keys) })
+	}
+}
+
+// nginxConfig writes the configuration: one responder per backend port and,
+// per case, a consistent and a plain hash upstream, each behind a front. The
+// upstream blocks go through ParseUpstream to build the placements.
+func nginxConfig(t *testing.T, dir string, backends, ports []int, cases []upstreamCase) (string, []front) {
 	var conf strings.Builder
 	if os.Geteuid() == 0 {
 		conf.WriteString("user root;\n")
 	}
-	fmt.Fprintf(&conf, "worker_processes 1;\nevents { worker_connections 256; }\nhttp {\n access_log off;\n")
+	conf.WriteString("worker_processes 1;\nevents { worker_connections 256; }\nhttp {\n access_log off;\n")
 	for _, d := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
 		fmt.Fprintf(&conf, " %s_temp_path %s;\n", d, filepath.Join(dir, d))
 	}
 	for _, p := range backends {
 		fmt.Fprintf(&conf, " server { listen 127.0.0.1:%d; return 200 \"$server_port\"; }\n", p)
 	}
-	type front struct {
-		port int
-		idx  func([]byte) int
-		name string
-		srv  []Server
-	}
-	var fr []front
+	var fronts []front
 	for i, c := range cases {
 		for m, mode := range []string{"consistent", ""} {
 			var block strings.Builder
 			fmt.Fprintf(&block, "upstream u%d_%d {\n  hash $arg_k %s;\n", i, m, mode)
 			for j, w := range c.weights {
-				fmt.Fprintf(&block, "  server 127.0.0.1:%d weight=%d max_fails=0;\n", backends[(c.offset+j)%nBackends], w)
+				fmt.Fprintf(&block, "  server 127.0.0.1:%d weight=%d max_fails=0;\n", backends[(c.offset+j)%len(backends)], w)
 			}
 			block.WriteString("}\n")
+			f := front{name: c.name + "/hash", port: ports[2*i+m]}
 			u, err := ParseUpstream(block.String())
 			if err != nil {
 				t.Fatal(err)
 			}
-			var idx func([]byte) int
+			f.servers = u.Servers
 			if u.Consistent {
+				f.name = c.name + "/consistent"
 				p, err := NewConsistent(u.Servers)
 				if err != nil {
 					t.Fatal(err)
 				}
-				idx = p.Index
+				f.index = p.Index
 			} else {
 				p, err := NewHash(u.Servers)
 				if err != nil {
 					t.Fatal(err)
 				}
-				idx = p.Index
+				f.index = p.Index
 			}
-			port := fronts[2*i+m]
 			conf.WriteString(block.String())
-			fmt.Fprintf(&conf, " server { listen 127.0.0.1:%d; location / { proxy_pass http://u%d_%d; } }\n", port, i, m)
-			fr = append(fr, front{port, idx, c.name + "/" + map[int]string{0: "consistent", 1: "hash"}[m], u.Servers})
+			fmt.Fprintf(&conf, " server { listen 127.0.0.1:%d; location / { proxy_pass http://u%d_%d; } }\n", f.port, i, m)
+			fronts = append(fronts, f)
 		}
 	}
 	conf.WriteString("}\n")
-	confPath := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(confPath, []byte(conf.String()), 0o644); err != nil {
+	return conf.String(), fronts
+}
+
+// startNginx runs nginx in the foreground on conf until the test ends and
+// waits until every port listens.
+func startNginx(t *testing.T, bin, dir, conf string, ports []int) {
+	confPath, errLog := filepath.Join(dir, "nginx.conf"), filepath.Join(dir, "error.log")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"),
-		"-g", fmt.Sprintf("daemon off; master_process off; pid %s; error_log %s;", filepath.Join(dir, "nginx.pid"), filepath.Join(dir, "error.log")))
+	cmd := exec.CommandContext(ctx, bin, "-p", dir, "-c", confPath, "-e", errLog,
+		"-g", fmt.Sprintf("daemon off; master_process off; pid %s; error_log %s;", filepath.Join(dir, "nginx.pid"), errLog))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -172,50 +193,50 @@ func TestAgainstNginx(t *testing.T) {
 		cancel()
 		<-exited
 		if t.Failed() {
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			log, _ := os.ReadFile(errLog)
 			t.Logf("nginx stderr: %s\nerror.log: %s", stderr.String(), log)
 		}
 	})
 	waitListening(t, ports, exited)
+}
 
-	keys := integrationKeys(3000)
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
-	for _, f := range fr {
-		t.Run(f.name, func(t *testing.T) {
-			mismatches, unescapedAgree := 0, 0
-			var mu sync.Mutex
-			var wg sync.WaitGroup
-			work := make(chan []byte)
-			for range 4 {
-				wg.Go(func() {
-					for raw := range work {
-						esc := url.QueryEscape(string(raw))
-						got := fetchPort(t, client, f.port, esc)
-						want := f.srv[f.idx([]byte(esc))].Addr
-						mu.Lock()
-						if got != want[strings.LastIndexByte(want, ':')+1:] {
-							if mismatches < 5 {
-								t.Errorf("key %q (sent %q): nginx chose port %s, Index predicts %s", raw, esc, got, want)
-							}
-							mismatches++
-						}
-						if f.srv[f.idx(raw)].Addr == want {
-							unescapedAgree++
-						}
-						mu.Unlock()
+// checkFront sends every key, URL-escaped, through the front and compares
+// the backend that answers with Index of the escaped text, which is what
+// $arg_k holds. It also counts how often hashing the unescaped bytes would
+// have agreed, to show which text nginx hashes.
+func checkFront(t *testing.T, client *http.Client, f front, keys [][]byte) {
+	mismatches, unescapedAgree := 0, 0
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	work := make(chan []byte)
+	for range 4 {
+		wg.Go(func() {
+			for raw := range work {
+				esc := url.QueryEscape(string(raw))
+				got := fetchPort(t, client, f.port, esc)
+				want := f.servers[f.index([]byte(esc))].Addr
+				mu.Lock()
+				if got != want[strings.LastIndexByte(want, ':')+1:] {
+					if mismatches < 5 {
+						t.Errorf("key %q (sent %q): nginx chose port %s, Index predicts %s", raw, esc, got, want)
 					}
-				})
-			}
-			for _, k := range keys {
-				work <- k
-			}
-			close(work)
-			wg.Wait()
-			t.Logf("%d keys, %d mismatches (hashing the unescaped bytes instead would agree on only %d)", len(keys), mismatches, unescapedAgree)
-			if mismatches > 0 {
-				t.Fatalf("%d of %d keys mismatched", mismatches, len(keys))
+					mismatches++
+				}
+				if f.servers[f.index(raw)].Addr == want {
+					unescapedAgree++
+				}
+				mu.Unlock()
 			}
 		})
+	}
+	for _, k := range keys {
+		work <- k
+	}
+	close(work)
+	wg.Wait()
+	t.Logf("%d keys, %d mismatches (hashing the unescaped bytes instead would agree on only %d)", len(keys), mismatches, unescapedAgree)
+	if mismatches > 0 {
+		t.Fatalf("%d of %d keys mismatched", mismatches, len(keys))
 	}
 }
 
