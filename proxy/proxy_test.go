@@ -158,3 +158,32 @@ func TestKolcoDistribution(t *testing.T) {
 		t.Fatalf("keys per server %v", spread)
 	}
 }
+
+// TestStatsAndFlushBroadcast checks that stats answers with the proxy's own
+// figures and that flush_all, when the pool allows it, reaches every server.
+func TestStatsAndFlushBroadcast(t *testing.T) {
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
+	s := startProxy(t, poolYAML("  hash: md5\n  flush_all: broadcast\n", ms...))
+	c := dial(t, s.Addr("p").String())
+	var keys []string
+	for i := range 20 {
+		keys = append(keys, fmt.Sprint("fl:", i))
+		c.do("set " + keys[i] + " 0 0 1\r\nx\r\n")
+	}
+	c.do("bogus\r\n")
+	st := c.do("stats\r\n")
+	for _, want := range []string{"STAT cmd_set 20\r\n", "STAT client_errors 1\r\n", "STAT curr_connections 1\r\n",
+		"STAT servers 2\r\n", "STAT servers_live 2\r\n", "STAT server:" + ms[0].addr + ":requests "} {
+		if !strings.Contains(st, want) {
+			t.Errorf("stats lacks %q:\n%s", want, st)
+		}
+	}
+	if got := c.do("flush_all\r\n"); got != "OK\r\n" {
+		t.Fatalf("flush_all: %q", got)
+	}
+	for i, at := range holders(t, ms, keys) {
+		if at != -1 {
+			t.Fatalf("key %s survived flush_all on server %d", keys[i], at)
+		}
+	}
+}
