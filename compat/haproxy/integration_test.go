@@ -106,7 +106,7 @@ func TestAgainstHAProxy(t *testing.T) {
 	cfg, placements := haproxyConfig(t, responders, fronts)
 	startHAProxy(t, bin, cfg, ports)
 
-	keys := headerKeys(2500)
+	keys := headerKeys(2000)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 	for i, c := range backendCases {
 		t.Run(c.name, func(t *testing.T) {

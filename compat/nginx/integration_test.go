@@ -112,7 +112,7 @@ func TestAgainstNginx(t *testing.T) {
 	conf, fronts := nginxConfig(t, dir, ports[:nBackends], ports[nBackends:], cases)
 	startNginx(t, bin, dir, conf, ports)
 
-	keys := integrationKeys(3000)
+	keys := integrationKeys(2000)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 	for _, f := range fronts {
 		t.Run(f.name, func(t *testing.T) { checkFront(t, client, f, keys) })

@@ -302,7 +302,7 @@ func TestNoAllocs(t *testing.T) {
 func FuzzParseUpstream(f *testing.F) {
 	f.Add("upstream u { hash $arg_k consistent; server 127.0.0.1:1 weight=2; }")
 	f.Add("server a;\nserver b max_fails=1; # note")
-	f.Add("server unix:/x weight=1024;")
+	f.Add("server unix:/x weight=64;")
 	f.Add("}}{{;;server")
 	f.Fuzz(func(t *testing.T, text string) {
 		u, err := ParseUpstream(text)
