@@ -22,7 +22,7 @@ func newSimCmd() *cobra.Command {
   kolco sim article --json   # the same as one JSON document`,
 	}
 	cmd.AddCommand(newSimArticleCmd())
-	cmd.AddCommand(newSimRemapCmd(), newSimBalanceCmd(), newSimFailureCmd(), newSimWeightsCmd(), newSimReplicasCmd(), newSimLookupCmd())
+	cmd.AddCommand(newSimRemapCmd(), newSimBalanceCmd(), newSimFailureCmd(), newSimWeightsCmd(), newSimReplicasCmd(), newSimLookupCmd(), newSimHotkeysCmd())
 	return cmd
 }
 

@@ -25,6 +25,7 @@ var experiments = map[string][]string{
 	"weights":  {"sim", "weights", "--algo", "ring,rendezvous", "--keys", "20000"},
 	"replicas": {"sim", "replicas", "--algo", "ring,rendezvous", "--keys", "5000"},
 	"lookup":   {"sim", "lookup", "--algo", "ring,jump", "--nodes", "10,100", "--keys", "2000"},
+	"hotkeys":  {"sim", "hotkeys", "--algo", "ring,rendezvous", "--keys", "1000", "--requests", "20000"},
 }
 
 func TestSimExperimentsPrintTablesJSONAndCSV(t *testing.T) {

@@ -1,0 +1,208 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/bounded"
+	"github.com/kolco-dev/kolco/keyhash"
+)
+
+// HotkeysConfig sets up the hotkeys experiment: a stream of Requests
+// requests whose keys follow a Zipf law of exponent Zipf over Keys keys
+// ("key:0" the hottest), with InFlight requests open at a time (each
+// request ends when InFlight newer ones have started). Each setup places
+// every request on its key's owner; the bounded-loads ring (Mirrokni,
+// Thorup and Zadimoghaddam 2018) places it live with Acquire and Release,
+// no node holding more than ceil((1+Epsilon) * open requests / N).
+type HotkeysConfig struct {
+	Setups   []Setup
+	Nodes    int
+	Keys     int
+	Zipf     float64
+	Requests int
+	InFlight int
+	// Epsilon and Points configure the bounded ring (zero: its defaults);
+	// Hash is its key hash (nil: xxh3).
+	Epsilon float64
+	Points  int
+	Hash    keyhash.Func
+	// Seed selects the request stream.
+	Seed     uint64
+	Progress Progress
+}
+
+// HotkeysResult is the hotkeys experiment's outcome.
+type HotkeysResult struct {
+	Nodes    int     `json:"nodes"`
+	Keys     int     `json:"keys"`
+	Zipf     float64 `json:"zipf"`
+	Requests int     `json:"requests"`
+	InFlight int     `json:"in_flight"`
+	// HotShare is the hottest key's share of the requests.
+	HotShare float64      `json:"hot_key_share"`
+	Rows     []HotkeyStat `json:"rows"`
+	// Loads holds each node's share of the requests, per row.
+	Loads []RequestLoads `json:"loads"`
+}
+
+// RequestLoads is each node's share of the requests of one placement.
+type RequestLoads struct {
+	Setup  string    `json:"setup"`
+	Nodes  []string  `json:"nodes"`
+	Shares []float64 `json:"shares"`
+}
+
+// HotkeyStat is one placement of the request stream.
+type HotkeyStat struct {
+	Setup string `json:"setup"`
+	// MaxAvg and Spread describe the nodes' shares of all requests.
+	MaxAvg float64 `json:"max_avg"`
+	Spread float64 `json:"spread"`
+	// Peak is the most requests any node held open at once; Bound is the
+	// bounded ring's capacity at a full window (0 for the others).
+	Peak  int `json:"peak_in_flight"`
+	Bound int `json:"bound,omitempty"`
+	// HotKeyNodes is the number of distinct nodes the hottest key's
+	// requests went to (1 for a plain placement).
+	HotKeyNodes int `json:"hot_key_nodes"`
+}
+
+// Hotkeys runs the hotkeys experiment.
+func Hotkeys(cfg HotkeysConfig) (*HotkeysResult, error) {
+	if cfg.Nodes < 1 || cfg.Keys < 1 || cfg.Requests < 1 || cfg.InFlight < 1 || !(cfg.Zipf >= 0) || math.IsInf(cfg.Zipf, 0) {
+		return nil, fmt.Errorf("%w: hotkeys needs nodes, keys, requests and in-flight >= 1 and a finite zipf exponent >= 0", kolco.ErrBadConfig)
+	}
+	probs := ZipfWeights(cfg.Keys, cfg.Zipf)
+	stream := zipfStream(probs, cfg.Requests, cfg.Seed)
+	ks := SyntheticKeys(cfg.Keys)
+	nodes := nodeNames("node", cfg.Nodes)
+	res := &HotkeysResult{Nodes: cfg.Nodes, Keys: cfg.Keys, Zipf: cfg.Zipf, Requests: cfg.Requests, InFlight: cfg.InFlight, HotShare: probs[0]}
+	total := len(cfg.Setups) + 1
+	for i, s := range cfg.Setups {
+		p, err := s.New(nodes)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Label(), err)
+		}
+		a, err := Assign(p, ks)
+		if err != nil {
+			return nil, err
+		}
+		st, loads := replay(s.Label(), a.Nodes, stream, cfg.InFlight, func(k int32) (int32, func()) { return a.Owner[k], nil })
+		res.Rows, res.Loads = append(res.Rows, st), append(res.Loads, loads)
+		cfg.Progress.step(i+1, total, "hotkeys")
+	}
+	b, err := bounded.New(nodes, bounded.Config{Epsilon: cfg.Epsilon, Points: cfg.Points, Hash: cfg.Hash})
+	if err != nil {
+		return nil, fmt.Errorf("bounded: %w", err)
+	}
+	bn := b.Nodes()
+	index := map[string]int32{}
+	for i, n := range bn {
+		index[n.ID] = int32(i)
+	}
+	var acqErr error
+	label := "bounded(eps=" + strconv.FormatFloat(b.Epsilon(), 'g', -1, 64) + ")"
+	st, loads := replay(label, bn, stream, cfg.InFlight, func(k int32) (int32, func()) {
+		l, err := b.Acquire(ks.Key(int(k)))
+		if err != nil {
+			acqErr = err
+			return 0, nil
+		}
+		return index[l.Node.ID], l.Release
+	})
+	if acqErr != nil {
+		return nil, acqErr
+	}
+	st.Bound = int(math.Ceil((1 + b.Epsilon()) * float64(cfg.InFlight) / float64(cfg.Nodes)))
+	res.Rows, res.Loads = append(res.Rows, st), append(res.Loads, loads)
+	cfg.Progress.step(total, total, "hotkeys")
+	return res, nil
+}
+
+// zipfStream draws n key ranks with the given probabilities.
+func zipfStream(probs []float64, n int, seed uint64) []int32 {
+	cum := make([]float64, len(probs))
+	sum := 0.0
+	for i, p := range probs {
+		sum += p
+		cum[i] = sum
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x686f74))
+	out := make([]int32, n)
+	for i := range out {
+		u := rng.Float64() * sum
+		out[i] = int32(min(sort.SearchFloat64s(cum, u), len(cum)-1))
+	}
+	return out
+}
+
+// replay runs the stream with a window of inFlight open requests: place
+// returns a request's node and, for live placements, its release.
+func replay(label string, nodes []kolco.Node, stream []int32, inFlight int, place func(k int32) (int32, func())) (HotkeyStat, RequestLoads) {
+	count := make([]int, len(nodes))
+	open := make([]int, len(nodes))
+	type req struct {
+		node    int32
+		release func()
+	}
+	window := make([]req, 0, inFlight)
+	head, peak := 0, 0
+	hot := map[int32]bool{}
+	for _, k := range stream {
+		if len(window) == inFlight {
+			old := window[head]
+			open[old.node]--
+			if old.release != nil {
+				old.release()
+			}
+		}
+		n, rel := place(k)
+		count[n]++
+		open[n]++
+		peak = max(peak, open[n])
+		if k == 0 {
+			hot[n] = true
+		}
+		if len(window) < inFlight {
+			window = append(window, req{n, rel})
+		} else {
+			window[head] = req{n, rel}
+			head = (head + 1) % inFlight
+		}
+	}
+	for _, r := range window {
+		if r.release != nil {
+			r.release()
+		}
+	}
+	st := HotkeyStat{Setup: label, Peak: peak, HotKeyNodes: len(hot)}
+	st.MaxAvg, _, st.Spread = shareStats(count)
+	rl := RequestLoads{Setup: label}
+	for i, n := range nodes {
+		rl.Nodes = append(rl.Nodes, n.ID)
+		rl.Shares = append(rl.Shares, float64(count[i])/float64(len(stream)))
+	}
+	return st, rl
+}
+
+// Tables renders the result.
+func (r *HotkeysResult) Tables() []Table {
+	t := Table{
+		Title: fmt.Sprintf("hotkeys: %d requests, Zipf s=%g over %d keys (hottest %s), %d open at a time, %d nodes",
+			r.Requests, r.Zipf, r.Keys, Pct(r.HotShare, 1), r.InFlight, r.Nodes),
+		Columns: []string{"placement", "max/avg requests", "spread", "peak open on a node", "bound", "nodes serving the hottest key"},
+	}
+	for _, x := range r.Rows {
+		bound := "-"
+		if x.Bound > 0 {
+			bound = itoa(x.Bound)
+		}
+		t.add(x.Setup, f(x.MaxAvg, 2), Pct(x.Spread, 1), itoa(x.Peak), bound, itoa(x.HotKeyNodes))
+	}
+	return []Table{t}
+}
