@@ -13,10 +13,11 @@
 // avalanche; `hash-type map-based` alone means sdbm without; a named function
 // gets avalanche only when "avalanche" is written ([ParseHashType]).
 //
-// For `balance hdr(name)` HAProxy hashes the first comma-separated value of
-// the header with surrounding blanks removed; pass [Placement.Index] those
-// bytes. An absent or empty header falls back to round robin and is not
-// modelled.
+// For `balance hdr(name)` HAProxy hashes the first comma-separated element
+// of the header (commas inside double quotes do not count) with surrounding
+// blanks removed: pass [Placement.Index] the bytes [HeaderValue] returns. An
+// absent header or an empty first element falls back to round robin and is
+// not modelled.
 //
 // # consistent (lb_chash.c)
 //

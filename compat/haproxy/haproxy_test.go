@@ -1,6 +1,7 @@
 package haproxy
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -334,4 +335,37 @@ func BenchmarkLocate(b *testing.B) {
 			})
 		}
 	}
+}
+
+func TestHeaderValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"abc":                 "abc",
+		"  a b \t":            "a b",
+		"a, b":                "a",
+		`"x,y", z`:            `"x,y"`,
+		`"q\",r",s`:           `"q\",r"`,
+		`a"b,c"d,e`:           `a"b,c"d`,
+		", b":                 "",
+		"":                    "",
+		"\xe9t\xe9 ,\xff":     "\xe9t\xe9",
+		"\"unterminated, yes": "\"unterminated, yes",
+	} {
+		if got := string(HeaderValue([]byte(in))); got != want {
+			t.Errorf("HeaderValue(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzHeaderValue(f *testing.F) {
+	f.Add([]byte(`"x,y", z`))
+	f.Add([]byte(" a\\,b "))
+	f.Fuzz(func(t *testing.T, v []byte) {
+		got := HeaderValue(v)
+		if len(got) > 0 && (isLWS(got[0]) || isLWS(got[len(got)-1])) {
+			t.Fatalf("HeaderValue(%q) = %q keeps blanks", v, got)
+		}
+		if !bytes.Contains(v, got) {
+			t.Fatalf("HeaderValue(%q) = %q is not part of the value", v, got)
+		}
+	})
 }

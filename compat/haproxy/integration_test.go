@@ -112,7 +112,7 @@ func TestAgainstHAProxy(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			// Server j of case i points at responder (i+j) mod nResponders.
 			want := func(k string) string {
-				return fmt.Sprint(responders[(i+placements[i].Index([]byte(k)))%nResponders])
+				return fmt.Sprint(responders[(i+placements[i].Index(HeaderValue([]byte(k))))%nResponders])
 			}
 			checkFrontend(t, client, fronts[i], placements[i].Hash(), keys, want)
 		})
@@ -220,15 +220,16 @@ func fetch(t *testing.T, c *http.Client, port int, key string) string {
 	return string(b)
 }
 
-// headerKeys returns keys a header value can carry unchanged: visible ASCII
-// except ',' (HAProxy hashes only the first comma-separated value), inner
-// spaces, bytes >= 0x80, and long keys.
+// headerKeys returns header values: visible ASCII with inner spaces and
+// bytes >= 0x80, long values, and lists (commas, quoted commas, blanks) of
+// which HAProxy hashes the first element, [HeaderValue]. The first element
+// is never empty: HAProxy balances an empty one round robin.
 func headerKeys(n int) []string {
 	r := rand.New(rand.NewPCG(42, 5))
 	keys := make([]string, 0, n)
 	for len(keys) < n {
 		var k []byte
-		switch len(keys) % 4 {
+		switch len(keys) % 5 {
 		case 0, 1:
 			k = make([]byte, 1+r.IntN(32))
 			for j := range k {
@@ -244,6 +245,10 @@ func headerKeys(n int) []string {
 			k = fmt.Appendf(nil, "user:%d:{tag%d}", r.IntN(1e6), r.IntN(10))
 		case 3:
 			k = bytes.Repeat([]byte{byte('a' + r.IntN(26)), 0xe9}, 100+r.IntN(300))
+		case 4:
+			parts := []string{"a", "b c", `"x,y"`, `"q\",r"`, "\xe9t\xe9", "  ", "z"}
+			k = fmt.Appendf(nil, "%s%d%s,%s, %s", parts[r.IntN(len(parts))], r.IntN(1000), parts[r.IntN(len(parts))],
+				parts[r.IntN(len(parts))], parts[r.IntN(len(parts))])
 		}
 		keys = append(keys, string(k))
 	}
