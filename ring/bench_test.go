@@ -86,3 +86,42 @@ func BenchmarkAddOne(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkLocateDuringAdds looks keys up in a 100k-point ring while another
+// goroutine adds and removes a node of 1000 points as fast as it can. A
+// lookup never waits for a change, so ns/op stays near BenchmarkLocate's
+// (nodes=1000/vnodes=100) apart from the core the writer takes; "changes"
+// reports how many changes ran meanwhile. B/op counts the writer's
+// allocations too; the lookups allocate nothing.
+func BenchmarkLocateDuringAdds(b *testing.B) {
+	r := mustNew(b, named("node", 1000), ring.Config{VNodes: 100})
+	extra := kolco.Node{ID: "new", Weight: 10}
+	stop := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		changes := 0
+		for {
+			select {
+			case <-stop:
+				done <- changes
+				return
+			default:
+			}
+			if err := r.Add(extra); err != nil {
+				b.Error(err)
+			}
+			if err := r.Remove(extra.ID); err != nil {
+				b.Error(err)
+			}
+			changes += 2
+		}
+	}()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		sinkNode, _ = r.Locate(benchKeys[i&(len(benchKeys)-1)])
+		i++
+	}
+	close(stop)
+	b.ReportMetric(float64(<-done), "changes")
+}

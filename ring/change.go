@@ -85,8 +85,8 @@ func comparePairs(a, b pair) int {
 
 // apply publishes a snapshot without the nodes in drop and with add.
 // Owner indexes follow ID order, so ordering equal points by owner index
-// orders them by ID; the old points keep their relative order and are
-// merged with the sorted new ones in one linear pass.
+// orders them by ID; the old points keep their relative order and the
+// sorted new ones are merged in (see merge.go), never re-sorted.
 func (r *Ring) apply(old *snapshot, drop map[string]bool, add []kolco.Node) error {
 	add = slices.SortedFunc(slices.Values(add), func(a, b kolco.Node) int { return cmp.Compare(a.ID, b.ID) })
 	counts := make([]int, len(add))
@@ -106,9 +106,13 @@ func (r *Ring) apply(old *snapshot, drop map[string]bool, add []kolco.Node) erro
 	s := &snapshot{nodes: make([]kolco.Node, 0, len(old.nodes)+len(add))}
 	remap := make([]uint32, len(old.nodes))
 	addAt := make([]uint32, len(add))
+	dropped := 0
 	for i, j := 0, 0; i < len(old.nodes) || j < len(add); {
 		if j == len(add) || (i < len(old.nodes) && old.nodes[i].ID < add[j].ID) {
-			if !drop[old.nodes[i].ID] {
+			if drop[old.nodes[i].ID] {
+				remap[i] = droppedOwner
+				dropped++
+			} else {
 				remap[i] = uint32(len(s.nodes))
 				s.nodes = append(s.nodes, old.nodes[i])
 			}
@@ -121,23 +125,10 @@ func (r *Ring) apply(old *snapshot, drop map[string]bool, add []kolco.Node) erro
 	}
 
 	fresh := r.hashPoints(add, counts, addAt, total)
-	s.points = make([]uint64, 0, len(old.points)+total)
-	s.owners = make([]uint32, 0, len(old.points)+total)
-	k := 0
-	for i, h := range old.points {
-		o := old.owners[i]
-		if drop[old.nodes[o].ID] {
-			continue
-		}
-		p := pair{h, remap[o]}
-		for k < len(fresh) && comparePairs(fresh[k], p) < 0 {
-			s.points, s.owners = append(s.points, fresh[k].h), append(s.owners, fresh[k].owner)
-			k++
-		}
-		s.points, s.owners = append(s.points, p.h), append(s.owners, p.owner)
-	}
-	for ; k < len(fresh); k++ {
-		s.points, s.owners = append(s.points, fresh[k].h), append(s.owners, fresh[k].owner)
+	if dropped == 0 {
+		s.insertPoints(old, remap, fresh)
+	} else {
+		s.mergePoints(old, remap, fresh)
 	}
 	s.indexZones()
 	s.buildIndex()

@@ -1,9 +1,6 @@
 package ring
 
 import (
-	"math/bits"
-	"sort"
-
 	"github.com/kolco-dev/kolco"
 )
 
@@ -16,55 +13,9 @@ type snapshot struct {
 	zoneOf []uint32 // zone index of each node
 	zones  int      // number of distinct zones
 
-	// index[j] is the first i with points[i]>>shift >= j, for
-	// j in [0, 1<<(64-shift)]. It turns the search into one probe and a
-	// scan of about two points, instead of log2(len(points)) dependent
-	// cache misses of a binary search.
+	// index and slots locate a hash's bucket of points; see index.go.
 	index []uint32
-	shift uint
-}
-
-// linearLimit is the bucket length up to which search scans linearly:
-// a few adjacent points share a cache line, so scanning them beats the
-// branch mispredictions of a binary search.
-const linearLimit = 16
-
-// search returns the index of the first point >= h, wrapping to 0.
-func (s *snapshot) search(h uint64) int {
-	j := h >> s.shift
-	lo, hi := int(s.index[j]), int(s.index[j+1])
-	if hi-lo > linearLimit {
-		lo += sort.Search(hi-lo, func(i int) bool { return s.points[lo+i] >= h })
-	} else {
-		for lo < hi && s.points[lo] < h {
-			lo++
-		}
-	}
-	if lo == len(s.points) {
-		return 0
-	}
-	return lo
-}
-
-// buildIndex fills the prefix index with about one slot per two points,
-// so that it costs at most 2 bytes per point.
-func (s *snapshot) buildIndex() {
-	n := len(s.points)
-	b := 0
-	if n >= 4 {
-		b = bits.Len(uint(n)) - 2
-	}
-	s.shift = uint(64 - b)
-	slots := 1 << b
-	s.index = make([]uint32, slots+1)
-	i := 0
-	for j := 0; j <= slots; j++ {
-		for i < n && s.points[i]>>s.shift < uint64(j) {
-			i++
-		}
-		s.index[j] = uint32(i)
-	}
-	s.index[slots] = uint32(n)
+	slots uint64
 }
 
 // maxBitsetNodes is the node count up to which walk tracks taken nodes

@@ -1,0 +1,138 @@
+package ring
+
+import (
+	"math"
+	"math/bits"
+)
+
+// The search for the first point at or after a hash is the whole cost of a
+// lookup besides hashing the key. A binary search over a million points is
+// twenty dependent loads, most of them cache misses, and twenty branches
+// the predictor cannot learn. Instead:
+//
+//   - A prefix index of about one slot per two points (2 bytes per point)
+//     maps a hash to its slot, floor(h × slots / 2^64), and the slot to the
+//     run of points in it: one load, usually from the same cache line as
+//     the next slot's entry.
+//   - The run is scanned by counting, without a branch, how many of the
+//     scanWidth points from its start are below the hash. Because the points
+//     are sorted, that count is the offset of the answer. Points past the end
+//     of the run belong to later slots and are never below the hash, and the
+//     array carries scanWidth sentinel points past its end, so the count is
+//     exact whenever the run is at most scanWidth long: with two points per
+//     slot on average, all but about one slot in four thousand.
+//
+// Measured on a 2-core AMD EPYC (Turin) VM, 100 nodes × 160 points, the
+// search alone: 20 ns with a power-of-two prefix index of up to four points
+// per slot scanned by a loop that exits on the first point >= h (one
+// mispredicted branch per lookup), 9 ns with the branch-free count.
+
+// scanWidth is the number of points the branch-free scan compares: two cache
+// lines of points at most, and longer than nearly every run.
+const scanWidth = 8
+
+// sentinel pads the points array past its end: no hash is below it.
+const sentinel = math.MaxUint64
+
+// slot returns the index slot of h. It is monotone in h, so each slot holds a
+// contiguous run of points, and unlike a shift it allows any slot count.
+func (s *snapshot) slot(h uint64) uint64 {
+	hi, _ := bits.Mul64(h, s.slots)
+	return hi
+}
+
+// search returns the index of the first point >= h, wrapping to 0. The
+// ring must have points.
+func (s *snapshot) search(h uint64) int {
+	j := s.slot(h)
+	lo, hi := int(s.index[j]), int(s.index[j+1])
+	if hi-lo > scanWidth {
+		return s.searchLong(h, lo, hi)
+	}
+	// Within the capacity: buildIndex keeps scanWidth sentinels past the end.
+	lo += count8((*[scanWidth]uint64)(s.points[lo:lo+scanWidth]), h)
+	if lo == len(s.points) {
+		return 0
+	}
+	return lo
+}
+
+// owner returns the owner of the first point >= h, as
+// owners[search(h)], but starts loading the owner's cache line at the same
+// time as the points': the answer is at most scanWidth entries from the
+// start of the run, so its owner almost always shares a cache line with
+// the run's first owner. On rings larger than the cache this overlaps two
+// memory accesses that search-then-load would make one after the other.
+func (s *snapshot) owner(h uint64) uint32 {
+	j := s.slot(h)
+	lo, hi := int(s.index[j]), int(s.index[j+1])
+	if hi-lo > scanWidth {
+		return s.owners[s.searchLong(h, lo, hi)]
+	}
+	early := s.owners[min(lo, len(s.owners)-1)]
+	lo += count8((*[scanWidth]uint64)(s.points[lo:lo+scanWidth]), h)
+	if lo == len(s.points) {
+		lo = 0
+	}
+	o := s.owners[lo]
+	if early == droppedOwner { // never true; a load whose value is unused would be dropped
+		return early
+	}
+	return o
+}
+
+// count8 returns how many of p are below h.
+func count8(p *[8]uint64, h uint64) int {
+	return below(p[0], h) + below(p[1], h) + below(p[2], h) + below(p[3], h) +
+		below(p[4], h) + below(p[5], h) + below(p[6], h) + below(p[7], h)
+}
+
+// below is 1 if p < h and 0 otherwise; the compiler emits a SETcc, not a branch.
+func below(p, h uint64) int {
+	if p < h {
+		return 1
+	}
+	return 0
+}
+
+// searchLong is search for a run longer than scanWidth: a binary search.
+func (s *snapshot) searchLong(h uint64, lo, hi int) int {
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s.points[m] < h {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == len(s.points) {
+		return 0
+	}
+	return lo
+}
+
+// buildIndex pads the points with sentinels and fills the prefix index with
+// one slot per two points, so that it costs 2 bytes per point.
+func (s *snapshot) buildIndex() {
+	n := len(s.points)
+	if cap(s.points) < n+scanWidth {
+		s.points = append(make([]uint64, 0, n+scanWidth), s.points...)
+	}
+	pad := s.points[n : n+scanWidth]
+	for i := range pad {
+		pad[i] = sentinel
+	}
+	s.slots = uint64(max(n/2, 1))
+	s.index = make([]uint32, s.slots+1)
+	// One pass over the points: each fills the slots up to its own with its
+	// position, so that index[j] is the first point whose slot is >= j.
+	j := uint64(0)
+	for i, p := range s.points {
+		for b := s.slot(p); j <= b; j++ {
+			s.index[j] = uint32(i)
+		}
+	}
+	for ; j <= s.slots; j++ {
+		s.index[j] = uint32(n)
+	}
+}
