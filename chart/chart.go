@@ -135,7 +135,16 @@ func (c Lines) plot() (*plot.Plot, error) {
 		p.Add(line, pts)
 		p.Legend.Add(s.Name, line, pts)
 	}
+	if !c.LogY {
+		headroom(p, len(c.Series))
+	}
 	return p, nil
+}
+
+// headroom raises the top of the y axis so that a legend of n entries in
+// the top right corner does not cover the data.
+func headroom(p *plot.Plot, n int) {
+	p.Y.Max += (p.Y.Max - p.Y.Min) * math.Min(0.08*float64(n), 0.4)
 }
 
 func (c Bars) plot() (*plot.Plot, error) {
@@ -167,6 +176,8 @@ func (c Bars) plot() (*plot.Plot, error) {
 		p.Add(bars)
 		p.Legend.Add(g.Name, bars)
 	}
+	p.Y.Min = math.Min(p.Y.Min, 0)
+	headroom(p, len(c.Groups))
 	p.NominalX(c.Categories...)
 	if len(c.Categories) > 8 {
 		p.X.Tick.Label.Rotation = math.Pi / 3

@@ -1,0 +1,8 @@
+#!/bin/sh
+# Regenerates the charts the README shows. Run from the repository root:
+#   sh docs/charts.sh
+set -e
+go run ./cmd/kolco sim balance --algo ring,rendezvous --vnodes 1,3,10,30,100,300,1000 \
+	--sets 10 --keys 1000000 --plot docs/spread-vs-vnodes.svg
+go run ./cmd/kolco sim hotkeys --algo ring --nodes 10 --keys 10000 --zipf 1.1 \
+	--requests 1000000 --in-flight 100 --plot docs/load-per-node.svg
