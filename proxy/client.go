@@ -66,7 +66,9 @@ func (c *client) readLoop() {
 	r := memcache.NewReader(c.conn, c.limits())
 	for {
 		pool := c.ln.pool.Load()
-		if idle := pool.cfg.ClientIdleTimeout; idle > 0 && r.Buffered() == 0 {
+		if idle := pool.cfg.ClientIdleTimeout; idle > 0 {
+			// Renewed before every request, so that a client that keeps
+			// sending is never cut, and one that stalls mid-request is.
 			_ = c.conn.SetReadDeadline(time.Now().Add(ms(idle)))
 		}
 		p := c.free.Get().(*pending)

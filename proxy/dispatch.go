@@ -70,6 +70,7 @@ func send(pl *pool, b *backend, o *op) {
 		o.finish(errNoServers)
 	case b.down.Load():
 		b.errors.Add(1)
+		b.errCtr.Inc()
 		o.finish(fmt.Errorf("%s: %w", b.addr, ErrServerDown))
 	default:
 		b.send(pl.ctx, o)
