@@ -17,20 +17,23 @@ type Consistent struct {
 	set    nodeset.Set
 	points []uint32 // sorted, distinct
 	owner  []int32  // owner[i] is the server index of points[i]
+	down   []bool   // down[i]: server i is marked down
 }
 
 var _ kolco.Placement = (*Consistent)(nil)
 
 // NewConsistent builds the ring nginx builds for these server lines, in
-// their configuration order. The error wraps [kolco.ErrNoNodes],
+// their configuration order. Servers marked down keep their points; a key
+// whose point belongs to one goes on to the next point of a server that is
+// up, as nginx does. The error wraps [kolco.ErrNoNodes] (no server up),
 // [kolco.ErrDuplicateNode] (the same address twice), [kolco.ErrBadNodeID]
 // (an empty address) or [kolco.ErrBadWeight].
 func NewConsistent(servers []Server) (*Consistent, error) {
-	ns, err := nodes(servers)
+	ns, up, err := nodes(servers)
 	if err != nil {
 		return nil, err
 	}
-	set, err := nodeset.New(ns, nil)
+	set, err := nodeset.New(ns, up)
 	if err != nil {
 		return nil, fmt.Errorf("nginx: %w", err)
 	}
@@ -59,7 +62,10 @@ func NewConsistent(servers []Server) (*Consistent, error) {
 		}
 		return 0
 	})
-	c := &Consistent{set: set}
+	c := &Consistent{set: set, down: make([]bool, len(servers))}
+	for i, s := range servers {
+		c.down[i] = s.Down
+	}
 	for i, p := range pts {
 		if i > 0 && p.h == pts[i-1].h {
 			continue
@@ -73,7 +79,13 @@ func NewConsistent(servers []Server) (*Consistent, error) {
 // Index returns the position, in the configuration, of the server nginx
 // sends key to.
 func (c *Consistent) Index(key []byte) int {
-	return int(c.owner[c.search(crc32.ChecksumIEEE(key))%len(c.points)])
+	start := c.search(crc32.ChecksumIEEE(key))
+	for step := range len(c.points) {
+		if o := c.owner[(start+step)%len(c.points)]; !c.down[o] {
+			return int(o)
+		}
+	}
+	return int(c.owner[start%len(c.points)]) // unreachable: NewConsistent requires a server up
 }
 
 // search returns the index of the first point >= h, len(points) if none.
@@ -108,5 +120,5 @@ func (c *Consistent) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node,
 	return c.set.AppendN(dst, n, np, func(step int) int { return int(c.owner[(start+step)%np]) })
 }
 
-// Nodes returns the servers sorted by address.
+// Nodes returns the servers that are up, sorted by address.
 func (c *Consistent) Nodes() []kolco.Node { return c.set.Nodes() }

@@ -45,11 +45,12 @@
 // # Not modelled
 //
 // nginx falls back to round robin for an empty key and for a single server,
-// and routes around peers that failed (max_fails) at run time; none of that
-// depends on the key and it is not modelled: Index gives the choice with all
-// peers up. A server name resolving to several addresses becomes several
-// nginx peers sharing one name, balanced round robin among themselves; here
-// each server line is one node. The `backup` parameter is rejected by nginx
-// itself with hash balancing; `down` is rejected by [ParseUpstream] because
-// nginx's retry walk around down peers is not modelled.
+// and routes around peers that failed (max_fails) at run time; that is not
+// modelled: Index gives the choice with every peer up except those marked
+// `down` in the configuration, which nginx walks around deterministically
+// (the next ring point, or the next rehash) and so does Index. A server name
+// resolving to several addresses becomes several nginx peers sharing one
+// name, balanced round robin among themselves; here each server line is one
+// node. The `backup` parameter is rejected by nginx itself with hash
+// balancing.
 package nginx

@@ -1,7 +1,9 @@
 package nginx
 
 import (
+	"fmt"
 	"hash/crc32"
+	"slices"
 	"strconv"
 
 	"github.com/kolco-dev/kolco"
@@ -17,24 +19,26 @@ const maxRehash = 20
 // concurrent use; lookups do not allocate.
 type Hash struct {
 	set    nodeset.Set
+	down   []bool                // down[i]: server i is marked down
 	upper  []int                 // upper[i]: cumulative weight of servers 0..i
 	prefix [maxRehash + 1]uint32 // prefix[n]: crc32 of decimal(n), 0 for n = 0
 }
 
 var _ kolco.Placement = (*Hash)(nil)
 
-// NewHash returns the plain hash placement of these server lines. The error
-// wraps the errors of [NewConsistent].
+// NewHash returns the plain hash placement of these server lines. Servers
+// marked down keep their share of the weight; a key that hashes to one is
+// rehashed, as nginx does. The error wraps the errors of [NewConsistent].
 func NewHash(servers []Server) (*Hash, error) {
-	ns, err := nodes(servers)
+	ns, up, err := nodes(servers)
 	if err != nil {
 		return nil, err
 	}
-	set, err := nodeset.New(ns, nil)
+	set, err := nodeset.New(ns, up)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("nginx: %w", err)
 	}
-	h := &Hash{set: set, upper: make([]int, len(servers))}
+	h := &Hash{set: set, upper: make([]int, len(servers)), down: make([]bool, len(servers))}
 	for n := 1; n <= maxRehash; n++ {
 		h.prefix[n] = crc32.ChecksumIEEE(strconv.AppendInt(nil, int64(n), 10))
 	}
@@ -42,14 +46,31 @@ func NewHash(servers []Server) (*Hash, error) {
 	for i, s := range servers {
 		total += s.weight()
 		h.upper[i] = total
+		h.down[i] = s.Down
 	}
 	return h, nil
 }
 
 // Index returns the position, in the configuration, of the server nginx
-// sends key to.
+// sends key to. When 21 hashes in a row land on servers marked down nginx
+// gives up and picks by round robin, which depends on earlier requests;
+// Index then returns the first server that is up.
 func (h *Hash) Index(key []byte) int {
-	return h.serverOf(crc32.ChecksumIEEE(key) >> 16 & 0x7fff)
+	i, _ := h.index(key)
+	return i
+}
+
+// index also reports whether the rehash sequence found a server that is up
+// (false: nginx would fall back to round robin).
+func (h *Hash) index(key []byte) (int, bool) {
+	var sum uint32
+	for n := range maxRehash + 1 {
+		sum += crc32.Update(h.prefix[n], crc32.IEEETable, key) >> 16 & 0x7fff
+		if s := h.serverOf(sum); !h.down[s] {
+			return s, true
+		}
+	}
+	return slices.Index(h.down, false), false
 }
 
 // serverOf walks the servers with the accumulated hash as nginx does.
@@ -84,5 +105,5 @@ func (h *Hash) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 	})
 }
 
-// Nodes returns the servers sorted by address.
+// Nodes returns the servers that are up, sorted by address.
 func (h *Hash) Nodes() []kolco.Node { return h.set.Nodes() }

@@ -16,10 +16,9 @@ import (
 
 var sink int
 
-// refConsistent is a deliberately plain reading of nginx's
-// ngx_http_upstream_init_chash and find_chash_point: every point with its
-// owner, a linear scan for the smallest point >= the key hash, ties (equal
-// values) resolved to the first server in configuration order.
+// refPoints is a deliberately plain reading of nginx's
+// ngx_http_upstream_init_chash: every server's points in configuration
+// order, stably sorted by value, and of equal values only the first kept.
 type refPoint struct {
 	h     uint32
 	owner int
@@ -43,40 +42,65 @@ func refPoints(servers []Server) []refPoint {
 			all = append(all, refPoint{prev, i})
 		}
 	}
-	return all
+	sort.SliceStable(all, func(a, b int) bool { return all[a].h < all[b].h })
+	var kept []refPoint
+	for _, p := range all {
+		if len(kept) == 0 || kept[len(kept)-1].h != p.h {
+			kept = append(kept, p)
+		}
+	}
+	return kept
 }
 
-func refConsistent(all []refPoint, key []byte) int {
+// refConsistent scans the points for the first one >= crc32(key) whose
+// server is not down, wrapping around.
+func refConsistent(pts []refPoint, servers []Server, key []byte) int {
 	kh := crc32.ChecksumIEEE(key)
-	best, lowest := -1, -1
-	for i, p := range all {
-		if p.h >= kh && (best < 0 || p.h < all[best].h) {
-			best = i
-		}
-		if lowest < 0 || p.h < all[lowest].h {
-			lowest = i
+	for _, p := range pts {
+		if p.h >= kh && !servers[p.owner].Down {
+			return p.owner
 		}
 	}
-	if best < 0 {
-		best = lowest
+	for _, p := range pts {
+		if !servers[p.owner].Down {
+			return p.owner
+		}
 	}
-	return all[best].owner
+	return -1
 }
 
-// refHash is plain `hash $key;` written out with a loop over servers.
+// refHash is plain `hash $key;` written out: up to 21 hashes, the n-th of
+// decimal(n) + key for n > 0, accumulated, each walked over the servers in
+// order, until one lands on a server that is up.
 func refHash(servers []Server, key []byte) int {
 	total := 0
 	for _, s := range servers {
 		total += s.weight()
 	}
-	w := int((crc32.ChecksumIEEE(key)>>16)&0x7fff) % total
+	sum := uint32(0)
+	for n := 0; n <= 20; n++ {
+		prefix := ""
+		if n > 0 {
+			prefix = fmt.Sprint(n)
+		}
+		sum += (crc32.ChecksumIEEE(append([]byte(prefix), key...)) >> 16) & 0x7fff
+		w := int(sum % uint32(total))
+		for i, s := range servers {
+			if w < s.weight() {
+				if !s.Down {
+					return i
+				}
+				break
+			}
+			w -= s.weight()
+		}
+	}
 	for i, s := range servers {
-		if w < s.weight() {
+		if !s.Down {
 			return i
 		}
-		w -= s.weight()
 	}
-	panic("unreachable")
+	return -1
 }
 
 func testServers() [][]Server {
@@ -84,6 +108,8 @@ func testServers() [][]Server {
 		{{Addr: "127.0.0.1:19002"}},
 		{{Addr: "127.0.0.1:19002", Weight: 3}, {Addr: "127.0.0.1:19003"}, {Addr: "10.0.0.7"}},
 		{{Addr: "unix:/run/a.sock", Weight: 2}, {Addr: "cache-1.example.com:11211"}, {Addr: "[::1]:80", Weight: 5}, {Addr: "h:x1"}},
+		{{Addr: "a:1", Weight: 3, Down: true}, {Addr: "b:2"}, {Addr: "c:3", Weight: 2}, {Addr: "d:4", Down: true}},
+		{{Addr: "a:1", Weight: 20, Down: true}, {Addr: "b:2"}},
 	}
 }
 
@@ -113,7 +139,7 @@ func TestMatchesReference(t *testing.T) {
 		}
 		pts := refPoints(servers)
 		for _, k := range keys {
-			if got, want := c.Index(k), refConsistent(pts, k); got != want {
+			if got, want := c.Index(k), refConsistent(pts, servers, k); got != want {
 				t.Fatalf("%v: consistent Index(%q) = %d, want %d", servers, k, got, want)
 			}
 			if got, want := h.Index(k), refHash(servers, k); got != want {
@@ -169,7 +195,7 @@ upstream backend {   # the pool
     hash $arg_k consistent;
     zone backend 64k;
     server 127.0.0.1:19002 weight=3;
-    server 127.0.0.1:19003 max_fails=2 fail_timeout=5s;
+    server 127.0.0.1:19003 max_fails=2 fail_timeout=5s down;
     server unix:/run/app.sock weight=2 max_conns=10;
     keepalive 16;
 }`)
@@ -177,7 +203,7 @@ upstream backend {   # the pool
 		t.Fatal(err)
 	}
 	want := Upstream{Name: "backend", Key: "$arg_k", Consistent: true, Servers: []Server{
-		{"127.0.0.1:19002", 3}, {"127.0.0.1:19003", 1}, {"unix:/run/app.sock", 2}}}
+		{Addr: "127.0.0.1:19002", Weight: 3}, {Addr: "127.0.0.1:19003", Weight: 1, Down: true}, {Addr: "unix:/run/app.sock", Weight: 2}}}
 	if fmt.Sprint(u) != fmt.Sprint(want) {
 		t.Fatalf("ParseUpstream = %+v\nwant %+v", u, want)
 	}
@@ -189,7 +215,6 @@ upstream backend {   # the pool
 		{"server a weight=0;", kolco.ErrBadWeight},
 		{"server a weight=x;", kolco.ErrBadWeight},
 		{"server a backup;", kolco.ErrBadConfig},
-		{"server a down;", kolco.ErrBadConfig},
 		{"server a colour=red;", kolco.ErrBadConfig},
 		{"server;", kolco.ErrBadConfig},
 		{"hash $a random; server a;", kolco.ErrBadConfig},
@@ -319,13 +344,13 @@ func FuzzIndex(f *testing.F) {
 	f.Add([]byte("key"), "127.0.0.1:1", "b:2", uint8(3))
 	f.Add([]byte{}, "unix:/s", "x", uint8(0))
 	f.Fuzz(func(t *testing.T, key []byte, a, b string, w uint8) {
-		servers := []Server{{Addr: a, Weight: int(w%8) + 1}, {Addr: b}}
+		servers := []Server{{Addr: a, Weight: int(w%8) + 1, Down: w&128 != 0}, {Addr: b}}
 		c, err := NewConsistent(servers)
 		if err != nil {
 			return
 		}
 		h, _ := NewHash(servers)
-		if got, want := c.Index(key), refConsistent(refPoints(servers), key); got != want {
+		if got, want := c.Index(key), refConsistent(refPoints(servers), servers, key); got != want {
 			t.Fatalf("consistent Index = %d, reference %d", got, want)
 		}
 		if got, want := h.Index(key), refHash(servers, key); got != want {

@@ -20,6 +20,9 @@ type Server struct {
 	Addr string
 	// Weight is the weight= parameter; 0 means 1.
 	Weight int
+	// Down is the down parameter: the server keeps its place (and, for
+	// consistent hashing, its points) but receives no keys.
+	Down bool
 }
 
 func (s Server) weight() int {
@@ -46,9 +49,10 @@ type Upstream struct {
 // directives. It keeps the `hash` directive and the `server` lines and skips
 // other directives (keepalive, zone, ...). Server parameters max_fails=,
 // fail_timeout=, max_conns=, slow_start=, route=, service= and resolve are
-// accepted and ignored: they do not change placement. The error wraps
-// [kolco.ErrBadConfig] for a malformed line, an unknown parameter, `backup`
-// or `down`, and [kolco.ErrBadWeight] for a bad weight=.
+// accepted and ignored: they do not change placement; `down` sets
+// [Server.Down]. The error wraps [kolco.ErrBadConfig] for a malformed line,
+// an unknown parameter or `backup` (which nginx refuses with hash), and
+// [kolco.ErrBadWeight] for a bad weight=.
 func ParseUpstream(text string) (Upstream, error) {
 	var u Upstream
 	for n, stmt := range statements(text) {
@@ -110,8 +114,10 @@ func parseServer(f []string) (Server, error) {
 			}
 			s.Weight = w
 		case "max_fails", "fail_timeout", "max_conns", "slow_start", "route", "service", "resolve":
-		case "backup", "down":
-			return Server{}, fmt.Errorf("%w: parameter %q is not supported with hash placement", kolco.ErrBadConfig, p)
+		case "down":
+			s.Down = true
+		case "backup":
+			return Server{}, fmt.Errorf("%w: nginx does not allow backup servers with hash", kolco.ErrBadConfig)
 		default:
 			return Server{}, fmt.Errorf("%w: unknown server parameter %q", kolco.ErrBadConfig, p)
 		}
@@ -119,16 +125,19 @@ func parseServer(f []string) (Server, error) {
 	return s, nil
 }
 
-// nodes validates servers and returns them as nodes.
-func nodes(servers []Server) ([]kolco.Node, error) {
+// nodes validates servers and returns them as nodes, with the servers that
+// are not down marked as placed.
+func nodes(servers []Server) ([]kolco.Node, []bool, error) {
 	out := make([]kolco.Node, len(servers))
+	up := make([]bool, len(servers))
 	for i, s := range servers {
 		if s.Weight < 0 || s.Weight > maxWeight {
-			return nil, fmt.Errorf("nginx: server %q: %w (got %d)", s.Addr, kolco.ErrBadWeight, s.Weight)
+			return nil, nil, fmt.Errorf("nginx: server %q: %w (got %d)", s.Addr, kolco.ErrBadWeight, s.Weight)
 		}
 		out[i] = kolco.Node{ID: s.Addr, Addr: s.Addr, Weight: float64(s.weight())}
+		up[i] = !s.Down
 	}
-	return out, nil
+	return out, up, nil
 }
 
 // splitHostPort splits an address as nginx's consistent hash does.
