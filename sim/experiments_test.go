@@ -241,3 +241,18 @@ func TestBadConfigs(t *testing.T) {
 		t.Errorf("zero replicas: %v", err)
 	}
 }
+
+func TestSyntheticKeysNames(t *testing.T) {
+	ks := SyntheticKeys(1001)
+	for _, i := range []int{0, 1, 9, 10, 999, 1000} {
+		if got, want := ks.Key(i), "key:"+strconv.Itoa(i); got != want {
+			t.Errorf("key %d: %q, want %q", i, got, want)
+		}
+	}
+	if p := PrefixKeys("user:", 3); p.Key(2) != "user:2" || p.Len() != 3 {
+		t.Errorf("prefix keys: %q, %d", p.Key(2), p.Len())
+	}
+	if e := SyntheticKeys(0); e.Len() != 0 {
+		t.Errorf("empty set has %d keys", e.Len())
+	}
+}

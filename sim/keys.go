@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -21,6 +22,10 @@ type KeySet struct {
 	n      int
 	prefix string
 	keys   []string
+	// blob holds synthetic keys back to back, key i being
+	// blob[ends[i-1]:ends[i]], so that looking one up allocates nothing.
+	blob string
+	ends []uint32
 	// Sizes, when not nil, holds each key's size in bytes.
 	Sizes []float64
 	// Rates, when not nil, holds each key's request rate (any unit).
@@ -39,11 +44,39 @@ type hashCache struct {
 }
 
 // SyntheticKeys returns n keys "key:0" ... "key:n-1".
-func SyntheticKeys(n int) *KeySet { return &KeySet{n: n, prefix: "key:"} }
+func SyntheticKeys(n int) *KeySet { return PrefixKeys("key:", n) }
 
 // PrefixKeys returns n keys prefix+"0" ... prefix+"n-1", such as the
 // article's "user:" keys.
-func PrefixKeys(prefix string, n int) *KeySet { return &KeySet{n: n, prefix: prefix} }
+func PrefixKeys(prefix string, n int) *KeySet {
+	k := &KeySet{n: n, prefix: prefix}
+	k.pack()
+	return k
+}
+
+// maxBlob bounds the bytes of packed synthetic keys; past it keys are
+// formatted on each use instead.
+const maxBlob = 1 << 31
+
+// pack writes the synthetic keys into one string: one allocation instead
+// of one per key and per lookup.
+func (k *KeySet) pack() {
+	digits := len(strconv.Itoa(max(k.n-1, 0)))
+	if size := k.n * (len(k.prefix) + digits); size >= maxBlob {
+		return
+	}
+	var b strings.Builder
+	b.Grow(k.n * (len(k.prefix) + digits))
+	k.ends = make([]uint32, k.n)
+	var num []byte
+	for i := range k.n {
+		b.WriteString(k.prefix)
+		num = strconv.AppendInt(num[:0], int64(i), 10)
+		b.Write(num)
+		k.ends[i] = uint32(b.Len())
+	}
+	k.blob = b.String()
+}
 
 // ListKeys returns the given keys.
 func ListKeys(keys []string) *KeySet { return &KeySet{n: len(keys), keys: keys} }
@@ -55,6 +88,13 @@ func (k *KeySet) Len() int { return k.n }
 func (k *KeySet) Key(i int) string {
 	if k.keys != nil {
 		return k.keys[i]
+	}
+	if k.ends != nil {
+		lo := uint32(0)
+		if i > 0 {
+			lo = k.ends[i-1]
+		}
+		return k.blob[lo:k.ends[i]]
 	}
 	return k.prefix + strconv.Itoa(i)
 }
