@@ -207,6 +207,7 @@ backend app   # hashed on a header
 		{"server s1 a:1 disabled", kolco.ErrBadConfig},
 		{"server s1 a:1 frobnicate", kolco.ErrBadConfig},
 		{"hash-type fancy\nserver s1 a:1", kolco.ErrBadConfig},
+		{"hash-balance-factor 150\nserver s1 a:1", kolco.ErrBadConfig},
 	} {
 		if _, err := ParseBackend(c.text); !errors.Is(err, c.want) {
 			t.Errorf("ParseBackend(%q) err = %v, want %v", c.text, err, c.want)

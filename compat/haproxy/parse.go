@@ -62,7 +62,8 @@ var serverArgs = map[string]int{
 // `hash-type` line, `default-server` weights and the `server` lines (name,
 // address, `weight N`, `id N`, `backup`; other keywords are skipped with
 // their arguments). `disabled` servers are rejected because their later
-// state is not known here. The error wraps [kolco.ErrBadConfig] for a line
+// state is not known here, and so is a non-zero `hash-balance-factor`,
+// whose bounded loads depend on live connection counts. The error wraps [kolco.ErrBadConfig] for a line
 // it cannot read, [kolco.ErrBadWeight] for a weight outside 0..256 and
 // [kolco.ErrNoNodes] when there is no server line.
 func ParseBackend(text string) (Backend, error) {
@@ -84,6 +85,10 @@ func ParseBackend(text string) (Backend, error) {
 			}
 		case "hash-type":
 			b.Hash, err = ParseHashType(line)
+		case "hash-balance-factor":
+			if len(f) != 2 || f[1] != "0" {
+				err = fmt.Errorf("%w: bounded loads depend on live connection counts and are not modelled", kolco.ErrBadConfig)
+			}
 		case "default-server":
 			var s Server
 			if s, err = parseServerArgs(Server{Weight: defWeight}, f[1:]); err == nil {
