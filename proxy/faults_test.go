@@ -141,7 +141,37 @@ func TestFaultEjectAndRestore(t *testing.T) {
 			if res.deadKeyErrors.Load() == 0 {
 				t.Fatal("no request saw the failure: the test did not test it")
 			}
+			if n := gathered(t, s, "kolco_proxy_ejections_total", victim.addr); n < 1 {
+				t.Fatalf("ejections metric for %s = %v", victim.addr, n)
+			}
+			if n := gathered(t, s, "kolco_proxy_ejections_total", ms[0].addr); n != 0 {
+				t.Fatalf("ejections metric for a healthy server = %v", n)
+			}
 			t.Logf("%s: %d good rounds, %d failures all on the victim's keys", policy, res.ok.Load(), res.deadKeyErrors.Load())
 		})
 	}
+}
+
+// gathered returns the sum of the named counter's series whose labels
+// include the value label.
+func gathered(t *testing.T, s *Server, name, label string) float64 {
+	t.Helper()
+	fams, err := s.met.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetValue() == label {
+					sum += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return sum
 }

@@ -44,6 +44,7 @@ type kolcoPicker struct {
 	hasTag bool
 }
 
+// Index returns the index of the server that owns key.
 func (k *kolcoPicker) Index(key []byte) int {
 	if k.hasTag {
 		key = hashTagged(key, k.tag)

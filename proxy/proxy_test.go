@@ -55,6 +55,14 @@ func TestCommands(t *testing.T) {
 	if got := c.do(fmt.Sprintf("cas a 0 0 1 %d\r\nq\r\n", cas)); got != "EXISTS\r\n" {
 		t.Errorf("second cas: %q", got)
 	}
+	// quit answers what came before it, then closes.
+	c.send("get a\r\nquit\r\nget a\r\n")
+	if got := c.reply(memcache.CmdGet); got != "VALUE a 0 1\r\nq\r\nEND\r\n" {
+		t.Errorf("get before quit: %q", got)
+	}
+	if b, err := c.r.ReadByte(); err == nil {
+		t.Errorf("connection open after quit (read %q)", b)
+	}
 }
 
 // TestMultiGetMerged stores keys spread over three servers and reads them in

@@ -219,7 +219,8 @@ func lookupCommand(b []byte) Command {
 	return CmdUnknown
 }
 
-var errBadFormat = clientError(ErrBadCommand, "bad command line format")
+// badFormat returns memcached's reply to a malformed command line.
+func badFormat() *Error { return clientError(ErrBadCommand, "bad command line format") }
 
 func checkKey(k []byte) *Error {
 	if len(k) > MaxKeyLen {
@@ -231,7 +232,7 @@ func checkKey(k []byte) *Error {
 func (r *Reader) parseRetrieval(req *Request, args [][]byte) error {
 	if req.Cmd == CmdGat || req.Cmd == CmdGats {
 		if len(args) < 1 {
-			return errBadFormat
+			return badFormat()
 		}
 		exp, ok := parseInt(args[0])
 		if !ok {
@@ -264,7 +265,7 @@ func (r *Reader) parseStorage(req *Request, args [][]byte) error {
 		want = 5
 	}
 	if len(args) != want && !(len(args) == want+1 && isNoreply(args[want])) {
-		return closing(errBadFormat)
+		return closing(badFormat())
 	}
 	if e := checkKey(args[0]); e != nil {
 		return closing(e)
@@ -273,12 +274,12 @@ func (r *Reader) parseStorage(req *Request, args [][]byte) error {
 	exp, ok2 := parseInt(args[2])
 	n, ok3 := parseUint(args[3])
 	if !ok1 || !ok2 || !ok3 || flags > math.MaxUint32 || n > math.MaxInt32 {
-		return closing(errBadFormat)
+		return closing(badFormat())
 	}
 	if req.Cmd == CmdCas {
 		cas, ok := parseUint(args[4])
 		if !ok {
-			return closing(errBadFormat)
+			return closing(badFormat())
 		}
 		req.Cas = cas
 	}
@@ -350,11 +351,11 @@ func (r *Reader) parseOther(req *Request, args [][]byte) error {
 	case CmdDelete:
 		// "delete key 0" is still accepted by memcached for old clients.
 		if n < 1 || n > 2 || (n == 2 && string(args[1]) != "0") {
-			return errBadFormat
+			return badFormat()
 		}
 	case CmdIncr, CmdDecr:
 		if n != 2 {
-			return errBadFormat
+			return badFormat()
 		}
 		d, ok := parseUint(args[1])
 		if !ok {
@@ -363,7 +364,7 @@ func (r *Reader) parseOther(req *Request, args [][]byte) error {
 		req.Delta = d
 	case CmdTouch:
 		if n != 2 {
-			return errBadFormat
+			return badFormat()
 		}
 		exp, ok := parseInt(args[1])
 		if !ok {
@@ -392,7 +393,7 @@ func (r *Reader) parseMeta(req *Request, args [][]byte) error {
 		return nil
 	}
 	if len(args) < 1 {
-		return errBadFormat
+		return badFormat()
 	}
 	return r.metaKeyFlags(req, args[0], args[1:])
 }
@@ -400,11 +401,11 @@ func (r *Reader) parseMeta(req *Request, args [][]byte) error {
 // parseMetaSet parses "ms key datalen flag*" and reads the data block.
 func (r *Reader) parseMetaSet(req *Request, args [][]byte) error {
 	if len(args) < 2 {
-		return closing(errBadFormat)
+		return closing(badFormat())
 	}
 	n, ok := parseUint(args[1])
 	if !ok || n > math.MaxInt32 {
-		return closing(errBadFormat)
+		return closing(badFormat())
 	}
 	if err := r.metaKeyFlags(req, args[0], args[2:]); err != nil {
 		var e *Error
@@ -446,7 +447,7 @@ func (r *Reader) metaKeyFlags(req *Request, key []byte, flags [][]byte) error {
 		return e
 	}
 	if len(key) == 0 {
-		return errBadFormat
+		return badFormat()
 	}
 	req.Keys = append(req.Keys, key)
 	return nil
