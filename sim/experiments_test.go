@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -254,5 +255,30 @@ func TestSyntheticKeysNames(t *testing.T) {
 	}
 	if e := SyntheticKeys(0); e.Len() != 0 {
 		t.Errorf("empty set has %d keys", e.Len())
+	}
+}
+
+// TestBucketSortMatchesSort checks the bucket sort against slices.SortFunc
+// on uniform, 32-bit, duplicated and tiny inputs.
+func TestBucketSortMatchesSort(t *testing.T) {
+	ks := SyntheticKeys(30_000)
+	uniform := make([]uint64, ks.Len())
+	narrow := make([]uint64, ks.Len())
+	dups := make([]uint64, ks.Len())
+	for i := range uniform {
+		uniform[i] = keyhash.XXH3(ks.Key(i))
+		narrow[i] = uniform[i] >> 32
+		dups[i] = uniform[i] % 7
+	}
+	for name, in := range map[string][]uint64{"uniform": uniform, "32-bit": narrow, "duplicates": dups,
+		"tiny": {5, 3, 5, 0}, "empty": nil, "zeros": {0, 0, 0}} {
+		want := make([]hp, len(in))
+		for i, h := range in {
+			want[i] = hp{h, int32(i)}
+		}
+		slices.SortFunc(want, cmpHP)
+		if got := bucketSort(in); !slices.Equal(got, want) {
+			t.Errorf("%s: bucket sort differs from slices.SortFunc", name)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strconv"
@@ -159,38 +160,7 @@ func (k *KeySet) sortedFor(hash func(string) uint64) ([]uint64, []int32) {
 	if k.cache.sorted != nil {
 		return k.cache.sorted, k.cache.pos
 	}
-	type hp struct {
-		h uint64
-		p int32
-	}
-	pairs := make([]hp, len(hashes))
-	for i, h := range hashes {
-		pairs[i] = hp{h, int32(i)}
-	}
-	cmpHP := func(a, b hp) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.p, b.p)) }
-	// Sort one run per core, then merge the runs pairwise.
-	runs := chunks(len(pairs))
-	var wg sync.WaitGroup
-	for _, r := range runs {
-		wg.Go(func() { slices.SortFunc(pairs[r[0]:r[1]], cmpHP) })
-	}
-	wg.Wait()
-	buf := make([]hp, len(pairs))
-	for len(runs) > 1 {
-		var next [][2]int
-		for i := 0; i+1 < len(runs); i += 2 {
-			a, b := runs[i], runs[i+1]
-			wg.Go(func() { mergeRuns(buf[a[0]:b[1]], pairs[a[0]:a[1]], pairs[b[0]:b[1]], cmpHP) })
-			next = append(next, [2]int{a[0], b[1]})
-		}
-		if len(runs)%2 == 1 {
-			last := runs[len(runs)-1]
-			copy(buf[last[0]:last[1]], pairs[last[0]:last[1]])
-			next = append(next, last)
-		}
-		wg.Wait()
-		pairs, buf, runs = buf, pairs, next
-	}
+	pairs := bucketSort(hashes)
 	sorted, pos := make([]uint64, len(pairs)), make([]int32, len(pairs))
 	for i, x := range pairs {
 		sorted[i], pos[i] = x.h, x.p
@@ -199,20 +169,49 @@ func (k *KeySet) sortedFor(hash func(string) uint64) ([]uint64, []int32) {
 	return sorted, pos
 }
 
-func mergeRuns[T any](dst, a, b []T, less func(x, y T) int) {
-	i, j, o := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		if less(b[j], a[i]) < 0 {
-			dst[o] = b[j]
-			j++
-		} else {
-			dst[o] = a[i]
-			i++
-		}
-		o++
+// hp is a hash and the index of its key.
+type hp struct {
+	h uint64
+	p int32
+}
+
+func cmpHP(a, b hp) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.p, b.p)) }
+
+// bucketSort returns (hash, index) pairs sorted by hash, then index. Hashes
+// are close to uniform, so one counting pass on their top bits leaves
+// buckets of about 16 pairs, each sorted on its own, on all cores: O(n)
+// instead of O(n log n). Skewed hashes (a 32-bit hash in 64 bits) only make
+// the buckets larger; the order is exact either way.
+func bucketSort(hashes []uint64) []hp {
+	top := uint64(0)
+	for _, h := range hashes {
+		top |= h
 	}
-	o += copy(dst[o:], a[i:])
-	copy(dst[o:], b[j:])
+	b := min(max(bits.Len(uint(len(hashes)))-4, 1), 22)
+	shift := max(bits.Len64(top)-b, 0)
+	start := make([]int, 1<<b+1)
+	for _, h := range hashes {
+		start[h>>shift+1]++
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	pairs := make([]hp, len(hashes))
+	next := slices.Clone(start[:len(start)-1])
+	for i, h := range hashes {
+		j := h >> shift
+		pairs[next[j]] = hp{h, int32(i)}
+		next[j]++
+	}
+	buckets := len(start) - 1
+	parallel(buckets, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			if run := pairs[start[j]:start[j+1]]; len(run) > 1 {
+				slices.SortFunc(run, cmpHP)
+			}
+		}
+	})
+	return pairs
 }
 
 // chunks splits [0, n) into one range per core (at least one range).
