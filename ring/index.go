@@ -123,16 +123,18 @@ func (s *snapshot) buildIndex() {
 		pad[i] = sentinel
 	}
 	s.slots = uint64(max(n/2, 1))
-	s.index = make([]uint32, s.slots+1)
+	index, slots := make([]uint32, s.slots+1), s.slots
 	// One pass over the points: each fills the slots up to its own with its
 	// position, so that index[j] is the first point whose slot is >= j.
 	j := uint64(0)
 	for i, p := range s.points {
-		for b := s.slot(p); j <= b; j++ {
-			s.index[j] = uint32(i)
+		hi, _ := bits.Mul64(p, slots)
+		for ; j <= hi; j++ {
+			index[j] = uint32(i)
 		}
 	}
-	for ; j <= s.slots; j++ {
-		s.index[j] = uint32(n)
+	for ; j <= slots; j++ {
+		index[j] = uint32(n)
 	}
+	s.index = index
 }
