@@ -42,7 +42,8 @@ Example:
 order, so that algorithms whose placement depends on history (jump with
 removals, anchor, slots) are shown as a running system would place keys.
 
---algo twemproxy|libmemcached|nginx|haproxy|redis|goredis|pymemcache places keys exactly
+--algo twemproxy|libmemcached|nginx|haproxy|redis|goredis|pymemcache|cassandra|envoy
+places keys exactly
 where that system does, from its own description of its servers:
 
   $ kolco locate --algo twemproxy --config nutcracker.yml --pool alpha < keys.txt
@@ -53,6 +54,8 @@ where that system does, from its own description of its servers:
   $ kolco locate --algo redis --config cluster-nodes.txt < keys.txt  # CLUSTER NODES output
   $ kolco locate --algo goredis --servers shard1=10.0.0.1:6379,shard2=10.0.0.2:6379 < keys.txt
   $ kolco locate --algo pymemcache --servers 10.0.0.1:11211,10.0.0.2:11211 < keys.txt
+  $ kolco locate --algo cassandra --config ring.txt < keys.txt     # nodetool ring output
+  $ kolco locate --algo envoy --distribution maglev --servers 10.0.0.1:80=2,10.0.0.2:80 < keys.txt
 
 --hash then names that system's hash (fnv1a_64, one_at_a_time, md5, ...).
 

@@ -5,11 +5,14 @@ import (
 	"net"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/compat/cassandra"
+	"github.com/kolco-dev/kolco/compat/envoy"
 	"github.com/kolco-dev/kolco/compat/goredis"
 	"github.com/kolco-dev/kolco/compat/haproxy"
 	"github.com/kolco-dev/kolco/compat/libmemcached"
@@ -33,7 +36,7 @@ func (c *compatFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.config, "config", "", "the other system's configuration: nutcracker.yml, an nginx upstream block, a HAProxy backend, CLUSTER NODES output")
 	fs.StringVar(&c.pool, "pool", "", "twemproxy: the pool of --config to use (default: the only one)")
 	fs.StringVar(&c.servers, "servers", "", "comma-separated servers in the system's own syntax (twemproxy 'host:port:weight [name]', libmemcached 'host:port[:weight]' as memcached_servers_parse reads it, pymemcache 'host:port', goredis 'name=host:port')")
-	fs.StringVar(&c.distribution, "distribution", "", "twemproxy: ketama|modula; libmemcached: modula|ketama|ketama_weighted|ketama_spy")
+	fs.StringVar(&c.distribution, "distribution", "", "twemproxy: ketama|modula; libmemcached: modula|ketama|ketama_weighted|ketama_spy; envoy: ring_hash|maglev")
 	fs.StringVar(&c.hashTag, "hash-tag", "", "twemproxy: two characters such as {}")
 }
 
@@ -52,6 +55,8 @@ var compatSystems = []compatSystem{
 	{"redis", buildRedis},
 	{"goredis", buildGoRedis},
 	{"pymemcache", buildPymemcache},
+	{"cassandra", buildCassandra},
+	{"envoy", buildEnvoy},
 }
 
 func compatNames() []string {
@@ -217,6 +222,46 @@ func buildGoRedis(c *compatFlags, _ string) (kolco.Placement, error) {
 		addrs[name] = addr
 	}
 	return goredis.New(addrs)
+}
+
+func buildCassandra(c *compatFlags, _ string) (kolco.Placement, error) {
+	text, err := c.readConfig("cassandra")
+	if err != nil {
+		return nil, err
+	}
+	endpoints, err := cassandra.ParseNodetoolRing(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.config, err)
+	}
+	return cassandra.New(endpoints)
+}
+
+// buildEnvoy reads hosts as "key" or "key=weight", key being what Envoy
+// hashes for the host (its address unless hash_key or the hostname is used).
+func buildEnvoy(c *compatFlags, _ string) (kolco.Placement, error) {
+	if c.servers == "" {
+		return nil, usagef("--algo envoy needs --servers key[=weight],...")
+	}
+	var hosts []envoy.Host
+	for _, s := range splitIDs(c.servers) {
+		key, w, hasWeight := strings.Cut(s, "=")
+		h := envoy.Host{Key: key, Addr: key, Weight: 1}
+		if hasWeight {
+			n, err := strconv.ParseUint(w, 10, 32)
+			if err != nil || n == 0 {
+				return nil, usagef("envoy host %q: weight must be a positive integer", s)
+			}
+			h.Weight = uint32(n)
+		}
+		hosts = append(hosts, h)
+	}
+	switch c.distribution {
+	case "", "ring_hash":
+		return envoy.NewRing(hosts, envoy.RingConfig{})
+	case "maglev":
+		return envoy.NewMaglev(hosts, envoy.MaglevConfig{})
+	}
+	return nil, usagef("--distribution %q: envoy takes ring_hash or maglev", c.distribution)
 }
 
 // algoNames lists every --algo value: kolco's algorithms, then the systems.

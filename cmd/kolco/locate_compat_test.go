@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/compat/envoy"
 	"github.com/kolco-dev/kolco/compat/nginx"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
@@ -72,6 +73,26 @@ func TestLocateNginxUpstream(t *testing.T) {
 	}
 }
 
+func TestLocateEnvoy(t *testing.T) {
+	hosts := []envoy.Host{{Key: "10.0.0.1:80", Addr: "10.0.0.1:80", Weight: 2}, {Key: "10.0.0.2:80", Addr: "10.0.0.2:80", Weight: 1}}
+	for _, dist := range []string{"ring_hash", "maglev"} {
+		var p kolco.Placement
+		var err error
+		if dist == "maglev" {
+			p, err = envoy.NewMaglev(hosts, envoy.MaglevConfig{})
+		} else {
+			p, err = envoy.NewRing(hosts, envoy.RingConfig{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := runCLI(t, strings.Join(compatKeys, "\n")+"\n", "locate", "--algo", "envoy", "--distribution", dist, "--servers", "10.0.0.1:80=2,10.0.0.2:80")
+		if want := expectLines(t, p); code != 0 || out != want {
+			t.Errorf("%s: exit %d (%s), output\n%s\nwant\n%s", dist, code, errs, out, want)
+		}
+	}
+}
+
 func TestLocateCompatErrors(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -85,6 +106,9 @@ func TestLocateCompatErrors(t *testing.T) {
 		{"no config", []string{"--algo", "nginx"}, 2, "needs --config"},
 		{"no libmemcached servers", []string{"--algo", "libmemcached"}, 2, "needs --servers"},
 		{"no pymemcache servers", []string{"--algo", "pymemcache"}, 2, "needs --servers"},
+		{"no cassandra ring", []string{"--algo", "cassandra"}, 2, "needs --config"},
+		{"bad envoy weight", []string{"--algo", "envoy", "--servers", "a=0"}, 2, "positive integer"},
+		{"bad envoy distribution", []string{"--algo", "envoy", "--servers", "a", "--distribution", "x"}, 2, "ring_hash or maglev"},
 		{"bad goredis shard", []string{"--algo", "goredis", "--servers", "a"}, 2, "name=host:port"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
