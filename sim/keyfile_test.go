@@ -133,3 +133,23 @@ func FuzzParseBytes(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDist(f *testing.F) {
+	for _, s := range []string{"const", "exp", "pareto:1.5", "zipf:1.1", "zipf:", "pareto:0", "x:y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		v, err := Dist(spec).Values(50, 2, 1)
+		if err != nil {
+			if !errors.Is(err, ErrBadDist) {
+				t.Fatalf("%q: %v, want ErrBadDist", spec, err)
+			}
+			return
+		}
+		for _, x := range v {
+			if !(x >= 0) || math.IsInf(x, 0) {
+				t.Fatalf("%q: value %v", spec, x)
+			}
+		}
+	})
+}
