@@ -40,6 +40,9 @@ func (s *setupFlags) setups(fs *pflag.FlagSet) ([]sim.Setup, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.seed && !fs.Changed("vnodes") {
+		vs = []int{ring.Seed().VNodes} // the article's 100 points
+	}
 	var opts algo.Options
 	opts.Seed = s.seed
 	if !s.seed || fs.Changed("hash") {

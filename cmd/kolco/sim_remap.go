@@ -44,6 +44,9 @@ Example:
 			if err := checkKeys(keys); err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("remove") && !cmd.Flags().Changed("add") {
+				add = 0
+			}
 			if nodes < 1 || sets < 1 || add < 0 || remove < 0 || remove >= nodes || add+remove == 0 {
 				return usagef("need --nodes >= 1, --sets >= 1 and a change: --add k or --remove k (k < nodes)")
 			}
@@ -59,7 +62,7 @@ Example:
 	of.register(cmd.Flags())
 	cmd.Flags().IntVar(&nodes, "nodes", 10, "number of nodes before the change")
 	cmd.Flags().IntVar(&add, "add", 1, "nodes to add")
-	cmd.Flags().IntVar(&remove, "remove", 0, "nodes to remove (instead of adding; set --add 0)")
+	cmd.Flags().IntVar(&remove, "remove", 0, "nodes to remove, the last by name (then --add defaults to 0)")
 	keysFlag(cmd.Flags(), &keys, 1_000_000)
 	cmd.Flags().IntVar(&sets, "sets", 1, "node name sets to average over")
 	return cmd
