@@ -54,8 +54,10 @@ so the sample stands for that many bytes in all.
 
 The article's examples, 10 -> 11 nodes:
 
+  $ seq -f 'node-%g' 0 9 > ten.txt
   $ kolco plan --algo modulo --nodes-file ten.txt --add node-10 --rps 100000 --hit-rate 0.95
-  $ kolco plan --nodes node-0,node-1,...,node-9 --add node-10 --data 3TB --keys 1000000
+  $ kolco plan --algo ring --nodes-file ten.txt --add node-10 --rps 100000 --hit-rate 0.95
+  $ kolco plan --nodes-file ten.txt --add node-10 --data 3TB
 
 The "theory" column gives the article's figures (91 364 RPS, 18.3x for
 modulo; 13 636 RPS, 2.7x and 273 GB, 27 GB per old node for a ring); the
