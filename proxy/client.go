@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,8 +14,9 @@ import (
 )
 
 // pending is one client request on its way: the request, the ops sent for
-// it, and the signal that all of them are done. Replies are written in
-// request order, whatever order the servers answer in.
+// it, and the signal that all of them are done. The client's writer
+// goroutine takes pendings in request order, so replies keep that order
+// whatever order the servers answer in.
 type pending struct {
 	req   memcache.Request
 	pool  *pool
@@ -33,111 +35,75 @@ func (p *pending) opDone(*op) {
 	}
 }
 
-// client serves one client connection. One goroutine does it all: it
-// reads and dispatches every request already buffered (a pipeline), then
-// writes their replies in order as they complete, then reads again. A
-// client that sends one request at a time thus costs one goroutine wake-up
-// per request, and a pipelining one gets its requests sent to the servers
-// together.
+// client serves one client connection.
 type client struct {
 	srv  *Server
 	ln   *listener
 	conn net.Conn
-	w    *bufio.Writer
-	werr error      // the first write error; the client is then gone
-	fifo []*pending // dispatched, replies not yet written, in order
-	free []*pending // written, ready for reuse
+	q    chan *pending
+	free sync.Pool // *pending, reused once written
 }
 
 func (s *Server) serveClient(ln *listener, conn net.Conn) {
-	c := &client{srv: s, ln: ln, conn: conn, w: bufio.NewWriterSize(conn, 16<<10)}
-	c.serve()
-	c.writeAll()
+	p := ln.pool.Load()
+	c := &client{srv: s, ln: ln, conn: conn, q: make(chan *pending, p.cfg.MaxPending)}
+	c.free.New = func() any { return &pending{done: make(chan struct{}, 1)} }
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.writeLoop()
+	}()
+	c.readLoop()
+	close(c.q)
+	wg.Wait()
 	conn.Close()
 }
 
-// serve reads requests until the client closes, errs beyond resync, asks
-// to quit, or the server shuts down.
-func (c *client) serve() {
+// readLoop reads requests until the client closes, errs beyond resync,
+// asks to quit, or the server shuts down; every request read is queued.
+func (c *client) readLoop() {
 	r := memcache.NewReader(c.conn, c.limits())
-	maxPending := c.ln.pool.Load().cfg.MaxPending
 	for {
-		if len(c.fifo) > 0 && (r.Buffered() == 0 || len(c.fifo) >= maxPending) {
-			if c.writeAll(); c.werr != nil {
-				return
-			}
-		}
-		pool := c.ln.pool.Load()
-		if idle := pool.cfg.ClientIdleTimeout; idle > 0 {
+		if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 {
 			// Renewed before every request, so that a client that keeps
 			// sending is never cut, and one that stalls mid-request is.
 			_ = c.conn.SetReadDeadline(time.Now().Add(ms(idle)))
 		}
-		p := c.newPending()
+		p := c.free.Get().(*pending)
 		err := r.Read(&p.req)
+		// The pool is loaded once the request is in, so that a request
+		// read after a reload goes to the new pool.
+		pool := c.ln.pool.Load()
 		var pe *memcache.Error
 		switch {
 		case err == nil:
 			if pool = c.acquire(pool); pool == nil {
-				p.reply("SERVER_ERROR pool removed\r\n", true)
+				p.local = append(p.local[:0], "SERVER_ERROR pool removed\r\n"...)
+				p.close = true
+				p.left.Store(1)
+				p.opDone(nil)
 				break
 			}
 			c.dispatch(pool, p)
 		case errors.As(err, &pe):
 			pool.stats.clientError()
-			p.reply(pe.Reply, pe.Close)
+			p.local = append(p.local[:0], pe.Reply...)
+			p.close = pe.Close
+			p.left.Store(1)
+			p.opDone(nil)
 		default:
-			c.free = append(c.free, p)
+			c.free.Put(p)
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				c.srv.log.Debug("client read", "remote", c.conn.RemoteAddr(), "err", err)
 			}
 			return
 		}
-		c.fifo = append(c.fifo, p)
-		if p.close {
+		closing := p.close // p belongs to the writer once queued
+		c.q <- p
+		if closing {
 			return
 		}
-	}
-}
-
-func (c *client) newPending() *pending {
-	if n := len(c.free); n > 0 {
-		p := c.free[n-1]
-		c.free = c.free[:n-1]
-		return p
-	}
-	return &pending{done: make(chan struct{}, 1)}
-}
-
-// reply makes p a request the proxy answers itself with text.
-func (p *pending) reply(text string, close bool) {
-	p.local = append(p.local[:0], text...)
-	p.close = close
-	p.left.Store(1)
-	p.opDone(nil)
-}
-
-// writeAll writes the replies of every dispatched request in order, each
-// as soon as it is ready, flushing before waiting for one that is not.
-func (c *client) writeAll() {
-	for _, p := range c.fifo {
-		select {
-		case <-p.done:
-		default:
-			if c.werr == nil && c.w.Buffered() > 0 {
-				c.werr = c.w.Flush()
-			}
-			<-p.done
-		}
-		if c.werr == nil {
-			c.werr = c.writeReply(c.w, p)
-		}
-		c.finish(p)
-	}
-	clear(c.fifo)
-	c.fifo = c.fifo[:0]
-	if c.werr == nil && c.w.Buffered() > 0 {
-		c.werr = c.w.Flush()
 	}
 }
 
@@ -159,6 +125,34 @@ func (c *client) limits() memcache.Limits {
 	return memcache.Limits{MaxValue: cfg.MaxValueSize, MaxKeys: cfg.MaxKeys}
 }
 
+// writeLoop writes replies in request order, flushing whenever the next
+// reply is not ready yet or none is queued.
+func (c *client) writeLoop() {
+	w := bufio.NewWriterSize(c.conn, 16<<10)
+	var err error
+	for p := range c.q {
+		select {
+		case <-p.done:
+		default:
+			if err == nil && w.Buffered() > 0 {
+				err = w.Flush()
+			}
+			<-p.done
+		}
+		if err == nil {
+			err = c.writeReply(w, p)
+		}
+		c.finish(p)
+		if err == nil && len(c.q) == 0 {
+			err = w.Flush()
+		}
+		if err != nil {
+			// The client is gone: wake the reader, drop the rest.
+			c.conn.Close()
+		}
+	}
+}
+
 // finish records the request and recycles p.
 func (c *client) finish(p *pending) {
 	if p.pool != nil {
@@ -169,7 +163,7 @@ func (c *client) finish(p *pending) {
 		o.reply, o.spans, o.err, o.buf = o.reply[:0], o.spans[:0], nil, o.buf[:0]
 	}
 	p.ops, p.order, p.local, p.pool, p.close = p.ops[:0], p.order[:0], p.local[:0], nil, false
-	c.free = append(c.free, p)
+	c.free.Put(p)
 }
 
 // writeReply writes the reply of a finished request.

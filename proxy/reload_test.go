@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,5 +136,69 @@ func TestReloadRemovesAndAddsPools(t *testing.T) {
 	}
 	if got := dial(t, s.Addr("q").String()).do("set a 0 0 1\r\nx\r\n"); got != "STORED\r\n" {
 		t.Fatalf("new pool: %q", got)
+	}
+}
+
+// gatedServer answers every storage request with STORED, but only once
+// gate is closed.
+func gatedServer(t *testing.T, gate chan struct{}) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+			go func() {
+				r := memcache.NewReader(c, memcache.Limits{})
+				var req memcache.Request
+				for r.Read(&req) == nil {
+					<-gate
+					if _, err := c.Write([]byte("STORED\r\n")); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestReloadLetsInFlightFinish holds a request in flight at a server while
+// the pool is reloaded onto another server: a new request on the same
+// connection waits for it (replies keep order), both complete, the old one
+// on the old server and the new one on the new server.
+func TestReloadLetsInFlightFinish(t *testing.T) {
+	gate := make(chan struct{})
+	old := gatedServer(t, gate)
+	m := startMemcached(t, 0)
+	s := startProxy(t, fmt.Sprintf("p:\n  listen: 127.0.0.1:0\n  timeout: 30000\n  servers:\n   - %s:1\n", old))
+	c := dial(t, s.Addr("p").String())
+	c.send("set inflight 0 0 1\r\nx\r\n")
+	oldPool := s.testPool("p")
+	eventually(t, "the request to reach the old server", func() bool { return oldPool.backends[0].requests.Load() == 1 })
+
+	cfg, err := ParseConfig([]byte(poolYAML("", m)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reload(cfg); err != nil {
+		t.Fatal(err)
+	}
+	c.send("set after 0 0 1\r\ny\r\n")
+	eventually(t, "the new request to reach the new server", func() bool { return holds(t, m, "after") })
+	close(gate)
+	for i, want := range []string{"STORED\r\n", "STORED\r\n"} {
+		if got := c.reply(memcache.CmdSet); got != want {
+			t.Fatalf("reply %d: %q", i, got)
+		}
+	}
+	if holds(t, m, "inflight") {
+		t.Fatal("the in-flight request was resent to the new server")
 	}
 }
