@@ -3,6 +3,7 @@ package ring
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"reflect"
 	"strconv"
 	"sync"
@@ -106,8 +107,8 @@ func (r *Ring) pointCount(n kolco.Node) (int, error) {
 // Locate returns the node owning key. The error is kolco.ErrNoNodes when
 // the ring is empty.
 func (r *Ring) Locate(key string) (kolco.Node, error) {
-	// LocateHash's body, written out: each call saved is a nanosecond or
-	// two on a path of about ten.
+	// LocateHash's body, written out: each call saved is about a
+	// nanosecond on a path of about twenty.
 	var h uint64
 	if r.xxh3 {
 		h = keyhash.XXH3(key)
@@ -118,7 +119,23 @@ func (r *Ring) Locate(key string) (kolco.Node, error) {
 	if len(s.points) == 0 {
 		return kolco.Node{}, kolco.ErrNoNodes
 	}
-	return s.nodes[s.owner(h)], nil
+	// snapshot.owner, written out (see there): it is too large to be
+	// inlined, and the call cost about 1 ns of 21 at 100 × 160.
+	hi, _ := bits.Mul64(h, s.slots)
+	lo, end := int(s.index[hi]), int(s.index[hi+1])
+	if end-lo > scanWidth {
+		return s.nodes[s.owners[s.searchLong(h, lo, end)]], nil
+	}
+	early := s.owners[min(lo, len(s.owners)-1)]
+	lo += count8((*[scanWidth]uint64)(s.points[lo:lo+scanWidth]), h)
+	if lo == len(s.points) {
+		lo = 0
+	}
+	o := s.owners[lo]
+	if early == droppedOwner { // never; keeps the early load
+		o = 0
+	}
+	return s.nodes[o], nil
 }
 
 // hashKey is Hash, with the default hash called directly.
