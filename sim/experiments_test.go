@@ -282,3 +282,65 @@ func TestBucketSortMatchesSort(t *testing.T) {
 		}
 	}
 }
+
+// TestRandomFullZonesEnumerates checks the closed form against every
+// r-subset of a small node set.
+func TestRandomFullZonesEnumerates(t *testing.T) {
+	sizes := []int{2, 3, 1, 2}
+	var zoneOf []int
+	for z, s := range sizes {
+		for range s {
+			zoneOf = append(zoneOf, z)
+		}
+	}
+	n := len(zoneOf)
+	for r := 1; r <= n; r++ {
+		full, all := 0, 0
+		for mask := range 1 << n {
+			if bitsSet(mask) != r {
+				continue
+			}
+			seen := map[int]bool{}
+			for i := range n {
+				if mask&(1<<i) != 0 {
+					seen[zoneOf[i]] = true
+				}
+			}
+			all++
+			if len(seen) == min(r, len(sizes)) {
+				full++
+			}
+		}
+		want := float64(full) / float64(all)
+		if got := RandomFullZones(sizes, r); math.Abs(got-want) > 1e-12 {
+			t.Errorf("r=%d: %v, enumeration %v", r, got, want)
+		}
+	}
+}
+
+func bitsSet(m int) int {
+	c := 0
+	for ; m != 0; m &= m - 1 {
+		c++
+	}
+	return c
+}
+
+// TestReplicasRendezvousIsRandom: rendezvous ignores zones, so its replica
+// sets span all zones as often as random sets do, within 5 binomial
+// standard deviations.
+func TestReplicasRendezvousIsRandom(t *testing.T) {
+	const k = 20_000
+	var nodes []kolco.Node
+	for i := range 12 {
+		nodes = append(nodes, kolco.Node{ID: "n" + strconv.Itoa(i), Zone: "z" + strconv.Itoa(i%3)})
+	}
+	res, err := Replicas(ReplicasConfig{Setups: []Setup{setup("rendezvous", 0)}, Nodes: nodes, Replicas: 3, Keys: SyntheticKeys(k)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Rows[0]
+	if want := 4.0 * 4 * 4 * 6 / (12 * 11 * 10); math.Abs(r.RandomFull-want) > 1e-12 || math.Abs(r.FullZones-want) > 5*binomialSD(want, k) {
+		t.Errorf("rendezvous: %.4f of keys in 3 zones (random %.4f), want %.4f", r.FullZones, r.RandomFull, want)
+	}
+}

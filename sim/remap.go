@@ -158,8 +158,12 @@ func (r *RemapResult) Tables() []Table {
 		Columns: []string{"setup", "theory", "min moved", "avg moved", "max moved", "to new", "donors", "max/avg", "min/avg", "spread"},
 	}
 	for _, x := range r.Rows {
+		toNew := Pct(x.ToNew, 1)
+		if r.Add == 0 {
+			toNew = "-"
+		}
 		t.add(x.Setup, Pct(x.Theory, 2), Pct(x.MinMoved, 2), Pct(x.AvgMoved, 2), Pct(x.MaxMoved, 2),
-			Pct(x.ToNew, 1), f(x.Donors, 1), f(x.MaxAvg, 2), f(x.MinAvg, 2), Pct(x.Spread, 1))
+			toNew, f(x.Donors, 1), f(x.MaxAvg, 2), f(x.MinAvg, 2), Pct(x.Spread, 1))
 	}
 	return []Table{t}
 }
