@@ -62,13 +62,16 @@ added, other placement algorithms), and measures what a change of membership
 costs: keys moved, load per node, the database's extra load.
 
   kolco locate --nodes a,b,c < keys.txt     # the owner of each key
-  kolco sim article                         # rerun the seed article's measurements`,
+  kolco sim article                         # rerun the seed article's measurements
+  kolco plan --nodes-file nodes.txt --add n11 --keys 1000000
+                                            # what a change would move and cost
+  kolco proxy --config nutcracker.yml       # a memcached sharding proxy`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newLocateCmd(), newSimCmd())
-	root.AddCommand(newPlanCmd())
+	root.AddCommand(newPlanCmd(), newProxyCmd())
 	return root
 }
