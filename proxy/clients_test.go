@@ -226,3 +226,32 @@ func TestShutdownNoLeak(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 	eventually(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
 }
+
+// TestPreconnect checks that preconnect opens server_connections
+// connections to every server before any request.
+func TestPreconnect(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 8)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	startProxy(t, fmt.Sprintf("p:\n  listen: 127.0.0.1:0\n  preconnect: true\n  server_connections: 3\n  servers:\n   - %s:1\n", ln.Addr()))
+	for i := range 3 {
+		select {
+		case c := <-accepted:
+			defer c.Close()
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %d of 3 connections opened", i)
+		}
+	}
+}
