@@ -344,3 +344,18 @@ func TestReplicasRendezvousIsRandom(t *testing.T) {
 		t.Errorf("rendezvous: %.4f of keys in 3 zones (random %.4f), want %.4f", r.FullZones, r.RandomFull, want)
 	}
 }
+
+// TestCompareSparseMatchesDense: the map used for large clusters tallies
+// the same flows as the matrix.
+func TestCompareSparseMatchesDense(t *testing.T) {
+	ks := SyntheticKeys(5000)
+	p, _ := setup("modulo", 0).New(nodeNames("n", 7))
+	before, _ := Assign(p, ks)
+	p.Add(kolco.Node{ID: "x"}, kolco.Node{ID: "y"})
+	p.Remove("n-3")
+	after, _ := Assign(p, ks)
+	dense, sparse := compare(before, after, ks, 1<<30), compare(before, after, ks, 0)
+	if dense.Moved != sparse.Moved || !slices.Equal(dense.Edges, sparse.Edges) || len(dense.Edges) == 0 {
+		t.Errorf("dense %d moved in %d flows, sparse %d in %d", dense.Moved, len(dense.Edges), sparse.Moved, len(sparse.Edges))
+	}
+}

@@ -111,10 +111,8 @@ func failureStep(label string, step int, before, after Assignment, victim int32,
 	n := float64(ks.Len())
 	cb, ca := before.Counts(), after.Counts()
 	got := make([]int, len(after.Nodes))
-	for from := range d.From {
-		for to := range d.To {
-			got[to] += d.Keys[from*len(d.To)+to]
-		}
+	for _, e := range d.Edges {
+		got[e.To] += e.Keys
 	}
 	worst := slices.Index(ca, slices.Max(ca))
 	st := FailureStep{Setup: label, Step: step, Victim: before.Nodes[victim].ID,

@@ -117,21 +117,14 @@ func Plan(cfg PlanConfig) (*PlanResult, error) {
 		Moved: d.Moved, MovedShare: float64(d.Moved) / float64(ks.Len()), TotalBytes: ks.TotalSize(),
 		TheoryShare: planTheory(cfg, before, after)}
 	totalRate := ks.TotalRate()
-	w := len(d.To)
 	sends, recv := make([]float64, len(d.From)), make([]float64, len(d.To))
-	for from := range d.From {
-		for to := range d.To {
-			e := from*w + to
-			if d.Keys[e] == 0 {
-				continue
-			}
-			res.Flows = append(res.Flows, Flow{From: d.From[from].ID, To: d.To[to].ID, Keys: d.Keys[e],
-				Bytes: d.Bytes[e], Requests: d.Requests[e] / totalRate})
-			res.MovedBytes += d.Bytes[e]
-			res.MovedRequests += d.Requests[e] / totalRate
-			sends[from] += d.Bytes[e]
-			recv[to] += d.Bytes[e]
-		}
+	for _, e := range d.Edges {
+		res.Flows = append(res.Flows, Flow{From: d.From[e.From].ID, To: d.To[e.To].ID, Keys: e.Keys,
+			Bytes: e.Bytes, Requests: e.Requests / totalRate})
+		res.MovedBytes += e.Bytes
+		res.MovedRequests += e.Requests / totalRate
+		sends[e.From] += e.Bytes
+		recv[e.To] += e.Bytes
 	}
 	slices.SortStableFunc(res.Flows, func(a, b Flow) int { return b.Keys - a.Keys })
 	res.Loads = planLoads(before, after, ks, sends, recv)

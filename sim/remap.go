@@ -127,19 +127,15 @@ func remapOnce(s Setup, cfg RemapConfig, set int) ([6]float64, error) {
 		isNew[after.index(n.ID)] = true
 	}
 	toNew, donors := 0, 0
-	w := len(d.To)
-	for from := range d.From {
-		gave := false
-		for to := range d.To {
-			k := d.Keys[from*w+to]
-			if k > 0 {
-				gave = true
-				if isNew[to] {
-					toNew += k
-				}
-			}
+	gave := make([]bool, len(d.From))
+	for _, e := range d.Edges {
+		gave[e.From] = true
+		if isNew[e.To] {
+			toNew += e.Keys
 		}
-		if gave {
+	}
+	for _, g := range gave {
+		if g {
 			donors++
 		}
 	}
