@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/kolco-dev/kolco"
@@ -45,8 +46,9 @@ type PlanResult struct {
 	MovedShare    float64 `json:"moved_share"`
 	MovedBytes    float64 `json:"moved_bytes"`
 	MovedRequests float64 `json:"moved_requests_share"`
-	// TheoryShare is the moved share the closed form expects for equal
-	// weights (TheoryMoved), for comparison.
+	// TheoryShare is the closed form's moved share: modulo's
+	// 1 - min(N,M)/lcm(N,M), or the least any placement can move
+	// (TheoryMovedShares).
 	TheoryShare float64 `json:"theory_share"`
 	TotalBytes  float64 `json:"total_bytes"`
 	Flows       []Flow  `json:"flows"`
@@ -140,13 +142,44 @@ func Plan(cfg PlanConfig) (*PlanResult, error) {
 	return res, nil
 }
 
-// planTheory returns the closed-form moved share for the node counts of
-// the change (equal weights assumed).
+// planTheory returns the closed-form moved share of the change: for
+// modulo 1 - min(N,M)/lcm(N,M); for the others the least any placement can
+// move, the total variation distance between the weight shares before and
+// after (1/(N+1) for one node joining N equal ones).
 func planTheory(cfg PlanConfig, before, after Assignment) float64 {
-	if len(cfg.Reweight) > 0 && len(cfg.Add) == 0 && len(cfg.Remove) == 0 {
-		return 0
+	if cfg.Setup.Algo == "modulo" {
+		return TheoryModuloMoved(len(before.Nodes), len(after.Nodes))
 	}
-	return TheoryMoved(cfg.Setup.Algo, len(before.Nodes), len(after.Nodes))
+	return TheoryMovedShares(before.Nodes, after.Nodes)
+}
+
+// TheoryMovedShares returns the least share of keys any placement must
+// move to go from the weight shares of nodes before to those of nodes
+// after: half the sum over all IDs of |share after - share before|, a
+// node absent from one side having share 0 there.
+func TheoryMovedShares(before, after []kolco.Node) float64 {
+	share := func(nodes []kolco.Node) map[string]float64 {
+		total := 0.0
+		for _, n := range nodes {
+			total += n.EffectiveWeight()
+		}
+		m := make(map[string]float64, len(nodes))
+		for _, n := range nodes {
+			m[n.ID] = n.EffectiveWeight() / total
+		}
+		return m
+	}
+	b, a := share(before), share(after)
+	tv := 0.0
+	for id, x := range b {
+		tv += math.Abs(a[id] - x)
+	}
+	for id, y := range a {
+		if _, ok := b[id]; !ok {
+			tv += y
+		}
+	}
+	return tv / 2
 }
 
 func planAssign(cfg PlanConfig, ks *KeySet) (before, after Assignment, err error) {

@@ -37,8 +37,10 @@ func newPlanCmd() *cobra.Command {
 --nodes-file) and a change (--add, --remove, --reweight ID=W, applied in that
 order), place a key sample before and after and report:
 
-  - keys, bytes and requests that move, with the theory's share beside them
-    (k/(N+k) for k added nodes, k/N for k removed, modulo's N/(N+1));
+  - keys, bytes and requests that move, with the theory's share beside them:
+    the least any placement can move given the weights (k/(N+k) when k
+    nodes join N equal ones, k/N when k leave), or modulo's
+    1 - min(N,M)/lcm(N,M), N/(N+1) for one added node;
   - every donor -> receiver flow: keys, bytes, share of requests;
   - per node: keys, bytes and request share before and after, bytes sent
     and received;
