@@ -1,0 +1,220 @@
+// Command compare prints kolco's placements side by side with the Go
+// consistent hashing libraries users would otherwise pick, as markdown:
+// the machine, one table of every library, and the ring's targets as ratios
+// measured in this one run.
+//
+//	cd bench && go run ./cmd/compare [-d 10ms] [-rounds 5]
+//
+// Lookups of all libraries of one size are measured in interleaved rounds
+// and the fastest round of each is kept, so that a neighbour's load on a
+// shared machine slows every library alike instead of one of them.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/kolco-dev/kolco/bench"
+)
+
+func main() {
+	d := flag.Duration("d", 10*time.Millisecond, "time per library per round of lookups")
+	rounds := flag.Int("rounds", 5, "interleaved rounds; the fastest is kept")
+	flag.Parse()
+	if err := run(*d, *rounds); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+func run(d time.Duration, rounds int) error {
+	start := time.Now()
+	fmt.Println(machine())
+	keys := bench.Keys(1 << 16)
+	rows, err := lookupTable(keys, d, rounds)
+	if err != nil {
+		return err
+	}
+	if err := changeColumns(rows); err != nil {
+		return err
+	}
+	printTable(rows)
+	if err := targets(keys, d, rounds); err != nil {
+		return err
+	}
+	fmt.Printf("\nWhole comparison: %.0f s.\n", time.Since(start).Seconds())
+	return nil
+}
+
+func machine() string {
+	cpu := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	load := ""
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		load = ", load average " + strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+	return fmt.Sprintf("Machine: %s, %d cores (GOMAXPROCS %d), %s, %s/%s%s, %s.\n",
+		cpu, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH,
+		load, time.Now().UTC().Format("2006-01-02 15:04 MST"))
+}
+
+// sizes are the node counts of the lookup columns.
+var sizes = []int{10, 100, 1000}
+
+// buildBudget bounds nodes × points for libraries that re-sort all points
+// per added node, whose builds would otherwise take minutes.
+const buildBudget = 20_000_000
+
+// row is one library at one points-per-node setting.
+type row struct {
+	lib    bench.Lib
+	vnodes int
+	label  string
+	ns     map[int]float64 // by node count; missing = skipped
+	allocs float64
+	bytes  float64 // heap bytes per point at the largest size built
+	bytesN int     // the node count bytes was measured at
+	build  time.Duration
+	add    time.Duration
+	load   float64
+	moved  float64
+}
+
+func (r *row) fits(nodes int) bool {
+	return !r.lib.SortsPerNode || nodes*nodes*max(r.vnodes, 1) <= buildBudget
+}
+
+func newRows() []*row {
+	var rows []*row
+	for _, setting := range []int{0, 100, 1000} {
+		for _, l := range bench.Libs() {
+			if setting != 0 && !l.Configurable {
+				continue
+			}
+			r := &row{lib: l, vnodes: setting, label: fmt.Sprint(setting), ns: map[int]float64{}}
+			switch {
+			case setting == 0 && l.DefaultVNodes == 0:
+				r.label = "-"
+			case setting == 0:
+				r.vnodes, r.label = l.DefaultVNodes, fmt.Sprintf("%d (default)", l.DefaultVNodes)
+			}
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+// lookupTable measures lookups size by size: all libraries of one size are
+// built (each one's heap growth measured), then timed in interleaved rounds.
+func lookupTable(keys []string, d time.Duration, rounds int) ([]*row, error) {
+	rows := newRows()
+	for _, n := range sizes {
+		ids := bench.NodeIDs(n)
+		var live []*row
+		var fns []func(string) string
+		for _, r := range rows {
+			if !r.fits(n) {
+				continue
+			}
+			inst, b, err := bench.HeapBytes(func() (bench.Instance, error) { return r.lib.New(ids, r.vnodes) })
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", r.lib.Name, err)
+			}
+			r.bytes, r.bytesN = float64(b)/float64(inst.Points), n
+			if n == 100 {
+				r.allocs = bench.Allocs(inst.Lookup, keys)
+			}
+			live = append(live, r)
+			fns = append(fns, inst.Lookup)
+		}
+		best := interleaved(fns, keys, d, rounds)
+		for i, r := range live {
+			r.ns[n] = best[i]
+		}
+	}
+	return rows, nil
+}
+
+// interleaved times each lookup for d per round over rounds rounds and
+// returns each one's fastest round in ns per lookup.
+func interleaved(fns []func(string) string, keys []string, d time.Duration, rounds int) []float64 {
+	best := make([]float64, len(fns))
+	for range rounds {
+		for i, f := range fns {
+			if ns := bench.NsPerOp(f, keys, d); best[i] == 0 || ns < best[i] {
+				best[i] = ns
+			}
+		}
+	}
+	return best
+}
+
+// changeColumns measures build and add-one at 100 nodes, and balance and
+// movement from 10 to 11 nodes over 100k keys.
+func changeColumns(rows []*row) error {
+	ids100, ids10, ids11 := bench.NodeIDs(100), bench.NodeIDs(10), bench.NodeIDs(11)
+	keys := bench.Keys(100_000)
+	for _, r := range rows {
+		var err error
+		r.build, err = bench.MinDuration(5, func() error { _, err := r.lib.New(ids100, r.vnodes); return err })
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.lib.Name, err)
+		}
+		if r.add, err = bench.TimeAdd(r.lib, ids100, r.vnodes, 5); err != nil {
+			return fmt.Errorf("%s: %w", r.lib.Name, err)
+		}
+		before, err := r.lib.New(ids10, r.vnodes)
+		if err != nil {
+			return err
+		}
+		after, err := r.lib.New(ids11, r.vnodes)
+		if err != nil {
+			return err
+		}
+		r.load = bench.Balance(before.Lookup, keys, 10)
+		r.moved = bench.Moved(before.Lookup, after.Lookup, keys)
+	}
+	return nil
+}
+
+func printTable(rows []*row) {
+	fmt.Println("| library | points per node | lookup ns, 10 nodes | 100 nodes | 1000 nodes | allocs per lookup | build, 100 nodes | add 101st node | heap bytes per point | max/avg load, 10 nodes | moved 10 -> 11 |")
+	fmt.Println("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, r := range rows {
+		cells := []string{r.lib.Name, r.label}
+		for _, n := range sizes {
+			if ns, ok := r.ns[n]; ok {
+				cells = append(cells, fmt.Sprintf("%.1f", ns))
+			} else {
+				cells = append(cells, "skipped¹")
+			}
+		}
+		cells = append(cells, fmt.Sprintf("%.2g", r.allocs), dur(r.build), dur(r.add),
+			fmt.Sprintf("%.1f (%d nodes)", r.bytes, r.bytesN), fmt.Sprintf("%.3f", r.load), fmt.Sprintf("%.3f", r.moved))
+		fmt.Println("| " + strings.Join(cells, " | ") + " |")
+	}
+	fmt.Printf("\n¹ Not built: this library re-sorts all its points for every node it adds, so a build of N nodes costs N·P·log P; sizes with N²·V above %d are skipped to keep the run within minutes.\n", buildBudget)
+	fmt.Println("Lookups: the fastest of interleaved rounds over 65536 keys \"user:<i>\". Heap bytes per point: live heap after GC, before and after building, over points (nodes for the non-ring placements). Build and add: the fastest of 5, wall time. Load and movement: 100k keys.")
+}
+
+func dur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000)
+	default:
+		return fmt.Sprintf("%.1f µs", float64(d.Nanoseconds())/1000)
+	}
+}

@@ -1,0 +1,271 @@
+// Package bench compares kolco's placements with the Go consistent hashing
+// libraries users would otherwise pick, on the same keys in the same process:
+// the ring of Karger et al., "Consistent Hashing and Random Trees" (STOC
+// 1997) as written by buraksezer/consistent, stathat/consistent,
+// serialx/hashring and groupcache's consistenthash; jump consistent hash
+// (Lamping & Veach, "A Fast, Minimal Memory, Consistent Hash Algorithm",
+// 2014) by dgryski/go-jump; rendezvous hashing (Thaler & Ravishankar, "Using
+// Name-Based Mappings to Increase Hit Rates", 1998) by dgryski/go-rendezvous;
+// and gomemcache's ServerList, hash mod N, as the floor.
+//
+// It is a module of its own so that the kolco library never depends on its
+// competitors. The benchmarks live in bench_test.go; cmd/compare prints the
+// whole comparison as one markdown table.
+package bench
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/bradfitz/gomemcache/memcache"
+	buraksezer "github.com/buraksezer/consistent"
+	"github.com/cespare/xxhash/v2"
+	jump "github.com/dgryski/go-jump"
+	rendezvous "github.com/dgryski/go-rendezvous"
+	"github.com/golang/groupcache/consistenthash"
+	"github.com/serialx/hashring"
+	stathat "github.com/stathat/consistent"
+
+	"github.com/kolco-dev/kolco"
+	kjump "github.com/kolco-dev/kolco/jump"
+	"github.com/kolco-dev/kolco/keyhash"
+	"github.com/kolco-dev/kolco/maglev"
+	"github.com/kolco-dev/kolco/ring"
+)
+
+// Instance is one built placement seen through a common shape: a lookup
+// returning the owner's name, and the library's own way of adding a node.
+type Instance struct {
+	// Lookup returns the name of the node owning key.
+	Lookup func(key string) string
+	// Add adds one node the library's own way; nil when it has none.
+	Add func(id string) error
+	// Points is the number of points (or table entries) the placement
+	// holds, the divisor of bytes per point.
+	Points int
+}
+
+// Lib is one placement library under test.
+type Lib struct {
+	// Name names the library and, where it matters, its hash.
+	Name string
+	// Short names it in benchmark names.
+	Short string
+	// Ring reports a consistent hash ring: the libraries kolco's ring is
+	// measured against.
+	Ring bool
+	// Kolco reports a placement of this module.
+	Kolco bool
+	// DefaultVNodes is the library's own points per node (0: not a ring).
+	DefaultVNodes int
+	// Configurable reports that the points per node can be set.
+	Configurable bool
+	// SortsPerNode reports a library that re-sorts all its points for each
+	// node it adds, so that a build costs nodes × points × log(points):
+	// the comparison skips its largest sizes to stay within minutes.
+	SortsPerNode bool
+	// New builds the placement over the named nodes with vnodes points
+	// each (ignored where not configurable).
+	New func(ids []string, vnodes int) (Instance, error)
+}
+
+// NodeIDs returns n node names. They are addresses, because gomemcache's
+// ServerList resolves what it is given; the others only hash them.
+func NodeIDs(n int) []string { return nodeIDs(0, n) }
+
+func nodeIDs(from, n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = "127.0.0.1:" + strconv.Itoa(20000+from+i)
+	}
+	return ids
+}
+
+// NewNodeID returns the name of the node added in change measurements.
+func NewNodeID(i int) string { return nodeIDs(5000+i, 1)[0] }
+
+// Libs returns every library under test, kolco's first.
+func Libs() []Lib {
+	return []Lib{
+		{Name: "kolco ring (xxh3)", Short: "kolco-ring", Ring: true, Kolco: true, DefaultVNodes: ring.DefaultVNodes, Configurable: true, New: newKolcoRing},
+		{Name: "kolco maglev (xxh3)", Short: "kolco-maglev", Kolco: true, New: newKolcoMaglev},
+		{Name: "kolco jump (xxh3)", Short: "kolco-jump", Kolco: true, New: newKolcoJump},
+		{Name: "buraksezer/consistent (xxhash)", Short: "buraksezer", Ring: true, DefaultVNodes: 20, Configurable: true, SortsPerNode: true, New: newBuraksezer},
+		{Name: "stathat/consistent (crc32)", Short: "stathat", Ring: true, DefaultVNodes: 20, Configurable: true, SortsPerNode: true, New: newStathat},
+		{Name: "serialx/hashring (md5)", Short: "serialx", Ring: true, DefaultVNodes: 1, Configurable: true, New: newSerialx},
+		{Name: "groupcache/consistenthash (crc32)", Short: "groupcache", Ring: true, DefaultVNodes: 50, Configurable: true, New: newGroupcache},
+		{Name: "dgryski/go-jump (xxhash)", Short: "go-jump", New: newGoJump},
+		{Name: "dgryski/go-rendezvous (xxhash)", Short: "go-rendezvous", New: newGoRendezvous},
+		{Name: "gomemcache ServerList (crc32 mod N)", Short: "serverlist", New: newServerList},
+	}
+}
+
+func kolcoNodes(ids []string) []kolco.Node {
+	nodes := make([]kolco.Node, len(ids))
+	for i, id := range ids {
+		nodes[i] = kolco.Node{ID: id}
+	}
+	return nodes
+}
+
+func newKolcoRing(ids []string, vnodes int) (Instance, error) {
+	r, err := ring.New(kolcoNodes(ids), ring.Config{VNodes: vnodes})
+	if err != nil {
+		return Instance{}, err
+	}
+	return kolcoInstance(r, r.Points()), nil
+}
+
+func newKolcoMaglev(ids []string, _ int) (Instance, error) {
+	m, err := maglev.New(kolcoNodes(ids), maglev.Config{})
+	if err != nil {
+		return Instance{}, err
+	}
+	return kolcoInstance(m, len(ids)), nil
+}
+
+func newKolcoJump(ids []string, _ int) (Instance, error) {
+	j, err := kjump.New(kolcoNodes(ids), kjump.Config{})
+	if err != nil {
+		return Instance{}, err
+	}
+	return kolcoInstance(j, len(ids)), nil
+}
+
+type placement interface {
+	kolco.Placement
+	kolco.Membership
+}
+
+func kolcoInstance(p placement, points int) Instance {
+	return Instance{
+		Lookup: func(key string) string {
+			n, _ := p.Locate(key)
+			return n.ID
+		},
+		Add:    func(id string) error { return p.Add(kolco.Node{ID: id}) },
+		Points: points,
+	}
+}
+
+type member string
+
+func (m member) String() string { return string(m) }
+
+type xxHasher struct{}
+
+func (xxHasher) Sum64(b []byte) uint64 { return xxhash.Sum64(b) }
+
+func newBuraksezer(ids []string, vnodes int) (Instance, error) {
+	cfg := buraksezer.Config{
+		Hasher:            xxHasher{},
+		PartitionCount:    buraksezer.DefaultPartitionCount,
+		ReplicationFactor: vnodes,
+		Load:              1.25,
+	}
+	ms := make([]buraksezer.Member, len(ids))
+	for i, id := range ids {
+		ms[i] = member(id)
+	}
+	c := buraksezer.New(ms, cfg)
+	return Instance{
+		Lookup: func(key string) string { return c.LocateKey([]byte(key)).String() },
+		Add:    func(id string) error { c.Add(member(id)); return nil },
+		Points: len(ids) * vnodes,
+	}, nil
+}
+
+func newStathat(ids []string, vnodes int) (Instance, error) {
+	c := stathat.New()
+	c.NumberOfReplicas = vnodes
+	c.Set(ids)
+	return Instance{
+		Lookup: func(key string) string { s, _ := c.Get(key); return s },
+		Add:    func(id string) error { c.Add(id); return nil },
+		Points: len(ids) * vnodes,
+	}, nil
+}
+
+func newSerialx(ids []string, vnodes int) (Instance, error) {
+	w := make(map[string]int, len(ids))
+	for _, id := range ids {
+		w[id] = vnodes
+	}
+	h := hashring.NewWithWeights(w)
+	return Instance{
+		Lookup: func(key string) string { s, _ := h.GetNode(key); return s },
+		// AddWeightedNode returns a new ring and leaves the old one as it was.
+		Add:    func(id string) error { h = h.AddWeightedNode(id, vnodes); return nil },
+		Points: len(ids) * vnodes,
+	}, nil
+}
+
+func newGroupcache(ids []string, vnodes int) (Instance, error) {
+	m := consistenthash.New(vnodes, nil)
+	m.Add(ids...)
+	return Instance{
+		Lookup: m.Get,
+		Add:    func(id string) error { m.Add(id); return nil },
+		Points: len(ids) * vnodes,
+	}, nil
+}
+
+func newGoJump(ids []string, _ int) (Instance, error) {
+	ids = append([]string(nil), ids...)
+	return Instance{
+		Lookup: func(key string) string { return ids[jump.Hash(xxhash.Sum64String(key), len(ids))] },
+		Add:    func(id string) error { ids = append(ids, id); return nil },
+		Points: len(ids),
+	}, nil
+}
+
+func newGoRendezvous(ids []string, _ int) (Instance, error) {
+	r := rendezvous.New(ids, xxhash.Sum64String)
+	return Instance{
+		Lookup: r.Lookup,
+		Add:    func(id string) error { r.Add(id); return nil },
+		Points: len(ids),
+	}, nil
+}
+
+func newServerList(ids []string, _ int) (Instance, error) {
+	var sl memcache.ServerList
+	if err := sl.SetServers(ids...); err != nil {
+		return Instance{}, err
+	}
+	all := append([]string(nil), ids...)
+	return Instance{
+		Lookup: func(key string) string {
+			a, _ := sl.PickServer(key)
+			return a.String()
+		},
+		Add: func(id string) error {
+			all = append(all, id)
+			return sl.SetServers(all...)
+		},
+		Points: len(ids),
+	}, nil
+}
+
+// HashAlone is the baseline of the lookup targets: kolco ring's default
+// key hash (keyhash.XXH3) called through the same kind of function value
+// as every Lookup, with nothing else.
+func HashAlone() func(key string) string {
+	var last uint64
+	return func(key string) string {
+		last = keyhash.XXH3(key)
+		if last == 0 { // never true in practice; keeps the hash from being discarded
+			return "zero"
+		}
+		return ""
+	}
+}
+
+// Keys returns n keys "user:<i>" in a fixed order, shared by every library.
+func Keys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("user:%d", i*7919)
+	}
+	return keys
+}

@@ -1,0 +1,248 @@
+package bench
+
+import (
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// sink keeps lookup results alive so that the compiler cannot drop a call.
+var sink atomic.Pointer[string]
+
+// chunk is the number of lookups between two reads of the clock: enough that
+// reading the clock costs nothing measurable, few enough to stop on time.
+const chunk = 1024
+
+// NsPerOp runs lookup over keys (cycling, len(keys) a power of two) for at
+// least d of [ClockKind] and returns the mean nanoseconds per lookup.
+func NsPerOp(lookup func(string) string, keys []string, d time.Duration) float64 {
+	now, done := clock()
+	defer done()
+	mask := len(keys) - 1
+	var last string
+	n, i := 0, 0
+	start := now()
+	for {
+		for range chunk {
+			last = lookup(keys[i&mask])
+			i++
+		}
+		n += chunk
+		if el := now() - start; el >= d {
+			sink.Store(&last)
+			return float64(el.Nanoseconds()) / float64(n)
+		}
+	}
+}
+
+// Allocs returns the allocations of one lookup, averaged over many.
+func Allocs(lookup func(string) string, keys []string) float64 {
+	i := 0
+	var last string
+	a := testing.AllocsPerRun(1000, func() {
+		last = lookup(keys[i%len(keys)])
+		i++
+	})
+	sink.Store(&last)
+	return a
+}
+
+// HeapBytes builds a value with build and returns it with the bytes it
+// holds on the heap: live heap after a GC, before and after building.
+func HeapBytes[T any](build func() (T, error)) (T, int64, error) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	v, err := build()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(v)
+	return v, int64(after.HeapAlloc) - int64(before.HeapAlloc), err
+}
+
+// MinDuration runs f reps times and returns its fastest run: on a shared
+// machine the minimum is the run least disturbed by others.
+func MinDuration(reps int, f func() error) (time.Duration, error) {
+	best := time.Duration(-1)
+	for range reps {
+		t0 := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		if d := time.Since(t0); best < 0 || d < best {
+			best = d
+		}
+	}
+	return best, nil
+}
+
+// TimeAdd returns the fastest of reps additions of one node (with vnodes
+// points) to a fresh placement of ids; the build is not timed.
+func TimeAdd(l Lib, ids []string, vnodes, reps int) (time.Duration, error) {
+	best := time.Duration(-1)
+	for r := range reps {
+		inst, err := l.New(ids, vnodes)
+		if err != nil {
+			return 0, err
+		}
+		t0 := time.Now()
+		if err := inst.Add(NewNodeID(r)); err != nil {
+			return 0, err
+		}
+		if d := time.Since(t0); best < 0 || d < best {
+			best = d
+		}
+	}
+	return best, nil
+}
+
+// Balance returns the largest number of keys on one of nodes over the
+// average number per node.
+func Balance(lookup func(string) string, keys []string, nodes int) float64 {
+	count := map[string]int{}
+	for _, k := range keys {
+		count[lookup(k)]++
+	}
+	most := 0
+	for _, c := range count {
+		most = max(most, c)
+	}
+	return float64(most) * float64(nodes) / float64(len(keys))
+}
+
+// Moved returns the fraction of keys whose owner differs between before
+// and after.
+func Moved(before, after func(string) string, keys []string) float64 {
+	moved := 0
+	for _, k := range keys {
+		if before(k) != after(k) {
+			moved++
+		}
+	}
+	return float64(moved) / float64(len(keys))
+}
+
+// Throughput runs lookup over keys on g goroutines for d and returns the
+// lookups per second of all of them together.
+func Throughput(lookup func(string) string, keys []string, g int, d time.Duration) float64 {
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range g {
+		wg.Go(func() {
+			mask := len(keys) - 1
+			var last string
+			n, i := 0, w*7919
+			for n == 0 || time.Since(start) < d { // at least one chunk each
+				for range chunk {
+					last = lookup(keys[i&mask])
+					i++
+				}
+				n += chunk
+			}
+			sink.Store(&last)
+			total.Add(int64(n))
+		})
+	}
+	wg.Wait()
+	return float64(total.Load()) / time.Since(start).Seconds()
+}
+
+// ParallelCost runs lookup on g goroutines at once, each for at least d of
+// its own thread's CPU time, and returns the mean cost per lookup over
+// them. If lookups share nothing that the goroutines contend for (a lock, a
+// counter, a written cache line), the cost stays that of one goroutine
+// alone, and g cores give g times the throughput of one. On a machine busy
+// with other work that holds for the CPU time each goroutine gets, while
+// wall-clock throughput ([Throughput]) also counts the time others hold
+// the cores.
+func ParallelCost(lookup func(string) string, keys []string, g int, d time.Duration) float64 {
+	costs := make([]float64, g)
+	var wg sync.WaitGroup
+	for w := range g {
+		wg.Go(func() {
+			shifted := append(keys[w*len(keys)/g:], keys[:w*len(keys)/g]...)
+			costs[w] = NsPerOp(lookup, shifted, d)
+		})
+	}
+	wg.Wait()
+	sum := 0.0
+	for _, c := range costs {
+		sum += c
+	}
+	return sum / float64(g)
+}
+
+// StallReport is what LookupsDuringChanges measured.
+type StallReport struct {
+	// Changes is the number of changes the writer completed.
+	Changes int
+	// MeanNs is the mean wall time of a lookup.
+	MeanNs float64
+	// MeanCPUNs is the mean CPU time of a lookup on the reader's thread:
+	// what the lookup itself costs, without the time the reader waited for
+	// a core. Waiting on a lock would show in MeanNs, spinning in both.
+	MeanCPUNs float64
+	// WorstBatchNs is the cost per lookup of the slowest batch of
+	// [chunk] lookups: a lookup that waited for a change would show here.
+	WorstBatchNs float64
+	// P999BatchNs is the 99.9th percentile of the batches' cost per lookup.
+	P999BatchNs float64
+}
+
+// LookupsDuringChanges runs lookups in batches on one goroutine for d while,
+// if change is not nil, another goroutine calls change in a loop, and
+// reports the lookups' cost per batch.
+func LookupsDuringChanges(lookup func(string) string, keys []string, change func(i int) error, d time.Duration) (StallReport, error) {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var changes atomic.Int64
+	var werr error
+	if change != nil {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := change(i); err != nil {
+					werr = err
+					return
+				}
+				changes.Add(1)
+			}
+		})
+	}
+	cpu, unlock := clock()
+	defer unlock()
+	mask := len(keys) - 1
+	var batches []float64
+	var last string
+	i := 0
+	cpu0 := cpu()
+	start := time.Now()
+	for len(batches) == 0 || time.Since(start) < d {
+		t0 := time.Now()
+		for range chunk {
+			last = lookup(keys[i&mask])
+			i++
+		}
+		batches = append(batches, float64(time.Since(t0).Nanoseconds())/chunk)
+	}
+	el, cpuEl := time.Since(start), cpu()-cpu0
+	close(stop)
+	wg.Wait()
+	sink.Store(&last)
+	slices.Sort(batches)
+	return StallReport{
+		Changes:      int(changes.Load()),
+		MeanNs:       float64(el.Nanoseconds()) / float64(len(batches)*chunk),
+		MeanCPUNs:    float64(cpuEl.Nanoseconds()) / float64(len(batches)*chunk),
+		WorstBatchNs: batches[len(batches)-1],
+		P999BatchNs:  batches[len(batches)*999/1000],
+	}, werr
+}
