@@ -72,17 +72,22 @@ Example:
 // counts were measured, else the setups side by side.
 func remapChart(r *sim.RemapResult) chart.Chart {
 	title := fmt.Sprintf("keys moved, %d -> %d nodes", r.Nodes, r.Nodes+r.Add-r.Remove)
-	var ringV, moved, theory []float64
+	var ringV, moved, lo, hi, theory []float64
 	for _, x := range r.Rows {
 		if x.Algo == "ring" {
 			ringV = append(ringV, float64(x.VNodes))
-			moved = append(moved, x.AvgMoved)
+			moved, lo, hi = append(moved, x.AvgMoved), append(lo, x.MinMoved), append(hi, x.MaxMoved)
 			theory = append(theory, x.Theory)
 		}
 	}
 	if len(ringV) > 1 {
 		c := chart.Lines{Title: title, XLabel: "virtual nodes per node (V)", YLabel: "keys moved", LogX: true, Percent: true,
-			Series: []chart.Series{{Name: "ring, measured", X: ringV, Y: moved}}}
+			Series: []chart.Series{{Name: "ring, mean", X: ringV, Y: moved}}}
+		if r.Sets > 1 {
+			title += fmt.Sprintf(", %d node name sets", r.Sets)
+			c.Title = title
+			c.Series = append(c.Series, chart.Series{Name: "ring, max", X: ringV, Y: hi}, chart.Series{Name: "ring, min", X: ringV, Y: lo})
+		}
 		for _, x := range r.Rows {
 			if x.Algo != "ring" {
 				c.Series = append(c.Series, chart.Series{Name: x.Setup, X: []float64{ringV[0], ringV[len(ringV)-1]}, Y: []float64{x.AvgMoved, x.AvgMoved}})
