@@ -23,6 +23,7 @@ type metrics struct {
 	connections  *prometheus.GaugeVec
 	rejected     *prometheus.CounterVec
 	reloads      prometheus.Counter
+	reloadFails  prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -54,9 +55,12 @@ func newMetrics() *metrics {
 		reloads: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kolco_proxy_reloads_total", Help: "Configuration reloads applied.",
 		}),
+		reloadFails: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kolco_proxy_reload_failures_total", Help: "Configuration reloads refused (file unreadable or invalid).",
+		}),
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.clientErrors, m.serverErrors, m.ejections,
-		m.connections, m.rejected, m.reloads)
+		m.connections, m.rejected, m.reloads, m.reloadFails)
 	return m
 }
 

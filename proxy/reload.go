@@ -192,6 +192,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 func (s *Server) reloadFile(path string) []byte {
 	data, err := os.ReadFile(path)
 	if err != nil {
+		s.met.reloadFails.Inc()
 		s.log.Error("reload", "err", err)
 		return data
 	}
@@ -200,6 +201,7 @@ func (s *Server) reloadFile(path string) []byte {
 		err = s.Reload(cfg)
 	}
 	if err != nil {
+		s.met.reloadFails.Inc()
 		s.log.Error("reload failed; keeping the running configuration", "err", err)
 	}
 	return data
