@@ -14,10 +14,11 @@ import (
 // Python measurement script run with Python 3. Each is compared at the
 // article's rounding.
 //
-// One figure of the article's text cannot be reproduced by its own code: it
-// reports the V = 1000 weight split as 24.6% / 26.2% / 49.2%, while its
-// script gives small-2 245 452 keys of 1 000 000, 24.5%. The test expects
-// what the code computes.
+// The weight split is the one place where the article's text and its code
+// differ: the text prints small-1 / small-2 / big as 24.6 / 26.2 / 49.2 (V =
+// 1000) and 20.7 / 26.1 / 53.2 (V = 100), its code gives 26.2 / 24.5 / 49.2
+// and 26.1 / 20.7 / 53.2 - the small nodes swapped, and small-2's 245 452
+// keys of 1 000 000 are 24.5%. The test expects what the code computes.
 
 func pct(x float64, n int) string { return fmt.Sprintf("%.*f%%", n, x*100) }
 

@@ -73,7 +73,7 @@ A node file holds one node per line, "ID [WEIGHT [ZONE]]":
 			)
 			if sys, ok := findCompat(pf.algo); ok {
 				p, err = cf.buildCompat(sys, &pf, cmd.Flags())
-			} else {
+			} else if err = rejectCompatFlags(pf.algo, cmd.Flags()); err == nil {
 				p, err = pf.build(cmd.Flags())
 			}
 			if err != nil {
@@ -93,7 +93,7 @@ func locate(cmd *cobra.Command, p kolco.Placement, replicas int) error {
 	in := bufio.NewScanner(cmd.InOrStdin())
 	in.Buffer(make([]byte, 0, 64<<10), maxKeyLine)
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
-	owners := make([]kolco.Node, 0, replicas)
+	owners := make([]kolco.Node, 0, min(replicas, len(p.Nodes())))
 	for line := 1; in.Scan(); line++ {
 		key := in.Text()
 		if n := len(key); n > 0 && key[n-1] == '\r' {
@@ -102,6 +102,7 @@ func locate(cmd *cobra.Command, p kolco.Placement, replicas int) error {
 		var err error
 		owners, err = p.LocateN(owners[:0], key, replicas)
 		if err != nil {
+			out.Flush() // keep the answers already computed
 			return fmt.Errorf("line %d: %w", line, err)
 		}
 		out.WriteString(key)
@@ -112,6 +113,7 @@ func locate(cmd *cobra.Command, p kolco.Placement, replicas int) error {
 		out.WriteByte('\n')
 	}
 	if err := in.Err(); err != nil {
+		out.Flush()
 		if errors.Is(err, bufio.ErrTooLong) {
 			return fmt.Errorf("stdin: a line is longer than %d bytes", maxKeyLine)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,22 +42,37 @@ func (c *compatFlags) register(fs *pflag.FlagSet) {
 }
 
 // compatSystem builds the placement of another system from the flags; hash
-// is the --hash flag when given, in that system's names.
+// is the --hash flag when given, in that system's names. flags are the
+// flags it reads; any other compat flag given with it is a usage error.
 type compatSystem struct {
 	name  string
+	flags []string
 	build func(c *compatFlags, hash string) (kolco.Placement, error)
 }
 
+// compatFlagNames are the flags only other systems take.
+var compatFlagNames = []string{"config", "pool", "servers", "distribution", "hash-tag"}
+
 var compatSystems = []compatSystem{
-	{"twemproxy", buildTwemproxy},
-	{"libmemcached", buildLibmemcached},
-	{"nginx", buildNginx},
-	{"haproxy", buildHAProxy},
-	{"redis", buildRedis},
-	{"goredis", buildGoRedis},
-	{"pymemcache", buildPymemcache},
-	{"cassandra", buildCassandra},
-	{"envoy", buildEnvoy},
+	{"twemproxy", []string{"config", "pool", "servers", "hash", "distribution", "hash-tag"}, buildTwemproxy},
+	{"libmemcached", []string{"servers", "hash", "distribution"}, buildLibmemcached},
+	{"nginx", []string{"config"}, buildNginx},
+	{"haproxy", []string{"config"}, buildHAProxy},
+	{"redis", []string{"config"}, buildRedis},
+	{"goredis", []string{"servers"}, buildGoRedis},
+	{"pymemcache", []string{"servers"}, buildPymemcache},
+	{"cassandra", []string{"config"}, buildCassandra},
+	{"envoy", []string{"servers", "distribution"}, buildEnvoy},
+}
+
+// rejectCompatFlags refuses the other systems' flags with kolco's own algorithms.
+func rejectCompatFlags(algo string, fs *pflag.FlagSet) error {
+	for _, f := range compatFlagNames {
+		if fs.Changed(f) {
+			return usagef("--%s does not apply to --algo %s", f, algo)
+		}
+	}
+	return nil
 }
 
 func compatNames() []string {
@@ -84,6 +100,11 @@ func (c *compatFlags) buildCompat(s compatSystem, pf *placementFlags, fs *pflag.
 			return nil, usagef("--%s does not apply to --algo %s: describe its servers with --config or --servers", f, s.name)
 		}
 	}
+	for _, f := range append(compatFlagNames, "hash") {
+		if fs.Changed(f) && !slices.Contains(s.flags, f) {
+			return nil, usagef("--%s does not apply to --algo %s", f, s.name)
+		}
+	}
 	hash := ""
 	if fs.Changed("hash") {
 		hash = pf.hash
@@ -105,6 +126,8 @@ func buildTwemproxy(c *compatFlags, hash string) (kolco.Placement, error) {
 	switch {
 	case c.config != "" && c.servers != "":
 		return nil, usagef("--config and --servers exclude each other")
+	case c.config != "" && (hash != "" || c.hashTag != "" || c.distribution != ""):
+		return nil, usagef("with --config, the pool's own hash, hash_tag and distribution apply: drop --hash, --hash-tag and --distribution")
 	case c.config != "":
 		file, err := proxy.LoadConfig(c.config)
 		if err != nil {
@@ -218,6 +241,9 @@ func buildGoRedis(c *compatFlags, _ string) (kolco.Placement, error) {
 		}
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			return nil, usagef("goredis shard %q: %v", s, err)
+		}
+		if _, dup := addrs[name]; dup {
+			return nil, usageError{fmt.Errorf("%w: goredis shard name %q", kolco.ErrDuplicateNode, name)}
 		}
 		addrs[name] = addr
 	}

@@ -37,12 +37,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	started := false
-	root.PersistentPreRun = func(*cobra.Command, []string) { started = true }
+	markStart(root, &started)
 	err := root.Execute()
 	if err == nil {
 		return 0
 	}
 	msg := strings.Join(strings.Fields(err.Error()), " ")
+	// The library's sentinels carry the same prefix; say it once.
+	msg = strings.TrimPrefix(msg, "kolco: ")
 	fmt.Fprintf(stderr, "kolco: %s\n", msg)
 	// Errors before a command starts come from cobra itself: unknown
 	// commands and flags, bad flag values, wrong argument counts.
@@ -51,6 +53,34 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return 1
+}
+
+// markStart wraps the RunE of cmd and of every command below it so that
+// started is set once a command body runs: an error before that comes from
+// cobra itself (unknown commands and flags, bad flag values, wrong argument
+// counts) and is a usage error. Wrapping every command, rather than relying
+// on a root persistent hook, keeps this true for subcommands with hooks of
+// their own.
+func markStart(cmd *cobra.Command, started *bool) {
+	if run := cmd.RunE; run != nil {
+		cmd.RunE = func(c *cobra.Command, args []string) error {
+			*started = true
+			return run(c, args)
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		markStart(sub, started)
+	}
+}
+
+// groupCmd returns the RunE of a command that only groups subcommands:
+// alone it prints its help; with an argument that names no subcommand it
+// is a usage error, not a silent success.
+func groupCmd(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+	}
+	return cmd.Help()
 }
 
 func newRootCmd() *cobra.Command {

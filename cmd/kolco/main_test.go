@@ -94,8 +94,11 @@ func TestExitCodesAndErrors(t *testing.T) {
 		{"both node flags", []string{"locate", "--nodes", "a", "--nodes-file", bad}, "", 2, "exclude"},
 		{"bad nodes file", []string{"locate", "--nodes-file", bad}, "", 1, "line 2"},
 		{"missing nodes file", []string{"locate", "--nodes-file", filepath.Join(dir, "none")}, "", 1, "no such file"},
-		{"duplicate node", []string{"locate", "--nodes", "a,a"}, "", 1, "duplicate node"},
-		{"unknown removal", []string{"locate", "--nodes", "a", "--remove", "b"}, "", 1, "unknown node"},
+		{"duplicate node", []string{"locate", "--nodes", "a,a"}, "", 2, "duplicate node"},
+		{"unknown removal", []string{"locate", "--nodes", "a", "--remove", "b"}, "", 2, "unknown node"},
+		{"huge replica count", []string{"locate", "--nodes", "a", "--replicas", "100000000000000000"}, "", 0, ""},
+		{"unknown sim experiment", []string{"sim", "bogus"}, "", 2, "unknown command"},
+		{"compat flag with a kolco algorithm", []string{"locate", "--nodes", "a", "--config", "x"}, "", 2, "does not apply"},
 		{"everything removed", []string{"locate", "--nodes", "a", "--remove", "a"}, "k\n", 1, "no nodes"},
 		{"key line too long", []string{"locate", "--nodes", "a"}, strings.Repeat("k", 2<<20), 1, "longer than"},
 	} {
@@ -103,6 +106,9 @@ func TestExitCodesAndErrors(t *testing.T) {
 			code, _, errs := runCLI(t, c.stdin, c.args...)
 			if code != c.code {
 				t.Errorf("exit %d, want %d (stderr %q)", code, c.code, errs)
+			}
+			if c.code == 0 {
+				return
 			}
 			if strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "kolco: ") || !strings.Contains(errs, c.msg) {
 				t.Errorf("stderr %q: want one line naming %q", errs, c.msg)

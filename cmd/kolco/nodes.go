@@ -106,7 +106,10 @@ func (p *placementFlags) options(fs *pflag.FlagSet) (algo.Options, error) {
 }
 
 // build returns the placement the flags describe, with --add and --remove
-// applied in that order, as a running system would see them.
+// applied in that order, as a running system would see them. An error
+// caused by the command line alone (bad options, duplicate or unknown IDs
+// in --nodes, --add, --remove) is a usage error; with --nodes-file the
+// nodes come from a file and a failure is a runtime error.
 func (p *placementFlags) build(fs *pflag.FlagSet) (algo.Placement, error) {
 	opts, err := p.options(fs)
 	if err != nil {
@@ -116,9 +119,15 @@ func (p *placementFlags) build(fs *pflag.FlagSet) (algo.Placement, error) {
 	if err != nil {
 		return nil, err
 	}
+	fromFlags := func(err error) error {
+		if p.nodesFile == "" {
+			return usageError{err}
+		}
+		return err
+	}
 	pl, err := algo.New(p.algo, nodes, opts)
 	if err != nil {
-		return nil, err
+		return nil, fromFlags(err)
 	}
 	var add []kolco.Node
 	for _, id := range splitIDs(p.add) {
@@ -126,12 +135,12 @@ func (p *placementFlags) build(fs *pflag.FlagSet) (algo.Placement, error) {
 	}
 	if len(add) > 0 {
 		if err := pl.Add(add...); err != nil {
-			return nil, fmt.Errorf("--add: %w", err)
+			return nil, usageError{fmt.Errorf("--add: %w", err)}
 		}
 	}
 	if ids := splitIDs(p.remove); len(ids) > 0 {
 		if err := pl.Remove(ids...); err != nil {
-			return nil, fmt.Errorf("--remove: %w", err)
+			return nil, usageError{fmt.Errorf("--remove: %w", err)}
 		}
 	}
 	return pl, nil

@@ -20,6 +20,7 @@ func newSimCmd() *cobra.Command {
 
   kolco sim article          # every measurement of the seed article
   kolco sim article --json   # the same as one JSON document`,
+		RunE: groupCmd,
 	}
 	cmd.AddCommand(newSimArticleCmd())
 	cmd.AddCommand(newSimRemapCmd(), newSimBalanceCmd(), newSimFailureCmd(), newSimWeightsCmd(), newSimReplicasCmd(), newSimLookupCmd(), newSimHotkeysCmd())
