@@ -25,14 +25,16 @@ type refRing struct {
 }
 
 type refPoint struct {
-	h  uint64
-	id string
+	h     uint64
+	id    string
+	label string // hashing it as a key lands exactly on the point
 }
 
 func (r *refRing) add(id string, weight float64, zone string) {
 	count := max(int(math.Round(float64(r.vnodes)*weight)), 1)
 	for i := range count {
-		r.pairs = append(r.pairs, refPoint{r.hash(fmt.Sprintf("%s#%d", id, i)), id})
+		label := fmt.Sprintf("%s#%d", id, i)
+		r.pairs = append(r.pairs, refPoint{r.hash(label), id, label})
 	}
 	slices.SortFunc(r.pairs, func(a, b refPoint) int {
 		return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.id, b.id))
@@ -130,10 +132,15 @@ func TestDifferentialSeed(t *testing.T) {
 func compareRing(t *testing.T, r *ring.Ring, ref *refRing, rng *rand.Rand, zoneAware bool, where string) {
 	t.Helper()
 	var dst []kolco.Node
-	for k := range 300 {
+	for k := range 400 {
 		key := fmt.Sprintf("user:%d", rng.Uint64())
-		if k == 0 {
+		switch {
+		case k == 0:
 			key = ""
+		case k%4 == 0:
+			// A key whose hash equals a point belongs to that point's
+			// node: the first point >= the hash, not the first one past it.
+			key = ref.pairs[rng.IntN(len(ref.pairs))].label
 		}
 		got, err := r.Locate(key)
 		if err != nil {
@@ -192,6 +199,9 @@ func TestOwnersSortedMatchesLocate(t *testing.T) {
 		hashes[i] = rng.Uint64()
 	}
 	hashes = append(hashes, 0, ^uint64(0))
+	for i := range 17 { // hashes equal to points, where >= and > differ
+		hashes = append(hashes, keyhash.XXH3(fmt.Sprintf("node-%d#%d", i, i%7)))
+	}
 	slices.Sort(hashes)
 	out := make([]int32, len(hashes))
 	if err := r.OwnersSorted(hashes, out); err != nil {

@@ -101,9 +101,9 @@ func TestRemoveMovesOnlyItsKeysAndReAddRestores(t *testing.T) {
 
 func TestInsertionOrderNeverMatters(t *testing.T) {
 	nodes := named("n", 30)
-	// Equal points must be ordered by ID too: crc32 with one vnode and
-	// duplicate labels cannot collide, so force ties with a constant hash
-	// for labels that differ only in ID.
+	// Equal points must be ordered by ID too. Real hashes almost never
+	// collide, so the second configuration keeps only 4 bits of crc32:
+	// points (and keys) fall on 16 values, and most points tie.
 	tie := func(s string) uint64 { return keyhash.CRC32(s) & 0xF000 }
 	for _, cfg := range []ring.Config{{VNodes: 20}, {VNodes: 20, Hash: tie}} {
 		want := owners(t, mustNew(t, nodes, cfg))
@@ -255,26 +255,53 @@ func TestWeightsHonoured(t *testing.T) {
 	}
 }
 
+// TestConcurrentReadersAndWriters runs readers while a writer adds and
+// removes nodes. Every state the writer passes through is known in advance,
+// so each read must equal that key's owner in one of those states: a
+// half-applied change would show up as an owner no whole state gives.
 func TestConcurrentReadersAndWriters(t *testing.T) {
-	r := mustNew(t, named("node", 20), ring.Config{VNodes: 50})
+	base := named("node", 20)
+	cfg := ring.Config{VNodes: 50}
+	keys := testKeys[:300]
+	// The writer's states: base plus extra-0..k-1 while adding, base plus
+	// extra-k..4 while removing.
+	valid := make([]map[string]bool, len(keys))
+	for i := range valid {
+		valid[i] = map[string]bool{}
+	}
+	for k := 0; k <= 5; k++ {
+		for _, extras := range [][]int{seq(0, k), seq(k, 5)} {
+			nodes := slices.Clone(base)
+			for _, e := range extras {
+				nodes = append(nodes, kolco.Node{ID: "extra-" + strconv.Itoa(e), Zone: "z"})
+			}
+			r := mustNew(t, nodes, cfg)
+			for i, k := range keys {
+				n, _ := r.Locate(k)
+				valid[i][n.ID] = true
+			}
+		}
+	}
+
+	r := mustNew(t, base, cfg)
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for g := range 4 {
 		wg.Go(func() {
 			var dst []kolco.Node
-			for i := 0; ; i++ {
+			for i := g; ; i++ {
 				select {
 				case <-stop:
 					return
 				default:
 				}
-				key := testKeys[(i*7+g)%len(testKeys)]
-				n, err := r.Locate(key)
-				if err != nil || n.ID == "" {
-					t.Errorf("Locate during changes: %v %q", err, n.ID)
+				j := i % len(keys)
+				n, err := r.Locate(keys[j])
+				if err != nil || !valid[j][n.ID] {
+					t.Errorf("Locate(%q) during changes = %q, %v: no whole state places it there", keys[j], n.ID, err)
 					return
 				}
-				if dst, err = r.LocateN(dst[:0], key, 3); err != nil || len(dst) != 3 {
+				if dst, err = r.LocateN(dst[:0], keys[j], 3); err != nil || len(dst) != 3 || dst[0].ID != n.ID && !valid[j][dst[0].ID] {
 					t.Errorf("LocateN during changes: %v %d", err, len(dst))
 					return
 				}
@@ -296,6 +323,14 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 	if r.Len() != 20 {
 		t.Errorf("after balanced adds and removes the ring has %d nodes, want 20", r.Len())
 	}
+}
+
+func seq(from, to int) []int {
+	var out []int
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
 }
 
 func TestLookupsDoNotAllocate(t *testing.T) {
