@@ -104,14 +104,18 @@ type Placement interface {
 // Membership is implemented by placements whose node set changes in place.
 // Each call applies all of its changes or, on error, none of them.
 type Membership interface {
-	// Add adds nodes. The error wraps [ErrDuplicateNode], [ErrBadNodeID]
-	// or [ErrBadWeight].
+	// Add adds nodes. The error wraps [ErrDuplicateNode] (also for an ID
+	// given twice in one call), [ErrBadNodeID], [ErrBadWeight], or
+	// [ErrBadConfig] when the algorithm cannot hold the result (too many
+	// points, a full fixed capacity).
 	Add(nodes ...Node) error
 	// Remove removes the nodes with the given IDs. The error wraps
-	// [ErrUnknownNode].
+	// [ErrUnknownNode], also for an ID given twice in one call: the second
+	// removal names a node that is no longer there.
 	Remove(ids ...string) error
 	// Reweight sets the weight of one node. The error wraps
-	// [ErrUnknownNode] or [ErrBadWeight] (zero is rejected here).
+	// [ErrUnknownNode], [ErrBadWeight] (zero is rejected here), or
+	// [ErrBadConfig] when the algorithm cannot hold the new weight.
 	Reweight(id string, weight float64) error
 }
 
