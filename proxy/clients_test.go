@@ -79,7 +79,7 @@ func TestOversizedValue(t *testing.T) {
 // another client is served.
 func TestSlowlorisClosedWhenIdle(t *testing.T) {
 	m := startMemcached(t, 0)
-	s := startProxy(t, poolYAML("  client_idle_timeout: 100\n", m))
+	s := startProxy(t, poolYAML("  client_idle_timeout: 500\n", m))
 	slow := dial(t, s.Addr("p").String())
 	slow.send("get half-a-req")
 	good := dial(t, s.Addr("p").String())
@@ -152,7 +152,8 @@ func silentServer(t *testing.T) string {
 func TestSlowServerTimesOut(t *testing.T) {
 	m := startMemcached(t, 0)
 	silent := silentServer(t)
-	s := startProxy(t, fmt.Sprintf("p:\n  listen: 127.0.0.1:0\n  hash: md5\n  timeout: 100\n  servers:\n   - %s:1\n   - %s:1\n", m.addr, silent))
+	// The timeout leaves a loaded machine's memcached ample time to answer.
+	s := startProxy(t, fmt.Sprintf("p:\n  listen: 127.0.0.1:0\n  hash: md5\n  timeout: 1000\n  server_failure_limit: 100\n  servers:\n   - %s:1\n   - %s:1\n", m.addr, silent))
 	pl := s.testPool("p")
 	var live, slow string
 	for i := 0; live == "" || slow == ""; i++ {

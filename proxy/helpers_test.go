@@ -93,11 +93,17 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// poolYAML writes a one-pool configuration listening on a free port.
+// poolYAML writes a one-pool configuration listening on a free port, with
+// extra pool settings.
 func poolYAML(extra string, servers ...*memcached) string {
 	var b strings.Builder
 	b.WriteString("p:\n  listen: 127.0.0.1:0\n")
 	b.WriteString(extra)
+	if !strings.Contains(extra, "  timeout:") {
+		// Generous, so that a loaded test machine never turns a slow reply
+		// into a SERVER_ERROR; tests of timeouts set their own.
+		b.WriteString("  timeout: 10000\n")
+	}
 	b.WriteString("  servers:\n")
 	for _, m := range servers {
 		fmt.Fprintf(&b, "   - %s:1\n", m.addr)

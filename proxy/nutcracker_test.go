@@ -160,9 +160,9 @@ func flushAll(t *testing.T, ms []*memcached) {
 func TestDifferentialNutcracker(t *testing.T) {
 	needBinary(t, "nutcracker")
 	for _, pool := range []struct{ name, settings string }{
-		{"ketama default hash", "  distribution: ketama\n"},
-		{"ketama md5 hash tag", "  hash: md5\n  hash_tag: \"{}\"\n  distribution: ketama\n"},
-		{"modula murmur", "  hash: murmur\n  distribution: modula\n"},
+		{"ketama default hash", "  distribution: ketama\n  timeout: 10000\n"},
+		{"ketama md5 hash tag", "  hash: md5\n  hash_tag: \"{}\"\n  distribution: ketama\n  timeout: 10000\n"},
+		{"modula murmur", "  hash: murmur\n  distribution: modula\n  timeout: 10000\n"},
 	} {
 		t.Run(pool.name, func(t *testing.T) {
 			ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
