@@ -155,15 +155,21 @@ func nodeLoads(label string, before, after Assignment) NodeLoads {
 	return nl
 }
 
-// Tables renders the result.
-func (r *FailureResult) Tables() []Table {
+// Tables renders the result for people: percentages, units, rounding.
+func (r *FailureResult) Tables() []Table { return r.tables(cells{}) }
+
+// RawTables renders the result for programs: plain numbers, shares as
+// fractions, bytes as byte counts.
+func (r *FailureResult) RawTables() []Table { return r.tables(cells{raw: true}) }
+
+func (r *FailureResult) tables(c cells) []Table {
 	t := Table{
 		Title:   fmt.Sprintf("failure of the most loaded node (cascade), %d keys", r.Keys),
 		Columns: []string{"setup", "step", "victim", "its share", "moved", "receivers", "worst survivor", "before", "after", "max/avg"},
 	}
 	for _, x := range r.Steps {
-		t.add(x.Setup, itoa(x.Step), x.Victim, Pct(x.VictimShare, 2), Pct(x.Moved, 2), itoa(x.Receivers),
-			x.Worst, Pct(x.WorstBefore, 2), Pct(x.WorstAfter, 2), f(x.MaxAvg, 2))
+		t.add(x.Setup, itoa(x.Step), x.Victim, c.pct(x.VictimShare, 2), c.pct(x.Moved, 2), itoa(x.Receivers),
+			x.Worst, c.pct(x.WorstBefore, 2), c.pct(x.WorstAfter, 2), c.num(x.MaxAvg, 2))
 	}
 	return []Table{t}
 }

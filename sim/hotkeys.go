@@ -190,11 +190,17 @@ func replay(label string, nodes []kolco.Node, stream []int32, inFlight int, plac
 	return st, rl
 }
 
-// Tables renders the result.
-func (r *HotkeysResult) Tables() []Table {
+// Tables renders the result for people: percentages, units, rounding.
+func (r *HotkeysResult) Tables() []Table { return r.tables(cells{}) }
+
+// RawTables renders the result for programs: plain numbers, shares as
+// fractions, bytes as byte counts.
+func (r *HotkeysResult) RawTables() []Table { return r.tables(cells{raw: true}) }
+
+func (r *HotkeysResult) tables(c cells) []Table {
 	t := Table{
 		Title: fmt.Sprintf("hotkeys: %d requests, Zipf s=%g over %d keys (hottest %s), %d open at a time, %d nodes",
-			r.Requests, r.Zipf, r.Keys, Pct(r.HotShare, 1), r.InFlight, r.Nodes),
+			r.Requests, r.Zipf, r.Keys, c.pct(r.HotShare, 1), r.InFlight, r.Nodes),
 		Columns: []string{"placement", "max/avg requests", "spread", "peak open on a node", "bound", "nodes serving the hottest key"},
 	}
 	for _, x := range r.Rows {
@@ -202,7 +208,7 @@ func (r *HotkeysResult) Tables() []Table {
 		if x.Bound > 0 {
 			bound = itoa(x.Bound)
 		}
-		t.add(x.Setup, f(x.MaxAvg, 2), Pct(x.Spread, 1), itoa(x.Peak), bound, itoa(x.HotKeyNodes))
+		t.add(x.Setup, c.num(x.MaxAvg, 2), c.pct(x.Spread, 1), itoa(x.Peak), bound, itoa(x.HotKeyNodes))
 	}
 	return []Table{t}
 }

@@ -64,14 +64,20 @@ func Lookup(cfg LookupConfig) (*LookupResult, error) {
 	return res, nil
 }
 
-// Tables renders the result.
-func (r *LookupResult) Tables() []Table {
+// Tables renders the result for people: percentages, units, rounding.
+func (r *LookupResult) Tables() []Table { return r.tables(cells{}) }
+
+// RawTables renders the result for programs: plain numbers, shares as
+// fractions, bytes as byte counts.
+func (r *LookupResult) RawTables() []Table { return r.tables(cells{raw: true}) }
+
+func (r *LookupResult) tables(c cells) []Table {
 	t := Table{
 		Title:   fmt.Sprintf("lookup: time per Locate over %d keys on one goroutine (this machine)", r.Keys),
 		Columns: []string{"setup", "nodes", "ns/lookup", "build ms"},
 	}
 	for _, x := range r.Rows {
-		t.add(x.Setup, itoa(x.Nodes), f(x.Ns, 1), f(x.BuildMs, 2))
+		t.add(x.Setup, itoa(x.Nodes), c.num(x.Ns, 1), c.num(x.BuildMs, 2))
 	}
 	return []Table{t}
 }

@@ -233,32 +233,43 @@ func planLoads(before, after Assignment, ks *KeySet, sends, recv []float64) []Lo
 // maxFlowRows bounds the flows a table lists; JSON carries them all.
 const maxFlowRows = 30
 
-// Tables renders the plan.
-func (r *PlanResult) Tables() []Table {
+// Tables renders the plan for people: percentages, units, rounding.
+func (r *PlanResult) Tables() []Table { return r.tables(cells{}) }
+
+// RawTables renders the plan for programs: plain numbers, shares as
+// fractions, bytes as byte counts.
+func (r *PlanResult) RawTables() []Table { return r.tables(cells{raw: true}) }
+
+func (r *PlanResult) tables(c cells) []Table {
 	sum := Table{Title: fmt.Sprintf("plan: %s, %d -> %d nodes, %d keys", r.Setup, r.Before, r.After, r.Keys),
 		Columns: []string{"measure", "measured", "theory"}}
-	sum.add("keys moved", fmt.Sprintf("%d (%s)", r.Moved, Pct(r.MovedShare, 2)), Pct(r.TheoryShare, 2))
-	sum.add("bytes moved", Bytes(r.MovedBytes), Bytes(r.TheoryShare*r.TotalBytes))
-	sum.add("bytes sent per old node", Bytes(r.MovedBytes/float64(max(r.Before, 1))), Bytes(r.TheoryShare*r.TotalBytes/float64(max(r.Before, 1))))
-	sum.add("requests to moved keys", Pct(r.MovedRequests, 2), Pct(r.TheoryShare, 2))
-	if c := r.Cache; c != nil {
-		sum.add("database RPS, steady", f(c.SteadyDB, 0), f(c.SteadyDB, 0))
-		sum.add("database RPS, right after", f(c.DB, 0), f(c.TheoryDB, 0))
-		sum.add("factor over steady", f(c.Factor, 1)+"x", f(c.TheoryFac, 1)+"x")
+	if c.raw {
+		sum.add("keys moved", itoa(r.Moved), c.plain(r.TheoryShare*float64(r.Keys)))
+		sum.add("share of keys moved", c.plain(r.MovedShare), c.plain(r.TheoryShare))
+	} else {
+		sum.add("keys moved", fmt.Sprintf("%d (%s)", r.Moved, c.pct(r.MovedShare, 2)), c.pct(r.TheoryShare, 2))
+	}
+	sum.add("bytes moved", c.bytes(r.MovedBytes), c.bytes(r.TheoryShare*r.TotalBytes))
+	sum.add("bytes sent per old node", c.bytes(r.MovedBytes/float64(max(r.Before, 1))), c.bytes(r.TheoryShare*r.TotalBytes/float64(max(r.Before, 1))))
+	sum.add("requests to moved keys", c.pct(r.MovedRequests, 2), c.pct(r.TheoryShare, 2))
+	if k := r.Cache; k != nil {
+		sum.add("database RPS, steady", c.num(k.SteadyDB, 0), c.num(k.SteadyDB, 0))
+		sum.add("database RPS, right after", c.num(k.DB, 0), c.num(k.TheoryDB, 0))
+		sum.add("factor over steady", c.num(k.Factor, 1)+c.unit("x"), c.num(k.TheoryFac, 1)+c.unit("x"))
 	}
 	flows := Table{Title: "moves: donor -> receiver, largest first", Columns: []string{"from", "to", "keys", "bytes", "requests"}}
 	for i, x := range r.Flows {
-		if i == maxFlowRows {
+		if i == maxFlowRows && !c.raw {
 			flows.add(fmt.Sprintf("(%d more)", len(r.Flows)-i), "", "", "", "")
 			break
 		}
-		flows.add(x.From, x.To, itoa(x.Keys), Bytes(x.Bytes), Pct(x.Requests, 2))
+		flows.add(x.From, x.To, itoa(x.Keys), c.bytes(x.Bytes), c.pct(x.Requests, 2))
 	}
 	loads := Table{Title: "per node: keys, bytes and request share before -> after; bytes sent and received",
 		Columns: []string{"node", "keys before", "keys after", "bytes before", "bytes after", "req before", "req after", "sends", "receives"}}
 	for _, x := range r.Loads {
-		loads.add(x.Node, itoa(x.KeysBefore), itoa(x.KeysAfter), Bytes(x.BytesBefore), Bytes(x.BytesAfter),
-			Pct(x.ShareBefore, 2), Pct(x.ShareAfter, 2), Bytes(x.Sends), Bytes(x.Receives))
+		loads.add(x.Node, itoa(x.KeysBefore), itoa(x.KeysAfter), c.bytes(x.BytesBefore), c.bytes(x.BytesAfter),
+			c.pct(x.ShareBefore, 2), c.pct(x.ShareAfter, 2), c.bytes(x.Sends), c.bytes(x.Receives))
 	}
 	return []Table{sum, flows, loads}
 }

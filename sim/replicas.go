@@ -182,14 +182,20 @@ func Replicas(cfg ReplicasConfig) (*ReplicasResult, error) {
 	return res, nil
 }
 
-// Tables renders the result.
-func (r *ReplicasResult) Tables() []Table {
+// Tables renders the result for people: percentages, units, rounding.
+func (r *ReplicasResult) Tables() []Table { return r.tables(cells{}) }
+
+// RawTables renders the result for programs: plain numbers, shares as
+// fractions, bytes as byte counts.
+func (r *ReplicasResult) RawTables() []Table { return r.tables(cells{raw: true}) }
+
+func (r *ReplicasResult) tables(c cells) []Table {
 	t := Table{
 		Title:   fmt.Sprintf("replicas: %d owners per key over %d zones, %d keys", r.Replicas, r.Zones, r.Keys),
 		Columns: []string{"setup", "distinct nodes", "distinct zones", fmt.Sprintf("keys in %d zones", min(r.Replicas, r.Zones)), "random sets"},
 	}
 	for _, x := range r.Rows {
-		t.add(x.Setup, f(x.MeanNodes, 3), f(x.MeanZones, 3), Pct(x.FullZones, 2), Pct(x.RandomFull, 2))
+		t.add(x.Setup, c.num(x.MeanNodes, 3), c.num(x.MeanZones, 3), c.pct(x.FullZones, 2), c.pct(x.RandomFull, 2))
 	}
 	return []Table{t}
 }

@@ -32,6 +32,45 @@ func Pct(x float64, d int) string {
 	return strconv.FormatFloat(x*100, 'f', d, 64) + "%"
 }
 
+// cells formats table cells for people, or as plain numbers when raw.
+type cells struct{ raw bool }
+
+func (c cells) plain(x float64) string {
+	if math.IsNaN(x) {
+		return ""
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}
+
+func (c cells) pct(x float64, d int) string {
+	if c.raw {
+		return c.plain(x)
+	}
+	return Pct(x, d)
+}
+
+func (c cells) num(x float64, d int) string {
+	if c.raw {
+		return c.plain(x)
+	}
+	return f(x, d)
+}
+
+func (c cells) bytes(x float64) string {
+	if c.raw {
+		return c.plain(x)
+	}
+	return Bytes(x)
+}
+
+// unit returns u for people and nothing for programs.
+func (c cells) unit(u string) string {
+	if c.raw {
+		return ""
+	}
+	return u
+}
+
 // f formats x with d decimals, "-" for NaN.
 func f(x float64, d int) string {
 	if math.IsNaN(x) {

@@ -58,14 +58,20 @@ func Weights(cfg WeightsConfig) (*WeightsResult, error) {
 	return res, nil
 }
 
-// Tables renders the result.
-func (r *WeightsResult) Tables() []Table {
+// Tables renders the result for people: percentages, units, rounding.
+func (r *WeightsResult) Tables() []Table { return r.tables(cells{}) }
+
+// RawTables renders the result for programs: plain numbers, shares as
+// fractions, bytes as byte counts.
+func (r *WeightsResult) RawTables() []Table { return r.tables(cells{raw: true}) }
+
+func (r *WeightsResult) tables(c cells) []Table {
 	t := Table{
 		Title:   fmt.Sprintf("weights: requested vs obtained share, %d keys", r.Keys),
 		Columns: []string{"setup", "node", "weight", "requested", "obtained", "obtained/requested"},
 	}
 	for _, x := range r.Rows {
-		t.add(x.Setup, x.Node, f(x.Weight, 2), Pct(x.Requested, 2), Pct(x.Obtained, 2), f(x.Obtained/x.Requested, 3))
+		t.add(x.Setup, x.Node, c.num(x.Weight, 2), c.pct(x.Requested, 2), c.pct(x.Obtained, 2), c.num(x.Obtained/x.Requested, 3))
 	}
 	return []Table{t}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"math"
@@ -173,5 +174,31 @@ func TestPlanPlotAndUsage(t *testing.T) {
 		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line", args, code, out, errs)
 		}
+	}
+}
+
+// TestPlanCSVHasPlainNumbers: --csv carries numbers a program can read:
+// the theory's database rate of the article's modulo example.
+func TestPlanCSVHasPlainNumbers(t *testing.T) {
+	code, out, errs := runCLI(t, "", "plan", "--algo", "modulo", "--nodes", tenNodes, "--add", "node-10",
+		"--rps", "100000", "--hit-rate", "0.95", "--keys", "2000", "--csv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	r := csv.NewReader(strings.NewReader(out))
+	r.FieldsPerRecord = -1
+	recs, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, rec := range recs {
+		if len(rec) == 4 && rec[1] == "database RPS, right after" {
+			v, err := strconv.ParseFloat(rec[3], 64)
+			found = err == nil && math.Abs(v-91363.636) < 0.01
+		}
+	}
+	if !found {
+		t.Errorf("no plain theory database rate 91363.636 in:\n%s", out)
 	}
 }

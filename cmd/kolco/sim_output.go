@@ -99,7 +99,7 @@ type outputFlags struct {
 
 func (o *outputFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print the results as one JSON document")
-	fs.BoolVar(&o.asCSV, "csv", false, "print the tables as CSV, the table's title in the first column")
+	fs.BoolVar(&o.asCSV, "csv", false, "print the tables as CSV with plain numbers (shares as fractions, bytes as counts), the table's title in the first column")
 	fs.StringVar(&o.plot, "plot", "", "also draw a chart to FILE.svg or FILE.png")
 }
 
@@ -116,8 +116,12 @@ func (o *outputFlags) check() error {
 	return nil
 }
 
-// tabular is an experiment's result.
-type tabular interface{ Tables() []sim.Table }
+// tabular is an experiment's result: tables for people, and the same
+// with plain numbers for CSV.
+type tabular interface {
+	Tables() []sim.Table
+	RawTables() []sim.Table
+}
 
 // emit writes the chart, if asked, and then the result on stdout. The chart
 // comes first so that a failure leaves no partial output behind.
@@ -132,7 +136,7 @@ func (o *outputFlags) emit(cmd *cobra.Command, res tabular, draw func() chart.Ch
 	case o.asJSON:
 		return writeJSON(w, res)
 	case o.asCSV:
-		return writeCSV(w, res.Tables())
+		return writeCSV(w, res.RawTables())
 	}
 	return writeTables(w, res.Tables())
 }
