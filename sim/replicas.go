@@ -132,41 +132,9 @@ func Replicas(cfg ReplicasConfig) (*ReplicasResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Label(), err)
 		}
-		var (
-			mu    sync.Mutex
-			first error
-			nodes int
-			hist  = make([]int, cfg.Replicas+1)
-		)
-		parallel(cfg.Keys.Len(), func(lo, hi int) {
-			dst := make([]kolco.Node, 0, cfg.Replicas)
-			seen := make([]bool, len(zones))
-			h := make([]int, cfg.Replicas+1)
-			local := 0
-			var err error
-			for i := lo; i < hi && err == nil; i++ {
-				dst, err = p.LocateN(dst[:0], cfg.Keys.Key(i), cfg.Replicas)
-				clear(seen)
-				z := 0
-				for _, n := range dst {
-					if zi := zoneOf[n.ID]; !seen[zi] {
-						seen[zi] = true
-						z++
-					}
-				}
-				local += len(dst)
-				h[z]++
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			first = cmpErr(first, err)
-			nodes += local
-			for z, c := range h {
-				hist[z] += c
-			}
-		})
-		if first != nil {
-			return nil, first
+		nodes, hist, err := zoneSpans(p, cfg.Keys, cfg.Replicas, zoneOf, len(zones))
+		if err != nil {
+			return nil, err
 		}
 		n := float64(cfg.Keys.Len())
 		st := ReplicaStat{Setup: s.Label(), MeanNodes: float64(nodes) / n, RandomFull: random}
@@ -180,6 +148,46 @@ func Replicas(cfg ReplicasConfig) (*ReplicasResult, error) {
 		res.Rows = append(res.Rows, st)
 	}
 	return res, nil
+}
+
+// zoneSpans looks up r owners of every key on all cores and returns the
+// total number of owners found and how many keys' owners span each number
+// of zones.
+func zoneSpans(p kolco.Placement, ks *KeySet, r int, zoneOf map[string]int, zones int) (int, []int, error) {
+	var (
+		mu    sync.Mutex
+		first error
+		nodes int
+		hist  = make([]int, r+1)
+	)
+	parallel(ks.Len(), func(lo, hi int) {
+		dst := make([]kolco.Node, 0, r)
+		seen := make([]bool, zones)
+		h := make([]int, r+1)
+		local := 0
+		var err error
+		for i := lo; i < hi && err == nil; i++ {
+			dst, err = p.LocateN(dst[:0], ks.Key(i), r)
+			clear(seen)
+			z := 0
+			for _, n := range dst {
+				if zi := zoneOf[n.ID]; !seen[zi] {
+					seen[zi] = true
+					z++
+				}
+			}
+			local += len(dst)
+			h[z]++
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		first = cmpErr(first, err)
+		nodes += local
+		for z, c := range h {
+			hist[z] += c
+		}
+	})
+	return nodes, hist, first
 }
 
 // Tables renders the result for people: percentages, units, rounding.
