@@ -27,10 +27,18 @@ import (
 // points per slot scanned by a loop that exits on the first point >= h (one
 // mispredicted branch per lookup), 9 ns with the branch-free count; a whole
 // Locate, in CPU time, fastest of 7 interleaved rounds in one process, went
-// from 41 ns to 23 ns (10 × 160: 36 to 19; 1000 × 100: 59 to 41). A sparser
-// index for large rings (one slot per eight points, sixteen compared) was
-// tried and dropped: no faster at a million points, where the points' and
-// owners' cache misses dominate, and slower for small rings.
+// from 41 ns to 23 ns (10 × 160: 36 to 19; 1000 × 100: 59 to 41).
+//
+// Tried and dropped: a sparser index for large rings, one slot per eight
+// points with sixteen compared, so that the index of a million points
+// (512 KiB) stays in the L2 cache. In CPU time on the same VM, at 2^20
+// points, independent lookups (as in a benchmark loop, where the core
+// overlaps the misses of several) took 73-76 ns against 59-73 ns with
+// this index; lookups that each wait for the previous one took 246-268 ns
+// against 317-383 ns. At 16,000 points independent lookups were 40%
+// slower. Neither case is
+// near the cost of a small ring: a million points (14 MB) miss every cache
+// and the TLB, so one code path was kept.
 
 // scanWidth is the number of points the branch-free scan compares: two cache
 // lines of points at most, and longer than nearly every run.
