@@ -175,3 +175,35 @@ func gathered(t *testing.T, s *Server, name, label string) float64 {
 	}
 	return sum
 }
+
+// TestRetryWithoutProbes checks twemproxy's retry: with probes off, an
+// ejected server is put back after server_retry_timeout whether or not it
+// is up, and ejected again by the next failure.
+func TestRetryWithoutProbes(t *testing.T) {
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
+	s := startProxy(t, poolYAML(`  hash: md5
+  auto_eject_hosts: true
+  server_failure_limit: 1
+  server_retry_timeout: 50
+  health_check: {interval: -1}
+`, ms...))
+	pl := s.testPool("p")
+	var victimKey string
+	for i := 0; victimKey == ""; i++ {
+		if k := fmt.Sprint("r", i); pl.route([]byte(k)).addr == ms[1].addr {
+			victimKey = k
+		}
+	}
+	b := pl.backends[1]
+	ms[1].stop()
+	c := dial(t, s.Addr("p").String())
+	if got := c.do("get " + victimKey + "\r\n"); !strings.HasPrefix(got, "SERVER_ERROR") {
+		t.Fatalf("get on the dead server: %q", got)
+	}
+	eventually(t, "ejection", func() bool { return b.ejections.Load() >= 1 })
+	// Put back after the retry timeout, failed again by a request, ejected again.
+	eventually(t, "a second ejection after the retry", func() bool {
+		c.do("get " + victimKey + "\r\n")
+		return b.ejections.Load() >= 2
+	})
+}
