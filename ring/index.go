@@ -36,9 +36,8 @@ import (
 // overlaps the misses of several) took 73-76 ns against 59-73 ns with
 // this index; lookups that each wait for the previous one took 246-268 ns
 // against 317-383 ns. At 16,000 points independent lookups were 40%
-// slower. Neither case is
-// near the cost of a small ring: a million points (14 MB) miss every cache
-// and the TLB, so one code path was kept.
+// slower. Neither is near the cost of a small ring: a million points
+// (14 MB) miss every cache and the TLB, so one code path was kept.
 
 // scanWidth is the number of points the branch-free scan compares: two cache
 // lines of points at most, and longer than nearly every run.
