@@ -39,6 +39,7 @@ type Chart interface {
 
 // Series is one line of a [Lines] chart.
 type Series struct {
+	// Name is the legend's text; X and Y the points.
 	Name string
 	X, Y []float64
 	// Theory draws the series dashed, without point marks: a closed form
@@ -49,16 +50,19 @@ type Series struct {
 // Lines is a chart of series against a numeric x axis, such as the spread
 // against the number of virtual nodes.
 type Lines struct {
+	// Title, XLabel and YLabel are the chart's texts.
 	Title, XLabel, YLabel string
 	// LogX and LogY draw the axes on a log scale (values must be > 0).
 	LogX, LogY bool
 	// Percent labels the y axis in percent (values are shares, 0.05 = 5%).
 	Percent bool
-	Series  []Series
+	// Series are the lines, drawn in order.
+	Series []Series
 }
 
 // Group is one colour of a [Bars] chart: a value per category.
 type Group struct {
+	// Name is the legend's text; Values[i] the bar of category i.
 	Name   string
 	Values []float64
 }
@@ -66,15 +70,19 @@ type Group struct {
 // Bars is a grouped bar chart: for each category (a node, an algorithm)
 // one bar per group (before/after, one per algorithm).
 type Bars struct {
+	// Title and YLabel are the chart's texts.
 	Title, YLabel string
-	Percent       bool
-	Categories    []string
-	Groups        []Group
+	// Percent labels the y axis in percent.
+	Percent bool
+	// Categories name the x positions; Groups are the colours.
+	Categories []string
+	Groups     []Group
 }
 
 // percentTicks labels shares as percentages.
 type percentTicks struct{}
 
+// Ticks returns the default ticks labelled as percentages.
 func (percentTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i := range ticks {

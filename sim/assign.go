@@ -162,7 +162,9 @@ type Diff struct {
 // Edge is the keys moved from node From of a Diff's first assignment to
 // node To of its second: their count, bytes and request rate.
 type Edge struct {
-	From, To        int32
+	// From and To index the two node sets.
+	From, To int32
+	// Keys counts the keys; Bytes and Requests sum their sizes and rates.
 	Keys            int
 	Bytes, Requests float64
 }

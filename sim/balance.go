@@ -10,22 +10,31 @@ import (
 // node count, how evenly the keys spread, averaged over Sets name sets.
 // Sweeping the ring's V is done with one setup per V.
 type BalanceConfig struct {
-	Setups   []Setup
-	Nodes    []int
-	Keys     *KeySet
-	Sets     int
+	// Setups are the contenders.
+	Setups []Setup
+	// Nodes are the node counts to measure.
+	Nodes []int
+	// Keys is the key sample.
+	Keys *KeySet
+	// Sets is the number of node name sets to average over.
+	Sets int
+	// Progress, if not nil, is told of each finished run.
 	Progress Progress
 }
 
 // BalanceResult is the balance experiment's outcome.
 type BalanceResult struct {
-	Keys int           `json:"keys"`
-	Sets int           `json:"sets"`
+	// Keys and Sets echo the configuration.
+	Keys int `json:"keys"`
+	Sets int `json:"sets"`
+	// Rows hold one entry per setup and node count.
 	Rows []BalanceStat `json:"rows"`
 }
 
 // BalanceStat is one setup at one node count.
 type BalanceStat struct {
+	// Setup, Algo and VNodes identify the setup (see RemapStat); Nodes
+	// is the node count.
 	Setup  string `json:"setup"`
 	Algo   string `json:"algo"`
 	VNodes int    `json:"vnodes,omitempty"`

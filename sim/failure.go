@@ -11,20 +11,27 @@ import (
 // given node set), then Cascade failures one after the other, each of the
 // most loaded survivor, the first of Victim when it is set.
 type FailureConfig struct {
+	// Setups are the contenders.
 	Setups []Setup
 	// Nodes is the number of nodes "node-0" ...; ignored when NodeSet is set.
-	Nodes   int
+	Nodes int
+	// NodeSet, if not nil, is the node set.
 	NodeSet []kolco.Node
 	// Victim, if set, is the first node to fail.
-	Victim   string
-	Cascade  int
-	Keys     *KeySet
+	Victim string
+	// Cascade is the number of failures, one after the other.
+	Cascade int
+	// Keys is the key sample.
+	Keys *KeySet
+	// Progress, if not nil, is told of each failure.
 	Progress Progress
 }
 
 // FailureResult is the failure experiment's outcome.
 type FailureResult struct {
-	Keys  int           `json:"keys"`
+	// Keys is the sample size.
+	Keys int `json:"keys"`
+	// Steps hold every failure of every setup.
 	Steps []FailureStep `json:"steps"`
 	// Loads holds, per setup, each node's share before the first failure
 	// and after the last.
@@ -33,6 +40,7 @@ type FailureResult struct {
 
 // FailureStep is one failure of one setup.
 type FailureStep struct {
+	// Setup is the setup's label; Step counts failures from 1.
 	Setup string `json:"setup"`
 	Step  int    `json:"step"`
 	// Victim is the failed node and VictimShare its share of the keys.
@@ -53,7 +61,10 @@ type FailureStep struct {
 
 // NodeLoads is the share of each node of one setup before and after a change.
 type NodeLoads struct {
-	Setup  string    `json:"setup"`
+	// Setup is the setup's label.
+	Setup string `json:"setup"`
+	// Nodes are the node IDs; Before and After each node's share of the
+	// keys, 0 where it is absent.
 	Nodes  []string  `json:"nodes"`
 	Before []float64 `json:"before"`
 	After  []float64 `json:"after"`

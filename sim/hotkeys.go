@@ -20,10 +20,15 @@ import (
 // Thorup and Zadimoghaddam 2018) places it live with Acquire and Release,
 // no node holding more than ceil((1+Epsilon) * open requests / N).
 type HotkeysConfig struct {
-	Setups   []Setup
-	Nodes    int
-	Keys     int
-	Zipf     float64
+	// Setups are the plain placements to compare with the bounded ring.
+	Setups []Setup
+	// Nodes is the node count and Keys the number of distinct keys.
+	Nodes int
+	Keys  int
+	// Zipf is the exponent s: rank i is requested in proportion to 1/i^s.
+	Zipf float64
+	// Requests is the length of the stream; InFlight the requests open
+	// at a time.
 	Requests int
 	InFlight int
 	// Epsilon and Points configure the bounded ring (zero: its defaults);
@@ -32,12 +37,14 @@ type HotkeysConfig struct {
 	Points  int
 	Hash    keyhash.Func
 	// Seed selects the request stream.
-	Seed     uint64
+	Seed uint64
+	// Progress, if not nil, is told of each finished placement.
 	Progress Progress
 }
 
 // HotkeysResult is the hotkeys experiment's outcome.
 type HotkeysResult struct {
+	// Nodes, Keys, Zipf, Requests and InFlight echo the configuration.
 	Nodes    int     `json:"nodes"`
 	Keys     int     `json:"keys"`
 	Zipf     float64 `json:"zipf"`
@@ -52,6 +59,8 @@ type HotkeysResult struct {
 
 // RequestLoads is each node's share of the requests of one placement.
 type RequestLoads struct {
+	// Setup is the placement's label; Shares[i] is the share of the
+	// requests node Nodes[i] served.
 	Setup  string    `json:"setup"`
 	Nodes  []string  `json:"nodes"`
 	Shares []float64 `json:"shares"`
@@ -59,6 +68,7 @@ type RequestLoads struct {
 
 // HotkeyStat is one placement of the request stream.
 type HotkeyStat struct {
+	// Setup is the placement's label.
 	Setup string `json:"setup"`
 	// MaxAvg and Spread describe the nodes' shares of all requests.
 	MaxAvg float64 `json:"max_avg"`

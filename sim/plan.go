@@ -10,12 +10,14 @@ import (
 
 // Reweight is one change of weight of a plan.
 type Reweight struct {
+	// ID names the node and Weight is its new weight.
 	ID     string  `json:"id"`
 	Weight float64 `json:"weight"`
 }
 
 // PlanConfig describes a planned change of membership.
 type PlanConfig struct {
+	// Setup is the algorithm.
 	Setup Setup
 	// Before is the current node set.
 	Before []kolco.Node
@@ -35,6 +37,8 @@ type PlanConfig struct {
 
 // PlanResult is what a change costs.
 type PlanResult struct {
+	// Setup is the setup's label, Keys the sample size, Before and After
+	// the node counts.
 	Setup  string `json:"setup"`
 	Keys   int    `json:"keys"`
 	Before int    `json:"nodes_before"`
@@ -50,15 +54,20 @@ type PlanResult struct {
 	// 1 - min(N,M)/lcm(N,M), or the least any placement can move
 	// (TheoryMovedShares).
 	TheoryShare float64 `json:"theory_share"`
-	TotalBytes  float64 `json:"total_bytes"`
-	Flows       []Flow  `json:"flows"`
-	Loads       []Load  `json:"loads"`
+	// TotalBytes is the sample's size (Data when given).
+	TotalBytes float64 `json:"total_bytes"`
+	// Flows are the donor -> receiver moves, largest first.
+	Flows []Flow `json:"flows"`
+	// Loads are the nodes before and after.
+	Loads []Load `json:"loads"`
 	// Cache is set when a request rate was given.
 	Cache *CacheImpact `json:"cache,omitempty"`
 }
 
 // Flow is the keys moving from one node to another.
 type Flow struct {
+	// From and To are the donor and the receiver; Keys, Bytes and
+	// Requests (a share of all requests) what moves between them.
 	From     string  `json:"from"`
 	To       string  `json:"to"`
 	Keys     int     `json:"keys"`
@@ -68,6 +77,8 @@ type Flow struct {
 
 // Load is one node before and after the change.
 type Load struct {
+	// Node is the node's ID; KeysBefore, KeysAfter, BytesBefore and
+	// BytesAfter what it holds before and after.
 	Node        string  `json:"node"`
 	KeysBefore  int     `json:"keys_before"`
 	KeysAfter   int     `json:"keys_after"`
@@ -85,12 +96,17 @@ type Load struct {
 // after the change every request to a moved key misses; the others miss at
 // the steady rate ([DatabaseLoad]).
 type CacheImpact struct {
-	RPS       float64 `json:"rps"`
-	HitRate   float64 `json:"hit_rate"`
-	SteadyDB  float64 `json:"steady_db_rps"`
-	Cold      float64 `json:"cold_share"`
-	DB        float64 `json:"db_rps_after"`
-	Factor    float64 `json:"factor"`
+	// RPS and HitRate echo the configuration; SteadyDB is the database's
+	// steady rate, RPS*(1-HitRate).
+	RPS      float64 `json:"rps"`
+	HitRate  float64 `json:"hit_rate"`
+	SteadyDB float64 `json:"steady_db_rps"`
+	// Cold is the share of requests to moved keys; DB the database rate
+	// right after the change and Factor DB over SteadyDB.
+	Cold   float64 `json:"cold_share"`
+	DB     float64 `json:"db_rps_after"`
+	Factor float64 `json:"factor"`
+	// TheoryDB and TheoryFac are the same with the theory's moved share.
 	TheoryDB  float64 `json:"theory_db_rps"`
 	TheoryFac float64 `json:"theory_factor"`
 }

@@ -11,31 +11,42 @@ import (
 // nodes join or Remove of them (the last by name) leave, repeated over Sets
 // node name sets.
 type RemapConfig struct {
-	Setups      []Setup
-	Nodes       int
+	// Setups are the contenders.
+	Setups []Setup
+	// Nodes is the node count before the change.
+	Nodes int
+	// Add and Remove are how many nodes join or leave.
 	Add, Remove int
-	Keys        *KeySet
-	Sets        int
-	Progress    Progress
+	// Keys is the key sample.
+	Keys *KeySet
+	// Sets is the number of node name sets to repeat the change over.
+	Sets int
+	// Progress, if not nil, is told of each finished run.
+	Progress Progress
 }
 
 // RemapResult is the remap experiment's outcome, one row per setup.
 type RemapResult struct {
-	Nodes  int         `json:"nodes"`
-	Add    int         `json:"add"`
-	Remove int         `json:"remove"`
-	Keys   int         `json:"keys"`
-	Sets   int         `json:"sets"`
-	Rows   []RemapStat `json:"rows"`
+	// Nodes, Add, Remove, Keys and Sets echo the configuration.
+	Nodes  int `json:"nodes"`
+	Add    int `json:"add"`
+	Remove int `json:"remove"`
+	Keys   int `json:"keys"`
+	Sets   int `json:"sets"`
+	// Rows hold one summary per setup.
+	Rows []RemapStat `json:"rows"`
 }
 
 // RemapStat summarises one setup over the name sets.
 type RemapStat struct {
+	// Setup is the setup's label, Algo its algorithm, VNodes the ring's
+	// points per node (0 for other algorithms).
 	Setup  string `json:"setup"`
 	Algo   string `json:"algo"`
 	VNodes int    `json:"vnodes,omitempty"`
 	// Theory is the expected moved share (see TheoryMoved).
-	Theory   float64 `json:"theory"`
+	Theory float64 `json:"theory"`
+	// MinMoved, AvgMoved and MaxMoved are the moved shares over the sets.
 	MinMoved float64 `json:"min_moved"`
 	AvgMoved float64 `json:"avg_moved"`
 	MaxMoved float64 `json:"max_moved"`

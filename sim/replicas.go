@@ -12,22 +12,29 @@ import (
 // Replicas owners LocateN returns, and how many distinct nodes and zones
 // they span.
 type ReplicasConfig struct {
-	Setups   []Setup
-	Nodes    []kolco.Node
+	// Setups are the contenders.
+	Setups []Setup
+	// Nodes are the nodes, with their zones.
+	Nodes []kolco.Node
+	// Replicas is the number of owners per key.
 	Replicas int
-	Keys     *KeySet
+	// Keys is the key sample.
+	Keys *KeySet
 }
 
 // ReplicasResult is the replicas experiment's outcome.
 type ReplicasResult struct {
-	Keys     int           `json:"keys"`
-	Replicas int           `json:"replicas"`
-	Zones    int           `json:"zones"`
-	Rows     []ReplicaStat `json:"rows"`
+	// Keys and Replicas echo the configuration; Zones counts the zones.
+	Keys     int `json:"keys"`
+	Replicas int `json:"replicas"`
+	Zones    int `json:"zones"`
+	// Rows hold one entry per setup.
+	Rows []ReplicaStat `json:"rows"`
 }
 
 // ReplicaStat is one setup.
 type ReplicaStat struct {
+	// Setup is the setup's label.
 	Setup string `json:"setup"`
 	// MeanNodes and MeanZones are the mean numbers of distinct nodes and
 	// zones per replica set.

@@ -9,19 +9,25 @@ import (
 // WeightsConfig sets up the weights experiment: the share of keys each
 // weighted node obtains against the share its weight requests.
 type WeightsConfig struct {
+	// Setups are the contenders.
 	Setups []Setup
-	Nodes  []kolco.Node
-	Keys   *KeySet
+	// Nodes are the weighted nodes.
+	Nodes []kolco.Node
+	// Keys is the key sample.
+	Keys *KeySet
 }
 
 // WeightsResult is the weights experiment's outcome.
 type WeightsResult struct {
-	Keys int          `json:"keys"`
+	// Keys is the sample size.
+	Keys int `json:"keys"`
+	// Rows hold one entry per node of each setup.
 	Rows []WeightStat `json:"rows"`
 }
 
 // WeightStat is one node of one setup.
 type WeightStat struct {
+	// Setup is the setup's label; Node and Weight the node's.
 	Setup  string  `json:"setup"`
 	Node   string  `json:"node"`
 	Weight float64 `json:"weight"`
