@@ -19,7 +19,13 @@ func newSimCmd() *cobra.Command {
 		Long: `Run placement experiments and print their results.
 
   kolco sim article          # every measurement of the seed article
-  kolco sim article --json   # the same as one JSON document`,
+  kolco sim article --json   # the same as one JSON document
+  kolco sim remap --algo ring,rendezvous,jump,modulo   # keys moved by a change
+  kolco sim balance --vnodes 1,10,100,1000             # spread against V, with the theory
+  kolco sim failure --vnodes 1,100 --cascade 2         # who absorbs a failed node
+  kolco sim hotkeys --algo ring,bounded --zipf 1.1     # request load under hot keys
+
+Each experiment takes --json, --csv and --plot FILE.svg|.png.`,
 		RunE: groupCmd,
 	}
 	cmd.AddCommand(newSimArticleCmd())
