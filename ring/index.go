@@ -62,7 +62,8 @@ func (s *snapshot) search(h uint64) int {
 		return s.searchLong(h, lo, hi)
 	}
 	// Within the capacity: buildIndex keeps scanWidth sentinels past the end.
-	lo += count8((*[scanWidth]uint64)(s.points[lo:lo+scanWidth]), h)
+	p := (*[scanWidth]uint64)(s.points[lo : lo+scanWidth])
+	lo += count4((*[4]uint64)(p[:4]), h) + count4((*[4]uint64)(p[4:]), h)
 	if lo == len(s.points) {
 		return 0
 	}
@@ -82,7 +83,8 @@ func (s *snapshot) owner(h uint64) uint32 {
 		return s.owners[s.searchLong(h, lo, hi)]
 	}
 	early := s.owners[min(lo, len(s.owners)-1)]
-	lo += count8((*[scanWidth]uint64)(s.points[lo:lo+scanWidth]), h)
+	p := (*[scanWidth]uint64)(s.points[lo : lo+scanWidth])
+	lo += count4((*[4]uint64)(p[:4]), h) + count4((*[4]uint64)(p[4:]), h)
 	if lo == len(s.points) {
 		lo = 0
 	}
@@ -93,18 +95,18 @@ func (s *snapshot) owner(h uint64) uint32 {
 	return o
 }
 
-// count8 returns how many of p are below h.
-func count8(p *[8]uint64, h uint64) int {
-	return below(p[0], h) + below(p[1], h) + below(p[2], h) + below(p[3], h) +
-		below(p[4], h) + below(p[5], h) + below(p[6], h) + below(p[7], h)
-}
-
-// below is 1 if p < h and 0 otherwise; the compiler emits a SETcc, not a branch.
-func below(p, h uint64) int {
-	if p < h {
-		return 1
-	}
-	return 0
+// count4 returns how many of p are below h, without a branch: each term is
+// the borrow of p[k] - h, which is 1 exactly when p[k] < h. A scan of
+// scanWidth points is two calls, each small enough for the compiler to
+// inline; one function over eight points (or a sum over a bool-to-int
+// helper) was too large to inline, and the call with its register spills
+// cost about a nanosecond.
+func count4(p *[4]uint64, h uint64) int {
+	_, b0 := bits.Sub64(p[0], h, 0)
+	_, b1 := bits.Sub64(p[1], h, 0)
+	_, b2 := bits.Sub64(p[2], h, 0)
+	_, b3 := bits.Sub64(p[3], h, 0)
+	return int(b0 + b1 + b2 + b3)
 }
 
 // searchLong is search for a run longer than scanWidth: a binary search.

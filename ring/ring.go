@@ -127,7 +127,8 @@ func (r *Ring) Locate(key string) (kolco.Node, error) {
 		return s.nodes[s.owners[s.searchLong(h, lo, end)]], nil
 	}
 	early := s.owners[min(lo, len(s.owners)-1)]
-	lo += count8((*[scanWidth]uint64)(s.points[lo:lo+scanWidth]), h)
+	p := (*[scanWidth]uint64)(s.points[lo : lo+scanWidth])
+	lo += count4((*[4]uint64)(p[:4]), h) + count4((*[4]uint64)(p[4:]), h)
 	if lo == len(s.points) {
 		lo = 0
 	}
