@@ -10,8 +10,9 @@ import (
 // a key whose hash is hashes[i]. The hashes must be sorted ascending and out
 // must be as long as hashes. It is for bulk measurements: one merge of the
 // keys with the points, O(len(hashes) + Points()), instead of a search per
-// key. The error is kolco.ErrNoNodes for an empty ring and wraps
-// kolco.ErrBadConfig for unsorted hashes or a short out.
+// key. The positions index Nodes as it is when the call runs, so call both
+// while no change runs concurrently. The error is kolco.ErrNoNodes for an
+// empty ring and wraps kolco.ErrBadConfig for unsorted hashes or a short out.
 func (r *Ring) OwnersSorted(hashes []uint64, out []int32) error {
 	s := r.snap.Load()
 	if len(s.points) == 0 {

@@ -23,9 +23,10 @@ func (r *Ring) Add(nodes ...kolco.Node) error {
 	return r.apply(old, nil, nodes)
 }
 
-// Remove removes the nodes with the given IDs in one change; an ID listed
-// twice is removed once. The error wraps kolco.ErrUnknownNode; on error the
-// ring is unchanged.
+// Remove removes the nodes with the given IDs in one change. The error
+// wraps kolco.ErrUnknownNode for an ID that is not in the ring, or that is
+// listed twice (the second removal would find nothing), as for every
+// kolco.Membership; on error the ring is unchanged.
 func (r *Ring) Remove(ids ...string) error {
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
@@ -35,6 +36,9 @@ func (r *Ring) Remove(ids ...string) error {
 		if !old.has(id) {
 			return fmt.Errorf("%w: %q", kolco.ErrUnknownNode, id)
 		}
+		if drop[id] {
+			return fmt.Errorf("%w: %q listed twice", kolco.ErrUnknownNode, id)
+		}
 		drop[id] = true
 	}
 	return r.apply(old, drop, nil)
@@ -43,7 +47,8 @@ func (r *Ring) Remove(ids ...string) error {
 // Reweight sets the weight of node id. Points are labelled by index, so the
 // first min(old, new) points stay where they are: raising a weight moves keys
 // only onto the node and lowering it moves only keys off it. The error wraps
-// kolco.ErrUnknownNode or kolco.ErrBadWeight; on error the ring is unchanged.
+// kolco.ErrUnknownNode, kolco.ErrBadWeight, or kolco.ErrBadConfig when the
+// node would get more points than a ring holds; on error the ring is unchanged.
 func (r *Ring) Reweight(id string, weight float64) error {
 	if err := kolco.CheckWeight(weight); err != nil {
 		return fmt.Errorf("node %q: %w", id, err)

@@ -18,9 +18,11 @@ import (
 // and nginx, which keeps the spread of 10 nodes near 2.5%.
 const DefaultVNodes = 160
 
-// maxPoints bounds the points of one ring (2^28, 2 GiB of points) so that a
-// mistyped weight or vnode count fails with an error instead of exhausting memory.
-const maxPoints = 1 << 28
+// maxPoints bounds the points of one ring so that a mistyped weight or vnode
+// count fails with an error instead of exhausting memory: a change needs
+// about 30 bytes per point while it is built (the new points and owners, the
+// sorted new pairs, the index), so 2^25 points peak near 1 GiB.
+const maxPoints = 1 << 25
 
 // Config sets up a [Ring]. The zero value means the documented defaults.
 type Config struct {
@@ -31,6 +33,10 @@ type Config struct {
 	Hash keyhash.Func
 	// Label appends the label of point i of node id to dst; nil means
 	// "id#i", the seed article's labels. It must be deterministic.
+	//
+	// A change that adds many points calls Hash and Label from several
+	// goroutines at once, so both must be safe for concurrent use; neither
+	// may keep its argument, which aliases a buffer that is reused.
 	Label func(dst []byte, id string, i int) []byte
 	// ZoneAware makes LocateN take nodes of distinct zones first and
 	// repeat a zone only once every zone has been taken.
@@ -68,7 +74,7 @@ func (c Config) withDefaults() (Config, error) {
 
 // Ring is a consistent hash ring. It is safe for concurrent use: lookups take
 // no lock and see either the whole of a change or none of it; changes are
-// serialized.
+// serialized. Create one with [New]; the zero Ring is not usable.
 type Ring struct {
 	cfg Config
 	// xxh3 reports that cfg.Hash is keyhash.XXH3, the default, which Locate

@@ -222,6 +222,7 @@ func TestErrors(t *testing.T) {
 		{"infinite weight", r.Add(kolco.Node{ID: "y", Weight: inf}), kolco.ErrBadWeight},
 		{"huge weight", r.Add(kolco.Node{ID: "y", Weight: 1e12}), kolco.ErrBadConfig},
 		{"unknown remove", r.Remove("node-0", "nope"), kolco.ErrUnknownNode},
+		{"remove listed twice", r.Remove("node-0", "node-0"), kolco.ErrUnknownNode},
 		{"unknown reweight", r.Reweight("nope", 2), kolco.ErrUnknownNode},
 		{"zero reweight", r.Reweight("node-0", 0), kolco.ErrBadWeight},
 		{"negative reweight", r.Reweight("node-0", -2), kolco.ErrBadWeight},
