@@ -49,7 +49,7 @@ func (k *kolcoPicker) Index(key []byte) int {
 	if k.hasTag {
 		key = hashTagged(key, k.tag)
 	}
-	n, err := k.p.Locate(string(key))
+	n, err := k.p.Locate(keyString(key))
 	if err != nil {
 		return 0 // not reached: the pool has servers
 	}
