@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"bytes"
-
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
@@ -47,26 +45,11 @@ type kolcoPicker struct {
 // Index returns the index of the server that owns key.
 func (k *kolcoPicker) Index(key []byte) int {
 	if k.hasTag {
-		key = hashTagged(key, k.tag)
+		key = twemproxy.Tagged(key, k.tag)
 	}
 	n, err := k.p.Locate(keyString(key))
 	if err != nil {
 		return 0 // not reached: the pool has servers
 	}
 	return k.index[n.ID]
-}
-
-// hashTagged returns the text between the first tag[0] and the first tag[1]
-// after it when that text is not empty, else the whole key, as twemproxy
-// reads hash_tag.
-func hashTagged(key []byte, tag [2]byte) []byte {
-	i := bytes.IndexByte(key, tag[0])
-	if i < 0 {
-		return key
-	}
-	j := bytes.IndexByte(key[i+1:], tag[1])
-	if j <= 0 {
-		return key
-	}
-	return key[i+1 : i+1+j]
 }

@@ -15,7 +15,7 @@ func TestKolcoPlacementMatchesAlgorithm(t *testing.T) {
 	}
 	k := p.(*kolcoPicker)
 	for _, key := range []string{"user:1", "{tag}x", "{tag}y", "plain"} {
-		tagged := string(hashTagged([]byte(key), [2]byte{'{', '}'}))
+		tagged := string(twemproxy.Tagged([]byte(key), [2]byte{'{', '}'}))
 		n, err := k.p.Locate(tagged)
 		if err != nil {
 			t.Fatal(err)

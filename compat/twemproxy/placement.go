@@ -56,7 +56,7 @@ func (p *Pool) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 // servers.
 func (p *Pool) hashOf(key []byte) uint32 {
 	if p.hasTag {
-		key = tagged(key, p.tag)
+		key = Tagged(key, p.tag)
 	}
 	if len(key) == 0 {
 		return 0

@@ -216,10 +216,11 @@ func (p *Pool) search(h uint32) int {
 	return lo
 }
 
-// tagged returns the part of key nutcracker hashes under a hash tag: the
-// text between the first tag[0] and the first tag[1] after it, when that
-// text is not empty; else the whole key.
-func tagged(key []byte, tag [2]byte) []byte {
+// Tagged returns the part of key nutcracker hashes under the hash tag
+// tag (such as {'{', '}'}): the text between the first tag[0] and the first
+// tag[1] after it, when that text is not empty; else the whole key. The
+// result shares key's memory.
+func Tagged(key []byte, tag [2]byte) []byte {
 	start := bytes.IndexByte(key, tag[0])
 	if start < 0 {
 		return key
