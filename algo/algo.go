@@ -146,7 +146,7 @@ func Names() []string {
 // Lookup returns the algorithm with the given name.
 func Lookup(name string) (Info, bool) {
 	for _, a := range all {
-		if a.Name == name {
+		if strings.EqualFold(a.Name, name) {
 			return a, true
 		}
 	}
@@ -157,7 +157,7 @@ func Lookup(name string) (Info, bool) {
 // for an unknown name, or the algorithm's own errors (kolco.ErrBadConfig,
 // kolco.ErrDuplicateNode, ...).
 func New(name string, nodes []kolco.Node, opts Options) (Placement, error) {
-	a, ok := Lookup(strings.ToLower(name))
+	a, ok := Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
 	}

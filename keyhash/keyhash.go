@@ -33,7 +33,8 @@ import (
 var ErrUnknown = errors.New("keyhash: unknown hash")
 
 // Func hashes a key to 64 bits. A Func never retains or modifies its
-// argument and does not allocate.
+// argument and does not allocate (in the default build; the purego build
+// copies the key for md5 and crc32).
 type Func func(key string) uint64
 
 // Default is the name of the default hash.

@@ -1,5 +1,5 @@
 // Package nodefile reads node lists: one node per line as
-// "ID [WEIGHT [ZONE]]", fields separated by spaces or tabs. Blank lines and
+// "ID [WEIGHT [ZONE]]", fields separated by white space. Blank lines and
 // lines starting with '#' are ignored. IDs may contain ':' (host:port names
 // are common) but no spaces.
 package nodefile

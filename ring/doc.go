@@ -30,7 +30,9 @@
 // Lookup: one hash of the key, one probe of a prefix index (one slot per two
 // points, the slot found by a multiplication, not a search) and a branch-free
 // count of the points below the hash among the eight that start the slot, so
-// O(1) expected, with no mispredicted branch and no allocation. The default
+// O(1) expected, with no mispredicted branch and no allocation, for hashes
+// that spread over all 64 bits (crc32's 32-bit values crowd the first slots,
+// where the lookup falls back to a binary search). The default
 // hash (keyhash.XXH3) is called directly rather than through Config.Hash.
 // Memory: 8 bytes per point, 4 bytes per point for the owner, 2 bytes per
 // point for the index. A change builds a new snapshot: adding nodes copies the

@@ -153,7 +153,7 @@ func RunArticle(progress Progress) (*Article, error) {
 	return a, nil
 }
 
-// runAll runs jobs on all cores, longest first as given, and returns the
+// runAll runs jobs on all cores, in the order given, and returns the
 // first error.
 func runAll(jobs []func() error, progress Progress) error {
 	var (
