@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/keyhash"
 	"github.com/kolco-dev/kolco/ring"
 )
 
@@ -51,8 +52,32 @@ func FuzzOperations(f *testing.F) {
 			if err != nil && !isSentinel(err) {
 				t.Fatalf("op %d: undocumented error %v", op, err)
 			}
+			checkAgainstReference(t, r, key, int(vnodes%40))
 		}
 	})
+}
+
+// checkAgainstReference rebuilds the ring's current node set in the
+// straightforward reference and compares the owner of key.
+func checkAgainstReference(t *testing.T, r *ring.Ring, key string, vnodes int) {
+	nodes := r.Nodes()
+	if len(nodes) == 0 {
+		return
+	}
+	if vnodes == 0 {
+		vnodes = ring.DefaultVNodes
+	}
+	ref := &refRing{vnodes: vnodes, hash: keyhash.XXH3, zone: map[string]string{}}
+	for _, n := range nodes {
+		ref.add(n.ID, n.EffectiveWeight(), n.Zone)
+	}
+	got, err := r.Locate(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ref.get(key); got.ID != want {
+		t.Fatalf("Locate(%q) = %s, the reference says %s", key, got.ID, want)
+	}
 }
 
 func member(r *ring.Ring, id string) bool {
