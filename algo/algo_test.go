@@ -105,7 +105,7 @@ func TestSeedRendezvousIsTheArticles(t *testing.T) {
 	}
 	for i := range 500 {
 		key := fmt.Sprintf("user:%d", i)
-		// The article: max(nodes, key=lambda node: ring_hash(f"{node}:{key}")).
+		// The article's rendezvous: the largest md5 of "node:key" wins.
 		best := ids[0]
 		for _, id := range ids[1:] {
 			if keyhash.MD5(id+":"+key) > keyhash.MD5(best+":"+key) {

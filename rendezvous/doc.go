@@ -55,8 +55,8 @@
 // # Ties and the seed article
 //
 // With Hash keyhash.MD5 and Separator ":", Locate reproduces the seed
-// article's max(nodes, key=lambda node: ring_hash(f"{node}:{key}")) for
-// equal weights. Equal scores (a 64-bit hash collision) go to the node with
+// article's rendezvous, which picks the node with the largest md5 of
+// "node:key" (first 8 digest bytes, big-endian), for equal weights. Equal scores (a 64-bit hash collision) go to the node with
 // the lower ID; Python's max would pick the node listed first, which is the
 // same when the list is sorted.
 package rendezvous

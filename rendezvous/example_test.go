@@ -8,8 +8,8 @@ import (
 	"github.com/kolco-dev/kolco/rendezvous"
 )
 
-// The seed article's one-liner,
-// max(nodes, key=lambda node: ring_hash(f"{node}:{key}")), as a placement.
+// The seed article's rendezvous - the node with the largest md5 of
+// "node:key" - as a placement.
 func Example_seedArticle() {
 	nodes := []kolco.Node{{ID: "cache-a"}, {ID: "cache-b"}, {ID: "cache-c"}}
 	r, err := rendezvous.New(nodes, rendezvous.Config{Hash: keyhash.MD5, Separator: ":"})

@@ -45,9 +45,9 @@ func seed(s string) uint64 {
 	return binary.BigEndian.Uint64(d[:8])
 }
 
-// TestSeedArticle checks owners printed by the article's Python one-liner
-// max(nodes, key=lambda node: ring_hash(f"{node}:{key}")), run with
-// CPython 3 on the node lists below.
+// TestSeedArticle checks owners printed by the article's Python rendezvous
+// (the node with the largest md5 of "node:key"), run with CPython 3 on the
+// node lists below.
 func TestSeedArticle(t *testing.T) {
 	abc := []kolco.Node{{ID: "cache-a"}, {ID: "cache-b"}, {ID: "cache-c"}}
 	eleven := kolcotest.Nodes(11)
