@@ -1,50 +1,16 @@
 package pymemcache_test
 
 import (
-	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/kolco-dev/kolco/compat/pymemcache"
+	"github.com/kolco-dev/kolco/kolcotest"
 )
 
-// TestConcurrentReaders checks that lookups from many goroutines agree
-// with a sequential run (and, under -race, that they share no mutable state).
 func TestConcurrentReaders(t *testing.T) {
-	p := newConcurrentPool(t)
-	want := make([]string, 500)
-	for i := range want {
-		n, err := p.Locate("key-" + strconv.Itoa(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want[i] = n.ID
-	}
-	var wg sync.WaitGroup
-	errs := make(chan string, 4)
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range want {
-				if n, err := p.Locate("key-" + strconv.Itoa(i)); err != nil || n.ID != want[i] {
-					errs <- "key-" + strconv.Itoa(i)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for k := range errs {
-		t.Errorf("concurrent Locate(%q) disagrees with the sequential run", k)
-	}
-}
-
-func newConcurrentPool(t *testing.T) *pymemcache.Pool {
 	p, err := pymemcache.New([]string{"a:1", "b:1", "c:1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	kolcotest.ConcurrentReaders(t, p)
 }
