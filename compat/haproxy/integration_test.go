@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,64 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kolco-dev/kolco/internal/realprog"
 )
-
-func haproxyBinary(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{"haproxy", "/usr/sbin/haproxy"} {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("haproxy not installed (Debian package haproxy)")
-	}
-	t.Skip("haproxy not installed (Debian package haproxy); skipping the real-program comparison")
-	return ""
-}
-
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	ports := make([]int, n)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports
-}
-
-func waitListening(t *testing.T, ports []int, exited <-chan struct{}) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for _, p := range ports {
-		for {
-			c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), time.Second)
-			if err == nil {
-				c.Close()
-				break
-			}
-			select {
-			case <-exited:
-				t.Fatal("haproxy exited during startup")
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("port %d not listening after 10s", p)
-			}
-			time.Sleep(20 * time.Millisecond) // polling for readiness, not ordering
-		}
-	}
-}
 
 // backendCase is one backend: its hash-type line and its server lines, with
 // %d standing for the port of backend responder k (server "k").
@@ -99,9 +43,9 @@ var backendCases = []backendCase{
 // port and one frontend per backend case balancing on hdr(X-Key). Thousands
 // of keys must reach the server Index predicts, for every case.
 func TestAgainstHAProxy(t *testing.T) {
-	bin := haproxyBinary(t)
+	bin := realprog.Binary(t, "haproxy", "haproxy", "/usr/sbin/haproxy")
 	const nResponders = 8
-	ports := freePorts(t, nResponders+len(backendCases))
+	ports := realprog.FreePorts(t, nResponders+len(backendCases))
 	responders, fronts := ports[:nResponders], ports[nResponders:]
 	cfg, placements := haproxyConfig(t, responders, fronts)
 	startHAProxy(t, bin, cfg, ports)
@@ -169,7 +113,7 @@ func startHAProxy(t *testing.T, bin, cfg string, ports []int) {
 			t.Logf("haproxy output: %s", out.String())
 		}
 	})
-	waitListening(t, ports, exited)
+	realprog.WaitListening(t, "haproxy", ports, exited)
 }
 
 // checkFrontend sends every key as X-Key through the frontend and compares

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,67 +17,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kolco-dev/kolco/internal/realprog"
 )
-
-// nginxBinary returns the nginx binary or skips the test (fails under CI).
-func nginxBinary(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{"nginx", "/usr/sbin/nginx"} {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("nginx not installed (Debian package nginx)")
-	}
-	t.Skip("nginx not installed (Debian package nginx); skipping the real-program comparison")
-	return ""
-}
-
-// freePorts returns n distinct free TCP ports on 127.0.0.1.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	ports := make([]int, n)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports
-}
-
-// waitListening polls until every port accepts connections, bounded in time.
-func waitListening(t *testing.T, ports []int, exited <-chan struct{}) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for _, p := range ports {
-		for {
-			c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), time.Second)
-			if err == nil {
-				c.Close()
-				break
-			}
-			select {
-			case <-exited:
-				t.Fatal("nginx exited during startup")
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("port %d not listening after 10s", p)
-			}
-			time.Sleep(20 * time.Millisecond) // polling for readiness, not ordering
-		}
-	}
-}
 
 type upstreamCase struct {
 	name    string
@@ -102,7 +43,7 @@ type front struct {
 // (`hash $arg_k consistent;` and `hash $arg_k;`). Thousands of keys with
 // arbitrary bytes, sent URL-escaped, must reach the backend Index predicts.
 func TestAgainstNginx(t *testing.T) {
-	bin := nginxBinary(t)
+	bin := realprog.Binary(t, "nginx", "nginx", "/usr/sbin/nginx")
 	cases := []upstreamCase{
 		{"w1-2-3", []int{1, 2, 3}, 0, nil},
 		{"w5-1-1-1-1", []int{5, 1, 1, 1, 1}, 1, nil},
@@ -111,7 +52,7 @@ func TestAgainstNginx(t *testing.T) {
 		{"down", []int{2, 1, 3, 1, 2}, 2, []int{0, 3}},
 	}
 	const nBackends = 8
-	ports := freePorts(t, nBackends+2*len(cases))
+	ports := realprog.FreePorts(t, nBackends+2*len(cases))
 	dir := t.TempDir()
 	conf, fronts := nginxConfig(t, dir, ports[:nBackends], ports[nBackends:], cases)
 	startNginx(t, bin, dir, conf, ports)
@@ -206,7 +147,7 @@ func startNginx(t *testing.T, bin, dir, conf string, ports []int) {
 			t.Logf("nginx stderr: %s\nerror.log: %s", stderr.String(), log)
 		}
 	})
-	waitListening(t, ports, exited)
+	realprog.WaitListening(t, "nginx", ports, exited)
 }
 
 // checkFront sends every key, URL-escaped, through the front and compares
