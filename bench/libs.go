@@ -113,7 +113,10 @@ func newKolcoRing(ids []string, vnodes int) (Instance, error) {
 	if err != nil {
 		return Instance{}, err
 	}
-	return kolcoInstance(r, r.Points()), nil
+	return kolcoInstance(r, r.Points(), func(key string) string {
+		n, _ := r.Locate(key)
+		return n.ID
+	}), nil
 }
 
 func newKolcoMaglev(ids []string, _ int) (Instance, error) {
@@ -121,7 +124,10 @@ func newKolcoMaglev(ids []string, _ int) (Instance, error) {
 	if err != nil {
 		return Instance{}, err
 	}
-	return kolcoInstance(m, len(ids)), nil
+	return kolcoInstance(m, len(ids), func(key string) string {
+		n, _ := m.Locate(key)
+		return n.ID
+	}), nil
 }
 
 func newKolcoJump(ids []string, _ int) (Instance, error) {
@@ -129,7 +135,10 @@ func newKolcoJump(ids []string, _ int) (Instance, error) {
 	if err != nil {
 		return Instance{}, err
 	}
-	return kolcoInstance(j, len(ids)), nil
+	return kolcoInstance(j, len(ids), func(key string) string {
+		n, _ := j.Locate(key)
+		return n.ID
+	}), nil
 }
 
 type placement interface {
@@ -137,12 +146,12 @@ type placement interface {
 	kolco.Membership
 }
 
-func kolcoInstance(p placement, points int) Instance {
+// kolcoInstance wraps a kolco placement. lookup calls Locate on the
+// concrete type, as every other library here is called, so that the
+// compiler may inline it as it would in a user's program.
+func kolcoInstance(p placement, points int, lookup func(key string) string) Instance {
 	return Instance{
-		Lookup: func(key string) string {
-			n, _ := p.Locate(key)
-			return n.ID
-		},
+		Lookup: lookup,
 		Add:    func(id string) error { return p.Add(kolco.Node{ID: id}) },
 		Points: points,
 	}

@@ -24,25 +24,28 @@ import (
 func main() {
 	d := flag.Duration("d", 10*time.Millisecond, "time per library per round of lookups")
 	rounds := flag.Int("rounds", 5, "interleaved rounds; the fastest is kept")
+	only := flag.Bool("targets", false, "measure only the ring's targets, not the table of libraries")
 	flag.Parse()
-	if err := run(*d, *rounds); err != nil {
+	if err := run(*d, *rounds, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
 }
 
-func run(d time.Duration, rounds int) error {
+func run(d time.Duration, rounds int, onlyTargets bool) error {
 	start := time.Now()
 	fmt.Println(machine())
 	keys := bench.Keys(1 << 16)
-	rows, err := lookupTable(keys, d, rounds)
-	if err != nil {
-		return err
+	if !onlyTargets {
+		rows, err := lookupTable(keys, d, rounds)
+		if err != nil {
+			return err
+		}
+		if err := changeColumns(rows); err != nil {
+			return err
+		}
+		printTable(rows)
 	}
-	if err := changeColumns(rows); err != nil {
-		return err
-	}
-	printTable(rows)
 	if err := targets(keys, d, rounds); err != nil {
 		return err
 	}
