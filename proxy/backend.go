@@ -154,7 +154,7 @@ func (b *backend) restore() {
 // probe asks the server for its version on a fresh connection.
 func (b *backend) probe(ctx context.Context, timeout time.Duration) error {
 	d := net.Dialer{Timeout: timeout}
-	conn, err := d.DialContext(ctx, "tcp", b.addr)
+	conn, err := d.DialContext(ctx, network(b.addr), b.addr)
 	if err != nil {
 		return err
 	}
@@ -267,7 +267,7 @@ func (c *bconn) dial(ctx context.Context) (*session, error) {
 		return nil, ErrServerDown
 	}
 	d := net.Dialer{Timeout: ms(c.b.pool.cfg.Timeout)}
-	conn, err := d.DialContext(ctx, "tcp", c.b.addr)
+	conn, err := d.DialContext(ctx, network(c.b.addr), c.b.addr)
 	if err != nil {
 		return nil, err
 	}

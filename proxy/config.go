@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -50,8 +49,8 @@ type GlobalConfig struct {
 // with its meaning and defaults; the second is kolco's. Zero values mean
 // the documented default, filled in by [Config.Validate].
 type PoolConfig struct {
-	// Listen is "host:port" (nutcracker also allows "path [mode]" for a
-	// unix socket, which this proxy does not serve).
+	// Listen is "host:port", or "/path/to.sock [mode]" for a unix socket
+	// (mode in octal, such as 0666).
 	Listen string `yaml:"listen"`
 	// Hash is the key hash: one_at_a_time, md5, crc16, crc32, crc32a,
 	// fnv1_64, fnv1a_64 (default), fnv1_32, fnv1a_32, hsieh, murmur, jenkins.
@@ -264,10 +263,8 @@ func (p *PoolConfig) Validate() error {
 	if p.Redis || p.RedisAuth != "" || p.RedisDB != 0 {
 		return bad("redis", "only memcached pools are supported")
 	}
-	if _, port, err := net.SplitHostPort(p.Listen); err != nil {
-		return bad("listen", "%q: want host:port (unix sockets are not served)", p.Listen)
-	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return bad("listen", "%q: bad port", p.Listen)
+	if _, err := parseListen(p.Listen); err != nil {
+		return bad("listen", "%v", err)
 	}
 	if p.HashTag != "" && len(p.HashTag) != 2 {
 		return bad("hash_tag", "%q: want two characters, such as \"{}\"", p.HashTag)
@@ -397,9 +394,6 @@ func (p *PoolConfig) validateServers(bad func(key, format string, args ...any) e
 		s, err := twemproxy.ParseServer(line)
 		if err != nil {
 			return bad("servers", "%d: %v", i+1, err)
-		}
-		if s.Port == 0 {
-			return bad("servers", "%d: %q: unix sockets are not supported", i+1, line)
 		}
 		if j, dup := names[s.RingName()]; dup {
 			return bad("servers", "%d and %d have the same name %q", j+1, i+1, s.RingName())

@@ -137,7 +137,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unknown key", pool("  listn: x\n"), "listn"},
 		{"redis", pool("  redis: true\n"), "redis"},
 		{"bad listen", "p:\n  listen: nowhere\n  servers: [\"a:1:1\"]\n", "listen"},
-		{"unix listen", "p:\n  listen: /tmp/x.sock 0666\n  servers: [\"a:1:1\"]\n", "listen"},
+		{"unix listen bad mode", "p:\n  listen: /tmp/x.sock 0999\n  servers: [\"a:1:1\"]\n", "octal"},
+		{"unix listen mode too large", "p:\n  listen: /tmp/x.sock 01777\n  servers: [\"a:1:1\"]\n", "octal"},
+		{"unix listen path too long", "p:\n  listen: /" + strings.Repeat("x", 107) + "\n  servers: [\"a:1:1\"]\n", "107 bytes"},
 		{"bad hash", pool("  hash: sha1\n"), "hash"},
 		{"bad hash tag", pool("  hash_tag: \"{\"\n"), "hash_tag"},
 		{"random", pool("  distribution: random\n"), "random"},
@@ -204,6 +206,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\"]\n  ejection: fail-fast\n"))
 	f.Add([]byte("kolco: {metrics_listen: \"127.0.0.1:0\"}\np: {listen: \"[::1]:1\", servers: [\"::1:2:3\"]}\n"))
 	f.Add([]byte("p: &a {listen: x}\nq: *a\n"))
+	f.Add([]byte("p:\n  listen: /tmp/kolco.sock 0660\n  servers: [\"/tmp/mc.sock:1 a\", \"/tmp/mc2.sock:2\"]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := ParseConfig(data)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +57,25 @@ func startMemcached(t testing.TB, port int) *memcached {
 	return m
 }
 
+// startMemcachedUnix starts memcached on a unix socket in a temporary
+// directory and waits until it answers; Cleanup kills it.
+func startMemcachedUnix(t testing.TB) *memcached {
+	t.Helper()
+	bin := needBinary(t, "memcached")
+	m := &memcached{addr: filepath.Join(t.TempDir(), "mc.sock")}
+	args := []string{"-s", m.addr, "-a", "0700", "-U", "0", "-m", "64", "-t", "1"}
+	if os.Geteuid() == 0 {
+		args = append(args, "-u", "root")
+	}
+	m.cmd = exec.Command(bin, args...)
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.stop)
+	waitListening(t, m.addr)
+	return m
+}
+
 func (m *memcached) stop() {
 	if m.cmd != nil && m.cmd.Process != nil {
 		_ = m.cmd.Process.Kill()
@@ -64,12 +84,12 @@ func (m *memcached) stop() {
 	}
 }
 
-// waitListening polls addr until it accepts a connection (10 s at most).
+// waitListening polls addr (host:port or a unix socket path) until it accepts a connection (10 s at most).
 func waitListening(t testing.TB, addr string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
+		c, err := net.DialTimeout(network(addr), addr, time.Second)
 		if err == nil {
 			c.Close()
 			return
@@ -140,7 +160,7 @@ type mc struct {
 
 func dial(t testing.TB, addr string) *mc {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	conn, err := net.DialTimeout(network(addr), addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

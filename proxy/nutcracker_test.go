@@ -159,18 +159,30 @@ func flushAll(t *testing.T, ms []*memcached) {
 // for every key.
 func TestDifferentialNutcracker(t *testing.T) {
 	needBinary(t, "nutcracker")
-	for _, pool := range []struct{ name, settings string }{
-		{"ketama default hash", "  distribution: ketama\n  timeout: 10000\n"},
-		{"ketama md5 hash tag", "  hash: md5\n  hash_tag: \"{}\"\n  distribution: ketama\n  timeout: 10000\n"},
-		{"modula murmur", "  hash: murmur\n  distribution: modula\n  timeout: 10000\n"},
+	for _, pool := range []struct {
+		name, settings string
+		unix           bool // two servers and both listeners on unix sockets
+	}{
+		{"ketama default hash", "  distribution: ketama\n  timeout: 10000\n", false},
+		{"ketama md5 hash tag", "  hash: md5\n  hash_tag: \"{}\"\n  distribution: ketama\n  timeout: 10000\n", false},
+		{"modula murmur", "  hash: murmur\n  distribution: modula\n  timeout: 10000\n", false},
+		{"ketama unix sockets", "  distribution: ketama\n  timeout: 10000\n", true},
+		{"modula unix sockets", "  hash: md5\n  distribution: modula\n  timeout: 10000\n", true},
 	} {
 		t.Run(pool.name, func(t *testing.T) {
 			ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
+			ncListen, kListen := fmt.Sprintf("127.0.0.1:%d", freePort(t)), "127.0.0.1:0"
+			if pool.unix {
+				// An unnamed socket server hashes as "path:", a named one by
+				// its name.
+				ms[0], ms[2] = startMemcachedUnix(t), startMemcachedUnix(t)
+				dir := t.TempDir()
+				ncListen, kListen = filepath.Join(dir, "nc.sock"), filepath.Join(dir, "kolco.sock")+" 0600"
+			}
 			servers := fmt.Sprintf("  servers:\n   - %s:1\n   - %s:2\n   - %s:1 cache-c\n   - %s:3\n",
 				ms[0].addr, ms[1].addr, ms[2].addr, ms[3].addr)
-			ncListen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 			startNutcracker(t, "p:\n  listen: "+ncListen+"\n"+pool.settings+servers, ncListen)
-			s := startProxy(t, "p:\n  listen: 127.0.0.1:0\n"+pool.settings+servers)
+			s := startProxy(t, "p:\n  listen: "+kListen+"\n"+pool.settings+servers)
 
 			keys := diffKeys(400)
 			reqs := diffStream(keys)

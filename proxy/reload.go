@@ -62,11 +62,14 @@ func (s *Server) Reload(cfg *Config) error {
 		}
 		p.start()
 		ch.pool = p
-		if ch.l == nil || ch.l.pool.Load().cfg.Listen != pc.Listen {
+		if ch.l == nil || !sameAddress(ch.l.pool.Load().cfg.Listen, pc.Listen) {
 			if ch.newLn, err = s.listen(name, pc.Listen, p); err != nil {
 				undo()
 				return err
 			}
+		} else if err := remode(pc.Listen); err != nil {
+			undo()
+			return fmt.Errorf("pool %q: %w", name, err)
 		}
 	}
 	// Everything is ready: switch.

@@ -114,7 +114,11 @@ func closePools(pools map[string]*pool) {
 }
 
 func (s *Server) listen(name, addr string, p *pool) (*listener, error) {
-	ln, err := net.Listen("tcp", addr)
+	spec, err := parseListen(addr)
+	if err != nil {
+		return nil, fmt.Errorf("pool %q: %w", name, err)
+	}
+	ln, err := spec.open()
 	if err != nil {
 		return nil, fmt.Errorf("pool %q: %w", name, err)
 	}

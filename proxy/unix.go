@@ -1,0 +1,110 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// listenSpec is a pool's listen setting: "host:port", or, as nutcracker
+// allows, "/path/to.sock [mode]" for a unix socket whose file gets the
+// octal mode given (default: as the umask leaves it).
+type listenSpec struct {
+	network, addr string
+	mode          os.FileMode
+	hasMode       bool
+}
+
+func parseListen(s string) (listenSpec, error) {
+	if !strings.HasPrefix(s, "/") {
+		_, port, err := net.SplitHostPort(s)
+		if err != nil {
+			return listenSpec{}, fmt.Errorf("%q: want host:port or /path/to.sock [mode]", s)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			return listenSpec{}, fmt.Errorf("%q: bad port", s)
+		}
+		return listenSpec{network: "tcp", addr: s}, nil
+	}
+	l := listenSpec{network: "unix", addr: s}
+	if path, mode, ok := strings.Cut(s, " "); ok {
+		m, err := strconv.ParseUint(strings.TrimSpace(mode), 8, 32)
+		if err != nil || m > 0o777 {
+			return listenSpec{}, fmt.Errorf("%q: the mode after the socket path must be octal, 0 to 0777", s)
+		}
+		l.addr, l.mode, l.hasMode = path, os.FileMode(m), true
+	}
+	// sockaddr_un holds 108 bytes with the terminating NUL.
+	if len(l.addr) > 107 {
+		return listenSpec{}, fmt.Errorf("%q: a unix socket path is at most 107 bytes", l.addr)
+	}
+	return l, nil
+}
+
+// open listens on the spec. A unix socket file left by a process that no
+// longer listens is replaced, as nutcracker does; one that still answers,
+// or a path that is not a socket, is an error.
+func (l listenSpec) open() (net.Listener, error) {
+	if l.network != "unix" {
+		return net.Listen(l.network, l.addr)
+	}
+	if fi, err := os.Lstat(l.addr); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("%s exists and is not a socket", l.addr)
+		}
+		c, err := net.DialTimeout("unix", l.addr, time.Second)
+		if err == nil {
+			c.Close()
+			return nil, fmt.Errorf("%s: another process listens on it", l.addr)
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("%s: %w", l.addr, err)
+		}
+		if err := os.Remove(l.addr); err != nil {
+			return nil, err
+		}
+	}
+	ln, err := net.Listen("unix", l.addr)
+	if err != nil {
+		return nil, err
+	}
+	if l.hasMode {
+		if err := os.Chmod(l.addr, l.mode); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
+	return ln, nil
+}
+
+// sameAddress reports whether two listen settings name the same address,
+// such as one socket path with two modes: the listener is kept.
+func sameAddress(a, b string) bool {
+	sa, errA := parseListen(a)
+	sb, errB := parseListen(b)
+	return errA == nil && errB == nil && sa.network == sb.network && sa.addr == sb.addr
+}
+
+// remode applies the mode of a unix socket listen setting to the socket
+// file of a kept listener.
+func remode(listen string) error {
+	l, err := parseListen(listen)
+	if err != nil || !l.hasMode {
+		return err
+	}
+	return os.Chmod(l.addr, l.mode)
+}
+
+// network returns the network of a server address: "unix" for a socket
+// path, else "tcp".
+func network(addr string) string {
+	if strings.HasPrefix(addr, "/") {
+		return "unix"
+	}
+	return "tcp"
+}
