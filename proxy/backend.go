@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"runtime"
 	"sync"
@@ -196,6 +197,7 @@ type bconn struct {
 // session is one live net.Conn with its reader goroutine.
 type session struct {
 	conn     net.Conn
+	rw       io.ReadWriter // reads and writes conn
 	inflight chan *op
 	dead     atomic.Bool
 	readerWG sync.WaitGroup
@@ -249,7 +251,7 @@ func (c *bconn) send(ctx context.Context, o *op) {
 		c.mu.Unlock()
 		err := s.conn.SetWriteDeadline(o.deadline)
 		if err == nil {
-			_, err = s.conn.Write(out)
+			_, err = s.rw.Write(out)
 		}
 		c.mu.Lock()
 		s.spare = out[:0]
@@ -271,7 +273,10 @@ func (c *bconn) dial(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{conn: conn, inflight: make(chan *op, 4096)}
+	s := &session{conn: conn, rw: conn, inflight: make(chan *op, 4096)}
+	if r := newRawIO(conn); r != nil {
+		s.rw = r
+	}
 	s.readerWG.Add(1)
 	go s.read(c.b)
 	return s, nil
@@ -281,7 +286,7 @@ func (c *bconn) dial(ctx context.Context) (*session, error) {
 // ends; then it fails whatever is still in flight.
 func (s *session) read(b *backend) {
 	defer s.readerWG.Done()
-	rr := memcache.NewReplyReader(s.conn, b.pool.cfg.MaxValueSize)
+	rr := memcache.NewReplyReader(s.rw, b.pool.cfg.MaxValueSize)
 	var failure error
 	for o := range s.inflight {
 		if failure != nil {

@@ -63,7 +63,7 @@ func (s *Server) serveClient(ln *listener, conn net.Conn) {
 // readLoop reads requests until the client closes, errs beyond resync,
 // asks to quit, or the server shuts down; every request read is queued.
 func (c *client) readLoop() {
-	r := memcache.NewReader(c.conn, c.limits())
+	r := memcache.NewReader(c.rw(), c.limits())
 	for {
 		if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 {
 			// Renewed before every request, so that a client that keeps
@@ -120,6 +120,14 @@ func (c *client) acquire(pool *pool) *pool {
 	return pool
 }
 
+// rw returns what reads and writes the client's connection.
+func (c *client) rw() io.ReadWriter {
+	if r := newRawIO(c.conn); r != nil {
+		return r
+	}
+	return c.conn
+}
+
 func (c *client) limits() memcache.Limits {
 	cfg := c.ln.pool.Load().cfg
 	return memcache.Limits{MaxValue: cfg.MaxValueSize, MaxKeys: cfg.MaxKeys}
@@ -128,7 +136,7 @@ func (c *client) limits() memcache.Limits {
 // writeLoop writes replies in request order, flushing whenever the next
 // reply is not ready yet or none is queued.
 func (c *client) writeLoop() {
-	w := bufio.NewWriterSize(c.conn, 16<<10)
+	w := bufio.NewWriterSize(c.rw(), 16<<10)
 	var err error
 	for p := range c.q {
 		select {
