@@ -226,10 +226,11 @@ func (c *Config) Validate() error {
 		if err := p.Validate(); err != nil {
 			return fmt.Errorf("pool %q: %w", name, err)
 		}
-		if other, dup := listens[p.Listen]; dup {
-			return fmt.Errorf("%w: pools %q and %q both listen on %s", ErrBadConfig, other, name, p.Listen)
+		l, _ := parseListen(p.Listen) // valid: checked by Validate
+		if other, dup := listens[l.addr]; dup {
+			return fmt.Errorf("%w: pools %q and %q both listen on %s", ErrBadConfig, other, name, l.addr)
 		}
-		listens[p.Listen] = name
+		listens[l.addr] = name
 	}
 	return nil
 }
@@ -394,6 +395,9 @@ func (p *PoolConfig) validateServers(bad func(key, format string, args ...any) e
 		s, err := twemproxy.ParseServer(line)
 		if err != nil {
 			return bad("servers", "%d: %v", i+1, err)
+		}
+		if s.Port == 0 && len(s.Host) > maxSocketPath {
+			return bad("servers", "%d: %q: a unix socket path is at most %d bytes", i+1, line, maxSocketPath)
 		}
 		if j, dup := names[s.RingName()]; dup {
 			return bad("servers", "%d and %d have the same name %q", j+1, i+1, s.RingName())

@@ -139,6 +139,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad listen", "p:\n  listen: nowhere\n  servers: [\"a:1:1\"]\n", "listen"},
 		{"unix listen bad mode", "p:\n  listen: /tmp/x.sock 0999\n  servers: [\"a:1:1\"]\n", "octal"},
 		{"unix listen mode too large", "p:\n  listen: /tmp/x.sock 01777\n  servers: [\"a:1:1\"]\n", "octal"},
+		{"one socket twice", "p:\n  listen: /tmp/x.sock 0600\n  servers: [\"a:1:1\"]\nq:\n  listen: /tmp/x.sock\n  servers: [\"a:1:1\"]\n", "both listen on /tmp/x.sock"},
+		{"server socket path too long", "p:\n  listen: 127.0.0.1:1\n  servers: [\"/" + strings.Repeat("x", 107) + ":1\"]\n", "107 bytes"},
 		{"unix listen path too long", "p:\n  listen: /" + strings.Repeat("x", 107) + "\n  servers: [\"a:1:1\"]\n", "107 bytes"},
 		{"bad hash", pool("  hash: sha1\n"), "hash"},
 		{"bad hash tag", pool("  hash_tag: \"{\"\n"), "hash_tag"},

@@ -167,7 +167,7 @@ func TestDifferentialNutcracker(t *testing.T) {
 		{"ketama md5 hash tag", "  hash: md5\n  hash_tag: \"{}\"\n  distribution: ketama\n  timeout: 10000\n", false},
 		{"modula murmur", "  hash: murmur\n  distribution: modula\n  timeout: 10000\n", false},
 		{"ketama unix sockets", "  distribution: ketama\n  timeout: 10000\n", true},
-		{"modula unix sockets", "  hash: md5\n  distribution: modula\n  timeout: 10000\n", true},
+		{"ketama md5 unix sockets", "  hash: md5\n  distribution: ketama\n  timeout: 10000\n", true},
 	} {
 		t.Run(pool.name, func(t *testing.T) {
 			ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}

@@ -33,6 +33,9 @@ func (s *Server) Reload(cfg *Config) error {
 		l     *listener // existing listener, or nil
 		newLn *listener // a new listener, when the address is new
 		pool  *pool     // the new pool, nil when unchanged
+		// remode applies the new pool's socket mode to the kept
+		// listener, once the reload can no longer fail.
+		remode bool
 	}
 	changes := map[string]*change{}
 	undo := func() {
@@ -67,9 +70,8 @@ func (s *Server) Reload(cfg *Config) error {
 				undo()
 				return err
 			}
-		} else if err := remode(pc.Listen); err != nil {
-			undo()
-			return fmt.Errorf("pool %q: %w", name, err)
+		} else {
+			ch.remode = true
 		}
 	}
 	// Everything is ready: switch.
@@ -86,6 +88,11 @@ func (s *Server) Reload(cfg *Config) error {
 		if ch.l != nil {
 			old := ch.l.pool.Swap(ch.pool)
 			s.retirePool(old)
+			if ch.remode {
+				if err := remode(ch.pool.cfg.Listen); err != nil {
+					s.log.Error("reload: socket mode", "pool", name, "err", err)
+				}
+			}
 			if ch.newLn != nil {
 				ch.l.ln.Close() // its clients stay, now on the new pool
 			}

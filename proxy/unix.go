@@ -11,6 +11,10 @@ import (
 	"time"
 )
 
+// maxSocketPath is the longest unix socket path: sockaddr_un holds 108
+// bytes with the terminating NUL.
+const maxSocketPath = 107
+
 // listenSpec is a pool's listen setting: "host:port", or, as nutcracker
 // allows, "/path/to.sock [mode]" for a unix socket whose file gets the
 // octal mode given (default: as the umask leaves it).
@@ -31,24 +35,28 @@ func parseListen(s string) (listenSpec, error) {
 		}
 		return listenSpec{network: "tcp", addr: s}, nil
 	}
-	l := listenSpec{network: "unix", addr: s}
-	if path, mode, ok := strings.Cut(s, " "); ok {
-		m, err := strconv.ParseUint(strings.TrimSpace(mode), 8, 32)
+	// As nutcracker reads it: the mode, if any, follows the last space, so
+	// a path may itself hold spaces; a mode of 0 leaves the file as the
+	// umask makes it.
+	l := listenSpec{network: "unix", addr: strings.TrimRight(s, " ")}
+	if i := strings.LastIndexByte(l.addr, ' '); i >= 0 {
+		m, err := strconv.ParseUint(l.addr[i+1:], 8, 32)
 		if err != nil || m > 0o777 {
 			return listenSpec{}, fmt.Errorf("%q: the mode after the socket path must be octal, 0 to 0777", s)
 		}
-		l.addr, l.mode, l.hasMode = path, os.FileMode(m), true
+		l.addr, l.mode, l.hasMode = strings.TrimRight(l.addr[:i], " "), os.FileMode(m), m != 0
 	}
-	// sockaddr_un holds 108 bytes with the terminating NUL.
-	if len(l.addr) > 107 {
-		return listenSpec{}, fmt.Errorf("%q: a unix socket path is at most 107 bytes", l.addr)
+	if len(l.addr) > maxSocketPath {
+		return listenSpec{}, fmt.Errorf("%q: a unix socket path is at most %d bytes", l.addr, maxSocketPath)
 	}
 	return l, nil
 }
 
 // open listens on the spec. A unix socket file left by a process that no
 // longer listens is replaced, as nutcracker does; one that still answers,
-// or a path that is not a socket, is an error.
+// or a path that is not a socket, is an error. (nutcracker unlinks the path
+// whatever it is. Two proxies started at the same moment on one stale path
+// can still both find it dead, and the later one's replacement wins.)
 func (l listenSpec) open() (net.Listener, error) {
 	if l.network != "unix" {
 		return net.Listen(l.network, l.addr)

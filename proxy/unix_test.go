@@ -83,6 +83,25 @@ func TestUnixSockets(t *testing.T) {
 		t.Fatalf("new client after the reload: %q", got)
 	}
 
+	// A reload that fails - here a new pool's socket path is taken by
+	// another process - changes nothing, the mode included.
+	taken := filepath.Join(t.TempDir(), "taken.sock")
+	other, err := net.Listen("unix", taken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	cfg, err = ParseConfig([]byte(unixYAML(path+" 0666", ms...) + strings.Replace(unixYAML(taken, ms...), "p:", "q:", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reload(cfg); err == nil || !strings.Contains(err.Error(), "another process") {
+		t.Fatalf("reload onto a taken path: %v", err)
+	}
+	if m := socketMode(t, path); m != 0o600 {
+		t.Fatalf("after a failed reload: socket mode %o, want 600 still", m)
+	}
+
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
@@ -160,5 +179,38 @@ func TestUnixSocketPath(t *testing.T) {
 	}
 	if b, err := os.ReadFile(file); err != nil || string(b) != "keep me" {
 		t.Fatalf("regular file changed: %q %v", b, err)
+	}
+}
+
+// TestParseListen reads listen settings as nutcracker does: the mode, if
+// any, after the last space, in octal; 0 means none.
+func TestParseListen(t *testing.T) {
+	for _, tc := range []struct {
+		in, network, addr string
+		mode              os.FileMode
+		hasMode           bool
+	}{
+		{"127.0.0.1:22121", "tcp", "127.0.0.1:22121", 0, false},
+		{"[::1]:22121", "tcp", "[::1]:22121", 0, false},
+		{"/run/kolco.sock", "unix", "/run/kolco.sock", 0, false},
+		{"/run/kolco.sock 0666", "unix", "/run/kolco.sock", 0o666, true},
+		{"/run/kolco.sock 660", "unix", "/run/kolco.sock", 0o660, true},
+		{"/run/kolco.sock   0600  ", "unix", "/run/kolco.sock", 0o600, true},
+		{"/run/my dir/kolco.sock 0600", "unix", "/run/my dir/kolco.sock", 0o600, true},
+		{"/run/kolco.sock 0", "unix", "/run/kolco.sock", 0, false},
+	} {
+		l, err := parseListen(tc.in)
+		if err != nil {
+			t.Errorf("%q: %v", tc.in, err)
+			continue
+		}
+		if l.network != tc.network || l.addr != tc.addr || l.mode != tc.mode || l.hasMode != tc.hasMode {
+			t.Errorf("%q: got %+v", tc.in, l)
+		}
+	}
+	for _, bad := range []string{"nowhere", "127.0.0.1:99999", "/run/kolco.sock 0999", "/run/kolco.sock 01000", "/run/kolco.sock rw", "/run/my dir"} {
+		if _, err := parseListen(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }
