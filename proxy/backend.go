@@ -50,6 +50,7 @@ type backend struct {
 	pool  *pool
 	spec  twemproxy.Server
 	addr  string
+	zone  string
 	conns []*bconn
 	next  atomic.Uint32
 
@@ -66,7 +67,7 @@ type backend struct {
 }
 
 func newBackend(p *pool, spec twemproxy.Server) *backend {
-	b := &backend{pool: p, spec: spec, addr: spec.Addr()}
+	b := &backend{pool: p, spec: spec, addr: spec.Addr(), zone: p.cfg.zoneOf(spec)}
 	b.errCtr = p.met.serverErrors.WithLabelValues(p.name, b.addr)
 	b.ejectCtr = p.met.ejections.WithLabelValues(p.name, b.addr)
 	for range p.cfg.ServerConnections {

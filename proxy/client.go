@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
@@ -27,6 +28,13 @@ type pending struct {
 	local []byte        // a reply made by the proxy itself
 	close bool          // close the connection after this reply
 	start time.Time
+
+	// replicated marks a write sent to every replica of its key: the
+	// reply is the first one that is not an error, in preference order.
+	replicated bool
+	// Scratch space to find replicas without allocating.
+	idx     []int
+	nodeBuf []kolco.Node
 }
 
 func (p *pending) opDone(*op) {
@@ -171,6 +179,7 @@ func (c *client) finish(p *pending) {
 		o.reply, o.spans, o.err, o.buf = o.reply[:0], o.spans[:0], nil, o.buf[:0]
 	}
 	p.ops, p.order, p.local, p.pool, p.close = p.ops[:0], p.order[:0], p.local[:0], nil, false
+	p.replicated = false
 	c.free.Put(p)
 }
 
@@ -181,6 +190,8 @@ func (c *client) writeReply(w *bufio.Writer, p *pending) error {
 		return err
 	}
 	switch {
+	case p.replicated:
+		return writeReplicated(w, p)
 	case p.req.Cmd.IsRetrieval() && len(p.ops) > 1:
 		return c.writeMerged(w, p)
 	case p.req.Cmd == memcache.CmdFlushAll:
@@ -248,6 +259,30 @@ func (c *client) writeMerged(w *bufio.Writer, p *pending) error {
 	}
 	_, err := w.WriteString("END\r\n")
 	return err
+}
+
+// writeReplicated answers a write sent to every replica of its key with
+// the first reply, in preference order, that is not an error; when every
+// replica failed, with the first failure.
+func writeReplicated(w *bufio.Writer, p *pending) error {
+	for _, o := range p.ops {
+		if o.err == nil && !memcache.IsErrorReply(o.reply) {
+			if memcache.Quiet(&p.req, o.reply) {
+				return nil
+			}
+			_, err := w.Write(o.reply)
+			return err
+		}
+	}
+	o := p.ops[0]
+	if o.err == nil {
+		if memcache.Quiet(&p.req, o.reply) {
+			return nil
+		}
+		_, err := w.Write(o.reply) // the server's own error line
+		return err
+	}
+	return writeServerError(w, p, o)
 }
 
 // writeBroadcast answers flush_all sent to every server: OK when all said

@@ -123,7 +123,23 @@ type PoolConfig struct {
 	// MaxPending is the most requests one client may have in flight
 	// before the proxy stops reading from it. Default 128.
 	MaxPending int `yaml:"max_pending"`
+	// Replicas stores each key on that many servers (1 to 8; default 1),
+	// the first that many of the key's preference list of a kolco
+	// distribution: writes go to all of them, a read to one (see Zone).
+	// cas, and meta commands with a C flag, are refused when Replicas > 1,
+	// since each copy has its own cas value.
+	Replicas int `yaml:"replicas"`
+	// Zones maps servers, by name (or address when unnamed), to their
+	// zones. Given zones, a key's replicas are in distinct zones while
+	// there are zones left.
+	Zones map[string]string `yaml:"zones"`
+	// Zone is this proxy's zone: a read goes to the key's first live
+	// replica in it, else to its first live replica.
+	Zone string `yaml:"zone"`
 }
+
+// maxReplicas bounds Replicas.
+const maxReplicas = 8
 
 // HealthCheck configures active probes ("version") of failed servers.
 type HealthCheck struct {
@@ -276,7 +292,58 @@ func (p *PoolConfig) Validate() error {
 	if err := p.validateNumbers(bad); err != nil {
 		return err
 	}
-	return p.validateServers(bad)
+	if err := p.validateServers(bad); err != nil {
+		return err
+	}
+	return p.validateReplicas(bad)
+}
+
+// validateReplicas checks replicas, zones and zone against the servers.
+func (p *PoolConfig) validateReplicas(bad func(key, format string, args ...any) error) error {
+	if p.Replicas == 0 {
+		p.Replicas = 1
+	}
+	switch {
+	case p.Replicas < 1 || p.Replicas > maxReplicas:
+		return bad("replicas", "want 1 to %d (got %d)", maxReplicas, p.Replicas)
+	case p.Replicas > len(p.Servers):
+		return bad("replicas", "%d replicas of each key need at least %d servers (got %d)", p.Replicas, p.Replicas, len(p.Servers))
+	case p.Replicas > 1 && (p.Distribution == "ketama" || p.Distribution == "modula"):
+		return bad("replicas", "twemproxy's %s places one copy of a key; use a kolco distribution, such as ring, for replicas", p.Distribution)
+	}
+	if len(p.Zones) == 0 {
+		if p.Zone != "" {
+			return bad("zone", "%q given without zones for the servers", p.Zone)
+		}
+		return nil
+	}
+	known := map[string]bool{}
+	for _, line := range p.Servers {
+		s, _ := twemproxy.ParseServer(line) // valid: checked by validateServers
+		known[s.RingName()], known[s.Addr()] = true, true
+	}
+	zones := map[string]bool{}
+	for server, zone := range p.Zones {
+		if !known[server] {
+			return bad("zones", "%q is not a server's name or address", server)
+		}
+		if zone == "" {
+			return bad("zones", "%q: empty zone", server)
+		}
+		zones[zone] = true
+	}
+	if p.Zone != "" && !zones[p.Zone] {
+		return bad("zone", "%q is no server's zone", p.Zone)
+	}
+	return nil
+}
+
+// zoneOf returns the zone of a server, by name or else by address.
+func (p *PoolConfig) zoneOf(s twemproxy.Server) string {
+	if z, ok := p.Zones[s.RingName()]; ok {
+		return z
+	}
+	return p.Zones[s.Addr()]
 }
 
 // validatePlacement checks distribution and the hash keys that go with it:

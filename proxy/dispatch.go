@@ -55,12 +55,84 @@ func (c *client) dispatch(pl *pool, p *pending) {
 	p.opDone(nil)
 }
 
-// single sends a one-key request to the server that owns the key.
+// single sends a one-key request to the server that owns the key; with
+// replicas, a write to every replica and a read to one.
 func (c *client) single(pl *pool, p *pending) {
+	b := (*backend)(nil)
+	if pl.cfg.Replicas > 1 {
+		if writesKey(&p.req) {
+			c.replicate(pl, p)
+			return
+		}
+		b = pl.readReplica(p, p.req.Key(0))
+	} else {
+		b = pl.route(p.req.Key(0))
+	}
 	o := p.newOp(p.req.Cmd, time.Now().Add(ms(pl.cfg.Timeout)))
 	o.buf = memcache.AppendRequest(o.buf[:0], &p.req)
 	p.left.Store(1)
-	send(pl, pl.route(p.req.Key(0)), o)
+	send(pl, b, o)
+}
+
+// writesKey reports whether a keyed request changes the key's data, and so
+// goes to every replica. mg, me and the retrievals (gat and gats touch
+// only the copy they read) go to one.
+func writesKey(req *memcache.Request) bool {
+	switch req.Cmd {
+	case memcache.CmdMetaSet, memcache.CmdMetaDelete, memcache.CmdMetaArithmetic:
+		return true
+	}
+	return req.Cmd.IsStorage() || req.Cmd == memcache.CmdDelete || req.Cmd == memcache.CmdIncr ||
+		req.Cmd == memcache.CmdDecr || req.Cmd == memcache.CmdTouch
+}
+
+// comparesCas reports whether a write is conditional on a cas value: cas,
+// or a meta write with the C flag.
+func comparesCas(req *memcache.Request) bool {
+	if req.Cmd == memcache.CmdCas {
+		return true
+	}
+	if req.Cmd.IsMeta() {
+		for _, a := range req.Args {
+			if len(a) > 0 && a[0] == 'C' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// errCasReplicas is the reply to a cas in a pool with replicas.
+const errCasReplicas = "SERVER_ERROR cas is not supported in a pool with replicas: each copy has its own cas value\r\n"
+
+// replicate sends a write to every replica of its key.
+func (c *client) replicate(pl *pool, p *pending) {
+	if comparesCas(&p.req) {
+		if !p.req.Noreply || p.req.Cmd.IsMeta() {
+			p.local = append(p.local, errCasReplicas...)
+		}
+		p.left.Store(1)
+		p.opDone(nil)
+		return
+	}
+	pli := pl.place.Load()
+	if len(pli.live) == 0 {
+		o := p.newOp(p.req.Cmd, time.Time{})
+		p.left.Store(1)
+		send(pl, nil, o)
+		return
+	}
+	p.idx, p.nodeBuf = pli.replicas(p.idx[:0], p.nodeBuf, p.req.Key(0), pl.cfg.Replicas)
+	deadline := time.Now().Add(ms(pl.cfg.Timeout))
+	for range p.idx {
+		o := p.newOp(p.req.Cmd, deadline)
+		o.buf = memcache.AppendRequest(o.buf[:0], &p.req)
+	}
+	p.replicated = true
+	p.left.Store(int32(len(p.ops)))
+	for i, o := range p.ops {
+		send(pl, pli.live[p.idx[i]], o)
+	}
 }
 
 // send sends o to b, or fails it at once when b is nil or marked down.
@@ -87,7 +159,10 @@ func (c *client) multiGet(pl *pool, p *pending) {
 	own := owners[:0]
 	for i := range req.Keys {
 		var b *backend
-		if len(pli.live) > 0 {
+		switch {
+		case pl.cfg.Replicas > 1:
+			b = pl.readReplica(p, req.Key(i))
+		case len(pli.live) > 0:
 			b = pli.live[pli.pick.Index(req.Key(i))]
 		}
 		oi := 0

@@ -46,8 +46,24 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 	fmt.Fprintf(b, "  servers (%d):\n", len(p.Servers))
 	for _, line := range p.Servers {
 		s, _ := twemproxy.ParseServer(line)
-		fmt.Fprintf(b, "    %-24s ring name %-24q weight %-3d nominal share %5.1f%%\n",
-			s.Addr(), s.RingName(), s.Weight, 100*float64(s.Weight)/float64(total))
+		zone := ""
+		if z := p.zoneOf(s); z != "" {
+			zone = " zone " + z
+		}
+		fmt.Fprintf(b, "    %-24s ring name %-24q weight %-3d nominal share %5.1f%%%s\n",
+			s.Addr(), s.RingName(), s.Weight, 100*float64(s.Weight)/float64(total), zone)
+	}
+	if p.Replicas > 1 {
+		distinct := ""
+		if len(p.Zones) > 0 {
+			distinct = ", in distinct zones while zones last"
+		}
+		read := "the first live one"
+		if p.Zone != "" {
+			read = fmt.Sprintf("the first live one in zone %s, else the first live one", p.Zone)
+		}
+		fmt.Fprintf(b, "  replicas: each key on %d servers%s; writes go to all (the reply is the first that is not an error), reads to %s; cas refused\n",
+			p.Replicas, distinct, read)
 	}
 	fmt.Fprintf(b, "  connections: %d per server, pipelined; reply timeout %d ms; preconnect %v\n",
 		p.ServerConnections, p.Timeout, p.Preconnect)

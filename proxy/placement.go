@@ -21,10 +21,11 @@ func newPicker(cfg *PoolConfig, servers []twemproxy.Server) (picker, error) {
 	nodes := make([]kolco.Node, len(servers))
 	k := &kolcoPicker{index: make(map[string]int, len(servers))}
 	for i, s := range servers {
-		nodes[i] = kolco.Node{ID: s.RingName(), Weight: float64(max(s.Weight, 1)), Addr: s.Addr()}
+		nodes[i] = kolco.Node{ID: s.RingName(), Weight: float64(max(s.Weight, 1)), Addr: s.Addr(), Zone: cfg.zoneOf(s)}
 		k.index[nodes[i].ID] = i
 	}
-	if k.p, err = algo.New(cfg.Distribution, nodes, algo.Options{Hash: h, VNodes: cfg.VNodes}); err != nil {
+	opts := algo.Options{Hash: h, VNodes: cfg.VNodes, ZoneAware: len(cfg.Zones) > 0}
+	if k.p, err = algo.New(cfg.Distribution, nodes, opts); err != nil {
 		return nil, err
 	}
 	if len(cfg.HashTag) == 2 {
@@ -52,4 +53,20 @@ func (k *kolcoPicker) Index(key []byte) int {
 		return 0 // not reached: the pool has servers
 	}
 	return k.index[n.ID]
+}
+
+// Replicas appends to dst the indexes of the n servers that hold key, in
+// preference order; buf is scratch space for the placement's answer.
+func (k *kolcoPicker) Replicas(dst []int, buf []kolco.Node, key []byte, n int) ([]int, []kolco.Node) {
+	if k.hasTag {
+		key = twemproxy.Tagged(key, k.tag)
+	}
+	buf, err := k.p.LocateN(buf[:0], keyString(key), n)
+	if err != nil {
+		return dst, buf // not reached: the pool has servers
+	}
+	for _, node := range buf {
+		dst = append(dst, k.index[node.ID])
+	}
+	return dst, buf
 }

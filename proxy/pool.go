@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
@@ -119,6 +120,43 @@ func (p *pool) route(key []byte) *backend {
 		return nil
 	}
 	return pl.live[pl.pick.Index(key)]
+}
+
+// replicas appends to dst the indexes in pl.live of key's n replicas.
+func (pl *placement) replicas(dst []int, buf []kolco.Node, key []byte, n int) ([]int, []kolco.Node) {
+	r, ok := pl.pick.(*kolcoPicker)
+	if !ok { // not reached: Validate allows replicas with kolco's placements only
+		return append(dst, pl.pick.Index(key)), buf
+	}
+	return r.Replicas(dst, buf, key, n)
+}
+
+// readReplica returns the replica of key a read goes to: the first one not
+// down in the proxy's zone, else the first one not down, else the first;
+// nil when no server is live.
+func (p *pool) readReplica(pd *pending, key []byte) *backend {
+	pl := p.place.Load()
+	if len(pl.live) == 0 {
+		return nil
+	}
+	pd.idx, pd.nodeBuf = pl.replicas(pd.idx[:0], pd.nodeBuf, key, p.cfg.Replicas)
+	var up *backend
+	for _, i := range pd.idx {
+		b := pl.live[i]
+		if b.down.Load() {
+			continue
+		}
+		if p.cfg.Zone == "" || b.zone == p.cfg.Zone {
+			return b
+		}
+		if up == nil {
+			up = b
+		}
+	}
+	if up != nil {
+		return up
+	}
+	return pl.live[pd.idx[0]]
 }
 
 // rebuild publishes a placement over the live servers: all servers under

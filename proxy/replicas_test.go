@@ -1,0 +1,202 @@
+package proxy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/algo"
+	"github.com/kolco-dev/kolco/keyhash"
+)
+
+// replicaPool starts four memcached servers, m0 and m1 in zone a, m2 and
+// m3 in zone b, and a proxy for them with two replicas per key read in
+// zone a. extra adds pool settings.
+func replicaPool(t *testing.T, extra string) (*Server, []*memcached) {
+	t.Helper()
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
+	var b strings.Builder
+	b.WriteString("p:\n  listen: 127.0.0.1:0\n  distribution: ring\n  replicas: 2\n  zone: a\n  timeout: 10000\n")
+	b.WriteString("  zones: {m0: a, m1: a, m2: b, m3: b}\n")
+	b.WriteString(extra)
+	b.WriteString("  servers:\n")
+	for i, m := range ms {
+		fmt.Fprintf(&b, "   - %s:1 m%d\n", m.addr, i)
+	}
+	return startProxy(t, b.String()), ms
+}
+
+// holdersOf returns, for each key, the indexes of the servers holding it.
+func holdersOf(t *testing.T, ms []*memcached, keys []string) [][]int {
+	at := make([][]int, len(keys))
+	for si, m := range ms {
+		c := dial(t, m.addr)
+		for i, k := range keys {
+			if strings.HasPrefix(c.do("get "+k+"\r\n"), "VALUE") {
+				at[i] = append(at[i], si)
+			}
+		}
+	}
+	return at
+}
+
+// TestReplicasPlacement stores each key, through the proxy, on exactly the
+// two servers the ring's zone-aware preference list names - one per zone -
+// and on no other.
+func TestReplicasPlacement(t *testing.T) {
+	s, ms := replicaPool(t, "")
+	c := dial(t, s.Addr("p").String())
+	keys := diffKeys(300)
+	for _, k := range keys {
+		if got := c.do("set " + k + " 0 0 1\r\nv\r\n"); got != "STORED\r\n" {
+			t.Fatalf("set %q: %q", k, got)
+		}
+	}
+	zones := []string{"a", "a", "b", "b"}
+	nodes := make([]kolco.Node, len(ms))
+	for i := range ms {
+		nodes[i] = kolco.Node{ID: fmt.Sprint("m", i), Zone: zones[i]}
+	}
+	want, err := algo.New("ring", nodes, algo.Options{Hash: keyhash.XXH3, ZoneAware: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perServer := make([]int, len(ms))
+	for i, got := range holdersOf(t, ms, keys) {
+		owners, err := want.LocateN(nil, keys[i], 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var exp []int
+		for _, n := range owners {
+			exp = append(exp, int(n.ID[1]-'0'))
+		}
+		slices.Sort(exp)
+		if !slices.Equal(got, exp) {
+			t.Fatalf("key %q on servers %v, want %v", keys[i], got, exp)
+		}
+		if zones[got[0]] == zones[got[1]] {
+			t.Fatalf("key %q: both copies in zone %s", keys[i], zones[got[0]])
+		}
+		for _, si := range got {
+			perServer[si]++
+		}
+	}
+	for si, n := range perServer {
+		if n == 0 {
+			t.Fatalf("server m%d holds no key: %v", si, perServer)
+		}
+	}
+	// Deletes reach every copy too.
+	for _, k := range keys[:50] {
+		if got := c.do("delete " + k + "\r\n"); got != "DELETED\r\n" {
+			t.Fatalf("delete %q: %q", k, got)
+		}
+	}
+	for i, got := range holdersOf(t, ms, keys[:50]) {
+		if len(got) != 0 {
+			t.Fatalf("deleted key %q still on %v", keys[i], got)
+		}
+	}
+}
+
+// TestReplicasReadLocalZone reads each key from its copy in the proxy's
+// zone, for get and for a multi-get, and refuses cas, whose value differs
+// between copies.
+func TestReplicasReadLocalZone(t *testing.T) {
+	s, ms := replicaPool(t, "")
+	c := dial(t, s.Addr("p").String())
+	keys := diffKeys(40)
+	for _, k := range keys {
+		c.do("set " + k + " 0 0 1\r\nv\r\n")
+	}
+	// Give each copy a value naming its server.
+	at := holdersOf(t, ms, keys)
+	for i, k := range keys {
+		for _, si := range at[i] {
+			dial(t, ms[si].addr).do(fmt.Sprintf("set %s 0 0 1\r\n%d\r\n", k, si))
+		}
+	}
+	local := func(i int) string { // the copy in zone a: m0 or m1
+		for _, si := range at[i] {
+			if si < 2 {
+				return fmt.Sprint(si)
+			}
+		}
+		t.Fatalf("key %q has no copy in zone a: %v", keys[i], at[i])
+		return ""
+	}
+	for i, k := range keys {
+		if got, want := c.do("get "+k+"\r\n"), "VALUE "+k+" 0 1\r\n"+local(i)+"\r\nEND\r\n"; got != want {
+			t.Fatalf("get %q: %q, want %q", k, got, want)
+		}
+	}
+	var want strings.Builder
+	for i, k := range keys[:10] {
+		fmt.Fprintf(&want, "VALUE %s 0 1\r\n%s\r\n", k, local(i))
+	}
+	want.WriteString("END\r\n")
+	if got := c.do("get " + strings.Join(keys[:10], " ") + "\r\n"); got != want.String() {
+		t.Fatalf("multi-get: %q, want %q", got, want.String())
+	}
+	if got := c.do("cas " + keys[0] + " 0 0 1 1\r\nx\r\n"); !strings.HasPrefix(got, "SERVER_ERROR cas is not supported") {
+		t.Fatalf("cas: %q", got)
+	}
+	if got := c.do("ms " + keys[0] + " 1 C1\r\nx\r\n"); !strings.HasPrefix(got, "SERVER_ERROR cas is not supported") {
+		t.Fatalf("ms with C: %q", got)
+	}
+	if got := c.do("ms " + keys[0] + " 1 T0\r\nx\r\n"); got != "HD\r\n" {
+		t.Fatalf("ms: %q", got)
+	}
+}
+
+// TestReplicasSurviveAServer kills one server: writes still succeed on the
+// other copy, and once the server is marked down its keys are read from
+// their copy in the other zone.
+func TestReplicasSurviveAServer(t *testing.T) {
+	s, ms := replicaPool(t, "  server_failure_limit: 1\n  server_retry_timeout: 60000\n")
+	c := dial(t, s.Addr("p").String())
+	keys := diffKeys(60)
+	at := [][]int(nil)
+	for _, k := range keys {
+		c.do("set " + k + " 0 0 1\r\nv\r\n")
+	}
+	at = holdersOf(t, ms, keys)
+	ms[0].stop()
+	for _, k := range keys {
+		if got := c.do("set " + k + " 0 0 1\r\nw\r\n"); got != "STORED\r\n" {
+			t.Fatalf("set %q with m0 dead: %q", k, got)
+		}
+	}
+	for i, k := range keys {
+		if !slices.Contains(at[i], 0) {
+			continue
+		}
+		want := "VALUE " + k + " 0 1\r\nw\r\nEND\r\n"
+		eventually(t, "reads of "+k+" from its other copy", func() bool { return c.do("get "+k+"\r\n") == want })
+	}
+}
+
+func TestReplicasConfigErrors(t *testing.T) {
+	base := "p:\n  listen: 127.0.0.1:1\n  servers: [\"127.0.0.1:2:1 a\", \"127.0.0.1:3:1 b\"]\n"
+	for _, tc := range []struct{ name, extra, want string }{
+		{"ketama", "  replicas: 2\n", "kolco distribution"},
+		{"too many", "  distribution: ring\n  replicas: 3\n", "at least 3 servers"},
+		{"over the limit", "  distribution: ring\n  replicas: 9\n", "1 to 8"},
+		{"negative", "  distribution: ring\n  replicas: -1\n", "1 to 8"},
+		{"unknown server", "  distribution: ring\n  zones: {c: z}\n", "not a server"},
+		{"empty zone", "  distribution: ring\n  zones: {a: \"\"}\n", "empty zone"},
+		{"zone without zones", "  distribution: ring\n  zone: z\n", "without zones"},
+		{"zone of no server", "  distribution: ring\n  zones: {a: x, b: y}\n  zone: z\n", "no server's zone"},
+	} {
+		_, err := ParseConfig([]byte(base + tc.extra))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := ParseConfig([]byte(base + "  distribution: ring\n  replicas: 2\n  zones: {a: x, \"127.0.0.1:3\": y}\n  zone: y\n")); err != nil {
+		t.Errorf("valid replicas config: %v", err)
+	}
+}
