@@ -155,19 +155,7 @@ func (b *backend) restore() {
 
 // probe asks the server for its version on a fresh connection.
 func (b *backend) probe(ctx context.Context, timeout time.Duration) error {
-	d := net.Dialer{Timeout: timeout}
-	conn, err := d.DialContext(ctx, network(b.addr), b.addr)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
-		return err
-	}
-	if _, err := conn.Write([]byte("version\r\n")); err != nil {
-		return err
-	}
-	reply, _, err := memcache.NewReplyReader(conn, 0).Read(nil, memcache.CmdVersion, nil)
+	reply, err := b.ask(ctx, timeout, "version\r\n", memcache.CmdVersion)
 	if err != nil {
 		return err
 	}
@@ -175,6 +163,38 @@ func (b *backend) probe(ctx context.Context, timeout time.Duration) error {
 		return fmt.Errorf("unexpected reply %q", reply)
 	}
 	return nil
+}
+
+// flush empties the server, on a fresh connection: a copy of a pool with
+// replicas that was marked down missed the writes and deletes made
+// meanwhile, and must not serve what it held before.
+func (b *backend) flush(ctx context.Context, timeout time.Duration) error {
+	reply, err := b.ask(ctx, timeout, "flush_all\r\n", memcache.CmdFlushAll)
+	if err != nil {
+		return err
+	}
+	if string(reply) != "OK\r\n" {
+		return fmt.Errorf("flush_all: unexpected reply %q", reply)
+	}
+	return nil
+}
+
+// ask sends one request on a fresh connection and reads its reply.
+func (b *backend) ask(ctx context.Context, timeout time.Duration, req string, cmd memcache.Command) ([]byte, error) {
+	d := net.Dialer{Timeout: timeout}
+	conn, err := d.DialContext(ctx, network(b.addr), b.addr)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return nil, err
+	}
+	if _, err := conn.Write([]byte(req)); err != nil {
+		return nil, err
+	}
+	reply, _, err := memcache.NewReplyReader(conn, 0).Read(nil, cmd, nil)
+	return reply, err
 }
 
 // bconn is one pipelined connection to a server. Senders write their

@@ -317,16 +317,28 @@ func (p *PoolConfig) validateReplicas(bad func(key, format string, args ...any) 
 		}
 		return nil
 	}
-	known := map[string]bool{}
-	for _, line := range p.Servers {
+	switch {
+	case p.Replicas == 1:
+		return bad("zones", "zones place the copies of a key; set replicas to 2 or more")
+	case p.Distribution != "ring":
+		return bad("zones", "only distribution: ring places a key's copies in distinct zones (got %s)", p.Distribution)
+	}
+	known := map[string]int{}
+	for i, line := range p.Servers {
 		s, _ := twemproxy.ParseServer(line) // valid: checked by validateServers
-		known[s.RingName()], known[s.Addr()] = true, true
+		known[s.RingName()], known[s.Addr()] = i+1, i+1
 	}
 	zones := map[string]bool{}
+	zoned := map[int]string{}
 	for server, zone := range p.Zones {
-		if !known[server] {
+		i := known[server]
+		if i == 0 {
 			return bad("zones", "%q is not a server's name or address", server)
 		}
+		if other, twice := zoned[i]; twice {
+			return bad("zones", "server %d is given a zone twice, as %q and as %q", i, other, server)
+		}
+		zoned[i] = server
 		if zone == "" {
 			return bad("zones", "%q: empty zone", server)
 		}

@@ -62,7 +62,7 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 		if p.Zone != "" {
 			read = fmt.Sprintf("the first live one in zone %s, else the first live one", p.Zone)
 		}
-		fmt.Fprintf(b, "  replicas: each key on %d servers%s; writes go to all (the reply is the first that is not an error), reads to %s; cas refused\n",
+		fmt.Fprintf(b, "  replicas: each key on %d servers%s; writes go to all (the reply is the first that is not an error), reads to %s; cas refused; a down server keeps its place and is emptied (flush_all) before it serves again\n",
 			p.Replicas, distinct, read)
 	}
 	fmt.Fprintf(b, "  connections: %d per server, pipelined; reply timeout %d ms; preconnect %v\n",

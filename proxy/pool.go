@@ -167,7 +167,9 @@ func (p *pool) rebuild() error {
 	defer p.placeMu.Unlock()
 	live := make([]*backend, 0, len(p.backends))
 	for _, b := range p.backends {
-		if p.cfg.Ejection == EjectFailFast || !b.down.Load() {
+		// With replicas the placement keeps down servers, so that their
+		// keys are read from their other copies instead of moving.
+		if p.cfg.Ejection == EjectFailFast || p.cfg.Replicas > 1 || !b.down.Load() {
 			live = append(live, b)
 		}
 	}
@@ -201,6 +203,20 @@ func (p *pool) healthChanged(b *backend, up bool, cause error) {
 	}
 }
 
+// restore brings b back. In a pool with replicas it first empties b,
+// which missed the writes and deletes made while it was down; if that
+// fails, b stays down until the next try.
+func (p *pool) restore(b *backend) {
+	if p.cfg.Replicas > 1 {
+		if err := b.flush(p.ctx, ms(p.cfg.Timeout)); err != nil {
+			p.log.Warn("server not restored: flush_all before rejoining failed", "server", b.addr, "err", err)
+			return
+		}
+		p.log.Info("server emptied before rejoining (replicas)", "server", b.addr)
+	}
+	b.restore()
+}
+
 // healthLoop restores down servers: with probes, when a probe succeeds;
 // without, when their retry time has come (twemproxy's behaviour).
 func (p *pool) healthLoop() {
@@ -222,12 +238,12 @@ func (p *pool) healthLoop() {
 			}
 			if p.cfg.HealthCheck.Interval < 0 {
 				if time.Now().After(b.retryTime()) {
-					b.restore()
+					p.restore(b)
 				}
 				continue
 			}
 			if err := b.probe(p.ctx, ms(p.cfg.HealthCheck.Timeout)); err == nil {
-				b.restore()
+				p.restore(b)
 			} else {
 				p.log.Debug("probe failed", "server", b.addr, "err", err)
 			}

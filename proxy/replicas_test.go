@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
@@ -18,7 +19,10 @@ func replicaPool(t *testing.T, extra string) (*Server, []*memcached) {
 	t.Helper()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	var b strings.Builder
-	b.WriteString("p:\n  listen: 127.0.0.1:0\n  distribution: ring\n  replicas: 2\n  zone: a\n  timeout: 10000\n")
+	b.WriteString("p:\n  listen: 127.0.0.1:0\n  distribution: ring\n  replicas: 2\n  zone: a\n")
+	if !strings.Contains(extra, "  timeout:") {
+		b.WriteString("  timeout: 10000\n")
+	}
 	b.WriteString("  zones: {m0: a, m1: a, m2: b, m3: b}\n")
 	b.WriteString(extra)
 	b.WriteString("  servers:\n")
@@ -152,30 +156,152 @@ func TestReplicasReadLocalZone(t *testing.T) {
 	}
 }
 
-// TestReplicasSurviveAServer kills one server: writes still succeed on the
-// other copy, and once the server is marked down its keys are read from
-// their copy in the other zone.
+// TestReplicasSurviveAServer kills one server, under either ejection
+// policy: writes still succeed on the other copy, and once the server is
+// marked down its keys are read from their copy in the other zone (under
+// rehash too: with replicas the placement keeps down servers).
 func TestReplicasSurviveAServer(t *testing.T) {
-	s, ms := replicaPool(t, "  server_failure_limit: 1\n  server_retry_timeout: 60000\n")
+	for _, policy := range []string{"", "  auto_eject_hosts: true\n"} {
+		name := map[string]string{"": "fail-fast", "  auto_eject_hosts: true\n": "rehash"}[policy]
+		t.Run(name, func(t *testing.T) {
+			s, ms := replicaPool(t, policy+"  server_failure_limit: 1\n  server_retry_timeout: 60000\n")
+			c := dial(t, s.Addr("p").String())
+			keys := diffKeys(60)
+			for _, k := range keys {
+				c.do("set " + k + " 0 0 1\r\nv\r\n")
+			}
+			at := holdersOf(t, ms, keys)
+			ms[0].stop()
+			for _, k := range keys {
+				if got := c.do("set " + k + " 0 0 1\r\nw\r\n"); got != "STORED\r\n" {
+					t.Fatalf("set %q with m0 dead: %q", k, got)
+				}
+			}
+			n := 0
+			for i, k := range keys {
+				if !slices.Contains(at[i], 0) {
+					continue
+				}
+				n++
+				want := "VALUE " + k + " 0 1\r\nw\r\nEND\r\n"
+				eventually(t, "reads of "+k+" from its other copy", func() bool { return c.do("get "+k+"\r\n") == want })
+			}
+			if n == 0 {
+				t.Fatal("no key had a copy on m0")
+			}
+		})
+	}
+}
+
+// TestReplicasReplies answers a write with the first copy's reply that is
+// not an error, in preference order; noreply and quiet writes reach every
+// copy without a reply.
+func TestReplicasReplies(t *testing.T) {
+	s, ms := replicaPool(t, "")
 	c := dial(t, s.Addr("p").String())
-	keys := diffKeys(60)
-	at := [][]int(nil)
-	for _, k := range keys {
-		c.do("set " + k + " 0 0 1\r\nv\r\n")
-	}
-	at = holdersOf(t, ms, keys)
-	ms[0].stop()
-	for _, k := range keys {
-		if got := c.do("set " + k + " 0 0 1\r\nw\r\n"); got != "STORED\r\n" {
-			t.Fatalf("set %q with m0 dead: %q", k, got)
+	keys := diffKeys(20)
+	at := func(k string) []int { return holdersOf(t, ms, []string{k})[0] }
+
+	// add: the first copy still has the key, the second does not.
+	k := keys[0]
+	c.do("set " + k + " 0 0 1\r\nv\r\n")
+	copies := at(k)
+	first := firstCopy(t, k, copies)
+	for _, si := range copies {
+		if si != first {
+			dial(t, ms[si].addr).do("delete " + k + "\r\n")
 		}
 	}
-	for i, k := range keys {
-		if !slices.Contains(at[i], 0) {
-			continue
+	if got := c.do("add " + k + " 0 0 1\r\nx\r\n"); got != "NOT_STORED\r\n" {
+		t.Fatalf("add with the key on the first copy only: %q, want the first copy's NOT_STORED", got)
+	}
+
+	// incr, touch, append and a quiet ms reach both copies.
+	k = keys[1]
+	c.do("set " + k + " 0 0 1\r\n5\r\n")
+	if got := c.do("incr " + k + " 3\r\n"); got != "8\r\n" {
+		t.Fatalf("incr: %q", got)
+	}
+	c.send("append " + k + " 0 0 1 noreply\r\n0\r\n")
+	c.send("ms " + keys[2] + " 1 q\r\nz\r\n")
+	if got := c.do("mn\r\n"); got != "MN\r\n" {
+		t.Fatalf("noreply and quiet writes answered: %q before MN", got)
+	}
+	for _, si := range at(k) {
+		if got := dial(t, ms[si].addr).do("get " + k + "\r\n"); got != "VALUE "+k+" 0 2\r\n80\r\nEND\r\n" {
+			t.Fatalf("copy on m%d after incr and append: %q", si, got)
 		}
-		want := "VALUE " + k + " 0 1\r\nw\r\nEND\r\n"
-		eventually(t, "reads of "+k+" from its other copy", func() bool { return c.do("get "+k+"\r\n") == want })
+	}
+	if got := at(keys[2]); len(got) != 2 {
+		t.Fatalf("quiet ms reached %v", got)
+	}
+	if got := c.do("md " + keys[2] + "\r\n"); got != "HD\r\n" {
+		t.Fatalf("md: %q", got)
+	}
+	if got := at(keys[2]); len(got) != 0 {
+		t.Fatalf("md left copies on %v", got)
+	}
+}
+
+// firstCopy returns the server of key's first copy in preference order,
+// as the ring places it.
+func firstCopy(t *testing.T, key string, copies []int) int {
+	t.Helper()
+	zones := []string{"a", "a", "b", "b"}
+	nodes := make([]kolco.Node, len(zones))
+	for i := range zones {
+		nodes[i] = kolco.Node{ID: fmt.Sprint("m", i), Zone: zones[i]}
+	}
+	r, err := algo.New("ring", nodes, algo.Options{Hash: keyhash.XXH3, ZoneAware: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owners, err := r.LocateN(nil, key, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := int(owners[0].ID[1] - '0')
+	if !slices.Contains(copies, first) {
+		t.Fatalf("key %q: first copy m%d not among %v", key, first, copies)
+	}
+	return first
+}
+
+// TestReplicasEmptyARestoredServer pauses a server until it is marked down,
+// writes while it is down, and resumes it: the proxy empties it before it
+// serves again, so reads in its zone miss instead of returning the values
+// it held before those writes.
+func TestReplicasEmptyARestoredServer(t *testing.T) {
+	s, ms := replicaPool(t, "  timeout: 300\n  server_failure_limit: 1\n  health_check: {interval: 50, timeout: 300}\n")
+	c := dial(t, s.Addr("p").String())
+	var keys []string // keys whose zone-a copy is m0
+	for _, k := range diffKeys(200) {
+		c.do("set " + k + " 0 0 3\r\nold\r\n")
+		if slices.Contains(holdersOf(t, ms[:1], []string{k})[0], 0) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) < 3 {
+		t.Fatalf("only %d keys on m0", len(keys))
+	}
+	if err := ms[0].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if got := c.do("set " + k + " 0 0 3\r\nnew\r\n"); got != "STORED\r\n" {
+			t.Fatalf("set %q with m0 paused: %q", k, got)
+		}
+	}
+	if err := ms[0].cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	// The first write reached m0's socket before the timeout marked it
+	// down, and m0 may apply it on resuming; every later one skipped m0.
+	eventually(t, "m0 restored and read again", func() bool { return c.do("get "+keys[len(keys)-1]+"\r\n") == "END\r\n" })
+	for _, k := range keys[1:] {
+		if got := c.do("get " + k + "\r\n"); got != "END\r\n" {
+			t.Fatalf("get %q after m0 came back: %q, want a miss (m0 emptied)", k, got)
+		}
 	}
 }
 
@@ -186,10 +312,13 @@ func TestReplicasConfigErrors(t *testing.T) {
 		{"too many", "  distribution: ring\n  replicas: 3\n", "at least 3 servers"},
 		{"over the limit", "  distribution: ring\n  replicas: 9\n", "1 to 8"},
 		{"negative", "  distribution: ring\n  replicas: -1\n", "1 to 8"},
-		{"unknown server", "  distribution: ring\n  zones: {c: z}\n", "not a server"},
-		{"empty zone", "  distribution: ring\n  zones: {a: \"\"}\n", "empty zone"},
+		{"unknown server", "  distribution: ring\n  replicas: 2\n  zones: {c: z}\n", "not a server"},
+		{"empty zone", "  distribution: ring\n  replicas: 2\n  zones: {a: \"\"}\n", "empty zone"},
 		{"zone without zones", "  distribution: ring\n  zone: z\n", "without zones"},
-		{"zone of no server", "  distribution: ring\n  zones: {a: x, b: y}\n  zone: z\n", "no server's zone"},
+		{"zone of no server", "  distribution: ring\n  replicas: 2\n  zones: {a: x, b: y}\n  zone: z\n", "no server's zone"},
+		{"zones with one copy", "  distribution: ring\n  zones: {a: x, b: y}\n", "replicas to 2"},
+		{"zones with rendezvous", "  distribution: rendezvous\n  replicas: 2\n  zones: {a: x, b: y}\n", "only distribution: ring"},
+		{"server zoned twice", "  distribution: ring\n  replicas: 2\n  zones: {a: x, \"127.0.0.1:2\": y}\n", "zone twice"},
 	} {
 		_, err := ParseConfig([]byte(base + tc.extra))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
