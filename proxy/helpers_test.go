@@ -39,12 +39,29 @@ type memcached struct {
 // non-zero) and waits until it answers; Cleanup kills it.
 func startMemcached(t testing.TB, port int) *memcached {
 	t.Helper()
-	bin := needBinary(t, "memcached")
 	if port == 0 {
 		port = freePort(t)
 	}
 	m := &memcached{addr: fmt.Sprintf("127.0.0.1:%d", port), port: port}
-	args := []string{"-l", "127.0.0.1", "-p", fmt.Sprint(port), "-U", "0", "-m", "64", "-t", "1"}
+	m.run(t, "-l", "127.0.0.1", "-p", fmt.Sprint(port))
+	return m
+}
+
+// startMemcachedUnix starts memcached on a unix socket in a temporary
+// directory and waits until it answers; Cleanup kills it.
+func startMemcachedUnix(t testing.TB) *memcached {
+	t.Helper()
+	m := &memcached{addr: filepath.Join(t.TempDir(), "mc.sock")}
+	m.run(t, "-s", m.addr, "-a", "0700")
+	return m
+}
+
+// run starts memcached listening as where says, on m.addr, and waits
+// until it answers.
+func (m *memcached) run(t testing.TB, where ...string) {
+	t.Helper()
+	bin := needBinary(t, "memcached")
+	args := append(where, "-U", "0", "-m", "64", "-t", "1")
 	if os.Geteuid() == 0 {
 		args = append(args, "-u", "root") // memcached refuses to run as root otherwise
 	}
@@ -54,26 +71,6 @@ func startMemcached(t testing.TB, port int) *memcached {
 	}
 	t.Cleanup(m.stop)
 	waitListening(t, m.addr)
-	return m
-}
-
-// startMemcachedUnix starts memcached on a unix socket in a temporary
-// directory and waits until it answers; Cleanup kills it.
-func startMemcachedUnix(t testing.TB) *memcached {
-	t.Helper()
-	bin := needBinary(t, "memcached")
-	m := &memcached{addr: filepath.Join(t.TempDir(), "mc.sock")}
-	args := []string{"-s", m.addr, "-a", "0700", "-U", "0", "-m", "64", "-t", "1"}
-	if os.Geteuid() == 0 {
-		args = append(args, "-u", "root")
-	}
-	m.cmd = exec.Command(bin, args...)
-	if err := m.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.stop)
-	waitListening(t, m.addr)
-	return m
 }
 
 func (m *memcached) stop() {
@@ -84,7 +81,8 @@ func (m *memcached) stop() {
 	}
 }
 
-// waitListening polls addr (host:port or a unix socket path) until it accepts a connection (10 s at most).
+// waitListening polls addr (host:port or a unix socket path) until it
+// accepts a connection (10 s at most).
 func waitListening(t testing.TB, addr string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
