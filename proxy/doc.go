@@ -17,8 +17,8 @@
 // server_connections, auto_eject_hosts, server_retry_timeout,
 // server_failure_limit, servers). kolco's keys sit beside them in a pool
 // (ejection, health_check, max_client_connections, client_idle_timeout,
-// max_value_size, max_keys, max_pending, flush_all, and key_hash and vnodes
-// for kolco's distributions), and proxy-wide settings
+// max_value_size, max_keys, max_pending, flush_all, and key_hash, vnodes,
+// replicas, zones and zone for kolco's distributions), and proxy-wide settings
 // under the top-level key "kolco" (metrics_listen, log_level,
 // shutdown_timeout). See [PoolConfig] and [GlobalConfig].
 //
@@ -32,4 +32,14 @@
 // move to the live servers (twemproxy's auto_eject_hosts); with "fail-fast"
 // they keep failing until it is back. An ejected server is probed every
 // health_check.interval and restored when it answers.
+//
+// # Replicas
+//
+// With replicas set above 1, a pool of a kolco distribution keeps each key
+// on that many servers, in distinct zones with the ring and zones: writes go
+// to every copy, reads to the copy in the proxy's zone that is not down. A
+// down server keeps its place (its keys are read from their other copies)
+// and is emptied with flush_all before it serves again. cas is refused.
+//
+// Listeners and servers may be unix sockets, as in nutcracker.
 package proxy
