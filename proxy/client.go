@@ -72,6 +72,9 @@ func (s *Server) serveClient(ln *listener, conn net.Conn) {
 // asks to quit, or the server shuts down; every request read is queued.
 func (c *client) readLoop() {
 	r := memcache.NewReader(c.rw(), c.limits())
+	// Declared once: errors.As makes it escape, which inside the loop
+	// cost an allocation per request.
+	var pe *memcache.Error
 	for {
 		if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 {
 			// Renewed before every request, so that a client that keeps
@@ -83,7 +86,6 @@ func (c *client) readLoop() {
 		// The pool is loaded once the request is in, so that a request
 		// read after a reload goes to the new pool.
 		pool := c.ln.pool.Load()
-		var pe *memcache.Error
 		switch {
 		case err == nil:
 			if pool = c.acquire(pool); pool == nil {
