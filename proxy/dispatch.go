@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -27,7 +28,16 @@ func (c *client) dispatch(pl *pool, p *pending) {
 	case memcache.CmdQuit:
 		p.close = true
 	case memcache.CmdStats:
-		p.local = pl.appendStats(p.local)
+		switch {
+		case len(req.Args) == 0 || len(req.Args) == 1 && string(req.Args[0]) == "proxy":
+			p.local = pl.appendStats(p.local)
+		default:
+			// items, slabs, settings, conns ... describe one server; the
+			// proxy's own figures in their place would be a wrong answer.
+			p.local = append(p.local, "SERVER_ERROR the proxy answers stats (its own figures) only; ask the servers for stats "...)
+			p.local = append(p.local, bytes.Join(req.Args, []byte(" "))...)
+			p.local = append(p.local, "\r\n"...)
+		}
 	case memcache.CmdVerbosity:
 		if !req.Noreply {
 			p.local = append(p.local, "OK\r\n"...)

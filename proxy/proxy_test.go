@@ -186,6 +186,14 @@ func TestStatsAndFlushBroadcast(t *testing.T) {
 			t.Errorf("stats lacks %q:\n%s", want, st)
 		}
 	}
+	if got := c.do("stats proxy\r\n"); !strings.Contains(got, "STAT servers 2\r\n") {
+		t.Errorf("stats proxy: %q", got)
+	}
+	for _, arg := range []string{"items", "slabs", "settings", "bogus"} {
+		if got := c.do("stats " + arg + "\r\n"); got != "SERVER_ERROR the proxy answers stats (its own figures) only; ask the servers for stats "+arg+"\r\n" {
+			t.Errorf("stats %s: %q", arg, got)
+		}
+	}
 	if got := c.do("flush_all\r\n"); got != "OK\r\n" {
 		t.Fatalf("flush_all: %q", got)
 	}
