@@ -257,7 +257,7 @@ func wantCopies(t *testing.T, key string) []int {
 // serves again, so reads in its zone miss instead of returning the values
 // it held before those writes.
 func TestReplicasEmptyARestoredServer(t *testing.T) {
-	s, ms := replicaPool(t, "  timeout: 300\n  server_failure_limit: 1\n  health_check: {interval: 50, timeout: 300}\n")
+	s, ms := replicaPool(t, "  timeout: 1000\n  server_failure_limit: 1\n  health_check: {interval: 50, timeout: 1000}\n")
 	c := dial(t, s.Addr("p").String())
 	var keys []string // keys whose zone-a copy is m0
 	for _, k := range diffKeys(200) {
