@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // reduce maps x to [0, n) by multiply-shift (Lemire), cheaper than a
@@ -69,23 +70,7 @@ func (h *Hash) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 		if i > 0 {
 			x = mix(kh, uint64(i)<<32)
 		}
-		dst = appendNew(dst, start, s.nodes[s.byBucket[s.getBucket(x)]])
+		dst = nodeset.AppendNew(dst, start, s.nodes[s.byBucket[s.getBucket(x)]])
 	}
-	for _, nd := range s.nodes {
-		if len(dst)-start == n {
-			break
-		}
-		dst = appendNew(dst, start, nd)
-	}
-	return dst, nil
-}
-
-// appendNew appends nd to dst unless dst[start:] already holds its ID.
-func appendNew(dst []kolco.Node, start int, nd kolco.Node) []kolco.Node {
-	for _, d := range dst[start:] {
-		if d.ID == nd.ID {
-			return dst
-		}
-	}
-	return append(dst, nd)
+	return nodeset.AppendRest(dst, start, n, s.nodes), nil
 }

@@ -1,6 +1,9 @@
 package bounded
 
-import "github.com/kolco-dev/kolco"
+import (
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
+)
 
 // Locate returns the node that owns key on the plain ring, ignoring loads:
 // the first candidate of the bounded walk. Use [Ring.Acquire] to place a
@@ -33,20 +36,10 @@ func (r *Ring) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 		if len(dst)-start == n {
 			return dst, nil
 		}
-		dst = appendNew(dst, start, s.nodes[s.owner[p]])
+		dst = nodeset.AppendNew(dst, start, s.nodes[s.owner[p]])
 		if p++; p == len(s.points) {
 			p = 0
 		}
 	}
 	return dst, nil
-}
-
-// appendNew appends nd to dst unless dst[start:] already holds its ID.
-func appendNew(dst []kolco.Node, start int, nd kolco.Node) []kolco.Node {
-	for _, d := range dst[start:] {
-		if d.ID == nd.ID {
-			return dst
-		}
-	}
-	return append(dst, nd)
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // DefaultCount is the number of slots of a Redis Cluster and of a [Map]
@@ -246,26 +247,10 @@ func (m *Map) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error)
 		if len(dst)-start == n {
 			return dst, nil
 		}
-		dst = appendNew(dst, start, s.nodes[s.owner[slot]])
+		dst = nodeset.AppendNew(dst, start, s.nodes[s.owner[slot]])
 		slot = s.next[slot]
 	}
-	for _, nd := range s.nodes {
-		if len(dst)-start == n {
-			break
-		}
-		dst = appendNew(dst, start, nd)
-	}
-	return dst, nil
-}
-
-// appendNew appends nd to dst unless dst[start:] already holds its ID.
-func appendNew(dst []kolco.Node, start int, nd kolco.Node) []kolco.Node {
-	for _, d := range dst[start:] {
-		if d.ID == nd.ID {
-			return dst
-		}
-	}
-	return append(dst, nd)
+	return nodeset.AppendRest(dst, start, n, s.nodes), nil
 }
 
 // Nodes returns a copy of the node set, sorted by ID.

@@ -103,3 +103,27 @@ func (s Set) Reweight(id string, w float64) (Set, error) {
 	out[i].Weight = w
 	return Set{out}, nil
 }
+
+// AppendNew appends nd to dst unless dst[start:] already holds its ID: one
+// step of a preference-list walk, which meets the same node many times.
+func AppendNew(dst []kolco.Node, start int, nd kolco.Node) []kolco.Node {
+	for _, d := range dst[start:] {
+		if d.ID == nd.ID {
+			return dst
+		}
+	}
+	return append(dst, nd)
+}
+
+// AppendRest appends nodes, in order and skipping those dst[start:]
+// already holds, until dst[start:] holds n: it completes a walk that ended
+// before it met n distinct nodes.
+func AppendRest(dst []kolco.Node, start, n int, nodes []kolco.Node) []kolco.Node {
+	for _, nd := range nodes {
+		if len(dst)-start >= n {
+			break
+		}
+		dst = AppendNew(dst, start, nd)
+	}
+	return dst
+}

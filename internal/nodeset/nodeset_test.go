@@ -65,3 +65,29 @@ func TestErrors(t *testing.T) {
 		t.Fatalf("failed changes altered the set: %v", ids(s))
 	}
 }
+
+// TestAppendNewAndRest skips nodes already taken after start (but not
+// before it), and completes a walk in the given order up to n.
+func TestAppendNewAndRest(t *testing.T) {
+	a, b, c, d := kolco.Node{ID: "a"}, kolco.Node{ID: "b"}, kolco.Node{ID: "c"}, kolco.Node{ID: "d"}
+	dst := []kolco.Node{c} // a caller's earlier result, before start
+	start := len(dst)
+	for _, nd := range []kolco.Node{b, b, c, b} {
+		dst = nodeset.AppendNew(dst, start, nd)
+	}
+	name := func(ns []kolco.Node) (s string) {
+		for _, n := range ns {
+			s += n.ID
+		}
+		return s
+	}
+	if got := name(dst); got != "cbc" {
+		t.Fatalf("after the walk: %q, want cbc", got)
+	}
+	if got := name(nodeset.AppendRest(dst, start, 3, []kolco.Node{a, b, c, d})); got != "cbca" {
+		t.Fatalf("completed to 3: %q, want cbca", got)
+	}
+	if got := name(nodeset.AppendRest(dst, start, 2, []kolco.Node{a, b, c, d})); got != "cbc" {
+		t.Fatalf("already 2: %q, want cbc unchanged", got)
+	}
+}
