@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // Locate returns the node of the server libmemcached sends key to. The
@@ -39,27 +40,15 @@ func (p *Pool) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 	case p.modula:
 		j := slices.Index(p.order, int32(first))
 		for k := 1; k < len(p.order) && len(dst)-start < want; k++ {
-			dst = p.appendNew(dst, start, int(p.order[(j+k)%len(p.order)]))
+			dst = nodeset.AppendNew(dst, start, p.nodes[p.order[(j+k)%len(p.order)]])
 		}
 	default:
 		j := p.search(p.Hash(bytesOf(key)))
 		for k := 1; k < len(p.points) && len(dst)-start < want; k++ {
-			dst = p.appendNew(dst, start, int(p.owner[(j+k)%len(p.points)]))
+			dst = nodeset.AppendNew(dst, start, p.nodes[p.owner[(j+k)%len(p.points)]])
 		}
 	}
-	for i := 0; i < len(p.nodes) && len(dst)-start < want; i++ {
-		dst = p.appendNew(dst, start, i)
-	}
-	return dst, nil
-}
-
-func (p *Pool) appendNew(dst []kolco.Node, start, i int) []kolco.Node {
-	for _, have := range dst[start:] {
-		if have.ID == p.nodes[i].ID {
-			return dst
-		}
-	}
-	return append(dst, p.nodes[i])
+	return nodeset.AppendRest(dst, start, want, p.nodes), nil
 }
 
 // Nodes returns the servers as nodes sorted by ID.

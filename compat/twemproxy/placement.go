@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // Locate returns the node of the server nutcracker sends key to. The error
@@ -38,18 +39,15 @@ func (p *Pool) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 	case p.modula:
 		j := slices.Index(p.byName, int32(p.Index(bytesOf(key))))
 		for k := 1; k < len(p.byName) && len(dst)-start < want; k++ {
-			dst = p.appendNew(dst, start, int(p.byName[(j+k)%len(p.byName)]))
+			dst = nodeset.AppendNew(dst, start, p.nodes[p.byName[(j+k)%len(p.byName)]])
 		}
 	default:
 		j := p.search(p.hashOf(bytesOf(key)))
 		for k := 1; k < len(p.points) && len(dst)-start < want; k++ {
-			dst = p.appendNew(dst, start, int(p.owner[(j+k)%len(p.points)]))
+			dst = nodeset.AppendNew(dst, start, p.nodes[p.owner[(j+k)%len(p.points)]])
 		}
 	}
-	for i := 0; i < len(p.nodes) && len(dst)-start < want; i++ {
-		dst = p.appendNew(dst, start, i)
-	}
-	return dst, nil
+	return nodeset.AppendRest(dst, start, want, p.nodes), nil
 }
 
 // hashOf returns the hash Index computes for key on a pool of two or more
@@ -62,15 +60,6 @@ func (p *Pool) hashOf(key []byte) uint32 {
 		return 0
 	}
 	return p.hash(key)
-}
-
-func (p *Pool) appendNew(dst []kolco.Node, start, i int) []kolco.Node {
-	for _, have := range dst[start:] {
-		if have.ID == p.nodes[i].ID {
-			return dst
-		}
-	}
-	return append(dst, p.nodes[i])
 }
 
 // Nodes returns the servers as nodes sorted by ID.
