@@ -68,7 +68,7 @@ func (c *client) dispatch(pl *pool, p *pending) {
 // single sends a one-key request to the server that owns the key; with
 // replicas, a write to every replica and a read to one.
 func (c *client) single(pl *pool, p *pending) {
-	b := (*backend)(nil)
+	var b *backend
 	if pl.cfg.Replicas > 1 {
 		if writesKey(&p.req) {
 			c.replicate(pl, p)
