@@ -12,13 +12,19 @@ import (
 
 // TestRequestAllocations counts the proxy's heap allocations per request in
 // steady state, for a get, a set and a two-server multi-get on one client
-// connection; the test's own client allocates nothing per request. (Race
+// connection, with one copy of each key (ketama) and with two (ring); the test's own client allocates nothing per request. (Race
 // and sanitizer builds read sockets through net.Conn and instrument
 // allocations, so the count there means nothing.)
 func TestRequestAllocations(t *testing.T) {
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
-	s := startProxy(t, poolYAML("", ms...))
-	conn, err := net.Dial("tcp", s.Addr("p").String())
+	for _, pool := range []string{"", "  distribution: ring\n  replicas: 2\n"} {
+		s := startProxy(t, poolYAML(pool, ms...))
+		requestAllocations(t, s.Addr("p").String(), pool != "")
+	}
+}
+
+func requestAllocations(t *testing.T, addr string, replicas bool) {
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +60,9 @@ func TestRequestAllocations(t *testing.T) {
 		do(n)
 		runtime.ReadMemStats(&after)
 		per := float64(after.Mallocs-before.Mallocs) / n
+		if replicas {
+			tc.name += ", two copies"
+		}
 		t.Logf("%s: %.3f allocations per request", tc.name, per)
 		if per > tc.max {
 			t.Errorf("%s: %.3f allocations per request, want at most %v", tc.name, per, tc.max)
