@@ -12,9 +12,10 @@ import (
 
 // TestRequestAllocations counts the proxy's heap allocations per request in
 // steady state, for a get, a set and a two-server multi-get on one client
-// connection, with one copy of each key (ketama) and with two (ring); the test's own client allocates nothing per request. (Race
-// and sanitizer builds read sockets through net.Conn and instrument
-// allocations, so the count there means nothing.)
+// connection, with one copy of each key (ketama) and with two (ring); the
+// test's own client allocates nothing per request. (Race and sanitizer
+// builds read sockets through net.Conn and instrument allocations, so the
+// count there means nothing.)
 func TestRequestAllocations(t *testing.T) {
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	for _, pool := range []string{"", "  distribution: ring\n  replicas: 2\n"} {
