@@ -35,18 +35,12 @@ Example:
   $ kolco sim balance --algo ring,rendezvous,maglev,jump --nodes 10,100`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			setups, err := sf.setups(cmd.Flags())
+			setups, err := simInputs(cmd.Flags(), &sf, &of, keys)
 			if err != nil {
 				return err
 			}
 			ns, err := parseInts("--nodes", nodes, 1)
 			if err != nil {
-				return err
-			}
-			if err := of.check(); err != nil {
-				return err
-			}
-			if err := checkKeys(keys); err != nil {
 				return err
 			}
 			if sets < 1 {

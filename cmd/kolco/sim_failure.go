@@ -45,14 +45,8 @@ Example:
   $ kolco sim failure --algo ring,rendezvous,maglev --nodes-file nodes.txt --plot load.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			setups, err := sf.setups(cmd.Flags())
+			setups, err := simInputs(cmd.Flags(), &sf, &of, keys)
 			if err != nil {
-				return err
-			}
-			if err := of.check(); err != nil {
-				return err
-			}
-			if err := checkKeys(keys); err != nil {
 				return err
 			}
 			set, err := nodesFromFile(nodesFile)

@@ -27,18 +27,12 @@ Example:
   $ kolco sim lookup --algo ring,rendezvous,jump,maglev --nodes 10,100,1000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			setups, err := sf.setups(cmd.Flags())
+			setups, err := simInputs(cmd.Flags(), &sf, &of, keys)
 			if err != nil {
 				return err
 			}
 			ns, err := parseInts("--nodes", nodes, 1)
 			if err != nil {
-				return err
-			}
-			if err := of.check(); err != nil {
-				return err
-			}
-			if err := checkKeys(keys); err != nil {
 				return err
 			}
 			res, err := sim.Lookup(sim.LookupConfig{Setups: setups, Nodes: ns, Keys: keys})

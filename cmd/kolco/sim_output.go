@@ -179,6 +179,23 @@ func keysFlag(fs *pflag.FlagSet, p *int, def int) {
 	fs.IntVar(p, "keys", def, "number of synthetic keys \"key:0\", \"key:1\", ...")
 }
 
+// simInputs checks what the sim subcommands with synthetic keys share -
+// the algorithm flags, the output flags and --keys - and returns the
+// setups to compare.
+func simInputs(fs *pflag.FlagSet, sf *setupFlags, of *outputFlags, keys int) ([]sim.Setup, error) {
+	setups, err := sf.setups(fs)
+	if err != nil {
+		return nil, err
+	}
+	if err := of.check(); err != nil {
+		return nil, err
+	}
+	if err := checkKeys(keys); err != nil {
+		return nil, err
+	}
+	return setups, nil
+}
+
 func checkKeys(n int) error {
 	if n < 1 {
 		return usagef("--keys must be at least 1 (got %d)", n)

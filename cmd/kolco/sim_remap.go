@@ -34,14 +34,8 @@ Example:
   $ kolco sim remap --vnodes 1,10,100,1000 --sets 10 --plot moved-vs-vnodes.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			setups, err := sf.setups(cmd.Flags())
+			setups, err := simInputs(cmd.Flags(), &sf, &of, keys)
 			if err != nil {
-				return err
-			}
-			if err := of.check(); err != nil {
-				return err
-			}
-			if err := checkKeys(keys); err != nil {
 				return err
 			}
 			if cmd.Flags().Changed("remove") && !cmd.Flags().Changed("add") {

@@ -35,18 +35,12 @@ Example:
   $ kolco sim replicas --zone-aware --nodes 12 --zones 3 --replicas 3`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			setups, err := sf.setups(cmd.Flags())
+			setups, err := simInputs(cmd.Flags(), &sf, &of, keys)
 			if err != nil {
 				return err
 			}
 			for i := range setups {
 				setups[i].Opts.ZoneAware = zoneAware
-			}
-			if err := of.check(); err != nil {
-				return err
-			}
-			if err := checkKeys(keys); err != nil {
-				return err
 			}
 			if replicas < 1 {
 				return usagef("--replicas must be at least 1 (got %d)", replicas)

@@ -28,14 +28,8 @@ Example:
   $ kolco sim weights --algo ring,rendezvous,maglev --vnodes 100,1000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			setups, err := sf.setups(cmd.Flags())
+			setups, err := simInputs(cmd.Flags(), &sf, &of, keys)
 			if err != nil {
-				return err
-			}
-			if err := of.check(); err != nil {
-				return err
-			}
-			if err := checkKeys(keys); err != nil {
 				return err
 			}
 			nodes, err := nodesFromFile(nodesFile)
