@@ -128,22 +128,7 @@ func TestMaxClientConnections(t *testing.T) {
 
 // silentServer accepts connections and reads without ever answering.
 func silentServer(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _, _ = io.Copy(io.Discard, c) }()
-			t.Cleanup(func() { c.Close() })
-		}
-	}()
-	return ln.Addr().String()
+	return fakeServer(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
 }
 
 // TestSlowServerTimesOut puts a server that never answers beside a real

@@ -28,6 +28,28 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// fakeServer listens on a loopback port and runs serve, on a goroutine of
+// its own, for every connection it accepts; the listener and connections
+// close when the test ends.
+func fakeServer(t *testing.T, serve func(net.Conn)) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+			go serve(c)
+		}
+	}()
+	return ln.Addr().String()
+}
+
 // memcached is a real memcached started by a test.
 type memcached struct {
 	addr string

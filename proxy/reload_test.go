@@ -168,31 +168,16 @@ func TestReloadRemovesAndAddsPools(t *testing.T) {
 // gatedServer answers every storage request with STORED, but only once
 // gate is closed.
 func gatedServer(t *testing.T, gate chan struct{}) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
+	return fakeServer(t, func(c net.Conn) {
+		r := memcache.NewReader(c, memcache.Limits{})
+		var req memcache.Request
+		for r.Read(&req) == nil {
+			<-gate
+			if _, err := c.Write([]byte("STORED\r\n")); err != nil {
 				return
 			}
-			t.Cleanup(func() { c.Close() })
-			go func() {
-				r := memcache.NewReader(c, memcache.Limits{})
-				var req memcache.Request
-				for r.Read(&req) == nil {
-					<-gate
-					if _, err := c.Write([]byte("STORED\r\n")); err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
-	return ln.Addr().String()
+	})
 }
 
 // TestReloadLetsInFlightFinish holds a request in flight at a server while

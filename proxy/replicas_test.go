@@ -1,9 +1,13 @@
 package proxy
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -312,5 +316,47 @@ func TestReplicasConfigErrors(t *testing.T) {
 	}
 	if _, err := ParseConfig([]byte(base + "  distribution: ring\n  replicas: 2\n  zones: {a: x, \"127.0.0.1:3\": y}\n  zone: y\n")); err != nil {
 		t.Errorf("valid replicas config: %v", err)
+	}
+}
+
+// TestReplicasStayDownWhenNotEmptied: a server that answers the health
+// probe but cannot be emptied stays down, however many probes succeed, and
+// its keys are read from their other copy meanwhile.
+func TestReplicasStayDownWhenNotEmptied(t *testing.T) {
+	m := startMemcached(t, 0)
+	var flushes atomic.Int32
+	fake := fakeServer(t, func(c net.Conn) {
+		defer c.Close()
+		r := bufio.NewReader(c)
+		line, err := r.ReadString('\n')
+		switch {
+		case err != nil:
+		case line == "version\r\n":
+			_, _ = io.WriteString(c, "VERSION 1.6.0\r\n")
+		case line == "flush_all\r\n":
+			flushes.Add(1)
+			_, _ = io.WriteString(c, "SERVER_ERROR out of memory\r\n")
+		}
+		// Anything else: closed unanswered, a failure.
+	})
+	s := startProxy(t, fmt.Sprintf("p:\n  listen: 127.0.0.1:0\n  distribution: ring\n  replicas: 2\n  timeout: 10000\n"+
+		"  server_failure_limit: 1\n  health_check: {interval: 20, timeout: 1000}\n  servers:\n   - %s:1 real\n   - %s:1 fake\n", m.addr, fake))
+	c := dial(t, s.Addr("p").String())
+	if got := c.do("set k 0 0 1\r\nv\r\n"); got != "STORED\r\n" {
+		t.Fatalf("set with the fake copy failing: %q", got)
+	}
+	var fb *backend
+	for _, b := range s.testPool("p").backends {
+		if b.addr == fake {
+			fb = b
+		}
+	}
+	eventually(t, "the fake server marked down", fb.down.Load)
+	eventually(t, "three failed attempts to empty it", func() bool { return flushes.Load() >= 3 })
+	if !fb.down.Load() {
+		t.Fatal("restored although flush_all failed")
+	}
+	if got := c.do("get k\r\n"); got != "VALUE k 0 1\r\nv\r\nEND\r\n" {
+		t.Fatalf("get while the fake copy is down: %q", got)
 	}
 }
