@@ -39,6 +39,12 @@ func New(nodes []kolco.Node, cfg Config) (*Jump, error) {
 // placement has no nodes.
 func (j *Jump) Locate(key string) (kolco.Node, error) { return j.p.Locate(key) }
 
+var _ kolco.IDLocator = (*Jump)(nil)
+
+// LocateID returns the ID of the owner of key, without copying the whole
+// Node. The error is kolco.ErrNoNodes when the placement has no nodes.
+func (j *Jump) LocateID(key string) (string, error) { return j.p.LocateID(key) }
+
 // LocateN appends up to n distinct owners of key to dst: the owner, then
 // the node that would own the key if the owner were removed, then the one
 // that would own it if both were removed, and so on. When n exceeds the

@@ -28,6 +28,11 @@ func checkNoNodes(t *testing.T, p kolco.Placement) {
 	if _, err := p.Locate("k"); !errors.Is(err, kolco.ErrNoNodes) {
 		t.Errorf("Locate on empty placement: error %v, want ErrNoNodes", err)
 	}
+	if l, ok := p.(kolco.IDLocator); ok {
+		if id, err := l.LocateID("k"); !errors.Is(err, kolco.ErrNoNodes) || id != "" {
+			t.Errorf("LocateID on empty placement = %q, %v; want ErrNoNodes", id, err)
+		}
+	}
 	for _, n := range []int{1, 3} {
 		got, err := p.LocateN(nil, "k", n)
 		if !errors.Is(err, kolco.ErrNoNodes) || len(got) != 0 {
@@ -74,6 +79,13 @@ func testDeterminism(t *testing.T, a Algorithm) {
 	first := placement(t, p1, keys)
 	equalPlacement(t, "same instance, second lookup", first, placement(t, p1, keys), keys)
 	equalPlacement(t, "second instance", first, placement(t, p2, keys), keys)
+	if l, ok := p1.(kolco.IDLocator); ok {
+		for i, k := range keys {
+			if id, err := l.LocateID(k); err != nil || id != first[i] {
+				t.Fatalf("LocateID(%q) = %q, %v; Locate says %q", k, id, err, first[i])
+			}
+		}
+	}
 	var d1, d2 []kolco.Node
 	for _, k := range keys[:500] {
 		var err1, err2 error
@@ -192,6 +204,11 @@ func testAllocs(t *testing.T, a Algorithm) {
 		key := "user:1234567"
 		if n := testing.AllocsPerRun(200, func() { _, _ = p.Locate(key) }); n != 0 {
 			t.Errorf("%d nodes: Locate allocates %v times", size, n)
+		}
+		if l, ok := p.(kolco.IDLocator); ok {
+			if n := testing.AllocsPerRun(200, func() { _, _ = l.LocateID(key) }); n != 0 {
+				t.Errorf("%d nodes: LocateID allocates %v times", size, n)
+			}
 		}
 		for _, r := range []int{1, 3, 8} {
 			if n := testing.AllocsPerRun(200, func() { dst, _ = p.LocateN(dst[:0], key, r) }); n != 0 {

@@ -119,6 +119,11 @@ func checkLocate(t *testing.T, p kolco.Placement, model map[string]bool, key str
 	case len(model) > 0 && (err != nil || !model[n.ID]):
 		t.Fatalf("Locate(%q) = %q, %v; not a member", key, n.ID, err)
 	}
+	if l, ok := p.(kolco.IDLocator); ok {
+		if id, err2 := l.LocateID(key); id != n.ID || !errors.Is(err2, err) {
+			t.Fatalf("LocateID(%q) = %q, %v; Locate = %q, %v", key, id, err2, n.ID, err)
+		}
+	}
 }
 
 func checkLocateN(t *testing.T, p kolco.Placement, model map[string]bool, key string, n int) {

@@ -101,11 +101,31 @@ func (t *Table) TableSize() int { return t.cfg.TableSize }
 // Locate returns the node of key's table entry. The error is
 // [kolco.ErrNoNodes] when the table has no nodes.
 func (t *Table) Locate(key string) (kolco.Node, error) {
+	if n := t.lookup(key); n != nil {
+		return *n, nil
+	}
+	return kolco.Node{}, kolco.ErrNoNodes
+}
+
+var _ kolco.IDLocator = (*Table)(nil)
+
+// LocateID returns the ID of the node Locate returns, without copying the
+// whole Node. The error is [kolco.ErrNoNodes] when the table has no nodes.
+func (t *Table) LocateID(key string) (string, error) {
+	if n := t.lookup(key); n != nil {
+		return n.ID, nil
+	}
+	return "", kolco.ErrNoNodes
+}
+
+// lookup returns the node of key's entry, or nil when the table has no
+// nodes.
+func (t *Table) lookup(key string) *kolco.Node {
 	s := t.cur.Load()
 	if len(s.nodes) == 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
+		return nil
 	}
-	return s.nodes[s.entry[t.cfg.Hash(key)%uint64(len(s.entry))]], nil
+	return &s.nodes[s.entry[t.cfg.Hash(key)%uint64(len(s.entry))]]
 }
 
 // LocateN appends up to n distinct owners of key to dst: the node of key's

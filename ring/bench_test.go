@@ -33,6 +33,22 @@ func BenchmarkLocate(b *testing.B) {
 	}
 }
 
+// BenchmarkLocateID is BenchmarkLocate for the ID alone, at the sizes the
+// bench module's targets use.
+func BenchmarkLocateID(b *testing.B) {
+	for _, size := range []struct{ nodes, v int }{{100, 160}, {1000, 1000}} {
+		r := mustNew(b, named("node", size.nodes), ring.Config{VNodes: size.v})
+		b.Run(fmt.Sprintf("nodes=%d/vnodes=%d", size.nodes, size.v), func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				sinkID, _ = r.LocateID(benchKeys[i&(len(benchKeys)-1)])
+				i++
+			}
+		})
+	}
+}
+
 func BenchmarkLocateN(b *testing.B) {
 	r := mustNew(b, named("node", 100), ring.Config{VNodes: 160})
 	dst := make([]kolco.Node, 0, 3)

@@ -349,3 +349,5 @@ func TestLookupsDoNotAllocate(t *testing.T) {
 }
 
 var sinkNode kolco.Node
+
+var sinkID string

@@ -45,11 +45,27 @@ func New(nodes []kolco.Node, hash keyhash.Func, bucket BucketFunc) (*Placement, 
 
 // Locate returns the owner of key, or kolco.ErrNoNodes.
 func (p *Placement) Locate(key string) (kolco.Node, error) {
+	if n := p.lookup(key); n != nil {
+		return *n, nil
+	}
+	return kolco.Node{}, kolco.ErrNoNodes
+}
+
+// LocateID returns the ID of the owner of key, or kolco.ErrNoNodes.
+func (p *Placement) LocateID(key string) (string, error) {
+	if n := p.lookup(key); n != nil {
+		return n.ID, nil
+	}
+	return "", kolco.ErrNoNodes
+}
+
+// lookup returns the owner of key, or nil without nodes.
+func (p *Placement) lookup(key string) *kolco.Node {
 	s := p.st.Load()
 	if s.working == 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
+		return nil
 	}
-	return s.owners[s.locate(p.bucket, p.hash(key), nil)], nil
+	return &s.owners[s.locate(p.bucket, p.hash(key), nil)]
 }
 
 // LocateN appends up to n owners: each the owner the key would have if the
