@@ -28,6 +28,7 @@ func newPicker(cfg *PoolConfig, servers []twemproxy.Server) (picker, error) {
 	if k.p, err = algo.New(cfg.Distribution, nodes, opts); err != nil {
 		return nil, err
 	}
+	k.ids, _ = k.p.(kolco.IDLocator)
 	if len(cfg.HashTag) == 2 {
 		k.tag = [2]byte{cfg.HashTag[0], cfg.HashTag[1]}
 		k.hasTag = true
@@ -38,6 +39,7 @@ func newPicker(cfg *PoolConfig, servers []twemproxy.Server) (picker, error) {
 // kolcoPicker adapts a kolco placement to server indexes.
 type kolcoPicker struct {
 	p      algo.Placement
+	ids    kolco.IDLocator // p, when it can answer with the ID alone
 	index  map[string]int
 	tag    [2]byte
 	hasTag bool
@@ -48,11 +50,16 @@ func (k *kolcoPicker) Index(key []byte) int {
 	if k.hasTag {
 		key = twemproxy.Tagged(key, k.tag)
 	}
-	n, err := k.p.Locate(keyString(key))
-	if err != nil {
-		return 0 // not reached: the pool has servers
+	var id string
+	if k.ids != nil {
+		id, _ = k.ids.LocateID(keyString(key))
+	} else {
+		n, _ := k.p.Locate(keyString(key))
+		id = n.ID
 	}
-	return k.index[n.ID]
+	// An error is not reached (the pool has servers); its empty ID would
+	// give server 0.
+	return k.index[id]
 }
 
 // Replicas appends to dst the indexes of the n servers that hold key, in
