@@ -114,8 +114,8 @@ func newKolcoRing(ids []string, vnodes int) (Instance, error) {
 		return Instance{}, err
 	}
 	return kolcoInstance(r, r.Points(), func(key string) string {
-		n, _ := r.Locate(key)
-		return n.ID
+		id, _ := r.LocateID(key)
+		return id
 	}), nil
 }
 
@@ -125,8 +125,8 @@ func newKolcoMaglev(ids []string, _ int) (Instance, error) {
 		return Instance{}, err
 	}
 	return kolcoInstance(m, len(ids), func(key string) string {
-		n, _ := m.Locate(key)
-		return n.ID
+		id, _ := m.LocateID(key)
+		return id
 	}), nil
 }
 
@@ -136,8 +136,8 @@ func newKolcoJump(ids []string, _ int) (Instance, error) {
 		return Instance{}, err
 	}
 	return kolcoInstance(j, len(ids), func(key string) string {
-		n, _ := j.Locate(key)
-		return n.ID
+		id, _ := j.LocateID(key)
+		return id
 	}), nil
 }
 

@@ -173,7 +173,7 @@ func nodes(ids []string, w float64) []kolco.Node {
 
 func locate(r *ring.Ring) func(string) string {
 	return func(key string) string {
-		n, _ := r.Locate(key)
-		return n.ID
+		id, _ := r.LocateID(key)
+		return id
 	}
 }
