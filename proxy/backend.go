@@ -208,23 +208,36 @@ func (b *backend) ask(ctx context.Context, timeout time.Duration, req string, cm
 type bconn struct {
 	b *backend
 
-	// mu guards the fields below and every session's buf, spare,
-	// flushing, and sends on its inflight channel.
+	// mu guards the fields below and every session's buf, spare and
+	// flushing.
 	mu     sync.Mutex
 	s      *session
 	closed bool
 }
 
 // session is one live net.Conn with its reader goroutine.
+//
+// The reader waits for replies on the socket itself, not for ops on a
+// channel: a sender only appends its op to the queue under qmu. A channel
+// receive made the reader park and be woken once per request besides the
+// socket's wake-up, and with two or more threads each such wake-up can
+// start another thread to run it.
 type session struct {
 	conn     net.Conn
 	rw       io.ReadWriter // reads and writes conn
-	inflight chan *op
 	dead     atomic.Bool
 	readerWG sync.WaitGroup
 	buf      []byte // requests waiting to be written
 	spare    []byte
 	flushing bool
+
+	// qmu guards the queue of ops written (or being written) and not yet
+	// answered, in the order the server answers them, and the read
+	// deadline: while an op is queued, the deadline is the first op's.
+	qmu    sync.Mutex
+	queue  []*op
+	head   int
+	failed error // set when the reader stops; later ops fail with it
 }
 
 func (c *bconn) send(ctx context.Context, o *op) {
@@ -249,7 +262,13 @@ func (c *bconn) send(ctx context.Context, o *op) {
 		c.s = s
 	}
 	s := c.s
-	s.inflight <- o
+	if err := s.enqueue(o); err != nil {
+		// The reader stopped since the check above: the server closed
+		// the connection or it failed. The next request reconnects.
+		c.mu.Unlock()
+		o.finish(err)
+		return
+	}
 	s.buf = append(s.buf, o.buf...)
 	if s.flushing {
 		c.mu.Unlock()
@@ -294,7 +313,7 @@ func (c *bconn) dial(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{conn: conn, rw: conn, inflight: make(chan *op, 4096)}
+	s := &session{conn: conn, rw: conn}
 	if r := newRawIO(conn); r != nil {
 		s.rw = r
 	}
@@ -303,31 +322,96 @@ func (c *bconn) dial(ctx context.Context) (*session, error) {
 	return s, nil
 }
 
+// enqueue queues o to be answered; the error is the reason the reader
+// stopped, if it has.
+func (s *session) enqueue(o *op) error {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.failed != nil {
+		return s.failed
+	}
+	if s.head == len(s.queue) {
+		if err := s.conn.SetReadDeadline(o.deadline); err != nil {
+			return err
+		}
+	}
+	s.queue = append(s.queue, o)
+	return nil
+}
+
+// first returns the op the next reply answers, or nil.
+func (s *session) first() *op {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.head == len(s.queue) {
+		return nil
+	}
+	return s.queue[s.head]
+}
+
+// answered removes the first op, answered, and sets the read deadline to
+// the next op's, or none when the queue is empty.
+func (s *session) answered() error {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	s.queue[s.head] = nil
+	s.head++
+	if s.head == len(s.queue) {
+		s.queue, s.head = s.queue[:0], 0
+		return s.conn.SetReadDeadline(time.Time{})
+	}
+	return s.conn.SetReadDeadline(s.queue[s.head].deadline)
+}
+
+// stop records why the reader stopped and returns the ops still queued.
+func (s *session) stop(err error) []*op {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	s.failed = err
+	rest := s.queue[s.head:]
+	s.queue, s.head = nil, 0
+	return rest
+}
+
 // read pairs replies with ops until the connection fails or the session
-// ends; then it fails whatever is still in flight.
+// ends; then it fails whatever is still queued, and every later op.
 func (s *session) read(b *backend) {
 	defer s.readerWG.Done()
 	rr := memcache.NewReplyReader(s.rw, b.pool.cfg.MaxValueSize)
 	var failure error
-	for o := range s.inflight {
-		if failure != nil {
-			o.finish(failure)
-			continue
+	for {
+		// Blocks until the server sends something: while nothing is
+		// queued there is no deadline, and a close ends the wait.
+		failure = rr.Wait()
+		o := s.first()
+		if failure == nil && o == nil {
+			failure = fmt.Errorf("%w: a reply to no request", memcache.ErrBadReply)
 		}
-		if err := s.conn.SetReadDeadline(o.deadline); err != nil {
-			failure = err
-		} else {
+		if failure == nil {
 			o.reply, o.spans, failure = rr.Read(o.reply[:0], o.cmd, o.spans[:0])
 		}
 		if failure != nil {
 			failure = fmt.Errorf("%s: %w", b.addr, unwrapNet(failure))
-			s.kill()
-			b.result(failure)
-			o.finish(failure)
-			continue
+			if o != nil {
+				// A request failed; a server that closed an idle
+				// connection, or a session ended, failed none.
+				b.result(failure)
+			}
+			break
 		}
+		err := s.answered()
 		b.result(nil)
 		o.finish(nil)
+		if err != nil {
+			failure = fmt.Errorf("%s: %w", b.addr, unwrapNet(err))
+			break
+		}
+	}
+	// Dead before the queue closes: a sender that finds the queue closed
+	// finds the session dead, and replaces it.
+	s.kill()
+	for _, o := range s.stop(failure) {
+		o.finish(failure)
 	}
 }
 
@@ -337,11 +421,10 @@ func (s *session) kill() {
 	s.conn.Close()
 }
 
-// end stops the session: no more ops go in, the reader fails what is left.
-// The caller holds the bconn's mu.
+// end stops the session: the connection is closed and the reader fails
+// what is left. The caller holds the bconn's mu.
 func (s *session) end() {
 	s.kill()
-	close(s.inflight)
 	s.readerWG.Wait()
 }
 

@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"bufio"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -206,4 +208,41 @@ func TestRetryWithoutProbes(t *testing.T) {
 		c.do("get " + victimKey + "\r\n")
 		return b.ejections.Load() >= 2
 	})
+}
+
+// TestServerClosesIdleConnection: a server that closes a connection while
+// no request is on it (memcached does after its idle_timeout, and when it
+// restarts) fails no request and counts no failure: the proxy sees the
+// close at once, and the next request reconnects.
+func TestServerClosesIdleConnection(t *testing.T) {
+	var accepted atomic.Int32
+	addr := fakeServer(t, func(c net.Conn) {
+		accepted.Add(1)
+		r := bufio.NewReader(c)
+		if _, err := r.ReadString('\n'); err != nil {
+			return
+		}
+		c.Write([]byte("END\r\n"))
+		c.Close() // idle now: closed
+	})
+	s := startProxy(t, "p:\n  listen: 127.0.0.1:0\n  timeout: 10000\n  auto_eject_hosts: true\n  server_failure_limit: 1\n  servers:\n   - "+addr+":1\n")
+	b := s.testPool("p").backends[0]
+	c := dial(t, s.Addr("p").String())
+	for i := range 3 {
+		if got := c.do("get k\r\n"); got != "END\r\n" {
+			t.Fatalf("get %d: %q", i, got)
+		}
+		// The proxy sees the close before the next request is sent.
+		eventually(t, "the close seen", func() bool {
+			b.conns[0].mu.Lock()
+			defer b.conns[0].mu.Unlock()
+			return b.conns[0].s == nil || b.conns[0].s.dead.Load()
+		})
+	}
+	if n := accepted.Load(); n != 3 {
+		t.Errorf("%d connections for 3 requests, want 3", n)
+	}
+	if e := b.errors.Load(); e != 0 {
+		t.Errorf("%d errors counted for a server that answered every request", e)
+	}
 }

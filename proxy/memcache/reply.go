@@ -32,6 +32,13 @@ func NewReplyReader(r io.Reader, maxValue int) *ReplyReader {
 	return &ReplyReader{br: bufio.NewReaderSize(r, 16<<10), maxVal: maxValue}
 }
 
+// Wait blocks until the next reply has begun to arrive (or is buffered
+// already), and returns the read error if it cannot.
+func (r *ReplyReader) Wait() error {
+	_, err := r.br.Peek(1)
+	return err
+}
+
 // Read appends to dst the whole reply to a request with command cmd and
 // returns it; for a retrieval it also appends to spans the position of each
 // VALUE entry, counted from the start of this reply (len(dst) on entry); the

@@ -3,8 +3,10 @@ package memcache
 import (
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestReadReply(t *testing.T) {
@@ -82,4 +84,35 @@ func FuzzReplyReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestWaitReply(t *testing.T) {
+	pr, pw := io.Pipe()
+	rr := NewReplyReader(pr, 0)
+	waited := make(chan error, 1)
+	go func() { waited <- rr.Wait() }()
+	select {
+	case err := <-waited:
+		t.Fatalf("Wait returned %v before any reply", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	go pw.Write([]byte("STORED\r\nEND\r\n"))
+	if err := <-waited; err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	// Wait consumes nothing: both replies are read whole.
+	for _, want := range []string{"STORED\r\n", "END\r\n"} {
+		cmd := CmdSet
+		if want == "END\r\n" {
+			cmd = CmdGet
+		}
+		got, _, err := rr.Read(nil, cmd, nil)
+		if err != nil || string(got) != want {
+			t.Fatalf("Read = %q, %v; want %q", got, err, want)
+		}
+	}
+	pw.Close()
+	if err := rr.Wait(); err != io.EOF {
+		t.Fatalf("Wait at EOF = %v, want io.EOF", err)
+	}
 }
