@@ -15,6 +15,8 @@ package bench
 
 import (
 	"fmt"
+	"math/bits"
+	"math/rand/v2"
 	"strconv"
 
 	"github.com/bradfitz/gomemcache/memcache"
@@ -265,6 +267,31 @@ func HashAlone() func(key string) string {
 		// discarded, without writing shared memory (which would make
 		// goroutines running it at once contend).
 		if keyhash.XXH3(key) == 0 {
+			return "zero"
+		}
+		return ""
+	}
+}
+
+// RandomReads is the memory floor of a lookup in a structure of the given
+// size: it hashes the key like HashAlone, then makes reads random reads in
+// a table of bytes (rounded down to a power of two), each at an address
+// that depends on the word the previous one read, as a search's next load
+// depends on the last. The table holds distinct random words, so every
+// page is real memory.
+func RandomReads(bytes, reads int) func(key string) string {
+	table := make([]uint64, 1<<(bits.Len(uint(bytes/8))-1))
+	r := rand.New(rand.NewPCG(7, 11))
+	for i := range table {
+		table[i] = r.Uint64()
+	}
+	mask := uint64(len(table) - 1)
+	return func(key string) string {
+		h := keyhash.XXH3(key)
+		for range reads {
+			h ^= table[h&mask]
+		}
+		if h == 0 {
 			return "zero"
 		}
 		return ""
