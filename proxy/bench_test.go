@@ -19,15 +19,17 @@ import (
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
-// The comparison benchmark runs only when KOLCO_PROXY_BENCH=1 (about 35 s):
+// The comparison benchmark runs only when KOLCO_PROXY_BENCH=1 (about 40 s):
 //
 //	KOLCO_PROXY_BENCH=1 go test -run TestProxyComparison -v ./proxy/
 //
 // It starts two memcached servers, nutcracker in front of them, and the
 // proxy in a child process (this test binary re-executed) with GOMAXPROCS
 // 1 and 2, then drives each with the same closed-loop load on 127.0.0.1:
-// get, set and a 10-key multi-get of 100-byte values. Figures are reported
-// as ratios to nutcracker; "direct" is one memcached without a proxy.
+// get, set and a 10-key multi-get of 100-byte values, one request at a
+// time per client, and gets pipelined eight at a time, as clients that
+// batch send them. Figures are reported as ratios to nutcracker; "direct"
+// is one memcached without a proxy.
 const benchEnv = "KOLCO_PROXY_BENCH"
 
 // helperEnv makes the test binary run a proxy for the benchmark.
@@ -61,8 +63,10 @@ type benchResult struct {
 func (r benchResult) rate() float64 { return float64(r.ops) / r.elapsed.Seconds() }
 
 // drive runs conns closed-loop clients for d (or 2,000,000 requests) and
-// measures throughput and latency.
-func drive(t *testing.T, addr string, conns int, d time.Duration, req string, cmd memcache.Command) benchResult {
+// measures throughput and latency. Each client writes depth requests at
+// once and reads their replies; a request's latency runs from that write
+// to its reply.
+func drive(t *testing.T, addr string, conns int, d time.Duration, req string, cmd memcache.Command, depth int) benchResult {
 	var wg sync.WaitGroup
 	lat := make([][]time.Duration, conns)
 	start := time.Now()
@@ -77,9 +81,9 @@ func drive(t *testing.T, addr string, conns int, d time.Duration, req string, cm
 			defer wg.Done()
 			defer conn.Close()
 			rr := memcache.NewReplyReader(bufio.NewReader(conn), 0)
-			w := []byte(req)
+			w := []byte(strings.Repeat(req, depth))
 			var buf []byte
-			for n := 0; n < 2_000_000/conns; n++ {
+			for n := 0; n < 2_000_000/conns; n += depth {
 				t0 := time.Now()
 				if t0.After(stopAt) {
 					return
@@ -88,12 +92,14 @@ func drive(t *testing.T, addr string, conns int, d time.Duration, req string, cm
 					t.Error(err)
 					return
 				}
-				var err error
-				if buf, _, err = rr.Read(buf[:0], cmd, nil); err != nil || memcache.IsErrorReply(buf) {
-					t.Errorf("%s: %v %q", addr, err, buf)
-					return
+				for range depth {
+					var err error
+					if buf, _, err = rr.Read(buf[:0], cmd, nil); err != nil || memcache.IsErrorReply(buf) {
+						t.Errorf("%s: %v %q", addr, err, buf)
+						return
+					}
+					lat[i] = append(lat[i], time.Since(t0))
 				}
-				lat[i] = append(lat[i], time.Since(t0))
 			}
 		}()
 	}
@@ -137,13 +143,15 @@ func TestProxyComparison(t *testing.T) {
 		}
 	}
 	loads := []struct {
-		name string
-		req  string
-		cmd  memcache.Command
+		name  string
+		req   string
+		cmd   memcache.Command
+		depth int
 	}{
-		{"get", "get bench:3\r\n", memcache.CmdGet},
-		{"set", "set bench:4 0 0 100\r\n" + val + "\r\n", memcache.CmdSet},
-		{"get 10 keys", "get " + strings.Join(keys, " ") + "\r\n", memcache.CmdGet},
+		{"get", "get bench:3\r\n", memcache.CmdGet, 1},
+		{"set", "set bench:4 0 0 100\r\n" + val + "\r\n", memcache.CmdSet, 1},
+		{"get 10 keys", "get " + strings.Join(keys, " ") + "\r\n", memcache.CmdGet, 1},
+		{"get x8 pipe", "get bench:3\r\n", memcache.CmdGet, 8},
 	}
 	var report strings.Builder
 	fmt.Fprintf(&report, "\n%-12s %-20s %12s %10s %10s %8s %8s %8s\n", "load", "target", "ops/s", "p50", "p99", "x ops", "x p50", "x p99")
@@ -154,7 +162,7 @@ func TestProxyComparison(t *testing.T) {
 		rounds := map[string][]benchResult{}
 		for range 5 {
 			for _, tg := range targets {
-				rounds[tg.name] = append(rounds[tg.name], drive(t, tg.addr, 16, 500*time.Millisecond, l.req, l.cmd))
+				rounds[tg.name] = append(rounds[tg.name], drive(t, tg.addr, 16, 500*time.Millisecond, l.req, l.cmd, l.depth))
 			}
 		}
 		results := map[string]benchResult{}
