@@ -234,10 +234,10 @@ type session struct {
 	// qmu guards the queue of ops written (or being written) and not yet
 	// answered, in the order the server answers them, and the read
 	// deadline: while an op is queued, the deadline is the first op's.
-	qmu    sync.Mutex
-	queue  []*op
-	head   int
-	failed error // set when the reader stops; later ops fail with it
+	qmu     sync.Mutex
+	queue   []*op
+	head    int
+	stopped bool // set when the reader stops; enqueue then refuses ops
 }
 
 func (c *bconn) send(ctx context.Context, o *op) {
@@ -247,24 +247,15 @@ func (c *bconn) send(ctx context.Context, o *op) {
 		o.finish(ErrClosed)
 		return
 	}
-	if c.s != nil && c.s.dead.Load() {
-		c.s.end()
-		c.s = nil
-	}
-	if c.s == nil {
-		s, err := c.dial(ctx)
-		if err != nil {
-			c.mu.Unlock()
-			o.finish(fmt.Errorf("%s: connect: %w", c.b.addr, unwrapNet(err)))
-			c.b.result(err)
-			return
+	s, err := c.session(ctx, false)
+	if err == nil && !s.enqueue(o) {
+		// The reader stopped since the session was checked: the server
+		// closed the connection. o was not written; a new one takes it.
+		if s, err = c.session(ctx, true); err == nil && !s.enqueue(o) {
+			err = fmt.Errorf("%s: connection closed", c.b.addr)
 		}
-		c.s = s
 	}
-	s := c.s
-	if err := s.enqueue(o); err != nil {
-		// The reader stopped since the check above: the server closed
-		// the connection or it failed. The next request reconnects.
+	if err != nil {
 		c.mu.Unlock()
 		o.finish(err)
 		return
@@ -304,6 +295,25 @@ func (c *bconn) send(ctx context.Context, o *op) {
 	c.mu.Unlock()
 }
 
+// session returns the live session, connecting a new one if there is none,
+// the last one died, or replace is set. A failed connect is recorded as
+// the server's failure. The caller holds mu.
+func (c *bconn) session(ctx context.Context, replace bool) (*session, error) {
+	if c.s != nil && (replace || c.s.dead.Load()) {
+		c.s.end()
+		c.s = nil
+	}
+	if c.s == nil {
+		s, err := c.dial(ctx)
+		if err != nil {
+			c.b.result(err)
+			return nil, fmt.Errorf("%s: connect: %w", c.b.addr, unwrapNet(err))
+		}
+		c.s = s
+	}
+	return c.s, nil
+}
+
 func (c *bconn) dial(ctx context.Context) (*session, error) {
 	if c.b.down.Load() && c.b.pool.cfg.Ejection == EjectFailFast {
 		return nil, ErrServerDown
@@ -322,21 +332,19 @@ func (c *bconn) dial(ctx context.Context) (*session, error) {
 	return s, nil
 }
 
-// enqueue queues o to be answered; the error is the reason the reader
-// stopped, if it has.
-func (s *session) enqueue(o *op) error {
+// enqueue queues o to be answered, and reports false, queueing nothing,
+// when the reader has stopped or the connection is closed.
+func (s *session) enqueue(o *op) bool {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
-	if s.failed != nil {
-		return s.failed
+	if s.stopped {
+		return false
 	}
-	if s.head == len(s.queue) {
-		if err := s.conn.SetReadDeadline(o.deadline); err != nil {
-			return err
-		}
+	if s.head == len(s.queue) && s.conn.SetReadDeadline(o.deadline) != nil {
+		return false
 	}
 	s.queue = append(s.queue, o)
-	return nil
+	return true
 }
 
 // first returns the op the next reply answers, or nil.
@@ -356,18 +364,27 @@ func (s *session) answered() error {
 	defer s.qmu.Unlock()
 	s.queue[s.head] = nil
 	s.head++
-	if s.head == len(s.queue) {
+	switch {
+	case s.head == len(s.queue):
 		s.queue, s.head = s.queue[:0], 0
 		return s.conn.SetReadDeadline(time.Time{})
+	case s.head >= 64 && 2*s.head >= len(s.queue):
+		// A queue that never drains under steady load would grow without
+		// bound; moving the live half to the front keeps it at twice
+		// what is in flight, at a cost of one copy per op at most.
+		n := copy(s.queue, s.queue[s.head:])
+		clear(s.queue[n:])
+		s.queue, s.head = s.queue[:n], 0
 	}
 	return s.conn.SetReadDeadline(s.queue[s.head].deadline)
 }
 
-// stop records why the reader stopped and returns the ops still queued.
-func (s *session) stop(err error) []*op {
+// stop marks the session stopped, so that enqueue takes no more ops, and
+// returns the ops still queued.
+func (s *session) stop() []*op {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
-	s.failed = err
+	s.stopped = true
 	rest := s.queue[s.head:]
 	s.queue, s.head = nil, 0
 	return rest
@@ -382,35 +399,41 @@ func (s *session) read(b *backend) {
 	for {
 		// Blocks until the server sends something: while nothing is
 		// queued there is no deadline, and a close ends the wait.
-		failure = rr.Wait()
-		o := s.first()
-		if failure == nil && o == nil {
-			failure = fmt.Errorf("%w: a reply to no request", memcache.ErrBadReply)
-		}
-		if failure == nil {
-			o.reply, o.spans, failure = rr.Read(o.reply[:0], o.cmd, o.spans[:0])
-		}
-		if failure != nil {
-			failure = fmt.Errorf("%s: %w", b.addr, unwrapNet(failure))
-			if o != nil {
-				// A request failed; a server that closed an idle
-				// connection, or a session ended, failed none.
-				b.result(failure)
+		err := rr.Wait()
+		var o *op
+		if err == nil {
+			// An op is queued before its bytes are written, so data with
+			// no op queued answers nothing. (Data that arrives with an op
+			// queued is taken as that op's reply; if it is a stray reply,
+			// the op's own reply is read as a bad reply or out of step.)
+			if o = s.first(); o == nil {
+				err = fmt.Errorf("%w: a reply to no request", memcache.ErrBadReply)
 			}
-			break
 		}
-		err := s.answered()
-		b.result(nil)
-		o.finish(nil)
+		if err == nil {
+			o.reply, o.spans, err = rr.Read(o.reply[:0], o.cmd, o.spans[:0])
+		}
+		if err == nil {
+			err = s.answered()
+			b.result(nil)
+			o.finish(nil)
+		}
 		if err != nil {
 			failure = fmt.Errorf("%s: %w", b.addr, unwrapNet(err))
 			break
 		}
 	}
-	// Dead before the queue closes: a sender that finds the queue closed
-	// finds the session dead, and replaces it.
+	// Stopped and the queue taken in one step: an op queued before it is
+	// failed here, and a sender that comes after finds the session stopped
+	// and takes a new connection.
 	s.kill()
-	for _, o := range s.stop(failure) {
+	rest := s.stop()
+	if len(rest) > 0 {
+		// Requests failed; a server that closed an idle connection, or a
+		// session that ended, failed none.
+		b.result(failure)
+	}
+	for _, o := range rest {
 		o.finish(failure)
 	}
 }

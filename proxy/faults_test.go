@@ -246,3 +246,40 @@ func TestServerClosesIdleConnection(t *testing.T) {
 		t.Errorf("%d errors counted for a server that answered every request", e)
 	}
 }
+
+// TestRequestAfterReaderStopped: a request that finds the session's reader
+// stopped (the server's close seen between the sender's check and its
+// enqueue) was never written, so it goes on a new connection instead of
+// failing.
+func TestRequestAfterReaderStopped(t *testing.T) {
+	var accepted atomic.Int32
+	addr := fakeServer(t, func(c net.Conn) {
+		accepted.Add(1)
+		r := bufio.NewReader(c)
+		for {
+			if _, err := r.ReadString('\n'); err != nil {
+				return
+			}
+			c.Write([]byte("END\r\n"))
+		}
+	})
+	s := startProxy(t, "p:\n  listen: 127.0.0.1:0\n  timeout: 10000\n  servers:\n   - "+addr+":1\n")
+	bc := s.testPool("p").backends[0].conns[0]
+	c := dial(t, s.Addr("p").String())
+	if got := c.do("get k\r\n"); got != "END\r\n" {
+		t.Fatalf("first get: %q", got)
+	}
+	bc.mu.Lock()
+	old := bc.s
+	bc.mu.Unlock()
+	old.stop() // as the reader does when it sees the close; dead is not set yet
+	if got := c.do("get k\r\n"); got != "END\r\n" {
+		t.Fatalf("get after the reader stopped: %q", got)
+	}
+	bc.mu.Lock()
+	replaced := bc.s != old
+	bc.mu.Unlock()
+	if !replaced || accepted.Load() != 2 {
+		t.Errorf("session replaced %v, %d connections; want a second connection", replaced, accepted.Load())
+	}
+}
