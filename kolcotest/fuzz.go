@@ -25,18 +25,20 @@ func IsSentinel(err error, extra ...error) bool {
 }
 
 // FuzzSeeds adds a seed corpus for [Ops] to f: the empty script, lookups on
-// an empty set, removing every node, n larger than the set, bad weights and
-// duplicate IDs.
+// an empty set and on a few nodes, removing every node, n larger than the
+// set, bad weights and duplicate IDs.
 func FuzzSeeds(f *testing.F) {
 	for _, s := range [][]byte{
 		{},                    // nothing at all
 		{3, 3, 'k', 'e', 'y'}, // Locate on an empty set
 		{4, 2, 'k', 'k', 9},   // LocateN on an empty set
-		{0, 1, 16, 0, 2, 32, 1, 1, 1, 2, 3, 1, 'k', 4, 0, 7}, // add two, remove all, look up
-		{0, 1, 16, 0, 1, 16, 1, 9},                           // duplicate add, unknown remove
-		{0, 1, 255, 0, 2, 254, 0, 3, 253, 2, 1, 0},           // bad weights
-		{0, 1, 0, 0, 2, 0, 4, 1, 'x', 100, 4, 1, 'x', 0x80},  // n > nodes, n < 0
-		{5, 4, 4, 5, 4, 7, 2, 7, 48, 1, 7, 1, 4, 4, 0, 3},    // batches with a duplicate inside
+		{0, 1, 16, 0, 2, 32, 1, 1, 1, 2, 3, 1, 'k', 4, 0, 7},                       // add two, remove all, look up
+		{0, 1, 16, 0, 1, 16, 1, 9},                                                 // duplicate add, unknown remove
+		{0, 1, 255, 0, 2, 254, 0, 3, 253, 2, 1, 0},                                 // bad weights
+		{0, 1, 0, 0, 2, 0, 4, 1, 'x', 100, 4, 1, 'x', 0x80},                        // n > nodes, n < 0
+		{5, 4, 4, 5, 4, 7, 2, 7, 48, 1, 7, 1, 4, 4, 0, 3},                          // batches with a duplicate inside
+		{0, 1, 0, 0, 2, 0, 3, 3, 'k', 'e', 'y', 4, 2, 'k', 'k', 2, 3, 2, 'a', 'b'}, // look up on two nodes
+		{5, 4, 0, 5, 0, 6, 0, 3, 5, 'h', 'e', 'l', 'l', 'o', 1, 4, 3, 2, 'h', 'i'}, // three added at once, one removed
 	} {
 		f.Add(s)
 	}

@@ -25,8 +25,8 @@ func TestKolcoPlacementMatchesAlgorithm(t *testing.T) {
 				t.Fatal(err)
 			}
 			k := p.(*kolcoPicker)
-			if _, ok := k.p.(kolco.IDLocator); ok != (dist != "rendezvous") {
-				t.Fatalf("%s: IDLocator = %v", dist, ok)
+			if _, ok := k.p.(kolco.IDLocator); ok != (dist != "rendezvous") || (k.ids != nil) != ok {
+				t.Fatalf("%s: IDLocator %v, the picker uses it: %v", dist, ok, k.ids != nil)
 			}
 			keys := []string{"{tag}x", "{tag}y", "plain"}
 			for i := range 300 {

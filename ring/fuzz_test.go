@@ -78,6 +78,9 @@ func checkAgainstReference(t *testing.T, r *ring.Ring, key string, vnodes int) {
 	if want := ref.get(key); got.ID != want {
 		t.Fatalf("Locate(%q) = %s, the reference says %s", key, got.ID, want)
 	}
+	if id, err := r.LocateID(key); err != nil || id != got.ID {
+		t.Fatalf("LocateID(%q) = %q, %v; Locate says %s", key, id, err, got.ID)
+	}
 }
 
 func member(r *ring.Ring, id string) bool {

@@ -149,6 +149,9 @@ func compareRing(t *testing.T, r *ring.Ring, ref *refRing, rng *rand.Rand, zoneA
 		if want := ref.get(key); got.ID != want {
 			t.Fatalf("%s: Locate(%q) = %s, reference %s", where, key, got.ID, want)
 		}
+		if id, err := r.LocateID(key); err != nil || id != got.ID {
+			t.Fatalf("%s: LocateID(%q) = %q, %v; Locate says %s", where, key, id, err, got.ID)
+		}
 		n := 1 + rng.IntN(r.Len()+1)
 		dst, err = r.LocateN(dst[:0], key, n)
 		if err != nil {
