@@ -70,6 +70,11 @@ func TestMeasuresAreSane(t *testing.T) {
 	if ns := NsPerOp(inst.Lookup, keys, time.Millisecond); ns <= 0 {
 		t.Errorf("NsPerOp = %v", ns)
 	}
+	for _, size := range []int{0, 7, 8, 100, 1 << 16} {
+		if ns := NsPerOp(RandomReads(size, 2), keys, time.Millisecond); ns <= 0 {
+			t.Errorf("NsPerOp(RandomReads(%d, 2)) = %v", size, ns)
+		}
+	}
 	if b := Balance(inst.Lookup, keys, 10); b < 1 {
 		t.Errorf("Balance = %v, below 1", b)
 	}

@@ -274,13 +274,13 @@ func HashAlone() func(key string) string {
 }
 
 // RandomReads is the memory floor of a lookup in a structure of the given
-// size: it hashes the key like HashAlone, then makes reads random reads in
-// a table of bytes (rounded down to a power of two), each at an address
-// that depends on the word the previous one read, as a search's next load
-// depends on the last. The table holds distinct random words, so every
-// page is real memory.
+// size: it hashes the key like HashAlone, then makes that many random
+// reads in a table of bytes (rounded down to a power of two, at least one
+// word), each at an address that depends on the word the previous one
+// read, as a search's next load depends on the last. The table holds
+// random words, so every page is real memory.
 func RandomReads(bytes, reads int) func(key string) string {
-	table := make([]uint64, 1<<(bits.Len(uint(bytes/8))-1))
+	table := make([]uint64, 1<<max(bits.Len(uint(bytes/8))-1, 0))
 	r := rand.New(rand.NewPCG(7, 11))
 	for i := range table {
 		table[i] = r.Uint64()

@@ -44,8 +44,8 @@ func lookupTargets(keys []string, d time.Duration, rounds int) error {
 	// and index), 230 KB and 14 MB.
 	fns := []func(string) string{locate(small), bench.HashAlone(), locate(big),
 		bench.RandomReads(256<<10, 1), bench.RandomReads(256<<10, 2), bench.RandomReads(16<<20, 1), bench.RandomReads(16<<20, 2)}
-	names := []string{"", "", "", "", "", "", ""}
-	const firstLib = 7
+	firstLib := len(fns)
+	names := make([]string, firstLib)
 	for _, l := range bench.Libs() {
 		if !l.Ring || l.Kolco {
 			continue
