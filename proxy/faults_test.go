@@ -118,6 +118,11 @@ func TestFaultEjectAndRestore(t *testing.T) {
 			victim.stop()
 			b := s.testPool("p").backends[1]
 			eventually(t, "the server to be marked down", func() bool { return b.down.Load() })
+			// Under fail-fast the down server keeps its place; stats still
+			// count it out.
+			if st := dial(t, s.Addr("p").String()).do("stats\r\n"); !strings.Contains(st, "STAT servers_live 2\r\n") {
+				t.Fatalf("one of three servers down; stats say:\n%s", st)
+			}
 			if policy == EjectRehash {
 				eventually(t, "ejection", func() bool { return liveCount(s) == 2 })
 				// After ejection every key works again, the victim's on other servers.

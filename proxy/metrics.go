@@ -146,9 +146,17 @@ func (p *pool) appendStats(dst []byte) []byte {
 	u("cmd_get", s.cmds[memcache.CmdGet].Load()+s.cmds[memcache.CmdGets].Load()+s.cmds[memcache.CmdMetaGet].Load())
 	u("cmd_set", s.cmds[memcache.CmdSet].Load()+s.cmds[memcache.CmdMetaSet].Load())
 	u("cmd_touch", s.cmds[memcache.CmdTouch].Load())
-	live := p.place.Load().live
+	// Servers not marked down: under fail-fast and with replicas, the
+	// placement keeps down servers in their places, so its length is not
+	// the count.
+	live := 0
+	for _, b := range p.backends {
+		if !b.down.Load() {
+			live++
+		}
+	}
 	u("servers", uint64(len(p.backends)))
-	u("servers_live", uint64(len(live)))
+	u("servers_live", uint64(live))
 	for _, b := range p.backends {
 		prefix := "server:" + b.addr + ":"
 		u(prefix+"requests", b.requests.Load())
