@@ -247,3 +247,30 @@ func TestPreconnect(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownKeepsItsDeadline: a request waiting for a server that never
+// answers does not hold Shutdown past its context, whatever the pool's
+// timeout.
+func TestShutdownKeepsItsDeadline(t *testing.T) {
+	silent := silentServer(t)
+	cfg, err := ParseConfig([]byte(fmt.Sprintf("p:\n  listen: 127.0.0.1:0\n  timeout: 30000\n  servers:\n   - %s:1\n", silent)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, s.Addr("p").String())
+	c.send("get k\r\n")
+	eventually(t, "the request at the server", func() bool { return s.testPool("p").backends[0].requests.Load() == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Shutdown = %v, want the context's deadline", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Shutdown with a 200 ms context took %v", d)
+	}
+}

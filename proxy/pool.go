@@ -113,6 +113,14 @@ func (p *pool) close() {
 	}
 }
 
+// abort closes every server connection, failing the requests in flight;
+// later requests fail too. For a shutdown past its deadline.
+func (p *pool) abort() {
+	for _, b := range p.backends {
+		b.close()
+	}
+}
+
 // route returns the server that owns key, or nil when no server is live.
 func (p *pool) route(key []byte) *backend {
 	pl := p.place.Load()

@@ -265,6 +265,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			c.Close()
 		}
 		s.mu.Unlock()
+		// Requests still waiting for a server would hold their clients
+		// until the pool's timeout: fail them now.
+		for _, l := range s.listeners {
+			l.pool.Load().abort()
+		}
 		<-done
 	}
 	for _, l := range s.listeners {
