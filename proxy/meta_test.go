@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
 // metaStream exercises the meta commands with base64 keys (b), quiet mode
@@ -95,5 +97,41 @@ func TestMetaNoopOrdersAfterSlowReplies(t *testing.T) {
 	c.send(req.String())
 	if got := readUntilMN(t, c); got != want.String() {
 		t.Fatalf("got %.300q\nwant %.300q", got, want.String())
+	}
+}
+
+// TestProtocolErrorsKeepRepliesInStep: requests memcached would answer
+// differently from what they seem (a quiet flag spelled "qq", more flags
+// than it takes) are refused by the proxy, and an error to a classic
+// command with noreply is not sent: either way, a client's later replies
+// stay its own.
+func TestProtocolErrorsKeepRepliesInStep(t *testing.T) {
+	m := startMemcached(t, 0)
+	s := startProxy(t, poolYAML("  max_value_size: 1024\n", m))
+	a := dial(t, s.Addr("p").String())
+	b := dial(t, s.Addr("p").String())
+	if got := b.do("set secret 0 0 6\r\nhunter\r\n"); got != "STORED\r\n" {
+		t.Fatalf("set: %q", got)
+	}
+	// memcached reads "qq" as q: a miss gets no reply at all.
+	a.send("mg nokey v qq\r\nmn\r\n")
+	if got := a.reply(memcache.CmdMetaNoop); got != "MN\r\n" {
+		t.Fatalf("mg with qq, then mn: %q", got)
+	}
+	if got := b.do("mg secret v\r\n"); got != "VA 6\r\nhunter\r\n" {
+		t.Fatalf("another client's mg: %q", got)
+	}
+	// 17 flags: memcached would refuse them and run the data as a command.
+	flags := " T0 F0 I C1 b k O1 s t c f v h l u N1 M1"
+	if got := a.do("ms Zm9v 11" + flags + "\r\nflush_all 0\r\n"); got != "CLIENT_ERROR options flags are too long\r\n" {
+		t.Fatalf("ms with 17 flags: %q", got)
+	}
+	if got := b.do("get secret\r\n"); got != "VALUE secret 0 6\r\nhunter\r\nEND\r\n" {
+		t.Fatalf("after the refused ms, the value: %q", got)
+	}
+	// noreply: no error either.
+	a.send("incr k abc noreply\r\ntouch k x noreply\r\nset big 0 0 2000 noreply\r\n" + strings.Repeat("v", 2000) + "\r\nmn\r\n")
+	if got := a.reply(memcache.CmdMetaNoop); got != "MN\r\n" {
+		t.Fatalf("errors to noreply requests were sent: %q", got)
 	}
 }

@@ -62,6 +62,15 @@ func NewReader(r io.Reader, lim Limits) *Reader {
 // Buffered returns the number of bytes that can be read without blocking.
 func (r *Reader) Buffered() int { return r.br.Buffered() }
 
+// MaxServerLine is the longest command line, without its \r\n, that
+// memcached reads whole whatever the command: it closes a connection on
+// which more than 2048 bytes arrive with no end of line, unless the line
+// starts with "get " or "gets ". Longer lines of other commands are
+// refused and the client's connection closed, as memcached would close it;
+// forwarded, they would cost every request in flight on the shared server
+// connection.
+const MaxServerLine = 2046
+
 // readLine returns the next line without its \r\n or \n. The slice is valid
 // until the next read.
 func (r *Reader) readLine() ([]byte, error) {
@@ -141,6 +150,9 @@ func (r *Reader) Read(req *Request) error {
 		return &Error{Err: ErrUnknownCommand, Reply: "ERROR\r\n"}
 	}
 	req.Cmd = lookupCommand(tok[0])
+	if len(line) > MaxServerLine && req.Cmd != CmdGet && req.Cmd != CmdGets {
+		return &Error{Err: ErrLineTooLong, Reply: "CLIENT_ERROR line too long\r\n", Close: true}
+	}
 	args := tok[1:]
 	switch {
 	case req.Cmd.IsRetrieval():
@@ -300,10 +312,7 @@ func closing(e *Error) *Error {
 // stays in step.
 func (r *Reader) readData(req *Request, n int) error {
 	if n > r.lim.MaxValue {
-		if _, err := r.br.Discard(n); err != nil {
-			return unexpected(err)
-		}
-		if err := r.expectCRLF(); err != nil {
+		if err := r.skipData(n); err != nil {
 			return err
 		}
 		return &Error{Err: ErrTooLarge, Reply: "SERVER_ERROR object too large for cache\r\n"}
@@ -313,6 +322,14 @@ func (r *Reader) readData(req *Request, n int) error {
 	}
 	req.Data = req.Data[:n]
 	if _, err := io.ReadFull(r.br, req.Data); err != nil {
+		return unexpected(err)
+	}
+	return r.expectCRLF()
+}
+
+// skipData reads and drops an n-byte data block and its \r\n.
+func (r *Reader) skipData(n int) error {
+	if _, err := r.br.Discard(n); err != nil {
 		return unexpected(err)
 	}
 	return r.expectCRLF()
@@ -395,7 +412,7 @@ func (r *Reader) parseMeta(req *Request, args [][]byte) error {
 	if len(args) < 1 {
 		return badFormat()
 	}
-	return r.metaKeyFlags(req, args[0], args[1:])
+	return r.metaKeyFlags(req, args[0], args[1:], 2)
 }
 
 // parseMetaSet parses "ms key datalen flag*" and reads the data block.
@@ -407,25 +424,51 @@ func (r *Reader) parseMetaSet(req *Request, args [][]byte) error {
 	if !ok || n > math.MaxInt32 {
 		return closing(badFormat())
 	}
-	if err := r.metaKeyFlags(req, args[0], args[2:]); err != nil {
+	if err := r.metaKeyFlags(req, args[0], args[2:], 3); err != nil {
 		var e *Error
-		if errors.As(err, &e) {
-			return closing(e)
+		if !errors.As(err, &e) {
+			return err
 		}
-		return err
+		// The data block follows whatever the flags were: drop it, so
+		// that the stream stays in step and the block is never read as
+		// a command.
+		if err := r.skipData(int(n)); err != nil {
+			return err
+		}
+		return e
 	}
 	return r.readData(req, int(n))
 }
 
-func (r *Reader) metaKeyFlags(req *Request, key []byte, flags [][]byte) error {
+// metaMaxTokens is memcached's limit on the tokens of a meta command
+// (MFLAG_MAX_OPT_LENGTH): the command, the key, ms's length and the flags,
+// plus one. A longer line gets an error from memcached, which then reads
+// an ms data block as commands, so the proxy refuses it itself.
+const metaMaxTokens = 20
+
+// metaKeyFlags parses a meta command's key and flags; fixed is the number of
+// tokens before the flags. memcached knows a flag by its first character
+// alone ("qq" is q, "bx" is b), so the proxy does too: a quiet or base64
+// flag it did not see would change what memcached answers, and whose
+// reply the proxy hands to which client.
+func (r *Reader) metaKeyFlags(req *Request, key []byte, flags [][]byte, fixed int) error {
+	if fixed+len(flags)+1 > metaMaxTokens {
+		return clientError(ErrBadCommand, "options flags are too long")
+	}
+	var seen [128]bool
 	for _, f := range flags {
 		switch {
 		case len(f) == 0 || !isFlagChar(f[0]):
 			return clientError(ErrBadCommand, "invalid flag")
-		case len(f) == 1 && f[0] == 'q':
+		case seen[f[0]]:
+			return clientError(ErrBadCommand, "duplicate flag")
+		}
+		seen[f[0]] = true
+		switch f[0] {
+		case 'q':
 			req.Noreply = true
 			continue
-		case len(f) == 1 && f[0] == 'b':
+		case 'b':
 			req.Base64 = true
 		}
 		req.Args = append(req.Args, f)

@@ -121,6 +121,13 @@ func TestReadErrors(t *testing.T) {
 		{"meta bad base64", "mg !!! b\r\n", ErrBadCommand, "CLIENT_ERROR error decoding key\r\n", false},
 		{"ms bad length", "ms foo x\r\n", ErrBadCommand, "CLIENT_ERROR bad command line format\r\n", true},
 		{"touch bad exptime", "touch k x\r\n", ErrBadCommand, "CLIENT_ERROR invalid exptime argument\r\n", false},
+		{"meta duplicate flag", "mg foo v v\r\n", ErrBadCommand, "CLIENT_ERROR duplicate flag\r\n", false},
+		{"meta duplicate by first letter", "mg foo q qq\r\n", ErrBadCommand, "CLIENT_ERROR duplicate flag\r\n", false},
+		{"mg 18 flags", "mg foo" + strings.Repeat(" T1", 1) + " v k s t f c h l O1 P L u N1 R1 E1 x I\r\n", ErrBadCommand, "CLIENT_ERROR options flags are too long\r\n", false},
+		{"ms 17 flags", "ms foo 1 T0 F0 I C1 q b k O1 s t c f v h l u N1\r\nx\r\n", ErrBadCommand, "CLIENT_ERROR options flags are too long\r\n", false},
+		{"ms bad flag keeps the stream", "ms foo 2 !\r\nhi\r\n", ErrBadCommand, "CLIENT_ERROR invalid flag\r\n", false},
+		{"gat line over 2046 bytes", "gat 0" + strings.Repeat(" key", 600) + "\r\n", ErrLineTooLong, "CLIENT_ERROR line too long\r\n", true},
+		{"mg line over 2046 bytes", "mg k v O" + strings.Repeat("1", 2100) + "\r\n", ErrLineTooLong, "CLIENT_ERROR line too long\r\n", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -133,6 +140,24 @@ func TestReadErrors(t *testing.T) {
 				t.Fatalf("got %v reply %q close %v", pe.Err, pe.Reply, pe.Close)
 			}
 		})
+	}
+}
+
+// TestMetaFlagsByFirstLetter: memcached knows a flag by its first letter,
+// so "qq" is quiet and "bb" base64, and the proxy must read them so.
+func TestMetaFlagsByFirstLetter(t *testing.T) {
+	reqs, errs := readAll(t, "mg nokey v qq\r\nmg Zm9v bb v\r\nms foo 2 !\r\nhi\r\nmn\r\n", Limits{MaxValue: 10})
+	if len(reqs) != 4 || errs[0] != nil || errs[1] != nil || errs[3] != nil {
+		t.Fatalf("got %d requests, errs %v", len(reqs), errs)
+	}
+	if !reqs[0].Noreply {
+		t.Error(`"qq" not read as quiet`)
+	}
+	if !reqs[1].Base64 || string(reqs[1].Key(0)) != "foo" {
+		t.Errorf(`"bb": base64 %v, key %q; want the decoded key "foo"`, reqs[1].Base64, reqs[1].Key(0))
+	}
+	if reqs[3].Cmd != CmdMetaNoop {
+		t.Errorf("after a refused ms, the next request is %v: its data block was read as a command", reqs[3].Cmd)
 	}
 }
 
@@ -206,6 +231,7 @@ func FuzzReader(f *testing.F) {
 		"get a b c\r\n", "set k 0 0 1\r\nx\r\n", "cas k 0 0 1 1 noreply\r\nx\r\n",
 		"incr k 1\r\n", "mg Zm9v b v k O1\r\n", "ms k 2 q\r\nhi\r\n", "mn\r\n",
 		"set k 0 0 99999999\r\n", "\r\n\r\n", "gat -5 a\n", "delete k 0 noreply\r\n",
+		"mg k v qq\r\n", "mg Zm9v bb v\r\n", "ms k 2 !\r\nhi\r\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -249,6 +275,19 @@ func checkRoundTrip(t *testing.T, req *Request) {
 	for i := range req.Keys {
 		if !bytes.Equal(back.Keys[i], req.Keys[i]) {
 			t.Fatalf("key %d: %q vs %q", i, back.Keys[i], req.Keys[i])
+		}
+	}
+	// The server must answer every request the proxy forwards, and read
+	// its key and flags as the proxy did.
+	if back.Noreply {
+		t.Fatalf("forwarded %q asks the server not to reply", enc)
+	}
+	if back.Base64 != req.Base64 || len(back.Args) != len(req.Args) {
+		t.Fatalf("round trip of %q: base64 %v vs %v, flags %q vs %q", enc, back.Base64, req.Base64, back.Args, req.Args)
+	}
+	for i := range req.Args {
+		if !bytes.Equal(back.Args[i], req.Args[i]) {
+			t.Fatalf("round trip of %q: flag %d %q vs %q", enc, i, back.Args[i], req.Args[i])
 		}
 	}
 }
