@@ -98,7 +98,15 @@ func (c *client) readLoop() {
 			c.dispatch(pool, p)
 		case errors.As(err, &pe):
 			pool.stats.clientError()
-			p.local = append(p.local[:0], pe.Reply...)
+			p.local = p.local[:0]
+			// memcached answers nothing, errors included, to a classic
+			// command with noreply (a meta command's q hides successes
+			// only); a reply the client does not expect would shift every
+			// later one. A request that closes the connection still says
+			// why.
+			if !p.req.Noreply || p.req.Cmd.IsMeta() || pe.Close {
+				p.local = append(p.local, pe.Reply...)
+			}
 			p.close = pe.Close
 			p.left.Store(1)
 			p.opDone(nil)
@@ -224,10 +232,12 @@ func writeServerError(w *bufio.Writer, p *pending, o *op) error {
 // only when every server failed is the reply an error.
 func (c *client) writeMerged(w *bufio.Writer, p *pending) error {
 	var failed *op
+	var serverLine []byte // a server's own error line, passed on as it is
 	ok := 0
 	for _, o := range p.ops {
 		if o.err == nil && memcache.IsErrorReply(o.reply) {
 			o.err = errors.New(string(bytes.TrimSpace(o.reply)))
+			serverLine = o.reply
 		}
 		if o.err != nil {
 			failed = o
@@ -236,6 +246,10 @@ func (c *client) writeMerged(w *bufio.Writer, p *pending) error {
 		}
 	}
 	if ok == 0 {
+		if serverLine != nil {
+			_, err := w.Write(serverLine)
+			return err
+		}
 		return writeServerError(w, p, failed)
 	}
 	var cursor [64]int

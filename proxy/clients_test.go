@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -272,5 +273,35 @@ func TestShutdownKeepsItsDeadline(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("Shutdown with a 200 ms context took %v", d)
+	}
+}
+
+// TestMergedServerErrorPassedOn: when every server of a split get answers
+// with its own error line, the client gets that line, not a second prefix.
+func TestMergedServerErrorPassedOn(t *testing.T) {
+	const line = "SERVER_ERROR out of memory writing get response\r\n"
+	oom := func(c net.Conn) {
+		r := bufio.NewReader(c)
+		for {
+			if _, err := r.ReadString('\n'); err != nil {
+				return
+			}
+			_, _ = io.WriteString(c, line)
+		}
+	}
+	a, b := fakeServer(t, oom), fakeServer(t, oom)
+	s := startProxy(t, fmt.Sprintf("p:\n  listen: 127.0.0.1:0\n  hash: md5\n  timeout: 10000\n  server_failure_limit: 100\n  servers:\n   - %s:1\n   - %s:1\n", a, b))
+	pl := s.testPool("p")
+	var ka, kb string
+	for i := 0; ka == "" || kb == ""; i++ {
+		k := fmt.Sprint("m", i)
+		if pl.route([]byte(k)).addr == a {
+			ka = k
+		} else {
+			kb = k
+		}
+	}
+	if got := dial(t, s.Addr("p").String()).do("get " + ka + " " + kb + "\r\n"); got != line {
+		t.Fatalf("get over two failing servers: %q, want %q", got, line)
 	}
 }
