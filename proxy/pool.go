@@ -85,6 +85,39 @@ func newPool(name string, cfg *PoolConfig, log *slog.Logger, met *metrics) (*poo
 	return p, nil
 }
 
+// inherit marks down in p the servers that are down in old, the pool it
+// replaces, with their failure counts and retry times: a reload must not
+// bring back a server that is down, nor, in a pool with replicas, let one
+// that missed writes and deletes serve before it is emptied. Servers are
+// matched by address. It is called before start.
+func (p *pool) inherit(old *pool) error {
+	down := map[string]*backend{}
+	for _, b := range old.backends {
+		if b.down.Load() {
+			down[b.addr] = b
+		}
+	}
+	changed := false
+	for _, b := range p.backends {
+		ob := down[b.addr]
+		if ob == nil {
+			continue
+		}
+		ob.mu.Lock()
+		failures, retryAt := ob.failures, ob.retryAt
+		ob.mu.Unlock()
+		b.mu.Lock()
+		b.failures, b.retryAt = failures, retryAt
+		b.down.Store(true)
+		b.mu.Unlock()
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	return p.rebuild()
+}
+
 // start runs the pool's goroutines; close stops them.
 func (p *pool) start() {
 	p.ctx, p.cancel = context.WithCancel(context.Background())

@@ -61,7 +61,12 @@ func (s *Server) Reload(cfg *Config) error {
 			return fmt.Errorf("%w: pool %q: %w", ErrBadConfig, name, err)
 		}
 		if ch.l != nil {
-			p.stats = ch.l.pool.Load().stats // figures survive a reload
+			old := ch.l.pool.Load()
+			p.stats = old.stats // figures survive a reload
+			if err := p.inherit(old); err != nil { // p is not started: nothing to stop
+				undo()
+				return fmt.Errorf("%w: pool %q: %w", ErrBadConfig, name, err)
+			}
 		}
 		p.start()
 		ch.pool = p

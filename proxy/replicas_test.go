@@ -360,3 +360,53 @@ func TestReplicasStayDownWhenNotEmptied(t *testing.T) {
 		t.Fatalf("get while the fake copy is down: %q", got)
 	}
 }
+
+// TestReloadKeepsDownReplicaDown: a reload that rebuilds a pool with
+// replicas keeps a server that is down marked down, so that it is emptied
+// before it serves again instead of returning what was deleted meanwhile.
+func TestReloadKeepsDownReplicaDown(t *testing.T) {
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
+	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	y := func(extra string) string {
+		return fmt.Sprintf("p:\n  listen: %s\n  distribution: ring\n  replicas: 2\n  timeout: 500\n"+
+			"  server_failure_limit: 1\n  health_check: {interval: 600000}\n%s  servers:\n   - %s:1 m0\n   - %s:1 m1\n",
+			listen, extra, ms[0].addr, ms[1].addr)
+	}
+	s := startProxy(t, y(""))
+	c := dial(t, listen)
+	keys := diffKeys(40)
+	for _, k := range keys {
+		if got := c.do("set " + k + " 0 0 3\r\nold\r\n"); got != "STORED\r\n" {
+			t.Fatal(got)
+		}
+	}
+	if err := ms[0].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	b0 := s.testPool("p").backends[0]
+	c.do("set trigger 0 0 1\r\nx\r\n") // times out on m0, which is marked down
+	eventually(t, "m0 down", b0.down.Load)
+	for _, k := range keys {
+		if got := c.do("delete " + k + "\r\n"); got != "DELETED\r\n" {
+			t.Fatalf("delete %s: %q", k, got)
+		}
+	}
+	if err := ms[0].cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ParseConfig([]byte(y("  max_keys: 100\n"))) // any change rebuilds the pool
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reload(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !s.testPool("p").backends[0].down.Load() {
+		t.Error("the reload brought m0 back without emptying it")
+	}
+	for _, k := range keys {
+		if got := c.do("get " + k + "\r\n"); got != "END\r\n" {
+			t.Fatalf("after the reload, deleted %s read back as %q", k, got)
+		}
+	}
+}
