@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -303,5 +304,56 @@ func TestMergedServerErrorPassedOn(t *testing.T) {
 	}
 	if got := dial(t, s.Addr("p").String()).do("get " + ka + " " + kb + "\r\n"); got != line {
 		t.Fatalf("get over two failing servers: %q, want %q", got, line)
+	}
+}
+
+// blackhole returns an address whose connects hang: a listener with a
+// full accept queue that never accepts.
+func blackhole(t *testing.T) string {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
+	for range 4 { // fill the accept queue
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			t.Cleanup(func() { c.Close() })
+		}
+	}
+	return addr
+}
+
+// TestPreconnectDoesNotHoldReload: adding a pool whose server's connects
+// hang does not make the reload, or the other pools' new clients, wait
+// for them.
+func TestPreconnectDoesNotHoldReload(t *testing.T) {
+	m := startMemcached(t, 0)
+	base := poolYAML("", m)
+	s := startProxy(t, base)
+	hole := blackhole(t)
+	cfg, err := ParseConfig([]byte(base + fmt.Sprintf("q:\n  listen: 127.0.0.1:%d\n  preconnect: true\n  server_connections: 4\n  timeout: 1000\n  servers:\n   - %s:1\n", freePort(t), hole)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := s.Reload(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 900*time.Millisecond {
+		t.Errorf("the reload took %v: it waited for the connects", d)
+	}
+	if got := dial(t, s.Addr("p").String()).do("version\r\n"); !strings.HasPrefix(got, "VERSION ") {
+		t.Fatalf("a new client of the other pool: %q", got)
 	}
 }

@@ -118,17 +118,20 @@ func (p *pool) inherit(old *pool) error {
 	return p.rebuild()
 }
 
-// start runs the pool's goroutines; close stops them.
+// start runs the pool's goroutines; close stops them. Preconnecting runs
+// on the pool's goroutine too: Start and Reload hold the server's lock,
+// which accepting a client needs, and a server whose connects hang would
+// hold it for a timeout per connection.
 func (p *pool) start() {
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	if p.cfg.Preconnect {
-		for _, b := range p.backends {
-			b.preconnect(p.ctx)
-		}
-	}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
+		if p.cfg.Preconnect {
+			for _, b := range p.backends {
+				b.preconnect(p.ctx)
+			}
+		}
 		p.healthLoop()
 	}()
 }

@@ -63,8 +63,8 @@ func (s *Server) Reload(cfg *Config) error {
 		if ch.l != nil {
 			old := ch.l.pool.Load()
 			p.stats = old.stats // figures survive a reload
-			if err := p.inherit(old); err != nil { // p is not started: nothing to stop
-				undo()
+			if err := p.inherit(old); err != nil {
+				undo() // p is not started yet: nothing of it to stop
 				return fmt.Errorf("%w: pool %q: %w", ErrBadConfig, name, err)
 			}
 		}
