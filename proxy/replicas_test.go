@@ -384,8 +384,12 @@ func TestReloadKeepsDownReplicaDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	b0 := s.testPool("p").backends[0]
-	c.do("set trigger 0 0 1\r\nx\r\n") // times out on m0, which is marked down
-	eventually(t, "m0 down", b0.down.Load)
+	// A write times out on m0, which is then marked down. SIGSTOP takes a
+	// moment to stop every thread, so the first write may still be served.
+	eventually(t, "m0 down", func() bool {
+		c.do("set trigger 0 0 1\r\nx\r\n")
+		return b0.down.Load()
+	})
 	for _, k := range keys {
 		if got := c.do("delete " + k + "\r\n"); got != "DELETED\r\n" {
 			t.Fatalf("delete %s: %q", k, got)
