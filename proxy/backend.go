@@ -117,7 +117,7 @@ func (b *backend) result(err error) {
 	}
 	b.errors.Add(1)
 	b.errCtr.Inc()
-	if errors.Is(err, ErrClosed) || errors.Is(err, ErrServerDown) {
+	if errors.Is(err, ErrClosed) || errors.Is(err, ErrServerDown) || b.pool.cfg.Ejection == EjectNone {
 		return
 	}
 	b.mu.Lock()

@@ -103,8 +103,11 @@ type PoolConfig struct {
 	// Ejection is what happens to a failed server's keys: "rehash" moves
 	// them to the live servers, as nutcracker does with auto_eject_hosts;
 	// "fail-fast" keeps the placement and answers SERVER_ERROR for them, so
-	// that no key is ever read from a server that does not own it. Default:
-	// rehash when auto_eject_hosts is true, else fail-fast.
+	// that no key is ever read from a server that does not own it, and
+	// marks a failed server down until it is back; "none" never marks a
+	// server down, every request for its keys tries it (nutcracker without
+	// auto_eject_hosts). Default: rehash when auto_eject_hosts is true,
+	// else fail-fast with replicas, else none.
 	Ejection string `yaml:"ejection"`
 	// HealthCheck probes failed servers and restores them when they answer.
 	HealthCheck HealthCheck `yaml:"health_check"`
@@ -155,6 +158,10 @@ type HealthCheck struct {
 const (
 	EjectRehash   = "rehash"
 	EjectFailFast = "fail-fast"
+	// EjectNone never marks a server down: every request for its keys
+	// tries it, as nutcracker does without auto_eject_hosts, so a server
+	// that restarts serves again at once.
+	EjectNone = "none"
 )
 
 // twemproxyHashes are the hash names nutcracker 0.5.0 accepts.
@@ -442,17 +449,25 @@ func (p *PoolConfig) validateNumbers(bad func(key, format string, args ...any) e
 	}
 	switch p.Ejection {
 	case "":
-		p.Ejection = EjectFailFast
-		if p.AutoEjectHosts {
+		switch {
+		case p.AutoEjectHosts:
 			p.Ejection = EjectRehash
+		case p.Replicas > 1:
+			p.Ejection = EjectFailFast
+		default:
+			p.Ejection = EjectNone
 		}
 	case EjectRehash:
 		if !p.AutoEjectHosts {
 			return bad("ejection", "rehash needs auto_eject_hosts: true")
 		}
 	case EjectFailFast:
+	case EjectNone:
+		if p.Replicas > 1 {
+			return bad("ejection", "none cannot be used with replicas: a copy that missed writes must be marked down and emptied before it serves again")
+		}
 	default:
-		return bad("ejection", "%q: want %s or %s", p.Ejection, EjectRehash, EjectFailFast)
+		return bad("ejection", "%q: want %s, %s or %s", p.Ejection, EjectRehash, EjectFailFast, EjectNone)
 	}
 	switch p.FlushAll {
 	case "":

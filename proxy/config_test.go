@@ -72,7 +72,7 @@ func TestParseNutcrackerConfig(t *testing.T) {
 	if g.Timeout != 400 || !g.Preconnect || g.Backlog != 1024 || len(g.Servers) != 2 {
 		t.Errorf("gamma: %+v", g)
 	}
-	if o.Ejection != EjectFailFast || o.Hash != "hsieh" || o.ServerRetryTimeout != 30000 || o.ServerFailureLimit != 2 {
+	if o.Ejection != EjectNone || o.Hash != "hsieh" || o.ServerRetryTimeout != 30000 || o.ServerFailureLimit != 2 {
 		t.Errorf("omega: %+v", o)
 	}
 	if s.Distribution != "modula" || s.HashTag != "{}" || s.ServerConnections != 4 || s.MaxValueSize != 1<<20 {
@@ -158,6 +158,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"duplicate address", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\", \"a:1:1 y\"]\n", "same address"},
 		{"rehash without eject", pool("  ejection: rehash\n"), "auto_eject_hosts"},
 		{"bad ejection", pool("  ejection: sometimes\n"), "ejection"},
+		{"none with replicas", "p:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\", \"127.0.0.1:11212:1\"]\n  distribution: ring\n  replicas: 2\n  ejection: none\n", "none cannot be used with replicas"},
 		{"bad flush_all", pool("  flush_all: yes\n"), "flush_all"},
 		{"same listen", pool("") + "q:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\"]\n", "both listen"},
 		{"bad log level", pool("") + "kolco:\n  log_level: loud\n", "log_level"},
@@ -193,7 +194,7 @@ func TestExplain(t *testing.T) {
 		`nominal share  66.7%`,
 		`ring name "127.0.0.1"`, // port 11211: hashed by host alone
 		`keys move to the live servers (rehash)`,
-		`keys get SERVER_ERROR until it is back (fail-fast)`,
+		`never marked down, as nutcracker without auto_eject_hosts`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("explain output lacks %q:\n%s", want, out)

@@ -71,6 +71,8 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 	case EjectRehash:
 		fmt.Fprintf(b, "  failures: after %d consecutive failures a server is ejected and its keys move to the live servers (rehash); it is retried after %d ms\n",
 			p.ServerFailureLimit, p.ServerRetryTimeout)
+	case EjectNone:
+		fmt.Fprintf(b, "  failures: a failed server's keys get SERVER_ERROR while it fails; every request tries it and it is never marked down, as nutcracker without auto_eject_hosts\n")
 	default:
 		fmt.Fprintf(b, "  failures: a failed server's keys get SERVER_ERROR until it is back (fail-fast); no key moves; after %d consecutive failures it is marked down and retried after %d ms\n",
 			p.ServerFailureLimit, p.ServerRetryTimeout)

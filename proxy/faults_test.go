@@ -288,3 +288,32 @@ func TestRequestAfterReaderStopped(t *testing.T) {
 		t.Errorf("session replaced %v, %d connections; want a second connection", replaced, accepted.Load())
 	}
 }
+
+// TestNoEjectionServesAgainAtOnce: with auto_eject_hosts false, as in
+// nutcracker, a server is never marked down: its keys fail while it is
+// gone and work again the moment it is back.
+func TestNoEjectionServesAgainAtOnce(t *testing.T) {
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
+	s := startProxy(t, poolYAML("  hash: md5\n  auto_eject_hosts: false\n  server_failure_limit: 1\n", ms...))
+	pl := s.testPool("p")
+	var k string
+	for i := 0; k == ""; i++ {
+		if x := fmt.Sprint("k", i); pl.route([]byte(x)).addr == ms[1].addr {
+			k = x
+		}
+	}
+	c := dial(t, s.Addr("p").String())
+	ms[1].stop()
+	for range 3 {
+		if got := c.do("get " + k + "\r\n"); !strings.HasPrefix(got, "SERVER_ERROR "+ms[1].addr) {
+			t.Fatalf("get on the stopped server: %q", got)
+		}
+	}
+	if pl.backends[1].down.Load() {
+		t.Fatal("marked down with auto_eject_hosts false")
+	}
+	startMemcached(t, ms[1].port)
+	if got := c.do("get " + k + "\r\n"); got != "END\r\n" {
+		t.Fatalf("first get after the server is back: %q", got)
+	}
+}

@@ -213,7 +213,7 @@ func (p *pool) rebuild() error {
 	for _, b := range p.backends {
 		// With replicas the placement keeps down servers, so that their
 		// keys are read from their other copies instead of moving.
-		if p.cfg.Ejection == EjectFailFast || p.cfg.Replicas > 1 || !b.down.Load() {
+		if p.cfg.Ejection != EjectRehash || p.cfg.Replicas > 1 || !b.down.Load() {
 			live = append(live, b)
 		}
 	}

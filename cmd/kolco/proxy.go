@@ -23,9 +23,10 @@ func newProxyCmd() *cobra.Command {
 "host:port:weight [name]", auto_eject_hosts, server_retry_timeout, ...) and
 places every key on the server twemproxy would, so that it can replace
 nutcracker without moving a key. On top of that it reloads its config on
-SIGHUP and when the file changes, lets a pool choose "ejection: rehash" (like
-twemproxy) or "ejection: fail-fast" (no key ever read from a server that
-does not own it), probes failed servers, speaks the meta protocol, serves
+SIGHUP and when the file changes, lets a pool choose "ejection: rehash" or
+"none" (twemproxy with and without auto_eject_hosts) or "ejection:
+fail-fast" (no key ever read from a server that does not own it), probes
+failed servers, speaks the meta protocol, serves
 Prometheus /metrics (kolco.metrics_listen) and uses every core.
 
 --check validates the file and explains what it would do, without serving.
