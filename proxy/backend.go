@@ -413,10 +413,16 @@ func (s *session) read(b *backend) {
 		if err == nil {
 			o.reply, o.spans, err = rr.Read(o.reply[:0], o.cmd, o.spans[:0])
 		}
-		if err == nil {
+		if err == nil || errors.Is(err, memcache.ErrValueTooLarge) {
+			// A value over max_value_size was read and dropped: the
+			// request fails, the connection and the server are fine.
+			var opErr error
+			if err != nil {
+				opErr = fmt.Errorf("%s: %w", b.addr, err)
+			}
 			err = s.answered()
 			b.result(nil)
-			o.finish(nil)
+			o.finish(opErr)
 		}
 		if err != nil {
 			failure = fmt.Errorf("%s: %w", b.addr, unwrapNet(err))

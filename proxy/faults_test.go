@@ -317,3 +317,30 @@ func TestNoEjectionServesAgainAtOnce(t *testing.T) {
 		t.Fatalf("first get after the server is back: %q", got)
 	}
 }
+
+// TestServerValueOverLimit: a value that grew past max_value_size on the
+// server (append) fails the requests that read it, and only those: the
+// connection stays in step and the server is not counted as failing.
+func TestServerValueOverLimit(t *testing.T) {
+	m := startMemcached(t, 0)
+	s := startProxy(t, poolYAML("  max_value_size: 1024\n  auto_eject_hosts: true\n  server_failure_limit: 1\n", m))
+	c := dial(t, s.Addr("p").String())
+	half := strings.Repeat("v", 900)
+	for _, req := range []string{"set big 0 0 900\r\n" + half + "\r\n", "append big 0 0 900\r\n" + half + "\r\n", "set small 0 0 1\r\ns\r\n"} {
+		if got := c.do(req); got != "STORED\r\n" {
+			t.Fatalf("%.20q: %q", req, got)
+		}
+	}
+	for range 3 {
+		if got := c.do("get big\r\n"); !strings.HasPrefix(got, "SERVER_ERROR "+m.addr+": value too large") {
+			t.Fatalf("get of an 1800-byte value: %q", got)
+		}
+		if got := c.do("get small\r\n"); got != "VALUE small 0 1\r\ns\r\nEND\r\n" {
+			t.Fatalf("get small after it: %q", got)
+		}
+	}
+	b := s.testPool("p").backends[0]
+	if b.down.Load() || b.errors.Load() != 0 {
+		t.Errorf("server down %v, %d errors counted", b.down.Load(), b.errors.Load())
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 )
 
@@ -43,9 +44,12 @@ func (r *ReplyReader) Wait() error {
 // returns it; for a retrieval it also appends to spans the position of each
 // VALUE entry, counted from the start of this reply (len(dst) on entry); the
 // END line is part of the reply but of no span. A reply that does not parse gives an error
-// wrapping [ErrBadReply]; after it the stream is out of step.
+// wrapping [ErrBadReply]; after it the stream is out of step. A value over
+// the limit is read and dropped, and the whole reply read, before an error
+// wrapping [ErrValueTooLarge]: the stream stays in step.
 func (r *ReplyReader) Read(dst []byte, cmd Command, spans []Span) ([]byte, []Span, error) {
 	base := len(dst)
+	var tooLarge error
 	for {
 		start := len(dst)
 		var err error
@@ -58,10 +62,15 @@ func (r *ReplyReader) Read(dst []byte, cmd Command, spans []Span) ([]byte, []Spa
 		case cmd.IsRetrieval() && bytes.HasPrefix(line, []byte("VALUE ")):
 			var sp Span
 			dst, sp, err = r.value(dst, start)
-			if err != nil {
+			switch {
+			case errors.Is(err, ErrValueTooLarge):
+				tooLarge = err
+				dst = dst[:start]
+			case err != nil:
 				return dst, spans, err
+			default:
+				spans = append(spans, Span{sp.KeyStart - base, sp.KeyEnd - base, sp.Start - base, sp.End - base})
 			}
-			spans = append(spans, Span{sp.KeyStart - base, sp.KeyEnd - base, sp.Start - base, sp.End - base})
 			continue
 		case (cmd == CmdMetaGet || cmd == CmdMetaArithmetic) && bytes.HasPrefix(line, []byte("VA ")):
 			dst, err = r.metaValue(dst, start)
@@ -72,7 +81,7 @@ func (r *ReplyReader) Read(dst []byte, cmd Command, spans []Span) ([]byte, []Spa
 		if len(line) < 3 || cmd.IsRetrieval() && !bytes.Equal(line, []byte("END\r\n")) && !IsErrorReply(line) {
 			return dst, spans, fmt.Errorf("%w: %q", ErrBadReply, line)
 		}
-		return dst, spans, nil
+		return dst, spans, tooLarge
 	}
 }
 
@@ -105,8 +114,11 @@ func (r *ReplyReader) value(dst []byte, start int) ([]byte, Span, error) {
 		return dst, Span{}, fmt.Errorf("%w: %q", ErrBadReply, line)
 	}
 	n, ok := parseUint(f[2])
-	if !ok || n > uint64(r.maxVal) {
+	if !ok || n > math.MaxInt32 {
 		return dst, Span{}, fmt.Errorf("%w: %q", ErrBadReply, line)
+	}
+	if n > uint64(r.maxVal) {
+		return dst, Span{}, r.skipValue(int(n))
 	}
 	ks := start + len("VALUE ") + bytes.Index(line[len("VALUE "):], f[0])
 	sp := Span{KeyStart: ks, KeyEnd: ks + len(f[0]), Start: start}
@@ -124,10 +136,29 @@ func (r *ReplyReader) metaValue(dst []byte, start int) ([]byte, error) {
 		return dst, fmt.Errorf("%w: %q", ErrBadReply, line)
 	}
 	n, ok := parseUint(f[0])
-	if !ok || n > uint64(r.maxVal) {
+	if !ok || n > math.MaxInt32 {
 		return dst, fmt.Errorf("%w: %q", ErrBadReply, line)
 	}
+	if n > uint64(r.maxVal) {
+		return dst[:start], r.skipValue(int(n))
+	}
 	return r.appendData(dst, int(n))
+}
+
+// skipValue reads and drops an n-byte data block and its \r\n, and returns
+// the error for a value over the limit, or the read error.
+func (r *ReplyReader) skipValue(n int) error {
+	if _, err := r.br.Discard(n); err != nil {
+		return unexpected(err)
+	}
+	var crlf [2]byte
+	if _, err := io.ReadFull(r.br, crlf[:]); err != nil {
+		return unexpected(err)
+	}
+	if crlf != [2]byte{'\r', '\n'} {
+		return fmt.Errorf("%w: bad data chunk", ErrBadReply)
+	}
+	return fmt.Errorf("%w: a value of %d bytes, over max_value_size %d", ErrValueTooLarge, n, r.maxVal)
 }
 
 func (r *ReplyReader) appendData(dst []byte, n int) ([]byte, error) {

@@ -58,11 +58,29 @@ func TestReadReply(t *testing.T) {
 }
 
 func TestReadReplyErrors(t *testing.T) {
-	for _, in := range []string{"VALUE a 0 x\r\n", "VALUE a 0 1\r\nxyz\r\n", "X\r\n", "STORED\n", "VALUE a 0 99999999\r\n"} {
+	for _, in := range []string{"VALUE a 0 x\r\n", "VALUE a 0 1\r\nxyz\r\n", "X\r\n", "STORED\n", "VALUE a 0 99999999999\r\n"} {
 		_, _, err := NewReplyReader(strings.NewReader(in), 1<<10).Read(nil, CmdGet, nil)
 		if !errors.Is(err, ErrBadReply) {
 			t.Errorf("%q: got %v, want ErrBadReply", in, err)
 		}
+	}
+}
+
+// TestReplyValueOverLimit: a value over the limit is dropped and the rest
+// of the reply read, so the next reply is read in step.
+func TestReplyValueOverLimit(t *testing.T) {
+	big := strings.Repeat("x", 20)
+	in := "VALUE a 0 1\r\na\r\nVALUE b 0 20\r\n" + big + "\r\nEND\r\nVA 20\r\n" + big + "\r\nSTORED\r\n"
+	rr := NewReplyReader(strings.NewReader(in), 10)
+	got, spans, err := rr.Read(nil, CmdGet, nil)
+	if !errors.Is(err, ErrValueTooLarge) || string(got) != "VALUE a 0 1\r\na\r\nEND\r\n" || len(spans) != 1 {
+		t.Fatalf("get = %q, %d spans, %v; want the small value and ErrValueTooLarge", got, len(spans), err)
+	}
+	if _, _, err := rr.Read(nil, CmdMetaGet, nil); !errors.Is(err, ErrValueTooLarge) {
+		t.Fatalf("mg: %v, want ErrValueTooLarge", err)
+	}
+	if got, _, err := rr.Read(nil, CmdSet, nil); err != nil || string(got) != "STORED\r\n" {
+		t.Fatalf("the next reply: %q, %v", got, err)
 	}
 }
 

@@ -126,6 +126,10 @@ var (
 	ErrLineTooLong = errors.New("memcache: line too long")
 	// ErrBadReply is the error for a server reply that does not parse.
 	ErrBadReply = errors.New("memcache: bad reply from server")
+	// ErrValueTooLarge is the error for a reply carrying a value over the
+	// reader's limit. The value is read and dropped: the stream stays in
+	// step.
+	ErrValueTooLarge = errors.New("value too large for the proxy")
 )
 
 // Error is a protocol error with the reply the client should get.
