@@ -315,7 +315,11 @@ func (c *bconn) session(ctx context.Context, replace bool) (*session, error) {
 }
 
 func (c *bconn) dial(ctx context.Context) (*session, error) {
-	if c.b.down.Load() && c.b.pool.cfg.Ejection == EjectFailFast {
+	// A down server is not dialled, whatever the policy: under rehash,
+	// requests routed to it just before it was ejected would otherwise
+	// connect one after another under the connection's lock, each waiting
+	// out the timeout while the clients behind them wait too.
+	if c.b.down.Load() {
 		return nil, ErrServerDown
 	}
 	d := net.Dialer{Timeout: ms(c.b.pool.cfg.Timeout)}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
@@ -342,5 +343,44 @@ func TestServerValueOverLimit(t *testing.T) {
 	b := s.testPool("p").backends[0]
 	if b.down.Load() || b.errors.Load() != 0 {
 		t.Errorf("server down %v, %d errors counted", b.down.Load(), b.errors.Load())
+	}
+}
+
+// TestUnreachableServerDoesNotQueueClients: under rehash, requests routed
+// to a server whose connects hang, just before it is ejected, fail at once
+// once it is down instead of each waiting out a connect in turn.
+func TestUnreachableServerDoesNotQueueClients(t *testing.T) {
+	m := startMemcached(t, 0)
+	hole := blackhole(t)
+	s := startProxy(t, fmt.Sprintf("p:\n  listen: 127.0.0.1:0\n  hash: md5\n  timeout: 300\n  auto_eject_hosts: true\n  server_failure_limit: 1\n  server_retry_timeout: 600000\n  health_check: {interval: 600000}\n  servers:\n   - %s:1\n   - %s:1\n", m.addr, hole))
+	pl := s.testPool("p")
+	var live, dead string
+	for i := 0; live == "" || dead == ""; i++ {
+		k := fmt.Sprint("u", i)
+		if pl.route([]byte(k)).addr == m.addr {
+			live = k
+		} else {
+			dead = k
+		}
+	}
+	const clients = 20
+	cs := make([]*mc, clients)
+	for i := range cs {
+		cs[i] = dial(t, s.Addr("p").String())
+	}
+	start := time.Now()
+	for _, c := range cs {
+		c.send("get " + dead + "\r\nget " + live + "\r\n")
+	}
+	for _, c := range cs {
+		c.reply(memcache.CmdGet)
+		if got := c.reply(memcache.CmdGet); got != "END\r\n" {
+			t.Fatalf("live key: %q", got)
+		}
+	}
+	// One connect timeout (300 ms) for the first request; without the
+	// check, one per client in turn: 6 s.
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("%d clients answered in %v: their requests waited for connects in turn", clients, d)
 	}
 }
