@@ -157,6 +157,12 @@ func (c *client) writeLoop() {
 	w := bufio.NewWriterSize(c.rw(), 16<<10)
 	var err error
 	for p := range c.q {
+		if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 && err == nil {
+			// A client that stops reading its replies is idle too: its
+			// reader waits on a full queue and no read deadline fires, so
+			// the writes carry the deadline.
+			_ = c.conn.SetWriteDeadline(time.Now().Add(ms(idle)))
+		}
 		select {
 		case <-p.done:
 		default:

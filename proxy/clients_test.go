@@ -357,3 +357,23 @@ func TestPreconnectDoesNotHoldReload(t *testing.T) {
 		t.Fatalf("a new client of the other pool: %q", got)
 	}
 }
+
+// TestClientThatDoesNotReadIsCut: a client that sends requests and never
+// reads the replies is closed after client_idle_timeout, like one that
+// sends nothing.
+func TestClientThatDoesNotReadIsCut(t *testing.T) {
+	m := startMemcached(t, 0)
+	s := startProxy(t, poolYAML("  client_idle_timeout: 300\n", m))
+	c := dial(t, s.Addr("p").String())
+	val := strings.Repeat("v", 100_000)
+	if got := c.do("set big 0 0 100000\r\n" + val + "\r\n"); got != "STORED\r\n" {
+		t.Fatalf("set: %q", got)
+	}
+	// 200 replies of 100 kB: far more than the socket buffers hold.
+	c.send(strings.Repeat("get big\r\n", 200))
+	eventually(t, "the stalled client closed", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.clients) == 0
+	})
+}
