@@ -103,6 +103,11 @@ func (s *Server) Reload(cfg *Config) error {
 			}
 		}
 		if ch.newLn != nil {
+			if ch.l != nil {
+				// Moved: the old address's clients and the new one's
+				// share the pool from now on, through every reload.
+				ch.newLn.pool = ch.l.pool
+			}
 			s.listeners[name] = ch.newLn
 			s.acceptIn(ch.newLn)
 		}

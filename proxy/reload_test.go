@@ -213,3 +213,36 @@ func TestReloadLetsInFlightFinish(t *testing.T) {
 		t.Fatal("the in-flight request was resent to the new server")
 	}
 }
+
+// TestReloadMovedPoolKeepsClients: clients accepted before a pool moved to
+// another address keep being served through later reloads of that pool.
+func TestReloadMovedPoolKeepsClients(t *testing.T) {
+	m := startMemcached(t, 0)
+	a := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	b := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	config := func(listen, extra string) string {
+		return strings.Replace(poolYAML(extra, m), "127.0.0.1:0", listen, 1)
+	}
+	s := startProxy(t, config(a, ""))
+	c := dial(t, a)
+	if got := c.do("set k 0 0 1\r\nx\r\n"); got != "STORED\r\n" {
+		t.Fatal(got)
+	}
+	for _, y := range []string{config(b, ""), config(b, "  max_keys: 100\n")} {
+		cfg, err := ParseConfig([]byte(y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Reload(cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 {
+		if got := c.do("get k\r\n"); got != "VALUE k 0 1\r\nx\r\nEND\r\n" {
+			t.Fatalf("request %d after the move and a second reload: %q", i, got)
+		}
+	}
+	if got := dial(t, b).do("get k\r\n"); got != "VALUE k 0 1\r\nx\r\nEND\r\n" {
+		t.Fatalf("a client of the new address: %q", got)
+	}
+}

@@ -38,7 +38,10 @@ type Server struct {
 type listener struct {
 	name string
 	ln   net.Listener
-	pool atomicPool
+	// pool is shared with the listener that replaces this one when the
+	// pool moves to another address, so that clients accepted here follow
+	// every later reload of the pool.
+	pool *atomicPool
 }
 
 // New returns a server for a validated configuration; log may be nil
@@ -122,7 +125,7 @@ func (s *Server) listen(name, addr string, p *pool) (*listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pool %q: %w", name, err)
 	}
-	l := &listener{name: name, ln: ln}
+	l := &listener{name: name, ln: ln, pool: new(atomicPool)}
 	l.pool.Store(p)
 	s.log.Info("listening", "pool", name, "addr", ln.Addr().String(), "servers", len(p.backends))
 	return l, nil
