@@ -440,8 +440,11 @@ func (s *session) read(b *backend) {
 	rest := s.stop()
 	if len(rest) > 0 {
 		// Requests failed; a server that closed an idle connection, or a
-		// session that ended, failed none.
+		// session that ended, failed none. One failure counts towards
+		// ejection, as in twemproxy; every failed request is an error.
 		b.result(failure)
+		b.errors.Add(uint64(len(rest) - 1))
+		b.errCtr.Add(float64(len(rest) - 1))
 	}
 	for _, o := range rest {
 		o.finish(failure)

@@ -377,3 +377,20 @@ func TestClientThatDoesNotReadIsCut(t *testing.T) {
 		return len(s.clients) == 0
 	})
 }
+
+// TestErrorsCountRequests: when a connection fails with several requests
+// on it, the server's error figure counts each of them.
+func TestErrorsCountRequests(t *testing.T) {
+	silent := silentServer(t)
+	s := startProxy(t, fmt.Sprintf("p:\n  listen: 127.0.0.1:0\n  timeout: 300\n  server_failure_limit: 100\n  servers:\n   - %s:1\n", silent))
+	c := dial(t, s.Addr("p").String())
+	c.send(strings.Repeat("get k\r\n", 10))
+	for range 10 {
+		if got := c.reply(memcache.CmdGet); !strings.HasPrefix(got, "SERVER_ERROR") {
+			t.Fatalf("get on a silent server: %q", got)
+		}
+	}
+	if n := s.testPool("p").backends[0].errors.Load(); n != 10 {
+		t.Errorf("errors = %d for 10 failed requests", n)
+	}
+}

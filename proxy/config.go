@@ -148,7 +148,7 @@ const maxReplicas = 8
 type HealthCheck struct {
 	// Interval between probes of a failed server, in milliseconds;
 	// default ServerRetryTimeout. Negative disables probes: a server then
-	// returns only when a request after ServerRetryTimeout succeeds.
+	// returns ServerRetryTimeout after it was marked down, as in twemproxy.
 	Interval int `yaml:"interval"`
 	// Timeout of one probe, in milliseconds; default the pool's Timeout.
 	Timeout int `yaml:"timeout"`

@@ -81,7 +81,7 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 		fmt.Fprintf(b, "  health: a down server is probed with \"version\" every %d ms (timeout %d ms) and restored when it answers\n",
 			p.HealthCheck.Interval, p.HealthCheck.Timeout)
 	} else {
-		fmt.Fprintf(b, "  health: no probes; a down server returns when a request after %d ms succeeds\n", p.ServerRetryTimeout)
+		fmt.Fprintf(b, "  health: no probes; a down server returns %d ms after it was marked down\n", p.ServerRetryTimeout)
 	}
 	idle := "never"
 	if p.ClientIdleTimeout > 0 {

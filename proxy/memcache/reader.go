@@ -393,7 +393,13 @@ func (r *Reader) parseOther(req *Request, args [][]byte) error {
 			return &Error{Err: ErrUnknownCommand, Reply: "ERROR\r\n"}
 		}
 		return nil
-	default: // stats, flush_all, verbosity keep their arguments
+	case CmdVerbosity:
+		if n == 0 { // memcached wants a level
+			return &Error{Err: ErrUnknownCommand, Reply: "ERROR\r\n"}
+		}
+		req.Args = append(req.Args, args[:n]...)
+		return nil
+	default: // stats and flush_all keep their arguments
 		req.Args = append(req.Args, args[:n]...)
 		return nil
 	}
@@ -409,8 +415,8 @@ func (r *Reader) parseMeta(req *Request, args [][]byte) error {
 	if req.Cmd == CmdMetaNoop {
 		return nil
 	}
-	if len(args) < 1 {
-		return badFormat()
+	if len(args) < 1 { // memcached: too few tokens
+		return &Error{Err: ErrUnknownCommand, Reply: "ERROR\r\n"}
 	}
 	return r.metaKeyFlags(req, args[0], args[1:], 2)
 }

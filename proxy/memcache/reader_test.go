@@ -121,6 +121,8 @@ func TestReadErrors(t *testing.T) {
 		{"meta bad base64", "mg !!! b\r\n", ErrBadCommand, "CLIENT_ERROR error decoding key\r\n", false},
 		{"ms bad length", "ms foo x\r\n", ErrBadCommand, "CLIENT_ERROR bad command line format\r\n", true},
 		{"touch bad exptime", "touch k x\r\n", ErrBadCommand, "CLIENT_ERROR invalid exptime argument\r\n", false},
+		{"mg without key", "mg\r\n", ErrUnknownCommand, "ERROR\r\n", false},
+		{"verbosity without level", "verbosity\r\n", ErrUnknownCommand, "ERROR\r\n", false},
 		{"meta duplicate flag", "mg foo v v\r\n", ErrBadCommand, "CLIENT_ERROR duplicate flag\r\n", false},
 		{"meta duplicate by first letter", "mg foo q qq\r\n", ErrBadCommand, "CLIENT_ERROR duplicate flag\r\n", false},
 		{"mg 18 flags", "mg foo" + strings.Repeat(" T1", 1) + " v k s t f c h l O1 P L u N1 R1 E1 x I\r\n", ErrBadCommand, "CLIENT_ERROR options flags are too long\r\n", false},
