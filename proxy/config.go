@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -87,7 +88,10 @@ type PoolConfig struct {
 	// ServerFailureLimit is the number of consecutive failures that eject
 	// a server. Default 2.
 	ServerFailureLimit int `yaml:"server_failure_limit"`
-	// ClientConnections is nutcracker's name for MaxClientConnections.
+	// ClientConnections is accepted and ignored, as nutcracker 0.5.0
+	// ignores it (it serves any number of clients whatever its value), so
+	// that a twemproxy config that sets it does not start refusing
+	// clients; MaxClientConnections sets kolco's limit.
 	ClientConnections int `yaml:"client_connections"`
 	// TCPKeepalive is accepted for compatibility.
 	TCPKeepalive bool `yaml:"tcpkeepalive"`
@@ -111,8 +115,7 @@ type PoolConfig struct {
 	Ejection string `yaml:"ejection"`
 	// HealthCheck probes failed servers and restores them when they answer.
 	HealthCheck HealthCheck `yaml:"health_check"`
-	// MaxClientConnections limits open client connections; 0 means
-	// ClientConnections, and when both are 0, 10000.
+	// MaxClientConnections limits open client connections; 0 means 10000.
 	MaxClientConnections int `yaml:"max_client_connections"`
 	// ClientIdleTimeout closes a client connection idle for that many
 	// milliseconds; 0 means never.
@@ -198,6 +201,9 @@ func ParseConfig(data []byte) (cfg *Config, err error) {
 	for name, node := range raw {
 		var dst any = &cfg.Global
 		if name != GlobalKey {
+			if err := refuseZeros(&node); err != nil {
+				return nil, fmt.Errorf("%w: %s: %w", ErrBadConfig, name, err)
+			}
 			p := &PoolConfig{}
 			cfg.Pools[name] = p
 			dst = p
@@ -210,6 +216,34 @@ func ParseConfig(data []byte) (cfg *Config, err error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// twemproxyZeros are the settings to which nutcracker gives 0 a meaning of
+// its own, where kolco's 0 would mean its default: rather than read the
+// same config differently, kolco refuses an explicit 0.
+var twemproxyZeros = map[string]string{
+	"timeout":              "no timeout",
+	"server_retry_timeout": "retry at once",
+	"server_failure_limit": "eject on the first failure",
+}
+
+// refuseZeros returns an error for a pool node that sets one of
+// twemproxyZeros to 0.
+func refuseZeros(node *yaml.Node) error {
+	if node.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		k, v := node.Content[i], node.Content[i+1]
+		meaning, ok := twemproxyZeros[k.Value]
+		if !ok || v.Kind != yaml.ScalarNode {
+			continue
+		}
+		if n, err := strconv.Atoi(v.Value); err == nil && n == 0 {
+			return fmt.Errorf("%s: 0 means %q to nutcracker, which kolco does not do; leave it out for kolco's default or set a positive value", k.Value, meaning)
+		}
+	}
+	return nil
 }
 
 // decodeStrict decodes node into dst, rejecting unknown fields.
@@ -434,9 +468,6 @@ func (p *PoolConfig) validateNumbers(bad func(key, format string, args ...any) e
 	}
 	if p.ServerConnections > 1024 {
 		return bad("server_connections", "at most 1024 (got %d)", p.ServerConnections)
-	}
-	if p.MaxClientConnections == 0 {
-		p.MaxClientConnections = p.ClientConnections
 	}
 	if p.MaxClientConnections == 0 {
 		p.MaxClientConnections = 10000

@@ -158,6 +158,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"duplicate address", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\", \"a:1:1 y\"]\n", "same address"},
 		{"rehash without eject", pool("  ejection: rehash\n"), "auto_eject_hosts"},
 		{"bad ejection", pool("  ejection: sometimes\n"), "ejection"},
+		{"timeout 0", pool("  timeout: 0\n"), "no timeout"},
+		{"server_failure_limit 0", pool("  server_failure_limit: 0\n"), "eject on the first failure"},
+		{"server_retry_timeout 0", pool("  server_retry_timeout: 0\n"), "retry at once"},
 		{"none with replicas", "p:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\", \"127.0.0.1:11212:1\"]\n  distribution: ring\n  replicas: 2\n  ejection: none\n", "none cannot be used with replicas"},
 		{"bad flush_all", pool("  flush_all: yes\n"), "flush_all"},
 		{"same listen", pool("") + "q:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\"]\n", "both listen"},
@@ -241,4 +244,16 @@ func needBinary(t testing.TB, name string) string {
 		t.Skipf("%s not installed; skipping", name)
 	}
 	return p
+}
+
+// TestClientConnectionsIgnored: nutcracker ignores client_connections, so
+// kolco does too; max_client_connections is kolco's limit.
+func TestClientConnectionsIgnored(t *testing.T) {
+	cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:22121\n  client_connections: 1\n  servers: [\"127.0.0.1:11211:1\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Pools["p"].MaxClientConnections; got != 10000 {
+		t.Errorf("client_connections: 1 gave a limit of %d, want the default 10000", got)
+	}
 }
