@@ -50,6 +50,12 @@ Prometheus /metrics (kolco.metrics_listen) and uses every core.
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			go func() {
+				// The first signal starts a graceful shutdown; with the
+				// handler gone, a second one ends the process at once.
+				<-ctx.Done()
+				stop()
+			}()
 			return proxy.Run(ctx, proxy.RunOptions{Path: config})
 		},
 	}
