@@ -257,3 +257,19 @@ func TestClientConnectionsIgnored(t *testing.T) {
 		t.Errorf("client_connections: 1 gave a limit of %d, want the default 10000", got)
 	}
 }
+
+// TestExplainBuildsPlacement: --check refuses what Start would refuse, such
+// as a ring with more points than it can hold.
+func TestExplainBuildsPlacement(t *testing.T) {
+	cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:22121\n  distribution: ring\n  vnodes: 100000000\n  servers: [\"127.0.0.1:11211:1\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := cfg.Explain(&b); err == nil || !strings.Contains(err.Error(), "points") {
+		t.Fatalf("Explain of a ring of 10^8 points: %v", err)
+	}
+	if err := New(cfg, nil).Start(); err == nil {
+		t.Fatal("Start accepted it")
+	}
+}

@@ -11,11 +11,25 @@ import (
 // Explain writes a plain-language account of the configuration: for each
 // pool, where it listens, how keys are placed, each server with its ring
 // name and nominal share of keys, and what happens when a server fails.
-// It expects a validated configuration.
+// It expects a validated configuration, and builds each pool's placement
+// as the proxy would, so that a config it reports on is one the proxy
+// starts with.
 func (c *Config) Explain(w io.Writer) error {
 	var b strings.Builder
 	for _, name := range c.PoolNames() {
-		c.Pools[name].explain(&b, name)
+		p := c.Pools[name]
+		servers := make([]twemproxy.Server, 0, len(p.Servers))
+		for _, line := range p.Servers {
+			s, err := twemproxy.ParseServer(line)
+			if err != nil {
+				return fmt.Errorf("%w: pool %q: %w", ErrBadConfig, name, err)
+			}
+			servers = append(servers, s)
+		}
+		if _, err := newPicker(p, servers); err != nil {
+			return fmt.Errorf("%w: pool %q: %w", ErrBadConfig, name, err)
+		}
+		p.explain(&b, name)
 	}
 	g := c.Global
 	if g.MetricsListen != "" {
