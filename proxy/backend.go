@@ -80,8 +80,8 @@ func newBackend(p *pool, spec twemproxy.Server) *backend {
 func (b *backend) preconnect(ctx context.Context) {
 	for _, c := range b.conns {
 		c.mu.Lock()
-		if c.s == nil && !c.closed {
-			c.s, _ = c.dial(ctx)
+		if !c.closed {
+			_, _ = c.session(ctx, false)
 		}
 		c.mu.Unlock()
 	}
@@ -213,6 +213,17 @@ type bconn struct {
 	mu     sync.Mutex
 	s      *session
 	closed bool
+	// connecting is the connect under way, if any: the sender that
+	// started it dials without holding mu, and the senders that come
+	// meanwhile wait for its outcome instead of each dialling in turn.
+	connecting *connectCall
+}
+
+// connectCall is one connect to a server and, once done is closed, its
+// error.
+type connectCall struct {
+	done chan struct{}
+	err  error
 }
 
 // session is one live net.Conn with its reader goroutine.
@@ -297,21 +308,51 @@ func (c *bconn) send(ctx context.Context, o *op) {
 
 // session returns the live session, connecting a new one if there is none,
 // the last one died, or replace is set. A failed connect is recorded as
-// the server's failure. The caller holds mu.
+// the server's failure, once however many senders waited for it. The
+// caller holds mu; session releases it while a connect is under way and
+// holds it again when it returns.
 func (c *bconn) session(ctx context.Context, replace bool) (*session, error) {
 	if c.s != nil && (replace || c.s.dead.Load()) {
 		c.s.end()
 		c.s = nil
 	}
-	if c.s == nil {
-		s, err := c.dial(ctx)
-		if err != nil {
-			c.b.result(err)
-			return nil, fmt.Errorf("%s: connect: %w", c.b.addr, unwrapNet(err))
+	if c.s != nil {
+		return c.s, nil
+	}
+	if call := c.connecting; call != nil {
+		c.mu.Unlock()
+		<-call.done
+		c.mu.Lock()
+		switch {
+		case call.err != nil:
+			return nil, fmt.Errorf("%s: connect: %w", c.b.addr, unwrapNet(call.err))
+		case c.closed:
+			return nil, ErrClosed
+		case c.s == nil:
+			return nil, fmt.Errorf("%s: connection lost", c.b.addr)
 		}
+		return c.s, nil
+	}
+	call := &connectCall{done: make(chan struct{})}
+	c.connecting = call
+	c.mu.Unlock()
+	s, err := c.dial(ctx)
+	c.mu.Lock()
+	c.connecting = nil
+	if err == nil && c.closed {
+		s.end()
+		err = ErrClosed
+	}
+	if err == nil {
 		c.s = s
 	}
-	return c.s, nil
+	call.err = err
+	close(call.done)
+	if err != nil {
+		c.b.result(err)
+		return nil, fmt.Errorf("%s: connect: %w", c.b.addr, unwrapNet(err))
+	}
+	return s, nil
 }
 
 func (c *bconn) dial(ctx context.Context) (*session, error) {
