@@ -346,82 +346,52 @@ func TestServerValueOverLimit(t *testing.T) {
 	}
 }
 
-// TestUnreachableServerDoesNotQueueClients: under rehash, requests routed
-// to a server whose connects hang, just before it is ejected, fail at once
-// once it is down instead of each waiting out a connect in turn.
+// TestUnreachableServerDoesNotQueueClients: requests for a server whose
+// connects hang do not each wait out a connect in turn, holding up the
+// clients' other requests: under rehash they fail at once once it is
+// marked down; under none they share one connect.
 func TestUnreachableServerDoesNotQueueClients(t *testing.T) {
-	m := startMemcached(t, 0)
-	hole := blackhole(t)
-	s := startProxy(t, fmt.Sprintf("p:\n  listen: 127.0.0.1:0\n  hash: md5\n  timeout: 300\n  auto_eject_hosts: true\n  server_failure_limit: 1\n  server_retry_timeout: 600000\n  health_check: {interval: 600000}\n  servers:\n   - %s:1\n   - %s:1\n", m.addr, hole))
-	pl := s.testPool("p")
-	var live, dead string
-	for i := 0; live == "" || dead == ""; i++ {
-		k := fmt.Sprint("u", i)
-		if pl.route([]byte(k)).addr == m.addr {
-			live = k
-		} else {
-			dead = k
-		}
-	}
-	const clients = 20
-	cs := make([]*mc, clients)
-	for i := range cs {
-		cs[i] = dial(t, s.Addr("p").String())
-	}
-	start := time.Now()
-	for _, c := range cs {
-		c.send("get " + dead + "\r\nget " + live + "\r\n")
-	}
-	for _, c := range cs {
-		c.reply(memcache.CmdGet)
-		if got := c.reply(memcache.CmdGet); got != "END\r\n" {
-			t.Fatalf("live key: %q", got)
-		}
-	}
-	// One connect timeout (300 ms) for the first request; without the
-	// check, one per client in turn: 6 s.
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("%d clients answered in %v: their requests waited for connects in turn", clients, d)
-	}
-}
-
-// TestUnreachableServerConnectsOnce: without ejection, requests for a
-// server whose connects hang wait for one connect together, not for one
-// connect each in turn, and other servers' keys are not held up.
-func TestUnreachableServerConnectsOnce(t *testing.T) {
-	m := startMemcached(t, 0)
-	hole := blackhole(t)
-	s := startProxy(t, fmt.Sprintf("p:\n  listen: 127.0.0.1:0\n  hash: md5\n  timeout: 300\n  servers:\n   - %s:1\n   - %s:1\n", m.addr, hole))
-	pl := s.testPool("p")
-	var live, dead string
-	for i := 0; live == "" || dead == ""; i++ {
-		k := fmt.Sprint("w", i)
-		if pl.route([]byte(k)).addr == m.addr {
-			live = k
-		} else {
-			dead = k
-		}
-	}
-	const clients = 20
-	cs := make([]*mc, clients)
-	for i := range cs {
-		cs[i] = dial(t, s.Addr("p").String())
-	}
-	start := time.Now()
-	for _, c := range cs {
-		c.send("get " + dead + "\r\nget " + live + "\r\n")
-	}
-	for _, c := range cs {
-		if got := c.reply(memcache.CmdGet); !strings.HasPrefix(got, "SERVER_ERROR "+hole+": connect") {
-			t.Fatalf("unreachable server's key: %q", got)
-		}
-		if got := c.reply(memcache.CmdGet); got != "END\r\n" {
-			t.Fatalf("live key: %q", got)
-		}
-	}
-	// A few connect timeouts of 300 ms at most; one per client in turn
-	// would be 6 s.
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("%d clients answered in %v: their requests waited for connects in turn", clients, d)
+	for _, tc := range []struct{ policy, extra, reply string }{
+		{"rehash", "  auto_eject_hosts: true\n  server_failure_limit: 1\n  server_retry_timeout: 600000\n  health_check: {interval: 600000}\n", "SERVER_ERROR "},
+		{"none", "", "SERVER_ERROR %s: connect"},
+	} {
+		t.Run(tc.policy, func(t *testing.T) {
+			m := startMemcached(t, 0)
+			hole := blackhole(t)
+			s := startProxy(t, fmt.Sprintf("p:\n  listen: 127.0.0.1:0\n  hash: md5\n  timeout: 300\n%s  servers:\n   - %s:1\n   - %s:1\n", tc.extra, m.addr, hole))
+			pl := s.testPool("p")
+			var live, dead string
+			for i := 0; live == "" || dead == ""; i++ {
+				k := fmt.Sprint("u", i)
+				if pl.route([]byte(k)).addr == m.addr {
+					live = k
+				} else {
+					dead = k
+				}
+			}
+			const clients = 20
+			cs := make([]*mc, clients)
+			for i := range cs {
+				cs[i] = dial(t, s.Addr("p").String())
+			}
+			start := time.Now()
+			for _, c := range cs {
+				c.send("get " + dead + "\r\nget " + live + "\r\n")
+			}
+			want := strings.ReplaceAll(tc.reply, "%s", hole)
+			for _, c := range cs {
+				if got := c.reply(memcache.CmdGet); !strings.HasPrefix(got, want) {
+					t.Fatalf("unreachable server's key: %q, want %q...", got, want)
+				}
+				if got := c.reply(memcache.CmdGet); got != "END\r\n" {
+					t.Fatalf("live key: %q", got)
+				}
+			}
+			// A connect timeout of 300 ms, a few at most; one per client
+			// in turn would be 6 s.
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("%d clients answered in %v: their requests waited for connects in turn", clients, d)
+			}
+		})
 	}
 }
