@@ -17,7 +17,7 @@ func ExampleHash() {
 }
 
 // Any node can leave; only its keys move, and adding it back restores them.
-func ExampleJump_Remove() {
+func ExamplePlacement_Remove() {
 	j, err := jump.New([]kolco.Node{{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "d"}}, jump.Config{})
 	if err != nil {
 		panic(err)

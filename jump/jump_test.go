@@ -141,7 +141,7 @@ func TestPinned(t *testing.T) {
 func TestHistory(t *testing.T) {
 	nodes := kolcotest.Nodes(8)
 	keys := kolcotest.Keys(2000)
-	owners := func(j *jump.Jump) []string {
+	owners := func(j *jump.Placement) []string {
 		out := make([]string, len(keys))
 		for i, k := range keys {
 			n, _ := j.Locate(k)

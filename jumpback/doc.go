@@ -8,7 +8,7 @@
 // SplitMix64 generator seeded with the key, in O(1) expected time instead of
 // O(ln n). Its output equals that of hash4j's
 // ConsistentHashing.jumpBackHashSplitMix64(), the implementation released
-// with the paper (the tests check vectors produced by it). [JumpBack] adds node names and arbitrary removals with the
+// with the paper (the tests check vectors produced by it). [Placement] adds node names and arbitrary removals with the
 // replacement table of Coluzzi et al., "MementoHash: A Stateful, Minimal
 // Memory, Best Performing Consistent Hash Algorithm" (IEEE/ACM Transactions
 // on Networking, 2024; arXiv:2306.09783), exactly as package jump does
@@ -22,12 +22,12 @@
 // # Lookup cost
 //
 // O(1) expected for [Hash]: about two generator steps. A lookup on
-// [JumpBack] adds the replacement-table walk of package jump. No lookup
+// [Placement] adds the replacement-table walk of package jump. No lookup
 // allocates.
 //
 // # Memory
 //
-// [Hash] needs none; [JumpBack] keeps per bucket the node and two int32s.
+// [Hash] needs none; [Placement] keeps per bucket the node and two int32s.
 //
 // # Balance
 //
@@ -45,7 +45,7 @@
 //
 // # Replicas
 //
-// [JumpBack.LocateN] returns the owner, then the node that would own the
+// [Placement.LocateN] returns the owner, then the node that would own the
 // key if the owner were removed, and so on; distinct, prefix-stable, every
 // node once for n above the node count.
 //

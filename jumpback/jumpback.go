@@ -6,7 +6,7 @@ import (
 	"github.com/kolco-dev/kolco/keyhash"
 )
 
-// Config holds the settings of a [JumpBack]. The zero value means the
+// Config holds the settings of a [Placement]. The zero value means the
 // documented defaults.
 type Config struct {
 	// Hash turns a key into the 64-bit input of [Hash]. Nil means
@@ -14,10 +14,10 @@ type Config struct {
 	Hash keyhash.Func
 }
 
-// JumpBack places keys on nodes with JumpBackHash over buckets, and
+// Placement places keys on nodes with JumpBackHash over buckets, and
 // handles the removal of any node with MementoHash. It is safe for
 // concurrent use.
-type JumpBack struct {
+type Placement struct {
 	p *memento.Placement
 }
 
@@ -27,50 +27,50 @@ type JumpBack struct {
 // or kolco.ErrBadWeight (also for any weight other than 1 or 0: JumpBackHash
 // has no weights). An empty set is allowed: lookups then fail with
 // kolco.ErrNoNodes until nodes are added.
-func New(nodes []kolco.Node, cfg Config) (*JumpBack, error) {
+func New(nodes []kolco.Node, cfg Config) (*Placement, error) {
 	p, err := memento.New(nodes, cfg.Hash, Hash)
 	if err != nil {
 		return nil, err
 	}
-	return &JumpBack{p}, nil
+	return &Placement{p}, nil
 }
 
 // Locate returns the owner of key. The error is kolco.ErrNoNodes when the
 // placement has no nodes.
-func (j *JumpBack) Locate(key string) (kolco.Node, error) { return j.p.Locate(key) }
+func (j *Placement) Locate(key string) (kolco.Node, error) { return j.p.Locate(key) }
 
-var _ kolco.IDLocator = (*JumpBack)(nil)
+var _ kolco.IDLocator = (*Placement)(nil)
 
 // LocateID returns the ID of the owner of key, without copying the whole
 // Node. The error is kolco.ErrNoNodes when the placement has no nodes.
-func (j *JumpBack) LocateID(key string) (string, error) { return j.p.LocateID(key) }
+func (j *Placement) LocateID(key string) (string, error) { return j.p.LocateID(key) }
 
 // LocateN appends up to n distinct owners of key to dst: the owner, then
 // the node that would own the key if the owner were removed, then the one
 // that would own it if both were removed, and so on. When n exceeds the
 // number of nodes every node is appended once. The error is
 // kolco.ErrBadCount when n < 1 and kolco.ErrNoNodes without nodes.
-func (j *JumpBack) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
+func (j *Placement) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
 	return j.p.LocateN(dst, key, n)
 }
 
 // Nodes returns a copy of the node set, sorted by ID.
-func (j *JumpBack) Nodes() []kolco.Node { return j.p.Nodes() }
+func (j *Placement) Nodes() []kolco.Node { return j.p.Nodes() }
 
 // Buckets returns the size of the bucket array, removed buckets included,
 // and the number of working buckets (the node count).
-func (j *JumpBack) Buckets() (total, working int) { return j.p.Buckets() }
+func (j *Placement) Buckets() (total, working int) { return j.p.Buckets() }
 
 // Add adds nodes one at a time in the order given, each taking the most
 // recently removed bucket or, if none is removed, a new bucket at the end.
 // The error wraps kolco.ErrDuplicateNode, kolco.ErrBadNodeID or
 // kolco.ErrBadWeight; on error nothing changes.
-func (j *JumpBack) Add(nodes ...kolco.Node) error { return j.p.Add(nodes...) }
+func (j *Placement) Add(nodes ...kolco.Node) error { return j.p.Add(nodes...) }
 
 // Remove removes the nodes with the given IDs one at a time in the order
 // given. The error wraps kolco.ErrUnknownNode; on error nothing changes.
-func (j *JumpBack) Remove(ids ...string) error { return j.p.Remove(ids...) }
+func (j *Placement) Remove(ids ...string) error { return j.p.Remove(ids...) }
 
 // Reweight accepts only weight 1, which changes nothing. The error wraps
 // kolco.ErrUnknownNode, or kolco.ErrBadWeight for any other weight.
-func (j *JumpBack) Reweight(id string, weight float64) error { return j.p.Reweight(id, weight) }
+func (j *Placement) Reweight(id string, weight float64) error { return j.p.Reweight(id, weight) }

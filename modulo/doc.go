@@ -8,7 +8,7 @@
 //
 // # Lookup cost
 //
-// One hash and one modulo: O(1), no allocation. [Modulo.LocateN] is O(n).
+// One hash and one modulo: O(1), no allocation. [Table.LocateN] is O(n).
 //
 // # Memory
 //
@@ -36,7 +36,7 @@
 //
 // # Replicas
 //
-// [Modulo.LocateN] returns the owner followed by the next nodes in ID
+// [Table.LocateN] returns the owner followed by the next nodes in ID
 // order. Replicas are distinct, and n larger than the set returns every
 // node once.
 //

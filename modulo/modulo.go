@@ -15,17 +15,17 @@ import (
 // weights) a placement accepts; it bounds the memory a weight can claim.
 const MaxSlots = 1 << 20
 
-// Config holds the settings of a [Modulo]. The zero value means the
+// Config holds the settings of a [Table]. The zero value means the
 // documented defaults.
 type Config struct {
 	// Hash hashes keys. Nil means keyhash.XXH3.
 	Hash keyhash.Func
 }
 
-// Modulo places a key on slot hash(key) mod S, where the S slots repeat
+// Table places a key on slot hash(key) mod S, where the S slots repeat
 // each node, in ID order, as many times as its rounded weight. It is safe
 // for concurrent use.
-type Modulo struct {
+type Table struct {
 	hash keyhash.Func
 	mu   sync.Mutex // serializes writers
 	snap atomic.Pointer[snapshot]
@@ -41,7 +41,7 @@ type snapshot struct {
 // kolco.ErrDuplicateNode or kolco.ErrBadWeight (also when the rounded
 // weights sum to more than [MaxSlots]). An empty set is allowed: lookups
 // then fail with kolco.ErrNoNodes until nodes are added.
-func New(nodes []kolco.Node, cfg Config) (*Modulo, error) {
+func New(nodes []kolco.Node, cfg Config) (*Table, error) {
 	set, err := nodeset.New(nodes)
 	if err != nil {
 		return nil, err
@@ -50,7 +50,7 @@ func New(nodes []kolco.Node, cfg Config) (*Modulo, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Modulo{hash: cfg.Hash}
+	m := &Table{hash: cfg.Hash}
 	if m.hash == nil {
 		m.hash = keyhash.XXH3
 	}
@@ -83,7 +83,7 @@ func newSnapshot(set nodeset.Set) (*snapshot, error) {
 
 // Locate returns the node owning key. The error is kolco.ErrNoNodes when
 // the placement has no nodes.
-func (m *Modulo) Locate(key string) (kolco.Node, error) {
+func (m *Table) Locate(key string) (kolco.Node, error) {
 	s := m.snap.Load()
 	if len(s.slots) == 0 {
 		return kolco.Node{}, kolco.ErrNoNodes
@@ -94,7 +94,7 @@ func (m *Modulo) Locate(key string) (kolco.Node, error) {
 // LocateN appends up to n distinct owners of key to dst: the owner, then
 // the nodes following it in ID order, wrapping around. The error is
 // kolco.ErrBadCount when n < 1 and kolco.ErrNoNodes without nodes.
-func (m *Modulo) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
+func (m *Table) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
 	if n < 1 {
 		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
 	}
@@ -111,27 +111,27 @@ func (m *Modulo) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, err
 }
 
 // Nodes returns a copy of the node set, sorted by ID.
-func (m *Modulo) Nodes() []kolco.Node { return m.snap.Load().set.Nodes() }
+func (m *Table) Nodes() []kolco.Node { return m.snap.Load().set.Nodes() }
 
 // Add adds nodes. The error wraps kolco.ErrDuplicateNode,
 // kolco.ErrBadNodeID or kolco.ErrBadWeight; on error nothing changes.
-func (m *Modulo) Add(nodes ...kolco.Node) error {
+func (m *Table) Add(nodes ...kolco.Node) error {
 	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Add(nodes...) })
 }
 
 // Remove removes the nodes with the given IDs. The error wraps
 // kolco.ErrUnknownNode; on error nothing changes.
-func (m *Modulo) Remove(ids ...string) error {
+func (m *Table) Remove(ids ...string) error {
 	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Remove(ids...) })
 }
 
 // Reweight sets the weight of one node. The error wraps
 // kolco.ErrUnknownNode or kolco.ErrBadWeight; on error nothing changes.
-func (m *Modulo) Reweight(id string, weight float64) error {
+func (m *Table) Reweight(id string, weight float64) error {
 	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Reweight(id, weight) })
 }
 
-func (m *Modulo) change(f func(nodeset.Set) (nodeset.Set, error)) error {
+func (m *Table) change(f func(nodeset.Set) (nodeset.Set, error)) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	set, err := f(m.snap.Load().set)

@@ -47,7 +47,7 @@
 //
 // # Replicas
 //
-// [MultiProbe.LocateN] returns the owner, then the nodes of the next points
+// [Ring.LocateN] returns the owner, then the nodes of the next points
 // clockwise from the owner's point, skipping nodes already chosen: distinct,
 // prefix-stable, and every node once for n above the node count.
 //

@@ -21,7 +21,7 @@ func (s *snapshot) successor(pos uint64) int {
 
 // winner returns the index of the point closest after any of the key's
 // probes; on equal distances the earlier probe wins.
-func (m *MultiProbe) winner(s *snapshot, key string) int {
+func (m *Ring) winner(s *snapshot, key string) int {
 	kh := m.hash(key)
 	best, bi := uint64(0), -1
 	for i := range m.probes {
@@ -39,7 +39,7 @@ func (m *MultiProbe) winner(s *snapshot, key string) int {
 // Locate returns the owner of key: the node whose point follows one of the
 // key's probes most closely. The error is kolco.ErrNoNodes when the
 // placement has no nodes.
-func (m *MultiProbe) Locate(key string) (kolco.Node, error) {
+func (m *Ring) Locate(key string) (kolco.Node, error) {
 	s := m.snap.Load()
 	if len(s.points) == 0 {
 		return kolco.Node{}, kolco.ErrNoNodes
@@ -52,7 +52,7 @@ func (m *MultiProbe) Locate(key string) (kolco.Node, error) {
 // skipping nodes already chosen. When n exceeds the number of nodes every
 // node is appended once. The error is kolco.ErrBadCount when n < 1 and
 // kolco.ErrNoNodes without nodes.
-func (m *MultiProbe) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
+func (m *Ring) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
 	if n < 1 {
 		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
 	}

@@ -23,7 +23,7 @@ const MaxProbes = 1024
 // MaxPoints bounds the total number of points (the sum of rounded weights).
 const MaxPoints = 1 << 22
 
-// Config holds the settings of a [MultiProbe]. The zero value means the
+// Config holds the settings of a [Ring]. The zero value means the
 // documented defaults.
 type Config struct {
 	// Hash hashes keys and node IDs. Nil means keyhash.XXH3.
@@ -33,9 +33,9 @@ type Config struct {
 	Probes int
 }
 
-// MultiProbe is a multi-probe consistent hash ring. It is safe for
+// Ring is a multi-probe consistent hash ring. It is safe for
 // concurrent use.
-type MultiProbe struct {
+type Ring struct {
 	hash   keyhash.Func
 	probes int
 	mu     sync.Mutex // serializes writers
@@ -59,11 +59,11 @@ type snapshot struct {
 // kolco.ErrDuplicateNode or kolco.ErrBadWeight (also when the rounded
 // weights sum to more than [MaxPoints]). An empty set is allowed: lookups
 // then fail with kolco.ErrNoNodes until nodes are added.
-func New(nodes []kolco.Node, cfg Config) (*MultiProbe, error) {
+func New(nodes []kolco.Node, cfg Config) (*Ring, error) {
 	if cfg.Probes < 0 || cfg.Probes > MaxProbes {
 		return nil, fmt.Errorf("%w: multiprobe: Probes %d not in 0..%d", kolco.ErrBadConfig, cfg.Probes, MaxProbes)
 	}
-	m := &MultiProbe{hash: cfg.Hash, probes: cfg.Probes}
+	m := &Ring{hash: cfg.Hash, probes: cfg.Probes}
 	if m.hash == nil {
 		m.hash = keyhash.XXH3
 	}
@@ -102,7 +102,7 @@ func mix(x uint64) uint64 {
 // probe i of a key.
 func spread(h uint64, i int) uint64 { return mix(h + uint64(i)*0x9e3779b97f4a7c15) }
 
-func (m *MultiProbe) newSnapshot(set nodeset.Set) (*snapshot, error) {
+func (m *Ring) newSnapshot(set nodeset.Set) (*snapshot, error) {
 	total := 0
 	for i := range set.Len() {
 		if total += Points(set.At(i).EffectiveWeight()); total > MaxPoints {
@@ -161,27 +161,27 @@ func bitsFor(n int) int {
 }
 
 // Nodes returns a copy of the node set, sorted by ID.
-func (m *MultiProbe) Nodes() []kolco.Node { return m.snap.Load().set.Nodes() }
+func (m *Ring) Nodes() []kolco.Node { return m.snap.Load().set.Nodes() }
 
 // Add adds nodes. The error wraps kolco.ErrDuplicateNode,
 // kolco.ErrBadNodeID or kolco.ErrBadWeight; on error nothing changes.
-func (m *MultiProbe) Add(nodes ...kolco.Node) error {
+func (m *Ring) Add(nodes ...kolco.Node) error {
 	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Add(nodes...) })
 }
 
 // Remove removes the nodes with the given IDs. The error wraps
 // kolco.ErrUnknownNode; on error nothing changes.
-func (m *MultiProbe) Remove(ids ...string) error {
+func (m *Ring) Remove(ids ...string) error {
 	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Remove(ids...) })
 }
 
 // Reweight sets the weight of one node. The error wraps
 // kolco.ErrUnknownNode or kolco.ErrBadWeight; on error nothing changes.
-func (m *MultiProbe) Reweight(id string, weight float64) error {
+func (m *Ring) Reweight(id string, weight float64) error {
 	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Reweight(id, weight) })
 }
 
-func (m *MultiProbe) change(f func(nodeset.Set) (nodeset.Set, error)) error {
+func (m *Ring) change(f func(nodeset.Set) (nodeset.Set, error)) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	set, err := f(m.snap.Load().set)

@@ -23,7 +23,7 @@ type scorer struct {
 // scorer prepares sc for key. In separator mode the caller must set sc.buf
 // to a buffer of its own stack frame: allocating it here would move it to
 // the heap, and zeroing it in mixer mode would cost time for nothing.
-func (r *Rendezvous) scorer(sc *scorer, s *snapshot, key string) {
+func (r *Hash) scorer(sc *scorer, s *snapshot, key string) {
 	sc.s, sc.hash, sc.key = s, r.hash, key
 	if s.seeds != nil {
 		sc.kh = r.hash(key)
@@ -47,7 +47,7 @@ func (sc *scorer) score(i int) uint64 {
 // Locate returns the node with the highest score for key; equal scores go
 // to the lower node ID. The error is kolco.ErrNoNodes when the placement
 // has no nodes.
-func (r *Rendezvous) Locate(key string) (kolco.Node, error) {
+func (r *Hash) Locate(key string) (kolco.Node, error) {
 	s := r.snap.Load()
 	n := s.set.Len()
 	if n == 0 {
@@ -106,7 +106,7 @@ const batch = 16
 // It selects in passes of up to 16 owners over all nodes, so it costs
 // O(N * ceil(n/16)) score computations and allocates nothing when dst has
 // room for the result.
-func (r *Rendezvous) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
+func (r *Hash) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
 	if n < 1 {
 		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
 	}

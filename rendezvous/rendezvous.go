@@ -10,7 +10,7 @@ import (
 	"github.com/kolco-dev/kolco/keyhash"
 )
 
-// Config holds the settings of a [Rendezvous]. The zero value means the
+// Config holds the settings of a [Hash]. The zero value means the
 // documented defaults.
 type Config struct {
 	// Hash hashes keys and node IDs. Nil means keyhash.XXH3.
@@ -24,10 +24,10 @@ type Config struct {
 	Separator string
 }
 
-// Rendezvous is a highest-random-weight placement. It is safe for
+// Hash is a highest-random-weight placement. It is safe for
 // concurrent use: lookups read an immutable snapshot, changes publish a new
 // one.
-type Rendezvous struct {
+type Hash struct {
 	hash keyhash.Func
 	sep  string
 	mu   sync.Mutex // serializes writers
@@ -45,12 +45,12 @@ type snapshot struct {
 // New returns a placement over nodes. The error wraps kolco.ErrBadNodeID,
 // kolco.ErrDuplicateNode or kolco.ErrBadWeight. An empty set is allowed:
 // lookups then fail with kolco.ErrNoNodes until nodes are added.
-func New(nodes []kolco.Node, cfg Config) (*Rendezvous, error) {
+func New(nodes []kolco.Node, cfg Config) (*Hash, error) {
 	set, err := nodeset.New(nodes)
 	if err != nil {
 		return nil, err
 	}
-	r := &Rendezvous{hash: cfg.Hash, sep: cfg.Separator}
+	r := &Hash{hash: cfg.Hash, sep: cfg.Separator}
 	if r.hash == nil {
 		r.hash = keyhash.XXH3
 	}
@@ -58,7 +58,7 @@ func New(nodes []kolco.Node, cfg Config) (*Rendezvous, error) {
 	return r, nil
 }
 
-func (r *Rendezvous) newSnapshot(set nodeset.Set) *snapshot {
+func (r *Hash) newSnapshot(set nodeset.Set) *snapshot {
 	s := &snapshot{set: set}
 	n := set.Len()
 	if r.sep == "" {
@@ -104,27 +104,27 @@ func weighted(raw uint64, w float64) uint64 {
 }
 
 // Nodes returns a copy of the node set, sorted by ID.
-func (r *Rendezvous) Nodes() []kolco.Node { return r.snap.Load().set.Nodes() }
+func (r *Hash) Nodes() []kolco.Node { return r.snap.Load().set.Nodes() }
 
 // Add adds nodes. The error wraps kolco.ErrDuplicateNode,
 // kolco.ErrBadNodeID or kolco.ErrBadWeight; on error nothing changes.
-func (r *Rendezvous) Add(nodes ...kolco.Node) error {
+func (r *Hash) Add(nodes ...kolco.Node) error {
 	return r.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Add(nodes...) })
 }
 
 // Remove removes the nodes with the given IDs. The error wraps
 // kolco.ErrUnknownNode; on error nothing changes.
-func (r *Rendezvous) Remove(ids ...string) error {
+func (r *Hash) Remove(ids ...string) error {
 	return r.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Remove(ids...) })
 }
 
 // Reweight sets the weight of one node. The error wraps
 // kolco.ErrUnknownNode or kolco.ErrBadWeight; on error nothing changes.
-func (r *Rendezvous) Reweight(id string, weight float64) error {
+func (r *Hash) Reweight(id string, weight float64) error {
 	return r.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Reweight(id, weight) })
 }
 
-func (r *Rendezvous) change(f func(nodeset.Set) (nodeset.Set, error)) error {
+func (r *Hash) change(f func(nodeset.Set) (nodeset.Set, error)) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	set, err := f(r.snap.Load().set)
