@@ -3,9 +3,10 @@
 // algorithm satisfies, the optional [Membership] interface of placements whose
 // node set changes in place, and the sentinel errors they return.
 //
-// The algorithms live in packages of their own (ring, and later rendezvous,
-// jump, maglev, ...), so that a program importing one of them pulls in nothing
-// else. Consistent hashing itself is described by Karger et al., "Consistent
+// The algorithms live in packages of their own (ring, modulo, slots,
+// rendezvous, jump, jumpback, maglev, multiprobe, anchor, bounded), so that a
+// program importing one of them pulls in nothing else; package algo builds
+// any of them by name. Consistent hashing itself is described by Karger et al., "Consistent
 // Hashing and Random Trees" (STOC 1997).
 package kolco
 

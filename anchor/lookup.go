@@ -3,6 +3,8 @@ package anchor
 import (
 	"math/bits"
 
+	imix "github.com/kolco-dev/kolco/internal/mix"
+
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/nodeset"
 )
@@ -18,10 +20,7 @@ func reduce(x uint64, n uint32) uint32 {
 // or a replica number shifted above every bucket): the SplitMix64 finalizer
 // applied to h and i times the golden ratio.
 func mix(h, i uint64) uint64 {
-	z := h ^ (i+1)*0x9e3779b97f4a7c15
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
+	return imix.SplitMix64(h ^ (i+1)*imix.Golden)
 }
 
 // getBucket is GETBUCKET(k) of the paper's Algorithm 3 for a key hash h.

@@ -1,6 +1,10 @@
 package jumpback
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/kolco-dev/kolco/internal/mix"
+)
 
 // splitMix64 is Steele, Lea and Flood's SplitMix64 generator ("Fast
 // Splittable Pseudorandom Number Generators", OOPSLA 2014), the standard
@@ -8,11 +12,8 @@ import "math/bits"
 type splitMix64 uint64
 
 func (s *splitMix64) next() uint64 {
-	*s += 0x9e3779b97f4a7c15
-	z := uint64(*s)
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
+	*s += mix.Golden
+	return mix.SplitMix64(uint64(*s))
 }
 
 // Hash returns the bucket in [0, buckets) of a key by JumpBackHash: growing

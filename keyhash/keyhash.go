@@ -27,6 +27,8 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/twmb/murmur3"
 	"github.com/zeebo/xxh3"
+
+	"github.com/kolco-dev/kolco/internal/bytestr"
 )
 
 // ErrUnknown is returned by [Parse] for a name it does not know.
@@ -94,10 +96,10 @@ func FNV1a(key string) uint64 {
 }
 
 // CRC32 returns the CRC-32 (IEEE) checksum of key, zero-extended to 64 bits.
-func CRC32(key string) uint64 { return uint64(crc32.ChecksumIEEE(bytesOf(key))) }
+func CRC32(key string) uint64 { return uint64(crc32.ChecksumIEEE(bytestr.Of(key))) }
 
 // MD5 returns the first 8 bytes of the MD5 digest of key read big-endian.
 func MD5(key string) uint64 {
-	d := md5.Sum(bytesOf(key))
+	d := md5.Sum(bytestr.Of(key))
 	return binary.BigEndian.Uint64(d[:8])
 }

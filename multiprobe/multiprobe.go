@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kolco-dev/kolco/internal/mix"
+
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/nodeset"
 	"github.com/kolco-dev/kolco/keyhash"
@@ -88,19 +90,9 @@ func Points(w float64) int {
 	return int(max(1, math.Round(min(w, MaxPoints+1))))
 }
 
-// mix is MurmurHash3's 64-bit finalizer.
-func mix(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
-}
-
 // spread derives the i-th of a family of hashes from h: point i of a node,
 // probe i of a key.
-func spread(h uint64, i int) uint64 { return mix(h + uint64(i)*0x9e3779b97f4a7c15) }
+func spread(h uint64, i int) uint64 { return mix.Fmix64(h + uint64(i)*0x9e3779b97f4a7c15) }
 
 func (m *Ring) newSnapshot(set nodeset.Set) (*snapshot, error) {
 	total := 0

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/bytestr"
+	"github.com/kolco-dev/kolco/internal/mix"
 	"github.com/kolco-dev/kolco/keyhash"
 )
 
@@ -34,9 +36,9 @@ func (r *Hash) scorer(sc *scorer, s *snapshot, key string) {
 func (sc *scorer) score(i int) uint64 {
 	var raw uint64
 	if sc.s.seeds != nil {
-		raw = mix(sc.kh ^ sc.s.seeds[i])
+		raw = mix.Fmix64(sc.kh ^ sc.s.seeds[i])
 	} else {
-		raw = joinHash(sc.hash, sc.buf, sc.s.prefixes[i], sc.key)
+		raw = sc.hash(bytestr.Join(sc.buf[:], sc.s.prefixes[i], sc.key))
 	}
 	if sc.s.weights == nil {
 		return raw
@@ -75,9 +77,9 @@ func (r *Hash) Locate(key string) (kolco.Node, error) {
 // weights, written out so that the per-node work is one xor, one mix and
 // one compare.
 func (s *snapshot) fastest(kh uint64) int {
-	best, bi := mix(kh^s.seeds[0]), 0
+	best, bi := mix.Fmix64(kh^s.seeds[0]), 0
 	for i, seed := range s.seeds[1:] {
-		if v := mix(kh ^ seed); v > best {
+		if v := mix.Fmix64(kh ^ seed); v > best {
 			best, bi = v, i+1
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kolco-dev/kolco/internal/mix"
+
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/nodeset"
 	"github.com/kolco-dev/kolco/keyhash"
@@ -64,7 +66,7 @@ func (r *Hash) newSnapshot(set nodeset.Set) *snapshot {
 	if r.sep == "" {
 		s.seeds = make([]uint64, n)
 		for i := range n {
-			s.seeds[i] = mix(r.hash(set.At(i).ID))
+			s.seeds[i] = mix.Fmix64(r.hash(set.At(i).ID))
 		}
 	} else {
 		s.prefixes = make([]string, n)
@@ -82,17 +84,6 @@ func (r *Hash) newSnapshot(set nodeset.Set) *snapshot {
 		}
 	}
 	return s
-}
-
-// mix is the finalizer of MurmurHash3 (fmix64): a bijection of 64-bit
-// words with full avalanche, so that nearby inputs give unrelated scores.
-func mix(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
 }
 
 // weighted turns a raw 64-bit score into the logarithmic method's

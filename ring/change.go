@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 )
 
 // Add adds nodes to the ring in one change. The error wraps
@@ -157,7 +158,7 @@ func (r *Ring) hashPoints(add []kolco.Node, counts []int, at []uint32, total int
 		dst := out[offsets[i] : offsets[i]+counts[i]]
 		for p := range dst {
 			buf = r.cfg.Label(buf[:0], add[i].ID, p)
-			dst[p] = pair{r.cfg.Hash(stringOf(buf)), at[i]}
+			dst[p] = pair{r.cfg.Hash(bytestr.String(buf)), at[i]}
 		}
 		return buf
 	}

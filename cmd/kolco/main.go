@@ -87,9 +87,11 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "kolco",
 		Short: "Consistent hashing: place keys on nodes and measure what a change costs",
-		Long: `kolco places keys on nodes with a consistent hash ring (and, as they are
-added, other placement algorithms), and measures what a change of membership
-costs: keys moved, load per node, the database's extra load.
+		Long: `kolco places keys on nodes with a consistent hash ring or any other
+placement algorithm (rendezvous, jump, maglev, hash slots, bounded loads, ...),
+or exactly as another system would (twemproxy, libmemcached, nginx, HAProxy,
+Redis Cluster, ...), and measures what a change of membership costs: keys
+moved, load per node, the database's extra load.
 
   kolco locate --nodes a,b,c < keys.txt     # the owner of each key
   kolco sim article                         # rerun the seed article's measurements

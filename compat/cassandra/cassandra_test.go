@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/murmur3"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/internal/strbytes"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 )
 
 var sink int
@@ -200,7 +200,7 @@ func TestParseNodetoolRing(t *testing.T) {
 }
 
 func TestNoAllocs(t *testing.T) {
-	if strbytes.Copies {
+	if bytestr.Copies {
 		t.Skip("the purego build copies keys; zero allocations are promised for the default build")
 	}
 	eps, _ := ParseNodetoolRing(nodetoolRing)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/internal/nodeset"
-	"github.com/kolco-dev/kolco/compat/internal/strbytes"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 )
 
 // Endpoint is one Cassandra node and the tokens it holds.
@@ -95,14 +95,14 @@ func (r *Ring) IndexToken(t int64) int { return int(r.owner[r.search(t)]) }
 // Locate returns the primary replica of a serialized partition key. The
 // error is always nil.
 func (r *Ring) Locate(key string) (kolco.Node, error) {
-	return r.set.At(r.Index(strbytes.Of(key))), nil
+	return r.set.At(r.Index(bytestr.Of(key))), nil
 }
 
 // LocateN appends up to n distinct endpoints in ring order from the key's
 // token: SimpleStrategy's replicas. The error wraps [kolco.ErrBadCount]
 // when n < 1.
 func (r *Ring) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
-	start := r.search(Token(strbytes.Of(key)))
+	start := r.search(Token(bytestr.Of(key)))
 	nt := len(r.tokens)
 	return r.set.AppendN(dst, n, nt, func(step int) int { return int(r.owner[(start+step)%nt]) })
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/kolco-dev/kolco/internal/mix"
+
 	"github.com/kolco-dev/kolco"
 )
 
@@ -62,22 +64,13 @@ func h1Of(key []byte) uint64 {
 	h2 ^= uint64(n)
 	h1 += h2
 	h2 += h1
-	h1 = fmix(h1)
-	h2 = fmix(h2)
+	h1 = mix.Fmix64(h1)
+	h2 = mix.Fmix64(h2)
 	return h1 + h2
 }
 
 func mixK1(k uint64) uint64 { return bits.RotateLeft64(k*c1, 31) * c2 }
 func mixK2(k uint64) uint64 { return bits.RotateLeft64(k*c2, 33) * c1 }
-
-func fmix(k uint64) uint64 {
-	k ^= k >> 33
-	k *= 0xff51afd7ed558ccd
-	k ^= k >> 33
-	k *= 0xc4ceb9fe1a85ec53
-	k ^= k >> 33
-	return k
-}
 
 // CompositeKey appends the serialized form of a composite partition key to
 // dst: for each component a 2-byte big-endian length, the bytes and a zero

@@ -12,7 +12,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/internal/strbytes"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 )
 
 var sink int
@@ -268,7 +268,7 @@ func TestLocateN(t *testing.T) {
 }
 
 func TestNoAllocs(t *testing.T) {
-	if strbytes.Copies {
+	if bytestr.Copies {
 		t.Skip("the purego build copies keys; zero allocations are promised for the default build")
 	}
 	hs := hosts("10.0.0.1:80", "10.0.0.2:80", "10.0.0.3:80")

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/internal/nodeset"
-	"github.com/kolco-dev/kolco/compat/internal/strbytes"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 )
 
 // DefaultTableSize is Envoy's default Maglev table size, a prime.
@@ -111,7 +111,7 @@ func (g *Maglev) IndexHash(h uint64) int { return int(g.table[h%uint64(len(g.tab
 
 // Locate returns the host Envoy picks for key. The error is always nil.
 func (g *Maglev) Locate(key string) (kolco.Node, error) {
-	return g.set.At(g.Index(strbytes.Of(key))), nil
+	return g.set.At(g.Index(bytestr.Of(key))), nil
 }
 
 // LocateN appends up to n distinct hosts in Envoy's retry order: attempt a

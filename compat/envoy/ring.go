@@ -10,7 +10,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/internal/nodeset"
-	"github.com/kolco-dev/kolco/compat/internal/strbytes"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 )
 
 // Envoy's default ring sizes.
@@ -122,7 +122,7 @@ func (r *Ring) IndexHash(h uint64) int { return int(r.owner[r.search(h)]) }
 
 // Locate returns the host Envoy picks for key. The error is always nil.
 func (r *Ring) Locate(key string) (kolco.Node, error) {
-	return r.set.At(r.Index(strbytes.Of(key))), nil
+	return r.set.At(r.Index(bytestr.Of(key))), nil
 }
 
 // LocateN appends up to n distinct hosts in Envoy's retry order: the hosts

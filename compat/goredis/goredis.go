@@ -9,7 +9,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/internal/nodeset"
-	"github.com/kolco-dev/kolco/compat/internal/strbytes"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 	"github.com/kolco-dev/kolco/slots"
 )
 
@@ -57,7 +57,7 @@ func keyHash(key string) uint64 { return xxhash.Sum64String(slots.HashTag(key)) 
 
 // Index returns the position, in name order, of the shard the Ring sends
 // key to.
-func (r *Ring) Index(key []byte) int { return r.best(keyHash(strbytes.String(key))) }
+func (r *Ring) Index(key []byte) int { return r.best(keyHash(bytestr.String(key))) }
 
 func (r *Ring) best(kh uint64) int {
 	best, top := 0, mix64(kh^r.seed[0])

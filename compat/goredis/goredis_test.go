@@ -12,7 +12,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/internal/strbytes"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 )
 
 var sink int
@@ -153,7 +153,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestNoAllocs(t *testing.T) {
-	if strbytes.Copies {
+	if bytestr.Copies {
 		t.Skip("the purego build copies keys; zero allocations are promised for the default build")
 	}
 	p, _ := New(shardSets()[1])

@@ -6,7 +6,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/internal/nodeset"
-	"github.com/kolco-dev/kolco/compat/internal/strbytes"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 )
 
 // nodesPerWeight is BE_WEIGHT_SCALE, and idStride SRV_EWGHT_RANGE
@@ -221,14 +221,14 @@ func (p *Placement) nearest(h uint32) int {
 
 // Locate returns the server HAProxy sends key to. The error is always nil.
 func (p *Placement) Locate(key string) (kolco.Node, error) {
-	return p.set.At(p.Index(strbytes.Of(key))), nil
+	return p.set.At(p.Index(bytestr.Of(key))), nil
 }
 
 // LocateN appends up to n distinct servers: the chosen one, then those of
 // the following nodes (consistent) or map slots (map-based). The error wraps
 // [kolco.ErrBadCount] when n < 1.
 func (p *Placement) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
-	h := p.hash.Hash(strbytes.Of(key))
+	h := p.hash.Hash(bytestr.Of(key))
 	if p.table != nil {
 		start := int(h % uint32(len(p.table)))
 		return p.set.AppendN(dst, n, len(p.table), func(step int) int { return int(p.table[(start+step)%len(p.table)]) })

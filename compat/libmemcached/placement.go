@@ -5,13 +5,14 @@ import (
 	"slices"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // Locate returns the node of the server libmemcached sends key to. The
 // error is [kolco.ErrNoNodes] for the zero Pool.
 func (p *Pool) Locate(key string) (kolco.Node, error) {
-	i := p.Index(bytesOf(key))
+	i := p.Index(bytestr.Of(key))
 	if i < 0 {
 		return kolco.Node{}, kolco.ErrNoNodes
 	}
@@ -33,7 +34,7 @@ func (p *Pool) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 	}
 	want := min(n, len(p.servers))
 	start := len(dst)
-	first := p.Index(bytesOf(key))
+	first := p.Index(bytestr.Of(key))
 	dst = append(dst, p.nodes[first])
 	switch {
 	case len(dst)-start == want:
@@ -43,7 +44,7 @@ func (p *Pool) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 			dst = nodeset.AppendNew(dst, start, p.nodes[p.order[(j+k)%len(p.order)]])
 		}
 	default:
-		j := p.search(p.Hash(bytesOf(key)))
+		j := p.search(p.Hash(bytestr.Of(key)))
 		for k := 1; k < len(p.points) && len(dst)-start < want; k++ {
 			dst = nodeset.AppendNew(dst, start, p.nodes[p.owner[(j+k)%len(p.points)]])
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/internal/nodeset"
-	"github.com/kolco-dev/kolco/compat/internal/strbytes"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 )
 
 // Consistent is the placement of `hash $key consistent;`. It is immutable
@@ -108,14 +108,14 @@ func (c *Consistent) Points() int { return len(c.points) }
 
 // Locate returns the server nginx sends key to. The error is always nil.
 func (c *Consistent) Locate(key string) (kolco.Node, error) {
-	return c.set.At(c.Index(strbytes.Of(key))), nil
+	return c.set.At(c.Index(bytestr.Of(key))), nil
 }
 
 // LocateN appends up to n distinct servers in nginx's retry order: the
 // servers of the following ring points. The error wraps [kolco.ErrBadCount]
 // when n < 1.
 func (c *Consistent) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
-	start := c.search(crc32.ChecksumIEEE(strbytes.Of(key)))
+	start := c.search(crc32.ChecksumIEEE(bytestr.Of(key)))
 	np := len(c.points)
 	return c.set.AppendN(dst, n, np, func(step int) int { return int(c.owner[(start+step)%np]) })
 }

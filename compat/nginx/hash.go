@@ -8,7 +8,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/internal/nodeset"
-	"github.com/kolco-dev/kolco/compat/internal/strbytes"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 )
 
 // maxRehash is the number of extra hashes nginx tries before it gives up
@@ -90,14 +90,14 @@ func (h *Hash) serverOf(sum uint32) int {
 
 // Locate returns the server nginx sends key to. The error is always nil.
 func (h *Hash) Locate(key string) (kolco.Node, error) {
-	return h.set.At(h.Index(strbytes.Of(key))), nil
+	return h.set.At(h.Index(bytestr.Of(key))), nil
 }
 
 // LocateN appends up to n distinct servers in nginx's retry order, the
 // rehash sequence, then in configuration order. The error wraps
 // [kolco.ErrBadCount] when n < 1.
 func (h *Hash) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
-	k := strbytes.Of(key)
+	k := bytestr.Of(key)
 	var sum uint32
 	return h.set.AppendN(dst, n, maxRehash+1, func(step int) int {
 		sum += crc32.Update(h.prefix[step], crc32.IEEETable, k) >> 16 & 0x7fff

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/internal/strbytes"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 )
 
 var sink int
@@ -302,7 +302,7 @@ func TestHashRehashOrder(t *testing.T) {
 }
 
 func TestNoAllocs(t *testing.T) {
-	if strbytes.Copies {
+	if bytestr.Copies {
 		t.Skip("the purego build copies keys; zero allocations are promised for the default build")
 	}
 	servers := testServers()[1]

@@ -5,12 +5,13 @@ import (
 	"slices"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 )
 
 // Locate returns the node RendezvousHash picks for the str key. The error
 // is [kolco.ErrNoNodes] for the zero Pool.
 func (p *Pool) Locate(key string) (kolco.Node, error) {
-	i := p.Index(bytesOf(key))
+	i := p.Index(bytestr.Of(key))
 	if i < 0 {
 		return kolco.Node{}, kolco.ErrNoNodes
 	}
@@ -29,7 +30,7 @@ func (p *Pool) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 	if n < 1 {
 		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
 	}
-	k := bytesOf(key)
+	k := bytestr.Of(key)
 	start := len(dst)
 	// Each pass picks the best node below the previous pick in the order
 	// (score, name), so no bookkeeping beyond the last pick is needed.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/internal/nodeset"
-	"github.com/kolco-dev/kolco/compat/internal/strbytes"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 	"github.com/kolco-dev/kolco/slots"
 )
 
@@ -89,7 +89,7 @@ func New(masters []Master) (*Cluster, error) {
 }
 
 // Slot returns key's hash slot, as CLUSTER KEYSLOT reports it.
-func Slot(key []byte) int { return slots.KeySlot(strbytes.String(key)) }
+func Slot(key []byte) int { return slots.KeySlot(bytestr.String(key)) }
 
 // Index returns the position, in the list given to [New], of the master
 // that serves key.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/internal/strbytes"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 )
 
 var sink int
@@ -115,7 +115,7 @@ func TestLocateN(t *testing.T) {
 }
 
 func TestNoAllocs(t *testing.T) {
-	if strbytes.Copies {
+	if bytestr.Copies {
 		t.Skip("the purego build copies keys; zero allocations are promised for the default build")
 	}
 	masters, _ := ParseClusterNodes(clusterNodes)

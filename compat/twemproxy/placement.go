@@ -5,13 +5,14 @@ import (
 	"slices"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // Locate returns the node of the server nutcracker sends key to. The error
 // is [kolco.ErrNoNodes] for the zero Pool.
 func (p *Pool) Locate(key string) (kolco.Node, error) {
-	i := p.Index(bytesOf(key))
+	i := p.Index(bytestr.Of(key))
 	if i < 0 {
 		return kolco.Node{}, kolco.ErrNoNodes
 	}
@@ -33,16 +34,16 @@ func (p *Pool) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 	}
 	want := min(n, len(p.servers))
 	start := len(dst)
-	dst = append(dst, p.nodes[p.Index(bytesOf(key))])
+	dst = append(dst, p.nodes[p.Index(bytestr.Of(key))])
 	switch {
 	case len(dst)-start == want:
 	case p.modula:
-		j := slices.Index(p.byName, int32(p.Index(bytesOf(key))))
+		j := slices.Index(p.byName, int32(p.Index(bytestr.Of(key))))
 		for k := 1; k < len(p.byName) && len(dst)-start < want; k++ {
 			dst = nodeset.AppendNew(dst, start, p.nodes[p.byName[(j+k)%len(p.byName)]])
 		}
 	default:
-		j := p.search(p.hashOf(bytesOf(key)))
+		j := p.search(p.hashOf(bytestr.Of(key)))
 		for k := 1; k < len(p.points) && len(dst)-start < want; k++ {
 			dst = nodeset.AppendNew(dst, start, p.nodes[p.owner[(j+k)%len(p.points)]])
 		}

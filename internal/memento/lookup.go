@@ -1,17 +1,14 @@
 package memento
 
-import "github.com/kolco-dev/kolco"
+import (
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/mix"
+)
 
 // rehash derives the key's hash for a second choice after landing on
 // removed bucket b: MurmurHash3's fmix64 of the key hash and the bucket.
 func rehash(kh uint64, b int) uint64 {
-	x := kh ^ (uint64(b)+1)*0x9e3779b97f4a7c15
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
+	return mix.Fmix64(kh ^ (uint64(b)+1)*mix.Golden)
 }
 
 // replacer returns the replacer of bucket b, or -1 if b is working. The
