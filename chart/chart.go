@@ -5,7 +5,7 @@
 // It is a presentation package for the kolco command: the library
 // packages never import it. The closed forms it draws beside measurements
 // come from Karger et al., "Consistent Hashing and Random Trees" (STOC
-// 1997), as computed by package sim.
+// 1997), as computed by package sim/theory.
 package chart
 
 import (

@@ -9,6 +9,7 @@ import (
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/keyhash"
 	"github.com/kolco-dev/kolco/ring"
+	"github.com/kolco-dev/kolco/sim/stats"
 )
 
 // The seed article's measurement set-up: its key names, key counts, node
@@ -279,9 +280,9 @@ func summarize(v int, runs []RemapRow) NameSetRow {
 	return NameSetRow{
 		VNodes:     v,
 		MinMoved:   slices.Min(moved),
-		AvgMoved:   Mean(moved),
+		AvgMoved:   stats.Mean(moved),
 		MaxMoved:   slices.Max(moved),
-		MeanMax:    Mean(maxes),
-		MeanSpread: Mean(spreads),
+		MeanMax:    stats.Mean(maxes),
+		MeanSpread: stats.Mean(spreads),
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/kolco-dev/kolco/keyhash"
 	"github.com/kolco-dev/kolco/rendezvous"
 	"github.com/kolco-dev/kolco/ring"
+	"github.com/kolco-dev/kolco/sim/stats"
 )
 
 // remap is the article's measure(): ten nodes, then an eleventh.
@@ -61,7 +62,7 @@ func remap(v int, ks keySet, prefix string) (RemapRow, error) {
 	}
 	row.Max = float64(slices.Max(counts)) / avg
 	row.Min = float64(slices.Min(counts)) / avg
-	row.Spread = PStdev(counts) / avg
+	row.Spread = stats.PStdev(counts) / avg
 	return row, nil
 }
 

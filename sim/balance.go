@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/stats"
+	"github.com/kolco-dev/kolco/sim/theory"
 )
 
 // BalanceConfig sets up the balance experiment: for each setup and each
@@ -45,7 +47,7 @@ type BalanceStat struct {
 	MaxAvg float64 `json:"max_avg"`
 	MinAvg float64 `json:"min_avg"`
 	Spread float64 `json:"spread"`
-	// TheorySpread is the expected measured spread (TheorySpread): for a
+	// TheorySpread is the expected measured spread ([theory.Spread]): for a
 	// ring the arcs' sqrt((N-1)/(NV+1)) combined with the sampling noise
 	// sqrt((N-1)/K) of K keys, for the others the sampling noise alone.
 	TheorySpread float64 `json:"theory_spread"`
@@ -84,12 +86,12 @@ func Balance(cfg BalanceConfig) (*BalanceResult, error) {
 				cfg.Progress.step(done, total, "balance")
 			}
 			row := BalanceStat{Setup: s.Label(), Algo: s.Algo, VNodes: ringV(s), Nodes: n,
-				MaxAvg: Mean(maxes), MinAvg: Mean(mins), Spread: Mean(spreads),
-				TheorySpread: TheorySpread(s.Algo, n, ringV(s), cfg.Keys.Len())}
+				MaxAvg: stats.Mean(maxes), MinAvg: stats.Mean(mins), Spread: stats.Mean(spreads),
+				TheorySpread: theory.Spread(s.Algo, n, ringV(s), cfg.Keys.Len())}
 			if s.Algo == "ring" {
-				row.TheoryArcSpread = TheoryRingSpread(n, ringV(s))
+				row.TheoryArcSpread = theory.RingSpread(n, ringV(s))
 				if ringV(s) == 1 {
-					row.TheoryMax = Harmonic(n)
+					row.TheoryMax = theory.Harmonic(n)
 				}
 			}
 			res.Rows = append(res.Rows, row)

@@ -3,7 +3,8 @@
 // which nodes give and take, how uneven the load becomes, what a failure
 // does to the survivors, and what the cache misses cost the database.
 //
-// The closed forms printed beside the measurements come from Karger et al.,
+// The closed forms printed beside the measurements (package
+// [github.com/kolco-dev/kolco/sim/theory]) come from Karger et al.,
 // "Consistent Hashing and Random Trees" (STOC 1997) - a change of k nodes
 // moves k/(N+k) of the keys, and a ring of V points per node has arc spread
 // sqrt((N-1)/(NV+1)) - and from the seed article whose measurements

@@ -34,11 +34,3 @@ func ExamplePlan() {
 	// modulo: database 91364 RPS (18.3x), 2.7 TB sent
 	// ring: database 13636 RPS (2.7x), 272.7 GB sent
 }
-
-func ExampleTheoryMoved() {
-	fmt.Printf("%.4f %.4f %.4f\n", sim.TheoryMoved("ring", 10, 11), sim.TheoryMoved("modulo", 10, 11), sim.TheoryMoved("modulo", 10, 20))
-	fmt.Printf("%.4f %.3f\n", sim.TheoryRingSpread(10, 100), sim.Harmonic(10))
-	// Output:
-	// 0.0909 0.9091 0.5000
-	// 0.0948 2.929
-}

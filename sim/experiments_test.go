@@ -11,6 +11,7 @@ import (
 	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/keyhash"
 	"github.com/kolco-dev/kolco/ring"
+	"github.com/kolco-dev/kolco/sim/theory"
 )
 
 func setup(name string, v int) Setup {
@@ -88,28 +89,8 @@ func TestRemapModulo(t *testing.T) {
 		m := c.n + c.add - c.remove
 		want := map[int]float64{11: 10.0 / 11, 20: 0.5, 9: 0.9}[m]
 		got := res.Rows[0].AvgMoved
-		if math.Abs(got-want) > 5*binomialSD(want, k) || res.Rows[0].Theory != TheoryModuloMoved(c.n, m) {
+		if math.Abs(got-want) > 5*binomialSD(want, k) || res.Rows[0].Theory != theory.ModuloMoved(c.n, m) {
 			t.Errorf("modulo %d -> %d: moved %.4f (theory %.4f), want %.4f", c.n, m, got, res.Rows[0].Theory, want)
-		}
-	}
-}
-
-// TestTheoryModuloMovedCountsResidues checks the lcm formula against a
-// count over one full period of residues.
-func TestTheoryModuloMovedCountsResidues(t *testing.T) {
-	for n := 1; n <= 12; n++ {
-		for m := 1; m <= 12; m++ {
-			period := n * m
-			moved := 0
-			for h := range period {
-				if h%n != h%m {
-					moved++
-				}
-			}
-			want := float64(moved) / float64(period)
-			if got := TheoryModuloMoved(n, m); math.Abs(got-want) > 1e-12 {
-				t.Errorf("%d -> %d: %v, counted %v", n, m, got, want)
-			}
 		}
 	}
 }
@@ -126,7 +107,7 @@ func TestBalanceSpreadFollowsTheory(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, row := range res.Rows {
-		want := TheorySpread(row.Algo, n, row.VNodes, k)
+		want := theory.Spread(row.Algo, n, row.VNodes, k)
 		if math.Abs(row.Spread/want-1) > 0.25 {
 			t.Errorf("%s: spread %.4f, theory %.4f", row.Setup, row.Spread, want)
 		}
@@ -146,7 +127,7 @@ func TestBalanceMaxArcIsHarmonic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := res.Rows[0].MaxAvg, Harmonic(n); math.Abs(got-want) > 0.7 || res.Rows[0].TheoryMax != want {
+	if got, want := res.Rows[0].MaxAvg, theory.Harmonic(n); math.Abs(got-want) > 0.7 || res.Rows[0].TheoryMax != want {
 		t.Errorf("max/avg %.3f (theory %.3f), want H_10 = %.3f", got, res.Rows[0].TheoryMax, want)
 	}
 }
@@ -281,49 +262,6 @@ func TestBucketSortMatchesSort(t *testing.T) {
 			t.Errorf("%s: bucket sort differs from slices.SortFunc", name)
 		}
 	}
-}
-
-// TestRandomFullZonesEnumerates checks the closed form against every
-// r-subset of a small node set.
-func TestRandomFullZonesEnumerates(t *testing.T) {
-	sizes := []int{2, 3, 1, 2}
-	var zoneOf []int
-	for z, s := range sizes {
-		for range s {
-			zoneOf = append(zoneOf, z)
-		}
-	}
-	n := len(zoneOf)
-	for r := 1; r <= n; r++ {
-		full, all := 0, 0
-		for mask := range 1 << n {
-			if bitsSet(mask) != r {
-				continue
-			}
-			seen := map[int]bool{}
-			for i := range n {
-				if mask&(1<<i) != 0 {
-					seen[zoneOf[i]] = true
-				}
-			}
-			all++
-			if len(seen) == min(r, len(sizes)) {
-				full++
-			}
-		}
-		want := float64(full) / float64(all)
-		if got := RandomFullZones(sizes, r); math.Abs(got-want) > 1e-12 {
-			t.Errorf("r=%d: %v, enumeration %v", r, got, want)
-		}
-	}
-}
-
-func bitsSet(m int) int {
-	c := 0
-	for ; m != 0; m &= m - 1 {
-		c++
-	}
-	return c
 }
 
 // TestReplicasRendezvousIsRandom: rendezvous ignores zones, so its replica

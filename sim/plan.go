@@ -2,10 +2,10 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/theory"
 )
 
 // Reweight is one change of weight of a plan.
@@ -52,7 +52,7 @@ type PlanResult struct {
 	MovedRequests float64 `json:"moved_requests_share"`
 	// TheoryShare is the closed form's moved share: modulo's
 	// 1 - min(N,M)/lcm(N,M), or the least any placement can move
-	// (TheoryMovedShares).
+	// ([theory.MovedShares]).
 	TheoryShare float64 `json:"theory_share"`
 	// TotalBytes is the sample's size (Data when given).
 	TotalBytes float64 `json:"total_bytes"`
@@ -164,38 +164,9 @@ func Plan(cfg PlanConfig) (*PlanResult, error) {
 // after (1/(N+1) for one node joining N equal ones).
 func planTheory(cfg PlanConfig, before, after Assignment) float64 {
 	if cfg.Setup.Algo == "modulo" {
-		return TheoryModuloMoved(len(before.Nodes), len(after.Nodes))
+		return theory.ModuloMoved(len(before.Nodes), len(after.Nodes))
 	}
-	return TheoryMovedShares(before.Nodes, after.Nodes)
-}
-
-// TheoryMovedShares returns the least share of keys any placement must
-// move to go from the weight shares of nodes before to those of nodes
-// after: half the sum over all IDs of |share after - share before|, a
-// node absent from one side having share 0 there.
-func TheoryMovedShares(before, after []kolco.Node) float64 {
-	share := func(nodes []kolco.Node) map[string]float64 {
-		total := 0.0
-		for _, n := range nodes {
-			total += n.EffectiveWeight()
-		}
-		m := make(map[string]float64, len(nodes))
-		for _, n := range nodes {
-			m[n.ID] = n.EffectiveWeight() / total
-		}
-		return m
-	}
-	b, a := share(before), share(after)
-	tv := 0.0
-	for id, x := range b {
-		tv += math.Abs(a[id] - x)
-	}
-	for id, y := range a {
-		if _, ok := b[id]; !ok {
-			tv += y
-		}
-	}
-	return tv / 2
+	return theory.MovedShares(before.Nodes, after.Nodes)
 }
 
 func planAssign(cfg PlanConfig, ks *KeySet) (before, after Assignment, err error) {

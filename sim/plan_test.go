@@ -93,25 +93,3 @@ func TestPlanFlowsAndRates(t *testing.T) {
 		t.Errorf("hit rate 2: %v", err)
 	}
 }
-
-func TestTheoryMovedShares(t *testing.T) {
-	ten := nodeNames("n", 10)
-	eleven := append(nodeNames("n", 10), kolco.Node{ID: "new"})
-	heavy := append(nodeNames("n", 9), kolco.Node{ID: "n-9", Weight: 3})
-	for _, c := range []struct {
-		name          string
-		before, after []kolco.Node
-		want          float64
-	}{
-		{"add one to ten", ten, eleven, 1.0 / 11},
-		{"remove one of eleven", eleven, ten, 1.0 / 11},
-		{"same", ten, ten, 0},
-		// n-9 goes from 1/10 to 3/12: it gains 3/12 - 1/10 = 0.15.
-		{"reweight", ten, heavy, 0.15},
-		{"replace all", nodeNames("a", 3), nodeNames("b", 3), 1},
-	} {
-		if got := TheoryMovedShares(c.before, c.after); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
-		}
-	}
-}

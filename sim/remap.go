@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/stats"
+	"github.com/kolco-dev/kolco/sim/theory"
 )
 
 // RemapConfig sets up the remap experiment: Nodes equal nodes, then Add
@@ -44,7 +46,7 @@ type RemapStat struct {
 	Setup  string `json:"setup"`
 	Algo   string `json:"algo"`
 	VNodes int    `json:"vnodes,omitempty"`
-	// Theory is the expected moved share (see TheoryMoved).
+	// Theory is the expected moved share ([theory.Moved]).
 	Theory float64 `json:"theory"`
 	// MinMoved, AvgMoved and MaxMoved are the moved shares over the sets.
 	MinMoved float64 `json:"min_moved"`
@@ -81,10 +83,10 @@ func Remap(cfg RemapConfig) (*RemapResult, error) {
 			cfg.Progress.step(si*cfg.Sets+set+1, total, "remap")
 		}
 		row := RemapStat{Setup: s.Label(), Algo: s.Algo, VNodes: ringV(s),
-			Theory: TheoryMoved(s.Algo, cfg.Nodes, cfg.Nodes+cfg.Add-cfg.Remove)}
+			Theory: theory.Moved(s.Algo, cfg.Nodes, cfg.Nodes+cfg.Add-cfg.Remove)}
 		row.MinMoved, row.AvgMoved, row.MaxMoved = minAvgMax(moved)
-		row.ToNew, row.Donors = Mean(toNew), Mean(donors)
-		row.MaxAvg, row.MinAvg, row.Spread = Mean(maxes), Mean(mins), Mean(spreads)
+		row.ToNew, row.Donors = stats.Mean(toNew), stats.Mean(donors)
+		row.MaxAvg, row.MinAvg, row.Spread = stats.Mean(maxes), stats.Mean(mins), stats.Mean(spreads)
 		res.Rows = append(res.Rows, row)
 	}
 	return res, nil

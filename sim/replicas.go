@@ -2,10 +2,10 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"sync"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/theory"
 )
 
 // ReplicasConfig sets up the replicas experiment: for each key, the
@@ -46,72 +46,9 @@ type ReplicaStat struct {
 	// ZoneHist[z] is the share of keys whose replicas span z zones.
 	ZoneHist []float64 `json:"zone_hist"`
 	// RandomFull is FullZones for replica sets of distinct nodes drawn
-	// uniformly at random (see RandomFullZones): what a placement that
+	// uniformly at random ([theory.RandomFullZones]): what a placement that
 	// ignores zones is expected to show with equal weights.
 	RandomFull float64 `json:"random_full_zones"`
-}
-
-// RandomFullZones returns the probability that r distinct nodes drawn
-// uniformly at random from zones of the given sizes span min(r, zones)
-// zones: r! e_r(sizes) / (n)_r when r <= zones (e_r the elementary
-// symmetric polynomial: one node from each of r zones), and by
-// inclusion-exclusion over the zones left out when r > zones. It returns
-// NaN for more than 20 zones with r > zones, or r > n.
-func RandomFullZones(sizes []int, r int) float64 {
-	n := 0
-	for _, s := range sizes {
-		n += s
-	}
-	z := len(sizes)
-	if r < 1 || r > n || z == 0 {
-		return math.NaN()
-	}
-	if r <= z {
-		e := make([]float64, r+1) // e[j] = e_j of the sizes seen so far
-		e[0] = 1
-		for _, s := range sizes {
-			for j := r; j >= 1; j-- {
-				e[j] += e[j-1] * float64(s)
-			}
-		}
-		p := e[r]
-		for i := range r {
-			p *= float64(i+1) / float64(n-i)
-		}
-		return p
-	}
-	if z > 20 {
-		return math.NaN()
-	}
-	total := 0.0
-	for mask := range 1 << z {
-		m, out := 0, 0
-		for i, s := range sizes {
-			if mask&(1<<i) != 0 {
-				m += s
-			} else {
-				out++
-			}
-		}
-		term := binom(m, r) / binom(n, r)
-		if out%2 == 1 {
-			term = -term
-		}
-		total += term
-	}
-	return total
-}
-
-// binom returns n choose k as a float64.
-func binom(n, k int) float64 {
-	if k < 0 || k > n {
-		return 0
-	}
-	b := 1.0
-	for i := range k {
-		b = b * float64(n-i) / float64(i+1)
-	}
-	return b
 }
 
 // Replicas runs the replicas experiment.
@@ -132,7 +69,7 @@ func Replicas(cfg ReplicasConfig) (*ReplicasResult, error) {
 	for _, n := range cfg.Nodes {
 		sizes[zones[n.Zone]]++
 	}
-	random := RandomFullZones(sizes, min(cfg.Replicas, len(cfg.Nodes)))
+	random := theory.RandomFullZones(sizes, min(cfg.Replicas, len(cfg.Nodes)))
 	best := min(cfg.Replicas, len(zones))
 	for _, s := range cfg.Setups {
 		p, err := s.New(cfg.Nodes)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/stats"
 )
 
 // Table is one rendered table of an experiment's results, for people
@@ -125,7 +126,7 @@ func shareStats(counts []int) (maxAvg, minAvg, spread float64) {
 		total += c
 	}
 	avg := float64(total) / float64(len(counts))
-	return float64(slices.Max(counts)) / avg, float64(slices.Min(counts)) / avg, PStdev(counts) / avg
+	return float64(slices.Max(counts)) / avg, float64(slices.Min(counts)) / avg, stats.PStdev(counts) / avg
 }
 
 // minAvgMax returns the minimum, mean and maximum of xs.
@@ -133,7 +134,7 @@ func minAvgMax(xs []float64) (lo, avg, hi float64) {
 	if len(xs) == 0 {
 		return math.NaN(), math.NaN(), math.NaN()
 	}
-	return slices.Min(xs), Mean(xs), slices.Max(xs)
+	return slices.Min(xs), stats.Mean(xs), slices.Max(xs)
 }
 
 // step reports progress to p, if p is not nil.
