@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/report"
 	"github.com/kolco-dev/kolco/sim/stats"
 	"github.com/kolco-dev/kolco/sim/theory"
 )
@@ -100,27 +101,21 @@ func Balance(cfg BalanceConfig) (*BalanceResult, error) {
 	return res, nil
 }
 
-// Tables renders the result for people: percentages, units, rounding.
-func (r *BalanceResult) Tables() []Table { return r.tables(cells{}) }
-
-// RawTables renders the result for programs: plain numbers, shares as
-// fractions, bytes as byte counts.
-func (r *BalanceResult) RawTables() []Table { return r.tables(cells{raw: true}) }
-
-func (r *BalanceResult) tables(c cells) []Table {
-	t := Table{
+// Tables renders the result as tables in format f.
+func (r *BalanceResult) Tables(f report.Format) []report.Table {
+	t := report.Table{
 		Title:   fmt.Sprintf("balance, %d keys, %d name sets (theory: ring arcs sqrt((N-1)/(NV+1)) with sampling noise sqrt((N-1)/K); max arc H_N at V=1)", r.Keys, r.Sets),
 		Columns: []string{"setup", "nodes", "max/avg", "theory max", "min/avg", "spread", "theory spread", "arc spread"},
 	}
 	for _, x := range r.Rows {
 		tmax, arc := "-", "-"
 		if x.TheoryMax > 0 {
-			tmax = c.num(x.TheoryMax, 2)
+			tmax = f.Num(x.TheoryMax, 2)
 		}
 		if x.TheoryArcSpread > 0 {
-			arc = c.pct(x.TheoryArcSpread, 1)
+			arc = f.Pct(x.TheoryArcSpread, 1)
 		}
-		t.add(x.Setup, itoa(x.Nodes), c.num(x.MaxAvg, 2), tmax, c.num(x.MinAvg, 2), c.pct(x.Spread, 1), c.pct(x.TheorySpread, 1), arc)
+		t.Add(x.Setup, itoa(x.Nodes), f.Num(x.MaxAvg, 2), tmax, f.Num(x.MinAvg, 2), f.Pct(x.Spread, 1), f.Pct(x.TheorySpread, 1), arc)
 	}
-	return []Table{t}
+	return []report.Table{t}
 }

@@ -17,7 +17,7 @@
 // [Remap], [Balance], [Failure], [Weights], [Replicas], [Hotkeys] and
 // [Lookup] each take one or more [Setup]s (an algorithm of package algo and
 // its options) and a [KeySet], and return a typed result whose Tables
-// method renders it for people. [Plan] computes what one change costs on a
+// method renders it as [report.Table]s, for people or for programs. [Plan] computes what one change costs on a
 // key sample, with the article's cost model ([DatabaseLoad]).
 //
 // # Speed

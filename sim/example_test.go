@@ -5,6 +5,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/sim"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 // The seed article's cache example: 100 000 RPS at 95% hits, from 10 to 11
@@ -28,7 +29,7 @@ func ExamplePlan() {
 			return
 		}
 		fmt.Printf("%s: database %.0f RPS (%.1fx), %s sent\n", algo, res.Cache.TheoryDB, res.Cache.TheoryFac,
-			sim.Bytes(res.TheoryShare*res.TotalBytes))
+			report.Bytes(res.TheoryShare*res.TotalBytes))
 	}
 	// Output:
 	// modulo: database 91364 RPS (18.3x), 2.7 TB sent

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 // FailureConfig sets up the failure experiment: Nodes equal nodes (or the
@@ -166,21 +167,15 @@ func nodeLoads(label string, before, after Assignment) NodeLoads {
 	return nl
 }
 
-// Tables renders the result for people: percentages, units, rounding.
-func (r *FailureResult) Tables() []Table { return r.tables(cells{}) }
-
-// RawTables renders the result for programs: plain numbers, shares as
-// fractions, bytes as byte counts.
-func (r *FailureResult) RawTables() []Table { return r.tables(cells{raw: true}) }
-
-func (r *FailureResult) tables(c cells) []Table {
-	t := Table{
+// Tables renders the result as tables in format f.
+func (r *FailureResult) Tables(f report.Format) []report.Table {
+	t := report.Table{
 		Title:   fmt.Sprintf("failure of the most loaded node (cascade), %d keys", r.Keys),
 		Columns: []string{"setup", "step", "victim", "its share", "moved", "receivers", "worst survivor", "before", "after", "max/avg"},
 	}
 	for _, x := range r.Steps {
-		t.add(x.Setup, itoa(x.Step), x.Victim, c.pct(x.VictimShare, 2), c.pct(x.Moved, 2), itoa(x.Receivers),
-			x.Worst, c.pct(x.WorstBefore, 2), c.pct(x.WorstAfter, 2), c.num(x.MaxAvg, 2))
+		t.Add(x.Setup, itoa(x.Step), x.Victim, f.Pct(x.VictimShare, 2), f.Pct(x.Moved, 2), itoa(x.Receivers),
+			x.Worst, f.Pct(x.WorstBefore, 2), f.Pct(x.WorstAfter, 2), f.Num(x.MaxAvg, 2))
 	}
-	return []Table{t}
+	return []report.Table{t}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/bounded"
 	"github.com/kolco-dev/kolco/keyhash"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 // HotkeysConfig sets up the hotkeys experiment: a stream of Requests
@@ -200,17 +201,11 @@ func replay(label string, nodes []kolco.Node, stream []int32, inFlight int, plac
 	return st, rl
 }
 
-// Tables renders the result for people: percentages, units, rounding.
-func (r *HotkeysResult) Tables() []Table { return r.tables(cells{}) }
-
-// RawTables renders the result for programs: plain numbers, shares as
-// fractions, bytes as byte counts.
-func (r *HotkeysResult) RawTables() []Table { return r.tables(cells{raw: true}) }
-
-func (r *HotkeysResult) tables(c cells) []Table {
-	t := Table{
+// Tables renders the result as tables in format f.
+func (r *HotkeysResult) Tables(f report.Format) []report.Table {
+	t := report.Table{
 		Title: fmt.Sprintf("hotkeys: %d requests, Zipf s=%g over %d keys (hottest %s), %d open at a time, %d nodes",
-			r.Requests, r.Zipf, r.Keys, c.pct(r.HotShare, 1), r.InFlight, r.Nodes),
+			r.Requests, r.Zipf, r.Keys, f.Pct(r.HotShare, 1), r.InFlight, r.Nodes),
 		Columns: []string{"placement", "max/avg requests", "spread", "peak open on a node", "bound", "nodes serving the hottest key"},
 	}
 	for _, x := range r.Rows {
@@ -218,7 +213,7 @@ func (r *HotkeysResult) tables(c cells) []Table {
 		if x.Bound > 0 {
 			bound = itoa(x.Bound)
 		}
-		t.add(x.Setup, c.num(x.MaxAvg, 2), c.pct(x.Spread, 1), itoa(x.Peak), bound, itoa(x.HotKeyNodes))
+		t.Add(x.Setup, f.Num(x.MaxAvg, 2), f.Pct(x.Spread, 1), itoa(x.Peak), bound, itoa(x.HotKeyNodes))
 	}
-	return []Table{t}
+	return []report.Table{t}
 }

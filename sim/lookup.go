@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 // LookupConfig sets up the lookup experiment: the time of one Locate for
@@ -71,20 +72,14 @@ func Lookup(cfg LookupConfig) (*LookupResult, error) {
 	return res, nil
 }
 
-// Tables renders the result for people: percentages, units, rounding.
-func (r *LookupResult) Tables() []Table { return r.tables(cells{}) }
-
-// RawTables renders the result for programs: plain numbers, shares as
-// fractions, bytes as byte counts.
-func (r *LookupResult) RawTables() []Table { return r.tables(cells{raw: true}) }
-
-func (r *LookupResult) tables(c cells) []Table {
-	t := Table{
+// Tables renders the result as tables in format f.
+func (r *LookupResult) Tables(f report.Format) []report.Table {
+	t := report.Table{
 		Title:   fmt.Sprintf("lookup: time per Locate over %d keys on one goroutine (this machine)", r.Keys),
 		Columns: []string{"setup", "nodes", "ns/lookup", "build ms"},
 	}
 	for _, x := range r.Rows {
-		t.add(x.Setup, itoa(x.Nodes), c.num(x.Ns, 1), c.num(x.BuildMs, 2))
+		t.Add(x.Setup, itoa(x.Nodes), f.Num(x.Ns, 1), f.Num(x.BuildMs, 2))
 	}
-	return []Table{t}
+	return []report.Table{t}
 }

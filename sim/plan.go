@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/report"
 	"github.com/kolco-dev/kolco/sim/theory"
 )
 
@@ -220,43 +221,37 @@ func planLoads(before, after Assignment, ks *KeySet, sends, recv []float64) []Lo
 // maxFlowRows bounds the flows a table lists; JSON carries them all.
 const maxFlowRows = 30
 
-// Tables renders the plan for people: percentages, units, rounding.
-func (r *PlanResult) Tables() []Table { return r.tables(cells{}) }
-
-// RawTables renders the plan for programs: plain numbers, shares as
-// fractions, bytes as byte counts.
-func (r *PlanResult) RawTables() []Table { return r.tables(cells{raw: true}) }
-
-func (r *PlanResult) tables(c cells) []Table {
-	sum := Table{Title: fmt.Sprintf("plan: %s, %d -> %d nodes, %d keys", r.Setup, r.Before, r.After, r.Keys),
+// Tables renders the plan as tables in format f.
+func (r *PlanResult) Tables(f report.Format) []report.Table {
+	sum := report.Table{Title: fmt.Sprintf("plan: %s, %d -> %d nodes, %d keys", r.Setup, r.Before, r.After, r.Keys),
 		Columns: []string{"measure", "measured", "theory"}}
-	if c.raw {
-		sum.add("keys moved", itoa(r.Moved), c.plain(r.TheoryShare*float64(r.Keys)))
-		sum.add("share of keys moved", c.plain(r.MovedShare), c.plain(r.TheoryShare))
+	if f == report.Raw {
+		sum.Add("keys moved", itoa(r.Moved), f.Plain(r.TheoryShare*float64(r.Keys)))
+		sum.Add("share of keys moved", f.Plain(r.MovedShare), f.Plain(r.TheoryShare))
 	} else {
-		sum.add("keys moved", fmt.Sprintf("%d (%s)", r.Moved, c.pct(r.MovedShare, 2)), c.pct(r.TheoryShare, 2))
+		sum.Add("keys moved", fmt.Sprintf("%d (%s)", r.Moved, f.Pct(r.MovedShare, 2)), f.Pct(r.TheoryShare, 2))
 	}
-	sum.add("bytes moved", c.bytes(r.MovedBytes), c.bytes(r.TheoryShare*r.TotalBytes))
-	sum.add("bytes sent per old node", c.bytes(r.MovedBytes/float64(max(r.Before, 1))), c.bytes(r.TheoryShare*r.TotalBytes/float64(max(r.Before, 1))))
-	sum.add("requests to moved keys", c.pct(r.MovedRequests, 2), c.pct(r.TheoryShare, 2))
+	sum.Add("bytes moved", f.Bytes(r.MovedBytes), f.Bytes(r.TheoryShare*r.TotalBytes))
+	sum.Add("bytes sent per old node", f.Bytes(r.MovedBytes/float64(max(r.Before, 1))), f.Bytes(r.TheoryShare*r.TotalBytes/float64(max(r.Before, 1))))
+	sum.Add("requests to moved keys", f.Pct(r.MovedRequests, 2), f.Pct(r.TheoryShare, 2))
 	if k := r.Cache; k != nil {
-		sum.add("database RPS, steady", c.num(k.SteadyDB, 0), c.num(k.SteadyDB, 0))
-		sum.add("database RPS, right after", c.num(k.DB, 0), c.num(k.TheoryDB, 0))
-		sum.add("factor over steady", c.num(k.Factor, 1)+c.unit("x"), c.num(k.TheoryFac, 1)+c.unit("x"))
+		sum.Add("database RPS, steady", f.Num(k.SteadyDB, 0), f.Num(k.SteadyDB, 0))
+		sum.Add("database RPS, right after", f.Num(k.DB, 0), f.Num(k.TheoryDB, 0))
+		sum.Add("factor over steady", f.Num(k.Factor, 1)+f.Unit("x"), f.Num(k.TheoryFac, 1)+f.Unit("x"))
 	}
-	flows := Table{Title: "moves: donor -> receiver, largest first", Columns: []string{"from", "to", "keys", "bytes", "requests"}}
+	flows := report.Table{Title: "moves: donor -> receiver, largest first", Columns: []string{"from", "to", "keys", "bytes", "requests"}}
 	for i, x := range r.Flows {
-		if i == maxFlowRows && !c.raw {
-			flows.add(fmt.Sprintf("(%d more)", len(r.Flows)-i), "", "", "", "")
+		if i == maxFlowRows && f != report.Raw {
+			flows.Add(fmt.Sprintf("(%d more)", len(r.Flows)-i), "", "", "", "")
 			break
 		}
-		flows.add(x.From, x.To, itoa(x.Keys), c.bytes(x.Bytes), c.pct(x.Requests, 2))
+		flows.Add(x.From, x.To, itoa(x.Keys), f.Bytes(x.Bytes), f.Pct(x.Requests, 2))
 	}
-	loads := Table{Title: "per node: keys, bytes and request share before -> after; bytes sent and received",
+	loads := report.Table{Title: "per node: keys, bytes and request share before -> after; bytes sent and received",
 		Columns: []string{"node", "keys before", "keys after", "bytes before", "bytes after", "req before", "req after", "sends", "receives"}}
 	for _, x := range r.Loads {
-		loads.add(x.Node, itoa(x.KeysBefore), itoa(x.KeysAfter), c.bytes(x.BytesBefore), c.bytes(x.BytesAfter),
-			c.pct(x.ShareBefore, 2), c.pct(x.ShareAfter, 2), c.bytes(x.Sends), c.bytes(x.Receives))
+		loads.Add(x.Node, itoa(x.KeysBefore), itoa(x.KeysAfter), f.Bytes(x.BytesBefore), f.Bytes(x.BytesAfter),
+			f.Pct(x.ShareBefore, 2), f.Pct(x.ShareAfter, 2), f.Bytes(x.Sends), f.Bytes(x.Receives))
 	}
-	return []Table{sum, flows, loads}
+	return []report.Table{sum, flows, loads}
 }

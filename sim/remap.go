@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/report"
 	"github.com/kolco-dev/kolco/sim/stats"
 	"github.com/kolco-dev/kolco/sim/theory"
 )
@@ -159,26 +160,20 @@ func remapOnce(s Setup, cfg RemapConfig, set int) ([6]float64, error) {
 	return out, nil
 }
 
-// Tables renders the result for people: percentages, units, rounding.
-func (r *RemapResult) Tables() []Table { return r.tables(cells{}) }
-
-// RawTables renders the result for programs: plain numbers, shares as
-// fractions, bytes as byte counts.
-func (r *RemapResult) RawTables() []Table { return r.tables(cells{raw: true}) }
-
-func (r *RemapResult) tables(c cells) []Table {
+// Tables renders the result as tables in format f.
+func (r *RemapResult) Tables(f report.Format) []report.Table {
 	change := fmt.Sprintf("%d -> %d nodes", r.Nodes, r.Nodes+r.Add-r.Remove)
-	t := Table{
+	t := report.Table{
 		Title:   fmt.Sprintf("remap %s, %d keys, %d name sets", change, r.Keys, r.Sets),
 		Columns: []string{"setup", "theory", "min moved", "avg moved", "max moved", "to new", "donors", "max/avg", "min/avg", "spread"},
 	}
 	for _, x := range r.Rows {
-		toNew := c.pct(x.ToNew, 1)
+		toNew := f.Pct(x.ToNew, 1)
 		if r.Add == 0 {
 			toNew = "-"
 		}
-		t.add(x.Setup, c.pct(x.Theory, 2), c.pct(x.MinMoved, 2), c.pct(x.AvgMoved, 2), c.pct(x.MaxMoved, 2),
-			toNew, c.num(x.Donors, 1), c.num(x.MaxAvg, 2), c.num(x.MinAvg, 2), c.pct(x.Spread, 1))
+		t.Add(x.Setup, f.Pct(x.Theory, 2), f.Pct(x.MinMoved, 2), f.Pct(x.AvgMoved, 2), f.Pct(x.MaxMoved, 2),
+			toNew, f.Num(x.Donors, 1), f.Num(x.MaxAvg, 2), f.Num(x.MinAvg, 2), f.Pct(x.Spread, 1))
 	}
-	return []Table{t}
+	return []report.Table{t}
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/report"
 	"github.com/kolco-dev/kolco/sim/theory"
 )
 
@@ -134,20 +135,14 @@ func zoneSpans(p kolco.Placement, ks *KeySet, r int, zoneOf map[string]int, zone
 	return nodes, hist, first
 }
 
-// Tables renders the result for people: percentages, units, rounding.
-func (r *ReplicasResult) Tables() []Table { return r.tables(cells{}) }
-
-// RawTables renders the result for programs: plain numbers, shares as
-// fractions, bytes as byte counts.
-func (r *ReplicasResult) RawTables() []Table { return r.tables(cells{raw: true}) }
-
-func (r *ReplicasResult) tables(c cells) []Table {
-	t := Table{
+// Tables renders the result as tables in format f.
+func (r *ReplicasResult) Tables(f report.Format) []report.Table {
+	t := report.Table{
 		Title:   fmt.Sprintf("replicas: %d owners per key over %d zones, %d keys", r.Replicas, r.Zones, r.Keys),
 		Columns: []string{"setup", "distinct nodes", "distinct zones", fmt.Sprintf("keys in %d zones", min(r.Replicas, r.Zones)), "random sets"},
 	}
 	for _, x := range r.Rows {
-		t.add(x.Setup, c.num(x.MeanNodes, 3), c.num(x.MeanZones, 3), c.pct(x.FullZones, 2), c.pct(x.RandomFull, 2))
+		t.Add(x.Setup, f.Num(x.MeanNodes, 3), f.Num(x.MeanZones, 3), f.Pct(x.FullZones, 2), f.Pct(x.RandomFull, 2))
 	}
-	return []Table{t}
+	return []report.Table{t}
 }

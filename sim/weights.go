@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 // WeightsConfig sets up the weights experiment: the share of keys each
@@ -64,20 +65,14 @@ func Weights(cfg WeightsConfig) (*WeightsResult, error) {
 	return res, nil
 }
 
-// Tables renders the result for people: percentages, units, rounding.
-func (r *WeightsResult) Tables() []Table { return r.tables(cells{}) }
-
-// RawTables renders the result for programs: plain numbers, shares as
-// fractions, bytes as byte counts.
-func (r *WeightsResult) RawTables() []Table { return r.tables(cells{raw: true}) }
-
-func (r *WeightsResult) tables(c cells) []Table {
-	t := Table{
+// Tables renders the result as tables in format f.
+func (r *WeightsResult) Tables(f report.Format) []report.Table {
+	t := report.Table{
 		Title:   fmt.Sprintf("weights: requested vs obtained share, %d keys", r.Keys),
 		Columns: []string{"setup", "node", "weight", "requested", "obtained", "obtained/requested"},
 	}
 	for _, x := range r.Rows {
-		t.add(x.Setup, x.Node, c.num(x.Weight, 2), c.pct(x.Requested, 2), c.pct(x.Obtained, 2), c.num(x.Obtained/x.Requested, 3))
+		t.Add(x.Setup, x.Node, f.Num(x.Weight, 2), f.Pct(x.Requested, 2), f.Pct(x.Obtained, 2), f.Num(x.Obtained/x.Requested, 3))
 	}
-	return []Table{t}
+	return []report.Table{t}
 }

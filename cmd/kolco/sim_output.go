@@ -1,12 +1,9 @@
 package main
 
 import (
-	"encoding/csv"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -16,6 +13,7 @@ import (
 	"github.com/kolco-dev/kolco/keyhash"
 	"github.com/kolco-dev/kolco/ring"
 	"github.com/kolco-dev/kolco/sim"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 // setupFlags choose the contenders of an experiment: one or more
@@ -119,8 +117,7 @@ func (o *outputFlags) check() error {
 // tabular is an experiment's result: tables for people, and the same
 // with plain numbers for CSV.
 type tabular interface {
-	Tables() []sim.Table
-	RawTables() []sim.Table
+	Tables(report.Format) []report.Table
 }
 
 // emit writes the chart, if asked, and then the result on stdout. The chart
@@ -136,42 +133,9 @@ func (o *outputFlags) emit(cmd *cobra.Command, res tabular, draw func() chart.Ch
 	case o.asJSON:
 		return writeJSON(w, res)
 	case o.asCSV:
-		return writeCSV(w, res.RawTables())
+		return report.WriteCSV(w, res.Tables(report.Raw))
 	}
-	return writeTables(w, res.Tables())
-}
-
-// writeTables prints tables with aligned columns.
-func writeTables(w io.Writer, tables []sim.Table) error {
-	var b strings.Builder
-	for i, t := range tables {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(t.Title + ":\n")
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, strings.Join(t.Columns, "\t")+"\t")
-		for _, r := range t.Rows {
-			fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
-		}
-		tw.Flush()
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// writeCSV prints every table's header and rows, each line starting with
-// the table's title.
-func writeCSV(w io.Writer, tables []sim.Table) error {
-	cw := csv.NewWriter(w)
-	for _, t := range tables {
-		cw.Write(append([]string{"table"}, t.Columns...))
-		for _, r := range t.Rows {
-			cw.Write(append([]string{t.Title}, r...))
-		}
-	}
-	cw.Flush()
-	return cw.Error()
+	return report.WriteText(w, res.Tables(report.Human))
 }
 
 // keysFlag is the size of a synthetic key sample.
