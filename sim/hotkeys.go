@@ -3,14 +3,13 @@ package sim
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"sort"
 	"strconv"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/bounded"
 	"github.com/kolco-dev/kolco/keyhash"
 	"github.com/kolco-dev/kolco/sim/report"
+	"github.com/kolco-dev/kolco/sim/workload"
 )
 
 // HotkeysConfig sets up the hotkeys experiment: a stream of Requests
@@ -88,8 +87,8 @@ func Hotkeys(cfg HotkeysConfig) (*HotkeysResult, error) {
 	if cfg.Nodes < 1 || cfg.Keys < 1 || cfg.Requests < 1 || cfg.InFlight < 1 || !(cfg.Zipf >= 0) || math.IsInf(cfg.Zipf, 0) {
 		return nil, fmt.Errorf("%w: hotkeys needs nodes, keys, requests and in-flight >= 1 and a finite zipf exponent >= 0", kolco.ErrBadConfig)
 	}
-	probs := ZipfWeights(cfg.Keys, cfg.Zipf)
-	stream := zipfStream(probs, cfg.Requests, cfg.Seed)
+	probs := workload.ZipfWeights(cfg.Keys, cfg.Zipf)
+	stream := workload.Stream(probs, cfg.Requests, cfg.Seed)
 	ks := SyntheticKeys(cfg.Keys)
 	nodes := nodeNames("node", cfg.Nodes)
 	res := &HotkeysResult{Nodes: cfg.Nodes, Keys: cfg.Keys, Zipf: cfg.Zipf, Requests: cfg.Requests, InFlight: cfg.InFlight, HotShare: probs[0]}
@@ -133,23 +132,6 @@ func Hotkeys(cfg HotkeysConfig) (*HotkeysResult, error) {
 	res.Rows, res.Loads = append(res.Rows, st), append(res.Loads, loads)
 	cfg.Progress.step(total, total, "hotkeys")
 	return res, nil
-}
-
-// zipfStream draws n key ranks with the given probabilities.
-func zipfStream(probs []float64, n int, seed uint64) []int32 {
-	cum := make([]float64, len(probs))
-	sum := 0.0
-	for i, p := range probs {
-		sum += p
-		cum[i] = sum
-	}
-	rng := rand.New(rand.NewPCG(seed, 0x686f74))
-	out := make([]int32, n)
-	for i := range out {
-		u := rng.Float64() * sum
-		out[i] = int32(min(sort.SearchFloat64s(cum, u), len(cum)-1))
-	}
-	return out
 }
 
 // replay runs the stream with a window of inFlight open requests: place

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/workload"
 )
 
 // TestHotkeysBoundedLoads: under a Zipf stream whose hottest key alone
@@ -19,7 +20,7 @@ func TestHotkeysBoundedLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := ZipfWeights(1000, 1.1)[0]; res.HotShare != want || want < 0.125 {
+	if want := workload.ZipfWeights(1000, 1.1)[0]; res.HotShare != want || want < 0.125 {
 		t.Fatalf("hot share %v, want %v (above 1.25/N)", res.HotShare, want)
 	}
 	plain, b := res.Rows[0], res.Rows[1]
@@ -43,21 +44,5 @@ func TestHotkeysBoundedLoads(t *testing.T) {
 	}
 	if _, err := Hotkeys(HotkeysConfig{Nodes: 3, Keys: 10, Requests: 10, InFlight: 0}); !errors.Is(err, kolco.ErrBadConfig) {
 		t.Errorf("no window: %v", err)
-	}
-}
-
-// TestZipfStreamFollowsWeights: the hottest rank's frequency in the stream
-// is within 5 binomial standard deviations of its weight.
-func TestZipfStreamFollowsWeights(t *testing.T) {
-	const n = 100_000
-	w := ZipfWeights(50, 1)
-	got := 0
-	for _, k := range zipfStream(w, n, 7) {
-		if k == 0 {
-			got++
-		}
-	}
-	if math.Abs(float64(got)/n-w[0]) > 5*binomialSD(w[0], n) {
-		t.Errorf("rank 0 drawn %d of %d times, weight %v", got, n, w[0])
 	}
 }

@@ -67,36 +67,6 @@ func TestParseBytes(t *testing.T) {
 	}
 }
 
-func TestDistValues(t *testing.T) {
-	for _, d := range []Dist{"const", "exp", "pareto:2", "zipf:1.1", "uniform"} {
-		v, err := d.Values(1000, 5, 1)
-		if err != nil {
-			t.Fatalf("%s: %v", d, err)
-		}
-		sum := 0.0
-		for _, x := range v {
-			if !(x >= 0) || math.IsInf(x, 0) {
-				t.Fatalf("%s: value %v", d, x)
-			}
-			sum += x
-		}
-		if math.Abs(sum/1000-5) > 1e-9 {
-			t.Errorf("%s: mean %v, want 5", d, sum/1000)
-		}
-		again, _ := d.Values(1000, 5, 1)
-		for i := range v {
-			if v[i] != again[i] {
-				t.Fatalf("%s: not reproducible", d)
-			}
-		}
-	}
-	for _, d := range []Dist{"normal", "pareto:1", "zipf:x", "pareto:Inf"} {
-		if _, err := d.Values(10, 1, 1); !errors.Is(err, ErrBadDist) {
-			t.Errorf("%s: %v, want ErrBadDist", d, err)
-		}
-	}
-}
-
 func FuzzParseKeys(f *testing.F) {
 	f.Add("user:1 4KB 10\nuser:2\n")  // sizes and rates
 	f.Add("# comment\n\na 1 2 3\n")   // too many fields
@@ -130,26 +100,6 @@ func FuzzParseBytes(f *testing.F) {
 		v, err := ParseBytes(in)
 		if err == nil && (!(v >= 0) || math.IsInf(v, 0)) {
 			t.Fatalf("%q: %v without error", in, v)
-		}
-	})
-}
-
-func FuzzDist(f *testing.F) {
-	for _, s := range []string{"const", "exp", "pareto:1.5", "zipf:1.1", "zipf:", "pareto:0", "x:y"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, spec string) {
-		v, err := Dist(spec).Values(50, 2, 1)
-		if err != nil {
-			if !errors.Is(err, ErrBadDist) {
-				t.Fatalf("%q: %v, want ErrBadDist", spec, err)
-			}
-			return
-		}
-		for _, x := range v {
-			if !(x >= 0) || math.IsInf(x, 0) {
-				t.Fatalf("%q: value %v", spec, x)
-			}
 		}
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
+	"github.com/kolco-dev/kolco/sim/workload"
 )
 
 // planFlags are kolco plan's own flags; the node set, the algorithm and
@@ -155,13 +156,16 @@ func (lf *planFlags) keySet() (*sim.KeySet, error) {
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--size: %w", err)}
 	}
-	ks := sim.SyntheticKeys(lf.keys)
-	if ks.Sizes, err = sim.Dist(lf.sizeDist).Values(lf.keys, mean, 1); err != nil {
+	sizes, err := workload.ParseDist(lf.sizeDist)
+	if err != nil {
 		return nil, usageError{fmt.Errorf("--size-dist: %w", err)}
 	}
-	if ks.Rates, err = sim.Dist(lf.rateDist).Values(lf.keys, 1, 2); err != nil {
+	rates, err := workload.ParseDist(lf.rateDist)
+	if err != nil {
 		return nil, usageError{fmt.Errorf("--rate-dist: %w", err)}
 	}
+	ks := sim.SyntheticKeys(lf.keys)
+	ks.Sizes, ks.Rates = sizes.Values(lf.keys, mean, 1), rates.Values(lf.keys, 1, 2)
 	return ks, nil
 }
 
