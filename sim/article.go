@@ -101,9 +101,6 @@ type RendezvousRow struct {
 	ToNew float64 `json:"to_new"`
 }
 
-// Progress is told of each finished step of a long computation.
-type Progress func(done, total int, step string)
-
 // RunArticle reruns every measurement of the seed article on all cores.
 // progress may be nil.
 func RunArticle(progress Progress) (*Article, error) {

@@ -2,8 +2,10 @@ package sim
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/keys"
 	"github.com/kolco-dev/kolco/sim/report"
 	"github.com/kolco-dev/kolco/sim/stats"
 	"github.com/kolco-dev/kolco/sim/theory"
@@ -18,7 +20,7 @@ type BalanceConfig struct {
 	// Nodes are the node counts to measure.
 	Nodes []int
 	// Keys is the key sample.
-	Keys *KeySet
+	Keys *keys.Set
 	// Sets is the number of node name sets to average over.
 	Sets int
 	// Progress, if not nil, is told of each finished run.
@@ -77,7 +79,7 @@ func Balance(cfg BalanceConfig) (*BalanceResult, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", s.Label(), err)
 				}
-				a, err := Assign(p, cfg.Keys)
+				a, err := keys.Assign(p, cfg.Keys)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", s.Label(), err)
 				}
@@ -115,7 +117,7 @@ func (r *BalanceResult) Tables(f report.Format) []report.Table {
 		if x.TheoryArcSpread > 0 {
 			arc = f.Pct(x.TheoryArcSpread, 1)
 		}
-		t.Add(x.Setup, itoa(x.Nodes), f.Num(x.MaxAvg, 2), tmax, f.Num(x.MinAvg, 2), f.Pct(x.Spread, 1), f.Pct(x.TheorySpread, 1), arc)
+		t.Add(x.Setup, strconv.Itoa(x.Nodes), f.Num(x.MaxAvg, 2), tmax, f.Num(x.MinAvg, 2), f.Pct(x.Spread, 1), f.Pct(x.TheorySpread, 1), arc)
 	}
 	return []report.Table{t}
 }

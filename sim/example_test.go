@@ -5,6 +5,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/sim"
+	"github.com/kolco-dev/kolco/sim/keys"
 	"github.com/kolco-dev/kolco/sim/report"
 )
 
@@ -20,7 +21,7 @@ func ExamplePlan() {
 			Setup:  sim.Setup{Algo: algo},
 			Before: ten,
 			Add:    []kolco.Node{{ID: "node-10"}},
-			Keys:   sim.SyntheticKeys(10_000),
+			Keys:   keys.Synthetic(10_000),
 			RPS:    100_000, HitRate: 0.95,
 			Data: 3e12,
 		})

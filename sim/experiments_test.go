@@ -3,14 +3,12 @@ package sim
 import (
 	"errors"
 	"math"
-	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/algo"
-	"github.com/kolco-dev/kolco/keyhash"
-	"github.com/kolco-dev/kolco/ring"
+	"github.com/kolco-dev/kolco/sim/keys"
 	"github.com/kolco-dev/kolco/sim/theory"
 )
 
@@ -22,28 +20,6 @@ func setup(name string, v int) Setup {
 // a region of probability p.
 func binomialSD(p float64, k int) float64 { return math.Sqrt(p * (1 - p) / float64(k)) }
 
-// TestAssignRingMatchesLocate checks the bulk path (sorted hashes merged
-// with the ring's points) against one Locate per key.
-func TestAssignRingMatchesLocate(t *testing.T) {
-	ks := SyntheticKeys(20_000)
-	for _, cfg := range []ring.Config{{VNodes: 1}, {VNodes: 50, Hash: keyhash.MD5}, {VNodes: 7, Hash: keyhash.FNV1a}} {
-		r, err := ring.New(nodeNames("n", 13), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := Assign(r, ks)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range ks.Len() {
-			n, _ := r.Locate(ks.Key(i))
-			if got := a.Nodes[a.Owner[i]].ID; got != n.ID {
-				t.Fatalf("V=%d: key %d on %s, Locate says %s", cfg.VNodes, i, got, n.ID)
-			}
-		}
-	}
-}
-
 // TestRemapAddMovesTheFairShare: adding one node to N moves about 1/(N+1)
 // of the keys, all onto the new node, for the minimally disruptive
 // algorithms. Tolerance: 5 standard deviations of the measured mean, from
@@ -53,7 +29,7 @@ func TestRemapAddMovesTheFairShare(t *testing.T) {
 	const n, k, sets, v = 10, 40_000, 8, 100
 	p := 1.0 / (n + 1)
 	res, err := Remap(RemapConfig{Setups: []Setup{setup("ring", v), setup("rendezvous", 0), setup("jump", 0)},
-		Nodes: n, Add: 1, Keys: SyntheticKeys(k), Sets: sets})
+		Nodes: n, Add: 1, Keys: keys.Synthetic(k), Sets: sets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +58,7 @@ func TestRemapModulo(t *testing.T) {
 	const k = 40_000
 	for _, c := range []struct{ n, add, remove int }{{10, 1, 0}, {10, 10, 0}, {10, 0, 1}} {
 		res, err := Remap(RemapConfig{Setups: []Setup{setup("modulo", 0)}, Nodes: c.n, Add: c.add, Remove: c.remove,
-			Keys: SyntheticKeys(k), Sets: 1})
+			Keys: keys.Synthetic(k), Sets: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +78,7 @@ func TestRemapModulo(t *testing.T) {
 func TestBalanceSpreadFollowsTheory(t *testing.T) {
 	const n, k, sets = 10, 20_000, 20
 	res, err := Balance(BalanceConfig{Setups: []Setup{setup("ring", 1), setup("ring", 10), setup("ring", 100), setup("rendezvous", 0)},
-		Nodes: []int{n}, Keys: SyntheticKeys(k), Sets: sets})
+		Nodes: []int{n}, Keys: keys.Synthetic(k), Sets: sets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +99,7 @@ func TestBalanceSpreadFollowsTheory(t *testing.T) {
 // largest share is about 0.16; the tolerance is 0.7.
 func TestBalanceMaxArcIsHarmonic(t *testing.T) {
 	const n = 10
-	res, err := Balance(BalanceConfig{Setups: []Setup{setup("ring", 1)}, Nodes: []int{n}, Keys: SyntheticKeys(20_000), Sets: 60})
+	res, err := Balance(BalanceConfig{Setups: []Setup{setup("ring", 1)}, Nodes: []int{n}, Keys: keys.Synthetic(20_000), Sets: 60})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +113,7 @@ func TestBalanceMaxArcIsHarmonic(t *testing.T) {
 // survivor; both move only the victim's keys.
 func TestFailureAbsorbers(t *testing.T) {
 	res, err := Failure(FailureConfig{Setups: []Setup{setup("ring", 1), setup("rendezvous", 0)}, Nodes: 10, Cascade: 3,
-		Keys: SyntheticKeys(20_000)})
+		Keys: keys.Synthetic(20_000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +132,7 @@ func TestFailureAbsorbers(t *testing.T) {
 			t.Errorf("%s step %d: %d receivers, want %d", s.Setup, s.Step, s.Receivers, want)
 		}
 	}
-	if _, err := Failure(FailureConfig{Setups: []Setup{setup("ring", 1)}, Nodes: 3, Victim: "nope", Cascade: 1, Keys: SyntheticKeys(10)}); !errors.Is(err, kolco.ErrUnknownNode) {
+	if _, err := Failure(FailureConfig{Setups: []Setup{setup("ring", 1)}, Nodes: 3, Victim: "nope", Cascade: 1, Keys: keys.Synthetic(10)}); !errors.Is(err, kolco.ErrUnknownNode) {
 		t.Errorf("unknown victim: %v", err)
 	}
 }
@@ -166,7 +142,7 @@ func TestFailureAbsorbers(t *testing.T) {
 func TestWeightsObtainedMatchRequested(t *testing.T) {
 	const k = 30_000
 	nodes := []kolco.Node{{ID: "small-1"}, {ID: "small-2"}, {ID: "big", Weight: 2}}
-	res, err := Weights(WeightsConfig{Setups: []Setup{setup("rendezvous", 0)}, Nodes: nodes, Keys: SyntheticKeys(k)})
+	res, err := Weights(WeightsConfig{Setups: []Setup{setup("rendezvous", 0)}, Nodes: nodes, Keys: keys.Synthetic(k)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +162,7 @@ func TestReplicasZoneAware(t *testing.T) {
 	}
 	s := setup("ring", 20)
 	s.Opts.ZoneAware = true
-	res, err := Replicas(ReplicasConfig{Setups: []Setup{s, setup("rendezvous", 0)}, Nodes: nodes, Replicas: 3, Keys: SyntheticKeys(5000)})
+	res, err := Replicas(ReplicasConfig{Setups: []Setup{s, setup("rendezvous", 0)}, Nodes: nodes, Replicas: 3, Keys: keys.Synthetic(5000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +185,7 @@ func TestLookupReportsEverySize(t *testing.T) {
 }
 
 func TestBadConfigs(t *testing.T) {
-	ks := SyntheticKeys(10)
+	ks := keys.Synthetic(10)
 	if _, err := Remap(RemapConfig{Setups: []Setup{setup("ring", 1)}, Nodes: 3, Keys: ks, Sets: 1}); !errors.Is(err, kolco.ErrBadConfig) {
 		t.Errorf("remap without change: %v", err)
 	}
@@ -224,46 +200,6 @@ func TestBadConfigs(t *testing.T) {
 	}
 }
 
-func TestSyntheticKeysNames(t *testing.T) {
-	ks := SyntheticKeys(1001)
-	for _, i := range []int{0, 1, 9, 10, 999, 1000} {
-		if got, want := ks.Key(i), "key:"+strconv.Itoa(i); got != want {
-			t.Errorf("key %d: %q, want %q", i, got, want)
-		}
-	}
-	if p := PrefixKeys("user:", 3); p.Key(2) != "user:2" || p.Len() != 3 {
-		t.Errorf("prefix keys: %q, %d", p.Key(2), p.Len())
-	}
-	if e := SyntheticKeys(0); e.Len() != 0 {
-		t.Errorf("empty set has %d keys", e.Len())
-	}
-}
-
-// TestBucketSortMatchesSort checks the bucket sort against slices.SortFunc
-// on uniform, 32-bit, duplicated and tiny inputs.
-func TestBucketSortMatchesSort(t *testing.T) {
-	ks := SyntheticKeys(30_000)
-	uniform := make([]uint64, ks.Len())
-	narrow := make([]uint64, ks.Len())
-	dups := make([]uint64, ks.Len())
-	for i := range uniform {
-		uniform[i] = keyhash.XXH3(ks.Key(i))
-		narrow[i] = uniform[i] >> 32
-		dups[i] = uniform[i] % 7
-	}
-	for name, in := range map[string][]uint64{"uniform": uniform, "32-bit": narrow, "duplicates": dups,
-		"tiny": {5, 3, 5, 0}, "empty": nil, "zeros": {0, 0, 0}} {
-		want := make([]hp, len(in))
-		for i, h := range in {
-			want[i] = hp{h, int32(i)}
-		}
-		slices.SortFunc(want, cmpHP)
-		if got := bucketSort(in); !slices.Equal(got, want) {
-			t.Errorf("%s: bucket sort differs from slices.SortFunc", name)
-		}
-	}
-}
-
 // TestReplicasRendezvousIsRandom: rendezvous ignores zones, so its replica
 // sets span all zones as often as random sets do, within 5 binomial
 // standard deviations.
@@ -273,27 +209,12 @@ func TestReplicasRendezvousIsRandom(t *testing.T) {
 	for i := range 12 {
 		nodes = append(nodes, kolco.Node{ID: "n" + strconv.Itoa(i), Zone: "z" + strconv.Itoa(i%3)})
 	}
-	res, err := Replicas(ReplicasConfig{Setups: []Setup{setup("rendezvous", 0)}, Nodes: nodes, Replicas: 3, Keys: SyntheticKeys(k)})
+	res, err := Replicas(ReplicasConfig{Setups: []Setup{setup("rendezvous", 0)}, Nodes: nodes, Replicas: 3, Keys: keys.Synthetic(k)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := res.Rows[0]
 	if want := 4.0 * 4 * 4 * 6 / (12 * 11 * 10); math.Abs(r.RandomFull-want) > 1e-12 || math.Abs(r.FullZones-want) > 5*binomialSD(want, k) {
 		t.Errorf("rendezvous: %.4f of keys in 3 zones (random %.4f), want %.4f", r.FullZones, r.RandomFull, want)
-	}
-}
-
-// TestCompareSparseMatchesDense: the map used for large clusters tallies
-// the same flows as the matrix.
-func TestCompareSparseMatchesDense(t *testing.T) {
-	ks := SyntheticKeys(5000)
-	p, _ := setup("modulo", 0).New(nodeNames("n", 7))
-	before, _ := Assign(p, ks)
-	p.Add(kolco.Node{ID: "x"}, kolco.Node{ID: "y"})
-	p.Remove("n-3")
-	after, _ := Assign(p, ks)
-	dense, sparse := compare(before, after, ks, 1<<30), compare(before, after, ks, 0)
-	if dense.Moved != sparse.Moved || !slices.Equal(dense.Edges, sparse.Edges) || len(dense.Edges) == 0 {
-		t.Errorf("dense %d moved in %d flows, sparse %d in %d", dense.Moved, len(dense.Edges), sparse.Moved, len(sparse.Edges))
 	}
 }

@@ -3,8 +3,10 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/keys"
 	"github.com/kolco-dev/kolco/sim/report"
 )
 
@@ -23,7 +25,7 @@ type FailureConfig struct {
 	// Cascade is the number of failures, one after the other.
 	Cascade int
 	// Keys is the key sample.
-	Keys *KeySet
+	Keys *keys.Set
 	// Progress, if not nil, is told of each failure.
 	Progress Progress
 }
@@ -86,7 +88,7 @@ func Failure(cfg FailureConfig) (*FailureResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Label(), err)
 		}
-		before, err := Assign(p, cfg.Keys)
+		before, err := keys.Assign(p, cfg.Keys)
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +97,7 @@ func Failure(cfg FailureConfig) (*FailureResult, error) {
 			counts := before.Counts()
 			victim := int32(-1)
 			if step == 1 && cfg.Victim != "" {
-				if victim = before.index(cfg.Victim); victim < 0 {
+				if victim = before.Index(cfg.Victim); victim < 0 {
 					return nil, fmt.Errorf("%w: victim %q", kolco.ErrUnknownNode, cfg.Victim)
 				}
 			} else {
@@ -105,7 +107,7 @@ func Failure(cfg FailureConfig) (*FailureResult, error) {
 			if err := p.Remove(id); err != nil {
 				return nil, err
 			}
-			after, err := Assign(p, cfg.Keys)
+			after, err := keys.Assign(p, cfg.Keys)
 			if err != nil {
 				return nil, err
 			}
@@ -118,8 +120,8 @@ func Failure(cfg FailureConfig) (*FailureResult, error) {
 	return res, nil
 }
 
-func failureStep(label string, step int, before, after Assignment, victim int32, ks *KeySet) FailureStep {
-	d := Compare(before, after, ks)
+func failureStep(label string, step int, before, after keys.Assignment, victim int32, ks *keys.Set) FailureStep {
+	d := keys.Compare(before, after, ks)
 	n := float64(ks.Len())
 	cb, ca := before.Counts(), after.Counts()
 	got := make([]int, len(after.Nodes))
@@ -130,7 +132,7 @@ func failureStep(label string, step int, before, after Assignment, victim int32,
 	st := FailureStep{Setup: label, Step: step, Victim: before.Nodes[victim].ID,
 		VictimShare: float64(cb[victim]) / n, Moved: float64(d.Moved) / n,
 		Worst: after.Nodes[worst].ID, WorstAfter: float64(ca[worst]) / n}
-	if b := before.index(st.Worst); b >= 0 {
+	if b := before.Index(st.Worst); b >= 0 {
 		st.WorstBefore = float64(cb[b]) / n
 	}
 	for _, g := range got {
@@ -144,7 +146,7 @@ func failureStep(label string, step int, before, after Assignment, victim int32,
 
 // nodeLoads lists the share of every node of before, and of after (0 for
 // nodes gone, appended for nodes new).
-func nodeLoads(label string, before, after Assignment) NodeLoads {
+func nodeLoads(label string, before, after keys.Assignment) NodeLoads {
 	nl := NodeLoads{Setup: label}
 	cb, ca := before.Counts(), after.Counts()
 	nb, na := float64(max(len(before.Owner), 1)), float64(max(len(after.Owner), 1))
@@ -152,13 +154,13 @@ func nodeLoads(label string, before, after Assignment) NodeLoads {
 		nl.Nodes = append(nl.Nodes, n.ID)
 		nl.Before = append(nl.Before, float64(cb[i])/nb)
 		a := 0.0
-		if j := after.index(n.ID); j >= 0 {
+		if j := after.Index(n.ID); j >= 0 {
 			a = float64(ca[j]) / na
 		}
 		nl.After = append(nl.After, a)
 	}
 	for j, n := range after.Nodes {
-		if before.index(n.ID) < 0 {
+		if before.Index(n.ID) < 0 {
 			nl.Nodes = append(nl.Nodes, n.ID)
 			nl.Before = append(nl.Before, 0)
 			nl.After = append(nl.After, float64(ca[j])/na)
@@ -174,7 +176,7 @@ func (r *FailureResult) Tables(f report.Format) []report.Table {
 		Columns: []string{"setup", "step", "victim", "its share", "moved", "receivers", "worst survivor", "before", "after", "max/avg"},
 	}
 	for _, x := range r.Steps {
-		t.Add(x.Setup, itoa(x.Step), x.Victim, f.Pct(x.VictimShare, 2), f.Pct(x.Moved, 2), itoa(x.Receivers),
+		t.Add(x.Setup, strconv.Itoa(x.Step), x.Victim, f.Pct(x.VictimShare, 2), f.Pct(x.Moved, 2), strconv.Itoa(x.Receivers),
 			x.Worst, f.Pct(x.WorstBefore, 2), f.Pct(x.WorstAfter, 2), f.Num(x.MaxAvg, 2))
 	}
 	return []report.Table{t}

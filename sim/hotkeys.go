@@ -8,6 +8,7 @@ import (
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/bounded"
 	"github.com/kolco-dev/kolco/keyhash"
+	"github.com/kolco-dev/kolco/sim/keys"
 	"github.com/kolco-dev/kolco/sim/report"
 	"github.com/kolco-dev/kolco/sim/workload"
 )
@@ -89,7 +90,7 @@ func Hotkeys(cfg HotkeysConfig) (*HotkeysResult, error) {
 	}
 	probs := workload.ZipfWeights(cfg.Keys, cfg.Zipf)
 	stream := workload.Stream(probs, cfg.Requests, cfg.Seed)
-	ks := SyntheticKeys(cfg.Keys)
+	ks := keys.Synthetic(cfg.Keys)
 	nodes := nodeNames("node", cfg.Nodes)
 	res := &HotkeysResult{Nodes: cfg.Nodes, Keys: cfg.Keys, Zipf: cfg.Zipf, Requests: cfg.Requests, InFlight: cfg.InFlight, HotShare: probs[0]}
 	total := len(cfg.Setups) + 1
@@ -98,7 +99,7 @@ func Hotkeys(cfg HotkeysConfig) (*HotkeysResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Label(), err)
 		}
-		a, err := Assign(p, ks)
+		a, err := keys.Assign(p, ks)
 		if err != nil {
 			return nil, err
 		}
@@ -193,9 +194,9 @@ func (r *HotkeysResult) Tables(f report.Format) []report.Table {
 	for _, x := range r.Rows {
 		bound := "-"
 		if x.Bound > 0 {
-			bound = itoa(x.Bound)
+			bound = strconv.Itoa(x.Bound)
 		}
-		t.Add(x.Setup, f.Num(x.MaxAvg, 2), f.Pct(x.Spread, 1), itoa(x.Peak), bound, itoa(x.HotKeyNodes))
+		t.Add(x.Setup, f.Num(x.MaxAvg, 2), f.Pct(x.Spread, 1), strconv.Itoa(x.Peak), bound, strconv.Itoa(x.HotKeyNodes))
 	}
 	return []report.Table{t}
 }

@@ -2,9 +2,11 @@ package sim
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/keys"
 	"github.com/kolco-dev/kolco/sim/report"
 )
 
@@ -44,10 +46,10 @@ func Lookup(cfg LookupConfig) (*LookupResult, error) {
 	if cfg.Keys < 1 {
 		return nil, fmt.Errorf("%w: lookup needs keys >= 1", kolco.ErrBadConfig)
 	}
-	keys := make([]string, cfg.Keys)
-	ks := SyntheticKeys(cfg.Keys)
-	for i := range keys {
-		keys[i] = ks.Key(i)
+	names := make([]string, cfg.Keys)
+	ks := keys.Synthetic(cfg.Keys)
+	for i := range names {
+		names[i] = ks.Key(i)
 	}
 	res := &LookupResult{Keys: cfg.Keys}
 	for _, s := range cfg.Setups {
@@ -59,7 +61,7 @@ func Lookup(cfg LookupConfig) (*LookupResult, error) {
 			}
 			build := time.Since(t0)
 			t0 = time.Now()
-			for _, k := range keys {
+			for _, k := range names {
 				if _, err := p.Locate(k); err != nil {
 					return nil, err
 				}
@@ -79,7 +81,7 @@ func (r *LookupResult) Tables(f report.Format) []report.Table {
 		Columns: []string{"setup", "nodes", "ns/lookup", "build ms"},
 	}
 	for _, x := range r.Rows {
-		t.Add(x.Setup, itoa(x.Nodes), f.Num(x.Ns, 1), f.Num(x.BuildMs, 2))
+		t.Add(x.Setup, strconv.Itoa(x.Nodes), f.Num(x.Ns, 1), f.Num(x.BuildMs, 2))
 	}
 	return []report.Table{t}
 }

@@ -3,8 +3,10 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/keys"
 	"github.com/kolco-dev/kolco/sim/report"
 	"github.com/kolco-dev/kolco/sim/theory"
 )
@@ -27,7 +29,7 @@ type PlanConfig struct {
 	Remove   []string
 	Reweight []Reweight
 	// Keys is the key sample, with sizes and rates if known.
-	Keys *KeySet
+	Keys *keys.Set
 	// RPS and HitRate describe a cache tier: requests per second to the
 	// cache and its steady hit rate. RPS = 0 leaves the cache model out.
 	RPS, HitRate float64
@@ -131,7 +133,7 @@ func Plan(cfg PlanConfig) (*PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := Compare(before, after, ks)
+	d := keys.Compare(before, after, ks)
 	res := &PlanResult{Setup: cfg.Setup.Label(), Keys: ks.Len(), Before: len(before.Nodes), After: len(after.Nodes),
 		Moved: d.Moved, MovedShare: float64(d.Moved) / float64(ks.Len()), TotalBytes: ks.TotalSize(),
 		TheoryShare: planTheory(cfg, before, after)}
@@ -163,19 +165,19 @@ func Plan(cfg PlanConfig) (*PlanResult, error) {
 // modulo 1 - min(N,M)/lcm(N,M); for the others the least any placement can
 // move, the total variation distance between the weight shares before and
 // after (1/(N+1) for one node joining N equal ones).
-func planTheory(cfg PlanConfig, before, after Assignment) float64 {
+func planTheory(cfg PlanConfig, before, after keys.Assignment) float64 {
 	if cfg.Setup.Algo == "modulo" {
 		return theory.ModuloMoved(len(before.Nodes), len(after.Nodes))
 	}
 	return theory.MovedShares(before.Nodes, after.Nodes)
 }
 
-func planAssign(cfg PlanConfig, ks *KeySet) (before, after Assignment, err error) {
+func planAssign(cfg PlanConfig, ks *keys.Set) (before, after keys.Assignment, err error) {
 	p, err := cfg.Setup.New(cfg.Before)
 	if err != nil {
 		return before, after, err
 	}
-	if before, err = Assign(p, ks); err != nil {
+	if before, err = keys.Assign(p, ks); err != nil {
 		return before, after, err
 	}
 	if len(cfg.Add) > 0 {
@@ -193,11 +195,11 @@ func planAssign(cfg PlanConfig, ks *KeySet) (before, after Assignment, err error
 			return before, after, fmt.Errorf("reweight: %w", err)
 		}
 	}
-	after, err = Assign(p, ks)
+	after, err = keys.Assign(p, ks)
 	return before, after, err
 }
 
-func planLoads(before, after Assignment, ks *KeySet, sends, recv []float64) []Load {
+func planLoads(before, after keys.Assignment, ks *keys.Set, sends, recv []float64) []Load {
 	cb, ca := before.Counts(), after.Counts()
 	bb, ba := before.Loads(ks.Size), after.Loads(ks.Size)
 	rb, ra := before.Loads(ks.Rate), after.Loads(ks.Rate)
@@ -205,13 +207,13 @@ func planLoads(before, after Assignment, ks *KeySet, sends, recv []float64) []Lo
 	var out []Load
 	for i, n := range before.Nodes {
 		l := Load{Node: n.ID, KeysBefore: cb[i], BytesBefore: bb[i], ShareBefore: rb[i] / total, Sends: sends[i]}
-		if j := after.index(n.ID); j >= 0 {
+		if j := after.Index(n.ID); j >= 0 {
 			l.KeysAfter, l.BytesAfter, l.ShareAfter, l.Receives = ca[j], ba[j], ra[j]/total, recv[j]
 		}
 		out = append(out, l)
 	}
 	for j, n := range after.Nodes {
-		if before.index(n.ID) < 0 {
+		if before.Index(n.ID) < 0 {
 			out = append(out, Load{Node: n.ID, KeysAfter: ca[j], BytesAfter: ba[j], ShareAfter: ra[j] / total, Receives: recv[j]})
 		}
 	}
@@ -226,7 +228,7 @@ func (r *PlanResult) Tables(f report.Format) []report.Table {
 	sum := report.Table{Title: fmt.Sprintf("plan: %s, %d -> %d nodes, %d keys", r.Setup, r.Before, r.After, r.Keys),
 		Columns: []string{"measure", "measured", "theory"}}
 	if f == report.Raw {
-		sum.Add("keys moved", itoa(r.Moved), f.Plain(r.TheoryShare*float64(r.Keys)))
+		sum.Add("keys moved", strconv.Itoa(r.Moved), f.Plain(r.TheoryShare*float64(r.Keys)))
 		sum.Add("share of keys moved", f.Plain(r.MovedShare), f.Plain(r.TheoryShare))
 	} else {
 		sum.Add("keys moved", fmt.Sprintf("%d (%s)", r.Moved, f.Pct(r.MovedShare, 2)), f.Pct(r.TheoryShare, 2))
@@ -245,12 +247,12 @@ func (r *PlanResult) Tables(f report.Format) []report.Table {
 			flows.Add(fmt.Sprintf("(%d more)", len(r.Flows)-i), "", "", "", "")
 			break
 		}
-		flows.Add(x.From, x.To, itoa(x.Keys), f.Bytes(x.Bytes), f.Pct(x.Requests, 2))
+		flows.Add(x.From, x.To, strconv.Itoa(x.Keys), f.Bytes(x.Bytes), f.Pct(x.Requests, 2))
 	}
 	loads := report.Table{Title: "per node: keys, bytes and request share before -> after; bytes sent and received",
 		Columns: []string{"node", "keys before", "keys after", "bytes before", "bytes after", "req before", "req after", "sends", "receives"}}
 	for _, x := range r.Loads {
-		loads.Add(x.Node, itoa(x.KeysBefore), itoa(x.KeysAfter), f.Bytes(x.BytesBefore), f.Bytes(x.BytesAfter),
+		loads.Add(x.Node, strconv.Itoa(x.KeysBefore), strconv.Itoa(x.KeysAfter), f.Bytes(x.BytesBefore), f.Bytes(x.BytesAfter),
 			f.Pct(x.ShareBefore, 2), f.Pct(x.ShareAfter, 2), f.Bytes(x.Sends), f.Bytes(x.Receives))
 	}
 	return []report.Table{sum, flows, loads}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/keys"
 )
 
 // TestPlanArticleCost: the seed article's examples, 10 -> 11 nodes. With
@@ -26,7 +27,7 @@ func TestPlanArticleCost(t *testing.T) {
 		{"ring", 13636.36, 2.727, 272.73e9, 27.27e9},
 	} {
 		res, err := Plan(PlanConfig{Setup: setup(c.algo, 160), Before: ten, Add: []kolco.Node{{ID: "node-10"}},
-			Keys: SyntheticKeys(k), RPS: 100_000, HitRate: 0.95, Data: 3e12})
+			Keys: keys.Synthetic(k), RPS: 100_000, HitRate: 0.95, Data: 3e12})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +63,7 @@ func TestPlanArticleCost(t *testing.T) {
 // TestPlanFlowsAndRates: on a ring, adding a node moves keys only onto it;
 // request rates weight the cold share.
 func TestPlanFlowsAndRates(t *testing.T) {
-	ks := SyntheticKeys(5000)
+	ks := keys.Synthetic(5000)
 	ks.Rates = make([]float64, ks.Len())
 	ks.Rates[0] = 1 // only key:0 is ever requested
 	res, err := Plan(PlanConfig{Setup: setup("ring", 50), Before: nodeNames("n", 4), Add: []kolco.Node{{ID: "new"}},

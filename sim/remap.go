@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/keys"
 	"github.com/kolco-dev/kolco/sim/report"
 	"github.com/kolco-dev/kolco/sim/stats"
 	"github.com/kolco-dev/kolco/sim/theory"
@@ -21,7 +22,7 @@ type RemapConfig struct {
 	// Add and Remove are how many nodes join or leave.
 	Add, Remove int
 	// Keys is the key sample.
-	Keys *KeySet
+	Keys *keys.Set
 	// Sets is the number of node name sets to repeat the change over.
 	Sets int
 	// Progress, if not nil, is told of each finished run.
@@ -93,13 +94,6 @@ func Remap(cfg RemapConfig) (*RemapResult, error) {
 	return res, nil
 }
 
-func ringV(s Setup) int {
-	if s.Algo == "ring" {
-		return s.Opts.VNodes
-	}
-	return 0
-}
-
 // remapOnce returns moved share, share to new nodes, donors, max/avg,
 // min/avg and spread after the change, for one name set.
 func remapOnce(s Setup, cfg RemapConfig, set int) ([6]float64, error) {
@@ -109,7 +103,7 @@ func remapOnce(s Setup, cfg RemapConfig, set int) ([6]float64, error) {
 	if err != nil {
 		return out, err
 	}
-	before, err := Assign(p, cfg.Keys)
+	before, err := keys.Assign(p, cfg.Keys)
 	if err != nil {
 		return out, err
 	}
@@ -131,14 +125,14 @@ func remapOnce(s Setup, cfg RemapConfig, set int) ([6]float64, error) {
 			return out, err
 		}
 	}
-	after, err := Assign(p, cfg.Keys)
+	after, err := keys.Assign(p, cfg.Keys)
 	if err != nil {
 		return out, err
 	}
-	d := Compare(before, after, cfg.Keys)
+	d := keys.Compare(before, after, cfg.Keys)
 	isNew := make([]bool, len(after.Nodes))
 	for _, n := range added {
-		isNew[after.index(n.ID)] = true
+		isNew[after.Index(n.ID)] = true
 	}
 	toNew, donors := 0, 0
 	gave := make([]bool, len(d.From))

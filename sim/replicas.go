@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/internal/parallel"
+	"github.com/kolco-dev/kolco/sim/keys"
 	"github.com/kolco-dev/kolco/sim/report"
 	"github.com/kolco-dev/kolco/sim/theory"
 )
@@ -20,7 +22,7 @@ type ReplicasConfig struct {
 	// Replicas is the number of owners per key.
 	Replicas int
 	// Keys is the key sample.
-	Keys *KeySet
+	Keys *keys.Set
 }
 
 // ReplicasResult is the replicas experiment's outcome.
@@ -98,14 +100,14 @@ func Replicas(cfg ReplicasConfig) (*ReplicasResult, error) {
 // zoneSpans looks up r owners of every key on all cores and returns the
 // total number of owners found and how many keys' owners span each number
 // of zones.
-func zoneSpans(p kolco.Placement, ks *KeySet, r int, zoneOf map[string]int, zones int) (int, []int, error) {
+func zoneSpans(p kolco.Placement, ks *keys.Set, r int, zoneOf map[string]int, zones int) (int, []int, error) {
 	var (
 		mu    sync.Mutex
 		first error
 		nodes int
 		hist  = make([]int, r+1)
 	)
-	parallel(ks.Len(), func(lo, hi int) {
+	parallel.For(ks.Len(), func(lo, hi int) {
 		dst := make([]kolco.Node, 0, r)
 		seen := make([]bool, zones)
 		h := make([]int, r+1)
@@ -126,7 +128,9 @@ func zoneSpans(p kolco.Placement, ks *KeySet, r int, zoneOf map[string]int, zone
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		first = cmpErr(first, err)
+		if first == nil {
+			first = err
+		}
 		nodes += local
 		for z, c := range h {
 			hist[z] += c

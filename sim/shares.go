@@ -3,32 +3,9 @@ package sim
 import (
 	"math"
 	"slices"
-	"strconv"
 
-	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/sim/stats"
 )
-
-func itoa(i int) string { return strconv.Itoa(i) }
-
-// nodeNames returns n nodes named prefix-0 ... prefix-(n-1).
-func nodeNames(prefix string, n int) []kolco.Node {
-	nodes := make([]kolco.Node, n)
-	for i := range nodes {
-		nodes[i] = kolco.Node{ID: prefix + "-" + strconv.Itoa(i)}
-	}
-	return nodes
-}
-
-// setPrefix is the node name prefix of name set s: "node" for the first,
-// "set<s>-node" for the others, so that each set places the points of its
-// nodes elsewhere.
-func setPrefix(s int) string {
-	if s == 0 {
-		return "node"
-	}
-	return "set" + strconv.Itoa(s) + "-node"
-}
 
 // shareStats returns max/avg, min/avg and spread (population standard
 // deviation over the mean) of per-node counts.
@@ -50,11 +27,4 @@ func minAvgMax(xs []float64) (lo, avg, hi float64) {
 		return math.NaN(), math.NaN(), math.NaN()
 	}
 	return slices.Min(xs), stats.Mean(xs), slices.Max(xs)
-}
-
-// step reports progress to p, if p is not nil.
-func (p Progress) step(done, total int, name string) {
-	if p != nil {
-		p(done, total, name)
-	}
 }

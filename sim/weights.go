@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/keys"
 	"github.com/kolco-dev/kolco/sim/report"
 )
 
@@ -15,7 +16,7 @@ type WeightsConfig struct {
 	// Nodes are the weighted nodes.
 	Nodes []kolco.Node
 	// Keys is the key sample.
-	Keys *KeySet
+	Keys *keys.Set
 }
 
 // WeightsResult is the weights experiment's outcome.
@@ -48,7 +49,7 @@ func Weights(cfg WeightsConfig) (*WeightsResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Label(), err)
 		}
-		a, err := Assign(p, cfg.Keys)
+		a, err := keys.Assign(p, cfg.Keys)
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
+	"github.com/kolco-dev/kolco/sim/keys"
 	"github.com/kolco-dev/kolco/sim/workload"
 )
 
@@ -127,7 +128,7 @@ func (lf *planFlags) config(pf *placementFlags, cmd *cobra.Command) (sim.PlanCon
 	}
 	cfg.RPS, cfg.HitRate = lf.rps, lf.hitRate
 	if lf.data != "" {
-		if cfg.Data, err = sim.ParseBytes(lf.data); err != nil {
+		if cfg.Data, err = keys.ParseBytes(lf.data); err != nil {
 			return cfg, usageError{fmt.Errorf("--data: %w", err)}
 		}
 	}
@@ -136,14 +137,14 @@ func (lf *planFlags) config(pf *placementFlags, cmd *cobra.Command) (sim.PlanCon
 }
 
 // keySet reads --keys-file or draws the synthetic sample.
-func (lf *planFlags) keySet() (*sim.KeySet, error) {
+func (lf *planFlags) keySet() (*keys.Set, error) {
 	if lf.keysFile != "" {
 		f, err := os.Open(lf.keysFile)
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
-		ks, err := sim.ParseKeys(f)
+		ks, err := keys.Parse(f)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", lf.keysFile, err)
 		}
@@ -152,7 +153,7 @@ func (lf *planFlags) keySet() (*sim.KeySet, error) {
 	if err := checkKeys(lf.keys); err != nil {
 		return nil, err
 	}
-	mean, err := sim.ParseBytes(lf.size)
+	mean, err := keys.ParseBytes(lf.size)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--size: %w", err)}
 	}
@@ -164,7 +165,7 @@ func (lf *planFlags) keySet() (*sim.KeySet, error) {
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--rate-dist: %w", err)}
 	}
-	ks := sim.SyntheticKeys(lf.keys)
+	ks := keys.Synthetic(lf.keys)
 	ks.Sizes, ks.Rates = sizes.Values(lf.keys, mean, 1), rates.Values(lf.keys, 1, 2)
 	return ks, nil
 }

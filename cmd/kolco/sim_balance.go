@@ -7,14 +7,15 @@ import (
 
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
+	"github.com/kolco-dev/kolco/sim/keys"
 )
 
 func newSimBalanceCmd() *cobra.Command {
 	var (
-		sf         setupFlags
-		of         outputFlags
-		nodes      string
-		keys, sets int
+		sf            setupFlags
+		of            outputFlags
+		nodes         string
+		numKeys, sets int
 	)
 	cmd := &cobra.Command{
 		Use:   "balance",
@@ -35,7 +36,7 @@ Example:
   $ kolco sim balance --algo ring,rendezvous,maglev,jump --nodes 10,100`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			setups, err := simInputs(cmd.Flags(), &sf, &of, keys)
+			setups, err := simInputs(cmd.Flags(), &sf, &of, numKeys)
 			if err != nil {
 				return err
 			}
@@ -46,7 +47,7 @@ Example:
 			if sets < 1 {
 				return usagef("--sets must be at least 1 (got %d)", sets)
 			}
-			res, err := sim.Balance(sim.BalanceConfig{Setups: setups, Nodes: ns, Keys: sim.SyntheticKeys(keys),
+			res, err := sim.Balance(sim.BalanceConfig{Setups: setups, Nodes: ns, Keys: keys.Synthetic(numKeys),
 				Sets: sets, Progress: progressTo(cmd.ErrOrStderr())})
 			if err != nil {
 				return err
@@ -57,7 +58,7 @@ Example:
 	sf.register(cmd.Flags(), defaultVNodes())
 	of.register(cmd.Flags())
 	cmd.Flags().StringVar(&nodes, "nodes", "10", "comma-separated node counts")
-	keysFlag(cmd.Flags(), &keys, 1_000_000)
+	keysFlag(cmd.Flags(), &numKeys, 1_000_000)
 	cmd.Flags().IntVar(&sets, "sets", 1, "node name sets to average over")
 	return cmd
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
+	"github.com/kolco-dev/kolco/sim/keys"
 )
 
 // nodesFromFile reads a node file with the shared parser, or returns nil
@@ -22,10 +23,10 @@ func nodesFromFile(path string) ([]kolco.Node, error) {
 
 func newSimFailureCmd() *cobra.Command {
 	var (
-		sf                   setupFlags
-		of                   outputFlags
-		nodes, cascade, keys int
-		nodesFile, victim    string
+		sf                      setupFlags
+		of                      outputFlags
+		nodes, cascade, numKeys int
+		nodesFile, victim       string
 	)
 	cmd := &cobra.Command{
 		Use:   "failure",
@@ -45,7 +46,7 @@ Example:
   $ kolco sim failure --algo ring,rendezvous,maglev --nodes-file nodes.txt --plot load.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			setups, err := simInputs(cmd.Flags(), &sf, &of, keys)
+			setups, err := simInputs(cmd.Flags(), &sf, &of, numKeys)
 			if err != nil {
 				return err
 			}
@@ -61,7 +62,7 @@ Example:
 				return usagef("--cascade must be between 1 and the node count - 1 (got %d for %d nodes)", cascade, count)
 			}
 			res, err := sim.Failure(sim.FailureConfig{Setups: setups, Nodes: nodes, NodeSet: set, Victim: victim,
-				Cascade: cascade, Keys: sim.SyntheticKeys(keys), Progress: progressTo(cmd.ErrOrStderr())})
+				Cascade: cascade, Keys: keys.Synthetic(numKeys), Progress: progressTo(cmd.ErrOrStderr())})
 			if err != nil {
 				return err
 			}
@@ -76,7 +77,7 @@ Example:
 	cmd.Flags().StringVar(&nodesFile, "nodes-file", "", "file of nodes, one per line: ID [WEIGHT [ZONE]]")
 	cmd.Flags().StringVar(&victim, "victim", "", "the node to fail first (default: the most loaded)")
 	cmd.Flags().IntVar(&cascade, "cascade", 1, "number of failures, one after the other")
-	keysFlag(cmd.Flags(), &keys, 1_000_000)
+	keysFlag(cmd.Flags(), &numKeys, 1_000_000)
 	return cmd
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
+	"github.com/kolco-dev/kolco/sim/keys"
 )
 
 func newSimRemapCmd() *cobra.Command {
@@ -14,7 +15,7 @@ func newSimRemapCmd() *cobra.Command {
 		sf                 setupFlags
 		of                 outputFlags
 		nodes, add, remove int
-		keys, sets         int
+		numKeys, sets      int
 	)
 	cmd := &cobra.Command{
 		Use:   "remap",
@@ -34,7 +35,7 @@ Example:
   $ kolco sim remap --vnodes 1,10,100,1000 --sets 10 --plot moved-vs-vnodes.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			setups, err := simInputs(cmd.Flags(), &sf, &of, keys)
+			setups, err := simInputs(cmd.Flags(), &sf, &of, numKeys)
 			if err != nil {
 				return err
 			}
@@ -45,7 +46,7 @@ Example:
 				return usagef("need --nodes >= 1, --sets >= 1 and a change: --add k or --remove k (k < nodes)")
 			}
 			res, err := sim.Remap(sim.RemapConfig{Setups: setups, Nodes: nodes, Add: add, Remove: remove,
-				Keys: sim.SyntheticKeys(keys), Sets: sets, Progress: progressTo(cmd.ErrOrStderr())})
+				Keys: keys.Synthetic(numKeys), Sets: sets, Progress: progressTo(cmd.ErrOrStderr())})
 			if err != nil {
 				return err
 			}
@@ -57,7 +58,7 @@ Example:
 	cmd.Flags().IntVar(&nodes, "nodes", 10, "number of nodes before the change")
 	cmd.Flags().IntVar(&add, "add", 1, "nodes to add")
 	cmd.Flags().IntVar(&remove, "remove", 0, "nodes to remove, the last by name (then --add defaults to 0)")
-	keysFlag(cmd.Flags(), &keys, 1_000_000)
+	keysFlag(cmd.Flags(), &numKeys, 1_000_000)
 	cmd.Flags().IntVar(&sets, "sets", 1, "node name sets to average over")
 	return cmd
 }

@@ -8,15 +8,16 @@ import (
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
+	"github.com/kolco-dev/kolco/sim/keys"
 )
 
 func newSimReplicasCmd() *cobra.Command {
 	var (
-		sf                           setupFlags
-		of                           outputFlags
-		nodes, zones, replicas, keys int
-		nodesFile                    string
-		zoneAware                    bool
+		sf                              setupFlags
+		of                              outputFlags
+		nodes, zones, replicas, numKeys int
+		nodesFile                       string
+		zoneAware                       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "replicas",
@@ -35,7 +36,7 @@ Example:
   $ kolco sim replicas --zone-aware --nodes 12 --zones 3 --replicas 3`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			setups, err := simInputs(cmd.Flags(), &sf, &of, keys)
+			setups, err := simInputs(cmd.Flags(), &sf, &of, numKeys)
 			if err != nil {
 				return err
 			}
@@ -57,7 +58,7 @@ Example:
 					set = append(set, kolco.Node{ID: "node-" + strconv.Itoa(i), Zone: "zone-" + strconv.Itoa(i%zones)})
 				}
 			}
-			res, err := sim.Replicas(sim.ReplicasConfig{Setups: setups, Nodes: set, Replicas: replicas, Keys: sim.SyntheticKeys(keys)})
+			res, err := sim.Replicas(sim.ReplicasConfig{Setups: setups, Nodes: set, Replicas: replicas, Keys: keys.Synthetic(numKeys)})
 			if err != nil {
 				return err
 			}
@@ -71,7 +72,7 @@ Example:
 	cmd.Flags().StringVar(&nodesFile, "nodes-file", "", "file of nodes, one per line: ID [WEIGHT [ZONE]]")
 	cmd.Flags().IntVar(&replicas, "replicas", 3, "owners per key")
 	cmd.Flags().BoolVar(&zoneAware, "zone-aware", false, "replicas in distinct zones first (ring)")
-	keysFlag(cmd.Flags(), &keys, 200_000)
+	keysFlag(cmd.Flags(), &numKeys, 200_000)
 	return cmd
 }
 

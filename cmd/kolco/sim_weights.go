@@ -6,13 +6,14 @@ import (
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
+	"github.com/kolco-dev/kolco/sim/keys"
 )
 
 func newSimWeightsCmd() *cobra.Command {
 	var (
 		sf        setupFlags
 		of        outputFlags
-		keys      int
+		numKeys   int
 		nodesFile string
 	)
 	cmd := &cobra.Command{
@@ -28,7 +29,7 @@ Example:
   $ kolco sim weights --algo ring,rendezvous,maglev --vnodes 100,1000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			setups, err := simInputs(cmd.Flags(), &sf, &of, keys)
+			setups, err := simInputs(cmd.Flags(), &sf, &of, numKeys)
 			if err != nil {
 				return err
 			}
@@ -39,7 +40,7 @@ Example:
 			if nodes == nil {
 				nodes = []kolco.Node{{ID: "small-1"}, {ID: "small-2"}, {ID: "big", Weight: 2}}
 			}
-			res, err := sim.Weights(sim.WeightsConfig{Setups: setups, Nodes: nodes, Keys: sim.SyntheticKeys(keys)})
+			res, err := sim.Weights(sim.WeightsConfig{Setups: setups, Nodes: nodes, Keys: keys.Synthetic(numKeys)})
 			if err != nil {
 				return err
 			}
@@ -49,7 +50,7 @@ Example:
 	sf.register(cmd.Flags(), defaultVNodes())
 	of.register(cmd.Flags())
 	cmd.Flags().StringVar(&nodesFile, "nodes-file", "", "file of weighted nodes, one per line: ID [WEIGHT [ZONE]]")
-	keysFlag(cmd.Flags(), &keys, 1_000_000)
+	keysFlag(cmd.Flags(), &numKeys, 1_000_000)
 	return cmd
 }
 

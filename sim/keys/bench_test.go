@@ -1,8 +1,10 @@
-package sim
+package keys
 
 import (
 	"strconv"
 	"testing"
+
+	"github.com/kolco-dev/kolco/algo"
 )
 
 // BenchmarkAssign places a key set on 10 nodes: a ring through its sorted
@@ -13,8 +15,8 @@ func BenchmarkAssign(b *testing.B) {
 		for _, n := range []int{100_000, 1_000_000} {
 			b.Run(name+"/keys="+strconv.Itoa(n), func(b *testing.B) {
 				b.ReportAllocs()
-				ks := SyntheticKeys(n)
-				p, err := setup(name, 160).New(nodeNames("node", 10))
+				ks := Synthetic(n)
+				p, err := algo.New(name, nodeNames("node", 10), algo.Options{VNodes: 160})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -39,9 +41,9 @@ func BenchmarkSortKeys(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		b.Run("keys="+strconv.Itoa(n), func(b *testing.B) {
 			b.ReportAllocs()
-			p, _ := setup("ring", 160).New(nodeNames("node", 10))
+			p, _ := algo.New("ring", nodeNames("node", 10), algo.Options{VNodes: 160})
 			for b.Loop() {
-				ks := SyntheticKeys(n)
+				ks := Synthetic(n)
 				if _, err := Assign(p, ks); err != nil {
 					b.Fatal(err)
 				}

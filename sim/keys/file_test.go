@@ -1,4 +1,4 @@
-package sim
+package keys
 
 import (
 	"errors"
@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-func TestParseKeys(t *testing.T) {
-	ks, err := ParseKeys(strings.NewReader("# key size rate\nuser:1 4KB 10\n\n  user:2\t100\nuser:3\n"))
+func TestParse(t *testing.T) {
+	ks, err := Parse(strings.NewReader("# key size rate\nuser:1 4KB 10\n\n  user:2\t100\nuser:3\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,33 +21,32 @@ func TestParseKeys(t *testing.T) {
 	if ks.Rate(0) != 10 || ks.Rate(1) != 1 || ks.TotalRate() != 12 {
 		t.Errorf("rates %v", ks.Rates)
 	}
-	plain, err := ParseKeys(strings.NewReader("a\nb\n"))
+	plain, err := Parse(strings.NewReader("a\nb\n"))
 	if err != nil || plain.Sizes != nil || plain.Rates != nil || plain.TotalSize() != 2 {
 		t.Errorf("plain keys: %v, sizes %v, rates %v", err, plain.Sizes, plain.Rates)
 	}
 }
 
-func TestParseKeysErrorsNameTheLine(t *testing.T) {
-	for _, c := range []struct{ in, line string }{
-		{"a\nb 1 2 3\n", "line 2"},
-		{"a\n\n# c\nb lots\n", "line 4"},
-		{"a 1 -5\n", "line 1"},
-		{"a 1\nb 1 NaN\n", "line 2"},
-		{"a -1KB\n", "line 1"},
-		{"", "no keys"},
-		{"# only a comment\n", "no keys"},
+func TestParseErrorsNameTheLine(t *testing.T) {
+	for _, c := range []struct{ name, in, line string }{
+		{"too many fields", "a\nb 1 2 3\n", "line 2"},
+		{"bad size", "a\n\n# c\nb lots\n", "line 4"},
+		{"negative rate", "a 1 -5\n", "line 1"},
+		{"NaN rate", "a 1\nb 1 NaN\n", "line 2"},
+		{"negative size", "a -1KB\n", "line 1"},
+		{"empty", "", "no keys"},
+		{"only a comment", "# only a comment\n", "no keys"},
+		{"over-long line", strings.Repeat("k", maxKeyLine+1), "longer than"},
 	} {
-		ks, err := ParseKeys(strings.NewReader(c.in))
-		if !errors.Is(err, ErrKeyFile) || !strings.Contains(err.Error(), c.line) || ks != nil {
-			t.Errorf("%q: %v, want ErrKeyFile naming %q and no keys", c.in, err, c.line)
-		}
-		if err != nil && strings.Contains(err.Error(), "\n") {
-			t.Errorf("%q: error spans lines: %q", c.in, err)
-		}
-	}
-	long := strings.Repeat("k", maxKeyLine+1)
-	if _, err := ParseKeys(strings.NewReader(long)); !errors.Is(err, ErrKeyFile) {
-		t.Errorf("over-long line: %v", err)
+		t.Run(c.name, func(t *testing.T) {
+			ks, err := Parse(strings.NewReader(c.in))
+			if !errors.Is(err, ErrBadFile) || !strings.Contains(err.Error(), c.line) || ks != nil {
+				t.Errorf("%v, want ErrBadFile naming %q and no keys", err, c.line)
+			}
+			if err != nil && strings.Contains(err.Error(), "\n") {
+				t.Errorf("error spans lines: %q", err)
+			}
+		})
 	}
 }
 
@@ -56,28 +55,32 @@ func TestParseBytes(t *testing.T) {
 		"0": 0, "512": 512, "4KB": 4000, "4kB": 4000, "4k": 4000, "1.5GiB": 1.5 * (1 << 30), "3TB": 3e12,
 		"2MiB": 2 << 20, "7 B": 7, "1PB": 1e15,
 	} {
-		if got, err := ParseBytes(in); err != nil || got != want {
-			t.Errorf("%q: %v, %v; want %v", in, got, err, want)
-		}
+		t.Run(in, func(t *testing.T) {
+			if got, err := ParseBytes(in); err != nil || got != want {
+				t.Errorf("%v, %v; want %v", got, err, want)
+			}
+		})
 	}
 	for _, in := range []string{"", "KB", "-1", "1XB", "NaN", "Inf", "1e400"} {
-		if _, err := ParseBytes(in); !errors.Is(err, ErrBadBytes) {
-			t.Errorf("%q: %v, want ErrBadBytes", in, err)
-		}
+		t.Run("bad "+in, func(t *testing.T) {
+			if _, err := ParseBytes(in); !errors.Is(err, ErrBadBytes) {
+				t.Errorf("%v, want ErrBadBytes", err)
+			}
+		})
 	}
 }
 
-func FuzzParseKeys(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add("user:1 4KB 10\nuser:2\n")  // sizes and rates
 	f.Add("# comment\n\na 1 2 3\n")   // too many fields
 	f.Add("a 1GiB\nb NaN\n")          // bad size
 	f.Add("a 1 1e309\n")              // rate overflow
 	f.Add("\xff\xfe key 0x10 -0\r\n") // odd bytes
 	f.Fuzz(func(t *testing.T, in string) {
-		ks, err := ParseKeys(strings.NewReader(in))
+		ks, err := Parse(strings.NewReader(in))
 		if err != nil {
-			if ks != nil || !errors.Is(err, ErrKeyFile) {
-				t.Fatalf("error %v (want ErrKeyFile) with keys %v", err, ks)
+			if ks != nil || !errors.Is(err, ErrBadFile) {
+				t.Fatalf("error %v (want ErrBadFile) with keys %v", err, ks)
 			}
 			return
 		}

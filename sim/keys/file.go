@@ -1,4 +1,4 @@
-package sim
+package keys
 
 import (
 	"bufio"
@@ -10,21 +10,26 @@ import (
 	"strings"
 )
 
-// ErrKeyFile is wrapped by every error about the content of a key file;
-// the message names the line.
-var ErrKeyFile = errors.New("sim: bad key file")
+// The errors of [Parse] and [ParseBytes].
+var (
+	// ErrBadFile is wrapped by every error about the content of a key
+	// file; the message names the line.
+	ErrBadFile = errors.New("keys: bad key file")
+	// ErrBadBytes is returned for a malformed byte size.
+	ErrBadBytes = errors.New("keys: bad byte size")
+)
 
 // maxKeyLine bounds one line of a key file.
 const maxKeyLine = 1 << 20
 
-// ParseKeys reads a key file: one key per line, "KEY [SIZE [RATE]]",
+// Parse reads a key file: one key per line, "KEY [SIZE [RATE]]",
 // fields separated by spaces or tabs; blank lines and lines starting with
 // '#' are skipped. SIZE is a byte count with an optional unit (see
 // [ParseBytes]); RATE a non-negative request rate. Sizes and rates are kept
 // only when some line gives them; a line without them counts 1 byte and
-// rate 1. The error wraps [ErrKeyFile] and names the line; on error
+// rate 1. The error wraps [ErrBadFile] and names the line; on error
 // nothing is returned.
-func ParseKeys(r io.Reader) (*KeySet, error) {
+func Parse(r io.Reader) (*Set, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxKeyLine)
 	var (
@@ -39,20 +44,20 @@ func ParseKeys(r io.Reader) (*KeySet, error) {
 		}
 		fs := strings.Fields(text)
 		if len(fs) > 3 {
-			return nil, fmt.Errorf("%w: line %d: want \"KEY [SIZE [RATE]]\", got %d fields", ErrKeyFile, line, len(fs))
+			return nil, fmt.Errorf("%w: line %d: want \"KEY [SIZE [RATE]]\", got %d fields", ErrBadFile, line, len(fs))
 		}
 		size, rate := 1.0, 1.0
 		if len(fs) > 1 {
 			v, err := ParseBytes(fs[1])
 			if err != nil {
-				return nil, fmt.Errorf("%w: line %d: size: %w", ErrKeyFile, line, err)
+				return nil, fmt.Errorf("%w: line %d: size: %w", ErrBadFile, line, err)
 			}
 			size, hasSz = v, true
 		}
 		if len(fs) > 2 {
 			v, err := strconv.ParseFloat(fs[2], 64)
 			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-				return nil, fmt.Errorf("%w: line %d: rate %q is not a non-negative number", ErrKeyFile, line, fs[2])
+				return nil, fmt.Errorf("%w: line %d: rate %q is not a non-negative number", ErrBadFile, line, fs[2])
 			}
 			rate, hasRts = v, true
 		}
@@ -60,14 +65,14 @@ func ParseKeys(r io.Reader) (*KeySet, error) {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%w: a line is longer than %d bytes", ErrKeyFile, maxKeyLine)
+			return nil, fmt.Errorf("%w: a line is longer than %d bytes", ErrBadFile, maxKeyLine)
 		}
 		return nil, err
 	}
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("%w: no keys", ErrKeyFile)
+		return nil, fmt.Errorf("%w: no keys", ErrBadFile)
 	}
-	ks := ListKeys(keys)
+	ks := List(keys)
 	if hasSz {
 		ks.Sizes = sizes
 	}
@@ -77,12 +82,10 @@ func ParseKeys(r io.Reader) (*KeySet, error) {
 	return ks, nil
 }
 
-// ErrBadBytes is returned by [ParseBytes] for a malformed size.
-var ErrBadBytes = errors.New("sim: bad byte size")
-
 // ParseBytes reads a non-negative byte count such as "512", "4KB", "1.5GiB"
 // or "3TB": decimal units k/K, M, G, T, P (powers of 1000) and binary units
 // Ki, Mi, Gi, Ti, Pi (powers of 1024), each with an optional trailing "B".
+// The error wraps [ErrBadBytes].
 func ParseBytes(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "b")
