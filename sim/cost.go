@@ -1,5 +1,7 @@
 package sim
 
+import "github.com/kolco-dev/kolco/sim/plan"
+
 // CostFigures are the seed article's worked examples of what a membership
 // change costs: a cache in front of a database and a storage cluster, each
 // going from 10 to 11 nodes, with the moved share of the theory: N/(N+1) for
@@ -31,14 +33,6 @@ type StorageCost struct {
 	RingPerNode float64 `json:"ring_per_old_node_bytes"`
 }
 
-// DatabaseLoad returns the database's request rate right after a change
-// that made the share cold of the keys cold, for a uniform request rate rps
-// and a steady hit rate: every request to a cold key misses, the others miss
-// as usual.
-func DatabaseLoad(rps, hitRate, cold float64) float64 {
-	return rps*cold + rps*(1-cold)*(1-hitRate)
-}
-
 // ArticleCost computes the article's examples: 100 000 RPS at a 95% hit
 // rate, and 3 TB on 10 nodes, each going from 10 to 11 nodes.
 func ArticleCost() CostFigures {
@@ -51,9 +45,9 @@ func ArticleCost() CostFigures {
 	modCold, ringCold := n/(n+1), 1/(n+1)
 	steady := rps * (1 - hitRate)
 	c := CacheCost{RPS: rps, HitRate: hitRate, SteadyDB: steady, ModuloCold: modCold, RingCold: ringCold}
-	c.ModuloDB = DatabaseLoad(rps, hitRate, modCold)
+	c.ModuloDB = plan.DatabaseLoad(rps, hitRate, modCold)
 	c.ModuloFactor = c.ModuloDB / steady
-	c.RingDB = DatabaseLoad(rps, hitRate, ringCold)
+	c.RingDB = plan.DatabaseLoad(rps, hitRate, ringCold)
 	c.RingFactor = c.RingDB / steady
 	s := StorageCost{Total: data, ModuloMoved: data * modCold, RingMoved: data * ringCold}
 	s.RingPerNode = s.RingMoved / n

@@ -1,7 +1,8 @@
-// Package sim measures placement algorithms and plans membership changes:
-// how many keys and bytes move when nodes join, leave or change weight,
-// which nodes give and take, how uneven the load becomes, what a failure
-// does to the survivors, and what the cache misses cost the database.
+// Package sim measures placement algorithms: how many keys move when nodes
+// join or leave, how uneven the load becomes, what a failure does to the
+// survivors, what weighted nodes and replica sets obtain, and how hot keys
+// load the nodes. Package [github.com/kolco-dev/kolco/sim/plan] plans one
+// change of membership.
 //
 // The closed forms printed beside the measurements (package
 // [github.com/kolco-dev/kolco/sim/theory]) come from Karger et al.,
@@ -16,15 +17,9 @@
 //
 // [Remap], [Balance], [Failure], [Weights], [Replicas], [Hotkeys] and
 // [Lookup] each take one or more [Setup]s (an algorithm of package algo and
-// its options) and a [KeySet], and return a typed result whose Tables
-// method renders it as [report.Table]s, for people or for programs. [Plan] computes what one change costs on a
-// key sample, with the article's cost model ([DatabaseLoad]).
-//
-// # Speed
-//
-// Keys are hashed once per hash function on all cores and kept with their
-// sorted order, so a ring places ten million keys in one merge of two
-// sorted arrays ([ring.Ring.OwnersSorted]); other algorithms look keys up in
-// parallel chunks. Synthetic keys live in one string, so lookups allocate
-// nothing.
+// its options) and a key sample ([keys.Set]), and return a typed result
+// whose Tables method renders it as tables ([report.Table]) for people or
+// for programs. They place keys with [keys.Assign], which hashes a sample
+// once per hash function and places it on a ring in one merge.
+
 package sim

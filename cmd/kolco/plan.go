@@ -9,9 +9,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
 	"github.com/kolco-dev/kolco/sim/keys"
+	"github.com/kolco-dev/kolco/sim/plan"
+	"github.com/kolco-dev/kolco/sim/theory"
 	"github.com/kolco-dev/kolco/sim/workload"
 )
 
@@ -68,14 +71,17 @@ modulo; 13 636 RPS, 2.7x and 273 GB, 27 GB per old node for a ring); the
 "measured" column is the same model on the key sample.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := lf.config(&pf, cmd)
+			cfg, ch, err := lf.config(&pf, cmd)
 			if err != nil {
 				return err
 			}
 			if err := of.check(); err != nil {
 				return err
 			}
-			res, err := sim.Plan(cfg)
+			if cfg.Before, cfg.After, err = ch.placements(); err != nil {
+				return err
+			}
+			res, err := plan.Compute(cfg)
 			if err != nil {
 				return err
 			}
@@ -97,43 +103,95 @@ modulo; 13 636 RPS, 2.7x and 273 GB, 27 GB per old node for a ring); the
 	return cmd
 }
 
-// config turns the flags into a plan, reading the node and key files.
-func (lf *planFlags) config(pf *placementFlags, cmd *cobra.Command) (sim.PlanConfig, error) {
-	var cfg sim.PlanConfig
+// change is the change the flags describe: an algorithm, its nodes, and
+// the nodes that join, leave and change weight, in that order.
+type change struct {
+	setup    sim.Setup
+	nodes    []kolco.Node
+	add      []kolco.Node
+	remove   []string
+	reweight []reweight
+}
+
+// reweight is one --reweight ID=W.
+type reweight struct {
+	id     string
+	weight float64
+}
+
+// config turns the flags into a plan and the change it measures, reading
+// the node and key files.
+func (lf *planFlags) config(pf *placementFlags, cmd *cobra.Command) (plan.Config, change, error) {
+	var (
+		cfg plan.Config
+		ch  change
+	)
 	opts, err := pf.options(cmd.Flags())
 	if err != nil {
-		return cfg, err
+		return cfg, ch, err
 	}
-	cfg.Setup = sim.Setup{Algo: strings.ToLower(pf.algo), Opts: opts}
-	if cfg.Before, err = pf.loadNodes(); err != nil {
-		return cfg, err
+	ch.setup = sim.Setup{Algo: strings.ToLower(pf.algo), Opts: opts}
+	cfg.Label = ch.setup.Label()
+	if ch.setup.Algo == "modulo" {
+		cfg.Theory = func(before, after []kolco.Node) float64 { return theory.ModuloMoved(len(before), len(after)) }
+	}
+	if ch.nodes, err = pf.loadNodes(); err != nil {
+		return cfg, ch, err
 	}
 	for _, id := range splitIDs(pf.add) {
-		cfg.Add = append(cfg.Add, kolco.Node{ID: id})
+		ch.add = append(ch.add, kolco.Node{ID: id})
 	}
-	cfg.Remove = splitIDs(pf.remove)
+	ch.remove = splitIDs(pf.remove)
 	for _, rw := range lf.reweight {
 		id, w, ok := strings.Cut(rw, "=")
 		v, err := strconv.ParseFloat(w, 64)
 		if !ok || id == "" || err != nil {
-			return cfg, usagef("--reweight %q: want ID=WEIGHT", rw)
+			return cfg, ch, usagef("--reweight %q: want ID=WEIGHT", rw)
 		}
-		cfg.Reweight = append(cfg.Reweight, sim.Reweight{ID: id, Weight: v})
+		ch.reweight = append(ch.reweight, reweight{id, v})
 	}
-	if len(cfg.Add)+len(cfg.Remove)+len(cfg.Reweight) == 0 {
-		return cfg, usagef("no change: give --add, --remove or --reweight")
+	if len(ch.add)+len(ch.remove)+len(ch.reweight) == 0 {
+		return cfg, ch, usagef("no change: give --add, --remove or --reweight")
 	}
 	if lf.rps < 0 || lf.hitRate < 0 || lf.hitRate > 1 {
-		return cfg, usagef("--rps must be >= 0 and --hit-rate in [0, 1]")
+		return cfg, ch, usagef("--rps must be >= 0 and --hit-rate in [0, 1]")
 	}
 	cfg.RPS, cfg.HitRate = lf.rps, lf.hitRate
 	if lf.data != "" {
 		if cfg.Data, err = keys.ParseBytes(lf.data); err != nil {
-			return cfg, usageError{fmt.Errorf("--data: %w", err)}
+			return cfg, ch, usageError{fmt.Errorf("--data: %w", err)}
 		}
 	}
 	cfg.Keys, err = lf.keySet()
-	return cfg, err
+	return cfg, ch, err
+}
+
+// placements builds the placement before the change and, from the same
+// nodes, the one after it, the change applied as a running system applies
+// it: the nodes added, then removed, then reweighted.
+func (c change) placements() (before, after algo.Placement, err error) {
+	if before, err = c.setup.New(c.nodes); err != nil {
+		return nil, nil, err
+	}
+	if after, err = c.setup.New(c.nodes); err != nil {
+		return nil, nil, err
+	}
+	if len(c.add) > 0 {
+		if err := after.Add(c.add...); err != nil {
+			return nil, nil, fmt.Errorf("add: %w", err)
+		}
+	}
+	if len(c.remove) > 0 {
+		if err := after.Remove(c.remove...); err != nil {
+			return nil, nil, fmt.Errorf("remove: %w", err)
+		}
+	}
+	for _, r := range c.reweight {
+		if err := after.Reweight(r.id, r.weight); err != nil {
+			return nil, nil, fmt.Errorf("reweight: %w", err)
+		}
+	}
+	return before, after, nil
 }
 
 // keySet reads --keys-file or draws the synthetic sample.
@@ -171,12 +229,12 @@ func (lf *planFlags) keySet() (*keys.Set, error) {
 }
 
 // planChart draws each node's share of the keys before and after.
-func planChart(r *sim.PlanResult) chart.Chart {
-	l := sim.NodeLoads{Setup: r.Setup}
+func planChart(r *plan.Result) chart.Chart {
+	l := sim.NodeLoads{Setup: r.Label}
 	for _, x := range r.Loads {
 		l.Nodes = append(l.Nodes, x.Node)
 		l.Before = append(l.Before, float64(x.KeysBefore)/float64(r.Keys))
 		l.After = append(l.After, float64(x.KeysAfter)/float64(r.Keys))
 	}
-	return loadsChart(l, fmt.Sprintf("%s: share of keys per node, %d -> %d nodes", r.Setup, r.Before, r.After))
+	return loadsChart(l, fmt.Sprintf("%s: share of keys per node, %d -> %d nodes", r.Label, r.Before, r.After))
 }

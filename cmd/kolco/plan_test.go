@@ -31,7 +31,7 @@ type planJSON struct {
 	} `json:"flows"`
 }
 
-func plan(t *testing.T, args ...string) planJSON {
+func runPlan(t *testing.T, args ...string) planJSON {
 	t.Helper()
 	code, out, errs := runCLI(t, "", append([]string{"plan", "--json"}, args...)...)
 	if code != 0 {
@@ -52,14 +52,14 @@ func plan(t *testing.T, args ...string) planJSON {
 // 10%, about 5 standard deviations of the new node's arc (3% of its share).
 func TestPlanArticleCache(t *testing.T) {
 	cache := []string{"--nodes", tenNodes, "--add", "node-10", "--rps", "100000", "--hit-rate", "0.95"}
-	mod := plan(t, append(cache, "--algo", "modulo", "--keys", "100000")...)
+	mod := runPlan(t, append(cache, "--algo", "modulo", "--keys", "100000")...)
 	if math.Abs(mod.Cache.TheoryDB-91363.64) > 0.01 || math.Round(mod.Cache.TheoryFac*10) != 183 {
 		t.Errorf("modulo theory: %.2f RPS, %.2fx; want 91363.64, 18.3x", mod.Cache.TheoryDB, mod.Cache.TheoryFac)
 	}
 	if math.Abs(mod.Cache.DB/91363.64-1) > 0.005 {
 		t.Errorf("modulo measured: %.0f RPS, want 91364 ± 0.5%%", mod.Cache.DB)
 	}
-	ring := plan(t, append(cache, "--algo", "ring", "--vnodes", "1000", "--keys", "200000")...)
+	ring := runPlan(t, append(cache, "--algo", "ring", "--vnodes", "1000", "--keys", "200000")...)
 	if math.Abs(ring.Cache.TheoryDB-13636.36) > 0.01 || math.Round(ring.Cache.TheoryFac*10) != 27 {
 		t.Errorf("ring theory: %.2f RPS, %.2fx; want 13636.36, 2.7x", ring.Cache.TheoryDB, ring.Cache.TheoryFac)
 	}
@@ -81,15 +81,17 @@ func TestPlanArticleStorage(t *testing.T) {
 		"modulo": {"bytes moved", "2.7 TB", "bytes sent per old node", "272.7 GB"},
 		"ring":   {"bytes moved", "272.7 GB", "bytes sent per old node", "27.3 GB"},
 	} {
-		code, out, errs := runCLI(t, "", append(args, "--algo", algo)...)
-		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", algo, code, errs)
-		}
-		for i := 0; i < len(want); i += 2 {
-			if !hasRow(out, want[i], want[i+1]) {
-				t.Errorf("%s: no %q row ending in theory %q:\n%s", algo, want[i], want[i+1], out)
+		t.Run(algo, func(t *testing.T) {
+			code, out, errs := runCLI(t, "", append(args, "--algo", algo)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
 			}
-		}
+			for i := 0; i < len(want); i += 2 {
+				if !hasRow(out, want[i], want[i+1]) {
+					t.Errorf("no %q row ending in theory %q:\n%s", want[i], want[i+1], out)
+				}
+			}
+		})
 	}
 }
 
@@ -113,7 +115,7 @@ func TestPlanKeysFileAndReweight(t *testing.T) {
 		b.WriteString("user:" + strings.Repeat("x", i%5) + string(rune('a'+i%26)) + "-" + strconv.Itoa(i) + " 2KB 1\n")
 	}
 	os.WriteFile(keys, []byte(b.String()), 0o644)
-	p := plan(t, "--nodes", "a,b,c,d", "--reweight", "a=3", "--keys-file", keys, "--algo", "rendezvous")
+	p := runPlan(t, "--nodes", "a,b,c,d", "--reweight", "a=3", "--keys-file", keys, "--algo", "rendezvous")
 	for _, f := range p.Flows {
 		if f.To != "a" {
 			t.Errorf("raising a's weight moved keys %s -> %s", f.From, f.To)
@@ -136,20 +138,45 @@ func TestPlanMalformedFiles(t *testing.T) {
 	os.WriteFile(goodNodes, []byte("a\nb\n"), 0o644)
 	plot := filepath.Join(dir, "plan.svg")
 	for _, c := range []struct {
+		name string
 		args []string
 		line string
 	}{
-		{[]string{"--nodes-file", goodNodes, "--keys-file", badKeys}, "line 4"},
-		{[]string{"--nodes-file", badNodes, "--keys", "100"}, "line 2"},
+		{"key file", []string{"--nodes-file", goodNodes, "--keys-file", badKeys}, "line 4"},
+		{"node file", []string{"--nodes-file", badNodes, "--keys", "100"}, "line 2"},
 	} {
-		args := append([]string{"plan", "--add", "c", "--plot", plot}, c.args...)
-		code, out, errs := runCLI(t, "", args...)
-		if code != 1 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.line) {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1, one line naming %s", c.args, code, out, errs, c.line)
-		}
-		if _, err := os.Stat(plot); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%v: a failed plan left the chart: %v", c.args, err)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"plan", "--add", "c", "--plot", plot}, c.args...)
+			code, out, errs := runCLI(t, "", args...)
+			if code != 1 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.line) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1, one line naming %s", code, out, errs, c.line)
+			}
+			if _, err := os.Stat(plot); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a failed plan left the chart: %v", err)
+			}
+		})
+	}
+}
+
+// TestPlanChangeErrors: a change the placement refuses - an unknown node
+// removed, a present one added - is a runtime failure naming the node,
+// exit 1 with one line.
+func TestPlanChangeErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"unknown node removed", []string{"--remove", "x"}, `remove: kolco: unknown node ID: "x"`},
+		{"present node added", []string{"--add", "a"}, `add: kolco: duplicate node ID: "a"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"plan", "--nodes", "a,b", "--keys", "10"}, c.args...)
+			code, out, errs := runCLI(t, "", args...)
+			if code != 1 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.msg) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1, one line naming %s", code, out, errs, c.msg)
+			}
+		})
 	}
 }
 
@@ -170,10 +197,16 @@ func TestPlanPlotAndUsage(t *testing.T) {
 		{"plan", "--nodes", "a,b", "--add", "c", "--data", "lots"},
 		{"plan", "--nodes", "a,b", "--add", "c", "--size-dist", "normal"},
 	} {
-		code, out, errs := runCLI(t, "", args...)
-		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line", args, code, out, errs)
+		name := strings.Join(args[3:], " ")
+		if name == "" {
+			name = "no change"
 		}
+		t.Run(name, func(t *testing.T) {
+			code, out, errs := runCLI(t, "", args...)
+			if code != 2 || out != "" || strings.Count(errs, "\n") != 1 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line", code, out, errs)
+			}
+		})
 	}
 }
 

@@ -107,3 +107,20 @@ func TestSyntheticKeysNames(t *testing.T) {
 		t.Errorf("empty set has %d keys", e.Len())
 	}
 }
+
+// TestScaledTo: the copy's sizes keep their proportions and sum to the
+// total; the original keeps its own.
+func TestScaledTo(t *testing.T) {
+	ks := List([]string{"a", "b", "c"})
+	ks.Sizes = []float64{1, 2, 5}
+	s := ks.ScaledTo(16)
+	if !slices.Equal(s.Sizes, []float64{2, 4, 10}) || s.Key(2) != "c" || s.Len() != 3 {
+		t.Errorf("scaled sizes %v, key 2 %q", s.Sizes, s.Key(2))
+	}
+	if !slices.Equal(ks.Sizes, []float64{1, 2, 5}) {
+		t.Errorf("the original's sizes changed to %v", ks.Sizes)
+	}
+	if u := Synthetic(4).ScaledTo(2); u.TotalSize() != 2 || u.Size(3) != 0.5 {
+		t.Errorf("sizes without sizes: %v", u.Sizes)
+	}
+}

@@ -112,6 +112,19 @@ func (k *Set) Rate(i int) float64 {
 	return k.Rates[i]
 }
 
+// ScaledTo returns a copy of the set whose sizes are scaled so that they
+// sum to total, sharing the keys, their rates and the hashes computed so
+// far.
+func (k *Set) ScaledTo(total float64) *Set {
+	scaled := *k
+	scaled.Sizes = make([]float64, k.n)
+	sum := k.TotalSize()
+	for i := range scaled.Sizes {
+		scaled.Sizes[i] = k.Size(i) * total / sum
+	}
+	return &scaled
+}
+
 // TotalSize returns the sum of the key sizes.
 func (k *Set) TotalSize() float64 { return sumOr(k.Sizes, k.n) }
 

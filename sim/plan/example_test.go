@@ -1,0 +1,53 @@
+package plan_test
+
+import (
+	"fmt"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/algo"
+	"github.com/kolco-dev/kolco/sim/keys"
+	"github.com/kolco-dev/kolco/sim/plan"
+	"github.com/kolco-dev/kolco/sim/report"
+	"github.com/kolco-dev/kolco/sim/theory"
+)
+
+// The seed article's cache example: 100 000 RPS at 95% hits, from 10 to 11
+// nodes: the measured share of keys moved, and the theory's figures, which
+// are the article's.
+func ExampleCompute() {
+	var ten []kolco.Node
+	for i := range 10 {
+		ten = append(ten, kolco.Node{ID: fmt.Sprintf("node-%d", i)})
+	}
+	for _, name := range []string{"modulo", "ring"} {
+		before, err := algo.New(name, ten, algo.Options{})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		after, err := algo.New(name, ten, algo.Options{})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		if err := after.Add(kolco.Node{ID: "node-10"}); err != nil {
+			fmt.Println(err)
+			return
+		}
+		cfg := plan.Config{Label: name, Before: before, After: after, Keys: keys.Synthetic(10_000),
+			RPS: 100_000, HitRate: 0.95, Data: 3e12}
+		if name == "modulo" { // hash % N's own closed form, not the least any placement can move
+			cfg.Theory = func(b, a []kolco.Node) float64 { return theory.ModuloMoved(len(b), len(a)) }
+		}
+		res, err := plan.Compute(cfg)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%s: %.1f%% moved; theory: database %.0f RPS (%.1fx), %s sent\n", name, 100*res.MovedShare,
+			res.Cache.TheoryDB, res.Cache.TheoryFac, report.Bytes(res.TheoryShare*res.TotalBytes))
+	}
+	// Output:
+	// modulo: 90.9% moved; theory: database 91364 RPS (18.3x), 2.7 TB sent
+	// ring: 9.6% moved; theory: database 13636 RPS (2.7x), 272.7 GB sent
+}

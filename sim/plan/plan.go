@@ -1,0 +1,184 @@
+// Package plan computes what a change of membership costs before it is
+// made. Given the placement before the change and the placement after it -
+// two builds of one algorithm, two configurations of another system, any
+// two [kolco.Placement]s - it places a key sample on both, compares them
+// key by key, and reports the keys, bytes and requests that move, every
+// donor -> receiver flow, each node's load before and after, and, for a
+// cache tier, the database's load right after the change.
+//
+// The cost model is the seed article's: right after a change every
+// request to a moved key misses the cache, the others miss at the steady
+// rate ([DatabaseLoad]). Beside each measured figure stands the closed
+// form of package theory: the least share any placement must move, or
+// hash % N's own.
+package plan
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/sim/keys"
+	"github.com/kolco-dev/kolco/sim/theory"
+)
+
+// Config describes a planned change.
+type Config struct {
+	// Label names the placement in the tables, such as "ring(V=160)".
+	Label string
+	// Before and After are the placements before and after the change.
+	// They are compared key by key, so the plan is exact for whatever
+	// they are: one algorithm before and after a change applied to it,
+	// or two configurations of a system.
+	Before, After kolco.Placement
+	// Keys is the key sample, with sizes and rates if known.
+	Keys *keys.Set
+	// RPS and HitRate describe a cache tier: requests per second to the
+	// cache and its steady hit rate. RPS = 0 leaves the cache model out.
+	RPS, HitRate float64
+	// Data is the total stored bytes; when set, key sizes are scaled so
+	// that the sample stands for it. Zero leaves sizes as they are.
+	Data float64
+	// Theory, if not nil, returns the closed-form moved share printed
+	// beside the measurement from the node sets before and after, such
+	// as hash % N's [theory.ModuloMoved] of their sizes. Nil means
+	// [theory.MovedShares], the least any placement can move given the
+	// weights.
+	Theory func(before, after []kolco.Node) float64
+}
+
+// Result is what a change costs.
+type Result struct {
+	// Label is the placement's label (the JSON key is "setup"), Keys the
+	// sample size, Before and After the node counts.
+	Label  string `json:"setup"`
+	Keys   int    `json:"keys"`
+	Before int    `json:"nodes_before"`
+	After  int    `json:"nodes_after"`
+	// Moved is the number of keys that change owner; MovedShare their
+	// share of the keys, MovedBytes their bytes, MovedRequests their share
+	// of the requests.
+	Moved         int     `json:"moved_keys"`
+	MovedShare    float64 `json:"moved_share"`
+	MovedBytes    float64 `json:"moved_bytes"`
+	MovedRequests float64 `json:"moved_requests_share"`
+	// TheoryShare is the closed form's moved share (see Config.Theory).
+	TheoryShare float64 `json:"theory_share"`
+	// TotalBytes is the sample's size (Data when given).
+	TotalBytes float64 `json:"total_bytes"`
+	// Flows are the donor -> receiver moves, largest first.
+	Flows []Flow `json:"flows"`
+	// Loads are the nodes before and after.
+	Loads []Load `json:"loads"`
+	// Cache is set when a request rate was given.
+	Cache *CacheImpact `json:"cache,omitempty"`
+}
+
+// Flow is the keys moving from one node to another.
+type Flow struct {
+	// From and To are the donor and the receiver; Keys, Bytes and
+	// Requests (a share of all requests) what moves between them.
+	From     string  `json:"from"`
+	To       string  `json:"to"`
+	Keys     int     `json:"keys"`
+	Bytes    float64 `json:"bytes"`
+	Requests float64 `json:"requests_share"`
+}
+
+// Load is one node before and after the change.
+type Load struct {
+	// Node is the node's ID; KeysBefore, KeysAfter, BytesBefore and
+	// BytesAfter what it holds before and after.
+	Node        string  `json:"node"`
+	KeysBefore  int     `json:"keys_before"`
+	KeysAfter   int     `json:"keys_after"`
+	BytesBefore float64 `json:"bytes_before"`
+	BytesAfter  float64 `json:"bytes_after"`
+	// ShareBefore and ShareAfter are shares of the requests.
+	ShareBefore float64 `json:"request_share_before"`
+	ShareAfter  float64 `json:"request_share_after"`
+	// Sends and Receives are the bytes the node sends and receives.
+	Sends    float64 `json:"sends_bytes"`
+	Receives float64 `json:"receives_bytes"`
+}
+
+// Compute places the key sample before and after the change and returns
+// what the change costs. The error wraps kolco.ErrBadConfig for a missing
+// placement or key sample, a negative rate or size, or a hit rate outside
+// [0, 1]; otherwise it is a placement's own.
+func Compute(cfg Config) (*Result, error) {
+	if cfg.Before == nil || cfg.After == nil || cfg.Keys == nil {
+		return nil, fmt.Errorf("%w: a plan needs the placements before and after and a key sample", kolco.ErrBadConfig)
+	}
+	if cfg.RPS < 0 || cfg.HitRate < 0 || cfg.HitRate > 1 || cfg.Data < 0 {
+		return nil, fmt.Errorf("%w: rps and data must be >= 0 and the hit rate in [0, 1]", kolco.ErrBadConfig)
+	}
+	ks := cfg.Keys
+	if cfg.Data > 0 {
+		ks = ks.ScaledTo(cfg.Data)
+	}
+	before, err := keys.Assign(cfg.Before, ks)
+	if err != nil {
+		return nil, err
+	}
+	after, err := keys.Assign(cfg.After, ks)
+	if err != nil {
+		return nil, err
+	}
+	return compare(cfg, ks, before, after), nil
+}
+
+// compare measures the change from the two assignments of the sample.
+func compare(cfg Config, ks *keys.Set, before, after keys.Assignment) *Result {
+	d := keys.Compare(before, after, ks)
+	res := &Result{Label: cfg.Label, Keys: ks.Len(), Before: len(before.Nodes), After: len(after.Nodes),
+		Moved: d.Moved, MovedShare: float64(d.Moved) / float64(ks.Len()), TotalBytes: ks.TotalSize(),
+		TheoryShare: theoryShare(cfg, before.Nodes, after.Nodes)}
+	totalRate := ks.TotalRate()
+	sends, recv := make([]float64, len(d.From)), make([]float64, len(d.To))
+	for _, e := range d.Edges {
+		res.Flows = append(res.Flows, Flow{From: d.From[e.From].ID, To: d.To[e.To].ID, Keys: e.Keys,
+			Bytes: e.Bytes, Requests: e.Requests / totalRate})
+		res.MovedBytes += e.Bytes
+		res.MovedRequests += e.Requests / totalRate
+		sends[e.From] += e.Bytes
+		recv[e.To] += e.Bytes
+	}
+	slices.SortStableFunc(res.Flows, func(a, b Flow) int { return b.Keys - a.Keys })
+	res.Loads = loads(before, after, ks, sends, recv)
+	if cfg.RPS > 0 {
+		res.Cache = cacheImpact(cfg.RPS, cfg.HitRate, res.MovedRequests, res.TheoryShare)
+	}
+	return res
+}
+
+// theoryShare returns the closed-form moved share of the change.
+func theoryShare(cfg Config, before, after []kolco.Node) float64 {
+	if cfg.Theory != nil {
+		return cfg.Theory(before, after)
+	}
+	return theory.MovedShares(before, after)
+}
+
+// loads lists every node before and after, the nodes that leave with
+// nothing after and the nodes that join last.
+func loads(before, after keys.Assignment, ks *keys.Set, sends, recv []float64) []Load {
+	cb, ca := before.Counts(), after.Counts()
+	bb, ba := before.Loads(ks.Size), after.Loads(ks.Size)
+	rb, ra := before.Loads(ks.Rate), after.Loads(ks.Rate)
+	total := ks.TotalRate()
+	var out []Load
+	for i, n := range before.Nodes {
+		l := Load{Node: n.ID, KeysBefore: cb[i], BytesBefore: bb[i], ShareBefore: rb[i] / total, Sends: sends[i]}
+		if j := after.Index(n.ID); j >= 0 {
+			l.KeysAfter, l.BytesAfter, l.ShareAfter, l.Receives = ca[j], ba[j], ra[j]/total, recv[j]
+		}
+		out = append(out, l)
+	}
+	for j, n := range after.Nodes {
+		if before.Index(n.ID) < 0 {
+			out = append(out, Load{Node: n.ID, KeysAfter: ca[j], BytesAfter: ba[j], ShareAfter: ra[j] / total, Receives: recv[j]})
+		}
+	}
+	return out
+}
