@@ -12,7 +12,7 @@ import (
 	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/keyhash"
 	"github.com/kolco-dev/kolco/ring"
-	"github.com/kolco-dev/kolco/sim"
+	"github.com/kolco-dev/kolco/sim/article"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -129,7 +129,7 @@ func TestSimArticleTextAndJSONAgree(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--json exit %d: %s", code, errs)
 	}
-	var a sim.Article
+	var a article.Figures
 	if err := json.Unmarshal([]byte(js), &a); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,8 @@
 package main
 
 import (
+	"github.com/kolco-dev/kolco/sim/article"
 	"github.com/spf13/cobra"
-
-	"github.com/kolco-dev/kolco/sim"
 )
 
 func newSimArticleCmd() *cobra.Command {
@@ -37,7 +36,7 @@ Example:
    10 -> 20  moved 49.97%`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := sim.RunArticle(progressTo(cmd.ErrOrStderr()))
+			a, err := article.Run(progressTo(cmd.ErrOrStderr()))
 			if err != nil {
 				return err
 			}

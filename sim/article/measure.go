@@ -1,4 +1,4 @@
-package sim
+package article
 
 import (
 	"fmt"
@@ -194,4 +194,73 @@ func rendezvousRemap(keys []string) (*rendezvousCount, []func() error) {
 		})
 	}
 	return c, jobs
+}
+
+func moduloTable(hashes []uint64) []ModuloRow {
+	var rows []ModuloRow
+	for _, c := range [][2]uint64{{10, 11}, {10, 9}, {100, 101}, {10, 20}} {
+		moved := 0
+		for _, h := range hashes {
+			if h%c[0] != h%c[1] {
+				moved++
+			}
+		}
+		rows = append(rows, ModuloRow{int(c[0]), int(c[1]), float64(moved) / float64(len(hashes))})
+	}
+	return rows
+}
+
+func articleDemo() (Demo, error) {
+	d := Demo{Key: "user:42"}
+	r, err := ring.New([]kolco.Node{{ID: "cache-a"}, {ID: "cache-b"}, {ID: "cache-c"}}, ring.Seed())
+	if err != nil {
+		return d, err
+	}
+	owner, err := r.Locate(d.Key)
+	if err != nil {
+		return d, err
+	}
+	d.Owner = owner.ID
+	two, err := r.LocateN(nil, d.Key, 2)
+	if err != nil {
+		return d, err
+	}
+	for _, n := range two {
+		d.Replicas = append(d.Replicas, n.ID)
+	}
+	if err := r.Remove(owner.ID); err != nil {
+		return d, err
+	}
+	after, err := r.Locate(d.Key)
+	d.After = after.ID
+	return d, err
+}
+
+// seedRing returns the article's build_ring: nodes prefix-0 ... prefix-9
+// on a seed-compatible ring with v points each.
+func seedRing(v int, prefix string) (*ring.Ring, error) {
+	nodes := make([]kolco.Node, articleNodes)
+	for i := range nodes {
+		nodes[i] = kolco.Node{ID: prefix + "-" + strconv.Itoa(i)}
+	}
+	cfg := ring.Seed()
+	cfg.VNodes = v
+	return ring.New(nodes, cfg)
+}
+
+func summarize(v int, runs []RemapRow) NameSetRow {
+	moved := make([]float64, len(runs))
+	maxes := make([]float64, len(runs))
+	spreads := make([]float64, len(runs))
+	for i, r := range runs {
+		moved[i], maxes[i], spreads[i] = r.Moved, r.Max, r.Spread
+	}
+	return NameSetRow{
+		VNodes:     v,
+		MinMoved:   slices.Min(moved),
+		AvgMoved:   stats.Mean(moved),
+		MaxMoved:   slices.Max(moved),
+		MeanMax:    stats.Mean(maxes),
+		MeanSpread: stats.Mean(spreads),
+	}
 }

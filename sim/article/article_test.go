@@ -1,11 +1,11 @@
-package sim_test
+package article_test
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/kolco-dev/kolco/sim"
+	"github.com/kolco-dev/kolco/sim/article"
 )
 
 // The expected figures come from outside Go: those the seed article prints
@@ -26,7 +26,7 @@ func TestArticleFigures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reruns the article's measurements over a million keys")
 	}
-	a, err := sim.RunArticle(nil)
+	a, err := article.Run(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package sim
+package article
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 func pct(x float64, n int) string { return fmt.Sprintf("%.*f%%", n, x*100) }
 
 // WriteText prints the article's tables in its own layout and rounding.
-func (a *Article) WriteText(w io.Writer) error {
+func (a *Figures) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "hash %% N, %d keys user:0..:\n", a.Keys["modulo"])
 	for _, r := range a.Modulo {

@@ -1,4 +1,4 @@
-package sim
+package article
 
 import "github.com/kolco-dev/kolco/sim/plan"
 
@@ -33,9 +33,9 @@ type StorageCost struct {
 	RingPerNode float64 `json:"ring_per_old_node_bytes"`
 }
 
-// ArticleCost computes the article's examples: 100 000 RPS at a 95% hit
+// Cost computes the article's examples: 100 000 RPS at a 95% hit
 // rate, and 3 TB on 10 nodes, each going from 10 to 11 nodes.
-func ArticleCost() CostFigures {
+func Cost() CostFigures {
 	const (
 		n       = 10.0
 		rps     = 100_000.0
