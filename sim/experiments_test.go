@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"testing"
@@ -56,18 +57,22 @@ func TestRemapAddMovesTheFairShare(t *testing.T) {
 // and 1 - min/lcm in general, within 5 binomial standard deviations.
 func TestRemapModulo(t *testing.T) {
 	const k = 40_000
-	for _, c := range []struct{ n, add, remove int }{{10, 1, 0}, {10, 10, 0}, {10, 0, 1}} {
-		res, err := Remap(RemapConfig{Setups: []Setup{setup("modulo", 0)}, Nodes: c.n, Add: c.add, Remove: c.remove,
-			Keys: keys.Synthetic(k), Sets: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range []struct {
+		n, add, remove int
+		want           float64
+	}{{10, 1, 0, 10.0 / 11}, {10, 10, 0, 0.5}, {10, 0, 1, 0.9}} {
 		m := c.n + c.add - c.remove
-		want := map[int]float64{11: 10.0 / 11, 20: 0.5, 9: 0.9}[m]
-		got := res.Rows[0].AvgMoved
-		if math.Abs(got-want) > 5*binomialSD(want, k) || res.Rows[0].Theory != theory.ModuloMoved(c.n, m) {
-			t.Errorf("modulo %d -> %d: moved %.4f (theory %.4f), want %.4f", c.n, m, got, res.Rows[0].Theory, want)
-		}
+		t.Run(fmt.Sprintf("%d->%d", c.n, m), func(t *testing.T) {
+			res, err := Remap(RemapConfig{Setups: []Setup{setup("modulo", 0)}, Nodes: c.n, Add: c.add, Remove: c.remove,
+				Keys: keys.Synthetic(k), Sets: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := res.Rows[0].AvgMoved
+			if math.Abs(got-c.want) > 5*binomialSD(c.want, k) || res.Rows[0].Theory != theory.ModuloMoved(c.n, m) {
+				t.Errorf("moved %.4f (theory %.4f), want %.4f", got, res.Rows[0].Theory, c.want)
+			}
+		})
 	}
 }
 

@@ -183,12 +183,14 @@ func TestPlanChangeErrors(t *testing.T) {
 func TestPlanPlotAndUsage(t *testing.T) {
 	dir := t.TempDir()
 	for _, ext := range []string{".svg", ".png"} {
-		file := filepath.Join(dir, "load"+ext)
-		code, _, errs := runCLI(t, "", "plan", "--nodes", "a,b,c", "--remove", "b", "--keys", "3000", "--plot", file)
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, errs)
-		}
-		checkChartFile(t, file)
+		t.Run("plot"+ext, func(t *testing.T) {
+			file := filepath.Join(dir, "load"+ext)
+			code, _, errs := runCLI(t, "", "plan", "--nodes", "a,b,c", "--remove", "b", "--keys", "3000", "--plot", file)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			checkChartFile(t, file)
+		})
 	}
 	for _, args := range [][]string{
 		{"plan", "--nodes", "a,b"},

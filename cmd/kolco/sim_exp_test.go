@@ -60,12 +60,14 @@ func TestSimPlotsAreValid(t *testing.T) {
 	dir := t.TempDir()
 	for name, args := range experiments {
 		for _, ext := range []string{".svg", ".png"} {
-			file := filepath.Join(dir, name+ext)
-			code, _, errs := runCLI(t, "", append(args, "--plot", file)...)
-			if code != 0 {
-				t.Fatalf("%s%s: exit %d: %s", name, ext, code, errs)
-			}
-			checkChartFile(t, file)
+			t.Run(name+ext, func(t *testing.T) {
+				file := filepath.Join(dir, name+ext)
+				code, _, errs := runCLI(t, "", append(args, "--plot", file)...)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, errs)
+				}
+				checkChartFile(t, file)
+			})
 		}
 	}
 }
@@ -139,10 +141,12 @@ func TestSimUsageErrors(t *testing.T) {
 		{"sim", "failure", "--cascade", "10"},
 		{"sim", "lookup", "--nodes", "x"},
 	} {
-		code, out, errs := runCLI(t, "", args...)
-		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line", args, code, out, errs)
-		}
+		t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
+			code, out, errs := runCLI(t, "", args...)
+			if code != 2 || out != "" || strings.Count(errs, "\n") != 1 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line", code, out, errs)
+			}
+		})
 	}
 }
 
