@@ -15,7 +15,7 @@ func TestLibraryStaysLight(t *testing.T) {
 		t.Skip("no go command on PATH")
 	}
 	library := []string{".", "./keyhash", "./ring", "./modulo", "./slots", "./rendezvous", "./jump",
-		"./jumpback", "./maglev", "./multiprobe", "./anchor", "./bounded", "./algo", "./compat/...", "./nodefile", "./sim"}
+		"./jumpback", "./maglev", "./multiprobe", "./anchor", "./bounded", "./algo", "./compat/...", "./nodefile", "./sim/..."}
 	out, err := exec.Command(goTool, append([]string{"list", "-deps"}, library...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
