@@ -5,6 +5,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/algo"
+	"github.com/kolco-dev/kolco/compat/twemproxy"
 	"github.com/kolco-dev/kolco/sim/keys"
 	"github.com/kolco-dev/kolco/sim/plan"
 	"github.com/kolco-dev/kolco/sim/report"
@@ -50,4 +51,51 @@ func ExampleCompute() {
 	// Output:
 	// modulo: 90.9% moved; theory: database 91364 RPS (18.3x), 2.7 TB sent
 	// ring: 9.6% moved; theory: database 13636 RPS (2.7x), 272.7 GB sent
+}
+
+// The placements need not come from one algorithm and a change applied to
+// it: here two twemproxy pools as nutcracker.yml describes them, before and
+// after a fourth server joins. Ketama recomputes every server's points when
+// the weight shares change, so besides the keys the new server takes, keys
+// move between the old servers, which the plan lists flow by flow.
+func ExampleCompute_twemproxy() {
+	pool := func(lines ...string) *twemproxy.Pool {
+		var servers []twemproxy.Server
+		for _, l := range lines {
+			s, err := twemproxy.ParseServer(l)
+			if err != nil {
+				panic(err)
+			}
+			servers = append(servers, s)
+		}
+		p, err := twemproxy.New(twemproxy.Config{Hash: "fnv1a_64", Distribution: "ketama"}, servers)
+		if err != nil {
+			panic(err)
+		}
+		return p
+	}
+	three := []string{"127.0.0.1:11211:1 a", "127.0.0.1:11212:2 b", "127.0.0.1:11213:1 c"}
+	res, err := plan.Compute(plan.Config{
+		Label:  "twemproxy",
+		Before: pool(three...),
+		After:  pool(append(three, "127.0.0.1:11214:1 d")...),
+		Keys:   keys.Synthetic(20_000),
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%d keys moved (%.2f%%), the least possible %.2f%%\n", res.Moved, 100*res.MovedShare, 100*res.TheoryShare)
+	for _, f := range res.Flows {
+		fmt.Printf("%s -> %s: %d\n", f.From, f.To, f.Keys)
+	}
+	// Output:
+	// 3900 keys moved (19.50%), the least possible 20.00%
+	// b -> d: 1520
+	// c -> d: 1120
+	// a -> d: 490
+	// b -> a: 340
+	// c -> b: 230
+	// a -> b: 100
+	// b -> c: 100
 }

@@ -28,6 +28,7 @@ func (t *Table) Add(cells ...string) { t.Rows = append(t.Rows, cells) }
 // Format says how a table's cells are written.
 type Format int
 
+// The two formats: one for people, one for programs.
 const (
 	// Human writes shares as percentages, bytes with a unit, and numbers
 	// rounded to the decimals asked for; NaN is "-".
