@@ -103,28 +103,28 @@ modulo; 13 636 RPS, 2.7x and 273 GB, 27 GB per old node for a ring); the
 	return cmd
 }
 
-// change is the change the flags describe: an algorithm, its nodes, and
+// planChange is the change the flags describe: an algorithm, its nodes, and
 // the nodes that join, leave and change weight, in that order.
-type change struct {
+type planChange struct {
 	setup    sim.Setup
 	nodes    []kolco.Node
 	add      []kolco.Node
 	remove   []string
-	reweight []reweight
+	reweight []planReweight
 }
 
-// reweight is one --reweight ID=W.
-type reweight struct {
+// planReweight is one --reweight ID=W.
+type planReweight struct {
 	id     string
 	weight float64
 }
 
 // config turns the flags into a plan and the change it measures, reading
 // the node and key files.
-func (lf *planFlags) config(pf *placementFlags, cmd *cobra.Command) (plan.Config, change, error) {
+func (lf *planFlags) config(pf *placementFlags, cmd *cobra.Command) (plan.Config, planChange, error) {
 	var (
 		cfg plan.Config
-		ch  change
+		ch  planChange
 	)
 	opts, err := pf.options(cmd.Flags())
 	if err != nil {
@@ -148,7 +148,7 @@ func (lf *planFlags) config(pf *placementFlags, cmd *cobra.Command) (plan.Config
 		if !ok || id == "" || err != nil {
 			return cfg, ch, usagef("--reweight %q: want ID=WEIGHT", rw)
 		}
-		ch.reweight = append(ch.reweight, reweight{id, v})
+		ch.reweight = append(ch.reweight, planReweight{id, v})
 	}
 	if len(ch.add)+len(ch.remove)+len(ch.reweight) == 0 {
 		return cfg, ch, usagef("no change: give --add, --remove or --reweight")
@@ -169,7 +169,7 @@ func (lf *planFlags) config(pf *placementFlags, cmd *cobra.Command) (plan.Config
 // placements builds the placement before the change and, from the same
 // nodes, the one after it, the change applied as a running system applies
 // it: the nodes added, then removed, then reweighted.
-func (c change) placements() (before, after algo.Placement, err error) {
+func (c planChange) placements() (before, after algo.Placement, err error) {
 	if before, err = c.setup.New(c.nodes); err != nil {
 		return nil, nil, err
 	}
