@@ -8,17 +8,9 @@ import (
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/keyhash"
+	"github.com/kolco-dev/kolco/kolcotest"
 	"github.com/kolco-dev/kolco/ring"
 )
-
-// nodeNames returns n nodes named prefix-0 ... prefix-(n-1).
-func nodeNames(prefix string, n int) []kolco.Node {
-	nodes := make([]kolco.Node, n)
-	for i := range nodes {
-		nodes[i] = kolco.Node{ID: prefix + "-" + strconv.Itoa(i)}
-	}
-	return nodes
-}
 
 // TestAssignRingMatchesLocate checks the bulk path (sorted hashes merged
 // with the ring's points) against one Locate per key.
@@ -33,7 +25,7 @@ func TestAssignRingMatchesLocate(t *testing.T) {
 		{"V=7 fnv1a", ring.Config{VNodes: 7, Hash: keyhash.FNV1a}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, err := ring.New(nodeNames("n", 13), c.cfg)
+			r, err := ring.New(kolcotest.Nodes(13), c.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,10 +47,10 @@ func TestAssignRingMatchesLocate(t *testing.T) {
 // the same flows as the matrix.
 func TestCompareSparseMatchesDense(t *testing.T) {
 	ks := Synthetic(5000)
-	p, _ := algo.New("modulo", nodeNames("n", 7), algo.Options{})
+	p, _ := algo.New("modulo", kolcotest.Nodes(7), algo.Options{})
 	before, _ := Assign(p, ks)
 	p.Add(kolco.Node{ID: "x"}, kolco.Node{ID: "y"})
-	p.Remove("n-3")
+	p.Remove("node-3")
 	after, _ := Assign(p, ks)
 	dense, sparse := compare(before, after, ks, 1<<30), compare(before, after, ks, 0)
 	if dense.Moved != sparse.Moved || !slices.Equal(dense.Edges, sparse.Edges) || len(dense.Edges) == 0 {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco/algo"
+	"github.com/kolco-dev/kolco/kolcotest"
 )
 
 // BenchmarkAssign places a key set on 10 nodes: a ring through its sorted
@@ -16,7 +17,7 @@ func BenchmarkAssign(b *testing.B) {
 			b.Run(name+"/keys="+strconv.Itoa(n), func(b *testing.B) {
 				b.ReportAllocs()
 				ks := Synthetic(n)
-				p, err := algo.New(name, nodeNames("node", 10), algo.Options{VNodes: 160})
+				p, err := algo.New(name, kolcotest.Nodes(10), algo.Options{VNodes: 160})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -41,7 +42,7 @@ func BenchmarkSortKeys(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		b.Run("keys="+strconv.Itoa(n), func(b *testing.B) {
 			b.ReportAllocs()
-			p, _ := algo.New("ring", nodeNames("node", 10), algo.Options{VNodes: 160})
+			p, _ := algo.New("ring", kolcotest.Nodes(10), algo.Options{VNodes: 160})
 			for b.Loop() {
 				ks := Synthetic(n)
 				if _, err := Assign(p, ks); err != nil {

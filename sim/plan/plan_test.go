@@ -3,24 +3,15 @@ package plan_test
 import (
 	"errors"
 	"math"
-	"strconv"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/algo"
+	"github.com/kolco-dev/kolco/kolcotest"
 	"github.com/kolco-dev/kolco/sim/keys"
 	"github.com/kolco-dev/kolco/sim/plan"
 	"github.com/kolco-dev/kolco/sim/theory"
 )
-
-// nodeNames returns n nodes named prefix-0 ... prefix-(n-1).
-func nodeNames(prefix string, n int) []kolco.Node {
-	nodes := make([]kolco.Node, n)
-	for i := range nodes {
-		nodes[i] = kolco.Node{ID: prefix + "-" + strconv.Itoa(i)}
-	}
-	return nodes
-}
 
 // binomialSD is the standard deviation of the share of k keys that fall in
 // a region of probability p.
@@ -68,7 +59,7 @@ func TestArticleCost(t *testing.T) {
 		{"ring", 13636.36, 2.727, 272.73e9, 27.27e9},
 	} {
 		t.Run(c.algo, func(t *testing.T) {
-			before, after := adding(t, c.algo, 160, nodeNames("node", 10), kolco.Node{ID: "node-10"})
+			before, after := adding(t, c.algo, 160, kolcotest.Nodes(10), kolco.Node{ID: "node-10"})
 			cfg := plan.Config{Label: c.algo, Before: before, After: after, Keys: keys.Synthetic(k), RPS: 100_000, HitRate: 0.95, Data: 3e12}
 			if c.algo == "modulo" {
 				cfg.Theory = moduloTheory
@@ -113,7 +104,7 @@ func TestFlowsAndRates(t *testing.T) {
 	ks := keys.Synthetic(5000)
 	ks.Rates = make([]float64, ks.Len())
 	ks.Rates[0] = 1 // only key:0 is ever requested
-	before, after := adding(t, "ring", 50, nodeNames("n", 4), kolco.Node{ID: "new"})
+	before, after := adding(t, "ring", 50, kolcotest.Nodes(4), kolco.Node{ID: "new"})
 	res, err := plan.Compute(plan.Config{Before: before, After: after, Keys: ks, RPS: 1000, HitRate: 0.9})
 	if err != nil {
 		t.Fatal(err)
@@ -141,11 +132,11 @@ func TestFlowsAndRates(t *testing.T) {
 // differs, key by key, and each node's keys before and after.
 func TestComputeAnyTwoPlacements(t *testing.T) {
 	ks := keys.Synthetic(3000)
-	before, err := algo.New("jump", nodeNames("n", 3), algo.Options{})
+	before, err := algo.New("jump", kolcotest.Nodes(3), algo.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := algo.New("rendezvous", nodeNames("n", 4), algo.Options{})
+	after, err := algo.New("rendezvous", kolcotest.Nodes(4), algo.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +167,7 @@ func TestComputeAnyTwoPlacements(t *testing.T) {
 
 func TestComputeRefuses(t *testing.T) {
 	ks := keys.Synthetic(10)
-	before, after := adding(t, "ring", 50, nodeNames("n", 4), kolco.Node{ID: "new"})
+	before, after := adding(t, "ring", 50, kolcotest.Nodes(4), kolco.Node{ID: "new"})
 	for _, c := range []struct {
 		name string
 		cfg  plan.Config

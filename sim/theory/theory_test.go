@@ -3,21 +3,12 @@ package theory_test
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/kolcotest"
 	"github.com/kolco-dev/kolco/sim/theory"
 )
-
-// nodeNames returns n nodes named prefix-0 ... prefix-(n-1).
-func nodeNames(prefix string, n int) []kolco.Node {
-	nodes := make([]kolco.Node, n)
-	for i := range nodes {
-		nodes[i] = kolco.Node{ID: prefix + "-" + strconv.Itoa(i)}
-	}
-	return nodes
-}
 
 // TestModuloMovedCountsResidues checks the lcm formula against a count
 // over one full period of residues.
@@ -40,9 +31,10 @@ func TestModuloMovedCountsResidues(t *testing.T) {
 }
 
 func TestMovedShares(t *testing.T) {
-	ten := nodeNames("n", 10)
-	eleven := append(nodeNames("n", 10), kolco.Node{ID: "new"})
-	heavy := append(nodeNames("n", 9), kolco.Node{ID: "n-9", Weight: 3})
+	ten := kolcotest.Nodes(10)
+	eleven := append(kolcotest.Nodes(10), kolco.Node{ID: "new"})
+	heavy := kolcotest.Nodes(10)
+	heavy[9].Weight = 3
 	for _, c := range []struct {
 		name          string
 		before, after []kolco.Node
@@ -51,9 +43,9 @@ func TestMovedShares(t *testing.T) {
 		{"add one to ten", ten, eleven, 1.0 / 11},
 		{"remove one of eleven", eleven, ten, 1.0 / 11},
 		{"same", ten, ten, 0},
-		// n-9 goes from 1/10 to 3/12: it gains 3/12 - 1/10 = 0.15.
+		// node-9 goes from 1/10 to 3/12: it gains 3/12 - 1/10 = 0.15.
 		{"reweight", ten, heavy, 0.15},
-		{"replace all", nodeNames("a", 3), nodeNames("b", 3), 1},
+		{"replace all", kolcotest.Nodes(3), []kolco.Node{{ID: "x"}, {ID: "y"}, {ID: "z"}}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := theory.MovedShares(c.before, c.after); math.Abs(got-c.want) > 1e-12 {
