@@ -20,7 +20,8 @@ type Assignment struct {
 // Assign places every key of ks on all cores. A ring places the keys in one
 // merge of their sorted hashes with its points ([ring.Ring.OwnersSorted]),
 // the hashes being computed and sorted once per key set; other algorithms
-// look each key up.
+// look each key up. The error is kolco.ErrNoNodes for a placement without
+// nodes, or else the first error a lookup returned.
 func Assign(p kolco.Placement, ks *Set) (Assignment, error) {
 	a := Assignment{Nodes: p.Nodes(), Owner: make([]int32, ks.Len())}
 	if len(a.Nodes) == 0 {

@@ -27,8 +27,8 @@ const maxKeyLine = 1 << 20
 // '#' are skipped. SIZE is a byte count with an optional unit (see
 // [ParseBytes]); RATE a non-negative request rate. Sizes and rates are kept
 // only when some line gives them; a line without them counts 1 byte and
-// rate 1. The error wraps [ErrBadFile] and names the line; on error
-// nothing is returned.
+// rate 1. An error about the content wraps [ErrBadFile] and names the
+// line; otherwise it is r's own. On error nothing is returned.
 func Parse(r io.Reader) (*Set, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxKeyLine)
