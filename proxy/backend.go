@@ -17,18 +17,6 @@ import (
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
-// Errors a request to a server can end with. The reply to the client is
-// "SERVER_ERROR " followed by the error text.
-var (
-	// ErrServerDown is the error for a request to a server that is marked
-	// down (fail-fast) while it waits for its retry.
-	ErrServerDown = errors.New("server down")
-	// ErrTimeout is the error for a server that did not answer in time.
-	ErrTimeout = errors.New("timeout")
-	// ErrClosed is the error for a request to a pool being shut down.
-	ErrClosed = errors.New("pool closed")
-)
-
 // op is one request to one server and, once done, its reply.
 type op struct {
 	buf      []byte // the encoded request
@@ -64,10 +52,15 @@ type backend struct {
 	// Figures for stats and metrics.
 	requests, errors, ejections atomic.Uint64
 	errCtr, ejectCtr            prometheus.Counter
+
+	// downErr is the error of every request refused while the server is
+	// down: one value, so that refusing allocates nothing.
+	downErr error
 }
 
 func newBackend(p *pool, spec twemproxy.Server) *backend {
 	b := &backend{pool: p, spec: spec, addr: spec.Addr(), zone: p.cfg.zoneOf(spec)}
+	b.downErr = &ServerError{Addr: b.addr, Err: ErrServerDown}
 	b.errCtr = p.met.serverErrors.WithLabelValues(p.name, b.addr)
 	b.ejectCtr = p.met.ejections.WithLabelValues(p.name, b.addr)
 	for range p.cfg.ServerConnections {
@@ -117,7 +110,7 @@ func (b *backend) result(err error) {
 	}
 	b.errors.Add(1)
 	b.errCtr.Inc()
-	if errors.Is(err, ErrClosed) || errors.Is(err, ErrServerDown) || b.pool.cfg.Ejection == EjectNone {
+	if errors.Is(err, ErrPoolClosed) || errors.Is(err, ErrServerDown) || b.pool.cfg.Ejection == EjectNone {
 		return
 	}
 	b.mu.Lock()
@@ -255,7 +248,7 @@ func (c *bconn) send(ctx context.Context, o *op) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		o.finish(ErrClosed)
+		o.finish(ErrPoolClosed)
 		return
 	}
 	s, err := c.session(ctx, false)
@@ -263,7 +256,7 @@ func (c *bconn) send(ctx context.Context, o *op) {
 		// The reader stopped since the session was checked: the server
 		// closed the connection. o was not written; a new one takes it.
 		if s, err = c.session(ctx, true); err == nil && !s.enqueue(o) {
-			err = fmt.Errorf("%s: connection closed", c.b.addr)
+			err = &ServerError{Addr: c.b.addr, Err: ErrConnLost}
 		}
 	}
 	if err != nil {
@@ -308,9 +301,9 @@ func (c *bconn) send(ctx context.Context, o *op) {
 
 // session returns the live session, connecting a new one if there is none,
 // the last one died, or replace is set. A failed connect is recorded as
-// the server's failure, once however many senders waited for it. The
-// caller holds mu; session releases it while a connect is under way and
-// holds it again when it returns.
+// the server's failure, once however many senders waited for it, and is
+// the error of each of them. The caller holds mu; session releases it
+// while a connect is under way and holds it again when it returns.
 func (c *bconn) session(ctx context.Context, replace bool) (*session, error) {
 	if c.s != nil && (replace || c.s.dead.Load()) {
 		c.s.end()
@@ -325,11 +318,11 @@ func (c *bconn) session(ctx context.Context, replace bool) (*session, error) {
 		c.mu.Lock()
 		switch {
 		case call.err != nil:
-			return nil, fmt.Errorf("%s: connect: %w", c.b.addr, unwrapNet(call.err))
+			return nil, call.err
 		case c.closed:
-			return nil, ErrClosed
+			return nil, ErrPoolClosed
 		case c.s == nil:
-			return nil, fmt.Errorf("%s: connection lost", c.b.addr)
+			return nil, &ServerError{Addr: c.b.addr, Err: ErrConnLost}
 		}
 		return c.s, nil
 	}
@@ -341,7 +334,7 @@ func (c *bconn) session(ctx context.Context, replace bool) (*session, error) {
 	c.connecting = nil
 	if err == nil && c.closed {
 		s.end()
-		err = ErrClosed
+		err = ErrPoolClosed
 	}
 	if err == nil {
 		c.s = s
@@ -350,23 +343,24 @@ func (c *bconn) session(ctx context.Context, replace bool) (*session, error) {
 	close(call.done)
 	if err != nil {
 		c.b.result(err)
-		return nil, fmt.Errorf("%s: connect: %w", c.b.addr, unwrapNet(err))
+		return nil, err
 	}
 	return s, nil
 }
 
+// dial connects a new session; its error is a [*ServerError].
 func (c *bconn) dial(ctx context.Context) (*session, error) {
 	// A down server is not dialled, whatever the policy: under rehash,
 	// requests routed to it just before it was ejected would otherwise
 	// connect one after another under the connection's lock, each waiting
 	// out the timeout while the clients behind them wait too.
 	if c.b.down.Load() {
-		return nil, ErrServerDown
+		return nil, c.b.downErr
 	}
 	d := net.Dialer{Timeout: ms(c.b.pool.cfg.Timeout)}
 	conn, err := d.DialContext(ctx, network(c.b.addr), c.b.addr)
 	if err != nil {
-		return nil, err
+		return nil, serverError(c.b.addr, "connect", err)
 	}
 	s := &session{conn: conn, rw: conn}
 	if r := newRawIO(conn); r != nil {
@@ -463,14 +457,14 @@ func (s *session) read(b *backend) {
 			// request fails, the connection and the server are fine.
 			var opErr error
 			if err != nil {
-				opErr = fmt.Errorf("%s: %w", b.addr, err)
+				opErr = serverError(b.addr, "", err)
 			}
 			err = s.answered()
 			b.result(nil)
 			o.finish(opErr)
 		}
 		if err != nil {
-			failure = fmt.Errorf("%s: %w", b.addr, unwrapNet(err))
+			failure = serverError(b.addr, "", err)
 			break
 		}
 	}
@@ -503,17 +497,4 @@ func (s *session) kill() {
 func (s *session) end() {
 	s.kill()
 	s.readerWG.Wait()
-}
-
-// unwrapNet turns network errors into short reasons for SERVER_ERROR lines.
-func unwrapNet(err error) error {
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return ErrTimeout
-	}
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Err != nil {
-		return oe.Err
-	}
-	return err
 }

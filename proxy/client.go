@@ -89,8 +89,8 @@ func (c *client) readLoop() {
 		switch {
 		case err == nil:
 			if pool = c.acquire(pool); pool == nil {
-				p.local = append(p.local[:0], "SERVER_ERROR pool removed\r\n"...)
 				p.close = true
+				p.answerError(ErrPoolRemoved)
 				p.left.Store(1)
 				p.opDone(nil)
 				break
@@ -98,16 +98,8 @@ func (c *client) readLoop() {
 			c.dispatch(pool, p)
 		case errors.As(err, &pe):
 			pool.stats.clientError()
-			p.local = p.local[:0]
-			// memcached answers nothing, errors included, to a classic
-			// command with noreply (a meta command's q hides successes
-			// only); a reply the client does not expect would shift every
-			// later one. A request that closes the connection still says
-			// why.
-			if !p.req.Noreply || p.req.Cmd.IsMeta() || pe.Close {
-				p.local = append(p.local, pe.Reply...)
-			}
 			p.close = pe.Close
+			p.answerError(pe)
 			p.left.Store(1)
 			p.opDone(nil)
 		default:
@@ -224,12 +216,27 @@ func (c *client) writeReply(w *bufio.Writer, p *pending) error {
 	return err
 }
 
+// writeServerError writes the error line of o's failure, unless p is a
+// classic command with noreply.
 func writeServerError(w *bufio.Writer, p *pending, o *op) error {
 	if p.req.Noreply && !p.req.Cmd.IsMeta() {
 		return nil
 	}
-	_, err := w.WriteString("SERVER_ERROR " + o.err.Error() + "\r\n")
+	p.local = appendErrorReply(p.local[:0], o.err)
+	_, err := w.Write(p.local)
 	return err
+}
+
+// answerError makes p's reply the error line of err. memcached answers
+// nothing, errors included, to a classic command with noreply (a meta
+// command's q hides successes only): a reply the client does not expect
+// would shift every later one. A request that closes the connection still
+// says why.
+func (p *pending) answerError(err error) {
+	p.local = p.local[:0]
+	if !p.req.Noreply || p.req.Cmd.IsMeta() || p.close {
+		p.local = appendErrorReply(p.local, err)
+	}
 }
 
 // writeMerged writes the VALUE entries of several servers in the order of

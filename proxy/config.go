@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -17,9 +16,6 @@ import (
 	"github.com/kolco-dev/kolco/compat/twemproxy"
 	"github.com/kolco-dev/kolco/keyhash"
 )
-
-// ErrBadConfig is wrapped by every configuration error.
-var ErrBadConfig = errors.New("proxy: bad config")
 
 // GlobalKey is the top-level key of the proxy-wide settings; every other
 // top-level key names a pool, as in nutcracker.yml.

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -12,10 +11,6 @@ import (
 
 // Version is what the proxy answers to "version".
 const Version = "1.6.18 kolco-proxy"
-
-// errNoServers is the error for a request to a pool whose servers are all
-// ejected.
-var errNoServers = errors.New("no live servers")
 
 // dispatch starts serving one parsed request: it answers what the proxy
 // answers itself and sends the rest to the servers that own the keys.
@@ -32,11 +27,7 @@ func (c *client) dispatch(pl *pool, p *pending) {
 		case len(req.Args) == 0 || len(req.Args) == 1 && string(req.Args[0]) == "proxy":
 			p.local = pl.appendStats(p.local)
 		default:
-			// items, slabs, settings, conns ... describe one server; the
-			// proxy's own figures in their place would be a wrong answer.
-			p.local = append(p.local, "SERVER_ERROR the proxy answers stats (its own figures) only; ask the servers for stats "...)
-			p.local = append(p.local, bytes.Join(req.Args, []byte(" "))...)
-			p.local = append(p.local, "\r\n"...)
+			p.answerError(fmt.Errorf("%w %s", ErrStatsArgs, bytes.Join(req.Args, []byte(" "))))
 		}
 	case memcache.CmdVerbosity:
 		if !req.Noreply {
@@ -50,9 +41,7 @@ func (c *client) dispatch(pl *pool, p *pending) {
 			c.broadcast(pl, p)
 			return
 		}
-		if !req.Noreply {
-			p.local = append(p.local, "SERVER_ERROR flush_all is refused by this proxy (set flush_all: broadcast)\r\n"...)
-		}
+		p.answerError(ErrFlushAllRefused)
 	default:
 		if req.Cmd.IsRetrieval() && len(req.Keys) > 1 {
 			c.multiGet(pl, p)
@@ -112,15 +101,10 @@ func comparesCas(req *memcache.Request) bool {
 	return false
 }
 
-// errCasReplicas is the reply to a cas in a pool with replicas.
-const errCasReplicas = "SERVER_ERROR cas is not supported in a pool with replicas: each copy has its own cas value\r\n"
-
 // replicate sends a write to every replica of its key.
 func (c *client) replicate(pl *pool, p *pending) {
 	if comparesCas(&p.req) {
-		if !p.req.Noreply || p.req.Cmd.IsMeta() {
-			p.local = append(p.local, errCasReplicas...)
-		}
+		p.answerError(ErrCasReplicas)
 		p.left.Store(1)
 		p.opDone(nil)
 		return
@@ -149,11 +133,11 @@ func (c *client) replicate(pl *pool, p *pending) {
 func send(pl *pool, b *backend, o *op) {
 	switch {
 	case b == nil:
-		o.finish(errNoServers)
+		o.finish(ErrNoServers)
 	case b.down.Load():
 		b.errors.Add(1)
 		b.errCtr.Inc()
-		o.finish(fmt.Errorf("%s: %w", b.addr, ErrServerDown))
+		o.finish(b.downErr)
 	default:
 		b.send(pl.ctx, o)
 	}

@@ -11,10 +11,6 @@ import (
 	"time"
 )
 
-// ErrServerClosed is returned by [Server.Start] and [Server.Reload] after
-// [Server.Shutdown].
-var ErrServerClosed = errors.New("proxy: server closed")
-
 // Server is a running proxy: one listener per pool, a goroutine per client
 // connection, pooled pipelined connections to the memcached servers.
 type Server struct {
@@ -200,7 +196,7 @@ func (s *Server) acceptLoop(l *listener) {
 		st := l.pool.Load().stats
 		if st.currConns.Load() >= int64(l.pool.Load().cfg.MaxClientConnections) {
 			st.connRejected()
-			_, _ = conn.Write([]byte("SERVER_ERROR too many open connections\r\n"))
+			_, _ = conn.Write(appendErrorReply(nil, ErrTooManyConns))
 			s.untrack(conn)
 			conn.Close()
 			continue

@@ -63,12 +63,12 @@ func (l listenSpec) open() (net.Listener, error) {
 	}
 	if fi, err := os.Lstat(l.addr); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {
-			return nil, fmt.Errorf("%s exists and is not a socket", l.addr)
+			return nil, fmt.Errorf("%s: %w", l.addr, ErrNotSocket)
 		}
 		c, err := net.DialTimeout("unix", l.addr, time.Second)
 		if err == nil {
 			c.Close()
-			return nil, fmt.Errorf("%s: another process listens on it", l.addr)
+			return nil, fmt.Errorf("%s: another process listens on it: %w", l.addr, syscall.EADDRINUSE)
 		}
 		if !errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, fmt.Errorf("%s: %w", l.addr, err)
