@@ -265,7 +265,7 @@ func TestShutdownKeepsItsDeadline(t *testing.T) {
 	}
 	c := dial(t, s.Addr("p").String())
 	c.send("get k\r\n")
-	eventually(t, "the request at the server", func() bool { return s.testPool("p").backends[0].requests.Load() == 1 })
+	eventually(t, "the request at the server", func() bool { return s.testPool("p").backends[0].stats.requests.Load() == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -390,7 +390,7 @@ func TestErrorsCountRequests(t *testing.T) {
 			t.Fatalf("get on a silent server: %q", got)
 		}
 	}
-	if n := s.testPool("p").backends[0].errors.Load(); n != 10 {
+	if n := s.testPool("p").backends[0].stats.errors.Load(); n != 10 {
 		t.Errorf("errors = %d for 10 failed requests", n)
 	}
 }

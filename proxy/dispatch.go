@@ -129,17 +129,13 @@ func (c *client) replicate(pl *pool, p *pending) {
 	}
 }
 
-// send sends o to b, or fails it at once when b is nil or marked down.
+// send sends o to b, or fails it at once when b is nil.
 func send(pl *pool, b *backend, o *op) {
 	switch {
 	case b == nil:
 		o.finish(ErrNoServers)
-	case b.down.Load():
-		b.errors.Add(1)
-		b.errCtr.Inc()
-		o.finish(b.downErr)
 	default:
-		b.send(pl.ctx, o)
+		b.send(o)
 	}
 }
 

@@ -100,6 +100,29 @@ func (m *metrics) forPool(name string) *poolStats {
 	return s
 }
 
+// serverStats are one server's figures, for stats and metrics.
+type serverStats struct {
+	requests, errors, ejections atomic.Uint64
+	errCtr, ejectCtr            prometheus.Counter
+}
+
+func (s *serverStats) init(m *metrics, pool, addr string) {
+	s.errCtr = m.serverErrors.WithLabelValues(pool, addr)
+	s.ejectCtr = m.ejections.WithLabelValues(pool, addr)
+}
+
+// failed counts n failed requests.
+func (s *serverStats) failed(n int) {
+	s.errors.Add(uint64(n))
+	s.errCtr.Add(float64(n))
+}
+
+// ejected counts the server marked down.
+func (s *serverStats) ejected() {
+	s.ejections.Add(1)
+	s.ejectCtr.Inc()
+}
+
 func (s *poolStats) request(cmd memcache.Command, d time.Duration) {
 	s.cmds[cmd].Add(1)
 	s.requests[cmd].Inc()
@@ -151,7 +174,7 @@ func (p *pool) appendStats(dst []byte) []byte {
 	// the count.
 	live := 0
 	for _, b := range p.backends {
-		if !b.down.Load() {
+		if !b.health.isDown() {
 			live++
 		}
 	}
@@ -159,11 +182,11 @@ func (p *pool) appendStats(dst []byte) []byte {
 	u("servers_live", uint64(live))
 	for _, b := range p.backends {
 		prefix := "server:" + b.addr + ":"
-		u(prefix+"requests", b.requests.Load())
-		u(prefix+"errors", b.errors.Load())
-		u(prefix+"ejections", b.ejections.Load())
+		u(prefix+"requests", b.stats.requests.Load())
+		u(prefix+"errors", b.stats.errors.Load())
+		u(prefix+"ejections", b.stats.ejections.Load())
 		down := uint64(0)
-		if b.down.Load() {
+		if b.health.isDown() {
 			down = 1
 		}
 		u(prefix+"down", down)

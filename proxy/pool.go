@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
@@ -91,26 +90,15 @@ func newPool(name string, cfg *PoolConfig, log *slog.Logger, met *metrics) (*poo
 // that missed writes and deletes serve before it is emptied. Servers are
 // matched by address. It is called before start.
 func (p *pool) inherit(old *pool) error {
-	down := map[string]*backend{}
+	byAddr := make(map[string]*backend, len(old.backends))
 	for _, b := range old.backends {
-		if b.down.Load() {
-			down[b.addr] = b
-		}
+		byAddr[b.addr] = b
 	}
 	changed := false
 	for _, b := range p.backends {
-		ob := down[b.addr]
-		if ob == nil {
-			continue
+		if ob := byAddr[b.addr]; ob != nil && b.health.inherit(&ob.health) {
+			changed = true
 		}
-		ob.mu.Lock()
-		failures, retryAt := ob.failures, ob.retryAt
-		ob.mu.Unlock()
-		b.mu.Lock()
-		b.failures, b.retryAt = failures, retryAt
-		b.down.Store(true)
-		b.mu.Unlock()
-		changed = true
 	}
 	if !changed {
 		return nil
@@ -187,7 +175,7 @@ func (p *pool) readReplica(pd *pending, key []byte) *backend {
 	var up *backend
 	for _, i := range pd.idx {
 		b := pl.live[i]
-		if b.down.Load() {
+		if b.health.isDown() {
 			continue
 		}
 		if p.cfg.Zone == "" || b.zone == p.cfg.Zone {
@@ -213,7 +201,7 @@ func (p *pool) rebuild() error {
 	for _, b := range p.backends {
 		// With replicas the placement keeps down servers, so that their
 		// keys are read from their other copies instead of moving.
-		if p.cfg.Ejection != EjectRehash || p.cfg.Replicas > 1 || !b.down.Load() {
+		if p.cfg.Ejection != EjectRehash || p.cfg.Replicas > 1 || !b.health.isDown() {
 			live = append(live, b)
 		}
 	}
@@ -231,69 +219,4 @@ func (p *pool) rebuild() error {
 	}
 	p.place.Store(pl)
 	return nil
-}
-
-// healthChanged is called when b goes down or comes back.
-func (p *pool) healthChanged(b *backend, up bool, cause error) {
-	if up {
-		p.log.Info("server restored", "server", b.addr)
-	} else {
-		p.log.Warn("server down", "server", b.addr, "policy", p.cfg.Ejection, "cause", cause)
-	}
-	if p.cfg.Ejection == EjectRehash {
-		if err := p.rebuild(); err != nil {
-			p.log.Error("placement rebuild failed", "err", err)
-		}
-	}
-}
-
-// restore brings b back. In a pool with replicas it first empties b,
-// which missed the writes and deletes made while it was down; if that
-// fails, b stays down until the next try.
-func (p *pool) restore(b *backend) {
-	if p.cfg.Replicas > 1 {
-		if err := b.flush(p.ctx, ms(p.cfg.Timeout)); err != nil {
-			p.log.Warn("server not restored: flush_all before rejoining failed", "server", b.addr, "err", err)
-			return
-		}
-		p.log.Info("server emptied before rejoining (replicas)", "server", b.addr)
-	}
-	b.restore()
-}
-
-// healthLoop restores down servers: with probes, when a probe succeeds;
-// without, when their retry time has come (twemproxy's behaviour).
-func (p *pool) healthLoop() {
-	every := p.cfg.HealthCheck.Interval
-	if every <= 0 {
-		// No probes: a down server returns at its retry time. Checked a
-		// tenth as often, so that it returns within 10% of it rather than
-		// up to a whole period late.
-		every = p.cfg.ServerRetryTimeout / 10
-	}
-	t := time.NewTicker(max(ms(every), 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-p.ctx.Done():
-			return
-		case <-t.C:
-		}
-		for _, b := range p.backends {
-			if !b.down.Load() {
-				continue
-			}
-			if p.cfg.HealthCheck.Interval < 0 {
-				if time.Now().After(b.retryTime()) {
-					p.restore(b)
-				}
-				continue
-			}
-			if err := b.probe(p.ctx, ms(p.cfg.HealthCheck.Timeout)); err == nil {
-				p.restore(b)
-			} else {
-				p.log.Debug("probe failed", "server", b.addr, "err", err)
-			}
-		}
-	}
 }

@@ -192,7 +192,7 @@ func TestReloadLetsInFlightFinish(t *testing.T) {
 	c := dial(t, s.Addr("p").String())
 	c.send("set inflight 0 0 1\r\nx\r\n")
 	oldPool := s.testPool("p")
-	eventually(t, "the request to reach the old server", func() bool { return oldPool.backends[0].requests.Load() == 1 })
+	eventually(t, "the request to reach the old server", func() bool { return oldPool.backends[0].stats.requests.Load() == 1 })
 
 	cfg, err := ParseConfig([]byte(poolYAML("", m)))
 	if err != nil {

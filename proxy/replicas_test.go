@@ -351,9 +351,9 @@ func TestReplicasStayDownWhenNotEmptied(t *testing.T) {
 			fb = b
 		}
 	}
-	eventually(t, "the fake server marked down", fb.down.Load)
+	eventually(t, "the fake server marked down", fb.health.isDown)
 	eventually(t, "three failed attempts to empty it", func() bool { return flushes.Load() >= 3 })
-	if !fb.down.Load() {
+	if !fb.health.isDown() {
 		t.Fatal("restored although flush_all failed")
 	}
 	if got := c.do("get k\r\n"); got != "VALUE k 0 1\r\nv\r\nEND\r\n" {
@@ -388,7 +388,7 @@ func TestReloadKeepsDownReplicaDown(t *testing.T) {
 	// moment to stop every thread, so the first write may still be served.
 	eventually(t, "m0 down", func() bool {
 		c.do("set trigger 0 0 1\r\nx\r\n")
-		return b0.down.Load()
+		return b0.health.isDown()
 	})
 	for _, k := range keys {
 		if got := c.do("delete " + k + "\r\n"); got != "DELETED\r\n" {
@@ -405,7 +405,7 @@ func TestReloadKeepsDownReplicaDown(t *testing.T) {
 	if err := s.Reload(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if !s.testPool("p").backends[0].down.Load() {
+	if !s.testPool("p").backends[0].health.isDown() {
 		t.Error("the reload brought m0 back without emptying it")
 	}
 	for _, k := range keys {
