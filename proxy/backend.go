@@ -3,27 +3,9 @@ package proxy
 import (
 	"context"
 	"sync/atomic"
-	"time"
 
 	"github.com/kolco-dev/kolco/compat/twemproxy"
-	"github.com/kolco-dev/kolco/proxy/memcache"
 )
-
-// op is one request to one server and, once done, its reply.
-type op struct {
-	buf      []byte // the encoded request
-	cmd      memcache.Command
-	deadline time.Time
-	reply    []byte
-	spans    []memcache.Span
-	err      error
-	done     func(*op) // called once, from a backend goroutine
-}
-
-func (o *op) finish(err error) {
-	o.err = err
-	o.done(o)
-}
 
 // backend is one server of a pool: its connections, its health and its
 // figures. Requests reach it through send and report how they ended

@@ -145,7 +145,7 @@ func TestSlowServerTimesOut(t *testing.T) {
 	var live, slow string
 	for i := 0; live == "" || slow == ""; i++ {
 		k := fmt.Sprint("t", i)
-		if pl.route([]byte(k)).addr == m.addr {
+		if ownerOf(pl, k) == m.addr {
 			live = k
 		} else {
 			slow = k
@@ -296,7 +296,7 @@ func TestMergedServerErrorPassedOn(t *testing.T) {
 	var ka, kb string
 	for i := 0; ka == "" || kb == ""; i++ {
 		k := fmt.Sprint("m", i)
-		if pl.route([]byte(k)).addr == a {
+		if ownerOf(pl, k) == a {
 			ka = k
 		} else {
 			kb = k

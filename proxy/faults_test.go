@@ -105,7 +105,7 @@ func TestFaultEjectAndRestore(t *testing.T) {
 			owner := map[string]string{}
 			for i := range keys {
 				keys[i] = fmt.Sprintf("fault:%d", i)
-				owner[keys[i]] = s.testPool("p").route([]byte(keys[i])).addr
+				owner[keys[i]] = ownerOf(s.testPool("p"), keys[i])
 			}
 			victim := ms[1]
 			var dead atomic.Value
@@ -198,7 +198,7 @@ func TestRetryWithoutProbes(t *testing.T) {
 	pl := s.testPool("p")
 	var victimKey string
 	for i := 0; victimKey == ""; i++ {
-		if k := fmt.Sprint("r", i); pl.route([]byte(k)).addr == ms[1].addr {
+		if k := fmt.Sprint("r", i); ownerOf(pl, k) == ms[1].addr {
 			victimKey = k
 		}
 	}
@@ -299,7 +299,7 @@ func TestNoEjectionServesAgainAtOnce(t *testing.T) {
 	pl := s.testPool("p")
 	var k string
 	for i := 0; k == ""; i++ {
-		if x := fmt.Sprint("k", i); pl.route([]byte(x)).addr == ms[1].addr {
+		if x := fmt.Sprint("k", i); ownerOf(pl, x) == ms[1].addr {
 			k = x
 		}
 	}
@@ -363,7 +363,7 @@ func TestUnreachableServerDoesNotQueueClients(t *testing.T) {
 			var live, dead string
 			for i := 0; live == "" || dead == ""; i++ {
 				k := fmt.Sprint("u", i)
-				if pl.route([]byte(k)).addr == m.addr {
+				if ownerOf(pl, k) == m.addr {
 					live = k
 				} else {
 					dead = k

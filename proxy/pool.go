@@ -6,21 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
-
-// picker maps a key to an index into the live servers it was built over.
-type picker interface {
-	Index(key []byte) int
-}
-
-// placement is an immutable snapshot: the live servers and the picker over
-// them. Requests load it once; a health change publishes a new one.
-type placement struct {
-	pick picker
-	live []*backend
-}
 
 // pool is one configured pool: its servers, their placement and health.
 type pool struct {
@@ -143,80 +130,4 @@ func (p *pool) abort() {
 	for _, b := range p.backends {
 		b.close()
 	}
-}
-
-// route returns the server that owns key, or nil when no server is live.
-func (p *pool) route(key []byte) *backend {
-	pl := p.place.Load()
-	if len(pl.live) == 0 {
-		return nil
-	}
-	return pl.live[pl.pick.Index(key)]
-}
-
-// replicas appends to dst the indexes in pl.live of key's n replicas.
-func (pl *placement) replicas(dst []int, buf []kolco.Node, key []byte, n int) ([]int, []kolco.Node) {
-	r, ok := pl.pick.(*kolcoPicker)
-	if !ok { // not reached: Validate allows replicas with kolco's placements only
-		return append(dst, pl.pick.Index(key)), buf
-	}
-	return r.Replicas(dst, buf, key, n)
-}
-
-// readReplica returns the replica of key a read goes to: the first one not
-// down in the proxy's zone, else the first one not down, else the first;
-// nil when no server is live.
-func (p *pool) readReplica(pd *pending, key []byte) *backend {
-	pl := p.place.Load()
-	if len(pl.live) == 0 {
-		return nil
-	}
-	pd.idx, pd.nodeBuf = pl.replicas(pd.idx[:0], pd.nodeBuf, key, p.cfg.Replicas)
-	var up *backend
-	for _, i := range pd.idx {
-		b := pl.live[i]
-		if b.health.isDown() {
-			continue
-		}
-		if p.cfg.Zone == "" || b.zone == p.cfg.Zone {
-			return b
-		}
-		if up == nil {
-			up = b
-		}
-	}
-	if up != nil {
-		return up
-	}
-	return pl.live[pd.idx[0]]
-}
-
-// rebuild publishes a placement over the live servers: all servers under
-// fail-fast, the servers not down under rehash (as twemproxy rebuilds its
-// continuum).
-func (p *pool) rebuild() error {
-	p.placeMu.Lock()
-	defer p.placeMu.Unlock()
-	live := make([]*backend, 0, len(p.backends))
-	for _, b := range p.backends {
-		// With replicas the placement keeps down servers, so that their
-		// keys are read from their other copies instead of moving.
-		if p.cfg.Ejection != EjectRehash || p.cfg.Replicas > 1 || !b.health.isDown() {
-			live = append(live, b)
-		}
-	}
-	pl := &placement{live: live}
-	if len(live) > 0 {
-		specs := make([]twemproxy.Server, len(live))
-		for i, b := range live {
-			specs[i] = b.spec
-		}
-		pick, err := newPicker(p.cfg, specs)
-		if err != nil {
-			return err
-		}
-		pl.pick = pick
-	}
-	p.place.Store(pl)
-	return nil
 }
