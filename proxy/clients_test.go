@@ -347,7 +347,7 @@ func TestPreconnectDoesNotHoldReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if err := s.Reload(cfg); err != nil {
+	if err := s.Reload(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d > 900*time.Millisecond {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -151,7 +152,7 @@ func TestReloadRemovesAndAddsPools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Reload(cfg); err != nil {
+	if err := s.Reload(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	if s.Addr("p") != nil || s.Addr("q") == nil {
@@ -198,7 +199,7 @@ func TestReloadLetsInFlightFinish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Reload(cfg); err != nil {
+	if err := s.Reload(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	c.send("set after 0 0 1\r\ny\r\n")
@@ -233,7 +234,7 @@ func TestReloadMovedPoolKeepsClients(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Reload(cfg); err != nil {
+		if err := s.Reload(context.Background(), cfg); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -244,5 +245,62 @@ func TestReloadMovedPoolKeepsClients(t *testing.T) {
 	}
 	if got := dial(t, b).do("get k\r\n"); got != "VALUE k 0 1\r\nx\r\nEND\r\n" {
 		t.Fatalf("a client of the new address: %q", got)
+	}
+}
+
+// TestReloadCanceledChangesNothing: a reload whose context is done by the
+// time its pools are ready is undone: no new listener is left open and
+// requests still go to the pool as it was.
+func TestReloadCanceledChangesNothing(t *testing.T) {
+	a, b := startMemcached(t, 0), startMemcached(t, 0)
+	s := startProxy(t, poolYAML("", a))
+	c := dial(t, s.Addr("p").String())
+	q := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cfg, err := ParseConfig([]byte(poolYAML("", b) + "q:\n  listen: " + q + "\n  servers: [\"" + b.addr + ":1\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Reload(ctx, cfg); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Reload with a canceled context: %v", err)
+	}
+	if s.Addr("q") != nil {
+		t.Fatal("the new pool is listed")
+	}
+	if conn, err := net.Dial("tcp", q); err == nil {
+		conn.Close()
+		t.Fatalf("the new pool's address %s still listens", q)
+	}
+	if got := c.do("set k 0 0 1\r\nx\r\n"); got != "STORED\r\n" || !holds(t, a, "k") || holds(t, b, "k") {
+		t.Fatalf("set after the undone reload: %q, on the first server %v", got, holds(t, a, "k"))
+	}
+}
+
+// TestReloadRemovesMovedPool: removing a pool that moved to another
+// address closes the clients it accepted on its first address too.
+func TestReloadRemovesMovedPool(t *testing.T) {
+	m := startMemcached(t, 0)
+	a := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	b := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	config := func(listen string) string {
+		return strings.Replace(poolYAML("", m), "127.0.0.1:0", listen, 1)
+	}
+	s := startProxy(t, config(a))
+	c := dial(t, a)
+	if got := c.do("version\r\n"); !strings.HasPrefix(got, "VERSION") {
+		t.Fatal(got)
+	}
+	for _, y := range []string{config(b), strings.Replace(config("127.0.0.1:0"), "p:", "q:", 1)} {
+		cfg, err := ParseConfig([]byte(y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Reload(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.r.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Fatalf("a client of the removed pool's first address: %v, want EOF", err)
 	}
 }

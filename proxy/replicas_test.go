@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -402,7 +403,7 @@ func TestReloadKeepsDownReplicaDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Reload(cfg); err != nil {
+	if err := s.Reload(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	if !s.testPool("p").backends[0].health.isDown() {

@@ -72,7 +72,7 @@ func TestUnixSockets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Reload(cfg); err != nil {
+	if err := s.Reload(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	if m := socketMode(t, path); m != 0o600 {
@@ -97,7 +97,7 @@ func TestUnixSockets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Reload(cfg); !errors.Is(err, syscall.EADDRINUSE) {
+	if err := s.Reload(context.Background(), cfg); !errors.Is(err, syscall.EADDRINUSE) {
 		t.Fatalf("reload onto a taken path: %v", err)
 	}
 	if m := socketMode(t, path); m != 0o600 {
