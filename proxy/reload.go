@@ -1,15 +1,9 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
-	"os/signal"
 	"reflect"
-	"syscall"
-	"time"
 )
 
 // Reload applies a new validated configuration without dropping clients:
@@ -194,89 +188,27 @@ func (s *Server) retirePool(p *pool) {
 	}()
 }
 
-// RunOptions configures [Run].
-type RunOptions struct {
-	// Path is the configuration file.
-	Path string
-	// Log receives the proxy's structured logs; nil means text logs on
-	// stderr at the config's kolco.log_level.
-	Log *slog.Logger
-	// WatchInterval is how often the file is checked for changes; 0 means
-	// one second, negative disables the check (SIGHUP still reloads).
-	WatchInterval time.Duration
-	// Started, when not nil, is called with the running server.
-	Started func(*Server)
-}
-
-// Run loads the configuration, serves it until ctx is done, reloads it on
-// SIGHUP and when the file's contents change (a file that no longer
-// validates is logged and ignored), and shuts down gracefully within the
-// configured shutdown_timeout.
-func Run(ctx context.Context, opts RunOptions) error {
-	cfg, err := LoadConfig(opts.Path)
-	if err != nil {
-		return err
-	}
-	log := opts.Log
-	if log == nil {
-		var level slog.Level
-		_ = level.UnmarshalText([]byte(cfg.Global.LogLevel)) // validated; "" is info
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	}
-	seen, _ := os.ReadFile(opts.Path)
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	s := New(cfg, log)
-	if err := s.Start(); err != nil {
-		return err
-	}
-	if opts.Started != nil {
-		opts.Started(s)
-	}
-	every := opts.WatchInterval
-	if every == 0 {
-		every = time.Second
-	}
-	var tick <-chan time.Time
-	if every > 0 {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			sctx, cancel := context.WithTimeout(context.Background(), ms(s.cfg.Global.ShutdownTimeout))
-			defer cancel()
-			return s.Shutdown(sctx)
-		case <-hup:
-			log.Info("SIGHUP: reloading", "path", opts.Path)
-			seen = s.reloadFile(opts.Path)
-		case <-tick:
-			if cur, err := os.ReadFile(opts.Path); err == nil && !bytes.Equal(cur, seen) {
-				log.Info("configuration file changed: reloading", "path", opts.Path)
-				seen = s.reloadFile(opts.Path)
-			}
-		}
-	}
-}
-
-// reloadFile reloads from path and returns the contents it read.
-func (s *Server) reloadFile(path string) []byte {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		s.met.reloadFails.Inc()
-		s.log.Error("reload", "err", err)
-		return data
-	}
-	cfg, err := ParseConfig(data)
+// ReloadFile reads, parses and applies the configuration file at path, as
+// Reload does. Whatever fails - reading, parsing, validating, building the
+// pools, listening - is logged, counted in
+// kolco_proxy_reload_failures_total and returned, and the running
+// configuration stays.
+func (s *Server) ReloadFile(ctx context.Context, path string) error {
+	cfg, err := LoadConfig(path)
 	if err == nil {
-		err = s.Reload(context.Background(), cfg)
+		err = s.Reload(ctx, cfg)
 	}
 	if err != nil {
 		s.met.reloadFails.Inc()
 		s.log.Error("reload failed; keeping the running configuration", "err", err)
 	}
-	return data
+	return err
+}
+
+// Config returns the configuration the server runs: the one it was
+// started with, or the last one a reload applied.
+func (s *Server) Config() *Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg
 }

@@ -5,138 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
-// runFromFile starts Run on a config file and returns the running server;
-// Cleanup stops it and checks that Run returned cleanly.
-func runFromFile(t *testing.T, path string, watch time.Duration) *Server {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan *Server, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, RunOptions{Path: path, WatchInterval: watch,
-			Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Started: func(s *Server) { started <- s }})
-	}()
-	var s *Server
-	select {
-	case s = <-started:
-	case err := <-done:
-		t.Fatalf("Run: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run returned %v", err)
-		}
-	})
-	return s
-}
-
-func writeConfig(t *testing.T, path, listen string, servers ...*memcached) {
-	t.Helper()
-	y := strings.Replace(poolYAML("", servers...), "127.0.0.1:0", listen, 1)
-	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // holds reports whether the memcached at m holds key.
 func holds(t *testing.T, m *memcached, key string) bool {
 	return strings.HasPrefix(dial(t, m.addr).do("get "+key+"\r\n"), "VALUE")
-}
-
-// TestReloadOnFileChange moves a pool from one server to another by
-// editing its file while one client connection stays open with requests in
-// flight; a file that does not validate changes nothing.
-func TestReloadOnFileChange(t *testing.T) {
-	a, b := startMemcached(t, 0), startMemcached(t, 0)
-	path := filepath.Join(t.TempDir(), "kolco.yml")
-	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	writeConfig(t, path, listen, a)
-	s := runFromFile(t, path, 10*time.Millisecond)
-	c := dial(t, listen)
-	if got := c.do("set k0 0 0 1\r\nx\r\n"); got != "STORED\r\n" || !holds(t, a, "k0") {
-		t.Fatalf("first set: %q", got)
-	}
-
-	// Requests in flight while the file changes all get their replies.
-	var batch strings.Builder
-	for i := range 500 {
-		fmt.Fprintf(&batch, "set f%d 0 0 1\r\nx\r\n", i)
-	}
-	c.send(batch.String())
-	writeConfig(t, path, listen, b)
-	for i := range 500 {
-		if got := c.reply(memcache.CmdSet); got != "STORED\r\n" {
-			t.Fatalf("in-flight set %d across reload: %q", i, got)
-		}
-	}
-	n := 0
-	eventually(t, "requests to reach the new server", func() bool {
-		n++
-		k := fmt.Sprint("after-file-", n)
-		return c.do("set "+k+" 0 0 1\r\nx\r\n") == "STORED\r\n" && holds(t, b, k)
-	})
-
-	// A file that does not validate is seen, refused, and changes nothing.
-	if err := os.WriteFile(path, []byte("p: {listen: nowhere}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the broken file to be refused", func() bool { return gatheredTotal(t, s, "kolco_proxy_reload_failures_total") >= 1 })
-	if got := c.do("set still 0 0 1\r\nx\r\n"); got != "STORED\r\n" || !holds(t, b, "still") {
-		t.Fatalf("after a broken file: %q", got)
-	}
-	if got := s.testPool("p").stats.totalConns.Load(); got < 1 {
-		t.Fatalf("stats lost: %d", got)
-	}
-}
-
-// TestReloadOnSIGHUP reloads on SIGHUP alone (the file watch is off, so the
-// reload proves the signal was handled).
-func TestReloadOnSIGHUP(t *testing.T) {
-	a, b := startMemcached(t, 0), startMemcached(t, 0)
-	path := filepath.Join(t.TempDir(), "kolco.yml")
-	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	writeConfig(t, path, listen, a)
-	runFromFile(t, path, -1)
-	c := dial(t, listen)
-	writeConfig(t, path, listen, b)
-	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	eventually(t, "requests to move to the second server", func() bool {
-		n++
-		k := fmt.Sprint("after-hup-", n)
-		return c.do("set "+k+" 0 0 1\r\nx\r\n") == "STORED\r\n" && holds(t, b, k)
-	})
-}
-
-// gatheredTotal returns the value of an unlabelled counter.
-func gatheredTotal(t *testing.T, s *Server, name string) float64 {
-	t.Helper()
-	fams, err := s.met.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fams {
-		if f.GetName() == name && len(f.GetMetric()) == 1 {
-			return f.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	return 0
 }
 
 // TestReloadRemovesAndAddsPools removes a pool (its clients are closed after
