@@ -47,7 +47,7 @@ func (c *client) readLoop() {
 		if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 {
 			// Renewed before every request, so that a client that keeps
 			// sending is never cut, and one that stalls mid-request is.
-			_ = c.conn.SetReadDeadline(time.Now().Add(ms(idle)))
+			_ = c.conn.SetReadDeadline(time.Now().Add(idle))
 		}
 		rq := c.free.Get().(*request)
 		err := r.Read(&rq.req)
@@ -119,7 +119,7 @@ func (c *client) writeLoop() {
 			// A client that stops reading its replies is idle too: its
 			// reader waits on a full queue and no read deadline fires, so
 			// the writes carry the deadline.
-			_ = c.conn.SetWriteDeadline(time.Now().Add(ms(idle)))
+			_ = c.conn.SetWriteDeadline(time.Now().Add(idle))
 		}
 		select {
 		case <-r.done:

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // nutcrackerYAML holds memcached pools written as twemproxy's own sample
@@ -66,19 +67,19 @@ func TestParseNutcrackerConfig(t *testing.T) {
 		t.Fatalf("pools %s", got)
 	}
 	a, g, o, s := cfg.Pools["alpha"], cfg.Pools["gamma"], cfg.Pools["omega"], cfg.Pools["sigma"]
-	if a.Ejection != EjectRehash || a.ServerFailureLimit != 1 || a.Timeout != 1000 || a.ServerConnections != 1 {
+	if a.Ejection != EjectRehash || a.ServerFailureLimit != 1 || a.Timeout != time.Second || a.ServerConnections != 1 {
 		t.Errorf("alpha: %+v", a)
 	}
-	if g.Timeout != 400 || !g.Preconnect || g.Backlog != 1024 || len(g.Servers) != 2 {
+	if g.Timeout != 400*time.Millisecond || !g.Preconnect || g.Backlog != 1024 || len(g.Servers) != 2 {
 		t.Errorf("gamma: %+v", g)
 	}
-	if o.Ejection != EjectNone || o.Hash != "hsieh" || o.ServerRetryTimeout != 30000 || o.ServerFailureLimit != 2 {
+	if o.Ejection != EjectNone || o.Hash != "hsieh" || o.ServerRetryTimeout != 30*time.Second || o.ServerFailureLimit != 2 {
 		t.Errorf("omega: %+v", o)
 	}
 	if s.Distribution != "modula" || s.HashTag != "{}" || s.ServerConnections != 4 || s.MaxValueSize != 1<<20 {
 		t.Errorf("sigma: %+v", s)
 	}
-	if s.FlushAll != "refuse" || s.MaxClientConnections != 10000 || s.HealthCheck.Interval != 30000 {
+	if s.FlushAll != "refuse" || s.MaxClientConnections != 10000 || s.HealthCheck.Interval != 30*time.Second {
 		t.Errorf("sigma kolco defaults: %+v", s)
 	}
 }
@@ -118,11 +119,11 @@ p:
 		t.Fatal(err)
 	}
 	p := cfg.Pools["p"]
-	if p.Ejection != EjectFailFast || p.HealthCheck.Interval != 500 || p.HealthCheck.Timeout != 100 ||
-		p.MaxClientConnections != 10 || p.ClientIdleTimeout != 60000 || p.MaxValueSize != 2048 || p.FlushAll != "broadcast" {
+	if p.Ejection != EjectFailFast || p.HealthCheck.Interval != 500*time.Millisecond || p.HealthCheck.Timeout != 100*time.Millisecond ||
+		p.MaxClientConnections != 10 || p.ClientIdleTimeout != time.Minute || p.MaxValueSize != 2048 || p.FlushAll != "broadcast" {
 		t.Fatalf("%+v", p)
 	}
-	if cfg.Global.MetricsListen != "127.0.0.1:9150" || cfg.Global.ShutdownTimeout != 5000 {
+	if cfg.Global.MetricsListen != "127.0.0.1:9150" || cfg.Global.ShutdownTimeout != 5*time.Second {
 		t.Fatalf("%+v", cfg.Global)
 	}
 }

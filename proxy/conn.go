@@ -151,7 +151,7 @@ func (c *serverConn) dial(ctx context.Context) (*session, error) {
 	if c.b.health.isDown() {
 		return nil, c.b.downErr
 	}
-	d := net.Dialer{Timeout: ms(c.b.pool.cfg.Timeout)}
+	d := net.Dialer{Timeout: c.b.pool.cfg.Timeout}
 	conn, err := d.DialContext(ctx, network(c.b.addr), c.b.addr)
 	if err != nil {
 		return nil, serverError(c.b.addr, "connect", err)

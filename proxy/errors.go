@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -57,6 +58,39 @@ var (
 	// and the proxy's own figures in their place would be a wrong answer.
 	ErrStatsArgs = errors.New("proxy: the proxy answers stats (its own figures) only; ask the servers for stats")
 )
+
+// ConfigError is a configuration that cannot be served: the pool and key
+// at fault, and why. It wraps [ErrBadConfig] and Err.
+type ConfigError struct {
+	// Pool is the pool at fault; empty for the proxy-wide settings and the
+	// file as a whole.
+	Pool string
+	// Key is the setting at fault, as the file spells it ("timeout",
+	// "health_check.interval", "kolco.log_level"); empty for the file as a
+	// whole.
+	Key string
+	// Err says why; it may wrap a cause, such as [ErrUnknownKey] or
+	// keyhash.ErrUnknown.
+	Err error
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrBadConfig.Error())
+	b.WriteString(": ")
+	if e.Pool != "" {
+		fmt.Fprintf(&b, "pool %q: ", e.Pool)
+	}
+	if e.Key != "" {
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(withoutPrefix(e.Err))
+	return b.String()
+}
+
+// Unwrap returns [ErrBadConfig] and Err.
+func (e *ConfigError) Unwrap() []error { return []error{ErrBadConfig, e.Err} }
 
 // ServerError is a request's failure at one server of a pool. It wraps
 // its cause, so that errors.Is finds [ErrTimeout], [ErrServerDown],

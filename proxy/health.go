@@ -94,7 +94,7 @@ func (b *backend) fail(err error, n int) {
 	if errors.Is(err, ErrPoolClosed) || errors.Is(err, ErrServerDown) || cfg.Ejection == EjectNone {
 		return
 	}
-	if b.health.failed(cfg.ServerFailureLimit, ms(cfg.ServerRetryTimeout)) {
+	if b.health.failed(cfg.ServerFailureLimit, cfg.ServerRetryTimeout) {
 		b.stats.ejected()
 		b.pool.healthChanged(b, false, err)
 	}
@@ -126,7 +126,7 @@ func (p *pool) healthChanged(b *backend, up bool, cause error) {
 // fails, b stays down until the next try.
 func (p *pool) restore(b *backend) {
 	if p.cfg.Replicas > 1 {
-		if err := b.flush(p.ctx, ms(p.cfg.Timeout)); err != nil {
+		if err := b.flush(p.ctx, p.cfg.Timeout); err != nil {
 			p.log.Warn("server not restored: flush_all before rejoining failed", "server", b.addr, "err", err)
 			return
 		}
@@ -145,7 +145,7 @@ func (p *pool) healthLoop() {
 		// up to a whole period late.
 		every = p.cfg.ServerRetryTimeout / 10
 	}
-	t := time.NewTicker(max(ms(every), 10*time.Millisecond))
+	t := time.NewTicker(max(every, 10*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -170,7 +170,7 @@ func (p *pool) check(b *backend) {
 		}
 		return
 	}
-	if err := b.probe(p.ctx, ms(p.cfg.HealthCheck.Timeout)); err != nil {
+	if err := b.probe(p.ctx, p.cfg.HealthCheck.Timeout); err != nil {
 		p.log.Debug("probe failed", "server", b.addr, "err", err)
 		return
 	}

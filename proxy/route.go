@@ -94,7 +94,7 @@ func (p *pool) single(r *request) {
 		r.ready()
 		return
 	}
-	deadline := time.Now().Add(ms(p.cfg.Timeout))
+	deadline := time.Now().Add(p.cfg.Timeout)
 	for range owners {
 		o := r.newOp(r.req.Cmd, deadline)
 		o.buf = memcache.AppendRequest(o.buf[:0], &r.req)
@@ -128,7 +128,7 @@ func (p *pool) split(r *request) {
 		}
 		r.order = append(r.order, oi)
 	}
-	deadline := time.Now().Add(ms(p.cfg.Timeout))
+	deadline := time.Now().Add(p.cfg.Timeout)
 	for range own {
 		r.newOp(r.req.Cmd, deadline)
 	}
@@ -174,7 +174,7 @@ func (r *request) encodeSplit() {
 
 // broadcast sends flush_all to every server of the pool.
 func (p *pool) broadcast(r *request) {
-	deadline := time.Now().Add(ms(p.cfg.Timeout))
+	deadline := time.Now().Add(p.cfg.Timeout)
 	for range p.backends {
 		o := r.newOp(r.req.Cmd, deadline)
 		o.buf = memcache.AppendRequest(o.buf[:0], &r.req)

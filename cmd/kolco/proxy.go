@@ -122,8 +122,7 @@ func (r proxyRun) serve(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			timeout := time.Duration(s.Config().Global.ShutdownTimeout) * time.Millisecond
-			sctx, cancel := context.WithTimeout(context.Background(), timeout)
+			sctx, cancel := context.WithTimeout(context.Background(), s.Config().Global.ShutdownTimeout)
 			defer cancel()
 			return s.Shutdown(sctx)
 		case <-hup:
