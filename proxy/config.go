@@ -35,8 +35,9 @@ type GlobalConfig struct {
 // PoolConfig is one pool. The first block of fields is nutcracker.yml's,
 // with its meaning and defaults; the second is kolco's. Each field's YAML
 // key is its tag; the durations, whose tag is "-", are written in
-// milliseconds in the file, under the key their comment gives. Zero
-// values mean the documented default, filled in by [Config.Validate].
+// milliseconds in the file, under the key their comment gives. A setting
+// left at its zero value means its default: see [DefaultPoolConfig] and
+// [PoolConfig.WithDefaults].
 type PoolConfig struct {
 	// Listen is "host:port", or "/path/to.sock [mode]" for a unix socket
 	// (mode in octal, such as 0666).

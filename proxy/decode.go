@@ -30,8 +30,9 @@ func LoadConfig(path string) (*Config, error) {
 }
 
 // ParseConfig parses a configuration file - nutcracker.yml, with kolco's
-// keys - and validates it. Unknown keys are errors, as in nutcracker. The
-// error is a [*ConfigError].
+// keys - sets every setting it leaves out to its default, and validates
+// it. Unknown keys are errors, as in nutcracker. The error is a
+// [*ConfigError].
 func ParseConfig(data []byte) (cfg *Config, err error) {
 	defer func() {
 		// The YAML decoder is not ours; never let a panic in it reach the caller.
@@ -58,6 +59,7 @@ func ParseConfig(data []byte) (cfg *Config, err error) {
 		}
 		cfg.Pools[name] = p
 	}
+	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -11,10 +11,11 @@ import (
 // Explain writes a plain-language account of the configuration: for each
 // pool, where it listens, how keys are placed, each server with its ring
 // name and nominal share of keys, and what happens when a server fails.
-// It expects a validated configuration, and builds each pool's placement
+// It expects a valid configuration, and builds each pool's placement
 // as the proxy would, so that a config it reports on is one the proxy
 // starts with.
 func (c *Config) Explain(w io.Writer) error {
+	c = c.WithDefaults()
 	var b strings.Builder
 	for _, name := range c.PoolNames() {
 		p := c.Pools[name]
@@ -22,12 +23,12 @@ func (c *Config) Explain(w io.Writer) error {
 		for _, line := range p.Servers {
 			s, err := twemproxy.ParseServer(line)
 			if err != nil {
-				return fmt.Errorf("%w: pool %q: %w", ErrBadConfig, name, err)
+				return &ConfigError{Pool: name, Key: "servers", Err: err}
 			}
 			servers = append(servers, s)
 		}
 		if _, err := newPicker(p, servers); err != nil {
-			return fmt.Errorf("%w: pool %q: %w", ErrBadConfig, name, err)
+			return placementError(name, err)
 		}
 		p.explain(&b, name)
 	}

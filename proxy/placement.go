@@ -50,6 +50,13 @@ func newPlacement(cfg *PoolConfig, servers []*backend) (*placement, error) {
 	return pl, nil
 }
 
+// placementError is the error of a pool whose placement cannot be built
+// from a valid configuration: one the algorithm refuses, such as a ring of
+// more points than it holds.
+func placementError(pool string, err error) error {
+	return &ConfigError{Pool: pool, Key: "distribution", Err: err}
+}
+
 // rebuild publishes a new placement of the pool's servers.
 func (p *pool) rebuild() error {
 	p.placeMu.Lock()

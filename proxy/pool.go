@@ -61,12 +61,12 @@ func newPool(name string, cfg *PoolConfig, log *slog.Logger, met *metrics) (*poo
 	for _, line := range cfg.Servers {
 		spec, err := twemproxy.ParseServer(line)
 		if err != nil {
-			return nil, err
+			return nil, &ConfigError{Pool: name, Key: "servers", Err: err}
 		}
 		p.backends = append(p.backends, newBackend(p, spec))
 	}
 	if err := p.rebuild(); err != nil {
-		return nil, err
+		return nil, placementError(name, err)
 	}
 	return p, nil
 }
@@ -90,7 +90,10 @@ func (p *pool) inherit(old *pool) error {
 	if !changed {
 		return nil
 	}
-	return p.rebuild()
+	if err := p.rebuild(); err != nil {
+		return placementError(p.name, err)
+	}
+	return nil
 }
 
 // start runs the pool's goroutines; close stops them. Preconnecting runs

@@ -2,11 +2,10 @@ package proxy
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 )
 
-// Reload applies a new validated configuration without dropping clients:
+// Reload applies a new configuration without dropping clients:
 // pools whose settings did not change are kept as they are (connections,
 // health); changed pools are rebuilt and serve every request read from then
 // on, while requests in flight finish on the old pool, which is closed
@@ -18,7 +17,9 @@ import (
 // The new pools and listeners are prepared first, beside the running
 // ones; only when all of them are ready, and ctx is not done, are they
 // swapped in. On error nothing changes: the error is a [*ConfigError] for
-// a placement that cannot be built, a listen error, or ctx's error.
+// a configuration that does not validate or a placement that cannot be
+// built, a listen error, or ctx's error. Settings left at their zero value
+// are read as their defaults.
 //
 // Limits read when a client connects (max_value_size, max_keys,
 // max_pending) apply to new connections; metrics_listen needs a restart.
@@ -28,7 +29,10 @@ func (s *Server) Reload(ctx context.Context, cfg *Config) error {
 	if s.closed {
 		return ErrServerClosed
 	}
-	t, err := s.prepare(ctx, cfg)
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	t, err := s.prepare(ctx, cfg.WithDefaults())
 	if err != nil {
 		return err
 	}
@@ -88,13 +92,13 @@ func (s *Server) preparePool(ctx context.Context, name string, pc *PoolConfig) (
 	}
 	p, err := newPool(name, pc, s.log, s.met)
 	if err != nil {
-		return ch, fmt.Errorf("%w: pool %q: %w", ErrBadConfig, name, err)
+		return ch, err
 	}
 	if ch.cur != nil {
 		old := ch.cur.pool.Load()
 		p.stats = old.stats // figures survive a reload
 		if err := p.inherit(old); err != nil {
-			return ch, fmt.Errorf("%w: pool %q: %w", ErrBadConfig, name, err) // p is not started yet
+			return ch, err // p is not started yet: nothing of it to stop
 		}
 	}
 	p.start()

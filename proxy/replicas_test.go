@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -297,23 +298,26 @@ func TestReplicasEmptyARestoredServer(t *testing.T) {
 
 func TestReplicasConfigErrors(t *testing.T) {
 	base := "p:\n  listen: 127.0.0.1:1\n  servers: [\"127.0.0.1:2:1 a\", \"127.0.0.1:3:1 b\"]\n"
-	for _, tc := range []struct{ name, extra, want string }{
-		{"ketama", "  replicas: 2\n", "kolco distribution"},
-		{"too many", "  distribution: ring\n  replicas: 3\n", "at least 3 servers"},
-		{"over the limit", "  distribution: ring\n  replicas: 9\n", "1 to 8"},
-		{"negative", "  distribution: ring\n  replicas: -1\n", "1 to 8"},
-		{"unknown server", "  distribution: ring\n  replicas: 2\n  zones: {c: z}\n", "not a server"},
-		{"empty zone", "  distribution: ring\n  replicas: 2\n  zones: {a: \"\"}\n", "empty zone"},
-		{"zone without zones", "  distribution: ring\n  zone: z\n", "without zones"},
-		{"zone of no server", "  distribution: ring\n  replicas: 2\n  zones: {a: x, b: y}\n  zone: z\n", "no server's zone"},
-		{"zones with one copy", "  distribution: ring\n  zones: {a: x, b: y}\n", "replicas to 2"},
-		{"zones with rendezvous", "  distribution: rendezvous\n  replicas: 2\n  zones: {a: x, b: y}\n", "only distribution: ring"},
-		{"server zoned twice", "  distribution: ring\n  replicas: 2\n  zones: {a: x, \"127.0.0.1:2\": y}\n", "zone twice"},
+	for _, tc := range []struct{ name, extra, key string }{
+		{"ketama", "  replicas: 2\n", "replicas"},
+		{"too many", "  distribution: ring\n  replicas: 3\n", "replicas"},
+		{"over the limit", "  distribution: ring\n  replicas: 9\n", "replicas"},
+		{"negative", "  distribution: ring\n  replicas: -1\n", "replicas"},
+		{"unknown server", "  distribution: ring\n  replicas: 2\n  zones: {c: z}\n", "zones"},
+		{"empty zone", "  distribution: ring\n  replicas: 2\n  zones: {a: \"\"}\n", "zones"},
+		{"zone without zones", "  distribution: ring\n  zone: z\n", "zone"},
+		{"zone of no server", "  distribution: ring\n  replicas: 2\n  zones: {a: x, b: y}\n  zone: z\n", "zone"},
+		{"zones with one copy", "  distribution: ring\n  zones: {a: x, b: y}\n", "zones"},
+		{"zones with rendezvous", "  distribution: rendezvous\n  replicas: 2\n  zones: {a: x, b: y}\n", "zones"},
+		{"server zoned twice", "  distribution: ring\n  replicas: 2\n  zones: {a: x, \"127.0.0.1:2\": y}\n", "zones"},
 	} {
-		_, err := ParseConfig([]byte(base + tc.extra))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: got %v, want an error containing %q", tc.name, err, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(base + tc.extra))
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Pool != "p" || ce.Key != tc.key {
+				t.Fatalf("got %v, want an error of pool p's %s", err, tc.key)
+			}
+		})
 	}
 	if _, err := ParseConfig([]byte(base + "  distribution: ring\n  replicas: 2\n  zones: {a: x, \"127.0.0.1:3\": y}\n  zone: y\n")); err != nil {
 		t.Errorf("valid replicas config: %v", err)

@@ -29,8 +29,8 @@ type Server struct {
 	wg sync.WaitGroup // accept loops, clients, retired pools
 }
 
-// New returns a server for a validated configuration; log may be nil
-// (then slog.Default is used). Call [Server.Start] to serve.
+// New returns a server for a configuration; log may be nil (then
+// slog.Default is used). Call [Server.Start] to serve.
 func New(cfg *Config, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
@@ -41,19 +41,23 @@ func New(cfg *Config, log *slog.Logger) *Server {
 
 // Start builds the pools, listens on every pool's address and on the
 // metrics address, and serves in the background. On error nothing is left
-// running. The error is a [*ConfigError] for a placement that cannot be
-// built, or the listen error.
+// running. The error is a [*ConfigError] for a configuration that does
+// not validate or a placement that cannot be built, or the listen error.
+// Settings left at their zero value are read as their defaults.
 func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return ErrServerClosed
 	}
-	t, err := s.prepare(context.Background(), s.cfg)
+	if err := s.cfg.Validate(); err != nil {
+		return err
+	}
+	t, err := s.prepare(context.Background(), s.cfg.WithDefaults())
 	if err != nil {
 		return err
 	}
-	if addr := s.cfg.Global.MetricsListen; addr != "" {
+	if addr := t.cfg.Global.MetricsListen; addr != "" {
 		if err := s.startMetrics(addr); err != nil {
 			t.undo()
 			return err
