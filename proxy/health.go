@@ -184,7 +184,7 @@ func (b *backend) probe(ctx context.Context, timeout time.Duration) error {
 		return err
 	}
 	if len(reply) < 8 || string(reply[:8]) != "VERSION " {
-		return fmt.Errorf("unexpected reply %q", reply)
+		return fmt.Errorf("%w: %q", memcache.ErrBadReply, reply)
 	}
 	return nil
 }
@@ -198,7 +198,7 @@ func (b *backend) flush(ctx context.Context, timeout time.Duration) error {
 		return err
 	}
 	if string(reply) != "OK\r\n" {
-		return fmt.Errorf("flush_all: unexpected reply %q", reply)
+		return fmt.Errorf("%w to flush_all: %q", memcache.ErrBadReply, reply)
 	}
 	return nil
 }

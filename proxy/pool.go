@@ -9,7 +9,10 @@ import (
 	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
-// pool is one configured pool: its servers, their placement and health.
+// pool is one configured pool: its servers, where its keys go among them,
+// and the requests in flight. Where keys go is a placement, an immutable
+// value that requests load once and a change builds beside the old one and
+// publishes with one atomic swap.
 type pool struct {
 	name     string
 	cfg      *PoolConfig
@@ -19,7 +22,7 @@ type pool struct {
 	met      *metrics
 	stats    *poolStats
 
-	// placeMu serializes rebuilds of the placement.
+	// placeMu serializes the writers of place.
 	placeMu sync.Mutex
 
 	ctx    context.Context
