@@ -48,8 +48,18 @@ func TestHelperProxyProcess(t *testing.T) {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		cancel()
 	}()
-	err := Run(ctx, RunOptions{Path: path, WatchInterval: -1, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cfg, err := LoadConfig(path)
 	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-ctx.Done()
+	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer scancel()
+	if err := s.Shutdown(sctx); err != nil {
 		t.Fatal(err)
 	}
 }

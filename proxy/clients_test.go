@@ -145,7 +145,7 @@ func TestSlowServerTimesOut(t *testing.T) {
 	var live, slow string
 	for i := 0; live == "" || slow == ""; i++ {
 		k := fmt.Sprint("t", i)
-		if pl.route([]byte(k)).addr == m.addr {
+		if ownerOf(pl, k) == m.addr {
 			live = k
 		} else {
 			slow = k
@@ -265,7 +265,7 @@ func TestShutdownKeepsItsDeadline(t *testing.T) {
 	}
 	c := dial(t, s.Addr("p").String())
 	c.send("get k\r\n")
-	eventually(t, "the request at the server", func() bool { return s.testPool("p").backends[0].requests.Load() == 1 })
+	eventually(t, "the request at the server", func() bool { return s.testPool("p").backends[0].stats.requests.Load() == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -296,7 +296,7 @@ func TestMergedServerErrorPassedOn(t *testing.T) {
 	var ka, kb string
 	for i := 0; ka == "" || kb == ""; i++ {
 		k := fmt.Sprint("m", i)
-		if pl.route([]byte(k)).addr == a {
+		if ownerOf(pl, k) == a {
 			ka = k
 		} else {
 			kb = k
@@ -347,7 +347,7 @@ func TestPreconnectDoesNotHoldReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if err := s.Reload(cfg); err != nil {
+	if err := s.Reload(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d > 900*time.Millisecond {
@@ -390,7 +390,7 @@ func TestErrorsCountRequests(t *testing.T) {
 			t.Fatalf("get on a silent server: %q", got)
 		}
 	}
-	if n := s.testPool("p").backends[0].errors.Load(); n != 10 {
+	if n := s.testPool("p").backends[0].stats.errors.Load(); n != 10 {
 		t.Errorf("errors = %d for 10 failed requests", n)
 	}
 }

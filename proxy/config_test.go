@@ -5,8 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/compat/twemproxy"
+	"github.com/kolco-dev/kolco/keyhash"
 )
 
 // nutcrackerYAML holds memcached pools written as twemproxy's own sample
@@ -66,19 +72,19 @@ func TestParseNutcrackerConfig(t *testing.T) {
 		t.Fatalf("pools %s", got)
 	}
 	a, g, o, s := cfg.Pools["alpha"], cfg.Pools["gamma"], cfg.Pools["omega"], cfg.Pools["sigma"]
-	if a.Ejection != EjectRehash || a.ServerFailureLimit != 1 || a.Timeout != 1000 || a.ServerConnections != 1 {
+	if a.Ejection != EjectRehash || a.ServerFailureLimit != 1 || a.Timeout != time.Second || a.ServerConnections != 1 {
 		t.Errorf("alpha: %+v", a)
 	}
-	if g.Timeout != 400 || !g.Preconnect || g.Backlog != 1024 || len(g.Servers) != 2 {
+	if g.Timeout != 400*time.Millisecond || !g.Preconnect || g.Backlog != 1024 || len(g.Servers) != 2 {
 		t.Errorf("gamma: %+v", g)
 	}
-	if o.Ejection != EjectNone || o.Hash != "hsieh" || o.ServerRetryTimeout != 30000 || o.ServerFailureLimit != 2 {
+	if o.Ejection != EjectNone || o.Hash != "hsieh" || o.ServerRetryTimeout != 30*time.Second || o.ServerFailureLimit != 2 {
 		t.Errorf("omega: %+v", o)
 	}
 	if s.Distribution != "modula" || s.HashTag != "{}" || s.ServerConnections != 4 || s.MaxValueSize != 1<<20 {
 		t.Errorf("sigma: %+v", s)
 	}
-	if s.FlushAll != "refuse" || s.MaxClientConnections != 10000 || s.HealthCheck.Interval != 30000 {
+	if s.FlushAll != "refuse" || s.MaxClientConnections != 10000 || s.HealthCheck.Interval != 30*time.Second {
 		t.Errorf("sigma kolco defaults: %+v", s)
 	}
 }
@@ -118,11 +124,11 @@ p:
 		t.Fatal(err)
 	}
 	p := cfg.Pools["p"]
-	if p.Ejection != EjectFailFast || p.HealthCheck.Interval != 500 || p.HealthCheck.Timeout != 100 ||
-		p.MaxClientConnections != 10 || p.ClientIdleTimeout != 60000 || p.MaxValueSize != 2048 || p.FlushAll != "broadcast" {
+	if p.Ejection != EjectFailFast || p.HealthCheck.Interval != 500*time.Millisecond || p.HealthCheck.Timeout != 100*time.Millisecond ||
+		p.MaxClientConnections != 10 || p.ClientIdleTimeout != time.Minute || p.MaxValueSize != 2048 || p.FlushAll != "broadcast" {
 		t.Fatalf("%+v", p)
 	}
-	if cfg.Global.MetricsListen != "127.0.0.1:9150" || cfg.Global.ShutdownTimeout != 5000 {
+	if cfg.Global.MetricsListen != "127.0.0.1:9150" || cfg.Global.ShutdownTimeout != 5*time.Second {
 		t.Fatalf("%+v", cfg.Global)
 	}
 }
@@ -131,40 +137,49 @@ func TestParseConfigErrors(t *testing.T) {
 	pool := func(extra string) string {
 		return "p:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\"]\n" + extra
 	}
-	tests := []struct{ name, yaml, want string }{
-		{"empty", "", "no pools"},
-		{"not yaml", "p: [", "yaml"},
-		{"unknown key", pool("  listn: x\n"), "listn"},
-		{"redis", pool("  redis: true\n"), "redis"},
-		{"bad listen", "p:\n  listen: nowhere\n  servers: [\"a:1:1\"]\n", "listen"},
-		{"unix listen bad mode", "p:\n  listen: /tmp/x.sock 0999\n  servers: [\"a:1:1\"]\n", "octal"},
-		{"unix listen mode too large", "p:\n  listen: /tmp/x.sock 01777\n  servers: [\"a:1:1\"]\n", "octal"},
-		{"one socket twice", "p:\n  listen: /tmp/x.sock 0600\n  servers: [\"a:1:1\"]\nq:\n  listen: /tmp/x.sock\n  servers: [\"a:1:1\"]\n", "both listen on /tmp/x.sock"},
-		{"server socket path too long", "p:\n  listen: 127.0.0.1:1\n  servers: [\"/" + strings.Repeat("x", 107) + ":1\"]\n", "107 bytes"},
-		{"unix listen path too long", "p:\n  listen: /" + strings.Repeat("x", 107) + "\n  servers: [\"a:1:1\"]\n", "107 bytes"},
-		{"bad hash", pool("  hash: sha1\n"), "hash"},
-		{"bad hash tag", pool("  hash_tag: \"{\"\n"), "hash_tag"},
-		{"random", pool("  distribution: random\n"), "random"},
-		{"bad distribution", pool("  distribution: chaos\n"), "distribution"},
-		{"twemproxy hash with kolco algorithm", pool("  distribution: ring\n  hash: md5\n"), "key_hash"},
-		{"key_hash with ketama", pool("  key_hash: xxh3\n"), "key_hash"},
-		{"bad key_hash", pool("  distribution: ring\n  key_hash: sha1\n"), "key_hash"},
-		{"negative vnodes", pool("  distribution: ring\n  vnodes: -1\n"), "vnodes"},
-		{"negative timeout", pool("  timeout: -1\n"), "timeout"},
-		{"no servers", "p:\n  listen: 127.0.0.1:1\n", "servers"},
-		{"bad server", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:b:1\"]\n", "port"},
-		{"zero weight", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:0\"]\n", "weight"},
-		{"duplicate name", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\", \"b:1:1 x\"]\n", "same name"},
-		{"duplicate address", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\", \"a:1:1 y\"]\n", "same address"},
-		{"rehash without eject", pool("  ejection: rehash\n"), "auto_eject_hosts"},
-		{"bad ejection", pool("  ejection: sometimes\n"), "ejection"},
-		{"timeout 0", pool("  timeout: 0\n"), "no timeout"},
-		{"server_failure_limit 0", pool("  server_failure_limit: 0\n"), "eject on the first failure"},
-		{"server_retry_timeout 0", pool("  server_retry_timeout: 0\n"), "retry at once"},
-		{"none with replicas", "p:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\", \"127.0.0.1:11212:1\"]\n  distribution: ring\n  replicas: 2\n  ejection: none\n", "none cannot be used with replicas"},
-		{"bad flush_all", pool("  flush_all: yes\n"), "flush_all"},
-		{"same listen", pool("") + "q:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\"]\n", "both listen"},
-		{"bad log level", pool("") + "kolco:\n  log_level: loud\n", "log_level"},
+	tests := []struct {
+		name, yaml, pool, key string
+		is                    error // a cause the error wraps, if any
+	}{
+		{"empty", "", "", "", nil},
+		{"not yaml", "p: [", "", "", nil},
+		{"unknown key", pool("  listn: x\n"), "p", "listn", ErrUnknownKey},
+		{"unknown kolco key", pool("") + "kolco:\n  metrics: x\n", "", "kolco.metrics", ErrUnknownKey},
+		{"value of the wrong type", pool("  timeout: soon\n"), "p", "timeout", nil},
+		{"unknown health_check key", pool("  health_check: {intervl: 5}\n"), "p", "health_check", nil},
+		{"redis", pool("  redis: true\n"), "p", "redis", nil},
+		{"bad listen", "p:\n  listen: nowhere\n  servers: [\"a:1:1\"]\n", "p", "listen", nil},
+		{"unix listen bad mode", "p:\n  listen: /tmp/x.sock 0999\n  servers: [\"a:1:1\"]\n", "p", "listen", nil},
+		{"unix listen mode too large", "p:\n  listen: /tmp/x.sock 01777\n  servers: [\"a:1:1\"]\n", "p", "listen", nil},
+		{"one socket twice", "p:\n  listen: /tmp/x.sock 0600\n  servers: [\"a:1:1\"]\nq:\n  listen: /tmp/x.sock\n  servers: [\"a:1:1\"]\n", "q", "listen", nil},
+		{"server socket path too long", "p:\n  listen: 127.0.0.1:1\n  servers: [\"/" + strings.Repeat("x", 107) + ":1\"]\n", "p", "servers", nil},
+		{"unix listen path too long", "p:\n  listen: /" + strings.Repeat("x", 107) + "\n  servers: [\"a:1:1\"]\n", "p", "listen", nil},
+		{"bad hash", pool("  hash: sha1\n"), "p", "hash", nil},
+		{"bad hash tag", pool("  hash_tag: \"{\"\n"), "p", "hash_tag", nil},
+		{"random", pool("  distribution: random\n"), "p", "distribution", nil},
+		{"bad distribution", pool("  distribution: chaos\n"), "p", "distribution", nil},
+		{"twemproxy hash with kolco algorithm", pool("  distribution: ring\n  hash: md5\n"), "p", "hash", nil},
+		{"key_hash with ketama", pool("  key_hash: xxh3\n"), "p", "key_hash", nil},
+		{"bad key_hash", pool("  distribution: ring\n  key_hash: sha1\n"), "p", "key_hash", keyhash.ErrUnknown},
+		{"negative vnodes", pool("  distribution: ring\n  vnodes: -1\n"), "p", "vnodes", nil},
+		{"negative timeout", pool("  timeout: -1\n"), "p", "timeout", nil},
+		{"timeout out of range", pool("  timeout: 9223372036854775807\n"), "p", "timeout", nil},
+		{"negative probe timeout", pool("  health_check: {timeout: -1}\n"), "p", "health_check.timeout", nil},
+		{"no servers", "p:\n  listen: 127.0.0.1:1\n", "p", "servers", nil},
+		{"bad server", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:b:1\"]\n", "p", "servers", twemproxy.ErrBadServer},
+		{"zero weight", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:0\"]\n", "p", "servers", twemproxy.ErrBadServer},
+		{"duplicate name", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\", \"b:1:1 x\"]\n", "p", "servers", nil},
+		{"duplicate address", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\", \"a:1:1 y\"]\n", "p", "servers", nil},
+		{"rehash without eject", pool("  ejection: rehash\n"), "p", "ejection", nil},
+		{"bad ejection", pool("  ejection: sometimes\n"), "p", "ejection", nil},
+		{"timeout 0", pool("  timeout: 0\n"), "p", "timeout", nil},
+		{"server_failure_limit 0", pool("  server_failure_limit: 0\n"), "p", "server_failure_limit", nil},
+		{"server_retry_timeout 0", pool("  server_retry_timeout: 0\n"), "p", "server_retry_timeout", nil},
+		{"none with replicas", "p:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\", \"127.0.0.1:11212:1\"]\n  distribution: ring\n  replicas: 2\n  ejection: none\n", "p", "ejection", nil},
+		{"bad flush_all", pool("  flush_all: yes\n"), "p", "flush_all", nil},
+		{"same listen", pool("") + "q:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\"]\n", "q", "listen", nil},
+		{"bad log level", pool("") + "kolco:\n  log_level: loud\n", "", "kolco.log_level", nil},
+		{"negative shutdown timeout", pool("") + "kolco:\n  shutdown_timeout: -1\n", "", "kolco.shutdown_timeout", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -172,11 +187,45 @@ func TestParseConfigErrors(t *testing.T) {
 			if !errors.Is(err, ErrBadConfig) {
 				t.Fatalf("got %v, want ErrBadConfig", err)
 			}
-			// The message must point at the culprit for a human.
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %q does not mention %q", err, tc.want)
+			// The error must point at the culprit.
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v is not a *ConfigError", err)
+			}
+			if ce.Pool != tc.pool || ce.Key != tc.key {
+				t.Fatalf("error %v names pool %q key %q, want pool %q key %q", err, ce.Pool, ce.Key, tc.pool, tc.key)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Fatalf("error %v does not wrap %v", err, tc.is)
 			}
 		})
+	}
+}
+
+// TestDefaults: a pool that sets nothing but its address and servers
+// gets DefaultPoolConfig, and WithDefaults changes nothing of what it
+// works on.
+func TestDefaults(t *testing.T) {
+	cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultPoolConfig()
+	want.Listen, want.Servers = "127.0.0.1:22121", []string{"127.0.0.1:11211:1"}
+	if got := *cfg.Pools["p"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("pool with no settings:\n got %+v\nwant %+v", got, want)
+	}
+	if got := cfg.Global; got != DefaultGlobalConfig() {
+		t.Errorf("no kolco settings: %+v, want %+v", got, DefaultGlobalConfig())
+	}
+	raw := &PoolConfig{Distribution: "ring", AutoEjectHosts: true, ServerRetryTimeout: time.Minute}
+	before := *raw
+	p := raw.WithDefaults()
+	if !reflect.DeepEqual(*raw, before) {
+		t.Errorf("WithDefaults changed its receiver: %+v", *raw)
+	}
+	if p.KeyHash != keyhash.Default || p.Hash != "" || p.Ejection != EjectRehash || p.HealthCheck.Interval != time.Minute {
+		t.Errorf("defaults that follow from other settings: %+v", p)
 	}
 }
 
@@ -217,13 +266,21 @@ func FuzzParseConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := ParseConfig(data)
 		if err != nil {
-			if !errors.Is(err, ErrBadConfig) {
-				t.Fatalf("error %v does not wrap ErrBadConfig", err)
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v is not a *ConfigError", err)
 			}
 			return
 		}
+		before := *cfg.Pools[cfg.PoolNames()[0]]
 		if err := cfg.Validate(); err != nil {
 			t.Fatalf("accepted config fails Validate again: %v", err)
+		}
+		if after := *cfg.Pools[cfg.PoolNames()[0]]; !reflect.DeepEqual(after, before) {
+			t.Fatalf("Validate changed the config:\n%+v\n%+v", before, after)
+		}
+		if d := cfg.WithDefaults(); !reflect.DeepEqual(d, cfg) {
+			t.Fatalf("an accepted config lacks defaults:\n%+v\n%+v", cfg, d)
 		}
 		var b strings.Builder
 		if err := cfg.Explain(&b); err != nil {
@@ -266,10 +323,11 @@ func TestExplainBuildsPlacement(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := cfg.Explain(&b); err == nil || !strings.Contains(err.Error(), "points") {
-		t.Fatalf("Explain of a ring of 10^8 points: %v", err)
+	var ce *ConfigError
+	if err := cfg.Explain(&b); !errors.As(err, &ce) || ce.Pool != "p" || !errors.Is(err, kolco.ErrBadConfig) {
+		t.Fatalf("Explain of a ring of 10^8 points: %v, want the ring's refusal for pool p", err)
 	}
-	if err := New(cfg, nil).Start(); err == nil {
-		t.Fatal("Start accepted it")
+	if err := New(cfg, nil).Start(); !errors.As(err, &ce) || ce.Pool != "p" || !errors.Is(err, kolco.ErrBadConfig) {
+		t.Fatalf("Start of a ring of 10^8 points: %v, want the ring's refusal for pool p", err)
 	}
 }

@@ -20,14 +20,24 @@
 // max_value_size, max_keys, max_pending, flush_all, and key_hash, vnodes,
 // replicas, zones and zone for kolco's distributions), and proxy-wide settings
 // under the top-level key "kolco" (metrics_listen, log_level,
-// shutdown_timeout). See [PoolConfig] and [GlobalConfig].
+// shutdown_timeout). See [PoolConfig] and [GlobalConfig]; the defaults,
+// with the reason for each, are [DefaultPoolConfig] and
+// [DefaultGlobalConfig]. Durations are milliseconds in the file, as in
+// nutcracker, and time.Duration in the types. A configuration that cannot
+// be served is a [*ConfigError] naming the pool and key at fault.
+//
+// [LoadConfig], [New], [Server.Start], [Server.Reload] and
+// [Server.Shutdown] are all a program needs; kolco proxy adds the signals
+// (SIGHUP reloads, SIGTERM shuts down) and the watch of the file.
 //
 // # Failures
 //
 // A request whose server cannot be reached or does not answer within the
 // pool's timeout gets "SERVER_ERROR ..." for that server's keys only; in a
 // multi-key get those keys are reported as misses so that the other
-// servers' values still reach the client. After server_failure_limit
+// servers' values still reach the client. The line names the server once
+// and the cause once ("SERVER_ERROR 10.0.0.1:11211: connect: connection
+// refused"); in code the failure is a [*ServerError] wrapping its cause. After server_failure_limit
 // consecutive failures a server is ejected. With ejection "rehash" its keys
 // move to the live servers (twemproxy's auto_eject_hosts); with "fail-fast"
 // they keep failing until it is back. An ejected server is probed every

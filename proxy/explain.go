@@ -11,10 +11,11 @@ import (
 // Explain writes a plain-language account of the configuration: for each
 // pool, where it listens, how keys are placed, each server with its ring
 // name and nominal share of keys, and what happens when a server fails.
-// It expects a validated configuration, and builds each pool's placement
+// It expects a valid configuration, and builds each pool's placement
 // as the proxy would, so that a config it reports on is one the proxy
 // starts with.
 func (c *Config) Explain(w io.Writer) error {
+	c = c.WithDefaults()
 	var b strings.Builder
 	for _, name := range c.PoolNames() {
 		p := c.Pools[name]
@@ -22,12 +23,12 @@ func (c *Config) Explain(w io.Writer) error {
 		for _, line := range p.Servers {
 			s, err := twemproxy.ParseServer(line)
 			if err != nil {
-				return fmt.Errorf("%w: pool %q: %w", ErrBadConfig, name, err)
+				return &ConfigError{Pool: name, Key: "servers", Err: err}
 			}
 			servers = append(servers, s)
 		}
 		if _, err := newPicker(p, servers); err != nil {
-			return fmt.Errorf("%w: pool %q: %w", ErrBadConfig, name, err)
+			return placementError(name, err)
 		}
 		p.explain(&b, name)
 	}
@@ -35,7 +36,7 @@ func (c *Config) Explain(w io.Writer) error {
 	if g.MetricsListen != "" {
 		fmt.Fprintf(&b, "metrics: Prometheus /metrics on %s\n", g.MetricsListen)
 	}
-	fmt.Fprintf(&b, "shutdown: requests in flight get up to %d ms to finish\n", g.ShutdownTimeout)
+	fmt.Fprintf(&b, "shutdown: requests in flight get up to %d ms to finish\n", g.ShutdownTimeout.Milliseconds())
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -80,26 +81,26 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 			p.Replicas, distinct, read)
 	}
 	fmt.Fprintf(b, "  connections: %d per server, pipelined; reply timeout %d ms; preconnect %v\n",
-		p.ServerConnections, p.Timeout, p.Preconnect)
+		p.ServerConnections, p.Timeout.Milliseconds(), p.Preconnect)
 	switch p.Ejection {
 	case EjectRehash:
 		fmt.Fprintf(b, "  failures: after %d consecutive failures a server is ejected and its keys move to the live servers (rehash); it is retried after %d ms\n",
-			p.ServerFailureLimit, p.ServerRetryTimeout)
+			p.ServerFailureLimit, p.ServerRetryTimeout.Milliseconds())
 	case EjectNone:
 		fmt.Fprintf(b, "  failures: a failed server's keys get SERVER_ERROR while it fails; every request tries it and it is never marked down, as nutcracker without auto_eject_hosts\n")
 	default:
 		fmt.Fprintf(b, "  failures: a failed server's keys get SERVER_ERROR until it is back (fail-fast); no key moves; after %d consecutive failures it is marked down and retried after %d ms\n",
-			p.ServerFailureLimit, p.ServerRetryTimeout)
+			p.ServerFailureLimit, p.ServerRetryTimeout.Milliseconds())
 	}
 	if p.HealthCheck.Interval > 0 {
 		fmt.Fprintf(b, "  health: a down server is probed with \"version\" every %d ms (timeout %d ms) and restored when it answers\n",
-			p.HealthCheck.Interval, p.HealthCheck.Timeout)
+			p.HealthCheck.Interval.Milliseconds(), p.HealthCheck.Timeout.Milliseconds())
 	} else {
-		fmt.Fprintf(b, "  health: no probes; a down server returns %d ms after it was marked down\n", p.ServerRetryTimeout)
+		fmt.Fprintf(b, "  health: no probes; a down server returns %d ms after it was marked down\n", p.ServerRetryTimeout.Milliseconds())
 	}
 	idle := "never"
 	if p.ClientIdleTimeout > 0 {
-		idle = fmt.Sprintf("after %d ms", p.ClientIdleTimeout)
+		idle = fmt.Sprintf("after %d ms", p.ClientIdleTimeout.Milliseconds())
 	}
 	fmt.Fprintf(b, "  limits: %d client connections, idle clients closed %s, values up to %d bytes, %d keys per get, %d requests in flight per client\n",
 		p.MaxClientConnections, idle, p.MaxValueSize, p.MaxKeys, p.MaxPending)

@@ -105,7 +105,7 @@ func TestFaultEjectAndRestore(t *testing.T) {
 			owner := map[string]string{}
 			for i := range keys {
 				keys[i] = fmt.Sprintf("fault:%d", i)
-				owner[keys[i]] = s.testPool("p").route([]byte(keys[i])).addr
+				owner[keys[i]] = ownerOf(s.testPool("p"), keys[i])
 			}
 			victim := ms[1]
 			var dead atomic.Value
@@ -118,7 +118,7 @@ func TestFaultEjectAndRestore(t *testing.T) {
 			dead.Store(victim.addr)
 			victim.stop()
 			b := s.testPool("p").backends[1]
-			eventually(t, "the server to be marked down", func() bool { return b.down.Load() })
+			eventually(t, "the server to be marked down", func() bool { return b.health.isDown() })
 			// Under fail-fast the down server keeps its place; stats still
 			// count it out.
 			if st := dial(t, s.Addr("p").String()).do("stats\r\n"); !strings.Contains(st, "STAT servers_live 2\r\n") {
@@ -137,7 +137,7 @@ func TestFaultEjectAndRestore(t *testing.T) {
 				}
 			}
 			startMemcached(t, victim.port)
-			eventually(t, "restore", func() bool { return !b.down.Load() && liveCount(s) == 3 })
+			eventually(t, "restore", func() bool { return !b.health.isDown() && liveCount(s) == 3 })
 			dead.Store("")
 			base := res.ok.Load()
 			eventually(t, "load after restore", func() bool { return res.ok.Load() > base+500 })
@@ -198,7 +198,7 @@ func TestRetryWithoutProbes(t *testing.T) {
 	pl := s.testPool("p")
 	var victimKey string
 	for i := 0; victimKey == ""; i++ {
-		if k := fmt.Sprint("r", i); pl.route([]byte(k)).addr == ms[1].addr {
+		if k := fmt.Sprint("r", i); ownerOf(pl, k) == ms[1].addr {
 			victimKey = k
 		}
 	}
@@ -208,11 +208,11 @@ func TestRetryWithoutProbes(t *testing.T) {
 	if got := c.do("get " + victimKey + "\r\n"); !strings.HasPrefix(got, "SERVER_ERROR") {
 		t.Fatalf("get on the dead server: %q", got)
 	}
-	eventually(t, "ejection", func() bool { return b.ejections.Load() >= 1 })
+	eventually(t, "ejection", func() bool { return b.stats.ejections.Load() >= 1 })
 	// Put back after the retry timeout, failed again by a request, ejected again.
 	eventually(t, "a second ejection after the retry", func() bool {
 		c.do("get " + victimKey + "\r\n")
-		return b.ejections.Load() >= 2
+		return b.stats.ejections.Load() >= 2
 	})
 }
 
@@ -248,7 +248,7 @@ func TestServerClosesIdleConnection(t *testing.T) {
 	if n := accepted.Load(); n != 3 {
 		t.Errorf("%d connections for 3 requests, want 3", n)
 	}
-	if e := b.errors.Load(); e != 0 {
+	if e := b.stats.errors.Load(); e != 0 {
 		t.Errorf("%d errors counted for a server that answered every request", e)
 	}
 }
@@ -299,7 +299,7 @@ func TestNoEjectionServesAgainAtOnce(t *testing.T) {
 	pl := s.testPool("p")
 	var k string
 	for i := 0; k == ""; i++ {
-		if x := fmt.Sprint("k", i); pl.route([]byte(x)).addr == ms[1].addr {
+		if x := fmt.Sprint("k", i); ownerOf(pl, x) == ms[1].addr {
 			k = x
 		}
 	}
@@ -310,7 +310,7 @@ func TestNoEjectionServesAgainAtOnce(t *testing.T) {
 			t.Fatalf("get on the stopped server: %q", got)
 		}
 	}
-	if pl.backends[1].down.Load() {
+	if pl.backends[1].health.isDown() {
 		t.Fatal("marked down with auto_eject_hosts false")
 	}
 	startMemcached(t, ms[1].port)
@@ -341,8 +341,8 @@ func TestServerValueOverLimit(t *testing.T) {
 		}
 	}
 	b := s.testPool("p").backends[0]
-	if b.down.Load() || b.errors.Load() != 0 {
-		t.Errorf("server down %v, %d errors counted", b.down.Load(), b.errors.Load())
+	if b.health.isDown() || b.stats.errors.Load() != 0 {
+		t.Errorf("server down %v, %d errors counted", b.health.isDown(), b.stats.errors.Load())
 	}
 }
 
@@ -363,7 +363,7 @@ func TestUnreachableServerDoesNotQueueClients(t *testing.T) {
 			var live, dead string
 			for i := 0; live == "" || dead == ""; i++ {
 				k := fmt.Sprint("u", i)
-				if pl.route([]byte(k)).addr == m.addr {
+				if ownerOf(pl, k) == m.addr {
 					live = k
 				} else {
 					dead = k

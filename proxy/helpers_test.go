@@ -217,3 +217,13 @@ func (c *mc) do(s string) string {
 	}
 	return c.reply(req.Cmd)
 }
+
+// ownerOf returns the address of the server a read of key goes to.
+func ownerOf(p *pool, key string) string {
+	var sc routeScratch
+	owners := p.place.Load().route([]byte(key), false, &sc)
+	if len(owners) == 0 {
+		return ""
+	}
+	return owners[0].addr
+}

@@ -100,6 +100,29 @@ func (m *metrics) forPool(name string) *poolStats {
 	return s
 }
 
+// serverStats are one server's figures, for stats and metrics.
+type serverStats struct {
+	requests, errors, ejections atomic.Uint64
+	errCtr, ejectCtr            prometheus.Counter
+}
+
+func (s *serverStats) init(m *metrics, pool, addr string) {
+	s.errCtr = m.serverErrors.WithLabelValues(pool, addr)
+	s.ejectCtr = m.ejections.WithLabelValues(pool, addr)
+}
+
+// failed counts n failed requests.
+func (s *serverStats) failed(n int) {
+	s.errors.Add(uint64(n))
+	s.errCtr.Add(float64(n))
+}
+
+// ejected counts the server marked down.
+func (s *serverStats) ejected() {
+	s.ejections.Add(1)
+	s.ejectCtr.Inc()
+}
+
 func (s *poolStats) request(cmd memcache.Command, d time.Duration) {
 	s.cmds[cmd].Add(1)
 	s.requests[cmd].Inc()
@@ -125,48 +148,4 @@ func (s *poolStats) connClosed() {
 func (s *poolStats) connRejected() {
 	s.rejectedConns.Add(1)
 	s.rejected.Inc()
-}
-
-// appendStats appends the reply to "stats": the pool's own figures, in
-// memcached's STAT format.
-func (p *pool) appendStats(dst []byte) []byte {
-	s := p.stats
-	u := func(name string, v uint64) { dst = memcache.AppendStat(dst, name, v) }
-	u("uptime", uint64(time.Since(s.started).Seconds()))
-	u("time", uint64(time.Now().Unix()))
-	u("curr_connections", uint64(max(s.currConns.Load(), 0)))
-	u("total_connections", uint64(s.totalConns.Load()))
-	u("rejected_connections", uint64(s.rejectedConns.Load()))
-	u("client_errors", s.clientErrs.Load())
-	var total uint64
-	for c := range s.cmds {
-		total += s.cmds[c].Load()
-	}
-	u("cmd_total", total)
-	u("cmd_get", s.cmds[memcache.CmdGet].Load()+s.cmds[memcache.CmdGets].Load()+s.cmds[memcache.CmdMetaGet].Load())
-	u("cmd_set", s.cmds[memcache.CmdSet].Load()+s.cmds[memcache.CmdMetaSet].Load())
-	u("cmd_touch", s.cmds[memcache.CmdTouch].Load())
-	// Servers not marked down: under fail-fast and with replicas, the
-	// placement keeps down servers in their places, so its length is not
-	// the count.
-	live := 0
-	for _, b := range p.backends {
-		if !b.down.Load() {
-			live++
-		}
-	}
-	u("servers", uint64(len(p.backends)))
-	u("servers_live", uint64(live))
-	for _, b := range p.backends {
-		prefix := "server:" + b.addr + ":"
-		u(prefix+"requests", b.requests.Load())
-		u(prefix+"errors", b.errors.Load())
-		u(prefix+"ejections", b.ejections.Load())
-		down := uint64(0)
-		if b.down.Load() {
-			down = 1
-		}
-		u(prefix+"down", down)
-	}
-	return append(dst, "END\r\n"...)
 }

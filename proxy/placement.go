@@ -7,6 +7,78 @@ import (
 	"github.com/kolco-dev/kolco/keyhash"
 )
 
+// picker maps a key to an index into the servers it was built over.
+type picker interface {
+	Index(key []byte) int
+}
+
+// placement is an immutable snapshot of where a pool's keys go: the
+// servers that take keys and the picker over them, with the pool's copies
+// per key and the proxy's zone. Requests load it once and route by it; a
+// change of health publishes a new one.
+type placement struct {
+	pick     picker
+	live     []*backend
+	replicas int
+	zone     string
+}
+
+// newPlacement builds the placement of a pool over the servers that take
+// keys: all of them under fail-fast and none, and with replicas, where a
+// down server keeps its place so that its keys are read from their other
+// copies instead of moving; under rehash, the servers not down, as
+// twemproxy rebuilds its continuum.
+func newPlacement(cfg *PoolConfig, servers []*backend) (*placement, error) {
+	pl := &placement{live: make([]*backend, 0, len(servers)), replicas: cfg.Replicas, zone: cfg.Zone}
+	for _, b := range servers {
+		if cfg.Ejection != EjectRehash || cfg.Replicas > 1 || !b.health.isDown() {
+			pl.live = append(pl.live, b)
+		}
+	}
+	if len(pl.live) == 0 {
+		return pl, nil
+	}
+	specs := make([]twemproxy.Server, len(pl.live))
+	for i, b := range pl.live {
+		specs[i] = b.spec
+	}
+	pick, err := newPicker(cfg, specs)
+	if err != nil {
+		return nil, err
+	}
+	pl.pick = pick
+	return pl, nil
+}
+
+// placementError is the error of a pool whose placement cannot be built
+// from a valid configuration: one the algorithm refuses, such as a ring of
+// more points than it holds.
+func placementError(pool string, err error) error {
+	return &ConfigError{Pool: pool, Key: "distribution", Err: err}
+}
+
+// rebuild publishes a new placement of the pool's servers.
+func (p *pool) rebuild() error {
+	p.placeMu.Lock()
+	defer p.placeMu.Unlock()
+	pl, err := newPlacement(p.cfg, p.backends)
+	if err != nil {
+		return err
+	}
+	p.place.Store(pl)
+	return nil
+}
+
+// copies appends to dst the indexes in pl.live of the servers of key's
+// copies, in preference order.
+func (pl *placement) copies(dst []int, buf []kolco.Node, key []byte) ([]int, []kolco.Node) {
+	r, ok := pl.pick.(*kolcoPicker)
+	if !ok { // not reached: Validate allows replicas with kolco's placements only
+		return append(dst, pl.pick.Index(key)), buf
+	}
+	return r.Replicas(dst, buf, key, pl.replicas)
+}
+
 // newPicker builds the pool's placement over servers: twemproxy's for
 // ketama and modula, else the kolco algorithm named by distribution over
 // nodes named as twemproxy names them, weighted as configured.

@@ -5,25 +5,14 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
-// picker maps a key to an index into the live servers it was built over.
-type picker interface {
-	Index(key []byte) int
-}
-
-// placement is an immutable snapshot: the live servers and the picker over
-// them. Requests load it once; a health change publishes a new one.
-type placement struct {
-	pick picker
-	live []*backend
-}
-
-// pool is one configured pool: its servers, their placement and health.
+// pool is one configured pool: its servers, where its keys go among them,
+// and the requests in flight. Where keys go is a placement, an immutable
+// value that requests load once and a change builds beside the old one and
+// publishes with one atomic swap.
 type pool struct {
 	name     string
 	cfg      *PoolConfig
@@ -33,7 +22,7 @@ type pool struct {
 	met      *metrics
 	stats    *poolStats
 
-	// placeMu serializes rebuilds of the placement.
+	// placeMu serializes the writers of place.
 	placeMu sync.Mutex
 
 	ctx    context.Context
@@ -75,12 +64,12 @@ func newPool(name string, cfg *PoolConfig, log *slog.Logger, met *metrics) (*poo
 	for _, line := range cfg.Servers {
 		spec, err := twemproxy.ParseServer(line)
 		if err != nil {
-			return nil, err
+			return nil, &ConfigError{Pool: name, Key: "servers", Err: err}
 		}
 		p.backends = append(p.backends, newBackend(p, spec))
 	}
 	if err := p.rebuild(); err != nil {
-		return nil, err
+		return nil, placementError(name, err)
 	}
 	return p, nil
 }
@@ -91,31 +80,23 @@ func newPool(name string, cfg *PoolConfig, log *slog.Logger, met *metrics) (*poo
 // that missed writes and deletes serve before it is emptied. Servers are
 // matched by address. It is called before start.
 func (p *pool) inherit(old *pool) error {
-	down := map[string]*backend{}
+	byAddr := make(map[string]*backend, len(old.backends))
 	for _, b := range old.backends {
-		if b.down.Load() {
-			down[b.addr] = b
-		}
+		byAddr[b.addr] = b
 	}
 	changed := false
 	for _, b := range p.backends {
-		ob := down[b.addr]
-		if ob == nil {
-			continue
+		if ob := byAddr[b.addr]; ob != nil && b.health.inherit(&ob.health) {
+			changed = true
 		}
-		ob.mu.Lock()
-		failures, retryAt := ob.failures, ob.retryAt
-		ob.mu.Unlock()
-		b.mu.Lock()
-		b.failures, b.retryAt = failures, retryAt
-		b.down.Store(true)
-		b.mu.Unlock()
-		changed = true
 	}
 	if !changed {
 		return nil
 	}
-	return p.rebuild()
+	if err := p.rebuild(); err != nil {
+		return placementError(p.name, err)
+	}
+	return nil
 }
 
 // start runs the pool's goroutines; close stops them. Preconnecting runs
@@ -154,146 +135,5 @@ func (p *pool) close() {
 func (p *pool) abort() {
 	for _, b := range p.backends {
 		b.close()
-	}
-}
-
-// route returns the server that owns key, or nil when no server is live.
-func (p *pool) route(key []byte) *backend {
-	pl := p.place.Load()
-	if len(pl.live) == 0 {
-		return nil
-	}
-	return pl.live[pl.pick.Index(key)]
-}
-
-// replicas appends to dst the indexes in pl.live of key's n replicas.
-func (pl *placement) replicas(dst []int, buf []kolco.Node, key []byte, n int) ([]int, []kolco.Node) {
-	r, ok := pl.pick.(*kolcoPicker)
-	if !ok { // not reached: Validate allows replicas with kolco's placements only
-		return append(dst, pl.pick.Index(key)), buf
-	}
-	return r.Replicas(dst, buf, key, n)
-}
-
-// readReplica returns the replica of key a read goes to: the first one not
-// down in the proxy's zone, else the first one not down, else the first;
-// nil when no server is live.
-func (p *pool) readReplica(pd *pending, key []byte) *backend {
-	pl := p.place.Load()
-	if len(pl.live) == 0 {
-		return nil
-	}
-	pd.idx, pd.nodeBuf = pl.replicas(pd.idx[:0], pd.nodeBuf, key, p.cfg.Replicas)
-	var up *backend
-	for _, i := range pd.idx {
-		b := pl.live[i]
-		if b.down.Load() {
-			continue
-		}
-		if p.cfg.Zone == "" || b.zone == p.cfg.Zone {
-			return b
-		}
-		if up == nil {
-			up = b
-		}
-	}
-	if up != nil {
-		return up
-	}
-	return pl.live[pd.idx[0]]
-}
-
-// rebuild publishes a placement over the live servers: all servers under
-// fail-fast, the servers not down under rehash (as twemproxy rebuilds its
-// continuum).
-func (p *pool) rebuild() error {
-	p.placeMu.Lock()
-	defer p.placeMu.Unlock()
-	live := make([]*backend, 0, len(p.backends))
-	for _, b := range p.backends {
-		// With replicas the placement keeps down servers, so that their
-		// keys are read from their other copies instead of moving.
-		if p.cfg.Ejection != EjectRehash || p.cfg.Replicas > 1 || !b.down.Load() {
-			live = append(live, b)
-		}
-	}
-	pl := &placement{live: live}
-	if len(live) > 0 {
-		specs := make([]twemproxy.Server, len(live))
-		for i, b := range live {
-			specs[i] = b.spec
-		}
-		pick, err := newPicker(p.cfg, specs)
-		if err != nil {
-			return err
-		}
-		pl.pick = pick
-	}
-	p.place.Store(pl)
-	return nil
-}
-
-// healthChanged is called when b goes down or comes back.
-func (p *pool) healthChanged(b *backend, up bool, cause error) {
-	if up {
-		p.log.Info("server restored", "server", b.addr)
-	} else {
-		p.log.Warn("server down", "server", b.addr, "policy", p.cfg.Ejection, "cause", cause)
-	}
-	if p.cfg.Ejection == EjectRehash {
-		if err := p.rebuild(); err != nil {
-			p.log.Error("placement rebuild failed", "err", err)
-		}
-	}
-}
-
-// restore brings b back. In a pool with replicas it first empties b,
-// which missed the writes and deletes made while it was down; if that
-// fails, b stays down until the next try.
-func (p *pool) restore(b *backend) {
-	if p.cfg.Replicas > 1 {
-		if err := b.flush(p.ctx, ms(p.cfg.Timeout)); err != nil {
-			p.log.Warn("server not restored: flush_all before rejoining failed", "server", b.addr, "err", err)
-			return
-		}
-		p.log.Info("server emptied before rejoining (replicas)", "server", b.addr)
-	}
-	b.restore()
-}
-
-// healthLoop restores down servers: with probes, when a probe succeeds;
-// without, when their retry time has come (twemproxy's behaviour).
-func (p *pool) healthLoop() {
-	every := p.cfg.HealthCheck.Interval
-	if every <= 0 {
-		// No probes: a down server returns at its retry time. Checked a
-		// tenth as often, so that it returns within 10% of it rather than
-		// up to a whole period late.
-		every = p.cfg.ServerRetryTimeout / 10
-	}
-	t := time.NewTicker(max(ms(every), 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-p.ctx.Done():
-			return
-		case <-t.C:
-		}
-		for _, b := range p.backends {
-			if !b.down.Load() {
-				continue
-			}
-			if p.cfg.HealthCheck.Interval < 0 {
-				if time.Now().After(b.retryTime()) {
-					p.restore(b)
-				}
-				continue
-			}
-			if err := b.probe(p.ctx, ms(p.cfg.HealthCheck.Timeout)); err == nil {
-				p.restore(b)
-			} else {
-				p.log.Debug("probe failed", "server", b.addr, "err", err)
-			}
-		}
 	}
 }

@@ -1,131 +1,183 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"log/slog"
-	"os"
-	"os/signal"
 	"reflect"
-	"syscall"
-	"time"
 )
 
-// Reload applies a new validated configuration without dropping clients:
+// Reload applies a new configuration without dropping clients:
 // pools whose settings did not change are kept as they are (connections,
 // health); changed pools are rebuilt and serve every request read from then
 // on, while requests in flight finish on the old pool, which is closed
 // after them. A pool whose listen address changed moves to the new
 // address; its open client connections stay and use the new pool. A
 // removed pool stops listening and its clients are closed once their
-// requests in flight are answered. On error nothing changes.
+// requests in flight are answered.
+//
+// The new pools and listeners are prepared first, beside the running
+// ones; only when all of them are ready, and ctx is not done, are they
+// swapped in. On error nothing changes: the error is a [*ConfigError] for
+// a configuration that does not validate or a placement that cannot be
+// built, a listen error, or ctx's error. Settings left at their zero value
+// are read as their defaults.
 //
 // Limits read when a client connects (max_value_size, max_keys,
 // max_pending) apply to new connections; metrics_listen needs a restart.
-func (s *Server) Reload(cfg *Config) error {
+func (s *Server) Reload(ctx context.Context, cfg *Config) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return ErrServerClosed
 	}
-	type change struct {
-		l     *listener // existing listener, or nil
-		newLn *listener // a new listener, when the address is new
-		pool  *pool     // the new pool, nil when unchanged
-		// remode applies the new pool's socket mode to the kept
-		// listener, once the reload can no longer fail.
-		remode bool
+	if err := cfg.Validate(); err != nil {
+		return err
 	}
-	changes := map[string]*change{}
-	undo := func() {
-		for _, ch := range changes {
-			if ch.newLn != nil {
-				ch.newLn.ln.Close()
-			}
-			if ch.pool != nil {
-				ch.pool.close()
-			}
-		}
+	t, err := s.prepare(ctx, cfg.WithDefaults())
+	if err != nil {
+		return err
 	}
-	for _, name := range cfg.PoolNames() {
-		pc := cfg.Pools[name]
-		ch := &change{l: s.listeners[name]}
-		changes[name] = ch
-		if ch.l != nil && reflect.DeepEqual(*ch.l.pool.Load().cfg, *pc) {
-			continue
-		}
-		p, err := newPool(name, pc, s.log, s.met)
-		if err != nil {
-			undo()
-			return fmt.Errorf("%w: pool %q: %w", ErrBadConfig, name, err)
-		}
-		if ch.l != nil {
-			old := ch.l.pool.Load()
-			p.stats = old.stats // figures survive a reload
-			if err := p.inherit(old); err != nil {
-				undo() // p is not started yet: nothing of it to stop
-				return fmt.Errorf("%w: pool %q: %w", ErrBadConfig, name, err)
-			}
-		}
-		p.start()
-		ch.pool = p
-		if ch.l == nil || !sameAddress(ch.l.pool.Load().cfg.Listen, pc.Listen) {
-			if ch.newLn, err = s.listen(name, pc.Listen, p); err != nil {
-				undo()
-				return err
-			}
-		} else {
-			ch.remode = true
-		}
-	}
-	// Everything is ready: switch.
-	for name, l := range s.listeners {
-		if _, kept := changes[name]; !kept {
-			s.retire(l, true)
-			delete(s.listeners, name)
-		}
-	}
-	for name, ch := range changes {
-		if ch.pool == nil {
-			continue
-		}
-		if ch.l != nil {
-			old := ch.l.pool.Swap(ch.pool)
-			s.retirePool(old)
-			if ch.remode {
-				if err := remode(ch.pool.cfg.Listen); err != nil {
-					s.log.Error("reload: socket mode", "pool", name, "err", err)
-				}
-			}
-			if ch.newLn != nil {
-				ch.l.ln.Close() // its clients stay, now on the new pool
-			}
-		}
-		if ch.newLn != nil {
-			if ch.l != nil {
-				// Moved: the old address's clients and the new one's
-				// share the pool from now on, through every reload.
-				ch.newLn.pool = ch.l.pool
-			}
-			s.listeners[name] = ch.newLn
-			s.acceptIn(ch.newLn)
-		}
-	}
-	s.cfg = cfg
+	s.commit(t)
 	s.met.reloads.Inc()
 	s.log.Info("configuration reloaded", "pools", len(cfg.Pools))
 	return nil
 }
 
-// retire stops a removed pool's listener and clients.
-func (s *Server) retire(l *listener, stopClients bool) {
-	l.ln.Close()
-	if stopClients {
-		for c, cl := range s.clients {
-			if cl == l {
-				stopReading(c)
+// transition is a configuration prepared beside the running one: for each
+// pool that is new or changed, a new pool started (its health loop
+// running, its connections opening) and, when its address is new, a
+// listener open. No client sees any of it yet: commit swaps it in and
+// retires what it replaces; undo closes it and leaves the server as it
+// was.
+type transition struct {
+	cfg   *Config
+	pools []poolChange // in pool name order
+}
+
+// poolChange is one pool of a transition.
+type poolChange struct {
+	name string
+	cur  *listener // the pool's listener now; nil for a new pool
+	next *pool     // the pool that replaces cur's; nil when unchanged
+	ln   *listener // a new listener, when the pool is new or moves
+	// remode applies next's socket mode to cur's socket file on commit:
+	// the listener is kept when only the mode changed.
+	remode bool
+}
+
+// prepare builds and starts the pools of cfg that are new or changed and
+// opens the listeners they need. The caller holds mu.
+func (s *Server) prepare(ctx context.Context, cfg *Config) (*transition, error) {
+	t := &transition{cfg: cfg}
+	for _, name := range cfg.PoolNames() {
+		ch, err := s.preparePool(ctx, name, cfg.Pools[name])
+		if err != nil {
+			t.undo()
+			return nil, err
+		}
+		t.pools = append(t.pools, ch)
+	}
+	if err := ctx.Err(); err != nil {
+		t.undo()
+		return nil, err
+	}
+	return t, nil
+}
+
+// preparePool prepares the pool name of the new configuration; on error
+// nothing of it is left running.
+func (s *Server) preparePool(ctx context.Context, name string, pc *PoolConfig) (poolChange, error) {
+	ch := poolChange{name: name, cur: s.listeners[name]}
+	if ch.cur != nil && reflect.DeepEqual(*ch.cur.pool.Load().cfg, *pc) {
+		return ch, nil
+	}
+	p, err := newPool(name, pc, s.log, s.met)
+	if err != nil {
+		return ch, err
+	}
+	if ch.cur != nil {
+		old := ch.cur.pool.Load()
+		p.stats = old.stats // figures survive a reload
+		if err := p.inherit(old); err != nil {
+			return ch, err // p is not started yet: nothing of it to stop
+		}
+	}
+	p.start()
+	ch.next = p
+	if ch.cur != nil && sameAddress(ch.cur.pool.Load().cfg.Listen, pc.Listen) {
+		ch.remode = true
+		return ch, nil
+	}
+	if ch.ln, err = s.listen(ctx, name, pc.Listen, p); err != nil {
+		p.close()
+		return ch, err
+	}
+	return ch, nil
+}
+
+// undo closes what prepare opened.
+func (t *transition) undo() {
+	for _, ch := range t.pools {
+		if ch.ln != nil {
+			ch.ln.ln.Close()
+		}
+		if ch.next != nil {
+			ch.next.close()
+		}
+	}
+}
+
+// commit swaps the prepared pools and listeners in and retires the pools
+// they replace, and the pools the configuration removed, once their
+// requests in flight are done. It cannot fail. The caller holds mu.
+func (s *Server) commit(t *transition) {
+	kept := make(map[string]bool, len(t.pools))
+	for _, ch := range t.pools {
+		kept[ch.name] = true
+	}
+	for name, l := range s.listeners {
+		if !kept[name] {
+			s.retire(l)
+			delete(s.listeners, name)
+		}
+	}
+	for _, ch := range t.pools {
+		s.commitPool(ch)
+	}
+	s.cfg = t.cfg
+}
+
+func (s *Server) commitPool(ch poolChange) {
+	if ch.next == nil {
+		return
+	}
+	if ch.cur != nil {
+		s.retirePool(ch.cur.pool.Swap(ch.next))
+		if ch.remode {
+			if err := remode(ch.next.cfg.Listen); err != nil {
+				s.log.Error("reload: socket mode", "pool", ch.name, "err", err)
 			}
+		}
+		if ch.ln != nil {
+			// Moved: the old address's clients stay, and share the pool
+			// with the new address's from now on, through every reload.
+			ch.cur.ln.Close()
+			ch.ln.pool = ch.cur.pool
+		}
+	}
+	if ch.ln != nil {
+		s.listeners[ch.name] = ch.ln
+		s.acceptIn(ch.ln)
+	}
+}
+
+// retire stops a removed pool's listener and its clients, those accepted
+// before the pool moved to its last address included, and closes the
+// pool once their requests in flight are done.
+func (s *Server) retire(l *listener) {
+	l.ln.Close()
+	for c, cl := range s.clients {
+		if cl.pool == l.pool {
+			stopReading(c)
 		}
 	}
 	s.retirePool(l.pool.Load())
@@ -140,89 +192,27 @@ func (s *Server) retirePool(p *pool) {
 	}()
 }
 
-// RunOptions configures [Run].
-type RunOptions struct {
-	// Path is the configuration file.
-	Path string
-	// Log receives the proxy's structured logs; nil means text logs on
-	// stderr at the config's kolco.log_level.
-	Log *slog.Logger
-	// WatchInterval is how often the file is checked for changes; 0 means
-	// one second, negative disables the check (SIGHUP still reloads).
-	WatchInterval time.Duration
-	// Started, when not nil, is called with the running server.
-	Started func(*Server)
-}
-
-// Run loads the configuration, serves it until ctx is done, reloads it on
-// SIGHUP and when the file's contents change (a file that no longer
-// validates is logged and ignored), and shuts down gracefully within the
-// configured shutdown_timeout.
-func Run(ctx context.Context, opts RunOptions) error {
-	cfg, err := LoadConfig(opts.Path)
-	if err != nil {
-		return err
-	}
-	log := opts.Log
-	if log == nil {
-		var level slog.Level
-		_ = level.UnmarshalText([]byte(cfg.Global.LogLevel)) // validated; "" is info
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	}
-	seen, _ := os.ReadFile(opts.Path)
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	s := New(cfg, log)
-	if err := s.Start(); err != nil {
-		return err
-	}
-	if opts.Started != nil {
-		opts.Started(s)
-	}
-	every := opts.WatchInterval
-	if every == 0 {
-		every = time.Second
-	}
-	var tick <-chan time.Time
-	if every > 0 {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			sctx, cancel := context.WithTimeout(context.Background(), ms(s.cfg.Global.ShutdownTimeout))
-			defer cancel()
-			return s.Shutdown(sctx)
-		case <-hup:
-			log.Info("SIGHUP: reloading", "path", opts.Path)
-			seen = s.reloadFile(opts.Path)
-		case <-tick:
-			if cur, err := os.ReadFile(opts.Path); err == nil && !bytes.Equal(cur, seen) {
-				log.Info("configuration file changed: reloading", "path", opts.Path)
-				seen = s.reloadFile(opts.Path)
-			}
-		}
-	}
-}
-
-// reloadFile reloads from path and returns the contents it read.
-func (s *Server) reloadFile(path string) []byte {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		s.met.reloadFails.Inc()
-		s.log.Error("reload", "err", err)
-		return data
-	}
-	cfg, err := ParseConfig(data)
+// ReloadFile reads, parses and applies the configuration file at path, as
+// Reload does. Whatever fails - reading, parsing, validating, building the
+// pools, listening - is logged, counted in
+// kolco_proxy_reload_failures_total and returned, and the running
+// configuration stays.
+func (s *Server) ReloadFile(ctx context.Context, path string) error {
+	cfg, err := LoadConfig(path)
 	if err == nil {
-		err = s.Reload(cfg)
+		err = s.Reload(ctx, cfg)
 	}
 	if err != nil {
 		s.met.reloadFails.Inc()
 		s.log.Error("reload failed; keeping the running configuration", "err", err)
 	}
-	return data
+	return err
+}
+
+// Config returns the configuration the server runs: the one it was
+// started with, or the last one a reload applied.
+func (s *Server) Config() *Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg
 }

@@ -2,140 +2,19 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
-// runFromFile starts Run on a config file and returns the running server;
-// Cleanup stops it and checks that Run returned cleanly.
-func runFromFile(t *testing.T, path string, watch time.Duration) *Server {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan *Server, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, RunOptions{Path: path, WatchInterval: watch,
-			Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Started: func(s *Server) { started <- s }})
-	}()
-	var s *Server
-	select {
-	case s = <-started:
-	case err := <-done:
-		t.Fatalf("Run: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run returned %v", err)
-		}
-	})
-	return s
-}
-
-func writeConfig(t *testing.T, path, listen string, servers ...*memcached) {
-	t.Helper()
-	y := strings.Replace(poolYAML("", servers...), "127.0.0.1:0", listen, 1)
-	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // holds reports whether the memcached at m holds key.
 func holds(t *testing.T, m *memcached, key string) bool {
 	return strings.HasPrefix(dial(t, m.addr).do("get "+key+"\r\n"), "VALUE")
-}
-
-// TestReloadOnFileChange moves a pool from one server to another by
-// editing its file while one client connection stays open with requests in
-// flight; a file that does not validate changes nothing.
-func TestReloadOnFileChange(t *testing.T) {
-	a, b := startMemcached(t, 0), startMemcached(t, 0)
-	path := filepath.Join(t.TempDir(), "kolco.yml")
-	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	writeConfig(t, path, listen, a)
-	s := runFromFile(t, path, 10*time.Millisecond)
-	c := dial(t, listen)
-	if got := c.do("set k0 0 0 1\r\nx\r\n"); got != "STORED\r\n" || !holds(t, a, "k0") {
-		t.Fatalf("first set: %q", got)
-	}
-
-	// Requests in flight while the file changes all get their replies.
-	var batch strings.Builder
-	for i := range 500 {
-		fmt.Fprintf(&batch, "set f%d 0 0 1\r\nx\r\n", i)
-	}
-	c.send(batch.String())
-	writeConfig(t, path, listen, b)
-	for i := range 500 {
-		if got := c.reply(memcache.CmdSet); got != "STORED\r\n" {
-			t.Fatalf("in-flight set %d across reload: %q", i, got)
-		}
-	}
-	n := 0
-	eventually(t, "requests to reach the new server", func() bool {
-		n++
-		k := fmt.Sprint("after-file-", n)
-		return c.do("set "+k+" 0 0 1\r\nx\r\n") == "STORED\r\n" && holds(t, b, k)
-	})
-
-	// A file that does not validate is seen, refused, and changes nothing.
-	if err := os.WriteFile(path, []byte("p: {listen: nowhere}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the broken file to be refused", func() bool { return gatheredTotal(t, s, "kolco_proxy_reload_failures_total") >= 1 })
-	if got := c.do("set still 0 0 1\r\nx\r\n"); got != "STORED\r\n" || !holds(t, b, "still") {
-		t.Fatalf("after a broken file: %q", got)
-	}
-	if got := s.testPool("p").stats.totalConns.Load(); got < 1 {
-		t.Fatalf("stats lost: %d", got)
-	}
-}
-
-// TestReloadOnSIGHUP reloads on SIGHUP alone (the file watch is off, so the
-// reload proves the signal was handled).
-func TestReloadOnSIGHUP(t *testing.T) {
-	a, b := startMemcached(t, 0), startMemcached(t, 0)
-	path := filepath.Join(t.TempDir(), "kolco.yml")
-	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	writeConfig(t, path, listen, a)
-	runFromFile(t, path, -1)
-	c := dial(t, listen)
-	writeConfig(t, path, listen, b)
-	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	eventually(t, "requests to move to the second server", func() bool {
-		n++
-		k := fmt.Sprint("after-hup-", n)
-		return c.do("set "+k+" 0 0 1\r\nx\r\n") == "STORED\r\n" && holds(t, b, k)
-	})
-}
-
-// gatheredTotal returns the value of an unlabelled counter.
-func gatheredTotal(t *testing.T, s *Server, name string) float64 {
-	t.Helper()
-	fams, err := s.met.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fams {
-		if f.GetName() == name && len(f.GetMetric()) == 1 {
-			return f.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	return 0
 }
 
 // TestReloadRemovesAndAddsPools removes a pool (its clients are closed after
@@ -151,7 +30,7 @@ func TestReloadRemovesAndAddsPools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Reload(cfg); err != nil {
+	if err := s.Reload(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	if s.Addr("p") != nil || s.Addr("q") == nil {
@@ -192,13 +71,13 @@ func TestReloadLetsInFlightFinish(t *testing.T) {
 	c := dial(t, s.Addr("p").String())
 	c.send("set inflight 0 0 1\r\nx\r\n")
 	oldPool := s.testPool("p")
-	eventually(t, "the request to reach the old server", func() bool { return oldPool.backends[0].requests.Load() == 1 })
+	eventually(t, "the request to reach the old server", func() bool { return oldPool.backends[0].stats.requests.Load() == 1 })
 
 	cfg, err := ParseConfig([]byte(poolYAML("", m)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Reload(cfg); err != nil {
+	if err := s.Reload(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	c.send("set after 0 0 1\r\ny\r\n")
@@ -233,7 +112,7 @@ func TestReloadMovedPoolKeepsClients(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Reload(cfg); err != nil {
+		if err := s.Reload(context.Background(), cfg); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -244,5 +123,62 @@ func TestReloadMovedPoolKeepsClients(t *testing.T) {
 	}
 	if got := dial(t, b).do("get k\r\n"); got != "VALUE k 0 1\r\nx\r\nEND\r\n" {
 		t.Fatalf("a client of the new address: %q", got)
+	}
+}
+
+// TestReloadCanceledChangesNothing: a reload whose context is done by the
+// time its pools are ready is undone: no new listener is left open and
+// requests still go to the pool as it was.
+func TestReloadCanceledChangesNothing(t *testing.T) {
+	a, b := startMemcached(t, 0), startMemcached(t, 0)
+	s := startProxy(t, poolYAML("", a))
+	c := dial(t, s.Addr("p").String())
+	q := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cfg, err := ParseConfig([]byte(poolYAML("", b) + "q:\n  listen: " + q + "\n  servers: [\"" + b.addr + ":1\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Reload(ctx, cfg); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Reload with a canceled context: %v", err)
+	}
+	if s.Addr("q") != nil {
+		t.Fatal("the new pool is listed")
+	}
+	if conn, err := net.Dial("tcp", q); err == nil {
+		conn.Close()
+		t.Fatalf("the new pool's address %s still listens", q)
+	}
+	if got := c.do("set k 0 0 1\r\nx\r\n"); got != "STORED\r\n" || !holds(t, a, "k") || holds(t, b, "k") {
+		t.Fatalf("set after the undone reload: %q, on the first server %v", got, holds(t, a, "k"))
+	}
+}
+
+// TestReloadRemovesMovedPool: removing a pool that moved to another
+// address closes the clients it accepted on its first address too.
+func TestReloadRemovesMovedPool(t *testing.T) {
+	m := startMemcached(t, 0)
+	a := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	b := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	config := func(listen string) string {
+		return strings.Replace(poolYAML("", m), "127.0.0.1:0", listen, 1)
+	}
+	s := startProxy(t, config(a))
+	c := dial(t, a)
+	if got := c.do("version\r\n"); !strings.HasPrefix(got, "VERSION") {
+		t.Fatal(got)
+	}
+	for _, y := range []string{config(b), strings.Replace(config("127.0.0.1:0"), "p:", "q:", 1)} {
+		cfg, err := ParseConfig([]byte(y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Reload(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.r.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Fatalf("a client of the removed pool's first address: %v, want EOF", err)
 	}
 }

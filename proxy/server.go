@@ -11,10 +11,6 @@ import (
 	"time"
 )
 
-// ErrServerClosed is returned by [Server.Start] and [Server.Reload] after
-// [Server.Shutdown].
-var ErrServerClosed = errors.New("proxy: server closed")
-
 // Server is a running proxy: one listener per pool, a goroutine per client
 // connection, pooled pipelined connections to the memcached servers.
 type Server struct {
@@ -33,19 +29,8 @@ type Server struct {
 	wg sync.WaitGroup // accept loops, clients, retired pools
 }
 
-// listener accepts clients for one pool; the pool behind it changes on
-// reload, and each request uses the pool current when it is read.
-type listener struct {
-	name string
-	ln   net.Listener
-	// pool is shared with the listener that replaces this one when the
-	// pool moves to another address, so that clients accepted here follow
-	// every later reload of the pool.
-	pool *atomicPool
-}
-
-// New returns a server for a validated configuration; log may be nil
-// (then slog.Default is used). Call [Server.Start] to serve.
+// New returns a server for a configuration; log may be nil (then
+// slog.Default is used). Call [Server.Start] to serve.
 func New(cfg *Config, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
@@ -56,79 +41,30 @@ func New(cfg *Config, log *slog.Logger) *Server {
 
 // Start builds the pools, listens on every pool's address and on the
 // metrics address, and serves in the background. On error nothing is left
-// running. The error wraps [ErrBadConfig] for a placement that cannot be
-// built, or is the listen error.
+// running. The error is a [*ConfigError] for a configuration that does
+// not validate or a placement that cannot be built, or the listen error.
+// Settings left at their zero value are read as their defaults.
 func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return ErrServerClosed
 	}
-	pools, err := s.buildPools(s.cfg)
+	if err := s.cfg.Validate(); err != nil {
+		return err
+	}
+	t, err := s.prepare(context.Background(), s.cfg.WithDefaults())
 	if err != nil {
 		return err
 	}
-	var started []*listener
-	for _, name := range s.cfg.PoolNames() {
-		l, err := s.listen(name, s.cfg.Pools[name].Listen, pools[name])
-		if err != nil {
-			for _, l := range started {
-				l.ln.Close()
-			}
-			closePools(pools)
-			return err
-		}
-		started = append(started, l)
-	}
-	if addr := s.cfg.Global.MetricsListen; addr != "" {
+	if addr := t.cfg.Global.MetricsListen; addr != "" {
 		if err := s.startMetrics(addr); err != nil {
-			for _, l := range started {
-				l.ln.Close()
-			}
-			closePools(pools)
+			t.undo()
 			return err
 		}
 	}
-	for _, l := range started {
-		s.listeners[l.name] = l
-		s.acceptIn(l)
-	}
+	s.commit(t)
 	return nil
-}
-
-func (s *Server) buildPools(cfg *Config) (map[string]*pool, error) {
-	pools := map[string]*pool{}
-	for _, name := range cfg.PoolNames() {
-		p, err := newPool(name, cfg.Pools[name], s.log, s.met)
-		if err != nil {
-			closePools(pools)
-			return nil, fmt.Errorf("%w: pool %q: %w", ErrBadConfig, name, err)
-		}
-		p.start()
-		pools[name] = p
-	}
-	return pools, nil
-}
-
-func closePools(pools map[string]*pool) {
-	for _, p := range pools {
-		p.close()
-	}
-}
-
-func (s *Server) listen(name, addr string, p *pool) (*listener, error) {
-	spec, err := parseListen(addr)
-	if err != nil {
-		return nil, fmt.Errorf("pool %q: %w", name, err)
-	}
-	ln, err := spec.open()
-	if err != nil {
-		return nil, fmt.Errorf("pool %q: %w", name, err)
-	}
-	l := &listener{name: name, ln: ln, pool: new(atomicPool)}
-	l.pool.Store(p)
-	s.log.Info("listening", "pool", name, "addr", ln.Addr().String(), "servers", len(p.backends))
-	return l, nil
 }
 
 func (s *Server) startMetrics(addr string) error {
@@ -170,68 +106,6 @@ func (s *Server) MetricsAddr() net.Addr {
 	return s.metricsLn.Addr()
 }
 
-func (s *Server) acceptIn(l *listener) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.acceptLoop(l)
-	}()
-}
-
-func (s *Server) acceptLoop(l *listener) {
-	backoff := time.Millisecond
-	for {
-		conn, err := l.ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			// Out of file descriptors and the like: wait, as net/http does.
-			s.log.Warn("accept", "pool", l.name, "err", err)
-			time.Sleep(backoff)
-			backoff = min(2*backoff, time.Second)
-			continue
-		}
-		backoff = time.Millisecond
-		if !s.track(conn, l) {
-			conn.Close()
-			return
-		}
-		st := l.pool.Load().stats
-		if st.currConns.Load() >= int64(l.pool.Load().cfg.MaxClientConnections) {
-			st.connRejected()
-			_, _ = conn.Write([]byte("SERVER_ERROR too many open connections\r\n"))
-			s.untrack(conn)
-			conn.Close()
-			continue
-		}
-		st.connOpened()
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer s.untrack(conn)
-			defer st.connClosed()
-			s.serveClient(l, conn)
-		}()
-	}
-}
-
-func (s *Server) track(c net.Conn, l *listener) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
-	s.clients[c] = l
-	return true
-}
-
-func (s *Server) untrack(c net.Conn) {
-	s.mu.Lock()
-	delete(s.clients, c)
-	s.mu.Unlock()
-}
-
 // Shutdown stops accepting, lets every client's requests in flight finish
 // and their replies be written (until ctx is done; then connections are
 // closed), closes the pools and waits for every goroutine the server
@@ -263,16 +137,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		err = ctx.Err()
-		s.mu.Lock()
-		for c := range s.clients {
-			c.Close()
-		}
-		s.mu.Unlock()
-		// Requests still waiting for a server would hold their clients
-		// until the pool's timeout: fail them now.
-		for _, l := range s.listeners {
-			l.pool.Load().abort()
-		}
+		s.abort()
 		<-done
 	}
 	for _, l := range s.listeners {
@@ -281,11 +146,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// stopReading ends the client's request stream as if it had half-closed:
-// requests already read are still answered.
-func stopReading(c net.Conn) {
-	if tc, ok := c.(interface{ CloseRead() error }); ok && tc.CloseRead() == nil {
-		return
+// abort closes every client connection, and fails the requests still
+// waiting for a server, which would otherwise hold their clients until the
+// pool's timeout. For a shutdown past its deadline.
+func (s *Server) abort() {
+	s.mu.Lock()
+	for c := range s.clients {
+		c.Close()
 	}
-	_ = c.SetReadDeadline(time.Now())
+	s.mu.Unlock()
+	for _, l := range s.listeners {
+		l.pool.Load().abort()
+	}
 }

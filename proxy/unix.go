@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -57,18 +58,20 @@ func parseListen(s string) (listenSpec, error) {
 // or a path that is not a socket, is an error. (nutcracker unlinks the path
 // whatever it is. Two proxies started at the same moment on one stale path
 // can still both find it dead, and the later one's replacement wins.)
-func (l listenSpec) open() (net.Listener, error) {
+func (l listenSpec) open(ctx context.Context) (net.Listener, error) {
+	var lc net.ListenConfig
 	if l.network != "unix" {
-		return net.Listen(l.network, l.addr)
+		return lc.Listen(ctx, l.network, l.addr)
 	}
 	if fi, err := os.Lstat(l.addr); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {
-			return nil, fmt.Errorf("%s exists and is not a socket", l.addr)
+			return nil, fmt.Errorf("%s: %w", l.addr, ErrNotSocket)
 		}
-		c, err := net.DialTimeout("unix", l.addr, time.Second)
+		d := net.Dialer{Timeout: time.Second}
+		c, err := d.DialContext(ctx, "unix", l.addr)
 		if err == nil {
 			c.Close()
-			return nil, fmt.Errorf("%s: another process listens on it", l.addr)
+			return nil, fmt.Errorf("%s: another process listens on it: %w", l.addr, syscall.EADDRINUSE)
 		}
 		if !errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, fmt.Errorf("%s: %w", l.addr, err)
@@ -77,7 +80,7 @@ func (l listenSpec) open() (net.Listener, error) {
 			return nil, err
 		}
 	}
-	ln, err := net.Listen("unix", l.addr)
+	ln, err := lc.Listen(ctx, "unix", l.addr)
 	if err != nil {
 		return nil, err
 	}

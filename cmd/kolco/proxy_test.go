@@ -2,13 +2,25 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/kolco-dev/kolco/internal/realprog"
 	"github.com/kolco-dev/kolco/proxy"
+	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
 func runProxyCmd(args ...string) (string, error) {
@@ -50,4 +62,238 @@ func TestProxyCheckErrors(t *testing.T) {
 	if _, err := runProxyCmd("--check", "--config", path); !errors.Is(err, proxy.ErrBadConfig) {
 		t.Fatalf("bad config: %v, want ErrBadConfig", err)
 	}
+}
+
+// startMemcached starts a real memcached on a free loopback port and
+// returns its address; Cleanup stops it.
+func startMemcached(t *testing.T) string {
+	t.Helper()
+	bin := realprog.Binary(t, "memcached", "memcached")
+	port := realprog.FreePorts(t, 1)[0]
+	args := []string{"-l", "127.0.0.1", "-p", fmt.Sprint(port), "-U", "0", "-m", "64", "-t", "1"}
+	if os.Geteuid() == 0 {
+		args = append(args, "-u", "root") // memcached refuses to run as root otherwise
+	}
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	realprog.WaitListening(t, "memcached", []int{port}, exited)
+	return fmt.Sprintf("127.0.0.1:%d", port)
+}
+
+// mcConn is a minimal memcached text protocol client.
+type mcConn struct {
+	t    *testing.T
+	conn net.Conn
+	rr   *memcache.ReplyReader
+}
+
+func dialMC(t *testing.T, addr string) *mcConn {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	return &mcConn{t: t, conn: conn, rr: memcache.NewReplyReader(conn, 0)}
+}
+
+func (c *mcConn) send(s string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.conn, s); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// reply reads one whole reply to a request with command cmd.
+func (c *mcConn) reply(cmd memcache.Command) string {
+	c.t.Helper()
+	b, _, err := c.rr.Read(nil, cmd, nil)
+	if err != nil {
+		c.t.Fatalf("reading %v reply: %v (got %q)", cmd, err, b)
+	}
+	return string(b)
+}
+
+// set stores key with a one-byte value and returns the reply.
+func (c *mcConn) set(key string) string {
+	c.t.Helper()
+	c.send("set " + key + " 0 0 1\r\nx\r\n")
+	return c.reply(memcache.CmdSet)
+}
+
+// holds reports whether the memcached at addr holds key.
+func holds(t *testing.T, addr, key string) bool {
+	c := dialMC(t, addr)
+	c.send("get " + key + "\r\n")
+	return strings.HasPrefix(c.reply(memcache.CmdGet), "VALUE")
+}
+
+// writeProxyConfig writes a one-pool configuration listening on listen in
+// front of server, with the /metrics endpoint on a free port.
+func writeProxyConfig(t *testing.T, path, listen, server string) {
+	t.Helper()
+	y := fmt.Sprintf("kolco:\n  metrics_listen: 127.0.0.1:0\np:\n  listen: %s\n  timeout: 10000\n  servers:\n   - %s:1\n", listen, server)
+	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// serveProxy serves the file at path as "kolco proxy" does, checking it
+// for changes every watch (never when negative), and returns the running
+// server; Cleanup stops it and checks that serve returned cleanly.
+func serveProxy(t *testing.T, path string, watch time.Duration) *proxy.Server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan *proxy.Server, 1)
+	done := make(chan error, 1)
+	go func() {
+		run := proxyRun{path: path, watch: watch, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			started: func(s *proxy.Server) { started <- s }}
+		done <- run.serve(ctx)
+	}()
+	var s *proxy.Server
+	select {
+	case s = <-started:
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve returned %v", err)
+		}
+	})
+	return s
+}
+
+// eventually polls cond until it holds or 10 s pass.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // polling with a deadline, not synchronisation by sleep
+	}
+}
+
+// scrape returns the value of an unlabelled metric on s's /metrics.
+func scrape(t *testing.T, s *proxy.Server, name string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + s.MetricsAddr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %q", name, line)
+			}
+			return f
+		}
+	}
+	return 0
+}
+
+// stat returns the value of one STAT line of the reply to stats.
+func stat(t *testing.T, c *mcConn, name string) int {
+	t.Helper()
+	c.send("stats\r\n")
+	for _, line := range strings.Split(c.reply(memcache.CmdStats), "\r\n") {
+		if v, ok := strings.CutPrefix(line, "STAT "+name+" "); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("%s: %q", name, line)
+			}
+			return n
+		}
+	}
+	t.Fatalf("stats lack %s", name)
+	return 0
+}
+
+// TestProxyReloadsOnFileChange moves a pool from one server to another by
+// editing its file while one client connection stays open with requests in
+// flight; a file that does not validate changes nothing.
+func TestProxyReloadsOnFileChange(t *testing.T) {
+	a, b := startMemcached(t), startMemcached(t)
+	path := filepath.Join(t.TempDir(), "kolco.yml")
+	listen := fmt.Sprintf("127.0.0.1:%d", realprog.FreePorts(t, 1)[0])
+	writeProxyConfig(t, path, listen, a)
+	s := serveProxy(t, path, 10*time.Millisecond)
+	c := dialMC(t, listen)
+	if got := c.set("k0"); got != "STORED\r\n" || !holds(t, a, "k0") {
+		t.Fatalf("first set: %q", got)
+	}
+
+	// Requests in flight while the file changes all get their replies.
+	var batch strings.Builder
+	for i := range 500 {
+		fmt.Fprintf(&batch, "set f%d 0 0 1\r\nx\r\n", i)
+	}
+	c.send(batch.String())
+	writeProxyConfig(t, path, listen, b)
+	for i := range 500 {
+		if got := c.reply(memcache.CmdSet); got != "STORED\r\n" {
+			t.Fatalf("in-flight set %d across reload: %q", i, got)
+		}
+	}
+	n := 0
+	eventually(t, "requests to reach the new server", func() bool {
+		n++
+		k := fmt.Sprint("after-file-", n)
+		return c.set(k) == "STORED\r\n" && holds(t, b, k)
+	})
+
+	// A file that does not validate is seen, refused, and changes nothing.
+	if err := os.WriteFile(path, []byte("p: {listen: nowhere}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the broken file to be refused", func() bool { return scrape(t, s, "kolco_proxy_reload_failures_total") >= 1 })
+	if got := c.set("still"); got != "STORED\r\n" || !holds(t, b, "still") {
+		t.Fatalf("after a broken file: %q", got)
+	}
+	if got := stat(t, c, "total_connections"); got < 1 {
+		t.Fatalf("stats lost: total_connections %d", got)
+	}
+}
+
+// TestProxyReloadsOnSIGHUP reloads on SIGHUP alone (the file watch is off,
+// so the reload proves the signal was handled).
+func TestProxyReloadsOnSIGHUP(t *testing.T) {
+	a, b := startMemcached(t), startMemcached(t)
+	path := filepath.Join(t.TempDir(), "kolco.yml")
+	listen := fmt.Sprintf("127.0.0.1:%d", realprog.FreePorts(t, 1)[0])
+	writeProxyConfig(t, path, listen, a)
+	serveProxy(t, path, -1)
+	c := dialMC(t, listen)
+	writeProxyConfig(t, path, listen, b)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	eventually(t, "requests to move to the second server", func() bool {
+		n++
+		k := fmt.Sprint("after-hup-", n)
+		return c.set(k) == "STORED\r\n" && holds(t, b, k)
+	})
 }

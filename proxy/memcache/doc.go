@@ -20,11 +20,13 @@
 //
 // # Forwarding
 //
-// [AppendRequest] encodes a request for a server. Meta requests are sent
-// without their q flag, so that every forwarded request gets exactly one
-// reply and a proxy can pair replies with requests; [Quiet] then tells
-// which replies the client asked not to see. A [ReplyReader]'s
-// [ReplyReader.Read] reads one whole reply of a server to a given request,
-// and for retrievals reports where each VALUE entry lies so that the replies of several servers can be merged
-// in the order of the client's keys.
+// [AppendRequest] encodes a request for a server, and [AppendRetrieval] a
+// retrieval of some of its keys, for a proxy that splits a multi-key get
+// over the servers that own them. Meta requests are sent without their q
+// flag, so that every forwarded request gets exactly one reply and a proxy
+// can pair replies with requests; [Quiet] then tells which replies the
+// client asked not to see. [ReplyReader.Read] reads one whole reply of a
+// server to a given request, and for retrievals reports where each VALUE
+// entry lies so that the replies of several servers can be merged in the
+// order of the client's keys.
 package memcache

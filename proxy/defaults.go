@@ -1,0 +1,143 @@
+package proxy
+
+import (
+	"time"
+
+	"github.com/kolco-dev/kolco/compat/twemproxy"
+	"github.com/kolco-dev/kolco/keyhash"
+)
+
+// DefaultPoolConfig returns the settings of a pool that sets none of them,
+// each with the reason for it. Listen and Servers have no default. A few
+// defaults follow from other settings and are not here: see
+// [PoolConfig.WithDefaults].
+func DefaultPoolConfig() PoolConfig {
+	return PoolConfig{
+		// nutcracker's own, so that a nutcracker.yml that leaves them out
+		// places every key where nutcracker does.
+		Distribution: twemproxy.Ketama,
+		Hash:         "fnv1a_64",
+		// nutcracker waits for a server forever; a cache's client would
+		// rather have an error to fall back on than a request that hangs,
+		// and a memcached on a LAN answers in well under a millisecond.
+		Timeout: time.Second,
+		// nutcracker's; accepted, though the system's setting applies.
+		Backlog: 512,
+		// One pipelined connection carries many clients' requests per
+		// write (see serverConn); more help only when one connection is
+		// the bottleneck.
+		ServerConnections: 1,
+		// twemproxy's: two consecutive failures eject a server, and an
+		// ejected server is tried again after 30 s.
+		ServerFailureLimit: 2,
+		ServerRetryTimeout: 30 * time.Second,
+		// As nutcracker without auto_eject_hosts: a server is never marked
+		// down, so one that restarts serves again at once.
+		Ejection: EjectNone,
+		// Probes as often as twemproxy retries, each allowed as long as a
+		// request: a server comes back no later than under twemproxy.
+		HealthCheck: HealthCheck{Interval: 30 * time.Second, Timeout: time.Second},
+		// Far above what a healthy fleet of clients opens, low enough that
+		// a client leaking connections runs out before the proxy's file
+		// descriptors do.
+		MaxClientConnections: 10000,
+		// Never, as nutcracker: a client that holds an idle connection is
+		// usually a pool, not an attack.
+		ClientIdleTimeout: 0,
+		// memcached's default item size limit (-I 1m): a larger value could
+		// not be stored anyway.
+		MaxValueSize: 1 << 20,
+		// Bounds what one get makes the proxy hold and send.
+		MaxKeys: 4096,
+		// Deep enough to keep a pipelining client's servers busy, shallow
+		// enough that a client that stops reading replies holds little.
+		MaxPending: 128,
+		// flush_all through a proxy empties every server of the pool; a
+		// stray one must not flush a fleet unless the pool says so.
+		FlushAll: "refuse",
+		// One copy of each key, as twemproxy keeps.
+		Replicas: 1,
+	}
+}
+
+// DefaultGlobalConfig returns the proxy-wide settings of a file that sets
+// none of them, each with the reason for it.
+func DefaultGlobalConfig() GlobalConfig {
+	return GlobalConfig{
+		// No endpoint unless asked for: a port opened unasked is a port
+		// someone must firewall.
+		MetricsListen: "",
+		// Reloads, ejections and restores, but no line per request.
+		LogLevel: "info",
+		// Long enough for requests in flight at the default timeout to
+		// finish several times over, short enough for a rolling restart.
+		ShutdownTimeout: 5 * time.Second,
+	}
+}
+
+// WithDefaults returns a copy of c with every setting left at its zero
+// value set to its default; c is not changed.
+func (c *Config) WithDefaults() *Config {
+	d := &Config{Pools: make(map[string]*PoolConfig, len(c.Pools)), Global: *c.Global.WithDefaults()}
+	for name, p := range c.Pools {
+		d.Pools[name] = p.WithDefaults()
+	}
+	return d
+}
+
+// WithDefaults returns a copy of g with every setting left at its zero
+// value set to its default.
+func (g *GlobalConfig) WithDefaults() *GlobalConfig {
+	d, c := DefaultGlobalConfig(), *g
+	setDefault(&c.LogLevel, d.LogLevel)
+	setDefault(&c.ShutdownTimeout, d.ShutdownTimeout)
+	return &c
+}
+
+// WithDefaults returns a copy of p with every setting left at its zero
+// value set to its default: those of [DefaultPoolConfig], and those that
+// follow from other settings. Hash is set for ketama and modula, KeyHash
+// (keyhash.Default) for kolco's distributions; Ejection is rehash with
+// auto_eject_hosts, else fail-fast with replicas, else none; the health
+// check's interval is ServerRetryTimeout and its timeout Timeout. The copy
+// shares p's Servers and Zones; p is not changed.
+func (p *PoolConfig) WithDefaults() *PoolConfig {
+	d, c := DefaultPoolConfig(), *p
+	setDefault(&c.Distribution, d.Distribution)
+	if c.Distribution == twemproxy.Ketama || c.Distribution == twemproxy.Modula {
+		setDefault(&c.Hash, d.Hash)
+	} else {
+		setDefault(&c.KeyHash, keyhash.Default)
+	}
+	setDefault(&c.Timeout, d.Timeout)
+	setDefault(&c.Backlog, d.Backlog)
+	setDefault(&c.ServerConnections, d.ServerConnections)
+	setDefault(&c.ServerFailureLimit, d.ServerFailureLimit)
+	setDefault(&c.ServerRetryTimeout, d.ServerRetryTimeout)
+	setDefault(&c.MaxClientConnections, d.MaxClientConnections)
+	setDefault(&c.MaxValueSize, d.MaxValueSize)
+	setDefault(&c.MaxKeys, d.MaxKeys)
+	setDefault(&c.MaxPending, d.MaxPending)
+	setDefault(&c.FlushAll, d.FlushAll)
+	setDefault(&c.Replicas, d.Replicas)
+	switch {
+	case c.Ejection != "":
+	case c.AutoEjectHosts:
+		c.Ejection = EjectRehash
+	case c.Replicas > 1:
+		c.Ejection = EjectFailFast
+	default:
+		c.Ejection = d.Ejection
+	}
+	setDefault(&c.HealthCheck.Interval, c.ServerRetryTimeout)
+	setDefault(&c.HealthCheck.Timeout, c.Timeout)
+	return &c
+}
+
+// setDefault sets *v to def when it is the zero value.
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}

@@ -1,0 +1,169 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/kolco-dev/kolco/proxy/memcache"
+)
+
+// The proxy's errors. A client never reads their text as it is: the line it
+// gets for a failed request is derived from the error by [appendErrorReply],
+// which says the server's address once and drops the package prefix.
+var (
+	// ErrServerClosed is returned by [Server.Start] and [Server.Reload] after
+	// [Server.Shutdown].
+	ErrServerClosed = errors.New("proxy: server closed")
+	// ErrBadConfig is wrapped by every configuration error; see
+	// [ConfigError].
+	ErrBadConfig = errors.New("proxy: bad config")
+	// ErrUnknownKey is the [ConfigError.Err] of a key that is neither
+	// nutcracker's nor kolco's.
+	ErrUnknownKey = errors.New("proxy: unknown key")
+	// ErrNotSocket is the error for a unix socket listen path that names
+	// a file that is not a socket.
+	ErrNotSocket = errors.New("proxy: exists and is not a socket")
+
+	// ErrServerDown is the cause of a request to a server that is marked
+	// down (ejected, or fail-fast) while it waits to be restored.
+	ErrServerDown = errors.New("proxy: server down")
+	// ErrTimeout is the cause of a request to a server that did not
+	// connect or answer within the pool's timeout.
+	ErrTimeout = errors.New("proxy: timeout")
+	// ErrConnLost is the cause of a request whose connection to the server
+	// ended before it could be written or answered.
+	ErrConnLost = errors.New("proxy: connection lost")
+	// ErrNoServers is the error for a request to a pool whose servers are
+	// all ejected.
+	ErrNoServers = errors.New("proxy: no live servers")
+	// ErrPoolClosed is the error for a request to a pool being shut down.
+	ErrPoolClosed = errors.New("proxy: pool closed")
+	// ErrPoolRemoved is the error for a request read from a client of a
+	// pool that a reload removed; the client is then closed.
+	ErrPoolRemoved = errors.New("proxy: pool removed")
+	// ErrTooManyConns is the error for a client over the pool's
+	// max_client_connections; it is closed.
+	ErrTooManyConns = errors.New("proxy: too many open connections")
+	// ErrFlushAllRefused is the error for flush_all in a pool that does
+	// not broadcast it.
+	ErrFlushAllRefused = errors.New("proxy: flush_all is refused by this proxy (set flush_all: broadcast)")
+	// ErrCasReplicas is the error for cas, or a meta write with the C
+	// flag, in a pool with replicas.
+	ErrCasReplicas = errors.New("proxy: cas is not supported in a pool with replicas: each copy has its own cas value")
+	// ErrStatsArgs is the error for stats with an argument other than
+	// "proxy" (items, slabs, settings, ...): those describe one server,
+	// and the proxy's own figures in their place would be a wrong answer.
+	ErrStatsArgs = errors.New("proxy: the proxy answers stats (its own figures) only; ask the servers for stats")
+)
+
+// ConfigError is a configuration that cannot be served: the pool and key
+// at fault, and why. It wraps [ErrBadConfig] and Err.
+type ConfigError struct {
+	// Pool is the pool at fault; empty for the proxy-wide settings and the
+	// file as a whole.
+	Pool string
+	// Key is the setting at fault, as the file spells it ("timeout",
+	// "health_check.interval", "kolco.log_level"); empty for the file as a
+	// whole.
+	Key string
+	// Err says why; it may wrap a cause, such as [ErrUnknownKey] or
+	// keyhash.ErrUnknown.
+	Err error
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrBadConfig.Error())
+	b.WriteString(": ")
+	if e.Pool != "" {
+		fmt.Fprintf(&b, "pool %q: ", e.Pool)
+	}
+	if e.Key != "" {
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(withoutPrefix(e.Err))
+	return b.String()
+}
+
+// Unwrap returns [ErrBadConfig] and Err.
+func (e *ConfigError) Unwrap() []error { return []error{ErrBadConfig, e.Err} }
+
+// ServerError is a request's failure at one server of a pool. It wraps
+// its cause, so that errors.Is finds [ErrTimeout], [ErrServerDown],
+// [ErrConnLost], a [memcache] reply error or a system error such as
+// syscall.ECONNREFUSED.
+type ServerError struct {
+	// Addr is the server's address, as the pool's servers give it.
+	Addr string
+	// Op is "connect" for a failed connect, else empty.
+	Op string
+	// Err is the cause.
+	Err error
+}
+
+// serverError returns the failure of a request at addr, with a timeout of
+// the network as [ErrTimeout].
+func serverError(addr, op string, err error) *ServerError {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		err = ErrTimeout
+	}
+	return &ServerError{Addr: addr, Op: op, Err: err}
+}
+
+func (e *ServerError) Error() string { return "proxy: " + string(e.appendText(nil)) }
+
+// Unwrap returns the cause.
+func (e *ServerError) Unwrap() error { return e.Err }
+
+// appendText appends "addr: [op: ]cause", the cause as short as it can be
+// said: the system's words for a system error ("connection refused", not
+// "dial tcp ...: connect: connection refused"), which name the failed
+// call only when Op does not.
+func (e *ServerError) appendText(dst []byte) []byte {
+	dst = append(dst, e.Addr...)
+	dst = append(dst, ": "...)
+	if e.Op != "" {
+		dst = append(dst, e.Op...)
+		dst = append(dst, ": "...)
+	}
+	var se *os.SyscallError
+	var oe *net.OpError
+	switch {
+	case errors.As(e.Err, &se) && se.Syscall == e.Op:
+		return append(dst, se.Err.Error()...)
+	case errors.As(e.Err, &se):
+		return append(dst, se.Error()...)
+	case errors.As(e.Err, &oe) && oe.Err != nil:
+		return append(dst, oe.Err.Error()...)
+	}
+	return append(dst, withoutPrefix(e.Err)...)
+}
+
+// withoutPrefix returns the text of err without this package's prefix,
+// for a message that has said it already, or a client, who need not read it.
+func withoutPrefix(err error) string {
+	return strings.TrimPrefix(err.Error(), "proxy: ")
+}
+
+// appendErrorReply appends the line a client reads for a request that
+// failed with err: a protocol error's own reply (CLIENT_ERROR ..., ERROR),
+// else SERVER_ERROR and the error's text without the package prefix.
+func appendErrorReply(dst []byte, err error) []byte {
+	var pe *memcache.Error
+	if errors.As(err, &pe) {
+		return append(dst, pe.Reply...)
+	}
+	dst = append(dst, "SERVER_ERROR "...)
+	var se *ServerError
+	if errors.As(err, &se) {
+		dst = se.appendText(dst)
+	} else {
+		dst = append(dst, withoutPrefix(err)...)
+	}
+	return append(dst, "\r\n"...)
+}

@@ -1,0 +1,49 @@
+package proxy
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"testing"
+
+	"github.com/kolco-dev/kolco/proxy/memcache"
+)
+
+// TestEncodeSplit: each server's part of a split retrieval carries its keys
+// in the client's order, with gat's exptime.
+func TestEncodeSplit(t *testing.T) {
+	r := newRequest()
+	r.req = memcache.Request{Cmd: memcache.CmdGat, Exptime: 5,
+		Keys: [][]byte{[]byte("a"), []byte("b"), []byte("c"), []byte("d"), []byte("e")}}
+	r.order = []int{0, 1, 0, 2, 1}
+	for range 3 {
+		r.newOp(r.req.Cmd, r.start)
+	}
+	r.encodeSplit()
+	for i, want := range []string{"gat 5 a c\r\n", "gat 5 b e\r\n", "gat 5 d\r\n"} {
+		if got := string(r.ops[i].buf); got != want {
+			t.Errorf("op %d: %q, want %q", i, got, want)
+		}
+	}
+}
+
+// TestBroadcastPassesServerErrorLine: a server's own error line to a
+// broadcast flush_all reaches the client as it is, not under a second
+// SERVER_ERROR.
+func TestBroadcastPassesServerErrorLine(t *testing.T) {
+	const line = "SERVER_ERROR out of memory\r\n"
+	oom := fakeServer(t, func(c net.Conn) {
+		r := bufio.NewReader(c)
+		for {
+			if _, err := r.ReadString('\n'); err != nil {
+				return
+			}
+			_, _ = io.WriteString(c, line)
+		}
+	})
+	m := startMemcached(t, 0)
+	s := startProxy(t, "p:\n  listen: 127.0.0.1:0\n  flush_all: broadcast\n  timeout: 10000\n  servers:\n   - "+m.addr+":1\n   - "+oom+":1\n")
+	if got := dial(t, s.Addr("p").String()).do("flush_all\r\n"); got != line {
+		t.Fatalf("flush_all with one server out of memory: %q, want %q", got, line)
+	}
+}
