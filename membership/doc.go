@@ -1,0 +1,37 @@
+// Package membership follows the node set of a placement as it changes:
+// a [Source] yields versioned node sets, and a [Watcher] reads one in a
+// goroutine of its own, hands each new [Version] to its reader and reports
+// whether its view is current.
+//
+// Many proxies and clients placing keys on the same servers must agree on
+// who the servers are; a client with a different view reads and writes
+// different servers. This package does not build that agreement: it reads
+// it from a store that already has it - a file on one box ([File]), DNS on
+// Kubernetes (package membership/dns), or etcd for fleets (package
+// membership/etcd, whose watch delivers every change in revision order).
+//
+// # Versions
+//
+// A [Version] is a whole node set at a revision. Versions of one watch come
+// in increasing revision order, each one valid (distinct, valid nodes
+// sorted by ID) and whole: a change that touched several nodes in one write
+// is one version, never a version per node. A version also carries what
+// the store holds beside the nodes: nodes drained (listed, placing no
+// keys) and the opaque history state that history-dependent algorithms
+// need so that a placement built later from the store equals one that
+// followed every change.
+//
+// # Staleness
+//
+// A watcher keeps its last version when the store cannot be reached or
+// gives an answer it refuses (a half-written file, a malformed value), and
+// says so: [Status] reports when the store last answered and why the view
+// may be behind. When the store is back the watcher catches up by itself.
+//
+// # Writing a source
+//
+// A [Source] reads the store once ([Source.Read]) or follows it
+// ([Source.Follow]), reporting each version and each answer or failure to a
+// [Reporter]; the [Watcher] owns the goroutine, validates what it is given
+// and keeps the status. Sources own no goroutine that outlives Follow.
+package membership
