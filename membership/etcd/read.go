@@ -1,0 +1,197 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kolco-dev/kolco/membership"
+)
+
+// Snapshot is the whole membership as read at one revision.
+type Snapshot struct {
+	// Revision is the store revision the snapshot was read at.
+	Revision int64
+	// Members are the members, valid ones only, sorted by ID.
+	Members []Member
+	// State is the stored history state, nil if none.
+	State []byte
+	// Invalid lists a problem for each key whose value is refused,
+	// wrapping [membership.ErrBadContent]; a version is built only from a
+	// snapshot without any.
+	Invalid []error
+}
+
+// Version returns the snapshot as a version: members that take keys in
+// Nodes, drained ones in Drained.
+func (s Snapshot) Version() membership.Version {
+	v := membership.Version{Revision: s.Revision, State: s.State}
+	for _, m := range s.Members {
+		if m.Drained {
+			v.Drained = append(v.Drained, m.Node)
+		} else {
+			v.Nodes = append(v.Nodes, m.Node)
+		}
+	}
+	return v
+}
+
+// Member returns the member with the given ID.
+func (s Snapshot) Member(id string) (Member, bool) {
+	i, ok := slices.BinarySearchFunc(s.Members, id, func(m Member, id string) int { return strings.Compare(m.ID, id) })
+	if !ok {
+		return Member{}, false
+	}
+	return s.Members[i], true
+}
+
+// Snapshot reads the whole membership. Values that do not parse are
+// listed in Invalid, not returned as an error. The error wraps
+// [membership.ErrUnreachable] when etcd did not answer in time.
+func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
+	return s.snapshotAt(ctx, 0)
+}
+
+// snapshotAt reads the membership at rev, or at the latest revision when
+// rev is 0.
+func (s *Store) snapshotAt(ctx context.Context, rev int64) (Snapshot, error) {
+	st, err := s.read(ctx, rev)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	return st.snapshot(), nil
+}
+
+// read reads the membership at rev, or at the latest revision when rev is
+// 0, as the state a watch starts from.
+func (s *Store) read(ctx context.Context, rev int64) (*state, error) {
+	cli, err := s.client()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	opts := []clientv3.OpOption{clientv3.WithPrefix()}
+	if rev > 0 {
+		opts = append(opts, clientv3.WithRev(rev))
+	}
+	resp, err := cli.Get(ctx, s.prefix, opts...)
+	if err != nil {
+		return nil, s.unreachable(err)
+	}
+	st := newState(s.prefix, resp.Header.Revision)
+	for _, kv := range resp.Kvs {
+		st.put(kv)
+	}
+	return st, nil
+}
+
+// unreachable wraps a request's error.
+func (s *Store) unreachable(err error) error {
+	return fmt.Errorf("%w: etcd %s: %w", membership.ErrUnreachable, s.where(), err)
+}
+
+// where names the store in messages.
+func (s *Store) where() string {
+	return strings.Join(s.cfg.Endpoints, ",") + " " + s.prefix
+}
+
+// Read implements [membership.Source]. The error wraps
+// [membership.ErrBadContent] when a value under the prefix is refused (the
+// first one is named), or [membership.ErrUnreachable].
+func (s *Store) Read(ctx context.Context) (membership.Version, error) {
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		return membership.Version{}, err
+	}
+	if err := snap.problem(); err != nil {
+		return membership.Version{}, err
+	}
+	v := snap.Version()
+	v.Resync = true
+	return v, nil
+}
+
+// problem returns the first refused value, with a count of the others,
+// or nil.
+func (s Snapshot) problem() error {
+	switch len(s.Invalid) {
+	case 0:
+		return nil
+	case 1:
+		return s.Invalid[0]
+	}
+	return fmt.Errorf("%w (and %d more refused values)", s.Invalid[0], len(s.Invalid)-1)
+}
+
+// state is the membership as a watch rebuilds it from events.
+type state struct {
+	prefix  string
+	rev     int64              // revision of the last read or event applied
+	members map[string]Member  // valid members by ID
+	invalid map[string]refused // refused values by ID
+	state   []byte
+}
+
+func newState(prefix string, rev int64) *state {
+	return &state{prefix: prefix, rev: rev, members: map[string]Member{}, invalid: map[string]refused{}}
+}
+
+// refused is a node key whose value does not parse.
+type refused struct {
+	err      error
+	revision int64 // of the key's last write
+}
+
+// put applies a key's new value.
+func (st *state) put(kv *mvccpb.KeyValue) {
+	switch key := strings.TrimPrefix(string(kv.Key), st.prefix); {
+	case key == stateKey:
+		st.state = slices.Clone(kv.Value)
+	case strings.HasPrefix(key, nodesKey):
+		id := key[len(nodesKey):]
+		m, err := ParseValue(id, kv.Value)
+		if err != nil {
+			delete(st.members, id)
+			st.invalid[id] = refused{fmt.Errorf("key %q: %w", kv.Key, err), kv.ModRevision}
+			return
+		}
+		m.Lease, m.Revision = kv.Lease, kv.ModRevision
+		delete(st.invalid, id)
+		st.members[id] = m
+	}
+}
+
+// remove applies a key's deletion.
+func (st *state) remove(kv *mvccpb.KeyValue) {
+	switch key := strings.TrimPrefix(string(kv.Key), st.prefix); {
+	case key == stateKey:
+		st.state = nil
+	case strings.HasPrefix(key, nodesKey):
+		id := key[len(nodesKey):]
+		delete(st.members, id)
+		delete(st.invalid, id)
+	}
+}
+
+// snapshot returns the state as a snapshot.
+func (st *state) snapshot() Snapshot {
+	snap := Snapshot{Revision: st.rev, State: slices.Clone(st.state), Members: make([]Member, 0, len(st.members))}
+	for _, m := range st.members {
+		snap.Members = append(snap.Members, m)
+	}
+	slices.SortFunc(snap.Members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
+	ids := make([]string, 0, len(st.invalid))
+	for id := range st.invalid {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		snap.Invalid = append(snap.Invalid, st.invalid[id].err)
+	}
+	return snap
+}

@@ -1,0 +1,227 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/membership"
+)
+
+// ErrBadChange is wrapped for a [Change] that cannot be applied as given:
+// an ID named twice, a node that is not valid, nothing to change.
+var ErrBadChange = errors.New("etcd: bad change")
+
+// Change is one edit of a membership, written in one transaction: it
+// applies wholly or not at all, and a watch sees it as one revision.
+type Change struct {
+	// Add lists new nodes. An ID already listed (drained or not) fails
+	// the change with [kolco.ErrDuplicateNode].
+	Add []kolco.Node
+	// Remove lists the IDs of nodes to remove, drained or not, and may
+	// name a key whose value is refused, to clear it away. An ID not
+	// listed fails the change with [kolco.ErrUnknownNode].
+	Remove []string
+	// Update sets the weight, zone and address of listed nodes; each
+	// keeps its drained flag and its lease. [kolco.ErrUnknownNode] for
+	// an ID not listed.
+	Update []kolco.Node
+	// Drain takes listed nodes out of placement: they stay listed, with
+	// their address, so that an operator can put them back (Undrain) and
+	// a proxy can still read what they hold while their keys move.
+	Drain []string
+	// Undrain puts drained nodes back into placement.
+	Undrain []string
+	// State, when not nil, replaces the stored history state.
+	State []byte
+	// ClearState removes the stored history state.
+	ClearState bool
+}
+
+// validate checks the change on its own; the error wraps [ErrBadChange].
+func (c Change) validate() error {
+	_, err := c.ids()
+	return err
+}
+
+// ids lists every ID the change touches, failing for one named twice.
+func (c Change) ids() ([]string, error) {
+	var ids []string
+	seen := map[string]bool{}
+	add := func(id string) error {
+		if err := checkName("ID", id); err != nil {
+			return fmt.Errorf("%w: %q: %w", ErrBadChange, id, err)
+		}
+		if seen[id] {
+			return fmt.Errorf("%w: %w: %q named twice", ErrBadChange, kolco.ErrDuplicateNode, id)
+		}
+		seen[id] = true
+		ids = append(ids, id)
+		return nil
+	}
+	for _, list := range [][]kolco.Node{c.Add, c.Update} {
+		for _, n := range list {
+			if err := n.Validate(); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrBadChange, err)
+			}
+			if err := add(n.ID); err != nil {
+				return nil, err
+			}
+			if _, err := ParseValue(n.ID, EncodeValue(Member{Node: n})); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrBadChange, err)
+			}
+		}
+	}
+	for _, list := range [][]string{c.Remove, c.Drain, c.Undrain} {
+		for _, id := range list {
+			if err := add(id); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if c.State != nil && c.ClearState {
+		return nil, fmt.Errorf("%w: state both set and cleared", ErrBadChange)
+	}
+	if len(ids) == 0 && c.State == nil && !c.ClearState {
+		return nil, fmt.Errorf("%w: nothing to change", ErrBadChange)
+	}
+	return ids, nil
+}
+
+// Apply writes c as of revision rev, the revision of the snapshot it was
+// computed from, and returns the revision of the write. It fails with
+// [membership.ErrConflict] if anything under the prefix changed after rev
+// (or rev was compacted away), and writes nothing; a node of the change
+// whose lease expired after rev is such a change. Other errors wrap
+// [ErrBadChange], [kolco.ErrDuplicateNode], [kolco.ErrUnknownNode] or
+// [membership.ErrUnreachable].
+func (s *Store) Apply(ctx context.Context, rev int64, c Change) (int64, error) {
+	if err := c.validate(); err != nil {
+		return 0, err
+	}
+	st, err := s.read(ctx, rev)
+	if errors.Is(err, rpctypes.ErrCompacted) {
+		return 0, fmt.Errorf("%w: revision %d compacted", membership.ErrConflict, rev)
+	}
+	if err != nil {
+		return 0, err
+	}
+	ops, cmps, err := s.ops(st, c)
+	if err != nil {
+		return 0, err
+	}
+	// Nothing under the prefix written after rev; ops touches the
+	// changed key so that this removal shows in later guards too.
+	cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.prefix), "<", rev+1).WithPrefix())
+	ops = append(ops, clientv3.OpPut(s.prefix+changedKey, time.Now().UTC().Format(time.RFC3339Nano)))
+	cli, err := s.client()
+	if err != nil {
+		return 0, err
+	}
+	rctx, cancel := s.request(ctx)
+	defer cancel()
+	resp, err := cli.Txn(rctx).If(cmps...).Then(ops...).Commit()
+	if err != nil {
+		return 0, s.unreachable(err)
+	}
+	if !resp.Succeeded {
+		return 0, fmt.Errorf("%w: %s changed after revision %d", membership.ErrConflict, s.prefix, rev)
+	}
+	return resp.Header.Revision, nil
+}
+
+// ops returns the operations of c on the membership st, and the
+// comparisons that hold while each touched key is as st saw it.
+func (s *Store) ops(st *state, c Change) ([]clientv3.Op, []clientv3.Cmp, error) {
+	var ops []clientv3.Op
+	var cmps []clientv3.Cmp
+	key := func(id string) string { return s.prefix + nodesKey + id }
+	existing := func(id string) (Member, error) {
+		m, ok := st.members[id]
+		if !ok {
+			return m, fmt.Errorf("%w: %q at revision %d", kolco.ErrUnknownNode, id, st.rev)
+		}
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key(id)), "=", m.Revision))
+		return m, nil
+	}
+	put := func(m Member) {
+		var opts []clientv3.OpOption
+		if m.Lease != 0 {
+			opts = append(opts, clientv3.WithLease(clientv3.LeaseID(m.Lease)))
+		}
+		ops = append(ops, clientv3.OpPut(key(m.ID), string(EncodeValue(m)), opts...))
+	}
+	for _, n := range c.Add {
+		_, listed := st.members[n.ID]
+		if _, bad := st.invalid[n.ID]; listed || bad {
+			return nil, nil, fmt.Errorf("%w: %q at revision %d", kolco.ErrDuplicateNode, n.ID, st.rev)
+		}
+		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(key(n.ID)), "=", 0))
+		put(Member{Node: n})
+	}
+	for _, id := range c.Remove {
+		if r, bad := st.invalid[id]; bad {
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key(id)), "=", r.revision))
+		} else if _, err := existing(id); err != nil {
+			return nil, nil, err
+		}
+		ops = append(ops, clientv3.OpDelete(key(id)))
+	}
+	for _, n := range c.Update {
+		m, err := existing(n.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		m.Node = n
+		put(m)
+	}
+	for _, d := range []struct {
+		ids     []string
+		drained bool
+	}{{c.Drain, true}, {c.Undrain, false}} {
+		for _, id := range d.ids {
+			m, err := existing(id)
+			if err != nil {
+				return nil, nil, err
+			}
+			m.Drained = d.drained
+			put(m)
+		}
+	}
+	switch {
+	case c.State != nil:
+		ops = append(ops, clientv3.OpPut(s.prefix+stateKey, string(c.State)))
+	case c.ClearState:
+		ops = append(ops, clientv3.OpDelete(s.prefix+stateKey))
+	}
+	return ops, cmps, nil
+}
+
+// Update reads the membership, asks fn for a change to it, and applies
+// the change as of the revision read; when another write came first
+// ([membership.ErrConflict]) it reads again and asks fn again, up to ten
+// times. It returns the revision of the write, or fn's error.
+func (s *Store) Update(ctx context.Context, fn func(Snapshot) (Change, error)) (int64, error) {
+	var conflict error
+	for range 10 {
+		snap, err := s.Snapshot(ctx)
+		if err != nil {
+			return 0, err
+		}
+		c, err := fn(snap)
+		if err != nil {
+			return 0, err
+		}
+		rev, err := s.Apply(ctx, snap.Revision, c)
+		if !errors.Is(err, membership.ErrConflict) {
+			return rev, err
+		}
+		conflict = err
+	}
+	return 0, conflict
+}
