@@ -14,7 +14,15 @@ import (
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/dns"
+	"github.com/kolco-dev/kolco/membership/dns/dnstest"
 )
+
+func set(t *testing.T, s *dnstest.Server, qtype uint16, rrs ...string) {
+	t.Helper()
+	if err := s.Set(qtype, rrs...); err != nil {
+		t.Fatal(err)
+	}
+}
 
 const svc = "_memcache._tcp.mc.default.svc.cluster.local."
 
@@ -35,9 +43,9 @@ func pods(n int) []string {
 func ids(v membership.Version) []string { return v.IDs() }
 
 func TestSRVNamesNodesByTarget(t *testing.T) {
-	s := startServer(t)
-	s.set(mdns.TypeSRV, pods(3)...)
-	v, err := (&dns.Source{Name: svc, Resolver: s.resolver()}).Read(context.Background())
+	s := dnstest.Start(t)
+	set(t, s, mdns.TypeSRV, pods(3)...)
+	v, err := (&dns.Source{Name: svc, Resolver: s.Resolver()}).Read(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,12 +63,12 @@ func TestSRVNamesNodesByTarget(t *testing.T) {
 // Ignored by default, a scale event re-weights nothing; enabled, the
 // weights are taken as they are.
 func TestSRVWeights(t *testing.T) {
-	s := startServer(t)
+	s := dnstest.Start(t)
 	for _, use := range []bool{false, true} {
 		t.Run(fmt.Sprintf("UseWeights=%v", use), func(t *testing.T) {
-			src := &dns.Source{Name: svc, Resolver: s.resolver(), UseWeights: use}
+			src := &dns.Source{Name: svc, Resolver: s.Resolver(), UseWeights: use}
 			for _, n := range []int{3, 4} {
-				s.set(mdns.TypeSRV, pods(n)...)
+				set(t, s, mdns.TypeSRV, pods(n)...)
 				v, err := src.Read(context.Background())
 				if err != nil {
 					t.Fatal(err)
@@ -82,9 +90,9 @@ func TestSRVWeights(t *testing.T) {
 // TestSRVManyPodsOverTCP: an answer too large for UDP is truncated and
 // read again over TCP, as a large StatefulSet's would be.
 func TestSRVManyPodsOverTCP(t *testing.T) {
-	s := startServer(t)
-	s.set(mdns.TypeSRV, pods(200)...)
-	v, err := (&dns.Source{Name: svc, Resolver: s.resolver()}).Read(context.Background())
+	s := dnstest.Start(t)
+	set(t, s, mdns.TypeSRV, pods(200)...)
+	v, err := (&dns.Source{Name: svc, Resolver: s.Resolver()}).Read(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,14 +102,14 @@ func TestSRVManyPodsOverTCP(t *testing.T) {
 }
 
 func TestARecordsNeedStableAddresses(t *testing.T) {
-	s := startServer(t)
-	s.set(mdns.TypeA, "mc.example. 5 IN A 10.0.0.2", "mc.example. 5 IN A 10.0.0.1")
-	s.set(mdns.TypeAAAA, "mc.example. 5 IN AAAA fd00::7")
-	_, err := (&dns.Source{Name: "mc.example.", Records: dns.A, Port: 11211, Resolver: s.resolver()}).Read(context.Background())
+	s := dnstest.Start(t)
+	set(t, s, mdns.TypeA, "mc.example. 5 IN A 10.0.0.2", "mc.example. 5 IN A 10.0.0.1")
+	set(t, s, mdns.TypeAAAA, "mc.example. 5 IN AAAA fd00::7")
+	_, err := (&dns.Source{Name: "mc.example.", Records: dns.A, Port: 11211, Resolver: s.Resolver()}).Read(context.Background())
 	if !errors.Is(err, dns.ErrUnstableName) || !errors.Is(err, membership.ErrBadConfig) {
 		t.Fatalf("A records without StableAddresses: %v, want ErrUnstableName and ErrBadConfig", err)
 	}
-	v, err := (&dns.Source{Name: "mc.example.", Records: dns.A, Port: 11211, StableAddresses: true, Resolver: s.resolver()}).Read(context.Background())
+	v, err := (&dns.Source{Name: "mc.example.", Records: dns.A, Port: 11211, StableAddresses: true, Resolver: s.Resolver()}).Read(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,10 +132,10 @@ func TestBadAnswers(t *testing.T) {
 		{"invalid target name", []string{srv(50, "mc-0.mc.", 1), srv(50, `bad\!name.mc.`, 1)}, dns.Source{}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := startServer(t)
-			s.set(mdns.TypeSRV, c.records...)
+			s := dnstest.Start(t)
+			set(t, s, mdns.TypeSRV, c.records...)
 			src := c.src
-			src.Name, src.Resolver = svc, s.resolver()
+			src.Name, src.Resolver = svc, s.Resolver()
 			v, err := src.Read(context.Background())
 			if !errors.Is(err, membership.ErrBadContent) {
 				t.Fatalf("got %v, %v; want ErrBadContent", v, err)
@@ -137,10 +145,10 @@ func TestBadAnswers(t *testing.T) {
 }
 
 func TestNoRecordsIsNoNodes(t *testing.T) {
-	s := startServer(t)
+	s := dnstest.Start(t)
 	for _, records := range [][]string{nil, {srv(0, ".", 0)}} {
-		s.set(mdns.TypeSRV, records...)
-		v, err := (&dns.Source{Name: svc, Resolver: s.resolver()}).Read(context.Background())
+		set(t, s, mdns.TypeSRV, records...)
+		v, err := (&dns.Source{Name: svc, Resolver: s.Resolver()}).Read(context.Background())
 		if err != nil || len(v.Nodes) != 0 {
 			t.Errorf("records %q: %v, %v; want no nodes", records, v, err)
 		}
@@ -171,9 +179,9 @@ func TestConfigErrors(t *testing.T) {
 // answers again the watcher catches up.
 func TestFollowKeepsLastViewWhileTheServerFails(t *testing.T) {
 	checkNoLeak(t)
-	s := startServer(t)
-	s.set(mdns.TypeSRV, pods(3)...)
-	src := &dns.Source{Name: svc, Resolver: s.resolver(), Interval: 20 * time.Millisecond, Timeout: 200 * time.Millisecond}
+	s := dnstest.Start(t)
+	set(t, s, mdns.TypeSRV, pods(3)...)
+	src := &dns.Source{Name: svc, Resolver: s.Resolver(), Interval: 20 * time.Millisecond, Timeout: 200 * time.Millisecond}
 	w := membership.Watch(context.Background(), src)
 	defer w.Close()
 	first := next(t, w)
@@ -186,20 +194,20 @@ func TestFollowKeepsLastViewWhileTheServerFails(t *testing.T) {
 		rcode  int
 		silent bool
 	}{{"SERVFAIL", mdns.RcodeServerFailure, false}, {"no answer", 0, true}} {
-		s.fail(fault.rcode, fault.silent)
+		s.Fail(fault.rcode, fault.silent)
 		st := waitStatus(t, w, func(st membership.Status) bool { return st.Stale() })
 		if !errors.Is(st.Err, membership.ErrUnreachable) || st.Revision != first.Revision {
 			t.Errorf("%s: status %v, want unreachable at revision %d", fault.name, st, first.Revision)
 		}
-		s.fail(0, false)
+		s.Fail(0, false)
 		waitStatus(t, w, func(st membership.Status) bool { return !st.Stale() })
 	}
 
-	s.set(mdns.TypeSRV, pods(4)...)
+	set(t, s, mdns.TypeSRV, pods(4)...)
 	if v := next(t, w); len(v.Nodes) != 4 || v.Revision != 2 || v.Resync {
 		t.Fatalf("after scaling to 4: %v", v)
 	}
-	s.set(mdns.TypeSRV, srv(50, "10-0-0-9.mc.", 11211))
+	set(t, s, mdns.TypeSRV, srv(50, "10-0-0-9.mc.", 11211))
 	st := waitStatus(t, w, func(st membership.Status) bool { return st.Stale() })
 	if !errors.Is(st.Err, membership.ErrBadContent) || st.Revision != 2 {
 		t.Errorf("after a bad answer: %v, want ErrBadContent at revision 2", st)

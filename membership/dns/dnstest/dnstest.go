@@ -1,4 +1,8 @@
-package dns_test
+// Package dnstest runs a DNS server on loopback for tests, answering from
+// records the test sets, over UDP and TCP on one port, in the way
+// net/http/httptest runs an HTTP server. It is built with
+// github.com/miekg/dns; only tests import it.
+package dnstest
 
 import (
 	"context"
@@ -9,10 +13,11 @@ import (
 	mdns "github.com/miekg/dns"
 )
 
-// server is a DNS server on loopback, UDP and TCP on one port, answering
-// from records the test sets.
-type server struct {
-	addr string
+// Server is a DNS server on loopback. Answers larger than a UDP client
+// accepts are truncated, so that the client asks again over TCP.
+type Server struct {
+	// Addr is the server's "127.0.0.1:port", for UDP and TCP.
+	Addr string
 
 	mu      sync.Mutex // guards records, rcode and silent
 	records map[uint16][]mdns.RR
@@ -20,10 +25,10 @@ type server struct {
 	silent  bool
 }
 
-// startServer starts a server; Cleanup stops it.
-func startServer(t *testing.T) *server {
+// Start starts a server without records; Cleanup stops it.
+func Start(t testing.TB) *Server {
 	t.Helper()
-	s := &server{records: map[uint16][]mdns.RR{}}
+	s := &Server{records: map[uint16][]mdns.RR{}}
 	var pc net.PacketConn
 	var l net.Listener
 	for attempt := 0; l == nil; attempt++ {
@@ -38,7 +43,7 @@ func startServer(t *testing.T) *server {
 			}
 		}
 	}
-	s.addr = pc.LocalAddr().String()
+	s.Addr = pc.LocalAddr().String()
 	var wg sync.WaitGroup
 	t.Cleanup(wg.Wait) // Cleanup runs last in first out: after the shutdowns below
 	for _, srv := range []*mdns.Server{{PacketConn: pc, Handler: s}, {Listener: l, Handler: s}} {
@@ -55,37 +60,44 @@ func startServer(t *testing.T) *server {
 	return s
 }
 
-// resolver returns a resolver that asks this server alone.
-func (s *server) resolver() *net.Resolver {
+// Resolver returns a resolver that asks this server alone.
+func (s *Server) Resolver() *net.Resolver {
 	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		var d net.Dialer
-		return d.DialContext(ctx, network, s.addr)
+		return d.DialContext(ctx, network, s.Addr)
 	}}
 }
 
-// set replaces the records of a type; with none, the name does not exist.
-func (s *server) set(qtype uint16, rrs ...string) {
+// Set replaces the records of a type (mdns.TypeSRV, TypeA, TypeAAAA),
+// each in zone file syntax: "_mc._tcp.mc.example. 5 IN SRV 0 50 11211
+// mc-0.mc.example.". A name without records of any type does not exist
+// (NXDOMAIN). The error is that of a record that does not parse.
+func (s *Server) Set(qtype uint16, rrs ...string) error {
 	parsed := make([]mdns.RR, len(rrs))
 	for i, text := range rrs {
 		rr, err := mdns.NewRR(text)
 		if err != nil {
-			panic(err)
+			return err
 		}
 		parsed[i] = rr
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.records[qtype] = parsed
+	return nil
 }
 
-// fail makes the server answer SERVFAIL (rcode) or nothing at all (silent).
-func (s *server) fail(rcode int, silent bool) {
+// Fail makes the server answer every query with rcode (such as
+// mdns.RcodeServerFailure), or not at all when silent; Fail(0, false)
+// makes it answer again.
+func (s *Server) Fail(rcode int, silent bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rcode, s.silent = rcode, silent
 }
 
-func (s *server) ServeDNS(w mdns.ResponseWriter, r *mdns.Msg) {
+// ServeDNS answers a query; it implements mdns.Handler.
+func (s *Server) ServeDNS(w mdns.ResponseWriter, r *mdns.Msg) {
 	s.mu.Lock()
 	rcode, silent := s.rcode, s.silent
 	var answer []mdns.RR
