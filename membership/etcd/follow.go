@@ -139,7 +139,7 @@ func (s *Store) watchOnce(ctx context.Context, cli *clientv3.Client, st *state, 
 			err := cli.RequestProgress(pctx)
 			pcancel()
 			if err != nil && ctx.Err() == nil {
-				r.Failed(s.unreachable(err))
+				r.Failed(fmt.Errorf("%w: etcd %s: progress request: %w", membership.ErrUnreachable, s.where(), err))
 			}
 			asked = true
 		}

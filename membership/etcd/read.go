@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -90,8 +91,13 @@ func (s *Store) read(ctx context.Context, rev int64) (*state, error) {
 	return st, nil
 }
 
-// unreachable wraps a request's error.
+// unreachable wraps a request's error. When the request ran out of time,
+// which is all gRPC says of a server it cannot reach, a plain connection
+// to the first endpoint says why (refused, a certificate not trusted).
 func (s *Store) unreachable(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) && s.cfg.Client == nil {
+		err = fmt.Errorf("%w (%w)", err, s.probe())
+	}
 	return fmt.Errorf("%w: etcd %s: %w", membership.ErrUnreachable, s.where(), err)
 }
 

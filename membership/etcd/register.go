@@ -2,7 +2,6 @@ package etcd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -44,9 +43,10 @@ type RegistrationStatus struct {
 
 // Register registers node with a lease of ttl (at least one second, in
 // whole seconds) and keeps renewing it until ctx is done or Close is
-// called. It returns once the node is registered. If the lease is lost
-// (etcd away for longer than the TTL), the node is registered again when
-// etcd is back.
+// called. It returns once the node is registered, or with the error of
+// that one attempt: a caller that must wait for etcd calls it again. Once
+// registered, a lost lease (etcd away for longer than the TTL) is
+// replaced by itself when etcd is back.
 //
 // A node registered earlier under another lease (a previous run of the
 // sidecar) is taken over, keeping its drained flag. Cancelling ctx stops
@@ -55,7 +55,7 @@ type RegistrationStatus struct {
 //
 // The error wraps [kolco.ErrDuplicateNode] when the ID is listed without
 // a lease (added for good: remove it first), [ErrBadChange] for an invalid
-// node or TTL, [membership.ErrUnreachable], or is ctx's error.
+// node or TTL, or [membership.ErrUnreachable].
 func (s *Store) Register(ctx context.Context, node kolco.Node, ttl time.Duration) (*Registration, error) {
 	if err := (Change{Add: []kolco.Node{node}}).validate(); err != nil {
 		return nil, err
@@ -72,12 +72,6 @@ func (s *Store) Register(ctx context.Context, node kolco.Node, ttl time.Duration
 		done:   make(chan struct{}),
 	}
 	lease, err := r.register(ctx)
-	for errors.Is(err, membership.ErrUnreachable) || errors.Is(err, membership.ErrConflict) {
-		r.setStatus(0, err)
-		if err = sleep(ctx, s.checkInterval()); err == nil {
-			lease, err = r.register(ctx)
-		}
-	}
 	if err != nil {
 		cancel()
 		return nil, err
@@ -206,16 +200,4 @@ func (r *Registration) Close(ctx context.Context) error {
 	}
 	r.setStatus(0, nil)
 	return nil
-}
-
-// sleep waits for d or until ctx is done, when it returns ctx's error.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
