@@ -105,5 +105,6 @@ moved, load per node, the database's extra load.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newLocateCmd(), newSimCmd())
 	root.AddCommand(newPlanCmd(), newProxyCmd())
+	root.AddCommand(newMembersCmd())
 	return root
 }
