@@ -84,12 +84,6 @@ func (v Version) Validate() error {
 	return nil
 }
 
-// SameMembers reports whether a and b hold the same nodes (ID, weight,
-// zone, address), drained nodes and state, whatever their revisions.
-func (v Version) SameMembers(b Version) bool {
-	return slices.Equal(v.Nodes, b.Nodes) && slices.Equal(v.Drained, b.Drained) && string(v.State) == string(b.State)
-}
-
 // IDs returns the IDs of the nodes that take keys, in order.
 func (v Version) IDs() []string {
 	ids := make([]string, len(v.Nodes))
@@ -129,8 +123,9 @@ type Source interface {
 	// in revision order, until ctx is done, and then returns ctx's error.
 	// It reports each answer of the store with r.Answered and each
 	// failure to reach it with r.Failed, and keeps trying; it returns
-	// earlier only with an error that retrying cannot mend, wrapping
-	// [ErrBadConfig]. Follow starts no goroutine that outlives it.
+	// earlier only with an error that retrying cannot mend (a bad
+	// configuration, wrapping [ErrBadConfig]; a closed store). Follow
+	// starts no goroutine that outlives it.
 	Follow(ctx context.Context, r Reporter) error
 }
 

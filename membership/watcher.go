@@ -105,7 +105,8 @@ func (w *Watcher) Done() <-chan struct{} { return w.done }
 
 // Close stops the watcher and waits for its goroutine to end. It returns
 // the error that stopped the source before Close was called, if any (one
-// wrapping [ErrBadConfig]); calling it again returns the same.
+// wrapping [ErrBadConfig], or a closed store's); calling it again returns
+// the same.
 func (w *Watcher) Close() error {
 	w.cancel()
 	<-w.done

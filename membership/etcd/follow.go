@@ -16,7 +16,8 @@ import (
 var errResync = errors.New("etcd: history compacted past the watch")
 
 // Follow implements [membership.Source]: a full read, then a watch from
-// the revision after it. Each revision's events are applied together and
+// the revision after it. It returns [ErrClosed] if the store is closed
+// under it. Each revision's events are applied together and
 // yield one version; while a value under the prefix is refused, no
 // version is yielded and the refusal is reported. Every CheckInterval the
 // watch asks etcd to confirm it is current, and reports the view stale
@@ -29,6 +30,9 @@ func (s *Store) Follow(ctx context.Context, r membership.Reporter) error {
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if errors.Is(err, ErrClosed) {
+				return err
 			}
 			r.Failed(err)
 			if err := retry.wait(ctx); err != nil {
@@ -66,13 +70,13 @@ func (s *Store) report(ctx context.Context, r membership.Reporter, st *state, re
 // it needs is compacted (errResync). A watch that etcd ends (a lost
 // leader, auth revoked) is started again from the last revision applied.
 func (s *Store) watch(ctx context.Context, st *state, r membership.Reporter) error {
-	cli, err := s.client()
-	if err != nil {
-		return err
-	}
 	retry := newBackoff(s.checkInterval())
 	for {
-		err := s.watchOnce(ctx, cli, st, r)
+		cli, err := s.client()
+		if err != nil {
+			return err // closed
+		}
+		err = s.watchOnce(ctx, cli, st, r)
 		if ctx.Err() != nil || errors.Is(err, errResync) {
 			return err
 		}

@@ -74,9 +74,13 @@ type Store struct {
 	prefix string
 	tls    *tls.Config
 
-	mu  sync.Mutex // guards cli
-	cli *clientv3.Client
+	mu     sync.Mutex // guards cli and closed
+	cli    *clientv3.Client
+	closed bool
 }
+
+// ErrClosed is returned by every request on a store after [Store.Close].
+var ErrClosed = errors.New("etcd: store closed")
 
 // New checks cfg and returns a store. It does not connect: the first
 // request does, so that a store set up while etcd is away starts
@@ -166,12 +170,14 @@ func loadTLS(cfg Config) (*tls.Config, error) {
 // returned wrapping [membership.ErrUnreachable] and retried on the next
 // call.
 func (s *Store) client() (*clientv3.Client, error) {
-	if s.cfg.Client != nil {
-		return s.cfg.Client, nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cli != nil {
+	switch {
+	case s.closed:
+		return nil, ErrClosed
+	case s.cfg.Client != nil:
+		return s.cfg.Client, nil
+	case s.cli != nil:
 		return s.cli, nil
 	}
 	cli, err := clientv3.New(clientv3.Config{
@@ -230,10 +236,13 @@ func (s *Store) probe() error {
 }
 
 // Close closes the store's connection to etcd (not a Client given in
-// Config). Watchers and registrations on the store must be stopped first.
+// Config); every request after it fails with [ErrClosed], and a watcher
+// still following the store stops with that error. Stop watchers and
+// registrations first.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closed = true
 	if s.cli == nil {
 		return nil
 	}

@@ -217,3 +217,25 @@ func TestRegister(t *testing.T) {
 		t.Errorf("a TTL under a second: %v, want ErrBadChange", err)
 	}
 }
+
+// TestCloseStopsWatcher: a store closed under a watcher stops it with
+// ErrClosed rather than leaving it retrying, and fails later requests.
+func TestCloseStopsWatcher(t *testing.T) {
+	checkNoLeak(t)
+	srv := etcdtest.Start(t, etcdtest.Config{})
+	s := newStore(t, srv.Endpoint, "/kolco/test/")
+	w := watch(t, s)
+	next(t, w)
+	s.Close()
+	select {
+	case <-w.Done():
+	case <-time.After(bound):
+		t.Fatalf("the watcher did not stop; status %v", w.Status())
+	}
+	if err := w.Close(); !errors.Is(err, etcd.ErrClosed) {
+		t.Errorf("watcher ended with %v, want ErrClosed", err)
+	}
+	if _, err := s.Read(ctx(t)); !errors.Is(err, etcd.ErrClosed) {
+		t.Errorf("Read after Close: %v, want ErrClosed", err)
+	}
+}
