@@ -41,7 +41,8 @@ func (s *Store) Follow(ctx context.Context, r membership.Reporter) error {
 			continue
 		}
 		retry.reset()
-		if err := s.report(ctx, r, st, true); err != nil {
+		st.resync = true
+		if err := s.report(ctx, r, st); err != nil {
 			return err
 		}
 		err = s.watch(ctx, st, r)
@@ -54,16 +55,22 @@ func (s *Store) Follow(ctx context.Context, r membership.Reporter) error {
 	}
 }
 
-// report yields the state's version, or reports why it cannot.
-func (s *Store) report(ctx context.Context, r membership.Reporter, st *state, resync bool) error {
+// report yields the state's version, or reports why it cannot. The first
+// version yielded after a full read is marked Resync, even when values
+// refused at the read delayed it.
+func (s *Store) report(ctx context.Context, r membership.Reporter, st *state) error {
 	snap := st.snapshot()
 	if err := snap.problem(); err != nil {
 		r.Answered(err)
 		return nil
 	}
 	v := snap.Version()
-	v.Resync = resync
-	return r.Yield(ctx, v)
+	v.Resync = st.resync
+	if err := r.Yield(ctx, v); err != nil {
+		return err
+	}
+	st.resync = false
+	return nil
 }
 
 // watch follows the prefix from st.rev+1 until ctx is done or the history
@@ -163,7 +170,7 @@ func (s *Store) apply(ctx context.Context, r membership.Reporter, st *state, eve
 			}
 		}
 		st.rev = rev
-		if err := s.report(ctx, r, st, false); err != nil {
+		if err := s.report(ctx, r, st); err != nil {
 			return err
 		}
 	}

@@ -141,6 +141,7 @@ type state struct {
 	members map[string]Member  // valid members by ID
 	invalid map[string]refused // refused values by ID
 	state   []byte
+	resync  bool // read in full, and no version yielded since
 }
 
 func newState(prefix string, rev int64) *state {

@@ -144,6 +144,9 @@ func TestMalformedValueKeepsLastView(t *testing.T) {
 	}
 	w := watch(t, s)
 	last := next(t, w)
+	if !last.Resync {
+		t.Errorf("first version %v not marked resync", last)
+	}
 	for _, bad := range []string{`{"wieght": 2}`, `{"weight": -1}`, `[1]`, `{"weight": 1}{}`, `{"zone": "a b"}`} {
 		if _, err := raw.Put(ctx(t), "/kolco/test/nodes/b", bad); err != nil {
 			t.Fatal(err)
@@ -159,8 +162,8 @@ func TestMalformedValueKeepsLastView(t *testing.T) {
 		if _, err := raw.Delete(ctx(t), "/kolco/test/nodes/b"); err != nil {
 			t.Fatal(err)
 		}
-		if last = next(t, w); !slices.Equal(last.IDs(), []string{"a"}) {
-			t.Fatalf("after removing the bad value: %v", last)
+		if last = next(t, w); !slices.Equal(last.IDs(), []string{"a"}) || last.Resync {
+			t.Fatalf("after removing the bad value: %v (resync %v)", last, last.Resync)
 		}
 		waitStatus(t, w, "fresh again", func(st membership.Status) bool { return !st.Stale() })
 	}
@@ -215,6 +218,26 @@ func TestRegister(t *testing.T) {
 	}
 	if _, err := s.Register(ctx(t), kolco.Node{ID: "x"}, 100*time.Millisecond); !errors.Is(err, etcd.ErrBadChange) {
 		t.Errorf("a TTL under a second: %v, want ErrBadChange", err)
+	}
+}
+
+// TestFirstVersionAfterRefusedReadIsResync: a watch that starts on a
+// refused value yields its first version when the value is fixed, marked
+// as read in full.
+func TestFirstVersionAfterRefusedReadIsResync(t *testing.T) {
+	srv := etcdtest.Start(t, etcdtest.Config{})
+	s := newStore(t, srv.Endpoint, "/kolco/test/")
+	raw := rawClient(t, srv)
+	if _, err := raw.Put(ctx(t), "/kolco/test/nodes/a", `{"weight": "heavy"}`); err != nil {
+		t.Fatal(err)
+	}
+	w := watch(t, s)
+	waitStatus(t, w, "the refused value reported", func(st membership.Status) bool { return errors.Is(st.Err, membership.ErrBadContent) })
+	if _, err := raw.Put(ctx(t), "/kolco/test/nodes/a", `{"weight": 2}`); err != nil {
+		t.Fatal(err)
+	}
+	if v := next(t, w); !v.Resync || len(v.Nodes) != 1 || v.Nodes[0].Weight != 2 {
+		t.Errorf("first version %v (resync %v), want a of weight 2, resync", v, v.Resync)
 	}
 }
 
