@@ -57,7 +57,9 @@ stays drained.
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "registered %s at %s under lease %x (TTL %v); renewing until stopped\n",
 				node.ID, node.Addr, reg.Status().Lease, ttl.Round(time.Second))
-			reportRegistration(ctx, cmd, reg)
+			if err := reportRegistration(ctx, cmd, reg); err != nil {
+				return err
+			}
 			closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), ef.timeout)
 			defer cancel()
 			if err := reg.Close(closing); err != nil {
@@ -72,16 +74,22 @@ stays drained.
 	return cmd
 }
 
-// reportRegistration prints each change of the registration's health on stderr until
-// ctx is done.
-func reportRegistration(ctx context.Context, cmd *cobra.Command, reg *etcd.Registration) {
+// reportRegistration prints each change of the registration's health on
+// stderr until ctx is done, or returns why the registration ended by
+// itself.
+func reportRegistration(ctx context.Context, cmd *cobra.Command, reg *etcd.Registration) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var last error
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
+		case <-reg.Done():
+			if ctx.Err() == nil {
+				return fmt.Errorf("registration ended: %w", reg.Status().Err)
+			}
+			return nil
 		case <-tick.C:
 		}
 		err := reg.Status().Err

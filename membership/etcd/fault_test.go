@@ -229,3 +229,42 @@ func applyModel(nodes []kolco.Node, c etcd.Change) []kolco.Node {
 	membership.SortNodes(out)
 	return out
 }
+
+// TestFaultRegistrationOutlivesAnOutage: a registration whose lease is
+// lost while etcd is away registers the node again when etcd is back.
+func TestFaultRegistrationOutlivesAnOutage(t *testing.T) {
+	checkNoLeak(t)
+	srv := etcdtest.Start(t, etcdtest.Config{})
+	s := newStore(t, srv.Endpoint, "/kolco/test/")
+	r, err := s.Register(ctx(t), kolco.Node{ID: "mc-1"}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(ctx(t))
+	first := r.Status().Lease
+	srv.Stop()
+	waitFor(t, "the lease reported lost", func() bool { return r.Status().Err != nil })
+	srv.Restart()
+	waitFor(t, "registered again", func() bool { st := r.Status(); return st.Err == nil && st.Lease != 0 })
+	snap, err := s.Snapshot(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := snap.Member("mc-1")
+	if !ok || m.Lease != r.Status().Lease {
+		t.Errorf("after the outage: %+v (listed %v), want mc-1 under lease %x (was %x)", m, ok, r.Status().Lease, first)
+	}
+}
+
+// waitFor polls cond, which an external process (etcd) changes, until it
+// holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, bound)
+		}
+		time.Sleep(5 * time.Millisecond) // polling on an external process, with a deadline
+	}
+}

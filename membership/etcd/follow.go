@@ -16,13 +16,14 @@ import (
 var errResync = errors.New("etcd: history compacted past the watch")
 
 // Follow implements [membership.Source]: a full read, then a watch from
-// the revision after it. It returns [ErrClosed] if the store is closed
-// under it. Each revision's events are applied together and
+// the revision after it. Each revision's events are applied together and
 // yield one version; while a value under the prefix is refused, no
 // version is yielded and the refusal is reported. Every CheckInterval the
 // watch asks etcd to confirm it is current, and reports the view stale
 // when no confirmation comes. After a compaction past the watch the
-// prefix is read again in full (a version with Resync set).
+// prefix is read again in full (a version with Resync set). Follow
+// returns ctx's error when ctx is done, or [ErrClosed] if the store is
+// closed under it.
 func (s *Store) Follow(ctx context.Context, r membership.Reporter) error {
 	retry := newBackoff(s.checkInterval())
 	for {

@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -81,7 +82,9 @@ func (s *Store) Register(ctx context.Context, node kolco.Node, ttl time.Duration
 }
 
 // run renews the lease until ctx is done, registering the node again
-// whenever the lease is lost.
+// whenever the lease is lost. It ends early when registering again fails
+// for a reason other than etcd being away (the ID added for good
+// meanwhile, the store closed), leaving that reason in the status.
 func (r *Registration) run(ctx context.Context, lease clientv3.LeaseID) {
 	defer close(r.done)
 	retry := newBackoff(r.store.checkInterval())
@@ -94,7 +97,7 @@ func (r *Registration) run(ctx context.Context, lease clientv3.LeaseID) {
 		var err error
 		for lease, err = r.register(ctx); err != nil; lease, err = r.register(ctx) {
 			r.setStatus(0, err)
-			if retry.wait(ctx) != nil {
+			if !errors.Is(err, membership.ErrUnreachable) || retry.wait(ctx) != nil {
 				return
 			}
 		}
@@ -176,7 +179,9 @@ func (r *Registration) Status() RegistrationStatus {
 	return r.status
 }
 
-// Done returns a channel closed when the renewals have stopped.
+// Done returns a channel closed when the renewals have stopped: ctx is
+// done, Close was called, or the node could not be registered again (see
+// the status).
 func (r *Registration) Done() <-chan struct{} { return r.done }
 
 // Close stops the renewals and revokes the lease, removing the node at
