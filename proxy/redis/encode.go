@@ -83,3 +83,7 @@ func AppendArgs(dst []byte, args [][]byte) []byte {
 	}
 	return dst
 }
+
+// AppendRequest appends req as servers take it: an array of bulk strings,
+// whether the client sent it so or as an inline command.
+func AppendRequest(dst []byte, req *Request) []byte { return AppendArgs(dst, req.Args) }
