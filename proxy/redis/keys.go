@@ -12,7 +12,7 @@ const (
 	keysPopNum                 // numkeys at 1: LMPOP, ZMPOP
 	keysSort                   // the key at 1 and a STORE destination: SORT
 	keysSortRO                 // the key at 1: SORT_RO (its BY and GET patterns are not keys)
-	keysGeo                    // the key at 1 and a STORE or STOREDIST destination: GEORADIUS(BYMEMBER)
+	keysGeo                    // the key at 1 and the STORE and STOREDIST destinations: GEORADIUS(BYMEMBER)
 	keysNotRead                // movable keys of a refused command, never read
 )
 
@@ -140,20 +140,20 @@ func sortStore(req *Request) {
 	}
 }
 
-// geoStore adds GEORADIUS's STORE or STOREDIST destination, the last one
-// given, looked for from the fifth argument as redis-server's
-// georadiusGetKeys does.
+// geoStore adds GEORADIUS's STORE and STOREDIST destinations. The command
+// writes to the last one given; redis-server 7.0's key specs name the
+// first STORE and the first STOREDIST. Every one is taken here, so that
+// whichever the server uses is on the same server as the others.
 func geoStore(req *Request) {
-	store := 0
-	for i := 5; i < len(req.Args); i++ {
-		a := req.Args[i]
-		if (equalFold(a, "store") || equalFold(a, "storedist")) && i+1 < len(req.Args) {
-			store = i + 1
-			i++
-		}
+	from := 6 // GEORADIUS key longitude latitude radius unit
+	if req.Cmd.name == "georadiusbymember" {
+		from = 5 // GEORADIUSBYMEMBER key member radius unit
 	}
-	if store > 0 {
-		req.keys = append(req.keys, int32(store))
+	for i := from; i+1 < len(req.Args); i++ {
+		if a := req.Args[i]; equalFold(a, "store") || equalFold(a, "storedist") {
+			i++
+			req.keys = append(req.keys, int32(i))
+		}
 	}
 }
 
