@@ -24,6 +24,18 @@
 // [Limits] bound what one request may hold; memory grows with the bytes
 // that arrive, never with a length a client announces.
 //
+// # Routing
+//
+// Each command has a [Class]. A [Splitter] routes a request with the
+// caller's function from key to server (hash tags are the caller's):
+// single-key and same-server commands go to one server, and a
+// same-server command whose keys map to several servers is refused
+// ([ErrCrossServer]); MGET, MSET, DEL, UNLINK, EXISTS and TOUCH are split
+// into one request per server and their replies merged as nutcracker
+// merges them ([Splitter.Merge]). COMMAND goes to any one server; the
+// rest is refused with an error and the connection kept
+// ([ErrUnsupported]).
+//
 // # Reading replies
 //
 // A [ReplyReader] reads one whole server reply (simple strings, errors,
