@@ -89,7 +89,8 @@ func (r *ReplyReader) Buffered() int { return r.br.Buffered() }
 // after it the stream is out of step. A reply over the limits is read to
 // its end and dropped, dst and elems coming back as they were, with an
 // error wrapping [ErrReplyTooLarge] or [ErrReplyTooDeep]: the stream stays
-// in step. A stream cut inside a reply gives io.ErrUnexpectedEOF.
+// in step. At the end of the stream Read returns io.EOF; a stream cut
+// inside a reply gives io.ErrUnexpectedEOF.
 func (r *ReplyReader) Read(dst []byte, elems []Span) ([]byte, []Span, error) {
 	base, ebase := len(dst), len(elems)
 	st := r.stack[:0]
@@ -108,6 +109,9 @@ func (r *ReplyReader) Read(dst []byte, elems []Span) ([]byte, []Span, error) {
 		var err error
 		dst, h, err = r.header(dst, used)
 		if err != nil {
+			if err == io.EOF && len(st) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
 			return dst[:base], elems[:ebase], err
 		}
 		switch {
@@ -172,6 +176,9 @@ func (r *ReplyReader) header(dst []byte, base int) ([]byte, header, error) {
 			break
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
+			if len(dst) == start && err == io.EOF {
+				return dst, header{}, io.EOF // Read decides: a clean end or a cut
+			}
 			return dst, header{}, unexpected(err)
 		}
 	}

@@ -78,6 +78,16 @@ func TestReadReplyErrors(t *testing.T) {
 	}
 }
 
+func TestReadReplyEOF(t *testing.T) {
+	rr := NewReplyReader(strings.NewReader(":1\r\n"), ReplyLimits{})
+	if _, _, err := rr.Read(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := rr.Read(nil, nil); err != io.EOF {
+		t.Fatalf("at the end: %v, want io.EOF", err)
+	}
+}
+
 func TestReadReplyCut(t *testing.T) {
 	for _, in := range []string{"+OK", "$5\r\nhel", "*2\r\n:1\r\n", "*1\r\n*1\r\n"} {
 		_, _, err := NewReplyReader(strings.NewReader(in), ReplyLimits{}).Read(nil, nil)
