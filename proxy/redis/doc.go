@@ -32,9 +32,41 @@
 // same-server command whose keys map to several servers is refused
 // ([ErrCrossServer]); MGET, MSET, DEL, UNLINK, EXISTS and TOUCH are split
 // into one request per server and their replies merged as nutcracker
-// merges them ([Splitter.Merge]). COMMAND goes to any one server; the
-// rest is refused with an error and the connection kept
-// ([ErrUnsupported]).
+// merges them ([Splitter.Merge]). PING, ECHO, QUIT, SELECT, AUTH and
+// HELLO are answered locally ([AppendLocal], [AppendAuth]); COMMAND goes
+// to any one server; the rest is refused with an error and the connection
+// kept ([ErrUnsupported]).
+//
+// # Where kolco differs from nutcracker
+//
+// nutcracker (twemproxy 0.5) closes the client's connection on a command
+// it does not support, on HELLO, CLIENT SETINFO, SELECT 0 and INFO, and
+// sends a multi-key command whose keys are on several servers (SINTER,
+// RENAME, EVAL with several keys, ...) to the first key's server, where
+// it silently works on the wrong data. Here:
+//   - unsupported commands (MULTI/EXEC, blocking commands, pub/sub,
+//     SCAN/KEYS, CLUSTER, INFO, CLIENT, ...) get "-ERR '<cmd>' is not
+//     supported by the proxy: <why>" and the connection stays open, so
+//     that clients which send CLIENT SETINFO on connecting (go-redis v9)
+//     go on;
+//   - HELLO gets the "unknown command" error of a server older than
+//     Redis 6, which RESP3 clients take as the signal to use RESP2;
+//   - SELECT 0 is +OK, another database "-ERR DB index is out of range",
+//     as a server with one database answers;
+//   - a same-server command whose keys map to several servers gets an
+//     error naming the command, never a wrong answer; EVAL with numkeys 0,
+//     which nutcracker refuses by closing the connection, gets an error;
+//   - a part's error in a split command becomes the client's reply as the
+//     server gave it, where nutcracker answers a generic error of its own;
+//   - a bad numkeys (EVAL, ZUNIONSTORE, SINTERCARD, LMPOP, ...) gets
+//     redis-server's own reply from the proxy; for FCALL the server would
+//     first answer "Function not found" for a function it does not have.
+//
+// Where redis-server itself waits for ever, the proxy answers at once: a
+// NUL byte in an inline command or a length line keeps the server from
+// finding the line's end until 64 KiB have come, when it replies "too big
+// inline request" (or "too big mbulk count string") and closes; the proxy
+// sends that reply and closes on the NUL.
 //
 // # Reading replies
 //
