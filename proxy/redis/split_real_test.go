@@ -21,40 +21,43 @@ func hashTagShard(key []byte) int {
 	return sum % 2
 }
 
+// splitSteps run on one server and on two: split, same-server and
+// any-server commands, hash tags keeping keys together.
+var splitSteps = []string{
+	"MSET k1 v1 k2 v2 k3 v3 k4 v4 k5 v5 k6 v6 k7 v7 k8 v8",
+	"MGET k1 k2 k3 k4 k5 k6 k7 k8 k9 k10",
+	"MGET k8 k1 k8 nope k2",
+	"MGET k1",
+	"EXISTS k1 k1 k2 k3 nope k4",
+	"TOUCH k1 k2 k3 k4 k5 nope",
+	"DEL k1 k3 nope k5",
+	"UNLINK k2 k4 k6",
+	"MGET k1 k2 k3 k4 k5 k6 k7 k8",
+	"SET counter 10",
+	"INCRBY counter 5",
+	"GET counter",
+	"SADD {s}a x y z",
+	"SADD {s}b y z w",
+	"SINTERCARD 2 {s}a {s}b",
+	"SISMEMBER {s}a y",
+	"SUNIONSTORE {s}c {s}a {s}b",
+	"SCARD {s}c",
+	"EVAL \"return redis.call('get', KEYS[1])\" 1 counter",
+	"RENAME {s}c {s}d",
+	"EXISTS {s}c {s}d",
+	"COMMAND COUNT",
+	"LPUSH list a",
+	"MGET k7 list k8", // a list reads as nil in MGET
+}
+
 // TestSplitMatchesOneServer runs the same commands on one redis-server
 // holding every key and, split and merged by a Splitter, on two servers
 // sharing the keys: every reply must be the same, byte for byte.
 func TestSplitMatchesOneServer(t *testing.T) {
 	whole := startServer(t).dial(t)
 	shards := []*conn{startServer(t).dial(t), startServer(t).dial(t)}
-	steps := []string{
-		"MSET k1 v1 k2 v2 k3 v3 k4 v4 k5 v5 k6 v6 k7 v7 k8 v8",
-		"MGET k1 k2 k3 k4 k5 k6 k7 k8 k9 k10",
-		"MGET k8 k1 k8 nope k2",
-		"MGET k1",
-		"EXISTS k1 k1 k2 k3 nope k4",
-		"TOUCH k1 k2 k3 k4 k5 nope",
-		"DEL k1 k3 nope k5",
-		"UNLINK k2 k4 k6",
-		"MGET k1 k2 k3 k4 k5 k6 k7 k8",
-		"SET counter 10",
-		"INCRBY counter 5",
-		"GET counter",
-		"SADD {s}a x y z",
-		"SADD {s}b y z w",
-		"SINTERCARD 2 {s}a {s}b",
-		"SISMEMBER {s}a y",
-		"SUNIONSTORE {s}c {s}a {s}b",
-		"SCARD {s}c",
-		"EVAL \"return redis.call('get', KEYS[1])\" 1 counter",
-		"RENAME {s}c {s}d",
-		"EXISTS {s}c {s}d",
-		"COMMAND COUNT",
-		"LPUSH list a",
-		"MGET k7 list k8", // a list reads as nil in MGET
-	}
 	var s Splitter
-	for _, line := range steps {
+	for _, line := range splitSteps {
 		req := mustRead(t, line)
 		want := whole.send(AppendRequest(nil, req)).Data
 		if err := s.Split(req, hashTagShard); err != nil {
