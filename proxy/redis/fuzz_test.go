@@ -6,11 +6,13 @@ import (
 	"io"
 	"slices"
 	"testing"
+	"testing/iotest"
 )
 
 // FuzzReader feeds arbitrary client bytes to the Reader, under small
 // limits so that the fuzzer cannot make it allocate much. It must never
-// panic or loop; every request it returns must have a command and keys
+// panic or loop; it must read the bytes alike whether they come at once or
+// a byte at a time; every request it returns must have a command and keys
 // inside its arguments, encode back to the same request, and split into
 // parts that parse and hold its keys.
 func FuzzReader(f *testing.F) {
@@ -35,9 +37,15 @@ func FuzzReader(f *testing.F) {
 	lim := Limits{MaxBulk: 1 << 10, MaxArgs: 64, MaxRequest: 1 << 12, MaxLine: 1 << 10}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		r := NewReader(bytes.NewReader(in), lim)
-		var req Request
+		// The same bytes a byte at a time: nothing is ever whole in the
+		// buffer, so that every argument takes the general path.
+		slow := NewReader(iotest.OneByteReader(bytes.NewReader(in)), lim)
+		var req, slowReq Request
 		for range len(in) + 1 { // each Read consumes a byte at least
 			err := r.Read(&req)
+			if slowErr := slow.Read(&slowReq); !sameRead(&req, err, &slowReq, slowErr) {
+				t.Fatalf("whole: %q, %v; a byte at a time: %q, %v", req.Args, err, slowReq.Args, slowErr)
+			}
 			var e *Error
 			switch {
 			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
@@ -54,6 +62,19 @@ func FuzzReader(f *testing.F) {
 		}
 		t.Fatal("more requests than bytes")
 	})
+}
+
+// sameRead reports whether two reads gave the same request or the same
+// error.
+func sameRead(a *Request, aErr error, b *Request, bErr error) bool {
+	var ae, be *Error
+	switch {
+	case errors.As(aErr, &ae) && errors.As(bErr, &be):
+		return *ae == *be
+	case aErr != nil || bErr != nil:
+		return aErr == bErr
+	}
+	return a.Cmd == b.Cmd && slices.EqualFunc(a.Args, b.Args, bytes.Equal) && slices.Equal(a.keys, b.keys)
 }
 
 // checkRequest checks what FuzzReader promises of one request.
@@ -95,11 +116,12 @@ func checkRequest(t *testing.T, req *Request, lim Limits) {
 	}
 }
 
-// FuzzReplyReader feeds arbitrary server bytes to two ReplyReaders, one
-// with small limits and one with large. Neither may panic; every reply
-// read must lie whole in what was returned, its elements tiling it after
-// the header; and the small reader must stay in step with the large one,
-// dropping whole the replies over its limits.
+// FuzzReplyReader feeds arbitrary server bytes to ReplyReaders, one with
+// small limits and one with large, and one reading a byte at a time. None
+// may panic; the bytes must read alike whether they come at once or a
+// byte at a time; every reply read must lie whole in what was returned,
+// its elements tiling it after the header; and the small reader must stay
+// in step with the large one, dropping whole the replies over its limits.
 func FuzzReplyReader(f *testing.F) {
 	for _, seed := range []string{
 		"+OK\r\n-ERR x\r\n:42\r\n",                                              // one-line replies
@@ -117,8 +139,14 @@ func FuzzReplyReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		rs := NewReplyReader(bytes.NewReader(in), small)
 		rl := NewReplyReader(bytes.NewReader(in), ReplyLimits{})
+		// The same bytes a byte at a time: nothing is ever whole in the
+		// buffer, so that every bulk string takes the general path.
+		r1 := NewReplyReader(iotest.OneByteReader(bytes.NewReader(in)), ReplyLimits{})
 		for range len(in) + 1 {
 			want, _, wantErr := rl.Read(nil, nil)
+			if one, _, oneErr := r1.Read(nil, nil); !bytes.Equal(one, want) || (oneErr == nil) != (wantErr == nil) {
+				t.Fatalf("whole: %q, %v; a byte at a time: %q, %v", want, wantErr, one, oneErr)
+			}
 			got, elems, err := rs.Read(nil, nil)
 			if wantErr != nil {
 				if err == nil {

@@ -97,9 +97,8 @@ func (r *ReplyReader) Read(dst []byte, elems []Span) ([]byte, []Span, error) {
 	defer func() { r.stack = st[:0] }()
 	topStart := 0
 	for {
-		start := len(dst)
 		if len(st) == 1 {
-			topStart = start
+			topStart = len(dst)
 		}
 		// Each element's Span counts against MaxReply as well, so that
 		// an array of a billion one-byte elements cannot cost gigabytes
@@ -107,23 +106,14 @@ func (r *ReplyReader) Read(dst []byte, elems []Span) ([]byte, []Span, error) {
 		used := base - spanCost*(len(elems)-ebase)
 		var h header
 		var err error
-		dst, h, err = r.header(dst, used)
-		if err != nil {
-			if err == io.EOF && len(st) > 0 {
-				err = io.ErrUnexpectedEOF
-			}
-			return dst[:base], elems[:ebase], err
-		}
+		dst, h, err = r.element(dst, used)
 		switch {
+		case err == io.EOF && len(st) > 0:
+			return dst[:base], elems[:ebase], io.ErrUnexpectedEOF
+		case err != nil:
+			return dst[:base], elems[:ebase], err
 		case h.over:
 			return r.drop(dst[:base], elems[:ebase], st, h, ErrReplyTooLarge)
-		case h.kind == '$' && h.n >= 0:
-			if h.n > int64(r.lim.MaxBulk) || int64(len(dst)-used)+h.n+2 > int64(r.lim.MaxReply) {
-				return r.drop(dst[:base], elems[:ebase], st, h, ErrReplyTooLarge)
-			}
-			if dst, err = r.bulk(dst, int(h.n)); err != nil {
-				return dst[:base], elems[:ebase], err
-			}
 		case h.kind == '*' && h.n > 0:
 			if len(st) >= r.lim.MaxDepth {
 				return r.drop(dst[:base], elems[:ebase], st, h, ErrReplyTooDeep)
@@ -147,6 +137,50 @@ func (r *ReplyReader) Read(dst []byte, elems []Span) ([]byte, []Span, error) {
 			return dst, elems, nil
 		}
 	}
+}
+
+// element appends the next element: a bulk string whole in the buffer in
+// one step, else its header line and, for a bulk string, its data. For an
+// array it reads only the header. h.over says the element passes the
+// limits; what is left of it is unread.
+func (r *ReplyReader) element(dst []byte, used int) ([]byte, header, error) {
+	if d, n, ok := r.bufferedBulk(dst, used); ok {
+		return d, header{kind: '$', n: n}, nil
+	}
+	dst, h, err := r.header(dst, used)
+	if err != nil || h.over || h.kind != '$' || h.n < 0 {
+		return dst, h, err
+	}
+	if h.n > int64(r.lim.MaxBulk) || int64(len(dst)-used)+h.n+2 > int64(r.lim.MaxReply) {
+		h.over = true
+		return dst, h, nil
+	}
+	dst, err = r.bulk(dst, int(h.n))
+	return dst, h, err
+}
+
+// bufferedBulk appends in one step a bulk string that lies whole in the
+// buffer with a plain length (no sign, no leading zero, at most nine
+// digits) within the limits: what servers send. It reads nothing and
+// reports false for anything else, left to the general path, which reads
+// it alike.
+func (r *ReplyReader) bufferedBulk(dst []byte, used int) ([]byte, int64, bool) {
+	b, _ := r.br.Peek(r.br.Buffered())
+	if len(b) < 5 || b[0] != '$' {
+		return dst, 0, false
+	}
+	n, i := 0, 1
+	for ; i < len(b) && i <= 10 && '0' <= b[i] && b[i] <= '9'; i++ {
+		n = n*10 + int(b[i]-'0')
+	}
+	total := i + 2 + n + 2
+	if i == 1 || i > 10 || (b[1] == '0' && i > 2) || total > len(b) || b[i] != '\r' || b[i+1] != '\n' ||
+		b[total-2] != '\r' || b[total-1] != '\n' || n > r.lim.MaxBulk || len(dst)-used+total > r.lim.MaxReply {
+		return dst, 0, false
+	}
+	dst = append(dst, b[:total]...)
+	_, _ = r.br.Discard(total) // buffered: it cannot fail
+	return dst, int64(n), true
 }
 
 // spanCost is what one Span costs, in bytes of MaxReply.
