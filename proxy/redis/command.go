@@ -56,7 +56,9 @@ const (
 
 // Command is one entry of the command table: a command of redis 7.0, or a
 // subcommand ("object|encoding"). Its fields are read through methods, as
-// the table is shared.
+// the table is shared. The containers whose subcommands take keys (OBJECT,
+// XINFO, XGROUP, MEMORY) have an entry of their own, but a request's Cmd is
+// always its subcommand's: the container alone fails its arity.
 type Command struct {
 	name              string
 	arity             int

@@ -65,8 +65,8 @@
 // Where redis-server itself waits for ever, the proxy answers at once: a
 // NUL byte in an inline command or a length line keeps the server from
 // finding the line's end until 64 KiB have come, when it replies "too big
-// inline request" (or "too big mbulk count string") and closes; the proxy
-// sends that reply and closes on the NUL.
+// inline request" (or "too big mbulk count string", "too big bulk count
+// string") and closes; the proxy sends that reply and closes on the NUL.
 //
 // # Reading replies
 //
