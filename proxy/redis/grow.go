@@ -1,0 +1,27 @@
+package redis
+
+import (
+	"bufio"
+	"io"
+	"slices"
+)
+
+// bulkChunk is the most a buffer grows by before the bytes have arrived:
+// a peer that announces a 512 MiB bulk string and sends nothing costs 64
+// KiB, not 512 MiB.
+const bulkChunk = 64 << 10
+
+// appendFull appends the next n bytes of br to dst, growing dst as the
+// bytes come rather than by n at once.
+func appendFull(dst []byte, br *bufio.Reader, n int) ([]byte, error) {
+	for n > 0 {
+		c := min(n, bulkChunk)
+		off := len(dst)
+		dst = slices.Grow(dst, c)[:off+c]
+		if _, err := io.ReadFull(br, dst[off:]); err != nil {
+			return dst[:off], unexpected(err)
+		}
+		n -= c
+	}
+	return dst, nil
+}
