@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/internal/nodeset"
 	"github.com/kolco-dev/kolco/internal/bytestr"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // Endpoint is one Cassandra node and the tokens it holds.
@@ -23,7 +23,7 @@ type Endpoint struct {
 // Ring is a Cassandra token ring. It is immutable and safe for concurrent
 // use; lookups do not allocate.
 type Ring struct {
-	set    nodeset.Set
+	list   nodeset.List
 	tokens []int64 // ascending
 	owner  []int32 // owner[i]: endpoint index of tokens[i]
 }
@@ -53,12 +53,12 @@ func New(endpoints []Endpoint) (*Ring, error) {
 			all = append(all, tok{t, int32(i)})
 		}
 	}
-	set, err := nodeset.New(nodes, placed)
+	list, err := nodeset.NewList(nodes, placed)
 	if err != nil {
 		return nil, fmt.Errorf("cassandra: %w", err)
 	}
 	slices.SortFunc(all, func(a, b tok) int { return cmp.Compare(a.t, b.t) })
-	r := &Ring{set: set, tokens: make([]int64, len(all)), owner: make([]int32, len(all))}
+	r := &Ring{list: list, tokens: make([]int64, len(all)), owner: make([]int32, len(all))}
 	for i, t := range all {
 		if i > 0 && t.t == all[i-1].t {
 			return nil, fmt.Errorf("%w: cassandra: token %d held twice", kolco.ErrBadConfig, t.t)
@@ -95,7 +95,7 @@ func (r *Ring) IndexToken(t int64) int { return int(r.owner[r.search(t)]) }
 // Locate returns the primary replica of a serialized partition key. The
 // error is always nil.
 func (r *Ring) Locate(key string) (kolco.Node, error) {
-	return r.set.At(r.Index(bytestr.Of(key))), nil
+	return r.list.At(r.Index(bytestr.Of(key))), nil
 }
 
 // LocateN appends up to n distinct endpoints in ring order from the key's
@@ -104,8 +104,8 @@ func (r *Ring) Locate(key string) (kolco.Node, error) {
 func (r *Ring) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
 	start := r.search(Token(bytestr.Of(key)))
 	nt := len(r.tokens)
-	return r.set.AppendN(dst, n, nt, func(step int) int { return int(r.owner[(start+step)%nt]) })
+	return r.list.AppendN(dst, n, nt, func(step int) int { return int(r.owner[(start+step)%nt]) })
 }
 
 // Nodes returns the endpoints that hold tokens, sorted by ID.
-func (r *Ring) Nodes() []kolco.Node { return r.set.Nodes() }
+func (r *Ring) Nodes() []kolco.Node { return r.list.Nodes() }

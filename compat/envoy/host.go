@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/internal/nodeset"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // Host is one upstream host.
@@ -29,21 +29,21 @@ func (h Host) key() string {
 
 func (h Host) weight() uint32 { return max(h.Weight, 1) }
 
-// normalise validates hosts and returns their node set and normalised
+// normalise validates hosts and returns their node list and normalised
 // weights, with the smallest and largest.
-func normalise(hosts []Host) (nodeset.Set, []float64, float64, float64, error) {
+func normalise(hosts []Host) (nodeset.List, []float64, float64, float64, error) {
 	nodes := make([]kolco.Node, len(hosts))
 	var sum uint64
 	for i, h := range hosts {
 		nodes[i] = kolco.Node{ID: h.key(), Addr: h.Addr, Weight: float64(h.weight())}
 		sum += uint64(h.weight())
 	}
-	set, err := nodeset.New(nodes, nil)
+	list, err := nodeset.NewList(nodes, nil)
 	if err != nil {
-		return set, nil, 0, 0, fmt.Errorf("envoy: %w", err)
+		return list, nil, 0, 0, fmt.Errorf("envoy: %w", err)
 	}
 	if sum > math.MaxUint32 {
-		return set, nil, 0, 0, fmt.Errorf("envoy: %w: weights sum to %d, above 2^32-1", kolco.ErrBadWeight, sum)
+		return list, nil, 0, 0, fmt.Errorf("envoy: %w: weights sum to %d, above 2^32-1", kolco.ErrBadWeight, sum)
 	}
 	w := make([]float64, len(hosts))
 	lo, hi := math.Inf(1), 0.0
@@ -51,5 +51,5 @@ func normalise(hosts []Host) (nodeset.Set, []float64, float64, float64, error) {
 		w[i] = float64(h.weight()) * 1.0 / float64(sum)
 		lo, hi = min(lo, w[i]), max(hi, w[i])
 	}
-	return set, w, lo, hi, nil
+	return list, w, lo, hi, nil
 }

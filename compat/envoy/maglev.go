@@ -8,8 +8,8 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/internal/nodeset"
 	"github.com/kolco-dev/kolco/internal/bytestr"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // DefaultTableSize is Envoy's default Maglev table size, a prime.
@@ -31,7 +31,7 @@ type MaglevConfig struct {
 // Maglev is Envoy's Maglev table. It is immutable and safe for concurrent
 // use; lookups do not allocate.
 type Maglev struct {
-	set   nodeset.Set
+	list  nodeset.List
 	table []int32 // entry -> host index
 }
 
@@ -48,7 +48,7 @@ func NewMaglev(hosts []Host, cfg MaglevConfig) (*Maglev, error) {
 	if m > maxTableSize || !isPrime(m) {
 		return nil, fmt.Errorf("%w: envoy: maglev table size %d is not a prime up to %d", kolco.ErrBadConfig, m, maxTableSize)
 	}
-	set, w, _, maxW, err := normalise(hosts)
+	list, w, _, maxW, err := normalise(hosts)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func NewMaglev(hosts []Host, cfg MaglevConfig) (*Maglev, error) {
 		es[i] = entry{host: int32(i), offset: xxhash.Sum64String(h.key()) % m, skip: seed1.Sum64()%(m-1) + 1, weight: w[i]}
 	}
 	slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(hosts[a.host].key(), hosts[b.host].key()) })
-	g := &Maglev{set: set, table: make([]int32, m)}
+	g := &Maglev{list: list, table: make([]int32, m)}
 	for i := range g.table {
 		g.table[i] = -1
 	}
@@ -111,14 +111,14 @@ func (g *Maglev) IndexHash(h uint64) int { return int(g.table[h%uint64(len(g.tab
 
 // Locate returns the host Envoy picks for key. The error is always nil.
 func (g *Maglev) Locate(key string) (kolco.Node, error) {
-	return g.set.At(g.Index(bytestr.Of(key))), nil
+	return g.list.At(g.Index(bytestr.Of(key))), nil
 }
 
 // LocateN appends up to n distinct hosts in Envoy's retry order: attempt a
 // looks up h ^ (2^64 - a). The error wraps [kolco.ErrBadCount] when n < 1.
 func (g *Maglev) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
 	h := xxhash.Sum64String(key)
-	return g.set.AppendN(dst, n, maxRetries+1, func(a int) int {
+	return g.list.AppendN(dst, n, maxRetries+1, func(a int) int {
 		if a == 0 {
 			return g.IndexHash(h)
 		}
@@ -127,4 +127,4 @@ func (g *Maglev) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, err
 }
 
 // Nodes returns the hosts sorted by key.
-func (g *Maglev) Nodes() []kolco.Node { return g.set.Nodes() }
+func (g *Maglev) Nodes() []kolco.Node { return g.list.Nodes() }

@@ -9,8 +9,8 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/internal/nodeset"
 	"github.com/kolco-dev/kolco/internal/bytestr"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // Envoy's default ring sizes.
@@ -32,7 +32,7 @@ type RingConfig struct {
 // Ring is Envoy's ring_hash table. It is immutable and safe for concurrent
 // use; lookups do not allocate.
 type Ring struct {
-	set    nodeset.Set
+	list   nodeset.List
 	points []uint64 // ascending
 	owner  []int32
 }
@@ -55,7 +55,7 @@ func NewRing(hosts []Host, cfg RingConfig) (*Ring, error) {
 	if minSize > maxSize || maxSize > DefaultMaxRingSize {
 		return nil, fmt.Errorf("%w: envoy: ring size min %d, max %d (max at most %d)", kolco.ErrBadConfig, minSize, maxSize, DefaultMaxRingSize)
 	}
-	set, w, minW, _, err := normalise(hosts)
+	list, w, minW, _, err := normalise(hosts)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func NewRing(hosts []Host, cfg RingConfig) (*Ring, error) {
 		}
 		return 0
 	})
-	r := &Ring{set: set, points: make([]uint64, len(pts)), owner: make([]int32, len(pts))}
+	r := &Ring{list: list, points: make([]uint64, len(pts)), owner: make([]int32, len(pts))}
 	for i, p := range pts {
 		r.points[i], r.owner[i] = p.h, p.owner
 	}
@@ -122,7 +122,7 @@ func (r *Ring) IndexHash(h uint64) int { return int(r.owner[r.search(h)]) }
 
 // Locate returns the host Envoy picks for key. The error is always nil.
 func (r *Ring) Locate(key string) (kolco.Node, error) {
-	return r.set.At(r.Index(bytestr.Of(key))), nil
+	return r.list.At(r.Index(bytestr.Of(key))), nil
 }
 
 // LocateN appends up to n distinct hosts in Envoy's retry order: the hosts
@@ -131,8 +131,8 @@ func (r *Ring) Locate(key string) (kolco.Node, error) {
 func (r *Ring) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
 	start := r.search(xxhash.Sum64String(key))
 	np := len(r.points)
-	return r.set.AppendN(dst, n, np, func(step int) int { return int(r.owner[(start+step)%np]) })
+	return r.list.AppendN(dst, n, np, func(step int) int { return int(r.owner[(start+step)%np]) })
 }
 
 // Nodes returns the hosts sorted by key.
-func (r *Ring) Nodes() []kolco.Node { return r.set.Nodes() }
+func (r *Ring) Nodes() []kolco.Node { return r.list.Nodes() }

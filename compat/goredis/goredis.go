@@ -8,15 +8,15 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/internal/nodeset"
 	"github.com/kolco-dev/kolco/internal/bytestr"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 	"github.com/kolco-dev/kolco/slots"
 )
 
 // Ring is the placement of a go-redis Ring. It is immutable and safe for
 // concurrent use; lookups do not allocate.
 type Ring struct {
-	set  nodeset.Set
+	list nodeset.List
 	seed []uint64 // seed[i] = XXH64 of shard i's name, shards in name order
 }
 
@@ -37,11 +37,11 @@ func New(addrs map[string]string) (*Ring, error) {
 		nodes[i] = kolco.Node{ID: name, Addr: addrs[name], Weight: 1}
 		r.seed[i] = xxhash.Sum64String(name)
 	}
-	set, err := nodeset.New(nodes, nil)
+	list, err := nodeset.NewList(nodes, nil)
 	if err != nil {
 		return nil, fmt.Errorf("goredis: %w", err)
 	}
-	r.set = set
+	r.list = list
 	return r, nil
 }
 
@@ -71,7 +71,7 @@ func (r *Ring) best(kh uint64) int {
 
 // Locate returns the shard the Ring sends key to. The error is always nil.
 func (r *Ring) Locate(key string) (kolco.Node, error) {
-	return r.set.At(r.best(keyHash(key))), nil
+	return r.list.At(r.best(keyHash(key))), nil
 }
 
 // LocateN appends up to n distinct shards in descending score. The error
@@ -79,7 +79,7 @@ func (r *Ring) Locate(key string) (kolco.Node, error) {
 func (r *Ring) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
 	kh := keyHash(key)
 	var below uint64 // score of the previous pick; 0 before the first
-	return r.set.AppendN(dst, n, len(r.seed), func(step int) int {
+	return r.list.AppendN(dst, n, len(r.seed), func(step int) int {
 		pick, top := -1, uint64(0)
 		for i, seed := range r.seed {
 			s := mix64(kh ^ seed)
@@ -93,4 +93,4 @@ func (r *Ring) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 }
 
 // Nodes returns the shards sorted by name.
-func (r *Ring) Nodes() []kolco.Node { return r.set.Nodes() }
+func (r *Ring) Nodes() []kolco.Node { return r.list.Nodes() }

@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/internal/nodeset"
 	"github.com/kolco-dev/kolco/internal/bytestr"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // nodesPerWeight is BE_WEIGHT_SCALE, and idStride SRV_EWGHT_RANGE
@@ -19,7 +19,7 @@ const (
 // Placement is a HAProxy backend's hash placement. It is immutable and safe
 // for concurrent use; lookups do not allocate.
 type Placement struct {
-	set  nodeset.Set
+	list nodeset.List
 	hash HashType
 
 	// consistent: node keys sorted, and their server indexes.
@@ -52,11 +52,11 @@ func New(servers []Server, h HashType) (*Placement, error) {
 		}
 		placed[i] = !s.Backup && s.Weight > 0
 	}
-	set, err := nodeset.New(nodes, placed)
+	list, err := nodeset.NewList(nodes, placed)
 	if err != nil {
 		return nil, fmt.Errorf("haproxy: %w", err)
 	}
-	p := &Placement{set: set, hash: h}
+	p := &Placement{list: list, hash: h}
 	if h.Type == Consistent {
 		puids, err := assignIDs(servers)
 		if err != nil {
@@ -221,7 +221,7 @@ func (p *Placement) nearest(h uint32) int {
 
 // Locate returns the server HAProxy sends key to. The error is always nil.
 func (p *Placement) Locate(key string) (kolco.Node, error) {
-	return p.set.At(p.Index(bytestr.Of(key))), nil
+	return p.list.At(p.Index(bytestr.Of(key))), nil
 }
 
 // LocateN appends up to n distinct servers: the chosen one, then those of
@@ -231,11 +231,11 @@ func (p *Placement) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, 
 	h := p.hash.Hash(bytestr.Of(key))
 	if p.table != nil {
 		start := int(h % uint32(len(p.table)))
-		return p.set.AppendN(dst, n, len(p.table), func(step int) int { return int(p.table[(start+step)%len(p.table)]) })
+		return p.list.AppendN(dst, n, len(p.table), func(step int) int { return int(p.table[(start+step)%len(p.table)]) })
 	}
 	start := p.nearest(h)
-	return p.set.AppendN(dst, n, len(p.keys), func(step int) int { return int(p.owner[(start+step)%len(p.keys)]) })
+	return p.list.AppendN(dst, n, len(p.keys), func(step int) int { return int(p.owner[(start+step)%len(p.keys)]) })
 }
 
 // Nodes returns the servers that receive keys, sorted by name.
-func (p *Placement) Nodes() []kolco.Node { return p.set.Nodes() }
+func (p *Placement) Nodes() []kolco.Node { return p.list.Nodes() }

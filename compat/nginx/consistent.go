@@ -7,14 +7,14 @@ import (
 	"slices"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/internal/nodeset"
 	"github.com/kolco-dev/kolco/internal/bytestr"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // Consistent is the placement of `hash $key consistent;`. It is immutable
 // and safe for concurrent use; lookups do not allocate.
 type Consistent struct {
-	set    nodeset.Set
+	list   nodeset.List
 	points []uint32 // sorted, distinct
 	owner  []int32  // owner[i] is the server index of points[i]
 	down   []bool   // down[i]: server i is marked down
@@ -33,7 +33,7 @@ func NewConsistent(servers []Server) (*Consistent, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, err := nodeset.New(ns, up)
+	list, err := nodeset.NewList(ns, up)
 	if err != nil {
 		return nil, fmt.Errorf("nginx: %w", err)
 	}
@@ -62,7 +62,7 @@ func NewConsistent(servers []Server) (*Consistent, error) {
 		}
 		return 0
 	})
-	c := &Consistent{set: set, down: make([]bool, len(servers))}
+	c := &Consistent{list: list, down: make([]bool, len(servers))}
 	for i, s := range servers {
 		c.down[i] = s.Down
 	}
@@ -108,7 +108,7 @@ func (c *Consistent) Points() int { return len(c.points) }
 
 // Locate returns the server nginx sends key to. The error is always nil.
 func (c *Consistent) Locate(key string) (kolco.Node, error) {
-	return c.set.At(c.Index(bytestr.Of(key))), nil
+	return c.list.At(c.Index(bytestr.Of(key))), nil
 }
 
 // LocateN appends up to n distinct servers in nginx's retry order: the
@@ -117,8 +117,8 @@ func (c *Consistent) Locate(key string) (kolco.Node, error) {
 func (c *Consistent) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
 	start := c.search(crc32.ChecksumIEEE(bytestr.Of(key)))
 	np := len(c.points)
-	return c.set.AppendN(dst, n, np, func(step int) int { return int(c.owner[(start+step)%np]) })
+	return c.list.AppendN(dst, n, np, func(step int) int { return int(c.owner[(start+step)%np]) })
 }
 
 // Nodes returns the servers that are up, sorted by address.
-func (c *Consistent) Nodes() []kolco.Node { return c.set.Nodes() }
+func (c *Consistent) Nodes() []kolco.Node { return c.list.Nodes() }

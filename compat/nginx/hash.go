@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/internal/nodeset"
 	"github.com/kolco-dev/kolco/internal/bytestr"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // maxRehash is the number of extra hashes nginx tries before it gives up
@@ -18,7 +18,7 @@ const maxRehash = 20
 // Hash is the placement of plain `hash $key;`. It is immutable and safe for
 // concurrent use; lookups do not allocate.
 type Hash struct {
-	set    nodeset.Set
+	list   nodeset.List
 	down   []bool                // down[i]: server i is marked down
 	upper  []int                 // upper[i]: cumulative weight of servers 0..i
 	prefix [maxRehash + 1]uint32 // prefix[n]: crc32 of decimal(n), 0 for n = 0
@@ -34,11 +34,11 @@ func NewHash(servers []Server) (*Hash, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, err := nodeset.New(ns, up)
+	list, err := nodeset.NewList(ns, up)
 	if err != nil {
 		return nil, fmt.Errorf("nginx: %w", err)
 	}
-	h := &Hash{set: set, upper: make([]int, len(servers)), down: make([]bool, len(servers))}
+	h := &Hash{list: list, upper: make([]int, len(servers)), down: make([]bool, len(servers))}
 	for n := 1; n <= maxRehash; n++ {
 		h.prefix[n] = crc32.ChecksumIEEE(strconv.AppendInt(nil, int64(n), 10))
 	}
@@ -90,7 +90,7 @@ func (h *Hash) serverOf(sum uint32) int {
 
 // Locate returns the server nginx sends key to. The error is always nil.
 func (h *Hash) Locate(key string) (kolco.Node, error) {
-	return h.set.At(h.Index(bytestr.Of(key))), nil
+	return h.list.At(h.Index(bytestr.Of(key))), nil
 }
 
 // LocateN appends up to n distinct servers in nginx's retry order, the
@@ -99,11 +99,11 @@ func (h *Hash) Locate(key string) (kolco.Node, error) {
 func (h *Hash) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
 	k := bytestr.Of(key)
 	var sum uint32
-	return h.set.AppendN(dst, n, maxRehash+1, func(step int) int {
+	return h.list.AppendN(dst, n, maxRehash+1, func(step int) int {
 		sum += crc32.Update(h.prefix[step], crc32.IEEETable, k) >> 16 & 0x7fff
 		return h.serverOf(sum)
 	})
 }
 
 // Nodes returns the servers that are up, sorted by address.
-func (h *Hash) Nodes() []kolco.Node { return h.set.Nodes() }
+func (h *Hash) Nodes() []kolco.Node { return h.list.Nodes() }

@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/internal/nodeset"
 	"github.com/kolco-dev/kolco/internal/bytestr"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 	"github.com/kolco-dev/kolco/slots"
 )
 
@@ -31,7 +31,7 @@ type Master struct {
 // Cluster is one snapshot of a Redis Cluster's slot table. It is immutable
 // and safe for concurrent use; lookups do not allocate.
 type Cluster struct {
-	set   nodeset.Set
+	list  nodeset.List
 	owner [SlotCount]uint16 // slot -> master index
 	runs  []int             // first slot of each run of one owner, ascending
 }
@@ -72,14 +72,14 @@ func New(masters []Master) (*Cluster, error) {
 		}
 		nodes[i] = kolco.Node{ID: id, Addr: m.Addr, Weight: float64(max(count, 1))}
 	}
-	set, err := nodeset.New(nodes, nil)
+	list, err := nodeset.NewList(nodes, nil)
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
 	if s := slices.Index(served, false); s >= 0 {
 		return nil, fmt.Errorf("%w: redis: slot %d is not served", kolco.ErrBadConfig, s)
 	}
-	c.set = set
+	c.list = list
 	for s := range SlotCount {
 		if s == 0 || c.owner[s] != c.owner[s-1] {
 			c.runs = append(c.runs, s)
@@ -101,7 +101,7 @@ func (c *Cluster) IndexSlot(slot int) int { return int(c.owner[slot]) }
 
 // Locate returns the master that serves key. The error is always nil.
 func (c *Cluster) Locate(key string) (kolco.Node, error) {
-	return c.set.At(int(c.owner[slots.KeySlot(key)])), nil
+	return c.list.At(int(c.owner[slots.KeySlot(key)])), nil
 }
 
 // LocateN appends up to n distinct masters: the one serving key, then the
@@ -113,10 +113,10 @@ func (c *Cluster) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, er
 	if !found {
 		r--
 	}
-	return c.set.AppendN(dst, n, len(c.runs), func(step int) int {
+	return c.list.AppendN(dst, n, len(c.runs), func(step int) int {
 		return int(c.owner[c.runs[(r+step)%len(c.runs)]])
 	})
 }
 
 // Nodes returns the masters sorted by ID.
-func (c *Cluster) Nodes() []kolco.Node { return c.set.Nodes() }
+func (c *Cluster) Nodes() []kolco.Node { return c.list.Nodes() }
