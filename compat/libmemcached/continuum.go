@@ -2,10 +2,10 @@ package libmemcached
 
 import (
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/kolco-dev/kolco/compat/hashkit"
+	"github.com/kolco-dev/kolco/internal/continuum"
 )
 
 // pointsPerServer is libmemcached's point count for an unweighted ketama
@@ -26,12 +26,6 @@ func weightedPoints(w, total uint64, n int) int {
 	return int(math.Floor(float64(x)) * 4)
 }
 
-type point struct {
-	value uint32
-	rank  int32 // position in libmemcached's server order: the tie-breaker
-	owner int32
-}
-
 // appendPointString appends the string libmemcached hashes for point group
 // i of s: "/host:port-i" in spy mode, else "host-i" on port 11211 and
 // "host:port-i" on any other.
@@ -48,42 +42,33 @@ func appendPointString(b []byte, s Server, spy bool, i int) []byte {
 	return strconv.AppendInt(b, int64(i), 10)
 }
 
+// buildContinuum adds the points server by server in libmemcached's server
+// order, so that equal points, which the continuum keeps in the order
+// added, are ordered as libmemcached's sort orders them: by server.
 func (p *Pool) buildContinuum() {
 	var total uint64
 	for _, s := range p.servers {
 		total += uint64(s.Weight)
 	}
-	var pts []point
+	var b continuum.Builder[uint32]
+	b.Grow(160 * len(p.servers))
 	var buf []byte
-	for rank, i := range p.order {
+	for _, i := range p.order {
 		s := p.servers[i]
 		if !p.weights {
-			for j := 0; j < pointsPerServer; j++ {
+			for j := range pointsPerServer {
 				buf = appendPointString(buf[:0], s, p.spy, j)
-				pts = append(pts, point{p.hash(buf), int32(rank), i})
+				b.Add(p.hash(buf), int(i))
 			}
 			continue
 		}
 		pps := weightedPoints(uint64(s.Weight), total, len(p.servers))
-		for j := 0; j < pps/4; j++ {
+		for j := range pps / 4 {
 			buf = appendPointString(buf[:0], s, p.spy, j)
 			for _, v := range hashkit.MD5Points(buf) {
-				pts = append(pts, point{v, int32(rank), i})
+				b.Add(v, int(i))
 			}
 		}
 	}
-	slices.SortFunc(pts, func(a, b point) int {
-		if a.value != b.value {
-			if a.value < b.value {
-				return -1
-			}
-			return 1
-		}
-		return int(a.rank - b.rank)
-	})
-	p.points = make([]uint32, len(pts))
-	p.owner = make([]int32, len(pts))
-	for k, pt := range pts {
-		p.points[k], p.owner[k] = pt.value, pt.owner
-	}
+	p.ring = b.Build(continuum.KeepAll)
 }

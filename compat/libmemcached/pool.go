@@ -11,6 +11,8 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/hashkit"
+	"github.com/kolco-dev/kolco/internal/continuum"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // Distribution names for [Config.Distribution].
@@ -70,16 +72,14 @@ type Config struct {
 // with Node.ID and Node.Addr = "host:port" and Node.Weight = the weight.
 type Pool struct {
 	servers []Server
-	nodes   []kolco.Node // in the caller's order
-	byID    []kolco.Node
+	list    nodeset.List // the servers as nodes, in the caller's order
 	hash    hashkit.Func
 	order   []int32 // libmemcached's server order: order[k] indexes servers
 	modula  bool
 	spy     bool
 	weights bool // weighted md5 points
 
-	points []uint32 // sorted
-	owner  []int32  // owner[i] indexes servers
+	ring continuum.Continuum[uint32] // ketama; owners index servers
 }
 
 // New returns the placement a libmemcached client with the given behaviours
@@ -132,7 +132,7 @@ func (p *Pool) configure(cfg Config) error {
 
 func (p *Pool) setServers(servers []Server) error {
 	p.servers = slices.Clone(servers)
-	p.nodes = make([]kolco.Node, len(servers))
+	nodes := make([]kolco.Node, len(servers))
 	seen := make(map[string]struct{}, len(servers))
 	for i := range p.servers {
 		s := &p.servers[i]
@@ -159,11 +159,11 @@ func (p *Pool) setServers(servers []Server) error {
 			return fmt.Errorf("%w: %q", kolco.ErrDuplicateNode, addr)
 		}
 		seen[addr] = struct{}{}
-		p.nodes[i] = kolco.Node{ID: addr, Addr: addr, Weight: float64(s.Weight)}
+		nodes[i] = kolco.Node{ID: addr, Addr: addr, Weight: float64(s.Weight)}
 	}
-	p.byID = slices.Clone(p.nodes)
-	slices.SortFunc(p.byID, func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
-	return nil
+	var err error
+	p.list, err = nodeset.NewList(nodes, nil)
+	return err
 }
 
 // Addr returns "host:port", with brackets around an IPv6 literal, or the
@@ -214,22 +214,5 @@ func (p *Pool) Index(key []byte) int {
 	if p.modula {
 		return int(p.order[h%uint32(len(p.order))])
 	}
-	return int(p.owner[p.search(h)])
-}
-
-// search returns the index of the first point >= h, or 0 past the end.
-func (p *Pool) search(h uint32) int {
-	lo, hi := 0, len(p.points)
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if p.points[mid] < h {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	if lo == len(p.points) {
-		return 0
-	}
-	return lo
+	return p.ring.Locate(h)
 }

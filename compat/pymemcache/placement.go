@@ -1,9 +1,6 @@
 package pymemcache
 
 import (
-	"fmt"
-	"slices"
-
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/bytestr"
 )
@@ -15,7 +12,7 @@ func (p *Pool) Locate(key string) (kolco.Node, error) {
 	if i < 0 {
 		return kolco.Node{}, kolco.ErrNoNodes
 	}
-	return p.nodes[i], nil
+	return p.list.At(i), nil
 }
 
 // LocateN appends up to n distinct nodes to dst in falling score order,
@@ -24,34 +21,26 @@ func (p *Pool) Locate(key string) (kolco.Node, error) {
 // The error wraps [kolco.ErrBadCount] when n < 1 and is [kolco.ErrNoNodes]
 // for the zero Pool.
 func (p *Pool) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
-	if len(p.names) == 0 {
-		return dst, kolco.ErrNoNodes
-	}
-	if n < 1 {
-		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
-	}
 	k := bytestr.Of(key)
-	start := len(dst)
-	// Each pass picks the best node below the previous pick in the order
+	// Each step picks the best node below the previous pick in the order
 	// (score, name), so no bookkeeping beyond the last pick is needed.
 	var lastScore uint32
 	lastName := ""
-	for len(dst)-start < min(n, len(p.names)) {
+	return p.list.AppendN(dst, n, len(p.names), func(step int) int {
 		win, high := -1, uint32(0)
 		for i, name := range p.names {
 			s := score(name, k, false)
-			if len(dst) > start && (s > lastScore || (s == lastScore && name >= lastName)) {
+			if step > 0 && (s > lastScore || (s == lastScore && name >= lastName)) {
 				continue
 			}
 			if win < 0 || s > high || (s == high && name > p.names[win]) {
 				win, high = i, s
 			}
 		}
-		dst = append(dst, p.nodes[win])
 		lastScore, lastName = high, p.names[win]
-	}
-	return dst, nil
+		return win
+	})
 }
 
 // Nodes returns the nodes sorted by ID.
-func (p *Pool) Nodes() []kolco.Node { return slices.Clone(p.byID) }
+func (p *Pool) Nodes() []kolco.Node { return p.list.Nodes() }

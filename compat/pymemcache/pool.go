@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // ErrBadServer is returned by [NodeName] for a server spec HashClient
@@ -20,8 +21,7 @@ var ErrBadServer = errors.New("pymemcache: bad server spec")
 // satisfies [kolco.Placement] with Node.ID and Node.Addr = the node name.
 type Pool struct {
 	names []string
-	nodes []kolco.Node // in the caller's order
-	byID  []kolco.Node
+	list  nodeset.List // the nodes, in the caller's order
 }
 
 // New returns the placement of a HashClient built on the given servers, each
@@ -33,7 +33,8 @@ func New(servers []string) (*Pool, error) {
 	if len(servers) == 0 {
 		return nil, kolco.ErrNoNodes
 	}
-	p := &Pool{names: make([]string, len(servers)), nodes: make([]kolco.Node, len(servers))}
+	p := &Pool{names: make([]string, len(servers))}
+	nodes := make([]kolco.Node, len(servers))
 	seen := make(map[string]struct{}, len(servers))
 	for i, s := range servers {
 		name, err := NodeName(s)
@@ -45,10 +46,12 @@ func New(servers []string) (*Pool, error) {
 		}
 		seen[name] = struct{}{}
 		p.names[i] = name
-		p.nodes[i] = kolco.Node{ID: name, Addr: name}
+		nodes[i] = kolco.Node{ID: name, Addr: name}
 	}
-	p.byID = slices.Clone(p.nodes)
-	slices.SortFunc(p.byID, func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
+	var err error
+	if p.list, err = nodeset.NewList(nodes, nil); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

@@ -3,11 +3,11 @@ package twemproxy
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/hashkit"
+	"github.com/kolco-dev/kolco/internal/continuum"
 )
 
 // maxPointString is the longest point string nutcracker hashes: its buffer
@@ -28,51 +28,34 @@ func pointsPerServer(w, total uint64, n int) int {
 	return int(float32(math.Floor(float64(y))) * 4)
 }
 
-type point struct {
-	value uint32
-	rank  int32 // position in nutcracker's server order, for stable sorting
-	owner int32
-}
-
+// buildKetama adds the points server by server in nutcracker's order. glibc's
+// qsort on nutcracker's array is a merge sort, stable, so equal points keep
+// that order; the continuum keeps equal points in the order added.
 func (p *Pool) buildKetama(order []int32) error {
 	var total uint64
 	for _, s := range p.servers {
 		total += uint64(s.Weight)
 	}
-	pts := make([]point, 0, 160*len(p.servers))
+	var b continuum.Builder[uint32]
+	b.Grow(160 * len(p.servers))
 	buf := make([]byte, 0, maxPointString+16)
-	for rank, i := range order {
+	for _, i := range order {
 		s := p.servers[i]
 		name := s.RingName()
 		pps := pointsPerServer(uint64(s.Weight), total, len(p.servers))
-		for j := 0; j < pps/4; j++ {
+		for j := range pps / 4 {
 			buf = strconv.AppendInt(append(append(buf[:0], name...), '-'), int64(j), 10)
 			if len(buf) > maxPointString {
 				buf = buf[:maxPointString]
 			}
 			for _, v := range hashkit.MD5Points(buf) {
-				pts = append(pts, point{v, int32(rank), i})
+				b.Add(v, int(i))
 			}
 		}
 	}
-	if len(pts) == 0 {
+	if b.Len() == 0 {
 		return fmt.Errorf("%w: no server has a ketama point", kolco.ErrBadWeight)
 	}
-	// glibc's qsort on this array is a merge sort: stable, so equal values
-	// keep nutcracker's server order. The rank makes that explicit.
-	slices.SortFunc(pts, func(a, b point) int {
-		if a.value != b.value {
-			if a.value < b.value {
-				return -1
-			}
-			return 1
-		}
-		return int(a.rank - b.rank)
-	})
-	p.points = make([]uint32, len(pts))
-	p.owner = make([]int32, len(pts))
-	for k, pt := range pts {
-		p.points[k], p.owner[k] = pt.value, pt.owner
-	}
+	p.ring = b.Build(continuum.KeepAll)
 	return nil
 }

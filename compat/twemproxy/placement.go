@@ -1,12 +1,10 @@
 package twemproxy
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/bytestr"
-	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // Locate returns the node of the server nutcracker sends key to. The error
@@ -16,7 +14,7 @@ func (p *Pool) Locate(key string) (kolco.Node, error) {
 	if i < 0 {
 		return kolco.Node{}, kolco.ErrNoNodes
 	}
-	return p.nodes[i], nil
+	return p.list.At(i), nil
 }
 
 // LocateN appends up to n distinct nodes to dst: the owner of key first,
@@ -26,29 +24,16 @@ func (p *Pool) Locate(key string) (kolco.Node, error) {
 // error wraps [kolco.ErrBadCount] when n < 1 and is [kolco.ErrNoNodes] for
 // the zero Pool.
 func (p *Pool) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
-	if len(p.servers) == 0 {
-		return dst, kolco.ErrNoNodes
+	k := bytestr.Of(key)
+	if p.modula {
+		j := slices.Index(p.byName, int32(p.Index(k)))
+		return p.list.AppendN(dst, n, len(p.byName), func(step int) int { return int(p.byName[(j+step)%len(p.byName)]) })
 	}
-	if n < 1 {
-		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
+	start := 0 // one server owns every point; the zero Pool has no hash
+	if len(p.servers) > 1 {
+		start = p.ring.Search(p.hashOf(k))
 	}
-	want := min(n, len(p.servers))
-	start := len(dst)
-	dst = append(dst, p.nodes[p.Index(bytestr.Of(key))])
-	switch {
-	case len(dst)-start == want:
-	case p.modula:
-		j := slices.Index(p.byName, int32(p.Index(bytestr.Of(key))))
-		for k := 1; k < len(p.byName) && len(dst)-start < want; k++ {
-			dst = nodeset.AppendNew(dst, start, p.nodes[p.byName[(j+k)%len(p.byName)]])
-		}
-	default:
-		j := p.search(p.hashOf(bytestr.Of(key)))
-		for k := 1; k < len(p.points) && len(dst)-start < want; k++ {
-			dst = nodeset.AppendNew(dst, start, p.nodes[p.owner[(j+k)%len(p.points)]])
-		}
-	}
-	return nodeset.AppendRest(dst, start, want, p.nodes), nil
+	return p.list.AppendN(dst, n, p.ring.Len(), func(step int) int { return p.ring.Owner(start + step) })
 }
 
 // hashOf returns the hash Index computes for key on a pool of two or more
@@ -64,4 +49,4 @@ func (p *Pool) hashOf(key []byte) uint32 {
 }
 
 // Nodes returns the servers as nodes sorted by ID.
-func (p *Pool) Nodes() []kolco.Node { return slices.Clone(p.byID) }
+func (p *Pool) Nodes() []kolco.Node { return p.list.Nodes() }

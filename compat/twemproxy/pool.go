@@ -10,6 +10,8 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/hashkit"
+	"github.com/kolco-dev/kolco/internal/continuum"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // Distribution names, as in nutcracker.yml's "distribution:".
@@ -45,16 +47,14 @@ type Config struct {
 // and Node.Weight = the weight.
 type Pool struct {
 	servers []Server
-	nodes   []kolco.Node // in the caller's order
-	byID    []kolco.Node
+	list    nodeset.List // the servers as nodes, in the caller's order
 	hash    hashkit.Func
 	tag     [2]byte
 	hasTag  bool
 	modula  bool
 
-	// Ketama: points sorted by value; owner[i] indexes servers.
-	points []uint32
-	owner  []int32
+	// Ketama: the continuum; owners index servers.
+	ring continuum.Continuum[uint32]
 
 	// Modula: the servers in nutcracker's order with their cumulative
 	// weights; a hash h picks the first entry whose end > h % total.
@@ -115,7 +115,7 @@ func (p *Pool) configure(cfg Config) error {
 }
 
 func (p *Pool) setNodes() error {
-	p.nodes = make([]kolco.Node, len(p.servers))
+	nodes := make([]kolco.Node, len(p.servers))
 	names := make(map[string]struct{}, len(p.servers))
 	ids := make(map[string]struct{}, len(p.servers))
 	var total uint64
@@ -138,14 +138,14 @@ func (p *Pool) setNodes() error {
 			return fmt.Errorf("%w: %q", kolco.ErrDuplicateNode, n.ID)
 		}
 		names[s.RingName()], ids[n.ID] = struct{}{}, struct{}{}
-		p.nodes[i] = n
+		nodes[i] = n
 	}
 	if total > math.MaxUint32 {
 		return fmt.Errorf("%w: total weight %d exceeds 2^32-1", kolco.ErrBadWeight, total)
 	}
-	p.byID = slices.Clone(p.nodes)
-	slices.SortFunc(p.byID, func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
-	return nil
+	var err error
+	p.list, err = nodeset.NewList(nodes, nil)
+	return err
 }
 
 // nameOrder returns the indexes of servers in nutcracker's order: sorted by
@@ -196,24 +196,7 @@ func (p *Pool) Index(key []byte) int {
 		}
 		return int(p.byName[lo])
 	}
-	return int(p.owner[p.search(h)])
-}
-
-// search returns the index of the first point >= h, or 0 past the end.
-func (p *Pool) search(h uint32) int {
-	lo, hi := 0, len(p.points)
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if p.points[mid] < h {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	if lo == len(p.points) {
-		return 0
-	}
-	return lo
+	return p.ring.Locate(h)
 }
 
 // Tagged returns the part of key nutcracker hashes under the hash tag
