@@ -1,12 +1,11 @@
 package cassandra
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/bytestr"
+	"github.com/kolco-dev/kolco/internal/continuum"
 	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
@@ -23,12 +22,15 @@ type Endpoint struct {
 // Ring is a Cassandra token ring. It is immutable and safe for concurrent
 // use; lookups do not allocate.
 type Ring struct {
-	list   nodeset.List
-	tokens []int64 // ascending
-	owner  []int32 // owner[i]: endpoint index of tokens[i]
+	list nodeset.List
+	ring continuum.Continuum[uint64] // the tokens as points; owners index endpoints
 }
 
 var _ kolco.Placement = (*Ring)(nil)
+
+// point maps a signed token to an unsigned continuum point in the same
+// order: flipping the sign bit moves Long.MIN_VALUE to 0.
+func point(t int64) uint64 { return uint64(t) ^ 1<<63 }
 
 // New returns the ring of these endpoints. The error wraps
 // [kolco.ErrNoNodes] when there is no token, [kolco.ErrDuplicateNode] for an
@@ -37,11 +39,7 @@ var _ kolco.Placement = (*Ring)(nil)
 func New(endpoints []Endpoint) (*Ring, error) {
 	nodes := make([]kolco.Node, len(endpoints))
 	placed := make([]bool, len(endpoints))
-	type tok struct {
-		t     int64
-		owner int32
-	}
-	var all []tok
+	var b continuum.Builder[uint64]
 	for i, e := range endpoints {
 		id := e.ID
 		if id == "" {
@@ -50,47 +48,27 @@ func New(endpoints []Endpoint) (*Ring, error) {
 		nodes[i] = kolco.Node{ID: id, Addr: e.Addr, Weight: float64(max(len(e.Tokens), 1))}
 		placed[i] = len(e.Tokens) > 0
 		for _, t := range e.Tokens {
-			all = append(all, tok{t, int32(i)})
+			b.Add(point(t), i)
 		}
 	}
 	list, err := nodeset.NewList(nodes, placed)
 	if err != nil {
 		return nil, fmt.Errorf("cassandra: %w", err)
 	}
-	slices.SortFunc(all, func(a, b tok) int { return cmp.Compare(a.t, b.t) })
-	r := &Ring{list: list, tokens: make([]int64, len(all)), owner: make([]int32, len(all))}
-	for i, t := range all {
-		if i > 0 && t.t == all[i-1].t {
-			return nil, fmt.Errorf("%w: cassandra: token %d held twice", kolco.ErrBadConfig, t.t)
-		}
-		r.tokens[i], r.owner[i] = t.t, t.owner
+	r := &Ring{list: list, ring: b.Build(continuum.KeepAll)}
+	if p, twice := r.ring.Repeated(); twice {
+		return nil, fmt.Errorf("%w: cassandra: token %d held twice", kolco.ErrBadConfig, int64(p^1<<63))
 	}
 	return r, nil
-}
-
-// search returns the position of the first token >= t, wrapping to 0.
-func (r *Ring) search(t int64) int {
-	lo, hi := 0, len(r.tokens)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if r.tokens[m] < t {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo == len(r.tokens) {
-		return 0
-	}
-	return lo
 }
 
 // Index returns the position, in the list given to [New], of the primary
 // replica of a serialized partition key.
 func (r *Ring) Index(key []byte) int { return r.IndexToken(Token(key)) }
 
-// IndexToken returns the position of the endpoint that owns token t.
-func (r *Ring) IndexToken(t int64) int { return int(r.owner[r.search(t)]) }
+// IndexToken returns the position of the endpoint that owns token t: the
+// first token >= t, wrapping.
+func (r *Ring) IndexToken(t int64) int { return r.ring.Locate(point(t)) }
 
 // Locate returns the primary replica of a serialized partition key. The
 // error is always nil.
@@ -102,9 +80,8 @@ func (r *Ring) Locate(key string) (kolco.Node, error) {
 // token: SimpleStrategy's replicas. The error wraps [kolco.ErrBadCount]
 // when n < 1.
 func (r *Ring) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
-	start := r.search(Token(bytestr.Of(key)))
-	nt := len(r.tokens)
-	return r.list.AppendN(dst, n, nt, func(step int) int { return int(r.owner[(start+step)%nt]) })
+	start := r.ring.Search(point(Token(bytestr.Of(key))))
+	return r.list.AppendN(dst, n, r.ring.Len(), func(step int) int { return r.ring.Walk(start, step) })
 }
 
 // Nodes returns the endpoints that hold tokens, sorted by ID.

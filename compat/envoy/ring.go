@@ -3,13 +3,13 @@ package envoy
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/bytestr"
+	"github.com/kolco-dev/kolco/internal/continuum"
 	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
@@ -32,9 +32,8 @@ type RingConfig struct {
 // Ring is Envoy's ring_hash table. It is immutable and safe for concurrent
 // use; lookups do not allocate.
 type Ring struct {
-	list   nodeset.List
-	points []uint64 // ascending
-	owner  []int32
+	list nodeset.List
+	ring continuum.Continuum[uint64] // owners index hosts
 }
 
 var _ kolco.Placement = (*Ring)(nil)
@@ -60,11 +59,8 @@ func NewRing(hosts []Host, cfg RingConfig) (*Ring, error) {
 		return nil, err
 	}
 	scale := min(math.Ceil(float64(minW*float64(minSize)))/minW, float64(maxSize))
-	type point struct {
-		h     uint64
-		owner int32
-	}
-	pts := make([]point, 0, int(math.Ceil(scale)))
+	var b continuum.Builder[uint64]
+	b.Grow(int(math.Ceil(scale)))
 	var current, target float64
 	buf := make([]byte, 0, 64)
 	for i, h := range hosts {
@@ -73,52 +69,25 @@ func NewRing(hosts []Host, cfg RingConfig) (*Ring, error) {
 		target += float64(scale * w[i])
 		for j := uint64(0); current < target; j++ {
 			buf = strconv.AppendUint(buf[:base], j, 10)
-			pts = append(pts, point{xxhash.Sum64(buf), int32(i)})
+			b.Add(xxhash.Sum64(buf), i)
 			current++
 		}
 	}
-	slices.SortStableFunc(pts, func(a, b point) int {
-		switch {
-		case a.h < b.h:
-			return -1
-		case a.h > b.h:
-			return 1
-		}
-		return 0
-	})
-	r := &Ring{list: list, points: make([]uint64, len(pts)), owner: make([]int32, len(pts))}
-	for i, p := range pts {
-		r.points[i], r.owner[i] = p.h, p.owner
-	}
-	return r, nil
+	// Envoy sorts its ring with std::stable_sort: equal hashes keep host
+	// order, as the continuum keeps points in the order added.
+	return &Ring{list: list, ring: b.Build(continuum.KeepAll)}, nil
 }
 
 // Size returns the number of points on the ring.
-func (r *Ring) Size() int { return len(r.points) }
-
-// search returns the position of the first point >= h, wrapping to 0.
-func (r *Ring) search(h uint64) int {
-	lo, hi := 0, len(r.points)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if r.points[m] < h {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo == len(r.points) {
-		return 0
-	}
-	return lo
-}
+func (r *Ring) Size() int { return r.ring.Len() }
 
 // Index returns the position of the host Envoy picks for a request whose
 // hash policy hashes key (XXH64, seed 0).
 func (r *Ring) Index(key []byte) int { return r.IndexHash(xxhash.Sum64(key)) }
 
-// IndexHash returns the position of the host Envoy picks for request hash h.
-func (r *Ring) IndexHash(h uint64) int { return int(r.owner[r.search(h)]) }
+// IndexHash returns the position of the host Envoy picks for request hash
+// h: the owner of the first point >= h, wrapping.
+func (r *Ring) IndexHash(h uint64) int { return r.ring.Locate(h) }
 
 // Locate returns the host Envoy picks for key. The error is always nil.
 func (r *Ring) Locate(key string) (kolco.Node, error) {
@@ -129,9 +98,8 @@ func (r *Ring) Locate(key string) (kolco.Node, error) {
 // of the following ring points. The error wraps [kolco.ErrBadCount] when
 // n < 1.
 func (r *Ring) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
-	start := r.search(xxhash.Sum64String(key))
-	np := len(r.points)
-	return r.list.AppendN(dst, n, np, func(step int) int { return int(r.owner[(start+step)%np]) })
+	start := r.ring.Search(xxhash.Sum64String(key))
+	return r.list.AppendN(dst, n, r.ring.Len(), func(step int) int { return r.ring.Walk(start, step) })
 }
 
 // Nodes returns the hosts sorted by key.

@@ -2,10 +2,10 @@ package haproxy
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/bytestr"
+	"github.com/kolco-dev/kolco/internal/continuum"
 	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
@@ -22,9 +22,8 @@ type Placement struct {
 	list nodeset.List
 	hash HashType
 
-	// consistent: node keys sorted, and their server indexes.
-	keys  []uint32
-	owner []int32
+	// consistent: the node keys; owners index servers.
+	ring continuum.Continuum[uint32]
 	// map-based: one server index per slot.
 	table []int32
 }
@@ -100,37 +99,20 @@ func assignIDs(servers []Server) ([]uint32, error) {
 	return puids, nil
 }
 
-// buildTree places weight*16 nodes per active server.
+// buildTree places weight*16 nodes per active server. full_hash is a
+// bijection, so keys repeat only when puid*4096+j wraps around 2^32; equal
+// keys keep declaration order, the order they are added in.
 func (p *Placement) buildTree(servers []Server, placed []bool, puids []uint32) {
-	type node struct {
-		key   uint32
-		owner int32
-	}
-	var all []node
+	var b continuum.Builder[uint32]
 	for i, s := range servers {
 		if !placed[i] {
 			continue
 		}
 		for j := range uint32(s.Weight * nodesPerWeight) {
-			all = append(all, node{FullHash(puids[i]*idStride + j), int32(i)})
+			b.Add(FullHash(puids[i]*idStride+j), i)
 		}
 	}
-	// full_hash is a bijection, so keys repeat only when puid*4096+j wraps
-	// around 2^32; equal keys keep declaration order.
-	slices.SortStableFunc(all, func(a, b node) int {
-		switch {
-		case a.key < b.key:
-			return -1
-		case a.key > b.key:
-			return 1
-		}
-		return 0
-	})
-	p.keys = make([]uint32, len(all))
-	p.owner = make([]int32, len(all))
-	for i, n := range all {
-		p.keys[i], p.owner[i] = n.key, n.owner
-	}
+	p.ring = b.Build(continuum.KeepAll)
 }
 
 // buildMap fills the map-based table as lb_map.c's recalc_server_map does.
@@ -191,32 +173,7 @@ func (p *Placement) IndexHash(h uint32) int {
 	if p.table != nil {
 		return int(p.table[h%uint32(len(p.table))])
 	}
-	return int(p.owner[p.nearest(h)])
-}
-
-// nearest returns the index of the node HAProxy picks for hash h.
-func (p *Placement) nearest(h uint32) int {
-	lo, hi := 0, len(p.keys)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if p.keys[m] < h {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	next := lo
-	if next == len(p.keys) {
-		next = 0
-	}
-	prev := next - 1
-	if prev < 0 {
-		prev = len(p.keys) - 1
-	}
-	if h-p.keys[prev] <= p.keys[next]-h {
-		return prev
-	}
-	return next
+	return p.ring.Owner(p.ring.Nearest(h))
 }
 
 // Locate returns the server HAProxy sends key to. The error is always nil.
@@ -233,8 +190,8 @@ func (p *Placement) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, 
 		start := int(h % uint32(len(p.table)))
 		return p.list.AppendN(dst, n, len(p.table), func(step int) int { return int(p.table[(start+step)%len(p.table)]) })
 	}
-	start := p.nearest(h)
-	return p.list.AppendN(dst, n, len(p.keys), func(step int) int { return int(p.owner[(start+step)%len(p.keys)]) })
+	start := p.ring.Nearest(h)
+	return p.list.AppendN(dst, n, p.ring.Len(), func(step int) int { return p.ring.Walk(start, step) })
 }
 
 // Nodes returns the servers that receive keys, sorted by name.

@@ -172,7 +172,8 @@ func TestConsistentMatchesReference(t *testing.T) {
 				t.Fatalf("IndexHash(%d) = %d, reference %d", h, got, want)
 			}
 		}
-		for _, h := range append(p.keys[:3:3], 0, ^uint32(0), p.keys[len(p.keys)-1]+1) {
+		last := p.ring.At(p.ring.Len() - 1)
+		for _, h := range []uint32{p.ring.At(0), p.ring.At(1), p.ring.At(2), 0, ^uint32(0), last, last + 1} {
 			if got, want := p.IndexHash(h), refConsistent(servers, puids, h); got != want {
 				t.Fatalf("IndexHash(%d) = %d, reference %d", h, got, want)
 			}

@@ -30,7 +30,7 @@ func (p *Pool) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 		return p.list.AppendN(dst, n, len(p.order), func(step int) int { return int(p.order[(j+step)%len(p.order)]) })
 	}
 	start := p.ring.Search(p.Hash(k))
-	return p.list.AppendN(dst, n, p.ring.Len(), func(step int) int { return p.ring.Owner(start + step) })
+	return p.list.AppendN(dst, n, p.ring.Len(), func(step int) int { return p.ring.Walk(start, step) })
 }
 
 // Nodes returns the servers as nodes sorted by ID.

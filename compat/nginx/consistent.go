@@ -4,20 +4,19 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"slices"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/bytestr"
+	"github.com/kolco-dev/kolco/internal/continuum"
 	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // Consistent is the placement of `hash $key consistent;`. It is immutable
 // and safe for concurrent use; lookups do not allocate.
 type Consistent struct {
-	list   nodeset.List
-	points []uint32 // sorted, distinct
-	owner  []int32  // owner[i] is the server index of points[i]
-	down   []bool   // down[i]: server i is marked down
+	list nodeset.List
+	ring continuum.Continuum[uint32] // distinct points; owners index servers
+	down []bool                      // down[i]: server i is marked down
 }
 
 var _ kolco.Placement = (*Consistent)(nil)
@@ -37,11 +36,7 @@ func NewConsistent(servers []Server) (*Consistent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nginx: %w", err)
 	}
-	type point struct {
-		h     uint32
-		owner int32
-	}
-	var pts []point
+	var b continuum.Builder[uint32]
 	for i, s := range servers {
 		host, port := splitHostPort(s.Addr)
 		base := make([]byte, 0, len(host)+1+len(port)+4)
@@ -49,62 +44,35 @@ func NewConsistent(servers []Server) (*Consistent, error) {
 		var prev [4]byte
 		for range 160 * s.weight() {
 			h := crc32.ChecksumIEEE(append(base, prev[:]...))
-			pts = append(pts, point{h, int32(i)})
+			b.Add(h, i)
 			binary.LittleEndian.PutUint32(prev[:], h)
 		}
 	}
-	slices.SortStableFunc(pts, func(a, b point) int {
-		switch {
-		case a.h < b.h:
-			return -1
-		case a.h > b.h:
-			return 1
-		}
-		return 0
-	})
-	c := &Consistent{list: list, down: make([]bool, len(servers))}
+	// nginx sorts its points with ngx_sort, stable, then drops every point
+	// equal to the one before: of equal points the first server's stays.
+	c := &Consistent{list: list, ring: b.Build(continuum.KeepFirst), down: make([]bool, len(servers))}
 	for i, s := range servers {
 		c.down[i] = s.Down
-	}
-	for i, p := range pts {
-		if i > 0 && p.h == pts[i-1].h {
-			continue
-		}
-		c.points = append(c.points, p.h)
-		c.owner = append(c.owner, p.owner)
 	}
 	return c, nil
 }
 
 // Index returns the position, in the configuration, of the server nginx
-// sends key to.
+// sends key to: the owner of the first point >= crc32(key), nginx's
+// "point[i % N]", or of the next point whose server is up.
 func (c *Consistent) Index(key []byte) int {
-	start := c.search(crc32.ChecksumIEEE(key))
-	for step := range len(c.points) {
-		if o := c.owner[(start+step)%len(c.points)]; !c.down[o] {
-			return int(o)
+	start := c.ring.Search(crc32.ChecksumIEEE(key))
+	for step := range c.ring.Len() {
+		if o := c.ring.Walk(start, step); !c.down[o] {
+			return o
 		}
 	}
-	return int(c.owner[start%len(c.points)]) // unreachable: NewConsistent requires a server up
-}
-
-// search returns the index of the first point >= h, len(points) if none.
-func (c *Consistent) search(h uint32) int {
-	lo, hi := 0, len(c.points)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if c.points[m] < h {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
+	return c.ring.Owner(start) // unreachable: NewConsistent requires a server up
 }
 
 // Points returns the number of distinct ring points (160 per unit of weight
 // less the dropped duplicates).
-func (c *Consistent) Points() int { return len(c.points) }
+func (c *Consistent) Points() int { return c.ring.Len() }
 
 // Locate returns the server nginx sends key to. The error is always nil.
 func (c *Consistent) Locate(key string) (kolco.Node, error) {
@@ -115,9 +83,8 @@ func (c *Consistent) Locate(key string) (kolco.Node, error) {
 // servers of the following ring points. The error wraps [kolco.ErrBadCount]
 // when n < 1.
 func (c *Consistent) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
-	start := c.search(crc32.ChecksumIEEE(bytestr.Of(key)))
-	np := len(c.points)
-	return c.list.AppendN(dst, n, np, func(step int) int { return int(c.owner[(start+step)%np]) })
+	start := c.ring.Search(crc32.ChecksumIEEE(bytestr.Of(key)))
+	return c.list.AppendN(dst, n, c.ring.Len(), func(step int) int { return c.ring.Walk(start, step) })
 }
 
 // Nodes returns the servers that are up, sorted by address.

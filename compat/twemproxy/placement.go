@@ -33,7 +33,7 @@ func (p *Pool) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 	if len(p.servers) > 1 {
 		start = p.ring.Search(p.hashOf(k))
 	}
-	return p.list.AppendN(dst, n, p.ring.Len(), func(step int) int { return p.ring.Owner(start + step) })
+	return p.list.AppendN(dst, n, p.ring.Len(), func(step int) int { return p.ring.Walk(start, step) })
 }
 
 // hashOf returns the hash Index computes for key on a pool of two or more

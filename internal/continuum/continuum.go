@@ -17,7 +17,8 @@
 // itself is one of two: the first point at or after a hash, wrapping past
 // the last point to the first ([Continuum.Search]; nginx's "i % N" is the
 // same wrap), or HAProxy's nearer of that point and the one before it
-// ([Continuum.Nearest]).
+// ([Continuum.Nearest]); [Continuum.Walk] goes on around the ring from
+// there, for a preference list.
 package continuum
 
 import (
@@ -167,10 +168,13 @@ func (c *Continuum[P]) Nearest(h P) int {
 	return next
 }
 
-// Owner returns the owner of point i, taken modulo Len so that a walk
-// around the ring from a search's answer can run past the last point:
-// Owner(start+step). The continuum must have points.
-func (c *Continuum[P]) Owner(i int) int { return int(c.owners[i%len(c.owners)]) }
+// Owner returns the owner of point i, 0 <= i < Len.
+func (c *Continuum[P]) Owner(i int) int { return int(c.owners[i]) }
+
+// Walk returns the owner of the point step places after point start,
+// wrapping past the last point: the walk of a preference list around the
+// ring from a search's answer. The continuum must have points.
+func (c *Continuum[P]) Walk(start, step int) int { return int(c.owners[(start+step)%len(c.owners)]) }
 
 // Repeated returns the first point held twice, if any: Cassandra refuses a
 // ring in which two endpoints hold one token.

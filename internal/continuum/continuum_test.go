@@ -194,14 +194,14 @@ func TestRepeated(t *testing.T) {
 	}
 }
 
-// TestWalk checks that Owner wraps, so that a walk from any point visits
+// TestWalk checks that Walk wraps, so that a walk from any point visits
 // the ring in order.
 func TestWalk(t *testing.T) {
 	c := build([]pair[uint64]{{30, 2}, {10, 0}, {20, 1}}, KeepAll)
 	start := c.Search(25)
 	var got []int
 	for step := range 4 {
-		got = append(got, c.Owner(start+step))
+		got = append(got, c.Walk(start, step))
 	}
 	if fmt.Sprint(got) != "[2 0 1 2]" {
 		t.Errorf("walk from 25 = %v, want [2 0 1 2]", got)
@@ -291,7 +291,7 @@ func TestNoAllocs(t *testing.T) {
 		"Search":  func() { sink += c.Search(h) },
 		"Locate":  func() { sink += c.Locate(h) },
 		"Nearest": func() { sink += c.Nearest(h) },
-		"Owner":   func() { sink += c.Owner(1234) },
+		"Walk":    func() { sink += c.Walk(999, 7) },
 	} {
 		if a := testing.AllocsPerRun(100, f); a != 0 {
 			t.Errorf("%s allocates %v times", name, a)
