@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"strings"
 )
 
@@ -100,6 +101,25 @@ func MD5Points(s []byte) [4]uint32 {
 		binary.LittleEndian.Uint32(d[8:12]),
 		binary.LittleEndian.Uint32(d[12:16]),
 	}
+}
+
+// KetamaPoints returns the number of weighted ketama points, a multiple of
+// 4, that libmemcached and twemproxy give a server of weight w among n
+// servers of total weight total. Every step is rounded to float32 as in
+// their C, libmemcached's
+// floor((float)(pct*160/4*(float)n + 0.0000000001F))*4 and twemproxy's
+// floorf((float)(pct*160/4*(float)n + 0.0000000001))*4, whose only
+// difference, adding the 1e-10 in float or in double, never changes the
+// floor: a float32 at or above 1 is never within 1e-10 below an integer.
+// Equal weights do not always give 160 each: 25 servers give 156. The
+// explicit conversions keep the compiler from fusing operations.
+func KetamaPoints(w, total uint64, n int) int {
+	pct := float32(w) / float32(total)
+	x := float32(pct * 160)
+	x = float32(x / 4)
+	x = float32(x * float32(n))
+	x = float32(x + float32(0.0000000001))
+	return int(math.Floor(float64(x)) * 4)
 }
 
 // CRC is libmemcached's "crc" and twemproxy's "crc32": bits 16..30 of the

@@ -2,6 +2,9 @@ package hashkit_test
 
 import (
 	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,6 +40,58 @@ func TestApple(t *testing.T) {
 		if got := f([]byte("apple")); got != w {
 			t.Errorf("%s(apple) = %d, want %d", name, got, w)
 		}
+	}
+}
+
+// TestKetamaPoints checks the float32 point count against values worked out
+// by hand from the C expression: equal weights give 160, except where
+// float32 rounding of 1/n*40*n lands just below 40.
+func TestKetamaPoints(t *testing.T) {
+	for _, c := range []struct {
+		w, total uint64
+		n, want  int
+	}{
+		{1, 1, 1, 160},
+		{1, 3, 3, 160},
+		{1, 10, 10, 160},
+		{1, 25, 25, 156}, // 1/25*40*25 rounds to 39.999996
+		{1, 6, 4, 104},   // 1/6*40*4 = 26.67 -> 26*4
+		{3, 6, 4, 320},   // 0.5*40*4 = 80
+		{1, 1000, 2, 0},  // 0.08 -> 0
+	} {
+		t.Run(fmt.Sprintf("w=%d/total=%d/n=%d", c.w, c.total, c.n), func(t *testing.T) {
+			if got := hashkit.KetamaPoints(c.w, c.total, c.n); got != c.want {
+				t.Errorf("KetamaPoints = %d, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+// TestKetamaPointsDoubleAdd checks that twemproxy's form of the count, which
+// adds the 1e-10 in double before rounding to float, agrees with
+// libmemcached's, which adds it in float, over every weight split of up to
+// 300 servers and random large ones.
+func TestKetamaPointsDoubleAdd(t *testing.T) {
+	twemproxy := func(w, total uint64, n int) int {
+		x := float32(float32(float32(w)/float32(total)*160) / 4 * float32(n))
+		return int(float32(math.Floor(float64(float32(float64(x)+0.0000000001)))) * 4)
+	}
+	check := func(w, total uint64, n int) {
+		if got, want := hashkit.KetamaPoints(w, total, n), twemproxy(w, total, n); got != want {
+			t.Fatalf("KetamaPoints(%d, %d, %d) = %d, twemproxy's expression %d", w, total, n, got, want)
+		}
+	}
+	for n := 1; n <= 300; n++ {
+		for total := uint64(n); total <= uint64(n)*4; total++ {
+			for w := uint64(1); w <= min(total, 12); w++ {
+				check(w, total, n)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100_000 {
+		total := r.Uint64N(1<<32) + 1
+		check(r.Uint64N(total)+1, total, r.IntN(100_000)+1)
 	}
 }
 

@@ -1,7 +1,6 @@
 package libmemcached
 
 import (
-	"math"
 	"strconv"
 
 	"github.com/kolco-dev/kolco/compat/hashkit"
@@ -11,20 +10,6 @@ import (
 // pointsPerServer is libmemcached's point count for an unweighted ketama
 // server (MEMCACHED_POINTS_PER_SERVER).
 const pointsPerServer = 100
-
-// weightedPoints returns libmemcached's point count for a server of weight
-// w among n servers of total weight total:
-// floor((float)(pct*160/4*(float)n + 0.0000000001F))*4, every step in
-// float32. The explicit conversions keep the compiler from fusing the
-// multiply and add.
-func weightedPoints(w, total uint64, n int) int {
-	pct := float32(w) / float32(total)
-	x := float32(pct * 160)
-	x = float32(x / 4)
-	x = float32(x * float32(n))
-	x = float32(x + float32(0.0000000001))
-	return int(math.Floor(float64(x)) * 4)
-}
 
 // appendPointString appends the string libmemcached hashes for point group
 // i of s: "/host:port-i" in spy mode, else "host-i" on port 11211 and
@@ -62,7 +47,7 @@ func (p *Pool) buildContinuum() {
 			}
 			continue
 		}
-		pps := weightedPoints(uint64(s.Weight), total, len(p.servers))
+		pps := hashkit.KetamaPoints(uint64(s.Weight), total, len(p.servers))
 		for j := range pps / 4 {
 			buf = appendPointString(buf[:0], s, p.spy, j)
 			for _, v := range hashkit.MD5Points(buf) {

@@ -1,8 +1,6 @@
 package libmemcached
 
 import (
-	"slices"
-
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/bytestr"
 )
@@ -10,11 +8,7 @@ import (
 // Locate returns the node of the server libmemcached sends key to. The
 // error is [kolco.ErrNoNodes] for the zero Pool.
 func (p *Pool) Locate(key string) (kolco.Node, error) {
-	i := p.Index(bytestr.Of(key))
-	if i < 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
-	}
-	return p.list.At(i), nil
+	return p.list.Node(p.Index(bytestr.Of(key)))
 }
 
 // LocateN appends up to n distinct nodes to dst: the owner of key first,
@@ -26,8 +20,7 @@ func (p *Pool) Locate(key string) (kolco.Node, error) {
 func (p *Pool) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
 	k := bytestr.Of(key)
 	if p.modula {
-		j := slices.Index(p.order, int32(p.Index(k)))
-		return p.list.AppendN(dst, n, len(p.order), func(step int) int { return int(p.order[(j+step)%len(p.order)]) })
+		return p.list.AppendOrder(dst, n, p.order, p.Index(k))
 	}
 	start := p.ring.Search(p.Hash(k))
 	return p.list.AppendN(dst, n, p.ring.Len(), func(step int) int { return p.ring.Walk(start, step) })

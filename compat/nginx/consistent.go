@@ -2,7 +2,6 @@ package nginx
 
 import (
 	"encoding/binary"
-	"fmt"
 	"hash/crc32"
 
 	"github.com/kolco-dev/kolco"
@@ -28,13 +27,9 @@ var _ kolco.Placement = (*Consistent)(nil)
 // [kolco.ErrDuplicateNode] (the same address twice), [kolco.ErrBadNodeID]
 // (an empty address) or [kolco.ErrBadWeight].
 func NewConsistent(servers []Server) (*Consistent, error) {
-	ns, up, err := nodes(servers)
+	list, err := nodeList(servers)
 	if err != nil {
 		return nil, err
-	}
-	list, err := nodeset.NewList(ns, up)
-	if err != nil {
-		return nil, fmt.Errorf("nginx: %w", err)
 	}
 	var b continuum.Builder[uint32]
 	for i, s := range servers {

@@ -1,7 +1,6 @@
 package nginx
 
 import (
-	"fmt"
 	"hash/crc32"
 	"slices"
 	"strconv"
@@ -30,13 +29,9 @@ var _ kolco.Placement = (*Hash)(nil)
 // marked down keep their share of the weight; a key that hashes to one is
 // rehashed, as nginx does. The error wraps the errors of [NewConsistent].
 func NewHash(servers []Server) (*Hash, error) {
-	ns, up, err := nodes(servers)
+	list, err := nodeList(servers)
 	if err != nil {
 		return nil, err
-	}
-	list, err := nodeset.NewList(ns, up)
-	if err != nil {
-		return nil, fmt.Errorf("nginx: %w", err)
 	}
 	h := &Hash{list: list, upper: make([]int, len(servers)), down: make([]bool, len(servers))}
 	for n := 1; n <= maxRehash; n++ {

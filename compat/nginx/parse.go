@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // maxWeight bounds weight= (nginx itself has no practical limit) so that a
@@ -125,19 +126,23 @@ func parseServer(f []string) (Server, error) {
 	return s, nil
 }
 
-// nodes validates servers and returns them as nodes, with the servers that
-// are not down marked as placed.
-func nodes(servers []Server) ([]kolco.Node, []bool, error) {
-	out := make([]kolco.Node, len(servers))
+// nodeList validates servers and returns them as a node list in which
+// the servers that are not down are placed.
+func nodeList(servers []Server) (nodeset.List, error) {
+	nodes := make([]kolco.Node, len(servers))
 	up := make([]bool, len(servers))
 	for i, s := range servers {
 		if s.Weight < 0 || s.Weight > maxWeight {
-			return nil, nil, fmt.Errorf("nginx: server %q: %w (got %d)", s.Addr, kolco.ErrBadWeight, s.Weight)
+			return nodeset.List{}, fmt.Errorf("nginx: server %q: %w (got %d)", s.Addr, kolco.ErrBadWeight, s.Weight)
 		}
-		out[i] = kolco.Node{ID: s.Addr, Addr: s.Addr, Weight: float64(s.weight())}
+		nodes[i] = kolco.Node{ID: s.Addr, Addr: s.Addr, Weight: float64(s.weight())}
 		up[i] = !s.Down
 	}
-	return out, up, nil
+	list, err := nodeset.NewList(nodes, up)
+	if err != nil {
+		return list, fmt.Errorf("nginx: %w", err)
+	}
+	return list, nil
 }
 
 // splitHostPort splits an address as nginx's consistent hash does.

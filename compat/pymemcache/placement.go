@@ -8,11 +8,7 @@ import (
 // Locate returns the node RendezvousHash picks for the str key. The error
 // is [kolco.ErrNoNodes] for the zero Pool.
 func (p *Pool) Locate(key string) (kolco.Node, error) {
-	i := p.Index(bytestr.Of(key))
-	if i < 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
-	}
-	return p.list.At(i), nil
+	return p.list.Node(p.Index(bytestr.Of(key)))
 }
 
 // LocateN appends up to n distinct nodes to dst in falling score order,

@@ -2,7 +2,6 @@ package twemproxy
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 
 	"github.com/kolco-dev/kolco"
@@ -13,20 +12,6 @@ import (
 // maxPointString is the longest point string nutcracker hashes: its buffer
 // holds KETAMA_MAX_HOSTLEN = 273 bytes including the terminating NUL.
 const maxPointString = 272
-
-// pointsPerServer returns nutcracker's point count for a server of weight w
-// among n live servers of total weight total. Every step is rounded to
-// float32 as the C expression
-// floorf((float)(pct*160/4*(float)n + 0.0000000001))*4 is; the explicit
-// conversions also keep the compiler from fusing operations.
-func pointsPerServer(w, total uint64, n int) int {
-	pct := float32(w) / float32(total)
-	x := float32(pct * 160)
-	x = float32(x / 4)
-	x = float32(x * float32(n))
-	y := float32(float64(x) + 0.0000000001)
-	return int(float32(math.Floor(float64(y))) * 4)
-}
 
 // buildKetama adds the points server by server in nutcracker's order. glibc's
 // qsort on nutcracker's array is a merge sort, stable, so equal points keep
@@ -42,7 +27,7 @@ func (p *Pool) buildKetama(order []int32) error {
 	for _, i := range order {
 		s := p.servers[i]
 		name := s.RingName()
-		pps := pointsPerServer(uint64(s.Weight), total, len(p.servers))
+		pps := hashkit.KetamaPoints(uint64(s.Weight), total, len(p.servers))
 		for j := range pps / 4 {
 			buf = strconv.AppendInt(append(append(buf[:0], name...), '-'), int64(j), 10)
 			if len(buf) > maxPointString {

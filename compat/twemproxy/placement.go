@@ -1,8 +1,6 @@
 package twemproxy
 
 import (
-	"slices"
-
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/bytestr"
 )
@@ -10,11 +8,7 @@ import (
 // Locate returns the node of the server nutcracker sends key to. The error
 // is [kolco.ErrNoNodes] for the zero Pool.
 func (p *Pool) Locate(key string) (kolco.Node, error) {
-	i := p.Index(bytestr.Of(key))
-	if i < 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
-	}
-	return p.list.At(i), nil
+	return p.list.Node(p.Index(bytestr.Of(key)))
 }
 
 // LocateN appends up to n distinct nodes to dst: the owner of key first,
@@ -26,8 +20,7 @@ func (p *Pool) Locate(key string) (kolco.Node, error) {
 func (p *Pool) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
 	k := bytestr.Of(key)
 	if p.modula {
-		j := slices.Index(p.byName, int32(p.Index(k)))
-		return p.list.AppendN(dst, n, len(p.byName), func(step int) int { return int(p.byName[(j+step)%len(p.byName)]) })
+		return p.list.AppendOrder(dst, n, p.byName, p.Index(k))
 	}
 	start := 0 // one server owns every point; the zero Pool has no hash
 	if len(p.servers) > 1 {

@@ -50,6 +50,16 @@ func (l *List) Len() int { return len(l.all) }
 // At returns node i in the other system's order.
 func (l *List) At(i int) kolco.Node { return l.all[i] }
 
+// Node returns node i, the answer of a compat placement's Locate given
+// its lookup's index; i < 0, a lookup's index on a placement without
+// nodes, gives [kolco.ErrNoNodes].
+func (l *List) Node(i int) (kolco.Node, error) {
+	if i < 0 {
+		return kolco.Node{}, kolco.ErrNoNodes
+	}
+	return l.all[i], nil
+}
+
 // Nodes returns a copy of the placed nodes sorted by ID.
 func (l *List) Nodes() []kolco.Node { return slices.Clone(l.byID) }
 
@@ -79,4 +89,12 @@ func (l *List) AppendN(dst []kolco.Node, n int, limit int, next func(step int) i
 		}
 	}
 	return AppendRest(dst, start, want, l.up), nil
+}
+
+// AppendOrder is [List.AppendN] for a walk through order, a permutation of
+// the list's indexes (a modula distribution's server order), from the
+// position of index first around to the one before it.
+func (l *List) AppendOrder(dst []kolco.Node, n int, order []int32, first int) ([]kolco.Node, error) {
+	j := slices.Index(order, int32(first))
+	return l.AppendN(dst, n, len(order), func(step int) int { return int(order[(j+step)%len(order)]) })
 }

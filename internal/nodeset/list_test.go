@@ -2,6 +2,7 @@ package nodeset
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
@@ -87,5 +88,42 @@ func TestListAppendN(t *testing.T) {
 		dst, _ = l.AppendN(dst[:0], 3, len(walk), next)
 	}); a != 0 {
 		t.Fatalf("AppendN allocates %v times", a)
+	}
+}
+
+func TestListNode(t *testing.T) {
+	l, err := NewList([]kolco.Node{{ID: "b"}, {ID: "a"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := l.Node(1); err != nil || n.ID != "a" {
+		t.Errorf("Node(1) = %v, %v; want a, the second in the given order", n, err)
+	}
+	if _, err := l.Node(-1); !errors.Is(err, kolco.ErrNoNodes) {
+		t.Errorf("Node(-1): err = %v, want ErrNoNodes", err)
+	}
+}
+
+func TestListAppendOrder(t *testing.T) {
+	l, err := NewList([]kolco.Node{{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "d"}}, []bool{true, true, false, true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := []int32{3, 1, 2, 0} // d b c a
+	for _, c := range []struct {
+		first int
+		n     int
+		want  string
+	}{
+		{1, 4, "bad"}, // from b round to d, c skipped (not placed)
+		{0, 2, "ad"},
+		{3, 1, "d"},
+	} {
+		t.Run(fmt.Sprintf("from %d, n=%d", c.first, c.n), func(t *testing.T) {
+			got, err := l.AppendOrder(nil, c.n, order, c.first)
+			if err != nil || ids(got) != c.want {
+				t.Errorf("AppendOrder = %q, %v; want %q", ids(got), err, c.want)
+			}
+		})
 	}
 }
