@@ -66,7 +66,7 @@ func TestAgainstNginx(t *testing.T) {
 
 // nginxConfig writes the configuration: one responder per backend port and,
 // per case, a consistent and a plain hash upstream, each behind a front. The
-// upstream blocks go through ParseUpstream to build the placements.
+// placements are built from the whole file nginx reads, through ParseConfig.
 func nginxConfig(t *testing.T, dir string, backends, ports []int, cases []upstreamCase) (string, []front) {
 	var conf strings.Builder
 	if os.Geteuid() == 0 {
@@ -82,44 +82,51 @@ func nginxConfig(t *testing.T, dir string, backends, ports []int, cases []upstre
 	var fronts []front
 	for i, c := range cases {
 		for m, mode := range []string{"consistent", ""} {
-			var block strings.Builder
-			fmt.Fprintf(&block, "upstream u%d_%d {\n  hash $arg_k %s;\n", i, m, mode)
+			fmt.Fprintf(&conf, "upstream u%d_%d {\n  hash $arg_k %s;\n", i, m, mode)
 			for j, w := range c.weights {
 				down := ""
 				if slices.Contains(c.down, j) {
 					down = " down"
 				}
-				fmt.Fprintf(&block, "  server 127.0.0.1:%d weight=%d max_fails=0%s;\n", backends[(c.offset+j)%len(backends)], w, down)
+				fmt.Fprintf(&conf, "  server 127.0.0.1:%d weight=%d max_fails=0%s;\n", backends[(c.offset+j)%len(backends)], w, down)
 			}
-			block.WriteString("}\n")
-			f := front{name: c.name + "/hash", port: ports[2*i+m]}
-			u, err := ParseUpstream(block.String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.servers = u.Servers
-			if u.Consistent {
-				f.name = c.name + "/consistent"
-				p, err := NewConsistent(u.Servers)
-				if err != nil {
-					t.Fatal(err)
-				}
-				f.index, f.exact = p.Index, func([]byte) bool { return true }
-			} else {
-				p, err := NewHash(u.Servers)
-				if err != nil {
-					t.Fatal(err)
-				}
-				f.index = p.Index
-				f.exact = func(k []byte) bool { _, ok := p.index(k); return ok }
-			}
-			conf.WriteString(block.String())
-			fmt.Fprintf(&conf, " server { listen 127.0.0.1:%d; location / { proxy_pass http://u%d_%d; } }\n", f.port, i, m)
-			fronts = append(fronts, f)
+			conf.WriteString("}\n")
+			fmt.Fprintf(&conf, " server { listen 127.0.0.1:%d; location / { proxy_pass http://u%d_%d; } }\n", ports[2*i+m], i, m)
+			fronts = append(fronts, front{name: c.name + "/" + [2]string{"consistent", "hash"}[m], port: ports[2*i+m]})
 		}
 	}
 	conf.WriteString("}\n")
+	blocks, err := ParseConfig(conf.String())
+	if err != nil || len(blocks) != len(fronts) {
+		t.Fatalf("ParseConfig found %d upstreams (%v), want %d", len(blocks), err, len(fronts))
+	}
+	for i := range fronts {
+		placeFront(t, &fronts[i], blocks[i])
+	}
 	return conf.String(), fronts
+}
+
+// placeFront builds the placement of front f from its upstream block.
+func placeFront(t *testing.T, f *front, b Block) {
+	u, err := b.Upstream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.servers = u.Servers
+	if u.Consistent {
+		p, err := NewConsistent(u.Servers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.index, f.exact = p.Index, func([]byte) bool { return true }
+		return
+	}
+	p, err := NewHash(u.Servers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.index = p.Index
+	f.exact = func(k []byte) bool { _, ok := p.index(k); return ok }
 }
 
 // startNginx runs nginx in the foreground on conf until the test ends and

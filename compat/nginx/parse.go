@@ -47,20 +47,22 @@ type Upstream struct {
 }
 
 // ParseUpstream reads an nginx `upstream name { ... }` block, or just its
-// directives. It keeps the `hash` directive and the `server` lines and skips
+// directives, split into words as nginx splits them (see [ParseConfig]);
+// for a whole configuration, use ParseConfig. It keeps the `hash` directive and the `server` lines and skips
 // other directives (keepalive, zone, ...). Server parameters max_fails=,
 // fail_timeout=, max_conns=, slow_start=, route=, service= and resolve are
 // accepted and ignored: they do not change placement; `down` sets
 // [Server.Down]. The error wraps [kolco.ErrBadConfig] for a malformed line,
-// an unknown parameter or `backup` (which nginx refuses with hash), and
-// [kolco.ErrBadWeight] for a bad weight=.
+// an unknown parameter, `backup` (which nginx refuses with hash) or an
+// unterminated quoted string, and [kolco.ErrBadWeight] for a bad weight=.
 func ParseUpstream(text string) (Upstream, error) {
+	toks, err := tokens(text)
+	if err != nil {
+		return Upstream{}, err
+	}
 	var u Upstream
-	for n, stmt := range statements(text) {
-		f := strings.Fields(stmt)
-		if len(f) == 0 {
-			continue
-		}
+	for n, f := range statements(toks) {
+		stmt := strings.Join(f, " ")
 		switch f[0] {
 		case "upstream":
 			if len(f) != 2 || n != 0 {
@@ -86,18 +88,25 @@ func ParseUpstream(text string) (Upstream, error) {
 	return u, nil
 }
 
-// statements splits the text into directives: comments dropped, braces and
-// semicolons as separators.
-func statements(text string) []string {
-	var b strings.Builder
-	for _, line := range strings.Split(text, "\n") {
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
+// statements groups the words of toks into directives, each ended by ";",
+// "{" or "}"; empty directives are dropped.
+func statements(toks []token) [][]string {
+	var out [][]string
+	var cur []string
+	for _, tk := range toks {
+		if tk.kind == 'w' {
+			cur = append(cur, tk.text)
+			continue
 		}
-		b.WriteString(line)
-		b.WriteByte(' ')
+		if len(cur) > 0 {
+			out = append(out, cur)
+		}
+		cur = nil
 	}
-	return strings.FieldsFunc(b.String(), func(r rune) bool { return r == ';' || r == '{' || r == '}' })
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
 }
 
 func parseServer(f []string) (Server, error) {
