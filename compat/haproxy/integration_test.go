@@ -22,21 +22,26 @@ import (
 // %d standing for the port of backend responder k (server "k").
 type backendCase struct {
 	name     string
-	hashType string
+	hashType string   // empty: none, the defaults' applies
 	servers  []string // "weight W [id I] [backup]" per server
+	inherits bool     // placed after the "hashed" defaults section
 }
 
 var backendCases = []backendCase{
-	{"consistent-default", "consistent", []string{"weight 1", "weight 3 id 7", "weight 2", "weight 1"}},
-	{"consistent-djb2", "consistent djb2", []string{"weight 1 id 3", "weight 1 id 1", "weight 5 id 2"}},
-	{"consistent-wt6-avalanche", "consistent wt6 avalanche", []string{"weight 10", "weight 1 id 2", "weight 1", "weight 1 backup", "weight 2"}},
-	{"consistent-crc32", "consistent crc32", []string{"weight 2 id 100", "weight 256", "weight 0", "weight 7"}},
-	{"consistent-sdbm", "consistent sdbm", []string{"weight 1", "weight 1", "weight 1", "weight 1", "weight 1", "weight 1", "weight 1", "weight 1"}},
-	{"map-default", "map-based", []string{"weight 1", "weight 2", "weight 3"}},
-	{"map-djb2-avalanche", "map-based djb2 avalanche", []string{"weight 4 id 9", "weight 6", "weight 2 id 1"}},
-	{"map-crc32", "map-based crc32", []string{"weight 1", "weight 2", "weight 3", "weight 4", "weight 5", "weight 6"}},
-	{"map-wt6", "map-based wt6", []string{"weight 3", "weight 0", "weight 5", "weight 2 backup"}},
-	{"map-sdbm-avalanche", "map-based sdbm avalanche", []string{"weight 1", "weight 1", "weight 1", "weight 1", "weight 1"}},
+	{"consistent-default", "consistent", []string{"weight 1", "weight 3 id 7", "weight 2", "weight 1"}, false},
+	{"consistent-djb2", "consistent djb2", []string{"weight 1 id 3", "weight 1 id 1", "weight 5 id 2"}, false},
+	{"consistent-wt6-avalanche", "consistent wt6 avalanche", []string{"weight 10", "weight 1 id 2", "weight 1", "weight 1 backup", "weight 2"}, false},
+	{"consistent-crc32", "consistent crc32", []string{"weight 2 id 100", "weight 256", "weight 0", "weight 7"}, false},
+	{"consistent-sdbm", "consistent sdbm", []string{"weight 1", "weight 1", "weight 1", "weight 1", "weight 1", "weight 1", "weight 1", "weight 1"}, false},
+	{"map-default", "map-based", []string{"weight 1", "weight 2", "weight 3"}, false},
+	{"map-djb2-avalanche", "map-based djb2 avalanche", []string{"weight 4 id 9", "weight 6", "weight 2 id 1"}, false},
+	{"map-crc32", "map-based crc32", []string{"weight 1", "weight 2", "weight 3", "weight 4", "weight 5", "weight 6"}, false},
+	{"map-wt6", "map-based wt6", []string{"weight 3", "weight 0", "weight 5", "weight 2 backup"}, false},
+	{"map-sdbm-avalanche", "map-based sdbm avalanche", []string{"weight 1", "weight 1", "weight 1", "weight 1", "weight 1"}, false},
+	// These follow "defaults hashed from base": consistent wt6 avalanche,
+	// default-server weight 3.
+	{"inherited", "", []string{"", "weight 1", "id 9", ""}, true},
+	{"inherited-overridden", "map-based djb2", []string{"", "weight 5", ""}, true},
 }
 
 // TestAgainstHAProxy runs one haproxy with responders that return their own
@@ -64,28 +69,45 @@ func TestAgainstHAProxy(t *testing.T) {
 }
 
 // haproxyConfig returns the configuration and, per backend case, the
-// placement built by ParseBackend and New from the backend's own text.
+// placement built from the whole configuration haproxy reads, through
+// ParseConfig: defaults sections and their inheritance included.
 func haproxyConfig(t *testing.T, responders, fronts []int) (string, []*Placement) {
 	var cfg strings.Builder
-	cfg.WriteString("global\n  maxconn 2000\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 30s\n  timeout server 30s\n")
+	cfg.WriteString("global\n  maxconn 2000\ndefaults base\n  mode http\n  timeout connect 5s\n  timeout client 30s\n  timeout server 30s\n")
 	for _, p := range responders {
 		fmt.Fprintf(&cfg, "frontend port%d\n  bind 127.0.0.1:%d\n  http-request return status 200 content-type text/plain lf-string \"%%[dst_port]\"\n", p, p)
 	}
-	placements := make([]*Placement, len(backendCases))
-	for i, c := range backendCases {
-		var be strings.Builder
-		fmt.Fprintf(&be, "backend be%d\n  balance hdr(X-Key)\n  hash-type %s\n", i, c.hashType)
-		for j, s := range c.servers {
-			fmt.Fprintf(&be, "  server s%d 127.0.0.1:%d %s\n", j, responders[(i+j)%len(responders)], s)
+	for _, inherits := range []bool{false, true} {
+		if inherits {
+			cfg.WriteString("defaults hashed from base\n  hash-type consistent wt6 avalanche\n  default-server weight 3\n")
 		}
-		b, err := ParseBackend(be.String())
+		for i, c := range backendCases {
+			if c.inherits != inherits {
+				continue
+			}
+			fmt.Fprintf(&cfg, "frontend fe%d\n  bind 127.0.0.1:%d\n  default_backend be%d\n", i, fronts[i], i)
+			fmt.Fprintf(&cfg, "backend be%d\n  balance hdr(X-Key)\n", i)
+			if c.hashType != "" {
+				fmt.Fprintf(&cfg, "  hash-type %s\n", c.hashType)
+			}
+			for j, s := range c.servers {
+				fmt.Fprintf(&cfg, "  server s%d 127.0.0.1:%d %s\n", j, responders[(i+j)%len(responders)], s)
+			}
+		}
+	}
+	placements := make([]*Placement, len(backendCases))
+	for _, s := range ParseConfig(cfg.String()) {
+		var i int
+		if _, err := fmt.Sscanf(s.Name, "be%d", &i); err != nil {
+			t.Fatalf("section %q: %v", s.Name, err)
+		}
+		b, err := s.Backend()
 		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
+			t.Fatalf("%s: %v", backendCases[i].name, err)
 		}
 		if placements[i], err = New(b.Servers, b.Hash); err != nil {
-			t.Fatalf("%s: %v", c.name, err)
+			t.Fatalf("%s: %v", backendCases[i].name, err)
 		}
-		fmt.Fprintf(&cfg, "frontend fe%d\n  bind 127.0.0.1:%d\n  default_backend be%d\n%s", i, fronts[i], i, be.String())
 	}
 	return cfg.String(), placements
 }

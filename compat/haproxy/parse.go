@@ -62,56 +62,87 @@ var serverArgs = map[string]int{
 // `hash-type` line, `default-server` weights and the `server` lines (name,
 // address, `weight N`, `id N`, `backup`; other keywords are skipped with
 // their arguments). `disabled` servers are rejected because their later
-// state is not known here, and so is a non-zero `hash-balance-factor`,
-// whose bounded loads depend on live connection counts. The error wraps [kolco.ErrBadConfig] for a line
-// it cannot read, [kolco.ErrBadWeight] for a weight outside 0..256 and
-// [kolco.ErrNoNodes] when there is no server line.
+// state is not known here, and so are `server-template` lines, and a
+// non-zero `hash-balance-factor`, whose bounded loads depend on live
+// connection counts. For a whole haproxy.cfg, with defaults sections and
+// several backends, use [ParseConfig]. The error wraps [kolco.ErrBadConfig]
+// for a line it cannot read, [kolco.ErrBadWeight] for a weight outside
+// 0..256 and [kolco.ErrNoNodes] when there is no server line.
 func ParseBackend(text string) (Backend, error) {
-	var b Backend
-	defWeight := 1
+	r := newBackendReader()
 	for _, line := range strings.Split(text, "\n") {
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		var err error
-		switch f[0] {
-		case "backend", "listen":
-			if len(f) >= 2 {
-				b.Name = f[1]
-			}
-		case "hash-type":
-			b.Hash, err = ParseHashType(line)
-		case "hash-balance-factor":
-			if len(f) != 2 || f[1] != "0" {
-				err = fmt.Errorf("%w: bounded loads depend on live connection counts and are not modelled", kolco.ErrBadConfig)
-			}
-		case "default-server":
-			var s Server
-			if s, err = parseServerArgs(Server{Weight: defWeight}, f[1:]); err == nil {
-				defWeight = s.Weight
-			}
-		case "server":
-			if len(f) < 3 {
-				err = fmt.Errorf("%w: server line needs a name and an address", kolco.ErrBadConfig)
-				break
-			}
-			var s Server
-			if s, err = parseServerArgs(Server{Name: f[1], Addr: f[2], Weight: defWeight}, f[3:]); err == nil {
-				b.Servers = append(b.Servers, s)
-			}
-		}
-		if err != nil {
-			return Backend{}, fmt.Errorf("haproxy: %q: %w", strings.TrimSpace(line), err)
+		if err := r.read(line); err != nil {
+			return Backend{}, err
 		}
 	}
-	if len(b.Servers) == 0 {
+	return r.backend()
+}
+
+// backendReader reads, line by line, what bears on placement in a backend
+// and in the defaults it inherits.
+type backendReader struct {
+	b         Backend
+	defWeight int // the default-server weight
+}
+
+func newBackendReader() *backendReader { return &backendReader{defWeight: 1} }
+
+// read reads one line. The error names the line.
+func (r *backendReader) read(line string) error {
+	f := fields(line)
+	if len(f) == 0 {
+		return nil
+	}
+	var err error
+	switch f[0] {
+	case "backend", "listen":
+		if len(f) >= 2 {
+			r.b.Name = f[1]
+		}
+	case "hash-type":
+		r.b.Hash, err = ParseHashType(strings.Join(f, " "))
+	case "hash-balance-factor":
+		if len(f) != 2 || f[1] != "0" {
+			err = fmt.Errorf("%w: bounded loads depend on live connection counts and are not modelled", kolco.ErrBadConfig)
+		}
+	case "default-server":
+		var s Server
+		if s, err = parseServerArgs(Server{Weight: r.defWeight}, f[1:]); err == nil {
+			r.defWeight = s.Weight
+		}
+	case "server-template":
+		err = fmt.Errorf("%w: servers made from a template are not modelled", kolco.ErrBadConfig)
+	case "server":
+		if len(f) < 3 {
+			err = fmt.Errorf("%w: server line needs a name and an address", kolco.ErrBadConfig)
+			break
+		}
+		var s Server
+		if s, err = parseServerArgs(Server{Name: f[1], Addr: f[2], Weight: r.defWeight}, f[3:]); err == nil {
+			r.b.Servers = append(r.b.Servers, s)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("haproxy: %q: %w", strings.Join(f, " "), err)
+	}
+	return nil
+}
+
+// backend returns the backend read. The error wraps [kolco.ErrNoNodes]
+// when there was no server line.
+func (r *backendReader) backend() (Backend, error) {
+	if len(r.b.Servers) == 0 {
 		return Backend{}, fmt.Errorf("%w: haproxy: no server lines", kolco.ErrNoNodes)
 	}
-	return b, nil
+	return r.b, nil
+}
+
+// fields returns the words of a configuration line without its comment.
+func fields(line string) []string {
+	if i := strings.IndexByte(line, '#'); i >= 0 {
+		line = line[:i]
+	}
+	return strings.Fields(line)
 }
 
 func parseServerArgs(s Server, f []string) (Server, error) {
