@@ -1,0 +1,179 @@
+package compat
+
+import (
+	"fmt"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/compat/haproxy"
+	"github.com/kolco-dev/kolco/compat/nginx"
+	"github.com/kolco-dev/kolco/compat/twemproxy"
+)
+
+// The systems described by a configuration of several pools, upstreams or
+// backends, one of which Input.Select picks.
+
+// proxyGlobalKey is the top-level key of nutcracker.yml that holds kolco
+// proxy's own settings rather than a pool.
+const proxyGlobalKey = "kolco"
+
+// nutcrackerPool is what placement reads of one pool of nutcracker.yml;
+// the other keys, nutcracker's and kolco proxy's, are ignored.
+type nutcrackerPool struct {
+	Hash         string   `yaml:"hash"`
+	HashTag      string   `yaml:"hash_tag"`
+	Distribution string   `yaml:"distribution"`
+	Servers      []string `yaml:"servers"`
+}
+
+// readNutcracker returns the pools of a nutcracker.yml by name. The error
+// wraps kolco.ErrBadConfig for a file that is not YAML of that shape.
+func readNutcracker(data []byte) (pools map[string]nutcrackerPool, err error) {
+	defer func() {
+		// The YAML decoder is not ours; never let a panic in it reach
+		// the caller.
+		if r := recover(); r != nil {
+			pools, err = nil, fmt.Errorf("%w: nutcracker.yml: %v", kolco.ErrBadConfig, r)
+		}
+	}()
+	var raw map[string]yaml.Node
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%w: nutcracker.yml: %w", kolco.ErrBadConfig, err)
+	}
+	delete(raw, proxyGlobalKey)
+	pools = make(map[string]nutcrackerPool, len(raw))
+	for name, node := range raw {
+		var p nutcrackerPool
+		if err := node.Decode(&p); err != nil {
+			return nil, fmt.Errorf("%w: nutcracker.yml: pool %q: %w", kolco.ErrBadConfig, name, err)
+		}
+		pools[name] = p
+	}
+	return pools, nil
+}
+
+func nutcrackerPools(config []byte) ([]string, error) {
+	pools, err := readNutcracker(config)
+	return poolNames(pools), err
+}
+
+// poolNames returns the names of pools, sorted.
+func poolNames(pools map[string]nutcrackerPool) []string {
+	names := make([]string, 0, len(pools))
+	for name := range pools {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func buildTwemproxy(s Info, in Input) (kolco.Placement, error) {
+	var (
+		cfg   = twemproxy.Config{Hash: in.Hash, HashTag: in.HashTag, Distribution: in.Distribution}
+		lines []string
+		where string // the pool, in errors about its servers
+	)
+	switch settings := in.given() & (Hash | HashTag | Distribution); {
+	case in.Config != nil && in.Servers != "":
+		return nil, s.conflict(Config|Servers, "")
+	case in.Config != nil && settings != 0:
+		return nil, s.conflict(Config|settings, "the pool's own hash, hash_tag and distribution apply")
+	case in.Config != nil:
+		pools, err := readNutcracker(in.Config)
+		if err != nil {
+			return nil, in.wrapConfig(err)
+		}
+		names := poolNames(pools)
+		i, err := pick(s.Block, names, in.Select)
+		if err != nil {
+			return nil, in.wrapConfig(err)
+		}
+		p := pools[names[i]]
+		cfg = twemproxy.Config{Hash: p.Hash, HashTag: p.HashTag, Distribution: p.Distribution}
+		lines, where = p.Servers, fmt.Sprintf("pool %q: ", names[i])
+	case in.Servers != "":
+		lines = splitList(in.Servers)
+	default:
+		return nil, s.missing(Config|Servers, "")
+	}
+	servers := make([]twemproxy.Server, 0, len(lines))
+	for _, l := range lines {
+		srv, err := twemproxy.ParseServer(l)
+		if err != nil {
+			return nil, in.wrapConfig(fmt.Errorf("%s%w", where, err))
+		}
+		servers = append(servers, srv)
+	}
+	p, err := twemproxy.New(cfg, servers)
+	if err != nil {
+		return nil, in.wrapConfig(fmt.Errorf("%s%w", where, err))
+	}
+	return p, nil
+}
+
+func nginxUpstreams(config []byte) ([]string, error) {
+	blocks, err := nginx.ParseConfig(string(config))
+	return upstreamNames(blocks), err
+}
+
+// upstreamNames returns the names of blocks, in order.
+func upstreamNames(blocks []nginx.Block) []string {
+	names := make([]string, len(blocks))
+	for i, b := range blocks {
+		names[i] = b.Name
+	}
+	return names
+}
+
+func buildNginx(s Info, in Input) (kolco.Placement, error) {
+	if in.Config == nil {
+		return nil, s.missing(Config, "")
+	}
+	blocks, err := nginx.ParseConfig(string(in.Config))
+	if err != nil {
+		return nil, in.wrapConfig(err)
+	}
+	i, err := pick(s.Block, upstreamNames(blocks), in.Select)
+	if err != nil {
+		return nil, in.wrapConfig(err)
+	}
+	u, err := blocks[i].Upstream()
+	if err != nil {
+		return nil, in.wrapConfig(err)
+	}
+	if u.Consistent {
+		return nginx.NewConsistent(u.Servers)
+	}
+	return nginx.NewHash(u.Servers)
+}
+
+func haproxyBackends(config []byte) ([]string, error) {
+	return backendNames(haproxy.ParseConfig(string(config))), nil
+}
+
+// backendNames returns the names of sections, in order.
+func backendNames(sections []haproxy.Section) []string {
+	names := make([]string, len(sections))
+	for i, sec := range sections {
+		names[i] = sec.Name
+	}
+	return names
+}
+
+func buildHAProxy(s Info, in Input) (kolco.Placement, error) {
+	if in.Config == nil {
+		return nil, s.missing(Config, "")
+	}
+	sections := haproxy.ParseConfig(string(in.Config))
+	i, err := pick(s.Block, backendNames(sections), in.Select)
+	if err != nil {
+		return nil, in.wrapConfig(err)
+	}
+	b, err := sections[i].Backend()
+	if err != nil {
+		return nil, in.wrapConfig(err)
+	}
+	return haproxy.New(b.Servers, b.Hash)
+}

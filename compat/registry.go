@@ -1,0 +1,140 @@
+package compat
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kolco-dev/kolco"
+)
+
+// Info describes one system.
+type Info struct {
+	// Name is what Build takes.
+	Name string
+	// Summary is one line for help texts.
+	Summary string
+	// Takes is the set of Input fields the system reads.
+	Takes Field
+	// Block is what Input.Select chooses in the system's configuration:
+	// "pool", "upstream" or "backend"; empty when there is nothing to
+	// choose.
+	Block string
+	// ConfigHint says what Input.Config holds, such as "nutcracker.yml".
+	ConfigHint string
+	// ServersHint gives the syntax of Input.Servers, such as
+	// "host:port[:weight],...".
+	ServersHint string
+
+	build  func(Info, Input) (kolco.Placement, error)
+	blocks func(config []byte) ([]string, error) // for systems with a Block
+}
+
+// missing returns the error for an Input that has none of fields.
+func (s Info) missing(fields Field, reason string) *InputError {
+	return &InputError{System: s.Name, Problem: Missing, Fields: fields, Reason: reason,
+		hints: map[Field]string{Config: s.ConfigHint, Servers: s.ServersHint}}
+}
+
+// conflict returns the error for fields given together that exclude each
+// other.
+func (s Info) conflict(fields Field, reason string) *InputError {
+	return &InputError{System: s.Name, Problem: Conflict, Fields: fields, Reason: reason}
+}
+
+var all = []Info{
+	{Name: "twemproxy", Summary: "twemproxy (nutcracker) 0.5.0: a pool's ketama or modula distribution",
+		Takes: Config | Select | Servers | Distribution | Hash | HashTag, Block: "pool",
+		ConfigHint: "nutcracker.yml", ServersHint: "'host:port:weight [name]',...",
+		build: buildTwemproxy, blocks: nutcrackerPools},
+	{Name: "libmemcached", Summary: "libmemcached 1.1.4 clients: modula or ketama over a memcached_servers_parse list",
+		Takes: Servers | Distribution | Hash, ServersHint: "host:port[:weight],...", build: buildLibmemcached},
+	{Name: "nginx", Summary: "nginx 1.22 upstream hash, plain or consistent",
+		Takes: Config | Select, Block: "upstream", ConfigHint: "nginx.conf or an upstream block",
+		build: buildNginx, blocks: nginxUpstreams},
+	{Name: "haproxy", Summary: "HAProxy 2.6 backend hash, map-based or consistent",
+		Takes: Config | Select, Block: "backend", ConfigHint: "haproxy.cfg or a backend section",
+		build: buildHAProxy, blocks: haproxyBackends},
+	{Name: "redis", Summary: "Redis Cluster: the slot table of CLUSTER NODES",
+		Takes: Config, ConfigHint: "CLUSTER NODES output", build: buildRedis},
+	{Name: "goredis", Summary: "go-redis v9 Ring: rendezvous over shard names",
+		Takes: Servers, ServersHint: "name=host:port,...", build: buildGoRedis},
+	{Name: "pymemcache", Summary: "pymemcache 3.5 HashClient: rendezvous over host:port",
+		Takes: Servers, ServersHint: "host:port,...", build: buildPymemcache},
+	{Name: "cassandra", Summary: "Cassandra Murmur3Partitioner: the token ring of nodetool ring",
+		Takes: Config, ConfigHint: "nodetool ring output", build: buildCassandra},
+	{Name: "envoy", Summary: "Envoy ring_hash or maglev over host keys",
+		Takes: Servers | Distribution, ServersHint: "key[=weight],...", build: buildEnvoy},
+}
+
+// All returns every system, sorted by name.
+func All() []Info {
+	out := slices.Clone(all)
+	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Names returns the names Build accepts, sorted.
+func Names() []string {
+	var names []string
+	for _, s := range All() {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// Lookup returns the system with the given name.
+func Lookup(name string) (Info, bool) {
+	for _, s := range all {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Info{}, false
+}
+
+func lookup(name string) (Info, error) {
+	s, ok := Lookup(name)
+	if !ok {
+		return Info{}, fmt.Errorf("%w %q (known: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
+	}
+	return s, nil
+}
+
+// Build returns the placement of system name for the servers in described.
+// The error wraps [ErrUnknown] for an unknown name; an [InputError]
+// ([ErrInput]) for an input missing, given where the system does not take
+// it, or given with one it excludes; a [SelectError] ([ErrSelect]) when
+// Input.Select is needed or names nothing in the configuration; and
+// otherwise the system's own errors for what its description holds
+// (kolco.ErrBadConfig, kolco.ErrNoNodes, kolco.ErrDuplicateNode, ...).
+func Build(name string, in Input) (kolco.Placement, error) {
+	s, err := lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if extra := in.given() &^ s.Takes; extra != 0 {
+		return nil, &InputError{System: s.Name, Problem: NotTaken, Fields: extra}
+	}
+	if in.Select != "" && in.Config == nil {
+		return nil, s.missing(Config, "to choose a "+s.Block+" from")
+	}
+	return s.build(s, in)
+}
+
+// Blocks returns the names of the pools, upstreams or backends (see
+// [Info.Block]) of a configuration of system name, in the order Select
+// takes them: sorted for twemproxy, in the file's order otherwise. A
+// configuration of one unnamed block (bare directives) gives [""]. The
+// error wraps [ErrUnknown], an [InputError] for a system without blocks,
+// or the system's errors for a configuration it cannot read.
+func Blocks(name string, config []byte) ([]string, error) {
+	s, err := lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if s.blocks == nil {
+		return nil, &InputError{System: s.Name, Problem: NotTaken, Fields: Select}
+	}
+	return s.blocks(config)
+}
