@@ -75,12 +75,7 @@ func buildTwemproxy(s Info, in Input) (kolco.Placement, error) {
 		lines []string
 		where string // the pool, in errors about its servers
 	)
-	switch settings := in.given() & (Hash | HashTag | Distribution); {
-	case in.Config != nil && in.Servers != "":
-		return nil, s.conflict(Config|Servers, "")
-	case in.Config != nil && settings != 0:
-		return nil, s.conflict(Config|settings, "the pool's own hash, hash_tag and distribution apply")
-	case in.Config != nil:
+	if in.Config != nil {
 		pools, err := readNutcracker(in.Config)
 		if err != nil {
 			return nil, in.wrapConfig(err)
@@ -93,10 +88,8 @@ func buildTwemproxy(s Info, in Input) (kolco.Placement, error) {
 		p := pools[names[i]]
 		cfg = twemproxy.Config{Hash: p.Hash, HashTag: p.HashTag, Distribution: p.Distribution}
 		lines, where = p.Servers, fmt.Sprintf("pool %q: ", names[i])
-	case in.Servers != "":
+	} else {
 		lines = splitList(in.Servers)
-	default:
-		return nil, s.missing(Config|Servers, "")
 	}
 	servers := make([]twemproxy.Server, 0, len(lines))
 	for _, l := range lines {
@@ -128,9 +121,6 @@ func upstreamNames(blocks []nginx.Block) []string {
 }
 
 func buildNginx(s Info, in Input) (kolco.Placement, error) {
-	if in.Config == nil {
-		return nil, s.missing(Config, "")
-	}
 	blocks, err := nginx.ParseConfig(string(in.Config))
 	if err != nil {
 		return nil, in.wrapConfig(err)
@@ -163,9 +153,6 @@ func backendNames(sections []haproxy.Section) []string {
 }
 
 func buildHAProxy(s Info, in Input) (kolco.Placement, error) {
-	if in.Config == nil {
-		return nil, s.missing(Config, "")
-	}
 	sections := haproxy.ParseConfig(string(in.Config))
 	i, err := pick(s.Block, backendNames(sections), in.Select)
 	if err != nil {

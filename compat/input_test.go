@@ -119,12 +119,19 @@ func TestInputErrors(t *testing.T) {
 			_, err := compat.Build(c.system, c.in)
 			var ie *compat.InputError
 			if !errors.As(err, &ie) || !errors.Is(err, compat.ErrInput) || ie.System != c.system || ie.Problem != c.problem || ie.Fields != c.fields {
-				t.Errorf("err = %#v, want an InputError %v of %v", err, c.problem, c.fields)
+				t.Errorf("Build: err = %#v, want an InputError %v of %v", err, c.problem, c.fields)
+			}
+			if err := compat.Check(c.system, c.in); !errors.As(err, &ie) || ie.Problem != c.problem || ie.Fields != c.fields {
+				t.Errorf("Check: err = %#v, want an InputError %v of %v", err, c.problem, c.fields)
 			}
 		})
 	}
 	if _, err := compat.Build("memcachedx", compat.Input{}); !errors.Is(err, compat.ErrUnknown) {
 		t.Errorf("unknown system: err = %v", err)
+	}
+	// Check reads no content: a config it is not given is no error.
+	if err := compat.Check("haproxy", compat.Input{Config: []byte{}, Select: "web"}); err != nil {
+		t.Errorf("Check of right fields: %v", err)
 	}
 	if _, err := compat.Blocks("redis", []byte(clusterNodes)); !errors.Is(err, compat.ErrInput) {
 		t.Errorf("Blocks of a system without blocks: err = %v", err)

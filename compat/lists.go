@@ -29,10 +29,7 @@ func splitList(s string) []string {
 	return out
 }
 
-func buildLibmemcached(s Info, in Input) (kolco.Placement, error) {
-	if in.Servers == "" {
-		return nil, s.missing(Servers, "")
-	}
+func buildLibmemcached(_ Info, in Input) (kolco.Placement, error) {
 	servers, err := libmemcached.ParseServers(in.Servers)
 	if err != nil {
 		return nil, err
@@ -40,19 +37,13 @@ func buildLibmemcached(s Info, in Input) (kolco.Placement, error) {
 	return libmemcached.New(libmemcached.Config{Distribution: in.Distribution, Hash: in.Hash}, servers)
 }
 
-func buildPymemcache(s Info, in Input) (kolco.Placement, error) {
-	if in.Servers == "" {
-		return nil, s.missing(Servers, "")
-	}
+func buildPymemcache(_ Info, in Input) (kolco.Placement, error) {
 	return pymemcache.New(splitList(in.Servers))
 }
 
 // buildGoRedis reads shards as "name=host:port": go-redis takes them as
 // the map RingOptions.Addrs.
-func buildGoRedis(s Info, in Input) (kolco.Placement, error) {
-	if in.Servers == "" {
-		return nil, s.missing(Servers, "")
-	}
+func buildGoRedis(_ Info, in Input) (kolco.Placement, error) {
 	addrs := map[string]string{}
 	for _, shard := range splitList(in.Servers) {
 		name, addr, ok := strings.Cut(shard, "=")
@@ -73,10 +64,7 @@ func buildGoRedis(s Info, in Input) (kolco.Placement, error) {
 // buildEnvoy reads hosts as "key" or "key=weight", key being what Envoy
 // hashes for the host (its address unless hash_key or the hostname is
 // used).
-func buildEnvoy(s Info, in Input) (kolco.Placement, error) {
-	if in.Servers == "" {
-		return nil, s.missing(Servers, "")
-	}
+func buildEnvoy(_ Info, in Input) (kolco.Placement, error) {
 	var hosts []envoy.Host
 	for _, host := range splitList(in.Servers) {
 		key, w, hasWeight := strings.Cut(host, "=")
@@ -99,10 +87,7 @@ func buildEnvoy(s Info, in Input) (kolco.Placement, error) {
 	return nil, fmt.Errorf("%w: envoy distribution %q: want ring_hash or maglev", kolco.ErrBadConfig, in.Distribution)
 }
 
-func buildRedis(s Info, in Input) (kolco.Placement, error) {
-	if in.Config == nil {
-		return nil, s.missing(Config, "")
-	}
+func buildRedis(_ Info, in Input) (kolco.Placement, error) {
 	masters, err := redis.ParseClusterNodes(string(in.Config))
 	if err != nil {
 		return nil, in.wrapConfig(err)
@@ -110,10 +95,7 @@ func buildRedis(s Info, in Input) (kolco.Placement, error) {
 	return redis.New(masters)
 }
 
-func buildCassandra(s Info, in Input) (kolco.Placement, error) {
-	if in.Config == nil {
-		return nil, s.missing(Config, "")
-	}
+func buildCassandra(_ Info, in Input) (kolco.Placement, error) {
 	endpoints, err := cassandra.ParseNodetoolRing(string(in.Config))
 	if err != nil {
 		return nil, in.wrapConfig(err)

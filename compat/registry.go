@@ -26,8 +26,38 @@ type Info struct {
 	// "host:port[:weight],...".
 	ServersHint string
 
-	build  func(Info, Input) (kolco.Placement, error)
-	blocks func(config []byte) ([]string, error) // for systems with a Block
+	needs    Field       // one of these must be given
+	excludes []exclusion // fields that may not be given together
+	build    func(Info, Input) (kolco.Placement, error)
+	blocks   func(config []byte) ([]string, error) // for systems with a Block
+}
+
+// exclusion refuses fields given with another.
+type exclusion struct {
+	with   Field  // given this field,
+	fields Field  // these are refused,
+	reason string // because
+}
+
+// check returns the InputError for fields of in that are missing, not
+// taken, or given with one that excludes them.
+func (s Info) check(in Input) error {
+	given := in.given()
+	if extra := given &^ s.Takes; extra != 0 {
+		return &InputError{System: s.Name, Problem: NotTaken, Fields: extra}
+	}
+	if given&Select != 0 && given&Config == 0 {
+		return s.missing(Config, "to choose a "+s.Block+" from")
+	}
+	for _, x := range s.excludes {
+		if given&x.with != 0 && given&x.fields != 0 {
+			return &InputError{System: s.Name, Problem: Conflict, Fields: x.with | given&x.fields, Reason: x.reason}
+		}
+	}
+	if given&s.needs == 0 {
+		return s.missing(s.needs, "")
+	}
+	return nil
 }
 
 // missing returns the error for an Input that has none of fields.
@@ -36,35 +66,30 @@ func (s Info) missing(fields Field, reason string) *InputError {
 		hints: map[Field]string{Config: s.ConfigHint, Servers: s.ServersHint}}
 }
 
-// conflict returns the error for fields given together that exclude each
-// other.
-func (s Info) conflict(fields Field, reason string) *InputError {
-	return &InputError{System: s.Name, Problem: Conflict, Fields: fields, Reason: reason}
-}
-
 var all = []Info{
 	{Name: "twemproxy", Summary: "twemproxy (nutcracker) 0.5.0: a pool's ketama or modula distribution",
 		Takes: Config | Select | Servers | Distribution | Hash | HashTag, Block: "pool",
-		ConfigHint: "nutcracker.yml", ServersHint: "'host:port:weight [name]',...",
-		build: buildTwemproxy, blocks: nutcrackerPools},
+		ConfigHint: "nutcracker.yml", ServersHint: "'host:port:weight [name]',...", needs: Config | Servers,
+		excludes: []exclusion{{Config, Servers, ""}, {Config, Hash | HashTag | Distribution, "the pool's own hash, hash_tag and distribution apply"}},
+		build:    buildTwemproxy, blocks: nutcrackerPools},
 	{Name: "libmemcached", Summary: "libmemcached 1.1.4 clients: modula or ketama over a memcached_servers_parse list",
-		Takes: Servers | Distribution | Hash, ServersHint: "host:port[:weight],...", build: buildLibmemcached},
+		Takes: Servers | Distribution | Hash, ServersHint: "host:port[:weight],...", needs: Servers, build: buildLibmemcached},
 	{Name: "nginx", Summary: "nginx 1.22 upstream hash, plain or consistent",
-		Takes: Config | Select, Block: "upstream", ConfigHint: "nginx.conf or an upstream block",
+		Takes: Config | Select, Block: "upstream", ConfigHint: "nginx.conf or an upstream block", needs: Config,
 		build: buildNginx, blocks: nginxUpstreams},
 	{Name: "haproxy", Summary: "HAProxy 2.6 backend hash, map-based or consistent",
-		Takes: Config | Select, Block: "backend", ConfigHint: "haproxy.cfg or a backend section",
+		Takes: Config | Select, Block: "backend", ConfigHint: "haproxy.cfg or a backend section", needs: Config,
 		build: buildHAProxy, blocks: haproxyBackends},
 	{Name: "redis", Summary: "Redis Cluster: the slot table of CLUSTER NODES",
-		Takes: Config, ConfigHint: "CLUSTER NODES output", build: buildRedis},
+		Takes: Config, ConfigHint: "CLUSTER NODES output", needs: Config, build: buildRedis},
 	{Name: "goredis", Summary: "go-redis v9 Ring: rendezvous over shard names",
-		Takes: Servers, ServersHint: "name=host:port,...", build: buildGoRedis},
+		Takes: Servers, ServersHint: "name=host:port,...", needs: Servers, build: buildGoRedis},
 	{Name: "pymemcache", Summary: "pymemcache 3.5 HashClient: rendezvous over host:port",
-		Takes: Servers, ServersHint: "host:port,...", build: buildPymemcache},
+		Takes: Servers, ServersHint: "host:port,...", needs: Servers, build: buildPymemcache},
 	{Name: "cassandra", Summary: "Cassandra Murmur3Partitioner: the token ring of nodetool ring",
-		Takes: Config, ConfigHint: "nodetool ring output", build: buildCassandra},
+		Takes: Config, ConfigHint: "nodetool ring output", needs: Config, build: buildCassandra},
 	{Name: "envoy", Summary: "Envoy ring_hash or maglev over host keys",
-		Takes: Servers | Distribution, ServersHint: "key[=weight],...", build: buildEnvoy},
+		Takes: Servers | Distribution, ServersHint: "key[=weight],...", needs: Servers, build: buildEnvoy},
 }
 
 // All returns every system, sorted by name.
@@ -101,23 +126,34 @@ func lookup(name string) (Info, error) {
 	return s, nil
 }
 
-// Build returns the placement of system name for the servers in described.
-// The error wraps [ErrUnknown] for an unknown name; an [InputError]
+// Check returns the error [Build] would return for the fields of in -
+// missing, not taken, or given with one that excludes them - without
+// reading what they hold, so that a caller can check its arguments before
+// it loads a file: Config only needs to be non-nil. The error wraps
+// [ErrUnknown] or is an [InputError].
+func Check(name string, in Input) error {
+	s, err := lookup(name)
+	if err != nil {
+		return err
+	}
+	return s.check(in)
+}
+
+// Build returns the placement of system name for the servers in describes.
+// The error wraps [ErrUnknown] for an unknown name; is an [InputError]
 // ([ErrInput]) for an input missing, given where the system does not take
-// it, or given with one it excludes; a [SelectError] ([ErrSelect]) when
-// Input.Select is needed or names nothing in the configuration; and
-// otherwise the system's own errors for what its description holds
-// (kolco.ErrBadConfig, kolco.ErrNoNodes, kolco.ErrDuplicateNode, ...).
+// it, or given with one it excludes (see [Check]); is a [SelectError]
+// ([ErrSelect]) when Input.Select is needed or names nothing in the
+// configuration; and otherwise wraps the system's own errors for what its
+// description holds (kolco.ErrBadConfig, kolco.ErrNoNodes,
+// kolco.ErrDuplicateNode, ...).
 func Build(name string, in Input) (kolco.Placement, error) {
 	s, err := lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	if extra := in.given() &^ s.Takes; extra != 0 {
-		return nil, &InputError{System: s.Name, Problem: NotTaken, Fields: extra}
-	}
-	if in.Select != "" && in.Config == nil {
-		return nil, s.missing(Config, "to choose a "+s.Block+" from")
+	if err := s.check(in); err != nil {
+		return nil, err
 	}
 	return s.build(s, in)
 }

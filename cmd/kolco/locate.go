@@ -9,6 +9,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/algo"
+	"github.com/kolco-dev/kolco/compat"
 )
 
 // maxKeyLine bounds one input line, so that input without newlines fails
@@ -43,19 +44,25 @@ order, so that algorithms whose placement depends on history (jump with
 removals, anchor, slots) are shown as a running system would place keys.
 
 --algo twemproxy|libmemcached|nginx|haproxy|redis|goredis|pymemcache|cassandra|envoy
-places keys exactly
-where that system does, from its own description of its servers:
+places keys exactly where that system does, from its own description of its
+servers: a whole configuration file, or a server list in its own syntax.
 
   $ kolco locate --algo twemproxy --config nutcracker.yml --pool alpha < keys.txt
   $ kolco locate --algo libmemcached --distribution ketama_weighted \
         --servers 10.0.0.1:11211:2,10.0.0.2:11211:1 < keys.txt
-  $ kolco locate --algo nginx --config upstream.conf < keys.txt   # hash ... [consistent]
-  $ kolco locate --algo haproxy --config backend.cfg < keys.txt   # hash-type, server lines
+  $ kolco locate --algo nginx --config nginx.conf --upstream cache < keys.txt
+  $ kolco locate --algo haproxy --config haproxy.cfg --backend web < keys.txt
   $ kolco locate --algo redis --config cluster-nodes.txt < keys.txt  # CLUSTER NODES output
   $ kolco locate --algo goredis --servers shard1=10.0.0.1:6379,shard2=10.0.0.2:6379 < keys.txt
   $ kolco locate --algo pymemcache --servers 10.0.0.1:11211,10.0.0.2:11211 < keys.txt
   $ kolco locate --algo cassandra --config ring.txt < keys.txt     # nodetool ring output
   $ kolco locate --algo envoy --distribution maglev --servers 10.0.0.1:80=2,10.0.0.2:80 < keys.txt
+
+A file with several pools, upstreams or backends needs --pool (or, in the
+system's own word, --upstream or --backend) to choose one; without it, or
+with a name the file does not have, kolco lists the names. A file with one
+needs no choice. HAProxy backends inherit hash-type and default-server from
+their defaults section, as in HAProxy.
 
 --hash then names that system's hash (fnv1a_64, one_at_a_time, md5, ...).
 
@@ -71,7 +78,7 @@ A node file holds one node per line, "ID [WEIGHT [ZONE]]":
 				p   kolco.Placement
 				err error
 			)
-			if sys, ok := findCompat(pf.algo); ok {
+			if sys, ok := compat.Lookup(pf.algo); ok {
 				p, err = cf.buildCompat(sys, &pf, cmd.Flags())
 			} else if err = rejectCompatFlags(pf.algo, cmd.Flags()); err == nil {
 				p, err = pf.build(cmd.Flags())

@@ -1,69 +1,45 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"net"
 	"os"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/cassandra"
-	"github.com/kolco-dev/kolco/compat/envoy"
-	"github.com/kolco-dev/kolco/compat/goredis"
-	"github.com/kolco-dev/kolco/compat/haproxy"
-	"github.com/kolco-dev/kolco/compat/libmemcached"
-	"github.com/kolco-dev/kolco/compat/nginx"
-	"github.com/kolco-dev/kolco/compat/pymemcache"
-	"github.com/kolco-dev/kolco/compat/redis"
-	"github.com/kolco-dev/kolco/compat/twemproxy"
-	"github.com/kolco-dev/kolco/proxy"
+	"github.com/kolco-dev/kolco/compat"
 )
 
-// compatFlags describe another system's servers in that system's own terms.
+// compatFlags describe another system's servers in that system's own terms;
+// package compat reads them.
 type compatFlags struct {
 	config       string
 	pool         string
+	upstream     string
+	backend      string
 	servers      string
 	distribution string
 	hashTag      string
 }
 
 func (c *compatFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&c.config, "config", "", "the other system's configuration: nutcracker.yml, an nginx upstream block, a HAProxy backend, CLUSTER NODES output")
-	fs.StringVar(&c.pool, "pool", "", "twemproxy: the pool of --config to use (default: the only one)")
-	fs.StringVar(&c.servers, "servers", "", "comma-separated servers in the system's own syntax (twemproxy 'host:port:weight [name]', libmemcached 'host:port[:weight]' as memcached_servers_parse reads it, pymemcache 'host:port', goredis 'name=host:port')")
+	fs.StringVar(&c.config, "config", "", "the other system's configuration: nutcracker.yml, nginx.conf or an upstream block, haproxy.cfg or a backend, CLUSTER NODES output, nodetool ring output")
+	fs.StringVar(&c.pool, "pool", "", "the pool (twemproxy), upstream (nginx) or backend (haproxy) of --config to use (default: the only one)")
+	fs.StringVar(&c.upstream, "upstream", "", "nginx: the upstream of --config to use, as --pool")
+	fs.StringVar(&c.backend, "backend", "", "haproxy: the backend or listen section of --config to use, as --pool")
+	fs.StringVar(&c.servers, "servers", "", "comma-separated servers in the system's own syntax (twemproxy 'host:port:weight [name]', libmemcached 'host:port[:weight]' as memcached_servers_parse reads it, pymemcache 'host:port', goredis 'name=host:port', envoy 'key[=weight]')")
 	fs.StringVar(&c.distribution, "distribution", "", "twemproxy: ketama|modula; libmemcached: modula|ketama|ketama_weighted|ketama_spy; envoy: ring_hash|maglev")
 	fs.StringVar(&c.hashTag, "hash-tag", "", "twemproxy: two characters such as {}")
 }
 
-// compatSystem builds the placement of another system from the flags; hash
-// is the --hash flag when given, in that system's names. flags are the
-// flags it reads; any other compat flag given with it is a usage error.
-type compatSystem struct {
-	name  string
-	flags []string
-	build func(c *compatFlags, hash string) (kolco.Placement, error)
-}
-
 // compatFlagNames are the flags only other systems take.
-var compatFlagNames = []string{"config", "pool", "servers", "distribution", "hash-tag"}
+var compatFlagNames = []string{"config", "pool", "upstream", "backend", "servers", "distribution", "hash-tag"}
 
-var compatSystems = []compatSystem{
-	{"twemproxy", []string{"config", "pool", "servers", "hash", "distribution", "hash-tag"}, buildTwemproxy},
-	{"libmemcached", []string{"servers", "hash", "distribution"}, buildLibmemcached},
-	{"nginx", []string{"config"}, buildNginx},
-	{"haproxy", []string{"config"}, buildHAProxy},
-	{"redis", []string{"config"}, buildRedis},
-	{"goredis", []string{"servers"}, buildGoRedis},
-	{"pymemcache", []string{"servers"}, buildPymemcache},
-	{"cassandra", []string{"config"}, buildCassandra},
-	{"envoy", []string{"servers", "distribution"}, buildEnvoy},
-}
+// kolcoOnlyFlags are the flags only kolco's own algorithms take.
+var kolcoOnlyFlags = []string{"nodes", "nodes-file", "add", "remove", "vnodes", "seed", "zone-aware"}
 
 // rejectCompatFlags refuses the other systems' flags with kolco's own algorithms.
 func rejectCompatFlags(algo string, fs *pflag.FlagSet) error {
@@ -75,224 +51,108 @@ func rejectCompatFlags(algo string, fs *pflag.FlagSet) error {
 	return nil
 }
 
-func compatNames() []string {
-	var names []string
-	for _, s := range compatSystems {
-		names = append(names, s.name)
-	}
-	return names
-}
-
-func findCompat(name string) (compatSystem, bool) {
-	for _, s := range compatSystems {
-		if s.name == name {
-			return s, true
-		}
-	}
-	return compatSystem{}, false
-}
-
-// buildCompat returns the placement of system s, refusing the flags that
-// only kolco's own algorithms take.
-func (c *compatFlags) buildCompat(s compatSystem, pf *placementFlags, fs *pflag.FlagSet) (kolco.Placement, error) {
-	for _, f := range []string{"nodes", "nodes-file", "add", "remove", "vnodes", "seed", "zone-aware"} {
+// buildCompat returns the placement of system s from the flags. A mistake
+// in the flags is a usage error; so is a description given on the command
+// line (--servers) that the system refuses, while one read from --config
+// is a runtime failure, as nodes from --nodes and --nodes-file are.
+func (c *compatFlags) buildCompat(s compat.Info, pf *placementFlags, fs *pflag.FlagSet) (kolco.Placement, error) {
+	for _, f := range kolcoOnlyFlags {
 		if fs.Changed(f) {
-			return nil, usagef("--%s does not apply to --algo %s: describe its servers with --config or --servers", f, s.name)
+			return nil, usagef("--%s does not apply to --algo %s: describe its servers with --config or --servers", f, s.Name)
 		}
 	}
-	for _, f := range append(compatFlagNames, "hash") {
-		if fs.Changed(f) && !slices.Contains(s.flags, f) {
-			return nil, usagef("--%s does not apply to --algo %s", f, s.name)
-		}
+	selFlag, err := c.selectFlag(s, fs)
+	if err != nil {
+		return nil, err
 	}
-	hash := ""
+	in := compat.Input{Servers: c.servers, Distribution: c.distribution, HashTag: c.hashTag,
+		Select: map[string]string{"pool": c.pool, "upstream": c.upstream, "backend": c.backend}[selFlag]}
 	if fs.Changed("hash") {
-		hash = pf.hash
+		in.Hash = pf.hash
 	}
-	return s.build(c, hash)
+	if fs.Changed("config") {
+		in.Config, in.ConfigName = []byte{}, c.config // given: read once the flags are known to be right
+	}
+	if err := compat.Check(s.Name, in); err != nil {
+		return nil, c.compatError(err, s, selFlag, true)
+	}
+	if fs.Changed("config") {
+		if in.Config, err = os.ReadFile(c.config); err != nil {
+			return nil, err
+		}
+	}
+	p, err := compat.Build(s.Name, in)
+	if err != nil {
+		return nil, c.compatError(err, s, selFlag, !fs.Changed("config"))
+	}
+	return p, nil
 }
 
-func (c *compatFlags) readConfig(system string) (string, error) {
-	if c.config == "" {
-		return "", usagef("--algo %s needs --config FILE", system)
-	}
-	b, err := os.ReadFile(c.config)
-	return string(b), err
-}
-
-func buildTwemproxy(c *compatFlags, hash string) (kolco.Placement, error) {
-	cfg := twemproxy.Config{Hash: hash, HashTag: c.hashTag, Distribution: c.distribution}
-	var lines []string
+// compatError returns err from package compat as the command reports it:
+// in the flags' terms, and as a usage error when the flags are at fault
+// (fromFlags: the description itself came from the command line).
+func (c *compatFlags) compatError(err error, s compat.Info, selFlag string, fromFlags bool) error {
+	var ie *compat.InputError
+	var se *compat.SelectError
 	switch {
-	case c.config != "" && c.servers != "":
-		return nil, usagef("--config and --servers exclude each other")
-	case c.config != "" && (hash != "" || c.hashTag != "" || c.distribution != ""):
-		return nil, usagef("with --config, the pool's own hash, hash_tag and distribution apply: drop --hash, --hash-tag and --distribution")
-	case c.config != "":
-		file, err := proxy.LoadConfig(c.config)
-		if err != nil {
-			return nil, err
+	case errors.As(err, &ie):
+		flag := func(f compat.Field) string { return "--" + compatFlag(f, selFlag) }
+		return usageError{errors.New(ie.Describe(flag, "--algo "+s.Name))}
+	case errors.As(err, &se) && se.Name == "":
+		return usagef("%s has %d %ss (%s): choose one with --%s", c.config, len(se.Names), se.Kind, strings.Join(se.Names, ", "), selFlag)
+	case errors.As(err, &se):
+		return usagef("%s has no %s %q (%ss: %s)", c.config, se.Kind, se.Name, se.Kind, strings.Join(se.Names, ", "))
+	case fromFlags:
+		return usageError{err}
+	}
+	return err
+}
+
+// selectFlag returns the flag that chooses among s's pools, upstreams or
+// backends: --pool for any, or the system's own word, --upstream for nginx
+// and --backend for haproxy.
+func (c *compatFlags) selectFlag(s compat.Info, fs *pflag.FlagSet) (string, error) {
+	chosen := "pool"
+	for _, f := range []string{"upstream", "backend"} {
+		switch {
+		case !fs.Changed(f):
+		case f != s.Block:
+			return "", usagef("--%s does not apply to --algo %s", f, s.Name)
+		case fs.Changed("pool"):
+			return "", usagef("--pool and --%s exclude each other", f)
+		default:
+			chosen = f
 		}
-		pool, err := pickPool(file, c.pool)
-		if err != nil {
-			return nil, err
-		}
-		cfg = twemproxy.Config{Hash: pool.Hash, HashTag: pool.HashTag, Distribution: pool.Distribution}
-		lines = pool.Servers
-	case c.servers != "":
-		lines = splitIDs(c.servers)
-	default:
-		return nil, usagef("--algo twemproxy needs --config nutcracker.yml or --servers")
 	}
-	servers := make([]twemproxy.Server, 0, len(lines))
-	for _, l := range lines {
-		s, err := twemproxy.ParseServer(l)
-		if err != nil {
-			return nil, err
-		}
-		servers = append(servers, s)
+	if s.Block != "" && !fs.Changed(chosen) {
+		chosen = s.Block
 	}
-	return twemproxy.New(cfg, servers)
+	return chosen, nil
 }
 
-func pickPool(file *proxy.Config, name string) (*proxy.PoolConfig, error) {
-	if name != "" {
-		p, ok := file.Pools[name]
-		if !ok {
-			return nil, fmt.Errorf("no pool %q in the configuration (pools: %s)", name, strings.Join(file.PoolNames(), ", "))
-		}
-		return p, nil
+// compatFlag returns the flag of an Input field; sel is the one that
+// chooses a pool, upstream or backend.
+func compatFlag(f compat.Field, sel string) string {
+	switch f {
+	case compat.Config:
+		return "config"
+	case compat.Select:
+		return sel
+	case compat.Servers:
+		return "servers"
+	case compat.Distribution:
+		return "distribution"
+	case compat.Hash:
+		return "hash"
+	case compat.HashTag:
+		return "hash-tag"
 	}
-	if len(file.Pools) != 1 {
-		return nil, usagef("the configuration has %d pools (%s): choose one with --pool", len(file.Pools), strings.Join(file.PoolNames(), ", "))
-	}
-	for _, p := range file.Pools {
-		return p, nil
-	}
-	return nil, nil
-}
-
-func buildLibmemcached(c *compatFlags, hash string) (kolco.Placement, error) {
-	if c.servers == "" {
-		return nil, usagef("--algo libmemcached needs --servers host:port[:weight],...")
-	}
-	servers, err := libmemcached.ParseServers(c.servers)
-	if err != nil {
-		return nil, err
-	}
-	return libmemcached.New(libmemcached.Config{Distribution: c.distribution, Hash: hash}, servers)
-}
-
-func buildPymemcache(c *compatFlags, _ string) (kolco.Placement, error) {
-	if c.servers == "" {
-		return nil, usagef("--algo pymemcache needs --servers host:port,...")
-	}
-	return pymemcache.New(splitIDs(c.servers))
-}
-
-func buildNginx(c *compatFlags, _ string) (kolco.Placement, error) {
-	text, err := c.readConfig("nginx")
-	if err != nil {
-		return nil, err
-	}
-	u, err := nginx.ParseUpstream(text)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.config, err)
-	}
-	if u.Consistent {
-		return nginx.NewConsistent(u.Servers)
-	}
-	return nginx.NewHash(u.Servers)
-}
-
-func buildHAProxy(c *compatFlags, _ string) (kolco.Placement, error) {
-	text, err := c.readConfig("haproxy")
-	if err != nil {
-		return nil, err
-	}
-	b, err := haproxy.ParseBackend(text)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.config, err)
-	}
-	return haproxy.New(b.Servers, b.Hash)
-}
-
-func buildRedis(c *compatFlags, _ string) (kolco.Placement, error) {
-	text, err := c.readConfig("redis")
-	if err != nil {
-		return nil, err
-	}
-	masters, err := redis.ParseClusterNodes(text)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.config, err)
-	}
-	return redis.New(masters)
-}
-
-func buildGoRedis(c *compatFlags, _ string) (kolco.Placement, error) {
-	if c.servers == "" {
-		return nil, usagef("--algo goredis needs --servers name=host:port,...")
-	}
-	addrs := map[string]string{}
-	for _, s := range splitIDs(c.servers) {
-		name, addr, ok := strings.Cut(s, "=")
-		if !ok {
-			return nil, usagef("goredis shard %q: want name=host:port", s)
-		}
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return nil, usagef("goredis shard %q: %v", s, err)
-		}
-		if _, dup := addrs[name]; dup {
-			return nil, usageError{fmt.Errorf("%w: goredis shard name %q", kolco.ErrDuplicateNode, name)}
-		}
-		addrs[name] = addr
-	}
-	return goredis.New(addrs)
-}
-
-func buildCassandra(c *compatFlags, _ string) (kolco.Placement, error) {
-	text, err := c.readConfig("cassandra")
-	if err != nil {
-		return nil, err
-	}
-	endpoints, err := cassandra.ParseNodetoolRing(text)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.config, err)
-	}
-	return cassandra.New(endpoints)
-}
-
-// buildEnvoy reads hosts as "key" or "key=weight", key being what Envoy
-// hashes for the host (its address unless hash_key or the hostname is used).
-func buildEnvoy(c *compatFlags, _ string) (kolco.Placement, error) {
-	if c.servers == "" {
-		return nil, usagef("--algo envoy needs --servers key[=weight],...")
-	}
-	var hosts []envoy.Host
-	for _, s := range splitIDs(c.servers) {
-		key, w, hasWeight := strings.Cut(s, "=")
-		h := envoy.Host{Key: key, Addr: key, Weight: 1}
-		if hasWeight {
-			n, err := strconv.ParseUint(w, 10, 32)
-			if err != nil || n == 0 {
-				return nil, usagef("envoy host %q: weight must be a positive integer", s)
-			}
-			h.Weight = uint32(n)
-		}
-		hosts = append(hosts, h)
-	}
-	switch c.distribution {
-	case "", "ring_hash":
-		return envoy.NewRing(hosts, envoy.RingConfig{})
-	case "maglev":
-		return envoy.NewMaglev(hosts, envoy.MaglevConfig{})
-	}
-	return nil, usagef("--distribution %q: envoy takes ring_hash or maglev", c.distribution)
+	return fmt.Sprint(f)
 }
 
 // algoNames lists every --algo value: kolco's algorithms, then the systems.
 func algoNames(own []string) string {
-	all := append(append([]string(nil), own...), compatNames()...)
+	all := append(append([]string(nil), own...), compat.Names()...)
 	sort.Strings(all[len(own):])
 	return strings.Join(all, ", ")
 }
