@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,9 +47,11 @@ func TestTokenVectors(t *testing.T) {
 		{"\x12\x34\x56\x78", -8827056344306985898},
 		{"", math.MinInt64},
 	} {
-		if got := Token([]byte(c.key)); got != c.want {
-			t.Errorf("Token(%q) = %d, want %d", c.key, got, c.want)
-		}
+		t.Run(fmt.Sprintf("%q", c.key), func(t *testing.T) {
+			if got := Token([]byte(c.key)); got != c.want {
+				t.Errorf("Token = %d, want %d", got, c.want)
+			}
+		})
 	}
 }
 
@@ -103,9 +106,11 @@ func TestRingOwnership(t *testing.T) {
 	for tok, want := range map[int64]int{
 		math.MinInt64: 0, -101: 0, -100: 0, -99: 1, 0: 1, 1: 0, 500: 0, 501: 2, 1000: 2, 1001: 0, math.MaxInt64: 0,
 	} {
-		if got := r.IndexToken(tok); got != want {
-			t.Errorf("IndexToken(%d) = %d, want %d", tok, got, want)
-		}
+		t.Run(strconv.FormatInt(tok, 10), func(t *testing.T) {
+			if got := r.IndexToken(tok); got != want {
+				t.Errorf("IndexToken = %d, want %d", got, want)
+			}
+		})
 	}
 	// The empty key has the minimum token: the smallest token's owner.
 	if got := r.Index(nil); got != 0 {
@@ -158,18 +163,21 @@ func TestRingMatchesReference(t *testing.T) {
 
 func TestNewErrors(t *testing.T) {
 	for _, c := range []struct {
+		name string
 		eps  []Endpoint
 		want error
 	}{
-		{nil, kolco.ErrNoNodes},
-		{[]Endpoint{{Addr: "a"}}, kolco.ErrNoNodes},
-		{[]Endpoint{{Addr: "a", Tokens: []int64{1}}, {Addr: "b", Tokens: []int64{1}}}, kolco.ErrBadConfig},
-		{[]Endpoint{{Addr: "a", Tokens: []int64{1}}, {Addr: "a", Tokens: []int64{2}}}, kolco.ErrDuplicateNode},
-		{[]Endpoint{{Tokens: []int64{1}}}, kolco.ErrBadNodeID},
+		{"no endpoints", nil, kolco.ErrNoNodes},
+		{"no tokens", []Endpoint{{Addr: "a"}}, kolco.ErrNoNodes},
+		{"a token held twice", []Endpoint{{Addr: "a", Tokens: []int64{1}}, {Addr: "b", Tokens: []int64{1}}}, kolco.ErrBadConfig},
+		{"an address twice", []Endpoint{{Addr: "a", Tokens: []int64{1}}, {Addr: "a", Tokens: []int64{2}}}, kolco.ErrDuplicateNode},
+		{"no id or address", []Endpoint{{Tokens: []int64{1}}}, kolco.ErrBadNodeID},
 	} {
-		if _, err := New(c.eps); !errors.Is(err, c.want) {
-			t.Errorf("New(%v) err = %v, want %v", c.eps, err, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := New(c.eps); !errors.Is(err, c.want) {
+				t.Errorf("New(%v) err = %v, want %v", c.eps, err, c.want)
+			}
+		})
 	}
 }
 

@@ -51,9 +51,11 @@ func TestRingEnvoyVectors(t *testing.T) {
 		t.Fatalf("ring = %v %v\nwant %v %v", points, owners, want, wantOwner)
 	}
 	for h, want := range map[uint64]int{0: 4, math.MaxUint64: 4, 3551244743356806947: 5, 3551244743356806948: 3, 16117243373044804880: 0} {
-		if got := r.IndexHash(h); got != want {
-			t.Errorf("IndexHash(%d) = %d, want %d", h, got, want)
-		}
+		t.Run(fmt.Sprint("address/", h), func(t *testing.T) {
+			if got := r.IndexHash(h); got != want {
+				t.Errorf("IndexHash = %d, want %d", got, want)
+			}
+		})
 	}
 	byName := hosts("90", "91", "92", "93", "94", "95")
 	r, _ = NewRing(byName, RingConfig{MinRingSize: 12})
@@ -64,9 +66,11 @@ func TestRingEnvoyVectors(t *testing.T) {
 		t.Fatalf("hostname ring = %v\nwant %v", points, want)
 	}
 	for h, want := range map[uint64]int{0: 5, math.MaxUint64: 5, 7225015537174310577: 2, 6803900775736438537: 3} {
-		if got := r.IndexHash(h); got != want {
-			t.Errorf("hostname IndexHash(%d) = %d, want %d", h, got, want)
-		}
+		t.Run(fmt.Sprint("hostname/", h), func(t *testing.T) {
+			if got := r.IndexHash(h); got != want {
+				t.Errorf("IndexHash = %d, want %d", got, want)
+			}
+		})
 	}
 }
 
@@ -84,13 +88,15 @@ func TestMaglevEnvoyVectors(t *testing.T) {
 		{"BasicWithHostName", hosts("90", "91", "92", "93", "94", "95"), 7, []int32{2, 5, 0, 3, 4, 1, 0}},
 		{"Weighted", weighted, 17, []int32{1, 0, 0, 1, 0, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 0, 1}},
 	} {
-		g, err := NewMaglev(c.hosts, MaglevConfig{TableSize: c.size})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fmt.Sprint(g.table) != fmt.Sprint(c.want) {
-			t.Errorf("%s: table = %v, want %v", c.name, g.table, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			g, err := NewMaglev(c.hosts, MaglevConfig{TableSize: c.size})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(g.table) != fmt.Sprint(c.want) {
+				t.Errorf("table = %v, want %v", g.table, c.want)
+			}
+		})
 	}
 }
 
@@ -223,24 +229,27 @@ func TestDefaults(t *testing.T) {
 func TestErrors(t *testing.T) {
 	hs := hosts("a:01", "b:02")
 	for _, c := range []struct {
+		name  string
 		hosts []Host
 		ring  RingConfig
 		mag   MaglevConfig
 		want  error
 	}{
-		{nil, RingConfig{}, MaglevConfig{}, kolco.ErrNoNodes},
-		{hosts("a:01", "a:01"), RingConfig{}, MaglevConfig{}, kolco.ErrDuplicateNode},
-		{[]Host{{}}, RingConfig{}, MaglevConfig{}, kolco.ErrBadNodeID},
-		{[]Host{{Key: "a", Weight: math.MaxUint32}, {Key: "b", Weight: 2}}, RingConfig{}, MaglevConfig{}, kolco.ErrBadWeight},
-		{hs, RingConfig{MinRingSize: 20, MaxRingSize: 10}, MaglevConfig{TableSize: 8}, kolco.ErrBadConfig},
-		{hs, RingConfig{MaxRingSize: DefaultMaxRingSize + 1}, MaglevConfig{TableSize: 1}, kolco.ErrBadConfig},
+		{"no hosts", nil, RingConfig{}, MaglevConfig{}, kolco.ErrNoNodes},
+		{"a key twice", hosts("a:01", "a:01"), RingConfig{}, MaglevConfig{}, kolco.ErrDuplicateNode},
+		{"no key or address", []Host{{}}, RingConfig{}, MaglevConfig{}, kolco.ErrBadNodeID},
+		{"weights above 2^32-1", []Host{{Key: "a", Weight: math.MaxUint32}, {Key: "b", Weight: 2}}, RingConfig{}, MaglevConfig{}, kolco.ErrBadWeight},
+		{"min above max, table not prime", hs, RingConfig{MinRingSize: 20, MaxRingSize: 10}, MaglevConfig{TableSize: 8}, kolco.ErrBadConfig},
+		{"max above 8M, table of 1", hs, RingConfig{MaxRingSize: DefaultMaxRingSize + 1}, MaglevConfig{TableSize: 1}, kolco.ErrBadConfig},
 	} {
-		if _, err := NewRing(c.hosts, c.ring); !errors.Is(err, c.want) {
-			t.Errorf("NewRing(%v, %+v) err = %v, want %v", c.hosts, c.ring, err, c.want)
-		}
-		if _, err := NewMaglev(c.hosts, c.mag); !errors.Is(err, c.want) {
-			t.Errorf("NewMaglev(%v, %+v) err = %v, want %v", c.hosts, c.mag, err, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := NewRing(c.hosts, c.ring); !errors.Is(err, c.want) {
+				t.Errorf("NewRing(%v, %+v) err = %v, want %v", c.hosts, c.ring, err, c.want)
+			}
+			if _, err := NewMaglev(c.hosts, c.mag); !errors.Is(err, c.want) {
+				t.Errorf("NewMaglev(%v, %+v) err = %v, want %v", c.hosts, c.mag, err, c.want)
+			}
+		})
 	}
 }
 
@@ -249,16 +258,18 @@ func TestLocateN(t *testing.T) {
 	r, _ := NewRing(hs, RingConfig{})
 	g, _ := NewMaglev(hs, MaglevConfig{TableSize: 1009})
 	for _, p := range []kolco.Placement{r, g} {
-		for _, k := range []string{"a", "b", "\xff"} {
-			first, _ := p.Locate(k)
-			got, err := p.LocateN(nil, k, 9)
-			if err != nil || len(got) != 4 || got[0] != first {
-				t.Fatalf("LocateN(%q) = %v, %v", k, got, err)
+		t.Run(fmt.Sprintf("%T", p), func(t *testing.T) {
+			for _, k := range []string{"a", "b", "\xff"} {
+				first, _ := p.Locate(k)
+				got, err := p.LocateN(nil, k, 9)
+				if err != nil || len(got) != 4 || got[0] != first {
+					t.Fatalf("LocateN(%q) = %v, %v", k, got, err)
+				}
 			}
-		}
-		if _, err := p.LocateN(nil, "a", 0); !errors.Is(err, kolco.ErrBadCount) {
-			t.Fatalf("n=0 err = %v", err)
-		}
+			if _, err := p.LocateN(nil, "a", 0); !errors.Is(err, kolco.ErrBadCount) {
+				t.Fatalf("n=0 err = %v", err)
+			}
+		})
 	}
 	// Maglev attempt a looks up h ^ (2^64 - a), as Envoy's chooseHost does:
 	// the second host is that of the first attempt landing elsewhere.
@@ -286,12 +297,14 @@ func TestNoAllocs(t *testing.T) {
 	key := strings.Repeat("long-key-", 20)
 	dst := make([]kolco.Node, 0, 3)
 	for _, p := range []kolco.Placement{r, g} {
-		if a := testing.AllocsPerRun(100, func() { n, _ := p.Locate(key); sink += len(n.ID) }); a != 0 {
-			t.Errorf("%T Locate allocates %v", p, a)
-		}
-		if a := testing.AllocsPerRun(100, func() { dst, _ = p.LocateN(dst[:0], key, 3) }); a != 0 {
-			t.Errorf("%T LocateN allocates %v", p, a)
-		}
+		t.Run(fmt.Sprintf("%T", p), func(t *testing.T) {
+			if a := testing.AllocsPerRun(100, func() { n, _ := p.Locate(key); sink += len(n.ID) }); a != 0 {
+				t.Errorf("%T Locate allocates %v", p, a)
+			}
+			if a := testing.AllocsPerRun(100, func() { dst, _ = p.LocateN(dst[:0], key, 3) }); a != 0 {
+				t.Errorf("%T LocateN allocates %v", p, a)
+			}
+		})
 	}
 }
 

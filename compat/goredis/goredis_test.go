@@ -55,29 +55,31 @@ func testKeys(n int) []string {
 func TestAgainstGoRedisRing(t *testing.T) {
 	keys := testKeys(5000)
 	for _, addrs := range shardSets() {
-		ring := goredis.NewRing(&goredis.RingOptions{Addrs: addrs, HeartbeatFrequency: time.Hour})
-		t.Cleanup(func() { ring.Close() })
-		p, err := New(addrs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mismatches := 0
-		for _, k := range keys {
-			c, err := ring.GetShardClientForKey(k)
+		t.Run(fmt.Sprintf("%d shards", len(addrs)), func(t *testing.T) {
+			ring := goredis.NewRing(&goredis.RingOptions{Addrs: addrs, HeartbeatFrequency: time.Hour})
+			t.Cleanup(func() { ring.Close() })
+			p, err := New(addrs)
 			if err != nil {
 				t.Fatal(err)
 			}
-			n, _ := p.Locate(k)
-			if got := c.Options().Addr; got != n.Addr {
-				if mismatches++; mismatches <= 5 {
-					t.Errorf("key %q: go-redis picks %s, Locate %s", k, got, n.Addr)
+			mismatches := 0
+			for _, k := range keys {
+				c, err := ring.GetShardClientForKey(k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, _ := p.Locate(k)
+				if got := c.Options().Addr; got != n.Addr {
+					if mismatches++; mismatches <= 5 {
+						t.Errorf("key %q: go-redis picks %s, Locate %s", k, got, n.Addr)
+					}
 				}
 			}
-		}
-		t.Logf("%d shards, %d keys, %d mismatches", len(addrs), len(keys), mismatches)
-		if mismatches > 0 {
-			t.Fatalf("%d of %d keys mismatched", mismatches, len(keys))
-		}
+			t.Logf("%d keys, %d mismatches", len(keys), mismatches)
+			if mismatches > 0 {
+				t.Fatalf("%d of %d keys mismatched", mismatches, len(keys))
+			}
+		})
 	}
 }
 
@@ -106,16 +108,18 @@ func refBest(addrs map[string]string, key string) string {
 
 func TestMatchesReference(t *testing.T) {
 	for _, addrs := range shardSets() {
-		p, _ := New(addrs)
-		for _, k := range testKeys(2000) {
-			n, _ := p.Locate(k)
-			if want := refBest(addrs, k); n.ID != want {
-				t.Fatalf("Locate(%q) = %s, reference %s", k, n.ID, want)
+		t.Run(fmt.Sprintf("%d shards", len(addrs)), func(t *testing.T) {
+			p, _ := New(addrs)
+			for _, k := range testKeys(2000) {
+				n, _ := p.Locate(k)
+				if want := refBest(addrs, k); n.ID != want {
+					t.Fatalf("Locate(%q) = %s, reference %s", k, n.ID, want)
+				}
+				if i := p.Index([]byte(k)); p.Nodes()[i].ID != n.ID {
+					t.Fatalf("Index(%q) = %d, not %s's position", k, i, n.ID)
+				}
 			}
-			if i := p.Index([]byte(k)); p.Nodes()[i].ID != n.ID {
-				t.Fatalf("Index(%q) = %d, not %s's position", k, i, n.ID)
-			}
-		}
+		})
 	}
 }
 

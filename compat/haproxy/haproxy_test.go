@@ -28,15 +28,19 @@ func TestParseHashType(t *testing.T) {
 		{"map-based wt6 avalanche", HashType{MapBased, WT6, true}},
 		{"map-based crc32", HashType{MapBased, CRC32, false}},
 	} {
-		got, err := ParseHashType(c.in)
-		if err != nil || got != c.want {
-			t.Errorf("ParseHashType(%q) = %v, %v; want %v", c.in, got, err, c.want)
-		}
+		t.Run(c.in, func(t *testing.T) {
+			got, err := ParseHashType(c.in)
+			if err != nil || got != c.want {
+				t.Errorf("ParseHashType = %v, %v; want %v", got, err, c.want)
+			}
+		})
 	}
 	for _, bad := range []string{"", "avalanche", "consistent md5", "consistent sdbm fast", "map-based sdbm avalanche x"} {
-		if _, err := ParseHashType(bad); !errors.Is(err, kolco.ErrBadConfig) {
-			t.Errorf("ParseHashType(%q) err = %v, want ErrBadConfig", bad, err)
-		}
+		t.Run("bad/"+bad, func(t *testing.T) {
+			if _, err := ParseHashType(bad); !errors.Is(err, kolco.ErrBadConfig) {
+				t.Errorf("err = %v, want ErrBadConfig", err)
+			}
+		})
 	}
 }
 
@@ -59,9 +63,11 @@ func TestHashFunctions(t *testing.T) {
 		{HashType{Func: WT6}, nil, 0xa53c965a ^ 0x5ca6953a},
 		{HashType{Func: DJB2, Avalanche: true}, nil, FullHash(5381)},
 	} {
-		if got := c.h.Hash(c.key); got != c.want {
-			t.Errorf("%v Hash(%q) = %d, want %d", c.h, c.key, got, c.want)
-		}
+		t.Run(fmt.Sprintf("%v/%q", c.h, c.key), func(t *testing.T) {
+			if got := c.h.Hash(c.key); got != c.want {
+				t.Errorf("Hash = %d, want %d", got, c.want)
+			}
+		})
 	}
 	// full_hash is a bijection: distinct inputs never collide.
 	seen := map[uint32]bool{}
@@ -161,23 +167,25 @@ func TestConsistentMatchesReference(t *testing.T) {
 	servers := []Server{{Name: "a", Weight: 1}, {Name: "b", Weight: 3, ID: 7}, {Name: "c", Weight: 2}, {Name: "d", Weight: 1, Backup: true}}
 	puids, _ := assignIDs(servers)
 	for _, ht := range []HashType{{Consistent, SDBM, true}, {Consistent, DJB2, false}, {Consistent, CRC32, true}} {
-		p, err := New(servers, ht)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := rand.New(rand.NewPCG(1, 2))
-		for range 3000 {
-			h := r.Uint32()
-			if got, want := p.IndexHash(h), refConsistent(servers, puids, h); got != want {
-				t.Fatalf("IndexHash(%d) = %d, reference %d", h, got, want)
+		t.Run(ht.String(), func(t *testing.T) {
+			p, err := New(servers, ht)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		last := p.ring.At(p.ring.Len() - 1)
-		for _, h := range []uint32{p.ring.At(0), p.ring.At(1), p.ring.At(2), 0, ^uint32(0), last, last + 1} {
-			if got, want := p.IndexHash(h), refConsistent(servers, puids, h); got != want {
-				t.Fatalf("IndexHash(%d) = %d, reference %d", h, got, want)
+			r := rand.New(rand.NewPCG(1, 2))
+			for range 3000 {
+				h := r.Uint32()
+				if got, want := p.IndexHash(h), refConsistent(servers, puids, h); got != want {
+					t.Fatalf("IndexHash(%d) = %d, reference %d", h, got, want)
+				}
 			}
-		}
+			last := p.ring.At(p.ring.Len() - 1)
+			for _, h := range []uint32{p.ring.At(0), p.ring.At(1), p.ring.At(2), 0, ^uint32(0), last, last + 1} {
+				if got, want := p.IndexHash(h), refConsistent(servers, puids, h); got != want {
+					t.Fatalf("IndexHash(%d) = %d, reference %d", h, got, want)
+				}
+			}
+		})
 	}
 }
 
@@ -210,29 +218,34 @@ backend app   # hashed on a header
 		{"hash-type fancy\nserver s1 a:1", kolco.ErrBadConfig},
 		{"hash-balance-factor 150\nserver s1 a:1", kolco.ErrBadConfig},
 	} {
-		if _, err := ParseBackend(c.text); !errors.Is(err, c.want) {
-			t.Errorf("ParseBackend(%q) err = %v, want %v", c.text, err, c.want)
-		}
+		t.Run(c.text, func(t *testing.T) {
+			if _, err := ParseBackend(c.text); !errors.Is(err, c.want) {
+				t.Errorf("err = %v, want %v", err, c.want)
+			}
+		})
 	}
 }
 
 func TestNewErrors(t *testing.T) {
 	for _, c := range []struct {
+		name    string
 		servers []Server
 		want    error
 	}{
-		{nil, kolco.ErrNoNodes},
-		{[]Server{{Name: "a", Weight: 0}}, kolco.ErrNoNodes},
-		{[]Server{{Name: "a", Weight: 1, Backup: true}}, kolco.ErrNoNodes},
-		{[]Server{{Name: "a", Weight: 1}, {Name: "a", Weight: 1}}, kolco.ErrDuplicateNode},
-		{[]Server{{Name: "", Weight: 1}}, kolco.ErrBadNodeID},
-		{[]Server{{Name: "a", Weight: 300}}, kolco.ErrBadWeight},
-		{[]Server{{Name: "a", Weight: 1, ID: -1}}, kolco.ErrBadConfig},
+		{"no servers", nil, kolco.ErrNoNodes},
+		{"weight 0", []Server{{Name: "a", Weight: 0}}, kolco.ErrNoNodes},
+		{"backup only", []Server{{Name: "a", Weight: 1, Backup: true}}, kolco.ErrNoNodes},
+		{"a name twice", []Server{{Name: "a", Weight: 1}, {Name: "a", Weight: 1}}, kolco.ErrDuplicateNode},
+		{"no name", []Server{{Name: "", Weight: 1}}, kolco.ErrBadNodeID},
+		{"weight 300", []Server{{Name: "a", Weight: 300}}, kolco.ErrBadWeight},
+		{"negative id", []Server{{Name: "a", Weight: 1, ID: -1}}, kolco.ErrBadConfig},
 	} {
 		for _, ht := range []HashType{{}, {Type: Consistent}} {
-			if _, err := New(c.servers, ht); !errors.Is(err, c.want) {
-				t.Errorf("New(%v, %v) err = %v, want %v", c.servers, ht, err, c.want)
-			}
+			t.Run(c.name+"/"+ht.Type.String(), func(t *testing.T) {
+				if _, err := New(c.servers, ht); !errors.Is(err, c.want) {
+					t.Errorf("New(%v) err = %v, want %v", c.servers, err, c.want)
+				}
+			})
 		}
 	}
 }
@@ -240,23 +253,25 @@ func TestNewErrors(t *testing.T) {
 func TestLocateN(t *testing.T) {
 	servers := []Server{{Name: "a", Weight: 1}, {Name: "b", Weight: 3}, {Name: "c", Weight: 2}, {Name: "z", Weight: 1, Backup: true}}
 	for _, ht := range []HashType{{}, {Type: Consistent, Avalanche: true}} {
-		p, _ := New(servers, ht)
-		for _, k := range []string{"a", "key", "\xff\xfe"} {
-			first, _ := p.Locate(k)
-			got, err := p.LocateN(nil, k, 5)
-			if err != nil || len(got) != 3 || got[0] != first {
-				t.Fatalf("%v LocateN(%q, 5) = %v, %v", ht, k, got, err)
+		t.Run(ht.String(), func(t *testing.T) {
+			p, _ := New(servers, ht)
+			for _, k := range []string{"a", "key", "\xff\xfe"} {
+				first, _ := p.Locate(k)
+				got, err := p.LocateN(nil, k, 5)
+				if err != nil || len(got) != 3 || got[0] != first {
+					t.Fatalf("%v LocateN(%q, 5) = %v, %v", ht, k, got, err)
+				}
+				if got[0].ID == got[1].ID || got[1].ID == got[2].ID || got[0].ID == got[2].ID {
+					t.Fatalf("LocateN repeats: %v", got)
+				}
 			}
-			if got[0].ID == got[1].ID || got[1].ID == got[2].ID || got[0].ID == got[2].ID {
-				t.Fatalf("LocateN repeats: %v", got)
+			if _, err := p.LocateN(nil, "a", 0); !errors.Is(err, kolco.ErrBadCount) {
+				t.Fatalf("n=0 err = %v", err)
 			}
-		}
-		if _, err := p.LocateN(nil, "a", 0); !errors.Is(err, kolco.ErrBadCount) {
-			t.Fatalf("n=0 err = %v", err)
-		}
-		if nodes := p.Nodes(); len(nodes) != 3 || nodes[0].ID != "a" || nodes[2].ID != "c" {
-			t.Fatalf("Nodes = %v (backup z must not be listed)", nodes)
-		}
+			if nodes := p.Nodes(); len(nodes) != 3 || nodes[0].ID != "a" || nodes[2].ID != "c" {
+				t.Fatalf("Nodes = %v (backup z must not be listed)", nodes)
+			}
+		})
 	}
 }
 
@@ -268,13 +283,15 @@ func TestNoAllocs(t *testing.T) {
 	key := strings.Repeat("long-key-", 20)
 	dst := make([]kolco.Node, 0, 3)
 	for _, ht := range []HashType{{Func: CRC32}, {Type: Consistent, Func: WT6, Avalanche: true}} {
-		p, _ := New(servers, ht)
-		if a := testing.AllocsPerRun(100, func() { n, _ := p.Locate(key); sink += len(n.ID) }); a != 0 {
-			t.Errorf("%v Locate allocates %v", ht, a)
-		}
-		if a := testing.AllocsPerRun(100, func() { dst, _ = p.LocateN(dst[:0], key, 3) }); a != 0 {
-			t.Errorf("%v LocateN allocates %v", ht, a)
-		}
+		t.Run(ht.String(), func(t *testing.T) {
+			p, _ := New(servers, ht)
+			if a := testing.AllocsPerRun(100, func() { n, _ := p.Locate(key); sink += len(n.ID) }); a != 0 {
+				t.Errorf("%v Locate allocates %v", ht, a)
+			}
+			if a := testing.AllocsPerRun(100, func() { dst, _ = p.LocateN(dst[:0], key, 3) }); a != 0 {
+				t.Errorf("%v LocateN allocates %v", ht, a)
+			}
+		})
 	}
 }
 
@@ -352,9 +369,11 @@ func TestHeaderValue(t *testing.T) {
 		"\xe9t\xe9 ,\xff":     "\xe9t\xe9",
 		"\"unterminated, yes": "\"unterminated, yes",
 	} {
-		if got := string(HeaderValue([]byte(in))); got != want {
-			t.Errorf("HeaderValue(%q) = %q, want %q", in, got, want)
-		}
+		t.Run(fmt.Sprintf("%q", in), func(t *testing.T) {
+			if got := string(HeaderValue([]byte(in))); got != want {
+				t.Errorf("HeaderValue = %q, want %q", got, want)
+			}
+		})
 	}
 }
 

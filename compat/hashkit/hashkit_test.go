@@ -33,13 +33,15 @@ func TestApple(t *testing.T) {
 		"crc16":         3662830516,
 	}
 	for name, w := range want {
-		f, err := hashkit.Parse(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := f([]byte("apple")); got != w {
-			t.Errorf("%s(apple) = %d, want %d", name, got, w)
-		}
+		t.Run(name, func(t *testing.T) {
+			f, err := hashkit.Parse(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f([]byte("apple")); got != w {
+				t.Errorf("%s(apple) = %d, want %d", name, got, w)
+			}
+		})
 	}
 }
 
@@ -117,9 +119,11 @@ func TestMurmur3Reference(t *testing.T) {
 		{"The quick brown fox jumps over the lazy dog", 0x9747b28c, 0x2FA826CD},
 	}
 	for _, c := range cases {
-		if got := hashkit.Murmur3Seed([]byte(c.in), c.seed); got != c.want {
-			t.Errorf("Murmur3Seed(%q, %#x) = %#x, want %#x", c.in, c.seed, got, c.want)
-		}
+		t.Run(fmt.Sprintf("%q/%#x", c.in, c.seed), func(t *testing.T) {
+			if got := hashkit.Murmur3Seed([]byte(c.in), c.seed); got != c.want {
+				t.Errorf("Murmur3Seed = %#x, want %#x", got, c.want)
+			}
+		})
 	}
 }
 
@@ -137,16 +141,20 @@ func TestCRC16Unmasked(t *testing.T) {
 
 func TestParse(t *testing.T) {
 	for _, n := range hashkit.Names() {
-		for _, v := range []string{n, strings.ToUpper(n), "MEMCACHED_HASH_" + strings.ToUpper(n), "hashkit_hash_" + n} {
-			if _, err := hashkit.Parse(v); err != nil {
-				t.Errorf("Parse(%q): %v", v, err)
+		t.Run(n, func(t *testing.T) {
+			for _, v := range []string{n, strings.ToUpper(n), "MEMCACHED_HASH_" + strings.ToUpper(n), "hashkit_hash_" + n} {
+				if _, err := hashkit.Parse(v); err != nil {
+					t.Errorf("Parse(%q): %v", v, err)
+				}
 			}
-		}
+		})
 	}
 	for _, bad := range []string{"", "sha1", "crc32b", "fnv", "murmur2"} {
-		if _, err := hashkit.Parse(bad); !errors.Is(err, hashkit.ErrUnknown) {
-			t.Errorf("Parse(%q) error %v, want ErrUnknown", bad, err)
-		}
+		t.Run("bad/"+bad, func(t *testing.T) {
+			if _, err := hashkit.Parse(bad); !errors.Is(err, hashkit.ErrUnknown) {
+				t.Errorf("error %v, want ErrUnknown", err)
+			}
+		})
 	}
 	d, _ := hashkit.Parse("default")
 	if d([]byte("apple")) != hashkit.OneAtATime([]byte("apple")) {

@@ -148,10 +148,16 @@ func TestParseServersLibmemcached(t *testing.T) {
 // entry that overruns its 8196-byte buffer (a crash in C) and a host of
 // 1025 bytes or more (which libmemcached drops with the servers before it).
 func TestParseServersLimits(t *testing.T) {
-	for _, in := range []string{strings.Repeat("y", 8196), "a," + strings.Repeat("x", 1025) + ":1", "h:" + strings.Repeat("9", 21)} {
-		if s, err := libmemcached.ParseServers(in); !errors.Is(err, libmemcached.ErrBadServerList) {
-			t.Errorf("ParseServers(%.20q...) = %v, %v; want ErrBadServerList", in, s, err)
-		}
+	for _, c := range []struct{ name, in string }{
+		{"entry of 8196 bytes", strings.Repeat("y", 8196)},
+		{"host of 1025 bytes", "a," + strings.Repeat("x", 1025) + ":1"},
+		{"port beyond 2^64", "h:" + strings.Repeat("9", 21)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if s, err := libmemcached.ParseServers(c.in); !errors.Is(err, libmemcached.ErrBadServerList) {
+				t.Errorf("ParseServers = %v, %v; want ErrBadServerList", s, err)
+			}
+		})
 	}
 	if s, err := libmemcached.ParseServers(strings.Repeat("x", 1024) + ":1"); err != nil || len(s) != 1 {
 		t.Errorf("1024-byte host: %v, %v", s, err)

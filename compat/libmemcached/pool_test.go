@@ -53,9 +53,11 @@ func TestNewErrors(t *testing.T) {
 		{"default host duplicate", libmemcached.Config{}, []libmemcached.Server{{}, {Host: "localhost"}}, kolco.ErrDuplicateNode},
 	}
 	for _, c := range cases {
-		if _, err := libmemcached.New(c.cfg, c.servers); !errors.Is(err, c.want) {
-			t.Errorf("%s: error %v, want %v", c.name, err, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := libmemcached.New(c.cfg, c.servers); !errors.Is(err, c.want) {
+				t.Errorf("error %v, want %v", err, c.want)
+			}
+		})
 	}
 }
 
@@ -72,27 +74,31 @@ func TestDistributionNames(t *testing.T) {
 	}
 	s := hosts(1, 1, 1, 1)
 	for alias, name := range same {
-		a, b := mustNew(t, libmemcached.Config{Distribution: alias}, s), mustNew(t, libmemcached.Config{Distribution: name}, s)
-		for i := 0; i < 500; i++ {
-			k := []byte("k" + strconv.Itoa(i))
-			if a.Index(k) != b.Index(k) {
-				t.Fatalf("%q and %q disagree on %q", alias, name, k)
+		t.Run(alias+"="+name, func(t *testing.T) {
+			a, b := mustNew(t, libmemcached.Config{Distribution: alias}, s), mustNew(t, libmemcached.Config{Distribution: name}, s)
+			for i := 0; i < 500; i++ {
+				k := []byte("k" + strconv.Itoa(i))
+				if a.Index(k) != b.Index(k) {
+					t.Fatalf("disagree on %q", k)
+				}
 			}
-		}
+		})
 	}
 }
 
 func TestSingleServer(t *testing.T) {
 	for _, d := range []string{"modula", "ketama", "ketama_weighted", "ketama_spy"} {
-		p := mustNew(t, libmemcached.Config{Distribution: d}, hosts(7))
-		for _, k := range []string{"", "a", "\xff\xfe"} {
-			if i := p.Index([]byte(k)); i != 0 {
-				t.Errorf("%s: Index(%q) = %d", d, k, i)
+		t.Run(d, func(t *testing.T) {
+			p := mustNew(t, libmemcached.Config{Distribution: d}, hosts(7))
+			for _, k := range []string{"", "a", "\xff\xfe"} {
+				if i := p.Index([]byte(k)); i != 0 {
+					t.Errorf("Index(%q) = %d", k, i)
+				}
+				if h := p.Hash([]byte(k)); h != 0 {
+					t.Errorf("Hash(%q) = %d, want 0 for one server", k, h)
+				}
 			}
-			if h := p.Hash([]byte(k)); h != 0 {
-				t.Errorf("%s: Hash(%q) = %d, want 0 for one server", d, k, h)
-			}
-		}
+		})
 	}
 }
 
@@ -110,25 +116,27 @@ func TestModula(t *testing.T) {
 func TestLocate(t *testing.T) {
 	s := []libmemcached.Server{{Host: "a", Port: 1}, {Host: "b", Weight: 3}, {Host: "::1", Port: 2}}
 	for _, d := range []string{"modula", "ketama", "ketama_spy"} {
-		p := mustNew(t, libmemcached.Config{Distribution: d}, s)
-		nodes := p.Nodes()
-		if len(nodes) != 3 || nodes[0].ID != "[::1]:2" || nodes[1].ID != "a:1" || nodes[2].ID != "b:11211" || nodes[2].Weight != 3 {
-			t.Fatalf("Nodes() = %+v", nodes)
-		}
-		for i := 0; i < 200; i++ {
-			key := "key-" + strconv.Itoa(i)
-			n, err := p.Locate(key)
-			if err != nil || n.ID != p.Servers()[p.Index([]byte(key))].Addr() || n.Addr != n.ID {
-				t.Fatalf("%s: Locate(%q) = %+v, %v", d, key, n, err)
+		t.Run(d, func(t *testing.T) {
+			p := mustNew(t, libmemcached.Config{Distribution: d}, s)
+			nodes := p.Nodes()
+			if len(nodes) != 3 || nodes[0].ID != "[::1]:2" || nodes[1].ID != "a:1" || nodes[2].ID != "b:11211" || nodes[2].Weight != 3 {
+				t.Fatalf("Nodes() = %+v", nodes)
 			}
-			all, err := p.LocateN(nil, key, 9)
-			if err != nil || len(all) != 3 || all[0] != n || all[1].ID == all[2].ID || all[0].ID == all[1].ID || all[0].ID == all[2].ID {
-				t.Fatalf("%s: LocateN(%q, 9) = %+v, %v", d, key, all, err)
+			for i := 0; i < 200; i++ {
+				key := "key-" + strconv.Itoa(i)
+				n, err := p.Locate(key)
+				if err != nil || n.ID != p.Servers()[p.Index([]byte(key))].Addr() || n.Addr != n.ID {
+					t.Fatalf("Locate(%q) = %+v, %v", key, n, err)
+				}
+				all, err := p.LocateN(nil, key, 9)
+				if err != nil || len(all) != 3 || all[0] != n || all[1].ID == all[2].ID || all[0].ID == all[1].ID || all[0].ID == all[2].ID {
+					t.Fatalf("LocateN(%q, 9) = %+v, %v", key, all, err)
+				}
 			}
-		}
-		if _, err := p.LocateN(nil, "k", 0); !errors.Is(err, kolco.ErrBadCount) {
-			t.Errorf("LocateN(n=0): %v", err)
-		}
+			if _, err := p.LocateN(nil, "k", 0); !errors.Is(err, kolco.ErrBadCount) {
+				t.Errorf("LocateN(n=0): %v", err)
+			}
+		})
 	}
 	var zero libmemcached.Pool
 	if _, err := zero.Locate("k"); !errors.Is(err, kolco.ErrNoNodes) {

@@ -159,9 +159,11 @@ func TestSplitHostPort(t *testing.T) {
 		{"host:", "host", ""},
 		{"h:8a", "h:8a", ""},
 	} {
-		if h, p := splitHostPort(c.in); h != c.host || p != c.port {
-			t.Errorf("splitHostPort(%q) = %q, %q; want %q, %q", c.in, h, p, c.host, c.port)
-		}
+		t.Run(c.in, func(t *testing.T) {
+			if h, p := splitHostPort(c.in); h != c.host || p != c.port {
+				t.Errorf("splitHostPort = %q, %q; want %q, %q", h, p, c.host, c.port)
+			}
+		})
 	}
 }
 
@@ -220,29 +222,34 @@ upstream backend {   # the pool
 		{"hash $a random; server a;", kolco.ErrBadConfig},
 		{"server a; upstream b {}", kolco.ErrBadConfig},
 	} {
-		if _, err := ParseUpstream(c.text); !errors.Is(err, c.want) {
-			t.Errorf("ParseUpstream(%q) err = %v, want %v", c.text, err, c.want)
-		}
+		t.Run(c.text, func(t *testing.T) {
+			if _, err := ParseUpstream(c.text); !errors.Is(err, c.want) {
+				t.Errorf("err = %v, want %v", err, c.want)
+			}
+		})
 	}
 }
 
 func TestNewErrors(t *testing.T) {
 	for _, c := range []struct {
+		name    string
 		servers []Server
 		want    error
 	}{
-		{nil, kolco.ErrNoNodes},
-		{[]Server{{Addr: "a"}, {Addr: "a"}}, kolco.ErrDuplicateNode},
-		{[]Server{{Addr: ""}}, kolco.ErrBadNodeID},
-		{[]Server{{Addr: "a", Weight: -1}}, kolco.ErrBadWeight},
-		{[]Server{{Addr: "a", Weight: maxWeight + 1}}, kolco.ErrBadWeight},
+		{"no servers", nil, kolco.ErrNoNodes},
+		{"an address twice", []Server{{Addr: "a"}, {Addr: "a"}}, kolco.ErrDuplicateNode},
+		{"empty address", []Server{{Addr: ""}}, kolco.ErrBadNodeID},
+		{"negative weight", []Server{{Addr: "a", Weight: -1}}, kolco.ErrBadWeight},
+		{"weight above the bound", []Server{{Addr: "a", Weight: maxWeight + 1}}, kolco.ErrBadWeight},
 	} {
-		if _, err := NewConsistent(c.servers); !errors.Is(err, c.want) {
-			t.Errorf("NewConsistent(%v) err = %v, want %v", c.servers, err, c.want)
-		}
-		if _, err := NewHash(c.servers); !errors.Is(err, c.want) {
-			t.Errorf("NewHash(%v) err = %v, want %v", c.servers, err, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := NewConsistent(c.servers); !errors.Is(err, c.want) {
+				t.Errorf("NewConsistent(%v) err = %v, want %v", c.servers, err, c.want)
+			}
+			if _, err := NewHash(c.servers); !errors.Is(err, c.want) {
+				t.Errorf("NewHash(%v) err = %v, want %v", c.servers, err, c.want)
+			}
+		})
 	}
 }
 
@@ -251,27 +258,29 @@ func TestLocateN(t *testing.T) {
 	c, _ := NewConsistent(servers)
 	h, _ := NewHash(servers)
 	for _, p := range []kolco.Placement{c, h} {
-		for _, k := range []string{"a", "b", "\xff"} {
-			first, _ := p.Locate(k)
-			got, err := p.LocateN(nil, k, 10)
-			if err != nil || len(got) != len(servers) || got[0] != first {
-				t.Fatalf("LocateN(%q, 10) = %v, %v; want all %d servers, %v first", k, got, err, len(servers), first)
-			}
-			seen := map[string]bool{}
-			for _, n := range got {
-				if seen[n.ID] {
-					t.Fatalf("LocateN repeats %q", n.ID)
+		t.Run(fmt.Sprintf("%T", p), func(t *testing.T) {
+			for _, k := range []string{"a", "b", "\xff"} {
+				first, _ := p.Locate(k)
+				got, err := p.LocateN(nil, k, 10)
+				if err != nil || len(got) != len(servers) || got[0] != first {
+					t.Fatalf("LocateN(%q, 10) = %v, %v; want all %d servers, %v first", k, got, err, len(servers), first)
 				}
-				seen[n.ID] = true
+				seen := map[string]bool{}
+				for _, n := range got {
+					if seen[n.ID] {
+						t.Fatalf("LocateN repeats %q", n.ID)
+					}
+					seen[n.ID] = true
+				}
 			}
-		}
-		if _, err := p.LocateN(nil, "a", 0); !errors.Is(err, kolco.ErrBadCount) {
-			t.Fatalf("LocateN n=0 err = %v", err)
-		}
-		nodes := p.Nodes()
-		if !sort.SliceIsSorted(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID }) || len(nodes) != len(servers) {
-			t.Fatalf("Nodes = %v", nodes)
-		}
+			if _, err := p.LocateN(nil, "a", 0); !errors.Is(err, kolco.ErrBadCount) {
+				t.Fatalf("LocateN n=0 err = %v", err)
+			}
+			nodes := p.Nodes()
+			if !sort.SliceIsSorted(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID }) || len(nodes) != len(servers) {
+				t.Fatalf("Nodes = %v", nodes)
+			}
+		})
 	}
 }
 
@@ -311,12 +320,14 @@ func TestNoAllocs(t *testing.T) {
 	key := strings.Repeat("long-key-", 20)
 	dst := make([]kolco.Node, 0, 3)
 	for name, p := range map[string]kolco.Placement{"consistent": c, "hash": h} {
-		if a := testing.AllocsPerRun(100, func() { n, _ := p.Locate(key); sink += len(n.ID) }); a != 0 {
-			t.Errorf("%s Locate allocates %v", name, a)
-		}
-		if a := testing.AllocsPerRun(100, func() { dst, _ = p.LocateN(dst[:0], key, 3) }); a != 0 {
-			t.Errorf("%s LocateN allocates %v", name, a)
-		}
+		t.Run(name, func(t *testing.T) {
+			if a := testing.AllocsPerRun(100, func() { n, _ := p.Locate(key); sink += len(n.ID) }); a != 0 {
+				t.Errorf("%s Locate allocates %v", name, a)
+			}
+			if a := testing.AllocsPerRun(100, func() { dst, _ = p.LocateN(dst[:0], key, 3) }); a != 0 {
+				t.Errorf("%s LocateN allocates %v", name, a)
+			}
+		})
 	}
 	kb := []byte(key)
 	if a := testing.AllocsPerRun(100, func() { sink += c.Index(kb) + h.Index(kb) }); a != 0 {

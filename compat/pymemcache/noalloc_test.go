@@ -24,8 +24,10 @@ func TestNoAllocs(t *testing.T) {
 		"Locate":        func() { n, _ := p.Locate("user:1234:é"); sink += len(n.ID) },
 		"LocateN":       func() { r, _ := p.LocateN(dst[:0], "k", 4); sink += len(r) },
 	} {
-		if n := testing.AllocsPerRun(200, f); n != 0 {
-			t.Errorf("%s allocates %v", name, n)
-		}
+		t.Run(name, func(t *testing.T) {
+			if n := testing.AllocsPerRun(200, f); n != 0 {
+				t.Errorf("allocates %v", n)
+			}
+		})
 	}
 }

@@ -28,26 +28,36 @@ func TestNodeName(t *testing.T) {
 		"::1":               "::1", // host ":" and port 1, as Python splits it
 	}
 	for spec, want := range cases {
-		if got, err := pymemcache.NodeName(spec); err != nil || got != want {
-			t.Errorf("NodeName(%q) = %q, %v; want %q", spec, got, err, want)
-		}
+		t.Run(spec, func(t *testing.T) {
+			if got, err := pymemcache.NodeName(spec); err != nil || got != want {
+				t.Errorf("NodeName = %q, %v; want %q", got, err, want)
+			}
+		})
 	}
 	for _, bad := range []string{"", "h:", "h:x", "h:1__0", "h:_1", "h:1.5"} {
-		if got, err := pymemcache.NodeName(bad); !errors.Is(err, pymemcache.ErrBadServer) {
-			t.Errorf("NodeName(%q) = %q, %v; want ErrBadServer", bad, got, err)
-		}
+		t.Run("bad/"+bad, func(t *testing.T) {
+			if got, err := pymemcache.NodeName(bad); !errors.Is(err, pymemcache.ErrBadServer) {
+				t.Errorf("NodeName = %q, %v; want ErrBadServer", got, err)
+			}
+		})
 	}
 }
 
 func TestNewErrors(t *testing.T) {
-	if _, err := pymemcache.New(nil); !errors.Is(err, kolco.ErrNoNodes) {
-		t.Errorf("New(nil): %v", err)
-	}
-	if _, err := pymemcache.New([]string{"a", "a:11211"}); !errors.Is(err, kolco.ErrDuplicateNode) {
-		t.Errorf("New(duplicate): %v", err)
-	}
-	if _, err := pymemcache.New([]string{"a:x"}); !errors.Is(err, pymemcache.ErrBadServer) {
-		t.Errorf("New(bad port): %v", err)
+	for _, c := range []struct {
+		name  string
+		specs []string
+		want  error
+	}{
+		{"no servers", nil, kolco.ErrNoNodes},
+		{"one node twice", []string{"a", "a:11211"}, kolco.ErrDuplicateNode},
+		{"bad port", []string{"a:x"}, pymemcache.ErrBadServer},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := pymemcache.New(c.specs); !errors.Is(err, c.want) {
+				t.Errorf("New(%q): %v, want %v", c.specs, err, c.want)
+			}
+		})
 	}
 }
 
@@ -75,9 +85,11 @@ func TestScoreLowByte(t *testing.T) {
 		{"\xe2\x82", "\xe2\x82"}, // truncated sequence: two bytes
 	}
 	for _, c := range cases {
-		if a, b := pymemcache.Score("n:1", []byte(c.key)), hashkit.Murmur3Seed([]byte("n:1-"+c.same), 0); a != b {
-			t.Errorf("Score(%q) = %d, want murmur3 of %q = %d", c.key, a, c.same, b)
-		}
+		t.Run(c.key, func(t *testing.T) {
+			if a, b := pymemcache.Score("n:1", []byte(c.key)), hashkit.Murmur3Seed([]byte("n:1-"+c.same), 0); a != b {
+				t.Errorf("Score = %d, want murmur3 of %q = %d", a, c.same, b)
+			}
+		})
 	}
 }
 

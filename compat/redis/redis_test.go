@@ -46,9 +46,11 @@ func TestParseClusterNodes(t *testing.T) {
 		{"id 1.2.3.4:1@2 master - 0 0 1 connected 16384", kolco.ErrBadConfig},
 		{"id 1.2.3.4:1@2 master - 0 0 1 connected x-1", kolco.ErrBadConfig},
 	} {
-		if _, err := ParseClusterNodes(c.text); !errors.Is(err, c.want) {
-			t.Errorf("ParseClusterNodes(%q) err = %v, want %v", c.text, err, c.want)
-		}
+		t.Run(c.text, func(t *testing.T) {
+			if _, err := ParseClusterNodes(c.text); !errors.Is(err, c.want) {
+				t.Errorf("err = %v, want %v", err, c.want)
+			}
+		})
 	}
 }
 
@@ -69,9 +71,11 @@ func TestIndexFollowsRanges(t *testing.T) {
 		}
 	}
 	for slot, want := range map[int]int{0: 2, 5459: 2, 5460: 2, 5461: 0, 10922: 0, 10923: 1, 16383: 1} {
-		if got := c.IndexSlot(slot); got != want {
-			t.Errorf("IndexSlot(%d) = %d, want %d", slot, got, want)
-		}
+		t.Run(fmt.Sprint("slot ", slot), func(t *testing.T) {
+			if got := c.IndexSlot(slot); got != want {
+				t.Errorf("IndexSlot = %d, want %d", got, want)
+			}
+		})
 	}
 	n, _ := c.Locate("123456789")
 	if n.ID != masters[1].ID || n.Addr != "127.0.0.1:30003" || n.Weight != 5461 {
@@ -82,20 +86,23 @@ func TestIndexFollowsRanges(t *testing.T) {
 func TestNewErrors(t *testing.T) {
 	all := []SlotRange{{0, SlotCount - 1}}
 	for _, c := range []struct {
+		name    string
 		masters []Master
 		want    error
 	}{
-		{nil, kolco.ErrNoNodes},
-		{[]Master{{Addr: "a:1", Slots: []SlotRange{{0, 100}}}}, kolco.ErrBadConfig},
-		{[]Master{{Addr: "a:1", Slots: all}, {Addr: "b:1", Slots: []SlotRange{{5, 5}}}}, kolco.ErrBadConfig},
-		{[]Master{{Addr: "a:1", Slots: []SlotRange{{0, SlotCount}}}}, kolco.ErrBadConfig},
-		{[]Master{{Addr: "a:1", Slots: []SlotRange{{9, 3}}}}, kolco.ErrBadConfig},
-		{[]Master{{Slots: all}}, kolco.ErrBadNodeID},
-		{[]Master{{ID: "x", Addr: "a:1", Slots: all}, {ID: "x", Addr: "b:1"}}, kolco.ErrDuplicateNode},
+		{"no masters", nil, kolco.ErrNoNodes},
+		{"slots not served", []Master{{Addr: "a:1", Slots: []SlotRange{{0, 100}}}}, kolco.ErrBadConfig},
+		{"a slot served twice", []Master{{Addr: "a:1", Slots: all}, {Addr: "b:1", Slots: []SlotRange{{5, 5}}}}, kolco.ErrBadConfig},
+		{"slot 16384", []Master{{Addr: "a:1", Slots: []SlotRange{{0, SlotCount}}}}, kolco.ErrBadConfig},
+		{"range backwards", []Master{{Addr: "a:1", Slots: []SlotRange{{9, 3}}}}, kolco.ErrBadConfig},
+		{"no id or address", []Master{{Slots: all}}, kolco.ErrBadNodeID},
+		{"an id twice", []Master{{ID: "x", Addr: "a:1", Slots: all}, {ID: "x", Addr: "b:1"}}, kolco.ErrDuplicateNode},
 	} {
-		if _, err := New(c.masters); !errors.Is(err, c.want) {
-			t.Errorf("New(%v) err = %v, want %v", c.masters, err, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := New(c.masters); !errors.Is(err, c.want) {
+				t.Errorf("New(%v) err = %v, want %v", c.masters, err, c.want)
+			}
+		})
 	}
 }
 

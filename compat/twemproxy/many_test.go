@@ -1,6 +1,7 @@
 package twemproxy_test
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"testing"
@@ -29,47 +30,49 @@ func TestNutcrackerManyServers(t *testing.T) {
 		n        int
 		weighted bool
 	}{{twemproxy.Config{}, 25, false}, {twemproxy.Config{Distribution: "modula", Hash: "crc32a"}, 40, true}} {
-		servers := make([]twemproxy.Server, c.n)
-		lines := make([]string, c.n)
-		for i := range servers {
-			servers[i] = twemproxy.Server{Host: "127.0.0.1", Port: ports[i%5], Weight: 1, Name: fmt.Sprintf("node-%02d", i)}
-			if c.weighted {
-				servers[i].Weight += i % 3
+		t.Run(fmt.Sprintf("%d servers, %s", c.n, cmp.Or(c.cfg.Distribution, "ketama")), func(t *testing.T) {
+			servers := make([]twemproxy.Server, c.n)
+			lines := make([]string, c.n)
+			for i := range servers {
+				servers[i] = twemproxy.Server{Host: "127.0.0.1", Port: ports[i%5], Weight: 1, Name: fmt.Sprintf("node-%02d", i)}
+				if c.weighted {
+					servers[i].Weight += i % 3
+				}
+				lines[i] = servers[i].String()
 			}
-			lines[i] = servers[i].String()
-		}
-		keys := memcacheKeys(uint64(300+ci), 3000, false)
-		value := "m" + strconv.Itoa(ci)
-		runNutcracker(t, nc, c.cfg, lines, keys, value)
-		pool, err := twemproxy.New(c.cfg, servers)
-		if err != nil {
-			t.Fatal(err)
-		}
-		owner := make([]int, len(keys))
-		for i := range owner {
-			owner[i] = -1
-		}
-		for b, port := range ports {
-			found, err := dialMC(t, port).getAll(keys, value)
+			keys := memcacheKeys(uint64(300+ci), 3000, false)
+			value := "m" + strconv.Itoa(ci)
+			runNutcracker(t, nc, c.cfg, lines, keys, value)
+			pool, err := twemproxy.New(c.cfg, servers)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i, ok := range found {
-				if ok {
-					owner[i] = b
+			owner := make([]int, len(keys))
+			for i := range owner {
+				owner[i] = -1
+			}
+			for b, port := range ports {
+				found, err := dialMC(t, port).getAll(keys, value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, ok := range found {
+					if ok {
+						owner[i] = b
+					}
 				}
 			}
-		}
-		mismatches := 0
-		for i, k := range keys {
-			if got := pool.Index(k) % 5; got != owner[i] {
-				if mismatches++; mismatches <= 5 {
-					t.Errorf("%d servers: key %q on backend %d, Index names a server of backend %d", c.n, k, owner[i], got)
+			mismatches := 0
+			for i, k := range keys {
+				if got := pool.Index(k) % 5; got != owner[i] {
+					if mismatches++; mismatches <= 5 {
+						t.Errorf("key %q on backend %d, Index names a server of backend %d", k, owner[i], got)
+					}
 				}
 			}
-		}
-		if mismatches > 0 {
-			t.Errorf("%d servers: %d of %d keys mismatched", c.n, mismatches, len(keys))
-		}
+			if mismatches > 0 {
+				t.Errorf("%d of %d keys mismatched", mismatches, len(keys))
+			}
+		})
 	}
 }

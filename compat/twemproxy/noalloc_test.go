@@ -13,17 +13,19 @@ import (
 // is checked only for the default build.
 func TestNoAllocs(t *testing.T) {
 	for _, d := range []string{"ketama", "modula"} {
-		p := mustNew(t, twemproxy.Config{Distribution: d, HashTag: "{}"}, servers(1, 2, 3, 4, 5))
-		key := []byte("user:{1234}:profile")
-		dst := make([]kolco.Node, 0, 5)
-		if n := testing.AllocsPerRun(200, func() { sink += p.Index(key) }); n != 0 {
-			t.Errorf("%s: Index allocates %v", d, n)
-		}
-		if n := testing.AllocsPerRun(200, func() { nd, _ := p.Locate("user:{1234}:profile"); sink += len(nd.ID) }); n != 0 {
-			t.Errorf("%s: Locate allocates %v", d, n)
-		}
-		if n := testing.AllocsPerRun(200, func() { r, _ := p.LocateN(dst[:0], "k", 3); sink += len(r) }); n != 0 {
-			t.Errorf("%s: LocateN allocates %v", d, n)
-		}
+		t.Run(d, func(t *testing.T) {
+			p := mustNew(t, twemproxy.Config{Distribution: d, HashTag: "{}"}, servers(1, 2, 3, 4, 5))
+			key := []byte("user:{1234}:profile")
+			dst := make([]kolco.Node, 0, 5)
+			if n := testing.AllocsPerRun(200, func() { sink += p.Index(key) }); n != 0 {
+				t.Errorf("Index allocates %v", n)
+			}
+			if n := testing.AllocsPerRun(200, func() { nd, _ := p.Locate("user:{1234}:profile"); sink += len(nd.ID) }); n != 0 {
+				t.Errorf("Locate allocates %v", n)
+			}
+			if n := testing.AllocsPerRun(200, func() { r, _ := p.LocateN(dst[:0], "k", 3); sink += len(r) }); n != 0 {
+				t.Errorf("LocateN allocates %v", n)
+			}
+		})
 	}
 }

@@ -51,9 +51,11 @@ func TestNewErrors(t *testing.T) {
 		{"same address", twemproxy.Config{}, []twemproxy.Server{{Host: "a", Port: 1}, {Host: "a", Port: 1}}, kolco.ErrDuplicateNode},
 	}
 	for _, c := range cases {
-		if _, err := twemproxy.New(c.cfg, c.servers); !errors.Is(err, c.want) {
-			t.Errorf("%s: error %v, want %v", c.name, err, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := twemproxy.New(c.cfg, c.servers); !errors.Is(err, c.want) {
+				t.Errorf("error %v, want %v", err, c.want)
+			}
+		})
 	}
 	// The same address under two names is allowed, as in nutcracker.
 	if _, err := twemproxy.New(twemproxy.Config{}, []twemproxy.Server{{Host: "a", Port: 1, Name: "x"}, {Host: "a", Port: 1, Name: "y"}}); err != nil {
@@ -65,12 +67,14 @@ func TestNewErrors(t *testing.T) {
 // not, to index 0.
 func TestSingleServer(t *testing.T) {
 	for _, d := range []string{"ketama", "modula"} {
-		p := mustNew(t, twemproxy.Config{Distribution: d}, servers(3))
-		for _, k := range []string{"", "a", "{x}", strings.Repeat("z", 300)} {
-			if i := p.Index([]byte(k)); i != 0 {
-				t.Errorf("%s: Index(%q) = %d", d, k, i)
+		t.Run(d, func(t *testing.T) {
+			p := mustNew(t, twemproxy.Config{Distribution: d}, servers(3))
+			for _, k := range []string{"", "a", "{x}", strings.Repeat("z", 300)} {
+				if i := p.Index([]byte(k)); i != 0 {
+					t.Errorf("Index(%q) = %d", k, i)
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -92,9 +96,11 @@ func TestHashTag(t *testing.T) {
 		{"x}y{z}", "z"},
 	}
 	for _, c := range cases {
-		if got, want := tagged.Index([]byte(c.key)), plain.Index([]byte(c.hashed)); got != want {
-			t.Errorf("Index(%q) = %d, want %d (the index of %q)", c.key, got, want, c.hashed)
-		}
+		t.Run(c.key, func(t *testing.T) {
+			if got, want := tagged.Index([]byte(c.key)), plain.Index([]byte(c.hashed)); got != want {
+				t.Errorf("Index = %d, want %d (the index of %q)", got, want, c.hashed)
+			}
+		})
 	}
 }
 
@@ -126,29 +132,31 @@ func TestEmptyKey(t *testing.T) {
 func TestLocate(t *testing.T) {
 	s := []twemproxy.Server{{Host: "h1", Port: 1, Weight: 1}, {Host: "h2", Port: 11211, Weight: 2, Name: "two"}, {Host: "::1", Port: 3, Weight: 1}}
 	for _, d := range []string{"ketama", "modula"} {
-		p := mustNew(t, twemproxy.Config{Distribution: d}, s)
-		nodes := p.Nodes()
-		if len(nodes) != 3 || nodes[0].ID != "[::1]:3" || nodes[1].ID != "h1:1" || nodes[2].ID != "two" {
-			t.Fatalf("Nodes() = %+v", nodes)
-		}
-		for i := 0; i < 200; i++ {
-			key := "key-" + strconv.Itoa(i)
-			n, err := p.Locate(key)
-			if err != nil {
-				t.Fatal(err)
+		t.Run(d, func(t *testing.T) {
+			p := mustNew(t, twemproxy.Config{Distribution: d}, s)
+			nodes := p.Nodes()
+			if len(nodes) != 3 || nodes[0].ID != "[::1]:3" || nodes[1].ID != "h1:1" || nodes[2].ID != "two" {
+				t.Fatalf("Nodes() = %+v", nodes)
 			}
-			idx := p.Index([]byte(key))
-			if n.Addr != s[idx].Addr() || n.Weight != float64(s[idx].Weight) {
-				t.Fatalf("%s: Locate(%q) = %+v, Index = %d", d, key, n, idx)
+			for i := 0; i < 200; i++ {
+				key := "key-" + strconv.Itoa(i)
+				n, err := p.Locate(key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				idx := p.Index([]byte(key))
+				if n.Addr != s[idx].Addr() || n.Weight != float64(s[idx].Weight) {
+					t.Fatalf("Locate(%q) = %+v, Index = %d", key, n, idx)
+				}
+				all, err := p.LocateN(nil, key, 5)
+				if err != nil || len(all) != 3 || all[0] != n || all[1].ID == all[2].ID || all[0].ID == all[1].ID || all[0].ID == all[2].ID {
+					t.Fatalf("LocateN(%q, 5) = %+v, %v", key, all, err)
+				}
 			}
-			all, err := p.LocateN(nil, key, 5)
-			if err != nil || len(all) != 3 || all[0] != n || all[1].ID == all[2].ID || all[0].ID == all[1].ID || all[0].ID == all[2].ID {
-				t.Fatalf("%s: LocateN(%q, 5) = %+v, %v", d, key, all, err)
+			if _, err := p.LocateN(nil, "k", 0); !errors.Is(err, kolco.ErrBadCount) {
+				t.Errorf("LocateN(n=0): %v", err)
 			}
-		}
-		if _, err := p.LocateN(nil, "k", 0); !errors.Is(err, kolco.ErrBadCount) {
-			t.Errorf("LocateN(n=0): %v", err)
-		}
+		})
 	}
 	var zero twemproxy.Pool
 	if _, err := zero.Locate("k"); !errors.Is(err, kolco.ErrNoNodes) {

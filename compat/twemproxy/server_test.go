@@ -26,17 +26,18 @@ func TestParseServer(t *testing.T) {
 		{"h:65535:2147483647", twemproxy.Server{Host: "h", Port: 65535, Weight: 2147483647}, "h:65535"},
 	}
 	for _, c := range cases {
-		got, err := twemproxy.ParseServer(c.line)
-		if err != nil {
-			t.Errorf("ParseServer(%q): %v", c.line, err)
-			continue
-		}
-		if got != c.want {
-			t.Errorf("ParseServer(%q) = %+v, want %+v", c.line, got, c.want)
-		}
-		if r := got.RingName(); r != c.ring {
-			t.Errorf("ParseServer(%q).RingName() = %q, want %q", c.line, r, c.ring)
-		}
+		t.Run(c.line, func(t *testing.T) {
+			got, err := twemproxy.ParseServer(c.line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("ParseServer = %+v, want %+v", got, c.want)
+			}
+			if r := got.RingName(); r != c.ring {
+				t.Errorf("RingName() = %q, want %q", r, c.ring)
+			}
+		})
 	}
 }
 
@@ -46,9 +47,11 @@ func TestParseServerErrors(t *testing.T) {
 		"h:1:1 ", ":1:1", "h:1:1 a b", "h:1: 1", "/sock", "/so:ck:1", "h:1:2147483648",
 		"h:1:1\x00", "h:+1:1",
 	} {
-		if s, err := twemproxy.ParseServer(line); !errors.Is(err, twemproxy.ErrBadServer) {
-			t.Errorf("ParseServer(%q) = %+v, %v; want ErrBadServer", line, s, err)
-		}
+		t.Run(line, func(t *testing.T) {
+			if s, err := twemproxy.ParseServer(line); !errors.Is(err, twemproxy.ErrBadServer) {
+				t.Errorf("ParseServer = %+v, %v; want ErrBadServer", s, err)
+			}
+		})
 	}
 }
 
@@ -61,10 +64,12 @@ func TestServerStringRoundTrip(t *testing.T) {
 		{Host: "/run/mc.sock", Weight: 3},
 		{Host: "fe80::1", Port: 1, Weight: 1},
 	} {
-		got, err := twemproxy.ParseServer(s.String())
-		if err != nil || got != s {
-			t.Errorf("ParseServer(%q) = %+v, %v; want %+v", s.String(), got, err, s)
-		}
+		t.Run(s.String(), func(t *testing.T) {
+			got, err := twemproxy.ParseServer(s.String())
+			if err != nil || got != s {
+				t.Errorf("ParseServer = %+v, %v; want %+v", got, err, s)
+			}
+		})
 	}
 }
 
