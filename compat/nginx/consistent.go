@@ -3,6 +3,7 @@ package nginx
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"slices"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/bytestr"
@@ -54,7 +55,11 @@ func NewConsistent(servers []Server) (*Consistent, error) {
 
 // Index returns the position, in the configuration, of the server nginx
 // sends key to: the owner of the first point >= crc32(key), nginx's
-// "point[i % N]", or of the next point whose server is up.
+// "point[i % N]", or of the next point whose server is up. When every point
+// belongs to a server that is down - servers up whose points all equal
+// those of servers before them, which nginx drops - nginx gives up and
+// picks by round robin, which depends on earlier requests; Index then
+// returns the first server that is up, as LocateN lists it first.
 func (c *Consistent) Index(key []byte) int {
 	start := c.ring.Search(crc32.ChecksumIEEE(key))
 	for step := range c.ring.Len() {
@@ -62,7 +67,7 @@ func (c *Consistent) Index(key []byte) int {
 			return o
 		}
 	}
-	return c.ring.Owner(start) // unreachable: NewConsistent requires a server up
+	return slices.Index(c.down, false)
 }
 
 // Points returns the number of distinct ring points (160 per unit of weight

@@ -61,9 +61,14 @@ func refConsistent(pts []refPoint, servers []Server, key []byte) int {
 			return p.owner
 		}
 	}
-	for _, p := range pts {
+	for _, p := range pts { // wrap past the last point
 		if !servers[p.owner].Down {
 			return p.owner
+		}
+	}
+	for i, s := range servers { // nginx: round robin; here the first server up
+		if !s.Down {
+			return i
 		}
 	}
 	return -1
@@ -187,6 +192,19 @@ func TestPointsAndDuplicates(t *testing.T) {
 	for _, k := range randomKeys(500, 3) {
 		if c.Index(k) != 0 {
 			t.Fatalf("key %q went to the server whose points were all dropped", k)
+		}
+	}
+	// With the first of the two down, every point is a down server's:
+	// nginx falls back to round robin, Index to the first server up, and
+	// LocateN lists that server first.
+	c, err = NewConsistent([]Server{{Addr: "a", Down: true}, {Addr: "a:"}, {Addr: "b", Down: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range randomKeys(50, 4) {
+		first, _ := c.LocateN(nil, string(k), 1)
+		if i := c.Index(k); i != 1 || first[0].ID != "a:" {
+			t.Fatalf("key %q: Index %d, LocateN %v; want server 1, the only one up", k, i, first)
 		}
 	}
 }
