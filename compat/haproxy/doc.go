@@ -46,6 +46,13 @@
 // puid) but receive no keys: HAProxy uses backups only when every active
 // server is down, which is not modelled.
 //
+// # Configuration
+//
+// [ParseConfig] finds the backend and listen sections of a whole haproxy.cfg,
+// each with the defaults section it inherits (hash-type, default-server,
+// hash-balance-factor), as HAProxy 2.6 applies them; [Section.Backend] and
+// [ParseBackend] read one backend's lines.
+//
 // # LocateN
 //
 // For consistent, replicas are the servers of the following nodes, the walk

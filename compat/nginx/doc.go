@@ -42,6 +42,13 @@
 // exhausted nginx falls back to round robin, which is not deterministic;
 // LocateN then completes the list in configuration order.
 //
+// # Configuration
+//
+// [ParseConfig] finds the upstream blocks of a whole nginx.conf, splitting it
+// into words as nginx does; [Block.Upstream] and [ParseUpstream] read one
+// block's hash directive and server lines. include directives are not
+// followed.
+//
 // # Not modelled
 //
 // nginx falls back to round robin for an empty key and for a single server,
