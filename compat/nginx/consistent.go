@@ -62,7 +62,10 @@ func NewConsistent(servers []Server) (*Consistent, error) {
 // returns the first server that is up, as LocateN lists it first.
 func (c *Consistent) Index(key []byte) int {
 	start := c.ring.Search(crc32.ChecksumIEEE(key))
-	for step := range c.ring.Len() {
+	if o := c.ring.Owner(start); !c.down[o] { // the usual case, without Walk's division
+		return o
+	}
+	for step := 1; step < c.ring.Len(); step++ {
 		if o := c.ring.Walk(start, step); !c.down[o] {
 			return o
 		}
