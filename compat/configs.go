@@ -15,6 +15,13 @@ import (
 // The systems described by a configuration of several pools, upstreams or
 // backends, one of which Input.Select picks.
 
+// What Input.Select chooses in each system's configuration.
+const (
+	poolBlock     = "pool"
+	upstreamBlock = "upstream"
+	backendBlock  = "backend"
+)
+
 // proxyGlobalKey is the top-level key of nutcracker.yml that holds kolco
 // proxy's own settings rather than a pool.
 const proxyGlobalKey = "kolco"
@@ -69,7 +76,7 @@ func poolNames(pools map[string]nutcrackerPool) []string {
 	return names
 }
 
-func buildTwemproxy(s Info, in Input) (kolco.Placement, error) {
+func buildTwemproxy(in Input) (kolco.Placement, error) {
 	var (
 		cfg   = twemproxy.Config{Hash: in.Hash, HashTag: in.HashTag, Distribution: in.Distribution}
 		lines []string
@@ -81,7 +88,7 @@ func buildTwemproxy(s Info, in Input) (kolco.Placement, error) {
 			return nil, in.wrapConfig(err)
 		}
 		names := poolNames(pools)
-		i, err := pick(s.Block, names, in.Select)
+		i, err := pick(poolBlock, names, in.Select)
 		if err != nil {
 			return nil, in.wrapConfig(err)
 		}
@@ -120,12 +127,12 @@ func upstreamNames(blocks []nginx.Block) []string {
 	return names
 }
 
-func buildNginx(s Info, in Input) (kolco.Placement, error) {
+func buildNginx(in Input) (kolco.Placement, error) {
 	blocks, err := nginx.ParseConfig(string(in.Config))
 	if err != nil {
 		return nil, in.wrapConfig(err)
 	}
-	i, err := pick(s.Block, upstreamNames(blocks), in.Select)
+	i, err := pick(upstreamBlock, upstreamNames(blocks), in.Select)
 	if err != nil {
 		return nil, in.wrapConfig(err)
 	}
@@ -152,9 +159,9 @@ func backendNames(sections []haproxy.Section) []string {
 	return names
 }
 
-func buildHAProxy(s Info, in Input) (kolco.Placement, error) {
+func buildHAProxy(in Input) (kolco.Placement, error) {
 	sections := haproxy.ParseConfig(string(in.Config))
-	i, err := pick(s.Block, backendNames(sections), in.Select)
+	i, err := pick(backendBlock, backendNames(sections), in.Select)
 	if err != nil {
 		return nil, in.wrapConfig(err)
 	}

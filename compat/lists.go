@@ -29,7 +29,7 @@ func splitList(s string) []string {
 	return out
 }
 
-func buildLibmemcached(_ Info, in Input) (kolco.Placement, error) {
+func buildLibmemcached(in Input) (kolco.Placement, error) {
 	servers, err := libmemcached.ParseServers(in.Servers)
 	if err != nil {
 		return nil, err
@@ -37,13 +37,13 @@ func buildLibmemcached(_ Info, in Input) (kolco.Placement, error) {
 	return libmemcached.New(libmemcached.Config{Distribution: in.Distribution, Hash: in.Hash}, servers)
 }
 
-func buildPymemcache(_ Info, in Input) (kolco.Placement, error) {
+func buildPymemcache(in Input) (kolco.Placement, error) {
 	return pymemcache.New(splitList(in.Servers))
 }
 
 // buildGoRedis reads shards as "name=host:port": go-redis takes them as
 // the map RingOptions.Addrs.
-func buildGoRedis(_ Info, in Input) (kolco.Placement, error) {
+func buildGoRedis(in Input) (kolco.Placement, error) {
 	addrs := map[string]string{}
 	for _, shard := range splitList(in.Servers) {
 		name, addr, ok := strings.Cut(shard, "=")
@@ -64,7 +64,7 @@ func buildGoRedis(_ Info, in Input) (kolco.Placement, error) {
 // buildEnvoy reads hosts as "key" or "key=weight", key being what Envoy
 // hashes for the host (its address unless hash_key or the hostname is
 // used).
-func buildEnvoy(_ Info, in Input) (kolco.Placement, error) {
+func buildEnvoy(in Input) (kolco.Placement, error) {
 	var hosts []envoy.Host
 	for _, host := range splitList(in.Servers) {
 		key, w, hasWeight := strings.Cut(host, "=")
@@ -87,7 +87,7 @@ func buildEnvoy(_ Info, in Input) (kolco.Placement, error) {
 	return nil, fmt.Errorf("%w: envoy distribution %q: want ring_hash or maglev", kolco.ErrBadConfig, in.Distribution)
 }
 
-func buildRedis(_ Info, in Input) (kolco.Placement, error) {
+func buildRedis(in Input) (kolco.Placement, error) {
 	masters, err := redis.ParseClusterNodes(string(in.Config))
 	if err != nil {
 		return nil, in.wrapConfig(err)
@@ -95,7 +95,7 @@ func buildRedis(_ Info, in Input) (kolco.Placement, error) {
 	return redis.New(masters)
 }
 
-func buildCassandra(_ Info, in Input) (kolco.Placement, error) {
+func buildCassandra(in Input) (kolco.Placement, error) {
 	endpoints, err := cassandra.ParseNodetoolRing(string(in.Config))
 	if err != nil {
 		return nil, in.wrapConfig(err)

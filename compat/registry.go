@@ -28,7 +28,7 @@ type Info struct {
 
 	needs    Field       // one of these must be given
 	excludes []exclusion // fields that may not be given together
-	build    func(Info, Input) (kolco.Placement, error)
+	build    func(Input) (kolco.Placement, error)
 	blocks   func(config []byte) ([]string, error) // for systems with a Block
 }
 
@@ -68,17 +68,17 @@ func (s Info) missing(fields Field, reason string) *InputError {
 
 var all = []Info{
 	{Name: "twemproxy", Summary: "twemproxy (nutcracker) 0.5.0: a pool's ketama or modula distribution",
-		Takes: Config | Select | Servers | Distribution | Hash | HashTag, Block: "pool",
+		Takes: Config | Select | Servers | Distribution | Hash | HashTag, Block: poolBlock,
 		ConfigHint: "nutcracker.yml", ServersHint: "'host:port:weight [name]',...", needs: Config | Servers,
 		excludes: []exclusion{{Config, Servers, ""}, {Config, Hash | HashTag | Distribution, "the pool's own hash, hash_tag and distribution apply"}},
 		build:    buildTwemproxy, blocks: nutcrackerPools},
 	{Name: "libmemcached", Summary: "libmemcached 1.1.4 clients: modula or ketama over a memcached_servers_parse list",
 		Takes: Servers | Distribution | Hash, ServersHint: "host:port[:weight],...", needs: Servers, build: buildLibmemcached},
 	{Name: "nginx", Summary: "nginx 1.22 upstream hash, plain or consistent",
-		Takes: Config | Select, Block: "upstream", ConfigHint: "nginx.conf or an upstream block", needs: Config,
+		Takes: Config | Select, Block: upstreamBlock, ConfigHint: "nginx.conf or an upstream block", needs: Config,
 		build: buildNginx, blocks: nginxUpstreams},
 	{Name: "haproxy", Summary: "HAProxy 2.6 backend hash, map-based or consistent",
-		Takes: Config | Select, Block: "backend", ConfigHint: "haproxy.cfg or a backend section", needs: Config,
+		Takes: Config | Select, Block: backendBlock, ConfigHint: "haproxy.cfg or a backend section", needs: Config,
 		build: buildHAProxy, blocks: haproxyBackends},
 	{Name: "redis", Summary: "Redis Cluster: the slot table of CLUSTER NODES",
 		Takes: Config, ConfigHint: "CLUSTER NODES output", needs: Config, build: buildRedis},
@@ -155,7 +155,7 @@ func Build(name string, in Input) (kolco.Placement, error) {
 	if err := s.check(in); err != nil {
 		return nil, err
 	}
-	return s.build(s, in)
+	return s.build(in)
 }
 
 // Blocks returns the names of the pools, upstreams or backends (see
