@@ -113,18 +113,30 @@ func buildTwemproxy(in Input) (kolco.Placement, error) {
 	return p, nil
 }
 
-func nginxUpstreams(config []byte) ([]string, error) {
-	blocks, err := nginx.ParseConfig(string(config))
-	return upstreamNames(blocks), err
+// names returns the names of blocks, in order.
+func names[B any](blocks []B, name func(B) string) []string {
+	out := make([]string, len(blocks))
+	for i, b := range blocks {
+		out[i] = name(b)
+	}
+	return out
 }
 
-// upstreamNames returns the names of blocks, in order.
-func upstreamNames(blocks []nginx.Block) []string {
-	names := make([]string, len(blocks))
-	for i, b := range blocks {
-		names[i] = b.Name
+// choose returns the block of blocks that in.Select names, or the only one.
+func choose[B any](in Input, kind string, blocks []B, name func(B) string) (B, error) {
+	i, err := pick(kind, names(blocks, name), in.Select)
+	if err != nil {
+		var none B
+		return none, in.wrapConfig(err)
 	}
-	return names
+	return blocks[i], nil
+}
+
+func upstreamName(b nginx.Block) string { return b.Name }
+
+func nginxUpstreams(config []byte) ([]string, error) {
+	blocks, err := nginx.ParseConfig(string(config))
+	return names(blocks, upstreamName), err
 }
 
 func buildNginx(in Input) (kolco.Placement, error) {
@@ -132,11 +144,11 @@ func buildNginx(in Input) (kolco.Placement, error) {
 	if err != nil {
 		return nil, in.wrapConfig(err)
 	}
-	i, err := pick(upstreamBlock, upstreamNames(blocks), in.Select)
+	b, err := choose(in, upstreamBlock, blocks, upstreamName)
 	if err != nil {
-		return nil, in.wrapConfig(err)
+		return nil, err
 	}
-	u, err := blocks[i].Upstream()
+	u, err := b.Upstream()
 	if err != nil {
 		return nil, in.wrapConfig(err)
 	}
@@ -146,26 +158,18 @@ func buildNginx(in Input) (kolco.Placement, error) {
 	return nginx.NewHash(u.Servers)
 }
 
-func haproxyBackends(config []byte) ([]string, error) {
-	return backendNames(haproxy.ParseConfig(string(config))), nil
-}
+func backendName(s haproxy.Section) string { return s.Name }
 
-// backendNames returns the names of sections, in order.
-func backendNames(sections []haproxy.Section) []string {
-	names := make([]string, len(sections))
-	for i, sec := range sections {
-		names[i] = sec.Name
-	}
-	return names
+func haproxyBackends(config []byte) ([]string, error) {
+	return names(haproxy.ParseConfig(string(config)), backendName), nil
 }
 
 func buildHAProxy(in Input) (kolco.Placement, error) {
-	sections := haproxy.ParseConfig(string(in.Config))
-	i, err := pick(backendBlock, backendNames(sections), in.Select)
+	s, err := choose(in, backendBlock, haproxy.ParseConfig(string(in.Config)), backendName)
 	if err != nil {
-		return nil, in.wrapConfig(err)
+		return nil, err
 	}
-	b, err := sections[i].Backend()
+	b, err := s.Backend()
 	if err != nil {
 		return nil, in.wrapConfig(err)
 	}

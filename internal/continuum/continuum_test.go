@@ -348,29 +348,20 @@ func BenchmarkBuild(b *testing.B) {
 		for i := range n {
 			p32[i], p64[i] = rng.Uint32(), rng.Uint64()
 		}
-		b.Run("uint32/points="+strconv.Itoa(n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				var bl Builder[uint32]
-				bl.Grow(n)
-				for i, p := range p32 {
-					bl.Add(p, i%100)
-				}
-				c := bl.Build(KeepAll)
-				sink += c.Len()
-			}
-		})
-		b.Run("uint64/points="+strconv.Itoa(n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				var bl Builder[uint64]
-				bl.Grow(n)
-				for i, p := range p64 {
-					bl.Add(p, i%100)
-				}
-				c := bl.Build(KeepAll)
-				sink += c.Len()
-			}
-		})
+		b.Run("uint32/points="+strconv.Itoa(n), func(b *testing.B) { benchBuild(b, p32) })
+		b.Run("uint64/points="+strconv.Itoa(n), func(b *testing.B) { benchBuild(b, p64) })
+	}
+}
+
+func benchBuild[P Point](b *testing.B, points []P) {
+	b.ReportAllocs()
+	for b.Loop() {
+		var bl Builder[P]
+		bl.Grow(len(points))
+		for i, p := range points {
+			bl.Add(p, i%100)
+		}
+		c := bl.Build(KeepAll)
+		sink += c.Len()
 	}
 }
