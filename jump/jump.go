@@ -28,7 +28,7 @@ type Placement struct {
 // has no weights). An empty set is allowed: lookups then fail with
 // kolco.ErrNoNodes until nodes are added.
 func New(nodes []kolco.Node, cfg Config) (*Placement, error) {
-	p, err := memento.New(nodes, cfg.Hash, Hash)
+	p, err := memento.New("jump", nodes, cfg.Hash, Hash)
 	if err != nil {
 		return nil, err
 	}
@@ -60,6 +60,14 @@ func (j *Placement) Nodes() []kolco.Node { return j.p.Nodes() }
 // Buckets returns the size of the bucket array, removed buckets included,
 // and the number of working buckets (the node count).
 func (j *Placement) Buckets() (total, working int) { return j.p.Buckets() }
+
+// Apply makes the change c, all of it or, on error, none: it removes the
+// nodes one at a time in the order given, then adds nodes one at a time in
+// the order given, each taking the most recently removed bucket or, if
+// none is removed, a new bucket at the end. The error wraps
+// kolco.ErrUnknownNode, kolco.ErrDuplicateNode, kolco.ErrBadNodeID or
+// kolco.ErrBadWeight (any weight other than 1).
+func (j *Placement) Apply(c kolco.Change) error { return j.p.Apply(c) }
 
 // Add adds nodes one at a time in the order given, each taking the most
 // recently removed bucket or, if none is removed, a new bucket at the end.

@@ -3,8 +3,6 @@ package modulo
 import (
 	"fmt"
 	"math"
-	"sync"
-	"sync/atomic"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/nodeset"
@@ -27,8 +25,7 @@ type Config struct {
 // for concurrent use.
 type Table struct {
 	hash keyhash.Func
-	mu   sync.Mutex // serializes writers
-	snap atomic.Pointer[snapshot]
+	m    nodeset.Engine[snapshot]
 }
 
 // snapshot is an immutable state; a change builds a new one.
@@ -42,19 +39,18 @@ type snapshot struct {
 // weights sum to more than [MaxSlots]). An empty set is allowed: lookups
 // then fail with kolco.ErrNoNodes until nodes are added.
 func New(nodes []kolco.Node, cfg Config) (*Table, error) {
-	set, err := nodeset.New(nodes)
-	if err != nil {
-		return nil, err
-	}
-	s, err := newSnapshot(set)
-	if err != nil {
-		return nil, err
-	}
 	m := &Table{hash: cfg.Hash}
 	if m.hash == nil {
 		m.hash = keyhash.XXH3
 	}
-	m.snap.Store(s)
+	m.m = nodeset.Engine[snapshot]{
+		Name: "modulo",
+		Set:  func(s *snapshot) nodeset.Set { return s.set },
+		Next: func(_ *snapshot, d nodeset.Delta) (*snapshot, error) { return newSnapshot(d.New) },
+	}
+	if err := m.m.Init(&snapshot{}, nodes); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -84,7 +80,7 @@ func newSnapshot(set nodeset.Set) (*snapshot, error) {
 // Locate returns the node owning key. The error is kolco.ErrNoNodes when
 // the placement has no nodes.
 func (m *Table) Locate(key string) (kolco.Node, error) {
-	s := m.snap.Load()
+	s := m.m.Load()
 	if len(s.slots) == 0 {
 		return kolco.Node{}, kolco.ErrNoNodes
 	}
@@ -98,7 +94,7 @@ func (m *Table) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, erro
 	if n < 1 {
 		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
 	}
-	s := m.snap.Load()
+	s := m.m.Load()
 	if len(s.slots) == 0 {
 		return dst, kolco.ErrNoNodes
 	}
@@ -111,37 +107,21 @@ func (m *Table) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, erro
 }
 
 // Nodes returns a copy of the node set, sorted by ID.
-func (m *Table) Nodes() []kolco.Node { return m.snap.Load().set.Nodes() }
+func (m *Table) Nodes() []kolco.Node { return m.m.Load().set.Nodes() }
 
-// Add adds nodes. The error wraps kolco.ErrDuplicateNode,
-// kolco.ErrBadNodeID or kolco.ErrBadWeight; on error nothing changes.
-func (m *Table) Add(nodes ...kolco.Node) error {
-	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Add(nodes...) })
-}
+// Apply makes the change c as a whole: all of it or, on error, none. The
+// error wraps kolco.ErrUnknownNode, kolco.ErrDuplicateNode,
+// kolco.ErrBadNodeID or kolco.ErrBadWeight (also when the rounded weights
+// would sum to more than [MaxSlots]).
+func (m *Table) Apply(c kolco.Change) error { return m.m.Apply(c) }
+
+// Add adds nodes. The error is that of [Table.Apply].
+func (m *Table) Add(nodes ...kolco.Node) error { return m.m.Add(nodes...) }
 
 // Remove removes the nodes with the given IDs. The error wraps
 // kolco.ErrUnknownNode; on error nothing changes.
-func (m *Table) Remove(ids ...string) error {
-	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Remove(ids...) })
-}
+func (m *Table) Remove(ids ...string) error { return m.m.Remove(ids...) }
 
 // Reweight sets the weight of one node. The error wraps
 // kolco.ErrUnknownNode or kolco.ErrBadWeight; on error nothing changes.
-func (m *Table) Reweight(id string, weight float64) error {
-	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Reweight(id, weight) })
-}
-
-func (m *Table) change(f func(nodeset.Set) (nodeset.Set, error)) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	set, err := f(m.snap.Load().set)
-	if err != nil {
-		return err
-	}
-	s, err := newSnapshot(set)
-	if err != nil {
-		return err
-	}
-	m.snap.Store(s)
-	return nil
-}
+func (m *Table) Reweight(id string, weight float64) error { return m.m.Reweight(id, weight) }

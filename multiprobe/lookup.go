@@ -40,7 +40,7 @@ func (m *Ring) winner(s *snapshot, key string) int {
 // key's probes most closely. The error is kolco.ErrNoNodes when the
 // placement has no nodes.
 func (m *Ring) Locate(key string) (kolco.Node, error) {
-	s := m.snap.Load()
+	s := m.m.Load()
 	if len(s.points) == 0 {
 		return kolco.Node{}, kolco.ErrNoNodes
 	}
@@ -56,7 +56,7 @@ func (m *Ring) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 	if n < 1 {
 		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
 	}
-	s := m.snap.Load()
+	s := m.m.Load()
 	if len(s.points) == 0 {
 		return dst, kolco.ErrNoNodes
 	}

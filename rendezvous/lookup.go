@@ -50,7 +50,7 @@ func (sc *scorer) score(i int) uint64 {
 // to the lower node ID. The error is kolco.ErrNoNodes when the placement
 // has no nodes.
 func (r *Hash) Locate(key string) (kolco.Node, error) {
-	s := r.snap.Load()
+	s := r.m.Load()
 	n := s.set.Len()
 	if n == 0 {
 		return kolco.Node{}, kolco.ErrNoNodes
@@ -112,7 +112,7 @@ func (r *Hash) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 	if n < 1 {
 		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
 	}
-	s := r.snap.Load()
+	s := r.m.Load()
 	size := s.set.Len()
 	if size == 0 {
 		return dst, kolco.ErrNoNodes

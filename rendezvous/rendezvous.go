@@ -2,12 +2,9 @@ package rendezvous
 
 import (
 	"math"
-	"sync"
-	"sync/atomic"
-
-	"github.com/kolco-dev/kolco/internal/mix"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/mix"
 	"github.com/kolco-dev/kolco/internal/nodeset"
 	"github.com/kolco-dev/kolco/keyhash"
 )
@@ -32,8 +29,7 @@ type Config struct {
 type Hash struct {
 	hash keyhash.Func
 	sep  string
-	mu   sync.Mutex // serializes writers
-	snap atomic.Pointer[snapshot]
+	m    nodeset.Engine[snapshot]
 }
 
 // snapshot is an immutable state; a change builds a new one.
@@ -48,15 +44,18 @@ type snapshot struct {
 // kolco.ErrDuplicateNode or kolco.ErrBadWeight. An empty set is allowed:
 // lookups then fail with kolco.ErrNoNodes until nodes are added.
 func New(nodes []kolco.Node, cfg Config) (*Hash, error) {
-	set, err := nodeset.New(nodes)
-	if err != nil {
-		return nil, err
-	}
 	r := &Hash{hash: cfg.Hash, sep: cfg.Separator}
 	if r.hash == nil {
 		r.hash = keyhash.XXH3
 	}
-	r.snap.Store(r.newSnapshot(set))
+	r.m = nodeset.Engine[snapshot]{
+		Name: "rendezvous",
+		Set:  func(s *snapshot) nodeset.Set { return s.set },
+		Next: func(_ *snapshot, d nodeset.Delta) (*snapshot, error) { return r.newSnapshot(d.New), nil },
+	}
+	if err := r.m.Init(&snapshot{}, nodes); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -95,33 +94,20 @@ func weighted(raw uint64, w float64) uint64 {
 }
 
 // Nodes returns a copy of the node set, sorted by ID.
-func (r *Hash) Nodes() []kolco.Node { return r.snap.Load().set.Nodes() }
+func (r *Hash) Nodes() []kolco.Node { return r.m.Load().set.Nodes() }
 
-// Add adds nodes. The error wraps kolco.ErrDuplicateNode,
-// kolco.ErrBadNodeID or kolco.ErrBadWeight; on error nothing changes.
-func (r *Hash) Add(nodes ...kolco.Node) error {
-	return r.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Add(nodes...) })
-}
+// Apply makes the change c as a whole: all of it or, on error, none. The
+// error wraps kolco.ErrUnknownNode, kolco.ErrDuplicateNode,
+// kolco.ErrBadNodeID or kolco.ErrBadWeight.
+func (r *Hash) Apply(c kolco.Change) error { return r.m.Apply(c) }
+
+// Add adds nodes. The error is that of [Hash.Apply].
+func (r *Hash) Add(nodes ...kolco.Node) error { return r.m.Add(nodes...) }
 
 // Remove removes the nodes with the given IDs. The error wraps
 // kolco.ErrUnknownNode; on error nothing changes.
-func (r *Hash) Remove(ids ...string) error {
-	return r.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Remove(ids...) })
-}
+func (r *Hash) Remove(ids ...string) error { return r.m.Remove(ids...) }
 
 // Reweight sets the weight of one node. The error wraps
 // kolco.ErrUnknownNode or kolco.ErrBadWeight; on error nothing changes.
-func (r *Hash) Reweight(id string, weight float64) error {
-	return r.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Reweight(id, weight) })
-}
-
-func (r *Hash) change(f func(nodeset.Set) (nodeset.Set, error)) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	set, err := f(r.snap.Load().set)
-	if err != nil {
-		return err
-	}
-	r.snap.Store(r.newSnapshot(set))
-	return nil
-}
+func (r *Hash) Reweight(id string, weight float64) error { return r.m.Reweight(id, weight) }

@@ -16,8 +16,6 @@
 package memento
 
 import (
-	"fmt"
-
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/nodeset"
 )
@@ -30,22 +28,6 @@ type state struct {
 	last    int32        // most recently removed bucket; len(owners) if none
 	working int          // number of working buckets
 	set     nodeset.Set  // the members, sorted by ID
-}
-
-func newState(set nodeset.Set) *state {
-	n := set.Len()
-	s := &state{
-		owners:  make([]kolco.Node, n),
-		rep:     make([]int32, n),
-		prev:    make([]int32, n),
-		last:    int32(n),
-		working: n,
-		set:     set,
-	}
-	for i := range n {
-		s.owners[i] = set.At(i)
-	}
-	return s
 }
 
 func (s *state) clone() *state {
@@ -93,18 +75,4 @@ func (s *state) remove(id string) {
 	s.prev[b] = s.last
 	s.last = b
 	s.owners[b] = kolco.Node{}
-}
-
-// checkWeights rejects any weight but 1 (or 0, read as 1): the bucket
-// functions give every bucket the same share.
-func checkWeights(nodes []kolco.Node) error {
-	for _, n := range nodes {
-		if w := n.EffectiveWeight(); w != 1 {
-			if err := kolco.CheckWeight(w); err != nil {
-				return fmt.Errorf("node %q: %w", n.ID, err)
-			}
-			return fmt.Errorf("node %q: weight %v: weights are not supported, only 1 (%w)", n.ID, w, kolco.ErrBadWeight)
-		}
-	}
-	return nil
 }
