@@ -40,7 +40,7 @@ func (s *state) getBucket(h uint64) uint32 {
 // Locate returns the node that owns key. The error is [kolco.ErrNoNodes]
 // when the anchor has no nodes.
 func (h *Hash) Locate(key string) (kolco.Node, error) {
-	s := h.cur.Load()
+	s := h.m.Load()
 	if s.n == 0 {
 		return kolco.Node{}, kolco.ErrNoNodes
 	}
@@ -57,7 +57,7 @@ func (h *Hash) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 	if n < 1 {
 		return dst, kolco.ErrBadCount
 	}
-	s := h.cur.Load()
+	s := h.m.Load()
 	if s.n == 0 {
 		return dst, kolco.ErrNoNodes
 	}

@@ -34,7 +34,7 @@
 //   - Disruption: minimal. A change moves the fewest slots that reach the
 //     new targets: adding nodes moves slots only onto them, removing nodes
 //     moves only their slots, re-weighting moves slots only to or from the
-//     re-weighted node ([Map.Apply] reports them). The divisor method is
+//     re-weighted node ([Map.Migrate] reports them). The divisor method is
 //     what makes this hold: it never raises an old node's target when
 //     another node joins or grows.
 //   - Weights: supported (Node.Weight), to the slot.

@@ -3,9 +3,6 @@ package slots
 import (
 	"fmt"
 	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/nodeset"
@@ -49,13 +46,13 @@ func (c Config) count() (int, error) {
 // [kolco.Placement] and [kolco.Membership]. Lookups take no lock and do not
 // allocate; changes are serialized and published atomically.
 type Map struct {
-	mu  sync.Mutex // serializes writers; readers only load cur
-	cur atomic.Pointer[state]
+	m nodeset.Engine[state]
 }
 
 // state is one immutable version of the map.
 type state struct {
-	nodes []kolco.Node // sorted by ID
+	set   nodeset.Set
+	nodes []kolco.Node // set.View(), sorted by ID
 	owner []int32      // slot -> index in nodes; -1 only when nodes is empty
 	mask  uint32
 	// next[s] is the first slot after s, cyclically, whose owner differs
@@ -117,27 +114,33 @@ func New(nodes []kolco.Node, cfg Config) (*Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := kolco.CheckNew(func(string) bool { return false }, nodes); err != nil {
+	m := newMap()
+	// Built from the map without nodes, whose slots have no owner, the
+	// first change hands out contiguous runs in ID order.
+	if err := m.m.Init(emptyState(count), nodes); err != nil {
 		return nil, err
 	}
-	sorted := sortedCopy(nodes)
-	s := &state{nodes: sorted, owner: make([]int32, count), mask: uint32(count - 1)}
-	if len(sorted) == 0 {
-		for i := range s.owner {
-			s.owner[i] = -1
-		}
-	} else {
-		slot := 0
-		for i, t := range targets(sorted, count) {
-			for range t {
-				s.owner[slot] = int32(i)
-				slot++
-			}
-		}
-	}
-	m := &Map{}
-	m.cur.Store(s.link())
 	return m, nil
+}
+
+// newMap returns a map whose engine builds each state with plan.
+func newMap() *Map {
+	m := &Map{}
+	m.m = nodeset.Engine[state]{
+		Name: "slots",
+		Set:  func(s *state) nodeset.Set { return s.set },
+		Next: func(old *state, d nodeset.Delta) (*state, error) { return plan(old, d.New), nil },
+	}
+	return m
+}
+
+// emptyState returns the state of count slots without nodes.
+func emptyState(count int) *state {
+	s := &state{owner: make([]int32, count), mask: uint32(count - 1)}
+	for i := range s.owner {
+		s.owner[i] = -1
+	}
+	return s.link()
 }
 
 // FromRanges returns a map with the given explicit slot ownership, such as
@@ -151,16 +154,14 @@ func FromRanges(nodes []kolco.Node, ranges []Range, cfg Config) (*Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := kolco.CheckNew(func(string) bool { return false }, nodes); err != nil {
-		return nil, err
+	set, err := nodeset.New(nodes)
+	if err != nil {
+		return nil, fmt.Errorf("slots: %w", err)
 	}
-	sorted := sortedCopy(nodes)
-	s := &state{nodes: sorted, owner: make([]int32, count), mask: uint32(count - 1)}
-	for i := range s.owner {
-		s.owner[i] = -1
-	}
+	s := emptyState(count)
+	s.set, s.nodes = set, set.View()
 	for _, r := range ranges {
-		i, ok := s.index(r.ID)
+		i, ok := set.Index(r.ID)
 		if !ok {
 			return nil, fmt.Errorf("slots: range %d-%d: %w: %q", r.First, r.Last, kolco.ErrUnknownNode, r.ID)
 		}
@@ -174,40 +175,29 @@ func FromRanges(nodes []kolco.Node, ranges []Range, cfg Config) (*Map, error) {
 			s.owner[slot] = int32(i)
 		}
 	}
-	if len(sorted) > 0 {
+	if set.Len() > 0 {
 		if slot := slices.Index(s.owner, -1); slot >= 0 {
 			return nil, fmt.Errorf("%w: slot %d not assigned", ErrSlotMap, slot)
 		}
 	}
-	m := &Map{}
-	m.cur.Store(s.link())
+	m := newMap()
+	m.m.Store(s.link())
 	return m, nil
 }
 
-func sortedCopy(nodes []kolco.Node) []kolco.Node {
-	out := slices.Clone(nodes)
-	slices.SortFunc(out, func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
-	return out
-}
-
-// index returns the position of id in s.nodes.
-func (s *state) index(id string) (int, bool) {
-	return slices.BinarySearchFunc(s.nodes, id, func(n kolco.Node, id string) int { return strings.Compare(n.ID, id) })
-}
-
 // Count returns the number of slots.
-func (m *Map) Count() int { return len(m.cur.Load().owner) }
+func (m *Map) Count() int { return len(m.m.Load().owner) }
 
 // Slot returns the slot of key: CRC16(HashTag(key)) mod Count. With the
 // default count it equals [KeySlot].
 func (m *Map) Slot(key string) int {
-	return int(uint32(CRC16(HashTag(key))) & m.cur.Load().mask)
+	return int(uint32(CRC16(HashTag(key))) & m.m.Load().mask)
 }
 
 // Owner returns the node that owns slot. The error wraps [kolco.ErrNoNodes]
 // when the map has no nodes and [ErrSlotMap] when slot is out of range.
 func (m *Map) Owner(slot int) (kolco.Node, error) {
-	s := m.cur.Load()
+	s := m.m.Load()
 	if slot < 0 || slot >= len(s.owner) {
 		return kolco.Node{}, fmt.Errorf("%w: slot %d outside 0-%d", ErrSlotMap, slot, len(s.owner)-1)
 	}
@@ -220,7 +210,7 @@ func (m *Map) Owner(slot int) (kolco.Node, error) {
 // Locate returns the owner of key's slot. The error is [kolco.ErrNoNodes]
 // when the map has no nodes.
 func (m *Map) Locate(key string) (kolco.Node, error) {
-	s := m.cur.Load()
+	s := m.m.Load()
 	if len(s.nodes) == 0 {
 		return kolco.Node{}, kolco.ErrNoNodes
 	}
@@ -236,7 +226,7 @@ func (m *Map) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error)
 	if n < 1 {
 		return dst, kolco.ErrBadCount
 	}
-	s := m.cur.Load()
+	s := m.m.Load()
 	if len(s.nodes) == 0 {
 		return dst, kolco.ErrNoNodes
 	}
@@ -254,11 +244,11 @@ func (m *Map) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error)
 }
 
 // Nodes returns a copy of the node set, sorted by ID.
-func (m *Map) Nodes() []kolco.Node { return slices.Clone(m.cur.Load().nodes) }
+func (m *Map) Nodes() []kolco.Node { return m.m.Load().set.Nodes() }
 
 // SlotCounts returns the number of slots each node owns, by node ID.
 func (m *Map) SlotCounts() map[string]int {
-	s := m.cur.Load()
+	s := m.m.Load()
 	out := make(map[string]int, len(s.nodes))
 	for _, nd := range s.nodes {
 		out[nd.ID] = 0
@@ -275,7 +265,7 @@ func (m *Map) SlotCounts() map[string]int {
 // in slot order, in the shape [FromRanges] accepts. It is empty when the map
 // has no nodes.
 func (m *Map) Ranges() []Range {
-	s := m.cur.Load()
+	s := m.m.Load()
 	if len(s.nodes) == 0 {
 		return nil
 	}
