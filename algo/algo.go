@@ -108,7 +108,7 @@ var all = []Info{
 		}},
 	{Name: "bounded", Summary: "consistent hashing with bounded loads (Mirrokni et al. 2016); Locate is the ring owner, Assign and Acquire bound the load",
 		build: func(n []kolco.Node, o Options) (Placement, error) {
-			return bounded.New(n, bounded.Config{Hash: o.Hash, Epsilon: o.Epsilon, Points: o.VNodes})
+			return bounded.New(n, bounded.Config{Hash: o.Hash, Epsilon: o.Epsilon, VNodes: o.VNodes})
 		}},
 }
 

@@ -24,7 +24,7 @@ func algorithm() kolcotest.Algorithm {
 		// relative spread of about 1/sqrt(64 w).
 		WeightTolerance: 0.25,
 		// The documented bound of a ring of 64 points per node.
-		Balance: func(int) float64 { return 1 + 5/math.Sqrt(bounded.DefaultPoints) },
+		Balance: func(int) float64 { return 1 + 5/math.Sqrt(bounded.DefaultVNodes) },
 	}
 }
 

@@ -6,10 +6,9 @@ import (
 	"math/bits"
 	"reflect"
 	"strconv"
-	"sync"
-	"sync/atomic"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 	"github.com/kolco-dev/kolco/keyhash"
 )
 
@@ -81,9 +80,7 @@ type Ring struct {
 	// then calls directly: a direct call can be inlined and costs less than
 	// a call through a function value (see hashKey).
 	xxh3 bool
-	// writeMu serializes changes; readers never take it.
-	writeMu sync.Mutex
-	snap    atomic.Pointer[snapshot]
+	m    nodeset.Engine[Snapshot]
 }
 
 var (
@@ -100,8 +97,12 @@ func New(nodes []kolco.Node, cfg Config) (*Ring, error) {
 		return nil, err
 	}
 	r := &Ring{cfg: cfg, xxh3: reflect.ValueOf(cfg.Hash).Pointer() == reflect.ValueOf(keyhash.XXH3).Pointer()}
-	r.snap.Store(&snapshot{})
-	if err := r.Add(nodes...); err != nil {
+	r.m = nodeset.Engine[Snapshot]{
+		Name: "ring",
+		Set:  func(s *Snapshot) nodeset.Set { return s.set },
+		Next: r.next,
+	}
+	if err := r.m.Init(&Snapshot{}, nodes); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -147,7 +148,7 @@ func (r *Ring) lookup(key string) *kolco.Node {
 	} else {
 		h = r.cfg.Hash(key)
 	}
-	s := r.snap.Load()
+	s := r.m.Load()
 	if len(s.points) == 0 {
 		return nil
 	}
@@ -180,7 +181,7 @@ func (r *Ring) hashKey(key string) uint64 {
 // LocateHash returns the node owning a key whose hash is h, as computed by
 // [Ring.Hash]. It lets a caller that looks up one key in many rings hash it once.
 func (r *Ring) LocateHash(h uint64) (kolco.Node, error) {
-	s := r.snap.Load()
+	s := r.m.Load()
 	if len(s.points) == 0 {
 		return kolco.Node{}, kolco.ErrNoNodes
 	}
@@ -204,7 +205,7 @@ func (r *Ring) LocateHashN(dst []kolco.Node, h uint64, n int) ([]kolco.Node, err
 	if n < 1 {
 		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
 	}
-	s := r.snap.Load()
+	s := r.m.Load()
 	if len(s.points) == 0 {
 		return dst, kolco.ErrNoNodes
 	}
@@ -212,16 +213,13 @@ func (r *Ring) LocateHashN(dst []kolco.Node, h uint64, n int) ([]kolco.Node, err
 }
 
 // Nodes returns a copy of the nodes, sorted by ID.
-func (r *Ring) Nodes() []kolco.Node {
-	s := r.snap.Load()
-	return append([]kolco.Node(nil), s.nodes...)
-}
+func (r *Ring) Nodes() []kolco.Node { return r.m.Load().set.Nodes() }
 
 // Len returns the number of nodes.
-func (r *Ring) Len() int { return len(r.snap.Load().nodes) }
+func (r *Ring) Len() int { return len(r.m.Load().nodes) }
 
 // Points returns the number of points on the ring.
-func (r *Ring) Points() int { return len(r.snap.Load().points) }
+func (r *Ring) Points() int { return len(r.m.Load().points) }
 
 // Config returns the ring's configuration with defaults filled in.
 func (r *Ring) Config() Config { return r.cfg }
