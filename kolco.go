@@ -113,8 +113,17 @@ type IDLocator interface {
 }
 
 // Membership is implemented by placements whose node set changes in place.
-// Each call applies all of its changes or, on error, none of them.
+// Each call applies all of its changes or, on error, none of them. Add,
+// Remove and Reweight are conveniences for the one-part changes that Apply
+// makes.
 type Membership interface {
+	// Apply makes the change c as a whole: all of it or, on error, none
+	// (see [Change] for the order of its parts). The error wraps
+	// [ErrUnknownNode] (removing or updating an absent ID, or removing one
+	// twice), [ErrDuplicateNode] (adding a present ID, or naming one twice
+	// in Add or in Update), [ErrBadNodeID], [ErrBadWeight], or
+	// [ErrBadConfig] when the algorithm cannot hold the result.
+	Apply(c Change) error
 	// Add adds nodes. The error wraps [ErrDuplicateNode] (also for an ID
 	// given twice in one call), [ErrBadNodeID], [ErrBadWeight], or
 	// [ErrBadConfig] when the algorithm cannot hold the result (too many

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
@@ -261,32 +260,4 @@ func TestLookupsDoNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(200, func() { _, _ = tab.LocateN(dst[:0], "some-key", 3) }); n != 0 {
 		t.Errorf("LocateN allocates %v", n)
 	}
-}
-
-func TestConcurrentReadersAndWriters(t *testing.T) {
-	tab, _ := New(mkNodes(4), Config{TableSize: 1009})
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			dst := make([]kolco.Node, 0, 3)
-			for i := range 2000 {
-				if _, err := tab.LocateN(dst[:0], fmt.Sprint(g, i), 3); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	for i := range 50 {
-		id := fmt.Sprintf("extra-%d", i)
-		if err := tab.Add(kolco.Node{ID: id}); err != nil {
-			t.Fatal(err)
-		}
-		if err := tab.Remove(id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wg.Wait()
 }

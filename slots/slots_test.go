@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
@@ -345,34 +344,6 @@ func TestLookupsDoNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(200, func() { _, _ = m.LocateN(dst[:0], key, 3) }); n != 0 {
 		t.Errorf("LocateN allocates %v", n)
 	}
-}
-
-func TestConcurrentReadersAndWriters(t *testing.T) {
-	m, _ := New(mkNodes(4), Config{Count: 256})
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			dst := make([]kolco.Node, 0, 3)
-			for i := range 2000 {
-				if _, err := m.LocateN(dst[:0], fmt.Sprint(g, i), 3); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	for i := range 50 {
-		id := fmt.Sprintf("extra-%d", i)
-		if err := m.Add(kolco.Node{ID: id}); err != nil {
-			t.Fatal(err)
-		}
-		if err := m.Remove(id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wg.Wait()
 }
 
 // locateNRef walks slot by slot from the key's slot, collecting owners in

@@ -64,7 +64,7 @@ func (p *Placement) lookup(key string) *kolco.Node {
 	if s.working == 0 {
 		return nil
 	}
-	return &s.owners[s.locate(p.bucket, p.hash(key), nil)]
+	return &s.nodes[s.idx[s.locate(p.bucket, p.hash(key), nil)]]
 }
 
 // LocateN appends up to n owners: each the owner the key would have if the
@@ -80,7 +80,7 @@ func (p *Placement) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, 
 	kh := p.hash(key)
 	start := len(dst)
 	for range min(n, s.working) {
-		dst = append(dst, s.owners[s.locate(p.bucket, kh, dst[start:])])
+		dst = append(dst, s.nodes[s.idx[s.locate(p.bucket, kh, dst[start:])]])
 	}
 	return dst, nil
 }
@@ -92,7 +92,7 @@ func (p *Placement) Nodes() []kolco.Node { return p.m.Load().set.Nodes() }
 // the number of working buckets.
 func (p *Placement) Buckets() (total, working int) {
 	s := p.m.Load()
-	return len(s.owners), s.working
+	return len(s.ids), s.working
 }
 
 // Apply makes the change c: it removes nodes one by one in the order
@@ -115,12 +115,12 @@ func (p *Placement) Reweight(id string, weight float64) error { return p.m.Rewei
 // order the change gives them.
 func next(old *state, d nodeset.Delta) (*state, error) {
 	s := old.clone()
-	s.set = d.New
 	for _, n := range d.Removed {
 		s.remove(n.ID)
 	}
 	for _, n := range d.Added {
-		s.add(n)
+		s.add(n.ID)
 	}
+	s.reindex(d.New)
 	return s, nil
 }
