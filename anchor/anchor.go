@@ -1,7 +1,6 @@
 package anchor
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
@@ -117,20 +116,16 @@ func next(old *state, d nodeset.Delta) (*state, error) {
 		return nil, fmt.Errorf("add %d nodes to %d of %d: %w", len(d.Added), int(old.n)-len(d.Removed), len(old.a), ErrCapacity)
 	}
 	s := old.clone()
-	for _, nd := range sortByID(d.Removed) {
+	for _, nd := range nodeset.SortedByID(d.Removed) {
 		s.removeBucket(s.bucket[nd.ID])
 		delete(s.bucket, nd.ID)
 	}
-	for _, nd := range sortByID(d.Added) {
+	for _, nd := range nodeset.SortedByID(d.Added) {
 		s.bucket[nd.ID] = s.addBucket()
 	}
 	s.set, s.nodes = d.New, d.New.View()
 	s.reindex()
 	return s, nil
-}
-
-func sortByID(nodes []kolco.Node) []kolco.Node {
-	return slices.SortedFunc(slices.Values(nodes), func(a, b kolco.Node) int { return cmp.Compare(a.ID, b.ID) })
 }
 
 // clone returns a deep copy for a writer to change.

@@ -179,17 +179,3 @@ func (s *state) capacity(eps float64, i int, load int64) int64 {
 	}
 	return int64(c)
 }
-
-// index returns the position of node id in s.
-func (s *state) index(id string) (int, bool) {
-	lo, hi := 0, s.snap.Len()
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if s.snap.Node(m).ID < id {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo, lo < s.snap.Len() && s.snap.Node(lo).ID == id
-}

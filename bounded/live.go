@@ -92,7 +92,7 @@ func (r *Ring) Loads() map[string]int64 {
 // [kolco.ErrUnknownNode].
 func (r *Ring) Capacity(id string, inflight int64) (int64, error) {
 	s := r.cur.Load()
-	i, ok := s.index(id)
+	i, ok := s.snap.Index(id)
 	if !ok {
 		return 0, kolco.ErrUnknownNode
 	}

@@ -33,6 +33,9 @@ func (s *Snapshot) Len() int { return len(s.nodes) }
 // Node returns the i-th node in ID order, the order of [Ring.Nodes].
 func (s *Snapshot) Node(i int) kolco.Node { return s.nodes[i] }
 
+// Index returns the position of node id in ID order.
+func (s *Snapshot) Index(id string) (int, bool) { return s.set.Index(id) }
+
 // Points returns the number of points.
 func (s *Snapshot) Points() int { return len(s.points) }
 

@@ -120,7 +120,7 @@ func (s Set) Apply(c kolco.Change) (Delta, error) {
 // ID. Only the newcomers are sorted: a change to a large set costs
 // O(N + k log k), not a full re-sort. The result is a new slice.
 func merge(old []kolco.Node, gone map[string]bool, add []kolco.Node) []kolco.Node {
-	add = slices.SortedFunc(slices.Values(add), func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
+	add = SortedByID(add)
 	out := make([]kolco.Node, 0, len(old)-len(gone)+len(add))
 	j := 0
 	for _, n := range old {
@@ -133,6 +133,12 @@ func merge(old []kolco.Node, gone map[string]bool, add []kolco.Node) []kolco.Nod
 		out = append(out, n)
 	}
 	return append(out, add[j:]...)
+}
+
+// SortedByID returns a copy of nodes sorted by ID, equal IDs in their
+// order.
+func SortedByID(nodes []kolco.Node) []kolco.Node {
+	return slices.SortedStableFunc(slices.Values(nodes), func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
 }
 
 // AppendNew appends nd to dst unless dst[start:] already holds its ID: one
