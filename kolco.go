@@ -112,6 +112,23 @@ type IDLocator interface {
 	LocateID(key string) (string, error)
 }
 
+// IndexLocator is implemented by placements that can answer a lookup with
+// the owner's position in their node set: every algorithm of this module.
+// A caller that keeps a table per node (server connections, counters)
+// indexes it directly, so that a request hashes its key once and touches
+// no map.
+type IndexLocator interface {
+	// LocateIndex returns the position of the node Locate returns for
+	// key in the node set sorted by ID, the order Nodes returns. The error
+	// is [ErrNoNodes], with -1, when there are no nodes.
+	//
+	// The position refers to the node set of the moment: a caller whose
+	// table follows Nodes must not let the node set change while the
+	// table is in use (apply a change to a copy of the placement and
+	// publish it together with the new table).
+	LocateIndex(key string) (int, error)
+}
+
 // Membership is implemented by placements whose node set changes in place.
 // Each call applies all of its changes or, on error, none of them. Add,
 // Remove and Reweight are conveniences for the one-part changes that Apply

@@ -26,10 +26,12 @@ import (
 // ErrUnknown is returned by [New] for a name it does not know.
 var ErrUnknown = errors.New("algo: unknown algorithm")
 
-// Placement is what every algorithm built here offers: lookups and changes
-// of membership.
+// Placement is what every algorithm built here offers: lookups, also by
+// ID and by index, and changes of membership.
 type Placement interface {
 	kolco.Placement
+	kolco.IDLocator
+	kolco.IndexLocator
 	kolco.Membership
 }
 

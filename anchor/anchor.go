@@ -54,6 +54,13 @@ type state struct {
 	bucket   map[string]uint32
 }
 
+var (
+	_ kolco.Placement    = (*Hash)(nil)
+	_ kolco.Membership   = (*Hash)(nil)
+	_ kolco.IDLocator    = (*Hash)(nil)
+	_ kolco.IndexLocator = (*Hash)(nil)
+)
+
 // New returns an anchor of cfg.Capacity buckets holding nodes, which get
 // buckets 0, 1, ... in ID order, so the result does not depend on the order
 // of nodes. The error wraps [ErrCapacity] when nodes exceed the capacity,

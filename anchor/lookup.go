@@ -37,14 +37,36 @@ func (s *state) getBucket(h uint64) uint32 {
 	return b
 }
 
-// Locate returns the node that owns key. The error is [kolco.ErrNoNodes]
-// when the anchor has no nodes.
+// Locate returns the node that owns key. The error is kolco.ErrNoNodes
+// when the placement has no nodes.
 func (h *Hash) Locate(key string) (kolco.Node, error) {
+	s, i := h.find(key)
+	return nodeset.Owner(s.nodes, i)
+}
+
+// LocateID returns the ID of the node Locate returns, without copying the
+// whole Node. The error is kolco.ErrNoNodes when the placement has no
+// nodes.
+func (h *Hash) LocateID(key string) (string, error) {
+	s, i := h.find(key)
+	return nodeset.OwnerID(s.nodes, i)
+}
+
+// LocateIndex returns the position in Nodes of the node Locate returns.
+// The error is kolco.ErrNoNodes, with -1, when the placement has no nodes.
+func (h *Hash) LocateIndex(key string) (int, error) {
+	_, i := h.find(key)
+	return nodeset.OwnerIndex(i)
+}
+
+// find returns the current state and the index of key's owner in its node
+// set, or -1 without nodes.
+func (h *Hash) find(key string) (*state, int) {
 	s := h.m.Load()
 	if s.n == 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
+		return s, -1
 	}
-	return s.nodes[s.byBucket[s.getBucket(h.hash(key))]], nil
+	return s, int(s.byBucket[s.getBucket(h.hash(key))])
 }
 
 // LocateN appends up to n distinct owners of key to dst. Replica i is the

@@ -82,9 +82,10 @@ type state struct {
 }
 
 var (
-	_ kolco.Placement  = (*Ring)(nil)
-	_ kolco.Membership = (*Ring)(nil)
-	_ kolco.IDLocator  = (*Ring)(nil)
+	_ kolco.Placement    = (*Ring)(nil)
+	_ kolco.Membership   = (*Ring)(nil)
+	_ kolco.IDLocator    = (*Ring)(nil)
+	_ kolco.IndexLocator = (*Ring)(nil)
 )
 
 // New returns a ring of nodes. The result does not depend on the order of

@@ -12,6 +12,11 @@ func (r *Ring) Locate(key string) (kolco.Node, error) { return r.ring.Locate(key
 // whole Node. The error is [kolco.ErrNoNodes] when the ring has no nodes.
 func (r *Ring) LocateID(key string) (string, error) { return r.ring.LocateID(key) }
 
+// LocateIndex returns the position in [Ring.Nodes] of the node Locate
+// returns. The error is [kolco.ErrNoNodes], with -1, when the ring has no
+// nodes.
+func (r *Ring) LocateIndex(key string) (int, error) { return r.ring.LocateIndex(key) }
+
 // LocateN appends up to n distinct owners of key to dst, in the order the
 // bounded walk considers them (the plain ring's replicas), ignoring loads.
 // The error is [kolco.ErrBadCount] when n < 1 and [kolco.ErrNoNodes] when

@@ -39,11 +39,19 @@ func New(nodes []kolco.Node, cfg Config) (*Placement, error) {
 // placement has no nodes.
 func (j *Placement) Locate(key string) (kolco.Node, error) { return j.p.Locate(key) }
 
-var _ kolco.IDLocator = (*Placement)(nil)
+var (
+	_ kolco.IDLocator    = (*Placement)(nil)
+	_ kolco.IndexLocator = (*Placement)(nil)
+)
 
 // LocateID returns the ID of the owner of key, without copying the whole
 // Node. The error is kolco.ErrNoNodes when the placement has no nodes.
 func (j *Placement) LocateID(key string) (string, error) { return j.p.LocateID(key) }
+
+// LocateIndex returns the position in [Placement.Nodes] of the owner of
+// key. The error is kolco.ErrNoNodes, with -1, when the placement has no
+// nodes.
+func (j *Placement) LocateIndex(key string) (int, error) { return j.p.LocateIndex(key) }
 
 // LocateN appends up to n distinct owners of key to dst: the owner, then
 // the node that would own the key if the owner were removed, then the one

@@ -48,7 +48,7 @@ func ConcurrentReaders(t *testing.T, p kolco.Placement) {
 // advance (a twin placement replays them): each answer a reader gets must
 // be the key's owner in one of those states, or it saw half a change.
 func testConcurrent(t *testing.T, a Algorithm) {
-	total := 24
+	total := maxNodes
 	if a.MaxNodes > 0 {
 		total = min(total, a.MaxNodes)
 	}
@@ -96,10 +96,14 @@ func testConcurrent(t *testing.T, a Algorithm) {
 	}
 }
 
+// maxNodes bounds the node count of the writer's states.
+const maxNodes = 24
+
 // readUntil looks keys up until stop, reporting to errs the first answer
 // that no whole state gives.
 func readUntil(stop *atomic.Bool, p kolco.Placement, keys []string, valid []map[string]bool, r int, errs chan<- string) {
 	idl, _ := p.(kolco.IDLocator)
+	ixl, _ := p.(kolco.IndexLocator)
 	dst := make([]kolco.Node, 0, 3)
 	for i := 0; i < 1_000_000 && !stop.Load(); i++ {
 		j := (i + r) % len(keys)
@@ -112,6 +116,12 @@ func readUntil(stop *atomic.Bool, p kolco.Placement, keys []string, valid []map[
 		if idl != nil {
 			if id, err := idl.LocateID(k); err != nil || !valid[j][id] {
 				errs <- fmt.Sprintf("LocateID(%q) during changes = %q, %v", k, id, err)
+				return
+			}
+		}
+		if ixl != nil {
+			if x, err := ixl.LocateIndex(k); err != nil || x < 0 || x >= maxNodes {
+				errs <- fmt.Sprintf("LocateIndex(%q) during changes = %d, %v", k, x, err)
 				return
 			}
 		}

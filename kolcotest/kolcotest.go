@@ -88,6 +88,9 @@ type Algorithm struct {
 //   - BadNodes: New rejects empty IDs, duplicates and bad weights with the
 //     matching sentinel.
 //   - Determinism: two instances built alike agree on every key, twice.
+//     Here and wherever the suite looks keys up, LocateID and LocateIndex
+//     (if implemented) must name Locate's owner: the ID, and its position
+//     in Nodes.
 //   - Payload: Nodes is sorted, a copy, and carries Addr; so does Locate.
 //   - Replicas: LocateN is distinct, starts with Locate, grows by
 //     extension (n is a prefix of n+1), returns every node once for n above
@@ -104,11 +107,13 @@ type Algorithm struct {
 //     [SamplingAllowance].
 //   - Weights: shares follow weights (also after Reweight), or weights are
 //     rejected or ignored by an unweighted algorithm.
-//   - ZeroAllocs: Locate and LocateN into a slice with room allocate
-//     nothing.
-//   - Membership (if implemented): every failed change wraps the right
-//     sentinel and changes nothing; removing every node gives
-//     kolco.ErrNoNodes; readers run against a writer (use -race).
+//   - ZeroAllocs: Locate, LocateID, LocateIndex and LocateN into a slice
+//     with room allocate nothing.
+//   - Membership (if implemented): every failed change, Apply's mixed ones
+//     included, wraps the right sentinel and changes nothing; removing
+//     every node gives kolco.ErrNoNodes; applying the Diff to a target
+//     gives exactly its nodes; a new address or zone moves no key; readers
+//     run against a writer and see only whole states (use -race).
 func Run(t *testing.T, a Algorithm) {
 	t.Helper()
 	if a.New == nil {
@@ -182,16 +187,19 @@ func build(t *testing.T, a Algorithm, nodes []kolco.Node) kolco.Placement {
 	return p
 }
 
-// placement returns the owner ID of every key.
+// placement returns the owner ID of every key, checking on the way that
+// LocateID and LocateIndex, where p has them, agree with Locate.
 func placement(t *testing.T, p kolco.Placement, keys []string) []string {
 	t.Helper()
 	out := make([]string, len(keys))
+	nodes := p.Nodes()
 	for i, k := range keys {
 		n, err := p.Locate(k)
 		if err != nil {
 			t.Fatalf("Locate(%q): %v", k, err)
 		}
 		out[i] = n.ID
+		checkLocators(t, p, k, n.ID, nodes)
 	}
 	return out
 }

@@ -100,31 +100,38 @@ func (t *Table) TableSize() int { return t.cfg.TableSize }
 // Locate returns the node of key's table entry. The error is
 // [kolco.ErrNoNodes] when the table has no nodes.
 func (t *Table) Locate(key string) (kolco.Node, error) {
-	if n := t.lookup(key); n != nil {
-		return *n, nil
-	}
-	return kolco.Node{}, kolco.ErrNoNodes
+	s, i := t.find(key)
+	return nodeset.Owner(s.nodes, i)
 }
 
-var _ kolco.IDLocator = (*Table)(nil)
+var (
+	_ kolco.IDLocator    = (*Table)(nil)
+	_ kolco.IndexLocator = (*Table)(nil)
+)
 
 // LocateID returns the ID of the node Locate returns, without copying the
 // whole Node. The error is [kolco.ErrNoNodes] when the table has no nodes.
 func (t *Table) LocateID(key string) (string, error) {
-	if n := t.lookup(key); n != nil {
-		return n.ID, nil
-	}
-	return "", kolco.ErrNoNodes
+	s, i := t.find(key)
+	return nodeset.OwnerID(s.nodes, i)
 }
 
-// lookup returns the node of key's entry, or nil when the table has no
+// LocateIndex returns the position in [Table.Nodes] of the node Locate
+// returns. The error is [kolco.ErrNoNodes], with -1, when the table has no
 // nodes.
-func (t *Table) lookup(key string) *kolco.Node {
+func (t *Table) LocateIndex(key string) (int, error) {
+	_, i := t.find(key)
+	return nodeset.OwnerIndex(i)
+}
+
+// find returns the current state and the index in its node set of the
+// node of key's entry, or -1 when the table has no nodes.
+func (t *Table) find(key string) (*state, int) {
 	s := t.m.Load()
 	if len(s.nodes) == 0 {
-		return nil
+		return s, -1
 	}
-	return &s.nodes[s.entry[t.cfg.Hash(key)%uint64(len(s.entry))]]
+	return s, int(s.entry[t.cfg.Hash(key)%uint64(len(s.entry))])
 }
 
 // LocateN appends up to n distinct owners of key to dst: the node of key's

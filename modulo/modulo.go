@@ -34,6 +34,13 @@ type snapshot struct {
 	slots []int32 // node index per slot
 }
 
+var (
+	_ kolco.Placement    = (*Table)(nil)
+	_ kolco.Membership   = (*Table)(nil)
+	_ kolco.IDLocator    = (*Table)(nil)
+	_ kolco.IndexLocator = (*Table)(nil)
+)
+
 // New returns a placement over nodes. The error wraps kolco.ErrBadNodeID,
 // kolco.ErrDuplicateNode or kolco.ErrBadWeight (also when the rounded
 // weights sum to more than [MaxSlots]). An empty set is allowed: lookups
@@ -77,14 +84,36 @@ func newSnapshot(set nodeset.Set) (*snapshot, error) {
 	return &snapshot{set: set, slots: slots}, nil
 }
 
-// Locate returns the node owning key. The error is kolco.ErrNoNodes when
-// the placement has no nodes.
+// Locate returns the node that owns key. The error is kolco.ErrNoNodes
+// when the placement has no nodes.
 func (m *Table) Locate(key string) (kolco.Node, error) {
+	s, i := m.find(key)
+	return nodeset.Owner(s.set.View(), i)
+}
+
+// LocateID returns the ID of the node Locate returns, without copying the
+// whole Node. The error is kolco.ErrNoNodes when the placement has no
+// nodes.
+func (m *Table) LocateID(key string) (string, error) {
+	s, i := m.find(key)
+	return nodeset.OwnerID(s.set.View(), i)
+}
+
+// LocateIndex returns the position in Nodes of the node Locate returns.
+// The error is kolco.ErrNoNodes, with -1, when the placement has no nodes.
+func (m *Table) LocateIndex(key string) (int, error) {
+	_, i := m.find(key)
+	return nodeset.OwnerIndex(i)
+}
+
+// find returns the current state and the index of key's owner in its node
+// set, or -1 without nodes.
+func (m *Table) find(key string) (*snapshot, int) {
 	s := m.m.Load()
 	if len(s.slots) == 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
+		return s, -1
 	}
-	return s.set.At(int(s.slots[m.hash(key)%uint64(len(s.slots))])), nil
+	return s, int(s.slots[m.hash(key)%uint64(len(s.slots))])
 }
 
 // LocateN appends up to n distinct owners of key to dst: the owner, then

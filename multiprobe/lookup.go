@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // successor returns the index of the first point at or after pos,
@@ -40,11 +41,33 @@ func (m *Ring) winner(s *snapshot, key string) int {
 // key's probes most closely. The error is kolco.ErrNoNodes when the
 // placement has no nodes.
 func (m *Ring) Locate(key string) (kolco.Node, error) {
+	s, i := m.find(key)
+	return nodeset.Owner(s.set.View(), i)
+}
+
+// LocateID returns the ID of the node Locate returns, without copying the
+// whole Node. The error is kolco.ErrNoNodes when the placement has no
+// nodes.
+func (m *Ring) LocateID(key string) (string, error) {
+	s, i := m.find(key)
+	return nodeset.OwnerID(s.set.View(), i)
+}
+
+// LocateIndex returns the position in Nodes of the node Locate returns.
+// The error is kolco.ErrNoNodes, with -1, when the placement has no nodes.
+func (m *Ring) LocateIndex(key string) (int, error) {
+	_, i := m.find(key)
+	return nodeset.OwnerIndex(i)
+}
+
+// find returns the current state and the index of key's owner in its node
+// set, or -1 without nodes.
+func (m *Ring) find(key string) (*snapshot, int) {
 	s := m.m.Load()
 	if len(s.points) == 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
+		return s, -1
 	}
-	return s.set.At(int(s.owner[m.winner(s, key)])), nil
+	return s, int(s.owner[m.winner(s, key)])
 }
 
 // LocateN appends up to n distinct owners of key to dst: the owner, then

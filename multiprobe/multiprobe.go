@@ -52,6 +52,13 @@ type snapshot struct {
 	shift uint
 }
 
+var (
+	_ kolco.Placement    = (*Ring)(nil)
+	_ kolco.Membership   = (*Ring)(nil)
+	_ kolco.IDLocator    = (*Ring)(nil)
+	_ kolco.IndexLocator = (*Ring)(nil)
+)
+
 // New returns a placement over nodes. The error wraps kolco.ErrBadConfig
 // for a probe count out of range, and kolco.ErrBadNodeID,
 // kolco.ErrDuplicateNode or kolco.ErrBadWeight (also when the rounded

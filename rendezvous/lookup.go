@@ -6,6 +6,7 @@ import (
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/bytestr"
 	"github.com/kolco-dev/kolco/internal/mix"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 	"github.com/kolco-dev/kolco/keyhash"
 )
 
@@ -50,13 +51,36 @@ func (sc *scorer) score(i int) uint64 {
 // to the lower node ID. The error is kolco.ErrNoNodes when the placement
 // has no nodes.
 func (r *Hash) Locate(key string) (kolco.Node, error) {
+	s, i := r.find(key)
+	return nodeset.Owner(s.set.View(), i)
+}
+
+// LocateID returns the ID of the node Locate returns, without copying the
+// whole Node. The error is kolco.ErrNoNodes when the placement has no
+// nodes.
+func (r *Hash) LocateID(key string) (string, error) {
+	s, i := r.find(key)
+	return nodeset.OwnerID(s.set.View(), i)
+}
+
+// LocateIndex returns the position in [Hash.Nodes] of the node Locate
+// returns. The error is kolco.ErrNoNodes, with -1, when the placement has
+// no nodes.
+func (r *Hash) LocateIndex(key string) (int, error) {
+	_, i := r.find(key)
+	return nodeset.OwnerIndex(i)
+}
+
+// find returns the current state and the index of the highest scorer for
+// key in its node set, or -1 without nodes.
+func (r *Hash) find(key string) (*snapshot, int) {
 	s := r.m.Load()
 	n := s.set.Len()
 	if n == 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
+		return s, -1
 	}
 	if s.seeds != nil && s.weights == nil {
-		return s.set.At(s.fastest(r.hash(key))), nil
+		return s, s.fastest(r.hash(key))
 	}
 	var sc scorer
 	r.scorer(&sc, s, key)
@@ -70,7 +94,7 @@ func (r *Hash) Locate(key string) (kolco.Node, error) {
 			best, bi = v, i
 		}
 	}
-	return s.set.At(bi), nil
+	return s, bi
 }
 
 // fastest is Locate's loop for the common case, mixer mode with equal

@@ -40,6 +40,13 @@ type snapshot struct {
 	weights  []float64 // effective weights; nil when all are equal
 }
 
+var (
+	_ kolco.Placement    = (*Hash)(nil)
+	_ kolco.Membership   = (*Hash)(nil)
+	_ kolco.IDLocator    = (*Hash)(nil)
+	_ kolco.IndexLocator = (*Hash)(nil)
+)
+
 // New returns a placement over nodes. The error wraps kolco.ErrBadNodeID,
 // kolco.ErrDuplicateNode or kolco.ErrBadWeight. An empty set is allowed:
 // lookups then fail with kolco.ErrNoNodes until nodes are added.

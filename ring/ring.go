@@ -84,9 +84,10 @@ type Ring struct {
 }
 
 var (
-	_ kolco.Placement  = (*Ring)(nil)
-	_ kolco.Membership = (*Ring)(nil)
-	_ kolco.IDLocator  = (*Ring)(nil)
+	_ kolco.Placement    = (*Ring)(nil)
+	_ kolco.Membership   = (*Ring)(nil)
+	_ kolco.IDLocator    = (*Ring)(nil)
+	_ kolco.IndexLocator = (*Ring)(nil)
 )
 
 // New returns a ring holding nodes. The error wraps kolco.ErrBadConfig,
@@ -120,27 +121,32 @@ func (r *Ring) pointCount(n kolco.Node) (int, error) {
 // Locate returns the node owning key. The error is kolco.ErrNoNodes when
 // the ring is empty.
 func (r *Ring) Locate(key string) (kolco.Node, error) {
-	if n := r.lookup(key); n != nil {
-		return *n, nil
-	}
-	return kolco.Node{}, kolco.ErrNoNodes
+	s, o := r.find(key)
+	return nodeset.Owner(s.nodes, o)
 }
 
 // LocateID returns the ID of the node owning key: Locate's answer without
 // the copy of the whole Node, for callers that keep their own state per
 // node ID. The error is kolco.ErrNoNodes when the ring is empty.
 func (r *Ring) LocateID(key string) (string, error) {
-	if n := r.lookup(key); n != nil {
-		return n.ID, nil
-	}
-	return "", kolco.ErrNoNodes
+	s, o := r.find(key)
+	return nodeset.OwnerID(s.nodes, o)
 }
 
-// lookup returns the node owning key in the current snapshot, or nil when
-// the ring is empty. Locate and LocateID are small enough to be inlined
-// into their callers, so that a lookup is one call.
-func (r *Ring) lookup(key string) *kolco.Node {
-	// hashKey and snapshot.owner, written out: neither can be inlined,
+// LocateIndex returns the position in [Ring.Nodes] of the node owning key,
+// for callers that keep their own table per node. The error is
+// kolco.ErrNoNodes, with -1, when the ring is empty.
+func (r *Ring) LocateIndex(key string) (int, error) {
+	_, o := r.find(key)
+	return nodeset.OwnerIndex(o)
+}
+
+// find returns the current snapshot and the index in it of the node owning
+// key, or -1 when the ring is empty. Locate, LocateID and LocateIndex are
+// small enough to be inlined into their callers, so that a lookup is one
+// call.
+func (r *Ring) find(key string) (*Snapshot, int) {
+	// hashKey and Snapshot.owner, written out: neither can be inlined,
 	// and each call cost about a nanosecond on a path of about twenty.
 	var h uint64
 	if r.xxh3 {
@@ -150,12 +156,12 @@ func (r *Ring) lookup(key string) *kolco.Node {
 	}
 	s := r.m.Load()
 	if len(s.points) == 0 {
-		return nil
+		return s, -1
 	}
 	hi, _ := bits.Mul64(h, s.slots)
 	lo, end := int(s.index[hi]), int(s.index[hi+1])
 	if end-lo > scanWidth {
-		return &s.nodes[s.owners[s.searchLong(h, lo, end)]]
+		return s, int(s.owners[s.searchLong(h, lo, end)])
 	}
 	early := s.owners[min(lo, len(s.owners)-1)]
 	p := (*[scanWidth]uint64)(s.points[lo : lo+scanWidth])
@@ -167,7 +173,7 @@ func (r *Ring) lookup(key string) *kolco.Node {
 	if early == droppedOwner { // never; keeps the early load
 		o = 0
 	}
-	return &s.nodes[o]
+	return s, int(o)
 }
 
 // hashKey is Hash, with the default hash called directly.

@@ -103,6 +103,13 @@ type Range struct {
 	ID          string // the owner's node ID
 }
 
+var (
+	_ kolco.Placement    = (*Map)(nil)
+	_ kolco.Membership   = (*Map)(nil)
+	_ kolco.IDLocator    = (*Map)(nil)
+	_ kolco.IndexLocator = (*Map)(nil)
+)
+
 // New returns a map of nodes in which each node owns a share of the slots
 // proportional to its weight (see the package documentation for the
 // apportionment), in contiguous runs assigned in ID order, like a fresh
@@ -210,11 +217,33 @@ func (m *Map) Owner(slot int) (kolco.Node, error) {
 // Locate returns the owner of key's slot. The error is [kolco.ErrNoNodes]
 // when the map has no nodes.
 func (m *Map) Locate(key string) (kolco.Node, error) {
+	s, i := m.find(key)
+	return nodeset.Owner(s.nodes, i)
+}
+
+// LocateID returns the ID of the node Locate returns, without copying the
+// whole Node. The error is kolco.ErrNoNodes when the placement has no
+// nodes.
+func (m *Map) LocateID(key string) (string, error) {
+	s, i := m.find(key)
+	return nodeset.OwnerID(s.nodes, i)
+}
+
+// LocateIndex returns the position in Nodes of the node Locate returns.
+// The error is kolco.ErrNoNodes, with -1, when the placement has no nodes.
+func (m *Map) LocateIndex(key string) (int, error) {
+	_, i := m.find(key)
+	return nodeset.OwnerIndex(i)
+}
+
+// find returns the current state and the index of the owner of key's slot
+// in its node set, or -1 without nodes.
+func (m *Map) find(key string) (*state, int) {
 	s := m.m.Load()
 	if len(s.nodes) == 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
+		return s, -1
 	}
-	return s.nodes[s.owner[uint32(CRC16(HashTag(key)))&s.mask]], nil
+	return s, int(s.owner[uint32(CRC16(HashTag(key)))&s.mask])
 }
 
 // LocateN appends up to n distinct owners of key to dst: the owner of key's

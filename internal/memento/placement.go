@@ -44,27 +44,31 @@ func New(name string, nodes []kolco.Node, hash keyhash.Func, bucket BucketFunc) 
 
 // Locate returns the owner of key, or kolco.ErrNoNodes.
 func (p *Placement) Locate(key string) (kolco.Node, error) {
-	if n := p.lookup(key); n != nil {
-		return *n, nil
-	}
-	return kolco.Node{}, kolco.ErrNoNodes
+	s, i := p.find(key)
+	return nodeset.Owner(s.nodes, i)
 }
 
 // LocateID returns the ID of the owner of key, or kolco.ErrNoNodes.
 func (p *Placement) LocateID(key string) (string, error) {
-	if n := p.lookup(key); n != nil {
-		return n.ID, nil
-	}
-	return "", kolco.ErrNoNodes
+	s, i := p.find(key)
+	return nodeset.OwnerID(s.nodes, i)
 }
 
-// lookup returns the owner of key, or nil without nodes.
-func (p *Placement) lookup(key string) *kolco.Node {
+// LocateIndex returns the position of the owner of key in Nodes, or -1 and
+// kolco.ErrNoNodes.
+func (p *Placement) LocateIndex(key string) (int, error) {
+	_, i := p.find(key)
+	return nodeset.OwnerIndex(i)
+}
+
+// find returns the current state and the index of key's owner in its node
+// set, or -1 without nodes.
+func (p *Placement) find(key string) (*state, int) {
 	s := p.m.Load()
 	if s.working == 0 {
-		return nil
+		return s, -1
 	}
-	return &s.nodes[s.idx[s.locate(p.bucket, p.hash(key), nil)]]
+	return s, int(s.idx[s.locate(p.bucket, p.hash(key), nil)])
 }
 
 // LocateN appends up to n owners: each the owner the key would have if the
