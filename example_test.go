@@ -43,3 +43,19 @@ func ExampleDiff() {
 	// update: cache-b 10.0.0.9:11211
 	// cache-b 10.0.0.2:11211 -> cache-b 10.0.0.9:11211
 }
+
+// Two processes that built their rings in different orders, one of them
+// with new addresses, compare fingerprints to check that they place every
+// key alike; a third that missed a change differs.
+func ExampleFingerprint() {
+	a, _ := ring.New([]kolco.Node{{ID: "cache-a"}, {ID: "cache-b"}, {ID: "cache-c"}}, ring.Config{})
+	b, _ := ring.New([]kolco.Node{{ID: "cache-c", Addr: "10.0.0.3:11211"}, {ID: "cache-a"}}, ring.Config{})
+	_ = b.Add(kolco.Node{ID: "cache-b"})
+	c, _ := ring.New([]kolco.Node{{ID: "cache-a"}, {ID: "cache-b"}}, ring.Config{})
+
+	fa, _ := kolco.Fingerprint(a)
+	fb, _ := kolco.Fingerprint(b)
+	fc, _ := kolco.Fingerprint(c)
+	fmt.Println(len(fa), fa == fb, fa == fc)
+	// Output: 32 true false
+}

@@ -35,6 +35,11 @@ var (
 	// ErrBadConfig is returned for an invalid algorithm setting, such as
 	// fewer than one virtual node.
 	ErrBadConfig = errors.New("kolco: invalid configuration")
+	// ErrBadState is returned for a placement state that cannot be
+	// restored: written by another version or algorithm, not in canonical
+	// form, truncated, or naming other nodes than those it is restored
+	// with.
+	ErrBadState = errors.New("kolco: invalid placement state")
 )
 
 // Node is one member of a placement: a server, shard or bucket.

@@ -16,6 +16,10 @@ func algorithm() kolcotest.Algorithm {
 		New: func(nodes []kolco.Node) (kolco.Placement, error) {
 			return anchor.New(nodes, anchor.Config{Capacity: max(2*len(nodes), 64)})
 		},
+		// The capacity comes with the state.
+		Restore: func(nodes []kolco.Node, state []byte) (kolco.Placement, error) {
+			return anchor.Restore(nodes, anchor.Config{}, state)
+		},
 		// Placement depends on the history of removals and additions.
 		OrderIndependent: false,
 		MinimalAdd:       true,

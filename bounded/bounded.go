@@ -180,3 +180,22 @@ func (s *state) capacity(eps float64, i int, load int64) int64 {
 	}
 	return int64(c)
 }
+
+// AppendIdentity appends the identity of the ring and its load bounds for
+// kolco.Fingerprint: the ring's identity (see ring.Snapshot.AppendIdentity),
+// ε and the weights, which decide the capacities of Assign and Acquire.
+// The error wraps kolco.ErrBadConfig for a hash that keyhash does not name.
+func (r *Ring) AppendIdentity(dst []byte) ([]byte, error) {
+	s := r.cur.Load()
+	nodes := s.snap.Nodes()
+	return nodeset.Identity(dst, "bounded", nodes, func(w *nodeset.Writer) error {
+		ring, err := s.snap.AppendIdentity(nil)
+		if err != nil {
+			return fmt.Errorf("bounded: %w", err)
+		}
+		w.String(string(ring))
+		w.Float(r.eps)
+		w.Weights(nodes)
+		return nil
+	})
+}

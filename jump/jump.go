@@ -35,13 +35,40 @@ func New(nodes []kolco.Node, cfg Config) (*Placement, error) {
 	return &Placement{p}, nil
 }
 
+// Restore returns the placement over nodes in the state that
+// [Placement.MarshalState] wrote, in this process or another: it places
+// every key as the placement that wrote the state, and changes as it would.
+// An empty state gives the placement of [New]. The error wraps
+// kolco.ErrBadState for a state that is not one of jump's over these
+// nodes, or is an error of New.
+func Restore(nodes []kolco.Node, cfg Config, state []byte) (*Placement, error) {
+	p, err := memento.Restore("jump", nodes, cfg.Hash, Hash, state)
+	if err != nil {
+		return nil, err
+	}
+	return &Placement{p}, nil
+}
+
+// MarshalState returns the state that decides placement besides the node
+// set: the bucket array's size, the removed buckets in the order of their
+// removal and the node on each working bucket, in a canonical, versioned
+// encoding that [Restore] reads.
+func (j *Placement) MarshalState() []byte { return j.p.MarshalState() }
+
+// AppendIdentity appends the placement's identity for kolco.Fingerprint:
+// the key hash by name and the state. The error wraps kolco.ErrBadConfig
+// for a key hash that keyhash does not name.
+func (j *Placement) AppendIdentity(dst []byte) ([]byte, error) { return j.p.AppendIdentity(dst) }
+
 // Locate returns the owner of key. The error is kolco.ErrNoNodes when the
 // placement has no nodes.
 func (j *Placement) Locate(key string) (kolco.Node, error) { return j.p.Locate(key) }
 
 var (
-	_ kolco.IDLocator    = (*Placement)(nil)
-	_ kolco.IndexLocator = (*Placement)(nil)
+	_ kolco.IDLocator      = (*Placement)(nil)
+	_ kolco.IndexLocator   = (*Placement)(nil)
+	_ kolco.StateMarshaler = (*Placement)(nil)
+	_ kolco.Identity       = (*Placement)(nil)
 )
 
 // LocateID returns the ID of the owner of key, without copying the whole

@@ -14,8 +14,11 @@ import (
 
 func algorithm() kolcotest.Algorithm {
 	return kolcotest.Algorithm{
-		Name:          "jump",
-		New:           func(nodes []kolco.Node) (kolco.Placement, error) { return jump.New(nodes, jump.Config{}) },
+		Name: "jump",
+		New:  func(nodes []kolco.Node) (kolco.Placement, error) { return jump.New(nodes, jump.Config{}) },
+		Restore: func(nodes []kolco.Node, state []byte) (kolco.Placement, error) {
+			return jump.Restore(nodes, jump.Config{}, state)
+		},
 		MinimalAdd:    true,
 		MinimalRemove: true,
 		Balance:       func(int) float64 { return 1 },

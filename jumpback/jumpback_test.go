@@ -12,8 +12,11 @@ import (
 
 func algorithm() kolcotest.Algorithm {
 	return kolcotest.Algorithm{
-		Name:          "jumpback",
-		New:           func(nodes []kolco.Node) (kolco.Placement, error) { return jumpback.New(nodes, jumpback.Config{}) },
+		Name: "jumpback",
+		New:  func(nodes []kolco.Node) (kolco.Placement, error) { return jumpback.New(nodes, jumpback.Config{}) },
+		Restore: func(nodes []kolco.Node, state []byte) (kolco.Placement, error) {
+			return jumpback.Restore(nodes, jumpback.Config{}, state)
+		},
 		MinimalAdd:    true,
 		MinimalRemove: true,
 		Balance:       func(int) float64 { return 1 },

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"reflect"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
@@ -54,6 +55,23 @@ var byName = map[string]Func{
 // Names returns the names [Parse] accepts, default first.
 func Names() []string {
 	return []string{"xxh3", "xxh64", "murmur3", "fnv1a", "crc32", "md5"}
+}
+
+// Name returns the name under which [Parse] knows f, and false for a
+// function this package does not define (a closure, another package's
+// function, nil): the stable way to write down which hash a placement
+// uses, where a function value names nothing beyond one process.
+func Name(f Func) (string, bool) {
+	if f == nil {
+		return "", false
+	}
+	p := reflect.ValueOf(f).Pointer()
+	for _, name := range Names() {
+		if reflect.ValueOf(byName[name]).Pointer() == p {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 // Parse returns the hash with the given name (case-insensitive; the empty

@@ -93,3 +93,21 @@ func BenchmarkHash(b *testing.B) {
 		}
 	}
 }
+
+func TestNameRecoversParse(t *testing.T) {
+	for _, name := range keyhash.Names() {
+		f, err := keyhash.Parse(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := keyhash.Name(f); !ok || got != name {
+			t.Errorf("Name(Parse(%q)) = %q, %v", name, got, ok)
+		}
+	}
+	closure := func(k string) uint64 { return keyhash.XXH3(k) }
+	for _, f := range []keyhash.Func{nil, closure} {
+		if got, ok := keyhash.Name(f); ok || got != "" {
+			t.Errorf("Name of a function not in keyhash = %q, %v", got, ok)
+		}
+	}
+}

@@ -80,6 +80,11 @@ type Algorithm struct {
 	// membership change may return besides the root ones (such as a
 	// capacity error); [Ops] accepts them.
 	Errors []error
+
+	// Restore rebuilds a placement over nodes from the state its
+	// MarshalState returned, as the package's Restore does. It is required
+	// when the placement implements kolco.StateMarshaler.
+	Restore func(nodes []kolco.Node, state []byte) (kolco.Placement, error)
 }
 
 // Run runs the whole suite as subtests of t:
@@ -114,6 +119,14 @@ type Algorithm struct {
 //     every node gives kolco.ErrNoNodes; applying the Diff to a target
 //     gives exactly its nodes; a new address or zone moves no key; readers
 //     run against a writer and see only whole states (use -race).
+//   - History (if kolco.StateMarshaler is implemented): along a history of
+//     changes, a placement restored from the state places every key as the
+//     one that lived through it, encodes the same state, has the same
+//     fingerprint, and stays alike under the same later changes.
+//   - Fingerprint (if kolco.Identity is implemented): over placements
+//     built by many random histories, two fingerprints are equal exactly
+//     when the placements agree on a large sample of keys and replica
+//     lists; a new address changes no fingerprint.
 func Run(t *testing.T, a Algorithm) {
 	t.Helper()
 	if a.New == nil {
@@ -135,6 +148,8 @@ func Run(t *testing.T, a Algorithm) {
 	t.Run("Weights", func(t *testing.T) { testWeights(t, a) })
 	t.Run("ZeroAllocs", func(t *testing.T) { testAllocs(t, a) })
 	t.Run("Membership", func(t *testing.T) { testMembership(t, a) })
+	t.Run("History", func(t *testing.T) { testHistory(t, a) })
+	t.Run("Fingerprint", func(t *testing.T) { testFingerprint(t, a) })
 }
 
 // Nodes returns n valid nodes with IDs "node-0", "node-1", ... and an Addr

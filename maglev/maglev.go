@@ -195,3 +195,22 @@ func (t *Table) Remove(ids ...string) error { return t.m.Remove(ids...) }
 // Reweight sets the weight of node id and rebuilds the table. The error
 // wraps [kolco.ErrUnknownNode] or [kolco.ErrBadWeight].
 func (t *Table) Reweight(id string, weight float64) error { return t.m.Reweight(id, weight) }
+
+// AppendIdentity appends the table's identity for kolco.Fingerprint: the
+// key hash by name, the node IDs and the table itself, so that weights that
+// fill the table alike give the same identity. The error wraps
+// [kolco.ErrBadConfig] for a hash that keyhash does not name.
+func (t *Table) AppendIdentity(dst []byte) ([]byte, error) {
+	s := t.m.Load()
+	return nodeset.Identity(dst, "maglev", s.nodes, func(w *nodeset.Writer) error {
+		if err := w.HashName("maglev", t.cfg.Hash); err != nil {
+			return err
+		}
+		w.IDs(s.nodes)
+		w.Uint(uint64(len(s.entry)))
+		for _, e := range s.entry {
+			w.Uint(uint64(e))
+		}
+		return nil
+	})
+}

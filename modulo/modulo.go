@@ -154,3 +154,21 @@ func (m *Table) Remove(ids ...string) error { return m.m.Remove(ids...) }
 // Reweight sets the weight of one node. The error wraps
 // kolco.ErrUnknownNode or kolco.ErrBadWeight; on error nothing changes.
 func (m *Table) Reweight(id string, weight float64) error { return m.m.Reweight(id, weight) }
+
+// AppendIdentity appends the placement's identity for kolco.Fingerprint:
+// the hash by name and each node's ID and number of slots. The error wraps
+// kolco.ErrBadConfig for a hash that keyhash does not name.
+func (m *Table) AppendIdentity(dst []byte) ([]byte, error) {
+	s := m.m.Load()
+	nodes := s.set.View()
+	return nodeset.Identity(dst, "modulo", nodes, func(w *nodeset.Writer) error {
+		if err := w.HashName("modulo", m.hash); err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			w.String(n.ID)
+			w.Uint(uint64(Repetitions(n.EffectiveWeight())))
+		}
+		return nil
+	})
+}

@@ -173,3 +173,22 @@ func (m *Ring) Remove(ids ...string) error { return m.m.Remove(ids...) }
 // Reweight sets the weight of one node. The error wraps
 // kolco.ErrUnknownNode or kolco.ErrBadWeight; on error nothing changes.
 func (m *Ring) Reweight(id string, weight float64) error { return m.m.Reweight(id, weight) }
+
+// AppendIdentity appends the placement's identity for kolco.Fingerprint:
+// the hash by name, the probe count and each node's ID and number of
+// points. The error wraps kolco.ErrBadConfig for a hash that keyhash does
+// not name.
+func (m *Ring) AppendIdentity(dst []byte) ([]byte, error) {
+	nodes := m.m.Load().set.View()
+	return nodeset.Identity(dst, "multiprobe", nodes, func(w *nodeset.Writer) error {
+		if err := w.HashName("multiprobe", m.hash); err != nil {
+			return err
+		}
+		w.Uint(uint64(m.probes))
+		for _, n := range nodes {
+			w.String(n.ID)
+			w.Uint(uint64(Points(n.EffectiveWeight())))
+		}
+		return nil
+	})
+}

@@ -118,3 +118,20 @@ func (r *Hash) Remove(ids ...string) error { return r.m.Remove(ids...) }
 // Reweight sets the weight of one node. The error wraps
 // kolco.ErrUnknownNode or kolco.ErrBadWeight; on error nothing changes.
 func (r *Hash) Reweight(id string, weight float64) error { return r.m.Reweight(id, weight) }
+
+// AppendIdentity appends the placement's identity for kolco.Fingerprint:
+// the hash by name, the separator, the node IDs and their weights (all
+// equal weights written alike, and weights scaled by a power of two too).
+// The error wraps kolco.ErrBadConfig for a hash that keyhash does not name.
+func (r *Hash) AppendIdentity(dst []byte) ([]byte, error) {
+	nodes := r.m.Load().set.View()
+	return nodeset.Identity(dst, "rendezvous", nodes, func(w *nodeset.Writer) error {
+		if err := w.HashName("rendezvous", r.hash); err != nil {
+			return err
+		}
+		w.String(r.sep)
+		w.IDs(nodes)
+		w.Weights(nodes)
+		return nil
+	})
+}

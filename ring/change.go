@@ -64,12 +64,12 @@ func (r *Ring) next(old *Snapshot, d nodeset.Delta) (*Snapshot, error) {
 	for _, n := range d.Reweighted {
 		drop[n.ID] = true
 	}
-	s := &Snapshot{set: d.New, nodes: d.New.View()}
+	s := &Snapshot{cfg: &r.cfg, set: d.New, nodes: d.New.View()}
 	remap, add, addAt := renumber(old.nodes, s.nodes, drop)
 	counts := make([]int, len(add))
 	total := 0
 	for i, n := range add {
-		c, err := r.pointCount(n)
+		c, err := pointCount(r.cfg.VNodes, n)
 		if err != nil {
 			return nil, err
 		}

@@ -103,15 +103,15 @@ func New(nodes []kolco.Node, cfg Config) (*Ring, error) {
 		Set:  func(s *Snapshot) nodeset.Set { return s.set },
 		Next: r.next,
 	}
-	if err := r.m.Init(&Snapshot{}, nodes); err != nil {
+	if err := r.m.Init(&Snapshot{cfg: &r.cfg}, nodes); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
 // pointCount returns round(V × weight), at least 1.
-func (r *Ring) pointCount(n kolco.Node) (int, error) {
-	c := math.Round(float64(r.cfg.VNodes) * n.EffectiveWeight())
+func pointCount(vnodes int, n kolco.Node) (int, error) {
+	c := math.Round(float64(vnodes) * n.EffectiveWeight())
 	if c > maxPoints {
 		return 0, fmt.Errorf("%w: node %q would get %.0f points (at most %d)", kolco.ErrBadConfig, n.ID, c, maxPoints)
 	}

@@ -12,6 +12,7 @@ import (
 // over the points never meets a node its state does not know (package
 // bounded does this).
 type Snapshot struct {
+	cfg    *Config  // the ring's, defaults filled in
 	points []uint64 // sorted ascending; equal points ordered by owner (= by ID)
 	owners []uint32 // owners[i] indexes nodes for points[i]
 	set    nodeset.Set
@@ -32,6 +33,9 @@ func (s *Snapshot) Len() int { return len(s.nodes) }
 
 // Node returns the i-th node in ID order, the order of [Ring.Nodes].
 func (s *Snapshot) Node(i int) kolco.Node { return s.nodes[i] }
+
+// Nodes returns a copy of the nodes, sorted by ID.
+func (s *Snapshot) Nodes() []kolco.Node { return s.set.Nodes() }
 
 // Index returns the position of node id in ID order.
 func (s *Snapshot) Index(id string) (int, bool) { return s.set.Index(id) }

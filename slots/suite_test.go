@@ -13,6 +13,9 @@ func algorithm() kolcotest.Algorithm {
 	return kolcotest.Algorithm{
 		Name: "slots",
 		New:  func(nodes []kolco.Node) (kolco.Placement, error) { return slots.New(nodes, slots.Config{}) },
+		Restore: func(nodes []kolco.Node, state []byte) (kolco.Placement, error) {
+			return slots.Restore(nodes, slots.Config{}, state)
+		},
 		// The slot table is state: which slots a node owns depends on the
 		// changes that built it.
 		OrderIndependent: false,
