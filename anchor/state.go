@@ -48,8 +48,12 @@ func Restore(nodes []kolco.Node, cfg Config, state []byte) (*Hash, error) {
 		return New(nodes, cfg)
 	}
 	capacity, err := readCapacity(state)
-	if err == nil && cfg.Capacity != 0 && cfg.Capacity != capacity {
+	switch {
+	case err != nil:
+	case cfg.Capacity != 0 && cfg.Capacity != capacity:
 		err = fmt.Errorf("%w: capacity %d, configured %d", kolco.ErrBadState, capacity, cfg.Capacity)
+	case capacity < len(nodes):
+		err = fmt.Errorf("%w: capacity %d, %d nodes", kolco.ErrBadState, capacity, len(nodes))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("anchor: %w", err)
