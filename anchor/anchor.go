@@ -27,7 +27,11 @@ type Config struct {
 	// node count, and at least [MinCapacity]: room to double, with lookups
 	// that stay short (about 1 + ln(Capacity/nodes) hops).
 	Capacity int
-	// Hash hashes keys. Nil means [keyhash.XXH3].
+	// Hash hashes keys. Nil means [keyhash.XXH3]. A bucket is taken from
+	// the top bits of the hash (a multiply-shift reduction), so a weak hash
+	// (keyhash.FNV1a, keyhash.CRC32) is finalized with keyhash.Finalized:
+	// crc32's values, zero-extended from 32 bits, would put every key on
+	// bucket 0.
 	Hash keyhash.Func
 }
 
@@ -36,8 +40,9 @@ type Config struct {
 // copies the O(Capacity) state, changes the copy and publishes it
 // atomically.
 type Hash struct {
-	hash keyhash.Func
-	m    nodeset.Engine[state]
+	named keyhash.Func // Config.Hash, defaults filled in
+	hash  keyhash.Func // named, finalized
+	m     nodeset.Engine[state]
 }
 
 // state is one immutable version of the anchor. The lookup reads a, k,
@@ -75,10 +80,10 @@ func New(nodes []kolco.Node, cfg Config) (*Hash, error) {
 	if capacity < 1 || capacity > MaxCapacity {
 		return nil, fmt.Errorf("%w: capacity %d outside [1, %d]", kolco.ErrBadConfig, cfg.Capacity, MaxCapacity)
 	}
-	h := &Hash{hash: cfg.Hash}
-	if h.hash == nil {
-		h.hash = keyhash.XXH3
+	if cfg.Hash == nil {
+		cfg.Hash = keyhash.XXH3
 	}
+	h := &Hash{named: cfg.Hash, hash: keyhash.Finalized(cfg.Hash)}
 	h.m = nodeset.Engine[state]{
 		Name:       "anchor",
 		Unweighted: true,

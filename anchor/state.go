@@ -135,7 +135,7 @@ func unmarshal(data []byte, set nodeset.Set) (*state, error) {
 func (h *Hash) AppendIdentity(dst []byte) ([]byte, error) {
 	s := h.m.Load()
 	return nodeset.Identity(dst, "anchor", s.nodes, func(w *nodeset.Writer) error {
-		if err := w.HashName("anchor", h.hash); err != nil {
+		if err := w.HashName("anchor", h.named); err != nil {
 			return err
 		}
 		w.String(string(s.marshal()))

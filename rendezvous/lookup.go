@@ -27,7 +27,7 @@ type scorer struct {
 // to a buffer of its own stack frame: allocating it here would move it to
 // the heap, and zeroing it in mixer mode would cost time for nothing.
 func (r *Hash) scorer(sc *scorer, s *snapshot, key string) {
-	sc.s, sc.hash, sc.key = s, r.hash, key
+	sc.s, sc.hash, sc.key = s, r.sepHash, key
 	if s.seeds != nil {
 		sc.kh = r.hash(key)
 	}

@@ -132,7 +132,7 @@ func reference(nodes []kolco.Node, key string, cfg rendezvous.Config) []string {
 		if cfg.Separator == "" {
 			raw = fmix(keyhash.XXH3(key) ^ fmix(keyhash.XXH3(n.ID)))
 		} else {
-			raw = cfg.Hash(n.ID + cfg.Separator + key)
+			raw = keyhash.Finalized(cfg.Hash)(n.ID + cfg.Separator + key) // a weak hash finalized
 		}
 		u := (float64(raw>>11) + 0.5) / (1 << 53)
 		all = append(all, scored{n.ID, raw, n.EffectiveWeight() / -math.Log(u)})

@@ -131,7 +131,7 @@ func (r *Ring) hashPoints(add []kolco.Node, counts []int, at []uint32, total int
 		dst := out[offsets[i] : offsets[i]+counts[i]]
 		for p := range dst {
 			buf = r.cfg.Label(buf[:0], add[i].ID, p)
-			dst[p] = pair{r.cfg.Hash(bytestr.String(buf)), at[i]}
+			dst[p] = pair{r.hash(bytestr.String(buf)), at[i]}
 		}
 		return buf
 	}
