@@ -40,7 +40,11 @@ type Placement interface {
 // Options configure an algorithm. Each algorithm reads the fields that apply
 // to it and ignores the rest; zero values mean the algorithm's defaults.
 type Options struct {
-	// Hash is the key hash; nil means the algorithm's default (xxh3).
+	// Hash is the key hash; nil means the algorithm's default: xxh3, md5
+	// in seed mode, CRC16 (as Redis Cluster) for slots. Every hash of
+	// package keyhash works with every algorithm: where an algorithm needs
+	// well-mixed bits, a weak hash (fnv1a, crc32) is finalized (see each
+	// package's documentation and keyhash.Finalized).
 	Hash keyhash.Func
 	// VNodes is the ring's points per unit of weight.
 	VNodes int
@@ -97,7 +101,7 @@ var all = []Info{
 	})},
 	{Name: "slots", Summary: "Redis-Cluster-style hash slots with a slot -> node map", HistoryDependent: true,
 		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
-			return slots.Restore(n, slots.Config{Count: o.Slots}, state)
+			return slots.Restore(n, slots.Config{Count: o.Slots, Hash: o.Hash}, state)
 		}},
 	{Name: "rendezvous", Summary: "highest random weight (Thaler & Ravishankar 1998)", build: stateless("rendezvous", newRendezvous)},
 	{Name: "jump", Summary: "jump consistent hash with arbitrary removals (Lamping & Veach 2014; MementoHash 2023)", HistoryDependent: true,

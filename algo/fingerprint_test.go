@@ -93,9 +93,6 @@ func sameSample(p, q kolco.Placement, keys []string) bool {
 func TestFingerprintNeedsNamedHash(t *testing.T) {
 	own := func(k string) uint64 { return keyhash.XXH3(k) }
 	for _, name := range algo.Names() {
-		if name == "slots" {
-			continue // hashes keys with CRC16 alone
-		}
 		p, err := algo.New(name, kolcotest.Nodes(3), algo.Options{Hash: own})
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/nodeset"
+	"github.com/kolco-dev/kolco/keyhash"
 )
 
 // DefaultCount is the number of slots of a Redis Cluster and of a [Map]
@@ -28,6 +29,10 @@ type Config struct {
 	// differently from Redis. Fewer slots rebalance faster but split load
 	// more coarsely (a node's share is a whole number of slots).
 	Count int
+	// Hash, when set, replaces CRC16: a key's slot is then the low bits of
+	// Hash of its hash tag, finalized with keyhash.Finalized when the hash
+	// is weak. Nil means CRC16, as Redis Cluster computes slots.
+	Hash keyhash.Func
 }
 
 func (c Config) count() (int, error) {
@@ -46,7 +51,9 @@ func (c Config) count() (int, error) {
 // [kolco.Placement] and [kolco.Membership]. Lookups take no lock and do not
 // allocate; changes are serialized and published atomically.
 type Map struct {
-	m nodeset.Engine[state]
+	named keyhash.Func // Config.Hash; nil for CRC16
+	hash  keyhash.Func // named, finalized
+	m     nodeset.Engine[state]
 }
 
 // state is one immutable version of the map.
@@ -121,7 +128,7 @@ func New(nodes []kolco.Node, cfg Config) (*Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := newMap()
+	m := newMap(cfg.Hash)
 	// Built from the map without nodes, whose slots have no owner, the
 	// first change hands out contiguous runs in ID order.
 	if err := m.m.Init(emptyState(count), nodes); err != nil {
@@ -130,9 +137,13 @@ func New(nodes []kolco.Node, cfg Config) (*Map, error) {
 	return m, nil
 }
 
-// newMap returns a map whose engine builds each state with plan.
-func newMap() *Map {
-	m := &Map{}
+// newMap returns a map slotting keys with hash (nil: CRC16) whose engine
+// builds each state with plan.
+func newMap(hash keyhash.Func) *Map {
+	m := &Map{named: hash}
+	if hash != nil {
+		m.hash = keyhash.Finalized(hash)
+	}
 	m.m = nodeset.Engine[state]{
 		Name: "slots",
 		Set:  func(s *state) nodeset.Set { return s.set },
@@ -187,7 +198,7 @@ func FromRanges(nodes []kolco.Node, ranges []Range, cfg Config) (*Map, error) {
 			return nil, fmt.Errorf("%w: slot %d not assigned", ErrSlotMap, slot)
 		}
 	}
-	m := newMap()
+	m := newMap(cfg.Hash)
 	m.m.Store(s.link())
 	return m, nil
 }
@@ -195,10 +206,19 @@ func FromRanges(nodes []kolco.Node, ranges []Range, cfg Config) (*Map, error) {
 // Count returns the number of slots.
 func (m *Map) Count() int { return len(m.m.Load().owner) }
 
-// Slot returns the slot of key: CRC16(HashTag(key)) mod Count. With the
-// default count it equals [KeySlot].
+// Slot returns the slot of key: CRC16(HashTag(key)) mod Count, or with
+// [Config.Hash] the hash's instead of CRC16. With the defaults it equals
+// [KeySlot].
 func (m *Map) Slot(key string) int {
-	return int(uint32(CRC16(HashTag(key))) & m.m.Load().mask)
+	return int(m.slot(key, m.m.Load().mask))
+}
+
+// slot returns the slot of key among mask+1.
+func (m *Map) slot(key string, mask uint32) uint32 {
+	if m.hash == nil {
+		return uint32(CRC16(HashTag(key))) & mask
+	}
+	return uint32(m.hash(HashTag(key))) & mask
 }
 
 // Owner returns the node that owns slot. The error wraps [kolco.ErrNoNodes]
@@ -243,7 +263,7 @@ func (m *Map) find(key string) (*state, int) {
 	if len(s.nodes) == 0 {
 		return s, -1
 	}
-	return s, int(s.owner[uint32(CRC16(HashTag(key)))&s.mask])
+	return s, int(s.owner[m.slot(key, s.mask)])
 }
 
 // LocateN appends up to n distinct owners of key to dst: the owner of key's
@@ -261,7 +281,7 @@ func (m *Map) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error)
 	}
 	n = min(n, len(s.nodes))
 	start := len(dst)
-	slot := uint32(CRC16(HashTag(key))) & s.mask
+	slot := m.slot(key, s.mask)
 	for range s.runs + 1 {
 		if len(dst)-start == n {
 			return dst, nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/keyhash"
 )
 
 func mkNodes(n int) []kolco.Node {
@@ -392,5 +393,29 @@ func TestErrSlotMapIsBadConfig(t *testing.T) {
 	_, err := FromRanges(mkNodes(1), nil, Config{})
 	if !errors.Is(err, ErrSlotMap) || !errors.Is(err, kolco.ErrBadConfig) {
 		t.Errorf("uncovered map: error %v, want ErrSlotMap wrapping ErrBadConfig", err)
+	}
+}
+
+// TestHashReplacesCRC16 checks Config.Hash: the slot is the low bits of
+// the finalized hash of the hash tag, so keys sharing a tag still share a
+// slot.
+func TestHashReplacesCRC16(t *testing.T) {
+	for _, h := range []keyhash.Func{keyhash.XXH3, keyhash.CRC32} {
+		m, err := New(mkNodes(5), Config{Count: 1024, Hash: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 500 {
+			key := fmt.Sprintf("{user%d}.following", i)
+			want := int(keyhash.Finalized(h)(HashTag(key)) & 1023)
+			if got := m.Slot(key); got != want {
+				t.Fatalf("Slot(%q) = %d, want %d", key, got, want)
+			}
+			a, _ := m.Locate(key)
+			b, _ := m.Locate(fmt.Sprintf("{user%d}.followers", i))
+			if a.ID != b.ID {
+				t.Fatalf("keys of tag user%d on %s and %s", i, a.ID, b.ID)
+			}
+		}
 	}
 }

@@ -67,7 +67,7 @@ func Restore(nodes []kolco.Node, cfg Config, state []byte) (*Map, error) {
 	if err != nil {
 		return nil, fmt.Errorf("slots: %w", err)
 	}
-	m := newMap()
+	m := newMap(cfg.Hash)
 	m.m.Store(s.link())
 	return m, nil
 }
@@ -116,13 +116,18 @@ func unmarshal(data []byte, set nodeset.Set) (*state, error) {
 }
 
 // AppendIdentity appends the map's identity for kolco.Fingerprint: the
-// key hash, the slot table and the node IDs (a node owning no slot still
-// comes last in LocateN). Weights are left out: they decide only how a
-// later change moves slots. It returns no error.
+// key hash ("crc16" or the name of [Config.Hash]), the slot table and the
+// node IDs (a node owning no slot still comes last in LocateN). Weights
+// are left out: they decide only how a later change moves slots. The
+// error wraps [kolco.ErrBadConfig] for a hash that keyhash does not name.
 func (m *Map) AppendIdentity(dst []byte) ([]byte, error) {
 	s := m.m.Load()
 	return nodeset.Identity(dst, "slots", s.nodes, func(w *nodeset.Writer) error {
-		w.String("crc16")
+		if m.named == nil {
+			w.String("crc16")
+		} else if err := w.HashName("slots", m.named); err != nil {
+			return err
+		}
 		s.write(w)
 		return nil
 	})
