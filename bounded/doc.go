@@ -48,7 +48,12 @@
 //   - Balance: Assign and Acquire keep every node at or under its
 //     capacity, (1+ε) times its weighted share (tested). Locate alone is a
 //     ring of 64 points per node: max/avg load about 1 + 5/sqrt(64) at
-//     worst over 10 to 1000 nodes.
+//     worst over 10 to 1000 nodes. The walk cannot lift a node above the
+//     share of its own arcs, so the smallest load is the ring's: under
+//     every hash of package keyhash (weak ones finalized, as the ring does)
+//     with 160 points per unit of weight, over 11 nodes and 200,000 keys,
+//     the tests hold Assign's largest load within 1.35 of the mean (1+ε by
+//     construction) and the smallest above 0.65.
 //   - Disruption: Locate is minimal (a ring). Assign and Acquire trade
 //     some movement for the bound: when a node joins or leaves, keys can
 //     cascade past nodes that became full or non-full (the paper bounds the

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/keyhash"
 )
 
 // Algorithm describes a placement algorithm and the promises it makes.
@@ -81,6 +82,28 @@ type Algorithm struct {
 	// capacity error); [Ops] accepts them.
 	Errors []error
 
+	// NewHashed builds the placement with the key hash given, in the
+	// configuration the hash matrix checks (11 nodes of several name
+	// shapes, 200,000 keys, every hash of package keyhash) against
+	// MaxOverMean and MinOverMean. Nil skips the matrix.
+	NewHashed func(nodes []kolco.Node, hash keyhash.Func) (kolco.Placement, error)
+
+	// MaxOverMean and MinOverMean bound the largest and the smallest
+	// node's load relative to the mean in the hash matrix, from the
+	// algorithm's theory, sampling noise included.
+	MaxOverMean, MinOverMean float64
+
+	// Owners, when set, is how the algorithm places a set of keys, as the
+	// indexes in Nodes of their owners, in place of Locate: the hash matrix
+	// measures it (bounded's static allocation).
+	Owners func(p kolco.Placement, keys []string) ([]int, error)
+
+	// Shares, when set, returns each node's expected share of uniformly
+	// hashed keys by ID, for an algorithm whose theory gives shares that
+	// depend on the node set (multiprobe's): the hash matrix then checks
+	// every node's load against its share, within sampling noise.
+	Shares func(p kolco.Placement) map[string]float64
+
 	// Restore rebuilds a placement over nodes from the state its
 	// MarshalState returned, as the package's Restore does. It is required
 	// when the placement implements kolco.StateMarshaler.
@@ -110,6 +133,10 @@ type Algorithm struct {
 //     always logged and held to MaxMovedAdd/MaxMovedRemove if set.
 //   - Balance: max/avg load at 10, 100 and 1000 nodes within Balance times
 //     [SamplingAllowance].
+//   - HashBalance: with every hash of package keyhash, over 11 nodes of
+//     each of [NodeShapes] and 200,000 keys, the largest and smallest loads
+//     stay within MaxOverMean and MinOverMean (and each node's load near
+//     its expected share, where Shares gives one).
 //   - Weights: shares follow weights (also after Reweight), or weights are
 //     rejected or ignored by an unweighted algorithm.
 //   - ZeroAllocs: Locate, LocateID, LocateIndex and LocateN into a slice
@@ -145,6 +172,7 @@ func Run(t *testing.T, a Algorithm) {
 	t.Run("DisruptionAdd", func(t *testing.T) { testDisruptionAdd(t, a) })
 	t.Run("DisruptionRemove", func(t *testing.T) { testDisruptionRemove(t, a) })
 	t.Run("Balance", func(t *testing.T) { testBalance(t, a) })
+	t.Run("HashBalance", func(t *testing.T) { testHashBalance(t, a) })
 	t.Run("Weights", func(t *testing.T) { testWeights(t, a) })
 	t.Run("ZeroAllocs", func(t *testing.T) { testAllocs(t, a) })
 	t.Run("Membership", func(t *testing.T) { testMembership(t, a) })
