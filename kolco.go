@@ -1,7 +1,10 @@
 // Package kolco holds the vocabulary shared by every placement algorithm in
 // this module: the [Node] a key is placed on, the [Placement] interface each
 // algorithm satisfies, the optional [Membership] interface of placements whose
-// node set changes in place, and the sentinel errors they return.
+// node set changes in place by a [Change] (see [Diff]), the optional lookups
+// by ID and by index ([IDLocator], [IndexLocator]), the state and identity
+// of a placement ([StateMarshaler], [Fingerprint]), and the sentinel errors
+// they return.
 //
 // The algorithms live in packages of their own (ring, modulo, slots,
 // rendezvous, jump, jumpback, maglev, multiprobe, anchor, bounded), so that a
@@ -108,7 +111,7 @@ type Placement interface {
 }
 
 // IDLocator is implemented by placements that can answer a lookup with the
-// owner's ID alone (ring, maglev, jump, jumpback). Locate returns the whole
+// owner's ID alone: every algorithm of this module. Locate returns the whole
 // Node, a copy of 56 bytes that callers keeping their own state per node ID
 // do not need; LocateID costs a few nanoseconds less.
 type IDLocator interface {
