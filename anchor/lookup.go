@@ -40,33 +40,40 @@ func (s *state) getBucket(h uint64) uint32 {
 // Locate returns the node that owns key. The error is kolco.ErrNoNodes
 // when the placement has no nodes.
 func (h *Hash) Locate(key string) (kolco.Node, error) {
-	s, i := h.find(key)
-	return nodeset.Owner(s.nodes, i)
+	if n, _ := h.find(key); n != nil {
+		return *n, nil
+	}
+	return kolco.Node{}, kolco.ErrNoNodes
 }
 
 // LocateID returns the ID of the node Locate returns, without copying the
 // whole Node. The error is kolco.ErrNoNodes when the placement has no
 // nodes.
 func (h *Hash) LocateID(key string) (string, error) {
-	s, i := h.find(key)
-	return nodeset.OwnerID(s.nodes, i)
+	if n, _ := h.find(key); n != nil {
+		return n.ID, nil
+	}
+	return "", kolco.ErrNoNodes
 }
 
 // LocateIndex returns the position in Nodes of the node Locate returns.
 // The error is kolco.ErrNoNodes, with -1, when the placement has no nodes.
 func (h *Hash) LocateIndex(key string) (int, error) {
-	_, i := h.find(key)
-	return nodeset.OwnerIndex(i)
+	if _, i := h.find(key); i >= 0 {
+		return i, nil
+	}
+	return -1, kolco.ErrNoNodes
 }
 
-// find returns the current state and the index of key's owner in its node
-// set, or -1 without nodes.
-func (h *Hash) find(key string) (*state, int) {
+// find returns the owner of key in the current state and its index in
+// the state's node set, or nil and -1 without nodes.
+func (h *Hash) find(key string) (*kolco.Node, int) {
 	s := h.m.Load()
 	if s.n == 0 {
-		return s, -1
+		return nil, -1
 	}
-	return s, int(s.byBucket[s.getBucket(h.hash(key))])
+	i := int(s.byBucket[s.getBucket(h.hash(key))])
+	return &s.nodes[i], i
 }
 
 // LocateN appends up to n distinct owners of key to dst. Replica i is the

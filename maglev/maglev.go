@@ -100,8 +100,10 @@ func (t *Table) TableSize() int { return t.cfg.TableSize }
 // Locate returns the node of key's table entry. The error is
 // [kolco.ErrNoNodes] when the table has no nodes.
 func (t *Table) Locate(key string) (kolco.Node, error) {
-	s, i := t.find(key)
-	return nodeset.Owner(s.nodes, i)
+	if n, _ := t.find(key); n != nil {
+		return *n, nil
+	}
+	return kolco.Node{}, kolco.ErrNoNodes
 }
 
 var (
@@ -112,26 +114,31 @@ var (
 // LocateID returns the ID of the node Locate returns, without copying the
 // whole Node. The error is [kolco.ErrNoNodes] when the table has no nodes.
 func (t *Table) LocateID(key string) (string, error) {
-	s, i := t.find(key)
-	return nodeset.OwnerID(s.nodes, i)
+	if n, _ := t.find(key); n != nil {
+		return n.ID, nil
+	}
+	return "", kolco.ErrNoNodes
 }
 
 // LocateIndex returns the position in [Table.Nodes] of the node Locate
 // returns. The error is [kolco.ErrNoNodes], with -1, when the table has no
 // nodes.
 func (t *Table) LocateIndex(key string) (int, error) {
-	_, i := t.find(key)
-	return nodeset.OwnerIndex(i)
+	if _, i := t.find(key); i >= 0 {
+		return i, nil
+	}
+	return -1, kolco.ErrNoNodes
 }
 
-// find returns the current state and the index in its node set of the
-// node of key's entry, or -1 when the table has no nodes.
-func (t *Table) find(key string) (*state, int) {
+// find returns the owner of key in the current state and its index in
+// the state's node set, or nil and -1 without nodes.
+func (t *Table) find(key string) (*kolco.Node, int) {
 	s := t.m.Load()
 	if len(s.nodes) == 0 {
-		return s, -1
+		return nil, -1
 	}
-	return s, int(s.entry[t.cfg.Hash(key)%uint64(len(s.entry))])
+	i := int(s.entry[t.cfg.Hash(key)%uint64(len(s.entry))])
+	return &s.nodes[i], i
 }
 
 // LocateN appends up to n distinct owners of key to dst: the node of key's

@@ -87,33 +87,40 @@ func newSnapshot(set nodeset.Set) (*snapshot, error) {
 // Locate returns the node that owns key. The error is kolco.ErrNoNodes
 // when the placement has no nodes.
 func (m *Table) Locate(key string) (kolco.Node, error) {
-	s, i := m.find(key)
-	return nodeset.Owner(s.set.View(), i)
+	if n, _ := m.find(key); n != nil {
+		return *n, nil
+	}
+	return kolco.Node{}, kolco.ErrNoNodes
 }
 
 // LocateID returns the ID of the node Locate returns, without copying the
 // whole Node. The error is kolco.ErrNoNodes when the placement has no
 // nodes.
 func (m *Table) LocateID(key string) (string, error) {
-	s, i := m.find(key)
-	return nodeset.OwnerID(s.set.View(), i)
+	if n, _ := m.find(key); n != nil {
+		return n.ID, nil
+	}
+	return "", kolco.ErrNoNodes
 }
 
 // LocateIndex returns the position in Nodes of the node Locate returns.
 // The error is kolco.ErrNoNodes, with -1, when the placement has no nodes.
 func (m *Table) LocateIndex(key string) (int, error) {
-	_, i := m.find(key)
-	return nodeset.OwnerIndex(i)
+	if _, i := m.find(key); i >= 0 {
+		return i, nil
+	}
+	return -1, kolco.ErrNoNodes
 }
 
-// find returns the current state and the index of key's owner in its node
-// set, or -1 without nodes.
-func (m *Table) find(key string) (*snapshot, int) {
+// find returns the owner of key in the current state and its index in
+// the state's node set, or nil and -1 without nodes.
+func (m *Table) find(key string) (*kolco.Node, int) {
 	s := m.m.Load()
 	if len(s.slots) == 0 {
-		return s, -1
+		return nil, -1
 	}
-	return s, int(s.slots[m.hash(key)%uint64(len(s.slots))])
+	i := int(s.slots[m.hash(key)%uint64(len(s.slots))])
+	return &s.set.View()[i], i
 }
 
 // LocateN appends up to n distinct owners of key to dst: the owner, then

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // successor returns the index of the first point at or after pos,
@@ -41,33 +40,40 @@ func (m *Ring) winner(s *snapshot, key string) int {
 // key's probes most closely. The error is kolco.ErrNoNodes when the
 // placement has no nodes.
 func (m *Ring) Locate(key string) (kolco.Node, error) {
-	s, i := m.find(key)
-	return nodeset.Owner(s.set.View(), i)
+	if n, _ := m.find(key); n != nil {
+		return *n, nil
+	}
+	return kolco.Node{}, kolco.ErrNoNodes
 }
 
 // LocateID returns the ID of the node Locate returns, without copying the
 // whole Node. The error is kolco.ErrNoNodes when the placement has no
 // nodes.
 func (m *Ring) LocateID(key string) (string, error) {
-	s, i := m.find(key)
-	return nodeset.OwnerID(s.set.View(), i)
+	if n, _ := m.find(key); n != nil {
+		return n.ID, nil
+	}
+	return "", kolco.ErrNoNodes
 }
 
 // LocateIndex returns the position in Nodes of the node Locate returns.
 // The error is kolco.ErrNoNodes, with -1, when the placement has no nodes.
 func (m *Ring) LocateIndex(key string) (int, error) {
-	_, i := m.find(key)
-	return nodeset.OwnerIndex(i)
+	if _, i := m.find(key); i >= 0 {
+		return i, nil
+	}
+	return -1, kolco.ErrNoNodes
 }
 
-// find returns the current state and the index of key's owner in its node
-// set, or -1 without nodes.
-func (m *Ring) find(key string) (*snapshot, int) {
+// find returns the owner of key in the current state and its index in
+// the state's node set, or nil and -1 without nodes.
+func (m *Ring) find(key string) (*kolco.Node, int) {
 	s := m.m.Load()
 	if len(s.points) == 0 {
-		return s, -1
+		return nil, -1
 	}
-	return s, int(s.owner[m.winner(s, key)])
+	i := int(s.owner[m.winner(s, key)])
+	return &s.set.View()[i], i
 }
 
 // LocateN appends up to n distinct owners of key to dst: the owner, then

@@ -6,7 +6,6 @@ import (
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/bytestr"
 	"github.com/kolco-dev/kolco/internal/mix"
-	"github.com/kolco-dev/kolco/internal/nodeset"
 	"github.com/kolco-dev/kolco/keyhash"
 )
 
@@ -51,36 +50,43 @@ func (sc *scorer) score(i int) uint64 {
 // to the lower node ID. The error is kolco.ErrNoNodes when the placement
 // has no nodes.
 func (r *Hash) Locate(key string) (kolco.Node, error) {
-	s, i := r.find(key)
-	return nodeset.Owner(s.set.View(), i)
+	if n, _ := r.find(key); n != nil {
+		return *n, nil
+	}
+	return kolco.Node{}, kolco.ErrNoNodes
 }
 
 // LocateID returns the ID of the node Locate returns, without copying the
 // whole Node. The error is kolco.ErrNoNodes when the placement has no
 // nodes.
 func (r *Hash) LocateID(key string) (string, error) {
-	s, i := r.find(key)
-	return nodeset.OwnerID(s.set.View(), i)
+	if n, _ := r.find(key); n != nil {
+		return n.ID, nil
+	}
+	return "", kolco.ErrNoNodes
 }
 
 // LocateIndex returns the position in [Hash.Nodes] of the node Locate
 // returns. The error is kolco.ErrNoNodes, with -1, when the placement has
 // no nodes.
 func (r *Hash) LocateIndex(key string) (int, error) {
-	_, i := r.find(key)
-	return nodeset.OwnerIndex(i)
+	if _, i := r.find(key); i >= 0 {
+		return i, nil
+	}
+	return -1, kolco.ErrNoNodes
 }
 
-// find returns the current state and the index of the highest scorer for
-// key in its node set, or -1 without nodes.
-func (r *Hash) find(key string) (*snapshot, int) {
+// find returns the owner of key in the current state and its index in
+// the state's node set, or nil and -1 without nodes.
+func (r *Hash) find(key string) (*kolco.Node, int) {
 	s := r.m.Load()
 	n := s.set.Len()
 	if n == 0 {
-		return s, -1
+		return nil, -1
 	}
 	if s.seeds != nil && s.weights == nil {
-		return s, s.fastest(r.hash(key))
+		i := int(s.fastest(r.hash(key)))
+		return &s.set.View()[i], i
 	}
 	var sc scorer
 	r.scorer(&sc, s, key)
@@ -94,7 +100,7 @@ func (r *Hash) find(key string) (*snapshot, int) {
 			best, bi = v, i
 		}
 	}
-	return s, bi
+	return &s.set.View()[bi], bi
 }
 
 // fastest is Locate's loop for the common case, mixer mode with equal

@@ -133,31 +133,37 @@ func pointCount(vnodes int, n kolco.Node) (int, error) {
 // Locate returns the node owning key. The error is kolco.ErrNoNodes when
 // the ring is empty.
 func (r *Ring) Locate(key string) (kolco.Node, error) {
-	s, o := r.find(key)
-	return nodeset.Owner(s.nodes, o)
+	if n, _ := r.find(key); n != nil {
+		return *n, nil
+	}
+	return kolco.Node{}, kolco.ErrNoNodes
 }
 
 // LocateID returns the ID of the node owning key: Locate's answer without
 // the copy of the whole Node, for callers that keep their own state per
 // node ID. The error is kolco.ErrNoNodes when the ring is empty.
 func (r *Ring) LocateID(key string) (string, error) {
-	s, o := r.find(key)
-	return nodeset.OwnerID(s.nodes, o)
+	if n, _ := r.find(key); n != nil {
+		return n.ID, nil
+	}
+	return "", kolco.ErrNoNodes
 }
 
 // LocateIndex returns the position in [Ring.Nodes] of the node owning key,
 // for callers that keep their own table per node. The error is
 // kolco.ErrNoNodes, with -1, when the ring is empty.
 func (r *Ring) LocateIndex(key string) (int, error) {
-	_, o := r.find(key)
-	return nodeset.OwnerIndex(o)
+	if _, i := r.find(key); i >= 0 {
+		return i, nil
+	}
+	return -1, kolco.ErrNoNodes
 }
 
-// find returns the current snapshot and the index in it of the node owning
-// key, or -1 when the ring is empty. Locate, LocateID and LocateIndex are
-// small enough to be inlined into their callers, so that a lookup is one
-// call.
-func (r *Ring) find(key string) (*Snapshot, int) {
+// find returns the node owning key in the current snapshot and its index
+// in the snapshot's node set, or nil and -1 when the ring is empty. Locate,
+// LocateID and LocateIndex are small enough to be inlined into their
+// callers, so that a lookup is one call.
+func (r *Ring) find(key string) (*kolco.Node, int) {
 	// hashKey and Snapshot.owner, written out: neither can be inlined,
 	// and each call cost about a nanosecond on a path of about twenty.
 	var h uint64
@@ -168,12 +174,13 @@ func (r *Ring) find(key string) (*Snapshot, int) {
 	}
 	s := r.m.Load()
 	if len(s.points) == 0 {
-		return s, -1
+		return nil, -1
 	}
 	hi, _ := bits.Mul64(h, s.slots)
 	lo, end := int(s.index[hi]), int(s.index[hi+1])
 	if end-lo > scanWidth {
-		return s, int(s.owners[s.searchLong(h, lo, end)])
+		i := int(s.owners[s.searchLong(h, lo, end)])
+		return &s.nodes[i], i
 	}
 	early := s.owners[min(lo, len(s.owners)-1)]
 	p := (*[scanWidth]uint64)(s.points[lo : lo+scanWidth])
@@ -185,7 +192,8 @@ func (r *Ring) find(key string) (*Snapshot, int) {
 	if early == droppedOwner { // never; keeps the early load
 		o = 0
 	}
-	return s, int(o)
+	i := int(o)
+	return &s.nodes[i], i
 }
 
 // hashKey is Hash, with the default hash called directly.

@@ -237,33 +237,40 @@ func (m *Map) Owner(slot int) (kolco.Node, error) {
 // Locate returns the owner of key's slot. The error is [kolco.ErrNoNodes]
 // when the map has no nodes.
 func (m *Map) Locate(key string) (kolco.Node, error) {
-	s, i := m.find(key)
-	return nodeset.Owner(s.nodes, i)
+	if n, _ := m.find(key); n != nil {
+		return *n, nil
+	}
+	return kolco.Node{}, kolco.ErrNoNodes
 }
 
 // LocateID returns the ID of the node Locate returns, without copying the
 // whole Node. The error is kolco.ErrNoNodes when the placement has no
 // nodes.
 func (m *Map) LocateID(key string) (string, error) {
-	s, i := m.find(key)
-	return nodeset.OwnerID(s.nodes, i)
+	if n, _ := m.find(key); n != nil {
+		return n.ID, nil
+	}
+	return "", kolco.ErrNoNodes
 }
 
 // LocateIndex returns the position in Nodes of the node Locate returns.
 // The error is kolco.ErrNoNodes, with -1, when the placement has no nodes.
 func (m *Map) LocateIndex(key string) (int, error) {
-	_, i := m.find(key)
-	return nodeset.OwnerIndex(i)
+	if _, i := m.find(key); i >= 0 {
+		return i, nil
+	}
+	return -1, kolco.ErrNoNodes
 }
 
-// find returns the current state and the index of the owner of key's slot
-// in its node set, or -1 without nodes.
-func (m *Map) find(key string) (*state, int) {
+// find returns the owner of key in the current state and its index in
+// the state's node set, or nil and -1 without nodes.
+func (m *Map) find(key string) (*kolco.Node, int) {
 	s := m.m.Load()
 	if len(s.nodes) == 0 {
-		return s, -1
+		return nil, -1
 	}
-	return s, int(s.owner[m.slot(key, s.mask)])
+	i := int(s.owner[m.slot(key, s.mask)])
+	return &s.nodes[i], i
 }
 
 // LocateN appends up to n distinct owners of key to dst: the owner of key's

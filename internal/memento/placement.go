@@ -44,31 +44,38 @@ func New(name string, nodes []kolco.Node, hash keyhash.Func, bucket BucketFunc) 
 
 // Locate returns the owner of key, or kolco.ErrNoNodes.
 func (p *Placement) Locate(key string) (kolco.Node, error) {
-	s, i := p.find(key)
-	return nodeset.Owner(s.nodes, i)
+	if n, _ := p.find(key); n != nil {
+		return *n, nil
+	}
+	return kolco.Node{}, kolco.ErrNoNodes
 }
 
 // LocateID returns the ID of the owner of key, or kolco.ErrNoNodes.
 func (p *Placement) LocateID(key string) (string, error) {
-	s, i := p.find(key)
-	return nodeset.OwnerID(s.nodes, i)
+	if n, _ := p.find(key); n != nil {
+		return n.ID, nil
+	}
+	return "", kolco.ErrNoNodes
 }
 
 // LocateIndex returns the position of the owner of key in Nodes, or -1 and
 // kolco.ErrNoNodes.
 func (p *Placement) LocateIndex(key string) (int, error) {
-	_, i := p.find(key)
-	return nodeset.OwnerIndex(i)
+	if _, i := p.find(key); i >= 0 {
+		return i, nil
+	}
+	return -1, kolco.ErrNoNodes
 }
 
-// find returns the current state and the index of key's owner in its node
-// set, or -1 without nodes.
-func (p *Placement) find(key string) (*state, int) {
+// find returns the owner of key in the current state and its index in
+// the state's node set, or nil and -1 without nodes.
+func (p *Placement) find(key string) (*kolco.Node, int) {
 	s := p.m.Load()
 	if s.working == 0 {
-		return s, -1
+		return nil, -1
 	}
-	return s, int(s.idx[s.locate(p.bucket, p.hash(key), nil)])
+	i := int(s.idx[s.locate(p.bucket, p.hash(key), nil)])
+	return &s.nodes[i], i
 }
 
 // LocateN appends up to n owners: each the owner the key would have if the
