@@ -1,7 +1,10 @@
 // Package kolco holds the vocabulary shared by every placement algorithm in
 // this module: the [Node] a key is placed on, the [Placement] interface each
 // algorithm satisfies, the optional [Membership] interface of placements whose
-// node set changes in place, and the sentinel errors they return.
+// node set changes in place by a [Change] (see [Diff]), the optional lookups
+// by ID and by index ([IDLocator], [IndexLocator]), the state and identity
+// of a placement ([StateMarshaler], [Fingerprint]), and the sentinel errors
+// they return.
 //
 // The algorithms live in packages of their own (ring, modulo, slots,
 // rendezvous, jump, jumpback, maglev, multiprobe, anchor, bounded), so that a
@@ -35,6 +38,11 @@ var (
 	// ErrBadConfig is returned for an invalid algorithm setting, such as
 	// fewer than one virtual node.
 	ErrBadConfig = errors.New("kolco: invalid configuration")
+	// ErrBadState is returned for a placement state that cannot be
+	// restored: written by another version or algorithm, not in canonical
+	// form, truncated, or naming other nodes than those it is restored
+	// with.
+	ErrBadState = errors.New("kolco: invalid placement state")
 )
 
 // Node is one member of a placement: a server, shard or bucket.
@@ -103,7 +111,7 @@ type Placement interface {
 }
 
 // IDLocator is implemented by placements that can answer a lookup with the
-// owner's ID alone (ring, maglev, jump, jumpback). Locate returns the whole
+// owner's ID alone: every algorithm of this module. Locate returns the whole
 // Node, a copy of 56 bytes that callers keeping their own state per node ID
 // do not need; LocateID costs a few nanoseconds less.
 type IDLocator interface {
@@ -112,9 +120,35 @@ type IDLocator interface {
 	LocateID(key string) (string, error)
 }
 
+// IndexLocator is implemented by placements that can answer a lookup with
+// the owner's position in their node set: every algorithm of this module.
+// A caller that keeps a table per node (server connections, counters)
+// indexes it directly, so that a request hashes its key once and touches
+// no map.
+type IndexLocator interface {
+	// LocateIndex returns the position of the node Locate returns for
+	// key in the node set sorted by ID, the order Nodes returns. The error
+	// is [ErrNoNodes], with -1, when there are no nodes.
+	//
+	// The position refers to the node set of the moment: a caller whose
+	// table follows Nodes must not let the node set change while the
+	// table is in use (apply a change to a copy of the placement and
+	// publish it together with the new table).
+	LocateIndex(key string) (int, error)
+}
+
 // Membership is implemented by placements whose node set changes in place.
-// Each call applies all of its changes or, on error, none of them.
+// Each call applies all of its changes or, on error, none of them. Add,
+// Remove and Reweight are conveniences for the one-part changes that Apply
+// makes.
 type Membership interface {
+	// Apply makes the change c as a whole: all of it or, on error, none
+	// (see [Change] for the order of its parts). The error wraps
+	// [ErrUnknownNode] (removing or updating an absent ID, or removing one
+	// twice), [ErrDuplicateNode] (adding a present ID, or naming one twice
+	// in Add or in Update), [ErrBadNodeID], [ErrBadWeight], or
+	// [ErrBadConfig] when the algorithm cannot hold the result.
+	Apply(c Change) error
 	// Add adds nodes. The error wraps [ErrDuplicateNode] (also for an ID
 	// given twice in one call), [ErrBadNodeID], [ErrBadWeight], or
 	// [ErrBadConfig] when the algorithm cannot hold the result (too many

@@ -26,17 +26,25 @@ import (
 // ErrUnknown is returned by [New] for a name it does not know.
 var ErrUnknown = errors.New("algo: unknown algorithm")
 
-// Placement is what every algorithm built here offers: lookups and changes
-// of membership.
+// Placement is what every algorithm built here offers: lookups, also by
+// ID and by index, changes of membership, and an identity for
+// kolco.Fingerprint.
 type Placement interface {
 	kolco.Placement
+	kolco.IDLocator
+	kolco.IndexLocator
 	kolco.Membership
+	kolco.Identity
 }
 
 // Options configure an algorithm. Each algorithm reads the fields that apply
 // to it and ignores the rest; zero values mean the algorithm's defaults.
 type Options struct {
-	// Hash is the key hash; nil means the algorithm's default (xxh3).
+	// Hash is the key hash; nil means the algorithm's default: xxh3, md5
+	// in seed mode, CRC16 (as Redis Cluster) for slots. Every hash of
+	// package keyhash works with every algorithm: where an algorithm needs
+	// well-mixed bits, a weak hash (fnv1a, crc32) is finalized (see each
+	// package's documentation and keyhash.Finalized).
 	Hash keyhash.Func
 	// VNodes is the ring's points per unit of weight.
 	VNodes int
@@ -66,50 +74,70 @@ type Info struct {
 	// Summary is one line for help texts.
 	Summary string
 	// HistoryDependent reports that the same node set reached by different
-	// changes may place keys differently.
+	// changes may place keys differently: the placement implements
+	// kolco.StateMarshaler, and [Restore] rebuilds it from its state.
 	HistoryDependent bool
-	build            func([]kolco.Node, Options) (Placement, error)
+	// build returns the placement over nodes in state; empty state means
+	// the state New builds.
+	build func(nodes []kolco.Node, o Options, state []byte) (Placement, error)
+}
+
+// stateless returns the build function of a history-independent
+// algorithm, whose placement follows from its node set: it refuses any
+// state.
+func stateless(name string, build func([]kolco.Node, Options) (Placement, error)) func([]kolco.Node, Options, []byte) (Placement, error) {
+	return func(nodes []kolco.Node, o Options, state []byte) (Placement, error) {
+		if len(state) > 0 {
+			return nil, fmt.Errorf("%s: %w: its placement follows from the node set, it keeps no state", name, kolco.ErrBadState)
+		}
+		return build(nodes, o)
+	}
 }
 
 var all = []Info{
-	{Name: "ring", Summary: "consistent hash ring with virtual nodes (Karger et al. 1997)", build: newRing},
-	{Name: "modulo", Summary: "hash % N, the baseline that moves N/(N+1) of keys", build: func(n []kolco.Node, o Options) (Placement, error) {
+	{Name: "ring", Summary: "consistent hash ring with virtual nodes (Karger et al. 1997)", build: stateless("ring", newRing)},
+	{Name: "modulo", Summary: "hash % N, the baseline that moves N/(N+1) of keys", build: stateless("modulo", func(n []kolco.Node, o Options) (Placement, error) {
 		return modulo.New(n, modulo.Config{Hash: o.Hash})
-	}},
-	{Name: "slots", Summary: "Redis-Cluster-style hash slots with a slot -> node map", HistoryDependent: true, build: func(n []kolco.Node, o Options) (Placement, error) {
-		return slots.New(n, slots.Config{Count: o.Slots})
-	}},
-	{Name: "rendezvous", Summary: "highest random weight (Thaler & Ravishankar 1998)", build: func(n []kolco.Node, o Options) (Placement, error) {
-		cfg := rendezvous.Config{Hash: o.Hash}
-		if o.Seed { // the article's one-liner: md5 of "node:key"
-			cfg.Separator = ":"
-			if cfg.Hash == nil {
-				cfg.Hash = keyhash.MD5
-			}
-		}
-		return rendezvous.New(n, cfg)
-	}},
-	{Name: "jump", Summary: "jump consistent hash with arbitrary removals (Lamping & Veach 2014; MementoHash 2023)", HistoryDependent: true,
-		build: func(n []kolco.Node, o Options) (Placement, error) { return jump.New(n, jump.Config{Hash: o.Hash}) }},
-	{Name: "jumpback", Summary: "JumpBackHash with arbitrary removals (Ertl 2024; MementoHash 2023)", HistoryDependent: true,
-		build: func(n []kolco.Node, o Options) (Placement, error) {
-			return jumpback.New(n, jumpback.Config{Hash: o.Hash})
+	})},
+	{Name: "slots", Summary: "Redis-Cluster-style hash slots with a slot -> node map", HistoryDependent: true,
+		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
+			return slots.Restore(n, slots.Config{Count: o.Slots, Hash: o.Hash}, state)
 		}},
-	{Name: "maglev", Summary: "Maglev lookup table (Eisenbud et al. 2016)", build: func(n []kolco.Node, o Options) (Placement, error) {
+	{Name: "rendezvous", Summary: "highest random weight (Thaler & Ravishankar 1998)", build: stateless("rendezvous", newRendezvous)},
+	{Name: "jump", Summary: "jump consistent hash with arbitrary removals (Lamping & Veach 2014; MementoHash 2023)", HistoryDependent: true,
+		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
+			return jump.Restore(n, jump.Config{Hash: o.Hash}, state)
+		}},
+	{Name: "jumpback", Summary: "JumpBackHash with arbitrary removals (Ertl 2024; MementoHash 2023)", HistoryDependent: true,
+		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
+			return jumpback.Restore(n, jumpback.Config{Hash: o.Hash}, state)
+		}},
+	{Name: "maglev", Summary: "Maglev lookup table (Eisenbud et al. 2016)", build: stateless("maglev", func(n []kolco.Node, o Options) (Placement, error) {
 		return maglev.New(n, maglev.Config{Hash: o.Hash, TableSize: o.TableSize})
-	}},
+	})},
 	{Name: "anchor", Summary: "AnchorHash with fixed capacity (Mendelson et al. 2020)", HistoryDependent: true,
-		build: func(n []kolco.Node, o Options) (Placement, error) {
-			return anchor.New(n, anchor.Config{Hash: o.Hash, Capacity: o.Capacity})
+		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
+			return anchor.Restore(n, anchor.Config{Hash: o.Hash, Capacity: o.Capacity}, state)
 		}},
 	{Name: "multiprobe", Summary: "multi-probe consistent hashing, one point per node (Appleton & O'Reilly 2015)",
-		build: func(n []kolco.Node, o Options) (Placement, error) {
+		build: stateless("multiprobe", func(n []kolco.Node, o Options) (Placement, error) {
 			return multiprobe.New(n, multiprobe.Config{Hash: o.Hash, Probes: o.Probes})
-		}},
+		})},
 	{Name: "bounded", Summary: "consistent hashing with bounded loads (Mirrokni et al. 2016); Locate is the ring owner, Assign and Acquire bound the load",
-		build: func(n []kolco.Node, o Options) (Placement, error) {
-			return bounded.New(n, bounded.Config{Hash: o.Hash, Epsilon: o.Epsilon, Points: o.VNodes})
-		}},
+		build: stateless("bounded", func(n []kolco.Node, o Options) (Placement, error) {
+			return bounded.New(n, bounded.Config{Hash: o.Hash, Epsilon: o.Epsilon, VNodes: o.VNodes})
+		})},
+}
+
+func newRendezvous(n []kolco.Node, o Options) (Placement, error) {
+	cfg := rendezvous.Config{Hash: o.Hash}
+	if o.Seed { // the article's one-liner: md5 of "node:key"
+		cfg.Separator = ":"
+		if cfg.Hash == nil {
+			cfg.Hash = keyhash.MD5
+		}
+	}
+	return rendezvous.New(n, cfg)
 }
 
 func newRing(nodes []kolco.Node, o Options) (Placement, error) {
@@ -157,9 +185,34 @@ func Lookup(name string) (Info, bool) {
 // for an unknown name, or the algorithm's own errors (kolco.ErrBadConfig,
 // kolco.ErrDuplicateNode, ...).
 func New(name string, nodes []kolco.Node, opts Options) (Placement, error) {
+	return Restore(name, nodes, opts, nil)
+}
+
+// Restore builds the algorithm name over nodes in state, the placement
+// state that [State] returned, in this process or another: for a
+// history-dependent algorithm (jump, jumpback, anchor, slots) it places
+// every key as the placement that returned the state, and changes as it
+// would. Empty state gives the placement of New; a history-independent
+// algorithm takes only that. The error wraps [ErrUnknown] for an unknown
+// name, kolco.ErrBadState for a state that is not one of this algorithm's
+// over these nodes (or any state for a history-independent algorithm), or
+// the algorithm's own errors as for New.
+func Restore(name string, nodes []kolco.Node, opts Options, state []byte) (Placement, error) {
 	a, ok := Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
 	}
-	return a.build(nodes, opts)
+	return a.build(nodes, opts, state)
+}
+
+// State returns the state that, with the algorithm, its options and the
+// node set, decides where p places keys: nil for a history-independent
+// placement, whose node set decides alone; else p's canonical encoding
+// (kolco.StateMarshaler). Keep it with the node set to [Restore] the
+// placement after a restart, or in a new process that must agree.
+func State(p kolco.Placement) []byte {
+	if m, ok := p.(kolco.StateMarshaler); ok {
+		return m.MarshalState()
+	}
+	return nil
 }

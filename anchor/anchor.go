@@ -3,11 +3,9 @@ package anchor
 import (
 	"fmt"
 	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 	"github.com/kolco-dev/kolco/keyhash"
 )
 
@@ -29,7 +27,11 @@ type Config struct {
 	// node count, and at least [MinCapacity]: room to double, with lookups
 	// that stay short (about 1 + ln(Capacity/nodes) hops).
 	Capacity int
-	// Hash hashes keys. Nil means [keyhash.XXH3].
+	// Hash hashes keys. Nil means [keyhash.XXH3]. A bucket is taken from
+	// the top bits of the hash (a multiply-shift reduction), so a weak hash
+	// (keyhash.FNV1a, keyhash.CRC32) is finalized with keyhash.Finalized:
+	// crc32's values, zero-extended from 32 bits, would put every key on
+	// bucket 0.
 	Hash keyhash.Func
 }
 
@@ -38,15 +40,16 @@ type Config struct {
 // copies the O(Capacity) state, changes the copy and publishes it
 // atomically.
 type Hash struct {
-	hash keyhash.Func
-	mu   sync.Mutex // serializes writers; readers only load cur
-	cur  atomic.Pointer[state]
+	named keyhash.Func // Config.Hash, defaults filled in
+	hash  keyhash.Func // named, finalized
+	m     nodeset.Engine[state]
 }
 
 // state is one immutable version of the anchor. The lookup reads a, k,
 // byBucket and nodes; w, l, r and bucket are the writers' bookkeeping.
 type state struct {
-	nodes    []kolco.Node // sorted by ID
+	set      nodeset.Set
+	nodes    []kolco.Node // set.View(), sorted by ID
 	byBucket []int32      // bucket -> index in nodes, -1 for a removed bucket
 	a        []uint32     // A: 0 for a working bucket, else |W_b|
 	k        []uint32     // K: successor of a bucket in the removal order
@@ -56,6 +59,13 @@ type state struct {
 	bucket   map[string]uint32
 }
 
+var (
+	_ kolco.Placement    = (*Hash)(nil)
+	_ kolco.Membership   = (*Hash)(nil)
+	_ kolco.IDLocator    = (*Hash)(nil)
+	_ kolco.IndexLocator = (*Hash)(nil)
+)
+
 // New returns an anchor of cfg.Capacity buckets holding nodes, which get
 // buckets 0, 1, ... in ID order, so the result does not depend on the order
 // of nodes. The error wraps [ErrCapacity] when nodes exceed the capacity,
@@ -63,9 +73,6 @@ type state struct {
 // for a weight other than 1, or [kolco.ErrDuplicateNode] or
 // [kolco.ErrBadNodeID].
 func New(nodes []kolco.Node, cfg Config) (*Hash, error) {
-	if err := checkNodes(func(string) bool { return false }, nodes); err != nil {
-		return nil, err
-	}
 	capacity := cfg.Capacity
 	if capacity == 0 {
 		capacity = max(2*len(nodes), MinCapacity)
@@ -73,67 +80,69 @@ func New(nodes []kolco.Node, cfg Config) (*Hash, error) {
 	if capacity < 1 || capacity > MaxCapacity {
 		return nil, fmt.Errorf("%w: capacity %d outside [1, %d]", kolco.ErrBadConfig, cfg.Capacity, MaxCapacity)
 	}
-	if len(nodes) > capacity {
-		return nil, fmt.Errorf("%w: %d nodes, capacity %d", ErrCapacity, len(nodes), capacity)
+	if cfg.Hash == nil {
+		cfg.Hash = keyhash.XXH3
 	}
-	h := &Hash{hash: cfg.Hash}
-	if h.hash == nil {
-		h.hash = keyhash.XXH3
+	h := &Hash{named: cfg.Hash, hash: keyhash.Finalized(cfg.Hash)}
+	h.m = nodeset.Engine[state]{
+		Name:       "anchor",
+		Unweighted: true,
+		Set:        func(s *state) nodeset.Set { return s.set },
+		Next:       next,
 	}
-	h.cur.Store(newState(sortByID(nodes), capacity))
+	if err := h.m.Init(emptyState(capacity), nodes); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
-// checkNodes is [kolco.CheckNew] plus AnchorHash's lack of weights.
-func checkNodes(has func(string) bool, nodes []kolco.Node) error {
-	if err := kolco.CheckNew(has, nodes); err != nil {
-		return err
-	}
-	for _, nd := range nodes {
-		if nd.EffectiveWeight() != 1 {
-			return fmt.Errorf("anchor: node %q: %w: AnchorHash is unweighted (got %v)", nd.ID, kolco.ErrBadWeight, nd.Weight)
-		}
-	}
-	return nil
-}
-
-func sortByID(nodes []kolco.Node) []kolco.Node {
-	out := slices.Clone(nodes)
-	slices.SortFunc(out, func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
-	return out
-}
-
-// newState is INITANCHOR(capacity, len(nodes)) with node i in bucket i.
-func newState(nodes []kolco.Node, capacity int) *state {
+// emptyState is INITANCHOR(capacity, 0): every bucket removed, the highest
+// first, so that adding nodes in ID order gives node i bucket i, exactly
+// the paper's INITANCHOR(capacity, n).
+func emptyState(capacity int) *state {
 	s := &state{
-		nodes:    nodes,
 		byBucket: make([]int32, capacity),
 		a:        make([]uint32, capacity),
 		k:        make([]uint32, capacity),
 		w:        make([]uint32, capacity),
 		l:        make([]uint32, capacity),
-		n:        uint32(len(nodes)),
-		bucket:   make(map[string]uint32, len(nodes)),
+		bucket:   make(map[string]uint32),
 	}
 	for b := range capacity {
 		s.k[b], s.l[b], s.w[b] = uint32(b), uint32(b), uint32(b)
 		s.byBucket[b] = -1
 	}
-	for b := capacity - 1; b >= len(nodes); b-- {
+	for b := capacity - 1; b >= 0; b-- {
 		s.r = append(s.r, uint32(b))
 		s.a[b] = uint32(b)
 	}
-	for i, nd := range nodes {
-		s.byBucket[i] = int32(i)
-		s.bucket[nd.ID] = uint32(i)
-	}
 	return s
+}
+
+// next applies d to a copy of old: the removed nodes' buckets are removed
+// in ID order, then the added nodes revive the most recently removed
+// buckets in ID order. The error wraps [ErrCapacity] when the working
+// buckets would exceed the capacity.
+func next(old *state, d nodeset.Delta) (*state, error) {
+	if free := len(old.r) + len(d.Removed); len(d.Added) > free {
+		return nil, fmt.Errorf("add %d nodes to %d of %d: %w", len(d.Added), int(old.n)-len(d.Removed), len(old.a), ErrCapacity)
+	}
+	s := old.clone()
+	for _, nd := range nodeset.SortedByID(d.Removed) {
+		s.removeBucket(s.bucket[nd.ID])
+		delete(s.bucket, nd.ID)
+	}
+	for _, nd := range nodeset.SortedByID(d.Added) {
+		s.bucket[nd.ID] = s.addBucket()
+	}
+	s.set, s.nodes = d.New, d.New.View()
+	s.reindex()
+	return s, nil
 }
 
 // clone returns a deep copy for a writer to change.
 func (s *state) clone() *state {
 	c := *s
-	c.nodes = slices.Clone(s.nodes)
 	c.byBucket = slices.Clone(s.byBucket)
 	c.a, c.k = slices.Clone(s.a), slices.Clone(s.k)
 	c.w, c.l, c.r = slices.Clone(s.w), slices.Clone(s.l), slices.Clone(s.r)
@@ -179,70 +188,29 @@ func (s *state) reindex() {
 }
 
 // Capacity returns the number of buckets.
-func (h *Hash) Capacity() int { return len(h.cur.Load().a) }
+func (h *Hash) Capacity() int { return len(h.m.Load().a) }
 
 // Nodes returns a copy of the node set, sorted by ID.
-func (h *Hash) Nodes() []kolco.Node { return slices.Clone(h.cur.Load().nodes) }
+func (h *Hash) Nodes() []kolco.Node { return h.m.Load().set.Nodes() }
+
+// Apply makes the change c, all of it or, on error, none: the removed
+// nodes' buckets are removed in ID order, then the added nodes revive the
+// most recently removed buckets in ID order (see the package documentation
+// on history). The error wraps [ErrCapacity], [kolco.ErrUnknownNode],
+// [kolco.ErrDuplicateNode], [kolco.ErrBadNodeID] or [kolco.ErrBadWeight]
+// (any weight other than 1).
+func (h *Hash) Apply(c kolco.Change) error { return h.m.Apply(c) }
 
 // Add adds nodes, in ID order, each reviving the most recently removed
 // bucket (see the package documentation on history). Adding moves keys
 // only onto the new nodes. The error wraps [ErrCapacity],
 // [kolco.ErrDuplicateNode], [kolco.ErrBadNodeID] or [kolco.ErrBadWeight].
-func (h *Hash) Add(nodes ...kolco.Node) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	old := h.cur.Load()
-	if err := checkNodes(func(id string) bool { _, ok := old.bucket[id]; return ok }, nodes); err != nil {
-		return fmt.Errorf("anchor: add: %w", err)
-	}
-	if len(nodes) > len(old.r) {
-		return fmt.Errorf("anchor: add %d nodes to %d of %d: %w", len(nodes), old.n, len(old.a), ErrCapacity)
-	}
-	s := old.clone()
-	for _, nd := range sortByID(nodes) {
-		s.bucket[nd.ID] = s.addBucket()
-	}
-	s.nodes = sortByID(append(s.nodes, nodes...))
-	s.reindex()
-	h.cur.Store(s)
-	return nil
-}
+func (h *Hash) Add(nodes ...kolco.Node) error { return h.m.Add(nodes...) }
 
 // Remove removes the nodes with the given IDs, in ID order. Only their keys
 // move. The error wraps [kolco.ErrUnknownNode].
-func (h *Hash) Remove(ids ...string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	old := h.cur.Load()
-	sorted := slices.Clone(ids)
-	slices.Sort(sorted)
-	for i, id := range sorted {
-		if _, ok := old.bucket[id]; !ok || (i > 0 && sorted[i-1] == id) {
-			return fmt.Errorf("anchor: remove: %w: %q", kolco.ErrUnknownNode, id)
-		}
-	}
-	s := old.clone()
-	for _, id := range sorted {
-		s.removeBucket(s.bucket[id])
-		delete(s.bucket, id)
-	}
-	s.nodes = slices.DeleteFunc(s.nodes, func(nd kolco.Node) bool { _, ok := slices.BinarySearch(sorted, nd.ID); return ok })
-	s.reindex()
-	h.cur.Store(s)
-	return nil
-}
+func (h *Hash) Remove(ids ...string) error { return h.m.Remove(ids...) }
 
 // Reweight accepts only weight 1, which changes nothing: AnchorHash is
 // unweighted. The error wraps [kolco.ErrUnknownNode] or [kolco.ErrBadWeight].
-func (h *Hash) Reweight(id string, weight float64) error {
-	if _, ok := h.cur.Load().bucket[id]; !ok {
-		return fmt.Errorf("anchor: reweight: %w: %q", kolco.ErrUnknownNode, id)
-	}
-	if err := kolco.CheckWeight(weight); err != nil {
-		return fmt.Errorf("anchor: reweight %q: %w", id, err)
-	}
-	if weight != 1 {
-		return fmt.Errorf("anchor: reweight %q: %w: AnchorHash is unweighted (got %v)", id, kolco.ErrBadWeight, weight)
-	}
-	return nil
-}
+func (h *Hash) Reweight(id string, weight float64) error { return h.m.Reweight(id, weight) }

@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
@@ -287,34 +286,6 @@ func TestLookupsDoNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(200, func() { _, _ = h.LocateN(dst[:0], "some-key", 3) }); n != 0 {
 		t.Errorf("LocateN allocates %v", n)
 	}
-}
-
-func TestConcurrentReadersAndWriters(t *testing.T) {
-	h, _ := New(mkNodes(4), Config{})
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			dst := make([]kolco.Node, 0, 3)
-			for i := range 2000 {
-				if _, err := h.LocateN(dst[:0], fmt.Sprint(g, i), 3); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	for i := range 50 {
-		id := fmt.Sprintf("extra-%d", i)
-		if err := h.Add(kolco.Node{ID: id}); err != nil {
-			t.Fatal(err)
-		}
-		if err := h.Remove(id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wg.Wait()
 }
 
 // FuzzNew builds anchors of arbitrary capacity and size and looks keys up:

@@ -21,7 +21,13 @@
 //     ID to bucket used only by writers. Each change copies that state:
 //     O(C) time.
 //   - Balance: every key is uniform over the working buckets, so loads are
-//     those of a uniform random assignment (spread ~ 1/sqrt(keys per node)).
+//     those of a uniform random assignment (spread ~ 1/sqrt(keys per node)),
+//     provided the key hash is uniform in its top bits, which the bucket is
+//     taken from: a weak hash (fnv1a, crc32) is finalized first (see
+//     [Config.Hash]). Under every hash of package keyhash, over 11 nodes and
+//     200,000 keys (sampling noise alone is 0.7% of a node's load), the
+//     tests hold the largest load within 1.10 of the mean and the smallest
+//     above 0.90.
 //   - Disruption: minimal, under arbitrary changes: adding a node moves keys
 //     only onto it, removing any node moves only its keys.
 //   - Weights: not supported; a node or Reweight with a weight other than 1

@@ -37,14 +37,43 @@ func (s *state) getBucket(h uint64) uint32 {
 	return b
 }
 
-// Locate returns the node that owns key. The error is [kolco.ErrNoNodes]
-// when the anchor has no nodes.
+// Locate returns the node that owns key. The error is kolco.ErrNoNodes
+// when the placement has no nodes.
 func (h *Hash) Locate(key string) (kolco.Node, error) {
-	s := h.cur.Load()
-	if s.n == 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
+	if n, _ := h.find(key); n != nil {
+		return *n, nil
 	}
-	return s.nodes[s.byBucket[s.getBucket(h.hash(key))]], nil
+	return kolco.Node{}, kolco.ErrNoNodes
+}
+
+// LocateID returns the ID of the node Locate returns, without copying the
+// whole Node. The error is kolco.ErrNoNodes when the placement has no
+// nodes.
+func (h *Hash) LocateID(key string) (string, error) {
+	if n, _ := h.find(key); n != nil {
+		return n.ID, nil
+	}
+	return "", kolco.ErrNoNodes
+}
+
+// LocateIndex returns the position in Nodes of the node Locate returns.
+// The error is kolco.ErrNoNodes, with -1, when the placement has no nodes.
+func (h *Hash) LocateIndex(key string) (int, error) {
+	if _, i := h.find(key); i >= 0 {
+		return i, nil
+	}
+	return -1, kolco.ErrNoNodes
+}
+
+// find returns the owner of key in the current state and its index in
+// the state's node set, or nil and -1 without nodes.
+func (h *Hash) find(key string) (*kolco.Node, int) {
+	s := h.m.Load()
+	if s.n == 0 {
+		return nil, -1
+	}
+	i := int(s.byBucket[s.getBucket(h.hash(key))])
+	return &s.nodes[i], i
 }
 
 // LocateN appends up to n distinct owners of key to dst. Replica i is the
@@ -57,7 +86,7 @@ func (h *Hash) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 	if n < 1 {
 		return dst, kolco.ErrBadCount
 	}
-	s := h.cur.Load()
+	s := h.m.Load()
 	if s.n == 0 {
 		return dst, kolco.ErrNoNodes
 	}

@@ -2,7 +2,6 @@ package bounded
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/kolco-dev/kolco"
 )
@@ -28,40 +27,29 @@ type Assignment struct {
 // [kolco.ErrNoNodes] when the ring has no nodes and keys is not empty.
 func (r *Ring) Assign(keys []string) (Assignment, error) {
 	s := r.cur.Load()
+	n := s.snap.Len()
 	a := Assignment{
-		Nodes:    slices.Clone(s.nodes),
+		Nodes:    make([]kolco.Node, n),
 		Owner:    make([]int, len(keys)),
-		Load:     make([]int, len(s.nodes)),
-		Capacity: make([]int, len(s.nodes)),
+		Load:     make([]int, n),
+		Capacity: make([]int, n),
 	}
 	if len(keys) == 0 {
+		for j := range n {
+			a.Nodes[j] = s.snap.Node(j)
+		}
 		return a, nil
 	}
-	if len(s.nodes) == 0 {
+	if n == 0 {
 		return a, fmt.Errorf("bounded: assign %d keys: %w", len(keys), kolco.ErrNoNodes)
 	}
-	for j := range s.nodes {
-		a.Capacity[j] = int(s.capacity(r.cfg.Epsilon, j, int64(len(keys))))
+	for j := range n {
+		a.Nodes[j] = s.snap.Node(j)
+		a.Capacity[j] = int(s.capacity(r.eps, j, int64(len(keys))))
 	}
 	for i, key := range keys {
-		a.Owner[i] = s.walk(s.search(r.cfg.Hash(key)), func(j int) bool { return a.Load[j] < a.Capacity[j] })
+		a.Owner[i] = s.walk(s.snap.Successor(r.ring.Hash(key)), func(j int) bool { return a.Load[j] < a.Capacity[j] })
 		a.Load[a.Owner[i]]++
 	}
 	return a, nil
-}
-
-// walk returns the owner of the first point from p on (wrapping) for which
-// fits holds. The capacities sum to at least (1+ε) times the load, so some
-// node always fits; should rounding ever leave none, the first candidate is
-// returned rather than looping.
-func (s *state) walk(p int, fits func(node int) bool) int {
-	for range s.points {
-		if o := int(s.owner[p]); fits(o) {
-			return o
-		}
-		if p++; p == len(s.points) {
-			p = 0
-		}
-	}
-	return int(s.owner[p])
 }

@@ -25,21 +25,35 @@
 // them deterministic (the answer does not depend on the traffic), which
 // is what [kolco.Placement] promises.
 //
+// # The ring underneath
+//
+// A [Ring] is a [ring.Ring] (labels "ID#i", ties by ID, the same hashes)
+// with [Config.VNodes] points per unit of weight, 64 by default, plus one
+// load counter per node: its Locate places every key where a ring.Ring of
+// the same VNodes and Hash does. Each change is applied to the ring and its
+// new [ring.Snapshot] is published together with the counters, so that a
+// walk always reads the counters of the nodes it meets.
+//
 // # Properties
 //
-//   - Lookup cost: Locate is a key hash, one index read by the hash's top
-//     bits and a binary search over the one or two points that share them
-//     (of N * [Config.Points]); no lock, no allocation. Acquire
-//     adds the walk past full nodes, a few steps in expectation for
-//     ε = 0.25 (the paper bounds it by O(1/ε²)), and allocates nothing.
-//   - Memory: about 16 bytes per point (64 points per unit of weight by
-//     default: hash, owner and index)
-//     plus one load counter per node. A change hashes only the points of
-//     new or re-weighted nodes and merges them in: O(points).
+//   - Lookup cost: Locate is a ring lookup (see package ring): a key hash
+//     and O(1) expected work over the N * [Config.VNodes] points; no lock,
+//     no allocation. Acquire adds the walk past full nodes, a few steps in
+//     expectation for ε = 0.25 (the paper bounds it by O(1/ε²)), and
+//     allocates nothing.
+//   - Memory: the ring's, about 14 bytes per point (64 points per unit of
+//     weight by default), plus one load counter per node. A change hashes
+//     only the points of new or re-weighted nodes and merges them in:
+//     O(points).
 //   - Balance: Assign and Acquire keep every node at or under its
 //     capacity, (1+ε) times its weighted share (tested). Locate alone is a
 //     ring of 64 points per node: max/avg load about 1 + 5/sqrt(64) at
-//     worst over 10 to 1000 nodes.
+//     worst over 10 to 1000 nodes. The walk cannot lift a node above the
+//     share of its own arcs, so the smallest load is the ring's: under
+//     every hash of package keyhash (weak ones finalized, as the ring does)
+//     with 160 points per unit of weight, over 11 nodes and 200,000 keys,
+//     the tests hold Assign's largest load within 1.35 of the mean (1+ε by
+//     construction) and the smallest above 0.65.
 //   - Disruption: Locate is minimal (a ring). Assign and Acquire trade
 //     some movement for the bound: when a node joins or leaves, keys can
 //     cascade past nodes that became full or non-full (the paper bounds the
@@ -48,7 +62,7 @@
 //     unchanged nodes were at most 0.8% of all keys for ε = 0.1, 0.4% for
 //     ε = 0.25 and none for ε >= 0.5.
 //   - Weights: supported, both in the points (a node of weight w has
-//     round(w * Points) points) and in the capacities.
+//     round(w * VNodes) points) and in the capacities.
 //   - Replicas: [Ring.LocateN] lists the distinct owners along the ring.
 //   - Arbitrary removal: supported; requests in flight on a removed node
 //     stay counted until their leases are released.

@@ -8,7 +8,7 @@ import (
 	"github.com/kolco-dev/kolco"
 )
 
-// FuzzAssign builds rings from arbitrary ε, point counts and node counts
+// FuzzAssign builds rings from arbitrary ε, points per weight and node counts
 // and places arbitrary keys: no panic or hang, errors are sentinels, and
 // every node stays within its capacity.
 func FuzzAssign(f *testing.F) {
@@ -23,7 +23,7 @@ func FuzzAssign(f *testing.F) {
 		for i := range ns {
 			ns[i] = kolco.Node{ID: fmt.Sprint("n", i), Weight: float64(1 + i%3)}
 		}
-		r, err := New(ns, Config{Epsilon: eps, Points: points})
+		r, err := New(ns, Config{Epsilon: eps, VNodes: points})
 		if err != nil {
 			if !errors.Is(err, kolco.ErrBadConfig) {
 				t.Fatalf("New: error %v is not ErrBadConfig", err)

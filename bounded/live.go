@@ -37,27 +37,27 @@ func (l Lease) Release() {
 // when the ring has no nodes.
 func (r *Ring) Acquire(key string) (Lease, error) {
 	s := r.cur.Load()
-	if len(s.nodes) == 0 {
+	if s.snap.Len() == 0 {
 		return Lease{}, kolco.ErrNoNodes
 	}
 	total := r.total.Add(1)
-	start := s.search(r.cfg.Hash(key))
+	start := s.snap.Successor(r.ring.Hash(key))
 	for attempt := 0; attempt < 2; attempt++ {
 		p := start
-		for range s.points {
-			o := int(s.owner[p])
-			if s.tryTake(o, s.capacity(r.cfg.Epsilon, o, total)) {
-				return Lease{Node: s.nodes[o], load: s.load[o], total: &r.total}, nil
+		for range s.snap.Points() {
+			o := s.snap.Owner(p)
+			if s.tryTake(o, s.capacity(r.eps, o, total)) {
+				return Lease{Node: s.snap.Node(o), load: s.load[o], total: &r.total}, nil
 			}
-			if p++; p == len(s.points) {
+			if p++; p == s.snap.Points() {
 				p = 0
 			}
 		}
 		total = r.total.Load() // others may have raised the total meanwhile
 	}
-	o := s.owner[start]
+	o := s.snap.Owner(start)
 	s.load[o].Add(1)
-	return Lease{Node: s.nodes[o], load: s.load[o], total: &r.total}, nil
+	return Lease{Node: s.snap.Node(o), load: s.load[o], total: &r.total}, nil
 }
 
 // tryTake increments node o's load if it is below capacity.
@@ -80,9 +80,9 @@ func (r *Ring) InFlight() int64 { return r.total.Load() }
 // Loads returns the requests in flight on each node, by node ID.
 func (r *Ring) Loads() map[string]int64 {
 	s := r.cur.Load()
-	out := make(map[string]int64, len(s.nodes))
-	for i, nd := range s.nodes {
-		out[nd.ID] = s.load[i].Load()
+	out := make(map[string]int64, len(s.load))
+	for i, l := range s.load {
+		out[s.snap.Node(i).ID] = l.Load()
 	}
 	return out
 }
@@ -92,9 +92,9 @@ func (r *Ring) Loads() map[string]int64 {
 // [kolco.ErrUnknownNode].
 func (r *Ring) Capacity(id string, inflight int64) (int64, error) {
 	s := r.cur.Load()
-	i, ok := s.index(id)
+	i, ok := s.snap.Index(id)
 	if !ok {
 		return 0, kolco.ErrUnknownNode
 	}
-	return s.capacity(r.cfg.Epsilon, i, inflight), nil
+	return s.capacity(r.eps, i, inflight), nil
 }

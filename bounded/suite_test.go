@@ -7,6 +7,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/bounded"
+	"github.com/kolco-dev/kolco/keyhash"
 	"github.com/kolco-dev/kolco/kolcotest"
 )
 
@@ -24,7 +25,20 @@ func algorithm() kolcotest.Algorithm {
 		// relative spread of about 1/sqrt(64 w).
 		WeightTolerance: 0.25,
 		// The documented bound of a ring of 64 points per node.
-		Balance: func(int) float64 { return 1 + 5/math.Sqrt(bounded.DefaultPoints) },
+		Balance: func(int) float64 { return 1 + 5/math.Sqrt(bounded.DefaultVNodes) },
+		// The matrix measures the bounded walk (Assign) over a ring of 160
+		// points per unit of weight: no node above its capacity, 1.25 times
+		// the mean, and none below what the ring's spread allows (see
+		// doc.go).
+		NewHashed: func(nodes []kolco.Node, h keyhash.Func) (kolco.Placement, error) {
+			return bounded.New(nodes, bounded.Config{Hash: h, VNodes: 160})
+		},
+		Owners: func(p kolco.Placement, keys []string) ([]int, error) {
+			a, err := p.(*bounded.Ring).Assign(keys)
+			return a.Owner, err
+		},
+		MaxOverMean: 1.35,
+		MinOverMean: 0.65,
 	}
 }
 

@@ -28,7 +28,11 @@
 //
 // Ideal: jump hash splits keys evenly over buckets (max/avg differs from 1
 // only by sampling noise), and MementoHash spreads a removed bucket's keys
-// evenly over the working ones.
+// evenly over the working ones. Jump hash's linear congruential steps mix
+// any key hash, even crc32's 32 bits: under every hash of package keyhash,
+// over 11 nodes and 200,000 keys (sampling noise alone is 0.7% of a
+// node's load), the tests hold the largest load within 1.10 of the mean
+// and the smallest above 0.90.
 //
 // # Disruption
 //

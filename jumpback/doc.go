@@ -32,7 +32,11 @@
 // # Balance
 //
 // Ideal: every bucket is equally likely (max/avg differs from 1 only by
-// sampling noise), and removed buckets' keys spread evenly.
+// sampling noise), and removed buckets' keys spread evenly. SplitMix64
+// mixes any key hash first: under every hash of package keyhash, over 11
+// nodes and 200,000 keys (sampling noise alone is 0.7% of a node's load),
+// the tests hold the largest load within 1.10 of the mean and the smallest
+// above 0.90.
 //
 // # Disruption
 //

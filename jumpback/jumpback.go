@@ -28,22 +28,57 @@ type Placement struct {
 // has no weights). An empty set is allowed: lookups then fail with
 // kolco.ErrNoNodes until nodes are added.
 func New(nodes []kolco.Node, cfg Config) (*Placement, error) {
-	p, err := memento.New(nodes, cfg.Hash, Hash)
+	p, err := memento.New("jumpback", nodes, cfg.Hash, Hash)
 	if err != nil {
 		return nil, err
 	}
 	return &Placement{p}, nil
 }
 
+// Restore returns the placement over nodes in the state that
+// [Placement.MarshalState] wrote, in this process or another: it places
+// every key as the placement that wrote the state, and changes as it would.
+// An empty state gives the placement of [New]. The error wraps
+// kolco.ErrBadState for a state that is not one of jumpback's over these
+// nodes, or is an error of New.
+func Restore(nodes []kolco.Node, cfg Config, state []byte) (*Placement, error) {
+	p, err := memento.Restore("jumpback", nodes, cfg.Hash, Hash, state)
+	if err != nil {
+		return nil, err
+	}
+	return &Placement{p}, nil
+}
+
+// MarshalState returns the state that decides placement besides the node
+// set: the bucket array's size, the removed buckets in the order of their
+// removal and the node on each working bucket, in a canonical, versioned
+// encoding that [Restore] reads.
+func (j *Placement) MarshalState() []byte { return j.p.MarshalState() }
+
+// AppendIdentity appends the placement's identity for kolco.Fingerprint:
+// the key hash by name and the state. The error wraps kolco.ErrBadConfig
+// for a key hash that keyhash does not name.
+func (j *Placement) AppendIdentity(dst []byte) ([]byte, error) { return j.p.AppendIdentity(dst) }
+
 // Locate returns the owner of key. The error is kolco.ErrNoNodes when the
 // placement has no nodes.
 func (j *Placement) Locate(key string) (kolco.Node, error) { return j.p.Locate(key) }
 
-var _ kolco.IDLocator = (*Placement)(nil)
+var (
+	_ kolco.IDLocator      = (*Placement)(nil)
+	_ kolco.IndexLocator   = (*Placement)(nil)
+	_ kolco.StateMarshaler = (*Placement)(nil)
+	_ kolco.Identity       = (*Placement)(nil)
+)
 
 // LocateID returns the ID of the owner of key, without copying the whole
 // Node. The error is kolco.ErrNoNodes when the placement has no nodes.
 func (j *Placement) LocateID(key string) (string, error) { return j.p.LocateID(key) }
+
+// LocateIndex returns the position in [Placement.Nodes] of the owner of
+// key. The error is kolco.ErrNoNodes, with -1, when the placement has no
+// nodes.
+func (j *Placement) LocateIndex(key string) (int, error) { return j.p.LocateIndex(key) }
 
 // LocateN appends up to n distinct owners of key to dst: the owner, then
 // the node that would own the key if the owner were removed, then the one
@@ -60,6 +95,14 @@ func (j *Placement) Nodes() []kolco.Node { return j.p.Nodes() }
 // Buckets returns the size of the bucket array, removed buckets included,
 // and the number of working buckets (the node count).
 func (j *Placement) Buckets() (total, working int) { return j.p.Buckets() }
+
+// Apply makes the change c, all of it or, on error, none: it removes the
+// nodes one at a time in the order given, then adds nodes one at a time in
+// the order given, each taking the most recently removed bucket or, if
+// none is removed, a new bucket at the end. The error wraps
+// kolco.ErrUnknownNode, kolco.ErrDuplicateNode, kolco.ErrBadNodeID or
+// kolco.ErrBadWeight (any weight other than 1).
+func (j *Placement) Apply(c kolco.Change) error { return j.p.Apply(c) }
 
 // Add adds nodes one at a time in the order given, each taking the most
 // recently removed bucket or, if none is removed, a new bucket at the end.

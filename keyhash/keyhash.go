@@ -14,6 +14,20 @@
 //   - crc32: CRC-32 (IEEE), zero-extended; only 2^32 distinct values.
 //   - md5: the first 8 bytes of the MD5 digest read big-endian, the hash of
 //     the seed article's Python ring (its ring_hash).
+//
+// # Weak hashes
+//
+// xxh3, xxh64, murmur3 and md5 are mixed: every output bit depends on every
+// bit of the key, so any part of the value (its top bits for a
+// multiply-shift reduction, its order for a ring) is uniform. fnv1a and
+// crc32 are not ([Mixed] says so): the last bytes of a key reach only the
+// low and middle bits of fnv1a, so keys and labels that differ at the end
+// ("node-1#7", "node-1#8") crowd together, and crc32 has 32 bits and is
+// linear. An algorithm that needs mixed bits takes [Finalized] of the hash
+// it is given, which leaves a mixed hash as it is and passes a weak one
+// through MurmurHash3's fmix64, a bijection: keys the hash tells apart stay
+// apart, and every bit spreads over all 64. Each algorithm's documentation
+// says where it does so.
 package keyhash
 
 import (
@@ -22,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"reflect"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
@@ -29,6 +44,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/kolco-dev/kolco/internal/bytestr"
+	"github.com/kolco-dev/kolco/internal/mix"
 )
 
 // ErrUnknown is returned by [Parse] for a name it does not know.
@@ -55,6 +71,49 @@ var byName = map[string]Func{
 func Names() []string {
 	return []string{"xxh3", "xxh64", "murmur3", "fnv1a", "crc32", "md5"}
 }
+
+// Name returns the name under which [Parse] knows f, and false for a
+// function this package does not define (a closure, another package's
+// function, nil): the stable way to write down which hash a placement
+// uses, where a function value names nothing beyond one process.
+func Name(f Func) (string, bool) {
+	if f == nil {
+		return "", false
+	}
+	p := reflect.ValueOf(f).Pointer()
+	for _, name := range Names() {
+		if reflect.ValueOf(byName[name]).Pointer() == p {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// Mixed reports whether every bit of f's value depends on every bit of the
+// key: true for xxh3, xxh64, murmur3 and md5, false for fnv1a and crc32
+// (see the package documentation). A function this package does not define
+// is taken as mixed: its choice is the caller's.
+func Mixed(f Func) bool {
+	name, _ := Name(f)
+	return name != "fnv1a" && name != "crc32"
+}
+
+// Finalized returns f when it is [Mixed], else a hash that applies
+// MurmurHash3's fmix64 to f's value. fmix64 is a bijection of 64-bit
+// words, so the result tells apart exactly the keys that f tells apart.
+func Finalized(f Func) Func {
+	switch name, _ := Name(f); name {
+	case "fnv1a":
+		return fnv1aMixed
+	case "crc32":
+		return crc32Mixed
+	}
+	return f
+}
+
+func fnv1aMixed(key string) uint64 { return mix.Fmix64(FNV1a(key)) }
+
+func crc32Mixed(key string) uint64 { return mix.Fmix64(CRC32(key)) }
 
 // Parse returns the hash with the given name (case-insensitive; the empty
 // name means [Default]). The error wraps [ErrUnknown].

@@ -93,3 +93,55 @@ func BenchmarkHash(b *testing.B) {
 		}
 	}
 }
+
+func TestNameRecoversParse(t *testing.T) {
+	for _, name := range keyhash.Names() {
+		f, err := keyhash.Parse(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := keyhash.Name(f); !ok || got != name {
+			t.Errorf("Name(Parse(%q)) = %q, %v", name, got, ok)
+		}
+	}
+	closure := func(k string) uint64 { return keyhash.XXH3(k) }
+	for _, f := range []keyhash.Func{nil, closure} {
+		if got, ok := keyhash.Name(f); ok || got != "" {
+			t.Errorf("Name of a function not in keyhash = %q, %v", got, ok)
+		}
+	}
+}
+
+func TestFinalized(t *testing.T) {
+	for _, name := range keyhash.Names() {
+		f, _ := keyhash.Parse(name)
+		g := keyhash.Finalized(f)
+		weak := name == "fnv1a" || name == "crc32"
+		if keyhash.Mixed(f) == weak {
+			t.Errorf("Mixed(%s) = %v", name, !weak)
+		}
+		for _, k := range []string{"", "a", "node-1#7", "user:42"} {
+			want := f(k)
+			if weak {
+				want = fmix(want)
+			}
+			if got := g(k); got != want {
+				t.Errorf("Finalized(%s)(%q) = %#x, want %#x", name, k, got, want)
+			}
+		}
+	}
+	own := func(k string) uint64 { return uint64(len(k)) }
+	if !keyhash.Mixed(own) || keyhash.Finalized(own)("abc") != 3 {
+		t.Error("a function not in keyhash is not taken as given")
+	}
+}
+
+// fmix is MurmurHash3's 64-bit finalizer as published by Austin Appleby.
+func fmix(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	k ^= k >> 33
+	return k
+}

@@ -33,6 +33,11 @@ func checkNoNodes(t *testing.T, p kolco.Placement) {
 			t.Errorf("LocateID on empty placement = %q, %v; want ErrNoNodes", id, err)
 		}
 	}
+	if l, ok := p.(kolco.IndexLocator); ok {
+		if i, err := l.LocateIndex("k"); !errors.Is(err, kolco.ErrNoNodes) || i != -1 {
+			t.Errorf("LocateIndex on empty placement = %d, %v; want -1, ErrNoNodes", i, err)
+		}
+	}
 	for _, n := range []int{1, 3} {
 		got, err := p.LocateN(nil, "k", n)
 		if !errors.Is(err, kolco.ErrNoNodes) || len(got) != 0 {
@@ -79,13 +84,6 @@ func testDeterminism(t *testing.T, a Algorithm) {
 	first := placement(t, p1, keys)
 	equalPlacement(t, "same instance, second lookup", first, placement(t, p1, keys), keys)
 	equalPlacement(t, "second instance", first, placement(t, p2, keys), keys)
-	if l, ok := p1.(kolco.IDLocator); ok {
-		for i, k := range keys {
-			if id, err := l.LocateID(k); err != nil || id != first[i] {
-				t.Fatalf("LocateID(%q) = %q, %v; Locate says %q", k, id, err, first[i])
-			}
-		}
-	}
 	var d1, d2 []kolco.Node
 	for _, k := range keys[:500] {
 		var err1, err2 error
@@ -210,11 +208,36 @@ func testAllocs(t *testing.T, a Algorithm) {
 				t.Errorf("%d nodes: LocateID allocates %v times", size, n)
 			}
 		}
+		if l, ok := p.(kolco.IndexLocator); ok {
+			if n := testing.AllocsPerRun(200, func() { _, _ = l.LocateIndex(key) }); n != 0 {
+				t.Errorf("%d nodes: LocateIndex allocates %v times", size, n)
+			}
+		}
 		for _, r := range []int{1, 3, 8} {
 			if n := testing.AllocsPerRun(200, func() { dst, _ = p.LocateN(dst[:0], key, r) }); n != 0 {
 				t.Errorf("%d nodes: LocateN(dst[:0], n=%d) allocates %v times", size, r, n)
 			}
 		}
+	}
+}
+
+// checkLocators checks that LocateID and LocateIndex, where p has them,
+// agree with Locate's owner of key, id; nodes is p.Nodes().
+func checkLocators(t *testing.T, p kolco.Placement, key, id string, nodes []kolco.Node) {
+	t.Helper()
+	if l, ok := p.(kolco.IDLocator); ok {
+		if got, err := l.LocateID(key); err != nil || got != id {
+			t.Fatalf("LocateID(%q) = %q, %v; Locate says %q", key, got, err, id)
+		}
+	}
+	l, ok := p.(kolco.IndexLocator)
+	if !ok {
+		return
+	}
+	i, err := l.LocateIndex(key)
+	if err != nil || i < 0 || i >= len(nodes) || nodes[i].ID != id {
+		t.Fatalf("LocateIndex(%q) = %d, %v; Locate says %q, at %d of Nodes()", key, i, err, id,
+			slices.IndexFunc(nodes, func(n kolco.Node) bool { return n.ID == id }))
 	}
 }
 

@@ -126,6 +126,13 @@ func checkLocate(t *testing.T, p kolco.Placement, model map[string]bool, key str
 			t.Fatalf("LocateID(%q) = %q, %v; Locate = %q, %v", key, id, err2, n.ID, err)
 		}
 	}
+	if l, ok := p.(kolco.IndexLocator); ok {
+		i, err2 := l.LocateIndex(key)
+		nodes := p.Nodes()
+		if !errors.Is(err2, err) || (err == nil && (i < 0 || i >= len(nodes) || nodes[i].ID != n.ID)) || (err != nil && i != -1) {
+			t.Fatalf("LocateIndex(%q) = %d, %v; Locate = %q, %v; Nodes() = %v", key, i, err2, n.ID, err, ids(nodes))
+		}
+	}
 }
 
 func checkLocateN(t *testing.T, p kolco.Placement, model map[string]bool, key string, n int) {

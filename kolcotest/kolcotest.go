@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/keyhash"
 )
 
 // Algorithm describes a placement algorithm and the promises it makes.
@@ -80,6 +81,33 @@ type Algorithm struct {
 	// membership change may return besides the root ones (such as a
 	// capacity error); [Ops] accepts them.
 	Errors []error
+
+	// NewHashed builds the placement with the key hash given, in the
+	// configuration the hash matrix checks (11 nodes of several name
+	// shapes, 200,000 keys, every hash of package keyhash) against
+	// MaxOverMean and MinOverMean. Nil skips the matrix.
+	NewHashed func(nodes []kolco.Node, hash keyhash.Func) (kolco.Placement, error)
+
+	// MaxOverMean and MinOverMean bound the largest and the smallest
+	// node's load relative to the mean in the hash matrix, from the
+	// algorithm's theory, sampling noise included.
+	MaxOverMean, MinOverMean float64
+
+	// Owners, when set, is how the algorithm places a set of keys, as the
+	// indexes in Nodes of their owners, in place of Locate: the hash matrix
+	// measures it (bounded's static allocation).
+	Owners func(p kolco.Placement, keys []string) ([]int, error)
+
+	// Shares, when set, returns each node's expected share of uniformly
+	// hashed keys by ID, for an algorithm whose theory gives shares that
+	// depend on the node set (multiprobe's): the hash matrix then checks
+	// every node's load against its share, within sampling noise.
+	Shares func(p kolco.Placement) map[string]float64
+
+	// Restore rebuilds a placement over nodes from the state its
+	// MarshalState returned, as the package's Restore does. It is required
+	// when the placement implements kolco.StateMarshaler.
+	Restore func(nodes []kolco.Node, state []byte) (kolco.Placement, error)
 }
 
 // Run runs the whole suite as subtests of t:
@@ -88,6 +116,9 @@ type Algorithm struct {
 //   - BadNodes: New rejects empty IDs, duplicates and bad weights with the
 //     matching sentinel.
 //   - Determinism: two instances built alike agree on every key, twice.
+//     Here and wherever the suite looks keys up, LocateID and LocateIndex
+//     (if implemented) must name Locate's owner: the ID, and its position
+//     in Nodes.
 //   - Payload: Nodes is sorted, a copy, and carries Addr; so does Locate.
 //   - Replicas: LocateN is distinct, starts with Locate, grows by
 //     extension (n is a prefix of n+1), returns every node once for n above
@@ -102,13 +133,27 @@ type Algorithm struct {
 //     always logged and held to MaxMovedAdd/MaxMovedRemove if set.
 //   - Balance: max/avg load at 10, 100 and 1000 nodes within Balance times
 //     [SamplingAllowance].
+//   - HashBalance: with every hash of package keyhash, over 11 nodes of
+//     each of [NodeShapes] and 200,000 keys, the largest and smallest loads
+//     stay within MaxOverMean and MinOverMean (and each node's load near
+//     its expected share, where Shares gives one).
 //   - Weights: shares follow weights (also after Reweight), or weights are
 //     rejected or ignored by an unweighted algorithm.
-//   - ZeroAllocs: Locate and LocateN into a slice with room allocate
-//     nothing.
-//   - Membership (if implemented): every failed change wraps the right
-//     sentinel and changes nothing; removing every node gives
-//     kolco.ErrNoNodes; readers run against a writer (use -race).
+//   - ZeroAllocs: Locate, LocateID, LocateIndex and LocateN into a slice
+//     with room allocate nothing.
+//   - Membership (if implemented): every failed change, Apply's mixed ones
+//     included, wraps the right sentinel and changes nothing; removing
+//     every node gives kolco.ErrNoNodes; applying the Diff to a target
+//     gives exactly its nodes; a new address or zone moves no key; readers
+//     run against a writer and see only whole states (use -race).
+//   - History (if kolco.StateMarshaler is implemented): along a history of
+//     changes, a placement restored from the state places every key as the
+//     one that lived through it, encodes the same state, has the same
+//     fingerprint, and stays alike under the same later changes.
+//   - Fingerprint (if kolco.Identity is implemented): over placements
+//     built by many random histories, two fingerprints are equal exactly
+//     when the placements agree on a large sample of keys and replica
+//     lists; a new address changes no fingerprint.
 func Run(t *testing.T, a Algorithm) {
 	t.Helper()
 	if a.New == nil {
@@ -127,9 +172,12 @@ func Run(t *testing.T, a Algorithm) {
 	t.Run("DisruptionAdd", func(t *testing.T) { testDisruptionAdd(t, a) })
 	t.Run("DisruptionRemove", func(t *testing.T) { testDisruptionRemove(t, a) })
 	t.Run("Balance", func(t *testing.T) { testBalance(t, a) })
+	t.Run("HashBalance", func(t *testing.T) { testHashBalance(t, a) })
 	t.Run("Weights", func(t *testing.T) { testWeights(t, a) })
 	t.Run("ZeroAllocs", func(t *testing.T) { testAllocs(t, a) })
 	t.Run("Membership", func(t *testing.T) { testMembership(t, a) })
+	t.Run("History", func(t *testing.T) { testHistory(t, a) })
+	t.Run("Fingerprint", func(t *testing.T) { testFingerprint(t, a) })
 }
 
 // Nodes returns n valid nodes with IDs "node-0", "node-1", ... and an Addr
@@ -182,16 +230,19 @@ func build(t *testing.T, a Algorithm, nodes []kolco.Node) kolco.Placement {
 	return p
 }
 
-// placement returns the owner ID of every key.
+// placement returns the owner ID of every key, checking on the way that
+// LocateID and LocateIndex, where p has them, agree with Locate.
 func placement(t *testing.T, p kolco.Placement, keys []string) []string {
 	t.Helper()
 	out := make([]string, len(keys))
+	nodes := p.Nodes()
 	for i, k := range keys {
 		n, err := p.Locate(k)
 		if err != nil {
 			t.Fatalf("Locate(%q): %v", k, err)
 		}
 		out[i] = n.ID
+		checkLocators(t, p, k, n.ID, nodes)
 	}
 	return out
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"math"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
@@ -24,6 +22,8 @@ func membership(t *testing.T, a Algorithm, nodes []kolco.Node) (kolco.Placement,
 func testMembership(t *testing.T, a Algorithm) {
 	t.Run("Errors", func(t *testing.T) { testMembershipErrors(t, a) })
 	t.Run("RemoveAll", func(t *testing.T) { testRemoveAll(t, a) })
+	t.Run("Diff", func(t *testing.T) { testDiff(t, a) })
+	t.Run("PayloadUpdate", func(t *testing.T) { testPayloadUpdate(t, a) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, a) })
 }
 
@@ -62,6 +62,24 @@ func testMembershipErrors(t *testing.T, a Algorithm) {
 		{"ReweightNegative", func() error { return m.Reweight(nodes[0].ID, -1) }, kolco.ErrBadWeight},
 		{"ReweightNaN", func() error { return m.Reweight(nodes[0].ID, math.NaN()) }, kolco.ErrBadWeight},
 		{"ReweightInf", func() error { return m.Reweight(nodes[0].ID, math.Inf(1)) }, kolco.ErrBadWeight},
+		{"ApplyRemoveThenDuplicate", func() error {
+			return m.Apply(kolco.Change{Remove: []string{nodes[1].ID}, Add: []kolco.Node{fresh, nodes[2]}})
+		}, kolco.ErrDuplicateNode},
+		{"ApplyAddThenUnknownRemove", func() error {
+			return m.Apply(kolco.Change{Remove: []string{"nope"}, Add: []kolco.Node{fresh}})
+		}, kolco.ErrUnknownNode},
+		{"ApplyUpdateUnknown", func() error {
+			return m.Apply(kolco.Change{Add: []kolco.Node{fresh}, Update: []kolco.Node{{ID: "nope"}}})
+		}, kolco.ErrUnknownNode},
+		{"ApplyUpdateRemoved", func() error {
+			return m.Apply(kolco.Change{Remove: []string{nodes[1].ID}, Update: []kolco.Node{nodes[1]}})
+		}, kolco.ErrUnknownNode},
+		{"ApplyUpdateTwice", func() error {
+			return m.Apply(kolco.Change{Update: []kolco.Node{nodes[0], nodes[0]}})
+		}, kolco.ErrDuplicateNode},
+		{"ApplyUpdateBadWeight", func() error {
+			return m.Apply(kolco.Change{Remove: []string{nodes[1].ID}, Update: []kolco.Node{{ID: nodes[0].ID, Weight: -1}}})
+		}, kolco.ErrBadWeight},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -110,82 +128,6 @@ func testRemoveAll(t *testing.T, a Algorithm) {
 		n, err := p.Locate(k)
 		if err != nil || n.ID != nodes[2].ID {
 			t.Fatalf("Locate(%q) with one node = %v, %v", k, n.ID, err)
-		}
-	}
-}
-
-// testConcurrent runs readers against a writer; run it under -race. Each
-// reader checks that every answer is a node that was ever a member.
-func testConcurrent(t *testing.T, a Algorithm) {
-	total := 24
-	if a.MaxNodes > 0 {
-		total = min(total, a.MaxNodes)
-	}
-	if total < 2 {
-		t.Skip("needs room for two nodes")
-	}
-	pool, start := Nodes(total), max(1, total/3)
-	p, m := membership(t, a, pool[:start])
-	valid := map[string]bool{}
-	for _, n := range pool {
-		valid[n.ID] = true
-	}
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	errs := make(chan string, 4)
-	keys := Keys(64)
-	for r := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			dst := make([]kolco.Node, 0, 3)
-			for i := 0; i < 1_000_000 && !stop.Load(); i++ {
-				k := keys[(i+r)%len(keys)]
-				n, err := p.Locate(k)
-				if err != nil || !valid[n.ID] {
-					errs <- "Locate: " + n.ID + " " + errString(err)
-					return
-				}
-				dst, err = p.LocateN(dst[:0], k, 3)
-				if err != nil || len(dst) == 0 || (len(dst) > 1 && dst[0].ID == dst[1].ID) {
-					errs <- "LocateN: " + errString(err)
-					return
-				}
-			}
-		}()
-	}
-	writer(t, m, pool, start)
-	stop.Store(true)
-	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Error(e)
-	}
-}
-
-// writer applies a fixed sequence of changes that never empties the set:
-// pool[:start] are members, the others come and go.
-func writer(t *testing.T, m kolco.Membership, pool []kolco.Node, start int) {
-	t.Helper()
-	for i := range 200 {
-		n := pool[start+i%(len(pool)-start)]
-		if err := m.Add(n); err != nil {
-			t.Errorf("Add(%s): %v", n.ID, err)
-			return
-		}
-		if err := m.Reweight(n.ID, 1); err != nil {
-			t.Errorf("Reweight(%s): %v", n.ID, err)
-		}
-		if i%3 == 0 {
-			if err := m.Remove(pool[i%start].ID); err != nil {
-				t.Errorf("Remove: %v", err)
-			}
-			if err := m.Add(pool[i%start]); err != nil {
-				t.Errorf("re-Add: %v", err)
-			}
-		}
-		if err := m.Remove(n.ID); err != nil {
-			t.Errorf("Remove(%s): %v", n.ID, err)
 		}
 	}
 }

@@ -20,7 +20,11 @@
 //   - Balance: every node owns floor(M/N) or ceil(M/N) entries for equal
 //     weights, so the table is balanced to within one entry; keys then
 //     spread as evenly as they hash. The paper asks for M > 100*N; with
-//     more nodes than entries, some nodes own none.
+//     more nodes than entries, some nodes own none. The entry is the hash
+//     modulo a prime, which uses every bit, so any hash of package keyhash
+//     serves: over 11 nodes and 200,000 keys (sampling noise alone is 0.7%
+//     of a node's load) the tests hold the largest load within 1.10 of the
+//     mean and the smallest above 0.90 under each.
 //   - Disruption: not minimal. A change of one node moves its share of
 //     keys and, besides, some keys between nodes that did not change,
 //     because the others' permutations interleave differently. Measured

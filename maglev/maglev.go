@@ -2,10 +2,6 @@ package maglev
 
 import (
 	"fmt"
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/nodeset"
@@ -64,13 +60,13 @@ func isPrime(n int) bool {
 // rebuilds the table beside the current one and publishes it atomically.
 type Table struct {
 	cfg Config
-	mu  sync.Mutex // serializes writers; readers only load cur
-	cur atomic.Pointer[state]
+	m   nodeset.Engine[state]
 }
 
 // state is one immutable version of the table.
 type state struct {
-	nodes []kolco.Node // sorted by ID
+	set   nodeset.Set
+	nodes []kolco.Node // set.View(), sorted by ID
 	entry []int32      // table entry -> index in nodes; empty without nodes
 }
 
@@ -82,17 +78,20 @@ func New(nodes []kolco.Node, cfg Config) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := kolco.CheckNew(func(string) bool { return false }, nodes); err != nil {
+	t := &Table{cfg: cfg}
+	t.m = nodeset.Engine[state]{
+		Name: "maglev",
+		Set:  func(s *state) nodeset.Set { return s.set },
+		// Every change rebuilds the table: Maglev's population is a
+		// function of the node set alone.
+		Next: func(_ *state, d nodeset.Delta) (*state, error) {
+			return &state{set: d.New, nodes: d.New.View(), entry: populate(d.New.View(), cfg.TableSize)}, nil
+		},
+	}
+	if err := t.m.Init(&state{}, nodes); err != nil {
 		return nil, err
 	}
-	t := &Table{cfg: cfg}
-	t.cur.Store(t.build(slices.Clone(nodes)))
 	return t, nil
-}
-
-func (t *Table) build(nodes []kolco.Node) *state {
-	slices.SortFunc(nodes, func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
-	return &state{nodes: nodes, entry: populate(nodes, t.cfg.TableSize)}
 }
 
 // TableSize returns the number of table entries.
@@ -101,31 +100,45 @@ func (t *Table) TableSize() int { return t.cfg.TableSize }
 // Locate returns the node of key's table entry. The error is
 // [kolco.ErrNoNodes] when the table has no nodes.
 func (t *Table) Locate(key string) (kolco.Node, error) {
-	if n := t.lookup(key); n != nil {
+	if n, _ := t.find(key); n != nil {
 		return *n, nil
 	}
 	return kolco.Node{}, kolco.ErrNoNodes
 }
 
-var _ kolco.IDLocator = (*Table)(nil)
+var (
+	_ kolco.IDLocator    = (*Table)(nil)
+	_ kolco.IndexLocator = (*Table)(nil)
+)
 
 // LocateID returns the ID of the node Locate returns, without copying the
 // whole Node. The error is [kolco.ErrNoNodes] when the table has no nodes.
 func (t *Table) LocateID(key string) (string, error) {
-	if n := t.lookup(key); n != nil {
+	if n, _ := t.find(key); n != nil {
 		return n.ID, nil
 	}
 	return "", kolco.ErrNoNodes
 }
 
-// lookup returns the node of key's entry, or nil when the table has no
+// LocateIndex returns the position in [Table.Nodes] of the node Locate
+// returns. The error is [kolco.ErrNoNodes], with -1, when the table has no
 // nodes.
-func (t *Table) lookup(key string) *kolco.Node {
-	s := t.cur.Load()
-	if len(s.nodes) == 0 {
-		return nil
+func (t *Table) LocateIndex(key string) (int, error) {
+	if _, i := t.find(key); i >= 0 {
+		return i, nil
 	}
-	return &s.nodes[s.entry[t.cfg.Hash(key)%uint64(len(s.entry))]]
+	return -1, kolco.ErrNoNodes
+}
+
+// find returns the owner of key in the current state and its index in
+// the state's node set, or nil and -1 without nodes.
+func (t *Table) find(key string) (*kolco.Node, int) {
+	s := t.m.Load()
+	if len(s.nodes) == 0 {
+		return nil, -1
+	}
+	i := int(s.entry[t.cfg.Hash(key)%uint64(len(s.entry))])
+	return &s.nodes[i], i
 }
 
 // LocateN appends up to n distinct owners of key to dst: the node of key's
@@ -137,7 +150,7 @@ func (t *Table) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, erro
 	if n < 1 {
 		return dst, kolco.ErrBadCount
 	}
-	s := t.cur.Load()
+	s := t.m.Load()
 	if len(s.nodes) == 0 {
 		return dst, kolco.ErrNoNodes
 	}
@@ -158,11 +171,11 @@ func (t *Table) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, erro
 }
 
 // Nodes returns a copy of the node set, sorted by ID.
-func (t *Table) Nodes() []kolco.Node { return slices.Clone(t.cur.Load().nodes) }
+func (t *Table) Nodes() []kolco.Node { return t.m.Load().set.Nodes() }
 
 // Entries returns the number of table entries each node owns, by node ID.
 func (t *Table) Entries() map[string]int {
-	s := t.cur.Load()
+	s := t.m.Load()
 	out := make(map[string]int, len(s.nodes))
 	for _, nd := range s.nodes {
 		out[nd.ID] = 0
@@ -173,55 +186,38 @@ func (t *Table) Entries() map[string]int {
 	return out
 }
 
+// Apply makes the change c as a whole, all of it or, on error, none, and
+// rebuilds the table. The error wraps [kolco.ErrUnknownNode],
+// [kolco.ErrDuplicateNode], [kolco.ErrBadNodeID] or [kolco.ErrBadWeight].
+func (t *Table) Apply(c kolco.Change) error { return t.m.Apply(c) }
+
 // Add adds nodes and rebuilds the table. The error wraps
 // [kolco.ErrDuplicateNode], [kolco.ErrBadNodeID] or [kolco.ErrBadWeight].
-func (t *Table) Add(nodes ...kolco.Node) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := t.cur.Load()
-	if err := kolco.CheckNew(func(id string) bool { _, ok := s.index(id); return ok }, nodes); err != nil {
-		return fmt.Errorf("maglev: add: %w", err)
-	}
-	t.cur.Store(t.build(append(slices.Clone(s.nodes), nodes...)))
-	return nil
-}
+func (t *Table) Add(nodes ...kolco.Node) error { return t.m.Add(nodes...) }
 
 // Remove removes the nodes with the given IDs and rebuilds the table. The
 // error wraps [kolco.ErrUnknownNode].
-func (t *Table) Remove(ids ...string) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	nodes := slices.Clone(t.cur.Load().nodes)
-	for _, id := range ids {
-		i, ok := (&state{nodes: nodes}).index(id)
-		if !ok {
-			return fmt.Errorf("maglev: remove: %w: %q", kolco.ErrUnknownNode, id)
-		}
-		nodes = slices.Delete(nodes, i, i+1)
-	}
-	t.cur.Store(t.build(nodes))
-	return nil
-}
+func (t *Table) Remove(ids ...string) error { return t.m.Remove(ids...) }
 
 // Reweight sets the weight of node id and rebuilds the table. The error
 // wraps [kolco.ErrUnknownNode] or [kolco.ErrBadWeight].
-func (t *Table) Reweight(id string, weight float64) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	nodes := slices.Clone(t.cur.Load().nodes)
-	i, ok := (&state{nodes: nodes}).index(id)
-	if !ok {
-		return fmt.Errorf("maglev: reweight: %w: %q", kolco.ErrUnknownNode, id)
-	}
-	if err := kolco.CheckWeight(weight); err != nil {
-		return fmt.Errorf("maglev: reweight %q: %w", id, err)
-	}
-	nodes[i].Weight = weight
-	t.cur.Store(t.build(nodes))
-	return nil
-}
+func (t *Table) Reweight(id string, weight float64) error { return t.m.Reweight(id, weight) }
 
-// index returns the position of id in s.nodes.
-func (s *state) index(id string) (int, bool) {
-	return slices.BinarySearchFunc(s.nodes, id, func(n kolco.Node, id string) int { return strings.Compare(n.ID, id) })
+// AppendIdentity appends the table's identity for kolco.Fingerprint: the
+// key hash by name, the node IDs and the table itself, so that weights that
+// fill the table alike give the same identity. The error wraps
+// [kolco.ErrBadConfig] for a hash that keyhash does not name.
+func (t *Table) AppendIdentity(dst []byte) ([]byte, error) {
+	s := t.m.Load()
+	return nodeset.Identity(dst, "maglev", s.nodes, func(w *nodeset.Writer) error {
+		if err := w.HashName("maglev", t.cfg.Hash); err != nil {
+			return err
+		}
+		w.IDs(s.nodes)
+		w.Uint(uint64(len(s.entry)))
+		for _, e := range s.entry {
+			w.Uint(uint64(e))
+		}
+		return nil
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
@@ -73,7 +72,7 @@ func TestTableMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := tab.cur.Load()
+		s := tab.m.Load()
 		want := populateRef(s.nodes, m)
 		for e := range want {
 			if int(s.entry[e]) != want[e] {
@@ -87,7 +86,7 @@ func TestDefaultTableMatchesReference(t *testing.T) {
 	nodes := mkNodes(7)
 	nodes[2].Weight = 3
 	tab, _ := New(nodes, Config{})
-	s := tab.cur.Load()
+	s := tab.m.Load()
 	want := populateRef(s.nodes, DefaultTableSize)
 	for e := range want {
 		if int(s.entry[e]) != want[e] {
@@ -117,7 +116,7 @@ func TestBadConfig(t *testing.T) {
 // movedShare returns the share of entries whose owner differs between a and
 // b, and the share that moved without either owner being in onto.
 func movedShare(a, b *Table, onto map[string]bool) (moved, elsewhere float64) {
-	sa, sb := a.cur.Load(), b.cur.Load()
+	sa, sb := a.m.Load(), b.m.Load()
 	var mv, other int
 	for e := range sa.entry {
 		from, to := sa.nodes[sa.entry[e]].ID, sb.nodes[sb.entry[e]].ID
@@ -208,7 +207,7 @@ func TestMembershipMatchesFreshBuild(t *testing.T) {
 	want = slices.Delete(want, 6, 7)
 	want = slices.Delete(want, 1, 2)
 	fresh, _ := New(want, Config{TableSize: 1009})
-	if !slices.Equal(tab.cur.Load().entry, fresh.cur.Load().entry) {
+	if !slices.Equal(tab.m.Load().entry, fresh.m.Load().entry) {
 		t.Error("table after changes differs from a fresh build of the same node set")
 	}
 	for _, c := range []struct {
@@ -261,32 +260,4 @@ func TestLookupsDoNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(200, func() { _, _ = tab.LocateN(dst[:0], "some-key", 3) }); n != 0 {
 		t.Errorf("LocateN allocates %v", n)
 	}
-}
-
-func TestConcurrentReadersAndWriters(t *testing.T) {
-	tab, _ := New(mkNodes(4), Config{TableSize: 1009})
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			dst := make([]kolco.Node, 0, 3)
-			for i := range 2000 {
-				if _, err := tab.LocateN(dst[:0], fmt.Sprint(g, i), 3); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	for i := range 50 {
-		id := fmt.Sprintf("extra-%d", i)
-		if err := tab.Add(kolco.Node{ID: id}); err != nil {
-			t.Fatal(err)
-		}
-		if err := tab.Remove(id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wg.Wait()
 }

@@ -18,7 +18,11 @@
 // # Balance
 //
 // Ideal for equal weights: each node gets 1/N of the hash space, so the
-// max/avg load differs from 1 only by sampling noise.
+// max/avg load differs from 1 only by sampling noise. The modulo uses every
+// bit of the hash, so any hash of package keyhash serves: over 11 nodes and
+// 200,000 keys (sampling noise alone is 0.7% of a node's load) the tests
+// hold the largest load within 1.10 of the mean and the smallest above
+// 0.90 under each.
 //
 // # Disruption
 //

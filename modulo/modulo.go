@@ -3,8 +3,6 @@ package modulo
 import (
 	"fmt"
 	"math"
-	"sync"
-	"sync/atomic"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/nodeset"
@@ -27,8 +25,7 @@ type Config struct {
 // for concurrent use.
 type Table struct {
 	hash keyhash.Func
-	mu   sync.Mutex // serializes writers
-	snap atomic.Pointer[snapshot]
+	m    nodeset.Engine[snapshot]
 }
 
 // snapshot is an immutable state; a change builds a new one.
@@ -37,24 +34,30 @@ type snapshot struct {
 	slots []int32 // node index per slot
 }
 
+var (
+	_ kolco.Placement    = (*Table)(nil)
+	_ kolco.Membership   = (*Table)(nil)
+	_ kolco.IDLocator    = (*Table)(nil)
+	_ kolco.IndexLocator = (*Table)(nil)
+)
+
 // New returns a placement over nodes. The error wraps kolco.ErrBadNodeID,
 // kolco.ErrDuplicateNode or kolco.ErrBadWeight (also when the rounded
 // weights sum to more than [MaxSlots]). An empty set is allowed: lookups
 // then fail with kolco.ErrNoNodes until nodes are added.
 func New(nodes []kolco.Node, cfg Config) (*Table, error) {
-	set, err := nodeset.New(nodes)
-	if err != nil {
-		return nil, err
-	}
-	s, err := newSnapshot(set)
-	if err != nil {
-		return nil, err
-	}
 	m := &Table{hash: cfg.Hash}
 	if m.hash == nil {
 		m.hash = keyhash.XXH3
 	}
-	m.snap.Store(s)
+	m.m = nodeset.Engine[snapshot]{
+		Name: "modulo",
+		Set:  func(s *snapshot) nodeset.Set { return s.set },
+		Next: func(_ *snapshot, d nodeset.Delta) (*snapshot, error) { return newSnapshot(d.New) },
+	}
+	if err := m.m.Init(&snapshot{}, nodes); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -81,14 +84,43 @@ func newSnapshot(set nodeset.Set) (*snapshot, error) {
 	return &snapshot{set: set, slots: slots}, nil
 }
 
-// Locate returns the node owning key. The error is kolco.ErrNoNodes when
-// the placement has no nodes.
+// Locate returns the node that owns key. The error is kolco.ErrNoNodes
+// when the placement has no nodes.
 func (m *Table) Locate(key string) (kolco.Node, error) {
-	s := m.snap.Load()
-	if len(s.slots) == 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
+	if n, _ := m.find(key); n != nil {
+		return *n, nil
 	}
-	return s.set.At(int(s.slots[m.hash(key)%uint64(len(s.slots))])), nil
+	return kolco.Node{}, kolco.ErrNoNodes
+}
+
+// LocateID returns the ID of the node Locate returns, without copying the
+// whole Node. The error is kolco.ErrNoNodes when the placement has no
+// nodes.
+func (m *Table) LocateID(key string) (string, error) {
+	if n, _ := m.find(key); n != nil {
+		return n.ID, nil
+	}
+	return "", kolco.ErrNoNodes
+}
+
+// LocateIndex returns the position in Nodes of the node Locate returns.
+// The error is kolco.ErrNoNodes, with -1, when the placement has no nodes.
+func (m *Table) LocateIndex(key string) (int, error) {
+	if _, i := m.find(key); i >= 0 {
+		return i, nil
+	}
+	return -1, kolco.ErrNoNodes
+}
+
+// find returns the owner of key in the current state and its index in
+// the state's node set, or nil and -1 without nodes.
+func (m *Table) find(key string) (*kolco.Node, int) {
+	s := m.m.Load()
+	if len(s.slots) == 0 {
+		return nil, -1
+	}
+	i := int(s.slots[m.hash(key)%uint64(len(s.slots))])
+	return &s.set.View()[i], i
 }
 
 // LocateN appends up to n distinct owners of key to dst: the owner, then
@@ -98,7 +130,7 @@ func (m *Table) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, erro
 	if n < 1 {
 		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
 	}
-	s := m.snap.Load()
+	s := m.m.Load()
 	if len(s.slots) == 0 {
 		return dst, kolco.ErrNoNodes
 	}
@@ -111,37 +143,39 @@ func (m *Table) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, erro
 }
 
 // Nodes returns a copy of the node set, sorted by ID.
-func (m *Table) Nodes() []kolco.Node { return m.snap.Load().set.Nodes() }
+func (m *Table) Nodes() []kolco.Node { return m.m.Load().set.Nodes() }
 
-// Add adds nodes. The error wraps kolco.ErrDuplicateNode,
-// kolco.ErrBadNodeID or kolco.ErrBadWeight; on error nothing changes.
-func (m *Table) Add(nodes ...kolco.Node) error {
-	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Add(nodes...) })
-}
+// Apply makes the change c as a whole: all of it or, on error, none. The
+// error wraps kolco.ErrUnknownNode, kolco.ErrDuplicateNode,
+// kolco.ErrBadNodeID or kolco.ErrBadWeight (also when the rounded weights
+// would sum to more than [MaxSlots]).
+func (m *Table) Apply(c kolco.Change) error { return m.m.Apply(c) }
+
+// Add adds nodes. The error is that of [Table.Apply].
+func (m *Table) Add(nodes ...kolco.Node) error { return m.m.Add(nodes...) }
 
 // Remove removes the nodes with the given IDs. The error wraps
 // kolco.ErrUnknownNode; on error nothing changes.
-func (m *Table) Remove(ids ...string) error {
-	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Remove(ids...) })
-}
+func (m *Table) Remove(ids ...string) error { return m.m.Remove(ids...) }
 
 // Reweight sets the weight of one node. The error wraps
 // kolco.ErrUnknownNode or kolco.ErrBadWeight; on error nothing changes.
-func (m *Table) Reweight(id string, weight float64) error {
-	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Reweight(id, weight) })
-}
+func (m *Table) Reweight(id string, weight float64) error { return m.m.Reweight(id, weight) }
 
-func (m *Table) change(f func(nodeset.Set) (nodeset.Set, error)) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	set, err := f(m.snap.Load().set)
-	if err != nil {
-		return err
-	}
-	s, err := newSnapshot(set)
-	if err != nil {
-		return err
-	}
-	m.snap.Store(s)
-	return nil
+// AppendIdentity appends the placement's identity for kolco.Fingerprint:
+// the hash by name and each node's ID and number of slots. The error wraps
+// kolco.ErrBadConfig for a hash that keyhash does not name.
+func (m *Table) AppendIdentity(dst []byte) ([]byte, error) {
+	s := m.m.Load()
+	nodes := s.set.View()
+	return nodeset.Identity(dst, "modulo", nodes, func(w *nodeset.Writer) error {
+		if err := w.HashName("modulo", m.hash); err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			w.String(n.ID)
+			w.Uint(uint64(Repetitions(n.EffectiveWeight())))
+		}
+		return nil
+	})
 }

@@ -40,11 +40,40 @@ func (m *Ring) winner(s *snapshot, key string) int {
 // key's probes most closely. The error is kolco.ErrNoNodes when the
 // placement has no nodes.
 func (m *Ring) Locate(key string) (kolco.Node, error) {
-	s := m.snap.Load()
-	if len(s.points) == 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
+	if n, _ := m.find(key); n != nil {
+		return *n, nil
 	}
-	return s.set.At(int(s.owner[m.winner(s, key)])), nil
+	return kolco.Node{}, kolco.ErrNoNodes
+}
+
+// LocateID returns the ID of the node Locate returns, without copying the
+// whole Node. The error is kolco.ErrNoNodes when the placement has no
+// nodes.
+func (m *Ring) LocateID(key string) (string, error) {
+	if n, _ := m.find(key); n != nil {
+		return n.ID, nil
+	}
+	return "", kolco.ErrNoNodes
+}
+
+// LocateIndex returns the position in Nodes of the node Locate returns.
+// The error is kolco.ErrNoNodes, with -1, when the placement has no nodes.
+func (m *Ring) LocateIndex(key string) (int, error) {
+	if _, i := m.find(key); i >= 0 {
+		return i, nil
+	}
+	return -1, kolco.ErrNoNodes
+}
+
+// find returns the owner of key in the current state and its index in
+// the state's node set, or nil and -1 without nodes.
+func (m *Ring) find(key string) (*kolco.Node, int) {
+	s := m.m.Load()
+	if len(s.points) == 0 {
+		return nil, -1
+	}
+	i := int(s.owner[m.winner(s, key)])
+	return &s.set.View()[i], i
 }
 
 // LocateN appends up to n distinct owners of key to dst: the owner, then
@@ -56,7 +85,7 @@ func (m *Ring) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 	if n < 1 {
 		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
 	}
-	s := m.snap.Load()
+	s := m.m.Load()
 	if len(s.points) == 0 {
 		return dst, kolco.ErrNoNodes
 	}

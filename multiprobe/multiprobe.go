@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
-	"sync/atomic"
-
-	"github.com/kolco-dev/kolco/internal/mix"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/mix"
 	"github.com/kolco-dev/kolco/internal/nodeset"
 	"github.com/kolco-dev/kolco/keyhash"
 )
@@ -40,8 +37,7 @@ type Config struct {
 type Ring struct {
 	hash   keyhash.Func
 	probes int
-	mu     sync.Mutex // serializes writers
-	snap   atomic.Pointer[snapshot]
+	m      nodeset.Engine[snapshot]
 }
 
 // snapshot is an immutable state; a change builds a new one.
@@ -55,6 +51,13 @@ type snapshot struct {
 	index []int32
 	shift uint
 }
+
+var (
+	_ kolco.Placement    = (*Ring)(nil)
+	_ kolco.Membership   = (*Ring)(nil)
+	_ kolco.IDLocator    = (*Ring)(nil)
+	_ kolco.IndexLocator = (*Ring)(nil)
+)
 
 // New returns a placement over nodes. The error wraps kolco.ErrBadConfig
 // for a probe count out of range, and kolco.ErrBadNodeID,
@@ -72,15 +75,14 @@ func New(nodes []kolco.Node, cfg Config) (*Ring, error) {
 	if m.probes == 0 {
 		m.probes = DefaultProbes
 	}
-	set, err := nodeset.New(nodes)
-	if err != nil {
+	m.m = nodeset.Engine[snapshot]{
+		Name: "multiprobe",
+		Set:  func(s *snapshot) nodeset.Set { return s.set },
+		Next: func(_ *snapshot, d nodeset.Delta) (*snapshot, error) { return m.newSnapshot(d.New) },
+	}
+	if err := m.m.Init(&snapshot{}, nodes); err != nil {
 		return nil, err
 	}
-	s, err := m.newSnapshot(set)
-	if err != nil {
-		return nil, err
-	}
-	m.snap.Store(s)
 	return m, nil
 }
 
@@ -153,37 +155,40 @@ func bitsFor(n int) int {
 }
 
 // Nodes returns a copy of the node set, sorted by ID.
-func (m *Ring) Nodes() []kolco.Node { return m.snap.Load().set.Nodes() }
+func (m *Ring) Nodes() []kolco.Node { return m.m.Load().set.Nodes() }
 
-// Add adds nodes. The error wraps kolco.ErrDuplicateNode,
-// kolco.ErrBadNodeID or kolco.ErrBadWeight; on error nothing changes.
-func (m *Ring) Add(nodes ...kolco.Node) error {
-	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Add(nodes...) })
-}
+// Apply makes the change c as a whole: all of it or, on error, none. The
+// error wraps kolco.ErrUnknownNode, kolco.ErrDuplicateNode,
+// kolco.ErrBadNodeID or kolco.ErrBadWeight (also when the rounded weights
+// would sum to more than [MaxPoints]).
+func (m *Ring) Apply(c kolco.Change) error { return m.m.Apply(c) }
+
+// Add adds nodes. The error is that of [Ring.Apply].
+func (m *Ring) Add(nodes ...kolco.Node) error { return m.m.Add(nodes...) }
 
 // Remove removes the nodes with the given IDs. The error wraps
 // kolco.ErrUnknownNode; on error nothing changes.
-func (m *Ring) Remove(ids ...string) error {
-	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Remove(ids...) })
-}
+func (m *Ring) Remove(ids ...string) error { return m.m.Remove(ids...) }
 
 // Reweight sets the weight of one node. The error wraps
 // kolco.ErrUnknownNode or kolco.ErrBadWeight; on error nothing changes.
-func (m *Ring) Reweight(id string, weight float64) error {
-	return m.change(func(s nodeset.Set) (nodeset.Set, error) { return s.Reweight(id, weight) })
-}
+func (m *Ring) Reweight(id string, weight float64) error { return m.m.Reweight(id, weight) }
 
-func (m *Ring) change(f func(nodeset.Set) (nodeset.Set, error)) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	set, err := f(m.snap.Load().set)
-	if err != nil {
-		return err
-	}
-	s, err := m.newSnapshot(set)
-	if err != nil {
-		return err
-	}
-	m.snap.Store(s)
-	return nil
+// AppendIdentity appends the placement's identity for kolco.Fingerprint:
+// the hash by name, the probe count and each node's ID and number of
+// points. The error wraps kolco.ErrBadConfig for a hash that keyhash does
+// not name.
+func (m *Ring) AppendIdentity(dst []byte) ([]byte, error) {
+	nodes := m.m.Load().set.View()
+	return nodeset.Identity(dst, "multiprobe", nodes, func(w *nodeset.Writer) error {
+		if err := w.HashName("multiprobe", m.hash); err != nil {
+			return err
+		}
+		w.Uint(uint64(m.probes))
+		for _, n := range nodes {
+			w.String(n.ID)
+			w.Uint(uint64(Points(n.EffectiveWeight())))
+		}
+		return nil
+	})
 }

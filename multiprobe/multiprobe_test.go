@@ -22,6 +22,16 @@ func algorithm(cfg multiprobe.Config) kolcotest.Algorithm {
 		// Weights by points inherit the per-point imbalance (see doc.go).
 		WeightTolerance: 0.15,
 		Balance:         func(int) float64 { return 1.15 },
+		NewHashed: func(nodes []kolco.Node, h keyhash.Func) (kolco.Placement, error) {
+			c := cfg
+			c.Hash = h
+			return multiprobe.New(nodes, c)
+		},
+		// Each node's load must follow its expected share; the peak, at 11
+		// nodes and 21 probes, stays below 1.31 for 999 node sets in 1000
+		// (see doc.go), and the trough is not bounded.
+		Shares:      func(p kolco.Placement) map[string]float64 { return p.(*multiprobe.Ring).Shares() },
+		MaxOverMean: 1.35,
 	}
 }
 
@@ -30,6 +40,7 @@ func TestProperties(t *testing.T) { kolcotest.Run(t, algorithm(multiprobe.Config
 func TestPropertiesFewProbes(t *testing.T) {
 	a := algorithm(multiprobe.Config{Probes: 3})
 	a.Balance = nil // three probes leave the ring's imbalance largely in place
+	a.MaxOverMean = 2.5
 	a.WeightTolerance = 0.5
 	a.Name = "multiprobe/k=3"
 	kolcotest.Run(t, a)

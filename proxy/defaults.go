@@ -97,16 +97,17 @@ func (g *GlobalConfig) WithDefaults() *GlobalConfig {
 // WithDefaults returns a copy of p with every setting left at its zero
 // value set to its default: those of [DefaultPoolConfig], and those that
 // follow from other settings. Hash is set for ketama and modula, KeyHash
-// (keyhash.Default) for kolco's distributions; Ejection is rehash with
-// auto_eject_hosts, else fail-fast with replicas, else none; the health
-// check's interval is ServerRetryTimeout and its timeout Timeout. The copy
+// (keyhash.Default) for kolco's distributions but slots (CRC16 without
+// it); Ejection is rehash with auto_eject_hosts, else fail-fast with
+// replicas, else none; the health check's interval is ServerRetryTimeout
+// and its timeout Timeout. The copy
 // shares p's Servers and Zones; p is not changed.
 func (p *PoolConfig) WithDefaults() *PoolConfig {
 	d, c := DefaultPoolConfig(), *p
 	setDefault(&c.Distribution, d.Distribution)
 	if c.Distribution == twemproxy.Ketama || c.Distribution == twemproxy.Modula {
 		setDefault(&c.Hash, d.Hash)
-	} else {
+	} else if c.Distribution != "slots" { // slots hashes with Redis Cluster's CRC16 unless told
 		setDefault(&c.KeyHash, keyhash.Default)
 	}
 	setDefault(&c.Timeout, d.Timeout)

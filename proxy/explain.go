@@ -50,8 +50,12 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 	if p.Hash != "" {
 		fmt.Fprintf(b, "  placement: %s over %s of %s, as twemproxy 0.5 places it\n", p.Distribution, p.Hash, tag)
 	} else {
+		keyHash := p.KeyHash
+		if keyHash == "" {
+			keyHash = "crc16" // slots without key_hash, as Redis Cluster
+		}
 		fmt.Fprintf(b, "  placement: kolco %s over %s of %s (vnodes %d; 0 = default); not twemproxy's placement\n",
-			p.Distribution, p.KeyHash, tag, p.VNodes)
+			p.Distribution, keyHash, tag, p.VNodes)
 	}
 	total := 0
 	for _, line := range p.Servers {

@@ -86,9 +86,12 @@ func newPicker(cfg *PoolConfig, servers []twemproxy.Server) (picker, error) {
 	if cfg.Distribution == twemproxy.Ketama || cfg.Distribution == twemproxy.Modula {
 		return twemproxy.New(twemproxy.Config{Hash: cfg.Hash, HashTag: cfg.HashTag, Distribution: cfg.Distribution}, servers)
 	}
-	h, err := keyhash.Parse(cfg.KeyHash)
-	if err != nil {
-		return nil, err
+	var h keyhash.Func // none: the algorithm's own (CRC16 for slots)
+	var err error
+	if cfg.KeyHash != "" {
+		if h, err = keyhash.Parse(cfg.KeyHash); err != nil {
+			return nil, err
+		}
 	}
 	nodes := make([]kolco.Node, len(servers))
 	k := &kolcoPicker{index: make(map[string]int, len(servers))}

@@ -26,7 +26,15 @@
 // # Balance
 //
 // Ideal: every node is equally likely to win, so max/avg load differs from
-// 1 only by sampling noise.
+// 1 only by sampling noise, provided the scores are uniform and
+// independent across nodes. The default mode mixes the key's hash with
+// each node's through fmix64, which makes them so for any hash; separator
+// mode compares raw hashes of ID + Separator + key, so a weak hash (fnv1a,
+// crc32, whose values for strings sharing a suffix are related) is
+// finalized first (see [Config.Separator]). In both modes, under every
+// hash of package keyhash, over 11 nodes and 200,000 keys (sampling noise
+// alone is 0.7% of a node's load), the tests hold the largest load within
+// 1.10 of the mean and the smallest above 0.90.
 //
 // # Disruption
 //

@@ -26,7 +26,7 @@ type scorer struct {
 // to a buffer of its own stack frame: allocating it here would move it to
 // the heap, and zeroing it in mixer mode would cost time for nothing.
 func (r *Hash) scorer(sc *scorer, s *snapshot, key string) {
-	sc.s, sc.hash, sc.key = s, r.hash, key
+	sc.s, sc.hash, sc.key = s, r.sepHash, key
 	if s.seeds != nil {
 		sc.kh = r.hash(key)
 	}
@@ -50,13 +50,43 @@ func (sc *scorer) score(i int) uint64 {
 // to the lower node ID. The error is kolco.ErrNoNodes when the placement
 // has no nodes.
 func (r *Hash) Locate(key string) (kolco.Node, error) {
-	s := r.snap.Load()
+	if n, _ := r.find(key); n != nil {
+		return *n, nil
+	}
+	return kolco.Node{}, kolco.ErrNoNodes
+}
+
+// LocateID returns the ID of the node Locate returns, without copying the
+// whole Node. The error is kolco.ErrNoNodes when the placement has no
+// nodes.
+func (r *Hash) LocateID(key string) (string, error) {
+	if n, _ := r.find(key); n != nil {
+		return n.ID, nil
+	}
+	return "", kolco.ErrNoNodes
+}
+
+// LocateIndex returns the position in [Hash.Nodes] of the node Locate
+// returns. The error is kolco.ErrNoNodes, with -1, when the placement has
+// no nodes.
+func (r *Hash) LocateIndex(key string) (int, error) {
+	if _, i := r.find(key); i >= 0 {
+		return i, nil
+	}
+	return -1, kolco.ErrNoNodes
+}
+
+// find returns the owner of key in the current state and its index in
+// the state's node set, or nil and -1 without nodes.
+func (r *Hash) find(key string) (*kolco.Node, int) {
+	s := r.m.Load()
 	n := s.set.Len()
 	if n == 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
+		return nil, -1
 	}
 	if s.seeds != nil && s.weights == nil {
-		return s.set.At(s.fastest(r.hash(key))), nil
+		i := int(s.fastest(r.hash(key)))
+		return &s.set.View()[i], i
 	}
 	var sc scorer
 	r.scorer(&sc, s, key)
@@ -70,7 +100,7 @@ func (r *Hash) Locate(key string) (kolco.Node, error) {
 			best, bi = v, i
 		}
 	}
-	return s.set.At(bi), nil
+	return &s.set.View()[bi], bi
 }
 
 // fastest is Locate's loop for the common case, mixer mode with equal
@@ -112,7 +142,7 @@ func (r *Hash) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 	if n < 1 {
 		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
 	}
-	s := r.snap.Load()
+	s := r.m.Load()
 	size := s.set.Len()
 	if size == 0 {
 		return dst, kolco.ErrNoNodes

@@ -14,7 +14,7 @@ import (
 // while no change runs concurrently. The error is kolco.ErrNoNodes for an
 // empty ring and wraps kolco.ErrBadConfig for unsorted hashes or a short out.
 func (r *Ring) OwnersSorted(hashes []uint64, out []int32) error {
-	s := r.snap.Load()
+	s := r.m.Load()
 	if len(s.points) == 0 {
 		return kolco.ErrNoNodes
 	}

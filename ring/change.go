@@ -9,71 +9,33 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/bytestr"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
+
+// Apply makes the change c, all of it or, on error, none. A node's points
+// are labelled by index, so a re-weighted node keeps its first min(old,
+// new) points: raising a weight moves keys only onto the node and lowering
+// it moves only keys off it. The error wraps kolco.ErrUnknownNode,
+// kolco.ErrDuplicateNode, kolco.ErrBadNodeID, kolco.ErrBadWeight, or
+// kolco.ErrBadConfig when the ring would hold too many points.
+func (r *Ring) Apply(c kolco.Change) error { return r.m.Apply(c) }
 
 // Add adds nodes to the ring in one change. The error wraps
 // kolco.ErrBadNodeID, kolco.ErrBadWeight, kolco.ErrDuplicateNode or
 // kolco.ErrBadConfig; on error the ring is unchanged.
-func (r *Ring) Add(nodes ...kolco.Node) error {
-	r.writeMu.Lock()
-	defer r.writeMu.Unlock()
-	old := r.snap.Load()
-	if err := kolco.CheckNew(old.has, nodes); err != nil {
-		return err
-	}
-	return r.apply(old, nil, nodes)
-}
+func (r *Ring) Add(nodes ...kolco.Node) error { return r.m.Add(nodes...) }
 
 // Remove removes the nodes with the given IDs in one change. The error
 // wraps kolco.ErrUnknownNode for an ID that is not in the ring, or that is
 // listed twice (the second removal would find nothing), as for every
 // kolco.Membership; on error the ring is unchanged.
-func (r *Ring) Remove(ids ...string) error {
-	r.writeMu.Lock()
-	defer r.writeMu.Unlock()
-	old := r.snap.Load()
-	drop := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		if !old.has(id) {
-			return fmt.Errorf("%w: %q", kolco.ErrUnknownNode, id)
-		}
-		if drop[id] {
-			return fmt.Errorf("%w: %q listed twice", kolco.ErrUnknownNode, id)
-		}
-		drop[id] = true
-	}
-	return r.apply(old, drop, nil)
-}
+func (r *Ring) Remove(ids ...string) error { return r.m.Remove(ids...) }
 
-// Reweight sets the weight of node id. Points are labelled by index, so the
-// first min(old, new) points stay where they are: raising a weight moves keys
-// only onto the node and lowering it moves only keys off it. The error wraps
-// kolco.ErrUnknownNode, kolco.ErrBadWeight, or kolco.ErrBadConfig when the
-// node would get more points than a ring holds; on error the ring is unchanged.
-func (r *Ring) Reweight(id string, weight float64) error {
-	if err := kolco.CheckWeight(weight); err != nil {
-		return fmt.Errorf("node %q: %w", id, err)
-	}
-	r.writeMu.Lock()
-	defer r.writeMu.Unlock()
-	old := r.snap.Load()
-	i, ok := old.find(id)
-	if !ok {
-		return fmt.Errorf("%w: %q", kolco.ErrUnknownNode, id)
-	}
-	n := old.nodes[i]
-	n.Weight = weight
-	return r.apply(old, map[string]bool{id: true}, []kolco.Node{n})
-}
-
-func (s *snapshot) find(id string) (int, bool) {
-	return slices.BinarySearchFunc(s.nodes, id, func(n kolco.Node, id string) int { return cmp.Compare(n.ID, id) })
-}
-
-func (s *snapshot) has(id string) bool {
-	_, ok := s.find(id)
-	return ok
-}
+// Reweight sets the weight of node id, moving keys only onto it or only off
+// it (see [Ring.Apply]). The error wraps kolco.ErrUnknownNode,
+// kolco.ErrBadWeight, or kolco.ErrBadConfig when the node would get more
+// points than a ring holds; on error the ring is unchanged.
+func (r *Ring) Reweight(id string, weight float64) error { return r.m.Reweight(id, weight) }
 
 // pair is a point during a change, before it is split into the parallel
 // points and owners arrays.
@@ -89,57 +51,68 @@ func comparePairs(a, b pair) int {
 	return cmp.Compare(a.owner, b.owner)
 }
 
-// apply publishes a snapshot without the nodes in drop and with add.
-// Owner indexes follow ID order, so ordering equal points by owner index
-// orders them by ID; the old points keep their relative order and the
-// sorted new ones are merged in (see merge.go), never re-sorted.
-func (r *Ring) apply(old *snapshot, drop map[string]bool, add []kolco.Node) error {
-	add = slices.SortedFunc(slices.Values(add), func(a, b kolco.Node) int { return cmp.Compare(a.ID, b.ID) })
+// next returns the snapshot after d. The points of removed and re-weighted
+// nodes are dropped and those of new and re-weighted nodes hashed. Owner
+// indexes follow ID order, so ordering equal points by owner index orders
+// them by ID; the old points keep their relative order and the sorted new
+// ones are merged in (see merge.go), never re-sorted.
+func (r *Ring) next(old *Snapshot, d nodeset.Delta) (*Snapshot, error) {
+	drop := make(map[string]bool, len(d.Removed)+len(d.Reweighted))
+	for _, n := range d.Removed {
+		drop[n.ID] = true
+	}
+	for _, n := range d.Reweighted {
+		drop[n.ID] = true
+	}
+	s := &Snapshot{cfg: &r.cfg, set: d.New, nodes: d.New.View()}
+	remap, add, addAt := renumber(old.nodes, s.nodes, drop)
 	counts := make([]int, len(add))
 	total := 0
 	for i, n := range add {
-		c, err := r.pointCount(n)
+		c, err := pointCount(r.cfg.VNodes, n)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		counts[i], total = c, total+c
 	}
 	if len(old.points)+total > maxPoints {
-		return fmt.Errorf("%w: the ring would exceed %d points", kolco.ErrBadConfig, maxPoints)
+		return nil, fmt.Errorf("%w: the ring would exceed %d points", kolco.ErrBadConfig, maxPoints)
 	}
-
-	// Merge the node lists, recording where each old and new node lands.
-	s := &snapshot{nodes: make([]kolco.Node, 0, len(old.nodes)+len(add))}
-	remap := make([]uint32, len(old.nodes))
-	addAt := make([]uint32, len(add))
-	dropped := 0
-	for i, j := 0, 0; i < len(old.nodes) || j < len(add); {
-		if j == len(add) || (i < len(old.nodes) && old.nodes[i].ID < add[j].ID) {
-			if drop[old.nodes[i].ID] {
-				remap[i] = droppedOwner
-				dropped++
-			} else {
-				remap[i] = uint32(len(s.nodes))
-				s.nodes = append(s.nodes, old.nodes[i])
-			}
-			i++
-			continue
-		}
-		addAt[j] = uint32(len(s.nodes))
-		s.nodes = append(s.nodes, add[j])
-		j++
-	}
-
 	fresh := r.hashPoints(add, counts, addAt, total)
-	if dropped == 0 {
+	if len(s.nodes)-len(add) == len(old.nodes) {
 		s.insertPoints(old, remap, fresh)
 	} else {
 		s.mergePoints(old, remap, fresh)
 	}
 	s.indexZones()
 	s.buildIndex()
-	r.snap.Store(s)
-	return nil
+	return s, nil
+}
+
+// renumber walks the old and new nodes (both sorted by ID) together. It
+// returns remap, the new index of each old node whose points stay
+// (droppedOwner for the others: removed, or in drop), and the nodes whose
+// points must be hashed, with their new indexes.
+func renumber(old, nodes []kolco.Node, drop map[string]bool) (remap []uint32, add []kolco.Node, addAt []uint32) {
+	remap = make([]uint32, len(old))
+	i := 0
+	for j, n := range nodes {
+		for ; i < len(old) && old[i].ID < n.ID; i++ {
+			remap[i] = droppedOwner
+		}
+		if i < len(old) && old[i].ID == n.ID {
+			remap[i], i = droppedOwner, i+1
+			if !drop[n.ID] {
+				remap[i-1] = uint32(j)
+				continue
+			}
+		}
+		add, addAt = append(add, n), append(addAt, uint32(j))
+	}
+	for ; i < len(old); i++ {
+		remap[i] = droppedOwner
+	}
+	return remap, add, addAt
 }
 
 // parallelPoints is the number of new points above which hashing is spread
@@ -158,7 +131,7 @@ func (r *Ring) hashPoints(add []kolco.Node, counts []int, at []uint32, total int
 		dst := out[offsets[i] : offsets[i]+counts[i]]
 		for p := range dst {
 			buf = r.cfg.Label(buf[:0], add[i].ID, p)
-			dst[p] = pair{r.cfg.Hash(bytestr.String(buf)), at[i]}
+			dst[p] = pair{r.hash(bytestr.String(buf)), at[i]}
 		}
 		return buf
 	}
@@ -185,7 +158,7 @@ func (r *Ring) hashPoints(add []kolco.Node, counts []int, at []uint32, total int
 }
 
 // indexZones numbers the distinct zones in node order.
-func (s *snapshot) indexZones() {
+func (s *Snapshot) indexZones() {
 	s.zoneOf = make([]uint32, len(s.nodes))
 	seen := make(map[string]uint32)
 	for i, n := range s.nodes {

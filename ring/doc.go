@@ -46,4 +46,13 @@
 // share is about sqrt((N-1)/(N·V+1)); with V = 1 the largest share is about
 // H_N times the average. Adding a node moves about 1/(N+1) of the keys, all
 // onto the new node; removing one moves only its keys.
+//
+// That holds for a hash whose values spread over the whole circle, for the
+// point labels as for the keys. A weak hash is finalized first (see
+// [Config.Hash]): fnv1a's values of "ID#0", "ID#1", ... crowd together, and
+// crc32's fill only 2^-32 of the circle. At 11 nodes of 160 points the
+// spread is sqrt(10/1761) = 0.075, and under every hash of package keyhash,
+// over node names of several shapes and 200,000 keys, the tests hold the
+// largest load within 1.35 of the mean and the smallest above 0.65, 4.6
+// spreads either way.
 package ring

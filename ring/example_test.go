@@ -41,3 +41,21 @@ func ExampleSeed() {
 	fmt.Println(owners[0].ID, owners[1].ID)
 	// Output: cache-a cache-b
 }
+
+// A proxy keeps one connection per server in the order of Nodes, and
+// LocateIndex answers with that position: the key is hashed once and no
+// map is consulted.
+func ExampleRing_LocateIndex() {
+	r, _ := ring.New([]kolco.Node{
+		{ID: "cache-b", Addr: "10.0.0.2:11211"},
+		{ID: "cache-a", Addr: "10.0.0.1:11211"},
+	}, ring.Config{})
+	var conns []string // one per node, in the order of Nodes (by ID)
+	for _, n := range r.Nodes() {
+		conns = append(conns, "conn to "+n.Addr)
+	}
+	i, _ := r.LocateIndex("user:42")
+	owner, _ := r.Locate("user:42")
+	fmt.Println(owner.ID, "->", conns[i])
+	// Output: cache-b -> conn to 10.0.0.2:11211
+}

@@ -48,14 +48,14 @@ const sentinel = math.MaxUint64
 
 // slot returns the index slot of h. It is monotone in h, so each slot holds a
 // contiguous run of points, and unlike a shift it allows any slot count.
-func (s *snapshot) slot(h uint64) uint64 {
+func (s *Snapshot) slot(h uint64) uint64 {
 	hi, _ := bits.Mul64(h, s.slots)
 	return hi
 }
 
 // search returns the index of the first point >= h, wrapping to 0. The
 // ring must have points.
-func (s *snapshot) search(h uint64) int {
+func (s *Snapshot) search(h uint64) int {
 	j := s.slot(h)
 	lo, hi := int(s.index[j]), int(s.index[j+1])
 	if hi-lo > scanWidth {
@@ -76,7 +76,7 @@ func (s *snapshot) search(h uint64) int {
 // start of the run, so its owner almost always shares a cache line with
 // the run's first owner. On rings larger than the cache this overlaps two
 // memory accesses that search-then-load would make one after the other.
-func (s *snapshot) owner(h uint64) uint32 {
+func (s *Snapshot) owner(h uint64) uint32 {
 	j := s.slot(h)
 	lo, hi := int(s.index[j]), int(s.index[j+1])
 	if hi-lo > scanWidth {
@@ -110,7 +110,7 @@ func count4(p *[4]uint64, h uint64) int {
 }
 
 // searchLong is search for a run longer than scanWidth: a binary search.
-func (s *snapshot) searchLong(h uint64, lo, hi int) int {
+func (s *Snapshot) searchLong(h uint64, lo, hi int) int {
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if s.points[m] < h {
@@ -127,7 +127,7 @@ func (s *snapshot) searchLong(h uint64, lo, hi int) int {
 
 // buildIndex pads the points with sentinels and fills the prefix index with
 // one slot per two points, so that it costs 2 bytes per point.
-func (s *snapshot) buildIndex() {
+func (s *Snapshot) buildIndex() {
 	n := len(s.points)
 	if cap(s.points) < n+scanWidth {
 		s.points = append(make([]uint64, 0, n+scanWidth), s.points...)

@@ -22,7 +22,7 @@ func TestSearchMatchesBinarySearch(t *testing.T) {
 	}
 	for name, gen := range gens {
 		for _, n := range []int{1, 2, 7, 8, 9, 100, 5000} {
-			s := &snapshot{points: make([]uint64, n)}
+			s := &Snapshot{points: make([]uint64, n)}
 			for i := range s.points {
 				s.points[i] = gen()
 			}

@@ -16,7 +16,7 @@ const droppedOwner = ^uint32(0)
 // VM: 1.77 ms before (pair-by-pair merge, index rebuilt slot by slot),
 // 1.13 ms with this and the one-pass buildIndex; building that ring from
 // scratch takes 20 ms.
-func (s *snapshot) insertPoints(old *snapshot, remap []uint32, fresh []pair) {
+func (s *Snapshot) insertPoints(old *Snapshot, remap []uint32, fresh []pair) {
 	n := len(old.points) + len(fresh)
 	points, owners := make([]uint64, n, n+scanWidth), make([]uint32, n)
 	i, out := 0, 0
@@ -47,7 +47,7 @@ func (s *snapshot) insertPoints(old *snapshot, remap []uint32, fresh []pair) {
 
 // mergePoints is insertPoints for a change that removes nodes: one pass over
 // the old points that skips the dropped ones.
-func (s *snapshot) mergePoints(old *snapshot, remap []uint32, fresh []pair) {
+func (s *Snapshot) mergePoints(old *Snapshot, remap []uint32, fresh []pair) {
 	// Locals, not s.points and s.owners: appending to fields of a heap
 	// object costs a write barrier per append while the GC runs.
 	points := make([]uint64, 0, len(old.points)+len(fresh)+scanWidth)

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
@@ -254,84 +253,6 @@ func TestWeightsHonoured(t *testing.T) {
 			t.Errorf("node %s share %.3f, want %.3f within 10%%", id, got, want)
 		}
 	}
-}
-
-// TestConcurrentReadersAndWriters runs readers while a writer adds and
-// removes nodes. Every state the writer passes through is known in advance,
-// so each read must equal that key's owner in one of those states: a
-// half-applied change would show up as an owner no whole state gives.
-func TestConcurrentReadersAndWriters(t *testing.T) {
-	base := named("node", 20)
-	cfg := ring.Config{VNodes: 50}
-	keys := testKeys[:300]
-	// The writer's states: base plus extra-0..k-1 while adding, base plus
-	// extra-k..4 while removing.
-	valid := make([]map[string]bool, len(keys))
-	for i := range valid {
-		valid[i] = map[string]bool{}
-	}
-	for k := 0; k <= 5; k++ {
-		for _, extras := range [][]int{seq(0, k), seq(k, 5)} {
-			nodes := slices.Clone(base)
-			for _, e := range extras {
-				nodes = append(nodes, kolco.Node{ID: "extra-" + strconv.Itoa(e), Zone: "z"})
-			}
-			r := mustNew(t, nodes, cfg)
-			for i, k := range keys {
-				n, _ := r.Locate(k)
-				valid[i][n.ID] = true
-			}
-		}
-	}
-
-	r := mustNew(t, base, cfg)
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for g := range 4 {
-		wg.Go(func() {
-			var dst []kolco.Node
-			for i := g; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				j := i % len(keys)
-				n, err := r.Locate(keys[j])
-				if err != nil || !valid[j][n.ID] {
-					t.Errorf("Locate(%q) during changes = %q, %v: no whole state places it there", keys[j], n.ID, err)
-					return
-				}
-				if dst, err = r.LocateN(dst[:0], keys[j], 3); err != nil || len(dst) != 3 || dst[0].ID != n.ID && !valid[j][dst[0].ID] {
-					t.Errorf("LocateN during changes: %v %d", err, len(dst))
-					return
-				}
-			}
-		})
-	}
-	for i := range 200 {
-		id := "extra-" + strconv.Itoa(i%5)
-		if i%10 < 5 {
-			if err := r.Add(kolco.Node{ID: id, Zone: "z"}); err != nil {
-				t.Error(err)
-			}
-		} else if err := r.Remove(id); err != nil {
-			t.Error(err)
-		}
-	}
-	close(stop)
-	wg.Wait()
-	if r.Len() != 20 {
-		t.Errorf("after balanced adds and removes the ring has %d nodes, want 20", r.Len())
-	}
-}
-
-func seq(from, to int) []int {
-	var out []int
-	for i := from; i < to; i++ {
-		out = append(out, i)
-	}
-	return out
 }
 
 func TestLookupsDoNotAllocate(t *testing.T) {

@@ -2,21 +2,60 @@ package ring
 
 import (
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
-// snapshot is one immutable state of a ring. A change never modifies a
-// published snapshot; it builds a new one and swaps the pointer.
-type snapshot struct {
+// Snapshot is one immutable state of a [Ring]. A change never modifies a
+// published snapshot: it builds the next one beside it and swaps a
+// pointer. A program that keeps state of its own per node, such as load
+// counters, pairs it with the Snapshot it was built for, so that a walk
+// over the points never meets a node its state does not know (package
+// bounded does this).
+type Snapshot struct {
+	cfg    *Config  // the ring's, defaults filled in
 	points []uint64 // sorted ascending; equal points ordered by owner (= by ID)
 	owners []uint32 // owners[i] indexes nodes for points[i]
-	nodes  []kolco.Node
-	zoneOf []uint32 // zone index of each node
-	zones  int      // number of distinct zones
+	set    nodeset.Set
+	nodes  []kolco.Node // set.View(), sorted by ID
+	zoneOf []uint32     // zone index of each node
+	zones  int          // number of distinct zones
 
 	// index and slots locate a hash's bucket of points; see index.go.
 	index []uint32
 	slots uint64
 }
+
+// Snapshot returns the ring's current state.
+func (r *Ring) Snapshot() *Snapshot { return r.m.Load() }
+
+// Len returns the number of nodes.
+func (s *Snapshot) Len() int { return len(s.nodes) }
+
+// Node returns the i-th node in ID order, the order of [Ring.Nodes].
+func (s *Snapshot) Node(i int) kolco.Node { return s.nodes[i] }
+
+// Nodes returns a copy of the nodes, sorted by ID.
+func (s *Snapshot) Nodes() []kolco.Node { return s.set.Nodes() }
+
+// Index returns the position of node id in ID order.
+func (s *Snapshot) Index(id string) (int, bool) { return s.set.Index(id) }
+
+// Points returns the number of points.
+func (s *Snapshot) Points() int { return len(s.points) }
+
+// Successor returns the index of the first point at or after h, wrapping
+// past the last point to the first, or -1 when the ring has no points.
+func (s *Snapshot) Successor(h uint64) int {
+	if len(s.points) == 0 {
+		return -1
+	}
+	return s.search(h)
+}
+
+// Owner returns the index in ID order of the node that owns point p, for p
+// in [0, Points()). Points follow one another clockwise: p+1, wrapping
+// from the last to 0.
+func (s *Snapshot) Owner(p int) int { return int(s.owners[p]) }
 
 // maxBitsetNodes is the node count up to which walk tracks taken nodes
 // and zones in a bitset on the stack; larger rings compare against the
@@ -29,7 +68,7 @@ func (b *bitset) has(i uint32) bool { return b[i>>6]&(1<<(i&63)) != 0 }
 func (b *bitset) set(i uint32)      { b[i>>6] |= 1 << (i & 63) }
 
 // walk appends up to n distinct nodes met clockwise from point start.
-func (s *snapshot) walk(dst []kolco.Node, start, n int, zoneAware bool) []kolco.Node {
+func (s *Snapshot) walk(dst []kolco.Node, start, n int, zoneAware bool) []kolco.Node {
 	n = min(n, len(s.nodes))
 	base := len(dst)
 	var taken, zoneTaken bitset
@@ -67,7 +106,7 @@ func (s *snapshot) walk(dst []kolco.Node, start, n int, zoneAware bool) []kolco.
 	return dst
 }
 
-func (s *snapshot) isTaken(got []kolco.Node, b *bitset, small bool, o uint32) bool {
+func (s *Snapshot) isTaken(got []kolco.Node, b *bitset, small bool, o uint32) bool {
 	if small {
 		return b.has(o)
 	}
@@ -80,7 +119,7 @@ func (s *snapshot) isTaken(got []kolco.Node, b *bitset, small bool, o uint32) bo
 	return false
 }
 
-func (s *snapshot) zoneIsTaken(got []kolco.Node, b *bitset, small bool, o, z uint32) bool {
+func (s *Snapshot) zoneIsTaken(got []kolco.Node, b *bitset, small bool, o, z uint32) bool {
 	if small {
 		return b.has(z)
 	}

@@ -107,7 +107,7 @@ func Hotkeys(cfg HotkeysConfig) (*HotkeysResult, error) {
 		res.Rows, res.Loads = append(res.Rows, st), append(res.Loads, loads)
 		cfg.Progress.step(i+1, total, "hotkeys")
 	}
-	b, err := bounded.New(nodes, bounded.Config{Epsilon: cfg.Epsilon, Points: cfg.Points, Hash: cfg.Hash})
+	b, err := bounded.New(nodes, bounded.Config{Epsilon: cfg.Epsilon, VNodes: cfg.Points, Hash: cfg.Hash})
 	if err != nil {
 		return nil, fmt.Errorf("bounded: %w", err)
 	}

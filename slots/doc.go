@@ -16,7 +16,9 @@
 // text is not empty - modulo 16384. Keys sharing a tag share a slot, so
 // "{user1000}.following" and "{user1000}.followers" land together. A
 // [Config.Count] other than 16384 keeps the rules but takes CRC16 modulo
-// that count.
+// that count. A [Config.Hash] replaces CRC16 by another hash of the hash
+// tag (finalized when weak, see keyhash.Finalized), for slots that need not
+// match Redis.
 //
 // # Properties
 //
@@ -30,11 +32,14 @@
 //     slot of its exact quota. Key balance then depends on how evenly keys
 //     fall into slots; with 16384 slots and 1000 nodes a node owns 16 or 17
 //     slots, so shares differ by up to 1/16 from rounding alone. With more
-//     nodes than slots some nodes own nothing.
+//     nodes than slots some nodes own nothing. Under CRC16 and every hash
+//     of package keyhash, over 11 nodes and 200,000 keys (sampling noise
+//     alone is 0.7% of a node's load), the tests hold the largest load
+//     within 1.10 of the mean and the smallest above 0.90.
 //   - Disruption: minimal. A change moves the fewest slots that reach the
 //     new targets: adding nodes moves slots only onto them, removing nodes
 //     moves only their slots, re-weighting moves slots only to or from the
-//     re-weighted node ([Map.Apply] reports them). The divisor method is
+//     re-weighted node ([Map.Migrate] reports them). The divisor method is
 //     what makes this hold: it never raises an old node's target when
 //     another node joins or grows.
 //   - Weights: supported (Node.Weight), to the slot.

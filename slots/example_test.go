@@ -19,10 +19,10 @@ func ExampleKeySlot() {
 
 // Adding a third node to two moves 5 of 16 slots, all onto the new node:
 // a keeps 6 (it wins the tie by ID), b keeps 5.
-func ExampleMap_Apply() {
+func ExampleMap_Migrate() {
 	m, _ := slots.New([]kolco.Node{{ID: "a"}, {ID: "b"}}, slots.Config{Count: 16})
 	fmt.Println(m.Ranges())
-	moves, _ := m.Apply(slots.Change{Add: []kolco.Node{{ID: "c"}}})
+	moves, _ := m.Migrate(kolco.Change{Add: []kolco.Node{{ID: "c"}}})
 	for _, mv := range moves {
 		fmt.Printf("slot %d: %s -> %s\n", mv.Slot, mv.From, mv.To)
 	}

@@ -72,7 +72,7 @@ func FuzzMembership(f *testing.F) {
 			case 4:
 				err = checkLocateN(t, m, id, int(arg(i+2))-1)
 			case 5:
-				_, err = m.Apply(Change{Remove: []string{id}, Add: []kolco.Node{{ID: id}}})
+				_, err = m.Migrate(kolco.Change{Remove: []string{id}, Add: []kolco.Node{{ID: id}}})
 			}
 			if err != nil && !isSentinel(err) {
 				t.Fatalf("op %d: error %v wraps no sentinel", ops[i]%6, err)

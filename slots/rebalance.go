@@ -1,118 +1,82 @@
 package slots
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
-// Change is one membership change: Remove applies first, then Add, then
-// Weights (node ID -> new weight, for nodes present after Add).
-type Change struct {
-	Remove  []string           // IDs of nodes to remove
-	Add     []kolco.Node       // nodes to add
-	Weights map[string]float64 // new weights by node ID
-}
-
-// Plan returns the slot moves that [Map.Apply] would make for c, without
-// making them. The error is that of Apply.
-func (m *Map) Plan(c Change) ([]Move, error) {
-	_, moves, err := plan(m.cur.Load(), c)
-	return moves, err
-}
-
-// Apply makes the change c and returns the slots that moved, in slot order.
-// It moves the fewest slots that bring every node to its weighted target
-// share: the slots of removed nodes, plus each node's surplus over its new
-// target (its highest-numbered slots), handed to the nodes below target in
-// ID order and slot order. A slot whose previous owner is "" had none (the
-// map was empty); a slot whose new owner is "" has none (every node was
-// removed). On error nothing changes; the error wraps [kolco.ErrUnknownNode],
-// [kolco.ErrDuplicateNode], [kolco.ErrBadNodeID] or [kolco.ErrBadWeight].
-func (m *Map) Apply(c Change) ([]Move, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	next, moves, err := plan(m.cur.Load(), c)
+// Plan returns the slot moves that [Map.Migrate] would make for c, without
+// making them. The error is that of [Map.Apply].
+func (m *Map) Plan(c kolco.Change) ([]Move, error) {
+	s := m.m.Load()
+	next, err := m.m.Step(s, c)
 	if err != nil {
 		return nil, err
 	}
-	m.cur.Store(next)
+	return movesBetween(s, next), nil
+}
+
+// Migrate makes the change c, as [Map.Apply] does, and returns the slots
+// that moved, in slot order: the slots of removed nodes, plus each node's
+// surplus over its new target (its highest-numbered slots), handed to the
+// nodes below target in ID order and slot order. A slot whose previous
+// owner is "" had none (the map was empty); a slot whose new owner is ""
+// has none (every node was removed). The error is that of Apply.
+func (m *Map) Migrate(c kolco.Change) ([]Move, error) {
+	var moves []Move
+	err := m.m.Update(func(old *state) (*state, error) {
+		next, err := m.m.Step(old, c)
+		if err != nil {
+			return nil, err
+		}
+		moves = movesBetween(old, next)
+		return next, nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	return moves, nil
 }
 
+// Apply makes the change c, all of it or, on error, none, moving the
+// fewest slots that bring every node to its weighted target share (see
+// [Map.Migrate], which also reports them). The error wraps
+// [kolco.ErrUnknownNode], [kolco.ErrDuplicateNode], [kolco.ErrBadNodeID] or
+// [kolco.ErrBadWeight].
+func (m *Map) Apply(c kolco.Change) error { return m.m.Apply(c) }
+
 // Rebalance moves the fewest slots that bring every node to its weighted
 // target share and returns them. Only a map built by [FromRanges] can be off
-// target; for any other map it moves nothing.
-func (m *Map) Rebalance() ([]Move, error) { return m.Apply(Change{}) }
+// target; for any other map it moves nothing. It returns no error: the
+// error result is always nil.
+func (m *Map) Rebalance() ([]Move, error) { return m.Migrate(kolco.Change{}) }
 
 // Add adds nodes and rebalances, moving slots only onto the new nodes. The
 // error wraps [kolco.ErrDuplicateNode], [kolco.ErrBadNodeID] or
 // [kolco.ErrBadWeight].
-func (m *Map) Add(nodes ...kolco.Node) error {
-	_, err := m.Apply(Change{Add: nodes})
-	return err
-}
+func (m *Map) Add(nodes ...kolco.Node) error { return m.m.Add(nodes...) }
 
 // Remove removes the nodes with the given IDs and hands their slots to the
 // remaining nodes. The error wraps [kolco.ErrUnknownNode].
-func (m *Map) Remove(ids ...string) error {
-	_, err := m.Apply(Change{Remove: ids})
-	return err
-}
+func (m *Map) Remove(ids ...string) error { return m.m.Remove(ids...) }
 
 // Reweight sets the weight of node id and rebalances, moving slots only to
 // or from that node. The error wraps [kolco.ErrUnknownNode] or
 // [kolco.ErrBadWeight].
-func (m *Map) Reweight(id string, weight float64) error {
-	_, err := m.Apply(Change{Weights: map[string]float64{id: weight}})
-	return err
-}
+func (m *Map) Reweight(id string, weight float64) error { return m.m.Reweight(id, weight) }
 
-// nextNodes returns the node set after c, sorted by ID.
-func nextNodes(s *state, c Change) ([]kolco.Node, error) {
-	nodes := slices.Clone(s.nodes)
-	for _, id := range c.Remove {
-		i, ok := indexOf(nodes, id)
-		if !ok {
-			return nil, fmt.Errorf("slots: remove: %w: %q", kolco.ErrUnknownNode, id)
-		}
-		nodes = slices.Delete(nodes, i, i+1)
-	}
-	has := func(id string) bool { _, ok := indexOf(nodes, id); return ok }
-	if err := kolco.CheckNew(has, c.Add); err != nil {
-		return nil, fmt.Errorf("slots: add: %w", err)
-	}
-	nodes = sortedCopy(append(nodes, c.Add...))
-	for id, w := range c.Weights {
-		i, ok := indexOf(nodes, id)
-		if !ok {
-			return nil, fmt.Errorf("slots: reweight: %w: %q", kolco.ErrUnknownNode, id)
-		}
-		if err := kolco.CheckWeight(w); err != nil {
-			return nil, fmt.Errorf("slots: reweight %q: %w", id, err)
-		}
-		nodes[i].Weight = w
-	}
-	return nodes, nil
-}
-
-func indexOf(nodes []kolco.Node, id string) (int, bool) {
-	return (&state{nodes: nodes}).index(id)
-}
-
-// plan computes the state after c and the moves that lead to it.
-func plan(s *state, c Change) (*state, []Move, error) {
-	nodes, err := nextNodes(s, c)
-	if err != nil {
-		return nil, nil, err
-	}
-	next := &state{nodes: nodes, owner: make([]int32, len(s.owner)), mask: s.mask}
+// plan returns the state over set reached from s by moving the fewest
+// slots.
+func plan(s *state, set nodeset.Set) *state {
+	nodes := set.View()
+	next := &state{set: set, nodes: nodes, owner: make([]int32, len(s.owner)), mask: s.mask}
 	// Translate old owner indexes to new ones (-1: removed or none).
 	remap := make([]int32, len(s.nodes))
 	for i, nd := range s.nodes {
 		remap[i] = -1
-		if j, ok := indexOf(nodes, nd.ID); ok {
+		if j, ok := set.Index(nd.ID); ok {
 			remap[i] = int32(j)
 		}
 	}
@@ -127,7 +91,7 @@ func plan(s *state, c Change) (*state, []Move, error) {
 		}
 	}
 	if len(nodes) == 0 {
-		return next.link(), movesBetween(s, next), nil
+		return next.link()
 	}
 	tgt := targets(nodes, len(s.owner))
 	free := freeSlots(next.owner, cur, tgt)
@@ -138,7 +102,7 @@ func plan(s *state, c Change) (*state, []Move, error) {
 			k++
 		}
 	}
-	return next.link(), movesBetween(s, next), nil
+	return next.link()
 }
 
 // freeSlots returns, in ascending order, the slots that must change owner:

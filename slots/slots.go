@@ -3,12 +3,10 @@ package slots
 import (
 	"fmt"
 	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/nodeset"
+	"github.com/kolco-dev/kolco/keyhash"
 )
 
 // DefaultCount is the number of slots of a Redis Cluster and of a [Map]
@@ -31,6 +29,10 @@ type Config struct {
 	// differently from Redis. Fewer slots rebalance faster but split load
 	// more coarsely (a node's share is a whole number of slots).
 	Count int
+	// Hash, when set, replaces CRC16: a key's slot is then the low bits of
+	// Hash of its hash tag, finalized with keyhash.Finalized when the hash
+	// is weak. Nil means CRC16, as Redis Cluster computes slots.
+	Hash keyhash.Func
 }
 
 func (c Config) count() (int, error) {
@@ -49,13 +51,15 @@ func (c Config) count() (int, error) {
 // [kolco.Placement] and [kolco.Membership]. Lookups take no lock and do not
 // allocate; changes are serialized and published atomically.
 type Map struct {
-	mu  sync.Mutex // serializes writers; readers only load cur
-	cur atomic.Pointer[state]
+	named keyhash.Func // Config.Hash; nil for CRC16
+	hash  keyhash.Func // named, finalized
+	m     nodeset.Engine[state]
 }
 
 // state is one immutable version of the map.
 type state struct {
-	nodes []kolco.Node // sorted by ID
+	set   nodeset.Set
+	nodes []kolco.Node // set.View(), sorted by ID
 	owner []int32      // slot -> index in nodes; -1 only when nodes is empty
 	mask  uint32
 	// next[s] is the first slot after s, cyclically, whose owner differs
@@ -106,6 +110,13 @@ type Range struct {
 	ID          string // the owner's node ID
 }
 
+var (
+	_ kolco.Placement    = (*Map)(nil)
+	_ kolco.Membership   = (*Map)(nil)
+	_ kolco.IDLocator    = (*Map)(nil)
+	_ kolco.IndexLocator = (*Map)(nil)
+)
+
 // New returns a map of nodes in which each node owns a share of the slots
 // proportional to its weight (see the package documentation for the
 // apportionment), in contiguous runs assigned in ID order, like a fresh
@@ -117,27 +128,37 @@ func New(nodes []kolco.Node, cfg Config) (*Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := kolco.CheckNew(func(string) bool { return false }, nodes); err != nil {
+	m := newMap(cfg.Hash)
+	// Built from the map without nodes, whose slots have no owner, the
+	// first change hands out contiguous runs in ID order.
+	if err := m.m.Init(emptyState(count), nodes); err != nil {
 		return nil, err
 	}
-	sorted := sortedCopy(nodes)
-	s := &state{nodes: sorted, owner: make([]int32, count), mask: uint32(count - 1)}
-	if len(sorted) == 0 {
-		for i := range s.owner {
-			s.owner[i] = -1
-		}
-	} else {
-		slot := 0
-		for i, t := range targets(sorted, count) {
-			for range t {
-				s.owner[slot] = int32(i)
-				slot++
-			}
-		}
-	}
-	m := &Map{}
-	m.cur.Store(s.link())
 	return m, nil
+}
+
+// newMap returns a map slotting keys with hash (nil: CRC16) whose engine
+// builds each state with plan.
+func newMap(hash keyhash.Func) *Map {
+	m := &Map{named: hash}
+	if hash != nil {
+		m.hash = keyhash.Finalized(hash)
+	}
+	m.m = nodeset.Engine[state]{
+		Name: "slots",
+		Set:  func(s *state) nodeset.Set { return s.set },
+		Next: func(old *state, d nodeset.Delta) (*state, error) { return plan(old, d.New), nil },
+	}
+	return m
+}
+
+// emptyState returns the state of count slots without nodes.
+func emptyState(count int) *state {
+	s := &state{owner: make([]int32, count), mask: uint32(count - 1)}
+	for i := range s.owner {
+		s.owner[i] = -1
+	}
+	return s.link()
 }
 
 // FromRanges returns a map with the given explicit slot ownership, such as
@@ -151,16 +172,14 @@ func FromRanges(nodes []kolco.Node, ranges []Range, cfg Config) (*Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := kolco.CheckNew(func(string) bool { return false }, nodes); err != nil {
-		return nil, err
+	set, err := nodeset.New(nodes)
+	if err != nil {
+		return nil, fmt.Errorf("slots: %w", err)
 	}
-	sorted := sortedCopy(nodes)
-	s := &state{nodes: sorted, owner: make([]int32, count), mask: uint32(count - 1)}
-	for i := range s.owner {
-		s.owner[i] = -1
-	}
+	s := emptyState(count)
+	s.set, s.nodes = set, set.View()
 	for _, r := range ranges {
-		i, ok := s.index(r.ID)
+		i, ok := set.Index(r.ID)
 		if !ok {
 			return nil, fmt.Errorf("slots: range %d-%d: %w: %q", r.First, r.Last, kolco.ErrUnknownNode, r.ID)
 		}
@@ -174,40 +193,38 @@ func FromRanges(nodes []kolco.Node, ranges []Range, cfg Config) (*Map, error) {
 			s.owner[slot] = int32(i)
 		}
 	}
-	if len(sorted) > 0 {
+	if set.Len() > 0 {
 		if slot := slices.Index(s.owner, -1); slot >= 0 {
 			return nil, fmt.Errorf("%w: slot %d not assigned", ErrSlotMap, slot)
 		}
 	}
-	m := &Map{}
-	m.cur.Store(s.link())
+	m := newMap(cfg.Hash)
+	m.m.Store(s.link())
 	return m, nil
 }
 
-func sortedCopy(nodes []kolco.Node) []kolco.Node {
-	out := slices.Clone(nodes)
-	slices.SortFunc(out, func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
-	return out
-}
-
-// index returns the position of id in s.nodes.
-func (s *state) index(id string) (int, bool) {
-	return slices.BinarySearchFunc(s.nodes, id, func(n kolco.Node, id string) int { return strings.Compare(n.ID, id) })
-}
-
 // Count returns the number of slots.
-func (m *Map) Count() int { return len(m.cur.Load().owner) }
+func (m *Map) Count() int { return len(m.m.Load().owner) }
 
-// Slot returns the slot of key: CRC16(HashTag(key)) mod Count. With the
-// default count it equals [KeySlot].
+// Slot returns the slot of key: CRC16(HashTag(key)) mod Count, or with
+// [Config.Hash] the hash's instead of CRC16. With the defaults it equals
+// [KeySlot].
 func (m *Map) Slot(key string) int {
-	return int(uint32(CRC16(HashTag(key))) & m.cur.Load().mask)
+	return int(m.slot(key, m.m.Load().mask))
+}
+
+// slot returns the slot of key among mask+1.
+func (m *Map) slot(key string, mask uint32) uint32 {
+	if m.hash == nil {
+		return uint32(CRC16(HashTag(key))) & mask
+	}
+	return uint32(m.hash(HashTag(key))) & mask
 }
 
 // Owner returns the node that owns slot. The error wraps [kolco.ErrNoNodes]
 // when the map has no nodes and [ErrSlotMap] when slot is out of range.
 func (m *Map) Owner(slot int) (kolco.Node, error) {
-	s := m.cur.Load()
+	s := m.m.Load()
 	if slot < 0 || slot >= len(s.owner) {
 		return kolco.Node{}, fmt.Errorf("%w: slot %d outside 0-%d", ErrSlotMap, slot, len(s.owner)-1)
 	}
@@ -220,11 +237,40 @@ func (m *Map) Owner(slot int) (kolco.Node, error) {
 // Locate returns the owner of key's slot. The error is [kolco.ErrNoNodes]
 // when the map has no nodes.
 func (m *Map) Locate(key string) (kolco.Node, error) {
-	s := m.cur.Load()
-	if len(s.nodes) == 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
+	if n, _ := m.find(key); n != nil {
+		return *n, nil
 	}
-	return s.nodes[s.owner[uint32(CRC16(HashTag(key)))&s.mask]], nil
+	return kolco.Node{}, kolco.ErrNoNodes
+}
+
+// LocateID returns the ID of the node Locate returns, without copying the
+// whole Node. The error is kolco.ErrNoNodes when the placement has no
+// nodes.
+func (m *Map) LocateID(key string) (string, error) {
+	if n, _ := m.find(key); n != nil {
+		return n.ID, nil
+	}
+	return "", kolco.ErrNoNodes
+}
+
+// LocateIndex returns the position in Nodes of the node Locate returns.
+// The error is kolco.ErrNoNodes, with -1, when the placement has no nodes.
+func (m *Map) LocateIndex(key string) (int, error) {
+	if _, i := m.find(key); i >= 0 {
+		return i, nil
+	}
+	return -1, kolco.ErrNoNodes
+}
+
+// find returns the owner of key in the current state and its index in
+// the state's node set, or nil and -1 without nodes.
+func (m *Map) find(key string) (*kolco.Node, int) {
+	s := m.m.Load()
+	if len(s.nodes) == 0 {
+		return nil, -1
+	}
+	i := int(s.owner[m.slot(key, s.mask)])
+	return &s.nodes[i], i
 }
 
 // LocateN appends up to n distinct owners of key to dst: the owner of key's
@@ -236,13 +282,13 @@ func (m *Map) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error)
 	if n < 1 {
 		return dst, kolco.ErrBadCount
 	}
-	s := m.cur.Load()
+	s := m.m.Load()
 	if len(s.nodes) == 0 {
 		return dst, kolco.ErrNoNodes
 	}
 	n = min(n, len(s.nodes))
 	start := len(dst)
-	slot := uint32(CRC16(HashTag(key))) & s.mask
+	slot := m.slot(key, s.mask)
 	for range s.runs + 1 {
 		if len(dst)-start == n {
 			return dst, nil
@@ -254,11 +300,11 @@ func (m *Map) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error)
 }
 
 // Nodes returns a copy of the node set, sorted by ID.
-func (m *Map) Nodes() []kolco.Node { return slices.Clone(m.cur.Load().nodes) }
+func (m *Map) Nodes() []kolco.Node { return m.m.Load().set.Nodes() }
 
 // SlotCounts returns the number of slots each node owns, by node ID.
 func (m *Map) SlotCounts() map[string]int {
-	s := m.cur.Load()
+	s := m.m.Load()
 	out := make(map[string]int, len(s.nodes))
 	for _, nd := range s.nodes {
 		out[nd.ID] = 0
@@ -275,7 +321,7 @@ func (m *Map) SlotCounts() map[string]int {
 // in slot order, in the shape [FromRanges] accepts. It is empty when the map
 // has no nodes.
 func (m *Map) Ranges() []Range {
-	s := m.cur.Load()
+	s := m.m.Load()
 	if len(s.nodes) == 0 {
 		return nil
 	}

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/keyhash"
 )
 
 func mkNodes(n int) []kolco.Node {
@@ -110,16 +110,16 @@ func TestNewContiguousInIDOrder(t *testing.T) {
 // the slots whose owner changed, that their number is the lower bound (the
 // slots of removed nodes plus every survivor's surplus over its new
 // target), and that the new counts are the reference targets.
-func checkMinimal(t *testing.T, m *Map, c Change) []Move {
+func checkMinimal(t *testing.T, m *Map, c kolco.Change) []Move {
 	t.Helper()
 	before, beforeCounts := owners(m), m.SlotCounts()
 	planned, perr := m.Plan(c)
-	moves, err := m.Apply(c)
+	moves, err := m.Migrate(c)
 	if err != nil || perr != nil {
-		t.Fatalf("Apply(%+v): %v / Plan: %v", c, err, perr)
+		t.Fatalf("Migrate(%+v): %v / Plan: %v", c, err, perr)
 	}
 	if !slices.Equal(planned, moves) {
-		t.Errorf("Plan and Apply disagree: %d vs %d moves", len(planned), len(moves))
+		t.Errorf("Plan and Migrate disagree: %d vs %d moves", len(planned), len(moves))
 	}
 	after := owners(m)
 	var diff []Move
@@ -162,7 +162,7 @@ func TestChangesMoveFewestSlots(t *testing.T) {
 	next := 100
 	for step := range 60 {
 		ids := m.Nodes()
-		var c Change
+		var c kolco.Change
 		switch op := r.IntN(3); {
 		case op == 0 || len(ids) < 2:
 			for range 1 + r.IntN(2) {
@@ -172,7 +172,7 @@ func TestChangesMoveFewestSlots(t *testing.T) {
 		case op == 1:
 			c.Remove = []string{ids[r.IntN(len(ids))].ID}
 		default:
-			c.Weights = map[string]float64{ids[r.IntN(len(ids))].ID: 0.5 + float64(r.IntN(8))}
+			c.Update = []kolco.Node{{ID: ids[r.IntN(len(ids))].ID, Weight: 0.5 + float64(r.IntN(8))}}
 		}
 		moves := checkMinimal(t, m, c)
 		for _, mv := range moves {
@@ -181,7 +181,7 @@ func TestChangesMoveFewestSlots(t *testing.T) {
 				t.Fatalf("step %d: add moved slot %d to old node %s", step, mv.Slot, mv.To)
 			case len(c.Remove) > 0 && mv.From != c.Remove[0]:
 				t.Fatalf("step %d: remove moved slot %d off %s", step, mv.Slot, mv.From)
-			case c.Weights != nil && c.Weights[mv.From] == 0 && c.Weights[mv.To] == 0:
+			case len(c.Update) > 0 && mv.From != c.Update[0].ID && mv.To != c.Update[0].ID:
 				t.Fatalf("step %d: reweight moved slot %d between other nodes", step, mv.Slot)
 			}
 		}
@@ -202,7 +202,7 @@ func TestFromRangesAndRebalance(t *testing.T) {
 	if nd, _ := m.Owner(8192); nd.ID != "node-0001" {
 		t.Errorf("Owner(8192) = %s", nd.ID)
 	}
-	moves := checkMinimal(t, m, Change{})
+	moves := checkMinimal(t, m, kolco.Change{})
 	for _, mv := range moves {
 		if mv.From != "node-0000" {
 			t.Errorf("rebalance moved slot %d off %s, which was not over target", mv.Slot, mv.From)
@@ -251,19 +251,22 @@ func TestChangeErrorsLeaveMapUnchanged(t *testing.T) {
 	m, _ := New(mkNodes(3), Config{Count: 64})
 	before := owners(m)
 	cases := []struct {
-		c    Change
+		c    kolco.Change
 		want error
 	}{
-		{Change{Remove: []string{"nope"}}, kolco.ErrUnknownNode},
-		{Change{Remove: []string{"node-0000", "node-0000"}}, kolco.ErrUnknownNode},
-		{Change{Add: []kolco.Node{{ID: "node-0001"}}}, kolco.ErrDuplicateNode},
-		{Change{Add: []kolco.Node{{ID: ""}}}, kolco.ErrBadNodeID},
-		{Change{Weights: map[string]float64{"node-0001": 0}}, kolco.ErrBadWeight},
-		{Change{Weights: map[string]float64{"nope": 1}}, kolco.ErrUnknownNode},
+		{kolco.Change{Remove: []string{"nope"}}, kolco.ErrUnknownNode},
+		{kolco.Change{Remove: []string{"node-0000", "node-0000"}}, kolco.ErrUnknownNode},
+		{kolco.Change{Add: []kolco.Node{{ID: "node-0001"}}}, kolco.ErrDuplicateNode},
+		{kolco.Change{Add: []kolco.Node{{ID: ""}}}, kolco.ErrBadNodeID},
+		{kolco.Change{Update: []kolco.Node{{ID: "node-0001", Weight: -1}}}, kolco.ErrBadWeight},
+		{kolco.Change{Update: []kolco.Node{{ID: "nope"}}}, kolco.ErrUnknownNode},
 	}
 	for _, c := range cases {
-		if _, err := m.Apply(c.c); !errors.Is(err, c.want) {
-			t.Errorf("Apply(%+v) error %v, want %v", c.c, err, c.want)
+		if _, err := m.Migrate(c.c); !errors.Is(err, c.want) {
+			t.Errorf("Migrate(%+v) error %v, want %v", c.c, err, c.want)
+		}
+		if _, err := m.Plan(c.c); !errors.Is(err, c.want) {
+			t.Errorf("Plan(%+v) error %v, want %v", c.c, err, c.want)
 		}
 	}
 	if !slices.Equal(owners(m), before) {
@@ -276,14 +279,14 @@ func TestChangeErrorsLeaveMapUnchanged(t *testing.T) {
 
 func TestRemoveAllThenAdd(t *testing.T) {
 	m, _ := New(mkNodes(2), Config{Count: 16})
-	moves, err := m.Apply(Change{Remove: []string{"node-0000", "node-0001"}})
+	moves, err := m.Migrate(kolco.Change{Remove: []string{"node-0000", "node-0001"}})
 	if err != nil || len(moves) != 16 || moves[0].To != "" {
 		t.Fatalf("remove all: %v, %v", moves, err)
 	}
 	if _, err := m.Locate("k"); !errors.Is(err, kolco.ErrNoNodes) {
 		t.Errorf("Locate on empty map: %v", err)
 	}
-	moves, err = m.Apply(Change{Add: mkNodes(1)})
+	moves, err = m.Migrate(kolco.Change{Add: mkNodes(1)})
 	if err != nil || len(moves) != 16 || moves[0].From != "" {
 		t.Fatalf("add to empty: %v, %v", moves, err)
 	}
@@ -344,34 +347,6 @@ func TestLookupsDoNotAllocate(t *testing.T) {
 	}
 }
 
-func TestConcurrentReadersAndWriters(t *testing.T) {
-	m, _ := New(mkNodes(4), Config{Count: 256})
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			dst := make([]kolco.Node, 0, 3)
-			for i := range 2000 {
-				if _, err := m.LocateN(dst[:0], fmt.Sprint(g, i), 3); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	for i := range 50 {
-		id := fmt.Sprintf("extra-%d", i)
-		if err := m.Add(kolco.Node{ID: id}); err != nil {
-			t.Fatal(err)
-		}
-		if err := m.Remove(id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wg.Wait()
-}
-
 // locateNRef walks slot by slot from the key's slot, collecting owners in
 // order of first appearance, then the other nodes in ID order.
 func locateNRef(m *Map, key string, n int) []string {
@@ -418,5 +393,29 @@ func TestErrSlotMapIsBadConfig(t *testing.T) {
 	_, err := FromRanges(mkNodes(1), nil, Config{})
 	if !errors.Is(err, ErrSlotMap) || !errors.Is(err, kolco.ErrBadConfig) {
 		t.Errorf("uncovered map: error %v, want ErrSlotMap wrapping ErrBadConfig", err)
+	}
+}
+
+// TestHashReplacesCRC16 checks Config.Hash: the slot is the low bits of
+// the finalized hash of the hash tag, so keys sharing a tag still share a
+// slot.
+func TestHashReplacesCRC16(t *testing.T) {
+	for _, h := range []keyhash.Func{keyhash.XXH3, keyhash.CRC32} {
+		m, err := New(mkNodes(5), Config{Count: 1024, Hash: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 500 {
+			key := fmt.Sprintf("{user%d}.following", i)
+			want := int(keyhash.Finalized(h)(HashTag(key)) & 1023)
+			if got := m.Slot(key); got != want {
+				t.Fatalf("Slot(%q) = %d, want %d", key, got, want)
+			}
+			a, _ := m.Locate(key)
+			b, _ := m.Locate(fmt.Sprintf("{user%d}.followers", i))
+			if a.ID != b.ID {
+				t.Fatalf("keys of tag user%d on %s and %s", i, a.ID, b.ID)
+			}
+		}
 	}
 }

@@ -95,7 +95,7 @@ func (p *placementFlags) options(fs *pflag.FlagSet) (algo.Options, error) {
 	if !p.seed || fs.Changed("vnodes") {
 		o.VNodes = p.vnodes
 	}
-	if !p.seed || fs.Changed("hash") {
+	if fs.Changed("hash") { // else each algorithm's own default (xxh3; md5 in seed mode; CRC16 for slots)
 		h, err := keyhash.Parse(p.hash)
 		if err != nil {
 			return o, usageError{err}

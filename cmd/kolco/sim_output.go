@@ -43,7 +43,7 @@ func (s *setupFlags) setups(fs *pflag.FlagSet) ([]sim.Setup, error) {
 	}
 	var opts algo.Options
 	opts.Seed = s.seed
-	if !s.seed || fs.Changed("hash") {
+	if fs.Changed("hash") { // else each algorithm's own default (xxh3; md5 in seed mode; CRC16 for slots)
 		h, err := keyhash.Parse(s.hash)
 		if err != nil {
 			return nil, usageError{err}

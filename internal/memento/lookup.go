@@ -18,7 +18,7 @@ func (s *state) replacer(b int, chosen []kolco.Node) int {
 	if r := s.rep[b]; r != 0 {
 		return int(r) - 1
 	}
-	id := s.owners[b].ID
+	id := s.ids[b]
 	for j := range chosen {
 		if chosen[j].ID == id {
 			return s.working - 1 - j
@@ -31,13 +31,13 @@ func (s *state) replacer(b int, chosen []kolco.Node) int {
 // owners as removed. The caller guarantees at least one working bucket
 // that is not chosen.
 func (s *state) locate(bucket BucketFunc, kh uint64, chosen []kolco.Node) int {
-	b := bucket(kh, len(s.owners))
+	b := bucket(kh, len(s.ids))
 	r := s.replacer(b, chosen)
 	// Every step moves to a bucket removed later (a smaller replacer) or
 	// to a working one, so the loops end; the bound only guards against a
 	// corrupted table.
 	for steps := 0; r >= 0; steps++ {
-		if r == 0 || steps > 4*len(s.owners)+64 {
+		if r == 0 || steps > 4*len(s.ids)+64 {
 			return s.fallback(b, chosen)
 		}
 		b = int(rehash(kh, b) % uint64(r))
@@ -54,8 +54,8 @@ func (s *state) locate(bucket BucketFunc, kh uint64, chosen []kolco.Node) int {
 // fallback returns the first bucket from b on that is working and not
 // chosen. Lookups never need it on a consistent table.
 func (s *state) fallback(b int, chosen []kolco.Node) int {
-	for i := range len(s.owners) {
-		c := (b + i) % len(s.owners)
+	for i := range len(s.ids) {
+		c := (b + i) % len(s.ids)
 		if s.replacer(c, chosen) < 0 {
 			return c
 		}

@@ -2,8 +2,6 @@ package memento
 
 import (
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/nodeset"
@@ -20,32 +18,33 @@ type BucketFunc func(key uint64, buckets int) int
 type Placement struct {
 	hash   keyhash.Func
 	bucket BucketFunc
-	mu     sync.Mutex // serializes writers
-	st     atomic.Pointer[state]
+	m      nodeset.Engine[state]
 }
 
-// New returns a placement with nodes on buckets 0..len(nodes)-1 in ID
-// order. The error wraps kolco.ErrBadNodeID, kolco.ErrDuplicateNode or
-// kolco.ErrBadWeight (for any weight but 1).
-func New(nodes []kolco.Node, hash keyhash.Func, bucket BucketFunc) (*Placement, error) {
-	if err := checkWeights(nodes); err != nil {
-		return nil, err
-	}
-	set, err := nodeset.New(nodes)
-	if err != nil {
-		return nil, err
-	}
+// New returns a placement named name (the prefix of its errors) with nodes
+// on buckets 0..len(nodes)-1 in ID order. The error wraps
+// kolco.ErrBadNodeID, kolco.ErrDuplicateNode or kolco.ErrBadWeight (for
+// any weight but 1).
+func New(name string, nodes []kolco.Node, hash keyhash.Func, bucket BucketFunc) (*Placement, error) {
 	if hash == nil {
 		hash = keyhash.XXH3
 	}
 	p := &Placement{hash: hash, bucket: bucket}
-	p.st.Store(newState(set))
+	p.m = nodeset.Engine[state]{
+		Name:       name,
+		Unweighted: true,
+		Set:        func(s *state) nodeset.Set { return s.set },
+		Next:       next,
+	}
+	if err := p.m.Init(&state{}, nodes); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
 // Locate returns the owner of key, or kolco.ErrNoNodes.
 func (p *Placement) Locate(key string) (kolco.Node, error) {
-	if n := p.lookup(key); n != nil {
+	if n, _ := p.find(key); n != nil {
 		return *n, nil
 	}
 	return kolco.Node{}, kolco.ErrNoNodes
@@ -53,19 +52,30 @@ func (p *Placement) Locate(key string) (kolco.Node, error) {
 
 // LocateID returns the ID of the owner of key, or kolco.ErrNoNodes.
 func (p *Placement) LocateID(key string) (string, error) {
-	if n := p.lookup(key); n != nil {
+	if n, _ := p.find(key); n != nil {
 		return n.ID, nil
 	}
 	return "", kolco.ErrNoNodes
 }
 
-// lookup returns the owner of key, or nil without nodes.
-func (p *Placement) lookup(key string) *kolco.Node {
-	s := p.st.Load()
-	if s.working == 0 {
-		return nil
+// LocateIndex returns the position of the owner of key in Nodes, or -1 and
+// kolco.ErrNoNodes.
+func (p *Placement) LocateIndex(key string) (int, error) {
+	if _, i := p.find(key); i >= 0 {
+		return i, nil
 	}
-	return &s.owners[s.locate(p.bucket, p.hash(key), nil)]
+	return -1, kolco.ErrNoNodes
+}
+
+// find returns the owner of key in the current state and its index in
+// the state's node set, or nil and -1 without nodes.
+func (p *Placement) find(key string) (*kolco.Node, int) {
+	s := p.m.Load()
+	if s.working == 0 {
+		return nil, -1
+	}
+	i := int(s.idx[s.locate(p.bucket, p.hash(key), nil)])
+	return &s.nodes[i], i
 }
 
 // LocateN appends up to n owners: each the owner the key would have if the
@@ -74,74 +84,54 @@ func (p *Placement) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, 
 	if n < 1 {
 		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
 	}
-	s := p.st.Load()
+	s := p.m.Load()
 	if s.working == 0 {
 		return dst, kolco.ErrNoNodes
 	}
 	kh := p.hash(key)
 	start := len(dst)
 	for range min(n, s.working) {
-		dst = append(dst, s.owners[s.locate(p.bucket, kh, dst[start:])])
+		dst = append(dst, s.nodes[s.idx[s.locate(p.bucket, kh, dst[start:])]])
 	}
 	return dst, nil
 }
 
 // Nodes returns a copy of the members, sorted by ID.
-func (p *Placement) Nodes() []kolco.Node { return p.st.Load().set.Nodes() }
+func (p *Placement) Nodes() []kolco.Node { return p.m.Load().set.Nodes() }
 
 // Buckets returns the size of the bucket array (working and removed) and
 // the number of working buckets.
 func (p *Placement) Buckets() (total, working int) {
-	s := p.st.Load()
-	return len(s.owners), s.working
+	s := p.m.Load()
+	return len(s.ids), s.working
 }
 
-// Add adds nodes one by one, in the order given.
-func (p *Placement) Add(nodes ...kolco.Node) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s := p.st.Load()
-	if err := checkWeights(nodes); err != nil {
-		return err
-	}
-	set, err := s.set.Add(nodes...)
-	if err != nil {
-		return err
-	}
-	c := s.clone()
-	c.set = set
-	for _, n := range nodes {
-		c.add(n)
-	}
-	p.st.Store(c)
-	return nil
-}
+// Apply makes the change c: it removes nodes one by one in the order
+// given, then adds nodes one by one in the order given, each taking the
+// most recently removed bucket. The error wraps kolco.ErrUnknownNode,
+// kolco.ErrDuplicateNode, kolco.ErrBadNodeID or kolco.ErrBadWeight.
+func (p *Placement) Apply(c kolco.Change) error { return p.m.Apply(c) }
 
-// Remove removes nodes one by one, in the order given.
-func (p *Placement) Remove(ids ...string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s := p.st.Load()
-	set, err := s.set.Remove(ids...)
-	if err != nil {
-		return err
-	}
-	c := s.clone()
-	c.set = set
-	for _, id := range ids {
-		c.remove(id)
-	}
-	p.st.Store(c)
-	return nil
-}
+// Add is Apply(kolco.Change{Add: nodes}).
+func (p *Placement) Add(nodes ...kolco.Node) error { return p.m.Add(nodes...) }
 
-// Reweight accepts only weight 1 for a member.
-func (p *Placement) Reweight(id string, weight float64) error {
-	if err := kolco.CheckWeight(weight); err != nil {
-		return fmt.Errorf("node %q: %w", id, err)
+// Remove is Apply(kolco.Change{Remove: ids}).
+func (p *Placement) Remove(ids ...string) error { return p.m.Remove(ids...) }
+
+// Reweight accepts only weight 1 for a member, which changes nothing. The
+// error wraps kolco.ErrUnknownNode or kolco.ErrBadWeight.
+func (p *Placement) Reweight(id string, weight float64) error { return p.m.Reweight(id, weight) }
+
+// next applies d to a copy of old: removals, then additions, each in the
+// order the change gives them.
+func next(old *state, d nodeset.Delta) (*state, error) {
+	s := old.clone()
+	for _, n := range d.Removed {
+		s.remove(n.ID)
 	}
-	if !p.st.Load().set.Has(id) {
-		return fmt.Errorf("%w: %q", kolco.ErrUnknownNode, id)
+	for _, n := range d.Added {
+		s.add(n.ID)
 	}
-	return checkWeights([]kolco.Node{{ID: id, Weight: weight}})
+	s.reindex(d.New)
+	return s, nil
 }

@@ -16,57 +16,56 @@
 package memento
 
 import (
-	"fmt"
-
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // state is an immutable placement state; changes copy it.
 type state struct {
-	owners  []kolco.Node // node per bucket; meaningless for removed buckets
+	ids     []string     // node ID per bucket; "" for a removed bucket
+	idx     []int32      // index in nodes per bucket; -1 for a removed bucket
 	rep     []int32      // replacer+1 per bucket; 0 for a working bucket
 	prev    []int32      // previously removed bucket, for removed buckets
-	last    int32        // most recently removed bucket; len(owners) if none
+	last    int32        // most recently removed bucket; len(ids) if none
 	working int          // number of working buckets
 	set     nodeset.Set  // the members, sorted by ID
-}
-
-func newState(set nodeset.Set) *state {
-	n := set.Len()
-	s := &state{
-		owners:  make([]kolco.Node, n),
-		rep:     make([]int32, n),
-		prev:    make([]int32, n),
-		last:    int32(n),
-		working: n,
-		set:     set,
-	}
-	for i := range n {
-		s.owners[i] = set.At(i)
-	}
-	return s
+	nodes   []kolco.Node // set.View()
 }
 
 func (s *state) clone() *state {
 	c := *s
-	c.owners = append([]kolco.Node(nil), s.owners...)
+	c.ids = append([]string(nil), s.ids...)
 	c.rep = append([]int32(nil), s.rep...)
 	c.prev = append([]int32(nil), s.prev...)
+	c.idx = nil // see reindex
 	return &c
 }
 
-// add places node on the most recently removed bucket, or on a new bucket
-// at the end when none is removed. s must be a private copy.
-func (s *state) add(node kolco.Node) {
+// reindex points every working bucket at its node in set, whose values
+// (address, zone) a change may have updated.
+func (s *state) reindex(set nodeset.Set) {
+	s.set, s.nodes = set, set.View()
+	s.idx = make([]int32, len(s.ids))
+	for b, id := range s.ids {
+		s.idx[b] = -1
+		if s.rep[b] == 0 {
+			i, _ := set.Index(id)
+			s.idx[b] = int32(i)
+		}
+	}
+}
+
+// add places node id on the most recently removed bucket, or on a new
+// bucket at the end when none is removed. s must be a private copy.
+func (s *state) add(id string) {
 	b := s.last
-	if int(b) == len(s.owners) {
-		s.owners = append(s.owners, node)
+	if int(b) == len(s.ids) {
+		s.ids = append(s.ids, id)
 		s.rep = append(s.rep, 0)
 		s.prev = append(s.prev, 0)
 		s.last = b + 1
 	} else {
-		s.owners[b] = node
+		s.ids[b] = id
 		s.rep[b] = 0
 		s.last = s.prev[b]
 	}
@@ -82,8 +81,8 @@ func (s *state) remove(id string) {
 	// A linear scan: writers are rare, and a map from ID to bucket would
 	// have to be copied on every change.
 	b := int32(0)
-	for i := range s.owners {
-		if s.rep[i] == 0 && s.owners[i].ID == id {
+	for i := range s.ids {
+		if s.rep[i] == 0 && s.ids[i] == id {
 			b = int32(i)
 			break
 		}
@@ -92,19 +91,5 @@ func (s *state) remove(id string) {
 	s.rep[b] = int32(s.working) + 1
 	s.prev[b] = s.last
 	s.last = b
-	s.owners[b] = kolco.Node{}
-}
-
-// checkWeights rejects any weight but 1 (or 0, read as 1): the bucket
-// functions give every bucket the same share.
-func checkWeights(nodes []kolco.Node) error {
-	for _, n := range nodes {
-		if w := n.EffectiveWeight(); w != 1 {
-			if err := kolco.CheckWeight(w); err != nil {
-				return fmt.Errorf("node %q: %w", n.ID, err)
-			}
-			return fmt.Errorf("node %q: weight %v: weights are not supported, only 1 (%w)", n.ID, w, kolco.ErrBadWeight)
-		}
-	}
-	return nil
+	s.ids[b] = ""
 }

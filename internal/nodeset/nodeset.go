@@ -1,6 +1,12 @@
-// Package nodeset keeps an immutable node set sorted by ID and applies the
-// changes of the [kolco.Membership] interface to it, so that every
-// placement package validates membership changes the same way.
+// Package nodeset is the membership engine every placement algorithm of
+// this module is built on: an immutable node set sorted by ID that applies
+// a [kolco.Change] and reports what it changed ([Delta]), a copy-on-write
+// [Cell] for an algorithm's state, and the [Engine] that ties them into the
+// [kolco.Membership] methods, so that an algorithm writes only how it
+// builds its next state from the old one and the delta.
+//
+// It also holds the canonical encoding of placement states and identities
+// ([Writer], [Reader]) and the replica-walk helpers the algorithms share.
 package nodeset
 
 import (
@@ -12,7 +18,8 @@ import (
 )
 
 // Set is an immutable set of valid nodes with distinct IDs, sorted by ID.
-// Changes return a new Set and leave the receiver untouched.
+// Changes return a new Set and leave the receiver untouched. The zero Set
+// is empty.
 type Set struct {
 	nodes []kolco.Node
 }
@@ -20,7 +27,8 @@ type Set struct {
 // New validates nodes and returns them as a Set. The error wraps
 // kolco.ErrBadNodeID, kolco.ErrBadWeight or kolco.ErrDuplicateNode.
 func New(nodes []kolco.Node) (Set, error) {
-	return Set{}.Add(nodes...)
+	d, err := Set{}.Apply(kolco.Change{Add: nodes})
+	return d.New, err
 }
 
 // Len returns the number of nodes.
@@ -28,6 +36,10 @@ func (s Set) Len() int { return len(s.nodes) }
 
 // At returns the i-th node in ID order.
 func (s Set) At(i int) kolco.Node { return s.nodes[i] }
+
+// View returns the set's own slice of nodes, sorted by ID, for lookups that
+// return a node without copying the set. The caller must not modify it.
+func (s Set) View() []kolco.Node { return s.nodes }
 
 // Nodes returns a copy of the nodes, sorted by ID.
 func (s Set) Nodes() []kolco.Node { return slices.Clone(s.nodes) }
@@ -45,63 +57,88 @@ func (s Set) Has(id string) bool {
 	return ok
 }
 
-// Add returns the set with nodes added. The error wraps
-// kolco.ErrBadNodeID, kolco.ErrBadWeight or kolco.ErrDuplicateNode.
-func (s Set) Add(nodes ...kolco.Node) (Set, error) {
-	if err := kolco.CheckNew(s.Has, nodes); err != nil {
-		return s, err
+// Delta is a change applied to a set: the set before and after it and what
+// changed between them, for an algorithm to build its next state from.
+type Delta struct {
+	// Old and New are the sets before and after the change.
+	Old, New Set
+	// Removed holds the removed nodes as they were, in the order the
+	// change names them.
+	Removed []kolco.Node
+	// Added holds the added nodes in the order the change lists them. A
+	// node removed and added back in one change is in both lists.
+	Added []kolco.Node
+	// Reweighted holds, in the change's order, the updated nodes whose
+	// effective weight changed, with their new values.
+	Reweighted []kolco.Node
+}
+
+// Apply returns the delta of the change c applied to s: Remove, then Add,
+// then Update, as [kolco.Change] defines. The error wraps
+// kolco.ErrUnknownNode (removing or updating an absent ID, removing one
+// twice), kolco.ErrDuplicateNode (adding a present ID, naming one twice in
+// Add or in Update), kolco.ErrBadNodeID or kolco.ErrBadWeight; s is never
+// modified.
+func (s Set) Apply(c kolco.Change) (Delta, error) {
+	d := Delta{Old: s}
+	gone := make(map[string]bool, len(c.Remove))
+	for _, id := range c.Remove {
+		i, ok := s.Index(id)
+		if !ok || gone[id] {
+			return Delta{}, fmt.Errorf("remove: %w: %q", kolco.ErrUnknownNode, id)
+		}
+		gone[id] = true
+		d.Removed = append(d.Removed, s.nodes[i])
 	}
-	// Sort only the newcomers and merge: a change to a large set costs
-	// O(N + k log k), not a full re-sort.
-	add := slices.Clone(nodes)
-	slices.SortFunc(add, func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
-	out := make([]kolco.Node, 0, len(s.nodes)+len(add))
-	i, j := 0, 0
-	for i < len(s.nodes) && j < len(add) {
-		if s.nodes[i].ID < add[j].ID {
-			out = append(out, s.nodes[i])
-			i++
-		} else {
+	if err := kolco.CheckNew(func(id string) bool { return s.Has(id) && !gone[id] }, c.Add); err != nil {
+		return Delta{}, fmt.Errorf("add: %w", err)
+	}
+	d.Added = slices.Clone(c.Add)
+	d.New = Set{merge(s.nodes, gone, c.Add)}
+	updated := make(map[string]bool, len(c.Update))
+	for _, u := range c.Update {
+		i, ok := d.New.Index(u.ID)
+		switch {
+		case !ok:
+			return Delta{}, fmt.Errorf("update: %w: %q", kolco.ErrUnknownNode, u.ID)
+		case updated[u.ID]:
+			return Delta{}, fmt.Errorf("update: %w: %q named twice", kolco.ErrDuplicateNode, u.ID)
+		}
+		if err := u.Validate(); err != nil {
+			return Delta{}, fmt.Errorf("update: %w", err)
+		}
+		updated[u.ID] = true
+		if d.New.nodes[i].EffectiveWeight() != u.EffectiveWeight() {
+			d.Reweighted = append(d.Reweighted, u)
+		}
+		d.New.nodes[i] = u
+	}
+	return d, nil
+}
+
+// merge returns the nodes of old not in gone with add merged in, sorted by
+// ID. Only the newcomers are sorted: a change to a large set costs
+// O(N + k log k), not a full re-sort. The result is a new slice.
+func merge(old []kolco.Node, gone map[string]bool, add []kolco.Node) []kolco.Node {
+	add = SortedByID(add)
+	out := make([]kolco.Node, 0, len(old)-len(gone)+len(add))
+	j := 0
+	for _, n := range old {
+		if gone[n.ID] {
+			continue
+		}
+		for ; j < len(add) && add[j].ID < n.ID; j++ {
 			out = append(out, add[j])
-			j++
 		}
+		out = append(out, n)
 	}
-	out = append(append(out, s.nodes[i:]...), add[j:]...)
-	return Set{out}, nil
+	return append(out, add[j:]...)
 }
 
-// Remove returns the set without the nodes of the given IDs. The error
-// wraps kolco.ErrUnknownNode, also for an ID named twice.
-func (s Set) Remove(ids ...string) (Set, error) {
-	gone := make(map[string]struct{}, len(ids))
-	for _, id := range ids {
-		if _, dup := gone[id]; dup || !s.Has(id) {
-			return s, fmt.Errorf("%w: %q", kolco.ErrUnknownNode, id)
-		}
-		gone[id] = struct{}{}
-	}
-	out := make([]kolco.Node, 0, len(s.nodes)-len(gone))
-	for _, n := range s.nodes {
-		if _, ok := gone[n.ID]; !ok {
-			out = append(out, n)
-		}
-	}
-	return Set{out}, nil
-}
-
-// Reweight returns the set with the weight of one node changed. The error
-// wraps kolco.ErrUnknownNode or kolco.ErrBadWeight (zero included).
-func (s Set) Reweight(id string, w float64) (Set, error) {
-	if err := kolco.CheckWeight(w); err != nil {
-		return s, fmt.Errorf("node %q: %w", id, err)
-	}
-	i, ok := s.Index(id)
-	if !ok {
-		return s, fmt.Errorf("%w: %q", kolco.ErrUnknownNode, id)
-	}
-	out := slices.Clone(s.nodes)
-	out[i].Weight = w
-	return Set{out}, nil
+// SortedByID returns a copy of nodes sorted by ID, equal IDs in their
+// order.
+func SortedByID(nodes []kolco.Node) []kolco.Node {
+	return slices.SortedStableFunc(slices.Values(nodes), func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
 }
 
 // AppendNew appends nd to dst unless dst[start:] already holds its ID: one

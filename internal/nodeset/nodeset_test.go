@@ -9,60 +9,92 @@ import (
 	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
-func ids(s nodeset.Set) []string {
+func ids(nodes []kolco.Node) []string {
 	var out []string
-	for _, n := range s.Nodes() {
+	for _, n := range nodes {
 		out = append(out, n.ID)
 	}
 	return out
 }
 
-func TestChanges(t *testing.T) {
-	s, err := nodeset.New([]kolco.Node{{ID: "c"}, {ID: "a"}, {ID: "b", Weight: 2}})
+func mustSet(t *testing.T, nodes ...kolco.Node) nodeset.Set {
+	t.Helper()
+	s, err := nodeset.New(nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := ids(s); !slices.Equal(got, []string{"a", "b", "c"}) {
+	return s
+}
+
+// TestApply checks each part of a change and the delta it reports, and
+// that the receiver is never modified.
+func TestApply(t *testing.T) {
+	s := mustSet(t, kolco.Node{ID: "c"}, kolco.Node{ID: "a"}, kolco.Node{ID: "b", Weight: 2})
+	if got := ids(s.Nodes()); !slices.Equal(got, []string{"a", "b", "c"}) {
 		t.Fatalf("New sorted = %v", got)
 	}
 	if i, ok := s.Index("b"); !ok || i != 1 || s.At(1).Weight != 2 {
 		t.Fatalf("Index(b) = %d, %v", i, ok)
 	}
-	s2, err := s.Add(kolco.Node{ID: "aa"})
-	if err != nil || !slices.Equal(ids(s2), []string{"a", "aa", "b", "c"}) || s.Len() != 3 {
-		t.Fatalf("Add: %v %v (receiver %v)", ids(s2), err, ids(s))
+	d, err := s.Apply(kolco.Change{
+		Remove: []string{"c", "a"},
+		Add:    []kolco.Node{{ID: "d"}, {ID: "a", Addr: "new"}},
+		Update: []kolco.Node{{ID: "b", Weight: 3, Zone: "z"}, {ID: "d", Addr: "x"}},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	s3, err := s2.Remove("a", "c")
-	if err != nil || !slices.Equal(ids(s3), []string{"aa", "b"}) {
-		t.Fatalf("Remove: %v %v", ids(s3), err)
+	if got := ids(d.New.Nodes()); !slices.Equal(got, []string{"a", "b", "d"}) {
+		t.Errorf("New = %v", got)
 	}
-	s4, err := s3.Reweight("b", 5)
-	if err != nil || s4.At(1).Weight != 5 || s3.At(1).Weight != 2 {
-		t.Fatalf("Reweight: %v, new %v, old %v", err, s4.At(1).Weight, s3.At(1).Weight)
+	if got := ids(d.Removed); !slices.Equal(got, []string{"c", "a"}) {
+		t.Errorf("Removed = %v, want the change's order", got)
+	}
+	if got := ids(d.Added); !slices.Equal(got, []string{"d", "a"}) {
+		t.Errorf("Added = %v, want the change's order", got)
+	}
+	if len(d.Reweighted) != 1 || d.Reweighted[0].ID != "b" || d.Reweighted[0].Weight != 3 {
+		t.Errorf("Reweighted = %+v, want b at 3 (d's update keeps its weight)", d.Reweighted)
+	}
+	if n := d.New.At(1); n.Weight != 3 || n.Zone != "z" || d.New.At(0).Addr != "new" || d.New.At(2).Addr != "x" {
+		t.Errorf("updated values not in New: %+v", d.New.Nodes())
+	}
+	if got := ids(s.Nodes()); !slices.Equal(got, []string{"a", "b", "c"}) || s.At(1).Weight != 2 {
+		t.Errorf("Apply modified its receiver: %+v", s.Nodes())
+	}
+	if d.Old.Len() != 3 {
+		t.Errorf("Old has %d nodes", d.Old.Len())
 	}
 }
 
-func TestErrors(t *testing.T) {
-	s, _ := nodeset.New([]kolco.Node{{ID: "a"}, {ID: "b"}})
-	for _, c := range []struct {
+// TestApplyErrors checks the sentinel of every refused change.
+func TestApplyErrors(t *testing.T) {
+	s := mustSet(t, kolco.Node{ID: "a"}, kolco.Node{ID: "b"})
+	cases := []struct {
 		name string
-		err  error
+		c    kolco.Change
 		want error
 	}{
-		{"dup", func() error { _, err := s.Add(kolco.Node{ID: "a"}); return err }(), kolco.ErrDuplicateNode},
-		{"dup in call", func() error { _, err := s.Add(kolco.Node{ID: "x"}, kolco.Node{ID: "x"}); return err }(), kolco.ErrDuplicateNode},
-		{"empty id", func() error { _, err := s.Add(kolco.Node{}); return err }(), kolco.ErrBadNodeID},
-		{"unknown", func() error { _, err := s.Remove("z"); return err }(), kolco.ErrUnknownNode},
-		{"twice", func() error { _, err := s.Remove("a", "a"); return err }(), kolco.ErrUnknownNode},
-		{"reweight unknown", func() error { _, err := s.Reweight("z", 1); return err }(), kolco.ErrUnknownNode},
-		{"reweight zero", func() error { _, err := s.Reweight("a", 0); return err }(), kolco.ErrBadWeight},
-	} {
-		if !errors.Is(c.err, c.want) {
-			t.Errorf("%s: error %v, want %v", c.name, c.err, c.want)
-		}
+		{"AddPresent", kolco.Change{Add: []kolco.Node{{ID: "a"}}}, kolco.ErrDuplicateNode},
+		{"AddTwice", kolco.Change{Add: []kolco.Node{{ID: "x"}, {ID: "x"}}}, kolco.ErrDuplicateNode},
+		{"AddEmptyID", kolco.Change{Add: []kolco.Node{{}}}, kolco.ErrBadNodeID},
+		{"AddBadWeight", kolco.Change{Add: []kolco.Node{{ID: "x", Weight: -1}}}, kolco.ErrBadWeight},
+		{"RemoveAbsent", kolco.Change{Remove: []string{"z"}}, kolco.ErrUnknownNode},
+		{"RemoveTwice", kolco.Change{Remove: []string{"a", "a"}}, kolco.ErrUnknownNode},
+		{"UpdateAbsent", kolco.Change{Update: []kolco.Node{{ID: "z"}}}, kolco.ErrUnknownNode},
+		{"UpdateRemoved", kolco.Change{Remove: []string{"a"}, Update: []kolco.Node{{ID: "a"}}}, kolco.ErrUnknownNode},
+		{"UpdateTwice", kolco.Change{Update: []kolco.Node{{ID: "a"}, {ID: "a", Weight: 2}}}, kolco.ErrDuplicateNode},
+		{"UpdateBadWeight", kolco.Change{Update: []kolco.Node{{ID: "a", Weight: -3}}}, kolco.ErrBadWeight},
 	}
-	if !slices.Equal(ids(s), []string{"a", "b"}) {
-		t.Fatalf("failed changes altered the set: %v", ids(s))
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := s.Apply(c.c); !errors.Is(err, c.want) {
+				t.Errorf("error %v, want one wrapping %v", err, c.want)
+			}
+		})
+	}
+	if !slices.Equal(ids(s.Nodes()), []string{"a", "b"}) {
+		t.Fatalf("failed changes altered the set: %v", ids(s.Nodes()))
 	}
 }
 
