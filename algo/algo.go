@@ -216,3 +216,48 @@ func State(p kolco.Placement) []byte {
 	}
 	return nil
 }
+
+// Option names one field of [Options]; an Option value may hold several,
+// as a set of bits.
+type Option uint16
+
+// The fields of Options.
+const (
+	HashOption Option = 1 << iota
+	VNodesOption
+	ZoneAwareOption
+	SeedOption
+	TableSizeOption
+	SlotsOption
+	CapacityOption
+	ProbesOption
+	EpsilonOption
+)
+
+// Has reports whether every option of x is in o.
+func (o Option) Has(x Option) bool { return o&x == x }
+
+// Reads returns the options the algorithm reads; it ignores the others,
+// so that a command offering them as flags can refuse those that would
+// change nothing.
+func (i Info) Reads() Option {
+	switch i.Name {
+	case "ring":
+		return HashOption | VNodesOption | ZoneAwareOption | SeedOption
+	case "rendezvous":
+		return HashOption | SeedOption
+	case "slots":
+		return HashOption | SlotsOption
+	case "maglev":
+		return HashOption | TableSizeOption
+	case "anchor":
+		return HashOption | CapacityOption
+	case "multiprobe":
+		return HashOption | ProbesOption
+	case "bounded":
+		return HashOption | VNodesOption | EpsilonOption
+	case "modulo", "jump", "jumpback":
+		return HashOption
+	}
+	return 0
+}
