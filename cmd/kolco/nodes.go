@@ -83,10 +83,48 @@ func (p *placementFlags) loadNodes() ([]kolco.Node, error) {
 	return nil, usagef("no nodes: give --nodes or --nodes-file")
 }
 
+// algoFlags are the flags that set an algorithm's options, with the
+// option each sets.
+var algoFlags = []struct {
+	name string
+	opt  algo.Option
+}{{"hash", algo.HashOption}, {"vnodes", algo.VNodesOption}, {"seed", algo.SeedOption}, {"zone-aware", algo.ZoneAwareOption}}
+
+// rejectUnread refuses an option flag given that none of the algorithms
+// reads: it would change nothing.
+func rejectUnread(fs *pflag.FlagSet, algos ...algo.Info) error {
+	var reads algo.Option
+	var names []string
+	for _, a := range algos {
+		reads |= a.Reads()
+		names = append(names, a.Name)
+	}
+	var takes []string
+	for _, f := range algoFlags {
+		if reads.Has(f.opt) && fs.Lookup(f.name) != nil {
+			takes = append(takes, "--"+f.name)
+		}
+	}
+	for _, f := range algoFlags {
+		if !fs.Changed(f.name) || reads.Has(f.opt) {
+			continue
+		}
+		if len(takes) == 0 {
+			return usagef("--%s does not apply to --algo %s, which takes no option flag", f.name, strings.Join(names, ","))
+		}
+		return usagef("--%s does not apply to --algo %s (it takes %s)", f.name, strings.Join(names, ","), strings.Join(takes, ", "))
+	}
+	return nil
+}
+
 // options returns the algorithm options the flags select.
 func (p *placementFlags) options(fs *pflag.FlagSet) (algo.Options, error) {
-	if _, ok := algo.Lookup(p.algo); !ok {
+	a, ok := algo.Lookup(p.algo)
+	if !ok {
 		return algo.Options{}, usagef("unknown --algo %q (known: %s)", p.algo, algoNames(algo.Names()))
+	}
+	if err := rejectUnread(fs, a); err != nil {
+		return algo.Options{}, err
 	}
 	if p.vnodes < 1 {
 		return algo.Options{}, usagef("--vnodes must be at least 1 (got %d)", p.vnodes)

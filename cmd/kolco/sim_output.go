@@ -50,12 +50,17 @@ func (s *setupFlags) setups(fs *pflag.FlagSet) ([]sim.Setup, error) {
 		}
 		opts.Hash = h
 	}
-	var out []sim.Setup
+	var (
+		out   []sim.Setup
+		infos []algo.Info
+	)
 	for _, name := range splitIDs(s.algos) {
 		name = strings.ToLower(name)
-		if _, ok := algo.Lookup(name); !ok {
+		a, ok := algo.Lookup(name)
+		if !ok {
 			return nil, usagef("unknown --algo %q (known: %s)", name, strings.Join(algo.Names(), ", "))
 		}
+		infos = append(infos, a)
 		if name != "ring" {
 			out = append(out, sim.Setup{Algo: name, Opts: opts})
 			continue
@@ -68,6 +73,9 @@ func (s *setupFlags) setups(fs *pflag.FlagSet) ([]sim.Setup, error) {
 	}
 	if len(out) == 0 {
 		return nil, usagef("--algo names no algorithm")
+	}
+	if err := rejectUnread(fs, infos...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
