@@ -1,7 +1,9 @@
 // Package nodefile reads node lists: one node per line as
-// "ID [WEIGHT [ZONE]]", fields separated by white space. Blank lines and
-// lines starting with '#' are ignored. IDs may contain ':' (host:port names
-// are common) but no spaces.
+// "ID [WEIGHT [ZONE]]", fields separated by ASCII spaces or tabs. Blank
+// lines and lines starting with '#' are ignored. IDs may contain ':'
+// (host:port names are common) but no spaces, tabs or commas: a comma
+// separates IDs wherever a list of them is written on one line, so that
+// "cache-a,1" is a mistake for "cache-a 1", not a node.
 package nodefile
 
 import (
@@ -15,51 +17,65 @@ import (
 	"github.com/kolco-dev/kolco"
 )
 
-// ErrSyntax is wrapped by every error about the content of a node file; the
-// message names the line.
-var ErrSyntax = errors.New("nodefile: syntax error")
+// ErrBadList is wrapped by every error about the content of a node file:
+// a malformed line, a bad weight, an ID listed twice. The message names
+// the line.
+var ErrBadList = errors.New("nodefile: bad node list")
+
+// ErrSyntax is the name ErrBadList had first.
+//
+// Deprecated: use ErrBadList; a duplicate ID is not a syntax error.
+var ErrSyntax = ErrBadList
 
 // maxLine bounds one line, so that a file without newlines fails with an
 // error instead of growing a buffer without limit.
 const maxLine = 64 << 10
 
-// Parse reads a node list. The error wraps ErrSyntax and names the line
-// number for a malformed line, a bad weight (kolco.ErrBadWeight is wrapped
-// too) or an ID listed twice (kolco.ErrDuplicateNode too); read errors are
-// returned as they are. On error no nodes are returned.
+// Parse reads a node list. The error wraps ErrBadList and names the line
+// number for a malformed line, an ID with a comma, a bad weight
+// (kolco.ErrBadWeight is wrapped too) or an ID listed twice
+// (kolco.ErrDuplicateNode too); read errors are returned as they are. On
+// error no nodes are returned.
 func Parse(r io.Reader) ([]kolco.Node, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxLine)
 	var nodes []kolco.Node
 	seen := map[string]int{}
 	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
+		text := strings.Trim(sc.Text(), blanks+"\r")
 		if text == "" || text[0] == '#' {
 			continue
 		}
 		n, err := parseLine(text)
 		if err != nil {
-			return nil, fmt.Errorf("%w: line %d: %w", ErrSyntax, line, err)
+			return nil, fmt.Errorf("%w: line %d: %w", ErrBadList, line, err)
 		}
 		if first, dup := seen[n.ID]; dup {
-			return nil, fmt.Errorf("%w: line %d: %w: %q (first on line %d)", ErrSyntax, line, kolco.ErrDuplicateNode, n.ID, first)
+			return nil, fmt.Errorf("%w: line %d: %w: %q (first on line %d)", ErrBadList, line, kolco.ErrDuplicateNode, n.ID, first)
 		}
 		seen[n.ID] = line
 		nodes = append(nodes, n)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%w: a line is longer than %d bytes", ErrSyntax, maxLine)
+			return nil, fmt.Errorf("%w: a line is longer than %d bytes", ErrBadList, maxLine)
 		}
 		return nil, err
 	}
 	return nodes, nil
 }
 
+// blanks separate the fields of a line: ASCII only, so that an ID may hold
+// any other byte, a no-break space included.
+const blanks = " \t"
+
 func parseLine(text string) (kolco.Node, error) {
-	f := strings.Fields(text)
+	f := strings.FieldsFunc(text, func(r rune) bool { return strings.ContainsRune(blanks, r) })
 	if len(f) > 3 {
 		return kolco.Node{}, fmt.Errorf("want \"ID [WEIGHT [ZONE]]\", got %d fields", len(f))
+	}
+	if strings.Contains(f[0], ",") {
+		return kolco.Node{}, fmt.Errorf("node ID %q holds a comma: fields are separated by spaces, as in %q", f[0], strings.Join(strings.Split(f[0], ","), " "))
 	}
 	n := kolco.Node{ID: f[0]}
 	if len(f) > 1 {

@@ -11,12 +11,12 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	in := "# cache tier\n10.0.0.1:11211\n\ncache-b 2\n  cache-c\t0.5\teu-1  \n"
+	in := "# cache tier\n10.0.0.1:11211\n\ncache-b 2\n  cache-c\t0.5\teu-1  \r\nnb\u00a0sp\n"
 	got, err := nodefile.Parse(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []kolco.Node{{ID: "10.0.0.1:11211"}, {ID: "cache-b", Weight: 2}, {ID: "cache-c", Weight: 0.5, Zone: "eu-1"}}
+	want := []kolco.Node{{ID: "10.0.0.1:11211"}, {ID: "cache-b", Weight: 2}, {ID: "cache-c", Weight: 0.5, Zone: "eu-1"}, {ID: "nb\u00a0sp"}}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
@@ -39,12 +39,14 @@ func TestParseErrors(t *testing.T) {
 		{"NaN weight", "a NaN\n", "line 1", kolco.ErrBadWeight},
 		{"infinite weight", "a +Inf\n", "line 1", kolco.ErrBadWeight},
 		{"duplicate", "a\n# c\nb\na\n", "line 4", kolco.ErrDuplicateNode},
+		{"comma for a space", "cache-a,1\n", `"cache-a 1"`, nil},
+		{"comma in an ID", "a 1\nb,c 2 z1\n", "line 2", nil},
 		{"line too long", strings.Repeat("x", 70000), "longer than", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			nodes, err := nodefile.Parse(strings.NewReader(c.in))
-			if !errors.Is(err, nodefile.ErrSyntax) || (c.also != nil && !errors.Is(err, c.also)) {
-				t.Fatalf("error %v, want ErrSyntax (and %v)", err, c.also)
+			if !errors.Is(err, nodefile.ErrBadList) || (c.also != nil && !errors.Is(err, c.also)) {
+				t.Fatalf("error %v, want ErrBadList (and %v)", err, c.also)
 			}
 			if !strings.Contains(err.Error(), c.line) {
 				t.Errorf("error %q does not name %q", err, c.line)
@@ -57,7 +59,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 // FuzzParse checks that any input either parses into valid, distinct nodes
-// or fails with ErrSyntax, and never panics.
+// or fails with ErrBadList, and never panics.
 func FuzzParse(f *testing.F) {
 	f.Add("a\nb 2\nc 0.5 z1\n")
 	f.Add("# comment only\n\n")
@@ -66,8 +68,8 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		nodes, err := nodefile.Parse(strings.NewReader(in))
 		if err != nil {
-			if !errors.Is(err, nodefile.ErrSyntax) {
-				t.Fatalf("error %v does not wrap ErrSyntax", err)
+			if !errors.Is(err, nodefile.ErrBadList) {
+				t.Fatalf("error %v does not wrap ErrBadList", err)
 			}
 			return
 		}
@@ -76,7 +78,7 @@ func FuzzParse(f *testing.F) {
 			if err := n.Validate(); err != nil {
 				t.Fatalf("parsed invalid node %+v: %v", n, err)
 			}
-			if seen[n.ID] || strings.ContainsAny(n.ID, " \t\n") || (utf8.ValidString(in) && !utf8.ValidString(n.ID)) {
+			if seen[n.ID] || strings.ContainsAny(n.ID, " \t\n,") || (utf8.ValidString(in) && !utf8.ValidString(n.ID)) {
 				t.Fatalf("bad ID %q", n.ID)
 			}
 			seen[n.ID] = true
