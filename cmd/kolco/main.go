@@ -43,8 +43,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	msg := strings.Join(strings.Fields(err.Error()), " ")
-	// The library's sentinels carry the same prefix; say it once.
-	msg = strings.TrimPrefix(msg, "kolco: ")
+	// The library's sentinels carry the program's name as their prefix,
+	// wherever they are wrapped; say it once, in front.
+	msg = strings.TrimPrefix(strings.ReplaceAll(msg, ": kolco: ", ": "), "kolco: ")
 	fmt.Fprintf(stderr, "kolco: %s\n", msg)
 	// Errors before a command starts come from cobra itself: unknown
 	// commands and flags, bad flag values, wrong argument counts.
@@ -73,16 +74,6 @@ func markStart(cmd *cobra.Command, started *bool) {
 	}
 }
 
-// groupCmd returns the RunE of a command that only groups subcommands:
-// alone it prints its help; with an argument that names no subcommand it
-// is a usage error, not a silent success.
-func groupCmd(cmd *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
-	}
-	return cmd.Help()
-}
-
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "kolco",
@@ -98,13 +89,16 @@ moved, load per node, the database's extra load.
   kolco plan --nodes-file nodes.txt --add n11 --keys 1000000
                                             # what a change would move and cost
   kolco proxy --config nutcracker.yml       # a memcached sharding proxy`,
+		Args:          cobra.ArbitraryArgs, // groupCmd names the nearest command
+		RunE:          groupCmd,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newLocateCmd(), newSimCmd())
 	root.AddCommand(newPlanCmd(), newProxyCmd())
 	root.AddCommand(newMembersCmd())
+	explainArgs(root)
 	return root
 }

@@ -167,8 +167,8 @@ func TestPlanChangeErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{"unknown node removed", []string{"--remove", "x"}, `remove: kolco: unknown node ID: "x"`},
-		{"present node added", []string{"--add", "a"}, `add: kolco: duplicate node ID: "a"`},
+		{"unknown node removed", []string{"--remove", "x"}, `remove: unknown node ID: "x"`},
+		{"present node added", []string{"--add", "a"}, `add: duplicate node ID: "a"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"plan", "--nodes", "a,b", "--keys", "10"}, c.args...)
