@@ -99,3 +99,32 @@ func ExampleCompute_twemproxy() {
 	// a -> b: 100
 	// b -> c: 100
 }
+
+// A canary rolled back: a fourth node joins a ring, then leaves again.
+// Every key it took goes back to the node that held it before the canary
+// joined, where its old copy still lies: unless deleted, those copies are
+// served stale. With the canary down when it leaves, a warm change cannot
+// read its keys back, and the database takes their misses.
+func ExampleComputeHistory() {
+	three := []kolco.Node{{ID: "a"}, {ID: "b"}, {ID: "c"}}
+	ring := func(nodes ...kolco.Node) kolco.Placement {
+		p, err := algo.New("ring", nodes, algo.Options{})
+		if err != nil {
+			panic(err)
+		}
+		return p
+	}
+	h, err := plan.ComputeHistory(plan.Config{Keys: keys.Synthetic(10_000), RPS: 1000, HitRate: 0.9, Warm: true, Down: []string{"canary"}},
+		[]kolco.Placement{ring(three...), ring(append(three, kolco.Node{ID: "canary"})...), ring(three...)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range h.Steps {
+		fmt.Printf("step %d: %d keys moved, %d back to a former owner; database %.0f RPS cold, %.0f warm\n",
+			s.Step, s.Moved, s.Returned, s.Cache.DB, s.Cache.Warm.DB)
+	}
+	// Output:
+	// step 1: 2896 keys moved, 0 back to a former owner; database 361 RPS cold, 100 warm
+	// step 2: 2896 keys moved, 2896 back to a former owner; database 361 RPS cold, 361 warm
+}

@@ -8,9 +8,15 @@
 //
 // The cost model is the seed article's: right after a change every
 // request to a moved key misses the cache, the others miss at the steady
-// rate ([DatabaseLoad]). Beside each measured figure stands the closed
-// form of package theory: the least share any placement must move, or
-// hash % N's own.
+// rate ([DatabaseLoad]). Applied warm, as kolco proxy can apply a change,
+// a moved key misses only when its previous owner cannot answer for it
+// ([WarmImpact]). Beside each measured figure stands the closed form of
+// package theory: the least share any placement must move, or hash % N's
+// own.
+//
+// A history - successive configurations - is planned change by change
+// ([ComputeHistory]), counting the keys that return to a node holding an
+// old copy of them. Every moved key can be listed ([Config.ListMoves]).
 package plan
 
 import (
@@ -39,6 +45,17 @@ type Config struct {
 	// Data is the total stored bytes; when set, key sizes are scaled so
 	// that the sample stands for it. Zero leaves sizes as they are.
 	Data float64
+	// Warm adds to the cache model (RPS > 0) the database's load when the
+	// change is applied warm ([WarmImpact]): for a migration window a
+	// read that misses on a key's new owner reads its previous owner.
+	Warm bool
+	// Down lists the IDs of nodes that will not answer during the window,
+	// such as a failed server being replaced: the keys they give up miss
+	// even warm. Every ID must be a node before the change (or, for
+	// ComputeHistory, before some step).
+	Down []string
+	// ListMoves keeps every moved key in Result.Moves.
+	ListMoves bool
 	// Theory, if not nil, returns the closed-form moved share printed
 	// beside the measurement from the node sets before and after, such
 	// as hash % N's [theory.ModuloMoved] of their sizes. Nil means
@@ -72,6 +89,30 @@ type Result struct {
 	Loads []Load `json:"loads"`
 	// Cache is set when a request rate was given.
 	Cache *CacheImpact `json:"cache,omitempty"`
+	// Step numbers the change in a history (ComputeHistory) from 1; it is
+	// 0 for a single change.
+	Step int `json:"step,omitempty"`
+	// Returned counts, in a history, the moved keys whose new owner held
+	// them at an earlier step, before the last change: the copy left
+	// there, unless deleted or expired since, would be served stale.
+	// ReturnedBytes and ReturnedRequests are their bytes and share of
+	// requests. Every key is taken to have been cached on each owner it
+	// had. Zero for a single change.
+	Returned         int     `json:"returned_keys,omitempty"`
+	ReturnedBytes    float64 `json:"returned_bytes,omitempty"`
+	ReturnedRequests float64 `json:"returned_requests_share,omitempty"`
+	// Moves lists every moved key when Config.ListMoves is set, in the
+	// sample's order.
+	Moves []Move `json:"-"`
+}
+
+// Move is one key that changes owner.
+type Move struct {
+	// Key moves from node From to node To.
+	Key, From, To string
+	// Returns reports, in a history, that To held the key at an earlier
+	// step (see Result.Returned).
+	Returns bool
 }
 
 // Flow is the keys moving from one node to another.
@@ -107,25 +148,58 @@ type Load struct {
 // placement or key sample, a negative rate or size, or a hit rate outside
 // [0, 1]; otherwise it is a placement's own.
 func Compute(cfg Config) (*Result, error) {
-	if cfg.Before == nil || cfg.After == nil || cfg.Keys == nil {
+	if cfg.Before == nil || cfg.After == nil {
 		return nil, fmt.Errorf("%w: a plan needs the placements before and after and a key sample", kolco.ErrBadConfig)
+	}
+	ks, err := cfg.check()
+	if err != nil {
+		return nil, err
+	}
+	as, err := assignAll(ks, cfg.Before, cfg.After)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDown(cfg.Down, as[:1]); err != nil {
+		return nil, err
+	}
+	return compare(cfg, ks, as[0], as[1]), nil
+}
+
+// check validates what every plan reads besides its placements and
+// returns the key sample, scaled to Data.
+func (cfg Config) check() (*keys.Set, error) {
+	if cfg.Keys == nil || cfg.Keys.Len() == 0 {
+		return nil, fmt.Errorf("%w: a plan needs a key sample of one key or more", kolco.ErrBadConfig)
 	}
 	if cfg.RPS < 0 || cfg.HitRate < 0 || cfg.HitRate > 1 || cfg.Data < 0 {
 		return nil, fmt.Errorf("%w: rps and data must be >= 0 and the hit rate in [0, 1]", kolco.ErrBadConfig)
 	}
-	ks := cfg.Keys
 	if cfg.Data > 0 {
-		ks = ks.ScaledTo(cfg.Data)
+		return cfg.Keys.ScaledTo(cfg.Data), nil
 	}
-	before, err := keys.Assign(cfg.Before, ks)
-	if err != nil {
-		return nil, err
+	return cfg.Keys, nil
+}
+
+// assignAll places the sample on every placement.
+func assignAll(ks *keys.Set, ps ...kolco.Placement) ([]keys.Assignment, error) {
+	out := make([]keys.Assignment, len(ps))
+	for i, p := range ps {
+		var err error
+		if out[i], err = keys.Assign(p, ks); err != nil {
+			return nil, err
+		}
 	}
-	after, err := keys.Assign(cfg.After, ks)
-	if err != nil {
-		return nil, err
+	return out, nil
+}
+
+// checkDown returns an error for a down ID that is a node of none of as.
+func checkDown(down []string, as []keys.Assignment) error {
+	for _, id := range down {
+		if !slices.ContainsFunc(as, func(a keys.Assignment) bool { return a.Index(id) >= 0 }) {
+			return fmt.Errorf("%w: down node %q is not a node before the change", kolco.ErrBadConfig, id)
+		}
 	}
-	return compare(cfg, ks, before, after), nil
+	return nil
 }
 
 // compare measures the change from the two assignments of the sample.
@@ -136,6 +210,7 @@ func compare(cfg Config, ks *keys.Set, before, after keys.Assignment) *Result {
 		TheoryShare: theoryShare(cfg, before.Nodes, after.Nodes)}
 	totalRate := ks.TotalRate()
 	sends, recv := make([]float64, len(d.From)), make([]float64, len(d.To))
+	downCold := 0.0 // requests to moved keys whose previous owner is down
 	for _, e := range d.Edges {
 		res.Flows = append(res.Flows, Flow{From: d.From[e.From].ID, To: d.To[e.To].ID, Keys: e.Keys,
 			Bytes: e.Bytes, Requests: e.Requests / totalRate})
@@ -143,13 +218,34 @@ func compare(cfg Config, ks *keys.Set, before, after keys.Assignment) *Result {
 		res.MovedRequests += e.Requests / totalRate
 		sends[e.From] += e.Bytes
 		recv[e.To] += e.Bytes
+		if slices.Contains(cfg.Down, d.From[e.From].ID) {
+			downCold += e.Requests / totalRate
+		}
 	}
 	slices.SortStableFunc(res.Flows, func(a, b Flow) int { return b.Keys - a.Keys })
 	res.Loads = loads(before, after, ks, sends, recv)
 	if cfg.RPS > 0 {
 		res.Cache = cacheImpact(cfg.RPS, cfg.HitRate, res.MovedRequests, res.TheoryShare)
+		if cfg.Warm {
+			res.Cache.Warm = warmImpact(res.Cache, res.MovedRequests, downCold, theoryDown(cfg.Down, before.Nodes, after))
+		}
+	}
+	if cfg.ListMoves {
+		res.Moves = moves(ks, before, after)
 	}
 	return res
+}
+
+// moves lists the keys whose owner differs between the assignments.
+func moves(ks *keys.Set, before, after keys.Assignment) []Move {
+	var out []Move
+	for i, o := range before.Owner {
+		from, to := before.Nodes[o].ID, after.Nodes[after.Owner[i]].ID
+		if from != to {
+			out = append(out, Move{Key: ks.Key(i), From: from, To: to})
+		}
+	}
+	return out
 }
 
 // theoryShare returns the closed-form moved share of the change.

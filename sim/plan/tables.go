@@ -12,8 +12,11 @@ const maxFlowRows = 30
 
 // Tables renders the plan as tables in format f.
 func (r *Result) Tables(f report.Format) []report.Table {
-	sum := report.Table{Title: fmt.Sprintf("plan: %s, %d -> %d nodes, %d keys", r.Label, r.Before, r.After, r.Keys),
-		Columns: []string{"measure", "measured", "theory"}}
+	title := fmt.Sprintf("plan: %s, %d -> %d nodes, %d keys", r.Label, r.Before, r.After, r.Keys)
+	if r.Step > 0 {
+		title = fmt.Sprintf("plan: %s, step %d: %d -> %d nodes, %d keys", r.Label, r.Step, r.Before, r.After, r.Keys)
+	}
+	sum := report.Table{Title: title, Columns: []string{"measure", "measured", "theory"}}
 	if f == report.Raw {
 		sum.Add("keys moved", strconv.Itoa(r.Moved), f.Plain(r.TheoryShare*float64(r.Keys)))
 		sum.Add("share of keys moved", f.Plain(r.MovedShare), f.Plain(r.TheoryShare))
@@ -27,6 +30,17 @@ func (r *Result) Tables(f report.Format) []report.Table {
 		sum.Add("database RPS, steady", f.Num(k.SteadyDB, 0), f.Num(k.SteadyDB, 0))
 		sum.Add("database RPS, right after", f.Num(k.DB, 0), f.Num(k.TheoryDB, 0))
 		sum.Add("factor over steady", f.Num(k.Factor, 1)+f.Unit("x"), f.Num(k.TheoryFac, 1)+f.Unit("x"))
+		if w := k.Warm; w != nil {
+			sum.Add("warm: requests read from the previous owner", f.Pct(w.Fallback, 2), "")
+			sum.Add("warm: database RPS, right after", f.Num(w.DB, 0), f.Num(w.TheoryDB, 0))
+			sum.Add("warm: factor over steady", f.Num(w.Factor, 1)+f.Unit("x"), f.Num(w.TheoryFac, 1)+f.Unit("x"))
+		}
+	}
+	switch {
+	case r.Step > 0 && f == report.Raw:
+		sum.Add("keys returning to a former owner", strconv.Itoa(r.Returned), "")
+	case r.Step > 0:
+		sum.Add("keys returning to a former owner", fmt.Sprintf("%d (%s)", r.Returned, f.Pct(float64(r.Returned)/float64(r.Keys), 2)), "")
 	}
 	flows := report.Table{Title: "moves: donor -> receiver, largest first", Columns: []string{"from", "to", "keys", "bytes", "requests"}}
 	for i, x := range r.Flows {
@@ -43,4 +57,18 @@ func (r *Result) Tables(f report.Format) []report.Table {
 			f.Pct(x.ShareBefore, 2), f.Pct(x.ShareAfter, 2), f.Bytes(x.Sends), f.Bytes(x.Receives))
 	}
 	return []report.Table{sum, flows, loads}
+}
+
+// Tables renders every step's tables in format f, after a summary of the
+// steps.
+func (h *History) Tables(f report.Format) []report.Table {
+	sum := report.Table{Title: fmt.Sprintf("history: %d changes", len(h.Steps)),
+		Columns: []string{"step", "nodes", "keys moved", "returning to a former owner", "bytes moved"}}
+	var out []report.Table
+	for _, r := range h.Steps {
+		sum.Add(strconv.Itoa(r.Step), fmt.Sprintf("%d -> %d", r.Before, r.After), strconv.Itoa(r.Moved),
+			strconv.Itoa(r.Returned), f.Bytes(r.MovedBytes))
+		out = append(out, r.Tables(f)...)
+	}
+	return append([]report.Table{sum}, out...)
 }
