@@ -70,5 +70,5 @@ user:3
 	// user:2 1.572864e+06 1
 	// user:3 1 1
 	// 1.576865e+06 12
-	// keys: bad key file: line 2: size: keys: bad byte size: "lots"
+	// keys: bad key file: line 2: size "lots" is not a byte count such as 512, 4KB or 1.5GiB
 }

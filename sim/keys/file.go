@@ -23,7 +23,8 @@ var (
 const maxKeyLine = 1 << 20
 
 // Parse reads a key file: one key per line, "KEY [SIZE [RATE]]",
-// fields separated by spaces or tabs; blank lines and lines starting with
+// fields separated by ASCII spaces or tabs (a key may hold any other
+// byte, a no-break space included); blank lines and lines starting with
 // '#' are skipped. SIZE is a byte count with an optional unit (see
 // [ParseBytes]); RATE a non-negative request rate. Sizes and rates are kept
 // only when some line gives them; a line without them counts 1 byte and
@@ -38,11 +39,11 @@ func Parse(r io.Reader) (*Set, error) {
 		hasSz, hasRts bool
 	)
 	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
+		text := strings.Trim(sc.Text(), blanks+"\r")
 		if text == "" || text[0] == '#' {
 			continue
 		}
-		fs := strings.Fields(text)
+		fs := strings.FieldsFunc(text, isBlank)
 		if len(fs) > 3 {
 			return nil, fmt.Errorf("%w: line %d: want \"KEY [SIZE [RATE]]\", got %d fields", ErrBadFile, line, len(fs))
 		}
@@ -50,7 +51,7 @@ func Parse(r io.Reader) (*Set, error) {
 		if len(fs) > 1 {
 			v, err := ParseBytes(fs[1])
 			if err != nil {
-				return nil, fmt.Errorf("%w: line %d: size: %w", ErrBadFile, line, err)
+				return nil, fmt.Errorf("%w: line %d: size %q is not a byte count such as 512, 4KB or 1.5GiB", ErrBadFile, line, fs[1])
 			}
 			size, hasSz = v, true
 		}
@@ -82,10 +83,18 @@ func Parse(r io.Reader) (*Set, error) {
 	return ks, nil
 }
 
+// blanks separate the fields of a key file's line.
+const blanks = " \t"
+
+func isBlank(r rune) bool { return r == ' ' || r == '\t' }
+
+// byteUnits is how ParseBytes's error lists the units it takes.
+const byteUnits = "k, M, G, T, P (powers of 1000) or Ki, Mi, Gi, Ti, Pi (powers of 1024), each with an optional B"
+
 // ParseBytes reads a non-negative byte count such as "512", "4KB", "1.5GiB"
 // or "3TB": decimal units k/K, M, G, T, P (powers of 1000) and binary units
 // Ki, Mi, Gi, Ti, Pi (powers of 1024), each with an optional trailing "B".
-// The error wraps [ErrBadBytes].
+// The error wraps [ErrBadBytes] and lists the units.
 func ParseBytes(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "b")
@@ -105,7 +114,7 @@ func ParseBytes(s string) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
 	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) || t == "" {
-		return 0, fmt.Errorf("%w: %q", ErrBadBytes, s)
+		return 0, fmt.Errorf("%w: %q: want a number with an optional unit: %s", ErrBadBytes, s, byteUnits)
 	}
 	return v * mult, nil
 }

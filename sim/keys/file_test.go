@@ -21,6 +21,10 @@ func TestParse(t *testing.T) {
 	if ks.Rate(0) != 10 || ks.Rate(1) != 1 || ks.TotalRate() != 12 {
 		t.Errorf("rates %v", ks.Rates)
 	}
+	nbsp, err := Parse(strings.NewReader("caf\u00a0e 10\r\n\u00a0x\t2 3\n"))
+	if err != nil || nbsp.Len() != 2 || nbsp.Key(0) != "caf\u00a0e" || nbsp.Size(0) != 10 || nbsp.Key(1) != "\u00a0x" || nbsp.Rate(1) != 3 {
+		t.Errorf("keys holding a no-break space: %v, %d keys", err, nbsp.Len())
+	}
 	plain, err := Parse(strings.NewReader("a\nb\n"))
 	if err != nil || plain.Sizes != nil || plain.Rates != nil || plain.TotalSize() != 2 {
 		t.Errorf("plain keys: %v, sizes %v, rates %v", err, plain.Sizes, plain.Rates)
@@ -105,4 +109,15 @@ func FuzzParseBytes(f *testing.F) {
 			t.Fatalf("%q: %v without error", in, v)
 		}
 	})
+}
+
+// TestParseBytesListsTheUnits: the error for a unit it does not know
+// names the units it does.
+func TestParseBytesListsTheUnits(t *testing.T) {
+	_, err := ParseBytes("3XB")
+	for _, unit := range []string{"k, M, G, T, P", "Ki, Mi, Gi, Ti, Pi", "optional B"} {
+		if err == nil || !strings.Contains(err.Error(), unit) {
+			t.Errorf("error %v does not list %q", err, unit)
+		}
+	}
 }
