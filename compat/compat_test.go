@@ -109,6 +109,13 @@ func TestBuildMatchesPackages(t *testing.T) {
 				t.Fatal(err)
 			}
 			samePlacement(t, got, c.want(t))
+			if s, _ := compat.Lookup(c.name); s.DataByAddr {
+				for _, n := range got.Nodes() {
+					if n.Addr == "" {
+						t.Errorf("node %q has no address, though DataByAddr finds its keys by it", n.ID)
+					}
+				}
+			}
 		})
 	}
 }

@@ -25,6 +25,13 @@ type Info struct {
 	// ServersHint gives the syntax of Input.Servers, such as
 	// "host:port[:weight],...".
 	ServersHint string
+	// DataByAddr reports that a server's keys are found by its address
+	// (kolco.Node.Addr): a server renamed in the configuration keeps its
+	// keys, and a name pointed at a new address starts empty - memcached
+	// behind twemproxy, nginx or HAProxy, the clients' server lists. False
+	// where a node keeps its identity and its data across addresses
+	// (Redis Cluster node IDs, Cassandra host IDs).
+	DataByAddr bool
 
 	needs    Field       // one of these must be given
 	excludes []exclusion // fields that may not be given together
@@ -67,28 +74,28 @@ func (s Info) missing(fields Field, reason string) *InputError {
 }
 
 var all = []Info{
-	{Name: "twemproxy", Summary: "twemproxy (nutcracker) 0.5.0: a pool's ketama or modula distribution",
+	{Name: "twemproxy", DataByAddr: true, Summary: "twemproxy (nutcracker) 0.5.0: a pool's ketama or modula distribution",
 		Takes: Config | Select | Servers | Distribution | Hash | HashTag, Block: poolBlock,
 		ConfigHint: "nutcracker.yml", ServersHint: "'host:port:weight [name]',...", needs: Config | Servers,
 		excludes: []exclusion{{Config, Servers, ""}, {Config, Hash | HashTag | Distribution, "the pool's own hash, hash_tag and distribution apply"}},
 		build:    buildTwemproxy, blocks: nutcrackerPools},
-	{Name: "libmemcached", Summary: "libmemcached 1.1.4 clients: modula or ketama over a memcached_servers_parse list",
+	{Name: "libmemcached", DataByAddr: true, Summary: "libmemcached 1.1.4 clients: modula or ketama over a memcached_servers_parse list",
 		Takes: Servers | Distribution | Hash, ServersHint: "host:port[:weight],...", needs: Servers, build: buildLibmemcached},
-	{Name: "nginx", Summary: "nginx 1.22 upstream hash, plain or consistent",
+	{Name: "nginx", DataByAddr: true, Summary: "nginx 1.22 upstream hash, plain or consistent",
 		Takes: Config | Select, Block: upstreamBlock, ConfigHint: "nginx.conf or an upstream block", needs: Config,
 		build: buildNginx, blocks: nginxUpstreams},
-	{Name: "haproxy", Summary: "HAProxy 2.6 backend hash, map-based or consistent",
+	{Name: "haproxy", DataByAddr: true, Summary: "HAProxy 2.6 backend hash, map-based or consistent",
 		Takes: Config | Select, Block: backendBlock, ConfigHint: "haproxy.cfg or a backend section", needs: Config,
 		build: buildHAProxy, blocks: haproxyBackends},
 	{Name: "redis", Summary: "Redis Cluster: the slot table of CLUSTER NODES",
 		Takes: Config, ConfigHint: "CLUSTER NODES output", needs: Config, build: buildRedis},
-	{Name: "goredis", Summary: "go-redis v9 Ring: rendezvous over shard names",
+	{Name: "goredis", DataByAddr: true, Summary: "go-redis v9 Ring: rendezvous over shard names",
 		Takes: Servers, ServersHint: "name=host:port,...", needs: Servers, build: buildGoRedis},
-	{Name: "pymemcache", Summary: "pymemcache 3.5 HashClient: rendezvous over host:port",
+	{Name: "pymemcache", DataByAddr: true, Summary: "pymemcache 3.5 HashClient: rendezvous over host:port",
 		Takes: Servers, ServersHint: "host:port,...", needs: Servers, build: buildPymemcache},
 	{Name: "cassandra", Summary: "Cassandra Murmur3Partitioner: the token ring of nodetool ring",
 		Takes: Config, ConfigHint: "nodetool ring output", needs: Config, build: buildCassandra},
-	{Name: "envoy", Summary: "Envoy ring_hash or maglev over host keys",
+	{Name: "envoy", DataByAddr: true, Summary: "Envoy ring_hash or maglev over host keys",
 		Takes: Servers | Distribution, ServersHint: "key[=weight],...", needs: Servers, build: buildEnvoy},
 }
 
