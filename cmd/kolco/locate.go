@@ -27,7 +27,8 @@ func newLocateCmd() *cobra.Command {
 		Short: "Print the owner of each key read from stdin",
 		Long: `Read keys from stdin, one per line, and print for each one line
 "key<TAB>owner"; with --replicas N, the N distinct owners in preference order,
-tab-separated. A trailing CR is dropped from each line.
+tab-separated (N at most the number of nodes). A trailing CR is dropped from
+each line, and empty lines are skipped.
 
 Example:
 
@@ -96,16 +97,26 @@ A node file holds one node per line, "ID [WEIGHT [ZONE]]":
 	return cmd
 }
 
+// locate prints the owners of each key read from stdin, one per line;
+// empty lines are skipped, and input without a key is an error.
 func locate(cmd *cobra.Command, p kolco.Placement, replicas int) error {
+	if n := len(p.Nodes()); replicas > n {
+		return usagef("--replicas %d: a key has at most %d distinct owners, one per node", replicas, n)
+	}
 	in := bufio.NewScanner(cmd.InOrStdin())
 	in.Buffer(make([]byte, 0, 64<<10), maxKeyLine)
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
-	owners := make([]kolco.Node, 0, min(replicas, len(p.Nodes())))
+	owners := make([]kolco.Node, 0, replicas)
+	placed := 0
 	for line := 1; in.Scan(); line++ {
 		key := in.Text()
 		if n := len(key); n > 0 && key[n-1] == '\r' {
 			key = key[:n-1]
 		}
+		if key == "" {
+			continue
+		}
+		placed++
 		var err error
 		owners, err = p.LocateN(owners[:0], key, replicas)
 		if err != nil {
@@ -125,6 +136,9 @@ func locate(cmd *cobra.Command, p kolco.Placement, replicas int) error {
 			return fmt.Errorf("stdin: a line is longer than %d bytes", maxKeyLine)
 		}
 		return err
+	}
+	if placed == 0 {
+		return errors.New("no keys on stdin: give one key per line")
 	}
 	return out.Flush()
 }

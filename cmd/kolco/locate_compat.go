@@ -51,57 +51,98 @@ func rejectCompatFlags(algo string, fs *pflag.FlagSet) error {
 	return nil
 }
 
-// buildCompat returns the placement of system s from the flags. A mistake
-// in the flags is a usage error; so is a description given on the command
-// line (--servers) that the system refuses, while one read from --config
-// is a runtime failure, as nodes from --nodes and --nodes-file are.
+// buildCompat returns the placement of system s from the flags.
 func (c *compatFlags) buildCompat(s compat.Info, pf *placementFlags, fs *pflag.FlagSet) (kolco.Placement, error) {
+	b, err := c.builder(s, pf, fs)
+	if err != nil {
+		return nil, err
+	}
+	return b.build(b.own())
+}
+
+// compatBuilder builds placements of one system from flags already
+// checked: the flags' own description of its servers, or another in the
+// same form (kolco plan's --to).
+type compatBuilder struct {
+	sys        compat.Info
+	in         compat.Input
+	selFlag    string // the flag that chose a block: --pool, --upstream or --backend
+	fromConfig bool   // the description is a configuration file, not a server list
+}
+
+// builder checks the flags for system s, before any file is read. A
+// mistake in them is a usage error.
+func (c *compatFlags) builder(s compat.Info, pf *placementFlags, fs *pflag.FlagSet) (compatBuilder, error) {
 	for _, f := range kolcoOnlyFlags {
 		if fs.Changed(f) {
-			return nil, usagef("--%s does not apply to --algo %s: describe its servers with --config or --servers", f, s.Name)
+			return compatBuilder{}, usagef("--%s does not apply to --algo %s: describe its servers with --config or --servers", f, s.Name)
 		}
 	}
 	selFlag, err := c.selectFlag(s, fs)
 	if err != nil {
-		return nil, err
+		return compatBuilder{}, err
 	}
-	in := compat.Input{Servers: c.servers, Distribution: c.distribution, HashTag: c.hashTag,
-		Select: map[string]string{"pool": c.pool, "upstream": c.upstream, "backend": c.backend}[selFlag]}
+	b := compatBuilder{sys: s, selFlag: selFlag, fromConfig: fs.Changed("config"),
+		in: compat.Input{Servers: c.servers, Distribution: c.distribution, HashTag: c.hashTag,
+			Select: map[string]string{"pool": c.pool, "upstream": c.upstream, "backend": c.backend}[selFlag]}}
 	if fs.Changed("hash") {
-		in.Hash = pf.hash
+		b.in.Hash = pf.hash
 	}
-	if fs.Changed("config") {
-		in.Config, in.ConfigName = []byte{}, c.config // given: read once the flags are known to be right
+	if b.fromConfig {
+		b.in.Config, b.in.ConfigName = []byte{}, c.config // given: read once the flags are known to be right
 	}
-	if err := compat.Check(s.Name, in); err != nil {
-		return nil, c.compatError(err, s, selFlag, true)
+	if err := compat.Check(s.Name, b.in); err != nil {
+		return compatBuilder{}, b.error(err, true)
 	}
-	if fs.Changed("config") {
-		if in.Config, err = os.ReadFile(c.config); err != nil {
+	return b, nil
+}
+
+// own returns the description the flags give: the --config file or the
+// --servers list.
+func (b compatBuilder) own() string {
+	if b.fromConfig {
+		return b.in.ConfigName
+	}
+	return b.in.Servers
+}
+
+// build returns the placement of desc, a configuration file to read or a
+// server list, as the flags gave theirs. A server list the system refuses
+// is a usage error; a configuration it refuses is a runtime failure, as
+// nodes from --nodes and --nodes-file are.
+func (b compatBuilder) build(desc string) (kolco.Placement, error) {
+	in := b.in
+	if b.fromConfig {
+		data, err := os.ReadFile(desc)
+		if err != nil {
 			return nil, err
 		}
+		in.Config, in.ConfigName = data, desc
+	} else {
+		in.Servers = desc
 	}
-	p, err := compat.Build(s.Name, in)
+	p, err := compat.Build(b.sys.Name, in)
 	if err != nil {
-		return nil, c.compatError(err, s, selFlag, !fs.Changed("config"))
+		b.in = in // name this description in the error
+		return nil, b.error(err, !b.fromConfig)
 	}
 	return p, nil
 }
 
-// compatError returns err from package compat as the command reports it:
-// in the flags' terms, and as a usage error when the flags are at fault
+// error returns err from package compat as the command reports it: in the
+// flags' terms, and as a usage error when the flags are at fault
 // (fromFlags: the description itself came from the command line).
-func (c *compatFlags) compatError(err error, s compat.Info, selFlag string, fromFlags bool) error {
+func (b compatBuilder) error(err error, fromFlags bool) error {
 	var ie *compat.InputError
 	var se *compat.SelectError
 	switch {
 	case errors.As(err, &ie):
-		flag := func(f compat.Field) string { return "--" + compatFlag(f, selFlag) }
-		return usageError{errors.New(ie.Describe(flag, "--algo "+s.Name))}
+		flag := func(f compat.Field) string { return "--" + compatFlag(f, b.selFlag) }
+		return usageError{errors.New(ie.Describe(flag, "--algo "+b.sys.Name))}
 	case errors.As(err, &se) && se.Name == "":
-		return usagef("%s has %d %ss (%s): choose one with --%s", c.config, len(se.Names), se.Kind, strings.Join(se.Names, ", "), selFlag)
+		return usagef("%s has %d %ss (%s): choose one with --%s", b.in.ConfigName, len(se.Names), se.Kind, strings.Join(se.Names, ", "), b.selFlag)
 	case errors.As(err, &se):
-		return usagef("%s has no %s %q (%ss: %s)", c.config, se.Kind, se.Name, se.Kind, strings.Join(se.Names, ", "))
+		return usagef("%s has no %s %q (%ss: %s)", b.in.ConfigName, se.Kind, se.Name, se.Kind, strings.Join(se.Names, ", "))
 	case fromFlags:
 		return usageError{err}
 	}

@@ -157,29 +157,73 @@ func (p *placementFlags) build(fs *pflag.FlagSet) (algo.Placement, error) {
 	if err != nil {
 		return nil, err
 	}
-	fromFlags := func(err error) error {
-		if p.nodesFile == "" {
-			return usageError{err}
-		}
-		return err
-	}
 	pl, err := algo.New(p.algo, nodes, opts)
 	if err != nil {
-		return nil, fromFlags(err)
+		return nil, p.fromFlags(err)
 	}
-	var add []kolco.Node
-	for _, id := range splitIDs(p.add) {
-		add = append(add, kolco.Node{ID: id})
-	}
-	if len(add) > 0 {
-		if err := pl.Add(add...); err != nil {
-			return nil, usageError{fmt.Errorf("--add: %w", err)}
-		}
-	}
-	if ids := splitIDs(p.remove); len(ids) > 0 {
-		if err := pl.Remove(ids...); err != nil {
-			return nil, usageError{fmt.Errorf("--remove: %w", err)}
-		}
+	if err := p.change().apply(pl); err != nil {
+		return nil, err
 	}
 	return pl, nil
+}
+
+// fromFlags returns err, about the starting nodes, as a usage error when
+// they came from the command line (--nodes).
+func (p *placementFlags) fromFlags(err error) error {
+	if p.nodesFile == "" {
+		return usageError{err}
+	}
+	return err
+}
+
+// change returns the change --add and --remove describe.
+func (p *placementFlags) change() nodeChange {
+	var c nodeChange
+	for _, id := range splitIDs(p.add) {
+		c.add = append(c.add, kolco.Node{ID: id})
+	}
+	c.remove = splitIDs(p.remove)
+	return c
+}
+
+// nodeChange is a change of membership given on the command line: nodes
+// that join, leave and change weight, applied in that order.
+type nodeChange struct {
+	add      []kolco.Node
+	remove   []string
+	reweight []reweight
+}
+
+// reweight is one --reweight ID=W.
+type reweight struct {
+	id     string
+	weight float64
+}
+
+func (c nodeChange) empty() bool { return len(c.add)+len(c.remove)+len(c.reweight) == 0 }
+
+// apply makes the change to p as a running system would. The flags are at
+// fault for every failure - a node added twice, an unknown one removed or
+// reweighted, every node removed - so each is a usage error naming its
+// flag, whichever command applies the change.
+func (c nodeChange) apply(p algo.Placement) error {
+	if len(c.add) > 0 {
+		if err := p.Add(c.add...); err != nil {
+			return usageError{fmt.Errorf("--add: %w", err)}
+		}
+	}
+	if len(c.remove) > 0 {
+		if err := p.Remove(c.remove...); err != nil {
+			return usageError{fmt.Errorf("--remove: %w", err)}
+		}
+		if len(p.Nodes()) == 0 {
+			return usagef("--remove %s takes away every node: none is left to place keys on", strings.Join(c.remove, ","))
+		}
+	}
+	for _, r := range c.reweight {
+		if err := p.Reweight(r.id, r.weight); err != nil {
+			return usageError{fmt.Errorf("--reweight %s=%g: %w", r.id, r.weight, err)}
+		}
+	}
+	return nil
 }
