@@ -1,5 +1,6 @@
 // Package keys holds the key samples of experiments and plans - synthetic
-// keys, key files with sizes and request rates - and places them: where a
+// keys, key files with sizes and request rates, the keys running memcached
+// servers hold ([Metadump]) - and places them: where a
 // placement puts every key ([Assign]), and which keys two placements put
 // on different nodes ([Compare]).
 //
