@@ -57,30 +57,55 @@ func (p *placementFlags) loadNodes() ([]kolco.Node, error) {
 	case p.nodes != "" && p.nodesFile != "":
 		return nil, usagef("--nodes and --nodes-file exclude each other")
 	case p.nodes != "":
-		var nodes []kolco.Node
-		for _, id := range splitIDs(p.nodes) {
-			nodes = append(nodes, kolco.Node{ID: id})
-		}
-		if len(nodes) == 0 {
-			return nil, usagef("--nodes lists no node IDs")
-		}
-		return nodes, nil
+		return nodeList("--nodes", p.nodes)
 	case p.nodesFile != "":
-		f, err := os.Open(p.nodesFile)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		nodes, err := nodefile.Parse(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p.nodesFile, err)
-		}
-		if len(nodes) == 0 {
-			return nil, fmt.Errorf("%s: %w", p.nodesFile, kolco.ErrNoNodes)
-		}
-		return nodes, nil
+		return readNodeFile(p.nodesFile)
 	}
 	return nil, usagef("no nodes: give --nodes or --nodes-file")
+}
+
+// loadVersion returns the node set of a --to: a node file when the nodes
+// before came from --nodes-file, else a list as --nodes takes.
+func (p *placementFlags) loadVersion(to string) ([]kolco.Node, error) {
+	if p.nodesFile != "" {
+		return readNodeFile(to)
+	}
+	return nodeList("--to", to)
+}
+
+// nodeList returns the nodes of a comma-separated list of IDs given with
+// flag. A mistake in it is a usage error.
+func nodeList(flag, list string) ([]kolco.Node, error) {
+	var nodes []kolco.Node
+	seen := map[string]bool{}
+	for _, id := range splitIDs(list) {
+		if seen[id] {
+			return nil, usagef("%s: %w: %q", flag, kolco.ErrDuplicateNode, id)
+		}
+		seen[id] = true
+		nodes = append(nodes, kolco.Node{ID: id})
+	}
+	if len(nodes) == 0 {
+		return nil, usagef("%s lists no node IDs", flag)
+	}
+	return nodes, nil
+}
+
+// readNodeFile reads a node file; its failures are runtime errors.
+func readNodeFile(path string) ([]kolco.Node, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	nodes, err := nodefile.Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(nodes) == 0 {
+		return nil, fmt.Errorf("%s: %w", path, kolco.ErrNoNodes)
+	}
+	return nodes, nil
 }
 
 // algoFlags are the flags that set an algorithm's options, with the

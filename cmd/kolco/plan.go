@@ -2,36 +2,37 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
-	"github.com/kolco-dev/kolco/sim/keys"
 	"github.com/kolco-dev/kolco/sim/plan"
-	"github.com/kolco-dev/kolco/sim/theory"
-	"github.com/kolco-dev/kolco/sim/workload"
 )
 
 // planFlags are kolco plan's own flags; the node set, the algorithm and
-// --add/--remove come from placementFlags.
+// --add/--remove come from placementFlags, another system's description
+// from compatFlags.
 type planFlags struct {
-	reweight       []string
-	keysFile       string
-	keys           int
-	size, sizeDist string
-	rateDist, data string
-	rps, hitRate   float64
+	reweight        []string
+	to              []string
+	moves           string
+	keysFile        string
+	keysFrom        []string
+	keysFromServers bool
+	keys            int
+	size, sizeDist  string
+	rateDist, data  string
+	rps, hitRate    float64
+	warm            bool
+	down            []string
 }
 
 func newPlanCmd() *cobra.Command {
 	var (
 		pf placementFlags
+		cf compatFlags
 		lf planFlags
 		of outputFlags
 	)
@@ -52,12 +53,10 @@ order), place a key sample before and after and report:
   - with --rps and --hit-rate, the seed article's cost model for a cache
     tier: right after the change every request to a moved key misses, so
     the database sees rps*cold + rps*(1-cold)*(1-hit) instead of
-    rps*(1-hit).
-
-The key sample is a file (--keys-file, one "KEY [SIZE [RATE]]" per line;
-SIZE like 512, 4KB or 1.5GiB) or --keys synthetic keys with sizes drawn from
---size-dist around --size and rates from --rate-dist. --data scales the sizes
-so the sample stands for that many bytes in all.
+    rps*(1-hit); with --warm also the change applied warm, as kolco proxy
+    applies it: for a migration window a read that misses on a key's new
+    owner reads its previous owner, so only keys of servers that are down
+    then (--down) miss.
 
 The article's examples, 10 -> 11 nodes:
 
@@ -68,164 +67,131 @@ The article's examples, 10 -> 11 nodes:
 
 The "theory" column gives the article's figures (91 364 RPS, 18.3x for
 modulo; 13 636 RPS, 2.7x and 273 GB, 27 GB per old node for a ring); the
-"measured" column is the same model on the key sample.`,
+"measured" column is the same model on the key sample.
+
+The real change of another system: --algo twemproxy, libmemcached, nginx,
+haproxy, redis, goredis, pymemcache, cassandra or envoy, its description
+before as kolco locate takes it (--config FILE with --pool, --upstream or
+--backend for a file of several; or --servers LIST), and after with --to, a
+file or a list in the same form. Keys are placed exactly as that system
+places them; where its servers hold keys by address (memcached behind
+twemproxy, nginx, HAProxy and the clients), nodes are named by address.
+
+  $ kolco plan --algo twemproxy --config nutcracker.yml --pool alpha --to nutcracker.new.yml
+  $ kolco plan --algo libmemcached --distribution ketama_weighted \
+        --servers 10.0.0.1:11211,10.0.0.2:11211 --to 10.0.0.1:11211,10.0.0.2:11211,10.0.0.3:11211
+  $ kolco plan --algo haproxy --config haproxy.cfg --backend cache --to haproxy.new.cfg
+
+--to also takes kolco's own nodes after the change, a node file with
+--nodes-file or a list with --nodes, in place of --add, --remove and
+--reweight. Given more than once, it plans a history, each version after
+the one before, and counts the keys that move back to a server holding an
+old copy of them, which a read would then find stale:
+
+  $ kolco plan --algo twemproxy --config v1.yml --to v2.yml --to v1.yml
+
+The key sample is a file (--keys-file, one "KEY [SIZE [RATE]]" per line;
+SIZE like 512, 4KB or 1.5GiB), the keys running memcached servers hold
+(--keys-from HOST:PORT,... or, for the servers of the placement before,
+--keys-from-servers; each key with its item's size, read with
+"lru_crawler metadump all"), or --keys synthetic keys with sizes drawn from
+--size-dist around --size and rates from --rate-dist. --data scales the sizes
+so the sample stands for that many bytes in all.
+
+--moves FILE (- for stdout, in place of the tables) lists every key that
+moves: "KEY<TAB>FROM<TAB>TO", and in a history two more columns, the step
+(1 for the change into the first --to) and "stale" when the key returns to
+a server that held it before, else "-".
+
+  $ kolco plan --algo twemproxy --config old.yml --to new.yml \
+        --keys-from-servers --moves moves.tsv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, ch, err := lf.config(&pf, cmd)
+			cfg, err := lf.config(cmd.Flags())
 			if err != nil {
 				return err
 			}
-			if err := of.check(); err != nil {
+			if err := lf.checkOutput(&of); err != nil {
 				return err
 			}
-			if cfg.Before, cfg.After, err = ch.placements(); err != nil {
-				return err
-			}
-			res, err := plan.Compute(cfg)
+			src, err := lf.source(&pf, &cf, cmd.Flags())
 			if err != nil {
 				return err
 			}
-			return of.emit(cmd, res, func() chart.Chart { return planChart(res) })
+			hist, err := src.placements()
+			if err != nil {
+				return err
+			}
+			cfg.Label, cfg.Theory = src.label, src.theory
+			if cfg.Down, err = resolveDown(lf.down, hist); err != nil {
+				return err
+			}
+			if cfg.Keys, err = lf.keySet(cmd.Context(), hist[0]); err != nil {
+				return err
+			}
+			return lf.run(cmd, cfg, hist, &of)
 		},
 	}
 	pf.register(cmd.Flags())
+	cf.register(cmd.Flags())
 	of.register(cmd.Flags())
+	cmd.Flags().Lookup("algo").Usage = "placement algorithm or system to reproduce: " + algoNames(algo.Names())
 	fs := cmd.Flags()
 	fs.StringSliceVar(&lf.reweight, "reweight", nil, "set node weights: ID=W (comma-separated or repeated)")
+	fs.StringArrayVar(&lf.to, "to", nil, "the description after the change, in the form of the one before (a file or a list); repeat for a history")
+	fs.StringVar(&lf.moves, "moves", "", "write every moved key to FILE (- for stdout): KEY<TAB>FROM<TAB>TO")
 	fs.StringVar(&lf.keysFile, "keys-file", "", "key sample: one \"KEY [SIZE [RATE]]\" per line")
-	fs.IntVar(&lf.keys, "keys", 1_000_000, "synthetic keys \"key:0\", ... when no --keys-file")
+	fs.StringSliceVar(&lf.keysFrom, "keys-from", nil, "key sample: the keys the memcached servers HOST:PORT,... hold, with their sizes")
+	fs.BoolVar(&lf.keysFromServers, "keys-from-servers", false, "key sample: the keys the servers of the placement before hold (memcached)")
+	fs.IntVar(&lf.keys, "keys", 1_000_000, "synthetic keys \"key:0\", ... when the sample is not read")
 	fs.StringVar(&lf.size, "size", "1KB", "mean size of a synthetic key")
 	fs.StringVar(&lf.sizeDist, "size-dist", "const", "synthetic sizes: const, exp or pareto:A")
 	fs.StringVar(&lf.rateDist, "rate-dist", "const", "synthetic request rates: const or zipf:S")
 	fs.StringVar(&lf.data, "data", "", "total stored bytes the sample stands for, e.g. 3TB")
 	fs.Float64Var(&lf.rps, "rps", 0, "requests per second to the cache tier (enables the database model)")
 	fs.Float64Var(&lf.hitRate, "hit-rate", 0.95, "steady cache hit rate, 0..1")
+	fs.BoolVar(&lf.warm, "warm", false, "also the database's load with the change applied warm (needs --rps)")
+	fs.StringSliceVar(&lf.down, "down", nil, "with --warm: nodes that do not answer during the migration window")
 	return cmd
 }
 
-// planChange is the change the flags describe: an algorithm, its nodes, and
-// the nodes that join, leave and change weight, in that order.
-type planChange struct {
-	setup    sim.Setup
-	nodes    []kolco.Node
-	add      []kolco.Node
-	remove   []string
-	reweight []planReweight
-}
-
-// planReweight is one --reweight ID=W.
-type planReweight struct {
-	id     string
-	weight float64
-}
-
-// config turns the flags into a plan and the change it measures, reading
-// the node and key files.
-func (lf *planFlags) config(pf *placementFlags, cmd *cobra.Command) (plan.Config, planChange, error) {
-	var (
-		cfg plan.Config
-		ch  planChange
-	)
-	opts, err := pf.options(cmd.Flags())
-	if err != nil {
-		return cfg, ch, err
-	}
-	ch.setup = sim.Setup{Algo: strings.ToLower(pf.algo), Opts: opts}
-	cfg.Label = ch.setup.Label()
-	if ch.setup.Algo == "modulo" {
-		cfg.Theory = func(before, after []kolco.Node) float64 { return theory.ModuloMoved(len(before), len(after)) }
-	}
-	if ch.nodes, err = pf.loadNodes(); err != nil {
-		return cfg, ch, err
-	}
-	for _, id := range splitIDs(pf.add) {
-		ch.add = append(ch.add, kolco.Node{ID: id})
-	}
-	ch.remove = splitIDs(pf.remove)
-	for _, rw := range lf.reweight {
-		id, w, ok := strings.Cut(rw, "=")
-		v, err := strconv.ParseFloat(w, 64)
-		if !ok || id == "" || err != nil {
-			return cfg, ch, usagef("--reweight %q: want ID=WEIGHT", rw)
-		}
-		ch.reweight = append(ch.reweight, planReweight{id, v})
-	}
-	if len(ch.add)+len(ch.remove)+len(ch.reweight) == 0 {
-		return cfg, ch, usagef("no change: give --add, --remove or --reweight")
-	}
-	if lf.rps < 0 || lf.hitRate < 0 || lf.hitRate > 1 {
-		return cfg, ch, usagef("--rps must be >= 0 and --hit-rate in [0, 1]")
-	}
-	cfg.RPS, cfg.HitRate = lf.rps, lf.hitRate
-	if lf.data != "" {
-		if cfg.Data, err = keys.ParseBytes(lf.data); err != nil {
-			return cfg, ch, usageError{fmt.Errorf("--data: %w", err)}
-		}
-	}
-	cfg.Keys, err = lf.keySet()
-	return cfg, ch, err
-}
-
-// placements builds the placement before the change and, from the same
-// nodes, the one after it, the change applied as a running system applies
-// it: the nodes added, then removed, then reweighted.
-func (c planChange) placements() (before, after algo.Placement, err error) {
-	if before, err = c.setup.New(c.nodes); err != nil {
-		return nil, nil, err
-	}
-	if after, err = c.setup.New(c.nodes); err != nil {
-		return nil, nil, err
-	}
-	if len(c.add) > 0 {
-		if err := after.Add(c.add...); err != nil {
-			return nil, nil, fmt.Errorf("add: %w", err)
-		}
-	}
-	if len(c.remove) > 0 {
-		if err := after.Remove(c.remove...); err != nil {
-			return nil, nil, fmt.Errorf("remove: %w", err)
-		}
-	}
-	for _, r := range c.reweight {
-		if err := after.Reweight(r.id, r.weight); err != nil {
-			return nil, nil, fmt.Errorf("reweight: %w", err)
-		}
-	}
-	return before, after, nil
-}
-
-// keySet reads --keys-file or draws the synthetic sample.
-func (lf *planFlags) keySet() (*keys.Set, error) {
-	if lf.keysFile != "" {
-		f, err := os.Open(lf.keysFile)
+// run computes the plan of hist, one change or a history, and writes it.
+func (lf *planFlags) run(cmd *cobra.Command, cfg plan.Config, hist []planStep, of *outputFlags) error {
+	cfg.ListMoves = lf.moves != ""
+	ps := placementsOf(hist)
+	if len(ps) == 2 {
+		cfg.Before, cfg.After = ps[0], ps[1]
+		res, err := plan.Compute(cfg)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		defer f.Close()
-		ks, err := keys.Parse(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", lf.keysFile, err)
+		if err := lf.writeMoves(cmd, []*plan.Result{res}, false); err != nil || lf.moves == "-" {
+			return err
 		}
-		return ks, nil
+		return of.emit(cmd, res, func() chart.Chart { return planChart(res) })
 	}
-	if err := checkKeys(lf.keys); err != nil {
-		return nil, err
-	}
-	mean, err := keys.ParseBytes(lf.size)
+	h, err := plan.ComputeHistory(cfg, ps)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("--size: %w", err)}
+		return err
 	}
-	sizes, err := workload.ParseDist(lf.sizeDist)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("--size-dist: %w", err)}
+	if err := lf.writeMoves(cmd, h.Steps, true); err != nil || lf.moves == "-" {
+		return err
 	}
-	rates, err := workload.ParseDist(lf.rateDist)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("--rate-dist: %w", err)}
+	return of.emit(cmd, h, nil)
+}
+
+// checkOutput validates the output flags before any work is done.
+func (lf *planFlags) checkOutput(of *outputFlags) error {
+	if err := of.check(); err != nil {
+		return err
 	}
-	ks := keys.Synthetic(lf.keys)
-	ks.Sizes, ks.Rates = sizes.Values(lf.keys, mean, 1), rates.Values(lf.keys, 1, 2)
-	return ks, nil
+	switch {
+	case len(lf.to) > 1 && of.plot != "":
+		return usagef("--plot draws one change; a history of %d changes has no chart", len(lf.to))
+	case lf.moves == "-" && (of.asJSON || of.asCSV || of.plot != ""):
+		return usagef("--moves - writes the moved keys on stdout in place of the report: it excludes --json, --csv and --plot")
+	}
+	return nil
 }
 
 // planChart draws each node's share of the keys before and after.

@@ -158,25 +158,34 @@ func TestPlanMalformedFiles(t *testing.T) {
 	}
 }
 
-// TestPlanChangeErrors: a change the placement refuses - an unknown node
-// removed, a present one added - is a runtime failure naming the node,
-// exit 1 with one line.
-func TestPlanChangeErrors(t *testing.T) {
+// TestChangeErrorsAlikeInLocateAndPlan: a change the placement refuses -
+// an unknown node removed, a present one added, every node removed - is
+// the command line's mistake: a usage error naming the flag and the node,
+// exit 2 with one line, in locate and plan alike.
+func TestChangeErrorsAlikeInLocateAndPlan(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		args []string
-		msg  string
+		msg  []string
 	}{
-		{"unknown node removed", []string{"--remove", "x"}, `remove: unknown node ID: "x"`},
-		{"present node added", []string{"--add", "a"}, `add: duplicate node ID: "a"`},
+		{"unknown node removed", []string{"--remove", "x"}, []string{"kolco: --remove: ", `unknown node ID: "x"`}},
+		{"present node added", []string{"--add", "a"}, []string{"kolco: --add: ", `duplicate node ID: "a"`}},
+		{"every node removed", []string{"--remove", "a,b"}, []string{"takes away every node"}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			args := append([]string{"plan", "--nodes", "a,b", "--keys", "10"}, c.args...)
-			code, out, errs := runCLI(t, "", args...)
-			if code != 1 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.msg) {
-				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1, one line naming %s", code, out, errs, c.msg)
-			}
-		})
+		for _, cmd := range [][]string{{"plan", "--keys", "10"}, {"locate"}} {
+			t.Run(cmd[0]+"/"+c.name, func(t *testing.T) {
+				args := append(append(cmd, "--nodes", "a,b"), c.args...)
+				code, out, errs := runCLI(t, "k\n", args...)
+				if code != 2 || out != "" || strings.Count(errs, "\n") != 1 {
+					t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line", code, out, errs)
+				}
+				for _, m := range c.msg {
+					if !strings.Contains(errs, m) {
+						t.Errorf("stderr %q lacks %q", errs, m)
+					}
+				}
+			})
+		}
 	}
 }
 
