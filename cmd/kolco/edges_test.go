@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSharpEdges: what a new user meets first. Each mistake is refused
+// with one clear line - usage errors exit 2, failures while running exit
+// 1 - and input is read as written.
+func TestSharpEdges(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	comma, dup := file("comma.txt", "cache-a,1\ncache-b 1\n"), file("dup.txt", "a\nb\na\n")
+	for _, c := range []struct {
+		name  string
+		args  []string
+		stdin string
+		code  int
+		wants []string
+		not   string
+	}{
+		{"node file line with a comma", []string{"locate", "--nodes-file", comma}, "k\n", 1, []string{"line 1", `"cache-a 1"`}, ""},
+		{"more replicas than nodes", []string{"locate", "--nodes", "a,b,c", "--replicas", "5"}, "k\n", 2, []string{"--replicas 5", "at most 3"}, ""},
+		{"every node removed", []string{"locate", "--nodes", "a", "--remove", "a"}, "", 2, []string{"--remove a takes away every node"}, ""},
+		{"no input", []string{"locate", "--nodes", "a,b"}, "", 1, []string{"no keys on stdin"}, ""},
+		{"only empty lines", []string{"locate", "--nodes", "a,b"}, "\n\r\n\n", 1, []string{"no keys on stdin"}, ""},
+		{"duplicate ID in a node file", []string{"locate", "--nodes-file", dup}, "k\n", 1, []string{`duplicate node ID: "a"`, "line 3"}, "syntax"},
+		{"data in an unknown unit", []string{"plan", "--nodes", "a", "--add", "b", "--data", "3XB"}, "", 2, []string{`"3XB"`, "k, M, G, T, P", "Ki, Mi, Gi, Ti, Pi"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, c.stdin, c.args...)
+			if code != c.code || out != "" || strings.Count(errs, "\n") != 1 || strings.Count(errs, "kolco:") != 1 {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d and one line", code, out, errs, c.code)
+			}
+			for _, w := range c.wants {
+				if !strings.Contains(errs, w) {
+					t.Errorf("stderr %q lacks %q", errs, w)
+				}
+			}
+			if c.not != "" && strings.Contains(errs, c.not) {
+				t.Errorf("stderr %q says %q", errs, c.not)
+			}
+		})
+	}
+}
+
+// TestInputReadAsWritten: empty lines are not keys; a key file splits on
+// ASCII blanks only, so a key holding a no-break space is one key.
+func TestInputReadAsWritten(t *testing.T) {
+	code, out, errs := runCLI(t, "k1\n\n\r\nk2\n", "locate", "--nodes", "a,b")
+	if lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "k1\t") || !strings.HasPrefix(lines[1], "k2\t") {
+		t.Errorf("exit %d (%s), output %q; want the owners of k1 and k2 only", code, errs, out)
+	}
+	keys := filepath.Join(t.TempDir(), "keys.txt")
+	if err := os.WriteFile(keys, []byte("caf\u00a0e 10\nnormal 20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCLI(t, "", "plan", "--nodes", "a,b", "--add", "c", "--keys-file", keys, "--json")
+	var p struct {
+		Keys  int     `json:"keys"`
+		Bytes float64 `json:"total_bytes"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &p) != nil || p.Keys != 2 || p.Bytes != 30 {
+		t.Errorf("exit %d (%s): %d keys of %v bytes; want 2 keys of 30 bytes", code, errs, p.Keys, p.Bytes)
+	}
+}
