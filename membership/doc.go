@@ -28,6 +28,29 @@
 // says so: [Status] reports when the store last answered and why the view
 // may be behind. When the store is back the watcher catches up by itself.
 //
+// # Following
+//
+// A [Follower] keeps a placement in step with a source: [Follow] starts
+// it, and each new version is applied to the placement as a change
+// (kolco.Diff through kolco.Membership, so that a change moves only the
+// keys it must) and published as an immutable [View] that readers take
+// without a lock. Each view carries the placement's fingerprint
+// (kolco.Fingerprint): two processes following one store agree exactly
+// when their fingerprints are equal. [Follower.Snapshot] reports the
+// revision, fingerprint, nodes, when the view was applied and whether it
+// is stale, with the process's local health beside them
+// ([Follower.SetDown]), for an admin endpoint and a fleet-wide status.
+//
+// For history-dependent algorithms (jump, jumpback, anchor, slots) the
+// node set does not decide the placement alone: the store keeps a
+// [PlacementState] beside the nodes, and the placement at a version is a
+// function of that version, the same in every process. Writers of
+// membership compute the next state with each change and write both in one
+// guarded transaction (package membership/etcd does it for every write, so
+// "kolco members" does); a follower only reads it, unless asked to write
+// it back after changes made without it, such as a lease expiring
+// ([FollowConfig].WriteState).
+//
 // # Writing a source
 //
 // A [Source] reads the store once ([Source.Read]) or follows it

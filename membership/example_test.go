@@ -51,3 +51,33 @@ alpha:
 	// cache-a at 10.0.0.1:11211, weight 1
 	// 10.0.0.2 at 10.0.0.2:11211, weight 2
 }
+
+// A program places keys on the nodes a file lists, following the file as
+// it changes: every lookup reads the current placement without a lock,
+// and each change of the file is applied as a change, moving only the keys
+// it must. With package membership/etcd's store as the source, every
+// process following it places keys alike, and says so by its fingerprint.
+func ExampleFollow() {
+	dir, _ := os.MkdirTemp("", "kolco")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "nodes.txt")
+	os.WriteFile(path, []byte("cache-a\ncache-b\ncache-c\n"), 0o644)
+
+	f, err := membership.Follow(context.Background(), &membership.File{Path: path}, membership.FollowConfig{Algorithm: "jump"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer f.Close()
+	view, err := f.WaitRevision(context.Background(), 1) // the file read once
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	owner, _ := view.Placement.Locate("user:42")
+	fmt.Printf("revision %d: %d nodes; user:42 on %s\n", view.Revision, len(view.Nodes), owner.ID)
+	fmt.Println("fingerprint of 32 hex digits:", len(view.Fingerprint) == 32)
+	// Output:
+	// revision 1: 3 nodes; user:42 on cache-b
+	// fingerprint of 32 hex digits: true
+}

@@ -31,6 +31,8 @@ var (
 	// ErrUnreachable is wrapped when a source got no answer from its store
 	// in time.
 	ErrUnreachable = errors.New("membership: store unreachable")
+	// ErrStopped is returned by a wait on a [Follower] that has stopped.
+	ErrStopped = errors.New("membership: follower stopped")
 )
 
 // Version is one state of a membership: the nodes that take keys, at a
