@@ -17,9 +17,9 @@
 // sorted by ID) and whole: a change that touched several nodes in one write
 // is one version, never a version per node. A version also carries what
 // the store holds beside the nodes: nodes drained (listed, placing no
-// keys) and the opaque history state that history-dependent algorithms
-// need so that a placement built later from the store equals one that
-// followed every change.
+// keys) and the placement state ([PlacementState]) that history-dependent
+// algorithms need so that a placement built later from the store equals
+// one that followed every change.
 //
 // # Staleness
 //

@@ -51,9 +51,10 @@ type Version struct {
 	// package membership/etcd), sorted by ID; nil for sources without
 	// them. An ID is never in both lists.
 	Drained []kolco.Node
-	// State is the opaque history state stored beside the nodes and
-	// written with them under one revision, for history-dependent
-	// algorithms; nil when the store holds none.
+	// State is the placement state stored beside the nodes, for
+	// history-dependent algorithms: the encoding of a [PlacementState],
+	// written with the nodes under one revision by the store's writers;
+	// nil when the store holds none.
 	State []byte
 	// Resync is true when the version was read in full rather than
 	// derived from the changes after the previous one: the first version

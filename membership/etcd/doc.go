@@ -15,7 +15,8 @@
 //
 //	P nodes/<ID>   a node: JSON {"weight": 2, "zone": "eu-1", "addr": "10.0.0.7:11211", "drained": true},
 //	               every field optional (see [ParseValue])
-//	P state        the opaque history state of a history-dependent placement, if any
+//	P state        the state of a history-dependent placement, if any: a
+//	               [membership.PlacementState] as JSON, kept current by every write
 //	P changed      touched by every guarded write, so that a removal shows in the revision guard
 //
 // # Guarantees
@@ -29,6 +30,15 @@
 // ([membership.Version.Resync]) instead of skipping the gap. While etcd
 // does not answer, the watcher keeps its last version and reports it
 // stale; it catches up by itself when etcd is back.
+//
+// The placement state is what makes a history-dependent placement (jump,
+// anchor, ...) the same in every process that follows the store: every
+// write that changes the nodes that take keys computes the next state from
+// the stored one and writes it in the same transaction, so that the state
+// read at a revision is that of the nodes read with it. Changes made
+// without a write - a registration's lease expiring, a registration -
+// leave it behind the nodes until the next write, or until a follower set
+// to write it back ([membership.FollowConfig].WriteState) does.
 //
 // Writes ([Store.Apply], [Store.Update]) are transactions that succeed
 // only if nothing under the prefix changed after the revision they were

@@ -19,7 +19,8 @@ type Snapshot struct {
 	Revision int64
 	// Members are the members, valid ones only, sorted by ID.
 	Members []Member
-	// State is the stored history state, nil if none.
+	// State is the stored placement state (a
+	// [membership.PlacementState]'s encoding), nil if none.
 	State []byte
 	// Invalid lists a problem for each key whose value is refused,
 	// wrapping [membership.ErrBadContent]; a version is built only from a

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/etcd"
 	"github.com/kolco-dev/kolco/membership/etcdtest"
@@ -23,7 +24,11 @@ func TestApplyAndRead(t *testing.T) {
 		t.Fatalf("empty store: %+v, %v", snap, err)
 	}
 	a := kolco.Node{ID: "a", Weight: 2, Zone: "z1", Addr: "10.0.0.1:11211"}
-	rev, err := s.Apply(ctx(t), snap.Revision, etcd.Change{Add: []kolco.Node{a, {ID: "b"}, {ID: "c"}}, State: []byte{0, 1, 2}})
+	ps, err := membership.NewPlacementState("slots", []kolco.Node{a, {ID: "b"}, {ID: "c"}}, algo.Options{Slots: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := s.Apply(ctx(t), snap.Revision, etcd.Change{Add: []kolco.Node{a, {ID: "b"}, {ID: "c"}}, State: ps.Marshal()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,8 +43,13 @@ func TestApplyAndRead(t *testing.T) {
 	if want := []kolco.Node{a, {ID: "c", Weight: 3}}; !slices.Equal(v.Nodes, want) || v.Revision != rev {
 		t.Errorf("nodes %+v at %d, want %+v at %d", v.Nodes, v.Revision, want, rev)
 	}
-	if want := []kolco.Node{{ID: "b"}}; !slices.Equal(v.Drained, want) || string(v.State) != "\x00\x01\x02" {
-		t.Errorf("drained %+v, state %q", v.Drained, v.State)
+	// The change wrote the next placement state with it.
+	next, err := ps.Next(v.Nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []kolco.Node{{ID: "b"}}; !slices.Equal(v.Drained, want) || string(v.State) != string(next.Marshal()) {
+		t.Errorf("drained %+v, state %q, want %q", v.Drained, v.State, next.Marshal())
 	}
 	rev, err = s.Apply(ctx(t), rev, etcd.Change{Undrain: []string{"b"}, Remove: []string{"a"}, ClearState: true})
 	if err != nil {
@@ -73,6 +83,7 @@ func TestApplyRefuses(t *testing.T) {
 		{"zone with a newline", etcd.Change{Add: []kolco.Node{{ID: "b", Zone: "z\n"}}}, etcd.ErrBadChange},
 		{"nothing", etcd.Change{}, etcd.ErrBadChange},
 		{"state set and cleared", etcd.Change{State: []byte{1}, ClearState: true}, etcd.ErrBadChange},
+		{"state not a placement state", etcd.Change{State: []byte{1}}, membership.ErrBadContent},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := s.Apply(ctx(t), rev, c.change); !errors.Is(err, c.want) {

@@ -1,9 +1,11 @@
 package etcd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -37,9 +39,14 @@ type Change struct {
 	Drain []string
 	// Undrain puts drained nodes back into placement.
 	Undrain []string
-	// State, when not nil, replaces the stored history state.
+	// State, when not nil, replaces the stored placement state: the
+	// encoding of a [membership.PlacementState], refused with
+	// [ErrBadChange] otherwise. Without State or ClearState, a change of
+	// the nodes that take keys replaces a stored state with the next one
+	// ([membership.PlacementState.Next]), computed from the state and
+	// written in the same transaction.
 	State []byte
-	// ClearState removes the stored history state.
+	// ClearState removes the stored placement state.
 	ClearState bool
 }
 
@@ -87,6 +94,11 @@ func (c Change) ids() ([]string, error) {
 	if c.State != nil && c.ClearState {
 		return nil, fmt.Errorf("%w: state both set and cleared", ErrBadChange)
 	}
+	if c.State != nil {
+		if _, err := membership.ParsePlacementState(c.State); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadChange, err)
+		}
+	}
 	if len(ids) == 0 && c.State == nil && !c.ClearState {
 		return nil, fmt.Errorf("%w: nothing to change", ErrBadChange)
 	}
@@ -97,9 +109,14 @@ func (c Change) ids() ([]string, error) {
 // computed from, and returns the revision of the write. It fails with
 // [membership.ErrConflict] if anything under the prefix changed after rev
 // (or rev was compacted away), and writes nothing; a node of the change
-// whose lease expired after rev is such a change. Other errors wrap
-// [ErrBadChange], [kolco.ErrDuplicateNode], [kolco.ErrUnknownNode] or
-// [membership.ErrUnreachable].
+// whose lease expired after rev is such a change. When the store keeps a
+// placement state, a change of the nodes that take keys writes the next
+// state with them (see [Change].State), so that the state stays current.
+// Other errors wrap [ErrBadChange], [kolco.ErrDuplicateNode],
+// [kolco.ErrUnknownNode], [membership.ErrUnreachable], the error of the
+// stored placement's algorithm for a change it cannot make (a weight
+// other than 1 for jump, a full capacity for anchor), or
+// [membership.ErrBadContent] for a stored state that cannot be read.
 func (s *Store) Apply(ctx context.Context, rev int64, c Change) (int64, error) {
 	if err := c.validate(); err != nil {
 		return 0, err
@@ -111,9 +128,18 @@ func (s *Store) Apply(ctx context.Context, rev int64, c Change) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	ops, cmps, err := s.ops(st, c)
+	ops, cmps, after, err := s.ops(st, c)
 	if err != nil {
 		return 0, err
+	}
+	if c.State == nil && !c.ClearState && st.state != nil {
+		state, err := nextState(st.state, after)
+		if err != nil {
+			return 0, fmt.Errorf("etcd %s: %w", s.prefix, err)
+		}
+		if state != nil {
+			ops = append(ops, clientv3.OpPut(s.prefix+stateKey, string(state)))
+		}
 	}
 	// Nothing under the prefix written after rev; ops touches the
 	// changed key so that this removal shows in later guards too.
@@ -135,11 +161,13 @@ func (s *Store) Apply(ctx context.Context, rev int64, c Change) (int64, error) {
 	return resp.Header.Revision, nil
 }
 
-// ops returns the operations of c on the membership st, and the
-// comparisons that hold while each touched key is as st saw it.
-func (s *Store) ops(st *state, c Change) ([]clientv3.Op, []clientv3.Cmp, error) {
+// ops returns the operations of c on the membership st, the comparisons
+// that hold while each touched key is as st saw it, and the members after
+// c.
+func (s *Store) ops(st *state, c Change) ([]clientv3.Op, []clientv3.Cmp, map[string]Member, error) {
 	var ops []clientv3.Op
 	var cmps []clientv3.Cmp
+	after := maps.Clone(st.members)
 	key := func(id string) string { return s.prefix + nodesKey + id }
 	existing := func(id string) (Member, error) {
 		m, ok := st.members[id]
@@ -155,11 +183,12 @@ func (s *Store) ops(st *state, c Change) ([]clientv3.Op, []clientv3.Cmp, error) 
 			opts = append(opts, clientv3.WithLease(clientv3.LeaseID(m.Lease)))
 		}
 		ops = append(ops, clientv3.OpPut(key(m.ID), string(EncodeValue(m)), opts...))
+		after[m.ID] = m
 	}
 	for _, n := range c.Add {
 		_, listed := st.members[n.ID]
 		if _, bad := st.invalid[n.ID]; listed || bad {
-			return nil, nil, fmt.Errorf("%w: %q at revision %d", kolco.ErrDuplicateNode, n.ID, st.rev)
+			return nil, nil, nil, fmt.Errorf("%w: %q at revision %d", kolco.ErrDuplicateNode, n.ID, st.rev)
 		}
 		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(key(n.ID)), "=", 0))
 		put(Member{Node: n})
@@ -168,14 +197,15 @@ func (s *Store) ops(st *state, c Change) ([]clientv3.Op, []clientv3.Cmp, error) 
 		if r, bad := st.invalid[id]; bad {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key(id)), "=", r.revision))
 		} else if _, err := existing(id); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		ops = append(ops, clientv3.OpDelete(key(id)))
+		delete(after, id)
 	}
 	for _, n := range c.Update {
 		m, err := existing(n.ID)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		m.Node = n
 		put(m)
@@ -187,7 +217,7 @@ func (s *Store) ops(st *state, c Change) ([]clientv3.Op, []clientv3.Cmp, error) 
 		for _, id := range d.ids {
 			m, err := existing(id)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			m.Drained = d.drained
 			put(m)
@@ -199,7 +229,31 @@ func (s *Store) ops(st *state, c Change) ([]clientv3.Op, []clientv3.Cmp, error) 
 	case c.ClearState:
 		ops = append(ops, clientv3.OpDelete(s.prefix+stateKey))
 	}
-	return ops, cmps, nil
+	return ops, cmps, after, nil
+}
+
+// nextState returns the placement state to store with a change that
+// leaves members, computed from the stored one, or nil when it stays the
+// same.
+func nextState(stored []byte, members map[string]Member) ([]byte, error) {
+	ps, err := membership.ParsePlacementState(stored)
+	if err != nil {
+		return nil, fmt.Errorf("the stored placement state (write a new one, or clear it, with the change): %w", err)
+	}
+	var nodes []kolco.Node
+	for _, m := range members {
+		if !m.Drained {
+			nodes = append(nodes, m.Node)
+		}
+	}
+	next, err := ps.Next(nodes)
+	if err != nil {
+		return nil, fmt.Errorf("the change does not fit the stored placement: %w", err)
+	}
+	if data := next.Marshal(); !bytes.Equal(data, stored) {
+		return data, nil
+	}
+	return nil, nil
 }
 
 // Update reads the membership, asks fn for a change to it, and applies
@@ -224,4 +278,17 @@ func (s *Store) Update(ctx context.Context, fn func(Snapshot) (Change, error)) (
 		conflict = err
 	}
 	return 0, conflict
+}
+
+var _ membership.StateWriter = (*Store)(nil)
+
+// WriteState implements [membership.StateWriter]: it stores state, the
+// encoding of a [membership.PlacementState], as of revision rev. Its
+// errors are those of [Store.Apply].
+func (s *Store) WriteState(ctx context.Context, rev int64, state []byte) error {
+	if state == nil {
+		return fmt.Errorf("%w: no state to write", ErrBadChange)
+	}
+	_, err := s.Apply(ctx, rev, Change{State: state})
+	return err
 }
