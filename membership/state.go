@@ -192,7 +192,7 @@ func (s PlacementState) Placement(nodes []kolco.Node, opts algo.Options) (algo.P
 		return nil, err
 	}
 	if err := p.Apply(kolco.Diff(p.Nodes(), nodes)); err != nil {
-		return nil, fmt.Errorf("%s over the stored state: %w", s.Algorithm, err)
+		return nil, err // the algorithm's error names it
 	}
 	return p, nil
 }

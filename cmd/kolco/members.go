@@ -103,6 +103,9 @@ prints what a DNS name or a node file gives.
   kolco members --prefix /kolco/cache/ remove cache-a
   kolco members --prefix /kolco/cache/ register --ttl 10s mc-1 10.0.0.9:11211
                                           # a sidecar: mc-1 stays while it runs
+  kolco members --prefix /kolco/cache/ state --init jump
+                                          # for jump, anchor, ...: keep the state
+                                          # that decides placement beside the nodes
   kolco members list --dns _memcache._tcp.mc.default.svc.cluster.local.
   kolco members list --file /etc/nutcracker/nutcracker.yml --pool alpha
 
@@ -112,7 +115,7 @@ client certificates), as --user when it has auth on.`,
 	}
 	ef.register(cmd.PersistentFlags())
 	cmd.AddCommand(newMembersListCmd(ef), newMembersAddCmd(ef), newMembersRemoveCmd(ef),
-		newMembersReweightCmd(ef), newMembersDrainCmd(ef), newMembersRegisterCmd(ef))
+		newMembersReweightCmd(ef), newMembersDrainCmd(ef), newMembersRegisterCmd(ef), newMembersStateCmd(ef))
 	return cmd
 }
 

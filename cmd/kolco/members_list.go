@@ -202,7 +202,7 @@ func (l listing) writeTable(w io.Writer) error {
 		fmt.Fprintf(&b, ", %d drained", drained)
 	}
 	if l.StateBytes > 0 {
-		fmt.Fprintf(&b, ", history state of %d bytes", l.StateBytes)
+		fmt.Fprintf(&b, ", placement state of %d bytes (see members state)", l.StateBytes)
 	}
 	b.WriteString("\n")
 	if len(l.Nodes) > 0 {

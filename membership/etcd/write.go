@@ -248,7 +248,7 @@ func nextState(stored []byte, members map[string]Member) ([]byte, error) {
 	}
 	next, err := ps.Next(nodes)
 	if err != nil {
-		return nil, fmt.Errorf("the change does not fit the stored placement: %w", err)
+		return nil, fmt.Errorf("the stored %s placement refuses the change: %w", ps.Algorithm, err)
 	}
 	if data := next.Marshal(); !bytes.Equal(data, stored) {
 		return data, nil
