@@ -69,6 +69,11 @@ type StateWriter interface {
 // stored state a follower places by its own history, and one started
 // later may place keys differently; [View].Shared says which.
 //
+// Each view holds a placement of its own, a copy of the one before
+// changed by the version: readers of an older view keep placing by it.
+// (For bounded, whose Acquire and Release count live loads, each view's
+// counts start afresh.)
+//
 // A follower owns a goroutine, and the [Watcher] it reads the source
 // with, from [Follow] until [Follower.Close].
 type Follower struct {
@@ -168,20 +173,17 @@ func (f *Follower) take(ctx context.Context, v Version) {
 // build returns the view of v: the change from prev's nodes to v's applied
 // to a copy of prev's placement, or, for a history-dependent algorithm
 // whose state the store keeps, the stored placement when the change does
-// not give it (adopted). behind reports a history-dependent placement
-// whose stored state is missing or behind v's nodes.
+// not give it, or cannot be made (adopted). behind reports a
+// history-dependent placement whose stored state is missing or behind v's
+// nodes.
 func (f *Follower) build(prev *View, v Version) (view *View, adopted, behind bool, err error) {
-	p, err := f.apply(prev.Placement, v.Nodes)
-	if err != nil {
-		return nil, false, false, err
-	}
-	if !f.hist {
-		view, err = f.newView(p, v, true)
-		return view, false, false, err
-	}
-	if v.State == nil {
-		view, err = f.newView(p, v, false)
-		return view, false, true, err
+	p, applyErr := f.apply(prev.Placement, v.Nodes)
+	if !f.hist || v.State == nil {
+		if applyErr != nil {
+			return nil, false, false, applyErr
+		}
+		view, err = f.newView(p, v, !f.hist)
+		return view, false, f.hist, err
 	}
 	ps, err := ParsePlacementState(v.State)
 	if err != nil {
@@ -194,14 +196,17 @@ func (f *Follower) build(prev *View, v Version) (view *View, adopted, behind boo
 	if err != nil {
 		return nil, false, false, err
 	}
-	if view, err = f.newView(p, v, true); err != nil {
+	if view, err = f.newView(stored, v, true); err != nil {
 		return nil, false, false, err
 	}
-	if fp, err := kolco.Fingerprint(stored); err != nil || fp != view.Fingerprint {
-		view, err = f.newView(stored, v, true)
-		return view, true, !ps.Current(v.Nodes), err
+	behind = !ps.Current(v.Nodes)
+	if applyErr == nil {
+		if fp, err := kolco.Fingerprint(p); err == nil && fp == view.Fingerprint {
+			view.Placement = p // the change gives the stored placement: keep the applied one
+			return view, false, behind, nil
+		}
 	}
-	return view, false, !ps.Current(v.Nodes), nil
+	return view, true, behind, nil
 }
 
 // apply returns a copy of p changed to nodes. The copy is restored from

@@ -367,3 +367,24 @@ func TestFollowerWaitAndSnapshot(t *testing.T) {
 		t.Errorf("wait on a stopped follower: revision %d, %v", v.Revision, err)
 	}
 }
+
+// TestFollowerTakesStoredStateItCannotReach: a change the follower's own
+// placement cannot make (more nodes than its anchor's capacity) is no
+// reason to refuse a version whose stored state places them.
+func TestFollowerTakesStoredStateItCannotReach(t *testing.T) {
+	checkNoLeak(t)
+	ps, err := membership.NewPlacementState("anchor", kolcotest.Nodes(40), algo.Options{Capacity: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newFeed()
+	f := follow(t, s, membership.FollowConfig{Algorithm: "anchor", Initial: kolcotest.Nodes(2)}) // capacity 16
+	view := send(t, s, f, membership.Version{Revision: 1, Nodes: ps.Nodes, State: ps.Marshal()})
+	want, err := ps.Placement(ps.Nodes, algo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if view.Fingerprint != fingerprint(t, want) || f.Snapshot().Adopted != 1 {
+		t.Errorf("view %s, the stored state's %s; %+v", view.Fingerprint, fingerprint(t, want), f.Snapshot())
+	}
+}

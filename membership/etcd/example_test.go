@@ -27,6 +27,34 @@ func Example() {
 	}
 }
 
+// A client places keys as every other follower of the membership does:
+// the follower applies each change as it comes, and its fingerprint says
+// whether it agrees with the rest of the fleet. (Not run here: it needs an
+// etcd server; the package's tests start one.)
+func Example_follow() {
+	store, err := etcd.New(etcd.Config{Endpoints: []string{"http://127.0.0.1:2379"}, Prefix: "/kolco/cache/"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	f, err := membership.Follow(context.Background(), store, membership.FollowConfig{Algorithm: "jump"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := f.WaitRevision(ctx, 1); err != nil { // the first version read
+		log.Fatal(err)
+	}
+	node, err := f.Placement().Locate("user:42") // no lock: call it on every request
+	if err != nil {
+		log.Fatal(err)
+	}
+	snap := f.Snapshot()
+	log.Printf("user:42 on %s; revision %d, fingerprint %s, stale %v", node.ID, snap.Revision, snap.Fingerprint, snap.Stale)
+}
+
 // An operator's tool adds a node; a concurrent change makes Update read
 // the membership again and retry.
 func ExampleStore_Update() {
