@@ -35,8 +35,8 @@ const maxStateSize = 4 << 20
 // one, which equals the placement of a process that applied every change
 // in turn. A change made without computing the state - a registration's
 // lease expiring - leaves the state behind its nodes; the placement is
-// still a function of the version, and a follower set to (see
-// [FollowConfig].WriteState) writes the state back, guarded by the
+// still a function of the version, and a follower with
+// [FollowConfig].WriteState writes the state back, guarded by the
 // revision, so that the next change applies to it.
 //
 // How a state changes depends on the algorithm and the state, never on
