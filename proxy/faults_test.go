@@ -185,8 +185,9 @@ func gathered(t *testing.T, s *Server, name, label string) float64 {
 }
 
 // TestRetryWithoutProbes checks twemproxy's retry: with probes off, an
-// ejected server is put back after server_retry_timeout whether or not it
-// is up, and ejected again by the next failure.
+// ejected server is tried again after server_retry_timeout whether or not
+// it is up - under rehash by the flush_all that empties it before it
+// serves again - and ejected again when that fails.
 func TestRetryWithoutProbes(t *testing.T) {
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	s := startProxy(t, poolYAML(`  hash: md5

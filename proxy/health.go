@@ -56,6 +56,13 @@ func (h *health) restore() bool {
 	return h.down.Swap(false)
 }
 
+// retryAfter sets the next try of a down server to d from now.
+func (h *health) retryAfter(d time.Duration) {
+	h.mu.Lock()
+	h.retryAt = time.Now().Add(d)
+	h.mu.Unlock()
+}
+
 // retryTime returns when a down server may be tried again.
 func (h *health) retryTime() time.Time {
 	h.mu.Lock()
@@ -121,16 +128,24 @@ func (p *pool) healthChanged(b *backend, up bool, cause error) {
 	}
 }
 
-// restore brings b back. In a pool with replicas it first empties b,
-// which missed the writes and deletes made while it was down; if that
-// fails, b stays down until the next try.
+// restore brings b back. In a pool with replicas, or under rehash, it
+// first empties b, which missed the writes and deletes made while it was
+// down (made to the key's other copies, or under rehash to the server
+// that stood in for it), so that it never serves a value older than one
+// written meanwhile. If that fails, b stays down: with probes, until the
+// next probe; without, it is ejected again for server_retry_timeout, as
+// nutcracker ejects a server again at its first failed request.
 func (p *pool) restore(b *backend) {
-	if p.cfg.Replicas > 1 {
+	if p.cfg.Replicas > 1 || p.cfg.Ejection == EjectRehash {
 		if err := b.flush(p.ctx, p.cfg.Timeout); err != nil {
 			p.log.Warn("server not restored: flush_all before rejoining failed", "server", b.addr, "err", err)
+			if p.cfg.HealthCheck.Interval < 0 {
+				b.health.retryAfter(p.cfg.ServerRetryTimeout)
+				b.stats.ejected()
+			}
 			return
 		}
-		p.log.Info("server emptied before rejoining (replicas)", "server", b.addr)
+		p.log.Info("server emptied before rejoining: it missed the writes made while it was down", "server", b.addr)
 	}
 	b.restore()
 }
