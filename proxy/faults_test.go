@@ -81,7 +81,7 @@ func (s *Server) testPool(name string) *pool {
 	return s.listeners[name].pool.Load()
 }
 
-func liveCount(s *Server) int { return len(s.testPool("p").place.Load().live) }
+func liveCount(s *Server) int { return len(s.testPool("p").place.Load().servers) }
 
 // TestFaultEjectAndRestore kills one of three servers under load: only its
 // keys fail, and only until it is ejected (rehash); the probe restores it

@@ -58,7 +58,15 @@ func (p *pool) release() {
 	}
 }
 
+// newPool returns the pool of cfg, placed afresh.
 func newPool(name string, cfg *PoolConfig, log *slog.Logger, met *metrics) (*pool, error) {
+	return newPoolAfter(name, cfg, log, met, nil, nil)
+}
+
+// newPoolAfter returns the pool of cfg, its placement published: the one
+// that follows from, with prev kept as the placement it replaces (see
+// follow); both nil for a pool placed afresh.
+func newPoolAfter(name string, cfg *PoolConfig, log *slog.Logger, met *metrics, from *layout, prev *placement) (*pool, error) {
 	p := &pool{name: name, cfg: cfg, log: log.With("pool", name), met: met, stats: met.forPool(name),
 		drained: make(chan struct{})}
 	for _, line := range cfg.Servers {
@@ -68,7 +76,7 @@ func newPool(name string, cfg *PoolConfig, log *slog.Logger, met *metrics) (*poo
 		}
 		p.backends = append(p.backends, newBackend(p, spec))
 	}
-	if err := p.rebuild(); err != nil {
+	if err := p.follow(from, prev); err != nil {
 		return nil, placementError(name, err)
 	}
 	return p, nil

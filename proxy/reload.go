@@ -84,13 +84,20 @@ func (s *Server) prepare(ctx context.Context, cfg *Config) (*transition, error) 
 }
 
 // preparePool prepares the pool name of the new configuration; on error
-// nothing of it is left running.
+// nothing of it is left running. A pool that replaces a running one
+// follows its placement (see pool.follow).
 func (s *Server) preparePool(ctx context.Context, name string, pc *PoolConfig) (poolChange, error) {
 	ch := poolChange{name: name, cur: s.listeners[name]}
 	if ch.cur != nil && reflect.DeepEqual(*ch.cur.pool.Load().cfg, *pc) {
 		return ch, nil
 	}
-	p, err := newPool(name, pc, s.log, s.met)
+	var from *layout
+	var prev *placement
+	if ch.cur != nil {
+		prev = ch.cur.pool.Load().place.Load()
+		from = prev.layout()
+	}
+	p, err := newPoolAfter(name, pc, s.log, s.met, from, prev)
 	if err != nil {
 		return ch, err
 	}

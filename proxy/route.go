@@ -24,23 +24,58 @@ type routeScratch struct {
 // Every keyed request is routed here: one place to consult health, or a
 // previous placement, at lookup.
 func (pl *placement) route(key []byte, write bool, sc *routeScratch) []*backend {
-	if len(pl.live) == 0 {
+	if len(pl.servers) == 0 {
 		return nil
 	}
 	if pl.replicas <= 1 {
-		sc.owners[0] = pl.live[pl.pick.Index(key)]
+		b := pl.servers[pl.pick.Index(key)]
+		if pl.skipDown && b.health.isDown() {
+			if b = pl.standIn(key, sc); b == nil {
+				return nil
+			}
+		}
+		sc.owners[0] = b
 		return sc.owners[:1]
 	}
 	sc.idx, sc.nodes = pl.copies(sc.idx[:0], sc.nodes, key)
 	if write {
 		owners := sc.owners[:0]
 		for _, i := range sc.idx {
-			owners = append(owners, pl.live[i])
+			owners = append(owners, pl.servers[i])
 		}
 		return owners
 	}
 	sc.owners[0] = pl.readCopy(sc.idx)
 	return sc.owners[:1]
+}
+
+// standIn returns the server that takes key while its owner is marked
+// down: the first server not down in the key's preference list (LocateN,
+// whose lists grow by extension: asked for twice as many each round), or
+// nil when every server is down. The configured placement does not
+// change, so only the down server's keys move, each to a server that is
+// a function of the key and the servers down, and each goes back to its
+// owner when it is restored, whatever the order of failures and restores.
+func (pl *placement) standIn(key []byte, sc *routeScratch) *backend {
+	k := pl.kolco
+	ks := k.key(key)
+	total := len(pl.servers)
+	seen := 1 // the owner, known to be down
+	for n := min(2, total); ; n = min(2*n, total) {
+		var err error
+		if sc.nodes, err = k.p.LocateN(sc.nodes[:0], ks, n); err != nil {
+			return nil // not reached: the pool has servers
+		}
+		for _, node := range sc.nodes[min(seen, len(sc.nodes)):] {
+			if i := k.lay.index(node.ID); i >= 0 && !pl.servers[i].health.isDown() {
+				return pl.servers[i]
+			}
+		}
+		if n >= total {
+			return nil
+		}
+		seen = len(sc.nodes)
+	}
 }
 
 // readCopy returns the copy, of those at idx, a read goes to: the first
@@ -49,7 +84,7 @@ func (pl *placement) route(key []byte, write bool, sc *routeScratch) []*backend 
 func (pl *placement) readCopy(idx []int) *backend {
 	var up *backend
 	for _, i := range idx {
-		b := pl.live[i]
+		b := pl.servers[i]
 		if b.health.isDown() {
 			continue
 		}
@@ -63,7 +98,7 @@ func (pl *placement) readCopy(idx []int) *backend {
 	if up != nil {
 		return up
 	}
-	return pl.live[idx[0]]
+	return pl.servers[idx[0]]
 }
 
 // forward sends a request the proxy does not answer itself to the servers

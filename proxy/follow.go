@@ -1,0 +1,70 @@
+package proxy
+
+// follow publishes the pool's placement over its servers after a change
+// of membership, and keeps prev, the placement it replaces, beside it for
+// a migration window. It is the one path by which a pool's membership
+// changes: a reload calls it with the replaced pool's layout and
+// placement, and so would a follower of a membership source with the
+// pool's own.
+//
+// For twemproxy's distributions the placement is built as nutcracker
+// builds it, over the servers that take keys. For kolco's it is from, the
+// layout it follows, after the change that turns from's node set into the
+// pool's servers (kolco.Diff, applied by Membership.Apply, so that a
+// history-dependent algorithm keeps every surviving key in place; a change
+// with nothing in it keeps from as it is). It is built afresh when from is
+// nil or of other settings (another distribution, key_hash, vnodes, or
+// zones), which no change can turn into this pool's.
+//
+// The error is the algorithm's refusal of the change; then nothing is
+// published.
+func (p *pool) follow(from *layout, prev *placement) error {
+	p.placeMu.Lock()
+	defer p.placeMu.Unlock()
+	var pl *placement
+	var err error
+	if isTwemproxy(p.cfg) {
+		pl, err = p.twemproxyPlacement()
+	} else {
+		var l *layout
+		if l, err = p.nextLayout(from); err == nil {
+			pl, err = p.kolcoPlacement(l)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if prev != nil {
+		detached := *prev
+		detached.prev = nil // one placement back, not a chain of every one
+		pl.prev = &detached
+	}
+	p.place.Store(pl)
+	return nil
+}
+
+// nextLayout returns the layout of the pool's servers that follows from.
+func (p *pool) nextLayout(from *layout) (*layout, error) {
+	set := settingsOf(p.cfg)
+	nodes := nodesOf(p.cfg, specs(p.backends))
+	if from == nil || from.settings != set {
+		if from != nil {
+			p.log.Warn("placement settings changed: keys placed afresh", "from", from.settings.Distribution, "to", set.Distribution)
+		}
+		l, err := newLayout(set, nodes, nil)
+		if err == nil {
+			p.log.Info("placement", "distribution", set.Distribution, "fingerprint", l.fingerprint)
+		}
+		return l, err
+	}
+	l, c, err := from.change(nodes)
+	if err != nil {
+		return nil, err
+	}
+	if !c.Empty() {
+		removed, added, updated := describeChange(c)
+		p.log.Info("placement changed", "removed", removed, "added", added, "updated", updated,
+			"fingerprint", l.fingerprint, "was", from.fingerprint)
+	}
+	return l, nil
+}
