@@ -18,10 +18,25 @@ type Config struct {
 	Pools map[string]*PoolConfig
 	// Global holds the settings under the top-level "kolco" key.
 	Global GlobalConfig
+	// Path is the file the configuration was read from by [LoadConfig];
+	// empty when it was parsed from bytes. The state file is beside it
+	// (see GlobalConfig.StateFile).
+	Path string
 }
 
 // GlobalConfig holds proxy-wide settings.
 type GlobalConfig struct {
+	// StateFile is where the proxy keeps what decides the placement of
+	// its pools whose distribution depends on the history of changes
+	// (jump, jumpback, anchor, slots), written after each change, so that
+	// a restart, or a second proxy started beside it, places every key as
+	// the proxy that lived through the changes; a start whose
+	// configuration does not match the servers it records is refused.
+	// Default: beside the configuration file, its name with
+	// ".kolco-state" appended; a relative path is taken from the
+	// configuration file's directory. Nothing is written for pools of
+	// other distributions.
+	StateFile string `yaml:"state_file"`
 	// MetricsListen is the address of the Prometheus /metrics endpoint;
 	// empty means no endpoint.
 	MetricsListen string `yaml:"metrics_listen"`

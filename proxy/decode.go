@@ -16,7 +16,7 @@ import (
 )
 
 // LoadConfig reads the configuration file at path and parses it as
-// [ParseConfig] does.
+// [ParseConfig] does, recording path in the result.
 func LoadConfig(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -26,6 +26,7 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	cfg.Path = path
 	return cfg, nil
 }
 

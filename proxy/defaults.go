@@ -78,7 +78,7 @@ func DefaultGlobalConfig() GlobalConfig {
 // WithDefaults returns a copy of c with every setting left at its zero
 // value set to its default; c is not changed.
 func (c *Config) WithDefaults() *Config {
-	d := &Config{Pools: make(map[string]*PoolConfig, len(c.Pools)), Global: *c.Global.WithDefaults()}
+	d := &Config{Pools: make(map[string]*PoolConfig, len(c.Pools)), Global: *c.Global.WithDefaults(), Path: c.Path}
 	for name, p := range c.Pools {
 		d.Pools[name] = p.WithDefaults()
 	}

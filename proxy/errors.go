@@ -57,6 +57,11 @@ var (
 	// "proxy" (items, slabs, settings, ...): those describe one server,
 	// and the proxy's own figures in their place would be a wrong answer.
 	ErrStatsArgs = errors.New("proxy: the proxy answers stats (its own figures) only; ask the servers for stats")
+	// ErrBadStateFile is wrapped by the error for a state file
+	// (kolco.state_file) that cannot be read as one, or that records a
+	// pool over other servers than the configuration's, or a placement it
+	// does not restore.
+	ErrBadStateFile = errors.New("proxy: state file refused")
 )
 
 // ConfigError is a configuration that cannot be served: the pool and key

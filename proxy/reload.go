@@ -66,10 +66,22 @@ type poolChange struct {
 
 // prepare builds and starts the pools of cfg that are new or changed and
 // opens the listeners they need. The caller holds mu.
+//
+// A configuration read from no file (ParseConfig) is taken as the running
+// one's file, for the default place of the state file. A pool that starts
+// takes its placement from its record in the state file, if any; the file
+// is written with the prepared placements before they serve.
 func (s *Server) prepare(ctx context.Context, cfg *Config) (*transition, error) {
+	if cfg.Path == "" && s.cfg != nil {
+		cfg.Path = s.cfg.Path
+	}
+	states, err := s.statesFor(cfg)
+	if err != nil {
+		return nil, err
+	}
 	t := &transition{cfg: cfg}
 	for _, name := range cfg.PoolNames() {
-		ch, err := s.preparePool(ctx, name, cfg.Pools[name])
+		ch, err := s.preparePool(ctx, name, cfg.Pools[name], states)
 		if err != nil {
 			t.undo()
 			return nil, err
@@ -80,13 +92,18 @@ func (s *Server) prepare(ctx context.Context, cfg *Config) (*transition, error) 
 		t.undo()
 		return nil, err
 	}
+	if err := s.saveState(t); err != nil {
+		t.undo()
+		return nil, err
+	}
 	return t, nil
 }
 
 // preparePool prepares the pool name of the new configuration; on error
 // nothing of it is left running. A pool that replaces a running one
-// follows its placement (see pool.follow).
-func (s *Server) preparePool(ctx context.Context, name string, pc *PoolConfig) (poolChange, error) {
+// follows its placement (see pool.follow); a new one starts from its
+// record in states, if any.
+func (s *Server) preparePool(ctx context.Context, name string, pc *PoolConfig, states *stateFile) (poolChange, error) {
 	ch := poolChange{name: name, cur: s.listeners[name]}
 	if ch.cur != nil && reflect.DeepEqual(*ch.cur.pool.Load().cfg, *pc) {
 		return ch, nil
@@ -96,6 +113,11 @@ func (s *Server) preparePool(ctx context.Context, name string, pc *PoolConfig) (
 	if ch.cur != nil {
 		prev = ch.cur.pool.Load().place.Load()
 		from = prev.layout()
+	} else {
+		var err error
+		if from, err = states.layoutFor(name, pc, s.log); err != nil {
+			return ch, &ConfigError{Pool: name, Key: GlobalKey + ".state_file", Err: err}
+		}
 	}
 	p, err := newPoolAfter(name, pc, s.log, s.met, from, prev)
 	if err != nil {

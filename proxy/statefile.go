@@ -1,0 +1,290 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/compat/twemproxy"
+)
+
+// The state file keeps what decides the placement of the pools whose
+// distribution depends on the history of changes (jump, jumpback, anchor,
+// slots: which servers hold which buckets or slots, and the order of
+// removals), so that a proxy restarted on the same configuration, or a
+// second one started later beside the file, places every key as the one
+// that lived through the changes. It is JSON: for each such pool its
+// placement settings, its servers, the algorithm's state (algo.State,
+// base64) and the placement's fingerprint (kolco.Fingerprint), which a
+// restore must reproduce.
+
+// stateFormat is the version of the state file's format.
+const stateFormat = 1
+
+// stateFile is the state file's contents.
+type stateFile struct {
+	Format int                   `json:"kolco_proxy_state"`
+	Pools  map[string]*poolState `json:"pools"`
+	// path is where it was read from, for errors.
+	path string
+}
+
+// poolState is one pool's record in the state file.
+type poolState struct {
+	Distribution string      `json:"distribution"`
+	KeyHash      string      `json:"key_hash,omitempty"`
+	VNodes       int         `json:"vnodes,omitempty"`
+	ZoneAware    bool        `json:"zone_aware,omitempty"`
+	Fingerprint  string      `json:"fingerprint"`
+	Nodes        []stateNode `json:"nodes"`
+	State        []byte      `json:"state"`
+}
+
+// stateNode is one server of a pool's record.
+type stateNode struct {
+	ID     string  `json:"id"`
+	Weight float64 `json:"weight"`
+	Zone   string  `json:"zone,omitempty"`
+	Addr   string  `json:"addr,omitempty"`
+}
+
+// statePath returns where the state file of c is: state_file, taken from
+// the configuration file's directory when relative; by default beside the
+// configuration file. Empty when c names no file and was read from none.
+func (c *Config) statePath() string {
+	switch {
+	case c.Global.StateFile == "" && c.Path == "":
+		return ""
+	case c.Global.StateFile == "":
+		return c.Path + ".kolco-state"
+	case filepath.IsAbs(c.Global.StateFile) || c.Path == "":
+		return c.Global.StateFile
+	default:
+		return filepath.Join(filepath.Dir(c.Path), c.Global.StateFile)
+	}
+}
+
+// recordOf returns the record of a layout.
+func recordOf(l *layout) *poolState {
+	ps := &poolState{Distribution: l.settings.Distribution, KeyHash: l.settings.KeyHash, VNodes: l.settings.VNodes,
+		ZoneAware: l.settings.ZoneAware, Fingerprint: l.fingerprint, State: l.state()}
+	for _, n := range l.nodes {
+		ps.Nodes = append(ps.Nodes, stateNode{ID: n.ID, Weight: n.EffectiveWeight(), Zone: n.Zone, Addr: n.Addr})
+	}
+	return ps
+}
+
+func (ps *poolState) settings() settings {
+	return settings{Distribution: ps.Distribution, KeyHash: ps.KeyHash, VNodes: ps.VNodes, ZoneAware: ps.ZoneAware}
+}
+
+func (ps *poolState) nodes() []kolco.Node {
+	nodes := make([]kolco.Node, len(ps.Nodes))
+	for i, n := range ps.Nodes {
+		nodes[i] = kolco.Node{ID: n.ID, Weight: n.Weight, Zone: n.Zone, Addr: n.Addr}
+	}
+	return nodes
+}
+
+// parseState parses a state file's contents. The error wraps
+// ErrBadStateFile.
+func parseState(data []byte) (*stateFile, error) {
+	var st stateFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&st); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadStateFile, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: data after the JSON document", ErrBadStateFile)
+	}
+	if st.Format != stateFormat {
+		return nil, fmt.Errorf("%w: format %d, want %d (kolco_proxy_state)", ErrBadStateFile, st.Format, stateFormat)
+	}
+	for name, ps := range st.Pools {
+		if ps == nil {
+			return nil, fmt.Errorf("%w: pool %q: no record", ErrBadStateFile, name)
+		}
+	}
+	return &st, nil
+}
+
+// readState reads the state file at path: nil when there is none (or no
+// path). The error wraps ErrBadStateFile, or is the read error.
+func readState(path string) (*stateFile, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	st, err := parseState(data)
+	if err != nil {
+		return nil, err
+	}
+	st.path = path
+	return st, nil
+}
+
+// layoutFor returns the layout the state file records for the pool name
+// of cfg, restored: nil when it records none, or one of other placement
+// settings, which the configuration replaces (as a reload does). The
+// error wraps ErrBadStateFile when the record's servers are not the
+// configuration's (IDs and weights; addresses and zones may differ), or
+// when it does not restore the placement it records.
+func (st *stateFile) layoutFor(name string, cfg *PoolConfig, log *slog.Logger) (*layout, error) {
+	if st == nil || st.Pools[name] == nil || isTwemproxy(cfg) {
+		return nil, nil
+	}
+	ps := st.Pools[name]
+	if ps.settings() != settingsOf(cfg) {
+		log.Warn("the state file records the pool with other placement settings: keys placed afresh",
+			"pool", name, "recorded", ps.Distribution, "configured", cfg.Distribution)
+		return nil, nil
+	}
+	servers := make([]twemproxy.Server, 0, len(cfg.Servers))
+	for _, line := range cfg.Servers {
+		s, err := twemproxy.ParseServer(line)
+		if err != nil {
+			return nil, err // not reached: validated
+		}
+		servers = append(servers, s)
+	}
+	if rec, conf := serverList(ps.nodes()), serverList(nodesOf(cfg, servers)); rec != conf {
+		return nil, fmt.Errorf("%w: %s records pool %q over %s and the configuration has %s; "+
+			"to apply the difference as a change, start with the servers it records and reload the new configuration; "+
+			"to place keys afresh, remove the file (keys of the servers that stay may move)", ErrBadStateFile, st.path, name, rec, conf)
+	}
+	l, err := newLayout(ps.settings(), ps.nodes(), ps.State)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: pool %q: %w", ErrBadStateFile, st.path, name, err)
+	}
+	if l.fingerprint != ps.Fingerprint {
+		return nil, fmt.Errorf("%w: %s: pool %q restores to fingerprint %s, the file records %s (written by another version, or edited)",
+			ErrBadStateFile, st.path, name, l.fingerprint, ps.Fingerprint)
+	}
+	return l, nil
+}
+
+// serverList describes nodes by what of them decides placement: their IDs
+// and weights, in ID order.
+func serverList(nodes []kolco.Node) string {
+	parts := make([]string, len(nodes))
+	for i, n := range nodes {
+		parts[i] = fmt.Sprintf("%s (weight %g)", n.ID, n.EffectiveWeight())
+	}
+	slices.Sort(parts)
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// encodeState returns the state file's contents for records.
+func encodeState(records map[string]*poolState) []byte {
+	data, _ := json.MarshalIndent(stateFile{Format: stateFormat, Pools: records}, "", "  ") // cannot fail
+	return append(data, '\n')
+}
+
+// writeFileAtomic replaces the file at path with data: written beside it,
+// synced and renamed over it, so that a reader, or a crash, sees the old
+// file or the new one, never a part.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return err
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		_ = d.Sync() // the rename itself survives a crash
+		d.Close()
+	}
+	return nil
+}
+
+// statesFor reads the state file of cfg when a pool of cfg that is not
+// running yet has a history-dependent distribution: such a pool starts
+// from its record. The error is a [*ConfigError] for kolco.state_file.
+func (s *Server) statesFor(cfg *Config) (*stateFile, error) {
+	need := false
+	for name, pc := range cfg.Pools {
+		if s.listeners[name] == nil && !isTwemproxy(pc) && settingsOf(pc).historyDependent() {
+			need = true
+		}
+	}
+	if !need {
+		return nil, nil
+	}
+	path := cfg.statePath()
+	st, err := readState(path)
+	if err != nil {
+		return nil, &ConfigError{Key: GlobalKey + ".state_file", Err: fmt.Errorf("%s: %w", path, err)}
+	}
+	return st, nil
+}
+
+// saveState writes the state file of a prepared transition, before it is
+// committed, so that the file never lags what serves: a record for each
+// pool of a history-dependent distribution. The file is left alone when
+// it already says the same, and not created when there is nothing to
+// record. The error is a [*ConfigError] for kolco.state_file.
+func (s *Server) saveState(t *transition) error {
+	records := map[string]*poolState{}
+	for _, ch := range t.pools {
+		p := ch.next
+		if p == nil {
+			p = ch.cur.pool.Load()
+		}
+		if l := p.place.Load().layout(); l != nil && l.settings.historyDependent() {
+			records[ch.name] = recordOf(l)
+		}
+	}
+	path := t.cfg.statePath()
+	if path == "" {
+		if len(records) > 0 {
+			s.log.Warn("no state file: a restart will place the keys of history-dependent pools afresh; set kolco.state_file")
+		}
+		return nil
+	}
+	data := encodeState(records)
+	old, err := os.ReadFile(path)
+	if (err == nil && bytes.Equal(old, data)) || (len(records) == 0 && errors.Is(err, fs.ErrNotExist)) {
+		return nil
+	}
+	if err := writeFileAtomic(path, data); err != nil {
+		return &ConfigError{Key: GlobalKey + ".state_file", Err: fmt.Errorf("writing the placement state: %w", err)}
+	}
+	return nil
+}
