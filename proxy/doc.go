@@ -39,9 +39,23 @@
 // and the cause once ("SERVER_ERROR 10.0.0.1:11211: connect: connection
 // refused"); in code the failure is a [*ServerError] wrapping its cause. After server_failure_limit
 // consecutive failures a server is ejected. With ejection "rehash" its keys
-// move to the live servers (twemproxy's auto_eject_hosts); with "fail-fast"
-// they keep failing until it is back. An ejected server is probed every
-// health_check.interval and restored when it answers.
+// move to the live servers (twemproxy's auto_eject_hosts): with a kolco
+// distribution only its keys, each to the next server up in its
+// preference list, and back when it is restored; with ketama and modula as
+// nutcracker rebuilds its continuum. With "fail-fast" they keep failing
+// until it is back. An ejected server is probed every health_check.interval
+// and restored when it answers; under rehash it is first emptied with
+// flush_all, since the writes of its keys went elsewhere meanwhile.
+//
+// # Membership changes
+//
+// A reload that adds, removes, re-weights or readdresses servers is applied
+// to a kolco distribution's running placement as one change
+// (kolco.Diff, Membership.Apply), so that a history-dependent algorithm
+// (jump, jumpback, anchor, slots) keeps every surviving key in place. What
+// decides such a placement beyond its servers is kept in a state file
+// (kolco.state_file, by default beside the configuration file) and
+// restored at start; see [GlobalConfig].
 //
 // # Replicas
 //
