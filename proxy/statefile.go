@@ -175,6 +175,7 @@ func (st *stateFile) layoutFor(name string, cfg *PoolConfig, log *slog.Logger) (
 		return nil, fmt.Errorf("%w: %s: pool %q restores to fingerprint %s, the file records %s (written by another version, or edited)",
 			ErrBadStateFile, st.path, name, l.fingerprint, ps.Fingerprint)
 	}
+	log.Info("placement restored from the state file", "pool", name, "path", st.path, "fingerprint", l.fingerprint)
 	return l, nil
 }
 
