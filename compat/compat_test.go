@@ -11,6 +11,7 @@ import (
 	"github.com/kolco-dev/kolco/compat/cassandra"
 	"github.com/kolco-dev/kolco/compat/envoy"
 	"github.com/kolco-dev/kolco/compat/goredis"
+	"github.com/kolco-dev/kolco/compat/grpcring"
 	"github.com/kolco-dev/kolco/compat/haproxy"
 	"github.com/kolco-dev/kolco/compat/libmemcached"
 	"github.com/kolco-dev/kolco/compat/nginx"
@@ -101,6 +102,9 @@ func TestBuildMatchesPackages(t *testing.T) {
 		}},
 		{"envoy", compat.Input{Servers: "10.0.0.1:80=2,10.0.0.2:80", Distribution: "maglev"}, func(t *testing.T) kolco.Placement {
 			return must(envoy.NewMaglev([]envoy.Host{{Key: "10.0.0.1:80", Addr: "10.0.0.1:80", Weight: 2}, {Key: "10.0.0.2:80", Addr: "10.0.0.2:80", Weight: 1}}, envoy.MaglevConfig{}))
+		}},
+		{"grpc", compat.Input{Servers: "10.0.0.1:80=2,10.0.0.2:80"}, func(t *testing.T) kolco.Placement {
+			return must(grpcring.New([]grpcring.Endpoint{{Addr: "10.0.0.1:80", Weight: 2}, {Addr: "10.0.0.2:80"}}, grpcring.Config{}))
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

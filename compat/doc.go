@@ -1,10 +1,10 @@
 // Package compat builds, by name, the placement of each system kolco
 // reproduces bit for bit - twemproxy, libmemcached, nginx, HAProxy, Redis
-// Cluster, go-redis, pymemcache, Cassandra and Envoy - from that system's
-// own description of its servers: its configuration file, its tool's
-// output or its server list, in its own syntax. It is to those systems what
-// package algo is to kolco's own algorithms, so that the kolco command, the
-// planner and the proxy offer them all behind one name.
+// Cluster, go-redis, pymemcache, Cassandra, Envoy and grpc-go's ring_hash -
+// from that system's own description of its servers: its configuration
+// file, its tool's output or its server list, in its own syntax. It is to
+// those systems what package algo is to kolco's own algorithms, so that the
+// kolco command, the planner and the proxy offer them all behind one name.
 //
 // # Inputs
 //

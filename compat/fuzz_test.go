@@ -27,6 +27,7 @@ func FuzzBuild(f *testing.F) {
 	f.Add(idx("pymemcache"), []byte(nil), "", "h:1,/sock", "", "", "")
 	f.Add(idx("cassandra"), []byte(nodetoolRing), "", "", "", "", "")
 	f.Add(idx("envoy"), []byte(nil), "", "a=3,b", "maglev", "", "")
+	f.Add(idx("grpc"), []byte(nil), "", "10.0.0.1:80=3,b", "", "", "")
 	// A distribution that is not a string.
 	f.Add(idx("twemproxy"), []byte("a:\n  servers: [\"h:1:1\"]\n  distribution: {x: 1}"), "", "", "", "", "")
 	f.Fuzz(func(t *testing.T, system uint8, config []byte, sel, servers, dist, hash, tag string) {

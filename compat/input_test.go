@@ -200,8 +200,8 @@ func TestContentErrors(t *testing.T) {
 // what it says it takes agrees with its hints.
 func TestRegistry(t *testing.T) {
 	names := compat.Names()
-	if !slices.IsSorted(names) || len(names) != 9 {
-		t.Fatalf("Names = %v, want the nine systems sorted", names)
+	if !slices.IsSorted(names) || len(names) != 10 {
+		t.Fatalf("Names = %v, want the ten systems sorted", names)
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {

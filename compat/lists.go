@@ -10,6 +10,7 @@ import (
 	"github.com/kolco-dev/kolco/compat/cassandra"
 	"github.com/kolco-dev/kolco/compat/envoy"
 	"github.com/kolco-dev/kolco/compat/goredis"
+	"github.com/kolco-dev/kolco/compat/grpcring"
 	"github.com/kolco-dev/kolco/compat/libmemcached"
 	"github.com/kolco-dev/kolco/compat/pymemcache"
 	"github.com/kolco-dev/kolco/compat/redis"
@@ -85,6 +86,25 @@ func buildEnvoy(in Input) (kolco.Placement, error) {
 		return envoy.NewMaglev(hosts, envoy.MaglevConfig{})
 	}
 	return nil, fmt.Errorf("%w: envoy distribution %q: want ring_hash or maglev", kolco.ErrBadConfig, in.Distribution)
+}
+
+// buildGRPC reads endpoints as "key" or "key=weight", key being the
+// endpoint's hash key (its address unless one is set).
+func buildGRPC(in Input) (kolco.Placement, error) {
+	var endpoints []grpcring.Endpoint
+	for _, e := range splitList(in.Servers) {
+		key, w, hasWeight := strings.Cut(e, "=")
+		ep := grpcring.Endpoint{Addr: key}
+		if hasWeight {
+			n, err := strconv.ParseUint(w, 10, 32)
+			if err != nil || n == 0 {
+				return nil, fmt.Errorf("%w: grpc endpoint %q: weight must be a positive integer", kolco.ErrBadWeight, e)
+			}
+			ep.Weight = uint32(n)
+		}
+		endpoints = append(endpoints, ep)
+	}
+	return grpcring.New(endpoints, grpcring.Config{})
 }
 
 func buildRedis(in Input) (kolco.Placement, error) {

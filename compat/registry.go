@@ -97,6 +97,8 @@ var all = []Info{
 		Takes: Config, ConfigHint: "nodetool ring output", needs: Config, build: buildCassandra},
 	{Name: "envoy", DataByAddr: true, Summary: "Envoy ring_hash or maglev over host keys",
 		Takes: Servers | Distribution, ServersHint: "key[=weight],...", needs: Servers, build: buildEnvoy},
+	{Name: "grpc", Summary: "grpc-go 1.83 ring_hash balancer over endpoint hash keys, default ring sizes",
+		Takes: Servers, ServersHint: "key[=weight],...", needs: Servers, build: buildGRPC},
 }
 
 // All returns every system, sorted by name.

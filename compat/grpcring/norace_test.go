@@ -1,0 +1,5 @@
+//go:build !race
+
+package grpcring_test
+
+const raceEnabled = false
