@@ -1,0 +1,5 @@
+//go:build !race
+
+package grpcbalancer
+
+const raceEnabled = false
