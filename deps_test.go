@@ -7,10 +7,11 @@ import (
 	"testing"
 )
 
-// heavy are the dependencies of the command, the proxy and the membership
-// sources, which no library package may pull in.
+// heavy are the dependencies of the command, the proxy, the membership
+// sources and the client adapters, which no library package may pull in.
 var heavy = []string{"github.com/spf13/", "yaml", "github.com/prometheus/", "gonum.org/", "github.com/redis/", "gomemcache", "/proxy", "/cmd/", "/chart",
-	"/membership", "go.etcd.io/", "google.golang.org/grpc", "github.com/miekg/"}
+	"/membership", "go.etcd.io/", "google.golang.org/grpc", "github.com/miekg/", "github.com/golang/groupcache", "github.com/golang/protobuf",
+	"/adapter/"}
 
 // TestLibraryStaysLight checks that the library packages - what a program
 // placing keys imports - pull in none of the command's, the proxy's or
@@ -34,6 +35,36 @@ func TestLibraryStaysLight(t *testing.T) {
 				for _, h := range heavy {
 					if h != c.allowed && strings.Contains(dep, h) {
 						t.Errorf("%s depends on %s", c.name, dep)
+					}
+				}
+			}
+		})
+	}
+}
+
+// clients are the Go clients the adapters serve, each by its package.
+var clients = map[string]string{
+	"./adapter/gomemcache":      "github.com/bradfitz/gomemcache",
+	"./adapter/goredis":         "github.com/redis/go-redis",
+	"./adapter/groupcachepeers": "github.com/golang/groupcache",
+	"./adapter/grpcbalancer":    "google.golang.org/grpc",
+}
+
+// TestAdaptersStayApart checks that an adapter pulls in its own client
+// and no other, nor the proxy, the command or the etcd client: a program
+// using go-redis through kolco links neither gRPC nor memcached's client.
+func TestAdaptersStayApart(t *testing.T) {
+	for pkg, own := range clients {
+		t.Run(pkg, func(t *testing.T) {
+			ds := deps(t, pkg)
+			if !slices.ContainsFunc(ds, func(d string) bool { return strings.HasPrefix(d, own) }) {
+				t.Errorf("%s does not depend on %s: the table is stale", pkg, own)
+			}
+			for other, client := range clients {
+				for _, d := range ds {
+					if other != pkg && strings.HasPrefix(d, client) || strings.Contains(d, "go.etcd.io/") ||
+						strings.Contains(d, "/proxy") || strings.Contains(d, "/cmd/") {
+						t.Errorf("%s depends on %s", pkg, d)
 					}
 				}
 			}
