@@ -139,11 +139,17 @@ func (s *Shards) Options(opt *redis.RingOptions) *redis.RingOptions {
 // up to date: each later change of the membership is passed on to it with
 // Ring.SetAddrs.
 func (s *Shards) NewRing(opt *redis.RingOptions) *redis.Ring {
+	r := redis.NewRing(s.Options(opt))
+	s.Attach(r)
+	return r
+}
+
+// Attach makes Shards pass each later change of the membership on to r, a
+// ring made with [Shards.Options], with Ring.SetAddrs.
+func (s *Shards) Attach(r *redis.Ring) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := redis.NewRing(s.Options(opt))
 	s.rings = append(s.rings, r)
-	return r
 }
 
 // Update makes nodes the shards, as the change from the current ones

@@ -1,5 +1,5 @@
 // Package shards is what kolco's client adapters (packages gomemcache,
-// goredis, groupcachepool and grpcbalancer beside it) share: a placement
+// goredis, groupcachepeers and grpcbalancer beside it) share: a placement
 // over a set of servers built as kolco proxy builds a pool's, with a value
 // per server - an address, a client, a peer - kept beside it, and the
 // following of a membership source that changes it.
