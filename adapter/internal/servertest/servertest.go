@@ -87,6 +87,7 @@ func (s *Server) Stop() {
 
 var kolco struct {
 	once sync.Once
+	dir  string
 	path string
 	err  error
 	out  []byte
@@ -97,12 +98,11 @@ var kolco struct {
 func Kolco(t testing.TB) string {
 	t.Helper()
 	kolco.once.Do(func() {
-		dir, err := os.MkdirTemp("", "kolco-bin")
-		if err != nil {
-			kolco.err = err
+		kolco.dir, kolco.err = os.MkdirTemp("", "kolco-bin")
+		if kolco.err != nil {
 			return
 		}
-		kolco.path = filepath.Join(dir, "kolco")
+		kolco.path = filepath.Join(kolco.dir, "kolco")
 		cmd := exec.Command("go", "build", "-o", kolco.path, "github.com/kolco-dev/kolco/cmd/kolco")
 		kolco.out, kolco.err = cmd.CombinedOutput()
 	})
@@ -110,6 +110,16 @@ func Kolco(t testing.TB) string {
 		t.Fatalf("building kolco: %v\n%s", kolco.err, kolco.out)
 	}
 	return kolco.path
+}
+
+// Main runs a package's tests and then removes the kolco command built
+// for them: call it from TestMain.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if kolco.dir != "" {
+		os.RemoveAll(kolco.dir)
+	}
+	return code
 }
 
 // Locate runs "kolco locate" with args over keys and returns each key's
