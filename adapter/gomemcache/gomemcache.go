@@ -42,8 +42,9 @@ const DefaultPort = "11211"
 // Selector is a memcache.ServerSelector placing keys with kolco. It is
 // safe for concurrent use; PickServer takes no lock and allocates nothing.
 type Selector struct {
-	static *shards.Table[net.Addr] // a fixed placement, or nil
-	live   *shards.Live[net.Addr]  // else this one's current table
+	static *shards.Table[net.Addr]   // a fixed placement, or nil
+	cur    *shards.Current[net.Addr] // else the live or following one's
+	live   *shards.Live[net.Addr]
 	follow *shards.Follower[net.Addr]
 }
 
@@ -59,7 +60,7 @@ func New(cfg shards.Config, nodes ...kolco.Node) (*Selector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Selector{live: l}, nil
+	return &Selector{cur: &l.Current, live: l}, nil
 }
 
 // Over returns a selector over any kolco placement p, fixed (a compat
@@ -81,14 +82,14 @@ func Follow(ctx context.Context, src membership.Source, cfg shards.Config) (*Sel
 	if err != nil {
 		return nil, err
 	}
-	return &Selector{live: f.Live, follow: f}, nil
+	return &Selector{cur: &f.Current, follow: f}, nil
 }
 
 func (s *Selector) table() *shards.Table[net.Addr] {
 	if s.static != nil {
 		return s.static
 	}
-	return s.live.Table()
+	return s.cur.Table()
 }
 
 // PickServer returns the address of the server key is placed on. The
@@ -121,10 +122,10 @@ func (s *Selector) Table() *shards.Table[net.Addr] { return s.table() }
 // readdressed. The error is as for New, or ErrFixed for a selector made by
 // Over or following a source.
 func (s *Selector) Update(nodes ...kolco.Node) error {
-	if s.live == nil || s.follow != nil {
+	if s.live == nil {
 		return ErrFixed
 	}
-	return s.live.Update(nodes, nil)
+	return s.live.Update(nodes)
 }
 
 // ErrFixed is returned by [Selector.Update] on a selector whose servers

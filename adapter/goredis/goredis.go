@@ -59,7 +59,8 @@ var ErrFixed = errors.New("goredis: the shards follow a membership source")
 // Shards is the membership of a go-redis Ring placed by a kolco algorithm.
 // It is safe for concurrent use.
 type Shards struct {
-	live   *shards.Live[string] // values: the address dialed
+	cur    *shards.Current[string] // values: the address dialed
+	live   *shards.Live[string]    // or
 	follow *shards.Follower[string]
 
 	mu    sync.Mutex // guards rings
@@ -79,7 +80,7 @@ func New(cfg shards.Config, nodes ...kolco.Node) (*Shards, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Shards{live: l}, nil
+	return &Shards{cur: &l.Current, live: l}, nil
 }
 
 // Follow returns shards following src (see shards.Follow): built from its
@@ -95,7 +96,7 @@ func Follow(ctx context.Context, src membership.Source, cfg shards.Config) (*Sha
 	if err != nil {
 		return nil, err
 	}
-	s.live, s.follow = f.Live, f
+	s.cur, s.follow = &f.Current, f
 	return s, nil
 }
 
@@ -117,7 +118,7 @@ func address(n kolco.Node) (string, error) {
 
 // Addrs returns the shards' addresses by name, as RingOptions.Addrs takes
 // them.
-func (s *Shards) Addrs() map[string]string { return addrsOf(s.live.Table()) }
+func (s *Shards) Addrs() map[string]string { return addrsOf(s.cur.Table()) }
 
 func addrsOf(t *shards.Table[string]) map[string]string {
 	addrs := make(map[string]string, t.Len())
@@ -157,10 +158,10 @@ func (s *Shards) Attach(r *redis.Ring) {
 // NewRing. The error is as for New, or ErrFixed when the shards follow a
 // source.
 func (s *Shards) Update(nodes ...kolco.Node) error {
-	if s.follow != nil {
+	if s.live == nil {
 		return ErrFixed
 	}
-	if err := s.live.Update(nodes, nil); err != nil {
+	if err := s.live.Update(nodes); err != nil {
 		return err
 	}
 	s.setAddrs(s.live.Table())
@@ -177,7 +178,7 @@ func (s *Shards) setAddrs(t *shards.Table[string]) {
 }
 
 // Table returns the current placement with each shard's address.
-func (s *Shards) Table() *shards.Table[string] { return s.live.Table() }
+func (s *Shards) Table() *shards.Table[string] { return s.cur.Table() }
 
 // Err returns why the last version of the source was not applied, nil when
 // it was or the shards follow no source.

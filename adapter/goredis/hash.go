@@ -17,7 +17,7 @@ import (
 // (go-redis's "all shards are down") when none of the membership's shards
 // is live.
 func (s *Shards) NewConsistentHash(live []string) redis.ConsistentHash {
-	t := s.live.Table()
+	t := s.cur.Table()
 	h := &liveHash{t: t, names: make([]string, t.Len()), up: make([]bool, t.Len())}
 	for i := range t.Len() {
 		h.names[i] = t.Node(i).ID

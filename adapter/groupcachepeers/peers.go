@@ -56,7 +56,8 @@ type Options struct {
 type Picker struct {
 	self   string
 	opts   Options
-	live   *shards.Live[groupcache.ProtoGetter] // nil getter: this peer
+	cur    *shards.Current[groupcache.ProtoGetter] // nil getter: this peer
+	live   *shards.Live[groupcache.ProtoGetter]    // or
 	follow *shards.Follower[groupcache.ProtoGetter]
 }
 
@@ -79,7 +80,7 @@ func NewWithOptions(self string, cfg shards.Config, opts Options, nodes ...kolco
 	if err != nil {
 		return nil, err
 	}
-	p.live = l
+	p.cur, p.live = &l.Current, l
 	return p, nil
 }
 
@@ -96,7 +97,7 @@ func Follow(ctx context.Context, src membership.Source, self string, cfg shards.
 		f.Close()
 		return nil, err
 	}
-	p.live, p.follow = f.Live, f
+	p.cur, p.follow = &f.Current, f
 	return p, nil
 }
 
@@ -139,7 +140,7 @@ func (p *Picker) getter(n kolco.Node) (groupcache.ProtoGetter, error) {
 // PickPeer returns the peer that owns key, and false when this peer owns
 // it or there are no peers.
 func (p *Picker) PickPeer(key string) (groupcache.ProtoGetter, bool) {
-	g, err := p.live.Table().Lookup(key)
+	g, err := p.cur.Table().Lookup(key)
 	if err != nil || g == nil {
 		return nil, false
 	}
@@ -148,19 +149,19 @@ func (p *Picker) PickPeer(key string) (groupcache.ProtoGetter, bool) {
 
 // Table returns the current placement with each peer's getter (nil for
 // this peer).
-func (p *Picker) Table() *shards.Table[groupcache.ProtoGetter] { return p.live.Table() }
+func (p *Picker) Table() *shards.Table[groupcache.ProtoGetter] { return p.cur.Table() }
 
 // Update makes nodes the peers, as the change from the current ones. The
 // error is as for New, or ErrNotMember; a picker that follows a source
 // is changed by the source alone and refuses with errFollowing.
 func (p *Picker) Update(nodes ...kolco.Node) error {
-	if p.follow != nil {
+	if p.live == nil {
 		return errFollowing
 	}
 	if err := p.checkSelf(nodes); err != nil {
 		return err
 	}
-	return p.live.Update(nodes, nil)
+	return p.live.Update(nodes)
 }
 
 var errFollowing = errors.New("groupcachepeers: the peers follow a membership source")

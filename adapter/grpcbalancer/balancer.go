@@ -122,7 +122,7 @@ func (b *kolcoBalancer) place(cfg Config, nodes []kolco.Node) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.live != nil && b.cfg == cfg {
-		return b.live.Update(nodes, nil)
+		return b.live.Update(nodes)
 	}
 	l, err := shards.New(cfg.Config, nodes, func(kolco.Node) (struct{}, error) { return struct{}{}, nil })
 	if err != nil {

@@ -47,7 +47,7 @@ func TestLookupsDuringUpdates(t *testing.T) {
 		if i%2 == 1 {
 			next = large
 		}
-		if err := l.Update(next, nil); err != nil {
+		if err := l.Update(next); err != nil {
 			t.Error(err)
 			break
 		}

@@ -27,6 +27,9 @@
 // resolved, a client created), never per request. twemproxy's ketama and
 // modula are rebuilt from the server list, as nutcracker rebuilds them.
 //
-// [Follow] reads a membership.Source and applies each version it yields as
-// the change from the version before.
+// [Follow] follows a membership.Source with package membership's Follower:
+// each version is applied as the change from the version before, and for
+// a history-dependent algorithm whose store keeps the placement state, the
+// placement is the store's, so that an app started late places keys as one
+// that saw every change.
 package shards

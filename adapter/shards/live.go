@@ -1,7 +1,6 @@
 package shards
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,17 +11,24 @@ import (
 	"github.com/kolco-dev/kolco/algo"
 )
 
+// Current holds the table lookups read: a [Live] placement's or a
+// [Follower]'s, swapped as a whole on each change.
+type Current[T any] struct{ table atomic.Pointer[Table[T]] }
+
+// Table returns the current table. It takes no lock.
+func (c *Current[T]) Table() *Table[T] { return c.table.Load() }
+
 // Live is a placement over a changing set of nodes with a value per node,
 // built from a [Config]: lookups read its current [Table], and changes
 // publish a new one. It is safe for concurrent use; changes are
 // serialized.
 type Live[T any] struct {
+	Current[T]
 	cfg   Config
 	value func(kolco.Node) (T, error)
 
-	mu    sync.Mutex     // serializes changes; guards p
-	p     algo.Placement // the current kolco placement; nil for ketama and modula
-	table atomic.Pointer[Table[T]]
+	mu sync.Mutex     // serializes changes; guards p
+	p  algo.Placement // the current kolco placement; nil for ketama and modula
 }
 
 // New returns a live placement of nodes as cfg says, with the value of each
@@ -36,24 +42,31 @@ func New[T any](cfg Config, nodes []kolco.Node, value func(kolco.Node) (T, error
 }
 
 // Restore is [New] for a history-dependent distribution whose history
-// state (algo.State, membership.Version.State) is state: the placement is
-// that of the process that wrote the state. An empty state means New's.
-// A state is ignored by a distribution that keeps none. The error wraps
+// state is state (algo.State of the placement to continue): the placement
+// is that of the process that returned the state. An empty state means
+// New's; a distribution that keeps no state ignores it. The error wraps
 // kolco.ErrBadState besides New's errors.
 func Restore[T any](cfg Config, nodes []kolco.Node, state []byte, value func(kolco.Node) (T, error)) (*Live[T], error) {
+	opts, err := cfg.options(nodes)
+	if err != nil {
+		return nil, err
+	}
 	l := &Live[T]{cfg: cfg, value: value}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	t, err := l.build(nodes, state, nil)
+	if !cfg.twemproxy() {
+		if !cfg.HistoryDependent() {
+			state = nil
+		}
+		if l.p, err = algo.Restore(cfg.distribution(), nodes, opts, state); err != nil {
+			return nil, err
+		}
+	}
+	t, err := tableOf(cfg, l.p, nodes, nil, value)
 	if err != nil {
 		return nil, err
 	}
 	l.table.Store(t)
 	return l, nil
 }
-
-// Table returns the current table.
-func (l *Live[T]) Table() *Table[T] { return l.table.Load() }
 
 // Config returns the configuration.
 func (l *Live[T]) Config() Config { return l.cfg }
@@ -71,81 +84,45 @@ func (l *Live[T]) State() []byte {
 
 // Update makes nodes the node set: the change from the current set
 // (kolco.Diff) is applied to a copy of the placement, which is published
-// with the nodes' values. When state is not nil and the distribution is
-// history-dependent, the result must have that state (the store's record
-// of the history, membership.Version.State); if the change alone does not
-// give it - this process missed a change - the placement is restored from
-// it instead. On error the current table stands. The error is as for New.
-func (l *Live[T]) Update(nodes []kolco.Node, state []byte) error {
+// with the nodes' values. On error the current table stands. The error is
+// as for New.
+func (l *Live[T]) Update(nodes []kolco.Node) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	t, err := l.build(nodes, state, l.table.Load())
+	prev := l.table.Load()
+	var p algo.Placement
+	if l.p != nil {
+		opts, err := l.cfg.options(l.p.Nodes())
+		if err != nil {
+			return err
+		}
+		// A copy restored from the state places as l.p does; readers of
+		// the table that holds l.p keep it unchanged.
+		if p, err = algo.Restore(l.cfg.distribution(), l.p.Nodes(), opts, algo.State(l.p)); err != nil {
+			return err
+		}
+		if err := p.Apply(kolco.Diff(prev.nodes, nodes)); err != nil {
+			return err
+		}
+	}
+	t, err := tableOf(l.cfg, p, nodes, prev, l.value)
 	if err != nil {
 		return err
 	}
+	l.p = p
 	l.table.Store(t)
 	return nil
 }
 
-// build returns the table of nodes: for a first build (prev nil) the
-// placement restored from state; else the change from prev's nodes
-// applied to a copy of the placement. It sets l.p.
-func (l *Live[T]) build(nodes []kolco.Node, state []byte, prev *Table[T]) (*Table[T], error) {
-	opts, err := l.cfg.options(nodes)
-	if err != nil {
-		return nil, err
-	}
-	if !l.cfg.HistoryDependent() {
-		state = nil
-	}
-	var p algo.Placement
-	switch {
-	case l.cfg.twemproxy():
-	case prev == nil:
-		if p, err = algo.Restore(l.cfg.distribution(), nodes, opts, state); err != nil {
-			return nil, err
-		}
-	default:
-		if p, err = l.copyPlacement(); err != nil {
-			return nil, err
-		}
-		if err := p.Apply(kolco.Diff(prev.nodes, nodes)); err != nil {
-			return nil, err
-		}
-		if state != nil && !bytes.Equal(algo.State(p), state) {
-			if p, err = algo.Restore(l.cfg.distribution(), nodes, opts, state); err != nil {
-				return nil, err
-			}
-		}
-	}
-	t, err := l.publishable(p, nodes, prev)
-	if err != nil {
-		return nil, err
-	}
-	l.p = p
-	return t, nil
-}
-
-// copyPlacement returns a copy of l.p: the same algorithm over the same
-// nodes in the same state, placing every key alike.
-func (l *Live[T]) copyPlacement() (algo.Placement, error) {
-	nodes := l.p.Nodes()
-	opts, err := l.cfg.options(nodes)
-	if err != nil {
-		return nil, err
-	}
-	return algo.Restore(l.cfg.distribution(), nodes, opts, algo.State(l.p))
-}
-
-// publishable returns the table of p (for ketama and modula, p is nil and
-// twemproxy's placement is built over nodes), reusing prev's value of each
-// node whose address did not change.
-func (l *Live[T]) publishable(p algo.Placement, nodes []kolco.Node, prev *Table[T]) (*Table[T], error) {
+// tableOf returns the table of p over nodes: for ketama and modula (p
+// nil), twemproxy's placement built over nodes. Each node's value is
+// prev's when its address did not change, else made anew.
+func tableOf[T any](cfg Config, p algo.Placement, nodes []kolco.Node, prev *Table[T], value func(kolco.Node) (T, error)) (*Table[T], error) {
 	var placement kolco.Placement = p
 	if p == nil {
 		sorted := slices.Clone(nodes)
 		slices.SortFunc(sorted, func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
-		tw, err := buildTwemproxy(l.cfg, sorted)
+		tw, err := buildTwemproxy(cfg, sorted)
 		if err != nil {
 			return nil, err
 		}
@@ -164,11 +141,11 @@ func (l *Live[T]) publishable(p algo.Placement, nodes []kolco.Node, prev *Table[
 			vals[i] = prev.vals[j]
 			continue
 		}
-		v, err := l.value(n)
+		v, err := value(n)
 		if err != nil {
 			return nil, fmt.Errorf("node %q: %w", n.ID, err)
 		}
 		vals[i] = v
 	}
-	return newTable(placement, l.cfg.HashTag, vals), nil
+	return newTable(placement, cfg.HashTag, vals), nil
 }
