@@ -114,6 +114,7 @@ func TestAgreesWithProxyAndLocate(t *testing.T) {
 				t.Fatal(err)
 			}
 			app := memcache.NewFromSelector(sel)
+			app.Timeout = 10 * time.Second // gomemcache's 500ms is short for a loaded test machine
 			value := func(k string) string { return c.dist + "=" + k }
 			for _, k := range keys {
 				if err := app.Set(&memcache.Item{Key: k, Value: []byte(value(k))}); err != nil {
