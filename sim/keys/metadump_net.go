@@ -26,8 +26,13 @@ const (
 // ctx's error when it ends first.
 func Metadump(ctx context.Context, addr string) ([]Item, error) {
 	wait := busyRetry
-	for {
+	for busy := false; ; busy = true {
 		items, err := metadumpOnce(ctx, addr)
+		if busy && err != nil && ctx.Err() != nil {
+			// ctx ended during a later attempt: what kept the dump
+			// from being read is still the other crawl.
+			return nil, fmt.Errorf("%w (%v)", ErrBusy, ctx.Err())
+		}
 		if !errors.Is(err, ErrBusy) {
 			return items, err
 		}

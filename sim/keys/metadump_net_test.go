@@ -132,7 +132,7 @@ func TestMetadumpAsksABusyServerAgain(t *testing.T) {
 	}
 	<-busy
 	busy <- 1 << 30 // busy from now on
-	short, cancel2 := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	short, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel2()
 	if _, err := Metadump(short, ln.Addr().String()); !errors.Is(err, ErrBusy) {
 		t.Errorf("always busy: %v, want ErrBusy", err)
