@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"net"
 	"runtime"
 	"sync"
@@ -55,6 +56,11 @@ func (c *serverConn) send(ctx context.Context, o *op) {
 	}
 	if err != nil {
 		c.mu.Unlock()
+		if !errors.Is(err, ErrPoolClosed) {
+			// Every request that fails here is a request the server
+			// failed, however many senders shared one failed connect.
+			c.b.stats.failed(1)
+		}
 		o.finish(err)
 		return
 	}
@@ -94,9 +100,9 @@ func (c *serverConn) send(ctx context.Context, o *op) {
 }
 
 // session returns the live session, connecting a new one if there is none,
-// the last one died, or replace is set. A failed connect is recorded as
-// the server's failure, once however many senders waited for it, and is
-// the error of each of them. The caller holds mu; session releases it
+// the last one died, or replace is set. A failed connect is one failure
+// towards the server's ejection, however many senders waited for it, and
+// is the error of each of them (each counts it among the server's errors). The caller holds mu; session releases it
 // while a connect is under way and holds it again when it returns.
 func (c *serverConn) session(ctx context.Context, replace bool) (*session, error) {
 	if c.s != nil && (replace || c.s.dead.Load()) {
@@ -136,7 +142,7 @@ func (c *serverConn) session(ctx context.Context, replace bool) (*session, error
 	call.err = err
 	close(call.done)
 	if err != nil {
-		c.b.fail(err, 1)
+		c.b.fail(err, 0)
 		return nil, err
 	}
 	return s, nil
