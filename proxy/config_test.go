@@ -254,6 +254,34 @@ func TestExplain(t *testing.T) {
 	}
 }
 
+// TestExplainNoneDoesNotProbe: under ejection none no server is marked
+// down, so --check must not describe probes that never run.
+func TestExplainNoneDoesNotProbe(t *testing.T) {
+	for _, tc := range []struct {
+		extra  string
+		probes bool
+	}{
+		{"", false},
+		{"  health_check: {interval: 500}\n", false},
+		{"  auto_eject_hosts: true\n", true},
+		{"  ejection: fail-fast\n", true},
+	} {
+		t.Run(strings.TrimSpace(tc.extra), func(t *testing.T) {
+			cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:1\n" + tc.extra + "  servers: [\"127.0.0.1:2:1\"]\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			if err := cfg.Explain(&b); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(b.String(), "probed"); got != tc.probes {
+				t.Errorf("ejection %s: describes probes %v, want %v:\n%s", cfg.Pools["p"].Ejection, got, tc.probes, b.String())
+			}
+		})
+	}
+}
+
 // FuzzParseConfig checks that no input panics the parser and that every
 // configuration it accepts validates again unchanged and can be explained.
 func FuzzParseConfig(f *testing.F) {

@@ -96,10 +96,13 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 		fmt.Fprintf(b, "  failures: a failed server's keys get SERVER_ERROR until it is back (fail-fast); no key moves; after %d consecutive failures it is marked down and retried after %d ms\n",
 			p.ServerFailureLimit, p.ServerRetryTimeout.Milliseconds())
 	}
-	if p.HealthCheck.Interval > 0 {
+	switch {
+	case p.Ejection == EjectNone:
+		fmt.Fprintf(b, "  health: no probes; under ejection none no server is ever marked down, so there is nothing to restore\n")
+	case p.HealthCheck.Interval > 0:
 		fmt.Fprintf(b, "  health: a down server is probed with \"version\" every %d ms (timeout %d ms) and restored when it answers\n",
 			p.HealthCheck.Interval.Milliseconds(), p.HealthCheck.Timeout.Milliseconds())
-	} else {
+	default:
 		fmt.Fprintf(b, "  health: no probes; a down server returns %d ms after it was marked down\n", p.ServerRetryTimeout.Milliseconds())
 	}
 	idle := "never"
