@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"sync"
 	"time"
@@ -13,17 +14,19 @@ import (
 
 // client serves one client connection.
 type client struct {
-	srv  *Server
-	ln   *listener
-	conn net.Conn
-	q    chan *request
-	free sync.Pool // *request, reused once written
+	srv    *Server
+	ln     *listener
+	conn   net.Conn
+	q      chan *request
+	free   sync.Pool // *request, reused once written
+	charge *charge
 }
 
 func (s *Server) serveClient(ln *listener, conn net.Conn) {
 	p := ln.pool.Load()
-	c := &client{srv: s, ln: ln, conn: conn, q: make(chan *request, p.cfg.MaxPending)}
-	c.free.New = func() any { return newRequest() }
+	c := &client{srv: s, ln: ln, conn: conn, q: make(chan *request, p.cfg.MaxPending),
+		charge: newCharge(s.budget, p.cfg)}
+	c.free.New = func() any { return newRequest(c.charge) }
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -49,8 +52,10 @@ func (c *client) readLoop() {
 			// sending is never cut, and one that stalls mid-request is.
 			_ = c.conn.SetReadDeadline(time.Now().Add(idle))
 		}
+		c.charge.wait()
 		rq := c.free.Get().(*request)
 		err := r.Read(&rq.req)
+		rq.held = c.charge.take()
 		// The pool is loaded once the request is in, so that a request
 		// read after a reload goes to the new pool.
 		pool := c.ln.pool.Load()
@@ -69,6 +74,8 @@ func (c *client) readLoop() {
 			rq.answerError(pe)
 			rq.ready()
 		default:
+			c.charge.release(rq.held)
+			rq.held = 0
 			c.free.Put(rq)
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				c.srv.log.Debug("client read", "remote", c.conn.RemoteAddr(), "err", err)
@@ -104,9 +111,11 @@ func (c *client) rw() io.ReadWriter {
 	return c.conn
 }
 
+// limits are the pool's, with no cap on a line of its own: a get of any
+// number of keys is read, as memcached reads it, within the buffer limits.
 func (c *client) limits() memcache.Limits {
 	cfg := c.ln.pool.Load().cfg
-	return memcache.Limits{MaxValue: cfg.MaxValueSize, MaxKeys: cfg.MaxKeys}
+	return memcache.Limits{MaxValue: cfg.MaxValueSize, MaxKeys: cfg.MaxKeys, MaxLine: math.MaxInt, Budget: c.charge}
 }
 
 // writeLoop writes replies in request order, flushing whenever the next
@@ -143,12 +152,13 @@ func (c *client) writeLoop() {
 	}
 }
 
-// finish records the request and recycles it.
+// finish records the request, releases what it held and recycles it.
 func (c *client) finish(r *request) {
 	if r.pool != nil {
 		r.pool.stats.request(r.req.Cmd, time.Since(r.start))
 		r.pool.release()
 	}
+	c.charge.release(r.heldBytes())
 	r.reset()
 	c.free.Put(r)
 }

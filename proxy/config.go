@@ -45,6 +45,12 @@ type GlobalConfig struct {
 	// ShutdownTimeout (shutdown_timeout, in milliseconds in the file) is
 	// how long a shutdown waits for requests in flight. Default 5 s.
 	ShutdownTimeout time.Duration `yaml:"-"`
+	// BufferLimit is the most bytes of requests and replies the proxy
+	// holds for all its clients together: data blocks, values, long
+	// lines. A request waits up to its pool's timeout for room, then gets
+	// "SERVER_ERROR out of memory storing object"; a reply's value that
+	// does not fit fails its request. Default 2 GiB.
+	BufferLimit int64 `yaml:"buffer_limit"`
 }
 
 // PoolConfig is one pool. The first block of fields is nutcracker.yml's,
@@ -126,10 +132,16 @@ type PoolConfig struct {
 	// ClientIdleTimeout (client_idle_timeout) closes a client connection
 	// idle that long; 0 means never.
 	ClientIdleTimeout time.Duration `yaml:"-"`
-	// MaxValueSize is the largest value accepted, in bytes. Default 1 MiB.
+	// MaxValueSize is the largest value accepted, in bytes. Default 1 GiB,
+	// the largest item memcached can store (-I 1024m).
 	MaxValueSize int `yaml:"max_value_size"`
-	// MaxKeys is the most keys in one get. Default 4096.
+	// MaxKeys is the most keys in one get; 0, the default, means no
+	// limit, as memcached sets none.
 	MaxKeys int `yaml:"max_keys"`
+	// ClientBufferLimit is the most bytes one client's requests in flight
+	// hold before the proxy stops reading its next request (one request
+	// alone may hold more, within BufferLimit). Default 64 MiB.
+	ClientBufferLimit int `yaml:"client_buffer_limit"`
 	// FlushAll is "refuse" (default) or "broadcast" to every server.
 	FlushAll string `yaml:"flush_all"`
 	// MaxPending is the most requests one client may have in flight

@@ -81,7 +81,7 @@ func TestParseNutcrackerConfig(t *testing.T) {
 	if o.Ejection != EjectNone || o.Hash != "hsieh" || o.ServerRetryTimeout != 30*time.Second || o.ServerFailureLimit != 2 {
 		t.Errorf("omega: %+v", o)
 	}
-	if s.Distribution != "modula" || s.HashTag != "{}" || s.ServerConnections != 4 || s.MaxValueSize != 1<<20 {
+	if s.Distribution != "modula" || s.HashTag != "{}" || s.ServerConnections != 4 || s.MaxValueSize != 1<<30 || s.MaxKeys != 0 {
 		t.Errorf("sigma: %+v", s)
 	}
 	if s.FlushAll != "refuse" || s.MaxClientConnections != 10000 || s.HealthCheck.Interval != 30*time.Second {
@@ -169,7 +169,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad server", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:b:1\"]\n", "p", "servers", twemproxy.ErrBadServer},
 		{"zero weight", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:0\"]\n", "p", "servers", twemproxy.ErrBadServer},
 		{"duplicate name", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\", \"b:1:1 x\"]\n", "p", "servers", nil},
-		{"duplicate address", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\", \"a:1:1 y\"]\n", "p", "servers", nil},
+		{"zone of a shared address", "p:\n  listen: 127.0.0.1:1\n  distribution: ring\n  replicas: 2\n  zones: {\"a:1\": z1, y: z2}\n  servers: [\"a:1:1 x\", \"a:1:1 y\"]\n", "p", "zones", nil},
+		{"negative client_buffer_limit", pool("  client_buffer_limit: -1\n"), "p", "client_buffer_limit", nil},
+		{"negative buffer_limit", pool("") + "kolco:\n  buffer_limit: -1\n", "", "kolco.buffer_limit", nil},
 		{"rehash without eject", pool("  ejection: rehash\n"), "p", "ejection", nil},
 		{"bad ejection", pool("  ejection: sometimes\n"), "p", "ejection", nil},
 		{"timeout 0", pool("  timeout: 0\n"), "p", "timeout", nil},

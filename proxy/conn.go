@@ -64,7 +64,7 @@ func (c *serverConn) send(ctx context.Context, o *op) {
 		o.finish(err)
 		return
 	}
-	s.buf = append(s.buf, o.buf...)
+	s.appendOp(o)
 	if s.flushing {
 		c.mu.Unlock()
 		return
@@ -81,18 +81,23 @@ func (c *serverConn) send(ctx context.Context, o *op) {
 	runtime.Gosched()
 	c.mu.Lock()
 	for len(s.buf) > 0 {
-		out := s.buf
-		s.buf = s.spare[:0]
+		out, ins := s.buf, s.ins
+		s.buf, s.ins = s.spare[:0], s.spareIns[:0]
 		c.mu.Unlock()
 		err := s.conn.SetWriteDeadline(o.deadline)
 		if err == nil {
-			_, err = s.rw.Write(out)
+			err = s.writeOut(out, ins)
 		}
 		c.mu.Lock()
-		s.spare = out[:0]
+		clear(ins) // the data blocks belong to their requests
+		s.spare, s.spareIns = out[:0], ins[:0]
+		if cap(out) > maxSpare {
+			s.spare = nil
+		}
 		if err != nil {
 			s.kill() // the reader fails what is in flight
-			s.buf = s.buf[:0]
+			clear(s.ins)
+			s.buf, s.ins = s.buf[:0], s.ins[:0]
 		}
 	}
 	s.flushing = false

@@ -36,6 +36,7 @@ func (c *Config) Explain(w io.Writer) error {
 	if g.MetricsListen != "" {
 		fmt.Fprintf(&b, "metrics: Prometheus /metrics on %s\n", g.MetricsListen)
 	}
+	fmt.Fprintf(&b, "buffers: requests and replies in flight hold at most %d bytes in all\n", g.BufferLimit)
 	fmt.Fprintf(&b, "shutdown: requests in flight get up to %d ms to finish\n", g.ShutdownTimeout.Milliseconds())
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -109,7 +110,11 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 	if p.ClientIdleTimeout > 0 {
 		idle = fmt.Sprintf("after %d ms", p.ClientIdleTimeout.Milliseconds())
 	}
-	fmt.Fprintf(b, "  limits: %d client connections, idle clients closed %s, values up to %d bytes, %d keys per get, %d requests in flight per client\n",
-		p.MaxClientConnections, idle, p.MaxValueSize, p.MaxKeys, p.MaxPending)
+	keys := "any number of keys"
+	if p.MaxKeys > 0 {
+		keys = fmt.Sprintf("%d keys", p.MaxKeys)
+	}
+	fmt.Fprintf(b, "  limits: %d client connections, idle clients closed %s, values up to %d bytes, %s per get, %d requests or %d bytes in flight per client\n",
+		p.MaxClientConnections, idle, p.MaxValueSize, keys, p.MaxPending, p.ClientBufferLimit)
 	fmt.Fprintf(b, "  flush_all: %s\n", map[string]string{"refuse": "refused", "broadcast": "sent to every server"}[p.FlushAll])
 }

@@ -86,15 +86,17 @@ func newPoolAfter(name string, cfg *PoolConfig, log *slog.Logger, met *metrics, 
 // replaces, with their failure counts and retry times: a reload must not
 // bring back a server that is down, nor, in a pool with replicas, let one
 // that missed writes and deletes serve before it is emptied. Servers are
-// matched by address. It is called before start.
+// matched by name and address: a name repointed at another address is
+// another server. It is called before start.
 func (p *pool) inherit(old *pool) error {
-	byAddr := make(map[string]*backend, len(old.backends))
+	type id struct{ name, addr string }
+	was := make(map[id]*backend, len(old.backends))
 	for _, b := range old.backends {
-		byAddr[b.addr] = b
+		was[id{b.spec.RingName(), b.addr}] = b
 	}
 	changed := false
 	for _, b := range p.backends {
-		if ob := byAddr[b.addr]; ob != nil && b.health.inherit(&ob.health) {
+		if ob := was[id{b.spec.RingName(), b.addr}]; ob != nil && b.health.inherit(&ob.health) {
 			changed = true
 		}
 	}

@@ -173,6 +173,7 @@ func (s *Server) commit(t *transition) {
 		s.commitPool(ch)
 	}
 	s.cfg = t.cfg
+	s.budget.setLimit(t.cfg.Global.BufferLimit)
 }
 
 func (s *Server) commitPool(ch poolChange) {

@@ -132,7 +132,7 @@ func (p *pool) single(r *request) {
 	deadline := time.Now().Add(p.cfg.Timeout)
 	for range owners {
 		o := r.newOp(r.req.Cmd, deadline)
-		o.buf = memcache.AppendRequest(o.buf[:0], &r.req)
+		o.encode(&r.req)
 	}
 	r.replicated = write
 	r.left.Store(int32(len(r.ops)))

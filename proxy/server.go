@@ -14,8 +14,9 @@ import (
 // Server is a running proxy: one listener per pool, a goroutine per client
 // connection, pooled pipelined connections to the memcached servers.
 type Server struct {
-	log *slog.Logger
-	met *metrics
+	log    *slog.Logger
+	met    *metrics
+	budget *budget // kolco.buffer_limit
 
 	// mu guards the fields below.
 	mu        sync.Mutex
@@ -35,7 +36,7 @@ func New(cfg *Config, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{log: log, met: newMetrics(), cfg: cfg,
+	return &Server{log: log, met: newMetrics(), cfg: cfg, budget: newBudget(DefaultGlobalConfig().BufferLimit),
 		listeners: map[string]*listener{}, clients: map[net.Conn]*listener{}}
 }
 

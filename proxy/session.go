@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -24,8 +23,10 @@ type session struct {
 	rw       io.ReadWriter // reads and writes conn
 	dead     atomic.Bool
 	readerWG sync.WaitGroup
-	buf      []byte // requests waiting to be written
+	buf      []byte   // requests waiting to be written
+	ins      []insert // large data blocks to write inside buf
 	spare    []byte
+	spareIns []insert
 	flushing bool
 
 	// qmu guards the queue of ops written (or being written) and not yet
@@ -36,6 +37,43 @@ type session struct {
 	head    int
 	stopped bool // set when the reader stops; enqueue then refuses ops
 }
+
+// insert is a data block passed by reference, to be written before
+// buf[at:].
+type insert struct {
+	at   int
+	data []byte
+}
+
+// appendOp appends o's request to the bytes waiting to be written. The
+// caller holds the serverConn's mu.
+func (s *session) appendOp(o *op) {
+	s.buf = append(s.buf, o.buf...)
+	if o.data != nil {
+		s.buf = append(s.buf, "\r\n"...)
+		s.ins = append(s.ins, insert{at: len(s.buf), data: o.data})
+		s.buf = append(s.buf, "\r\n"...)
+	}
+}
+
+// writeOut writes out with its inserts.
+func (s *session) writeOut(out []byte, ins []insert) error {
+	prev := 0
+	for _, in := range ins {
+		if _, err := s.rw.Write(out[prev:in.at]); err != nil {
+			return err
+		}
+		if _, err := s.rw.Write(in.data); err != nil {
+			return err
+		}
+		prev = in.at
+	}
+	_, err := s.rw.Write(out[prev:])
+	return err
+}
+
+// maxSpare is the largest write buffer a session keeps for reuse.
+const maxSpare = 1 << 20
 
 // enqueue queues o to be answered, and reports false, queueing nothing,
 // when the reader has stopped or the connection is closed.
@@ -116,11 +154,13 @@ func (s *session) read(b *backend) {
 			}
 		}
 		if err == nil {
+			rr.Budget = o
 			o.reply, o.spans, err = rr.Read(o.reply[:0], o.cmd, o.spans[:0])
 		}
-		if err == nil || errors.Is(err, memcache.ErrValueTooLarge) {
-			// A value over max_value_size was read and dropped: the
-			// request fails, the connection and the server are fine.
+		if err == nil || memcache.Dropped(err) {
+			// A value over max_value_size, or one the buffer limits had
+			// no room for, was read and dropped: the request fails, the
+			// connection and the server are fine.
 			var opErr error
 			if err != nil {
 				opErr = serverError(b.addr, "", err)
