@@ -20,6 +20,8 @@ type backend struct {
 	next   atomic.Uint32
 	health health
 	stats  serverStats
+	// failLog limits the lines logged for the server's failures.
+	failLog logLimit
 
 	// downErr is the error of every request refused while the server is
 	// down: one value, so that refusing allocates nothing.

@@ -66,6 +66,10 @@ func (s *Server) acceptLoop(l *listener) {
 		st := p.stats
 		if st.currConns.Load() >= int64(p.cfg.MaxClientConnections) {
 			st.connRejected()
+			if ok, held := p.refuseLog.allow(); ok {
+				s.log.Warn("client refused: over max_client_connections", "pool", l.name,
+					"remote", conn.RemoteAddr(), "limit", p.cfg.MaxClientConnections, "refusals_not_logged", held)
+			}
 			_, _ = conn.Write(appendErrorReply(nil, ErrTooManyConns))
 			s.untrack(conn)
 			conn.Close()

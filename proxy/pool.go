@@ -24,6 +24,9 @@ type pool struct {
 
 	// placeMu serializes the writers of place.
 	placeMu sync.Mutex
+	// refuseLog limits the lines logged for clients refused over
+	// max_client_connections.
+	refuseLog logLimit
 
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -124,7 +124,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for c := range s.clients {
 		stopReading(c)
 	}
+	s.log.Info("shutting down: listeners closed, answering the requests in flight", "clients", len(s.clients))
 	s.mu.Unlock()
+	start := time.Now()
 	if s.metrics != nil {
 		_ = s.metrics.Shutdown(ctx)
 	}
@@ -143,6 +145,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	for _, l := range s.listeners {
 		l.pool.Load().close()
+	}
+	if err != nil {
+		s.log.Warn("shut down: clients still open at the deadline were closed", "took", time.Since(start), "err", err)
+	} else {
+		s.log.Info("shut down", "took", time.Since(start))
 	}
 	return err
 }
