@@ -1,106 +1,103 @@
 package main
 
+// The parts of the proxy subcommand that use package proxy: serving a
+// configuration file, with its signals, file watch, logs and threads, and
+// handing the listening sockets over. The command line is proxy_cmd.go.
+
 import (
-	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/kolco-dev/kolco/proxy"
 )
 
-func newProxyCmd() *cobra.Command {
-	var (
-		config string
-		check  bool
-	)
-	cmd := &cobra.Command{
-		Use:   "proxy --config FILE",
-		Short: "A memcached sharding proxy that takes a twemproxy config unchanged",
-		Long: `Run a memcached sharding proxy. It reads twemproxy's nutcracker.yml as it is
-(memcached pools: listen, hash, hash_tag, distribution, timeout, servers as
-"host:port:weight [name]", auto_eject_hosts, server_retry_timeout, ...) and
-places every key on the server twemproxy would, so that it can replace
-nutcracker without moving a key. On top of that it reloads its config on
-SIGHUP and when the file changes, lets a pool choose "ejection: rehash" or
-"none" (twemproxy with and without auto_eject_hosts) or "ejection:
-fail-fast" (no key ever read from a server that does not own it), probes
-failed servers, speaks the meta protocol, serves
-Prometheus /metrics (kolco.metrics_listen) and uses every core.
-
---check validates the file and explains what it would do, without serving.
-
-  $ kolco proxy --check --config /etc/nutcracker/nutcracker.yml
-  pool "alpha": memcached on 127.0.0.1:22121
-    placement: ketama over fnv1a_64 of the whole key, as twemproxy 0.5 places it
-    ...
-  $ kolco proxy --config /etc/nutcracker/nutcracker.yml`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if config == "" {
-				return usagef("--config FILE is required")
-			}
-			if check {
-				cfg, err := proxy.LoadConfig(config)
-				if err != nil {
-					return err
-				}
-				return cfg.Explain(cmd.OutOrStdout())
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			go func() {
-				// The first signal starts a graceful shutdown; with the
-				// handler gone, a second one ends the process at once.
-				<-ctx.Done()
-				stop()
-			}()
-			return proxyRun{path: config, watch: time.Second}.serve(ctx)
-		},
+// explainConfig validates the file at path and explains it to w (--check).
+func explainConfig(path string, w io.Writer) error {
+	cfg, err := proxy.LoadConfig(path)
+	if err != nil {
+		return err
 	}
-	cmd.Flags().StringVar(&config, "config", "", "the YAML config file (nutcracker.yml with optional kolco keys)")
-	cmd.Flags().BoolVar(&check, "check", false, "validate and explain the config, then exit")
-	return cmd
+	return cfg.Explain(w)
 }
 
 // proxyRun serves a configuration file.
 type proxyRun struct {
 	path string
-	// log receives the proxy's logs; nil means text logs on stderr at the
-	// file's kolco.log_level.
-	log *slog.Logger
+	// log receives the proxy's logs; nil means text logs to logPath (or
+	// stderr) at the level of verbose, else of the file's kolco.log_level.
+	log     *slog.Logger
+	logPath string
+	verbose int // nutcracker's -v; negative when not given
+	stderr  io.Writer
 	// watch is how often the file is checked for changes; not above zero,
-	// never (SIGHUP still reloads).
-	watch time.Duration
+	// never (SIGHUP still reloads). settle is how long a change must stay
+	// the same before it is applied.
+	watch, settle time.Duration
 	// started, when not nil, is called with the running server.
 	started func(*proxy.Server)
 }
 
-// serve loads the configuration and serves it until ctx is done; it
-// reloads it on SIGHUP and when the file's contents change (a file that
-// does not validate is logged and counted, and changes nothing), and
-// shuts down within the shutdown_timeout of the configuration it runs.
+// proxyLogs is the running proxy's logger and what it writes to.
+type proxyLogs struct {
+	*slog.Logger
+	file  *logFile
+	level *slog.LevelVar
+	fixed bool // the level was given on the command line
+}
+
+// logs opens the log output of the run.
+func (r proxyRun) logs(cfg *proxy.Config) (*proxyLogs, error) {
+	file, w, err := openLog(r.logPath, r.stderr)
+	if err != nil {
+		return nil, err
+	}
+	l := &proxyLogs{file: file, level: new(slog.LevelVar), fixed: r.verbose >= 0}
+	l.setLevel(cfg)
+	if r.verbose >= 0 {
+		l.level.Set(nutcrackerLevel(r.verbose))
+	}
+	l.Logger = r.log
+	if l.Logger == nil {
+		l.Logger = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l.level}))
+	}
+	return l, nil
+}
+
+// setLevel follows the configuration's log_level, unless the command line
+// set the level.
+func (l *proxyLogs) setLevel(cfg *proxy.Config) {
+	var level slog.Level
+	if l.fixed || level.UnmarshalText([]byte(cfg.Global.LogLevel)) != nil {
+		return
+	}
+	l.level.Set(level)
+}
+
+// serve loads the configuration and serves it until ctx is done. SIGHUP
+// reopens the log file and reloads the configuration at once; a change of
+// the file is applied once it has settled (see fileWatch). A file that
+// does not validate is logged and counted, and changes nothing. It shuts
+// down within the shutdown_timeout of the configuration it runs.
 func (r proxyRun) serve(ctx context.Context) error {
 	cfg, err := proxy.LoadConfig(r.path)
 	if err != nil {
 		return err
 	}
-	log := r.log
-	if log == nil {
-		var level slog.Level
-		_ = level.UnmarshalText([]byte(cfg.Global.LogLevel)) // validated
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	logs, err := r.logs(cfg)
+	if err != nil {
+		return err
 	}
-	seen, _ := os.ReadFile(r.path)
+	defer logs.file.Close()
+	watch := newFileWatch(r.path, r.settle)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	s := proxy.New(cfg, log)
+	s := proxy.New(cfg, logs.Logger)
 	if err := s.Start(); err != nil {
 		return err
 	}
@@ -113,12 +110,6 @@ func (r proxyRun) serve(ctx context.Context) error {
 		defer t.Stop()
 		tick = t.C
 	}
-	reload := func() {
-		// What is compared next is what was read now, applied or refused:
-		// a file that does not validate is not retried until it changes.
-		seen, _ = os.ReadFile(r.path)
-		_ = s.ReloadFile(ctx, r.path) // logged and counted by the server
-	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -126,13 +117,30 @@ func (r proxyRun) serve(ctx context.Context) error {
 			defer cancel()
 			return s.Shutdown(sctx)
 		case <-hup:
-			log.Info("SIGHUP: reloading", "path", r.path)
-			reload()
-		case <-tick:
-			if cur, err := os.ReadFile(r.path); err == nil && !bytes.Equal(cur, seen) {
-				log.Info("configuration file changed: reloading", "path", r.path)
-				reload()
+			if err := logs.file.reopen(); err != nil {
+				logs.Error("SIGHUP: keeping the old log file", "err", err)
+			}
+			logs.Info("SIGHUP: log file reopened; reloading", "path", r.path)
+			data, err := os.ReadFile(r.path)
+			if err != nil {
+				logs.Error("reload failed; keeping the running configuration", "err", err)
+				continue
+			}
+			watch.applied(data)
+			r.reload(ctx, s, logs, data)
+		case now := <-tick:
+			if data := watch.check(now); data != nil {
+				logs.Info("configuration file changed and settled: reloading", "path", r.path)
+				r.reload(ctx, s, logs, data)
 			}
 		}
+	}
+}
+
+// reload applies the file's contents; a failure is logged and counted by
+// the server.
+func (r proxyRun) reload(ctx context.Context, s *proxy.Server, logs *proxyLogs, data []byte) {
+	if s.ReloadData(ctx, r.path, data) == nil {
+		logs.setLevel(s.Config())
 	}
 }
