@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kolco-dev/kolco/proxy/memcache"
@@ -27,22 +28,66 @@ func (s *Server) serveClient(ln *listener, conn net.Conn) {
 	c := &client{srv: s, ln: ln, conn: conn, q: make(chan *request, p.cfg.MaxPending),
 		charge: newCharge(s.budget, p.cfg)}
 	c.free.New = func() any { return newRequest(c.charge) }
+	in, out := &byteCount{rw: c.rw(), total: &p.stats.bytesIn}, &byteCount{rw: c.rw(), total: &p.stats.bytesOut}
 	var wg sync.WaitGroup
+	var werr error
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c.writeLoop()
+		werr = c.writeLoop(out)
 	}()
-	c.readLoop()
+	rerr := c.readLoop(in)
 	close(c.q)
 	wg.Wait()
 	conn.Close()
+	in.flush()
+	out.flush()
+	switch {
+	case werr != nil || rerr != nil && !errors.Is(rerr, io.EOF) && !errors.Is(rerr, net.ErrClosed):
+		p.stats.clientErr.Add(1)
+	case rerr == nil || errors.Is(rerr, io.EOF):
+		p.stats.clientEOF.Add(1) // the client ended the connection, or quit
+	}
+}
+
+// byteCount counts the bytes read or written through rw, adding them to
+// total every 64 KiB and when flushed: a client's bytes reach the pool's
+// figures without a shared counter touched per request.
+type byteCount struct {
+	rw    io.ReadWriter
+	n     int
+	total *atomic.Uint64
+}
+
+func (b *byteCount) Read(p []byte) (int, error) {
+	n, err := b.rw.Read(p)
+	b.count(n)
+	return n, err
+}
+
+func (b *byteCount) Write(p []byte) (int, error) {
+	n, err := b.rw.Write(p)
+	b.count(n)
+	return n, err
+}
+
+func (b *byteCount) count(n int) {
+	if b.n += n; b.n >= 64<<10 {
+		b.flush()
+	}
+}
+
+func (b *byteCount) flush() {
+	b.total.Add(uint64(b.n))
+	b.n = 0
 }
 
 // readLoop reads requests until the client closes, errs beyond resync,
 // asks to quit, or the server shuts down; every request read is queued.
-func (c *client) readLoop() {
-	r := memcache.NewReader(c.rw(), c.limits())
+// It returns the read error that ended it, nil when the client quit or
+// the connection had to be closed.
+func (c *client) readLoop(in io.Reader) error {
+	r := memcache.NewReader(in, c.limits())
 	// Declared once: errors.As makes it escape, which inside the loop
 	// cost an allocation per request.
 	var pe *memcache.Error
@@ -80,12 +125,12 @@ func (c *client) readLoop() {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				c.srv.log.Debug("client read", "remote", c.conn.RemoteAddr(), "err", err)
 			}
-			return
+			return err
 		}
 		closing := rq.close // rq belongs to the writer once queued
 		c.q <- rq
 		if closing {
-			return
+			return nil
 		}
 	}
 }
@@ -119,9 +164,10 @@ func (c *client) limits() memcache.Limits {
 }
 
 // writeLoop writes replies in request order, flushing whenever the next
-// reply is not ready yet or none is queued.
-func (c *client) writeLoop() {
-	w := bufio.NewWriterSize(c.rw(), 16<<10)
+// reply is not ready yet or none is queued, and returns the first write
+// error.
+func (c *client) writeLoop(out io.Writer) error {
+	w := bufio.NewWriterSize(out, 16<<10)
 	var err error
 	for r := range c.q {
 		if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 && err == nil {
@@ -150,6 +196,7 @@ func (c *client) writeLoop() {
 			c.conn.Close()
 		}
 	}
+	return err
 }
 
 // finish records the request, releases what it held and recycles it.
@@ -159,6 +206,14 @@ func (c *client) finish(r *request) {
 		r.pool.release()
 	}
 	c.charge.release(r.heldBytes())
+	if r.pool != nil {
+		if r.failed {
+			r.pool.stats.forwardErrors.Add(1)
+		}
+		if len(r.ops) > 1 && r.req.Cmd.IsRetrieval() {
+			r.pool.stats.fragments.Add(uint64(len(r.ops)))
+		}
+	}
 	r.reset()
 	c.free.Put(r)
 }

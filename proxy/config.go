@@ -40,6 +40,13 @@ type GlobalConfig struct {
 	// MetricsListen is the address of the Prometheus /metrics endpoint;
 	// empty means no endpoint.
 	MetricsListen string `yaml:"metrics_listen"`
+	// StatsListen is the address of nutcracker's stats port (nutcracker's
+	// -a and -s), which serves its JSON stats; empty means none.
+	StatsListen string `yaml:"stats_listen"`
+	// StatsInterval (stats_interval, in milliseconds in the file, as
+	// nutcracker's -i) is how often the stats port's figures are
+	// refreshed. Default 30 s, nutcracker's.
+	StatsInterval time.Duration `yaml:"-"`
 	// LogLevel is debug, info (default), warn or error.
 	LogLevel string `yaml:"log_level"`
 	// ShutdownTimeout (shutdown_timeout, in milliseconds in the file) is

@@ -82,22 +82,31 @@ func (c *serverConn) send(ctx context.Context, o *op) {
 	c.mu.Lock()
 	for len(s.buf) > 0 {
 		out, ins := s.buf, s.ins
-		s.buf, s.ins = s.spare[:0], s.spareIns[:0]
+		s.writing, s.writingBytes = s.bufOps, len(out)
+		for _, in := range ins {
+			s.writingBytes += len(in.data)
+		}
+		s.buf, s.ins, s.bufOps = s.spare[:0], s.spareIns[:0], 0
 		c.mu.Unlock()
+		c.b.stats.sent(s.writing, s.writingBytes)
 		err := s.conn.SetWriteDeadline(o.deadline)
 		if err == nil {
 			err = s.writeOut(out, ins)
 		}
 		c.mu.Lock()
+		s.writing, s.writingBytes = 0, 0
 		clear(ins) // the data blocks belong to their requests
 		s.spare, s.spareIns = out[:0], ins[:0]
 		if cap(out) > maxSpare {
 			s.spare = nil
 		}
 		if err != nil {
+			if !s.dead.Load() {
+				c.b.stats.closed(err)
+			}
 			s.kill() // the reader fails what is in flight
 			clear(s.ins)
-			s.buf, s.ins = s.buf[:0], s.ins[:0]
+			s.buf, s.ins, s.bufOps = s.buf[:0], s.ins[:0], 0
 		}
 	}
 	s.flushing = false
@@ -163,10 +172,14 @@ func (c *serverConn) dial(ctx context.Context) (*session, error) {
 		return nil, c.b.downErr
 	}
 	d := net.Dialer{Timeout: c.b.pool.cfg.Timeout}
+	c.b.stats.dials.Add(1)
 	conn, err := d.DialContext(ctx, network(c.b.addr), c.b.addr)
 	if err != nil {
-		return nil, serverError(c.b.addr, "connect", err)
+		err = serverError(c.b.addr, "connect", err)
+		c.b.stats.closed(err)
+		return nil, err
 	}
+	c.b.stats.conns.Add(1)
 	s := &session{conn: conn, rw: conn}
 	if r := newRawIO(conn); r != nil {
 		s.rw = r

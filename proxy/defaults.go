@@ -73,6 +73,10 @@ func DefaultGlobalConfig() GlobalConfig {
 		// No endpoint unless asked for: a port opened unasked is a port
 		// someone must firewall.
 		MetricsListen: "",
+		// No stats port unless asked for, as no metrics endpoint; refreshed
+		// at nutcracker's interval when there is one.
+		StatsListen:   "",
+		StatsInterval: 30 * time.Second,
 		// Reloads, ejections and restores, but no line per request.
 		LogLevel: "info",
 		// Long enough for requests in flight at the default timeout to
@@ -102,6 +106,7 @@ func (g *GlobalConfig) WithDefaults() *GlobalConfig {
 	setDefault(&c.LogLevel, d.LogLevel)
 	setDefault(&c.ShutdownTimeout, d.ShutdownTimeout)
 	setDefault(&c.BufferLimit, d.BufferLimit)
+	setDefault(&c.StatsInterval, d.StatsInterval)
 	return &c
 }
 

@@ -22,14 +22,19 @@ func (p *pool) dispatch(r *request) {
 	}
 }
 
+// versionKey is what nutcracker hashes to route "version", a request with
+// no key of its own (msg_set_placeholder_key in twemproxy).
+var versionKey = []byte("placeholder")
+
 // version forwards "version" to a server that is not marked down: the
-// owner of the empty key, where nutcracker sends it, else the first live
-// server. The reply is that server's, so that a client's liveness check
-// fails when the servers do, rather than read a healthy version from the
-// proxy in front of dead servers.
+// owner of the key "placeholder", where nutcracker sends it, else the first
+// live server.
+// The reply is that server's, so that a client's liveness check fails
+// when the servers do, rather than read a healthy version from the proxy
+// in front of dead servers.
 func (p *pool) version(r *request) {
 	var to *backend
-	if owners := p.place.Load().route(nil, false, &r.route); len(owners) > 0 && !owners[0].health.isDown() {
+	if owners := p.place.Load().route(versionKey, false, &r.route); len(owners) > 0 && !owners[0].health.isDown() {
 		to = owners[0]
 	} else {
 		for _, b := range p.backends {

@@ -118,10 +118,10 @@ func TestSharedFailedConnectCountsEveryRequest(t *testing.T) {
 	if n := b.stats.errors.Load(); n != uint64(replies) {
 		t.Errorf("server errors counted %d for %d SERVER_ERROR replies", n, replies)
 	}
-	if got := metricValue(t, s, "kolco_proxy_server_errors_total", `pool="p",server="`+addr+`"`); got != float64(replies) {
+	if got := metricValue(t, s, "kolco_proxy_server_errors_total", serverLabel(addr, addr)); got != float64(replies) {
 		t.Errorf("kolco_proxy_server_errors_total %v for %d SERVER_ERROR replies", got, replies)
 	}
-	want := fmt.Sprintf("STAT server:%s:errors %d\r\n", addr, replies)
+	want := fmt.Sprintf("STAT server:%s:errors %d\r\n", addr, replies) // unnamed off port 11211: named host:port
 	if got := dial(t, s.Addr("p").String()).do("stats proxy\r\n"); !strings.Contains(got, want) {
 		t.Errorf("stats proxy lacks %q:\n%s", want, got)
 	}

@@ -125,6 +125,7 @@ func (b *backend) logFailure(err error, n int) {
 // restore marks the server up again.
 func (b *backend) restore() {
 	if b.health.restore() {
+		b.stats.restores.Add(1)
 		b.pool.healthChanged(b, true, nil)
 	}
 }

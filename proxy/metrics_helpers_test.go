@@ -1,12 +1,19 @@
 package proxy
 
 import (
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 )
+
+// serverLabel returns the labels of a server's metrics in pool p, as the
+// text format writes them.
+func serverLabel(name, addr string) string {
+	return fmt.Sprintf(`addr=%q,pool="p",server=%q`, addr, name)
+}
 
 // metricValue returns the value of the sample of metric name whose labels,
 // as the text format writes them between the braces, are labels ("" for

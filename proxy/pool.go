@@ -27,6 +27,8 @@ type pool struct {
 	// refuseLog limits the lines logged for clients refused over
 	// max_client_connections.
 	refuseLog logLimit
+	// shareCache holds the servers' shares of keys under a placement.
+	shareCache atomic.Pointer[keyShares]
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -99,7 +101,12 @@ func (p *pool) inherit(old *pool) error {
 	}
 	changed := false
 	for _, b := range p.backends {
-		if ob := was[id{b.spec.RingName(), b.addr}]; ob != nil && b.health.inherit(&ob.health) {
+		ob := was[id{b.spec.RingName(), b.addr}]
+		if ob == nil {
+			continue
+		}
+		b.stats = ob.stats // figures survive a reload
+		if b.health.inherit(&ob.health) {
 			changed = true
 		}
 	}

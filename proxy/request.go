@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,9 @@ type request struct {
 	charge *charge
 	held   int64
 
+	// failed is set when the reply is the proxy's error for a server's
+	// failure (nutcracker's forward_error).
+	failed bool
 	// replicated marks a write sent to every replica of its key: the
 	// reply is the first one that is not an error, in preference order.
 	replicated bool
@@ -58,10 +62,13 @@ type op struct {
 	charge *charge
 	held   int64
 	small  int
+	// keys is the number of keys the request asks for, for a retrieval.
+	keys int
 }
 
 // encode encodes req as the op's request, a large data block by reference.
 func (o *op) encode(req *memcache.Request) {
+	o.keys = len(req.Keys)
 	if req.Cmd.IsStorage() && len(req.Data) > byRef {
 		o.buf = memcache.AppendHead(o.buf[:0], req)
 		o.data = req.Data
@@ -101,6 +108,8 @@ func (r *request) ready() {
 // would shift every later one. A request that closes the connection still
 // says why.
 func (r *request) answerError(err error) {
+	var se *ServerError
+	r.failed = errors.As(err, &se) || errors.Is(err, ErrNoServers)
 	r.local = r.local[:0]
 	if !r.req.Noreply || r.req.Cmd.IsMeta() || r.close {
 		r.local = appendErrorReply(r.local, err)
@@ -138,7 +147,7 @@ func (r *request) reset() {
 	}
 	r.req.Trim()
 	r.ops, r.order, r.local, r.pool, r.close = r.ops[:0], r.order[:0], trim(r.local), nil, false
-	r.replicated, r.held = false, 0
+	r.replicated, r.held, r.failed = false, 0, false
 }
 
 // trim returns b emptied, or nil when it grew past what is worth keeping.

@@ -202,6 +202,7 @@ func (r *request) encodeSplit() {
 	lo := 0
 	for oi, o := range r.ops {
 		o.buf = memcache.AppendRetrieval(o.buf[:0], r.req.Cmd, r.req.Exptime, keys[lo:starts[oi]])
+		o.keys = starts[oi] - lo
 		lo = starts[oi]
 	}
 	r.starts = starts

@@ -26,6 +26,7 @@ type Server struct {
 	closed    bool
 	metrics   *http.Server
 	metricsLn net.Listener
+	stats     *statsPort
 
 	wg sync.WaitGroup // accept loops, clients, retired pools
 }
@@ -36,8 +37,10 @@ func New(cfg *Config, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{log: log, met: newMetrics(), cfg: cfg, budget: newBudget(DefaultGlobalConfig().BufferLimit),
+	s := &Server{log: log, met: newMetrics(), cfg: cfg, budget: newBudget(DefaultGlobalConfig().BufferLimit),
 		listeners: map[string]*listener{}, clients: map[net.Conn]*listener{}}
+	s.met.reg.MustRegister(collector{s})
+	return s
 }
 
 // Start builds the pools, listens on every pool's address and on the
@@ -61,6 +64,15 @@ func (s *Server) Start() error {
 	if addr := t.cfg.Global.MetricsListen; addr != "" {
 		if err := s.startMetrics(addr); err != nil {
 			t.undo()
+			return err
+		}
+	}
+	if addr := t.cfg.Global.StatsListen; addr != "" {
+		if err := s.startStatsPort(addr, t.cfg.Global.StatsInterval); err != nil {
+			t.undo()
+			if s.metrics != nil {
+				s.metrics.Close()
+			}
 			return err
 		}
 	}
@@ -129,6 +141,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	start := time.Now()
 	if s.metrics != nil {
 		_ = s.metrics.Shutdown(ctx)
+	}
+	if s.stats != nil {
+		s.stats.close()
 	}
 	done := make(chan struct{})
 	go func() {

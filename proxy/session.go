@@ -24,10 +24,14 @@ type session struct {
 	dead     atomic.Bool
 	readerWG sync.WaitGroup
 	buf      []byte   // requests waiting to be written
+	bufOps   int      // how many
 	ins      []insert // large data blocks to write inside buf
-	spare    []byte
-	spareIns []insert
-	flushing bool
+	// writing is the requests being written, and their bytes, for the
+	// figures of the queue to the server.
+	writing, writingBytes int
+	spare                 []byte
+	spareIns              []insert
+	flushing              bool
 
 	// qmu guards the queue of ops written (or being written) and not yet
 	// answered, in the order the server answers them, and the read
@@ -48,6 +52,7 @@ type insert struct {
 // appendOp appends o's request to the bytes waiting to be written. The
 // caller holds the serverConn's mu.
 func (s *session) appendOp(o *op) {
+	s.bufOps++
 	s.buf = append(s.buf, o.buf...)
 	if o.data != nil {
 		s.buf = append(s.buf, "\r\n"...)
@@ -156,6 +161,9 @@ func (s *session) read(b *backend) {
 		if err == nil {
 			rr.Budget = o
 			o.reply, o.spans, err = rr.Read(o.reply[:0], o.cmd, o.spans[:0])
+			if err == nil {
+				b.stats.answered(o, b.pool.cfg.Timeout)
+			}
 		}
 		if err == nil || memcache.Dropped(err) {
 			// A value over max_value_size, or one the buffer limits had
@@ -174,6 +182,12 @@ func (s *session) read(b *backend) {
 			break
 		}
 	}
+	if !s.dead.Load() {
+		// The server closed or failed the connection; one the proxy
+		// closed is not counted.
+		b.stats.closed(failure)
+	}
+	b.stats.conns.Add(-1)
 	// Stopped and the queue taken in one step: an op queued before it is
 	// failed here, and a sender that comes after finds the session stopped
 	// and takes a new connection.

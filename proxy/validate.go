@@ -53,10 +53,16 @@ func (g *GlobalConfig) Validate() error {
 	default:
 		return bad("log_level", "%q: want debug, info, warn or error", g.LogLevel)
 	}
-	if g.MetricsListen != "" {
-		if _, _, err := net.SplitHostPort(g.MetricsListen); err != nil {
-			return bad("metrics_listen", "%w", err)
+	for key, addr := range map[string]string{"metrics_listen": g.MetricsListen, "stats_listen": g.StatsListen} {
+		if addr == "" {
+			continue
 		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return bad(key, "%w", err)
+		}
+	}
+	if g.StatsInterval < 0 {
+		return bad("stats_interval", "must not be negative (got %v)", g.StatsInterval)
 	}
 	if g.ShutdownTimeout < 0 {
 		return bad("shutdown_timeout", "must not be negative (got %v)", g.ShutdownTimeout)
