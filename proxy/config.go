@@ -47,6 +47,13 @@ type GlobalConfig struct {
 	// nutcracker's -i) is how often the stats port's figures are
 	// refreshed. Default 30 s, nutcracker's.
 	StatsInterval time.Duration `yaml:"-"`
+	// AdminListen is the address of the admin endpoint (where a key
+	// lives, each pool's servers, health and shares, in JSON; and
+	// /metrics): "host:port", or ":port" for 127.0.0.1; empty means none.
+	AdminListen string `yaml:"admin_listen"`
+	// AdminTokenFile, when set, names a file whose first line is the
+	// token the admin endpoint asks for ("Authorization: Bearer ...").
+	AdminTokenFile string `yaml:"admin_token_file"`
 	// LogLevel is debug, info (default), warn or error.
 	LogLevel string `yaml:"log_level"`
 	// ShutdownTimeout (shutdown_timeout, in milliseconds in the file) is

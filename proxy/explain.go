@@ -36,6 +36,16 @@ func (c *Config) Explain(w io.Writer) error {
 	if g.MetricsListen != "" {
 		fmt.Fprintf(&b, "metrics: Prometheus /metrics on %s\n", g.MetricsListen)
 	}
+	if g.StatsListen != "" {
+		fmt.Fprintf(&b, "stats: nutcracker's JSON stats on %s, refreshed every %d ms\n", g.StatsListen, g.StatsInterval.Milliseconds())
+	}
+	if g.AdminListen != "" {
+		auth := "no token"
+		if g.AdminTokenFile != "" {
+			auth = "a bearer token from " + g.AdminTokenFile
+		}
+		fmt.Fprintf(&b, "admin: where keys live, pools and /metrics on http://%s (%s)\n", adminAddr(g.AdminListen), auth)
+	}
 	fmt.Fprintf(&b, "buffers: requests and replies in flight hold at most %d bytes in all\n", g.BufferLimit)
 	fmt.Fprintf(&b, "shutdown: requests in flight get up to %d ms to finish\n", g.ShutdownTimeout.Milliseconds())
 	_, err := io.WriteString(w, b.String())

@@ -27,6 +27,8 @@ type Server struct {
 	metrics   *http.Server
 	metricsLn net.Listener
 	stats     *statsPort
+	admin     *http.Server
+	adminLn   net.Listener
 
 	wg sync.WaitGroup // accept loops, clients, retired pools
 }
@@ -61,23 +63,46 @@ func (s *Server) Start() error {
 	if err != nil {
 		return err
 	}
-	if addr := t.cfg.Global.MetricsListen; addr != "" {
-		if err := s.startMetrics(addr); err != nil {
-			t.undo()
-			return err
-		}
-	}
-	if addr := t.cfg.Global.StatsListen; addr != "" {
-		if err := s.startStatsPort(addr, t.cfg.Global.StatsInterval); err != nil {
-			t.undo()
-			if s.metrics != nil {
-				s.metrics.Close()
-			}
-			return err
-		}
+	if err := s.startSide(&t.cfg.Global); err != nil {
+		t.undo()
+		s.stopSide()
+		return err
 	}
 	s.commit(t)
 	return nil
+}
+
+// startSide starts what listens beside the pools: the metrics endpoint,
+// the stats port and the admin endpoint, as configured. The caller holds
+// mu.
+func (s *Server) startSide(g *GlobalConfig) error {
+	if g.MetricsListen != "" {
+		if err := s.startMetrics(g.MetricsListen); err != nil {
+			return err
+		}
+	}
+	if g.StatsListen != "" {
+		if err := s.startStatsPort(g.StatsListen, g.StatsInterval); err != nil {
+			return err
+		}
+	}
+	if g.AdminListen != "" {
+		return s.startAdmin(g)
+	}
+	return nil
+}
+
+// stopSide closes what startSide started.
+func (s *Server) stopSide() {
+	if s.metrics != nil {
+		s.metrics.Close()
+	}
+	if s.stats != nil {
+		s.stats.close()
+	}
+	if s.admin != nil {
+		s.admin.Close()
+	}
 }
 
 func (s *Server) startMetrics(addr string) error {
@@ -141,6 +166,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	start := time.Now()
 	if s.metrics != nil {
 		_ = s.metrics.Shutdown(ctx)
+	}
+	if s.admin != nil {
+		_ = s.admin.Shutdown(ctx)
 	}
 	if s.stats != nil {
 		s.stats.close()

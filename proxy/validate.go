@@ -53,13 +53,16 @@ func (g *GlobalConfig) Validate() error {
 	default:
 		return bad("log_level", "%q: want debug, info, warn or error", g.LogLevel)
 	}
-	for key, addr := range map[string]string{"metrics_listen": g.MetricsListen, "stats_listen": g.StatsListen} {
+	for key, addr := range map[string]string{"metrics_listen": g.MetricsListen, "stats_listen": g.StatsListen, "admin_listen": g.AdminListen} {
 		if addr == "" {
 			continue
 		}
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			return bad(key, "%w", err)
 		}
+	}
+	if g.AdminTokenFile != "" && g.AdminListen == "" {
+		return bad("admin_token_file", "given without admin_listen")
 	}
 	if g.StatsInterval < 0 {
 		return bad("stats_interval", "must not be negative (got %v)", g.StatsInterval)

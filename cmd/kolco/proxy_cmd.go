@@ -63,6 +63,7 @@ Prometheus /metrics (kolco.metrics_listen) and uses every core.
 	cmd.Flags().StringVar(&config, "config", "", "the YAML config file (nutcracker.yml with optional kolco keys)")
 	cmd.Flags().BoolVar(&check, "check", false, "validate and explain the config, then exit")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "log to this file (reopened on SIGHUP) instead of stderr")
+	cmd.AddCommand(newProxyLocateCmd(), newProxyPoolsCmd())
 	cmd.Flags().IntVarP(&verbose, "verbose", "v", 5, "log level as nutcracker's -v: 0-3 errors, 4 warnings, 5-6 info, 7-11 debug (default: kolco.log_level)")
 	return cmd
 }
