@@ -25,6 +25,9 @@ func explainConfig(path string, w io.Writer) error {
 	return cfg.Explain(w)
 }
 
+// describeStats lists the stats port's fields (-D).
+func describeStats(w io.Writer) error { return proxy.DescribeStats(w) }
+
 // proxyRun serves a configuration file.
 type proxyRun struct {
 	path string
@@ -40,6 +43,16 @@ type proxyRun struct {
 	watch, settle time.Duration
 	// started, when not nil, is called with the running server.
 	started func(*proxy.Server)
+	// statsListen and statsInterval, when set, override the file's
+	// kolco.stats_listen and kolco.stats_interval (nutcracker's -s, -a,
+	// -i).
+	statsListen   string
+	statsInterval time.Duration
+	// pidFile, when set, holds the process's pid while it serves.
+	pidFile string
+	// ready, when not nil, is told once the proxy serves (nil) or why it
+	// cannot (see daemonize).
+	ready func(error)
 }
 
 // proxyLogs is the running proxy's logger and what it writes to.
@@ -88,6 +101,12 @@ func (r proxyRun) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if r.statsListen != "" {
+		cfg.Global.StatsListen = r.statsListen
+	}
+	if r.statsInterval > 0 {
+		cfg.Global.StatsInterval = r.statsInterval
+	}
 	logs, err := r.logs(cfg)
 	if err != nil {
 		return err
@@ -100,6 +119,16 @@ func (r proxyRun) serve(ctx context.Context) error {
 	s := proxy.New(cfg, logs.Logger)
 	if err := s.Start(); err != nil {
 		return err
+	}
+	if r.pidFile != "" {
+		if err := writePidFile(r.pidFile); err != nil {
+			_ = s.Shutdown(context.Background())
+			return err
+		}
+		defer removePidFile(r.pidFile)
+	}
+	if r.ready != nil {
+		r.ready(nil)
 	}
 	if r.started != nil {
 		r.started(s)
