@@ -219,7 +219,7 @@ func (s *Server) startAdmin(g *GlobalConfig) error {
 			return err
 		}
 	}
-	ln, err := net.Listen("tcp", adminAddr(g.AdminListen))
+	ln, err := s.listenTCP(adminAddr(g.AdminListen))
 	if err != nil {
 		return fmt.Errorf("admin: %w", err)
 	}

@@ -21,13 +21,20 @@ type client struct {
 	q      chan *request
 	free   sync.Pool // *request, reused once written
 	charge *charge
+	drains drainState
 }
 
-func (s *Server) serveClient(ln *listener, conn net.Conn) {
+func (s *Server) newClient(ln *listener, conn net.Conn) *client {
 	p := ln.pool.Load()
 	c := &client{srv: s, ln: ln, conn: conn, q: make(chan *request, p.cfg.MaxPending),
 		charge: newCharge(s.budget, p.cfg)}
 	c.free.New = func() any { return newRequest(c.charge) }
+	return c
+}
+
+// serve serves the client until it closes, quits or is drained.
+func (c *client) serve() {
+	p, conn := c.ln.pool.Load(), c.conn
 	in, out := &byteCount{rw: c.rw(), total: &p.stats.bytesIn}, &byteCount{rw: c.rw(), total: &p.stats.bytesOut}
 	var wg sync.WaitGroup
 	var werr error
@@ -92,12 +99,10 @@ func (c *client) readLoop(in io.Reader) error {
 	// cost an allocation per request.
 	var pe *memcache.Error
 	for {
-		if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 {
-			// Renewed before every request, so that a client that keeps
-			// sending is never cut, and one that stalls mid-request is.
-			_ = c.conn.SetReadDeadline(time.Now().Add(idle))
-		}
 		c.charge.wait()
+		if !c.next(r) {
+			return nil // drained
+		}
 		rq := c.free.Get().(*request)
 		err := r.Read(&rq.req)
 		rq.held = c.charge.take()

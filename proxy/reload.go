@@ -210,7 +210,7 @@ func (s *Server) commitPool(ch poolChange) {
 func (s *Server) retire(l *listener) {
 	l.ln.Close()
 	for c, cl := range s.clients {
-		if cl.pool == l.pool {
+		if cl.ln.pool == l.pool {
 			stopReading(c)
 		}
 	}

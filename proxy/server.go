@@ -22,13 +22,17 @@ type Server struct {
 	mu        sync.Mutex
 	cfg       *Config
 	listeners map[string]*listener // by pool name
-	clients   map[net.Conn]*listener
-	closed    bool
+	clients   map[net.Conn]*client
+	closed    bool // shutting down: draining the clients
+	aborted   bool // past the shutdown's deadline: clients closed
 	metrics   *http.Server
 	metricsLn net.Listener
 	stats     *statsPort
 	admin     *http.Server
 	adminLn   net.Listener
+	// inherited are listening sockets from the process this one took
+	// over from, by listenKey, until Start takes them.
+	inherited map[string]net.Listener
 
 	wg sync.WaitGroup // accept loops, clients, retired pools
 }
@@ -40,7 +44,7 @@ func New(cfg *Config, log *slog.Logger) *Server {
 		log = slog.Default()
 	}
 	s := &Server{log: log, met: newMetrics(), cfg: cfg, budget: newBudget(DefaultGlobalConfig().BufferLimit),
-		listeners: map[string]*listener{}, clients: map[net.Conn]*listener{}}
+		listeners: map[string]*listener{}, clients: map[net.Conn]*client{}}
 	s.met.reg.MustRegister(collector{s})
 	return s
 }
@@ -69,6 +73,7 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.commit(t)
+	s.closeInherited()
 	return nil
 }
 
@@ -106,7 +111,7 @@ func (s *Server) stopSide() {
 }
 
 func (s *Server) startMetrics(addr string) error {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := s.listenTCP(addr)
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
@@ -158,8 +163,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, l := range s.listeners {
 		l.ln.Close()
 	}
-	for c := range s.clients {
-		stopReading(c)
+	for _, c := range s.clients {
+		c.drain()
 	}
 	s.log.Info("shutting down: listeners closed, answering the requests in flight", "clients", len(s.clients))
 	s.mu.Unlock()
@@ -202,6 +207,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // pool's timeout. For a shutdown past its deadline.
 func (s *Server) abort() {
 	s.mu.Lock()
+	s.aborted = true
 	for c := range s.clients {
 		c.Close()
 	}

@@ -99,7 +99,7 @@ type statsPort struct {
 // startStatsPort listens on addr and serves the stats JSON. The caller
 // holds s.mu.
 func (s *Server) startStatsPort(addr string, interval time.Duration) error {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := s.listenTCP(addr)
 	if err != nil {
 		return fmt.Errorf("stats port: %w", err)
 	}

@@ -6,10 +6,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"net"
 	"os"
+	"os/exec"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -51,8 +58,11 @@ type proxyRun struct {
 	// pidFile, when set, holds the process's pid while it serves.
 	pidFile string
 	// ready, when not nil, is told once the proxy serves (nil) or why it
-	// cannot (see daemonize).
+	// cannot (see daemonize and handover).
 	ready func(error)
+	// inherit are the listening sockets taken over from the process that
+	// started this one (see handover).
+	inherit map[string]net.Listener
 }
 
 // proxyLogs is the running proxy's logger and what it writes to.
@@ -94,7 +104,8 @@ func (l *proxyLogs) setLevel(cfg *proxy.Config) {
 // serve loads the configuration and serves it until ctx is done. SIGHUP
 // reopens the log file and reloads the configuration at once; a change of
 // the file is applied once it has settled (see fileWatch). A file that
-// does not validate is logged and counted, and changes nothing. It shuts
+// does not validate is logged and counted, and changes nothing. SIGUSR2
+// hands the listening sockets to a new process (see handover). It shuts
 // down within the shutdown_timeout of the configuration it runs.
 func (r proxyRun) serve(ctx context.Context) error {
 	cfg, err := proxy.LoadConfig(r.path)
@@ -112,11 +123,11 @@ func (r proxyRun) serve(ctx context.Context) error {
 		return err
 	}
 	defer logs.file.Close()
-	watch := newFileWatch(r.path, r.settle)
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGHUP, syscall.SIGUSR2)
+	defer signal.Stop(sig)
 	s := proxy.New(cfg, logs.Logger)
+	s.Inherit(r.inherit)
 	if err := s.Start(); err != nil {
 		return err
 	}
@@ -133,6 +144,16 @@ func (r proxyRun) serve(ctx context.Context) error {
 	if r.started != nil {
 		r.started(s)
 	}
+	r.loop(ctx, s, logs, sig)
+	sctx, cancel := context.WithTimeout(context.Background(), s.Config().Global.ShutdownTimeout)
+	defer cancel()
+	return s.Shutdown(sctx)
+}
+
+// loop handles signals and the file watch until ctx is done or the
+// listening sockets were handed over.
+func (r proxyRun) loop(ctx context.Context, s *proxy.Server, logs *proxyLogs, sig chan os.Signal) {
+	watch := newFileWatch(r.path, r.settle)
 	var tick <-chan time.Time
 	if r.watch > 0 {
 		t := time.NewTicker(r.watch)
@@ -142,10 +163,15 @@ func (r proxyRun) serve(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			sctx, cancel := context.WithTimeout(context.Background(), s.Config().Global.ShutdownTimeout)
-			defer cancel()
-			return s.Shutdown(sctx)
-		case <-hup:
+			return
+		case got := <-sig:
+			if got == syscall.SIGUSR2 {
+				logs.Info("SIGUSR2: handing the listening sockets over to a new process")
+				if handover(s, logs.Logger) {
+					return
+				}
+				continue
+			}
 			if err := logs.file.reopen(); err != nil {
 				logs.Error("SIGHUP: keeping the old log file", "err", err)
 			}
@@ -172,4 +198,97 @@ func (r proxyRun) reload(ctx context.Context, s *proxy.Server, logs *proxyLogs, 
 	if s.ReloadData(ctx, r.path, data) == nil {
 		logs.setLevel(s.Config())
 	}
+}
+
+// listenFDsEnv passes a new process the listening sockets it takes over:
+// JSON mapping each socket's name (proxy.Server.ListenerFiles) to its file
+// descriptor.
+const listenFDsEnv = "KOLCO_LISTEN_FDS"
+
+// handoverTimeout bounds the wait for the new process to serve.
+const handoverTimeout = 30 * time.Second
+
+// inheritedListeners returns the listening sockets passed by the process
+// this one takes over from, or none.
+func inheritedListeners() (map[string]net.Listener, error) {
+	v := os.Getenv(listenFDsEnv)
+	os.Unsetenv(listenFDsEnv) // not for the processes this one starts
+	if v == "" {
+		return nil, nil
+	}
+	var fds map[string]int
+	if err := json.Unmarshal([]byte(v), &fds); err != nil {
+		return nil, fmt.Errorf("%s: %w", listenFDsEnv, err)
+	}
+	lns := make(map[string]net.Listener, len(fds))
+	for name, fd := range fds {
+		f := os.NewFile(uintptr(fd), name)
+		ln, err := net.FileListener(f)
+		f.Close() // ln holds a copy
+		if err != nil {
+			return nil, fmt.Errorf("inherited socket %s: %w", name, err)
+		}
+		lns[name] = ln
+	}
+	return lns, nil
+}
+
+// handover starts the program again with the same command line, hands it
+// the server's listening sockets and waits until it serves, and reports
+// whether it does: then this process stops accepting and drains its
+// clients, while the new one accepts on the same sockets, so no client is
+// refused. If the new process fails, this one goes on serving.
+func handover(s *proxy.Server, log *slog.Logger) bool {
+	err := startSuccessor(s, log)
+	if err != nil {
+		log.Error("SIGUSR2: no handover; serving on", "err", err)
+		return false
+	}
+	return true
+}
+
+func startSuccessor(s *proxy.Server, log *slog.Logger) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	files, err := s.ListenerFiles()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	fds := map[string]int{}
+	var extra []*os.File
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		fds[name] = 3 + len(extra)
+		extra = append(extra, files[name])
+	}
+	extra = append(extra, w)
+	env, _ := json.Marshal(fds)
+	cmd := &exec.Cmd{Path: exe, Args: os.Args, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: extra,
+		Env: append(environ(), listenFDsEnv+"="+string(env), fmt.Sprintf("%s=%d", readyEnv, 2+len(extra)))}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return err
+	}
+	if word := readWord(r, handoverTimeout); word != "ready" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if word == "" {
+			return errors.New("the new process did not serve")
+		}
+		return errors.New(word)
+	}
+	log.Info("SIGUSR2: the new process serves on the listening sockets; draining the clients", "pid", cmd.Process.Pid)
+	return cmd.Process.Release()
 }

@@ -119,11 +119,16 @@ func (f *proxyFlags) run(cmd *cobra.Command) error {
 	if f.check {
 		return explainConfig(f.config, cmd.OutOrStdout())
 	}
-	if f.daemonize && os.Getenv(daemonReadyEnv) == "" {
+	if f.daemonize && os.Getenv(readyEnv) == "" {
 		return daemonize(f, cmd.Flags())
 	}
 	run := proxyRun{path: f.config, watch: time.Second, settle: settleFor, logPath: f.output,
-		verbose: -1, stderr: cmd.ErrOrStderr(), pidFile: f.pidFile, ready: daemonReady()}
+		verbose: -1, stderr: cmd.ErrOrStderr(), pidFile: f.pidFile, ready: readyPipe()}
+	inherited, err := inheritedListeners()
+	if err != nil {
+		return err
+	}
+	run.inherit = inherited
 	fl := cmd.Flags()
 	if fl.Changed("verbose") {
 		run.verbose = f.verbose
@@ -145,7 +150,7 @@ func (f *proxyFlags) run(cmd *cobra.Command) error {
 		<-ctx.Done()
 		stop()
 	}()
-	err := run.serve(ctx)
+	err = run.serve(ctx)
 	if err != nil && run.ready != nil {
 		run.ready(err)
 	}

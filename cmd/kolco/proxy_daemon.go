@@ -11,13 +11,14 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 )
 
-// daemonReadyEnv tells a daemon's process, started by daemonize, that the
+// readyEnv tells a process started by daemonize or handover that the
 // descriptor it names is where to say whether it serves.
-const daemonReadyEnv = "KOLCO_DAEMON_READY_FD"
+const readyEnv = "KOLCO_READY_FD"
 
 // daemonize runs the proxy in the background, as nutcracker -d does. A Go
 // program cannot fork without exec, so it starts itself again, detached:
@@ -47,15 +48,15 @@ func daemonize(f *proxyFlags, fl *pflag.FlagSet) error {
 	defer null.Close()
 	args := append([]string{os.Args[0]}, dargs...) // argv[0] as given: "nutcracker" stays nutcracker
 	cmd := &exec.Cmd{Path: exe, Args: args, Dir: "/", Stdin: null, Stdout: null, Stderr: null,
-		ExtraFiles: []*os.File{w}, Env: append(os.Environ(), daemonReadyEnv+"=3"),
+		ExtraFiles: []*os.File{w}, Env: append(environ(), readyEnv+"=3"),
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	err = cmd.Start()
 	w.Close()
 	if err != nil {
 		return err
 	}
-	word, _ := bufio.NewReader(r).ReadString('\n')
-	switch word = strings.TrimSpace(word); {
+	word := readWord(r, 0)
+	switch {
 	case word == "ready":
 		return cmd.Process.Release()
 	case word == "":
@@ -93,11 +94,12 @@ func daemonArgs(f *proxyFlags, fl *pflag.FlagSet) ([]string, error) {
 	return args, err
 }
 
-// daemonReady returns, in a daemon started by daemonize, the function
-// that tells the waiting parent whether the proxy serves (a nil error) or
-// why it does not; nil otherwise. It tells once.
-func daemonReady() func(error) {
-	fd, err := strconv.Atoi(os.Getenv(daemonReadyEnv))
+// readyPipe returns, in a process started by daemonize or handover, the
+// function that tells the waiting process whether the proxy serves (a nil
+// error) or why it does not; nil otherwise. It tells once.
+func readyPipe() func(error) {
+	fd, err := strconv.Atoi(os.Getenv(readyEnv))
+	os.Unsetenv(readyEnv) // not for the processes this one starts
 	if err != nil {
 		return nil
 	}
@@ -113,6 +115,29 @@ func daemonReady() func(error) {
 			pipe.Close()
 		})
 	}
+}
+
+// readWord reads the word a started process says on r: "ready", or why
+// it could not start; empty when it exited without a word, or when
+// timeout (if not zero) passed first.
+func readWord(r *os.File, timeout time.Duration) string {
+	if timeout > 0 {
+		_ = r.SetReadDeadline(time.Now().Add(timeout))
+	}
+	word, _ := bufio.NewReader(r).ReadString('\n')
+	return strings.TrimSpace(word)
+}
+
+// environ returns the environment for a process this one starts, without
+// what was meant for this one alone.
+func environ() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, readyEnv+"=") && !strings.HasPrefix(kv, listenFDsEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // writePidFile writes the process's pid to path; removePidFile removes it
