@@ -170,6 +170,9 @@ type charge struct {
 	timeout  time.Duration // how long a request waits for room
 	held     atomic.Int64
 	freed    chan struct{} // signalled when held drops
+	// flush writes the client's queued requests, before its reader waits
+	// for them to be answered (see flushBatch).
+	flush func()
 	// pending is what the reader reserved for the request it is reading;
 	// only the reader touches it.
 	pending int64
@@ -200,6 +203,7 @@ func (c *charge) Reserve(n int) error {
 		if h == 0 || h+cost <= c.limit {
 			break
 		}
+		c.flushQueued()
 		t := time.NewTimer(time.Until(deadline))
 		select {
 		case <-c.freed:
@@ -208,6 +212,7 @@ func (c *charge) Reserve(n int) error {
 			return fmt.Errorf("%w: the client's requests in flight hold %d bytes of its client_buffer_limit %d", ErrNoRoom, h, c.limit)
 		}
 	}
+	c.flushQueued() // the proxy's room may wait for the client's own requests
 	if err := c.proxy.acquire(cost, deadline); err != nil {
 		return err
 	}
@@ -251,7 +256,14 @@ func (c *charge) release(n int64) {
 // whose replies pile up, as it does at max_pending requests.
 func (c *charge) wait() {
 	for c.held.Load() >= c.limit {
+		c.flushQueued()
 		<-c.freed
+	}
+}
+
+func (c *charge) flushQueued() {
+	if c.flush != nil {
+		c.flush()
 	}
 }
 

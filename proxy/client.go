@@ -22,20 +22,23 @@ type client struct {
 	free   sync.Pool // *request, reused once written
 	charge *charge
 	drains drainState
+	batch  flushBatch
 }
 
 func (s *Server) newClient(ln *listener, conn net.Conn) *client {
 	p := ln.pool.Load()
 	c := &client{srv: s, ln: ln, conn: conn, q: make(chan *request, p.cfg.MaxPending),
 		charge: newCharge(s.budget, p.cfg)}
-	c.free.New = func() any { return newRequest(c.charge) }
+	c.charge.flush = c.batch.flush
+	c.free.New = func() any { return newRequest(c.charge, &c.batch) }
 	return c
 }
 
 // serve serves the client until it closes, quits or is drained.
 func (c *client) serve() {
 	p, conn := c.ln.pool.Load(), c.conn
-	in, out := &byteCount{rw: c.rw(), total: &p.stats.bytesIn}, &byteCount{rw: c.rw(), total: &p.stats.bytesOut}
+	in := &byteCount{rw: c.rw(), total: &p.stats.bytesIn, before: c.batch.flush}
+	out := &byteCount{rw: c.rw(), total: &p.stats.bytesOut}
 	var wg sync.WaitGroup
 	var werr error
 	wg.Add(1)
@@ -64,9 +67,15 @@ type byteCount struct {
 	rw    io.ReadWriter
 	n     int
 	total *atomic.Uint64
+	// before, when set, is called before each read: the client's reader
+	// writes its queued requests before it waits for more (flushBatch).
+	before func()
 }
 
 func (b *byteCount) Read(p []byte) (int, error) {
+	if b.before != nil {
+		b.before()
+	}
 	n, err := b.rw.Read(p)
 	b.count(n)
 	return n, err
@@ -94,6 +103,7 @@ func (b *byteCount) flush() {
 // It returns the read error that ended it, nil when the client quit or
 // the connection had to be closed.
 func (c *client) readLoop(in io.Reader) error {
+	defer c.batch.flush() // what the last requests queued
 	r := memcache.NewReader(in, c.limits())
 	// Declared once: errors.As makes it escape, which inside the loop
 	// cost an allocation per request.
@@ -133,7 +143,14 @@ func (c *client) readLoop(in io.Reader) error {
 			return err
 		}
 		closing := rq.close // rq belongs to the writer once queued
-		c.q <- rq
+		select {
+		case c.q <- rq:
+		default:
+			// Full: the writer waits for the first requests' replies,
+			// which must be written to their servers first.
+			c.batch.flush()
+			c.q <- rq
+		}
 		if closing {
 			return nil
 		}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // serverConn is one pipelined connection to a server. Senders write their
@@ -69,6 +70,13 @@ func (c *serverConn) send(ctx context.Context, o *op) {
 		c.mu.Unlock()
 		return
 	}
+	if b := o.batch; b != nil {
+		// Written when the client's reader has read all it has, with the
+		// client's other requests (see flushBatch).
+		b.add(c)
+		c.mu.Unlock()
+		return
+	}
 	s.flushing = true
 	c.mu.Unlock()
 	// Let the goroutines that are ready to run - client readers woken by
@@ -80,6 +88,33 @@ func (c *serverConn) send(ctx context.Context, o *op) {
 	// throughput by 10-20%.
 	runtime.Gosched()
 	c.mu.Lock()
+	c.writeQueued(s)
+	s.flushing = false
+	c.mu.Unlock()
+}
+
+// flush writes what is queued on the connection, unless a write is under
+// way, which takes it along.
+func (c *serverConn) flush() {
+	c.mu.Lock()
+	s := c.s
+	if s == nil || s.flushing || len(s.buf) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	s.flushing = true
+	c.mu.Unlock()
+	runtime.Gosched() // as send does: other clients' requests join the write
+	c.mu.Lock()
+	c.writeQueued(s)
+	s.flushing = false
+	c.mu.Unlock()
+}
+
+// writeQueued writes s's queued requests, and those queued meanwhile. The
+// caller holds mu and has set s.flushing; writeQueued releases mu while it
+// writes.
+func (c *serverConn) writeQueued(s *session) {
 	for len(s.buf) > 0 {
 		out, ins := s.buf, s.ins
 		s.writing, s.writingBytes = s.bufOps, len(out)
@@ -87,14 +122,13 @@ func (c *serverConn) send(ctx context.Context, o *op) {
 			s.writingBytes += len(in.data)
 		}
 		s.buf, s.ins, s.bufOps = s.spare[:0], s.spareIns[:0], 0
+		s.writeDeadline = s.bufDeadline // watched by pool.watch
+		n, size := s.writing, s.writingBytes
 		c.mu.Unlock()
-		c.b.stats.sent(s.writing, s.writingBytes)
-		err := s.conn.SetWriteDeadline(o.deadline)
-		if err == nil {
-			err = s.writeOut(out, ins)
-		}
+		c.b.stats.sent(n, size)
+		err := s.writeOut(out, ins)
 		c.mu.Lock()
-		s.writing, s.writingBytes = 0, 0
+		s.writing, s.writingBytes, s.writeDeadline = 0, 0, time.Time{}
 		clear(ins) // the data blocks belong to their requests
 		s.spare, s.spareIns = out[:0], ins[:0]
 		if cap(out) > maxSpare {
@@ -109,8 +143,35 @@ func (c *serverConn) send(ctx context.Context, o *op) {
 			s.buf, s.ins, s.bufOps = s.buf[:0], s.ins[:0], 0
 		}
 	}
-	s.flushing = false
-	c.mu.Unlock()
+}
+
+// flushBatch holds the server connections a client's reader queued
+// requests on without writing them: a client that sends several requests
+// at once (pipelining, or a get split over servers) has them written to
+// each server once, when its reader has read all it has and is about to
+// wait for more, as nutcracker writes each server's queue once per round
+// of its event loop. Only the client's reader uses it.
+type flushBatch struct {
+	conns []*serverConn
+}
+
+// add records that c holds requests of the client's to write.
+func (b *flushBatch) add(c *serverConn) {
+	for _, x := range b.conns {
+		if x == c {
+			return
+		}
+	}
+	b.conns = append(b.conns, c)
+}
+
+// flush writes the client's queued requests.
+func (b *flushBatch) flush() {
+	for i, c := range b.conns {
+		c.flush()
+		b.conns[i] = nil
+	}
+	b.conns = b.conns[:0]
 }
 
 // session returns the live session, connecting a new one if there is none,

@@ -49,7 +49,7 @@ func (p *pool) version(r *request) {
 		r.ready()
 		return
 	}
-	o := r.newOp(r.req.Cmd, time.Now().Add(p.cfg.Timeout))
+	o := r.newOp(r.req.Cmd, r.start.Add(p.cfg.Timeout))
 	o.buf = memcache.AppendRequest(o.buf[:0], &r.req)
 	r.left.Store(1)
 	to.send(o)

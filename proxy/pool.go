@@ -32,7 +32,7 @@ type pool struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // the health loop
+	wg     sync.WaitGroup // the health loop and the watchdog
 
 	// refs counts requests in flight, plus closingBit once close begins;
 	// drained is closed when a closing pool has none left.
@@ -125,7 +125,11 @@ func (p *pool) inherit(old *pool) error {
 // hold it for a timeout per connection.
 func (p *pool) start() {
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	p.wg.Add(1)
+	p.wg.Add(2)
+	go func() {
+		defer p.wg.Done()
+		p.watch()
+	}()
 	go func() {
 		defer p.wg.Done()
 		if p.cfg.Preconnect {

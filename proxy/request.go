@@ -27,6 +27,8 @@ type request struct {
 	// in it (its ops hold what their replies did).
 	charge *charge
 	held   int64
+	// batch is the client's reader's, for the writes of its requests.
+	batch *flushBatch
 
 	// failed is set when the reply is the proxy's error for a server's
 	// failure (nutcracker's forward_error).
@@ -42,7 +44,9 @@ type request struct {
 	starts []int    // where each op's keys end in keys
 }
 
-func newRequest(c *charge) *request { return &request{done: make(chan struct{}, 1), charge: c} }
+func newRequest(c *charge, b *flushBatch) *request {
+	return &request{done: make(chan struct{}, 1), charge: c, batch: b}
+}
 
 // op is one request to one server and, once done, its reply.
 type op struct {
@@ -56,6 +60,8 @@ type op struct {
 	spans    []memcache.Span
 	err      error
 	done     func(*op) // called once, from a server's goroutine
+	// batch, when set, is the client's reader's (see flushBatch).
+	batch *flushBatch
 
 	// charge is the client's; held is what the reply's values reserved
 	// in it, small the bytes of small values not yet charged.
@@ -122,7 +128,7 @@ func (r *request) newOp(cmd memcache.Command, deadline time.Time) *op {
 	if n < cap(r.ops) && r.ops[:n+1][n] != nil {
 		r.ops = r.ops[:n+1]
 	} else {
-		r.ops = append(r.ops, &op{done: r.opDone, charge: r.charge})
+		r.ops = append(r.ops, &op{done: r.opDone, charge: r.charge, batch: r.batch})
 	}
 	o := r.ops[n]
 	o.cmd, o.deadline = cmd, deadline

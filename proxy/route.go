@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"time"
-
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
@@ -129,7 +127,7 @@ func (p *pool) single(r *request) {
 		r.ready()
 		return
 	}
-	deadline := time.Now().Add(p.cfg.Timeout)
+	deadline := r.start.Add(p.cfg.Timeout)
 	for range owners {
 		o := r.newOp(r.req.Cmd, deadline)
 		o.encode(&r.req)
@@ -163,7 +161,7 @@ func (p *pool) split(r *request) {
 		}
 		r.order = append(r.order, oi)
 	}
-	deadline := time.Now().Add(p.cfg.Timeout)
+	deadline := r.start.Add(p.cfg.Timeout)
 	for range own {
 		r.newOp(r.req.Cmd, deadline)
 	}
@@ -210,7 +208,7 @@ func (r *request) encodeSplit() {
 
 // broadcast sends flush_all to every server of the pool.
 func (p *pool) broadcast(r *request) {
-	deadline := time.Now().Add(p.cfg.Timeout)
+	deadline := r.start.Add(p.cfg.Timeout)
 	for range p.backends {
 		o := r.newOp(r.req.Cmd, deadline)
 		o.buf = memcache.AppendRequest(o.buf[:0], &r.req)

@@ -54,8 +54,9 @@ func (s *serverStats) sent(n, size int) {
 	s.requestBytes.Add(uint64(size))
 }
 
-// answered counts the reply to o, read by the connection's reader.
-func (s *serverStats) answered(o *op, timeout time.Duration) {
+// answered counts the reply to o, read by the connection's reader, which
+// began to arrive at now.
+func (s *serverStats) answered(o *op, now time.Time, timeout time.Duration) {
 	s.responses.Add(1)
 	s.responseBytes.Add(uint64(len(o.reply)))
 	switch {
@@ -69,7 +70,7 @@ func (s *serverStats) answered(o *op, timeout time.Duration) {
 			s.hits.Add(1)
 		}
 	}
-	s.latency.Observe(time.Since(o.deadline.Add(-timeout)).Seconds())
+	s.latency.Observe(now.Sub(o.deadline.Add(-timeout)).Seconds())
 }
 
 // closed counts a connection the server ended or failed: cleanly (EOF),

@@ -38,6 +38,9 @@ func NewReplyReader(r io.Reader, maxValue int) *ReplyReader {
 	return &ReplyReader{br: bufio.NewReaderSize(r, 16<<10), maxVal: maxValue}
 }
 
+// Buffered returns the number of bytes that can be read without blocking.
+func (r *ReplyReader) Buffered() int { return r.br.Buffered() }
+
 // Wait blocks until the next reply has begun to arrive (or is buffered
 // already), and returns the read error if it cannot.
 func (r *ReplyReader) Wait() error {
