@@ -27,8 +27,8 @@ import (
 //
 // It starts two memcached servers, nutcracker in front of them, and the
 // proxy in a child process (this test binary re-executed) with GOMAXPROCS
-// set to 1 and to the core count, and at its default (GOMAXPROCS unset),
-// then drives each with
+// set to 1 and to the core count, and at its default (GOMAXPROCS unset,
+// threads adapted to the load as kolco proxy does), then drives each with
 // the same closed-loop load on 127.0.0.1:
 // get, set and a 10-key multi-get of 100-byte values, one request at a
 // time per client, and gets pipelined eight at a time, as clients that
@@ -64,6 +64,7 @@ func TestHelperProxyProcess(t *testing.T) {
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
+	go AdaptThreads(ctx, slog.New(slog.NewTextHandler(io.Discard, nil))) // as kolco proxy does
 	<-ctx.Done()
 	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer scancel()

@@ -54,6 +54,12 @@ type GlobalConfig struct {
 	// AdminTokenFile, when set, names a file whose first line is the
 	// token the admin endpoint asks for ("Authorization: Bearer ...").
 	AdminTokenFile string `yaml:"admin_token_file"`
+	// Threads is how many threads (GOMAXPROCS) the program runs the
+	// proxy on: 0, the default, adapts them to the load (see
+	// AdaptThreads); a number fixes them. A GOMAXPROCS environment
+	// variable overrides both. The program applies it at start; a
+	// [Server] alone does not.
+	Threads int `yaml:"threads"`
 	// LogLevel is debug, info (default), warn or error.
 	LogLevel string `yaml:"log_level"`
 	// ShutdownTimeout (shutdown_timeout, in milliseconds in the file) is

@@ -47,6 +47,11 @@ func (c *Config) Explain(w io.Writer) error {
 		fmt.Fprintf(&b, "admin: where keys live, pools and /metrics on http://%s (%s)\n", adminAddr(g.AdminListen), auth)
 	}
 	fmt.Fprintf(&b, "buffers: requests and replies in flight hold at most %d bytes in all\n", g.BufferLimit)
+	if g.Threads > 0 {
+		fmt.Fprintf(&b, "threads: %d (GOMAXPROCS, unless set in the environment)\n", g.Threads)
+	} else {
+		fmt.Fprintf(&b, "threads: one while the proxy's work fits in one core, every core when it does not (unless GOMAXPROCS is set)\n")
+	}
 	fmt.Fprintf(&b, "shutdown: requests in flight get up to %d ms to finish\n", g.ShutdownTimeout.Milliseconds())
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -70,6 +70,9 @@ func (g *GlobalConfig) Validate() error {
 	if g.ShutdownTimeout < 0 {
 		return bad("shutdown_timeout", "must not be negative (got %v)", g.ShutdownTimeout)
 	}
+	if g.Threads < 0 {
+		return bad("threads", "must not be negative (got %d)", g.Threads)
+	}
 	if g.BufferLimit < 0 {
 		return bad("buffer_limit", "must not be negative (got %d)", g.BufferLimit)
 	}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"slices"
 	"syscall"
 	"time"
@@ -63,6 +64,21 @@ type proxyRun struct {
 	// inherit are the listening sockets taken over from the process that
 	// started this one (see handover).
 	inherit map[string]net.Listener
+	// keepThreads leaves GOMAXPROCS alone (tests serving in-process).
+	keepThreads bool
+}
+
+// threads sets the proxy's threads as kolco.threads says: a number fixes
+// GOMAXPROCS, 0 adapts it to the load (proxy.AdaptThreads) until ctx is
+// done; a GOMAXPROCS environment variable overrides both.
+func (r proxyRun) threads(ctx context.Context, cfg *proxy.Config, log *slog.Logger) {
+	switch {
+	case os.Getenv("GOMAXPROCS") != "":
+	case cfg.Global.Threads > 0:
+		runtime.GOMAXPROCS(cfg.Global.Threads)
+	default:
+		go proxy.AdaptThreads(ctx, log)
+	}
 }
 
 // proxyLogs is the running proxy's logger and what it writes to.
@@ -130,6 +146,9 @@ func (r proxyRun) serve(ctx context.Context) error {
 	s.Inherit(r.inherit)
 	if err := s.Start(); err != nil {
 		return err
+	}
+	if !r.keepThreads {
+		r.threads(ctx, cfg, logs.Logger)
 	}
 	if r.pidFile != "" {
 		if err := writePidFile(r.pidFile); err != nil {
