@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"encoding/json"
+	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/url"
@@ -137,4 +139,34 @@ func TestAdminLocateReplicas(t *testing.T) {
 			t.Errorf("%s: read from %+v, want the copy in z1", loc.Key, loc.Read)
 		}
 	}
+}
+
+// FuzzLocate: any key, as the admin endpoint takes it from a request, is
+// placed without a panic, on a server of the pool.
+func FuzzLocate(f *testing.F) {
+	var pools []*pool
+	f.Add("user:1")
+	f.Add("")
+	f.Add("{tag}rest")
+	f.Add("\xff\xfe{")
+	for _, dist := range []string{"ketama", "modula", "ring"} {
+		y := "p:\n  listen: 127.0.0.1:1\n  distribution: " + dist + "\n  hash_tag: \"{}\"\n  servers: [\"127.0.0.1:2:1 a\", \"127.0.0.1:3:2 b\"]\n"
+		cfg, err := ParseConfig([]byte(y))
+		if err != nil {
+			f.Fatal(err)
+		}
+		p, err := newPool("p", cfg.Pools["p"], slog.New(slog.NewTextHandler(io.Discard, nil)), newMetrics())
+		if err != nil {
+			f.Fatal(err)
+		}
+		pools = append(pools, p)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		for _, p := range pools {
+			loc := p.locate(key)
+			if len(loc.Servers) != 1 || loc.Read == nil || loc.Read.Name != loc.Servers[0].Name {
+				t.Fatalf("%s: %q placed as %+v", p.cfg.Distribution, key, loc)
+			}
+		}
+	})
 }

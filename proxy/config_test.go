@@ -290,6 +290,9 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(nutcrackerYAML))
 	f.Add([]byte("p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\"]\n  ejection: fail-fast\n"))
 	f.Add([]byte("kolco: {metrics_listen: \"127.0.0.1:0\"}\np: {listen: \"[::1]:1\", servers: [\"::1:2:3\"]}\n"))
+	// kolco's proxy-wide keys, and one address under two names.
+	f.Add([]byte("kolco: {stats_listen: \"0.0.0.0:22222\", stats_interval: 1000, admin_listen: \":22223\", buffer_limit: 1048576, threads: 2}\n" +
+		"p: {listen: \"127.0.0.1:1\", client_buffer_limit: 65536, max_keys: 0, servers: [\"a:1:1 x\", \"a:1:1 y\"]}\n"))
 	f.Add([]byte("p: &a {listen: x}\nq: *a\n"))
 	f.Add([]byte("p:\n  listen: 127.0.0.1:1\n  distribution: ring\n  replicas: 2\n  zone: a\n  zones: {x: a, \"b:2\": b}\n  servers: [\"a:1:1 x\", \"b:2:1\"]\n"))
 	f.Add([]byte("p:\n  listen: /tmp/kolco.sock 0660\n  servers: [\"/tmp/mc.sock:1 a\", \"/tmp/mc2.sock:2\"]\n"))
