@@ -65,20 +65,26 @@ func unitFileConfig(t *testing.T) (conf, listen, server string) {
 // "nutcracker -c FILE -s PORT -v 6 -o LOG", with only the program changed:
 // as "kolco proxy" and as kolco installed under the name nutcracker. Each
 // serves the pool, the stats port and the log file, and shuts down on
-// SIGTERM.
+// SIGTERM. (-a 127.0.0.1 keeps the stats port off the machine's other
+// addresses, where nutcracker's default, 0.0.0.0, would put it.)
 func TestNutcrackerCommandLine(t *testing.T) {
 	for _, prog := range []struct{ name, sub string }{{"kolco", "proxy"}, {"nutcracker", ""}} {
 		t.Run(prog.name, func(t *testing.T) {
 			conf, listen, _ := unitFileConfig(t)
 			statsPort := realprog.FreePorts(t, 1)[0]
 			logPath := filepath.Join(t.TempDir(), "nutcracker.log")
-			args := []string{"-c", conf, "-s", strconv.Itoa(statsPort), "-v", "6", "-o", logPath, "-m", "16384"}
+			args := []string{"-c", conf, "-s", strconv.Itoa(statsPort), "-a", "127.0.0.1", "-v", "6", "-o", logPath, "-m", "16384"}
 			if prog.sub != "" {
 				args = append([]string{prog.sub}, args...)
 			}
 			cmd := program(t, prog.name, args...)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
+			t.Cleanup(func() { // after the process is gone: cleanups run last first
+				if t.Failed() {
+					t.Logf("%s's stderr:\n%s", prog.name, stderr.String())
+				}
+			})
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +171,7 @@ func TestNutcrackerDaemonize(t *testing.T) {
 	conf, listen, _ := unitFileConfig(t)
 	dir := t.TempDir()
 	pidPath, logPath := filepath.Join(dir, "nutcracker.pid"), filepath.Join(dir, "nutcracker.log")
-	starter := program(t, "nutcracker", "-d", "-c", conf, "-p", pidPath, "-o", logPath, "-s", strconv.Itoa(realprog.FreePorts(t, 1)[0]))
+	starter := program(t, "nutcracker", "-d", "-c", conf, "-p", pidPath, "-o", logPath, "-s", strconv.Itoa(realprog.FreePorts(t, 1)[0]), "-a", "127.0.0.1")
 	var out bytes.Buffer
 	starter.Stdout, starter.Stderr = &out, &out
 	if err := starter.Start(); err != nil {

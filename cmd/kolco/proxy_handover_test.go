@@ -68,7 +68,7 @@ func TestProxyHandover(t *testing.T) {
 	dir := t.TempDir()
 	pidPath, logPath := filepath.Join(dir, "kolco.pid"), filepath.Join(dir, "kolco.log")
 	statsPort := realprog.FreePorts(t, 1)[0]
-	old := program(t, "kolco", "proxy", "-c", conf, "-p", pidPath, "-o", logPath, "-s", strconv.Itoa(statsPort))
+	old := program(t, "kolco", "proxy", "-c", conf, "-p", pidPath, "-o", logPath, "-s", strconv.Itoa(statsPort), "-a", "127.0.0.1")
 	if err := old.Start(); err != nil {
 		t.Fatal(err)
 	}
