@@ -56,6 +56,9 @@ type proxyRun struct {
 	// -i).
 	statsListen   string
 	statsInterval time.Duration
+	// statsDefault is the stats port's address when the file sets none
+	// (running as nutcracker).
+	statsDefault string
 	// pidFile, when set, holds the process's pid while it serves.
 	pidFile string
 	// ready, when not nil, is told once the proxy serves (nil) or why it
@@ -130,6 +133,9 @@ func (r proxyRun) serve(ctx context.Context) error {
 	}
 	if r.statsListen != "" {
 		cfg.Global.StatsListen = r.statsListen
+	}
+	if cfg.Global.StatsListen == "" {
+		cfg.Global.StatsListen = r.statsDefault
 	}
 	if r.statsInterval > 0 {
 		cfg.Global.StatsInterval = r.statsInterval

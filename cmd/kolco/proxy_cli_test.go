@@ -241,3 +241,35 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestNutcrackerStatsPortFromFile: run as nutcracker without -s, the proxy
+// serves its stats port where the file's kolco.stats_listen says (else it
+// would take nutcracker's default, 0.0.0.0:22222).
+func TestNutcrackerStatsPortFromFile(t *testing.T) {
+	conf, listen, _ := unitFileConfig(t)
+	statsPort := realprog.FreePorts(t, 1)[0]
+	body, _ := os.ReadFile(conf)
+	y := fmt.Sprintf("kolco:\n  stats_listen: 127.0.0.1:%d\n%s", statsPort, body)
+	if err := os.WriteFile(conf, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := program(t, "nutcracker", "-c", conf)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	_, port, _ := strings.Cut(listen, ":")
+	n, _ := strconv.Atoi(port)
+	realprog.WaitListening(t, "nutcracker", []int{n, statsPort}, exited)
+	if doc := readUntilClosed(t, fmt.Sprintf("127.0.0.1:%d", statsPort)); !strings.Contains(doc, `"alpha":`) {
+		t.Errorf("stats port: %q", doc)
+	}
+}

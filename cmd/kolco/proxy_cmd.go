@@ -133,10 +133,16 @@ func (f *proxyFlags) run(cmd *cobra.Command) error {
 	if fl.Changed("verbose") {
 		run.verbose = f.verbose
 	}
-	if f.nutcracker || fl.Changed("stats-port") || fl.Changed("stats-addr") {
-		run.statsListen = net.JoinHostPort(f.statsAddr, strconv.Itoa(f.statsPort))
+	listen := net.JoinHostPort(f.statsAddr, strconv.Itoa(f.statsPort))
+	switch {
+	case fl.Changed("stats-port") || fl.Changed("stats-addr"):
+		run.statsListen = listen
+	case f.nutcracker:
+		// nutcracker always serves its stats port: where the file says,
+		// else at nutcracker's default.
+		run.statsDefault = listen
 	}
-	if f.nutcracker || fl.Changed("stats-interval") {
+	if fl.Changed("stats-interval") {
 		run.statsInterval = time.Duration(f.statsInterval) * time.Millisecond
 	}
 	if f.statsInterval <= 0 || f.statsPort < 0 || f.statsPort > 65535 {
