@@ -21,11 +21,17 @@ import (
 //	GET /v1/pools/{pool}             one pool
 //	GET /v1/pools/{pool}/locate?key=K[&key=K2...]
 //	                                 where each key lives now: Location values
+//	GET /v1/membership               every pool's source, revision and
+//	                                 fingerprint: MembershipStatus values
+//	GET /status (and /)              a page for a browser: every pool's
+//	                                 servers, shares, revision, and whether
+//	                                 the proxy agrees with kolco.admin_peers
 //	GET /metrics                     the Prometheus metrics
 //
 // It listens on kolco.admin_listen, on 127.0.0.1 unless the setting names
 // a host, and asks for "Authorization: Bearer <token>" when
-// kolco.admin_token_file names a file holding the token.
+// kolco.admin_token_file names a file holding the token; a browser may
+// give the token as the password of HTTP basic authentication instead.
 
 // PoolStatus is a pool as the admin endpoint reports it.
 type PoolStatus struct {
@@ -39,6 +45,9 @@ type PoolStatus struct {
 	Ejection string         `json:"ejection"`
 	Replicas int            `json:"replicas"`
 	Servers  []ServerStatus `json:"servers"`
+	// Membership is where the servers come from, and the placement's
+	// revision and fingerprint.
+	Membership MembershipStatus `json:"membership"`
 }
 
 // ServerStatus is a server of a pool as the admin endpoint reports it.
@@ -83,8 +92,9 @@ func (b *backend) ref() ServerRef {
 	return ServerRef{Name: b.spec.RingName(), Addr: b.addr, Up: !b.health.isDown()}
 }
 
-// status returns the pool as the admin endpoint reports it.
-func (p *pool) status() PoolStatus {
+// status returns the entry's pool as the admin endpoint reports it.
+func (e poolEntry) status() PoolStatus {
+	p := e.p
 	c := p.cfg
 	ps := PoolStatus{Name: p.name, Listen: c.Listen, Distribution: c.Distribution, Hash: c.Hash, HashTag: c.HashTag,
 		Ejection: c.Ejection, Replicas: c.Replicas}
@@ -96,6 +106,7 @@ func (p *pool) status() PoolStatus {
 		ps.Servers = append(ps.Servers, ServerStatus{Name: b.spec.RingName(), Addr: b.addr, Weight: b.spec.Weight,
 			Zone: b.zone, Up: !b.health.isDown(), Share: shares[b]})
 	}
+	ps.Membership = e.membershipStatus()
 	return ps
 }
 
@@ -119,17 +130,29 @@ func (s *Server) adminHandler(token []byte) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.met.handler())
 	mux.HandleFunc("GET /v1/pools", func(w http.ResponseWriter, _ *http.Request) {
-		var all []PoolStatus
-		for _, p := range s.pools() {
-			all = append(all, p.status())
+		all := []PoolStatus{}
+		for _, e := range s.poolEntries() {
+			all = append(all, e.status())
 		}
 		writeJSON(w, http.StatusOK, all)
 	})
 	mux.HandleFunc("GET /v1/pools/{pool}", func(w http.ResponseWriter, r *http.Request) {
-		if p := s.adminPool(w, r); p != nil {
-			writeJSON(w, http.StatusOK, p.status())
+		for _, e := range s.poolEntries() {
+			if e.p.name == r.PathValue("pool") {
+				writeJSON(w, http.StatusOK, e.status())
+				return
+			}
 		}
+		s.adminPool(w, r) // answers 404
 	})
+	mux.HandleFunc("GET /v1/membership", func(w http.ResponseWriter, _ *http.Request) {
+		all := []MembershipStatus{}
+		for _, e := range s.poolEntries() {
+			all = append(all, e.membershipStatus())
+		}
+		writeJSON(w, http.StatusOK, all)
+	})
+	s.handlePage(mux, token)
 	mux.HandleFunc("GET /v1/pools/{pool}/locate", func(w http.ResponseWriter, r *http.Request) {
 		p := s.adminPool(w, r)
 		if p == nil {
@@ -151,8 +174,15 @@ func (s *Server) adminHandler(token []byte) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok {
+			_, got, ok = r.BasicAuth() // a browser's: any user, the token as the password
+		}
 		if !ok || subtle.ConstantTimeCompare([]byte(got), token) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="kolco proxy"`)
+			if isPage(r) {
+				w.Header().Set("WWW-Authenticate", `Basic realm="kolco proxy: any user, the admin token as password"`)
+			} else {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="kolco proxy"`)
+			}
 			writeJSON(w, http.StatusUnauthorized, adminError{"this endpoint wants Authorization: Bearer <token>"})
 			return
 		}

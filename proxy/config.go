@@ -54,6 +54,11 @@ type GlobalConfig struct {
 	// AdminTokenFile, when set, names a file whose first line is the
 	// token the admin endpoint asks for ("Authorization: Bearer ...").
 	AdminTokenFile string `yaml:"admin_token_file"`
+	// AdminPeers are the admin addresses ("host:port") of the other
+	// proxies of a fleet: the admin endpoint's status page asks them for
+	// their fingerprints and says whether they agree with this one. They
+	// are asked with this proxy's token, if any.
+	AdminPeers []string `yaml:"admin_peers"`
 	// Threads is how many threads (GOMAXPROCS) the program runs the
 	// proxy on: 0, the default, adapts them to the load (see
 	// AdaptThreads); a number fixes them. A GOMAXPROCS environment
@@ -128,6 +133,15 @@ type PoolConfig struct {
 	TCPKeepalive bool `yaml:"tcpkeepalive"`
 	// Servers are "host:port:weight [name]" lines.
 	Servers []string `yaml:"servers"`
+
+	// Membership (membership), when set, takes the pool's servers from a
+	// membership source - etcd, DNS or a file - applying each version as
+	// a change; Servers are the default until its first version. See
+	// [Membership].
+	Membership *Membership `yaml:"membership"`
+	// members is the source's version the pool serves, set by the server
+	// as it applies one; nil for a pool without a source.
+	members *sourceView
 
 	// KeyHash is the key hash of kolco's distributions (xxh3 default,
 	// xxh64, murmur3, fnv1a, crc32, md5; see package keyhash).

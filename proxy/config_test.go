@@ -217,7 +217,7 @@ func TestDefaults(t *testing.T) {
 	if got := *cfg.Pools["p"]; !reflect.DeepEqual(got, want) {
 		t.Errorf("pool with no settings:\n got %+v\nwant %+v", got, want)
 	}
-	if got := cfg.Global; got != DefaultGlobalConfig() {
+	if got := cfg.Global; !reflect.DeepEqual(got, DefaultGlobalConfig()) {
 		t.Errorf("no kolco settings: %+v, want %+v", got, DefaultGlobalConfig())
 	}
 	raw := &PoolConfig{Distribution: "ring", AutoEjectHosts: true, ServerRetryTimeout: time.Minute}

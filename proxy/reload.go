@@ -34,12 +34,13 @@ func (s *Server) Reload(ctx context.Context, cfg *Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	t, err := s.prepare(ctx, cfg.WithDefaults())
+	t, sources, err := s.prepareSourced(ctx, cfg.WithDefaults())
 	if err != nil {
 		return err
 	}
 	old := s.cfg.WithDefaults()
 	s.commit(t)
+	sources.commit()
 	s.met.reloads.Inc()
 	s.log.Info("configuration reloaded", "pools", len(cfg.Pools))
 	s.logChanges(old, t.cfg)

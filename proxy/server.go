@@ -33,6 +33,10 @@ type Server struct {
 	// inherited are listening sockets from the process this one took
 	// over from, by listenKey, until Start takes them.
 	inherited map[string]net.Listener
+	// sources follow the membership sources of pools, by pool name;
+	// placed says since when each pool places by its fingerprint.
+	sources map[string]*poolSource
+	placed  map[string]placedAt
 
 	wg sync.WaitGroup // accept loops, clients, retired pools
 }
@@ -45,7 +49,7 @@ func New(cfg *Config, log *slog.Logger) *Server {
 	}
 	s := &Server{log: log, met: newMetrics(), cfg: cfg, budget: newBudget(DefaultGlobalConfig().BufferLimit),
 		listeners: map[string]*listener{}, clients: map[net.Conn]*client{}}
-	s.met.reg.MustRegister(collector{s})
+	s.met.reg.MustRegister(collector{s}, sourceCollector{s})
 	return s
 }
 
@@ -63,16 +67,18 @@ func (s *Server) Start() error {
 	if err := s.cfg.Validate(); err != nil {
 		return err
 	}
-	t, err := s.prepare(context.Background(), s.cfg.WithDefaults())
+	t, sources, err := s.prepareSourced(context.Background(), s.cfg.WithDefaults())
 	if err != nil {
 		return err
 	}
 	if err := s.startSide(&t.cfg.Global); err != nil {
 		t.undo()
+		sources.undo()
 		s.stopSide()
 		return err
 	}
 	s.commit(t)
+	sources.commit()
 	s.closeInherited()
 	return nil
 }
@@ -168,6 +174,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.log.Info("shutting down: listeners closed, answering the requests in flight", "clients", len(s.clients))
 	s.mu.Unlock()
+	s.stopSources()
 	start := time.Now()
 	if s.metrics != nil {
 		_ = s.metrics.Shutdown(ctx)

@@ -145,7 +145,7 @@ func readState(path string) (*stateFile, error) {
 // configuration's (IDs and weights; addresses and zones may differ), or
 // when it does not restore the placement it records.
 func (st *stateFile) layoutFor(name string, cfg *PoolConfig, log *slog.Logger) (*layout, error) {
-	if st == nil || st.Pools[name] == nil || isTwemproxy(cfg) {
+	if st == nil || st.Pools[name] == nil || isTwemproxy(cfg) || cfg.Membership != nil {
 		return nil, nil
 	}
 	ps := st.Pools[name]
@@ -241,7 +241,7 @@ func writeFileAtomic(path string, data []byte) (err error) {
 func (s *Server) statesFor(cfg *Config) (*stateFile, error) {
 	need := false
 	for name, pc := range cfg.Pools {
-		if s.listeners[name] == nil && !isTwemproxy(pc) && settingsOf(pc).historyDependent() {
+		if s.listeners[name] == nil && !isTwemproxy(pc) && pc.Membership == nil && settingsOf(pc).historyDependent() {
 			need = true
 		}
 	}
@@ -268,7 +268,7 @@ func (s *Server) saveState(t *transition) error {
 		if p == nil {
 			p = ch.cur.pool.Load()
 		}
-		if l := p.place.Load().layout(); l != nil && l.settings.historyDependent() {
+		if l := p.place.Load().layout(); l != nil && l.settings.historyDependent() && p.cfg.Membership == nil {
 			records[ch.name] = recordOf(l)
 		}
 	}

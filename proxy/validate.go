@@ -64,6 +64,9 @@ func (g *GlobalConfig) Validate() error {
 	if g.AdminTokenFile != "" && g.AdminListen == "" {
 		return bad("admin_token_file", "given without admin_listen")
 	}
+	if err := checkPeers(g); err != nil {
+		return bad("admin_peers", "%w", err)
+	}
 	if g.StatsInterval < 0 {
 		return bad("stats_interval", "must not be negative (got %v)", g.StatsInterval)
 	}
@@ -104,6 +107,9 @@ func (p *PoolConfig) validate(pool string) error {
 		if err := check(bad); err != nil {
 			return err
 		}
+	}
+	if err := c.checkMembership(bad); err != nil {
+		return err
 	}
 	return nil
 }

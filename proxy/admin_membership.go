@@ -1,0 +1,149 @@
+package proxy
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// MembershipStatus is where a pool's servers come from and how current
+// they are, as the admin endpoint reports it (GET /v1/membership, and in
+// each [PoolStatus]). Proxies agree on a pool when their fingerprints are
+// equal; a server down here (Down) is local health, not in the
+// fingerprint.
+type MembershipStatus struct {
+	Pool string `json:"pool"`
+	// Source is where the servers come from: "configuration" (the
+	// file's servers list), or the membership source, such as
+	// "etcd /kolco/cache/ at http://10.0.0.1:2379".
+	Source       string `json:"source"`
+	Distribution string `json:"distribution"`
+	// Revision is the source's revision of the servers in use (0 for the
+	// configuration); for etcd the store's, the same in every proxy.
+	Revision int64 `json:"revision"`
+	// Fingerprint is that of the placement in use: equal for two pools
+	// exactly when they place every key alike (kolco.Fingerprint; for
+	// ketama and modula a digest of what nutcracker places by).
+	Fingerprint string `json:"fingerprint"`
+	// Since is when the pool began placing keys by Fingerprint.
+	Since time.Time `json:"since"`
+	// Shared reports that another proxy following the same source places
+	// alike at this revision however late it started (see
+	// membership.View); false for a history-dependent distribution whose
+	// state the source does not keep.
+	Shared bool `json:"shared"`
+	// Stale reports that the servers in use may be behind the source:
+	// it cannot be reached, has not answered yet, gave content it
+	// refuses, or a version the pool cannot serve. Error says why.
+	Stale bool   `json:"stale"`
+	Error string `json:"error,omitempty"`
+	// LastAnswer is when the source last answered; nil for the
+	// configuration, or before the first answer.
+	LastAnswer *time.Time `json:"last_answer,omitempty"`
+	// SourceRevision is the newest revision the source gave, above
+	// Revision while a version is not served; Versions counts the versions
+	// it gave, Changes those the pool was changed to.
+	SourceRevision int64 `json:"source_revision,omitempty"`
+	Versions       int64 `json:"versions,omitempty"`
+	Changes        int64 `json:"changes,omitempty"`
+	// Nodes are the servers that take keys, by name; Drained the nodes
+	// the source lists that take none; Down the servers this proxy
+	// treats as down.
+	Nodes   []string `json:"nodes"`
+	Drained []string `json:"drained,omitempty"`
+	Down    []string `json:"down,omitempty"`
+}
+
+// poolEntry is a pool with its source, if any, and since when it places
+// as it does.
+type poolEntry struct {
+	p     *pool
+	ps    *poolSource
+	since time.Time
+}
+
+// poolEntries returns the pools the server runs now, in name order.
+func (s *Server) poolEntries() []poolEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []poolEntry
+	for _, name := range s.cfg.PoolNames() {
+		if l := s.listeners[name]; l != nil {
+			out = append(out, poolEntry{p: l.pool.Load(), ps: s.sources[name], since: s.placed[name].at})
+		}
+	}
+	return out
+}
+
+// membershipStatus returns the membership status of the entry's pool.
+func (e poolEntry) membershipStatus() MembershipStatus {
+	p := e.p
+	ms := MembershipStatus{Pool: p.name, Source: p.cfg.Membership.String(), Distribution: p.cfg.Distribution,
+		Fingerprint: p.fingerprint(), Since: e.since, Shared: isTwemproxy(p.cfg) || !settingsOf(p.cfg).historyDependent()}
+	for _, b := range p.backends {
+		ms.Nodes = append(ms.Nodes, b.spec.RingName())
+		if b.health.isDown() {
+			ms.Down = append(ms.Down, b.spec.RingName())
+		}
+	}
+	if v := p.cfg.members; v != nil {
+		ms.Revision, ms.Drained, ms.Shared = v.revision, v.drained, v.shared
+	}
+	if e.ps == nil {
+		return ms
+	}
+	st := e.ps.state()
+	ms.SourceRevision, ms.Versions, ms.Changes = st.revision, st.versions, e.ps.applied.Load()
+	if !st.lastAnswer.IsZero() {
+		ms.LastAnswer = &st.lastAnswer
+	}
+	if st.err != nil {
+		ms.Stale, ms.Error = true, st.err.Error()
+	}
+	return ms
+}
+
+// Membership metrics, by pool.
+var (
+	descRevision = prometheus.NewDesc("kolco_proxy_membership_revision",
+		"The membership source's revision of the servers the pool uses (0 for the configuration file's).", []string{"pool"}, nil)
+	descStale = prometheus.NewDesc("kolco_proxy_membership_stale",
+		"1 while the pool's servers may be behind its membership source (unreachable, no answer yet, content refused, a version not served), else 0.", []string{"pool"}, nil)
+	descAnswerAge = prometheus.NewDesc("kolco_proxy_membership_last_answer_age_seconds",
+		"Seconds since the pool's membership source last answered; absent before its first answer.", []string{"pool"}, nil)
+	descChanges = prometheus.NewDesc("kolco_proxy_membership_changes_total",
+		"Versions of the membership source the pool was changed to.", []string{"pool"}, nil)
+	descPlacement = prometheus.NewDesc("kolco_proxy_placement_info",
+		"1 for each pool, labelled with the fingerprint of its placement and where its servers come from: proxies agree on a pool when their fingerprints are equal.",
+		[]string{"pool", "fingerprint", "source"}, nil)
+)
+
+// sourceCollector reports each pool's membership.
+type sourceCollector struct{ srv *Server }
+
+func (c sourceCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRevision, descStale, descAnswerAge, descChanges, descPlacement} {
+		ch <- d
+	}
+}
+
+func (c sourceCollector) Collect(ch chan<- prometheus.Metric) {
+	now := time.Now()
+	for _, e := range c.srv.poolEntries() {
+		ms := e.membershipStatus()
+		ch <- prometheus.MustNewConstMetric(descPlacement, prometheus.GaugeValue, 1, ms.Pool, ms.Fingerprint, ms.Source)
+		ch <- prometheus.MustNewConstMetric(descRevision, prometheus.GaugeValue, float64(ms.Revision), ms.Pool)
+		if e.ps == nil {
+			continue
+		}
+		stale := 0.0
+		if ms.Stale {
+			stale = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descStale, prometheus.GaugeValue, stale, ms.Pool)
+		ch <- prometheus.MustNewConstMetric(descChanges, prometheus.CounterValue, float64(ms.Changes), ms.Pool)
+		if ms.LastAnswer != nil {
+			ch <- prometheus.MustNewConstMetric(descAnswerAge, prometheus.GaugeValue, now.Sub(*ms.LastAnswer).Seconds(), ms.Pool)
+		}
+	}
+}

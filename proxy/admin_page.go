@@ -1,0 +1,198 @@
+package proxy
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/kolco-dev/kolco/membership"
+)
+
+// The status page is for an operator's browser: every pool's servers,
+// their health and shares of keys, where they come from, the revision
+// and fingerprint of the placement, and whether this proxy agrees with
+// its peers (kolco.admin_peers). It is rendered here, with no asset from
+// elsewhere; a few lines of script show times as ages and reload the page
+// every few seconds (?refresh=N, 0 for never).
+
+// defaultRefresh is how often the page reloads itself, in seconds.
+const defaultRefresh = 5
+
+// pageData is what the page shows.
+type pageData struct {
+	Addr    string
+	Now     time.Time
+	Refresh int
+	Peers   []string
+	Pools   []pagePool
+}
+
+// pagePool is a pool on the page.
+type pagePool struct {
+	PoolStatus
+	// Agree is "yes", "no" (a peer differs) or "unknown" (a peer could not
+	// be asked, or the servers may be behind the source); Summary says
+	// it in words.
+	Agree   string
+	Summary string
+	Peers   []pagePeer
+}
+
+// pagePeer is a row of a pool's agreement table.
+type pagePeer struct {
+	Name, Fingerprint, State string
+	Revision                 int64
+	Since                    time.Time
+}
+
+// isPage reports whether r asks for the page rather than JSON.
+func isPage(r *http.Request) bool { return r.URL.Path == "/" || r.URL.Path == "/status" }
+
+// handlePage serves the page at / and /status.
+func (s *Server) handlePage(mux *http.ServeMux, token []byte) {
+	serve := func(w http.ResponseWriter, r *http.Request) {
+		refresh := defaultRefresh
+		if q := r.URL.Query().Get("refresh"); q != "" {
+			n, err := strconv.Atoi(q)
+			if err != nil || n < 0 {
+				http.Error(w, "refresh: want a number of seconds, 0 for never", http.StatusBadRequest)
+				return
+			}
+			refresh = n
+		}
+		d := pageData{Addr: r.Host, Now: time.Now(), Refresh: refresh, Peers: s.Config().Global.AdminPeers}
+		answers := askPeers(r.Context(), d.Peers, token)
+		for _, e := range s.poolEntries() {
+			d.Pools = append(d.Pools, pageOf(e.status(), answers))
+		}
+		var b bytes.Buffer
+		if err := pageTemplate.Execute(&b, d); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'")
+		_, _ = w.Write(b.Bytes())
+	}
+	mux.HandleFunc("GET /status", serve)
+	mux.HandleFunc("GET /{$}", serve)
+}
+
+// pageOf returns a pool for the page, its agreement with the peers'
+// answers.
+func pageOf(ps PoolStatus, answers []peerAnswer) pagePool {
+	pp := pagePool{PoolStatus: ps}
+	ms := ps.Membership
+	if len(answers) == 0 {
+		switch {
+		case ms.Stale:
+			pp.Agree, pp.Summary = "unknown", "the servers in use may be behind "+ms.Source+": "+ms.Error
+		default:
+			pp.Agree, pp.Summary = "yes", "in step with "+ms.Source+"; no peers to compare with (kolco.admin_peers)"
+		}
+		return pp
+	}
+	a := agreement("this proxy", ms, answers)
+	pp.Agree, pp.Summary = summarize(a, len(answers)+1)
+	for _, name := range a.Agreeing {
+		r := findReport(name, ms, answers)
+		pp.Peers = append(pp.Peers, pagePeer{Name: name, Fingerprint: r.Fingerprint, Revision: r.Revision, Since: r.Since, State: "agrees"})
+	}
+	for _, d := range a.Differing {
+		pp.Peers = append(pp.Peers, pagePeer{Name: d.Name, Fingerprint: d.Fingerprint, Revision: d.Revision, Since: d.Since, State: "differs"})
+	}
+	for _, u := range a.Unreachable {
+		pp.Peers = append(pp.Peers, pagePeer{Name: u.Name, State: "unreachable: " + u.Err.Error()})
+	}
+	return pp
+}
+
+// findReport returns the report of the process name for the pool.
+func findReport(name string, ms MembershipStatus, answers []peerAnswer) membership.Report {
+	for _, p := range answers {
+		if p.addr == name {
+			return reportOf(name, p.pools[ms.Pool])
+		}
+	}
+	return reportOf(name, ms)
+}
+
+// summarize says in words whether n processes agree.
+func summarize(a membership.Agreement, n int) (agree, text string) {
+	switch {
+	case a.Agree() && len(a.Stale) == 0:
+		return "yes", fmt.Sprintf("all %d proxies agree", n)
+	case a.Agree():
+		return "unknown", fmt.Sprintf("all %d proxies agree, but %d may be behind their source", n, len(a.Stale))
+	case len(a.Differing) > 0:
+		return "no", fmt.Sprintf("%d of %d proxies differ from the others", len(a.Differing), n)
+	}
+	return "unknown", fmt.Sprintf("%d of %d proxies agree; %d could not be asked", len(a.Agreeing), n, len(a.Unreachable))
+}
+
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"pct":  func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" },
+	"time": func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
+}).Parse(pageHTML))
+
+const pageHTML = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>kolco proxy {{.Addr}}</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
+h1{font-size:1.3em}h2{font-size:1.1em;margin-top:1.5em}
+table{border-collapse:collapse;margin:.5em 0}td,th{padding:.2em .8em;border-bottom:1px solid #ddd;text-align:left}
+code{font-size:.95em}.down{color:#b00}.up{color:#070}
+p.agreement[data-agree=yes]{color:#070}p.agreement[data-agree=no]{color:#b00;font-weight:bold}p.agreement[data-agree=unknown]{color:#a60}
+meter{width:8em}
+</style></head>
+<body data-now="{{time .Now}}" data-refresh="{{.Refresh}}">
+<h1>kolco proxy {{.Addr}}</h1>
+<p>As of <time datetime="{{time .Now}}">{{time .Now}}</time>.{{if .Peers}} Peers: {{range $i, $p := .Peers}}{{if $i}}, {{end}}{{$p}}{{end}}.{{end}}</p>
+{{range .Pools}}<section class="pool" data-pool="{{.Name}}">
+<h2>{{.Name}} <small>on {{.Listen}}: {{.Distribution}}{{if .Hash}}, {{.Hash}}{{end}}, ejection {{.Ejection}}{{if gt .Replicas 1}}, {{.Replicas}} copies{{end}}</small></h2>
+<p>Servers from <span class="source">{{.Membership.Source}}</span>, revision <span class="revision">{{.Membership.Revision}}</span>,
+fingerprint <code class="fingerprint">{{.Membership.Fingerprint}}</code>, since <time datetime="{{time .Membership.Since}}">{{time .Membership.Since}}</time>.
+{{if .Membership.Stale}}<span class="down">Stale: {{.Membership.Error}}</span>{{end}}
+{{if .Membership.Drained}}Drained: {{range .Membership.Drained}}{{.}} {{end}}{{end}}</p>
+<p class="agreement" data-agree="{{.Agree}}">{{.Summary}}</p>
+{{if .Peers}}<table class="peers"><tr><th>proxy</th><th>revision</th><th>fingerprint</th><th>state</th><th>since</th></tr>
+{{range .Peers}}<tr class="peer" data-peer="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td>{{.Revision}}</td><td><code>{{.Fingerprint}}</code></td><td>{{.State}}</td><td>{{if not .Since.IsZero}}<time datetime="{{time .Since}}">{{time .Since}}</time>{{end}}</td></tr>
+{{end}}</table>{{end}}
+<table class="nodes"><tr><th>server</th><th>address</th><th>weight</th><th>zone</th><th>health</th><th>share of keys</th></tr>
+{{range .Servers}}<tr class="node" data-node="{{.Name}}"><td>{{.Name}}</td><td>{{.Addr}}</td><td>{{.Weight}}</td><td>{{.Zone}}</td>
+<td class="{{if .Up}}up{{else}}down{{end}}">{{if .Up}}up{{else}}down{{end}}</td><td><meter min="0" max="1" value="{{.Share}}"></meter> <span class="share">{{pct .Share}}</span></td></tr>
+{{end}}</table>
+</section>
+{{end}}
+<script>
+(function () {
+  "use strict";
+  var skew = Date.now() - Date.parse(document.body.dataset.now);
+  function age(ms) {
+    var s = Math.max(0, ms / 1000);
+    if (s < 90) return Math.round(s) + " s ago";
+    if (s < 5400) return Math.round(s / 60) + " min ago";
+    if (s < 129600) return Math.round(s / 3600) + " h ago";
+    return Math.round(s / 86400) + " days ago";
+  }
+  function tick() {
+    var times = document.querySelectorAll("time[datetime]");
+    for (var i = 0; i < times.length; i++) {
+      var t = Date.parse(times[i].getAttribute("datetime"));
+      if (isNaN(t) || t <= 0) continue;
+      times[i].title = new Date(t).toString();
+      times[i].textContent = new Date(t).toLocaleString() + " (" + age(Date.now() - skew - t) + ")";
+    }
+  }
+  tick();
+  setInterval(tick, 1000);
+  var refresh = Number(document.body.dataset.refresh);
+  if (refresh > 0) setTimeout(function () { location.reload(); }, refresh * 1000);
+})();
+</script>
+</body></html>
+`

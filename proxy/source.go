@@ -1,0 +1,351 @@
+package proxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/compat/twemproxy"
+	"github.com/kolco-dev/kolco/membership"
+)
+
+// A pool on a membership source (see [Membership]) is served by the same
+// path as a reload: each version the source gives becomes the pool's
+// servers, and the pool is replaced by one that follows the placement of
+// the one it replaces (pool.follow), so that a change is a change - its
+// previous placement kept beside it - and never a rebuild for kolco's
+// distributions. The placement itself is the one a membership.Follower
+// keeps for the source: the same in every process that follows the store,
+// for history-dependent algorithms too when the store keeps their state,
+// so that the fingerprints of a fleet's proxies are equal exactly when they
+// agree. ketama and modula are rebuilt over each version's servers, as
+// nutcracker would build them.
+
+// sourceView is one version of a pool's source as the pool would serve
+// it. It is immutable; the pool's configuration points at the one it
+// serves.
+type sourceView struct {
+	revision int64
+	// nodes are the nodes that take keys, sorted by ID, with addresses.
+	nodes []kolco.Node
+	// drained are the IDs of the nodes the store lists that take none.
+	drained []string
+	// fingerprint is that of the placement over nodes.
+	fingerprint string
+	// shared reports that another proxy following the store builds the
+	// same placement at this revision (see membership.View).
+	shared bool
+	// lay is the follower's placement, for kolco's distributions; nil for
+	// ketama and modula.
+	lay *layout
+	// servers are nodes as server lines, "addr:weight id".
+	servers []string
+	// err is why the pool cannot serve the version; then servers is nil.
+	err error
+}
+
+// sourceKey is what a pool's source is started for: a reload keeps the
+// running source while it is the same.
+type sourceKey struct {
+	membership Membership
+	dir        string
+	set        settings
+	twemproxy  bool
+	hash       string
+	hashTag    string
+}
+
+func keyOf(pc *PoolConfig, dir string) sourceKey {
+	return sourceKey{membership: *pc.Membership, dir: dir, set: settingsOf(pc), twemproxy: isTwemproxy(pc),
+		hash: pc.Hash, hashTag: pc.HashTag}
+}
+
+// poolSource follows one pool's membership source, with a
+// membership.Follower for kolco's distributions and a membership.Watcher
+// for ketama and modula, and hands each new view to the server.
+type poolSource struct {
+	name     string
+	key      sourceKey
+	desc     string
+	log      *slog.Logger
+	f        *membership.Follower
+	w        *membership.Watcher
+	closeSrc func() error
+	// base is the pool's configuration as the file gives it (defaults
+	// set); guarded by the server's mu.
+	base *PoolConfig
+
+	view    atomic.Pointer[sourceView] // the newest version
+	applied atomic.Int64               // versions the pool was changed to
+	changed chan struct{}              // signalled when view changes
+	ctx     context.Context            // done when the source is closed
+	cancel  context.CancelFunc
+	running bool          // run was started: done will close
+	done    chan struct{} // closed when run ends
+	listed  chan struct{} // closed when the watcher loop ends (ketama, modula)
+
+	mu      sync.Mutex  // serializes the writers of view; guards refused and noted
+	refused error       // why the newest view is not served; nil when it is
+	noted   *sourceView // the view whose refusal was logged
+}
+
+// newPoolSource starts following the source of pc, the pool name of a
+// configuration read from a file in dir. Its first view is initial, the
+// nodes the pool places until the source's first version. The error is a
+// [*ConfigError] for the pool's membership key.
+func newPoolSource(name string, pc *PoolConfig, dir string, initial []kolco.Node, log *slog.Logger) (*poolSource, error) {
+	src, closeSrc, err := pc.Membership.source(name, dir)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ps := &poolSource{name: name, key: keyOf(pc, dir), desc: pc.Membership.String(), log: log.With("pool", name),
+		closeSrc: closeSrc, base: pc, changed: make(chan struct{}, 1), ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	if isTwemproxy(pc) {
+		ps.publish(ps.listView(0, initial, nil))
+		ps.w = membership.Watch(ctx, src)
+		ps.listed = make(chan struct{})
+		go ps.watchList()
+		return ps, nil
+	}
+	opts, err := settingsOf(pc).options()
+	if err == nil {
+		ps.f, err = membership.Follow(ctx, src, membership.FollowConfig{
+			Algorithm: pc.Distribution, Options: opts, Initial: initial,
+			WriteState: pc.Membership.Etcd != nil && pc.Membership.Etcd.WriteState,
+			OnChange:   func(_, next *membership.View) { ps.publish(ps.kolcoView(next)) },
+		})
+	}
+	if err != nil {
+		cancel()
+		_ = closeSrc()
+		return nil, placementError(name, err)
+	}
+	ps.publish(ps.kolcoView(ps.f.View()))
+	return ps, nil
+}
+
+// publish makes v the newest view unless a newer one is there, and
+// signals the server.
+func (ps *poolSource) publish(v *sourceView) {
+	ps.mu.Lock()
+	if cur := ps.view.Load(); cur != nil && cur.revision >= v.revision {
+		ps.mu.Unlock()
+		return
+	}
+	ps.view.Store(v)
+	ps.mu.Unlock()
+	select {
+	case ps.changed <- struct{}{}:
+	default: // a signal is pending: the server takes the newest view
+	}
+}
+
+// kolcoView returns the view of a follower's view.
+func (ps *poolSource) kolcoView(v *membership.View) *sourceView {
+	nodes := v.Placement.Nodes()
+	sv := &sourceView{revision: v.Revision, nodes: nodes, drained: nodeIDs(v.Drained), fingerprint: v.Fingerprint,
+		shared: v.Shared, lay: &layout{settings: ps.key.set, p: v.Placement, nodes: nodes, fingerprint: v.Fingerprint}}
+	sv.servers, sv.err = serverLines(nodes, false)
+	return sv
+}
+
+// listView returns the view of a version for ketama and modula.
+func (ps *poolSource) listView(rev int64, nodes []kolco.Node, drained []kolco.Node) *sourceView {
+	sv := &sourceView{revision: rev, nodes: nodes, drained: nodeIDs(drained), shared: true}
+	sv.servers, sv.err = serverLines(nodes, true)
+	if sv.err == nil {
+		sv.fingerprint = twemproxyFingerprint(ps.key.set.Distribution, ps.key.hash, ps.key.hashTag, parseLines(sv.servers))
+	}
+	return sv
+}
+
+// watchList turns the watcher's versions into views.
+func (ps *poolSource) watchList() {
+	defer close(ps.listed)
+	for v := range ps.w.Versions() {
+		ps.publish(ps.listView(v.Revision, v.Nodes, v.Drained))
+	}
+}
+
+// start runs apply for each new view, the first one included, until
+// close.
+func (ps *poolSource) start(apply func(*poolSource)) {
+	ps.running = true
+	go func() {
+		defer close(ps.done)
+		for {
+			apply(ps)
+			select {
+			case <-ps.ctx.Done():
+				return
+			case <-ps.changed:
+			}
+		}
+	}()
+}
+
+// close stops following the source and waits for the goroutines.
+func (ps *poolSource) close() {
+	ps.cancel()
+	if ps.running {
+		<-ps.done
+	}
+	if ps.f != nil {
+		_ = ps.f.Close()
+	}
+	if ps.w != nil {
+		_ = ps.w.Close()
+		<-ps.listed
+	}
+	if err := ps.closeSrc(); err != nil {
+		ps.log.Warn("membership: closing the source", "err", err)
+	}
+}
+
+// keeps reports whether the source serves a pool configured as pc after
+// a reload: the same source and placement settings, and, before its first
+// version, the same default servers.
+func (ps *poolSource) keeps(key sourceKey, pc *PoolConfig) bool {
+	return reflect.DeepEqual(ps.key, key) && (ps.view.Load().revision > 0 || slices.Equal(ps.base.Servers, pc.Servers))
+}
+
+// configFor returns the configuration of the pool base serving v.
+func configFor(base *PoolConfig, v *sourceView) *PoolConfig {
+	c := *base
+	c.Servers = v.servers
+	c.members = v
+	return &c
+}
+
+// setRefused records why v is not served (nil: it is), logging a refusal
+// once.
+func (ps *poolSource) setRefused(v *sourceView, err error) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if err != nil {
+		err = fmt.Errorf("revision %d not applied: %w", v.revision, err)
+		if ps.noted != v {
+			ps.log.Error("membership: keeping the servers in use", "err", err)
+			ps.noted = v
+		}
+	}
+	ps.refused = err
+}
+
+// sourceState is what a source reports about itself.
+type sourceState struct {
+	revision   int64 // of the newest version the source gave
+	versions   int64
+	lastAnswer time.Time
+	err        error // why the view may be behind the store
+}
+
+func (ps *poolSource) state() sourceState {
+	var st membership.Status
+	var err error
+	if ps.f != nil {
+		st = ps.f.Status()
+		err = ps.f.Err()
+	} else {
+		st = ps.w.Status()
+	}
+	ps.mu.Lock()
+	refused := ps.refused
+	ps.mu.Unlock()
+	s := sourceState{revision: st.Revision, versions: st.Versions, lastAnswer: st.LastAnswer}
+	switch {
+	case refused != nil:
+		s.err = refused
+	case err != nil:
+		s.err = err
+	case st.Err != nil:
+		s.err = st.Err
+	case st.LastAnswer.IsZero():
+		s.err = errors.New("no answer from the source yet")
+	}
+	return s
+}
+
+// serverLines returns nodes as server lines, "addr:weight id"; whole asks
+// for whole weights (ketama, modula). The error says why a node cannot be
+// a server: no address, a weight nutcracker's lines cannot carry, or an
+// ID or address a line cannot hold; or that there are no nodes.
+func serverLines(nodes []kolco.Node, whole bool) ([]string, error) {
+	if len(nodes) == 0 {
+		return nil, errors.New("no nodes take keys")
+	}
+	lines := make([]string, len(nodes))
+	for i, n := range nodes {
+		if n.Addr == "" {
+			return nil, fmt.Errorf("node %q has no address (kolco members add %s --addr HOST:PORT)", n.ID, n.ID)
+		}
+		w := n.EffectiveWeight()
+		if whole && (w != math.Trunc(w) || w > math.MaxInt32) {
+			return nil, fmt.Errorf("node %q: weight %g: ketama and modula take whole weights", n.ID, w)
+		}
+		lines[i] = n.Addr + ":" + strconv.Itoa(max(1, int(math.Round(min(w, math.MaxInt32))))) + " " + n.ID
+		s, err := twemproxy.ParseServer(lines[i])
+		if err == nil && (s.RingName() != n.ID || s.Addr() != n.Addr) {
+			err = errors.New("the line names another server")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("node %q at %s cannot be a server (%q): %w", n.ID, n.Addr, lines[i], err)
+		}
+	}
+	return lines, nil
+}
+
+// parseLines parses server lines known to be valid.
+func parseLines(lines []string) []twemproxy.Server {
+	out := make([]twemproxy.Server, 0, len(lines))
+	for _, l := range lines {
+		s, err := twemproxy.ParseServer(l)
+		if err == nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// twemproxyFingerprint returns the fingerprint of a ketama or modula
+// placement over servers, in kolco.Fingerprint's form: nutcracker places
+// keys by the distribution, the hash, the hash tag and each server's
+// ring name and weight (in the order of their names, whatever the order
+// of the lines), so two pools with equal fingerprints place every key
+// alike.
+func twemproxyFingerprint(distribution, hash, hashTag string, servers []twemproxy.Server) string {
+	parts := make([]string, len(servers))
+	for i, s := range servers {
+		parts[i] = fmt.Sprintf("%q %d", s.RingName(), max(s.Weight, 1))
+	}
+	slices.Sort(parts)
+	h := sha256.New()
+	fmt.Fprintf(h, "kolco proxy twemproxy 1\n%q %q %q\n", distribution, hash, hashTag)
+	for _, p := range parts {
+		fmt.Fprintln(h, p)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+func nodeIDs(nodes []kolco.Node) []string {
+	if len(nodes) == 0 {
+		return nil
+	}
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
+		ids[i] = n.ID
+	}
+	return ids
+}

@@ -1,0 +1,330 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/kolco-dev/kolco/membership"
+	"github.com/kolco-dev/kolco/membership/dns"
+	"github.com/kolco-dev/kolco/membership/etcd"
+)
+
+// Membership takes a pool's servers from a membership source instead of
+// its servers list, which stays the default until the source's first
+// version: etcd for a fleet of proxies, DNS for a Kubernetes headless
+// service, or a file several proxies on one box share. Exactly one is set.
+// Each version is applied to the pool as a change, as a reload of its
+// servers would be; for kolco's distributions the placement is the one
+// package membership's Follower keeps for the source, so that every proxy
+// following the store reports the same fingerprint. A node becomes the
+// server "addr:weight id": the store's ID names it, its address is dialled.
+//
+// In the file, the durations are in milliseconds, and relative paths are
+// taken from the configuration file's directory.
+type Membership struct {
+	Etcd *EtcdMembership `yaml:"etcd"`
+	DNS  *DNSMembership  `yaml:"dns"`
+	File *FileMembership `yaml:"file"`
+}
+
+// EtcdMembership follows nodes under a prefix in etcd, as "kolco members"
+// writes them (package membership/etcd).
+type EtcdMembership struct {
+	// Endpoints are etcd's client URLs. Required.
+	Endpoints []string `yaml:"endpoints"`
+	// Prefix is the membership's key prefix, such as /kolco/cache/.
+	// Required.
+	Prefix string `yaml:"prefix"`
+	// CAFile, CertFile and KeyFile turn TLS on: the authority that signs
+	// etcd's certificate, and a client certificate with its key.
+	CAFile   string `yaml:"ca_file"`
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	// Username and PasswordFile (whose first line is the password)
+	// authenticate to an etcd with auth on.
+	Username     string `yaml:"username"`
+	PasswordFile string `yaml:"password_file"`
+	// Timeout (timeout) bounds each request. Default 5 s.
+	Timeout time.Duration `yaml:"-"`
+	// CheckInterval (check_interval) is how often the watch asks etcd to
+	// confirm that it is current; a view without a confirmation for that
+	// long is reported stale. Default 1 s.
+	CheckInterval time.Duration `yaml:"-"`
+	// WriteState writes the placement state of a history-dependent
+	// distribution back to etcd when a change was made without it (a
+	// registration's lease expiring); see membership.FollowConfig.
+	WriteState bool `yaml:"write_state"`
+}
+
+// DNSMembership follows SRV (or A) records (package membership/dns).
+type DNSMembership struct {
+	// Name is looked up, such as
+	// _memcache._tcp.mc.default.svc.cluster.local. Required.
+	Name string `yaml:"name"`
+	// Records is SRV (default) or A.
+	Records string `yaml:"records"`
+	// Port is the port of nodes found by A records.
+	Port int `yaml:"port"`
+	// StableAddresses declares that addresses keep naming the same
+	// servers across restarts; needed for A records.
+	StableAddresses bool `yaml:"stable_addresses"`
+	// UseWeights takes SRV weights as node weights.
+	UseWeights bool `yaml:"use_weights"`
+	// Resolver is the "host:port" of the DNS server to ask; empty means
+	// the system's resolver.
+	Resolver string `yaml:"resolver"`
+	// Interval (interval) between lookups. Default 5 s.
+	Interval time.Duration `yaml:"-"`
+	// Timeout (timeout) of one lookup. Default 2 s.
+	Timeout time.Duration `yaml:"-"`
+}
+
+// FileMembership follows a file (membership.File): by default one pool's
+// servers in a nutcracker.yml.
+type FileMembership struct {
+	// Path is the file. Required.
+	Path string `yaml:"path"`
+	// Format is "nutcracker" (default: server lines, which carry
+	// addresses) or "nodes" (kolco's node list, whose nodes have none and
+	// so cannot be served).
+	Format string `yaml:"format"`
+	// Pool is the nutcracker.yml pool to read; empty means its only pool.
+	Pool string `yaml:"pool"`
+	// Interval (interval) between reads. Default 1 s.
+	Interval time.Duration `yaml:"-"`
+	// Settle (settle) is how long a changed file must stay the same
+	// before it is taken. Default 500 ms.
+	Settle time.Duration `yaml:"-"`
+}
+
+// membershipFile is Membership as the file writes it, durations in
+// milliseconds.
+type membershipFile struct {
+	Etcd *struct {
+		EtcdMembership `yaml:",inline"`
+		Timeout        int `yaml:"timeout"`
+		CheckInterval  int `yaml:"check_interval"`
+	} `yaml:"etcd"`
+	DNS *struct {
+		DNSMembership `yaml:",inline"`
+		Interval      int `yaml:"interval"`
+		Timeout       int `yaml:"timeout"`
+	} `yaml:"dns"`
+	File *struct {
+		FileMembership `yaml:",inline"`
+		Interval       int `yaml:"interval"`
+		Settle         int `yaml:"settle"`
+	} `yaml:"file"`
+}
+
+// UnmarshalYAML decodes the membership key, refusing unknown keys, with
+// its durations in milliseconds.
+func (m *Membership) UnmarshalYAML(node *yaml.Node) error {
+	var f membershipFile
+	if err := decodeStrict(node, &f); err != nil {
+		return err
+	}
+	*m = Membership{}
+	var err error
+	set := func(dst *time.Duration, ms int) {
+		if err == nil {
+			*dst, err = millis(ms)
+		}
+	}
+	if e := f.Etcd; e != nil {
+		m.Etcd = &e.EtcdMembership
+		set(&m.Etcd.Timeout, e.Timeout)
+		set(&m.Etcd.CheckInterval, e.CheckInterval)
+	}
+	if d := f.DNS; d != nil {
+		m.DNS = &d.DNSMembership
+		set(&m.DNS.Interval, d.Interval)
+		set(&m.DNS.Timeout, d.Timeout)
+	}
+	if fl := f.File; fl != nil {
+		m.File = &fl.FileMembership
+		set(&m.File.Interval, fl.Interval)
+		set(&m.File.Settle, fl.Settle)
+	}
+	return err
+}
+
+// String describes the source: "etcd PREFIX at ENDPOINTS", "dns NAME",
+// "file PATH".
+func (m *Membership) String() string {
+	switch {
+	case m == nil:
+		return "configuration"
+	case m.Etcd != nil:
+		return fmt.Sprintf("etcd %s at %s", m.Etcd.Prefix, strings.Join(m.Etcd.Endpoints, ","))
+	case m.DNS != nil:
+		return fmt.Sprintf("dns %s %s", cmpOr(m.DNS.Records, dns.SRV), m.DNS.Name)
+	case m.File != nil:
+		return "file " + m.File.Path
+	}
+	return "none"
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// checkMembership checks the membership key, and that the pool sets no
+// zones: a source's nodes carry their own.
+func (p *PoolConfig) checkMembership(bad badSetting) error {
+	m := p.Membership
+	if m == nil {
+		return nil
+	}
+	n := 0
+	for _, set := range []bool{m.Etcd != nil, m.DNS != nil, m.File != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return bad("membership", "give one source: etcd, dns or file (got %d)", n)
+	}
+	if len(p.Zones) > 0 || p.Zone != "" {
+		return bad("zones", "a pool on a membership source takes its servers, and their zones, from the source")
+	}
+	var err error
+	switch {
+	case m.Etcd != nil:
+		err = m.Etcd.check()
+	case m.DNS != nil:
+		err = m.DNS.check()
+	default:
+		err = m.File.check()
+	}
+	if err != nil {
+		return bad("membership", "%w", err)
+	}
+	return nil
+}
+
+func (e *EtcdMembership) check() error {
+	switch {
+	case len(e.Endpoints) == 0:
+		return errors.New("etcd: no endpoints")
+	case e.Prefix == "":
+		return errors.New("etcd: no prefix: the membership must be under a prefix of its own, such as /kolco/cache/")
+	case (e.CertFile == "") != (e.KeyFile == ""):
+		return errors.New("etcd: a client certificate needs both cert_file and key_file")
+	case (e.Username == "") != (e.PasswordFile == ""):
+		return errors.New("etcd: auth needs both username and password_file")
+	case e.Timeout < 0 || e.CheckInterval < 0:
+		return errors.New("etcd: timeout and check_interval must not be negative")
+	}
+	for _, ep := range e.Endpoints {
+		if ep == "" || strings.ContainsAny(ep, " \t\n") {
+			return fmt.Errorf("etcd: endpoint %q", ep)
+		}
+	}
+	return nil
+}
+
+func (d *DNSMembership) check() error {
+	switch {
+	case d.Name == "":
+		return errors.New("dns: no name to look up")
+	case d.Records != "" && d.Records != dns.SRV && d.Records != dns.A:
+		return fmt.Errorf("dns: records %q: want %s or %s", d.Records, dns.SRV, dns.A)
+	case d.Records == dns.A && !d.StableAddresses:
+		return errors.New("dns: A records name nodes by address; set stable_addresses, or use SRV records, whose targets are names")
+	case d.Records == dns.A && (d.Port < 1 || d.Port > 65535):
+		return fmt.Errorf("dns: A records need a port 1..65535 (got %d)", d.Port)
+	case d.Records != dns.A && d.Port != 0:
+		return errors.New("dns: a port is given, but SRV records carry their own")
+	case d.Interval < 0 || d.Timeout < 0:
+		return errors.New("dns: interval and timeout must not be negative")
+	}
+	if d.Resolver != "" {
+		if _, _, err := net.SplitHostPort(d.Resolver); err != nil {
+			return fmt.Errorf("dns: resolver: %w", err)
+		}
+	}
+	return nil
+}
+
+func (f *FileMembership) check() error {
+	switch {
+	case f.Path == "":
+		return errors.New("file: no path")
+	case f.Format != "" && f.Format != membership.FormatNutcracker && f.Format != membership.FormatNodes:
+		return fmt.Errorf("file: format %q: want %s or %s", f.Format, membership.FormatNutcracker, membership.FormatNodes)
+	case f.Format == membership.FormatNodes && f.Pool != "":
+		return errors.New("file: a pool is named, but a node list has no pools")
+	case f.Interval < 0 || f.Settle < 0:
+		return errors.New("file: interval and settle must not be negative")
+	}
+	return nil
+}
+
+// source returns the membership source m describes, with relative paths
+// taken from dir, and what closes it. The error is a [*ConfigError] for
+// the pool's membership key: a password file that cannot be read, TLS
+// files that do not load.
+func (m *Membership) source(pool, dir string) (membership.Source, func() error, error) {
+	bad := func(err error) error { return &ConfigError{Pool: pool, Key: "membership", Err: err} }
+	nop := func() error { return nil }
+	switch {
+	case m.Etcd != nil:
+		e := m.Etcd
+		cfg := etcd.Config{Endpoints: e.Endpoints, Prefix: e.Prefix, CAFile: inDir(dir, e.CAFile),
+			CertFile: inDir(dir, e.CertFile), KeyFile: inDir(dir, e.KeyFile), Username: e.Username,
+			Timeout: e.Timeout, CheckInterval: e.CheckInterval}
+		if e.PasswordFile != "" {
+			data, err := os.ReadFile(inDir(dir, e.PasswordFile))
+			if err != nil {
+				return nil, nil, bad(err)
+			}
+			line, _, _ := strings.Cut(string(data), "\n")
+			cfg.Password = strings.TrimRight(line, "\r")
+		}
+		st, err := etcd.New(cfg)
+		if err != nil {
+			return nil, nil, bad(err)
+		}
+		return st, st.Close, nil
+	case m.DNS != nil:
+		d := m.DNS
+		src := &dns.Source{Name: d.Name, Records: d.Records, Port: d.Port, StableAddresses: d.StableAddresses,
+			UseWeights: d.UseWeights, Interval: d.Interval, Timeout: d.Timeout}
+		if d.Resolver != "" {
+			src.Resolver = resolverAt(d.Resolver)
+		}
+		return src, nop, nil
+	default:
+		f := m.File
+		return &membership.File{Path: inDir(dir, f.Path), Format: cmpOr(f.Format, membership.FormatNutcracker),
+			Pool: f.Pool, Interval: f.Interval, Settle: f.Settle}, nop, nil
+	}
+}
+
+// inDir returns path taken from dir when it is relative.
+func inDir(dir, path string) string {
+	if path == "" || filepath.IsAbs(path) || dir == "" {
+		return path
+	}
+	return filepath.Join(dir, path)
+}
+
+// resolverAt returns a resolver that asks the DNS server at addr alone.
+func resolverAt(addr string) *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}}
+}

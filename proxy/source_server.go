@@ -1,0 +1,228 @@
+package proxy
+
+import (
+	"cmp"
+	"context"
+	"maps"
+	"path/filepath"
+	"time"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/compat/twemproxy"
+)
+
+// sourcePlan is the membership sources of a configuration being prepared:
+// those kept from the running one and those started for it. commit
+// installs them and retires the rest; undo stops what was started.
+type sourcePlan struct {
+	s       *Server
+	cfg     *Config
+	next    map[string]*poolSource // by pool name
+	started []*poolSource
+	retired []*poolSource
+}
+
+// prepareSourced prepares cfg as prepare does, each pool on a membership
+// source served with its source's newest version it can serve. The caller
+// holds mu and, after commit, calls the plan's commit.
+func (s *Server) prepareSourced(ctx context.Context, cfg *Config) (*transition, *sourcePlan, error) {
+	plan, err := s.planSources(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	eff := *cfg
+	eff.Pools = maps.Clone(cfg.Pools)
+	for name, ps := range plan.next {
+		eff.Pools[name] = ps.effective(cfg.Pools[name], s.serving(name))
+	}
+	t, err := s.prepare(ctx, &eff)
+	if err != nil {
+		plan.undo()
+		return nil, nil, err
+	}
+	return t, plan, nil
+}
+
+// planSources keeps the running sources cfg keeps and starts the others.
+func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
+	dir := ""
+	if path := cmp.Or(cfg.Path, s.cfg.Path); path != "" {
+		dir = filepath.Dir(path)
+	}
+	plan := &sourcePlan{s: s, cfg: cfg, next: map[string]*poolSource{}}
+	for _, name := range cfg.PoolNames() {
+		pc := cfg.Pools[name]
+		if pc.Membership == nil {
+			continue
+		}
+		if cur := s.sources[name]; cur != nil && cur.keeps(keyOf(pc, dir), pc) {
+			plan.next[name] = cur
+			continue
+		}
+		ps, err := newPoolSource(name, pc, dir, s.initialNodes(name, pc), s.log)
+		if err != nil {
+			plan.undo()
+			return nil, err
+		}
+		plan.next[name] = ps
+		plan.started = append(plan.started, ps)
+	}
+	for name, ps := range s.sources {
+		if plan.next[name] != ps {
+			plan.retired = append(plan.retired, ps)
+		}
+	}
+	return plan, nil
+}
+
+// initialNodes returns the nodes a new source of the pool name starts
+// from: those the pool serves now when it is on a source already (the
+// source's settings changed), else its configured servers.
+func (s *Server) initialNodes(name string, pc *PoolConfig) []kolco.Node {
+	if v := s.serving(name); v != nil {
+		return v.nodes
+	}
+	servers := make([]twemproxy.Server, 0, len(pc.Servers))
+	for _, line := range pc.Servers {
+		if sv, err := twemproxy.ParseServer(line); err == nil { // valid: validated
+			servers = append(servers, sv)
+		}
+	}
+	return nodesOf(pc, servers)
+}
+
+// serving returns the source's version the pool name serves, or nil. The
+// caller holds mu.
+func (s *Server) serving(name string) *sourceView {
+	if l := s.listeners[name]; l != nil {
+		return l.pool.Load().cfg.members
+	}
+	return nil
+}
+
+// effective returns the configuration of the pool base on the source: its
+// newest version when the pool can serve it, else the one it serves, else
+// the newest.
+func (ps *poolSource) effective(base *PoolConfig, serving *sourceView) *PoolConfig {
+	v := ps.view.Load()
+	if pc := configFor(base, v); v.err == nil && pc.Validate() == nil {
+		return pc
+	}
+	if serving != nil {
+		return configFor(base, serving)
+	}
+	return configFor(base, v)
+}
+
+// commit installs the plan's sources, starts those started for it and
+// stops those it retires. The caller holds mu, after committing the
+// transition.
+func (p *sourcePlan) commit() {
+	s := p.s
+	for name, ps := range p.next {
+		ps.base = p.cfg.Pools[name]
+	}
+	s.sources = p.next
+	for _, ps := range p.started {
+		ps.start(s.applySource)
+	}
+	for _, ps := range p.retired {
+		// Not here: its loop may be waiting for mu.
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			ps.close()
+		}()
+	}
+	s.notePlacements()
+}
+
+// undo stops the sources started for the plan; their loops never ran.
+func (p *sourcePlan) undo() {
+	for _, ps := range p.started {
+		ps.close()
+	}
+}
+
+// applySource serves the newest view of ps in its pool, through the path
+// of a reload of that pool alone, or records why it cannot.
+func (s *Server) applySource(ps *poolSource) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.sources[ps.name] != ps {
+		return
+	}
+	v := ps.view.Load()
+	serving := s.serving(ps.name)
+	if serving == nil || v == serving {
+		return
+	}
+	pc := configFor(ps.base, v)
+	err := v.err
+	if err == nil {
+		err = pc.validate(ps.name)
+	}
+	if err == nil {
+		cfg := *s.cfg
+		cfg.Pools = maps.Clone(s.cfg.Pools)
+		cfg.Pools[ps.name] = pc
+		var t *transition
+		if t, err = s.prepare(context.Background(), &cfg); err == nil {
+			old := s.cfg.Pools[ps.name]
+			s.commit(t)
+			s.notePlacements()
+			ps.applied.Add(1)
+			s.log.Info("membership: version applied", append([]any{"pool", ps.name, "source", ps.desc,
+				"revision", v.revision, "fingerprint", v.fingerprint}, poolChanges(old, pc)...)...)
+		}
+	}
+	ps.setRefused(v, err)
+}
+
+// stopSources stops following every source; for Shutdown, after closed
+// is set.
+func (s *Server) stopSources() {
+	s.mu.Lock()
+	sources := s.sources
+	s.sources = nil
+	s.mu.Unlock()
+	for _, ps := range sources {
+		ps.close()
+	}
+}
+
+// placedAt is when a pool began placing keys by a fingerprint.
+type placedAt struct {
+	fingerprint string
+	at          time.Time
+}
+
+// notePlacements records, for each pool whose fingerprint changed, when
+// it changed. The caller holds mu.
+func (s *Server) notePlacements() {
+	now := time.Now()
+	placed := make(map[string]placedAt, len(s.listeners))
+	for name, l := range s.listeners {
+		fp := l.pool.Load().fingerprint()
+		if was, ok := s.placed[name]; ok && was.fingerprint == fp {
+			placed[name] = was
+			continue
+		}
+		placed[name] = placedAt{fingerprint: fp, at: now}
+	}
+	s.placed = placed
+}
+
+// fingerprint returns the fingerprint of the pool's configured placement:
+// kolco.Fingerprint of a kolco distribution's layout, or for ketama and
+// modula the digest of what nutcracker places by. Local health is not in
+// it.
+func (p *pool) fingerprint() string {
+	if l := p.place.Load().layout(); l != nil {
+		return l.fingerprint
+	}
+	if m := p.cfg.members; m != nil {
+		return m.fingerprint
+	}
+	return twemproxyFingerprint(p.cfg.Distribution, p.cfg.Hash, p.cfg.HashTag, specs(p.backends))
+}

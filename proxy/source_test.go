@@ -1,0 +1,264 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/algo"
+	"github.com/kolco-dev/kolco/membership"
+	"github.com/kolco-dev/kolco/membership/etcd"
+	"github.com/kolco-dev/kolco/membership/etcdtest"
+)
+
+// TestMembershipConfig: the membership key takes one source, its
+// durations in milliseconds, and refuses what cannot work with an error
+// naming the key.
+func TestMembershipConfig(t *testing.T) {
+	cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:1\n  distribution: jump\n  servers: [\"a:1:1 x\"]\n" +
+		"  membership:\n    etcd: {endpoints: [\"http://127.0.0.1:2379\"], prefix: /kolco/p/, timeout: 700, check_interval: 250, write_state: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := cfg.Pools["p"].Membership.Etcd
+	if e == nil || e.Prefix != "/kolco/p/" || e.Timeout != 700*time.Millisecond || e.CheckInterval != 250*time.Millisecond || !e.WriteState {
+		t.Fatalf("etcd membership %+v", e)
+	}
+	if got := cfg.Pools["p"].Membership.String(); got != "etcd /kolco/p/ at http://127.0.0.1:2379" {
+		t.Errorf("described as %q", got)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"{}", "give one source"},
+		{"{file: {path: a}, dns: {name: b}}", "give one source"},
+		{"{etcd: {prefix: /p/}}", "no endpoints"},
+		{"{etcd: {endpoints: [\"http://h:1\"]}}", "no prefix"},
+		{"{etcd: {endpoints: [\"http://h:1\"], prefix: /p/, cert_file: c}}", "both cert_file and key_file"},
+		{"{etcd: {endpoints: [\"http://h:1\"], prefix: /p/, username: u}}", "password_file"},
+		{"{dns: {records: A, name: mc.local, port: 11211}}", "stable_addresses"},
+		{"{dns: {name: mc.local, port: 11211}}", "SRV records carry their own"},
+		{"{dns: {name: mc.local, records: MX}}", "want SRV or A"},
+		{"{dns: {name: mc.local, resolver: nohost}}", "resolver"},
+		{"{file: {}}", "no path"},
+		{"{file: {path: n.txt, format: nodes, pool: p}}", "a node list has no pools"},
+		{"{file: {path: n.yml, interval: -1}}", "negative"},
+		{"{file: {path: n.yml, colour: red}}", "colour"},
+	} {
+		_, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\"]\n  membership: " + tc.yaml + "\n"))
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "membership") {
+			t.Errorf("membership %s: %v, want a ConfigError about membership saying %q", tc.yaml, err, tc.want)
+		}
+	}
+	_, err = ParseConfig([]byte("p:\n  listen: 127.0.0.1:1\n  zones: {x: a}\n  servers: [\"a:1:1 x\"]\n  membership: {file: {path: n.yml}}\n"))
+	if err == nil || !strings.Contains(err.Error(), "zones") {
+		t.Errorf("zones beside a source: %v, want them refused", err)
+	}
+}
+
+// FuzzMembershipConfig: no membership key panics the parser, and one it
+// accepts validates again.
+func FuzzMembershipConfig(f *testing.F) {
+	f.Add("{etcd: {endpoints: [\"http://127.0.0.1:2379\"], prefix: /k/, timeout: 100}}")
+	f.Add("{dns: {name: _mc._tcp.svc, resolver: \"127.0.0.1:53\", interval: 10}}")
+	f.Add("{dns: {name: mc, records: A, port: 1, stable_addresses: true}}")
+	f.Add("{file: {path: n.yml, pool: p, settle: 0}}")
+	f.Fuzz(func(t *testing.T, m string) {
+		cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\"]\n  membership: " + m + "\n"))
+		if err != nil {
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v is not a *ConfigError", err)
+			}
+			return
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("accepted config fails Validate again: %v", err)
+		}
+	})
+}
+
+// membershipOf returns the pool's membership status from the admin
+// endpoint.
+func membershipOf(t *testing.T, s *Server, pool string) MembershipStatus {
+	t.Helper()
+	var all []MembershipStatus
+	if code := adminGet(t, s, "/v1/membership", "", &all); code != http.StatusOK {
+		t.Fatalf("GET /v1/membership: %d", code)
+	}
+	for _, ms := range all {
+		if ms.Pool == pool {
+			return ms
+		}
+	}
+	t.Fatalf("no pool %q in %+v", pool, all)
+	return MembershipStatus{}
+}
+
+// writeServers writes a one-pool nutcracker.yml listing servers, beside
+// the old file and renamed over it.
+func writeServers(t *testing.T, path string, servers ...*memcached) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("src:\n  servers:\n")
+	for i, m := range servers {
+		fmt.Fprintf(&b, "   - %s:1 n%d\n", m.addr, i)
+	}
+	if err := os.WriteFile(path+".new", []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPoolFollowsFile: a pool on a file source serves the file's servers
+// in place of its own list, and a change of the file as a change of the
+// pool: keys set through the proxy land where the admin endpoint says, and
+// the fingerprint changes with the servers.
+func TestPoolFollowsFile(t *testing.T) {
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
+	path := filepath.Join(t.TempDir(), "members.yml")
+	writeServers(t, path, ms[0], ms[1])
+	s := startProxy(t, "kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  timeout: 10000\n"+
+		"  servers:\n   - "+ms[2].addr+":1 static\n  membership: {file: {path: "+path+", interval: 20, settle: 40}}\n")
+	eventually(t, "the file's servers served", func() bool {
+		return slices.Equal(membershipOf(t, s, "p").Nodes, []string{"n0", "n1"})
+	})
+	first := membershipOf(t, s, "p")
+	if first.Stale || first.Source != "file "+path || first.Fingerprint == "" || first.Changes < 1 {
+		t.Errorf("after the first version: %+v", first)
+	}
+	writeServers(t, path, ms[0], ms[1], ms[2])
+	eventually(t, "the changed file served", func() bool { return len(membershipOf(t, s, "p").Nodes) == 3 })
+	second := membershipOf(t, s, "p")
+	if second.Fingerprint == first.Fingerprint || second.Changes <= first.Changes {
+		t.Errorf("after the change: %+v, before %+v", second, first)
+	}
+	c := dial(t, s.Addr("p").String())
+	onNew := 0
+	for _, k := range diffKeys(60) {
+		var locs []Location
+		adminGet(t, s, "/v1/pools/p/locate?key="+urlKey(k), "", &locs)
+		if got := c.do("set " + k + " 0 0 1\r\nx\r\n"); got != "STORED\r\n" {
+			t.Fatalf("set %q: %q", k, got)
+		}
+		owner := locs[0].Servers[0]
+		if owner.Name == "n2" {
+			onNew++
+		}
+		if !holds(t, &memcached{addr: owner.Addr}, k) {
+			t.Errorf("%q: the admin endpoint says %s, which does not hold it", k, owner.Name)
+		}
+	}
+	if onNew == 0 {
+		t.Error("no key placed on the server the change added")
+	}
+}
+
+// storeFor returns a store on the etcd server with prefix; Cleanup closes
+// it.
+func storeFor(t *testing.T, srv *etcdtest.Server, prefix string) *etcd.Store {
+	t.Helper()
+	st, err := etcd.New(etcd.Config{Endpoints: []string{srv.Endpoint}, Prefix: prefix, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// apply writes a change and returns its revision.
+func apply(t *testing.T, st *etcd.Store, c etcd.Change) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rev, err := st.Update(ctx, func(etcd.Snapshot) (etcd.Change, error) { return c, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rev
+}
+
+// TestPoolOnEtcd: a pool on etcd serves the store's nodes at the store's
+// revision, with the fingerprint a library follower of the same store
+// reports. With etcd stopped the proxy keeps serving its last view and
+// reports it stale, in JSON and in its metrics; with etcd back it catches
+// up with a change written then, without a restart.
+func TestPoolOnEtcd(t *testing.T) {
+	srv := etcdtest.Start(t, etcdtest.Config{})
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
+	st := storeFor(t, srv, "/kolco/p/")
+	rev := apply(t, st, etcd.Change{Add: []kolco.Node{{ID: "a", Addr: ms[0].addr}}})
+	s := startProxy(t, "kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  timeout: 10000\n"+
+		"  servers: [\""+ms[1].addr+":1 static\"]\n  membership: {etcd: {endpoints: [\""+srv.Endpoint+"\"], prefix: /kolco/p/, check_interval: 100, timeout: 1000}}\n")
+	eventually(t, "the store's revision served", func() bool { return membershipOf(t, s, "p").Revision == rev })
+
+	f, err := membership.Follow(context.Background(), st, membership.FollowConfig{Algorithm: "ring",
+		Options: mustOptions(t, s.Config().WithDefaults().Pools["p"])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	v, err := f.WaitRevision(t.Context(), rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := membershipOf(t, s, "p")
+	if got.Fingerprint != v.Fingerprint || !slices.Equal(got.Nodes, []string{"a"}) || got.Stale || !got.Shared {
+		t.Errorf("proxy %+v, library follower's fingerprint %s", got, v.Fingerprint)
+	}
+
+	srv.Stop()
+	eventually(t, "the view reported stale", func() bool { return membershipOf(t, s, "p").Stale })
+	stale := membershipOf(t, s, "p")
+	if stale.Revision != rev || stale.Error == "" || !strings.Contains(scrape(t, s), `kolco_proxy_membership_stale{pool="p"} 1`) {
+		t.Errorf("while etcd is away: %+v", stale)
+	}
+	c := dial(t, s.Addr("p").String())
+	if got := c.do("set k 0 0 1\r\nx\r\n"); got != "STORED\r\n" || !holds(t, ms[0], "k") {
+		t.Errorf("set while etcd is away: %q, want it stored on the last view's server", got)
+	}
+
+	srv.Restart()
+	rev = apply(t, st, etcd.Change{Add: []kolco.Node{{ID: "b", Addr: ms[1].addr}}})
+	eventually(t, "the change written after etcd came back", func() bool {
+		m := membershipOf(t, s, "p")
+		return m.Revision == rev && !m.Stale
+	})
+	if got := membershipOf(t, s, "p"); !slices.Equal(got.Nodes, []string{"a", "b"}) || got.Fingerprint == v.Fingerprint {
+		t.Errorf("after etcd came back: %+v", got)
+	}
+}
+
+func mustOptions(t *testing.T, pc *PoolConfig) algo.Options {
+	t.Helper()
+	opts, err := settingsOf(pc).options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opts
+}
+
+// scrape returns the metrics the admin endpoint serves.
+func scrape(t *testing.T, s *Server) string {
+	t.Helper()
+	resp, err := http.Get("http://" + s.AdminAddr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
+}
