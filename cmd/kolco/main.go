@@ -113,7 +113,7 @@ moved, load per node, the database's extra load.
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newLocateCmd(), newSimCmd())
 	root.AddCommand(newPlanCmd(), newProxyCmd(), newVersionCmd())
-	root.AddCommand(newMembersCmd())
+	root.AddCommand(newMembersCmd(), newStatusCmd())
 	explainArgs(root)
 	return root
 }

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kolco-dev/kolco/membership"
+)
+
+// maxStatusProxies bounds the proxies one status asks, all at once.
+const maxStatusProxies = 256
+
+// poolMembership is what status reads of a proxy's GET /v1/membership
+// (proxy.MembershipStatus): the command reads the JSON, not the proxy's
+// types.
+type poolMembership struct {
+	Pool        string    `json:"pool"`
+	Source      string    `json:"source"`
+	Revision    int64     `json:"revision"`
+	Fingerprint string    `json:"fingerprint"`
+	Since       time.Time `json:"since"`
+	Shared      bool      `json:"shared"`
+	Stale       bool      `json:"stale"`
+	Error       string    `json:"error"`
+	Down        []string  `json:"down"`
+}
+
+// proxyAnswer is one proxy's answer, by pool, or why it gave none.
+type proxyAnswer struct {
+	addr  string
+	pools map[string]poolMembership
+	err   error
+}
+
+// poolAgreement is status's verdict on one pool, as --json prints it.
+type poolAgreement struct {
+	Pool        string         `json:"pool"`
+	Agree       bool           `json:"agree"`
+	Fingerprint string         `json:"fingerprint,omitempty"`
+	Revision    int64          `json:"revision,omitempty"`
+	Since       *time.Time     `json:"since,omitempty"`
+	Agreeing    []string       `json:"agreeing"`
+	Differing   []proxyDiffers `json:"differing,omitempty"`
+	Unreachable []proxyFailed  `json:"unreachable,omitempty"`
+	Stale       []string       `json:"stale,omitempty"`
+	// Down is the servers each proxy treats as down: local health, not
+	// disagreement.
+	Down map[string][]string `json:"down,omitempty"`
+}
+
+type proxyDiffers struct {
+	Proxy       string    `json:"proxy"`
+	Fingerprint string    `json:"fingerprint"`
+	Revision    int64     `json:"revision"`
+	Since       time.Time `json:"since"`
+}
+
+type proxyFailed struct {
+	Proxy string `json:"proxy"`
+	Error string `json:"error"`
+}
+
+func newStatusCmd() *cobra.Command {
+	var (
+		proxies         []string
+		pool, tokenFile string
+		timeout         time.Duration
+		asJSON          bool
+	)
+	cmd := &cobra.Command{
+		Use:   "status --proxy ADDR --proxy ADDR... [--pool NAME]",
+		Short: "Ask a fleet of proxies whether they place keys alike",
+		Long: `Ask each kolco proxy, through its admin endpoint (kolco.admin_listen), for
+the fingerprint of each pool's placement, and say plainly whether they agree:
+equal fingerprints place every key alike. A proxy that differs is named,
+with the fingerprint and revision it places by and since when; one that does
+not answer within --timeout is named too. A proxy whose view may be behind
+its membership source (etcd away, say) is reported stale: it still places as
+it did. Servers a proxy treats as down are its local health, listed beside,
+not a disagreement.
+
+The exit status is 0 when every proxy answered and all agree on every pool,
+1 otherwise.
+
+  $ kolco status --proxy 10.0.0.1:22223 --proxy 10.0.0.2:22223 --proxy 10.0.0.3:22223
+  pool cache: all 3 proxies agree: fingerprint 3f1c9a0b7d2e4c55 at revision 42, since 2026-01-05T10:00:01Z (3 min ago)`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(proxies) == 0 {
+				return usagef("--proxy ADDR is required: the admin endpoints of the proxies to compare")
+			}
+			if len(proxies) > maxStatusProxies {
+				return usagef("at most %d proxies (got %d)", maxStatusProxies, len(proxies))
+			}
+			if timeout <= 0 {
+				return usagef("--timeout must be positive (got %v)", timeout)
+			}
+			answers, err := askProxies(proxies, tokenFile, timeout)
+			if err != nil {
+				return err
+			}
+			verdicts := compareProxies(answers, pool)
+			if len(verdicts) == 0 {
+				return errors.New("no proxy answered: no pool to compare")
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(verdicts); err != nil {
+					return err
+				}
+			} else if err := printVerdicts(cmd.OutOrStdout(), verdicts, len(answers), time.Now()); err != nil {
+				return err
+			}
+			for _, v := range verdicts {
+				if !v.Agree {
+					return fmt.Errorf("the proxies do not agree on pool %q", v.Pool)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringSliceVar(&proxies, "proxy", nil, "a proxy's admin endpoint, host:port or URL (repeat, or separate by commas)")
+	cmd.Flags().StringVar(&pool, "pool", "", "compare this pool only (default: every pool)")
+	cmd.Flags().StringVar(&tokenFile, "token-file", "", "a file holding the admin endpoints' bearer token")
+	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Second, "how long to wait for each proxy")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the verdicts as JSON")
+	return cmd
+}
+
+// askProxies asks every proxy at once for its pools' membership.
+func askProxies(addrs []string, tokenFile string, timeout time.Duration) ([]proxyAnswer, error) {
+	clients := make([]*adminClient, len(addrs))
+	for i, addr := range addrs {
+		c, err := newAdminClient(strings.TrimSpace(addr), tokenFile)
+		if err != nil {
+			return nil, err
+		}
+		c.http.Timeout = timeout
+		clients[i] = c
+	}
+	out := make([]proxyAnswer, len(addrs))
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = proxyAnswer{addr: strings.TrimSpace(addrs[i])}
+			var all []poolMembership
+			if err := c.get("/v1/membership", &all); err != nil {
+				out[i].err = err
+				return
+			}
+			out[i].pools = make(map[string]poolMembership, len(all))
+			for _, pm := range all {
+				out[i].pools[pm.Pool] = pm
+			}
+		}()
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// compareProxies compares the answers pool by pool: pool alone, or every
+// pool any proxy named.
+func compareProxies(answers []proxyAnswer, pool string) []poolAgreement {
+	var names []string
+	for _, a := range answers {
+		for name := range a.pools {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	slices.Sort(names)
+	if pool != "" {
+		names = []string{pool}
+	}
+	var out []poolAgreement
+	for _, name := range names {
+		reports := make([]membership.Report, 0, len(answers))
+		down := map[string][]string{}
+		for _, a := range answers {
+			pm, ok := a.pools[name]
+			switch {
+			case a.err != nil:
+				reports = append(reports, membership.Report{Name: a.addr, Err: a.err})
+			case !ok:
+				reports = append(reports, membership.Report{Name: a.addr, Err: fmt.Errorf("it runs no pool %q", name)})
+			default:
+				reports = append(reports, membership.Report{Name: a.addr, Fingerprint: pm.Fingerprint,
+					Revision: pm.Revision, Since: pm.Since, Stale: pm.Stale})
+				if len(pm.Down) > 0 {
+					down[a.addr] = pm.Down
+				}
+			}
+		}
+		out = append(out, verdictOf(name, membership.Compare(reports), down))
+	}
+	return out
+}
+
+func verdictOf(pool string, a membership.Agreement, down map[string][]string) poolAgreement {
+	v := poolAgreement{Pool: pool, Agree: a.Agree(), Fingerprint: a.Fingerprint, Revision: a.Revision,
+		Agreeing: a.Agreeing, Stale: a.Stale}
+	if len(down) > 0 {
+		v.Down = down
+	}
+	if !a.Since.IsZero() {
+		v.Since = &a.Since
+	}
+	if v.Agreeing == nil {
+		v.Agreeing = []string{}
+	}
+	for _, d := range a.Differing {
+		v.Differing = append(v.Differing, proxyDiffers{Proxy: d.Name, Fingerprint: d.Fingerprint, Revision: d.Revision, Since: d.Since})
+	}
+	for _, u := range a.Unreachable {
+		v.Unreachable = append(v.Unreachable, proxyFailed{Proxy: u.Name, Error: u.Err.Error()})
+	}
+	return v
+}
+
+// printVerdicts says, a pool at a time, whether the n proxies agree, and
+// names each one that differs, did not answer, or may be behind.
+func printVerdicts(w io.Writer, verdicts []poolAgreement, n int, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, v := range verdicts {
+		ref := "no fingerprint"
+		if v.Fingerprint != "" {
+			ref = fmt.Sprintf("fingerprint %s at revision %d", v.Fingerprint, v.Revision)
+			if v.Since != nil {
+				ref += ", since " + when(*v.Since, now)
+			}
+		}
+		switch {
+		case v.Agree:
+			fmt.Fprintf(tw, "pool %s: all %d proxies agree: %s\n", v.Pool, n, ref)
+		case len(v.Differing) > 0:
+			fmt.Fprintf(tw, "pool %s: the proxies DO NOT AGREE: %d of %d place by %s\n", v.Pool, len(v.Agreeing), n, ref)
+		default:
+			fmt.Fprintf(tw, "pool %s: agreement unknown: %d of %d answered and agree: %s\n", v.Pool, len(v.Agreeing), n, ref)
+		}
+		for _, d := range v.Differing {
+			fmt.Fprintf(tw, "  %s\tdiffers: fingerprint %s at revision %d, since %s\n", d.Proxy, d.Fingerprint, d.Revision, when(d.Since, now))
+		}
+		for _, u := range v.Unreachable {
+			fmt.Fprintf(tw, "  %s\tdid not answer: %s\n", u.Proxy, u.Error)
+		}
+		for _, s := range v.Stale {
+			fmt.Fprintf(tw, "  %s\tstale: its view may be behind its membership source (it still places as shown)\n", s)
+		}
+		for _, p := range slices.Sorted(maps.Keys(v.Down)) {
+			fmt.Fprintf(tw, "  %s\ttreats as down: %s (local health, not in the fingerprint)\n", p, strings.Join(v.Down[p], ", "))
+		}
+	}
+	return tw.Flush()
+}
+
+// when writes t with its age at now.
+func when(t time.Time, now time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	age := now.Sub(t).Round(time.Second)
+	switch {
+	case age < 0:
+		return t.UTC().Format(time.RFC3339)
+	case age < 90*time.Second:
+		return fmt.Sprintf("%s (%d s ago)", t.UTC().Format(time.RFC3339), int(age.Seconds()))
+	case age < 90*time.Minute:
+		return fmt.Sprintf("%s (%d min ago)", t.UTC().Format(time.RFC3339), int(age.Minutes()))
+	}
+	return fmt.Sprintf("%s (%.1f h ago)", t.UTC().Format(time.RFC3339), age.Hours())
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kolco-dev/kolco/internal/realprog"
+)
+
+// adminProxy serves a one-pool configuration with the admin endpoint on,
+// placing by distribution over servers, and returns the admin address.
+func adminProxy(t *testing.T, distribution string, servers ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "nutcracker.yml")
+	y := "kolco:\n  admin_listen: 127.0.0.1:0\np:\n  listen: 127.0.0.1:0\n  distribution: " + distribution + "\n  servers:\n"
+	for i, s := range servers {
+		y += fmt.Sprintf("   - %s:1 s%d\n", s, i)
+	}
+	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return serveProxy(t, path, -1).AdminAddr().String()
+}
+
+// TestStatusNamesTheProxyThatDiffers: of three proxies, the one placing
+// over other servers is named, with its fingerprint; the exit status is 1.
+func TestStatusNamesTheProxyThatDiffers(t *testing.T) {
+	a, b := startMemcached(t), startMemcached(t)
+	same1, same2 := adminProxy(t, "ring", a, b), adminProxy(t, "ring", a, b)
+	other := adminProxy(t, "ring", a)
+	code, out, errs := runCLI(t, "", "status", "--proxy", same1+","+other, "--proxy", same2)
+	if code != 1 || !strings.Contains(out, "pool p: the proxies DO NOT AGREE: 2 of 3") || !hasLine(out, other, "differs: fingerprint") ||
+		hasLine(out, same1, "differs") || !strings.Contains(errs, `do not agree on pool "p"`) {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+
+	code, out, errs = runCLI(t, "", "status", "--proxy", same1, "--proxy", other, "--proxy", same2, "--json")
+	var verdicts []poolAgreement
+	if err := json.Unmarshal([]byte(out), &verdicts); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	if code != 1 || len(verdicts) != 1 {
+		t.Fatalf("--json: exit %d %+v %s", code, verdicts, errs)
+	}
+	v := verdicts[0]
+	if v.Agree || len(v.Agreeing) != 2 || len(v.Differing) != 1 || v.Differing[0].Proxy != other || v.Since == nil ||
+		time.Since(*v.Since) < 0 {
+		t.Errorf("--json verdict %+v", v)
+	}
+
+	if code, out, errs := runCLI(t, "", "status", "--proxy", same1, "--proxy", same2); code != 0 || !strings.Contains(out, "all 2 proxies agree") {
+		t.Errorf("two alike: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, _ := runCLI(t, "", "status", "--proxy", same1, "--pool", "nosuch"); code != 1 || !hasLine(out, same1, `runs no pool "nosuch"`) {
+		t.Errorf("an unknown pool: exit %d\n%s", code, out)
+	}
+}
+
+// TestStatusUsage: a status without proxies, or with a bad timeout, is a
+// usage error; one whose proxies all fail to answer is a failure.
+func TestStatusUsage(t *testing.T) {
+	for _, args := range [][]string{{"status"}, {"status", "--proxy", "127.0.0.1:1", "--timeout", "0s"}, {"status", "--proxy"}} {
+		if code, _, errs := runCLI(t, "", args...); code != 2 || errs == "" {
+			t.Errorf("%v: exit %d, %q; want a usage error", args, code, errs)
+		}
+	}
+	refused := fmt.Sprintf("127.0.0.1:%d", realprog.FreePorts(t, 1)[0]) // closed again: nothing listens there
+	if code, _, errs := runCLI(t, "", "status", "--proxy", refused); code != 1 || !strings.Contains(errs, "no proxy answered") {
+		t.Errorf("no proxy answering: exit %d, %q", code, errs)
+	}
+}
+
+// hasLine reports whether a line of out holds each of parts.
+func hasLine(out string, parts ...string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(line, p) }) {
+			return true
+		}
+	}
+	return false
+}
