@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,6 +103,66 @@ func TestStatusPageInBrowser(t *testing.T) {
 	for _, e := range br.console() {
 		if e.Level == "SEVERE" || e.Level == "WARNING" {
 			t.Errorf("console %s: %s", e.Level, e.Message)
+		}
+	}
+}
+
+// TestStatusPageAuth: with a token, the page asks a browser for it as
+// the password of basic authentication, and answers with it; the JSON
+// endpoints ask for a bearer token.
+func TestStatusPageAuth(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(path, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startProxy(t, "kolco:\n  admin_listen: 127.0.0.1:0\n  admin_token_file: "+path+"\n"+poolYAML("", startMemcached(t, 0)))
+	get := func(path, user, password string) *http.Response {
+		req, err := http.NewRequest("GET", "http://"+s.AdminAddr().String()+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if password != "" {
+			req.SetBasicAuth(user, password)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if r := get("/status", "", ""); r.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Basic ") {
+		t.Errorf("the page without the token: %s, %q", r.Status, r.Header.Get("WWW-Authenticate"))
+	}
+	if r := get("/status", "anyone", "wrong"); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the page with a wrong password: %s", r.Status)
+	}
+	if r := get("/status", "anyone", "s3cret"); r.StatusCode != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
+		t.Errorf("the page with the token as password: %s %q", r.Status, r.Header.Get("Content-Type"))
+	}
+	if r := get("/v1/membership", "", ""); r.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer ") {
+		t.Errorf("JSON without the token: %s, %q", r.Status, r.Header.Get("WWW-Authenticate"))
+	}
+	if r := get("/status?refresh=x", "u", "s3cret"); r.StatusCode != http.StatusBadRequest {
+		t.Errorf("a bad refresh: %s", r.Status)
+	}
+}
+
+// TestAdminPeersConfig: kolco.admin_peers takes host:port or http(s)
+// URLs, beside an admin endpoint of the proxy's own.
+func TestAdminPeersConfig(t *testing.T) {
+	pool := "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\"]\n"
+	if _, err := ParseConfig([]byte("kolco:\n  admin_listen: \":1\"\n  admin_peers: [\"10.0.0.2:22223\", \"https://proxy-3:22223/\"]\n" + pool)); err != nil {
+		t.Errorf("good peers refused: %v", err)
+	}
+	for _, tc := range []struct{ global, want string }{
+		{"admin_peers: [\"10.0.0.2:22223\"]", "without admin_listen"},
+		{"admin_listen: \":1\"\n  admin_peers: [\"ftp://h:1\"]", "want host:port or an http(s) URL"},
+		{"admin_listen: \":1\"\n  admin_peers: [\"nohost\"]", "nohost"},
+	} {
+		_, err := ParseConfig([]byte("kolco:\n  " + tc.global + "\n" + pool))
+		if err == nil || !strings.Contains(err.Error(), "admin_peers") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an admin_peers error saying %q", tc.global, err, tc.want)
 		}
 	}
 }

@@ -45,6 +45,7 @@ func (c *Config) Explain(w io.Writer) error {
 			auth = "a bearer token from " + g.AdminTokenFile
 		}
 		fmt.Fprintf(&b, "admin: where keys live, pools and /metrics on http://%s (%s)\n", adminAddr(g.AdminListen), auth)
+		explainPeers(&b, g.AdminPeers)
 	}
 	fmt.Fprintf(&b, "buffers: requests and replies in flight hold at most %d bytes in all\n", g.BufferLimit)
 	if g.Threads > 0 {
@@ -78,6 +79,7 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 		s, _ := twemproxy.ParseServer(line)
 		total += s.Weight
 	}
+	p.explainMembership(b)
 	fmt.Fprintf(b, "  servers (%d):\n", len(p.Servers))
 	for _, line := range p.Servers {
 		s, _ := twemproxy.ParseServer(line)

@@ -328,3 +328,21 @@ func resolverAt(addr string) *net.Resolver {
 		return d.DialContext(ctx, network, addr)
 	}}
 }
+
+// explainMembership says where the pool's servers come from, for
+// --check.
+func (p *PoolConfig) explainMembership(b *strings.Builder) {
+	if p.Membership == nil {
+		return
+	}
+	fmt.Fprintf(b, "  membership: servers from %s, each version applied as a change; the servers below serve until its first version\n",
+		p.Membership)
+}
+
+// explainPeers names the peers the status page compares with, for
+// --check.
+func explainPeers(b *strings.Builder, peers []string) {
+	if len(peers) > 0 {
+		fmt.Fprintf(b, "admin: the status page (/status) compares fingerprints with %d peers: %s\n", len(peers), strings.Join(peers, ", "))
+	}
+}

@@ -13,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	mdns "github.com/miekg/dns"
+
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/membership"
+	"github.com/kolco-dev/kolco/membership/dns/dnstest"
 	"github.com/kolco-dev/kolco/membership/etcd"
 	"github.com/kolco-dev/kolco/membership/etcdtest"
 )
@@ -35,6 +38,10 @@ func TestMembershipConfig(t *testing.T) {
 	}
 	if got := cfg.Pools["p"].Membership.String(); got != "etcd /kolco/p/ at http://127.0.0.1:2379" {
 		t.Errorf("described as %q", got)
+	}
+	var b strings.Builder
+	if err := cfg.Explain(&b); err != nil || !strings.Contains(b.String(), "membership: servers from etcd /kolco/p/ at http://127.0.0.1:2379") {
+		t.Errorf("--check does not say where the servers come from (%v):\n%s", err, b.String())
 	}
 	for _, tc := range []struct{ yaml, want string }{
 		{"{}", "give one source"},
@@ -261,4 +268,42 @@ func scrape(t *testing.T, s *Server) string {
 		t.Fatal(err)
 	}
 	return string(body)
+}
+
+// TestPoolOnDNS: a pool on SRV records takes its servers by the records'
+// target names (never their addresses), and a scale-up as a change.
+func TestPoolOnDNS(t *testing.T) {
+	d := dnstest.Start(t)
+	const svc = "_memcache._tcp.mc.test."
+	pods := func(n int) []string {
+		rrs := make([]string, n)
+		for i := range rrs {
+			rrs[i] = fmt.Sprintf("%s 5 IN SRV 0 %d 11211 mc-%d.mc.test.", svc, 100/n, i)
+		}
+		return rrs
+	}
+	if err := d.Set(mdns.TypeSRV, pods(2)...); err != nil {
+		t.Fatal(err)
+	}
+	s := startProxy(t, "kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  servers: [\"127.0.0.1:1:1 static\"]\n"+
+		"  membership: {dns: {name: "+svc+", resolver: \""+d.Addr+"\", interval: 20}}\n")
+	eventually(t, "the SRV targets served", func() bool {
+		return slices.Equal(membershipOf(t, s, "p").Nodes, []string{"mc-0.mc.test", "mc-1.mc.test"})
+	})
+	before := membershipOf(t, s, "p")
+	if err := d.Set(mdns.TypeSRV, pods(3)...); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the scale-up served", func() bool { return len(membershipOf(t, s, "p").Nodes) == 3 })
+	var status PoolStatus
+	adminGet(t, s, "/v1/pools/p", "", &status)
+	after := status.Membership
+	if after.Fingerprint == before.Fingerprint || after.Source != "dns SRV "+svc || status.Servers[2].Addr != "mc-2.mc.test:11211" {
+		t.Errorf("after the scale-up: %+v, before %+v", status, before)
+	}
+	for _, sv := range status.Servers {
+		if sv.Weight != 1 {
+			t.Errorf("server %s weighted %d: SRV weights are ignored unless use_weights is set", sv.Name, sv.Weight)
+		}
+	}
 }
