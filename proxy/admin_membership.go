@@ -46,6 +46,9 @@ type MembershipStatus struct {
 	SourceRevision int64 `json:"source_revision,omitempty"`
 	Versions       int64 `json:"versions,omitempty"`
 	Changes        int64 `json:"changes,omitempty"`
+	// Resyncs counts the source's full re-reads after a gap, such as a
+	// watch that resumed past etcd's compacted history.
+	Resyncs int64 `json:"resyncs,omitempty"`
 	// Nodes are the servers that take keys, by name; Drained the nodes
 	// the source lists that take none; Down the servers this proxy
 	// treats as down.
@@ -93,7 +96,7 @@ func (e poolEntry) membershipStatus() MembershipStatus {
 		return ms
 	}
 	st := e.ps.state()
-	ms.SourceRevision, ms.Versions, ms.Changes = st.revision, st.versions, e.ps.applied.Load()
+	ms.SourceRevision, ms.Versions, ms.Changes, ms.Resyncs = st.revision, st.versions, e.ps.applied.Load(), st.resyncs
 	if !st.lastAnswer.IsZero() {
 		ms.LastAnswer = &st.lastAnswer
 	}

@@ -248,6 +248,7 @@ func (ps *poolSource) setRefused(v *sourceView, err error) {
 type sourceState struct {
 	revision   int64 // of the newest version the source gave
 	versions   int64
+	resyncs    int64
 	lastAnswer time.Time
 	err        error // why the view may be behind the store
 }
@@ -264,7 +265,7 @@ func (ps *poolSource) state() sourceState {
 	ps.mu.Lock()
 	refused := ps.refused
 	ps.mu.Unlock()
-	s := sourceState{revision: st.Revision, versions: st.Versions, lastAnswer: st.LastAnswer}
+	s := sourceState{revision: st.Revision, versions: st.Versions, resyncs: st.Resyncs, lastAnswer: st.LastAnswer}
 	switch {
 	case refused != nil:
 		s.err = refused

@@ -30,7 +30,7 @@ type fleetProxy struct {
 
 // startFleetProxy runs "kolco proxy" with one pool, p, on the etcd
 // prefix, placed by distribution; Cleanup kills it.
-func startFleetProxy(t *testing.T, srv *etcdtest.Server, prefix, distribution, static string) *fleetProxy {
+func startFleetProxy(t *testing.T, endpoint, prefix, distribution, static string) *fleetProxy {
 	t.Helper()
 	ports := realprog.FreePorts(t, 2)
 	fp := &fleetProxy{listen: fmt.Sprintf("127.0.0.1:%d", ports[0]), admin: fmt.Sprintf("127.0.0.1:%d", ports[1]),
@@ -38,7 +38,7 @@ func startFleetProxy(t *testing.T, srv *etcdtest.Server, prefix, distribution, s
 	conf := filepath.Join(t.TempDir(), "nutcracker.yml")
 	y := fmt.Sprintf("kolco:\n  admin_listen: %s\np:\n  listen: %s\n  distribution: %s\n  timeout: 10000\n"+
 		"  servers:\n   - %s:1 static\n  membership:\n    etcd: {endpoints: [%q], prefix: %s, check_interval: 200}\n",
-		fp.admin, fp.listen, distribution, static, srv.Endpoint, prefix)
+		fp.admin, fp.listen, distribution, static, endpoint, prefix)
 	if err := os.WriteFile(conf, []byte(y), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -84,9 +84,17 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// proxyPool is what the fleet tests read of a proxy's pool: what status
+// reads, and more.
+type proxyPool struct {
+	poolMembership
+	Nodes   []string `json:"nodes"`
+	Resyncs int64    `json:"resyncs"`
+}
+
 // membership returns the proxy's pool p as its admin endpoint reports it,
 // or ok false when it does not answer.
-func (fp *fleetProxy) membership(t *testing.T) (pm poolMembership, ok bool) {
+func (fp *fleetProxy) membership(t *testing.T) (pm proxyPool, ok bool) {
 	t.Helper()
 	c := &http.Client{Timeout: 2 * time.Second}
 	resp, err := c.Get("http://" + fp.admin + "/v1/membership")
@@ -94,7 +102,7 @@ func (fp *fleetProxy) membership(t *testing.T) (pm poolMembership, ok bool) {
 		return pm, false
 	}
 	defer resp.Body.Close()
-	var all []poolMembership
+	var all []proxyPool
 	if err := json.NewDecoder(resp.Body).Decode(&all); err != nil || len(all) != 1 {
 		t.Fatalf("proxy %s: /v1/membership: %v %+v", fp.admin, err, all)
 	}

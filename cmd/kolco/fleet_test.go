@@ -39,7 +39,13 @@ func startFleet(t *testing.T) *fleet {
 
 func (f *fleet) addProxy(t *testing.T) *fleetProxy {
 	t.Helper()
-	fp := startFleetProxy(t, f.srv, f.prefix, fleetDistribution, f.servers[0])
+	return f.addProxyVia(t, f.srv.Endpoint)
+}
+
+// addProxyVia starts a proxy of the fleet that reaches etcd at endpoint.
+func (f *fleet) addProxyVia(t *testing.T, endpoint string) *fleetProxy {
+	t.Helper()
+	fp := startFleetProxy(t, endpoint, f.prefix, fleetDistribution, f.servers[0])
 	f.proxies = append(f.proxies, fp)
 	return fp
 }
