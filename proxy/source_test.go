@@ -307,3 +307,24 @@ func TestPoolOnDNS(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolRefusesUnservableVersion: a version the pool cannot serve -
+// nodes without addresses - is refused: the servers in use keep serving,
+// and the pool is reported stale, saying why.
+func TestPoolRefusesUnservableVersion(t *testing.T) {
+	m := startMemcached(t, 0)
+	path := filepath.Join(t.TempDir(), "nodes.txt")
+	if err := os.WriteFile(path, []byte("cache-a\ncache-b\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startProxy(t, "kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  servers: [\""+m.addr+":1 static\"]\n"+
+		"  membership: {file: {path: "+path+", format: nodes, interval: 20, settle: 20}}\n")
+	eventually(t, "the version refused", func() bool { return strings.Contains(membershipOf(t, s, "p").Error, "no address") })
+	got := membershipOf(t, s, "p")
+	if !got.Stale || !strings.Contains(got.Error, `node "cache-a" has no address`) || !slices.Equal(got.Nodes, []string{"static"}) || got.Changes != 0 {
+		t.Errorf("after a version without addresses: %+v", got)
+	}
+	if reply := dial(t, s.Addr("p").String()).do("set k 0 0 1\r\nx\r\n"); reply != "STORED\r\n" || !holds(t, m, "k") {
+		t.Errorf("set: %q, want it stored on the server in use", reply)
+	}
+}
