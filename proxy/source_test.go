@@ -223,6 +223,13 @@ func TestPoolOnEtcd(t *testing.T) {
 	if got.Fingerprint != v.Fingerprint || !slices.Equal(got.Nodes, []string{"a"}) || got.Stale || !got.Shared {
 		t.Errorf("proxy %+v, library follower's fingerprint %s", got, v.Fingerprint)
 	}
+	metrics := scrape(t, s)
+	for _, want := range []string{fmt.Sprintf(`kolco_proxy_membership_revision{pool="p"} %d`, rev), `kolco_proxy_membership_stale{pool="p"} 0`,
+		`kolco_proxy_placement_info{fingerprint="` + v.Fingerprint + `",pool="p",source="etcd /kolco/p/ at ` + srv.Endpoint + `"} 1`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
 
 	srv.Stop()
 	eventually(t, "the view reported stale", func() bool { return membershipOf(t, s, "p").Stale })
