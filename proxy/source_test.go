@@ -335,3 +335,49 @@ func TestPoolRefusesUnservableVersion(t *testing.T) {
 		t.Errorf("set: %q, want it stored on the server in use", reply)
 	}
 }
+
+// TestReloadOfSourcedPool: a reload that keeps a pool's source keeps the
+// source's servers and placement (not the file's static list), whatever
+// else it changes; one that drops the source serves the static list again.
+func TestReloadOfSourcedPool(t *testing.T) {
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
+	path := filepath.Join(t.TempDir(), "members.yml")
+	writeServers(t, path, ms[0], ms[1])
+	conf := func(timeout int, source bool) string {
+		y := fmt.Sprintf("kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: jump\n  timeout: %d\n  servers: [\"%s:1 static\"]\n", timeout, ms[2].addr)
+		if source {
+			y += "  membership: {file: {path: " + path + ", interval: 20, settle: 40}}\n"
+		}
+		return y
+	}
+	s := startProxy(t, conf(10000, true))
+	eventually(t, "the file's servers served", func() bool { return len(membershipOf(t, s, "p").Nodes) == 2 })
+	before := membershipOf(t, s, "p")
+	reload := func(y string) {
+		t.Helper()
+		cfg, err := ParseConfig([]byte(y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Global.AdminListen = s.AdminAddr().String()
+		if err := s.Reload(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reload(conf(9000, true))
+	after := membershipOf(t, s, "p")
+	if after.Fingerprint != before.Fingerprint || !slices.Equal(after.Nodes, before.Nodes) || s.Config().Pools["p"].Timeout != 9*time.Second {
+		t.Errorf("after a reload keeping the source: %+v, before %+v", after, before)
+	}
+	reload(conf(9000, false))
+	static := membershipOf(t, s, "p")
+	if !slices.Equal(static.Nodes, []string{"static"}) || static.Source != "configuration" || static.Revision != 0 {
+		t.Errorf("after a reload dropping the source: %+v", static)
+	}
+	s.mu.Lock()
+	followed := len(s.sources)
+	s.mu.Unlock()
+	if followed != 0 {
+		t.Errorf("a dropped source is still followed (%d sources)", followed)
+	}
+}
