@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -380,4 +382,35 @@ func TestReloadOfSourcedPool(t *testing.T) {
 	if followed != 0 {
 		t.Errorf("a dropped source is still followed (%d sources)", followed)
 	}
+}
+
+// TestShutdownStopsSources: a server shut down leaves no goroutine of its
+// membership sources (etcd's client included) behind.
+func TestShutdownStopsSources(t *testing.T) {
+	srv := etcdtest.Start(t, etcdtest.Config{})
+	m := startMemcached(t, 0)
+	apply(t, storeFor(t, srv, "/kolco/p/"), etcd.Change{Add: []kolco.Node{{ID: "a", Addr: m.addr}}})
+	path := filepath.Join(t.TempDir(), "members.yml")
+	writeServers(t, path, m)
+	base := runtime.NumGoroutine()
+	cfg, err := ParseConfig([]byte("kolco:\n  admin_listen: \":0\"\n" +
+		"p:\n  listen: 127.0.0.1:0\n  servers: [\"" + m.addr + ":1 static\"]\n  membership: {etcd: {endpoints: [\"" + srv.Endpoint + "\"], prefix: /kolco/p/}}\n" +
+		"q:\n  listen: 127.0.0.1:" + fmt.Sprint(freePort(t)) + "\n  distribution: ketama\n  servers: [\"" + m.addr + ":1 static\"]\n  membership: {file: {path: " + path + ", interval: 20, settle: 20}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "both sources served", func() bool {
+		return membershipOf(t, s, "p").Revision > 0 && slices.Equal(membershipOf(t, s, "q").Nodes, []string{"n0"})
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	http.DefaultClient.CloseIdleConnections() // the test's own connections to the admin endpoint
+	eventually(t, "the sources' goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
 }
