@@ -19,9 +19,10 @@
 // (ejection, health_check, max_client_connections, client_idle_timeout,
 // max_value_size, max_keys, max_pending, client_buffer_limit, flush_all,
 // and key_hash, vnodes, replicas, zones and zone for kolco's
-// distributions), and proxy-wide settings under the top-level key "kolco"
-// (metrics_listen, stats_listen, stats_interval, admin_listen,
-// admin_token_file, buffer_limit, threads, log_level, shutdown_timeout).
+// distributions, and membership), and proxy-wide settings under the
+// top-level key "kolco" (metrics_listen, stats_listen, stats_interval,
+// admin_listen, admin_token_file, admin_peers, buffer_limit, threads,
+// log_level, shutdown_timeout).
 // See [PoolConfig] and [GlobalConfig]; the defaults,
 // with the reason for each, are [DefaultPoolConfig] and
 // [DefaultGlobalConfig]. Durations are milliseconds in the file, as in
@@ -40,7 +41,12 @@
 // nutcracker's JSON stats port (stats_listen; [DescribeStats]) and an admin
 // endpoint (admin_listen) that says in JSON which server holds a key under
 // the placement in use now ([Location]) and each pool's servers, health
-// and shares of keys ([PoolStatus]). Memory is bounded by what requests
+// and shares of keys ([PoolStatus]). A pool may take its servers from a
+// membership source - etcd, DNS or a file ([Membership]) - shared by a
+// fleet of proxies: the admin endpoint reports each pool's revision and
+// fingerprint ([MembershipStatus]), equal in two proxies exactly when they
+// place every key alike, and a status page compares them with the other
+// proxies' (admin_peers). Memory is bounded by what requests
 // and replies in flight hold, per client (client_buffer_limit) and in all
 // (buffer_limit), rather than by a cap on one value. A shutdown drains the
 // clients: each is closed once idle, every request it sent answered.
