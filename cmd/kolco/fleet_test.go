@@ -53,7 +53,7 @@ func (f *fleet) addProxyVia(t *testing.T, endpoint string) *fleetProxy {
 // status runs "kolco status" on the fleet's proxies.
 func (f *fleet) status(t *testing.T, extra ...string) (int, string, string) {
 	t.Helper()
-	args := []string{"status", "--timeout", "1s"}
+	args := []string{"status", "--timeout", "2s"}
 	for _, fp := range f.proxies {
 		args = append(args, "--proxy", fp.admin)
 	}
