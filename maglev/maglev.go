@@ -99,11 +99,11 @@ func (t *Table) TableSize() int { return t.cfg.TableSize }
 
 // Locate returns the node of key's table entry. The error is
 // [kolco.ErrNoNodes] when the table has no nodes.
-func (t *Table) Locate(key string) (kolco.Node, error) {
+func (t *Table) Locate(key string) (*kolco.Node, error) {
 	if n, _ := t.find(key); n != nil {
-		return *n, nil
+		return n, nil
 	}
-	return kolco.Node{}, kolco.ErrNoNodes
+	return nil, kolco.ErrNoNodes
 }
 
 var (
@@ -111,8 +111,8 @@ var (
 	_ kolco.IndexLocator = (*Table)(nil)
 )
 
-// LocateID returns the ID of the node Locate returns, without copying the
-// whole Node. The error is [kolco.ErrNoNodes] when the table has no nodes.
+// LocateID returns the ID of the node Locate returns. The error is
+// [kolco.ErrNoNodes] when the table has no nodes.
 func (t *Table) LocateID(key string) (string, error) {
 	if n, _ := t.find(key); n != nil {
 		return n.ID, nil

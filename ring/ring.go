@@ -132,16 +132,16 @@ func pointCount(vnodes int, n kolco.Node) (int, error) {
 
 // Locate returns the node owning key. The error is kolco.ErrNoNodes when
 // the ring is empty.
-func (r *Ring) Locate(key string) (kolco.Node, error) {
+func (r *Ring) Locate(key string) (*kolco.Node, error) {
 	if n, _ := r.find(key); n != nil {
-		return *n, nil
+		return n, nil
 	}
-	return kolco.Node{}, kolco.ErrNoNodes
+	return nil, kolco.ErrNoNodes
 }
 
-// LocateID returns the ID of the node owning key: Locate's answer without
-// the copy of the whole Node, for callers that keep their own state per
-// node ID. The error is kolco.ErrNoNodes when the ring is empty.
+// LocateID returns the ID of the node owning key, for callers that keep
+// their own state per node ID. The error is kolco.ErrNoNodes when the ring
+// is empty.
 func (r *Ring) LocateID(key string) (string, error) {
 	if n, _ := r.find(key); n != nil {
 		return n.ID, nil
