@@ -101,8 +101,9 @@ func New(nodes []kolco.Node, cfg Config) (*Table, error) {
 // TableSize returns the number of table entries.
 func (t *Table) TableSize() int { return t.cfg.TableSize }
 
-// Locate returns the node of key's table entry. The error is
-// [kolco.ErrNoNodes] when the table has no nodes.
+// Locate returns the node of key's table entry: the table's own, shared
+// by every lookup and never changed, which the caller must not modify. The
+// error is [kolco.ErrNoNodes] when the table has no nodes.
 func (t *Table) Locate(key string) (*kolco.Node, error) {
 	if n, _ := t.find(key); n != nil {
 		return n, nil
