@@ -117,7 +117,7 @@ func TestSlotsAnswerMostHashesAtOnce(t *testing.T) {
 // TestUpdatedTableMatchesRebuilt adds, removes, reweights and readdresses
 // nodes one change at a time and checks after each that the entries updated from the
 // previous snapshot's equal entries built from scratch with the same slot
-// count.
+// count, and that the owners keep room for the reads of a search.
 func TestUpdatedTableMatchesRebuilt(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, c := range []struct{ nodes, vnodes, changes int }{{3, 1, 60}, {20, 7, 60}, {200, 40, 40}, {1000, 100, 8}} {
@@ -160,6 +160,9 @@ func TestUpdatedTableMatchesRebuilt(t *testing.T) {
 				fresh.fillTable(s.slots, s.offShift)
 				if !slices.Equal(s.table, fresh.table) || !slices.Equal(s.base, fresh.base) || !slices.Equal(s.off, fresh.off) {
 					t.Fatalf("change %d (%s): updated entries differ from rebuilt ones", a, kind)
+				}
+				if cap(s.owners.lo) < len(s.points)+scanWidth {
+					t.Fatalf("change %d (%s): owners have room for %d, not the %d a search reads", a, kind, cap(s.owners.lo), len(s.points)+scanWidth)
 				}
 			}
 			if kept["add"] == 0 || kept["remove"] == 0 || kept["address"] == 0 {

@@ -9,8 +9,10 @@ type ownerList struct {
 }
 
 // makeOwners returns a list of n owners of a ring of the given node count.
+// lo has room for scanWidth more, as the points have for their sentinels,
+// so that a search can read the owners of the points it counts at once.
 func makeOwners(n, nodes int) ownerList {
-	o := ownerList{lo: make([]uint16, n)}
+	o := ownerList{lo: make([]uint16, n, n+scanWidth)}
 	if nodes > narrowOwners {
 		o.hi = make([]uint16, n)
 	}
