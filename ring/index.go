@@ -152,14 +152,22 @@ func (r *Ring) lookupHash(h uint64) (*kolco.Node, int) {
 // answer returns the owner that the entries e0 and e1 of slot j and j+1
 // give a hash at position pos within slot j, and false when they cannot
 // tell: when the hash is neither before the slot's first point nor after
-// its last. It is arithmetic without a branch, so that the compiler
-// inlines it; ifs here compiled to branches that mispredict on half the
-// keys.
+// its last. It has no branch, so that the compiler inlines it and no key
+// mispredicts here: the tests are borrows of subtractions, and the one if
+// compiles to a conditional move (a few instructions fewer than choosing
+// the owner with masks, 2-3% of a lookup at 100 × 160 in interleaved
+// rounds); ifs for the tests compiled to branches that mispredicted on
+// half the keys.
 func answer(e0, e1 uint32, pos uint64) (int, bool) {
 	b := uint32(pos >> 56)
+	last := e1 >> lastShift
+	o := e0
+	if b > last {
+		o = e1
+	}
 	before := (b - (e0>>firstShift)&0xff) >> 31
-	after := (e1>>lastShift - b) >> 31
-	return int((e0 ^ (e0^e1)&-after) & ownerMask), before|after != 0
+	after := (last - b) >> 31
+	return int(o & ownerMask), before|after != 0
 }
 
 // searchOwner returns the owner of the first point >= h, for h in slot
