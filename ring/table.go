@@ -101,7 +101,7 @@ func (s *Snapshot) wideTable() {
 // is the entry past the last slot) from the points. Point i is the first
 // in a slot at or after from, or in slot from-1 with the rest of that
 // slot's points after it; last is the position byte of the point before i
-// if it is in slot from-1, else 0. With blocks it also fills the base and
+// if it is in slot from-1, else noPoint. With blocks it also fills the base and
 // offset entries of blocks that start in those slots. It walks the points
 // a run of one slot at a time and fills the empty slots between two runs
 // in a tight loop.
@@ -118,15 +118,16 @@ func (s *Snapshot) fillSlots(from, to uint64, i int, last uint32, blocks bool) {
 		if j >= next {
 			// Point i is the first of slot j: slots next..j-1 are empty
 			// and, like slot j, go to point i; the first of them gets the
-			// last point's byte.
+			// last point's byte, the others and slot j noPoint as the
+			// byte of their previous slot's last point.
 			e := uint32(owners[i]) | noPoint<<firstShift
 			table[next] = e | last<<lastShift
 			for k := next + 1; k < j; k++ {
-				table[k] = e
+				table[k] = e | noPoint<<lastShift
 			}
 			carry := last
 			if next < j {
-				carry = 0
+				carry = noPoint
 			}
 			table[j] = uint32(owners[i]) | b<<firstShift | carry<<lastShift
 			next = j + 1
@@ -152,7 +153,7 @@ func (s *Snapshot) fillSlots(from, to uint64, i int, last uint32, blocks bool) {
 	}
 	e := own | noPoint<<firstShift
 	for k := next; k <= to; k++ {
-		table[k] = e
+		table[k] = e | noPoint<<lastShift
 	}
 	table[next] = e | last<<lastShift
 	if blocks {
