@@ -24,10 +24,12 @@ import (
 //     owner is the answer; after its last point (whose byte entry j+1
 //     holds), entry j+1's owner is. Only a hash between the first and last
 //     point of a slot with two or more points, or one whose byte equals a
-//     point's, needs the points: 7.6% of uniform hashes (from the Poisson
-//     law of points per slot; TestSlotsAnswerMostHashesAtOnce measures it).
-//   - The test and the choice of owner are arithmetic, not branches: ifs
-//     there compiled to branches that mispredicted on half the keys. The
+//     point's (or is 255 in a slot without points), needs the points: 7.6%
+//     of uniform hashes (from the Poisson law of points per slot;
+//     TestSlotsAnswerMostHashesAtOnce measures it).
+//   - The test (one comparison of byte differences) and the choice of
+//     owner (a conditional move) are not branches: ifs there compiled to
+//     branches that mispredicted on half the keys. The
 //     one branch, to the search, mispredicts on the 7.6%, and is the
 //     largest single cost left: each costs about 15 ns at 100 × 160 points
 //     (the work queued behind the branch is thrown away) and about 200 ns
