@@ -17,9 +17,9 @@
 // server_connections, auto_eject_hosts, server_retry_timeout,
 // server_failure_limit, servers). kolco's keys sit beside them in a pool
 // (ejection, health_check, max_client_connections, client_idle_timeout,
-// max_value_size, max_keys, max_pending, flush_all, and key_hash, vnodes,
-// replicas, zones and zone for kolco's distributions), and proxy-wide settings
-// under the top-level key "kolco" (metrics_listen, log_level,
+// max_value_size, max_keys, max_pending, flush_all, warm, sweep, and
+// key_hash, vnodes, replicas, zones and zone for kolco's distributions), and
+// proxy-wide settings under the top-level key "kolco" (metrics_listen, log_level,
 // shutdown_timeout). See [PoolConfig] and [GlobalConfig]; the defaults,
 // with the reason for each, are [DefaultPoolConfig] and
 // [DefaultGlobalConfig]. Durations are milliseconds in the file, as in

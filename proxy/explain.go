@@ -109,4 +109,5 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 	fmt.Fprintf(b, "  limits: %d client connections, idle clients closed %s, values up to %d bytes, %d keys per get, %d requests in flight per client\n",
 		p.MaxClientConnections, idle, p.MaxValueSize, p.MaxKeys, p.MaxPending)
 	fmt.Fprintf(b, "  flush_all: %s\n", map[string]string{"refuse": "refused", "broadcast": "sent to every server"}[p.FlushAll])
+	p.explainChanges(b)
 }

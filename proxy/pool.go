@@ -24,6 +24,8 @@ type pool struct {
 
 	// placeMu serializes the writers of place.
 	placeMu sync.Mutex
+	// mig is the state of the pool's migrations (see migration).
+	mig migrations
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -74,8 +76,11 @@ func newPoolAfter(name string, cfg *PoolConfig, log *slog.Logger, met *metrics, 
 		if err != nil {
 			return nil, &ConfigError{Pool: name, Key: "servers", Err: err}
 		}
-		p.backends = append(p.backends, newBackend(p, spec))
+		b := newBackend(p, spec)
+		b.slot = len(p.backends)
+		p.backends = append(p.backends, b)
 	}
+	p.initMigrations()
 	if err := p.follow(from, prev); err != nil {
 		return nil, placementError(name, err)
 	}
@@ -92,6 +97,7 @@ func (p *pool) inherit(old *pool) error {
 	for _, b := range old.backends {
 		byAddr[b.addr] = b
 	}
+	p.mig.stripes = old.mig.stripes // fallbacks and writes in flight in old order with p's
 	changed := false
 	for _, b := range p.backends {
 		if ob := byAddr[b.addr]; ob != nil && b.health.inherit(&ob.health) {
@@ -101,7 +107,7 @@ func (p *pool) inherit(old *pool) error {
 	if !changed {
 		return nil
 	}
-	if err := p.rebuild(); err != nil {
+	if err := p.rebuildPlacement(false); err != nil {
 		return placementError(p.name, err)
 	}
 	return nil
@@ -113,6 +119,7 @@ func (p *pool) inherit(old *pool) error {
 // hold it for a timeout per connection.
 func (p *pool) start() {
 	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.startMigrations()
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -136,6 +143,7 @@ func (p *pool) close() {
 	for _, b := range p.backends {
 		b.close()
 	}
+	p.closeFormers()
 }
 
 // abort closes every server connection, failing the requests in flight;
@@ -144,4 +152,5 @@ func (p *pool) abort() {
 	for _, b := range p.backends {
 		b.close()
 	}
+	p.closeFormers()
 }

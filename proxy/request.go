@@ -31,6 +31,10 @@ type request struct {
 	route  routeScratch
 	keys   [][]byte // a split retrieval's keys, grouped by op
 	starts []int    // where each op's keys end in keys
+
+	// warm is the request's state in a migration window (see warm.go);
+	// made the first time the request needs it, then kept.
+	warm *warmState
 }
 
 func newRequest() *request { return &request{done: make(chan struct{}, 1)} }
@@ -44,6 +48,11 @@ type op struct {
 	spans    []memcache.Span
 	err      error
 	done     func(*op) // called once, from a server's goroutine
+	// role is what the op is to a request in a migration window (see
+	// warm.go); 0 for every other.
+	role opRole
+	// to is the server a warm op went to.
+	to *backend
 }
 
 func (o *op) finish(err error) {
@@ -51,7 +60,11 @@ func (o *op) finish(err error) {
 	o.done(o)
 }
 
-func (r *request) opDone(*op) {
+func (r *request) opDone(o *op) {
+	if o != nil && o.role != 0 {
+		r.warmOpDone(o)
+		return
+	}
 	if r.left.Add(-1) == 0 {
 		r.done <- struct{}{}
 	}
@@ -92,6 +105,10 @@ func (r *request) newOp(cmd memcache.Command, deadline time.Time) *op {
 func (r *request) reset() {
 	for _, o := range r.ops {
 		o.reply, o.spans, o.err, o.buf = o.reply[:0], o.spans[:0], nil, o.buf[:0]
+		o.role, o.to = 0, nil
+	}
+	if r.warm != nil {
+		r.warm.reset()
 	}
 	r.ops, r.order, r.local, r.pool, r.close = r.ops[:0], r.order[:0], r.local[:0], nil, false
 	r.replicated = false
