@@ -86,15 +86,8 @@ func TestSweepDeletesOnlyOrphans(t *testing.T) {
 		t.Fatalf("orphans before the sweep: %d on m0, %d on m2", len(before[0]), len(before[2]))
 	}
 	eventually(t, "m0 to be listed", func() bool { return p.mig.stats.listed.Load() > 0 })
-	late := map[string]bool{}
 	m0 := dialDirect(t, c.ms[0])
-	for k := range before[0] {
-		if len(late) == 40 {
-			break
-		}
-		m0.set(k, "late")
-		late[k] = true
-	}
+	late := writeLate(m0, before[0], 40)
 	<-done
 	eventually(t, "the sweep to finish", func() bool { return p.place.Load().mig == nil })
 	after := census(t, c, p)
@@ -132,6 +125,20 @@ func TestSweepDeletesOnlyOrphans(t *testing.T) {
 	st := p.mig.stats
 	t.Logf("orphans before: m0 %d, m1 %d, m2 %d (shared); listed %d, deleted %d, kept %d",
 		len(before[0]), len(before[1]), len(before[2]), st.listed.Load(), st.deleted.Load(), st.kept.Load())
+}
+
+// writeLate writes n of a server's orphans straight to it, and returns
+// them.
+func writeLate(d *direct, orphans map[string]uint64, n int) map[string]bool {
+	late := map[string]bool{}
+	for k := range orphans {
+		if len(late) == n {
+			break
+		}
+		d.set(k, "late")
+		late[k] = true
+	}
+	return late
 }
 
 // TestSweepSurvivesReloadAndStopsOnShutdown: a reload in the middle of a
@@ -191,4 +198,43 @@ func TestSweepSurvivesReloadAndStopsOnShutdown(t *testing.T) {
 	}
 	eventually(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
 	t.Logf("shutdown stopped the sweep with %d orphans left", left)
+}
+
+// TestSweepWithReplicas: with two copies of each key, the sweep counts a
+// server that holds one of a key's copies as owning it: after a change it
+// deletes the copies on servers no longer among the key's two, and no
+// other.
+func TestSweepWithReplicas(t *testing.T) {
+	c := startCluster(t, 4)
+	settings := "  distribution: ring\n  replicas: 2\n  sweep: {exclusive: [\"*\"], rate: 100000}\n"
+	s := startProxy(t, c.yaml(settings, 0, 1, 2))
+	cl := dial(t, s.Addr("p").String())
+	for _, k := range testKeys("replicas", 900) {
+		setValue(cl, k, "v", 0, 0)
+	}
+	var before []map[string]uint64
+	for _, m := range c.ms {
+		before = append(before, serverKeys(t, m))
+	}
+	reload(t, s, c.yaml(settings, 0, 1, 2, 3))
+	p := s.testPool("p")
+	eventually(t, "the sweep to end", func() bool { return p.place.Load().mig == nil })
+	if p.mig.stats.deleted.Load() == 0 {
+		t.Fatal("the change left no copy to sweep: the test would not test the sweep")
+	}
+	for i, orphans := range census(t, c, p) {
+		if len(orphans) != 0 {
+			t.Errorf("m%d holds %d keys of which it is no copy", i, len(orphans))
+		}
+	}
+	pl := p.place.Load()
+	var sc routeScratch
+	for i, m := range c.ms {
+		after := serverKeys(t, m)
+		for k := range before[i] {
+			if _, kept := after[k]; !kept && pl.owns(&backend{addr: m.addr}, []byte(k), &sc) {
+				t.Errorf("m%d, one of %s's copies, lost it", i, k)
+			}
+		}
+	}
 }
