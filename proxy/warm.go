@@ -133,7 +133,6 @@ func (b *backend) sendKeyed(o *op, h uint64) {
 		o.finish(b.downErr)
 		return
 	}
-	b.stats.requests.Add(1)
 	b.conns[h%uint64(len(b.conns))].send(b.pool.ctx, o)
 }
 
@@ -277,8 +276,8 @@ func (p *pool) forwardWarm(r *request, pl *placement) bool {
 	w.class, w.hash, w.n = class, keyHash(req.Key(0)), n
 	switch class {
 	case warmRead:
-		o := r.newOp(req.Cmd, time.Now().Add(p.cfg.Timeout))
-		o.buf = memcache.AppendRequest(o.buf[:0], req)
+		o := r.newOp(req.Cmd, r.start.Add(p.cfg.Timeout))
+		o.encode(req)
 		o.role = roleRead
 		r.left.Store(1)
 		n.send(o)
@@ -286,27 +285,29 @@ func (p *pool) forwardWarm(r *request, pl *placement) bool {
 		go func() {
 			w.keys = append(w.keys[:0], w.oneKey(r))
 			w.fallback(r)
-			p.writeWarm(r, n)
+			p.writeWarm(r, n, nil) // off the client's reader: written at once
 		}()
 	default:
-		p.writeWarm(r, n)
+		p.writeWarm(r, n, r.batch)
 	}
 	return true
 }
 
 // writeWarm sends a write or delete to n, the key's server, and a delete
 // to each of the key's previous servers, then counts the write in the
-// key's stripe (see the ordering above).
-func (p *pool) writeWarm(r *request, n *backend) {
+// key's stripe (see the ordering above). batch is the client reader's
+// (see flushBatch), or nil when another goroutine sends.
+func (p *pool) writeWarm(r *request, n *backend, batch *flushBatch) {
 	w := r.warm
 	req := &r.req
 	deadline := time.Now().Add(p.cfg.Timeout)
 	o := r.newOp(req.Cmd, deadline)
-	o.buf = memcache.AppendRequest(o.buf[:0], req)
+	o.encode(req)
+	o.batch = batch
 	for _, s := range w.srcs {
 		c := r.newOp(memcache.CmdMetaDelete, deadline)
 		c.buf = memcache.AppendMetaDelete(c.buf[:0], req.Keys[0], req.Base64, 0)
-		c.role, c.to = roleClean, s
+		c.role, c.to, c.batch = roleClean, s, batch
 	}
 	p.mig.stats.add(p.mig.stats.m.cleans, &p.mig.stats.cleans, len(w.srcs))
 	r.left.Store(int32(len(r.ops)))

@@ -46,6 +46,7 @@ func (r *request) fallbackOne() {
 		// flags mg asked for, its CAS value among them.
 		o := r.ops[0]
 		o.reply, o.spans, o.err, o.role = o.reply[:0], o.spans[:0], nil, roleWait
+		o.batch = nil // sent off the client's reader: written at once
 		o.to, o.deadline = k.n, time.Now().Add(w.pool.cfg.Timeout)
 		w.run(r.ops[:1], false, nil)
 	}
