@@ -257,6 +257,10 @@ func (r *request) writeFill(bw *bufio.Writer, i int) error {
 // server's reply stands.
 func (r *request) writeWarm(bw *bufio.Writer) (done bool, err error) {
 	w := r.warm
+	if w.class == warmRead && len(r.req.Keys) > 1 {
+		// Split over one server or more: merged with what was found.
+		return true, r.writeMerged(bw)
+	}
 	o := r.ops[0]
 	if o.err != nil || len(r.req.Keys) != 1 {
 		return false, nil

@@ -93,3 +93,35 @@ func TestWarmAddMovesKeysOnRead(t *testing.T) {
 	}
 	t.Logf("%d of %d keys moved; every one read warm and copied", moved, len(keys))
 }
+
+// TestWarmMultiGetOfOneServer: a get of several keys that all moved to
+// one server (one request to one server, not split) answers every value
+// found at their previous servers, in the order asked.
+func TestWarmMultiGetOfOneServer(t *testing.T) {
+	c := startCluster(t, 4)
+	s := startProxy(t, c.yaml("  distribution: ring\n", 0, 1, 2))
+	cl := dial(t, s.Addr("p").String())
+	keys := testKeys("one", 300)
+	for _, k := range keys {
+		setValue(cl, k, "v-"+k, 3, 0)
+	}
+	was := routeNames(s.testPool("p"), keys)
+	reload(t, s, c.yaml("  distribution: ring\n", 0, 1, 2, 3))
+	var moved []string
+	for i, now := range routeNames(s.testPool("p"), keys) {
+		if now != was[i] && len(moved) < 6 {
+			moved = append(moved, keys[i])
+		}
+	}
+	if len(moved) < 2 {
+		t.Fatalf("%d keys moved", len(moved))
+	}
+	var want strings.Builder
+	for _, k := range moved {
+		fmt.Fprintf(&want, "VALUE %s 3 %d\r\nv-%s\r\n", k, len(k)+2, k)
+	}
+	want.WriteString("END\r\n")
+	if got := cl.do("get " + strings.Join(moved, " ") + "\r\n"); got != want.String() {
+		t.Fatalf("get of %d keys moved to one server:\n%q\nwant\n%q", len(moved), got, want.String())
+	}
+}
