@@ -127,3 +127,42 @@ func TestWarmChainedChanges(t *testing.T) {
 		})
 	}
 }
+
+// TestLocateShowsPreviousServer: while a window is open the admin
+// endpoint's location of a key the change moved names the server a miss
+// falls back to, the one the key lived on; a key that stayed, and every
+// key once the window has closed, names none.
+func TestLocateShowsPreviousServer(t *testing.T) {
+	c := startCluster(t, 4)
+	settings := "  distribution: ring\n  warm: {window: 600000, quiet: 1}\n"
+	s := startProxy(t, c.yaml(settings, 0, 1, 2))
+	keys := testKeys("loc", 200)
+	was := routeNames(s.testPool("p"), keys)
+	reload(t, s, c.yaml(settings, 0, 1, 2, 3))
+	p := s.testPool("p")
+	now := routeNames(p, keys)
+	moved := -1
+	for i, k := range keys {
+		loc := p.locate(k)
+		switch {
+		case was[i] == now[i] && len(loc.Previous) != 0:
+			t.Fatalf("%s stayed on %s, yet its location names %v", k, now[i], loc.Previous)
+		case was[i] != now[i] && (len(loc.Previous) != 1 || loc.Previous[0].Name != was[i]):
+			t.Fatalf("%s moved from %s to %s; its location names %v", k, was[i], now[i], loc.Previous)
+		case was[i] != now[i]:
+			moved = i
+		}
+	}
+	if moved < 0 {
+		t.Fatal("no key moved")
+	}
+	// A key nobody wrote: its fallback finds nothing, and with quiet 1
+	// that ends the window.
+	if got := getValue(dial(t, s.Addr("p").String()), keys[moved]); got != "" {
+		t.Fatalf("%s, never written, reads %q", keys[moved], got)
+	}
+	eventually(t, "the window to close", func() bool { return p.place.Load().mig == nil })
+	if loc := p.locate(keys[moved]); len(loc.Previous) != 0 {
+		t.Fatalf("after the window %s's location names %v", keys[moved], loc.Previous)
+	}
+}
