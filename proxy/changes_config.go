@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kolco-dev/kolco/compat/twemproxy"
@@ -48,6 +49,10 @@ func (p *PoolConfig) explainChanges(b *strings.Builder) {
 		fmt.Fprintf(b, "  sweep: none (no server marked exclusive): copies a change leaves behind stay until they expire\n")
 		return
 	}
-	fmt.Fprintf(b, "  sweep: after each change, the copies on servers %s that they no longer own are deleted, at most %d a second per server\n",
-		strings.Join(p.Sweep.Exclusive, ", "), p.Sweep.Rate)
+	on := "on servers " + strings.Join(p.Sweep.Exclusive, ", ")
+	if slices.Contains(p.Sweep.Exclusive, "*") {
+		on = "on every server"
+	}
+	fmt.Fprintf(b, "  sweep: after each change, the copies %s that they no longer own are deleted, at most %d a second per server\n",
+		on, p.Sweep.Rate)
 }
