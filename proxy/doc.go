@@ -18,7 +18,7 @@
 // server_failure_limit, servers). kolco's keys sit beside them in a pool
 // (ejection, health_check, max_client_connections, client_idle_timeout,
 // max_value_size, max_keys, max_pending, client_buffer_limit, flush_all,
-// and key_hash, vnodes, replicas, zones and zone for kolco's
+// warm, sweep, and key_hash, vnodes, replicas, zones and zone for kolco's
 // distributions, and membership), and proxy-wide settings under the
 // top-level key "kolco" (metrics_listen, stats_listen, stats_interval,
 // admin_listen, admin_token_file, admin_peers, buffer_limit, threads,

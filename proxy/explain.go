@@ -134,4 +134,5 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 	fmt.Fprintf(b, "  limits: %d client connections, idle clients closed %s, values up to %d bytes, %s per get, %d requests or %d bytes in flight per client\n",
 		p.MaxClientConnections, idle, p.MaxValueSize, keys, p.MaxPending, p.ClientBufferLimit)
 	fmt.Fprintf(b, "  flush_all: %s\n", map[string]string{"refuse": "refused", "broadcast": "sent to every server"}[p.FlushAll])
+	p.explainChanges(b)
 }
