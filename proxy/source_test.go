@@ -414,3 +414,43 @@ func TestShutdownStopsSources(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections() // the test's own connections to the admin endpoint
 	eventually(t, "the sources' goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
 }
+
+// TestSourcedChangeIsWarm: a version of a pool's source is applied as a
+// reload's change is, warm: after a node joins, the keys that moved to it
+// are still read, from the server that held them, and copied to it.
+func TestSourcedChangeIsWarm(t *testing.T) {
+	srv := etcdtest.Start(t, etcdtest.Config{})
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
+	st := storeFor(t, srv, "/kolco/p/")
+	rev := apply(t, st, etcd.Change{Add: []kolco.Node{{ID: "a", Addr: ms[0].addr}, {ID: "b", Addr: ms[1].addr}}})
+	s := startProxy(t, "kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  timeout: 10000\n"+
+		"  servers: [\""+ms[0].addr+":1 a\"]\n  membership: {etcd: {endpoints: [\""+srv.Endpoint+"\"], prefix: /kolco/p/}}\n")
+	eventually(t, "the store's nodes served", func() bool { return membershipOf(t, s, "p").Revision == rev })
+	c := dial(t, s.Addr("p").String())
+	keys := diffKeys(200)
+	for _, k := range keys {
+		if got := c.do("set " + k + " 0 0 1\r\nx\r\n"); got != "STORED\r\n" {
+			t.Fatalf("set %q: %q", k, got)
+		}
+	}
+	rev = apply(t, st, etcd.Change{Add: []kolco.Node{{ID: "c", Addr: ms[2].addr}}})
+	eventually(t, "the new node served", func() bool { return membershipOf(t, s, "p").Revision == rev })
+	moved := 0
+	for _, k := range keys {
+		var locs []Location
+		adminGet(t, s, "/v1/pools/p/locate?key="+urlKey(k), "", &locs)
+		onNew := locs[0].Servers[0].Name == "c"
+		if onNew {
+			moved++
+		}
+		if got := c.do("get " + k + "\r\n"); !strings.HasPrefix(got, "VALUE ") {
+			t.Errorf("%q (moved to c: %v) missed after the change: %q", k, onNew, got)
+		}
+		if onNew {
+			eventually(t, "the moved key copied to c", func() bool { return holds(t, ms[2], k) })
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no key moved to the node that joined")
+	}
+}
