@@ -22,6 +22,10 @@ type client struct {
 
 func (s *Server) serveClient(ln *listener, conn net.Conn) {
 	p := ln.pool.Load()
+	if p.cfg.Redis {
+		s.serveRedis(ln, conn)
+		return
+	}
 	c := &client{srv: s, ln: ln, conn: conn, q: make(chan *request, p.cfg.MaxPending)}
 	c.free.New = func() any { return newRequest() }
 	var wg sync.WaitGroup

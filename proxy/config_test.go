@@ -147,7 +147,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unknown kolco key", pool("") + "kolco:\n  metrics: x\n", "", "kolco.metrics", ErrUnknownKey},
 		{"value of the wrong type", pool("  timeout: soon\n"), "p", "timeout", nil},
 		{"unknown health_check key", pool("  health_check: {intervl: 5}\n"), "p", "health_check", nil},
-		{"redis", pool("  redis: true\n"), "p", "redis", nil},
+		{"redis_auth in a memcached pool", pool("  redis_auth: x\n"), "p", "redis_auth", nil},
 		{"bad listen", "p:\n  listen: nowhere\n  servers: [\"a:1:1\"]\n", "p", "listen", nil},
 		{"unix listen bad mode", "p:\n  listen: /tmp/x.sock 0999\n  servers: [\"a:1:1\"]\n", "p", "listen", nil},
 		{"unix listen mode too large", "p:\n  listen: /tmp/x.sock 01777\n  servers: [\"a:1:1\"]\n", "p", "listen", nil},

@@ -156,6 +156,10 @@ func (c *serverConn) dial(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, serverError(c.b.addr, "connect", err)
 	}
+	if err := c.b.handshake(conn, c.b.pool.cfg.Timeout); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	s := &session{conn: conn, rw: conn}
 	if r := newRawIO(conn); r != nil {
 		s.rw = r

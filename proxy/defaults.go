@@ -5,6 +5,7 @@ import (
 
 	"github.com/kolco-dev/kolco/compat/twemproxy"
 	"github.com/kolco-dev/kolco/keyhash"
+	"github.com/kolco-dev/kolco/proxy/redis"
 )
 
 // DefaultPoolConfig returns the settings of a pool that sets none of them,
@@ -116,6 +117,11 @@ func (p *PoolConfig) WithDefaults() *PoolConfig {
 	setDefault(&c.ServerFailureLimit, d.ServerFailureLimit)
 	setDefault(&c.ServerRetryTimeout, d.ServerRetryTimeout)
 	setDefault(&c.MaxClientConnections, d.MaxClientConnections)
+	if c.Redis {
+		// A Redis value may be as large as the server's
+		// proto-max-bulk-len; memcached's item limit means nothing here.
+		setDefault(&c.MaxValueSize, redis.DefaultMaxBulk)
+	}
 	setDefault(&c.MaxValueSize, d.MaxValueSize)
 	setDefault(&c.MaxKeys, d.MaxKeys)
 	setDefault(&c.MaxPending, d.MaxPending)

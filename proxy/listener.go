@@ -66,7 +66,7 @@ func (s *Server) acceptLoop(l *listener) {
 		st := p.stats
 		if st.currConns.Load() >= int64(p.cfg.MaxClientConnections) {
 			st.connRejected()
-			_, _ = conn.Write(appendErrorReply(nil, ErrTooManyConns))
+			_, _ = conn.Write(p.errorReply(ErrTooManyConns))
 			s.untrack(conn)
 			conn.Close()
 			continue
