@@ -62,6 +62,9 @@ func (c *redisClient) limits(p *pool) redis.Limits {
 // is queued.
 func (c *redisClient) readLoop() {
 	r := redis.NewReader(c.rw(), c.limits(c.ln.pool.Load()))
+	// Declared once: errors.As makes it escape, which inside the loop
+	// cost an allocation per request.
+	var re *redis.Error
 	for {
 		if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 {
 			_ = c.conn.SetReadDeadline(time.Now().Add(idle))
@@ -69,7 +72,6 @@ func (c *redisClient) readLoop() {
 		rq := c.free.Get().(*redisRequest)
 		err := r.Read(&rq.req)
 		pool := c.ln.pool.Load()
-		var re *redis.Error
 		switch {
 		case err == nil:
 			if pool = c.ln.acquire(pool); pool == nil || !pool.cfg.Redis {

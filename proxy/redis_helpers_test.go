@@ -142,3 +142,6 @@ func (c *rc) closed() bool {
 	_, err := c.read()
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
+
+// redisArgs encodes a request of args.
+func redisArgs(args [][]byte) []byte { return redis.AppendArgs(nil, args) }
