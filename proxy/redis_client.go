@@ -11,14 +11,22 @@ import (
 	"github.com/kolco-dev/kolco/proxy/redis"
 )
 
-// redisClient serves one client connection of a Redis pool: its reader
-// parses requests and sends them on, its writer writes the replies in
-// request order, as the memcached client does.
+// redisClient serves one client connection of a Redis pool, on one
+// goroutine, in rounds as nutcracker's event loop serves it: it reads the
+// requests the client has sent (all that are buffered, up to
+// max_pending), sends each on to its servers, then writes their replies
+// in request order, in one write.
+//
+// The memcached client's reader and writer goroutines let replies flow
+// while requests still come in; here a round's replies wait for its last
+// request to be read whole. That costs a client nothing that waits for its
+// replies (redis-benchmark, pipelines), and saves the hand-over of every
+// request to a writer: a goroutine parked and woken, two channel
+// operations.
 type redisClient struct {
 	srv  *Server
 	ln   *listener
 	conn net.Conn
-	q    chan *redisRequest
 	free sync.Pool // *redisRequest, reused once written
 	// authed is set once the client gave the pool's password, or from
 	// the start when there is none.
@@ -33,20 +41,10 @@ type redisClient struct {
 }
 
 func (s *Server) serveRedis(ln *listener, conn net.Conn) {
-	p := ln.pool.Load()
-	c := &redisClient{srv: s, ln: ln, conn: conn, q: make(chan *redisRequest, p.cfg.MaxPending),
-		authed: p.cfg.clientPassword() == ""}
+	c := &redisClient{srv: s, ln: ln, conn: conn, authed: ln.pool.Load().cfg.clientPassword() == ""}
 	c.free.New = func() any { return newRedisRequest() }
 	c.serverOf = c.server
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c.writeLoop()
-	}()
-	c.readLoop()
-	close(c.q)
-	wg.Wait()
+	c.serve()
 	conn.Close()
 }
 
@@ -57,51 +55,100 @@ func (c *redisClient) limits(p *pool) redis.Limits {
 	return redis.Limits{MaxBulk: min(p.cfg.MaxValueSize, redis.DefaultMaxBulk), Unauthenticated: !c.authed}
 }
 
-// readLoop reads requests until the client closes, sends bytes that end
-// the stream, asks to quit, or the server shuts down; every request read
-// is queued.
-func (c *redisClient) readLoop() {
-	r := redis.NewReader(c.rw(), c.limits(c.ln.pool.Load()))
-	// Declared once: errors.As makes it escape, which inside the loop
-	// cost an allocation per request.
-	var re *redis.Error
+// serve serves rounds of requests until the client closes, sends bytes
+// that end the stream, asks to quit, the server shuts down, or a reply
+// cannot be written.
+func (c *redisClient) serve() {
+	rw := c.rw()
+	r := redis.NewReader(rw, c.limits(c.ln.pool.Load()))
+	w := bufio.NewWriterSize(rw, 16<<10)
+	var round []*redisRequest
 	for {
-		if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 {
-			_ = c.conn.SetReadDeadline(time.Now().Add(idle))
+		rq, end := c.read(r)
+		if rq != nil {
+			round = append(round, rq)
 		}
-		rq := c.free.Get().(*redisRequest)
-		err := r.Read(&rq.req)
-		pool := c.ln.pool.Load()
-		switch {
-		case err == nil:
-			if pool = c.ln.acquire(pool); pool == nil || !pool.cfg.Redis {
-				if pool != nil {
-					pool.release()
-				}
-				rq.close = true
-				rq.answerError(ErrPoolRemoved)
-				rq.ready()
-				break
-			}
-			c.dispatch(pool, rq, r)
-		case errors.As(err, &re):
-			pool.stats.clientError()
-			rq.local = append(rq.local[:0], re.Reply...)
-			rq.close = re.Close
-			rq.ready()
-		default:
-			c.free.Put(rq)
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				c.srv.log.Debug("client read", "remote", c.conn.RemoteAddr(), "err", err)
-			}
+		if !end && r.Buffered() > 0 && len(round) < c.ln.pool.Load().cfg.MaxPending {
+			continue
+		}
+		if !c.answer(w, round) {
 			return
 		}
-		closing := rq.close // rq belongs to the writer once queued
-		c.q <- rq
-		if closing {
+		clear(round)
+		round = round[:0]
+		if end {
 			return
 		}
 	}
+}
+
+// read reads and dispatches the next request; end reports that the
+// connection is to be closed after it, or at once when rq is nil.
+func (c *redisClient) read(r *redis.Reader) (rq *redisRequest, end bool) {
+	if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 {
+		// Renewed before every read, so that a client that keeps sending
+		// is never cut, and one that stalls mid-request is.
+		_ = c.conn.SetReadDeadline(time.Now().Add(idle))
+	}
+	rq = c.free.Get().(*redisRequest)
+	err := r.Read(&rq.req)
+	pool := c.ln.pool.Load()
+	switch {
+	case err == nil:
+		if pool = c.ln.acquire(pool); pool == nil || !pool.cfg.Redis {
+			if pool != nil {
+				pool.release()
+			}
+			rq.close = true
+			rq.answerError(ErrPoolRemoved)
+			rq.ready()
+			break
+		}
+		c.dispatch(pool, rq, r)
+	case isRequestError(err, &rq.local, &rq.close):
+		pool.stats.clientError()
+		rq.ready()
+	default:
+		c.free.Put(rq)
+		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			c.srv.log.Debug("client read", "remote", c.conn.RemoteAddr(), "err", err)
+		}
+		return nil, true
+	}
+	return rq, rq.close
+}
+
+// isRequestError reports whether err is an error in the request, and if
+// so appends the reply to it to *reply and sets *close when the stream
+// cannot go on.
+func isRequestError(err error, reply *[]byte, close *bool) bool {
+	re, ok := err.(*redis.Error)
+	if ok {
+		*reply = append((*reply)[:0], re.Reply...)
+		*close = re.Close
+	}
+	return ok
+}
+
+// answer writes the replies of a round's requests in order, as each is
+// done, and recycles them; it reports false when the client is gone.
+func (c *redisClient) answer(w *bufio.Writer, round []*redisRequest) bool {
+	if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 {
+		// A client that stops reading its replies is idle too.
+		_ = c.conn.SetWriteDeadline(time.Now().Add(idle))
+	}
+	var err error
+	for _, r := range round {
+		<-r.done
+		if err == nil {
+			err = r.writeReply(w)
+		}
+		c.finish(r)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	return err == nil
 }
 
 // rw returns what reads and writes the client's connection.
@@ -110,38 +157,6 @@ func (c *redisClient) rw() io.ReadWriter {
 		return r
 	}
 	return c.conn
-}
-
-// writeLoop writes replies in request order, flushing whenever the next
-// reply is not ready yet or none is queued.
-func (c *redisClient) writeLoop() {
-	w := bufio.NewWriterSize(c.rw(), 16<<10)
-	var err error
-	for r := range c.q {
-		if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 && err == nil {
-			// A client that stops reading its replies is idle too.
-			_ = c.conn.SetWriteDeadline(time.Now().Add(idle))
-		}
-		select {
-		case <-r.done:
-		default:
-			if err == nil && w.Buffered() > 0 {
-				err = w.Flush()
-			}
-			<-r.done
-		}
-		if err == nil {
-			err = r.writeReply(w)
-		}
-		c.finish(r)
-		if err == nil && len(c.q) == 0 {
-			err = w.Flush()
-		}
-		if err != nil {
-			// The client is gone: wake the reader, drop the rest.
-			c.conn.Close()
-		}
-	}
 }
 
 // finish counts the request out of its pool and recycles it.
