@@ -263,6 +263,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("p: &a {listen: x}\nq: *a\n"))
 	f.Add([]byte("p:\n  listen: 127.0.0.1:1\n  distribution: ring\n  replicas: 2\n  zone: a\n  zones: {x: a, \"b:2\": b}\n  servers: [\"a:1:1 x\", \"b:2:1\"]\n"))
 	f.Add([]byte("p:\n  listen: /tmp/kolco.sock 0660\n  servers: [\"/tmp/mc.sock:1 a\", \"/tmp/mc2.sock:2\"]\n"))
+	f.Add([]byte(nutcrackerRedisYAML + "  redis_client_auth: x\n  redis_server_auth: {server1: y, \"127.0.0.1:6381\": \"\"}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := ParseConfig(data)
 		if err != nil {
