@@ -20,7 +20,9 @@ type backend struct {
 	conns  []*serverConn
 	next   atomic.Uint32
 	health health
-	stats  serverStats
+	stats  *serverStats
+	// failLog limits the lines logged for the server's failures.
+	failLog logLimit
 
 	// downErr is the error of every request refused while the server is
 	// down: one value, so that refusing allocates nothing.
@@ -30,7 +32,7 @@ type backend struct {
 func newBackend(p *pool, spec twemproxy.Server) *backend {
 	b := &backend{pool: p, spec: spec, addr: spec.Addr(), zone: p.cfg.zoneOf(spec), index: len(p.backends)}
 	b.downErr = &ServerError{Addr: b.addr, Err: ErrServerDown}
-	b.stats.init(p.met, p.name, b.addr)
+	b.stats = newServerStats(p.met, p.name, b)
 	for range p.cfg.ServerConnections {
 		b.conns = append(b.conns, &serverConn{b: b})
 	}
@@ -45,7 +47,6 @@ func (b *backend) send(o *op) {
 		o.finish(b.downErr)
 		return
 	}
-	b.stats.requests.Add(1)
 	b.conns[int(b.next.Add(1))%len(b.conns)].send(b.pool.ctx, o)
 }
 

@@ -40,11 +40,37 @@ type GlobalConfig struct {
 	// MetricsListen is the address of the Prometheus /metrics endpoint;
 	// empty means no endpoint.
 	MetricsListen string `yaml:"metrics_listen"`
+	// StatsListen is the address of nutcracker's stats port (nutcracker's
+	// -a and -s), which serves its JSON stats; empty means none.
+	StatsListen string `yaml:"stats_listen"`
+	// StatsInterval (stats_interval, in milliseconds in the file, as
+	// nutcracker's -i) is how often the stats port's figures are
+	// refreshed. Default 30 s, nutcracker's.
+	StatsInterval time.Duration `yaml:"-"`
+	// AdminListen is the address of the admin endpoint (where a key
+	// lives, each pool's servers, health and shares, in JSON; and
+	// /metrics): "host:port", or ":port" for 127.0.0.1; empty means none.
+	AdminListen string `yaml:"admin_listen"`
+	// AdminTokenFile, when set, names a file whose first line is the
+	// token the admin endpoint asks for ("Authorization: Bearer ...").
+	AdminTokenFile string `yaml:"admin_token_file"`
+	// Threads is how many threads (GOMAXPROCS) the program runs the
+	// proxy on: 0, the default, adapts them to the load (see
+	// AdaptThreads); a number fixes them. A GOMAXPROCS environment
+	// variable overrides both. The program applies it at start; a
+	// [Server] alone does not.
+	Threads int `yaml:"threads"`
 	// LogLevel is debug, info (default), warn or error.
 	LogLevel string `yaml:"log_level"`
 	// ShutdownTimeout (shutdown_timeout, in milliseconds in the file) is
 	// how long a shutdown waits for requests in flight. Default 5 s.
 	ShutdownTimeout time.Duration `yaml:"-"`
+	// BufferLimit is the most bytes of requests and replies the proxy
+	// holds for all its clients together: data blocks, values, long
+	// lines. A request waits up to its pool's timeout for room, then gets
+	// "SERVER_ERROR out of memory storing object"; a reply's value that
+	// does not fit fails its request. Default 2 GiB.
+	BufferLimit int64 `yaml:"buffer_limit"`
 }
 
 // PoolConfig is one pool. The first block of fields is nutcracker.yml's,
@@ -131,10 +157,16 @@ type PoolConfig struct {
 	// ClientIdleTimeout (client_idle_timeout) closes a client connection
 	// idle that long; 0 means never.
 	ClientIdleTimeout time.Duration `yaml:"-"`
-	// MaxValueSize is the largest value accepted, in bytes. Default 1 MiB.
+	// MaxValueSize is the largest value accepted, in bytes. Default 1 GiB,
+	// the largest item memcached can store (-I 1024m).
 	MaxValueSize int `yaml:"max_value_size"`
-	// MaxKeys is the most keys in one get. Default 4096.
+	// MaxKeys is the most keys in one get; 0, the default, means no
+	// limit, as memcached sets none.
 	MaxKeys int `yaml:"max_keys"`
+	// ClientBufferLimit is the most bytes one client's requests in flight
+	// hold before the proxy stops reading its next request (one request
+	// alone may hold more, within BufferLimit). Default 64 MiB.
+	ClientBufferLimit int `yaml:"client_buffer_limit"`
 	// FlushAll is "refuse" (default) or "broadcast" to every server.
 	FlushAll string `yaml:"flush_all"`
 	// MaxPending is the most requests one client may have in flight

@@ -81,7 +81,7 @@ func TestParseNutcrackerConfig(t *testing.T) {
 	if o.Ejection != EjectNone || o.Hash != "hsieh" || o.ServerRetryTimeout != 30*time.Second || o.ServerFailureLimit != 2 {
 		t.Errorf("omega: %+v", o)
 	}
-	if s.Distribution != "modula" || s.HashTag != "{}" || s.ServerConnections != 4 || s.MaxValueSize != 1<<20 {
+	if s.Distribution != "modula" || s.HashTag != "{}" || s.ServerConnections != 4 || s.MaxValueSize != 1<<30 || s.MaxKeys != 0 {
 		t.Errorf("sigma: %+v", s)
 	}
 	if s.FlushAll != "refuse" || s.MaxClientConnections != 10000 || s.HealthCheck.Interval != 30*time.Second {
@@ -169,7 +169,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad server", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:b:1\"]\n", "p", "servers", twemproxy.ErrBadServer},
 		{"zero weight", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:0\"]\n", "p", "servers", twemproxy.ErrBadServer},
 		{"duplicate name", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\", \"b:1:1 x\"]\n", "p", "servers", nil},
-		{"duplicate address", "p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\", \"a:1:1 y\"]\n", "p", "servers", nil},
+		{"zone of a shared address", "p:\n  listen: 127.0.0.1:1\n  distribution: ring\n  replicas: 2\n  zones: {\"a:1\": z1, y: z2}\n  servers: [\"a:1:1 x\", \"a:1:1 y\"]\n", "p", "zones", nil},
+		{"negative client_buffer_limit", pool("  client_buffer_limit: -1\n"), "p", "client_buffer_limit", nil},
+		{"negative buffer_limit", pool("") + "kolco:\n  buffer_limit: -1\n", "", "kolco.buffer_limit", nil},
 		{"rehash without eject", pool("  ejection: rehash\n"), "p", "ejection", nil},
 		{"bad ejection", pool("  ejection: sometimes\n"), "p", "ejection", nil},
 		{"timeout 0", pool("  timeout: 0\n"), "p", "timeout", nil},
@@ -254,12 +256,43 @@ func TestExplain(t *testing.T) {
 	}
 }
 
+// TestExplainNoneDoesNotProbe: under ejection none no server is marked
+// down, so --check must not describe probes that never run.
+func TestExplainNoneDoesNotProbe(t *testing.T) {
+	for _, tc := range []struct {
+		extra  string
+		probes bool
+	}{
+		{"", false},
+		{"  health_check: {interval: 500}\n", false},
+		{"  auto_eject_hosts: true\n", true},
+		{"  ejection: fail-fast\n", true},
+	} {
+		t.Run(strings.TrimSpace(tc.extra), func(t *testing.T) {
+			cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:1\n" + tc.extra + "  servers: [\"127.0.0.1:2:1\"]\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			if err := cfg.Explain(&b); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(b.String(), "probed"); got != tc.probes {
+				t.Errorf("ejection %s: describes probes %v, want %v:\n%s", cfg.Pools["p"].Ejection, got, tc.probes, b.String())
+			}
+		})
+	}
+}
+
 // FuzzParseConfig checks that no input panics the parser and that every
 // configuration it accepts validates again unchanged and can be explained.
 func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(nutcrackerYAML))
 	f.Add([]byte("p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\"]\n  ejection: fail-fast\n"))
 	f.Add([]byte("kolco: {metrics_listen: \"127.0.0.1:0\"}\np: {listen: \"[::1]:1\", servers: [\"::1:2:3\"]}\n"))
+	// kolco's proxy-wide keys, and one address under two names.
+	f.Add([]byte("kolco: {stats_listen: \"0.0.0.0:22222\", stats_interval: 1000, admin_listen: \":22223\", buffer_limit: 1048576, threads: 2}\n" +
+		"p: {listen: \"127.0.0.1:1\", client_buffer_limit: 65536, max_keys: 0, servers: [\"a:1:1 x\", \"a:1:1 y\"]}\n"))
 	f.Add([]byte("p: &a {listen: x}\nq: *a\n"))
 	f.Add([]byte("p:\n  listen: 127.0.0.1:1\n  distribution: ring\n  replicas: 2\n  zone: a\n  zones: {x: a, \"b:2\": b}\n  servers: [\"a:1:1 x\", \"b:2:1\"]\n"))
 	f.Add([]byte("p:\n  listen: /tmp/kolco.sock 0660\n  servers: [\"/tmp/mc.sock:1 a\", \"/tmp/mc2.sock:2\"]\n"))

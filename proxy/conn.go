@@ -2,9 +2,11 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"net"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // serverConn is one pipelined connection to a server. Senders write their
@@ -55,11 +57,23 @@ func (c *serverConn) send(ctx context.Context, o *op) {
 	}
 	if err != nil {
 		c.mu.Unlock()
+		if !errors.Is(err, ErrPoolClosed) {
+			// Every request that fails here is a request the server
+			// failed, however many senders shared one failed connect.
+			c.b.stats.failed(1)
+		}
 		o.finish(err)
 		return
 	}
-	s.buf = append(s.buf, o.buf...)
+	s.appendOp(o)
 	if s.flushing {
+		c.mu.Unlock()
+		return
+	}
+	if b := o.batch; b != nil {
+		// Written when the client's reader has read all it has, with the
+		// client's other requests (see flushBatch).
+		b.add(c)
 		c.mu.Unlock()
 		return
 	}
@@ -74,29 +88,96 @@ func (c *serverConn) send(ctx context.Context, o *op) {
 	// throughput by 10-20%.
 	runtime.Gosched()
 	c.mu.Lock()
-	for len(s.buf) > 0 {
-		out := s.buf
-		s.buf = s.spare[:0]
-		c.mu.Unlock()
-		err := s.conn.SetWriteDeadline(o.deadline)
-		if err == nil {
-			_, err = s.rw.Write(out)
-		}
-		c.mu.Lock()
-		s.spare = out[:0]
-		if err != nil {
-			s.kill() // the reader fails what is in flight
-			s.buf = s.buf[:0]
-		}
-	}
+	c.writeQueued(s)
 	s.flushing = false
 	c.mu.Unlock()
 }
 
+// flush writes what is queued on the connection, unless a write is under
+// way, which takes it along.
+func (c *serverConn) flush() {
+	c.mu.Lock()
+	s := c.s
+	if s == nil || s.flushing || len(s.buf) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	s.flushing = true
+	c.mu.Unlock()
+	runtime.Gosched() // as send does: other clients' requests join the write
+	c.mu.Lock()
+	c.writeQueued(s)
+	s.flushing = false
+	c.mu.Unlock()
+}
+
+// writeQueued writes s's queued requests, and those queued meanwhile. The
+// caller holds mu and has set s.flushing; writeQueued releases mu while it
+// writes.
+func (c *serverConn) writeQueued(s *session) {
+	for len(s.buf) > 0 {
+		out, ins := s.buf, s.ins
+		s.writing, s.writingBytes = s.bufOps, len(out)
+		for _, in := range ins {
+			s.writingBytes += len(in.data)
+		}
+		s.buf, s.ins, s.bufOps = s.spare[:0], s.spareIns[:0], 0
+		s.writeDeadline = s.bufDeadline // watched by pool.watch
+		n, size := s.writing, s.writingBytes
+		c.mu.Unlock()
+		c.b.stats.sent(n, size)
+		err := s.writeOut(out, ins)
+		c.mu.Lock()
+		s.writing, s.writingBytes, s.writeDeadline = 0, 0, time.Time{}
+		clear(ins) // the data blocks belong to their requests
+		s.spare, s.spareIns = out[:0], ins[:0]
+		if cap(out) > maxSpare {
+			s.spare = nil
+		}
+		if err != nil {
+			if !s.dead.Load() {
+				c.b.stats.closed(err)
+			}
+			s.kill() // the reader fails what is in flight
+			clear(s.ins)
+			s.buf, s.ins, s.bufOps = s.buf[:0], s.ins[:0], 0
+		}
+	}
+}
+
+// flushBatch holds the server connections a client's reader queued
+// requests on without writing them: a client that sends several requests
+// at once (pipelining, or a get split over servers) has them written to
+// each server once, when its reader has read all it has and is about to
+// wait for more, as nutcracker writes each server's queue once per round
+// of its event loop. Only the client's reader uses it.
+type flushBatch struct {
+	conns []*serverConn
+}
+
+// add records that c holds requests of the client's to write.
+func (b *flushBatch) add(c *serverConn) {
+	for _, x := range b.conns {
+		if x == c {
+			return
+		}
+	}
+	b.conns = append(b.conns, c)
+}
+
+// flush writes the client's queued requests.
+func (b *flushBatch) flush() {
+	for i, c := range b.conns {
+		c.flush()
+		b.conns[i] = nil
+	}
+	b.conns = b.conns[:0]
+}
+
 // session returns the live session, connecting a new one if there is none,
-// the last one died, or replace is set. A failed connect is recorded as
-// the server's failure, once however many senders waited for it, and is
-// the error of each of them. The caller holds mu; session releases it
+// the last one died, or replace is set. A failed connect is one failure
+// towards the server's ejection, however many senders waited for it, and
+// is the error of each of them (each counts it among the server's errors). The caller holds mu; session releases it
 // while a connect is under way and holds it again when it returns.
 func (c *serverConn) session(ctx context.Context, replace bool) (*session, error) {
 	if c.s != nil && (replace || c.s.dead.Load()) {
@@ -136,7 +217,7 @@ func (c *serverConn) session(ctx context.Context, replace bool) (*session, error
 	call.err = err
 	close(call.done)
 	if err != nil {
-		c.b.fail(err, 1)
+		c.b.fail(err, 0)
 		return nil, err
 	}
 	return s, nil
@@ -152,14 +233,19 @@ func (c *serverConn) dial(ctx context.Context) (*session, error) {
 		return nil, c.b.downErr
 	}
 	d := net.Dialer{Timeout: c.b.pool.cfg.Timeout}
+	c.b.stats.dials.Add(1)
 	conn, err := d.DialContext(ctx, network(c.b.addr), c.b.addr)
 	if err != nil {
-		return nil, serverError(c.b.addr, "connect", err)
+		err = serverError(c.b.addr, "connect", err)
+		c.b.stats.closed(err)
+		return nil, err
 	}
 	if err := c.b.handshake(conn, c.b.pool.cfg.Timeout); err != nil {
 		conn.Close()
+		c.b.stats.closed(err)
 		return nil, err
 	}
+	c.b.stats.conns.Add(1)
 	s := &session{conn: conn, rw: conn}
 	if r := newRawIO(conn); r != nil {
 		s.rw = r

@@ -84,6 +84,7 @@ type poolFile struct {
 type globalFile struct {
 	GlobalConfig    `yaml:",inline"`
 	ShutdownTimeout int `yaml:"shutdown_timeout"`
+	StatsInterval   int `yaml:"stats_interval"`
 }
 
 func decodePool(name string, node *yaml.Node) (*PoolConfig, error) {
@@ -125,6 +126,9 @@ func decodeGlobal(node *yaml.Node) (GlobalConfig, error) {
 	var err error
 	if g.ShutdownTimeout, err = millis(f.ShutdownTimeout); err != nil {
 		return GlobalConfig{}, &ConfigError{Key: GlobalKey + ".shutdown_timeout", Err: err}
+	}
+	if g.StatsInterval, err = millis(f.StatsInterval); err != nil {
+		return GlobalConfig{}, &ConfigError{Key: GlobalKey + ".stats_interval", Err: err}
 	}
 	return g, nil
 }

@@ -45,11 +45,17 @@ func DefaultPoolConfig() PoolConfig {
 		// Never, as nutcracker: a client that holds an idle connection is
 		// usually a pool, not an attack.
 		ClientIdleTimeout: 0,
-		// memcached's default item size limit (-I 1m): a larger value could
-		// not be stored anyway.
-		MaxValueSize: 1 << 20,
-		// Bounds what one get makes the proxy hold and send.
-		MaxKeys: 4096,
+		// The largest item memcached can be set to store (-I 1024m): the
+		// proxy must not refuse a value its servers hold, as nutcracker
+		// does not. Memory is bounded by the buffer limits instead.
+		MaxValueSize: 1 << 30,
+		// No limit (0), as memcached sets none: a get of any number of keys
+		// is served, its line counted in the buffer limits.
+		MaxKeys: 0,
+		// Room for a client to pipeline many requests, or a few large
+		// values, before the proxy stops reading from it; a single
+		// larger request is still served, alone.
+		ClientBufferLimit: 64 << 20,
 		// Deep enough to keep a pipelining client's servers busy, shallow
 		// enough that a client that stops reading replies holds little.
 		MaxPending: 128,
@@ -68,11 +74,19 @@ func DefaultGlobalConfig() GlobalConfig {
 		// No endpoint unless asked for: a port opened unasked is a port
 		// someone must firewall.
 		MetricsListen: "",
+		// No stats port unless asked for, as no metrics endpoint; refreshed
+		// at nutcracker's interval when there is one.
+		StatsListen:   "",
+		StatsInterval: 30 * time.Second,
 		// Reloads, ejections and restores, but no line per request.
 		LogLevel: "info",
 		// Long enough for requests in flight at the default timeout to
 		// finish several times over, short enough for a rolling restart.
 		ShutdownTimeout: 5 * time.Second,
+		// Two of the largest values (max_value_size) in flight at once, or
+		// thousands of clients' pipelines: a bound the operator can size
+		// to the machine, where nutcracker has none.
+		BufferLimit: 2 << 30,
 	}
 }
 
@@ -92,6 +106,8 @@ func (g *GlobalConfig) WithDefaults() *GlobalConfig {
 	d, c := DefaultGlobalConfig(), *g
 	setDefault(&c.LogLevel, d.LogLevel)
 	setDefault(&c.ShutdownTimeout, d.ShutdownTimeout)
+	setDefault(&c.BufferLimit, d.BufferLimit)
+	setDefault(&c.StatsInterval, d.StatsInterval)
 	return &c
 }
 
@@ -123,7 +139,7 @@ func (p *PoolConfig) WithDefaults() *PoolConfig {
 		setDefault(&c.MaxValueSize, redis.DefaultMaxBulk)
 	}
 	setDefault(&c.MaxValueSize, d.MaxValueSize)
-	setDefault(&c.MaxKeys, d.MaxKeys)
+	setDefault(&c.ClientBufferLimit, d.ClientBufferLimit)
 	setDefault(&c.MaxPending, d.MaxPending)
 	setDefault(&c.FlushAll, d.FlushAll)
 	setDefault(&c.Replicas, d.Replicas)

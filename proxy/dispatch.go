@@ -8,18 +8,51 @@ import (
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
-// Version is what the proxy answers to "version".
-const Version = "1.6.18 kolco-proxy"
-
 // dispatch starts serving one parsed request: it answers what the proxy
 // answers itself and forwards the rest to the servers.
 func (p *pool) dispatch(r *request) {
 	r.pool, r.start = p, time.Now()
-	if p.answer(r) {
+	switch {
+	case p.answer(r):
+		r.ready()
+	case r.req.Cmd == memcache.CmdVersion:
+		p.version(r)
+	default:
+		p.forward(r)
+	}
+}
+
+// versionKey is what nutcracker hashes to route "version", a request with
+// no key of its own (msg_set_placeholder_key in twemproxy).
+var versionKey = []byte("placeholder")
+
+// version forwards "version" to a server that is not marked down: the
+// owner of the key "placeholder", where nutcracker sends it, else the first
+// live server.
+// The reply is that server's, so that a client's liveness check fails
+// when the servers do, rather than read a healthy version from the proxy
+// in front of dead servers.
+func (p *pool) version(r *request) {
+	var to *backend
+	if owners := p.place.Load().route(versionKey, false, &r.route); len(owners) > 0 && !owners[0].health.isDown() {
+		to = owners[0]
+	} else {
+		for _, b := range p.backends {
+			if !b.health.isDown() {
+				to = b
+				break
+			}
+		}
+	}
+	if to == nil {
+		r.answerError(ErrNoServers)
 		r.ready()
 		return
 	}
-	p.forward(r)
+	o := r.newOp(r.req.Cmd, r.start.Add(p.cfg.Timeout))
+	o.buf = memcache.AppendRequest(o.buf[:0], &r.req)
+	r.left.Store(1)
+	to.send(o)
 }
 
 // answer answers a request the proxy answers itself, and reports whether
@@ -27,8 +60,6 @@ func (p *pool) dispatch(r *request) {
 func (p *pool) answer(r *request) bool {
 	req := &r.req
 	switch req.Cmd {
-	case memcache.CmdVersion:
-		r.local = append(r.local, "VERSION "+Version+"\r\n"...)
 	case memcache.CmdQuit:
 		r.close = true
 	case memcache.CmdStats:

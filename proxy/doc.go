@@ -19,10 +19,11 @@
 // server_failure_limit, servers, redis, redis_auth, redis_db). kolco's
 // keys sit beside them in a pool (ejection, health_check,
 // max_client_connections, client_idle_timeout, max_value_size, max_keys,
-// max_pending, flush_all, key_hash, vnodes, replicas, zones and zone for
-// kolco's distributions, redis_client_auth and redis_server_auth for Redis
-// pools), and proxy-wide settings
-// under the top-level key "kolco" (metrics_listen, log_level,
+// max_pending, client_buffer_limit, flush_all, and key_hash, vnodes,
+// replicas, zones and zone for kolco's distributions, redis_client_auth
+// and redis_server_auth for Redis pools), and proxy-wide settings under
+// the top-level key "kolco" (metrics_listen, stats_listen, stats_interval,
+// admin_listen, admin_token_file, buffer_limit, threads, log_level,
 // shutdown_timeout). See [PoolConfig] and [GlobalConfig]; the defaults,
 // with the reason for each, are [DefaultPoolConfig] and
 // [DefaultGlobalConfig]. Durations are milliseconds in the file, as in
@@ -31,7 +32,20 @@
 //
 // [LoadConfig], [New], [Server.Start], [Server.Reload] and
 // [Server.Shutdown] are all a program needs; kolco proxy adds the signals
-// (SIGHUP reloads, SIGTERM shuts down) and the watch of the file.
+// (SIGHUP reloads, SIGUSR2 hands the listening sockets to a new process
+// through [Server.ListenerFiles] and [Server.Inherit], SIGTERM shuts down),
+// the watch of the file, nutcracker's command line and [AdaptThreads].
+//
+// # Operating it
+//
+// Beside the pools the proxy serves Prometheus metrics (metrics_listen),
+// nutcracker's JSON stats port (stats_listen; [DescribeStats]) and an admin
+// endpoint (admin_listen) that says in JSON which server holds a key under
+// the placement in use now ([Location]) and each pool's servers, health
+// and shares of keys ([PoolStatus]). Memory is bounded by what requests
+// and replies in flight hold, per client (client_buffer_limit) and in all
+// (buffer_limit), rather than by a cap on one value. A shutdown drains the
+// clients: each is closed once idle, every request it sent answered.
 //
 // # Failures
 //

@@ -36,6 +36,10 @@ var (
 	// ErrConnLost is the cause of a request whose connection to the server
 	// ended before it could be written or answered.
 	ErrConnLost = errors.New("proxy: connection lost")
+	// ErrNoRoom is the cause of a request, or a reply's value, that the
+	// buffer limits (kolco.buffer_limit, client_buffer_limit) have no room
+	// for in time.
+	ErrNoRoom = errors.New("proxy: no room in the buffer limits")
 	// ErrNoServers is the error for a request to a pool whose servers are
 	// all ejected.
 	ErrNoServers = errors.New("proxy: no live servers")

@@ -84,3 +84,45 @@ func TestRefusedServerReply(t *testing.T) {
 		t.Fatalf("get on a refusing server: %q, want %q", got, want)
 	}
 }
+
+// TestSharedFailedConnectCountsEveryRequest: when many senders wait for
+// one connect that fails, each of their requests is one of the server's
+// errors, in the stats reply and in kolco_proxy_server_errors_total.
+func TestSharedFailedConnectCountsEveryRequest(t *testing.T) {
+	addr := refusedAddr(t)
+	s := startProxy(t, "p:\n  listen: 127.0.0.1:0\n  timeout: 10000\n  servers:\n   - "+addr+":1\n")
+	const clients, each = 40, 100
+	done := make(chan int, clients)
+	for range clients {
+		c := dial(t, s.Addr("p").String())
+		go func() {
+			c.send(strings.Repeat("get k\r\n", each))
+			n := 0
+			for range each {
+				b, _, err := c.rr.Read(nil, memcache.CmdGet, nil)
+				if err == nil && strings.HasPrefix(string(b), "SERVER_ERROR ") {
+					n++
+				}
+			}
+			done <- n
+		}()
+	}
+	replies := 0
+	for range clients {
+		replies += <-done
+	}
+	if replies != clients*each {
+		t.Fatalf("%d SERVER_ERROR replies, want %d", replies, clients*each)
+	}
+	b := s.testPool("p").backends[0]
+	if n := b.stats.errors.Load(); n != uint64(replies) {
+		t.Errorf("server errors counted %d for %d SERVER_ERROR replies", n, replies)
+	}
+	if got := metricValue(t, s, "kolco_proxy_server_errors_total", serverLabel(addr, addr)); got != float64(replies) {
+		t.Errorf("kolco_proxy_server_errors_total %v for %d SERVER_ERROR replies", got, replies)
+	}
+	want := fmt.Sprintf("STAT server:%s:errors %d\r\n", addr, replies) // unnamed off port 11211: named host:port
+	if got := dial(t, s.Addr("p").String()).do("stats proxy\r\n"); !strings.Contains(got, want) {
+		t.Errorf("stats proxy lacks %q:\n%s", want, got)
+	}
+}

@@ -36,6 +36,22 @@ func (c *Config) Explain(w io.Writer) error {
 	if g.MetricsListen != "" {
 		fmt.Fprintf(&b, "metrics: Prometheus /metrics on %s\n", g.MetricsListen)
 	}
+	if g.StatsListen != "" {
+		fmt.Fprintf(&b, "stats: nutcracker's JSON stats on %s, refreshed every %d ms\n", g.StatsListen, g.StatsInterval.Milliseconds())
+	}
+	if g.AdminListen != "" {
+		auth := "no token"
+		if g.AdminTokenFile != "" {
+			auth = "a bearer token from " + g.AdminTokenFile
+		}
+		fmt.Fprintf(&b, "admin: where keys live, pools and /metrics on http://%s (%s)\n", adminAddr(g.AdminListen), auth)
+	}
+	fmt.Fprintf(&b, "buffers: requests and replies in flight hold at most %d bytes in all\n", g.BufferLimit)
+	if g.Threads > 0 {
+		fmt.Fprintf(&b, "threads: %d (GOMAXPROCS, unless set in the environment)\n", g.Threads)
+	} else {
+		fmt.Fprintf(&b, "threads: one while the proxy's work fits in one core, every core when it does not (unless GOMAXPROCS is set)\n")
+	}
 	fmt.Fprintf(&b, "shutdown: requests in flight get up to %d ms to finish\n", g.ShutdownTimeout.Milliseconds())
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -96,21 +112,36 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 		fmt.Fprintf(b, "  failures: a failed server's keys get %s until it is back (fail-fast); no key moves; after %d consecutive failures it is marked down and retried after %d ms\n",
 			p.errorName(), p.ServerFailureLimit, p.ServerRetryTimeout.Milliseconds())
 	}
-	if p.HealthCheck.Interval > 0 {
+	switch {
+	case p.Ejection == EjectNone:
+		fmt.Fprintf(b, "  health: no probes; under ejection none no server is ever marked down, so there is nothing to restore\n")
+	case p.HealthCheck.Interval > 0:
 		fmt.Fprintf(b, "  health: a down server is probed with %q every %d ms (timeout %d ms) and restored when it answers\n",
 			p.probeName(), p.HealthCheck.Interval.Milliseconds(), p.HealthCheck.Timeout.Milliseconds())
-	} else {
+	default:
 		fmt.Fprintf(b, "  health: no probes; a down server returns %d ms after it was marked down\n", p.ServerRetryTimeout.Milliseconds())
 	}
+	p.explainLimits(b)
+}
+
+// explainLimits writes the pool's limits, and what it does with
+// the commands of its protocol that need a word.
+func (p *PoolConfig) explainLimits(b *strings.Builder) {
 	idle := "never"
 	if p.ClientIdleTimeout > 0 {
 		idle = fmt.Sprintf("after %d ms", p.ClientIdleTimeout.Milliseconds())
 	}
-	fmt.Fprintf(b, "  limits: %d client connections, idle clients closed %s, values up to %d bytes, %d keys per get, %d requests in flight per client\n",
-		p.MaxClientConnections, idle, p.MaxValueSize, p.MaxKeys, p.MaxPending)
+	keys := "any number of keys"
+	if p.MaxKeys > 0 {
+		keys = fmt.Sprintf("%d keys", p.MaxKeys)
+	}
 	if p.Redis {
+		fmt.Fprintf(b, "  limits: %d client connections, idle clients closed %s, values up to %d bytes, %s per request, %d requests in flight per client\n",
+			p.MaxClientConnections, idle, p.MaxValueSize, keys, p.MaxPending)
 		p.explainRedis(b)
 		return
 	}
+	fmt.Fprintf(b, "  limits: %d client connections, idle clients closed %s, values up to %d bytes, %s per get, %d requests or %d bytes in flight per client\n",
+		p.MaxClientConnections, idle, p.MaxValueSize, keys, p.MaxPending, p.ClientBufferLimit)
 	fmt.Fprintf(b, "  flush_all: %s\n", map[string]string{"refuse": "refused", "broadcast": "sent to every server"}[p.FlushAll])
 }

@@ -98,7 +98,11 @@ func (b *backend) served() { b.health.succeeded() }
 func (b *backend) fail(err error, n int) {
 	b.stats.failed(n)
 	cfg := b.pool.cfg
-	if errors.Is(err, ErrPoolClosed) || errors.Is(err, ErrServerDown) || cfg.Ejection == EjectNone {
+	if errors.Is(err, ErrPoolClosed) || errors.Is(err, ErrServerDown) {
+		return
+	}
+	b.logFailure(err, n)
+	if cfg.Ejection == EjectNone {
 		return
 	}
 	if b.health.failed(cfg.ServerFailureLimit, cfg.ServerRetryTimeout) {
@@ -107,9 +111,21 @@ func (b *backend) fail(err error, n int) {
 	}
 }
 
+// logFailure logs a failure of the server, under every ejection policy,
+// at most once per logEvery: the line says how many failures it stands for.
+func (b *backend) logFailure(err error, n int) {
+	ok, held := b.failLog.allow()
+	if !ok {
+		return
+	}
+	b.pool.log.Warn("server failed", "server", b.spec.RingName(), "addr", b.addr, "policy", b.pool.cfg.Ejection,
+		"requests", n, "failures_not_logged", held, "err", err)
+}
+
 // restore marks the server up again.
 func (b *backend) restore() {
 	if b.health.restore() {
+		b.stats.restores.Add(1)
 		b.pool.healthChanged(b, true, nil)
 	}
 }
@@ -117,9 +133,9 @@ func (b *backend) restore() {
 // healthChanged is called when b goes down or comes back.
 func (p *pool) healthChanged(b *backend, up bool, cause error) {
 	if up {
-		p.log.Info("server restored", "server", b.addr)
+		p.log.Info("server restored", "server", b.spec.RingName(), "addr", b.addr)
 	} else {
-		p.log.Warn("server down", "server", b.addr, "policy", p.cfg.Ejection, "cause", cause)
+		p.log.Warn("server down", "server", b.spec.RingName(), "addr", b.addr, "policy", p.cfg.Ejection, "cause", cause)
 	}
 	if p.cfg.Ejection == EjectRehash {
 		if err := p.rebuild(); err != nil {

@@ -58,14 +58,15 @@ type memcached struct {
 }
 
 // startMemcached starts memcached on a free loopback port (or on port when
-// non-zero) and waits until it answers; Cleanup kills it.
-func startMemcached(t testing.TB, port int) *memcached {
+// non-zero), with extra options, and waits until it answers; Cleanup kills
+// it.
+func startMemcached(t testing.TB, port int, extra ...string) *memcached {
 	t.Helper()
 	if port == 0 {
 		port = freePort(t)
 	}
 	m := &memcached{addr: fmt.Sprintf("127.0.0.1:%d", port), port: port}
-	m.run(t, "-l", "127.0.0.1", "-p", fmt.Sprint(port))
+	m.run(t, append([]string{"-l", "127.0.0.1", "-p", fmt.Sprint(port)}, extra...)...)
 	return m
 }
 

@@ -25,7 +25,7 @@ func (s *Server) listen(ctx context.Context, name, addr string, p *pool) (*liste
 	if err != nil {
 		return nil, fmt.Errorf("pool %q: %w", name, err)
 	}
-	ln, err := spec.open(ctx)
+	ln, err := s.openListen(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("pool %q: %w", name, err)
 	}
@@ -58,7 +58,8 @@ func (s *Server) acceptLoop(l *listener) {
 			continue
 		}
 		backoff = time.Millisecond
-		if !s.track(conn, l) {
+		c := s.newClient(l, conn)
+		if !s.track(c) {
 			conn.Close()
 			return
 		}
@@ -66,8 +67,12 @@ func (s *Server) acceptLoop(l *listener) {
 		st := p.stats
 		if st.currConns.Load() >= int64(p.cfg.MaxClientConnections) {
 			st.connRejected()
+			if ok, held := p.refuseLog.allow(); ok {
+				s.log.Warn("client refused: over max_client_connections", "pool", l.name,
+					"remote", conn.RemoteAddr(), "limit", p.cfg.MaxClientConnections, "refusals_not_logged", held)
+			}
 			_, _ = conn.Write(p.errorReply(ErrTooManyConns))
-			s.untrack(conn)
+			s.untrack(c)
 			conn.Close()
 			continue
 		}
@@ -75,27 +80,34 @@ func (s *Server) acceptLoop(l *listener) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			defer s.untrack(conn)
+			defer s.untrack(c)
 			defer st.connClosed()
-			s.serveClient(l, conn)
+			c.serve()
 		}()
 	}
 }
 
-// track adds a client to the server's set, unless the server is closed.
-func (s *Server) track(c net.Conn, l *listener) bool {
+// track adds a client to the server's set, unless the server was
+// aborted. A client accepted as the server began to shut down - the
+// accept raced with the listener's close - is served and drained like
+// the others: its connection was not refused, and its requests must be
+// answered.
+func (s *Server) track(c *client) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.aborted {
 		return false
 	}
-	s.clients[c] = l
+	s.clients[c.conn] = c
+	if s.closed {
+		c.drain()
+	}
 	return true
 }
 
-func (s *Server) untrack(c net.Conn) {
+func (s *Server) untrack(c *client) {
 	s.mu.Lock()
-	delete(s.clients, c)
+	delete(s.clients, c.conn)
 	s.mu.Unlock()
 }
 

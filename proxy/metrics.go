@@ -12,18 +12,19 @@ import (
 )
 
 // metrics holds the proxy's Prometheus collectors in a registry of its own
-// (no global registration), and the plain counters the stats command shows.
+// (no global registration). The servers' figures are read from their
+// counters at each scrape (see collector), so the request path touches no
+// Prometheus counter for them.
 type metrics struct {
-	reg          *prometheus.Registry
-	requests     *prometheus.CounterVec
-	latency      *prometheus.HistogramVec
-	clientErrors *prometheus.CounterVec
-	serverErrors *prometheus.CounterVec
-	ejections    *prometheus.CounterVec
-	connections  *prometheus.GaugeVec
-	rejected     *prometheus.CounterVec
-	reloads      prometheus.Counter
-	reloadFails  prometheus.Counter
+	reg           *prometheus.Registry
+	requests      *prometheus.CounterVec
+	latency       *prometheus.HistogramVec
+	serverLatency *prometheus.HistogramVec
+	clientErrors  *prometheus.CounterVec
+	connections   *prometheus.GaugeVec
+	rejected      *prometheus.CounterVec
+	reloads       prometheus.Counter
+	reloadFails   prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -40,12 +41,11 @@ func newMetrics() *metrics {
 		clientErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kolco_proxy_client_errors_total", Help: "Malformed client requests, by pool.",
 		}, []string{"pool"}),
-		serverErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kolco_proxy_server_errors_total", Help: "Requests to a server that failed (refused, timed out, down), by pool and server.",
-		}, []string{"pool", "server"}),
-		ejections: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kolco_proxy_ejections_total", Help: "Servers ejected or marked down, by pool and server.",
-		}, []string{"pool", "server"}),
+		serverLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "kolco_proxy_server_request_duration_seconds",
+			Help:    "Time from sending a request to a server to its reply, by pool and server.",
+			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16),
+		}, serverLabels),
 		connections: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "kolco_proxy_client_connections", Help: "Open client connections, by pool.",
 		}, []string{"pool"}),
@@ -59,7 +59,7 @@ func newMetrics() *metrics {
 			Name: "kolco_proxy_reload_failures_total", Help: "Configuration reloads refused (file unreadable or invalid).",
 		}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.clientErrors, m.serverErrors, m.ejections,
+	m.reg.MustRegister(m.requests, m.latency, m.serverLatency, m.clientErrors,
 		m.connections, m.rejected, m.reloads, m.reloadFails)
 	return m
 }
@@ -78,19 +78,34 @@ type poolStats struct {
 	connections  prometheus.Gauge
 	rejected     prometheus.Counter
 
-	// For the stats command.
+	// For the stats command, the stats port and the collector.
 	started                              time.Time
 	cmds                                 [memcache.CmdMetaDebug + 1]atomic.Uint64
 	currConns, totalConns, rejectedConns atomic.Int64
 	clientErrs                           atomic.Uint64
+	// Bytes read from and written to clients; clients that ended the
+	// connection, or whose connection failed; requests answered with an
+	// error of the proxy's for a server's failure; the requests to servers
+	// a multi-key get was split into.
+	bytesIn, bytesOut        atomic.Uint64
+	clientEOF, clientErr     atomic.Uint64
+	forwardErrors, fragments atomic.Uint64
+
+	// redis holds a Redis pool's figures by command, in place of
+	// requests, latency and cmds.
+	redis *redisStats
 }
 
-func (m *metrics) forPool(name string) *poolStats {
+func (m *metrics) forPool(name string, redis bool) *poolStats {
 	s := &poolStats{
 		started:      time.Now(),
 		clientErrors: m.clientErrors.WithLabelValues(name),
 		connections:  m.connections.WithLabelValues(name),
 		rejected:     m.rejected.WithLabelValues(name),
+	}
+	if redis {
+		s.redis = m.forRedis(name)
+		return s
 	}
 	for c := range s.requests {
 		cmd := memcache.Command(c).String()
@@ -98,29 +113,6 @@ func (m *metrics) forPool(name string) *poolStats {
 		s.latency[c] = m.latency.WithLabelValues(name, cmd)
 	}
 	return s
-}
-
-// serverStats are one server's figures, for stats and metrics.
-type serverStats struct {
-	requests, errors, ejections atomic.Uint64
-	errCtr, ejectCtr            prometheus.Counter
-}
-
-func (s *serverStats) init(m *metrics, pool, addr string) {
-	s.errCtr = m.serverErrors.WithLabelValues(pool, addr)
-	s.ejectCtr = m.ejections.WithLabelValues(pool, addr)
-}
-
-// failed counts n failed requests.
-func (s *serverStats) failed(n int) {
-	s.errors.Add(uint64(n))
-	s.errCtr.Add(float64(n))
-}
-
-// ejected counts the server marked down.
-func (s *serverStats) ejected() {
-	s.ejections.Add(1)
-	s.ejectCtr.Inc()
 }
 
 func (s *poolStats) request(cmd memcache.Command, d time.Duration) {

@@ -14,8 +14,8 @@ import (
 )
 
 // startNutcracker runs the real nutcracker with yaml (its listen address
-// already set) and waits for listen; Cleanup kills it.
-func startNutcracker(t *testing.T, yaml, listen string) {
+// already set) and waits for listen; Cleanup kills it. It returns its pid.
+func startNutcracker(t *testing.T, yaml, listen string) int {
 	t.Helper()
 	bin := needBinary(t, "nutcracker")
 	dir := t.TempDir()
@@ -33,6 +33,7 @@ func startNutcracker(t *testing.T, yaml, listen string) {
 		_ = cmd.Wait()
 	})
 	waitListening(t, listen)
+	return cmd.Process.Pid
 }
 
 // diffKeys returns n keys of mixed shapes: short, long, with hash tags,

@@ -24,10 +24,15 @@ type pool struct {
 
 	// placeMu serializes the writers of place.
 	placeMu sync.Mutex
+	// refuseLog limits the lines logged for clients refused over
+	// max_client_connections.
+	refuseLog logLimit
+	// shareCache holds the servers' shares of keys under a placement.
+	shareCache atomic.Pointer[keyShares]
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // the health loop
+	wg     sync.WaitGroup // the health loop and the watchdog
 
 	// refs counts requests in flight, plus closingBit once close begins;
 	// drained is closed when a closing pool has none left.
@@ -67,7 +72,7 @@ func newPool(name string, cfg *PoolConfig, log *slog.Logger, met *metrics) (*poo
 // that follows from, with prev kept as the placement it replaces (see
 // follow); both nil for a pool placed afresh.
 func newPoolAfter(name string, cfg *PoolConfig, log *slog.Logger, met *metrics, from *layout, prev *placement) (*pool, error) {
-	p := &pool{name: name, cfg: cfg, log: log.With("pool", name), met: met, stats: met.forPool(name),
+	p := &pool{name: name, cfg: cfg, log: log.With("pool", name), met: met, stats: met.forPool(name, cfg.Redis),
 		drained: make(chan struct{})}
 	for _, line := range cfg.Servers {
 		spec, err := twemproxy.ParseServer(line)
@@ -86,15 +91,22 @@ func newPoolAfter(name string, cfg *PoolConfig, log *slog.Logger, met *metrics, 
 // replaces, with their failure counts and retry times: a reload must not
 // bring back a server that is down, nor, in a pool with replicas, let one
 // that missed writes and deletes serve before it is emptied. Servers are
-// matched by address. It is called before start.
+// matched by name and address: a name repointed at another address is
+// another server. It is called before start.
 func (p *pool) inherit(old *pool) error {
-	byAddr := make(map[string]*backend, len(old.backends))
+	type id struct{ name, addr string }
+	was := make(map[id]*backend, len(old.backends))
 	for _, b := range old.backends {
-		byAddr[b.addr] = b
+		was[id{b.spec.RingName(), b.addr}] = b
 	}
 	changed := false
 	for _, b := range p.backends {
-		if ob := byAddr[b.addr]; ob != nil && b.health.inherit(&ob.health) {
+		ob := was[id{b.spec.RingName(), b.addr}]
+		if ob == nil {
+			continue
+		}
+		b.stats = ob.stats // figures survive a reload
+		if b.health.inherit(&ob.health) {
 			changed = true
 		}
 	}
@@ -113,7 +125,11 @@ func (p *pool) inherit(old *pool) error {
 // hold it for a timeout per connection.
 func (p *pool) start() {
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	p.wg.Add(1)
+	p.wg.Add(2)
+	go func() {
+		defer p.wg.Done()
+		p.watch()
+	}()
 	go func() {
 		defer p.wg.Done()
 		if p.cfg.Preconnect {

@@ -32,7 +32,7 @@ func TestCommands(t *testing.T) {
 		{"delete n\r\n", "DELETED\r\n"},
 		{"delete n\r\n", "NOT_FOUND\r\n"},
 		{"get n\r\n", "END\r\n"},
-		{"version\r\n", "VERSION " + Version + "\r\n"},
+		{"version\r\n", dial(t, ms[0].addr).do("version\r\n")}, // a server's own
 		{"verbosity 1\r\n", "OK\r\n"},
 		{"flush_all\r\n", "SERVER_ERROR flush_all is refused by this proxy (set flush_all: broadcast)\r\n"},
 		{"bogus\r\n", "ERROR\r\n"},
@@ -201,5 +201,42 @@ func TestStatsAndFlushBroadcast(t *testing.T) {
 		if at != -1 {
 			t.Fatalf("key %s survived flush_all on server %d", keys[i], at)
 		}
+	}
+}
+
+// TestVersionNeedsALiveServer: "version" is answered by a server, as
+// nutcracker forwards it, so that a client's liveness check fails when no
+// server answers; a live server answers while another is down.
+func TestVersionNeedsALiveServer(t *testing.T) {
+	dead := refusedAddr(t)
+	for _, tc := range []struct {
+		name, extra string
+		live        bool
+		want        string
+	}{
+		{"none, every server dead", "", false, "SERVER_ERROR " + dead + ": connect: connection refused\r\n"},
+		{"fail-fast, every server down", "  ejection: fail-fast\n  server_failure_limit: 1\n", false, "SERVER_ERROR "},
+		{"fail-fast, one server down", "  ejection: fail-fast\n  server_failure_limit: 1\n", true, "VERSION "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			servers := "   - " + dead + ":1\n"
+			if tc.live {
+				servers += "   - " + startMemcached(t, 0).addr + ":1\n"
+			}
+			s := startProxy(t, "p:\n  listen: 127.0.0.1:0\n  timeout: 10000\n"+tc.extra+"  servers:\n"+servers)
+			c := dial(t, s.Addr("p").String())
+			if tc.extra != "" {
+				b := s.testPool("p").backends[0]
+				i := 0
+				eventually(t, "the dead server marked down", func() bool {
+					i++
+					c.do(fmt.Sprintf("get k%d\r\n", i)) // some key of the dead server fails
+					return b.health.isDown()
+				})
+			}
+			if got := c.do("version\r\n"); !strings.HasPrefix(got, tc.want) {
+				t.Errorf("version: %q, want %q...", got, tc.want)
+			}
+		})
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,8 +21,9 @@ import (
 //	KOLCO_PROXY_BENCH=1 go test -run TestRedisProxyComparison -v ./proxy/
 //
 // It starts two redis-servers, nutcracker in front of them, and the proxy
-// in a child process (this test binary re-executed, GOMAXPROCS 1 and 2),
-// and drives each with redis-benchmark: GET, SET and a 10-key MGET
+// in a child process (this test binary re-executed) with GOMAXPROCS set to
+// 1 and to the core count, and at its default (threads adapted to the
+// load, as kolco proxy runs), and drives each with redis-benchmark: GET, SET and a 10-key MGET
 // (custom-command mode), one request at a time per client and 16
 // pipelined, in five interleaved rounds. It reports the median round's
 // throughput of each as a ratio to nutcracker's, and the CPU time each
@@ -52,14 +53,6 @@ func redisLoads() []redisLoad {
 	return loads
 }
 
-// benchTarget is one endpoint of the comparison, with the process whose
-// CPU time is counted (0 for none).
-type benchTarget struct {
-	name string
-	addr string
-	pid  int
-}
-
 // benchRound is one redis-benchmark run on one target.
 type benchRound struct {
 	rps     float64
@@ -75,11 +68,15 @@ func TestRedisProxyComparison(t *testing.T) {
 	servers := fmt.Sprintf("  redis: true\n  servers:\n   - %s:1\n   - %s:1\n", rs[0].addr, rs[1].addr)
 	ncAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	targets := []benchTarget{{"redis-server direct", rs[0].addr, 0},
-		{"nutcracker", ncAddr, startNutcrackerProc(t, "p:\n  listen: "+ncAddr+"\n"+servers, ncAddr)}}
-	for _, procs := range []int{1, 2} {
+		{"nutcracker", ncAddr, startNutcracker(t, "p:\n  listen: "+ncAddr+"\n"+servers, ncAddr)}}
+	for _, procs := range []int{1, runtime.NumCPU(), 0} {
 		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-		pid := startProxyChild(t, "p:\n  listen: "+addr+"\n"+servers, addr, procs)
-		targets = append(targets, benchTarget{fmt.Sprintf("kolco GOMAXPROCS=%d", procs), addr, pid})
+		pid := startProxyProcess(t, os.Args[0], "p:\n  listen: "+addr+"\n"+servers, addr, procs)
+		name := fmt.Sprintf("kolco GOMAXPROCS=%d", procs)
+		if procs == 0 {
+			name = "kolco default"
+		}
+		targets = append(targets, benchTarget{name, addr, pid})
 	}
 	load1, _ := os.ReadFile("/proc/loadavg")
 	var report strings.Builder
@@ -120,12 +117,18 @@ func runBenchmark(t *testing.T, bin string, tg benchTarget, l redisLoad) benchRo
 		n = "160000"
 	}
 	args := append([]string{"-h", host, "-p", port, "-c", "16", "-n", n, "-r", "10000", "-d", "100", "--csv"}, l.args...)
-	cpu0 := procCPU(t, tg.pid)
+	var cpu0 time.Duration
+	if tg.pid != 0 {
+		cpu0 = cpuTime(t, tg.pid)
+	}
 	out, err := exec.Command(bin, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("redis-benchmark %q: %v\n%s", args, err, out)
 	}
-	cpu := procCPU(t, tg.pid) - cpu0
+	var cpu time.Duration
+	if tg.pid != 0 {
+		cpu = cpuTime(t, tg.pid) - cpu0
+	}
 	recs, err := csv.NewReader(strings.NewReader(lastLines(string(out), 2))).ReadAll()
 	if err != nil || len(recs) != 2 || len(recs[1]) < 2 {
 		t.Fatalf("redis-benchmark output %q: %v", out, err)
@@ -143,73 +146,4 @@ func runBenchmark(t *testing.T, bin string, tg benchTarget, l redisLoad) benchRo
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// procCPU returns the CPU time process pid has used, summed over its
-// threads, from /proc/PID/task/*/schedstat (nanoseconds on the CPU, where
-// /proc/PID/stat counts 10 ms ticks); 0 for pid 0.
-func procCPU(t *testing.T, pid int) time.Duration {
-	if pid == 0 {
-		return 0
-	}
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	if err != nil || len(tasks) == 0 {
-		t.Fatalf("no schedstat for pid %d: %v", pid, err)
-	}
-	var total time.Duration
-	for _, task := range tasks {
-		b, err := os.ReadFile(task)
-		if err != nil {
-			continue // a thread that ended
-		}
-		ns, _ := strconv.ParseInt(strings.Fields(string(b))[0], 10, 64)
-		total += time.Duration(ns)
-	}
-	return total
-}
-
-// startProxyChild runs the proxy in a child process (this test binary)
-// with GOMAXPROCS=procs and returns its pid; Cleanup stops it.
-func startProxyChild(t *testing.T, yaml, addr string, procs int) int {
-	path := filepath.Join(t.TempDir(), "kolco.yml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProxyProcess$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+path, fmt.Sprint("GOMAXPROCS=", procs))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close() // the child stops when its stdin closes
-		_ = cmd.Wait()
-	})
-	waitListening(t, addr)
-	return cmd.Process.Pid
-}
-
-// startNutcrackerProc runs nutcracker with yaml, waits for listen, and
-// returns its process id; Cleanup kills it.
-func startNutcrackerProc(t *testing.T, yaml, listen string) int {
-	t.Helper()
-	bin := needBinary(t, "nutcracker")
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "nc.yml")
-	if err := os.WriteFile(conf, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-c", conf, "-s", fmt.Sprint(freePort(t)), "-a", "127.0.0.1", "-o", filepath.Join(dir, "nc.log"))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	waitListening(t, listen)
-	return cmd.Process.Pid
 }

@@ -24,6 +24,7 @@ import (
 // request to a writer: a goroutine parked and woken, two channel
 // operations.
 type redisClient struct {
+	cl   *client // its part in drains
 	srv  *Server
 	ln   *listener
 	conn net.Conn
@@ -31,6 +32,9 @@ type redisClient struct {
 	// authed is set once the client gave the pool's password, or from
 	// the start when there is none.
 	authed bool
+	// err is the read error that ended the client's requests, nil when
+	// it quit, was drained or its connection had to be closed.
+	err error
 
 	// The reader's routing state: the placement a request is split by,
 	// and serverOf bound once, so that splitting allocates nothing.
@@ -40,12 +44,26 @@ type redisClient struct {
 	serverOf func(key []byte) int
 }
 
-func (s *Server) serveRedis(ln *listener, conn net.Conn) {
-	c := &redisClient{srv: s, ln: ln, conn: conn, authed: ln.pool.Load().cfg.clientPassword() == ""}
+// serveRedis serves a client of a Redis pool until it closes, quits or is
+// drained.
+func (cl *client) serveRedis() {
+	c := &redisClient{cl: cl, srv: cl.srv, ln: cl.ln, conn: cl.conn, authed: cl.ln.pool.Load().cfg.clientPassword() == ""}
 	c.free.New = func() any { return newRedisRequest() }
 	c.serverOf = c.server
-	c.serve()
-	conn.Close()
+	p := c.ln.pool.Load()
+	rw := c.rw()
+	in := &byteCount{rw: rw, total: &p.stats.bytesIn}
+	out := &byteCount{rw: rw, total: &p.stats.bytesOut}
+	written := c.serve(in, out)
+	c.conn.Close()
+	in.flush()
+	out.flush()
+	switch rerr := c.err; {
+	case !written || rerr != nil && !errors.Is(rerr, io.EOF) && !errors.Is(rerr, net.ErrClosed):
+		p.stats.clientErr.Add(1)
+	case rerr == nil || errors.Is(rerr, io.EOF):
+		p.stats.clientEOF.Add(1) // the client ended the connection, or quit
+	}
 }
 
 // limits are the request limits of the client: the pool's largest value,
@@ -55,16 +73,20 @@ func (c *redisClient) limits(p *pool) redis.Limits {
 	return redis.Limits{MaxBulk: min(p.cfg.MaxValueSize, redis.DefaultMaxBulk), Unauthenticated: !c.authed}
 }
 
-// serve serves rounds of requests until the client closes, sends bytes
-// that end the stream, asks to quit, the server shuts down, or a reply
-// cannot be written.
-func (c *redisClient) serve() {
-	rw := c.rw()
-	r := redis.NewReader(rw, c.limits(c.ln.pool.Load()))
-	w := bufio.NewWriterSize(rw, 16<<10)
+// serve serves rounds of requests, read from in and answered on out,
+// until the client closes, sends bytes that end the stream, asks to quit,
+// is drained or the server shuts down; it reports false when a reply
+// could not be written.
+func (c *redisClient) serve(in io.Reader, out io.Writer) bool {
+	r := redis.NewReader(in, c.limits(c.ln.pool.Load()))
+	w := bufio.NewWriterSize(out, 16<<10)
 	var round []*redisRequest
 	for {
-		rq, end := c.read(r)
+		var rq *redisRequest
+		end := !c.cl.next(r)
+		if !end {
+			rq, end = c.read(r)
+		}
 		if rq != nil {
 			round = append(round, rq)
 		}
@@ -72,12 +94,12 @@ func (c *redisClient) serve() {
 			continue
 		}
 		if !c.answer(w, round) {
-			return
+			return false
 		}
 		clear(round)
 		round = round[:0]
 		if end {
-			return
+			return true
 		}
 	}
 }
@@ -85,11 +107,6 @@ func (c *redisClient) serve() {
 // read reads and dispatches the next request; end reports that the
 // connection is to be closed after it, or at once when rq is nil.
 func (c *redisClient) read(r *redis.Reader) (rq *redisRequest, end bool) {
-	if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 {
-		// Renewed before every read, so that a client that keeps sending
-		// is never cut, and one that stalls mid-request is.
-		_ = c.conn.SetReadDeadline(time.Now().Add(idle))
-	}
 	rq = c.free.Get().(*redisRequest)
 	err := r.Read(&rq.req)
 	pool := c.ln.pool.Load()
@@ -113,6 +130,7 @@ func (c *redisClient) read(r *redis.Reader) (rq *redisRequest, end bool) {
 		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 			c.srv.log.Debug("client read", "remote", c.conn.RemoteAddr(), "err", err)
 		}
+		c.err = err
 		return nil, true
 	}
 	return rq, rq.close
@@ -159,10 +177,17 @@ func (c *redisClient) rw() io.ReadWriter {
 	return c.conn
 }
 
-// finish counts the request out of its pool and recycles it.
+// finish records the request, counts it out of its pool and recycles it.
 func (c *redisClient) finish(r *redisRequest) {
-	if r.pool != nil {
-		r.pool.release()
+	if p := r.pool; p != nil {
+		p.stats.redis.request(r.req.Cmd, time.Since(r.start))
+		if r.failed {
+			p.stats.forwardErrors.Add(1)
+		}
+		if len(r.ops) > 1 {
+			p.stats.fragments.Add(uint64(len(r.ops)))
+		}
+		p.release()
 	}
 	r.reset()
 	c.free.Put(r)

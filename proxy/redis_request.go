@@ -24,6 +24,9 @@ type redisRequest struct {
 	local []byte        // a reply made by the proxy itself
 	close bool          // close the connection after this reply
 	start time.Time
+	// failed is set when a server's failure made (part of) the reply
+	// the proxy's error (nutcracker's forward_error).
+	failed bool
 
 	// Scratch space, so that merging allocates nothing.
 	replies []redis.Reply
@@ -67,7 +70,7 @@ func (r *redisRequest) reset() {
 	for _, o := range r.ops {
 		o.reply, o.elems, o.err, o.buf = o.reply[:0], o.elems[:0], nil, o.buf[:0]
 	}
-	r.ops, r.local, r.pool, r.close = r.ops[:0], r.local[:0], nil, false
+	r.ops, r.local, r.pool, r.close, r.failed = r.ops[:0], r.local[:0], nil, false, false
 }
 
 // writeReply writes the reply of a finished request: the proxy's own, a
@@ -82,6 +85,7 @@ func (r *redisRequest) writeReply(w *bufio.Writer) error {
 	case 1:
 		o := r.ops[0]
 		if o.err != nil {
+			r.failed = true
 			r.answerError(o.err)
 			_, err := w.Write(r.local)
 			return err
@@ -92,6 +96,7 @@ func (r *redisRequest) writeReply(w *bufio.Writer) error {
 	replies := r.replies[:0]
 	for _, o := range r.ops {
 		if o.err != nil {
+			r.failed = true
 			o.reply, o.elems = appendRedisError(o.reply[:0], o.err), o.elems[:0]
 		}
 		replies = append(replies, redis.Reply{Data: o.reply, Elems: o.elems})

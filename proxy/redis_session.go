@@ -21,6 +21,7 @@ func newRedisReplies(r io.Reader, cfg *PoolConfig) *redisReplies {
 }
 
 func (r *redisReplies) Wait() error     { return r.rr.Wait() }
+func (r *redisReplies) Buffered() int   { return r.rr.Buffered() }
 func (r *redisReplies) badReply() error { return redis.ErrBadReply }
 
 // errLoadingReply is the error of a -LOADING reply: one value, so that a

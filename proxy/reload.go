@@ -3,6 +3,8 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"reflect"
 )
 
@@ -37,9 +39,11 @@ func (s *Server) Reload(ctx context.Context, cfg *Config) error {
 	if err != nil {
 		return err
 	}
+	old := s.cfg.WithDefaults()
 	s.commit(t)
 	s.met.reloads.Inc()
 	s.log.Info("configuration reloaded", "pools", len(cfg.Pools))
+	s.logChanges(old, t.cfg)
 	return nil
 }
 
@@ -178,6 +182,7 @@ func (s *Server) commit(t *transition) {
 		s.commitPool(ch)
 	}
 	s.cfg = t.cfg
+	s.budget.setLimit(t.cfg.Global.BufferLimit)
 }
 
 func (s *Server) commitPool(ch poolChange) {
@@ -210,7 +215,7 @@ func (s *Server) commitPool(ch poolChange) {
 func (s *Server) retire(l *listener) {
 	l.ln.Close()
 	for c, cl := range s.clients {
-		if cl.pool == l.pool {
+		if cl.ln.pool == l.pool {
 			stopReading(c)
 		}
 	}
@@ -232,15 +237,35 @@ func (s *Server) retirePool(p *pool) {
 // kolco_proxy_reload_failures_total and returned, and the running
 // configuration stays.
 func (s *Server) ReloadFile(ctx context.Context, path string) error {
-	cfg, err := LoadConfig(path)
-	if err == nil {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		err = &ConfigError{Err: err}
+		s.reloadFailed(err)
+		return err
+	}
+	return s.ReloadData(ctx, path, data)
+}
+
+// ReloadData parses data, the contents of the configuration file named
+// source, and applies it as [Server.ReloadFile] does: for a caller that
+// read the file itself, such as one that waits for a file being written
+// to settle.
+func (s *Server) ReloadData(ctx context.Context, source string, data []byte) error {
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", source, err)
+	} else {
 		err = s.Reload(ctx, cfg)
 	}
 	if err != nil {
-		s.met.reloadFails.Inc()
-		s.log.Error("reload failed; keeping the running configuration", "err", err)
+		s.reloadFailed(err)
 	}
 	return err
+}
+
+func (s *Server) reloadFailed(err error) {
+	s.met.reloadFails.Inc()
+	s.log.Error("reload failed; keeping the running configuration", "err", err)
 }
 
 // Config returns the configuration the server runs: the one it was

@@ -13,6 +13,9 @@ import (
 type replies interface {
 	// Wait blocks until the next reply has begun to arrive.
 	Wait() error
+	// Buffered returns the bytes read from the server and not yet read
+	// as replies.
+	Buffered() int
 	// read reads the next reply into o. After an error for which inStep
 	// reports true the stream is still in step; after any other the
 	// connection must be closed.
@@ -35,18 +38,20 @@ type memcacheReplies struct {
 }
 
 func (m *memcacheReplies) Wait() error     { return m.rr.Wait() }
+func (m *memcacheReplies) Buffered() int   { return m.rr.Buffered() }
 func (m *memcacheReplies) badReply() error { return memcache.ErrBadReply }
 
 func (m *memcacheReplies) read(o *op) (err error) {
+	m.rr.Budget = o
 	o.reply, o.spans, err = m.rr.Read(o.reply[:0], o.cmd, o.spans[:0])
 	return err
 }
 
 // inStep reports whether a reply error left the server's stream in step:
-// a reply over the limits, read and dropped, or a Redis server's answer
-// that it is still loading its data.
+// a reply over the limits or with no room in the buffers, read and
+// dropped, or a Redis server's answer that it is still loading its data.
 func inStep(err error) bool {
-	return errors.Is(err, memcache.ErrValueTooLarge) || errors.Is(err, redis.ErrReplyTooLarge) ||
+	return memcache.Dropped(err) || errors.Is(err, redis.ErrReplyTooLarge) ||
 		errors.Is(err, redis.ErrReplyTooDeep) || errors.Is(err, ErrServerLoading)
 }
 

@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"time"
-
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
@@ -129,10 +127,10 @@ func (p *pool) single(r *request) {
 		r.ready()
 		return
 	}
-	deadline := time.Now().Add(p.cfg.Timeout)
+	deadline := r.start.Add(p.cfg.Timeout)
 	for range owners {
 		o := r.newOp(r.req.Cmd, deadline)
-		o.buf = memcache.AppendRequest(o.buf[:0], &r.req)
+		o.encode(&r.req)
 	}
 	r.replicated = write
 	r.left.Store(int32(len(r.ops)))
@@ -163,7 +161,7 @@ func (p *pool) split(r *request) {
 		}
 		r.order = append(r.order, oi)
 	}
-	deadline := time.Now().Add(p.cfg.Timeout)
+	deadline := r.start.Add(p.cfg.Timeout)
 	for range own {
 		r.newOp(r.req.Cmd, deadline)
 	}
@@ -202,6 +200,7 @@ func (r *request) encodeSplit() {
 	lo := 0
 	for oi, o := range r.ops {
 		o.buf = memcache.AppendRetrieval(o.buf[:0], r.req.Cmd, r.req.Exptime, keys[lo:starts[oi]])
+		o.keys = starts[oi] - lo
 		lo = starts[oi]
 	}
 	r.starts = starts
@@ -209,7 +208,7 @@ func (r *request) encodeSplit() {
 
 // broadcast sends flush_all to every server of the pool.
 func (p *pool) broadcast(r *request) {
-	deadline := time.Now().Add(p.cfg.Timeout)
+	deadline := r.start.Add(p.cfg.Timeout)
 	for range p.backends {
 		o := r.newOp(r.req.Cmd, deadline)
 		o.buf = memcache.AppendRequest(o.buf[:0], &r.req)

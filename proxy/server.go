@@ -14,17 +14,25 @@ import (
 // Server is a running proxy: one listener per pool, a goroutine per client
 // connection, pooled pipelined connections to the memcached servers.
 type Server struct {
-	log *slog.Logger
-	met *metrics
+	log    *slog.Logger
+	met    *metrics
+	budget *budget // kolco.buffer_limit
 
 	// mu guards the fields below.
 	mu        sync.Mutex
 	cfg       *Config
 	listeners map[string]*listener // by pool name
-	clients   map[net.Conn]*listener
-	closed    bool
+	clients   map[net.Conn]*client
+	closed    bool // shutting down: draining the clients
+	aborted   bool // past the shutdown's deadline: clients closed
 	metrics   *http.Server
 	metricsLn net.Listener
+	stats     *statsPort
+	admin     *http.Server
+	adminLn   net.Listener
+	// inherited are listening sockets from the process this one took
+	// over from, by listenKey, until Start takes them.
+	inherited map[string]net.Listener
 
 	wg sync.WaitGroup // accept loops, clients, retired pools
 }
@@ -35,8 +43,10 @@ func New(cfg *Config, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{log: log, met: newMetrics(), cfg: cfg,
-		listeners: map[string]*listener{}, clients: map[net.Conn]*listener{}}
+	s := &Server{log: log, met: newMetrics(), cfg: cfg, budget: newBudget(DefaultGlobalConfig().BufferLimit),
+		listeners: map[string]*listener{}, clients: map[net.Conn]*client{}}
+	s.met.reg.MustRegister(collector{s})
+	return s
 }
 
 // Start builds the pools, listens on every pool's address and on the
@@ -57,18 +67,51 @@ func (s *Server) Start() error {
 	if err != nil {
 		return err
 	}
-	if addr := t.cfg.Global.MetricsListen; addr != "" {
-		if err := s.startMetrics(addr); err != nil {
-			t.undo()
-			return err
-		}
+	if err := s.startSide(&t.cfg.Global); err != nil {
+		t.undo()
+		s.stopSide()
+		return err
 	}
 	s.commit(t)
+	s.closeInherited()
 	return nil
 }
 
+// startSide starts what listens beside the pools: the metrics endpoint,
+// the stats port and the admin endpoint, as configured. The caller holds
+// mu.
+func (s *Server) startSide(g *GlobalConfig) error {
+	if g.MetricsListen != "" {
+		if err := s.startMetrics(g.MetricsListen); err != nil {
+			return err
+		}
+	}
+	if g.StatsListen != "" {
+		if err := s.startStatsPort(g.StatsListen, g.StatsInterval); err != nil {
+			return err
+		}
+	}
+	if g.AdminListen != "" {
+		return s.startAdmin(g)
+	}
+	return nil
+}
+
+// stopSide closes what startSide started.
+func (s *Server) stopSide() {
+	if s.metrics != nil {
+		s.metrics.Close()
+	}
+	if s.stats != nil {
+		s.stats.close()
+	}
+	if s.admin != nil {
+		s.admin.Close()
+	}
+}
+
 func (s *Server) startMetrics(addr string) error {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := s.listenTCP(addr)
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
@@ -120,12 +163,20 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, l := range s.listeners {
 		l.ln.Close()
 	}
-	for c := range s.clients {
-		stopReading(c)
+	for _, c := range s.clients {
+		c.drain()
 	}
+	s.log.Info("shutting down: listeners closed, answering the requests in flight", "clients", len(s.clients))
 	s.mu.Unlock()
+	start := time.Now()
 	if s.metrics != nil {
 		_ = s.metrics.Shutdown(ctx)
+	}
+	if s.admin != nil {
+		_ = s.admin.Shutdown(ctx)
+	}
+	if s.stats != nil {
+		s.stats.close()
 	}
 	done := make(chan struct{})
 	go func() {
@@ -143,6 +194,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, l := range s.listeners {
 		l.pool.Load().close()
 	}
+	if err != nil {
+		s.log.Warn("shut down: clients still open at the deadline were closed", "took", time.Since(start), "err", err)
+	} else {
+		s.log.Info("shut down", "took", time.Since(start))
+	}
 	return err
 }
 
@@ -151,6 +207,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // pool's timeout. For a shutdown past its deadline.
 func (s *Server) abort() {
 	s.mu.Lock()
+	s.aborted = true
 	for c := range s.clients {
 		c.Close()
 	}

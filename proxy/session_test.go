@@ -19,13 +19,11 @@ func TestSessionQueueStaysSmall(t *testing.T) {
 			t.Fatal("enqueue refused on a live session")
 		}
 	}
-	for i := range 100_000 {
+	for range 100_000 {
 		if !s.enqueue(&op{deadline: deadline}) {
 			t.Fatal("enqueue refused on a live session")
 		}
-		if err := s.answered(); err != nil {
-			t.Fatalf("answered %d: %v", i, err)
-		}
+		s.answered()
 	}
 	if n := len(s.queue) - s.head; n != 3 {
 		t.Fatalf("%d ops queued, want 3", n)
@@ -51,5 +49,29 @@ func TestSessionStopRefusesOps(t *testing.T) {
 	}
 	if s.enqueue(&op{}) {
 		t.Fatal("enqueue took an op after stop")
+	}
+}
+
+// TestSessionOverdue: a session is overdue once its first request, or its
+// write under way, is past its deadline, which the watchdog then closes.
+func TestSessionOverdue(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	s := &session{conn: a}
+	now := time.Now()
+	if s.overdue(now) {
+		t.Error("an idle session is overdue")
+	}
+	s.enqueue(&op{deadline: now.Add(time.Second)})
+	s.enqueue(&op{deadline: now.Add(-time.Second)}) // the first one decides
+	if s.overdue(now) || !s.overdue(now.Add(2*time.Second)) {
+		t.Error("overdue does not follow the first request's deadline")
+	}
+	s.answered()
+	s.answered()
+	s.writeDeadline = now.Add(-time.Millisecond)
+	if !s.overdue(now) {
+		t.Error("a write past its deadline is not overdue")
 	}
 }

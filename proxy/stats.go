@@ -37,7 +37,7 @@ func (p *pool) appendStats(dst []byte) []byte {
 	u("servers", uint64(len(p.backends)))
 	u("servers_live", uint64(live))
 	for _, b := range p.backends {
-		prefix := "server:" + b.addr + ":"
+		prefix := "server:" + b.spec.RingName() + ":"
 		u(prefix+"requests", b.stats.requests.Load())
 		u(prefix+"errors", b.stats.errors.Load())
 		u(prefix+"ejections", b.stats.ejections.Load())

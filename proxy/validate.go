@@ -53,13 +53,28 @@ func (g *GlobalConfig) Validate() error {
 	default:
 		return bad("log_level", "%q: want debug, info, warn or error", g.LogLevel)
 	}
-	if g.MetricsListen != "" {
-		if _, _, err := net.SplitHostPort(g.MetricsListen); err != nil {
-			return bad("metrics_listen", "%w", err)
+	for key, addr := range map[string]string{"metrics_listen": g.MetricsListen, "stats_listen": g.StatsListen, "admin_listen": g.AdminListen} {
+		if addr == "" {
+			continue
 		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return bad(key, "%w", err)
+		}
+	}
+	if g.AdminTokenFile != "" && g.AdminListen == "" {
+		return bad("admin_token_file", "given without admin_listen")
+	}
+	if g.StatsInterval < 0 {
+		return bad("stats_interval", "must not be negative (got %v)", g.StatsInterval)
 	}
 	if g.ShutdownTimeout < 0 {
 		return bad("shutdown_timeout", "must not be negative (got %v)", g.ShutdownTimeout)
+	}
+	if g.Threads < 0 {
+		return bad("threads", "must not be negative (got %d)", g.Threads)
+	}
+	if g.BufferLimit < 0 {
+		return bad("buffer_limit", "must not be negative (got %d)", g.BufferLimit)
 	}
 	return nil
 }
@@ -131,7 +146,7 @@ func (p *PoolConfig) checkNumbers(bad badSetting) error {
 		{"backlog", p.Backlog}, {"server_connections", p.ServerConnections},
 		{"server_failure_limit", p.ServerFailureLimit}, {"client_connections", p.ClientConnections},
 		{"max_client_connections", p.MaxClientConnections}, {"max_value_size", p.MaxValueSize},
-		{"max_keys", p.MaxKeys}, {"max_pending", p.MaxPending},
+		{"max_keys", p.MaxKeys}, {"max_pending", p.MaxPending}, {"client_buffer_limit", p.ClientBufferLimit},
 	} {
 		if f.v < 0 {
 			return bad(f.key, "must not be negative (got %d)", f.v)
@@ -178,13 +193,13 @@ func (p *PoolConfig) checkPolicies(bad badSetting) error {
 }
 
 // checkServers checks the server lines, and that no two servers share a
-// name or an address.
+// name. Two may share an address, as in nutcracker: an operator repoints a
+// dead host's name at a spare that already serves under another name.
 func (p *PoolConfig) checkServers(bad badSetting) error {
 	if len(p.Servers) == 0 {
 		return bad("servers", "none given")
 	}
 	names := map[string]int{}
-	addrs := map[string]int{}
 	for i, line := range p.Servers {
 		s, err := twemproxy.ParseServer(line)
 		if err != nil {
@@ -196,10 +211,7 @@ func (p *PoolConfig) checkServers(bad badSetting) error {
 		if j, dup := names[s.RingName()]; dup {
 			return bad("servers", "%d and %d have the same name %q", j+1, i+1, s.RingName())
 		}
-		if j, dup := addrs[s.Addr()]; dup {
-			return bad("servers", "%d and %d have the same address %s", j+1, i+1, s.Addr())
-		}
-		names[s.RingName()], addrs[s.Addr()] = i, i
+		names[s.RingName()] = i
 	}
 	return nil
 }
@@ -233,9 +245,11 @@ func (p *PoolConfig) checkReplicas(bad badSetting) error {
 // address, with a zone, and that zone is one of them.
 func (p *PoolConfig) checkZones(bad badSetting) error {
 	known := map[string]int{}
+	servers := map[string]int{} // by address
 	for i, line := range p.Servers {
 		s, _ := twemproxy.ParseServer(line) // valid: checked by checkServers
 		known[s.RingName()], known[s.Addr()] = i+1, i+1
+		servers[s.Addr()]++
 	}
 	zones := map[string]bool{}
 	zoned := map[int]string{}
@@ -243,6 +257,9 @@ func (p *PoolConfig) checkZones(bad badSetting) error {
 		i := known[server]
 		if i == 0 {
 			return bad("zones", "%q is not a server's name or address", server)
+		}
+		if servers[server] > 1 {
+			return bad("zones", "%q is the address of more than one server; name the server instead", server)
 		}
 		if other, twice := zoned[i]; twice {
 			return bad("zones", "server %d is given a zone twice, as %q and as %q", i, other, server)

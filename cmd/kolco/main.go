@@ -13,7 +13,16 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(runProgram(os.Args[0], os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// runProgram runs the command line of the program started as argv0: kolco,
+// or, installed as nutcracker, the proxy with nutcracker's command line.
+func runProgram(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if isNutcracker(argv0) {
+		return execute(newNutcrackerCmd(), args, stdin, stdout, stderr)
+	}
+	return run(args, stdin, stdout, stderr)
 }
 
 // usageError marks a mistake in how the command was called: exit status 2.
@@ -31,7 +40,11 @@ func usagef(format string, args ...any) error {
 // 2 for a usage error, 1 for a failure while running. Errors are printed as
 // one line on stderr.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRootCmd()
+	return execute(newRootCmd(), args, stdin, stdout, stderr)
+}
+
+// execute runs root with args, as run does.
+func execute(root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -95,9 +108,11 @@ moved, load per node, the database's extra load.
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
+	root.Version = versionText()
+	root.SetVersionTemplate("{{.Version}}")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newLocateCmd(), newSimCmd())
-	root.AddCommand(newPlanCmd(), newProxyCmd())
+	root.AddCommand(newPlanCmd(), newProxyCmd(), newVersionCmd())
 	root.AddCommand(newMembersCmd())
 	explainArgs(root)
 	return root

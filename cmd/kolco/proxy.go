@@ -1,138 +1,319 @@
 package main
 
+// The parts of the proxy subcommand that use package proxy: serving a
+// configuration file, with its signals, file watch, logs and threads, and
+// handing the listening sockets over. The command line is proxy_cmd.go.
+
 import (
-	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"maps"
+	"net"
 	"os"
+	"os/exec"
 	"os/signal"
+	"runtime"
+	"slices"
 	"syscall"
 	"time"
-
-	"github.com/spf13/cobra"
 
 	"github.com/kolco-dev/kolco/proxy"
 )
 
-func newProxyCmd() *cobra.Command {
-	var (
-		config string
-		check  bool
-	)
-	cmd := &cobra.Command{
-		Use:   "proxy --config FILE",
-		Short: "A memcached sharding proxy that takes a twemproxy config unchanged",
-		Long: `Run a memcached sharding proxy. It reads twemproxy's nutcracker.yml as it is
-(memcached pools: listen, hash, hash_tag, distribution, timeout, servers as
-"host:port:weight [name]", auto_eject_hosts, server_retry_timeout, ...) and
-places every key on the server twemproxy would, so that it can replace
-nutcracker without moving a key. On top of that it reloads its config on
-SIGHUP and when the file changes, lets a pool choose "ejection: rehash" or
-"none" (twemproxy with and without auto_eject_hosts) or "ejection:
-fail-fast" (no key ever read from a server that does not own it), probes
-failed servers, speaks the meta protocol, serves
-Prometheus /metrics (kolco.metrics_listen) and uses every core.
-
---check validates the file and explains what it would do, without serving.
-
-  $ kolco proxy --check --config /etc/nutcracker/nutcracker.yml
-  pool "alpha": memcached on 127.0.0.1:22121
-    placement: ketama over fnv1a_64 of the whole key, as twemproxy 0.5 places it
-    ...
-  $ kolco proxy --config /etc/nutcracker/nutcracker.yml`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if config == "" {
-				return usagef("--config FILE is required")
-			}
-			if check {
-				cfg, err := proxy.LoadConfig(config)
-				if err != nil {
-					return err
-				}
-				return cfg.Explain(cmd.OutOrStdout())
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			go func() {
-				// The first signal starts a graceful shutdown; with the
-				// handler gone, a second one ends the process at once.
-				<-ctx.Done()
-				stop()
-			}()
-			return proxyRun{path: config, watch: time.Second}.serve(ctx)
-		},
+// explainConfig validates the file at path and explains it to w (--check).
+func explainConfig(path string, w io.Writer) error {
+	cfg, err := proxy.LoadConfig(path)
+	if err != nil {
+		return err
 	}
-	cmd.Flags().StringVar(&config, "config", "", "the YAML config file (nutcracker.yml with optional kolco keys)")
-	cmd.Flags().BoolVar(&check, "check", false, "validate and explain the config, then exit")
-	return cmd
+	return cfg.Explain(w)
 }
+
+// describeStats lists the stats port's fields (-D).
+func describeStats(w io.Writer) error { return proxy.DescribeStats(w) }
 
 // proxyRun serves a configuration file.
 type proxyRun struct {
 	path string
-	// log receives the proxy's logs; nil means text logs on stderr at the
-	// file's kolco.log_level.
-	log *slog.Logger
+	// log receives the proxy's logs; nil means text logs to logPath (or
+	// stderr) at the level of verbose, else of the file's kolco.log_level.
+	log     *slog.Logger
+	logPath string
+	verbose int // nutcracker's -v; negative when not given
+	stderr  io.Writer
 	// watch is how often the file is checked for changes; not above zero,
-	// never (SIGHUP still reloads).
-	watch time.Duration
+	// never (SIGHUP still reloads). settle is how long a change must stay
+	// the same before it is applied.
+	watch, settle time.Duration
 	// started, when not nil, is called with the running server.
 	started func(*proxy.Server)
+	// statsListen and statsInterval, when set, override the file's
+	// kolco.stats_listen and kolco.stats_interval (nutcracker's -s, -a,
+	// -i).
+	statsListen   string
+	statsInterval time.Duration
+	// statsDefault is the stats port's address when the file sets none
+	// (running as nutcracker).
+	statsDefault string
+	// pidFile, when set, holds the process's pid while it serves.
+	pidFile string
+	// ready, when not nil, is told once the proxy serves (nil) or why it
+	// cannot (see daemonize and handover).
+	ready func(error)
+	// inherit are the listening sockets taken over from the process that
+	// started this one (see handover).
+	inherit map[string]net.Listener
+	// keepThreads leaves GOMAXPROCS alone (tests serving in-process).
+	keepThreads bool
 }
 
-// serve loads the configuration and serves it until ctx is done; it
-// reloads it on SIGHUP and when the file's contents change (a file that
-// does not validate is logged and counted, and changes nothing), and
-// shuts down within the shutdown_timeout of the configuration it runs.
+// threads sets the proxy's threads as kolco.threads says: a number fixes
+// GOMAXPROCS, 0 adapts it to the load (proxy.AdaptThreads) until ctx is
+// done; a GOMAXPROCS environment variable overrides both.
+func (r proxyRun) threads(ctx context.Context, cfg *proxy.Config, log *slog.Logger) {
+	switch {
+	case os.Getenv("GOMAXPROCS") != "":
+	case cfg.Global.Threads > 0:
+		runtime.GOMAXPROCS(cfg.Global.Threads)
+	default:
+		go proxy.AdaptThreads(ctx, log)
+	}
+}
+
+// proxyLogs is the running proxy's logger and what it writes to.
+type proxyLogs struct {
+	*slog.Logger
+	file  *logFile
+	level *slog.LevelVar
+	fixed bool // the level was given on the command line
+}
+
+// logs opens the log output of the run.
+func (r proxyRun) logs(cfg *proxy.Config) (*proxyLogs, error) {
+	file, w, err := openLog(r.logPath, r.stderr)
+	if err != nil {
+		return nil, err
+	}
+	l := &proxyLogs{file: file, level: new(slog.LevelVar), fixed: r.verbose >= 0}
+	l.setLevel(cfg)
+	if r.verbose >= 0 {
+		l.level.Set(nutcrackerLevel(r.verbose))
+	}
+	l.Logger = r.log
+	if l.Logger == nil {
+		l.Logger = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l.level}))
+	}
+	return l, nil
+}
+
+// setLevel follows the configuration's log_level, unless the command line
+// set the level.
+func (l *proxyLogs) setLevel(cfg *proxy.Config) {
+	var level slog.Level
+	if l.fixed || level.UnmarshalText([]byte(cfg.Global.LogLevel)) != nil {
+		return
+	}
+	l.level.Set(level)
+}
+
+// serve loads the configuration and serves it until ctx is done. SIGHUP
+// reopens the log file and reloads the configuration at once; a change of
+// the file is applied once it has settled (see fileWatch). A file that
+// does not validate is logged and counted, and changes nothing. SIGUSR2
+// hands the listening sockets to a new process (see handover). It shuts
+// down within the shutdown_timeout of the configuration it runs.
 func (r proxyRun) serve(ctx context.Context) error {
 	cfg, err := proxy.LoadConfig(r.path)
 	if err != nil {
 		return err
 	}
-	log := r.log
-	if log == nil {
-		var level slog.Level
-		_ = level.UnmarshalText([]byte(cfg.Global.LogLevel)) // validated
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if r.statsListen != "" {
+		cfg.Global.StatsListen = r.statsListen
 	}
-	seen, _ := os.ReadFile(r.path)
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	s := proxy.New(cfg, log)
+	if cfg.Global.StatsListen == "" {
+		cfg.Global.StatsListen = r.statsDefault
+	}
+	if r.statsInterval > 0 {
+		cfg.Global.StatsInterval = r.statsInterval
+	}
+	logs, err := r.logs(cfg)
+	if err != nil {
+		return err
+	}
+	defer logs.file.Close()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGHUP, syscall.SIGUSR2)
+	defer signal.Stop(sig)
+	s := proxy.New(cfg, logs.Logger)
+	s.Inherit(r.inherit)
 	if err := s.Start(); err != nil {
 		return err
+	}
+	if !r.keepThreads {
+		r.threads(ctx, cfg, logs.Logger)
+	}
+	if r.pidFile != "" {
+		if err := writePidFile(r.pidFile); err != nil {
+			_ = s.Shutdown(context.Background())
+			return err
+		}
+		defer removePidFile(r.pidFile)
+	}
+	if r.ready != nil {
+		r.ready(nil)
 	}
 	if r.started != nil {
 		r.started(s)
 	}
+	r.loop(ctx, s, logs, sig)
+	sctx, cancel := context.WithTimeout(context.Background(), s.Config().Global.ShutdownTimeout)
+	defer cancel()
+	return s.Shutdown(sctx)
+}
+
+// loop handles signals and the file watch until ctx is done or the
+// listening sockets were handed over.
+func (r proxyRun) loop(ctx context.Context, s *proxy.Server, logs *proxyLogs, sig chan os.Signal) {
+	watch := newFileWatch(r.path, r.settle)
 	var tick <-chan time.Time
 	if r.watch > 0 {
 		t := time.NewTicker(r.watch)
 		defer t.Stop()
 		tick = t.C
 	}
-	reload := func() {
-		// What is compared next is what was read now, applied or refused:
-		// a file that does not validate is not retried until it changes.
-		seen, _ = os.ReadFile(r.path)
-		_ = s.ReloadFile(ctx, r.path) // logged and counted by the server
-	}
 	for {
 		select {
 		case <-ctx.Done():
-			sctx, cancel := context.WithTimeout(context.Background(), s.Config().Global.ShutdownTimeout)
-			defer cancel()
-			return s.Shutdown(sctx)
-		case <-hup:
-			log.Info("SIGHUP: reloading", "path", r.path)
-			reload()
-		case <-tick:
-			if cur, err := os.ReadFile(r.path); err == nil && !bytes.Equal(cur, seen) {
-				log.Info("configuration file changed: reloading", "path", r.path)
-				reload()
+			return
+		case got := <-sig:
+			if got == syscall.SIGUSR2 {
+				logs.Info("SIGUSR2: handing the listening sockets over to a new process")
+				if handover(s, logs.Logger) {
+					return
+				}
+				continue
+			}
+			if err := logs.file.reopen(); err != nil {
+				logs.Error("SIGHUP: keeping the old log file", "err", err)
+			}
+			logs.Info("SIGHUP: log file reopened; reloading", "path", r.path)
+			data, err := os.ReadFile(r.path)
+			if err != nil {
+				logs.Error("reload failed; keeping the running configuration", "err", err)
+				continue
+			}
+			watch.applied(data)
+			r.reload(ctx, s, logs, data)
+		case now := <-tick:
+			if data := watch.check(now); data != nil {
+				logs.Info("configuration file changed and settled: reloading", "path", r.path)
+				r.reload(ctx, s, logs, data)
 			}
 		}
 	}
+}
+
+// reload applies the file's contents; a failure is logged and counted by
+// the server.
+func (r proxyRun) reload(ctx context.Context, s *proxy.Server, logs *proxyLogs, data []byte) {
+	if s.ReloadData(ctx, r.path, data) == nil {
+		logs.setLevel(s.Config())
+	}
+}
+
+// listenFDsEnv passes a new process the listening sockets it takes over:
+// JSON mapping each socket's name (proxy.Server.ListenerFiles) to its file
+// descriptor.
+const listenFDsEnv = "KOLCO_LISTEN_FDS"
+
+// handoverTimeout bounds the wait for the new process to serve.
+const handoverTimeout = 30 * time.Second
+
+// inheritedListeners returns the listening sockets passed by the process
+// this one takes over from, or none.
+func inheritedListeners() (map[string]net.Listener, error) {
+	v := os.Getenv(listenFDsEnv)
+	os.Unsetenv(listenFDsEnv) // not for the processes this one starts
+	if v == "" {
+		return nil, nil
+	}
+	var fds map[string]int
+	if err := json.Unmarshal([]byte(v), &fds); err != nil {
+		return nil, fmt.Errorf("%s: %w", listenFDsEnv, err)
+	}
+	lns := make(map[string]net.Listener, len(fds))
+	for name, fd := range fds {
+		f := os.NewFile(uintptr(fd), name)
+		ln, err := net.FileListener(f)
+		f.Close() // ln holds a copy
+		if err != nil {
+			return nil, fmt.Errorf("inherited socket %s: %w", name, err)
+		}
+		lns[name] = ln
+	}
+	return lns, nil
+}
+
+// handover starts the program again with the same command line, hands it
+// the server's listening sockets and waits until it serves, and reports
+// whether it does: then this process stops accepting and drains its
+// clients, while the new one accepts on the same sockets, so no client is
+// refused. If the new process fails, this one goes on serving.
+func handover(s *proxy.Server, log *slog.Logger) bool {
+	err := startSuccessor(s, log)
+	if err != nil {
+		log.Error("SIGUSR2: no handover; serving on", "err", err)
+		return false
+	}
+	return true
+}
+
+func startSuccessor(s *proxy.Server, log *slog.Logger) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	files, err := s.ListenerFiles()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	fds := map[string]int{}
+	var extra []*os.File
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		fds[name] = 3 + len(extra)
+		extra = append(extra, files[name])
+	}
+	extra = append(extra, w)
+	env, _ := json.Marshal(fds)
+	cmd := &exec.Cmd{Path: exe, Args: os.Args, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: extra,
+		Env: append(environ(), listenFDsEnv+"="+string(env), fmt.Sprintf("%s=%d", readyEnv, 2+len(extra)))}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return err
+	}
+	if word := readWord(r, handoverTimeout); word != "ready" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if word == "" {
+			return errors.New("the new process did not serve")
+		}
+		return errors.New(word)
+	}
+	log.Info("SIGUSR2: the new process serves on the listening sockets; draining the clients", "pid", cmd.Process.Pid)
+	return cmd.Process.Release()
 }

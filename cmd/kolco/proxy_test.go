@@ -155,12 +155,22 @@ func writeProxyConfig(t *testing.T, path, listen, server string) {
 // server; Cleanup stops it and checks that serve returned cleanly.
 func serveProxy(t *testing.T, path string, watch time.Duration) *proxy.Server {
 	t.Helper()
+	return serveRun(t, proxyRun{path: path, watch: watch, log: slog.New(slog.NewTextHandler(io.Discard, nil)), keepThreads: true})
+}
+
+// serveRun serves run as "kolco proxy" does and returns the running
+// server; Cleanup stops it and checks that serve returned cleanly.
+func serveRun(t *testing.T, run proxyRun) *proxy.Server {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan *proxy.Server, 1)
 	done := make(chan error, 1)
+	run.started = func(s *proxy.Server) { started <- s }
+	run.keepThreads = true // the test process's threads are not the proxy's
+	if run.stderr == nil {
+		run.stderr = io.Discard
+	}
 	go func() {
-		run := proxyRun{path: path, watch: watch, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			started: func(s *proxy.Server) { started <- s }}
 		done <- run.serve(ctx)
 	}()
 	var s *proxy.Server

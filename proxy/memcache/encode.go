@@ -9,16 +9,24 @@ import (
 // [AppendRetrieval] for a subset. noreply and the meta q flag are never
 // written, so that every request gets exactly one reply from the server.
 func AppendRequest(dst []byte, req *Request) []byte {
+	if req.Cmd.IsStorage() {
+		return appendData(AppendHead(dst, req), req.Data)
+	}
+	return appendOther(dst, req)
+}
+
+// AppendHead appends req as [AppendRequest] does, but for a storage
+// request (set, ..., ms) only its command line without the \r\n: the
+// caller writes "\r\n", the data block and "\r\n" after it, so that a
+// large value need not be copied.
+func AppendHead(dst []byte, req *Request) []byte {
 	switch {
-	case req.Cmd.IsRetrieval():
-		return AppendRetrieval(dst, req.Cmd, req.Exptime, req.Keys)
 	case req.Cmd == CmdMetaSet:
 		dst = append(dst, "ms "...)
 		dst = append(dst, req.Keys[0]...)
 		dst = append(dst, ' ')
 		dst = strconv.AppendInt(dst, int64(len(req.Data)), 10)
-		dst = appendArgs(dst, req.Args)
-		return appendData(dst, req.Data)
+		return appendArgs(dst, req.Args)
 	case req.Cmd.IsStorage():
 		dst = append(dst, req.Cmd.String()...)
 		dst = append(dst, ' ')
@@ -33,7 +41,16 @@ func AppendRequest(dst []byte, req *Request) []byte {
 			dst = append(dst, ' ')
 			dst = strconv.AppendUint(dst, req.Cas, 10)
 		}
-		return appendData(dst, req.Data)
+		return dst
+	}
+	return appendOther(dst, req)
+}
+
+// appendOther appends a request that is neither a storage request nor a
+// retrieval.
+func appendOther(dst []byte, req *Request) []byte {
+	if req.Cmd.IsRetrieval() {
+		return AppendRetrieval(dst, req.Cmd, req.Exptime, req.Keys)
 	}
 	dst = append(dst, req.Cmd.String()...)
 	if len(req.Keys) > 0 {

@@ -4,46 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 )
-
-// MaxKeyLen is the longest key memcached accepts, in bytes.
-const MaxKeyLen = 250
-
-// Limits bound what a [Reader] accepts. Zero fields mean the defaults.
-type Limits struct {
-	// MaxValue is the largest data block, in bytes. Default 1 MiB, as
-	// memcached's default item size limit.
-	MaxValue int
-	// MaxLine is the longest command line, in bytes. Default 1 MiB: room
-	// for a get of 4096 keys of the longest length, since clients such as
-	// libmemcached's send a multi-get of thousands of keys as one line.
-	// Only a connection that sends such a line holds a buffer that big.
-	MaxLine int
-	// MaxKeys is the most keys in one retrieval. Default 4096.
-	MaxKeys int
-}
-
-// Default limits.
-const (
-	DefaultMaxValue = 1 << 20
-	DefaultMaxLine  = 1 << 20
-	DefaultMaxKeys  = 4096
-)
-
-func (l Limits) withDefaults() Limits {
-	if l.MaxValue <= 0 {
-		l.MaxValue = DefaultMaxValue
-	}
-	if l.MaxLine <= 0 {
-		l.MaxLine = DefaultMaxLine
-	}
-	if l.MaxKeys <= 0 {
-		l.MaxKeys = DefaultMaxKeys
-	}
-	return l
-}
 
 // Reader reads requests from a client stream.
 type Reader struct {
@@ -61,6 +25,15 @@ func NewReader(r io.Reader, lim Limits) *Reader {
 // Buffered returns the number of bytes that can be read without blocking.
 func (r *Reader) Buffered() int { return r.br.Buffered() }
 
+// Wait blocks until the next request has begun to arrive (or is buffered
+// already), and returns the read error if it cannot. It reads nothing, so
+// that after an error - a deadline that fired while the client was idle -
+// the stream is still in step.
+func (r *Reader) Wait() error {
+	_, err := r.br.Peek(1)
+	return err
+}
+
 // MaxServerLine is the longest command line, without its \r\n, that
 // memcached reads whole whatever the command: it closes a connection on
 // which more than 2048 bytes arrive with no end of line, unless the line
@@ -70,38 +43,42 @@ func (r *Reader) Buffered() int { return r.br.Buffered() }
 // connection.
 const MaxServerLine = 2046
 
-// readLine returns the next line without its \r\n or \n. The slice is valid
+// readLine returns the next line without its \r\n or \n, and whether it
+// is longer than the buffer (then it lies in r.line). The slice is valid
 // until the next read.
-func (r *Reader) readLine() ([]byte, error) {
+func (r *Reader) readLine() ([]byte, bool, error) {
 	b, err := r.br.ReadSlice('\n')
 	if err == nil {
-		return trimEOL(b), nil
+		return trimEOL(b), false, nil
 	}
 	if !errors.Is(err, bufio.ErrBufferFull) {
 		if len(b) > 0 && errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, err
+		return nil, false, err
 	}
-	r.line = append(r.line[:0], b...)
+	r.line = r.line[:0]
 	for {
-		if len(r.line) > r.lim.MaxLine {
-			return nil, &Error{Err: ErrLineTooLong, Reply: "CLIENT_ERROR line too long\r\n", Close: true}
+		if len(r.line)+len(b)-2 > r.lim.MaxLine { // the line end is not counted
+			return nil, false, &Error{Err: ErrLineTooLong, Reply: "CLIENT_ERROR line too long\r\n", Close: true}
 		}
-		b, err = r.br.ReadSlice('\n')
+		if r.lim.Budget != nil {
+			if err := r.lim.Budget.Reserve(len(b)); err != nil {
+				return nil, false, &Error{Err: fmt.Errorf("%w: %w", ErrNoRoom, err),
+					Reply: "SERVER_ERROR out of memory reading request\r\n", Close: true}
+			}
+		}
 		r.line = append(r.line, b...)
 		if err == nil {
-			if len(r.line) > r.lim.MaxLine+2 {
-				return nil, &Error{Err: ErrLineTooLong, Reply: "CLIENT_ERROR line too long\r\n", Close: true}
-			}
-			return trimEOL(r.line), nil
+			return trimEOL(r.line), true, nil
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			if errors.Is(err, io.EOF) {
 				err = io.ErrUnexpectedEOF
 			}
-			return nil, err
+			return nil, false, err
 		}
+		b, err = r.br.ReadSlice('\n')
 	}
 }
 
@@ -136,14 +113,20 @@ func (r *Reader) tokenize(line []byte) [][]byte {
 // io.ErrUnexpectedEOF. Protocol errors are [*Error] values; after one
 // without Close set the next request can be read.
 func (r *Reader) Read(req *Request) error {
-	line, err := r.readLine()
+	line, long, err := r.readLine()
 	if err != nil {
 		return err
 	}
 	req.reset()
 	// The request keeps its own copy of the line so that its keys stay
-	// valid while the reader moves on to the next request.
-	req.line = append(req.line, line...)
+	// valid while the reader moves on to the next request. A long line is
+	// handed over rather than copied: the reader takes the request's old
+	// buffer in exchange.
+	if long {
+		r.line, req.line = req.line[:0], line
+	} else {
+		req.line = append(req.line, line...)
+	}
 	tok := r.tokenize(req.line)
 	if len(tok) == 0 {
 		return &Error{Err: ErrUnknownCommand, Reply: "ERROR\r\n"}
@@ -169,8 +152,27 @@ func (r *Reader) Read(req *Request) error {
 }
 
 func (req *Request) reset() {
+	req.Trim()
 	*req = Request{Keys: req.Keys[:0], Data: req.Data[:0], Args: req.Args[:0],
 		keybuf: req.keybuf[:0], line: req.line[:0]}
+}
+
+// keepMax is the largest buffer a Request keeps for reuse.
+const keepMax = 64 << 10
+
+// Trim drops the buffers of req that a large request grew past 64 KiB, so
+// that a Request kept for reuse does not hold a large value's memory; the
+// request is then no longer valid. Smaller buffers are kept.
+func (req *Request) Trim() {
+	if cap(req.Data) > keepMax {
+		req.Data = nil
+	}
+	if cap(req.line) > keepMax {
+		req.line = nil
+	}
+	if cap(req.Keys) > keepMax/8 {
+		req.Keys = nil
+	}
 }
 
 func lookupCommand(b []byte) Command {
@@ -255,7 +257,7 @@ func (r *Reader) parseRetrieval(req *Request, args [][]byte) error {
 	if len(args) == 0 {
 		return &Error{Err: ErrUnknownCommand, Reply: "ERROR\r\n"}
 	}
-	if len(args) > r.lim.MaxKeys {
+	if r.lim.MaxKeys > 0 && len(args) > r.lim.MaxKeys {
 		return clientError(ErrBadCommand, "too many keys")
 	}
 	for _, k := range args {
@@ -315,6 +317,14 @@ func (r *Reader) readData(req *Request, n int) error {
 			return err
 		}
 		return &Error{Err: ErrTooLarge, Reply: "SERVER_ERROR object too large for cache\r\n"}
+	}
+	if r.lim.Budget != nil {
+		if err := r.lim.Budget.Reserve(n); err != nil {
+			if err := r.skipData(n); err != nil {
+				return err
+			}
+			return &Error{Err: fmt.Errorf("%w: %w", ErrNoRoom, err), Reply: "SERVER_ERROR out of memory storing object\r\n"}
+		}
 	}
 	if cap(req.Data) < n {
 		req.Data = make([]byte, n)

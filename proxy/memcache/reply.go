@@ -20,6 +20,11 @@ type Span struct {
 
 // ReplyReader reads server replies.
 type ReplyReader struct {
+	// Budget, when not nil, is asked for room before each value is read
+	// into memory; a value it refuses is read and dropped, and Read
+	// returns an error wrapping [ErrNoRoom] once the whole reply is read.
+	Budget Budget
+
 	br     *bufio.Reader
 	maxVal int
 }
@@ -33,6 +38,9 @@ func NewReplyReader(r io.Reader, maxValue int) *ReplyReader {
 	return &ReplyReader{br: bufio.NewReaderSize(r, 16<<10), maxVal: maxValue}
 }
 
+// Buffered returns the number of bytes that can be read without blocking.
+func (r *ReplyReader) Buffered() int { return r.br.Buffered() }
+
 // Wait blocks until the next reply has begun to arrive (or is buffered
 // already), and returns the read error if it cannot.
 func (r *ReplyReader) Wait() error {
@@ -45,11 +53,12 @@ func (r *ReplyReader) Wait() error {
 // VALUE entry, counted from the start of this reply (len(dst) on entry); the
 // END line is part of the reply but of no span. A reply that does not parse gives an error
 // wrapping [ErrBadReply]; after it the stream is out of step. A value over
-// the limit is read and dropped, and the whole reply read, before an error
-// wrapping [ErrValueTooLarge]: the stream stays in step.
+// the limit, or one the Budget refuses, is read and dropped, and the whole
+// reply read, before an error wrapping [ErrValueTooLarge] or [ErrNoRoom]:
+// the stream stays in step ([Dropped] reports such an error).
 func (r *ReplyReader) Read(dst []byte, cmd Command, spans []Span) ([]byte, []Span, error) {
 	base := len(dst)
-	var tooLarge error
+	var dropped error
 	for {
 		start := len(dst)
 		var err error
@@ -63,8 +72,8 @@ func (r *ReplyReader) Read(dst []byte, cmd Command, spans []Span) ([]byte, []Spa
 			var sp Span
 			dst, sp, err = r.value(dst, start)
 			switch {
-			case errors.Is(err, ErrValueTooLarge):
-				tooLarge = err
+			case Dropped(err):
+				dropped = err
 				dst = dst[:start]
 			case err != nil:
 				return dst, spans, err
@@ -81,8 +90,24 @@ func (r *ReplyReader) Read(dst []byte, cmd Command, spans []Span) ([]byte, []Spa
 		if len(line) < 3 || cmd.IsRetrieval() && !bytes.Equal(line, []byte("END\r\n")) && !IsErrorReply(line) {
 			return dst, spans, fmt.Errorf("%w: %q", ErrBadReply, line)
 		}
-		return dst, spans, tooLarge
+		return dst, spans, dropped
 	}
+}
+
+// noRoomError is a value the Budget refused: it is [ErrNoRoom], and says
+// the size and the Budget's reason.
+type noRoomError struct {
+	n   uint64
+	err error
+}
+
+func (e *noRoomError) Error() string   { return fmt.Sprintf("a value of %d bytes: %v", e.n, e.err) }
+func (e *noRoomError) Unwrap() []error { return []error{ErrNoRoom, e.err} }
+
+// Dropped reports whether err is a [ReplyReader.Read] error for a value
+// read and dropped, after which the stream is still in step.
+func Dropped(err error) bool {
+	return errors.Is(err, ErrValueTooLarge) || errors.Is(err, ErrNoRoom)
 }
 
 // appendLine appends the next line with its \r\n.
@@ -117,8 +142,8 @@ func (r *ReplyReader) value(dst []byte, start int) ([]byte, Span, error) {
 	if !ok || n > math.MaxInt32 {
 		return dst, Span{}, fmt.Errorf("%w: %q", ErrBadReply, line)
 	}
-	if n > uint64(r.maxVal) {
-		return dst, Span{}, r.skipValue(int(n))
+	if err := r.admit(n); err != nil {
+		return dst, Span{}, err
 	}
 	ks := start + len("VALUE ") + bytes.Index(line[len("VALUE "):], f[0])
 	sp := Span{KeyStart: ks, KeyEnd: ks + len(f[0]), Start: start}
@@ -139,16 +164,29 @@ func (r *ReplyReader) metaValue(dst []byte, start int) ([]byte, error) {
 	if !ok || n > math.MaxInt32 {
 		return dst, fmt.Errorf("%w: %q", ErrBadReply, line)
 	}
-	if n > uint64(r.maxVal) {
-		return dst[:start], r.skipValue(int(n))
+	if err := r.admit(n); err != nil {
+		return dst[:start], err
 	}
 	return r.appendData(dst, int(n))
 }
 
-// skipValue reads and drops an n-byte data block and its \r\n, and returns
-// the error for a value over the limit, or the read error.
-func (r *ReplyReader) skipValue(n int) error {
-	if _, err := r.br.Discard(n); err != nil {
+// admit returns nil for a value of n bytes that may be read into memory;
+// else it reads and drops the value and its \r\n and returns why, or the
+// read error.
+func (r *ReplyReader) admit(n uint64) error {
+	var why error
+	switch {
+	case n > uint64(r.maxVal):
+		why = fmt.Errorf("%w: a value of %d bytes, over max_value_size %d", ErrValueTooLarge, n, r.maxVal)
+	case r.Budget != nil:
+		if err := r.Budget.Reserve(int(n)); err != nil {
+			why = &noRoomError{n: n, err: err}
+		}
+	}
+	if why == nil {
+		return nil
+	}
+	if _, err := r.br.Discard(int(n)); err != nil {
 		return unexpected(err)
 	}
 	var crlf [2]byte
@@ -158,7 +196,7 @@ func (r *ReplyReader) skipValue(n int) error {
 	if crlf != [2]byte{'\r', '\n'} {
 		return fmt.Errorf("%w: bad data chunk", ErrBadReply)
 	}
-	return fmt.Errorf("%w: a value of %d bytes, over max_value_size %d", ErrValueTooLarge, n, r.maxVal)
+	return why
 }
 
 func (r *ReplyReader) appendData(dst []byte, n int) ([]byte, error) {

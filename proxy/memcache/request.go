@@ -126,6 +126,10 @@ var (
 	ErrLineTooLong = errors.New("memcache: line too long")
 	// ErrBadReply is the error for a server reply that does not parse.
 	ErrBadReply = errors.New("memcache: bad reply from server")
+	// ErrNoRoom is the error for a data block or a line that a [Budget]
+	// refused: memcached answers a request it has no memory for with
+	// SERVER_ERROR out of memory.
+	ErrNoRoom = errors.New("memcache: no room")
 	// ErrValueTooLarge is the error for a reply carrying a value over the
 	// reader's limit. The value is read and dropped: the stream stays in
 	// step.

@@ -111,6 +111,15 @@ func (r *Reader) SetLimits(lim Limits) {
 // more than zero when the client pipelined another request.
 func (r *Reader) Buffered() int { return r.br.Buffered() }
 
+// Wait blocks until the next request has begun to arrive (or is buffered
+// already), and returns the read error if it cannot. It reads nothing, so
+// that after an error - a deadline that fired while the client was idle -
+// the stream is still in step.
+func (r *Reader) Wait() error {
+	_, err := r.br.Peek(1)
+	return err
+}
+
 // Read reads the next request into req: its arguments, its command, its
 // keys. At the end of the stream it returns io.EOF; a stream cut inside a
 // request gives io.ErrUnexpectedEOF. Empty requests (a blank line, "*0")

@@ -1,0 +1,248 @@
+package proxy
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/kolco-dev/kolco/compat/twemproxy"
+)
+
+// The admin endpoint answers questions about the running proxy in JSON,
+// under /v1/ so that it can grow without breaking its clients:
+//
+//	GET /v1/pools                    every pool: PoolStatus values
+//	GET /v1/pools/{pool}             one pool
+//	GET /v1/pools/{pool}/locate?key=K[&key=K2...]
+//	                                 where each key lives now: Location values
+//	GET /metrics                     the Prometheus metrics
+//
+// It listens on kolco.admin_listen, on 127.0.0.1 unless the setting names
+// a host, and asks for "Authorization: Bearer <token>" when
+// kolco.admin_token_file names a file holding the token.
+
+// PoolStatus is a pool as the admin endpoint reports it.
+type PoolStatus struct {
+	Name   string `json:"name"`
+	Listen string `json:"listen"`
+	// Protocol is "memcached", or "redis" for a Redis pool.
+	Protocol     string `json:"protocol"`
+	Distribution string `json:"distribution"`
+	// Hash is the key hash: hash for ketama and modula, key_hash for
+	// kolco's distributions.
+	Hash     string         `json:"hash"`
+	HashTag  string         `json:"hash_tag,omitempty"`
+	Ejection string         `json:"ejection"`
+	Replicas int            `json:"replicas"`
+	Servers  []ServerStatus `json:"servers"`
+}
+
+// ServerStatus is a server of a pool as the admin endpoint reports it.
+type ServerStatus struct {
+	// Name is the server's name as twemproxy names it: the name given,
+	// else host on port 11211, else host:port.
+	Name   string `json:"name"`
+	Addr   string `json:"addr"`
+	Weight int    `json:"weight"`
+	Zone   string `json:"zone,omitempty"`
+	// Up is false while the server is marked down.
+	Up bool `json:"up"`
+	// Share is the share of the pool's keys the server holds under the
+	// placement in use (with replicas, of the copies), measured over
+	// 65536 sample keys.
+	Share float64 `json:"share"`
+}
+
+// Location is where one key lives under the placement a pool uses now.
+type Location struct {
+	Pool string `json:"pool"`
+	// Key is the key asked about; JSON holds UTF-8 only, so a key that is
+	// not valid UTF-8 is shown with replacement characters (it was placed
+	// by its exact bytes).
+	Key string `json:"key"`
+	// Servers hold the key, in preference order: its owner, or with
+	// replicas the server of each copy. Empty when no server is live.
+	Servers []ServerRef `json:"servers"`
+	// Read is the server a read of the key goes to now (with replicas,
+	// the copy chosen by zone and health); nil when none.
+	Read *ServerRef `json:"read"`
+}
+
+// ServerRef names a server.
+type ServerRef struct {
+	Name string `json:"name"`
+	Addr string `json:"addr"`
+	Up   bool   `json:"up"`
+}
+
+func (b *backend) ref() ServerRef {
+	return ServerRef{Name: b.spec.RingName(), Addr: b.addr, Up: !b.health.isDown()}
+}
+
+// status returns the pool as the admin endpoint reports it.
+func (p *pool) status() PoolStatus {
+	c := p.cfg
+	ps := PoolStatus{Name: p.name, Listen: c.Listen, Protocol: c.protocol(), Distribution: c.Distribution, Hash: c.Hash, HashTag: c.HashTag,
+		Ejection: c.Ejection, Replicas: c.Replicas}
+	if c.Distribution != twemproxy.Ketama && c.Distribution != twemproxy.Modula {
+		ps.Hash = c.KeyHash
+	}
+	shares := p.shares()
+	for _, b := range p.backends {
+		ps.Servers = append(ps.Servers, ServerStatus{Name: b.spec.RingName(), Addr: b.addr, Weight: b.spec.Weight,
+			Zone: b.zone, Up: !b.health.isDown(), Share: shares[b]})
+	}
+	return ps
+}
+
+// locate returns where key lives under the placement the pool uses now.
+func (p *pool) locate(key string) Location {
+	pl := p.place.Load()
+	loc := Location{Pool: p.name, Key: key, Servers: []ServerRef{}}
+	var sc routeScratch
+	for _, b := range pl.route([]byte(key), true, &sc) {
+		loc.Servers = append(loc.Servers, b.ref())
+	}
+	if read := pl.route([]byte(key), false, &sc); len(read) > 0 {
+		r := read[0].ref()
+		loc.Read = &r
+	}
+	return loc
+}
+
+// adminHandler serves the admin endpoint's paths, and /metrics.
+func (s *Server) adminHandler(token []byte) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.met.handler())
+	mux.HandleFunc("GET /v1/pools", func(w http.ResponseWriter, _ *http.Request) {
+		var all []PoolStatus
+		for _, p := range s.pools() {
+			all = append(all, p.status())
+		}
+		writeJSON(w, http.StatusOK, all)
+	})
+	mux.HandleFunc("GET /v1/pools/{pool}", func(w http.ResponseWriter, r *http.Request) {
+		if p := s.adminPool(w, r); p != nil {
+			writeJSON(w, http.StatusOK, p.status())
+		}
+	})
+	mux.HandleFunc("GET /v1/pools/{pool}/locate", func(w http.ResponseWriter, r *http.Request) {
+		p := s.adminPool(w, r)
+		if p == nil {
+			return
+		}
+		keys := r.URL.Query()["key"]
+		if len(keys) == 0 {
+			writeJSON(w, http.StatusBadRequest, adminError{"give one or more keys: ?key=K&key=K2"})
+			return
+		}
+		locs := make([]Location, 0, len(keys))
+		for _, k := range keys {
+			locs = append(locs, p.locate(k))
+		}
+		writeJSON(w, http.StatusOK, locs)
+	})
+	if len(token) == 0 {
+		return mux
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), token) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="kolco proxy"`)
+			writeJSON(w, http.StatusUnauthorized, adminError{"this endpoint wants Authorization: Bearer <token>"})
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// adminPool returns the pool the request names, or answers 404.
+func (s *Server) adminPool(w http.ResponseWriter, r *http.Request) *pool {
+	name := r.PathValue("pool")
+	for _, p := range s.pools() {
+		if p.name == name {
+			return p
+		}
+	}
+	writeJSON(w, http.StatusNotFound, adminError{fmt.Sprintf("no pool %q", name)})
+	return nil
+}
+
+// adminError is the body of an admin request that failed.
+type adminError struct {
+	Error string `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v) // the client is gone
+}
+
+// adminAddr returns the address the admin endpoint listens on: listen, on
+// 127.0.0.1 when it names no host.
+func adminAddr(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err == nil && host == "" {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return listen
+}
+
+// readToken reads the admin token from path: the file's first line,
+// without surrounding space. The error is a [*ConfigError].
+func readToken(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ConfigError{Key: GlobalKey + ".admin_token_file", Err: err}
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	if line = strings.TrimSpace(line); line == "" {
+		return nil, &ConfigError{Key: GlobalKey + ".admin_token_file", Err: errors.New("the file holds no token")}
+	}
+	return []byte(line), nil
+}
+
+// startAdmin listens on the admin address and serves the admin endpoint.
+// The caller holds s.mu.
+func (s *Server) startAdmin(g *GlobalConfig) error {
+	var token []byte
+	if g.AdminTokenFile != "" {
+		var err error
+		if token, err = readToken(g.AdminTokenFile); err != nil {
+			return err
+		}
+	}
+	ln, err := s.listenTCP(adminAddr(g.AdminListen))
+	if err != nil {
+		return fmt.Errorf("admin: %w", err)
+	}
+	s.admin = &http.Server{Handler: s.adminHandler(token), ReadHeaderTimeout: 5 * time.Second}
+	s.adminLn = ln
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("admin server", "err", err)
+		}
+	}()
+	return nil
+}
+
+// AdminAddr returns the address of the admin endpoint, or nil.
+func (s *Server) AdminAddr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.adminLn == nil {
+		return nil
+	}
+	return s.adminLn.Addr()
+}

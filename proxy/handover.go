@@ -1,0 +1,123 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net"
+	"os"
+	"slices"
+)
+
+// An upgrade or restart without refusing clients hands the listening
+// sockets to the new process: the old one passes them (as inherited file
+// descriptors, see ListenerFiles), the new one listens on them (Inherit)
+// and serves, and only then does the old one stop accepting and drain its
+// clients (Shutdown). The sockets never close, so no client is refused:
+// between the two, both processes accept on them.
+
+// listenKey names a listening socket by its network and address as the
+// configuration gives it, so that a new process finds the socket for each
+// address it is configured with, whatever its pools are named.
+func listenKey(network, addr string) string { return network + ":" + addr }
+
+// Inherit gives the server listening sockets to use, by the names
+// ListenerFiles gives them, instead of listening anew on the same
+// addresses: call it before Start. Start closes those no setting uses.
+func (s *Server) Inherit(lns map[string]net.Listener) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inherited = lns
+}
+
+// take returns the inherited listener for key, or nil. The caller holds mu.
+func (s *Server) take(key string) net.Listener {
+	ln := s.inherited[key]
+	delete(s.inherited, key)
+	return ln
+}
+
+// closeInherited closes the inherited listeners nothing took. The caller
+// holds mu.
+func (s *Server) closeInherited() {
+	for key, ln := range s.inherited {
+		s.log.Info("inherited socket not in the configuration: closed", "socket", key)
+		ln.Close()
+	}
+	s.inherited = nil
+}
+
+// listenTCP listens on addr, or takes the inherited socket for it. The
+// caller holds mu.
+func (s *Server) listenTCP(addr string) (net.Listener, error) {
+	if ln := s.take(listenKey("tcp", addr)); ln != nil {
+		return ln, nil
+	}
+	return net.Listen("tcp", addr)
+}
+
+// openListen opens a pool's listener on spec, or takes the inherited one.
+// The caller holds mu.
+func (s *Server) openListen(ctx context.Context, spec listenSpec) (net.Listener, error) {
+	if ln := s.take(listenKey(spec.network, spec.addr)); ln != nil {
+		return ln, nil
+	}
+	return spec.open(ctx)
+}
+
+// ListenerFiles returns copies of the server's listening sockets - the
+// pools', and those of the metrics, stats and admin endpoints - by name,
+// for a new process to Inherit. From then on the server's unix sockets are
+// not removed when it closes them, since the new process listens on them.
+// The caller closes the files.
+func (s *Server) ListenerFiles() (map[string]*os.File, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	files := map[string]*os.File{}
+	add := func(key string, ln net.Listener) error {
+		if ul, ok := ln.(*net.UnixListener); ok {
+			ul.SetUnlinkOnClose(false)
+		}
+		fl, ok := ln.(interface{ File() (*os.File, error) })
+		if !ok {
+			return fmt.Errorf("%s: %T has no file", key, ln)
+		}
+		f, err := fl.File()
+		if err != nil {
+			return err
+		}
+		files[key] = f
+		return nil
+	}
+	var err error
+	for _, name := range slices.Sorted(maps.Keys(s.listeners)) {
+		l := s.listeners[name]
+		spec, _ := parseListen(l.pool.Load().cfg.Listen) // valid: it listens
+		if err = add(listenKey(spec.network, spec.addr), l.ln); err != nil {
+			break
+		}
+	}
+	g := s.cfg.WithDefaults().Global
+	for _, side := range []struct {
+		addr string
+		ln   net.Listener
+	}{{g.MetricsListen, s.metricsLn}, {g.StatsListen, s.statsLn()}, {adminAddr(g.AdminListen), s.adminLn}} {
+		if err == nil && side.ln != nil {
+			err = add(listenKey("tcp", side.addr), side.ln)
+		}
+	}
+	if err != nil {
+		for _, f := range files {
+			f.Close()
+		}
+		return nil, err
+	}
+	return files, nil
+}
+
+func (s *Server) statsLn() net.Listener {
+	if s.stats == nil {
+		return nil
+	}
+	return s.stats.ln
+}

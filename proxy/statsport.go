@@ -1,0 +1,298 @@
+package proxy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// nutcracker's stats fields, with its own descriptions (nutcracker -D),
+// in the order it writes them.
+var (
+	poolFields = []statField{
+		{"client_eof", "# eof on client connections"},
+		{"client_err", "# errors on client connections"},
+		{"client_connections", "# active client connections"},
+		{"server_ejects", "# times backend server was ejected"},
+		{"forward_error", "# times we encountered a forwarding error"},
+		{"fragments", "# fragments created from a multi-vector request"},
+	}
+	serverFields = []statField{
+		{"server_eof", "# eof on server connections"},
+		{"server_err", "# errors on server connections"},
+		{"server_timedout", "# timeouts on server connections"},
+		{"server_connections", "# active server connections"},
+		{"server_ejected_at", "timestamp when server was ejected in usec since epoch"},
+		{"requests", "# requests"},
+		{"request_bytes", "total request bytes"},
+		{"responses", "# responses"},
+		{"response_bytes", "total response bytes"},
+		{"in_queue", "# requests in incoming queue"},
+		{"in_queue_bytes", "current request bytes in incoming queue"},
+		{"out_queue", "# requests in outgoing queue"},
+		{"out_queue_bytes", "current request bytes in outgoing queue"},
+	}
+)
+
+type statField struct{ name, desc string }
+
+// DescribeStats writes the fields of the stats port's JSON and what each
+// means, as nutcracker -D does.
+func DescribeStats(w io.Writer) error {
+	_, err := io.WriteString(w, describeStats())
+	return err
+}
+
+func describeStats() string {
+	s := "pool stats:\n"
+	for _, f := range poolFields {
+		s += fmt.Sprintf("  %-20s%q\n", f.name, f.desc)
+	}
+	s += "\nserver stats:\n"
+	for _, f := range serverFields {
+		s += fmt.Sprintf("  %-20s%q\n", f.name, f.desc)
+	}
+	return s
+}
+
+// Version returns the proxy's version: the module version it was built
+// from (with its VCS revision when known), as the stats port reports it.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " " + s.Value[:12]
+		}
+	}
+	return v
+}
+
+// statsPort serves nutcracker's stats JSON: a client that connects gets
+// the figures as of the last refresh, one JSON document, and the
+// connection is closed. The figures are refreshed every interval, as
+// nutcracker aggregates them.
+type statsPort struct {
+	srv      *Server
+	ln       net.Listener
+	interval time.Duration
+	started  time.Time
+	source   string
+	version  string
+	stop     chan struct{}
+
+	// mu guards doc.
+	mu  sync.Mutex
+	doc []byte
+}
+
+// startStatsPort listens on addr and serves the stats JSON. The caller
+// holds s.mu.
+func (s *Server) startStatsPort(addr string, interval time.Duration) error {
+	ln, err := s.listenTCP(addr)
+	if err != nil {
+		return fmt.Errorf("stats port: %w", err)
+	}
+	host, _ := os.Hostname()
+	sp := &statsPort{srv: s, ln: ln, interval: interval, started: time.Now(), source: host,
+		version: Version(), stop: make(chan struct{})}
+	s.stats = sp
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		sp.refreshLoop()
+	}()
+	go func() {
+		defer s.wg.Done()
+		sp.serve()
+	}()
+	return nil
+}
+
+// StatsAddr returns the address of the stats port, or nil.
+func (s *Server) StatsAddr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stats == nil {
+		return nil
+	}
+	return s.stats.ln.Addr()
+}
+
+func (sp *statsPort) refreshLoop() {
+	t := time.NewTicker(sp.interval)
+	defer t.Stop()
+	for {
+		sp.refresh()
+		select {
+		case <-sp.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (sp *statsPort) refresh() {
+	doc := sp.srv.statsJSON(sp)
+	sp.mu.Lock()
+	sp.doc = doc
+	sp.mu.Unlock()
+}
+
+func (sp *statsPort) serve() {
+	for {
+		c, err := sp.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond) // out of file descriptors: wait, as acceptLoop does
+			continue
+		}
+		sp.mu.Lock()
+		doc := sp.doc
+		sp.mu.Unlock()
+		_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		_, _ = c.Write(doc)
+		c.Close()
+	}
+}
+
+func (sp *statsPort) close() {
+	close(sp.stop)
+	sp.ln.Close()
+}
+
+// statsJSON returns the figures in nutcracker's JSON: the process's, then
+// each pool's with each server's, servers keyed by their name as
+// twemproxy names them.
+func (s *Server) statsJSON(sp *statsPort) []byte {
+	now := time.Now()
+	pools := s.pools()
+	var total, curr int64
+	for _, p := range pools {
+		t, c := p.connCounts()
+		total += t
+		curr += c
+	}
+	b := []byte{'{'}
+	b = jsonString(b, "service", "nutcracker")
+	b = jsonString(b, "source", sp.source)
+	b = jsonString(b, "version", sp.version)
+	b = jsonNumber(b, "uptime", int64(now.Sub(sp.started).Seconds()))
+	b = jsonNumber(b, "timestamp", now.Unix())
+	b = jsonNumber(b, "total_connections", total)
+	b = jsonNumber(b, "curr_connections", curr)
+	for _, p := range pools {
+		b = p.appendStatsJSON(b)
+	}
+	b[len(b)-2] = '}' // over the last ", "
+	b[len(b)-1] = '\n'
+	return b
+}
+
+// connCounts returns the pool's connections as nutcracker counts them in
+// total_connections and curr_connections: its listener, its clients and
+// its server connections.
+func (p *pool) connCounts() (total, curr int64) {
+	total, curr = 1+p.stats.totalConns.Load(), 1+p.stats.currConns.Load()
+	for _, b := range p.backends {
+		total += int64(b.stats.dials.Load())
+		curr += b.stats.conns.Load()
+	}
+	return total, curr
+}
+
+func (p *pool) appendStatsJSON(b []byte) []byte {
+	st := p.stats
+	var ejects uint64
+	for _, be := range p.backends {
+		ejects += be.stats.ejections.Load()
+	}
+	b = jsonKey(b, p.name)
+	b = append(b, '{')
+	for i, v := range []uint64{st.clientEOF.Load(), st.clientErr.Load(), uint64(max(st.currConns.Load(), 0)),
+		ejects, st.forwardErrors.Load(), st.fragments.Load()} {
+		b = jsonNumber(b, poolFields[i].name, int64(v))
+	}
+	for _, be := range p.backends {
+		b = be.appendStatsJSON(b)
+	}
+	b[len(b)-2] = '}'
+	b[len(b)-1] = ','
+	return append(b, ' ')
+}
+
+func (be *backend) appendStatsJSON(b []byte) []byte {
+	st := be.stats
+	q := be.queues()
+	b = jsonKey(b, be.spec.RingName())
+	b = append(b, '{')
+	for i, v := range []int64{int64(st.eof.Load()), int64(st.err.Load()), int64(st.timedout.Load()), st.conns.Load(),
+		st.ejectedAt.Load(), int64(st.requests.Load()), int64(st.requestBytes.Load()),
+		int64(st.responses.Load()), int64(st.responseBytes.Load()),
+		q.in, q.inBytes, q.out, q.outBytes} {
+		b = jsonNumber(b, serverFields[i].name, v)
+	}
+	b[len(b)-2] = '}'
+	b[len(b)-1] = ','
+	return append(b, ' ')
+}
+
+// queueFigures are the requests to a server not yet written (in) and
+// written but not answered (out), and their bytes.
+type queueFigures struct{ in, inBytes, out, outBytes int64 }
+
+// queues counts the requests on their way to the server now.
+func (be *backend) queues() queueFigures {
+	var q queueFigures
+	for _, c := range be.conns {
+		c.mu.Lock()
+		if s := c.s; s != nil {
+			in := s.bufOps + s.writing
+			q.in += int64(in)
+			q.inBytes += int64(len(s.buf) + s.writingBytes)
+			for _, in := range s.ins {
+				q.inBytes += int64(len(in.data))
+			}
+			s.qmu.Lock()
+			waiting := s.queue[s.head:]
+			for _, o := range waiting[:max(len(waiting)-in, 0)] {
+				q.out++
+				q.outBytes += int64(o.size())
+			}
+			s.qmu.Unlock()
+		}
+		c.mu.Unlock()
+	}
+	return q
+}
+
+func jsonKey(b []byte, key string) []byte {
+	k, _ := json.Marshal(key) // a string always marshals
+	b = append(b, k...)
+	return append(b, ':')
+}
+
+func jsonString(b []byte, key, v string) []byte {
+	b = jsonKey(b, key)
+	s, _ := json.Marshal(v)
+	b = append(b, s...)
+	return append(b, ", "...)
+}
+
+func jsonNumber(b []byte, key string, v int64) []byte {
+	b = jsonKey(b, key)
+	b = strconv.AppendInt(b, v, 10)
+	return append(b, ", "...)
+}
