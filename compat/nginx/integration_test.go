@@ -43,7 +43,7 @@ type front struct {
 // (`hash $arg_k consistent;` and `hash $arg_k;`). Thousands of keys with
 // arbitrary bytes, sent URL-escaped, must reach the backend Index predicts.
 func TestAgainstNginx(t *testing.T) {
-	bin := realprog.Binary(t, "nginx", "nginx", "/usr/sbin/nginx")
+	bin := realprog.Binary(t, "nginx-light", "nginx", "/usr/sbin/nginx")
 	cases := []upstreamCase{
 		{"w1-2-3", []int{1, 2, 3}, 0, nil},
 		{"w5-1-1-1-1", []int{5, 1, 1, 1, 1}, 1, nil},
