@@ -14,8 +14,9 @@ import (
 // redisClient serves one client connection of a Redis pool, on one
 // goroutine, in rounds as nutcracker's event loop serves it: it reads the
 // requests the client has sent (all that are buffered, up to
-// max_pending), sends each on to its servers, then writes their replies
-// in request order, in one write.
+// max_pending), queues each on its servers' connections, writes each
+// connection's queue once (see flushBatch), then writes the replies in
+// request order, in one write.
 //
 // The memcached client's reader and writer goroutines let replies flow
 // while requests still come in; here a round's replies wait for its last
@@ -35,6 +36,9 @@ type redisClient struct {
 	// err is the read error that ended the client's requests, nil when
 	// it quit, was drained or its connection had to be closed.
 	err error
+	// batch holds the server connections the round's requests were
+	// queued on: each is written once, when the round is read.
+	batch flushBatch
 
 	// The reader's routing state: the placement a request is split by,
 	// and serverOf bound once, so that splitting allocates nothing.
@@ -52,7 +56,9 @@ func (cl *client) serveRedis() {
 	c.serverOf = c.server
 	p := c.ln.pool.Load()
 	rw := c.rw()
-	in := &byteCount{rw: rw, total: &p.stats.bytesIn}
+	// A request read in part waits for the rest: what the round has
+	// queued is written first.
+	in := &byteCount{rw: rw, total: &p.stats.bytesIn, before: c.batch.flush}
 	out := &byteCount{rw: rw, total: &p.stats.bytesOut}
 	written := c.serve(in, out)
 	c.conn.Close()
@@ -151,6 +157,7 @@ func isRequestError(err error, reply *[]byte, close *bool) bool {
 // answer writes the replies of a round's requests in order, as each is
 // done, and recycles them; it reports false when the client is gone.
 func (c *redisClient) answer(w *bufio.Writer, round []*redisRequest) bool {
+	c.batch.flush()
 	if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 {
 		// A client that stops reading its replies is idle too.
 		_ = c.conn.SetWriteDeadline(time.Now().Add(idle))
