@@ -15,17 +15,16 @@ import (
 	"github.com/kolco-dev/kolco/internal/realprog"
 )
 
-// The Redis comparison runs only when KOLCO_PROXY_BENCH=1 (about 2
-// minutes):
+// The Redis comparison runs only when KOLCO_PROXY_BENCH=1 (about 90 s):
 //
 //	KOLCO_PROXY_BENCH=1 go test -run TestRedisProxyComparison -v ./proxy/
 //
 // It starts two redis-servers, nutcracker in front of them, and the proxy
 // in a child process (this test binary re-executed) with GOMAXPROCS set to
 // 1 and to the core count, and at its default (threads adapted to the
-// load, as kolco proxy runs), and drives each with redis-benchmark: GET, SET and a 10-key MGET
-// (custom-command mode), one request at a time per client and 16
-// pipelined, in five interleaved rounds. It reports the median round's
+// load, as kolco proxy runs), and drives each with redis-benchmark: GET,
+// SET and a 10-key MGET (custom-command mode), one request at a time per
+// client and 16 pipelined, in five interleaved rounds. It reports the median round's
 // throughput of each as a ratio to nutcracker's, and the CPU time each
 // proxy process spent per request, read from /proc.
 
@@ -61,7 +60,7 @@ type benchRound struct {
 
 func TestRedisProxyComparison(t *testing.T) {
 	if os.Getenv(benchEnv) != "1" {
-		t.Skipf("set %s=1 to run the Redis proxy comparison (about 2 minutes)", benchEnv)
+		t.Skipf("set %s=1 to run the Redis proxy comparison (about 90 s)", benchEnv)
 	}
 	bench := realprog.Binary(t, "redis-tools", "redis-benchmark")
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0)}
