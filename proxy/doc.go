@@ -95,7 +95,10 @@
 // redis_db is selected on every server connection. Probes send PING; a
 // server answering -LOADING is down until it is ready ([ErrServerLoading]).
 // A Redis client is served on one goroutine, in rounds: the requests it
-// has sent are read and forwarded, then their replies written, in order.
+// has sent are read and forwarded, then their replies written, in order;
+// a round ends at the client's client_buffer_limit. The buffer limits
+// count a request's arguments past its first 64 KiB and the bulk strings
+// of replies.
 //
 // Listeners and servers may be unix sockets, as in nutcracker.
 package proxy

@@ -135,13 +135,15 @@ func (p *PoolConfig) explainLimits(b *strings.Builder) {
 	if p.MaxKeys > 0 {
 		keys = fmt.Sprintf("%d keys", p.MaxKeys)
 	}
+	per := "get"
 	if p.Redis {
-		fmt.Fprintf(b, "  limits: %d client connections, idle clients closed %s, values up to %d bytes, %s per request, %d requests in flight per client\n",
-			p.MaxClientConnections, idle, p.MaxValueSize, keys, p.MaxPending)
+		per = "request"
+	}
+	fmt.Fprintf(b, "  limits: %d client connections, idle clients closed %s, values up to %d bytes, %s per %s, %d requests or %d bytes in flight per client\n",
+		p.MaxClientConnections, idle, p.MaxValueSize, keys, per, p.MaxPending, p.ClientBufferLimit)
+	if p.Redis {
 		p.explainRedis(b)
 		return
 	}
-	fmt.Fprintf(b, "  limits: %d client connections, idle clients closed %s, values up to %d bytes, %s per get, %d requests or %d bytes in flight per client\n",
-		p.MaxClientConnections, idle, p.MaxValueSize, keys, p.MaxPending, p.ClientBufferLimit)
 	fmt.Fprintf(b, "  flush_all: %s\n", map[string]string{"refuse": "refused", "broadcast": "sent to every server"}[p.FlushAll])
 }

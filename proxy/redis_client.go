@@ -39,6 +39,9 @@ type redisClient struct {
 	// batch holds the server connections the round's requests were
 	// queued on: each is written once, when the round is read.
 	batch flushBatch
+	// charge is what the client's requests and replies in flight hold
+	// (see charge and redisBudget).
+	charge *charge
 
 	// The reader's routing state: the placement a request is split by,
 	// and serverOf bound once, so that splitting allocates nothing.
@@ -55,6 +58,7 @@ func (cl *client) serveRedis() {
 	c.free.New = func() any { return newRedisRequest() }
 	c.serverOf = c.server
 	p := c.ln.pool.Load()
+	c.charge = newCharge(c.srv.budget, p.cfg)
 	rw := c.rw()
 	// A request read in part waits for the rest: what the round has
 	// queued is written first.
@@ -76,7 +80,8 @@ func (cl *client) serveRedis() {
 // within the server's own limit, and before the client authenticates
 // what redis-server allows then.
 func (c *redisClient) limits(p *pool) redis.Limits {
-	return redis.Limits{MaxBulk: min(p.cfg.MaxValueSize, redis.DefaultMaxBulk), Unauthenticated: !c.authed}
+	return redis.Limits{MaxBulk: min(p.cfg.MaxValueSize, redis.DefaultMaxBulk), Unauthenticated: !c.authed,
+		Budget: redisBudget{c.charge}}
 }
 
 // serve serves rounds of requests, read from in and answered on out,
@@ -96,7 +101,7 @@ func (c *redisClient) serve(in io.Reader, out io.Writer) bool {
 		if rq != nil {
 			round = append(round, rq)
 		}
-		if !end && r.Buffered() > 0 && len(round) < c.ln.pool.Load().cfg.MaxPending {
+		if !end && r.Buffered() > 0 && len(round) < c.ln.pool.Load().cfg.MaxPending && c.charge.held.Load() < c.charge.limit {
 			continue
 		}
 		if !c.answer(w, round) {
@@ -115,6 +120,7 @@ func (c *redisClient) serve(in io.Reader, out io.Writer) bool {
 func (c *redisClient) read(r *redis.Reader) (rq *redisRequest, end bool) {
 	rq = c.free.Get().(*redisRequest)
 	err := r.Read(&rq.req)
+	rq.held = c.charge.take()
 	pool := c.ln.pool.Load()
 	switch {
 	case err == nil:
@@ -132,6 +138,8 @@ func (c *redisClient) read(r *redis.Reader) (rq *redisRequest, end bool) {
 		pool.stats.clientError()
 		rq.ready()
 	default:
+		c.charge.release(rq.held)
+		rq.held = 0
 		c.free.Put(rq)
 		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 			c.srv.log.Debug("client read", "remote", c.conn.RemoteAddr(), "err", err)
@@ -196,6 +204,7 @@ func (c *redisClient) finish(r *redisRequest) {
 		}
 		p.release()
 	}
+	c.charge.release(r.heldBytes())
 	r.reset()
 	c.free.Put(r)
 }

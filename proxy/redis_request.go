@@ -27,6 +27,9 @@ type redisRequest struct {
 	// failed is set when a server's failure made (part of) the reply
 	// the proxy's error (nutcracker's forward_error).
 	failed bool
+	// held is what reading the request reserved in the client's charge
+	// (its ops hold what their replies did).
+	held int64
 
 	// Scratch space, so that merging allocates nothing.
 	replies []redis.Reply
@@ -65,11 +68,23 @@ func (r *redisRequest) newOp(deadline time.Time) *op {
 	return o
 }
 
+// heldBytes returns what the request and its replies hold in the
+// client's charge.
+func (r *redisRequest) heldBytes() int64 {
+	n := r.held
+	for _, o := range r.ops {
+		n += o.held
+	}
+	return n
+}
+
 // reset makes r ready for the next request, keeping its buffers.
 func (r *redisRequest) reset() {
 	for _, o := range r.ops {
 		o.reply, o.elems, o.err, o.buf = o.reply[:0], o.elems[:0], nil, o.buf[:0]
+		o.held, o.small = 0, 0
 	}
+	r.held = 0
 	r.ops, r.local, r.pool, r.close, r.failed = r.ops[:0], r.local[:0], nil, false, false
 }
 

@@ -60,7 +60,8 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 	for i := range parts {
 		o := r.newOp(deadline)
 		o.buf = r.split.AppendPart(o.buf[:0], i)
-		o.batch = &c.batch // written at the round's end
+		o.batch = &c.batch  // written at the round's end
+		o.charge = c.charge // its reply's bulk strings are charged
 	}
 	r.left.Store(int32(len(parts)))
 	for i, part := range parts {

@@ -29,6 +29,7 @@ func (r *redisReplies) badReply() error { return redis.ErrBadReply }
 var errLoadingReply = fmt.Errorf("%w (it answers -LOADING)", ErrServerLoading)
 
 func (r *redisReplies) read(o *op) (err error) {
+	r.rr.Budget = o
 	o.reply, o.elems, err = r.rr.Read(o.reply[:0], o.elems[:0])
 	if err == nil && loading(o.reply) {
 		return errLoadingReply

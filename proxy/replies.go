@@ -51,7 +51,7 @@ func (m *memcacheReplies) read(o *op) (err error) {
 // a reply over the limits or with no room in the buffers, read and
 // dropped, or a Redis server's answer that it is still loading its data.
 func inStep(err error) bool {
-	return memcache.Dropped(err) || errors.Is(err, redis.ErrReplyTooLarge) ||
+	return memcache.Dropped(err) || errors.Is(err, redis.ErrReplyTooLarge) || errors.Is(err, redis.ErrNoRoom) ||
 		errors.Is(err, redis.ErrReplyTooDeep) || errors.Is(err, ErrServerLoading)
 }
 

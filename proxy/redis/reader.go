@@ -28,6 +28,10 @@ type Limits struct {
 	// MaxLine is the longest inline command, or length line, in bytes.
 	// Default 64 KiB, the server's PROTO_INLINE_MAX_SIZE.
 	MaxLine int
+	// Budget, when not nil, is asked for room as a request's arguments
+	// grow past their first 64 KiB; a request it has no room for gets an
+	// -OOM error wrapping [ErrNoRoom], and the connection must be closed.
+	Budget Budget
 	// Unauthenticated applies, on top of the other limits, what
 	// redis-server allows a client that has not yet authenticated when a
 	// password is required: at most 1<<20 arguments and bulk strings of
@@ -87,6 +91,8 @@ type Reader struct {
 	lim  Limits
 	line []byte // an inline command longer than the bufio buffer
 	used int    // bytes of the current request read so far
+	// charged is what the Budget gave the current request so far.
+	charged int
 
 	tooManyArgs *Error // the replies naming this reader's limits
 	tooLarge    *Error
@@ -129,7 +135,7 @@ func (r *Reader) Wait() error {
 func (r *Reader) Read(req *Request) error {
 	for {
 		req.reset()
-		r.used = 0
+		r.used, r.charged = 0, 0
 		c, err := r.br.Peek(1)
 		if err != nil {
 			return err
@@ -250,7 +256,8 @@ func (r *Reader) bufferedBulk(req *Request) bool {
 		return false
 	}
 	total := i + 2 + n + 2 // the line, its '\r' and the byte after, the data, two bytes
-	if total > len(b) || n > r.lim.MaxBulk || (r.lim.Unauthenticated && n > unauthMaxBulk) || r.used+total > r.lim.MaxRequest {
+	if total > len(b) || n > r.lim.MaxBulk || (r.lim.Unauthenticated && n > unauthMaxBulk) || r.used+total > r.lim.MaxRequest ||
+		(r.lim.Budget != nil && len(req.buf)+n > r.charged+freeRequest) {
 		return false
 	}
 	req.buf = append(req.buf, b[i+2:i+2+n]...)
@@ -291,6 +298,9 @@ func (r *Reader) readBulk(req *Request) error {
 
 // readData appends n bytes of the stream to req.buf.
 func (r *Reader) readData(req *Request, n int) error {
+	if err := r.reserve(len(req.buf), n); err != nil {
+		return err
+	}
 	var err error
 	req.buf, err = appendFull(req.buf, r.br, n)
 	return err
