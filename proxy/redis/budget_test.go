@@ -16,6 +16,16 @@ type testBudget struct {
 
 var errTestFull = errors.New("test budget full")
 
+// capBudget refuses any one reservation over its size.
+type capBudget int
+
+func (c capBudget) Reserve(n int) error {
+	if n > int(c) {
+		return errTestFull
+	}
+	return nil
+}
+
 func (b *testBudget) Reserve(n int) error {
 	if b.used+n > b.limit {
 		return errTestFull
