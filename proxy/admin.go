@@ -72,6 +72,10 @@ type Location struct {
 	// Read is the server a read of the key goes to now (with replicas,
 	// the copy chosen by zone and health); nil when none.
 	Read *ServerRef `json:"read"`
+	// Previous are the servers a read that misses at Read falls back to
+	// while a change's migration window is open, newest placement first;
+	// absent otherwise.
+	Previous []ServerRef `json:"previous,omitempty"`
 }
 
 // ServerRef names a server.
@@ -112,6 +116,7 @@ func (p *pool) locate(key string) Location {
 	if read := pl.route([]byte(key), false, &sc); len(read) > 0 {
 		r := read[0].ref()
 		loc.Read = &r
+		loc.Previous = pl.previous([]byte(key), read[0], &sc)
 	}
 	return loc
 }

@@ -24,6 +24,21 @@ func TestRequestAllocations(t *testing.T) {
 	}
 }
 
+// TestRequestAllocationsAfterChange: once a change's migration window has
+// closed, a request costs what it cost before any change.
+func TestRequestAllocationsAfterChange(t *testing.T) {
+	c := startCluster(t, 3)
+	settings := "  distribution: ring\n  warm: {window: 50}\n"
+	s := startProxy(t, c.yaml(settings, 0, 1))
+	reload(t, s, c.yaml(settings, 0, 1, 2))
+	p := s.testPool("p")
+	eventually(t, "the window to close", func() bool { return p.place.Load().mig == nil })
+	if p.place.Load().prev == nil {
+		t.Fatal("no previous placement: the test would not test a pool after a change")
+	}
+	requestAllocations(t, s.Addr("p").String(), false)
+}
+
 func requestAllocations(t *testing.T, addr string, replicas bool) {
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {

@@ -27,6 +27,13 @@ type backend struct {
 	// downErr is the error of every request refused while the server is
 	// down: one value, so that refusing allocates nothing.
 	downErr error
+
+	// slot is the backend's index among the pool's servers, its former
+	// ones after them (see migration.tainted).
+	slot int
+	// former marks a server the pool no longer has, kept for the reads
+	// and deletes of a migration window: its failures mark nothing down.
+	former bool
 }
 
 func newBackend(p *pool, spec twemproxy.Server) *backend {

@@ -193,6 +193,77 @@ type PoolConfig struct {
 	// the password the proxy gives them with AUTH, in place of
 	// RedisAuth's; an empty one sends no AUTH.
 	RedisServerAuth map[string]string `yaml:"redis_server_auth"`
+	// Warm (warm) applies changes of placement warm: see [Warm].
+	Warm Warm `yaml:"-"`
+	// Sweep (sweep) removes the copies a change leaves on servers that
+	// no longer own them: see [Sweep].
+	Sweep Sweep `yaml:"sweep"`
+}
+
+// Warm configures warm changes. When a change of placement moves keys (a
+// reload that adds, removes, re-weights or readdresses servers; a server
+// restored under rehash; for ketama and modula, a server ejected), the
+// pool keeps the placements it replaced for a migration window: a read
+// that misses at a key's new server is answered from the server that held
+// it before, and the value copied to the new one with its remaining TTL
+// and flags; a write or delete goes to the new server and deletes the
+// previous server's copy. In the file, window is in milliseconds.
+type Warm struct {
+	// Enabled (enabled) turns warm changes on or off. Default: on for
+	// kolco's distributions with one copy of each key; off for ketama and
+	// modula, which keep nutcracker's behaviour unless asked (one server
+	// per request, as nutcracker chooses it), and with replicas and in
+	// Redis pools, which it is not combined with (it is refused there).
+	Enabled *bool
+	// Window (window) is the longest a migration window stays open.
+	// Default 10 minutes.
+	Window time.Duration
+	// Depth (depth) is how many previous placements a read falls back
+	// through when a change comes within the window of another, newest
+	// first. Default 2; at most 8.
+	Depth int
+	// Quiet (quiet) ends a window before its time once that many
+	// fallback reads in a row found nothing at the previous servers.
+	// Default 1000.
+	Quiet int
+}
+
+// on reports whether warm changes are on (for a configuration with its
+// defaults).
+func (w Warm) on() bool { return w.Enabled != nil && *w.Enabled }
+
+// maxWarmDepth bounds Warm.Depth.
+const maxWarmDepth = 8
+
+// Sweep configures the sweep: after a change's migration window closes
+// (at once when warm changes are off), the servers the configuration
+// marks as this pool's alone are listed ("lru_crawler metadump all") and
+// every key a server no longer owns is deleted with the CAS value listed
+// ("md <key> C<cas>"), so that a value written since is never deleted and
+// a later change cannot serve a stale copy.
+type Sweep struct {
+	// Exclusive (exclusive) names the servers, by name or address, that
+	// hold this pool's keys and nothing else; "*" names them all. Only
+	// they are swept: on a server shared with another pool, or with
+	// another proxy's pools, their keys would be taken for orphans. An
+	// exclusive server added by a reload is emptied (flush_all) before it
+	// takes keys: one that served the pool before would otherwise serve
+	// values from before it left. Default none: no sweep.
+	Exclusive []string `yaml:"exclusive"`
+	// Rate (rate) is the most deletes per second sent to one server.
+	// Default 1000.
+	Rate int `yaml:"rate"`
+}
+
+// exclusive reports whether the configuration marks the server as this
+// pool's alone.
+func (p *PoolConfig) exclusive(s twemproxy.Server) bool {
+	for _, e := range p.Sweep.Exclusive {
+		if e == "*" || e == s.RingName() || e == s.Addr() {
+			return true
+		}
+	}
+	return false
 }
 
 // maxReplicas bounds Replicas.

@@ -182,6 +182,14 @@ func TestParseConfigErrors(t *testing.T) {
 		{"same listen", pool("") + "q:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\"]\n", "q", "listen", nil},
 		{"bad log level", pool("") + "kolco:\n  log_level: loud\n", "", "kolco.log_level", nil},
 		{"negative shutdown timeout", pool("") + "kolco:\n  shutdown_timeout: -1\n", "", "kolco.shutdown_timeout", nil},
+		{"unknown warm key", pool("  warm: {windw: 5}\n"), "p", "warm", nil},
+		{"negative warm window", pool("  warm: {window: -1}\n"), "p", "warm.window", nil},
+		{"warm depth over 8", pool("  warm: {depth: 9}\n"), "p", "warm.depth", nil},
+		{"negative warm quiet", pool("  warm: {quiet: -1}\n"), "p", "warm.quiet", nil},
+		{"warm with replicas", "p:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\", \"127.0.0.1:11212:1\"]\n  distribution: ring\n  replicas: 2\n  warm: {enabled: true}\n", "p", "warm.enabled", nil},
+		{"sweep of an unknown server", pool("  sweep: {exclusive: [mc9]}\n"), "p", "sweep.exclusive", nil},
+		{"negative sweep rate", pool("  sweep: {rate: -5}\n"), "p", "sweep.rate", nil},
+		{"unknown sweep key", pool("  sweep: {servers: [x]}\n"), "p", "sweep", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -249,6 +257,8 @@ func TestExplain(t *testing.T) {
 		`ring name "127.0.0.1"`, // port 11211: hashed by host alone
 		`keys move to the live servers (rehash)`,
 		`never marked down, as nutcracker without auto_eject_hosts`,
+		`changes: cold`,
+		`sweep: none`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("explain output lacks %q:\n%s", want, out)
@@ -297,6 +307,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("p:\n  listen: 127.0.0.1:1\n  distribution: ring\n  replicas: 2\n  zone: a\n  zones: {x: a, \"b:2\": b}\n  servers: [\"a:1:1 x\", \"b:2:1\"]\n"))
 	f.Add([]byte("p:\n  listen: /tmp/kolco.sock 0660\n  servers: [\"/tmp/mc.sock:1 a\", \"/tmp/mc2.sock:2\"]\n"))
 	f.Add([]byte(nutcrackerRedisYAML + "  redis_client_auth: x\n  redis_server_auth: {server1: y, \"127.0.0.1:6381\": \"\"}\n"))
+	f.Add([]byte("p:\n  listen: 127.0.0.1:1\n  distribution: jump\n  warm: {window: 5000, depth: 3, quiet: 10}\n  sweep: {exclusive: [a, \"*\"], rate: 10}\n  servers: [\"a:1:1\"]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := ParseConfig(data)
 		if err != nil {
@@ -363,5 +374,49 @@ func TestExplainBuildsPlacement(t *testing.T) {
 	}
 	if err := New(cfg, nil).Start(); !errors.As(err, &ce) || ce.Pool != "p" || !errors.Is(err, kolco.ErrBadConfig) {
 		t.Fatalf("Start of a ring of 10^8 points: %v, want the ring's refusal for pool p", err)
+	}
+}
+
+// TestWarmDefaults: warm changes are on by default for kolco's
+// distributions with one copy, off for twemproxy's (nutcracker's
+// behaviour unless asked) and with replicas; the settings read as given.
+func TestWarmDefaults(t *testing.T) {
+	for _, c := range []struct {
+		name, extra string
+		on          bool
+	}{
+		{"ketama", "", false},
+		{"modula", "  distribution: modula\n", false},
+		{"ketama asked", "  warm: {enabled: true}\n", true},
+		{"ring", "  distribution: ring\n", true},
+		{"jump", "  distribution: jump\n", true},
+		{"ring turned off", "  distribution: ring\n  warm: {enabled: false}\n", false},
+		{"ring with replicas", "  distribution: ring\n  replicas: 2\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1 a\", \"127.0.0.1:11212:1 b\"]\n" + c.extra))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := cfg.Pools["p"].Warm; w.on() != c.on || w.Window != 10*time.Minute || w.Depth != 2 || w.Quiet != 1000 {
+				t.Errorf("%+v (enabled %v), want enabled %v", w, w.on(), c.on)
+			}
+		})
+	}
+	cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:22121\n  distribution: rendezvous\n" +
+		"  warm: {window: 1500, depth: 3, quiet: 7}\n  sweep: {exclusive: [a, \"127.0.0.1:11212\"], rate: 50}\n" +
+		"  servers: [\"127.0.0.1:11211:1 a\", \"127.0.0.1:11212:1 b\", \"127.0.0.1:11213:1 c\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Pools["p"]
+	if w := p.Warm; !w.on() || w.Window != 1500*time.Millisecond || w.Depth != 3 || w.Quiet != 7 || p.Sweep.Rate != 50 {
+		t.Errorf("%+v, %+v", w, p.Sweep)
+	}
+	for i, want := range []bool{true, true, false} {
+		s, _ := twemproxy.ParseServer(p.Servers[i])
+		if p.exclusive(s) != want {
+			t.Errorf("server %d exclusive: %v, want %v", i, !want, want)
+		}
 	}
 }

@@ -78,6 +78,12 @@ type poolFile struct {
 		Interval int `yaml:"interval"`
 		Timeout  int `yaml:"timeout"`
 	} `yaml:"health_check"`
+	Warm struct {
+		Enabled *bool `yaml:"enabled"`
+		Window  int   `yaml:"window"`
+		Depth   int   `yaml:"depth"`
+		Quiet   int   `yaml:"quiet"`
+	} `yaml:"warm"`
 }
 
 // globalFile is the proxy-wide settings as the file writes them.
@@ -97,6 +103,7 @@ func decodePool(name string, node *yaml.Node) (*PoolConfig, error) {
 		return nil, err
 	}
 	p := f.PoolConfig
+	p.Warm = Warm{Enabled: f.Warm.Enabled, Depth: f.Warm.Depth, Quiet: f.Warm.Quiet}
 	for _, d := range []struct {
 		key string
 		dst *time.Duration
@@ -107,6 +114,7 @@ func decodePool(name string, node *yaml.Node) (*PoolConfig, error) {
 		{"client_idle_timeout", &p.ClientIdleTimeout, f.ClientIdleTimeout},
 		{"health_check.interval", &p.HealthCheck.Interval, f.HealthCheck.Interval},
 		{"health_check.timeout", &p.HealthCheck.Timeout, f.HealthCheck.Timeout},
+		{"warm.window", &p.Warm.Window, f.Warm.Window},
 	} {
 		var err error
 		if *d.dst, err = millis(d.ms); err != nil {

@@ -64,6 +64,32 @@ func DefaultPoolConfig() PoolConfig {
 		FlushAll: "refuse",
 		// One copy of each key, as twemproxy keeps.
 		Replicas: 1,
+		Warm: Warm{
+			// Off for ketama, the default distribution: a nutcracker.yml
+			// run unchanged sends each request to the one server
+			// nutcracker would. On for kolco's distributions (see
+			// WithDefaults), which no other program shares.
+			Enabled: new(false),
+			// Long enough for the keys requested every few minutes to
+			// move with their first request; short enough that the
+			// copies left behind are swept the same hour.
+			Window: 10 * time.Minute,
+			// A change within the window of another still finds the keys
+			// the first one moved; older placements are rarely worth a
+			// round trip per miss.
+			Depth: 2,
+			// At a 95% hit rate a thousand fallbacks in a row that find
+			// nothing mean the keys worth moving have moved.
+			Quiet: 1000,
+		},
+		Sweep: Sweep{
+			// No server is assumed to be the pool's alone: a sweep of a
+			// shared server would delete other pools' keys.
+			Exclusive: nil,
+			// A thousand deletes a second cost a memcached thread about 1%
+			// and sweep a million orphans in under 20 minutes.
+			Rate: 1000,
+		},
 	}
 }
 
@@ -117,8 +143,9 @@ func (g *GlobalConfig) WithDefaults() *GlobalConfig {
 // (keyhash.Default) for kolco's distributions but slots (CRC16 without
 // it); Ejection is rehash with auto_eject_hosts, else fail-fast with
 // replicas, else none; the health check's interval is ServerRetryTimeout
-// and its timeout Timeout. The copy
-// shares p's Servers and Zones; p is not changed.
+// and its timeout Timeout; warm changes are on for kolco's distributions
+// with one copy, else off. The copy shares p's Servers, Zones and
+// Sweep.Exclusive; p is not changed.
 func (p *PoolConfig) WithDefaults() *PoolConfig {
 	d, c := DefaultPoolConfig(), *p
 	setDefault(&c.Distribution, d.Distribution)
@@ -154,6 +181,13 @@ func (p *PoolConfig) WithDefaults() *PoolConfig {
 	}
 	setDefault(&c.HealthCheck.Interval, c.ServerRetryTimeout)
 	setDefault(&c.HealthCheck.Timeout, c.Timeout)
+	if c.Warm.Enabled == nil {
+		c.Warm.Enabled = new(!isTwemproxy(&c) && c.Replicas <= 1 && !c.Redis)
+	}
+	setDefault(&c.Warm.Window, d.Warm.Window)
+	setDefault(&c.Warm.Depth, d.Warm.Depth)
+	setDefault(&c.Warm.Quiet, d.Warm.Quiet)
+	setDefault(&c.Sweep.Rate, d.Sweep.Rate)
 	return &c
 }
 

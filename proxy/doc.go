@@ -19,12 +19,13 @@
 // server_failure_limit, servers, redis, redis_auth, redis_db). kolco's
 // keys sit beside them in a pool (ejection, health_check,
 // max_client_connections, client_idle_timeout, max_value_size, max_keys,
-// max_pending, client_buffer_limit, flush_all, and key_hash, vnodes,
-// replicas, zones and zone for kolco's distributions, redis_client_auth
-// and redis_server_auth for Redis pools), and proxy-wide settings under
-// the top-level key "kolco" (metrics_listen, stats_listen, stats_interval,
-// admin_listen, admin_token_file, buffer_limit, threads, log_level,
-// shutdown_timeout). See [PoolConfig] and [GlobalConfig]; the defaults,
+// max_pending, client_buffer_limit, flush_all, warm, sweep, and key_hash,
+// vnodes, replicas, zones and zone for kolco's distributions,
+// redis_client_auth and redis_server_auth for Redis pools), and
+// proxy-wide settings under the top-level key "kolco" (metrics_listen,
+// stats_listen, stats_interval, admin_listen, admin_token_file,
+// buffer_limit, threads, log_level, shutdown_timeout). See [PoolConfig]
+// and [GlobalConfig]; the defaults,
 // with the reason for each, are [DefaultPoolConfig] and
 // [DefaultGlobalConfig]. Durations are milliseconds in the file, as in
 // nutcracker, and time.Duration in the types. A configuration that cannot

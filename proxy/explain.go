@@ -146,4 +146,5 @@ func (p *PoolConfig) explainLimits(b *strings.Builder) {
 		return
 	}
 	fmt.Fprintf(b, "  flush_all: %s\n", map[string]string{"refuse": "refused", "broadcast": "sent to every server"}[p.FlushAll])
+	p.explainChanges(b)
 }

@@ -16,6 +16,9 @@ package proxy
 // nil or of other settings (another distribution, key_hash, vnodes, or
 // zones), which no change can turn into this pool's.
 //
+// A change that moves keys starts a migration (see migration): for a
+// migration window prev answers the misses of the keys it moved.
+//
 // The error is the algorithm's refusal of the change; then nothing is
 // published.
 func (p *pool) follow(from *layout, prev *placement) error {
@@ -36,10 +39,11 @@ func (p *pool) follow(from *layout, prev *placement) error {
 	}
 	if prev != nil {
 		detached := *prev
-		detached.prev = nil // one placement back, not a chain of every one
+		detached.prev, detached.mig = nil, nil // one placement back, not a chain of every one
 		pl.prev = &detached
+		pl.mig = p.migrationAfter(prev, pl, prev.sig != pl.sig)
 	}
-	p.place.Store(pl)
+	p.publish(pl)
 	return nil
 }
 

@@ -97,6 +97,9 @@ func (b *backend) served() { b.health.succeeded() }
 // ejection none no server is ever marked down.
 func (b *backend) fail(err error, n int) {
 	b.stats.failed(n)
+	if b.former {
+		return // not the pool's: a migration stops reading it instead
+	}
 	cfg := b.pool.cfg
 	if errors.Is(err, ErrPoolClosed) || errors.Is(err, ErrServerDown) {
 		return
@@ -164,7 +167,7 @@ func (p *pool) restore(b *backend) {
 		}
 		p.log.Info("server emptied before rejoining: it missed the writes made while it was down", "server", b.addr)
 	}
-	b.restore()
+	p.restoreChange(b.restore)
 }
 
 // healthLoop restores down servers: with probes, when a probe succeeds;

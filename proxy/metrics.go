@@ -25,6 +25,7 @@ type metrics struct {
 	rejected      *prometheus.CounterVec
 	reloads       prometheus.Counter
 	reloadFails   prometheus.Counter
+	migs          *migMetrics
 }
 
 func newMetrics() *metrics {
@@ -61,6 +62,7 @@ func newMetrics() *metrics {
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.serverLatency, m.clientErrors,
 		m.connections, m.rejected, m.reloads, m.reloadFails)
+	m.migs = newMigMetrics(m.reg)
 	return m
 }
 

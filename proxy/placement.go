@@ -38,9 +38,15 @@ type placement struct {
 	replicas int
 	zone     string
 	// prev is the placement this one replaced by a change of membership,
-	// without its own prev: what a key's previous owner was, for a
-	// migration window. Nothing routes by it yet.
+	// without its own prev: one step back, as follow was given it.
 	prev *placement
+	// mig is the migration that follows the change that published this
+	// placement (see migration), or nil: then requests route by the
+	// placement alone.
+	mig *migration
+	// sig is the placement's signature: equal for two placements that
+	// send every key to the same server address.
+	sig string
 }
 
 // layout returns the configured placement of a kolco distribution, or nil.
@@ -78,6 +84,7 @@ func (p *pool) twemproxyPlacement() (*placement, error) {
 			pl.servers = append(pl.servers, b)
 		}
 	}
+	pl.sig = signature(cfg, pl)
 	if len(pl.servers) == 0 {
 		return pl, nil
 	}
@@ -108,13 +115,20 @@ func (p *pool) kolcoPlacement(l *layout) (*placement, error) {
 	}
 	pl.kolco = newKolcoPicker(cfg, l)
 	pl.pick = pl.kolco
+	pl.sig = signature(cfg, pl)
 	return pl, nil
 }
 
 // rebuild publishes the pool's placement after a change of health. Only
 // twemproxy's distributions change with health; kolco's keep the
 // configured placement, and routing passes over a server marked down.
-func (p *pool) rebuild() error {
+// A rebuild that moves keys starts a migration (see migration).
+func (p *pool) rebuild() error { return p.rebuildPlacement(true) }
+
+// rebuildPlacement is rebuild; served says whether the placement it
+// replaces has served requests: one that never did (the placement of a
+// reload before the health it inherits) has no copies to fall back to.
+func (p *pool) rebuildPlacement(served bool) error {
 	if !isTwemproxy(p.cfg) {
 		return nil
 	}
@@ -126,8 +140,12 @@ func (p *pool) rebuild() error {
 	}
 	if cur := p.place.Load(); cur != nil {
 		pl.prev = cur.prev // health is not membership: the previous placement stays
+		pl.mig = cur.mig
+		if served {
+			pl.mig = p.migrationAfter(cur, pl, cur.sig != pl.sig)
+		}
 	}
-	p.place.Store(pl)
+	p.publish(pl)
 	return nil
 }
 

@@ -24,6 +24,8 @@ type pool struct {
 
 	// placeMu serializes the writers of place.
 	placeMu sync.Mutex
+	// mig is the state of the pool's migrations (see migration).
+	mig migrations
 	// refuseLog limits the lines logged for clients refused over
 	// max_client_connections.
 	refuseLog logLimit
@@ -79,8 +81,11 @@ func newPoolAfter(name string, cfg *PoolConfig, log *slog.Logger, met *metrics, 
 		if err != nil {
 			return nil, &ConfigError{Pool: name, Key: "servers", Err: err}
 		}
-		p.backends = append(p.backends, newBackend(p, spec))
+		b := newBackend(p, spec)
+		b.slot = len(p.backends)
+		p.backends = append(p.backends, b)
 	}
+	p.initMigrations()
 	if err := p.follow(from, prev); err != nil {
 		return nil, placementError(name, err)
 	}
@@ -99,6 +104,7 @@ func (p *pool) inherit(old *pool) error {
 	for _, b := range old.backends {
 		was[id{b.spec.RingName(), b.addr}] = b
 	}
+	p.mig.stripes = old.mig.stripes // fallbacks and writes in flight in old order with p's
 	changed := false
 	for _, b := range p.backends {
 		ob := was[id{b.spec.RingName(), b.addr}]
@@ -113,7 +119,7 @@ func (p *pool) inherit(old *pool) error {
 	if !changed {
 		return nil
 	}
-	if err := p.rebuild(); err != nil {
+	if err := p.rebuildPlacement(false); err != nil {
 		return placementError(p.name, err)
 	}
 	return nil
@@ -125,6 +131,7 @@ func (p *pool) inherit(old *pool) error {
 // hold it for a timeout per connection.
 func (p *pool) start() {
 	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.startMigrations()
 	p.wg.Add(2)
 	go func() {
 		defer p.wg.Done()
@@ -152,6 +159,7 @@ func (p *pool) close() {
 	for _, b := range p.backends {
 		b.close()
 	}
+	p.closeFormers()
 }
 
 // abort closes every server connection, failing the requests in flight;
@@ -160,4 +168,5 @@ func (p *pool) abort() {
 	for _, b := range p.backends {
 		b.close()
 	}
+	p.closeFormers()
 }

@@ -34,6 +34,10 @@ func (p *PoolConfig) checkRedis(bad badSetting) error {
 		return bad("zones", "zones place the copies of a key, and a Redis pool keeps one")
 	case p.FlushAll == "broadcast":
 		return bad("flush_all", "applies to memcached pools; a Redis pool refuses FLUSHALL and FLUSHDB")
+	case p.Warm.on():
+		return bad("warm.enabled", "warm changes move values with memcached's meta commands; a Redis pool's changes are cold, as nutcracker's: set warm: {enabled: false}")
+	case len(p.Sweep.Exclusive) > 0:
+		return bad("sweep.exclusive", "the sweep lists a server's keys with memcached's lru_crawler metadump; a Redis pool is not swept")
 	case p.MaxValueSize > redis.DefaultMaxBulk:
 		return bad("max_value_size", "at most %d in a Redis pool, the server's largest bulk string (got %d)", redis.DefaultMaxBulk, p.MaxValueSize)
 	}
@@ -107,8 +111,8 @@ func (p *PoolConfig) probeName() string {
 	return "version"
 }
 
-// explainRedis writes what a Redis pool does about passwords and
-// databases, for [Config.Explain].
+// explainRedis writes what a Redis pool does about passwords, databases
+// and changes of placement, for [Config.Explain].
 func (p *PoolConfig) explainRedis(b *strings.Builder) {
 	auth := "clients need no password"
 	if p.clientPassword() != "" {
@@ -127,4 +131,5 @@ func (p *PoolConfig) explainRedis(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "  redis: %s; AUTH sent to %d of %d servers on connecting; %s; a restored server is never emptied\n",
 		auth, servers, len(p.Servers), db)
+	fmt.Fprintf(b, "  changes: cold, as under nutcracker: a key a change moves is not found at its new server until it is written there; its old copy stays where it was (warm changes and the sweep are for memcached pools)\n")
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/kolco-dev/kolco/compat/twemproxy"
@@ -88,6 +89,8 @@ func TestRedisConfigErrors(t *testing.T) {
 		{"value over the server's limit", pool("  max_value_size: 1073741824\n"), "max_value_size"},
 		{"password for no server", pool("  redis_server_auth: {c: x}\n"), "redis_server_auth"},
 		{"password twice", pool("  redis_server_auth: {a: x, \"127.0.0.1:6379\": y}\n"), "redis_server_auth"},
+		{"warm changes", pool("  distribution: jump\n  warm: {enabled: true}\n"), "warm.enabled"},
+		{"the sweep", pool("  distribution: jump\n  sweep: {exclusive: [\"*\"]}\n"), "sweep.exclusive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseConfig([]byte(tc.yaml))
@@ -96,5 +99,22 @@ func TestRedisConfigErrors(t *testing.T) {
 				t.Fatalf("got %v, want a *ConfigError for %s", err, tc.key)
 			}
 		})
+	}
+}
+
+// TestRedisChangesCold: a Redis pool under one of kolco's distributions,
+// where a memcached pool's changes are warm by default, has cold changes,
+// and --check says so.
+func TestRedisChangesCold(t *testing.T) {
+	cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:22121\n  redis: true\n  distribution: jump\n  servers: [\"127.0.0.1:6379:1 a\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Pools["p"].WithDefaults().Warm.on() {
+		t.Error("warm changes on in a Redis pool")
+	}
+	var b strings.Builder
+	if err := cfg.Explain(&b); err != nil || !strings.Contains(b.String(), "  changes: cold") {
+		t.Errorf("--check: %v\n%s", err, b.String())
 	}
 }

@@ -138,6 +138,9 @@ func (s *Server) preparePool(ctx context.Context, name string, pc *PoolConfig, s
 		if err := p.inherit(old); err != nil {
 			return ch, err // p is not started yet: nothing of it to stop
 		}
+		if err := p.emptyAdded(ctx, old); err != nil {
+			return ch, err
+		}
 	}
 	p.start()
 	ch.next = p
@@ -190,6 +193,7 @@ func (s *Server) commitPool(ch poolChange) {
 		return
 	}
 	if ch.cur != nil {
+		ch.cur.pool.Load().haltSweep() // it judges by a placement about to be replaced
 		s.retirePool(ch.cur.pool.Swap(ch.next))
 		if ch.remode {
 			if err := remode(ch.next.cfg.Listen); err != nil {

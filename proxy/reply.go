@@ -14,6 +14,11 @@ func (r *request) writeReply(w *bufio.Writer) error {
 		_, err := w.Write(r.local)
 		return err
 	}
+	if r.warm != nil && r.warm.active {
+		if done, err := r.writeWarm(w); done {
+			return err
+		}
+	}
 	switch {
 	case r.replicated:
 		return r.writeReplicated(w)
@@ -83,10 +88,16 @@ func (r *request) writeMerged(w *bufio.Writer) error {
 		o := r.ops[oi]
 		// An error line has no spans: its keys are misses too.
 		if o.err != nil || cur[oi] >= len(o.spans) {
+			if err := r.writeFill(w, i); err != nil {
+				return err
+			}
 			continue
 		}
 		sp := o.spans[cur[oi]]
 		if !bytes.Equal(o.reply[sp.KeyStart:sp.KeyEnd], k) {
+			if err := r.writeFill(w, i); err != nil {
+				return err
+			}
 			continue
 		}
 		cur[oi]++

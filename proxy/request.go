@@ -43,6 +43,10 @@ type request struct {
 	route  routeScratch
 	keys   [][]byte // a split retrieval's keys, grouped by op
 	starts []int    // where each op's keys end in keys
+
+	// warm is the request's state in a migration window (see warm.go);
+	// made the first time the request needs it, then kept.
+	warm *warmState
 }
 
 func newRequest(c *charge, b *flushBatch) *request {
@@ -62,6 +66,11 @@ type op struct {
 	elems    []redis.Span // a Redis array reply's elements
 	err      error
 	done     func(*op) // called once, from a server's goroutine
+	// role is what the op is to a request in a migration window (see
+	// warm.go); 0 for every other.
+	role opRole
+	// to is the server a warm op went to.
+	to *backend
 	// batch, when set, is the client's reader's (see flushBatch).
 	batch *flushBatch
 
@@ -98,7 +107,11 @@ func (o *op) finish(err error) {
 	o.done(o)
 }
 
-func (r *request) opDone(*op) {
+func (r *request) opDone(o *op) {
+	if o != nil && o.role != 0 {
+		r.warmOpDone(o)
+		return
+	}
 	if r.left.Add(-1) == 0 {
 		r.done <- struct{}{}
 	}
@@ -152,6 +165,10 @@ func (r *request) reset() {
 	for _, o := range r.ops {
 		o.reply, o.spans, o.err, o.buf = trim(o.reply), o.spans[:0], nil, trim(o.buf)
 		o.data, o.held, o.small = nil, 0, 0
+		o.role, o.to, o.batch = 0, nil, r.batch
+	}
+	if r.warm != nil {
+		r.warm.reset()
 	}
 	r.req.Trim()
 	r.ops, r.order, r.local, r.pool, r.close = r.ops[:0], r.order[:0], trim(r.local), nil, false

@@ -55,6 +55,12 @@ func (pl *placement) route(key []byte, write bool, sc *routeScratch) []*backend 
 // a function of the key and the servers down, and each goes back to its
 // owner when it is restored, whatever the order of failures and restores.
 func (pl *placement) standIn(key []byte, sc *routeScratch) *backend {
+	return pl.standInBy(key, sc, nil)
+}
+
+// standInBy is standIn with the servers down marked in down, by index in
+// pl.servers, instead of their health now when down is not nil.
+func (pl *placement) standInBy(key []byte, sc *routeScratch, down []bool) *backend {
 	k := pl.kolco
 	ks := k.key(key)
 	total := len(pl.servers)
@@ -65,7 +71,7 @@ func (pl *placement) standIn(key []byte, sc *routeScratch) *backend {
 			return nil // not reached: the pool has servers
 		}
 		for _, node := range sc.nodes[min(seen, len(sc.nodes)):] {
-			if i := k.lay.index(node.ID); i >= 0 && !pl.servers[i].health.isDown() {
+			if i := k.lay.index(node.ID); i >= 0 && (down == nil && !pl.servers[i].health.isDown() || down != nil && !down[i]) {
 				return pl.servers[i]
 			}
 		}
@@ -102,6 +108,9 @@ func (pl *placement) readCopy(idx []int) *backend {
 // forward sends a request the proxy does not answer itself to the servers
 // it concerns.
 func (p *pool) forward(r *request) {
+	if pl := p.place.Load(); pl.mig != nil && pl.mig.open() && p.forwardWarm(r, pl) {
+		return
+	}
 	switch {
 	case r.req.Cmd == memcache.CmdFlushAll:
 		p.broadcast(r)

@@ -1,0 +1,292 @@
+package proxy
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A migration is what follows a change of placement that moves keys (a
+// reload that adds, removes, re-weights or readdresses servers; a server
+// restored under rehash; for ketama and modula, any rebuild): the window
+// in which reads fall back to the placements the change replaced (see
+// warm.go), then the sweep of the copies left on servers that no longer
+// own them (see sweep.go). It rides on the placement it follows, so that
+// a request that loads the placement sees its migration in the same load,
+// and a placement without one (the usual case) costs a request one nil
+// check.
+//
+// The window ends when its time is up, when fallbacks stop finding data
+// (warm.quiet in a row found nothing), or when a newer change replaces it:
+// the newer migration falls back through the newer placement first and
+// then through those of this window, up to warm.depth of them. The views
+// of a closed window are never read again: writes made after it closed
+// did not delete their copies.
+type migration struct {
+	// views are the placements replaced, newest first; empty when warm
+	// changes are off.
+	views []*view
+	// ends is when the window closes by time.
+	ends time.Time
+	// state moves from open to sweep to settled, never back.
+	state atomic.Int32
+	// sweep is set when the pool sweeps after the window.
+	sweep bool
+
+	// quiet counts fallbacks in a row that found nothing; at quietLimit
+	// the window ends, signalled by closing quietCh once.
+	quiet      atomic.Int64
+	quietLimit int64
+	quietCh    chan struct{}
+	quietOnce  sync.Once
+
+	// tainted marks, by backend slot, the previous servers this window
+	// never reads again: one found down, or one a delete or a fallback
+	// failed at, may hold a copy older than a write made meanwhile.
+	tainted []atomic.Bool
+
+	// copying is held for reading by fallback copies from the check that
+	// the window is open until the copy is stored, and for writing by
+	// the close of the window: after it, no copy is under way, so that a
+	// delete routed without the window cannot be undone by one.
+	copying sync.RWMutex
+	// carried is the open migration this one carries on from, whose
+	// window ends with this one's: requests still in flight may use it.
+	// Guarded by copying.
+	carried *migration
+}
+
+// Migration states.
+const (
+	migOpen    int32 = iota // the window is open
+	migSweep                // the window closed; the sweep is due
+	migSettled              // nothing left to do
+)
+
+// open reports whether the window is open: whether requests fall back.
+func (m *migration) open() bool { return m.state.Load() == migOpen && len(m.views) > 0 }
+
+// end closes the window, and those of the migrations it carries on
+// from, moving its state to next: no request falls back from then on, and
+// no fallback copy is under way when it returns.
+func (m *migration) end(next int32) {
+	m.copying.Lock()
+	m.state.CompareAndSwap(migOpen, next)
+	carried := m.carried
+	m.carried = nil
+	m.copying.Unlock()
+	if carried != nil {
+		carried.end(migSettled)
+	}
+}
+
+// readable reports whether the window may read from b.
+func (m *migration) readable(b *backend) bool {
+	return !b.health.isDown() && !m.tainted[b.slot].Load()
+}
+
+// taint marks b as never to be read again in this window.
+func (m *migration) taint(b *backend) { m.tainted[b.slot].Store(true) }
+
+// fallbackFound counts a fallback lookup that found the key or not; a run
+// of quietLimit that found nothing ends the window.
+func (m *migration) fallbackFound(found bool) {
+	if found {
+		m.quiet.Store(0)
+		return
+	}
+	if m.quiet.Add(1) == m.quietLimit {
+		m.quietOnce.Do(func() { close(m.quietCh) })
+	}
+}
+
+// view is a placement as it was when a change replaced it: where it sent
+// each key. Its servers are the pool's own backends, or former ones for
+// addresses the pool no longer has (see pool.backendFor).
+type view struct {
+	pl *placement
+	// down marks, by index in pl.servers, the servers down when the
+	// placement was replaced, for the stand-ins of kolco's
+	// distributions under rehash: the writes of a down server's keys
+	// went to them.
+	down []bool
+}
+
+// owner returns the server that held key under v, or nil.
+func (v *view) owner(key []byte, sc *routeScratch) *backend {
+	pl := v.pl
+	if len(pl.servers) == 0 {
+		return nil
+	}
+	i := pl.pick.Index(key)
+	if pl.skipDown && v.down[i] {
+		return pl.standInBy(key, sc, v.down)
+	}
+	return pl.servers[i]
+}
+
+// signature returns what decides where pl sends each key, down to the
+// servers' addresses: two placements of equal signatures move no key
+// between servers. For kolco's distributions it is the layout's
+// fingerprint with the hash tag and every node's address; for twemproxy's
+// the settings and the server list it was built over.
+func signature(cfg *PoolConfig, pl *placement) string {
+	var b strings.Builder
+	if l := pl.layout(); l != nil {
+		b.WriteString(l.fingerprint)
+	} else {
+		b.WriteString(cfg.Distribution + " " + cfg.Hash)
+	}
+	b.WriteString(" " + cfg.HashTag + " " + strconv.Itoa(pl.replicas))
+	for _, s := range pl.servers {
+		b.WriteString(" " + s.spec.RingName() + "@" + s.addr + ":" + strconv.Itoa(s.spec.Weight))
+	}
+	return b.String()
+}
+
+// migrationAfter returns the migration of pl, the placement that replaces
+// prev by a change, moved or not: a new window over prev and the views of
+// prev's open window when the change moved keys, else prev's migration
+// going on. The caller holds placeMu.
+func (p *pool) migrationAfter(prev, pl *placement, moved bool) *migration {
+	if prev == nil {
+		return nil
+	}
+	old := prev.mig
+	if old != nil && old.state.Load() == migSettled {
+		old = nil
+	}
+	cfg := p.cfg
+	warm, sweep := cfg.Warm.on(), len(cfg.Sweep.Exclusive) > 0
+	m := &migration{sweep: sweep, quietLimit: int64(cfg.Warm.Quiet), quietCh: make(chan struct{})}
+	switch {
+	case moved:
+		if warm {
+			m.views = append(m.views, p.viewOf(prev))
+			if old != nil && old.open() {
+				m.views = append(m.views, p.remapViews(old.views)...)
+			}
+			m.views = m.views[:min(len(m.views), cfg.Warm.Depth)]
+		}
+		m.ends = time.Now().Add(cfg.Warm.Window)
+		if len(m.views) > 0 {
+			p.mig.stats.opened.Inc()
+		}
+	case old == nil:
+		return nil
+	default: // the same placement: the old migration goes on
+		m.state.Store(old.state.Load())
+		if warm && old.open() {
+			m.views = p.remapViews(old.views)
+		}
+		m.ends = old.ends
+	}
+	if m.state.Load() == migOpen && len(m.views) == 0 {
+		m.state.Store(migSweep)
+	}
+	switch {
+	case old == nil || !old.open():
+	case m.open():
+		m.carried = old
+	default:
+		old.end(migSettled) // warm changes were turned off
+	}
+	if m.state.Load() == migSweep && !sweep {
+		return nil
+	}
+	m.tainted = make([]atomic.Bool, len(p.backends)+len(p.mig.formers))
+	if old != nil && m.open() {
+		// A server tainted in the old window stays so: it may hold a copy
+		// a write could not delete.
+		var bad []string
+		for _, b := range old.allServers() {
+			if old.tainted[b.slot].Load() {
+				bad = append(bad, b.addr)
+			}
+		}
+		for _, b := range m.allServers() {
+			if slices.Contains(bad, b.addr) {
+				m.taint(b)
+			}
+		}
+	}
+	return m
+}
+
+// allServers returns the servers of m's views.
+func (m *migration) allServers() []*backend {
+	var out []*backend
+	for _, v := range m.views {
+		for _, b := range v.pl.servers {
+			if !slices.Contains(out, b) {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
+// viewOf returns prev, a placement of this pool or of the one it
+// replaces, as a view on this pool's backends, with the servers down now
+// marked down.
+func (p *pool) viewOf(prev *placement) *view {
+	cp := *prev
+	cp.prev, cp.mig = nil, nil
+	cp.servers = make([]*backend, len(prev.servers))
+	v := &view{pl: &cp, down: make([]bool, len(prev.servers))}
+	for i, b := range prev.servers {
+		cp.servers[i] = p.backendFor(b)
+		v.down[i] = b.health.isDown()
+	}
+	return v
+}
+
+// remapViews returns views on this pool's backends.
+func (p *pool) remapViews(views []*view) []*view {
+	out := make([]*view, len(views))
+	for i, v := range views {
+		cp := *v.pl
+		cp.servers = make([]*backend, len(v.pl.servers))
+		for j, b := range v.pl.servers {
+			cp.servers[j] = p.backendFor(b)
+		}
+		out[i] = &view{pl: &cp, down: v.down}
+	}
+	return out
+}
+
+// backendFor returns the backend of this pool that reaches the server of
+// b, a backend of this pool or of another: b itself, else the one of the
+// same name and address, else one of the same address, else a former
+// backend made for it, which only migrations use. The caller holds
+// placeMu, or the pool is not started yet.
+func (p *pool) backendFor(b *backend) *backend {
+	if b.pool == p {
+		return b
+	}
+	var sameAddr *backend
+	for _, c := range p.backends {
+		if c.addr == b.addr {
+			if c.spec.RingName() == b.spec.RingName() {
+				return c
+			}
+			sameAddr = c
+		}
+	}
+	if sameAddr != nil {
+		return sameAddr
+	}
+	for _, c := range p.mig.formers {
+		if c.addr == b.addr {
+			return c
+		}
+	}
+	f := newBackend(p, b.spec)
+	f.former = true
+	f.slot = len(p.backends) + len(p.mig.formers)
+	p.mig.formers = append(p.mig.formers, f)
+	return f
+}

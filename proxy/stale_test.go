@@ -1,0 +1,130 @@
+package proxy
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kolco-dev/kolco/algo"
+)
+
+// staleScenario is a history of changes with a rewrite of every key in
+// between: the servers before, during and after (indexes of m0..m3); late
+// rewrites once the first change's window has closed (and its sweep is
+// done), when a write no longer deletes the key's previous copy.
+type staleScenario struct {
+	name                  string
+	before, during, after []int
+	late                  bool
+}
+
+var staleScenarios = []staleScenario{
+	{"add, rewrite, remove", []int{0, 1, 2}, []int{0, 1, 2, 3}, []int{0, 1, 2}, false},
+	{"remove, rewrite, add", []int{0, 1, 2, 3}, []int{0, 1, 2}, []int{0, 1, 2, 3}, false},
+	{"add, window, rewrite, remove", []int{0, 1, 2}, []int{0, 1, 2, 3}, []int{0, 1, 2}, true},
+	{"remove, window, rewrite, add", []int{0, 1, 2, 3}, []int{0, 1, 2}, []int{0, 1, 2, 3}, true},
+}
+
+// staleRun writes n keys, applies the first change, reads half of them
+// and rewrites all of them (after the change's migration has settled,
+// its window closed and its sweep done, when late), applies the second
+// change once it has settled, and reads every key back: it returns how
+// many read a value older than the last written, and how many the first
+// change moved.
+func staleRun(t *testing.T, c *cluster, settings string, sc staleScenario, n int) (stale, moved int) {
+	for _, m := range c.ms {
+		dialDirect(t, m).flush()
+	}
+	s := startProxy(t, c.yaml(settings, sc.before...))
+	defer func() { _ = s.Shutdown(t.Context()) }()
+	cl := dial(t, s.Addr("p").String())
+	keys := testKeys("stale", n)
+	for _, k := range keys {
+		setValue(cl, k, "old", 0, 0)
+	}
+	was := routeNames(s.testPool("p"), keys)
+	reload(t, s, c.yaml(settings, sc.during...))
+	for i, k := range routeNames(s.testPool("p"), keys) {
+		if k != was[i] {
+			moved++
+		}
+	}
+	for _, k := range keys[:n/2] {
+		getValue(cl, k)
+	}
+	rewrite := func() {
+		for _, k := range keys {
+			setValue(cl, k, "new", 0, 0)
+		}
+	}
+	if !sc.late {
+		rewrite()
+	}
+	p := s.testPool("p")
+	eventually(t, "the change's migration to settle", func() bool { return p.place.Load().mig == nil })
+	if sc.late {
+		rewrite()
+	}
+	reload(t, s, c.yaml(settings, sc.after...))
+	for _, k := range keys {
+		if getValue(cl, k) == "old" {
+			stale++
+		}
+	}
+	return stale, moved
+}
+
+// flush empties a server.
+func (d *direct) flush() {
+	d.t.Helper()
+	fmt.Fprintf(d.conn, "flush_all\r\n")
+	if line, err := d.r.ReadString('\n'); err != nil || line != "OK\r\n" {
+		d.t.Fatalf("flush_all: %q, %v", line, err)
+	}
+}
+
+// TestNoStaleValueAfterChanges: a server added, every key rewritten, the
+// server removed again (and the reverse), the rewrite in the first
+// change's window or after it: with warm changes and the sweep no key
+// reads a value older than its last write, for every kolco distribution
+// and for twemproxy's with warm changes turned on; cold, the keys the
+// first change moved read their old values back, and warm without the
+// sweep, those rewritten after the window (the counts are logged for
+// comparison).
+func TestNoStaleValueAfterChanges(t *testing.T) {
+	const n = 600
+	dists := append(algo.Names(), "ketama", "modula")
+	var mu sync.Mutex
+	var table []string
+	for _, dist := range dists {
+		t.Run(dist, func(t *testing.T) {
+			t.Parallel()
+			c := startCluster(t, 4)
+			base := "  distribution: " + dist + "\n"
+			warm := base + "  warm: {enabled: true, window: 300}\n  sweep: {exclusive: [\"*\"], rate: 100000}\n"
+			cold := base + "  warm: {enabled: false}\n"
+			unswept := base + "  warm: {enabled: true, window: 300}\n"
+			for _, sc := range staleScenarios {
+				coldStale, moved := staleRun(t, c, cold, sc, n)
+				unsweptStale, _ := staleRun(t, c, unswept, sc, n)
+				warmStale, _ := staleRun(t, c, warm, sc, n)
+				if warmStale != 0 {
+					t.Errorf("%s: %d of %d keys read a value older than their last write, with warm changes and the sweep", sc.name, warmStale, n)
+				}
+				if moved == 0 || coldStale == 0 {
+					t.Errorf("%s: cold, %d keys moved and %d read stale: the test would not test a change", sc.name, moved, coldStale)
+				}
+				mu.Lock()
+				table = append(table, fmt.Sprintf("%-10s %-30s moved %4d  stale: cold %4d  warm %4d  warm+sweep %d",
+					dist, sc.name, moved, coldStale, unsweptStale, warmStale))
+				mu.Unlock()
+			}
+		})
+	}
+	t.Cleanup(func() {
+		sort.Strings(table)
+		t.Logf("%d keys:\n%s", n, strings.Join(table, "\n"))
+	})
+}
