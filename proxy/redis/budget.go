@@ -18,18 +18,24 @@ const (
 )
 
 // reserve asks the Reader's Budget for room for n more bytes of the
-// request, whose arguments hold held bytes so far.
-func (r *Reader) reserve(held, n int) error {
+// request, whose arguments hold held bytes so far. It reports false when
+// there is none, and records the request's error: the rest of the
+// request is then read and dropped, and Read returns the error.
+func (r *Reader) reserve(held, n int) bool {
 	b := r.lim.Budget
+	if r.noRoom != nil {
+		return false
+	}
 	if b == nil || held+n <= r.charged+freeRequest {
-		return nil
+		return true
 	}
 	step := max(held+n-r.charged-freeRequest, budgetStep)
 	if err := b.Reserve(step); err != nil {
-		return replyError(fmt.Errorf("%w: %w", ErrNoRoom, err), "OOM the proxy has no room for the request: "+err.Error(), true)
+		r.noRoom = replyError(fmt.Errorf("%w: %w", ErrNoRoom, err), "OOM the proxy has no room for the request: "+err.Error(), false)
+		return false
 	}
 	r.charged += step
-	return nil
+	return true
 }
 
 // reserve asks the ReplyReader's Budget for room for a bulk string of n

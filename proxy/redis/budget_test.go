@@ -37,11 +37,13 @@ func (b *testBudget) Reserve(n int) error {
 
 // TestReaderBudget: a request's first 64 KiB are held without asking the
 // Budget, the rest is asked for as it comes; a request the Budget has no
-// room for gets -OOM and closes the connection.
+// room for is dropped whole and gets -OOM, and the next request is read in
+// step.
 func TestReaderBudget(t *testing.T) {
 	big := strings.Repeat("v", 200<<10)
 	stream := string(AppendArgs(nil, [][]byte{[]byte("SET"), []byte("a"), []byte("small")})) +
-		string(AppendArgs(nil, [][]byte{[]byte("SET"), []byte("b"), []byte(big)}))
+		string(AppendArgs(nil, [][]byte{[]byte("SET"), []byte("b"), []byte(big)})) +
+		string(AppendArgs(nil, [][]byte{[]byte("GET"), []byte("c")}))
 	b := &testBudget{limit: 1 << 30}
 	r := NewReader(strings.NewReader(stream), Limits{Budget: b})
 	var req Request
@@ -59,8 +61,11 @@ func TestReaderBudget(t *testing.T) {
 	}
 	err = r.Read(&req)
 	var re *Error
-	if !errors.As(err, &re) || !re.Close || !errors.Is(err, ErrNoRoom) || !errors.Is(err, errTestFull) || !strings.HasPrefix(re.Reply, "-OOM ") {
+	if !errors.As(err, &re) || re.Close || !errors.Is(err, ErrNoRoom) || !errors.Is(err, errTestFull) || !strings.HasPrefix(re.Reply, "-OOM ") {
 		t.Fatalf("a request over the budget: %v", err)
+	}
+	if err := r.Read(&req); err != nil || string(req.Args[1]) != "c" {
+		t.Fatalf("the request after the dropped one: %q, %v", req.Args, err)
 	}
 }
 

@@ -60,8 +60,8 @@ var (
 	// can go on.
 	ErrNoKeys = errors.New("redis: no key to route by")
 	// ErrNoRoom is the error for a request, or a reply's bulk string,
-	// that the [Budget] has no room for. A request's connection must be
-	// closed; a reply is read and dropped, and the stream stays in step.
+	// that the [Budget] has no room for. Either is read to its end and
+	// dropped: the stream stays in step.
 	ErrNoRoom = errors.New("redis: no room in the proxy's buffers")
 	// ErrLocal is the error for a command the proxy must answer itself
 	// (PING, AUTH, ...) given to [Splitter.Split].

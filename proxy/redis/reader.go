@@ -29,8 +29,9 @@ type Limits struct {
 	// Default 64 KiB, the server's PROTO_INLINE_MAX_SIZE.
 	MaxLine int
 	// Budget, when not nil, is asked for room as a request's arguments
-	// grow past their first 64 KiB; a request it has no room for gets an
-	// -OOM error wrapping [ErrNoRoom], and the connection must be closed.
+	// grow past their first 64 KiB; a request it has no room for is read
+	// to its end and dropped, and gets an -OOM error wrapping
+	// [ErrNoRoom]: the stream stays in step.
 	Budget Budget
 	// Unauthenticated applies, on top of the other limits, what
 	// redis-server allows a client that has not yet authenticated when a
@@ -91,8 +92,10 @@ type Reader struct {
 	lim  Limits
 	line []byte // an inline command longer than the bufio buffer
 	used int    // bytes of the current request read so far
-	// charged is what the Budget gave the current request so far.
+	// charged is what the Budget gave the current request so far;
+	// noRoom, the error of a request it had no room for.
 	charged int
+	noRoom  *Error
 
 	tooManyArgs *Error // the replies naming this reader's limits
 	tooLarge    *Error
@@ -135,7 +138,7 @@ func (r *Reader) Wait() error {
 func (r *Reader) Read(req *Request) error {
 	for {
 		req.reset()
-		r.used, r.charged = 0, 0
+		r.used, r.charged, r.noRoom = 0, 0, nil
 		c, err := r.br.Peek(1)
 		if err != nil {
 			return err
@@ -181,6 +184,9 @@ func (r *Reader) readArray(req *Request) (int, error) {
 		if err := r.readBulk(req); err != nil {
 			return 0, err
 		}
+	}
+	if r.noRoom != nil {
+		return 0, r.noRoom
 	}
 	return int(n), nil
 }
@@ -257,7 +263,7 @@ func (r *Reader) bufferedBulk(req *Request) bool {
 	}
 	total := i + 2 + n + 2 // the line, its '\r' and the byte after, the data, two bytes
 	if total > len(b) || n > r.lim.MaxBulk || (r.lim.Unauthenticated && n > unauthMaxBulk) || r.used+total > r.lim.MaxRequest ||
-		(r.lim.Budget != nil && len(req.buf)+n > r.charged+freeRequest) {
+		(r.lim.Budget != nil && (r.noRoom != nil || len(req.buf)+n > r.charged+freeRequest)) {
 		return false
 	}
 	req.buf = append(req.buf, b[i+2:i+2+n]...)
@@ -296,10 +302,12 @@ func (r *Reader) readBulk(req *Request) error {
 	return unexpected(err)
 }
 
-// readData appends n bytes of the stream to req.buf.
+// readData appends n bytes of the stream to req.buf, or drops them when
+// the Budget has no room for the request.
 func (r *Reader) readData(req *Request, n int) error {
-	if err := r.reserve(len(req.buf), n); err != nil {
-		return err
+	if !r.reserve(len(req.buf), n) {
+		_, err := r.br.Discard(n) // the request is dropped
+		return unexpected(err)
 	}
 	var err error
 	req.buf, err = appendFull(req.buf, r.br, n)
