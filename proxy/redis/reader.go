@@ -302,16 +302,23 @@ func (r *Reader) readBulk(req *Request) error {
 	return unexpected(err)
 }
 
-// readData appends n bytes of the stream to req.buf, or drops them when
-// the Budget has no room for the request.
+// readData appends n bytes of the stream to req.buf, asking the Budget
+// for room as they come rather than for the length announced, or drops
+// them once it has none for the request.
 func (r *Reader) readData(req *Request, n int) error {
-	if !r.reserve(len(req.buf), n) {
-		_, err := r.br.Discard(n) // the request is dropped
-		return unexpected(err)
+	for n > 0 {
+		c := min(n, bulkChunk)
+		if !r.reserve(len(req.buf), c) {
+			_, err := r.br.Discard(n) // the request is dropped
+			return unexpected(err)
+		}
+		var err error
+		if req.buf, err = appendFull(req.buf, r.br, c); err != nil {
+			return err
+		}
+		n -= c
 	}
-	var err error
-	req.buf, err = appendFull(req.buf, r.br, n)
-	return err
+	return nil
 }
 
 // readInline reads an inline command, a line split into arguments as
