@@ -9,7 +9,7 @@ import (
 	"github.com/kolco-dev/kolco/algo"
 )
 
-var sinkNode kolco.Node
+var sinkNode *kolco.Node
 
 // BenchmarkLocate compares every algorithm in one run, so that the ratios
 // hold even on a busy machine: go test -run '^$' -bench Locate ./algo/

@@ -39,16 +39,15 @@ func (s *state) getBucket(h uint64) uint32 {
 
 // Locate returns the node that owns key. The error is kolco.ErrNoNodes
 // when the placement has no nodes.
-func (h *Hash) Locate(key string) (kolco.Node, error) {
+func (h *Hash) Locate(key string) (*kolco.Node, error) {
 	if n, _ := h.find(key); n != nil {
-		return *n, nil
+		return n, nil
 	}
-	return kolco.Node{}, kolco.ErrNoNodes
+	return nil, kolco.ErrNoNodes
 }
 
-// LocateID returns the ID of the node Locate returns, without copying the
-// whole Node. The error is kolco.ErrNoNodes when the placement has no
-// nodes.
+// LocateID returns the ID of the node Locate returns. The error is
+// kolco.ErrNoNodes when the placement has no nodes.
 func (h *Hash) LocateID(key string) (string, error) {
 	if n, _ := h.find(key); n != nil {
 		return n.ID, nil

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -52,7 +53,7 @@ func TestKolcoLookupsDoNotAllocate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a := Allocs(inst.Lookup, keys); a != 0 {
+		if a := Allocs(inst.Loop, keys); a != 0 {
 			t.Errorf("%s: %v allocations per lookup", l.Name, a)
 		}
 	}
@@ -67,13 +68,16 @@ func TestMeasuresAreSane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ns := NsPerOp(inst.Lookup, keys, time.Millisecond); ns <= 0 {
+	if ns := NsPerOp(inst.Loop, keys, time.Millisecond); ns <= 0 {
 		t.Errorf("NsPerOp = %v", ns)
 	}
 	for _, size := range []int{0, 7, 8, 100, 1 << 16} {
 		if ns := NsPerOp(RandomReads(size, 2), keys, time.Millisecond); ns <= 0 {
 			t.Errorf("NsPerOp(RandomReads(%d, 2)) = %v", size, ns)
 		}
+	}
+	if med := Interleaved([]Loop{HashAlone, inst.Loop}, keys, time.Millisecond, 3); len(med) != 2 || med[0] <= 0 || med[1] <= 0 {
+		t.Errorf("Interleaved = %v", med)
 	}
 	if b := Balance(inst.Lookup, keys, 10); b < 1 {
 		t.Errorf("Balance = %v, below 1", b)
@@ -84,11 +88,46 @@ func TestMeasuresAreSane(t *testing.T) {
 	if _, err := TimeAdd(l, NodeIDs(10), 10, 1); err != nil {
 		t.Fatal(err)
 	}
-	if tp := Throughput(inst.Lookup, keys, 2, time.Millisecond); tp <= 0 {
+	if tp := Throughput(inst.Loop, keys, 2, time.Millisecond); tp <= 0 {
 		t.Errorf("Throughput = %v", tp)
 	}
-	rep, err := LookupsDuringChanges(inst.Lookup, keys, func(int) error { return nil }, time.Millisecond)
+	rep, err := LookupsDuringChanges(inst.Loop, keys, func(int) error { return nil }, time.Millisecond)
 	if err != nil || rep.MeanNs <= 0 {
 		t.Errorf("LookupsDuringChanges = %+v, %v", rep, err)
+	}
+}
+
+// TestLoopsAgreeWithLookup checks that every library's timed loop answers
+// as its Lookup does: the sum of the owners' name lengths over the keys.
+func TestLoopsAgreeWithLookup(t *testing.T) {
+	ids := NodeIDs(10)
+	keys := Keys(1024)
+	for _, l := range Libs() {
+		t.Run(l.Short, func(t *testing.T) {
+			inst, err := l.New(ids, max(l.DefaultVNodes, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 0
+			for _, k := range keys {
+				want += len(inst.Lookup(k))
+			}
+			if got := inst.Loop(keys); got != want {
+				t.Errorf("Loop = %d, Lookup sums to %d", got, want)
+			}
+		})
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{{[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		t.Run(fmt.Sprint(c.xs), func(t *testing.T) {
+			if got := Median(append([]float64(nil), c.xs...)); got != c.want {
+				t.Errorf("Median(%v) = %v, want %v", c.xs, got, c.want)
+			}
+		})
 	}
 }

@@ -38,8 +38,16 @@ import (
 // Instance is one built placement seen through a common shape: a lookup
 // returning the owner's name, and the library's own way of adding a node.
 type Instance struct {
-	// Lookup returns the name of the node owning key.
+	// Lookup returns the name of the node owning key. It goes through a
+	// function value, which costs a call that a program calling the
+	// library directly does not pay: it serves the checks of answers
+	// (load, movement); timings use Loop.
 	Lookup func(key string) string
+	// Loop looks up every key in turn, as a program calls the library: a
+	// method call on the concrete type inside the loop, which the compiler
+	// may inline. It returns the sum of the answers' lengths, so that no
+	// lookup can be dropped.
+	Loop Loop
 	// Add adds one node the library's own way; nil when it has none.
 	Add func(id string) error
 	// Points is the number of points (or table entries) the placement
@@ -115,10 +123,7 @@ func newKolcoRing(ids []string, vnodes int) (Instance, error) {
 	if err != nil {
 		return Instance{}, err
 	}
-	return kolcoInstance(r, r.Points(), func(key string) string {
-		id, _ := r.LocateID(key)
-		return id
-	}), nil
+	return kolcoInstance(r, r.Points(), RingLocate(r)), nil
 }
 
 func newKolcoMaglev(ids []string, _ int) (Instance, error) {
@@ -126,10 +131,7 @@ func newKolcoMaglev(ids []string, _ int) (Instance, error) {
 	if err != nil {
 		return Instance{}, err
 	}
-	return kolcoInstance(m, len(ids), func(key string) string {
-		id, _ := m.LocateID(key)
-		return id
-	}), nil
+	return kolcoInstance(m, len(ids), MaglevLocate(m)), nil
 }
 
 func newKolcoJump(ids []string, _ int) (Instance, error) {
@@ -137,9 +139,12 @@ func newKolcoJump(ids []string, _ int) (Instance, error) {
 	if err != nil {
 		return Instance{}, err
 	}
-	return kolcoInstance(j, len(ids), func(key string) string {
-		id, _ := j.LocateID(key)
-		return id
+	return kolcoInstance(j, len(ids), func(keys []string) (acc int) {
+		for _, k := range keys {
+			n, _ := j.Locate(k)
+			acc += len(n.ID)
+		}
+		return acc
 	}), nil
 }
 
@@ -148,14 +153,64 @@ type placement interface {
 	kolco.Membership
 }
 
-// kolcoInstance wraps a kolco placement. lookup calls Locate on the
-// concrete type, as every other library here is called, so that the
-// compiler may inline it as it would in a user's program.
-func kolcoInstance(p placement, points int, lookup func(key string) string) Instance {
+// kolcoInstance wraps a kolco placement whose loop calls Locate on the
+// concrete type, as a program does.
+func kolcoInstance(p placement, points int, loop Loop) Instance {
 	return Instance{
-		Lookup: lookup,
+		Lookup: func(key string) string {
+			n, err := p.Locate(key)
+			if err != nil {
+				return ""
+			}
+			return n.ID
+		},
+		Loop:   loop,
 		Add:    func(id string) error { return p.Add(kolco.Node{ID: id}) },
 		Points: points,
+	}
+}
+
+// RingLocate is the loop of r.Locate, the lookup users call.
+func RingLocate(r *ring.Ring) Loop {
+	return func(keys []string) (acc int) {
+		for _, k := range keys {
+			n, _ := r.Locate(k)
+			acc += len(n.ID)
+		}
+		return acc
+	}
+}
+
+// RingLocateID is the loop of r.LocateID.
+func RingLocateID(r *ring.Ring) Loop {
+	return func(keys []string) (acc int) {
+		for _, k := range keys {
+			id, _ := r.LocateID(k)
+			acc += len(id)
+		}
+		return acc
+	}
+}
+
+// MaglevLocate is the loop of m.Locate.
+func MaglevLocate(m *maglev.Table) Loop {
+	return func(keys []string) (acc int) {
+		for _, k := range keys {
+			n, _ := m.Locate(k)
+			acc += len(n.ID)
+		}
+		return acc
+	}
+}
+
+// MaglevLocateID is the loop of m.LocateID.
+func MaglevLocateID(m *maglev.Table) Loop {
+	return func(keys []string) (acc int) {
+		for _, k := range keys {
+			id, _ := m.LocateID(k)
+			acc += len(id)
+		}
+		return acc
 	}
 }
 
@@ -181,6 +236,12 @@ func newBuraksezer(ids []string, vnodes int) (Instance, error) {
 	c := buraksezer.New(ms, cfg)
 	return Instance{
 		Lookup: func(key string) string { return c.LocateKey([]byte(key)).String() },
+		Loop: func(keys []string) (acc int) {
+			for _, k := range keys {
+				acc += len(c.LocateKey([]byte(k)).String())
+			}
+			return acc
+		},
 		Add:    func(id string) error { c.Add(member(id)); return nil },
 		Points: len(ids) * vnodes,
 	}, nil
@@ -192,6 +253,13 @@ func newStathat(ids []string, vnodes int) (Instance, error) {
 	c.Set(ids)
 	return Instance{
 		Lookup: func(key string) string { s, _ := c.Get(key); return s },
+		Loop: func(keys []string) (acc int) {
+			for _, k := range keys {
+				s, _ := c.Get(k)
+				acc += len(s)
+			}
+			return acc
+		},
 		Add:    func(id string) error { c.Add(id); return nil },
 		Points: len(ids) * vnodes,
 	}, nil
@@ -205,6 +273,13 @@ func newSerialx(ids []string, vnodes int) (Instance, error) {
 	h := hashring.NewWithWeights(w)
 	return Instance{
 		Lookup: func(key string) string { s, _ := h.GetNode(key); return s },
+		Loop: func(keys []string) (acc int) {
+			for _, k := range keys {
+				s, _ := h.GetNode(k)
+				acc += len(s)
+			}
+			return acc
+		},
 		// AddWeightedNode returns a new ring and leaves the old one as it was.
 		Add:    func(id string) error { h = h.AddWeightedNode(id, vnodes); return nil },
 		Points: len(ids) * vnodes,
@@ -216,6 +291,12 @@ func newGroupcache(ids []string, vnodes int) (Instance, error) {
 	m.Add(ids...)
 	return Instance{
 		Lookup: m.Get,
+		Loop: func(keys []string) (acc int) {
+			for _, k := range keys {
+				acc += len(m.Get(k))
+			}
+			return acc
+		},
 		Add:    func(id string) error { m.Add(id); return nil },
 		Points: len(ids) * vnodes,
 	}, nil
@@ -225,6 +306,12 @@ func newGoJump(ids []string, _ int) (Instance, error) {
 	ids = append([]string(nil), ids...)
 	return Instance{
 		Lookup: func(key string) string { return ids[jump.Hash(xxhash.Sum64String(key), len(ids))] },
+		Loop: func(keys []string) (acc int) {
+			for _, k := range keys {
+				acc += len(ids[jump.Hash(xxhash.Sum64String(k), len(ids))])
+			}
+			return acc
+		},
 		Add:    func(id string) error { ids = append(ids, id); return nil },
 		Points: len(ids),
 	}, nil
@@ -234,6 +321,12 @@ func newGoRendezvous(ids []string, _ int) (Instance, error) {
 	r := rendezvous.New(ids, xxhash.Sum64String)
 	return Instance{
 		Lookup: r.Lookup,
+		Loop: func(keys []string) (acc int) {
+			for _, k := range keys {
+				acc += len(r.Lookup(k))
+			}
+			return acc
+		},
 		Add:    func(id string) error { r.Add(id); return nil },
 		Points: len(ids),
 	}, nil
@@ -250,6 +343,13 @@ func newServerList(ids []string, _ int) (Instance, error) {
 			a, _ := sl.PickServer(key)
 			return a.String()
 		},
+		Loop: func(keys []string) (acc int) {
+			for _, k := range keys {
+				a, _ := sl.PickServer(k)
+				acc += len(a.String())
+			}
+			return acc
+		},
 		Add: func(id string) error {
 			all = append(all, id)
 			return sl.SetServers(all...)
@@ -258,43 +358,42 @@ func newServerList(ids []string, _ int) (Instance, error) {
 	}, nil
 }
 
-// HashAlone is the baseline of the lookup targets: kolco ring's default
-// key hash (keyhash.XXH3) called through the same kind of function value
-// as every Lookup, with nothing else.
-func HashAlone() func(key string) string {
-	return func(key string) string {
-		// Never true in practice; using the hash keeps it from being
-		// discarded, without writing shared memory (which would make
-		// goroutines running it at once contend).
-		if keyhash.XXH3(key) == 0 {
-			return "zero"
-		}
-		return ""
+// Loop looks up each of keys in turn and returns a sum over the answers
+// that keeps any lookup from being dropped.
+type Loop func(keys []string) int
+
+// HashAlone is the baseline of the lookup targets: keyhash.XXH3, the
+// default key hash of kolco's ring and maglev, of each key, and nothing
+// else. The sum of the hashes' top bits keeps the calls from being dropped.
+func HashAlone(keys []string) (acc int) {
+	for _, k := range keys {
+		acc += int(keyhash.XXH3(k) >> 63)
 	}
+	return acc
 }
 
 // RandomReads is the memory floor of a lookup in a structure of the given
-// size: it hashes the key like HashAlone, then makes that many random
+// size: it hashes each key like HashAlone, then makes that many random
 // reads in a table of bytes (rounded down to a power of two, at least one
 // word), each at an address that depends on the word the previous one
 // read, as a search's next load depends on the last. The table holds
 // random words, so every page is real memory.
-func RandomReads(bytes, reads int) func(key string) string {
+func RandomReads(bytes, reads int) Loop {
 	table := make([]uint64, 1<<max(bits.Len(uint(bytes/8))-1, 0))
 	r := rand.New(rand.NewPCG(7, 11))
 	for i := range table {
 		table[i] = r.Uint64()
 	}
 	mask := uint64(len(table) - 1)
-	return func(key string) string {
-		h := keyhash.XXH3(key)
-		for range reads {
-			h ^= table[h&mask]
+	return func(keys []string) (acc int) {
+		for _, k := range keys {
+			h := keyhash.XXH3(k)
+			for range reads {
+				h ^= table[h&mask]
+			}
+			acc += int(h >> 63)
 		}
-		if h == 0 {
-			return "zero"
-		}
-		return ""
+		return acc
 	}
 }
 

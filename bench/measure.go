@@ -10,10 +10,10 @@ import (
 )
 
 // sink keeps lookup results alive so that the compiler cannot drop a call.
-// Measuring loops add up the lengths of the results in a local and store
-// the sum here once at the end: a result variable whose address escapes
-// lives on the heap, and two goroutines' variables can share a cache line,
-// so that storing each result made two goroutines' lookups contend (the
+// Measuring loops add up what each Loop returns in a local and store the
+// sum here once at the end: a result variable whose address escapes lives
+// on the heap, and two goroutines' variables can share a cache line, so
+// that storing each result made two goroutines' lookups contend (the
 // ring's 2-goroutine cost per lookup was 2.5 times its 1-goroutine cost in
 // about half the runs, while a key hash alone was unaffected).
 var sink atomic.Int64
@@ -22,20 +22,27 @@ var sink atomic.Int64
 // reading the clock costs nothing measurable, few enough to stop on time.
 const chunk = 1024
 
-// NsPerOp runs lookup over keys (cycling, len(keys) a power of two) for at
-// least d of [ClockKind] and returns the mean nanoseconds per lookup.
-func NsPerOp(lookup func(string) string, keys []string, d time.Duration) float64 {
+// next returns the chunk of keys from i, cycling, and the position after it.
+func next(keys []string, i int) ([]string, int) {
+	end := min(i+chunk, len(keys))
+	if end == len(keys) {
+		return keys[i:end], 0
+	}
+	return keys[i:end], end
+}
+
+// NsPerOp runs loop over keys (cycling) for at least d of [ClockKind] and
+// returns the mean nanoseconds per lookup.
+func NsPerOp(loop Loop, keys []string, d time.Duration) float64 {
 	now, done := clock()
 	defer done()
-	mask := len(keys) - 1
 	n, i, acc := 0, 0, 0
 	start := now()
 	for {
-		for range chunk {
-			acc += len(lookup(keys[i&mask]))
-			i++
-		}
-		n += chunk
+		var part []string
+		part, i = next(keys, i)
+		acc += loop(part)
+		n += len(part)
 		if el := now() - start; el >= d {
 			sink.Add(int64(acc))
 			return float64(el.Nanoseconds()) / float64(n)
@@ -44,14 +51,43 @@ func NsPerOp(lookup func(string) string, keys []string, d time.Duration) float64
 }
 
 // Allocs returns the allocations of one lookup, averaged over many.
-func Allocs(lookup func(string) string, keys []string) float64 {
+func Allocs(loop Loop, keys []string) float64 {
 	i, acc := 0, 0
 	a := testing.AllocsPerRun(1000, func() {
-		acc += len(lookup(keys[i%len(keys)]))
+		acc += loop(keys[i%len(keys) : i%len(keys)+1])
 		i++
 	})
 	sink.Add(int64(acc))
 	return a
+}
+
+// Median returns the median of xs (the mean of the middle two for an even
+// count); xs is sorted in place.
+func Median(xs []float64) float64 {
+	slices.Sort(xs)
+	m := len(xs) / 2
+	if len(xs)%2 == 0 {
+		return (xs[m-1] + xs[m]) / 2
+	}
+	return xs[m]
+}
+
+// Interleaved times each loop for d per round over rounds rounds, each
+// round running every loop once in turn, and returns each one's median
+// round in ns per lookup: other work on a shared machine then slows every
+// loop alike rather than whichever ran at the wrong moment.
+func Interleaved(loops []Loop, keys []string, d time.Duration, rounds int) []float64 {
+	runs := make([][]float64, len(loops))
+	for range rounds {
+		for i, l := range loops {
+			runs[i] = append(runs[i], NsPerOp(l, keys, d))
+		}
+	}
+	med := make([]float64, len(loops))
+	for i, r := range runs {
+		med[i] = Median(r)
+	}
+	return med
 }
 
 // HeapBytes builds a value with build and returns it with the bytes it
@@ -129,22 +165,20 @@ func Moved(before, after func(string) string, keys []string) float64 {
 	return float64(moved) / float64(len(keys))
 }
 
-// Throughput runs lookup over keys on g goroutines for d and returns the
+// Throughput runs loop over keys on g goroutines for d and returns the
 // lookups per second of all of them together.
-func Throughput(lookup func(string) string, keys []string, g int, d time.Duration) float64 {
+func Throughput(loop Loop, keys []string, g int, d time.Duration) float64 {
 	var total atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
 	for w := range g {
 		wg.Go(func() {
-			mask := len(keys) - 1
-			n, i, acc := 0, w*7919, 0
+			n, i, acc := 0, w*len(keys)/g, 0
 			for n == 0 || time.Since(start) < d { // at least one chunk each
-				for range chunk {
-					acc += len(lookup(keys[i&mask]))
-					i++
-				}
-				n += chunk
+				var part []string
+				part, i = next(keys, i)
+				acc += loop(part)
+				n += len(part)
 			}
 			sink.Add(int64(acc))
 			total.Add(int64(n))
@@ -162,13 +196,14 @@ func Throughput(lookup func(string) string, keys []string, g int, d time.Duratio
 // with other work that holds for the CPU time each goroutine gets, while
 // wall-clock throughput ([Throughput]) also counts the time others hold
 // the cores.
-func ParallelCost(lookup func(string) string, keys []string, g int, d time.Duration) float64 {
+func ParallelCost(loop Loop, keys []string, g int, d time.Duration) float64 {
 	costs := make([]float64, g)
 	var wg sync.WaitGroup
 	for w := range g {
 		wg.Go(func() {
-			shifted := append(append(make([]string, 0, len(keys)), keys[w*len(keys)/g:]...), keys[:w*len(keys)/g]...)
-			costs[w] = NsPerOp(lookup, shifted, d)
+			at := w * len(keys) / g
+			shifted := append(append(make([]string, 0, len(keys)), keys[at:]...), keys[:at]...)
+			costs[w] = NsPerOp(loop, shifted, d)
 		})
 	}
 	wg.Wait()
@@ -199,7 +234,7 @@ type StallReport struct {
 // LookupsDuringChanges runs lookups in batches on one goroutine for d while,
 // if change is not nil, another goroutine calls change in a loop, and
 // reports the lookups' cost per batch.
-func LookupsDuringChanges(lookup func(string) string, keys []string, change func(i int) error, d time.Duration) (StallReport, error) {
+func LookupsDuringChanges(loop Loop, keys []string, change func(i int) error, d time.Duration) (StallReport, error) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var changes atomic.Int64
@@ -222,18 +257,17 @@ func LookupsDuringChanges(lookup func(string) string, keys []string, change func
 	}
 	cpu, unlock := clock()
 	defer unlock()
-	mask := len(keys) - 1
 	var batches []float64
-	i, acc := 0, 0
+	i, acc, n := 0, 0, 0
 	cpu0 := cpu()
 	start := time.Now()
 	for len(batches) == 0 || time.Since(start) < d {
 		t0 := time.Now()
-		for range chunk {
-			acc += len(lookup(keys[i&mask]))
-			i++
-		}
-		batches = append(batches, float64(time.Since(t0).Nanoseconds())/chunk)
+		var part []string
+		part, i = next(keys, i)
+		acc += loop(part)
+		n += len(part)
+		batches = append(batches, float64(time.Since(t0).Nanoseconds())/float64(len(part)))
 	}
 	el, cpuEl := time.Since(start), cpu()-cpu0
 	close(stop)
@@ -242,8 +276,8 @@ func LookupsDuringChanges(lookup func(string) string, keys []string, change func
 	slices.Sort(batches)
 	return StallReport{
 		Changes:      int(changes.Load()),
-		MeanNs:       float64(el.Nanoseconds()) / float64(len(batches)*chunk),
-		MeanCPUNs:    float64(cpuEl.Nanoseconds()) / float64(len(batches)*chunk),
+		MeanNs:       float64(el.Nanoseconds()) / float64(n),
+		MeanCPUNs:    float64(cpuEl.Nanoseconds()) / float64(n),
 		WorstBatchNs: batches[len(batches)-1],
 		P999BatchNs:  batches[len(batches)*999/1000],
 	}, werr

@@ -41,7 +41,7 @@
 //     no allocation. Acquire adds the walk past full nodes, a few steps in
 //     expectation for ε = 0.25 (the paper bounds it by O(1/ε²)), and
 //     allocates nothing.
-//   - Memory: the ring's, about 14 bytes per point (64 points per unit of
+//   - Memory: the ring's, about 15.5 bytes per point (64 points per unit of
 //     weight by default), plus one load counter per node. A change hashes
 //     only the points of new or re-weighted nodes and merges them in:
 //     O(points).

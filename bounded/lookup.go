@@ -6,10 +6,10 @@ import "github.com/kolco-dev/kolco"
 // the first candidate of the bounded walk. Use [Ring.Acquire] to place a
 // request within the load bounds. The error is [kolco.ErrNoNodes] when the
 // ring has no nodes.
-func (r *Ring) Locate(key string) (kolco.Node, error) { return r.ring.Locate(key) }
+func (r *Ring) Locate(key string) (*kolco.Node, error) { return r.ring.Locate(key) }
 
-// LocateID returns the ID of the node Locate returns, without copying the
-// whole Node. The error is [kolco.ErrNoNodes] when the ring has no nodes.
+// LocateID returns the ID of the node Locate returns. The error is
+// [kolco.ErrNoNodes] when the ring has no nodes.
 func (r *Ring) LocateID(key string) (string, error) { return r.ring.LocateID(key) }
 
 // LocateIndex returns the position in [Ring.Nodes] of the node Locate

@@ -62,7 +62,7 @@ func (j *Placement) AppendIdentity(dst []byte) ([]byte, error) { return j.p.Appe
 
 // Locate returns the owner of key. The error is kolco.ErrNoNodes when the
 // placement has no nodes.
-func (j *Placement) Locate(key string) (kolco.Node, error) { return j.p.Locate(key) }
+func (j *Placement) Locate(key string) (*kolco.Node, error) { return j.p.Locate(key) }
 
 var (
 	_ kolco.IDLocator      = (*Placement)(nil)
@@ -71,8 +71,8 @@ var (
 	_ kolco.Identity       = (*Placement)(nil)
 )
 
-// LocateID returns the ID of the owner of key, without copying the whole
-// Node. The error is kolco.ErrNoNodes when the placement has no nodes.
+// LocateID returns the ID of the owner of key. The error is kolco.ErrNoNodes
+// when the placement has no nodes.
 func (j *Placement) LocateID(key string) (string, error) { return j.p.LocateID(key) }
 
 // LocateIndex returns the position in [Placement.Nodes] of the owner of

@@ -62,14 +62,30 @@ func testPayloadUpdate(t *testing.T, a Algorithm) {
 			c.Update = append(c.Update, n)
 		}
 	}
-	if err := m.Apply(c); err != nil {
-		t.Fatalf("Apply(%+v): %v", c, err)
-	}
-	equalPlacement(t, "after changing addresses and zones", before, placement(t, p, keys), keys)
 	updated := map[string]kolco.Node{}
 	for _, n := range c.Update {
 		updated[n.ID] = n
 	}
+	// Locate answers with the placement's own node: one answered before
+	// the change must stay as it was, since a change builds new nodes.
+	var kept *kolco.Node
+	for _, k := range keys {
+		if n, err := p.Locate(k); err == nil && updated[n.ID].ID != "" {
+			kept = n
+			break
+		}
+	}
+	if kept == nil {
+		t.Fatal("no key placed on an updated node")
+	}
+	was := *kept
+	if err := m.Apply(c); err != nil {
+		t.Fatalf("Apply(%+v): %v", c, err)
+	}
+	if *kept != was {
+		t.Fatalf("a node Locate returned before the change became %+v; it was %+v", *kept, was)
+	}
+	equalPlacement(t, "after changing addresses and zones", before, placement(t, p, keys), keys)
 	for _, k := range keys[:500] {
 		n, err := p.Locate(k)
 		if err != nil {

@@ -11,7 +11,7 @@ import (
 var BenchSizes = []int{10, 100, 1000, 10000}
 
 // sink keeps benchmark results alive.
-var sink kolco.Node
+var sink *kolco.Node
 
 // Benchmark measures a placement the same way for every algorithm, so that
 // figures compare: Locate, LocateN(n=3) into a reused slice, and one

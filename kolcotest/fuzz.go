@@ -115,22 +115,25 @@ func applied(t *testing.T, a Algorithm, p kolco.Placement, model map[string]bool
 func checkLocate(t *testing.T, p kolco.Placement, model map[string]bool, key string) {
 	t.Helper()
 	n, err := p.Locate(key)
+	id := ""
 	switch {
-	case len(model) == 0 && !errors.Is(err, kolco.ErrNoNodes):
-		t.Fatalf("Locate(%q) on empty set = %v, %v", key, n.ID, err)
-	case len(model) > 0 && (err != nil || !model[n.ID]):
-		t.Fatalf("Locate(%q) = %q, %v; not a member", key, n.ID, err)
+	case len(model) == 0 && (n != nil || !errors.Is(err, kolco.ErrNoNodes)):
+		t.Fatalf("Locate(%q) on empty set = %v, %v", key, n, err)
+	case len(model) > 0 && (err != nil || n == nil || !model[n.ID]):
+		t.Fatalf("Locate(%q) = %v, %v; not a member", key, n, err)
+	case n != nil:
+		id = n.ID
 	}
 	if l, ok := p.(kolco.IDLocator); ok {
-		if id, err2 := l.LocateID(key); id != n.ID || !errors.Is(err2, err) {
-			t.Fatalf("LocateID(%q) = %q, %v; Locate = %q, %v", key, id, err2, n.ID, err)
+		if got, err2 := l.LocateID(key); got != id || !errors.Is(err2, err) {
+			t.Fatalf("LocateID(%q) = %q, %v; Locate = %q, %v", key, got, err2, id, err)
 		}
 	}
 	if l, ok := p.(kolco.IndexLocator); ok {
 		i, err2 := l.LocateIndex(key)
 		nodes := p.Nodes()
-		if !errors.Is(err2, err) || (err == nil && (i < 0 || i >= len(nodes) || nodes[i].ID != n.ID)) || (err != nil && i != -1) {
-			t.Fatalf("LocateIndex(%q) = %d, %v; Locate = %q, %v; Nodes() = %v", key, i, err2, n.ID, err, ids(nodes))
+		if !errors.Is(err2, err) || (err == nil && (i < 0 || i >= len(nodes) || nodes[i].ID != id)) || (err != nil && i != -1) {
+			t.Fatalf("LocateIndex(%q) = %d, %v; Locate = %q, %v; Nodes() = %v", key, i, err2, id, err, ids(nodes))
 		}
 	}
 }

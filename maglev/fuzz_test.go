@@ -80,7 +80,7 @@ func FuzzMembership(f *testing.F) {
 			case 2:
 				err = tab.Reweight(id, w)
 			case 3:
-				var got kolco.Node
+				var got *kolco.Node
 				if got, err = tab.Locate(id); err == nil && !hasNode(tab.Nodes(), got.ID) {
 					t.Fatalf("Locate returned %s, not a member", got.ID)
 				}

@@ -86,16 +86,15 @@ func newSnapshot(set nodeset.Set) (*snapshot, error) {
 
 // Locate returns the node that owns key. The error is kolco.ErrNoNodes
 // when the placement has no nodes.
-func (m *Table) Locate(key string) (kolco.Node, error) {
+func (m *Table) Locate(key string) (*kolco.Node, error) {
 	if n, _ := m.find(key); n != nil {
-		return *n, nil
+		return n, nil
 	}
-	return kolco.Node{}, kolco.ErrNoNodes
+	return nil, kolco.ErrNoNodes
 }
 
-// LocateID returns the ID of the node Locate returns, without copying the
-// whole Node. The error is kolco.ErrNoNodes when the placement has no
-// nodes.
+// LocateID returns the ID of the node Locate returns. The error is
+// kolco.ErrNoNodes when the placement has no nodes.
 func (m *Table) LocateID(key string) (string, error) {
 	if n, _ := m.find(key); n != nil {
 		return n.ID, nil

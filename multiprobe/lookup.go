@@ -39,16 +39,15 @@ func (m *Ring) winner(s *snapshot, key string) int {
 // Locate returns the owner of key: the node whose point follows one of the
 // key's probes most closely. The error is kolco.ErrNoNodes when the
 // placement has no nodes.
-func (m *Ring) Locate(key string) (kolco.Node, error) {
+func (m *Ring) Locate(key string) (*kolco.Node, error) {
 	if n, _ := m.find(key); n != nil {
-		return *n, nil
+		return n, nil
 	}
-	return kolco.Node{}, kolco.ErrNoNodes
+	return nil, kolco.ErrNoNodes
 }
 
-// LocateID returns the ID of the node Locate returns, without copying the
-// whole Node. The error is kolco.ErrNoNodes when the placement has no
-// nodes.
+// LocateID returns the ID of the node Locate returns. The error is
+// kolco.ErrNoNodes when the placement has no nodes.
 func (m *Ring) LocateID(key string) (string, error) {
 	if n, _ := m.find(key); n != nil {
 		return n.ID, nil

@@ -49,16 +49,15 @@ func (sc *scorer) score(i int) uint64 {
 // Locate returns the node with the highest score for key; equal scores go
 // to the lower node ID. The error is kolco.ErrNoNodes when the placement
 // has no nodes.
-func (r *Hash) Locate(key string) (kolco.Node, error) {
+func (r *Hash) Locate(key string) (*kolco.Node, error) {
 	if n, _ := r.find(key); n != nil {
-		return *n, nil
+		return n, nil
 	}
-	return kolco.Node{}, kolco.ErrNoNodes
+	return nil, kolco.ErrNoNodes
 }
 
-// LocateID returns the ID of the node Locate returns, without copying the
-// whole Node. The error is kolco.ErrNoNodes when the placement has no
-// nodes.
+// LocateID returns the ID of the node Locate returns. The error is
+// kolco.ErrNoNodes when the placement has no nodes.
 func (r *Hash) LocateID(key string) (string, error) {
 	if n, _ := r.find(key); n != nil {
 		return n.ID, nil

@@ -65,7 +65,7 @@ func BenchmarkLocateParallel(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
-		var n kolco.Node
+		var n *kolco.Node
 		for pb.Next() {
 			n, _ = r.Locate(benchKeys[i&(len(benchKeys)-1)])
 			i++

@@ -30,9 +30,9 @@ func (r *Ring) OwnersSorted(hashes []uint64, out []int32) error {
 			p++
 		}
 		if p == len(s.points) {
-			out[i] = int32(s.owners[0])
+			out[i] = int32(s.owners.at(0))
 		} else {
-			out[i] = int32(s.owners[p])
+			out[i] = int32(s.owners.at(p))
 		}
 	}
 	return nil

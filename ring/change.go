@@ -79,13 +79,16 @@ func (r *Ring) next(old *Snapshot, d nodeset.Delta) (*Snapshot, error) {
 		return nil, fmt.Errorf("%w: the ring would exceed %d points", kolco.ErrBadConfig, maxPoints)
 	}
 	fresh := r.hashPoints(add, counts, addAt, total)
-	if len(s.nodes)-len(add) == len(old.nodes) {
-		s.insertPoints(old, remap, fresh)
-	} else {
+	switch {
+	case len(s.nodes)-len(add) == len(old.nodes):
+		s.updateTable(old, remap, s.insertPoints(old, remap, fresh), nil)
+	case len(fresh) == 0:
+		s.updateTable(old, remap, nil, s.mergePoints(old, remap, fresh))
+	default:
 		s.mergePoints(old, remap, fresh)
+		s.buildTable()
 	}
 	s.indexZones()
-	s.buildIndex()
 	return s, nil
 }
 
@@ -131,7 +134,7 @@ func (r *Ring) hashPoints(add []kolco.Node, counts []int, at []uint32, total int
 		dst := out[offsets[i] : offsets[i]+counts[i]]
 		for p := range dst {
 			buf = r.cfg.Label(buf[:0], add[i].ID, p)
-			dst[p] = pair{r.hash(bytestr.String(buf)), at[i]}
+			dst[p] = pair{r.keys.fn(bytestr.String(buf)), at[i]}
 		}
 		return buf
 	}

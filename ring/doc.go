@@ -27,18 +27,21 @@
 //
 // # Cost
 //
-// Lookup: one hash of the key, one probe of a prefix index (one slot per two
-// points, the slot found by a multiplication, not a search) and a branch-free
-// count of the points below the hash among the eight that start the slot, so
-// O(1) expected, with no mispredicted branch and no allocation, for hashes
-// that spread over all 64 bits (crc32's 32-bit values crowd the first slots,
-// where the lookup falls back to a binary search). The default
-// hash (keyhash.XXH3) is called directly rather than through Config.Hash.
-// Memory: 8 bytes per point, 4 bytes per point for the owner, 2 bytes per
-// point for the index. A change builds a new snapshot: adding nodes copies the
-// old points in blocks around the new ones (found by binary search), removing
-// merges in one linear pass; nothing is re-sorted. It is published with one
-// atomic pointer swap: readers never wait and never see half a change.
+// Lookup: one hash of the key and, for about 92% of keys, one read of a
+// slot table (1.25 slots per point, the slot found by a multiplication);
+// the other keys, those that fall between two points of one slot, count
+// the points below the hash among eight without a branch (see index.go).
+// O(1) expected, with no allocation, for hashes that spread over all 64
+// bits. The default hash (keyhash.XXH3) is called directly rather than
+// through Config.Hash. [Ring.Locate] returns the ring's own node, not a
+// copy. Memory: 8 bytes per point, 2 for its owner (4 in a ring of more
+// than 65,536 nodes), 5 for the slot table and 0.3 for the search's
+// offsets. A change builds a new snapshot: adding nodes copies the old
+// points in blocks around the new ones (found by binary search), removing
+// merges in one linear pass, nothing is re-sorted, and the slot table is
+// copied with its owners renumbered and refilled only around the points
+// that came or went. It is published with one atomic pointer swap:
+// readers never wait and never see half a change.
 //
 // # Balance and disruption
 //

@@ -43,7 +43,7 @@ func FuzzOperations(f *testing.F) {
 					t.Fatalf("LocateN returned %d nodes of %d", len(dst), r.Len())
 				}
 			case 4:
-				var n kolco.Node
+				var n *kolco.Node
 				n, err = r.Locate(key)
 				if err == nil && !member(r, n.ID) {
 					t.Fatalf("Locate returned %q, not a member", n.ID)

@@ -3,104 +3,240 @@ package ring
 import (
 	"math"
 	"math/bits"
+	"sort"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/keyhash"
 )
 
-// The search for the first point at or after a hash is the whole cost of a
-// lookup besides hashing the key. A binary search over a million points is
-// twenty dependent loads, most of them cache misses, and twenty branches
-// the predictor cannot learn. Instead:
+// A lookup needs the owner of the first point at or after the key's hash.
+// The ring answers most keys with one read, and a few with a search:
 //
-//   - A prefix index of about one slot per two points (2 bytes per point)
-//     maps a hash to its slot, floor(h × slots / 2^64), and the slot to the
-//     run of points in it: one load, usually from the same cache line as
-//     the next slot's entry.
-//   - The run is scanned by counting, without a branch, how many of the
-//     scanWidth points from its start are below the hash. Because the points
-//     are sorted, that count is the offset of the answer. Points past the end
-//     of the run belong to later slots and are never below the hash, and the
-//     array carries scanWidth sentinel points past its end, so the count is
-//     exact whenever the run is at most scanWidth long: with two points per
-//     slot on average, all but about one slot in four thousand.
+//   - The circle is cut into slots, 1.25 per point; the slot of h is the
+//     high word of h × slots (a multiplication, for any slot count) and
+//     the low word is h's position within its slot. Each slot has a 4-byte
+//     entry: the owner of the first point at or after the slot's start (16
+//     bits), the top 8 bits of the position of the slot's first point (255
+//     without points), and those of the previous slot's last point (255
+//     when the previous slot has none).
+//   - A hash in slot j reads entries j and j+1, which share a cache line
+//     but for one slot in sixteen. Before slot j's first point, entry j's
+//     owner is the answer; after its last point (whose byte entry j+1
+//     holds), entry j+1's owner is. Only a hash between the first and last
+//     point of a slot with two or more points, or one whose byte equals a
+//     point's (or is 255 in a slot without points), needs the points: 7.6%
+//     of uniform hashes (from the Poisson law of points per slot;
+//     TestSlotsAnswerMostHashesAtOnce measures it).
+//   - The test (one comparison of byte differences) and the choice of
+//     owner (a conditional move) are not branches: ifs there compiled to
+//     branches that mispredicted on half the keys. The
+//     one branch, to the search, mispredicts on the 7.6%, and is the
+//     largest single cost left: each costs about 15 ns at 100 × 160 points
+//     (the work queued behind the branch is thrown away) and about 200 ns
+//     at a million points, where the search's reads follow the entries'
+//     miss: the offset, then the points with their owners (read together,
+//     not the owner after the count).
+//   - The search starts at the first point of the slot's block of eight
+//     slots (a 32-bit base per 1024 slots plus a 16-bit offset per block)
+//     and counts, without a branch, how many of the eight points from
+//     there are below h: the points are sorted, so the count is the
+//     answer's offset. A block crowded past eight points falls back to a
+//     binary search. Eight sentinel points past the end keep the count in
+//     bounds.
+//   - Owners take 2 bytes per point. A ring of more than 65,536 nodes keeps
+//     their high bits in a second array; no owner of it fits an entry, so
+//     its entries send every hash to the search, with one slot per two
+//     points and an offset per two slots.
 //
-// Measured on a 2-core AMD EPYC (Turin) VM, 100 nodes × 160 points: the
-// search alone took 20 ns with a power-of-two prefix index of up to four
-// points per slot scanned by a loop that exits on the first point >= h (one
-// mispredicted branch per lookup), 9 ns with the branch-free count; a whole
-// Locate, in CPU time, fastest of 7 interleaved rounds in one process, went
-// from 41 ns to 23 ns (10 × 160: 36 to 19; 1000 × 100: 59 to 41).
+// Memory: 8 bytes per point, 2 for its owner, 5 for the entries, 0.3 for
+// the offsets: 15.3 (the previous layout, an index of one slot per two
+// points read before the points, used 14).
 //
-// Tried and dropped: a sparser index for large rings, one slot per eight
-// points with sixteen compared, so that the index of a million points
-// (512 KiB) stays in the L2 cache. In CPU time on the same VM, at 2^20
-// points, independent lookups (as in a benchmark loop, where the core
-// overlaps the misses of several) took 73-76 ns against 59-73 ns with
-// this index; lookups that each wait for the previous one took 246-268 ns
-// against 317-383 ns. At 16,000 points independent lookups were 40%
-// slower. Neither is near the cost of a small ring: a million points
-// (14 MB) miss every cache and the TLB, so one code path was kept.
+// Tried and dropped, measured in CPU time as multiples of hashing the same
+// keys alone (interleaved rounds on this 2-core VM, busy with other work):
+// entries of 16 bits at 3 slots per point, an owner for a slot without
+// points or else an offset to its points (2.9x in a loop with the lookup
+// written in, against 3.9x for the previous layout there, but 16.6 bytes a
+// point); in rings of up to 255 nodes, the owner of a slot's second point
+// in the entry, which cut the searched share to 2.8% but measured 4.4x
+// against 3.3x for these entries (its arithmetic cost more than the
+// searches it saved); at a million points, reading the points the search
+// would need together with the entries, by a load kept alive or by a
+// PREFETCHT0 from assembly (53 and 51 ns against 38-42 ns: every lookup
+// then waits for, or streams, two lines instead of one); the owner's line
+// read early in the search (no difference); loads without bounds checks
+// through unsafe (3.13x against 3.21x, within the noise).
 
-// scanWidth is the number of points the branch-free scan compares: two cache
-// lines of points at most, and longer than nearly every run.
+// superShift sets the slots per entry of the base array: 1024. Each has the
+// index of the first point at or after its first slot; offsets into it,
+// one per few slots, take 2 bytes.
+const superShift = 10
+
+// scanWidth is the number of points the search counts without a branch,
+// and the number of sentinel points past the end of the array.
 const scanWidth = 8
+
+// farOffset marks an offset too large for 16 bits (a crowded hash): the
+// search then starts at the base entry.
+const farOffset = 1<<16 - 1
 
 // sentinel pads the points array past its end: no hash is below it.
 const sentinel = math.MaxUint64
 
-// slot returns the index slot of h. It is monotone in h, so each slot holds a
-// contiguous run of points, and unlike a shift it allows any slot count.
-func (s *Snapshot) slot(h uint64) uint64 {
-	hi, _ := bits.Mul64(h, s.slots)
-	return hi
+// narrowOwners is the node count up to which an owner fits in 16 bits.
+const narrowOwners = 1 << 16
+
+// Entry layout: the first owner in the low 16 bits, the position of the
+// slot's first point in bits 16-23 and that of the previous slot's last
+// point in bits 24-31.
+const (
+	ownerMask  = 1<<16 - 1
+	firstShift = 16
+	lastShift  = 24
+	noPoint    = 0xff // position byte of a slot without points
+)
+
+// slotCount returns the number of slots for n points, 1.25 per point, and
+// the shift from a slot to its offset entry: one offset per eight slots.
+// When entries cannot hold owners (wide), one slot per two points and one
+// offset per two slots, so that the search starts near the slot.
+func slotCount(n int, wide bool) (slots uint64, offShift uint) {
+	if wide {
+		return uint64(max(n/2, 1)), 1
+	}
+	return uint64(max(n+n/4, 1)), 3
 }
 
-// search returns the index of the first point >= h, wrapping to 0. The
-// ring must have points.
-func (s *Snapshot) search(h uint64) int {
-	j := s.slot(h)
-	lo, hi := int(s.index[j]), int(s.index[j+1])
-	if hi-lo > scanWidth {
-		return s.searchLong(h, lo, hi)
+// lookup returns the node owning key in the current snapshot and its
+// index in the snapshot's node set, or nil and -1 when the ring is empty.
+// Locate, LocateID and LocateIndex are small enough to be inlined into
+// their callers, and this one function hashes the key, loads the snapshot
+// and reads the slot entries, with the rare search a call away: a lookup
+// is one call besides the key hash's.
+func (r *Ring) lookup(key string) (*kolco.Node, int) {
+	// keyHash.hash written out: with two calls in it, it is not inlined,
+	// and the extra call cost about a nanosecond.
+	var h uint64
+	if r.keys.xxh3 {
+		h = keyhash.XXH3(key)
+	} else {
+		h = r.keys.fn(key)
 	}
-	// Within the capacity: buildIndex keeps scanWidth sentinels past the end.
-	p := (*[scanWidth]uint64)(s.points[lo : lo+scanWidth])
-	lo += count4((*[4]uint64)(p[:4]), h) + count4((*[4]uint64)(p[4:]), h)
-	if lo == len(s.points) {
+	s := r.m.Load()
+	j, pos := bits.Mul64(h, s.slots)
+	i, ok := answer(s.table[j], s.table[j+1], pos)
+	if !ok {
+		i = s.searchOwner(h, j)
+	}
+	// Only an empty ring, whose entries answer 0 without a search, has
+	// no node i; the test also spares the bounds check.
+	if uint(i) >= uint(len(s.nodes)) {
+		return nil, -1
+	}
+	return &s.nodes[i], i
+}
+
+// lookupHash is lookup for a key whose hash is h.
+func (r *Ring) lookupHash(h uint64) (*kolco.Node, int) {
+	s := r.m.Load()
+	j, pos := bits.Mul64(h, s.slots)
+	i, ok := answer(s.table[j], s.table[j+1], pos)
+	if !ok {
+		i = s.searchOwner(h, j)
+	}
+	// Only an empty ring, whose entries answer 0 without a search, has
+	// no node i; the test also spares the bounds check.
+	if uint(i) >= uint(len(s.nodes)) {
+		return nil, -1
+	}
+	return &s.nodes[i], i
+}
+
+// answer returns the owner that the entries e0 and e1 of slot j and j+1
+// give a hash at position pos within slot j, and false when they cannot
+// tell: when the hash's byte is between those of the slot's first and last
+// points, both included. A slot without points has 255 for both, so that
+// only the byte 255 is searched there. It has no branch, so that the
+// compiler inlines it and no key mispredicts here: the range is one
+// comparison of byte differences, and the one if compiles to a
+// conditional move. Ifs for the tests compiled to branches that
+// mispredicted on half the keys; two borrows of subtractions and an owner
+// chosen with masks cost 3-4% more of a lookup at 100 × 160 (interleaved
+// rounds).
+func answer(e0, e1 uint32, pos uint64) (int, bool) {
+	b := uint8(pos >> 56)
+	first := uint8(e0 >> firstShift)
+	last := uint8(e1 >> lastShift)
+	o := e0
+	if b > last {
+		o = e1
+	}
+	return int(o & ownerMask), b-first > last-first
+}
+
+// searchOwner returns the owner of the first point >= h, for h in slot
+// j, found among the points. When owners fit 16 bits it reads the owners
+// of the eight points it counts together with the points, rather than the
+// answer's owner after the count: at a million points both are cache
+// misses, and one after the other they cost a second wait (15-20% of a
+// lookup there, measured in interleaved rounds).
+func (s *Snapshot) searchOwner(h, j uint64) int {
+	if s.owners.hi != nil || cap(s.owners.lo) < len(s.points)+scanWidth {
+		return int(s.owners.at(s.search(h, j)))
+	}
+	lo := s.blockStart(j)
+	own := *(*[scanWidth]uint16)(s.owners.lo[lo : lo+scanWidth])
+	c := s.count(h, lo)
+	if c == scanWidth || lo+c == len(s.points) {
+		// A crowded block, or past the last point: rare.
+		return int(s.owners.at(s.search(h, j)))
+	}
+	return int(own[c])
+}
+
+// search returns the index of the first point >= h, wrapping to 0, for h
+// in slot j. The ring must have points. It counts from the first point of
+// j's offset block.
+func (s *Snapshot) search(h, j uint64) int {
+	lo := s.blockStart(j)
+	i := lo + s.count(h, lo)
+	if i-lo == scanWidth {
+		i = s.searchLong(h, i, int(s.base[j>>superShift+1]))
+	}
+	if i == len(s.points) {
 		return 0
+	}
+	return i
+}
+
+// blockStart returns the index of the first point of slot j's offset
+// block.
+func (s *Snapshot) blockStart(j uint64) int {
+	lo := int(s.base[j>>superShift])
+	if off := s.off[j>>s.offShift]; off != farOffset {
+		lo += int(off)
 	}
 	return lo
 }
 
-// owner returns the owner of the first point >= h, as
-// owners[search(h)], but starts loading the owner's cache line at the same
-// time as the points': the answer is at most scanWidth entries from the
-// start of the run, so its owner almost always shares a cache line with
-// the run's first owner. On rings larger than the cache this overlaps two
-// memory accesses that search-then-load would make one after the other.
-func (s *Snapshot) owner(h uint64) uint32 {
-	j := s.slot(h)
-	lo, hi := int(s.index[j]), int(s.index[j+1])
-	if hi-lo > scanWidth {
-		return s.owners[s.searchLong(h, lo, hi)]
-	}
-	early := s.owners[min(lo, len(s.owners)-1)]
+// count returns how many of the scanWidth points from lo are below h.
+func (s *Snapshot) count(h uint64, lo int) int {
 	p := (*[scanWidth]uint64)(s.points[lo : lo+scanWidth])
-	lo += count4((*[4]uint64)(p[:4]), h) + count4((*[4]uint64)(p[4:]), h)
-	if lo == len(s.points) {
-		lo = 0
-	}
-	o := s.owners[lo]
-	if early == droppedOwner { // never true; a load whose value is unused would be dropped
-		return early
-	}
-	return o
+	return count4((*[4]uint64)(p[0:4]), h) + count4((*[4]uint64)(p[4:8]), h)
+}
+
+// successor returns the index of the first point >= h, wrapping to 0. The
+// ring must have points.
+func (s *Snapshot) successor(h uint64) int {
+	j, _ := bits.Mul64(h, s.slots)
+	return s.search(h, j)
 }
 
 // count4 returns how many of p are below h, without a branch: each term is
-// the borrow of p[k] - h, which is 1 exactly when p[k] < h. A scan of
-// scanWidth points is two calls, each small enough for the compiler to
-// inline; one function over eight points (or a sum over a bool-to-int
-// helper) was too large to inline, and the call with its register spills
-// cost about a nanosecond.
+// the borrow of p[k] - h, which is 1 exactly when p[k] < h. Each call is
+// small enough for the compiler to inline; one function over more points
+// (or a sum over a bool-to-int helper) was too large to inline, and the
+// call with its register spills cost about a nanosecond.
 func count4(p *[4]uint64, h uint64) int {
 	_, b0 := bits.Sub64(p[0], h, 0)
 	_, b1 := bits.Sub64(p[1], h, 0)
@@ -109,46 +245,8 @@ func count4(p *[4]uint64, h uint64) int {
 	return int(b0 + b1 + b2 + b3)
 }
 
-// searchLong is search for a run longer than scanWidth: a binary search.
+// searchLong returns the first index in [lo, hi) whose point is >= h, or
+// hi: a binary search for the rare block crowded with points.
 func (s *Snapshot) searchLong(h uint64, lo, hi int) int {
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if s.points[m] < h {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo == len(s.points) {
-		return 0
-	}
-	return lo
-}
-
-// buildIndex pads the points with sentinels and fills the prefix index with
-// one slot per two points, so that it costs 2 bytes per point.
-func (s *Snapshot) buildIndex() {
-	n := len(s.points)
-	if cap(s.points) < n+scanWidth {
-		s.points = append(make([]uint64, 0, n+scanWidth), s.points...)
-	}
-	pad := s.points[n : n+scanWidth]
-	for i := range pad {
-		pad[i] = sentinel
-	}
-	s.slots = uint64(max(n/2, 1))
-	index, slots := make([]uint32, s.slots+1), s.slots
-	// One pass over the points: each fills the slots up to its own with its
-	// position, so that index[j] is the first point whose slot is >= j.
-	j := uint64(0)
-	for i, p := range s.points {
-		hi, _ := bits.Mul64(p, slots)
-		for ; j <= hi; j++ {
-			index[j] = uint32(i)
-		}
-	}
-	for ; j <= slots; j++ {
-		index[j] = uint32(n)
-	}
-	s.index = index
+	return lo + sort.Search(hi-lo, func(k int) bool { return s.points[lo+k] >= h })
 }

@@ -231,3 +231,51 @@ func TestOwnersSortedMatchesLocate(t *testing.T) {
 		t.Errorf("empty ring: %v, want ErrNoNodes", err)
 	}
 }
+
+// TestDifferentialWideOwners checks a ring of more nodes than an owner of
+// 16 bits can name (its lookups all take the search) against the
+// reference, before and after a removal and an addition.
+func TestDifferentialWideOwners(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a ring of 65,540 nodes")
+	}
+	const n = 1<<16 + 4
+	nodes := make([]kolco.Node, n)
+	ref := &refRing{vnodes: 1, hash: keyhash.XXH3, zone: map[string]string{}}
+	for i := range nodes {
+		nodes[i] = kolco.Node{ID: fmt.Sprintf("w%d", i)}
+		label := nodes[i].ID + "#0"
+		ref.pairs = append(ref.pairs, refPoint{keyhash.XXH3(label), nodes[i].ID, label})
+	}
+	slices.SortFunc(ref.pairs, func(a, b refPoint) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.id, b.id)) })
+	r, err := ring.New(nodes, ring.Config{VNodes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	check := func(what string) {
+		for range 2000 {
+			key := fmt.Sprintf("user:%d", rng.Uint64())
+			if got, err := r.LocateID(key); err != nil || got != ref.get(key) {
+				t.Fatalf("%s: LocateID(%q) = %q, %v; want %q", what, key, got, err, ref.get(key))
+			}
+		}
+		for _, p := range ref.pairs[:200] {
+			if got, _ := r.LocateID(p.label); got != p.id {
+				t.Fatalf("%s: LocateID(%q) on a point = %q, want %q", what, p.label, got, p.id)
+			}
+		}
+	}
+	check("built")
+	if err := r.Remove("w7", "w65000"); err != nil {
+		t.Fatal(err)
+	}
+	ref.remove("w7")
+	ref.remove("w65000")
+	check("after removals")
+	if err := r.Add(kolco.Node{ID: "extra", Weight: 3}); err != nil {
+		t.Fatal(err)
+	}
+	ref.add("extra", 3, "")
+	check("after an addition")
+}

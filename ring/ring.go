@@ -3,7 +3,6 @@ package ring
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"reflect"
 	"strconv"
 
@@ -81,14 +80,27 @@ func (c Config) withDefaults() (Config, error) {
 // no lock and see either the whole of a change or none of it; changes are
 // serialized. Create one with [New]; the zero Ring is not usable.
 type Ring struct {
-	cfg Config
-	// hash is cfg.Hash, finalized when it is a weak hash (see Config.Hash).
-	hash keyhash.Func
-	// xxh3 reports that cfg.Hash is keyhash.XXH3, the default, which Locate
-	// then calls directly: a direct call can be inlined and costs less than
-	// a call through a function value (see hashKey).
-	xxh3 bool
+	cfg  Config
+	keys keyHash
 	m    nodeset.Engine[Snapshot]
+}
+
+// keyHash is the hash a ring places keys and points with.
+type keyHash struct {
+	// fn is cfg.Hash, finalized when it is a weak hash (see Config.Hash).
+	fn keyhash.Func
+	// xxh3 reports that cfg.Hash is keyhash.XXH3, the default, which
+	// lookups then call directly: a direct call costs less than a call
+	// through a function value.
+	xxh3 bool
+}
+
+// hash returns the hash of key.
+func (k *keyHash) hash(key string) uint64 {
+	if k.xxh3 {
+		return keyhash.XXH3(key)
+	}
+	return k.fn(key)
 }
 
 var (
@@ -105,11 +117,10 @@ func New(nodes []kolco.Node, cfg Config) (*Ring, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Ring{
-		cfg:  cfg,
-		hash: keyhash.Finalized(cfg.Hash),
+	r := &Ring{cfg: cfg, keys: keyHash{
+		fn:   keyhash.Finalized(cfg.Hash),
 		xxh3: reflect.ValueOf(cfg.Hash).Pointer() == reflect.ValueOf(keyhash.XXH3).Pointer(),
-	}
+	}}
 	r.m = nodeset.Engine[Snapshot]{
 		Name: "ring",
 		Set:  func(s *Snapshot) nodeset.Set { return s.set },
@@ -130,20 +141,21 @@ func pointCount(vnodes int, n kolco.Node) (int, error) {
 	return max(int(c), 1), nil
 }
 
-// Locate returns the node owning key. The error is kolco.ErrNoNodes when
-// the ring is empty.
-func (r *Ring) Locate(key string) (kolco.Node, error) {
-	if n, _ := r.find(key); n != nil {
-		return *n, nil
+// Locate returns the node owning key: the ring's own, shared by every
+// lookup and never changed (a change builds new nodes), which the caller
+// must not modify. The error is kolco.ErrNoNodes when the ring is empty.
+func (r *Ring) Locate(key string) (*kolco.Node, error) {
+	if n, _ := r.lookup(key); n != nil {
+		return n, nil
 	}
-	return kolco.Node{}, kolco.ErrNoNodes
+	return nil, kolco.ErrNoNodes
 }
 
-// LocateID returns the ID of the node owning key: Locate's answer without
-// the copy of the whole Node, for callers that keep their own state per
-// node ID. The error is kolco.ErrNoNodes when the ring is empty.
+// LocateID returns the ID of the node owning key, for callers that keep
+// their own state per node ID. The error is kolco.ErrNoNodes when the ring
+// is empty.
 func (r *Ring) LocateID(key string) (string, error) {
-	if n, _ := r.find(key); n != nil {
+	if n, _ := r.lookup(key); n != nil {
 		return n.ID, nil
 	}
 	return "", kolco.ErrNoNodes
@@ -153,69 +165,25 @@ func (r *Ring) LocateID(key string) (string, error) {
 // for callers that keep their own table per node. The error is
 // kolco.ErrNoNodes, with -1, when the ring is empty.
 func (r *Ring) LocateIndex(key string) (int, error) {
-	if _, i := r.find(key); i >= 0 {
+	if _, i := r.lookup(key); i >= 0 {
 		return i, nil
 	}
 	return -1, kolco.ErrNoNodes
 }
 
-// find returns the node owning key in the current snapshot and its index
-// in the snapshot's node set, or nil and -1 when the ring is empty. Locate,
-// LocateID and LocateIndex are small enough to be inlined into their
-// callers, so that a lookup is one call.
-func (r *Ring) find(key string) (*kolco.Node, int) {
-	// hashKey and Snapshot.owner, written out: neither can be inlined,
-	// and each call cost about a nanosecond on a path of about twenty.
-	var h uint64
-	if r.xxh3 {
-		h = keyhash.XXH3(key)
-	} else {
-		h = r.hash(key)
-	}
-	s := r.m.Load()
-	if len(s.points) == 0 {
-		return nil, -1
-	}
-	hi, _ := bits.Mul64(h, s.slots)
-	lo, end := int(s.index[hi]), int(s.index[hi+1])
-	if end-lo > scanWidth {
-		i := int(s.owners[s.searchLong(h, lo, end)])
-		return &s.nodes[i], i
-	}
-	early := s.owners[min(lo, len(s.owners)-1)]
-	p := (*[scanWidth]uint64)(s.points[lo : lo+scanWidth])
-	lo += count4((*[4]uint64)(p[:4]), h) + count4((*[4]uint64)(p[4:]), h)
-	if lo == len(s.points) {
-		lo = 0
-	}
-	o := s.owners[lo]
-	if early == droppedOwner { // never; keeps the early load
-		o = 0
-	}
-	i := int(o)
-	return &s.nodes[i], i
-}
-
-// hashKey is Hash, with the default hash called directly.
-func (r *Ring) hashKey(key string) uint64 {
-	if r.xxh3 {
-		return keyhash.XXH3(key)
-	}
-	return r.hash(key)
-}
-
 // LocateHash returns the node owning a key whose hash is h, as computed by
-// [Ring.Hash]. It lets a caller that looks up one key in many rings hash it once.
-func (r *Ring) LocateHash(h uint64) (kolco.Node, error) {
-	s := r.m.Load()
-	if len(s.points) == 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
+// [Ring.Hash]. It lets a caller that looks up one key in many rings hash
+// it once. The node is the ring's own, as Locate's. The error is
+// kolco.ErrNoNodes when the ring is empty.
+func (r *Ring) LocateHash(h uint64) (*kolco.Node, error) {
+	if n, _ := r.lookupHash(h); n != nil {
+		return n, nil
 	}
-	return s.nodes[s.owner(h)], nil
+	return nil, kolco.ErrNoNodes
 }
 
 // Hash returns the hash of key that the ring places.
-func (r *Ring) Hash(key string) uint64 { return r.hashKey(key) }
+func (r *Ring) Hash(key string) uint64 { return r.keys.hash(key) }
 
 // LocateN appends to dst up to n distinct nodes for key in preference order
 // (see the package documentation) and returns the extended slice. If n
@@ -223,7 +191,7 @@ func (r *Ring) Hash(key string) uint64 { return r.hashKey(key) }
 // only when dst lacks capacity. The error is kolco.ErrBadCount when n < 1
 // and kolco.ErrNoNodes when the ring is empty.
 func (r *Ring) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
-	return r.LocateHashN(dst, r.hashKey(key), n)
+	return r.LocateHashN(dst, r.keys.hash(key), n)
 }
 
 // LocateHashN is [Ring.LocateN] for a precomputed key hash.
@@ -235,7 +203,7 @@ func (r *Ring) LocateHashN(dst []kolco.Node, h uint64, n int) ([]kolco.Node, err
 	if len(s.points) == 0 {
 		return dst, kolco.ErrNoNodes
 	}
-	return s.walk(dst, s.search(h), n, r.cfg.ZoneAware), nil
+	return s.walk(dst, s.successor(h), n, r.cfg.ZoneAware), nil
 }
 
 // Nodes returns a copy of the nodes, sorted by ID.

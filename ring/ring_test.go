@@ -269,6 +269,6 @@ func TestLookupsDoNotAllocate(t *testing.T) {
 	}
 }
 
-var sinkNode kolco.Node
+var sinkNode *kolco.Node
 
 var sinkID string

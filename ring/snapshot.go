@@ -12,17 +12,20 @@ import (
 // over the points never meets a node its state does not know (package
 // bounded does this).
 type Snapshot struct {
-	cfg    *Config  // the ring's, defaults filled in
-	points []uint64 // sorted ascending; equal points ordered by owner (= by ID)
-	owners []uint32 // owners[i] indexes nodes for points[i]
+	cfg    *Config   // the ring's, defaults filled in
+	points []uint64  // sorted ascending; equal points ordered by owner (= by ID)
+	owners ownerList // owners.at(i) indexes nodes for points[i]
 	set    nodeset.Set
 	nodes  []kolco.Node // set.View(), sorted by ID
 	zoneOf []uint32     // zone index of each node
 	zones  int          // number of distinct zones
 
-	// index and slots locate a hash's bucket of points; see index.go.
-	index []uint32
-	slots uint64
+	// table, base, off and slots answer lookups; see index.go.
+	table    []uint32
+	base     []uint32
+	off      []uint16
+	slots    uint64
+	offShift uint
 }
 
 // Snapshot returns the ring's current state.
@@ -49,13 +52,13 @@ func (s *Snapshot) Successor(h uint64) int {
 	if len(s.points) == 0 {
 		return -1
 	}
-	return s.search(h)
+	return s.successor(h)
 }
 
 // Owner returns the index in ID order of the node that owns point p, for p
 // in [0, Points()). Points follow one another clockwise: p+1, wrapping
 // from the last to 0.
-func (s *Snapshot) Owner(p int) int { return int(s.owners[p]) }
+func (s *Snapshot) Owner(p int) int { return int(s.owners.at(p)) }
 
 // maxBitsetNodes is the node count up to which walk tracks taken nodes
 // and zones in a bitset on the stack; larger rings compare against the
@@ -76,7 +79,7 @@ func (s *Snapshot) walk(dst []kolco.Node, start, n int, zoneAware bool) []kolco.
 	if zoneAware && s.zones > 1 {
 		zonesLeft := s.zones
 		for k, p := 0, start; k < len(s.points) && len(dst)-base < n && zonesLeft > 0; k++ {
-			o := s.owners[p]
+			o := s.owners.at(p)
 			z := s.zoneOf[o]
 			if !s.isTaken(dst[base:], &taken, small, o) && !s.zoneIsTaken(dst[base:], &zoneTaken, small, o, z) {
 				dst = append(dst, s.nodes[o])
@@ -92,7 +95,7 @@ func (s *Snapshot) walk(dst []kolco.Node, start, n int, zoneAware bool) []kolco.
 		}
 	}
 	for k, p := 0, start; k < len(s.points) && len(dst)-base < n; k++ {
-		o := s.owners[p]
+		o := s.owners.at(p)
 		if !s.isTaken(dst[base:], &taken, small, o) {
 			dst = append(dst, s.nodes[o])
 			if small {

@@ -65,7 +65,7 @@ func FuzzMembership(f *testing.F) {
 			case 2:
 				err = m.Reweight(id, w)
 			case 3:
-				var got kolco.Node
+				var got *kolco.Node
 				if got, err = m.Locate(id); err == nil && !hasNode(m.Nodes(), got.ID) {
 					t.Fatalf("Locate returned %s, not a member", got.ID)
 				}

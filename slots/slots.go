@@ -236,16 +236,15 @@ func (m *Map) Owner(slot int) (kolco.Node, error) {
 
 // Locate returns the owner of key's slot. The error is [kolco.ErrNoNodes]
 // when the map has no nodes.
-func (m *Map) Locate(key string) (kolco.Node, error) {
+func (m *Map) Locate(key string) (*kolco.Node, error) {
 	if n, _ := m.find(key); n != nil {
-		return *n, nil
+		return n, nil
 	}
-	return kolco.Node{}, kolco.ErrNoNodes
+	return nil, kolco.ErrNoNodes
 }
 
-// LocateID returns the ID of the node Locate returns, without copying the
-// whole Node. The error is kolco.ErrNoNodes when the placement has no
-// nodes.
+// LocateID returns the ID of the node Locate returns. The error is
+// kolco.ErrNoNodes when the placement has no nodes.
 func (m *Map) LocateID(key string) (string, error) {
 	if n, _ := m.find(key); n != nil {
 		return n.ID, nil

@@ -48,7 +48,7 @@ func TestOverCompatPlacement(t *testing.T) {
 			t.Fatalf("%q: over the registry's twemproxy %s, configured ketama %s", key, a, b)
 		}
 		owner, _ := lm.Locate(key)
-		want, err := gomemcache.Resolve(owner)
+		want, err := gomemcache.Resolve(*owner)
 		if got, _ := overLM.PickServer(key); err != nil || got.String() != want.String() {
 			t.Fatalf("%q: %s, libmemcached places it on %s (%v)", key, got, want, err)
 		}

@@ -178,14 +178,17 @@ func applyVersion(version string, c kolco.Change, fromFlags func(error) error) f
 // servers hold keys by address: a key moves when its server's address
 // changes, whatever the names.
 func byAddress(p kolco.Placement) planStep {
-	v := addrView{p: p, nodes: map[string]kolco.Node{}}
+	v := addrView{p: p, nodes: map[string]*kolco.Node{}}
 	names := map[string]string{}
 	for _, n := range p.Nodes() {
 		a := addrOf(n)
 		names[n.ID] = a
 		m := v.nodes[a]
-		m.ID, m.Addr, m.Weight = a, a, m.Weight+n.EffectiveWeight()
-		v.nodes[a] = m
+		if m == nil {
+			m = &kolco.Node{ID: a, Addr: a}
+			v.nodes[a] = m
+		}
+		m.Weight += n.EffectiveWeight()
 	}
 	return planStep{p: v, names: names}
 }
@@ -202,15 +205,15 @@ func addrOf(n kolco.Node) string {
 // that share an address are one node, of their summed weight.
 type addrView struct {
 	p     kolco.Placement
-	nodes map[string]kolco.Node
+	nodes map[string]*kolco.Node
 }
 
-func (v addrView) Locate(key string) (kolco.Node, error) {
+func (v addrView) Locate(key string) (*kolco.Node, error) {
 	n, err := v.p.Locate(key)
 	if err != nil {
-		return n, err
+		return nil, err
 	}
-	return v.nodes[addrOf(n)], nil
+	return v.nodes[addrOf(*n)], nil
 }
 
 func (v addrView) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
@@ -222,7 +225,7 @@ func (v addrView) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, er
 	for _, o := range all {
 		a := v.nodes[addrOf(o)]
 		if len(dst)-start < n && !slices.ContainsFunc(dst[start:], func(x kolco.Node) bool { return x.ID == a.ID }) {
-			dst = append(dst, a)
+			dst = append(dst, *a)
 		}
 	}
 	return dst, nil
@@ -231,7 +234,7 @@ func (v addrView) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, er
 func (v addrView) Nodes() []kolco.Node {
 	out := make([]kolco.Node, 0, len(v.nodes))
 	for _, n := range v.nodes {
-		out = append(out, n)
+		out = append(out, *n)
 	}
 	slices.SortFunc(out, func(a, b kolco.Node) int { return strings.Compare(a.ID, b.ID) })
 	return out

@@ -72,7 +72,7 @@ func (r *Ring) IndexToken(t int64) int { return r.ring.Locate(point(t)) }
 
 // Locate returns the primary replica of a serialized partition key. The
 // error is always nil.
-func (r *Ring) Locate(key string) (kolco.Node, error) {
+func (r *Ring) Locate(key string) (*kolco.Node, error) {
 	return r.list.At(r.Index(bytestr.Of(key))), nil
 }
 

@@ -262,7 +262,7 @@ func TestLocateN(t *testing.T) {
 			for _, k := range []string{"a", "b", "\xff"} {
 				first, _ := p.Locate(k)
 				got, err := p.LocateN(nil, k, 9)
-				if err != nil || len(got) != 4 || got[0] != first {
+				if err != nil || len(got) != 4 || got[0] != *first {
 					t.Fatalf("LocateN(%q) = %v, %v", k, got, err)
 				}
 			}

@@ -110,7 +110,7 @@ func (g *Maglev) Index(key []byte) int { return g.IndexHash(xxhash.Sum64(key)) }
 func (g *Maglev) IndexHash(h uint64) int { return int(g.table[h%uint64(len(g.table))]) }
 
 // Locate returns the host Envoy picks for key. The error is always nil.
-func (g *Maglev) Locate(key string) (kolco.Node, error) {
+func (g *Maglev) Locate(key string) (*kolco.Node, error) {
 	return g.list.At(g.Index(bytestr.Of(key))), nil
 }
 

@@ -90,7 +90,7 @@ func (r *Ring) Index(key []byte) int { return r.IndexHash(xxhash.Sum64(key)) }
 func (r *Ring) IndexHash(h uint64) int { return r.ring.Locate(h) }
 
 // Locate returns the host Envoy picks for key. The error is always nil.
-func (r *Ring) Locate(key string) (kolco.Node, error) {
+func (r *Ring) Locate(key string) (*kolco.Node, error) {
 	return r.list.At(r.Index(bytestr.Of(key))), nil
 }
 

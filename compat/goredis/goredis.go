@@ -70,7 +70,7 @@ func (r *Ring) best(kh uint64) int {
 }
 
 // Locate returns the shard the Ring sends key to. The error is always nil.
-func (r *Ring) Locate(key string) (kolco.Node, error) {
+func (r *Ring) Locate(key string) (*kolco.Node, error) {
 	return r.list.At(r.best(keyHash(key))), nil
 }
 

@@ -147,7 +147,7 @@ func (r *Ring) LocateIndex(key string) (int, error) {
 
 // Locate returns the endpoint a request whose hash header holds key is
 // sent to. The error is always nil.
-func (r *Ring) Locate(key string) (kolco.Node, error) {
+func (r *Ring) Locate(key string) (*kolco.Node, error) {
 	i, _ := r.LocateIndex(key)
 	return r.list.At(i), nil
 }

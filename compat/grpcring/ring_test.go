@@ -88,7 +88,7 @@ func TestLocate(t *testing.T) {
 		n, _ := r.Locate(key)
 		j, _ := r.LocateIndex(key)
 		all, err := r.LocateN(nil, key, 5)
-		if err != nil || nodes[j] != n || len(all) != 3 || all[0] != n || all[1] == all[2] || all[0] == all[1] {
+		if err != nil || nodes[j] != *n || len(all) != 3 || all[0] != *n || all[1] == all[2] || all[0] == all[1] {
 			t.Fatalf("%q: Locate %v, index %d, LocateN %v %v", key, n, j, all, err)
 		}
 		if r.IndexHash(grpcring.RequestHash(key)) != j || grpcring.RequestHash(key) != xxhash.Sum64String(key) {

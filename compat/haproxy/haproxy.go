@@ -177,7 +177,7 @@ func (p *Placement) IndexHash(h uint32) int {
 }
 
 // Locate returns the server HAProxy sends key to. The error is always nil.
-func (p *Placement) Locate(key string) (kolco.Node, error) {
+func (p *Placement) Locate(key string) (*kolco.Node, error) {
 	return p.list.At(p.Index(bytestr.Of(key))), nil
 }
 

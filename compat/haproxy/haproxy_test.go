@@ -258,7 +258,7 @@ func TestLocateN(t *testing.T) {
 			for _, k := range []string{"a", "key", "\xff\xfe"} {
 				first, _ := p.Locate(k)
 				got, err := p.LocateN(nil, k, 5)
-				if err != nil || len(got) != 3 || got[0] != first {
+				if err != nil || len(got) != 3 || got[0] != *first {
 					t.Fatalf("%v LocateN(%q, 5) = %v, %v", ht, k, got, err)
 				}
 				if got[0].ID == got[1].ID || got[1].ID == got[2].ID || got[0].ID == got[2].ID {

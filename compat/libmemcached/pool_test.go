@@ -129,7 +129,7 @@ func TestLocate(t *testing.T) {
 					t.Fatalf("Locate(%q) = %+v, %v", key, n, err)
 				}
 				all, err := p.LocateN(nil, key, 9)
-				if err != nil || len(all) != 3 || all[0] != n || all[1].ID == all[2].ID || all[0].ID == all[1].ID || all[0].ID == all[2].ID {
+				if err != nil || len(all) != 3 || all[0] != *n || all[1].ID == all[2].ID || all[0].ID == all[1].ID || all[0].ID == all[2].ID {
 					t.Fatalf("LocateN(%q, 9) = %+v, %v", key, all, err)
 				}
 			}

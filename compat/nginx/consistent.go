@@ -78,7 +78,7 @@ func (c *Consistent) Index(key []byte) int {
 func (c *Consistent) Points() int { return c.ring.Len() }
 
 // Locate returns the server nginx sends key to. The error is always nil.
-func (c *Consistent) Locate(key string) (kolco.Node, error) {
+func (c *Consistent) Locate(key string) (*kolco.Node, error) {
 	return c.list.At(c.Index(bytestr.Of(key))), nil
 }
 

@@ -84,7 +84,7 @@ func (h *Hash) serverOf(sum uint32) int {
 }
 
 // Locate returns the server nginx sends key to. The error is always nil.
-func (h *Hash) Locate(key string) (kolco.Node, error) {
+func (h *Hash) Locate(key string) (*kolco.Node, error) {
 	return h.list.At(h.Index(bytestr.Of(key))), nil
 }
 

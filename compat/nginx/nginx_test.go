@@ -280,7 +280,7 @@ func TestLocateN(t *testing.T) {
 			for _, k := range []string{"a", "b", "\xff"} {
 				first, _ := p.Locate(k)
 				got, err := p.LocateN(nil, k, 10)
-				if err != nil || len(got) != len(servers) || got[0] != first {
+				if err != nil || len(got) != len(servers) || got[0] != *first {
 					t.Fatalf("LocateN(%q, 10) = %v, %v; want all %d servers, %v first", k, got, err, len(servers), first)
 				}
 				seen := map[string]bool{}

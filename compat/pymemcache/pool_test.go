@@ -106,7 +106,7 @@ func TestLocateN(t *testing.T) {
 			t.Fatalf("LocateN(%q) = %v, %v", key, all, err)
 		}
 		first, _ := p.Locate(key)
-		if all[0] != first {
+		if all[0] != *first {
 			t.Fatalf("LocateN(%q)[0] = %v, Locate = %v", key, all[0], first)
 		}
 		// Each next node is the winner once the ones before are removed.

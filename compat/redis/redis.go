@@ -100,7 +100,7 @@ func (c *Cluster) Index(key []byte) int { return int(c.owner[Slot(key)]) }
 func (c *Cluster) IndexSlot(slot int) int { return int(c.owner[slot]) }
 
 // Locate returns the master that serves key. The error is always nil.
-func (c *Cluster) Locate(key string) (kolco.Node, error) {
+func (c *Cluster) Locate(key string) (*kolco.Node, error) {
 	return c.list.At(int(c.owner[slots.KeySlot(key)])), nil
 }
 

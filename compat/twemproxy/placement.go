@@ -7,7 +7,7 @@ import (
 
 // Locate returns the node of the server nutcracker sends key to. The error
 // is [kolco.ErrNoNodes] for the zero Pool.
-func (p *Pool) Locate(key string) (kolco.Node, error) {
+func (p *Pool) Locate(key string) (*kolco.Node, error) {
 	return p.list.Node(p.Index(bytestr.Of(key)))
 }
 

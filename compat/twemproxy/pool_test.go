@@ -149,7 +149,7 @@ func TestLocate(t *testing.T) {
 					t.Fatalf("Locate(%q) = %+v, Index = %d", key, n, idx)
 				}
 				all, err := p.LocateN(nil, key, 5)
-				if err != nil || len(all) != 3 || all[0] != n || all[1].ID == all[2].ID || all[0].ID == all[1].ID || all[0].ID == all[2].ID {
+				if err != nil || len(all) != 3 || all[0] != *n || all[1].ID == all[2].ID || all[0].ID == all[1].ID || all[0].ID == all[2].ID {
 					t.Fatalf("LocateN(%q, 5) = %+v, %v", key, all, err)
 				}
 			}

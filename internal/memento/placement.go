@@ -43,11 +43,11 @@ func New(name string, nodes []kolco.Node, hash keyhash.Func, bucket BucketFunc) 
 }
 
 // Locate returns the owner of key, or kolco.ErrNoNodes.
-func (p *Placement) Locate(key string) (kolco.Node, error) {
+func (p *Placement) Locate(key string) (*kolco.Node, error) {
 	if n, _ := p.find(key); n != nil {
-		return *n, nil
+		return n, nil
 	}
-	return kolco.Node{}, kolco.ErrNoNodes
+	return nil, kolco.ErrNoNodes
 }
 
 // LocateID returns the ID of the owner of key, or kolco.ErrNoNodes.

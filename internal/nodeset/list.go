@@ -47,17 +47,18 @@ func NewList(nodes []kolco.Node, placed []bool) (List, error) {
 // Len returns the number of nodes, placed or not.
 func (l *List) Len() int { return len(l.all) }
 
-// At returns node i in the other system's order.
-func (l *List) At(i int) kolco.Node { return l.all[i] }
+// At returns node i in the other system's order: the list's own copy,
+// which the caller must not modify (a placement's Locate returns it).
+func (l *List) At(i int) *kolco.Node { return &l.all[i] }
 
 // Node returns node i, the answer of a compat placement's Locate given
 // its lookup's index; i < 0, a lookup's index on a placement without
 // nodes, gives [kolco.ErrNoNodes].
-func (l *List) Node(i int) (kolco.Node, error) {
+func (l *List) Node(i int) (*kolco.Node, error) {
 	if i < 0 {
-		return kolco.Node{}, kolco.ErrNoNodes
+		return nil, kolco.ErrNoNodes
 	}
-	return l.all[i], nil
+	return &l.all[i], nil
 }
 
 // Nodes returns a copy of the placed nodes sorted by ID.

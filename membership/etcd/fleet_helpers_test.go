@@ -129,8 +129,11 @@ func sameOwners(t *testing.T, p, q kolco.Placement, keys []string) {
 	for _, k := range keys {
 		a, errA := p.Locate(k)
 		b, errB := q.Locate(k)
-		if a.ID != b.ID || (errA == nil) != (errB == nil) {
-			t.Fatalf("key %q: on %q (%v) and on %q (%v)", k, a.ID, errA, b.ID, errB)
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("key %q: errors %v and %v", k, errA, errB)
+		}
+		if errA == nil && a.ID != b.ID {
+			t.Fatalf("key %q: on %q and on %q", k, a.ID, b.ID)
 		}
 	}
 }

@@ -232,8 +232,11 @@ func articleDemo() (Demo, error) {
 		return d, err
 	}
 	after, err := r.Locate(d.Key)
+	if err != nil {
+		return d, err
+	}
 	d.After = after.ID
-	return d, err
+	return d, nil
 }
 
 // seedRing returns the article's build_ring: nodes prefix-0 ... prefix-9

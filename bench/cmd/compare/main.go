@@ -6,7 +6,7 @@
 //	cd bench && go run ./cmd/compare [-d 10ms] [-rounds 5]
 //
 // Lookups of all libraries of one size are measured in interleaved rounds
-// and the fastest round of each is kept, so that a neighbour's load on a
+// and the median round of each is kept, so that a neighbour's load on a
 // shared machine slows every library alike instead of one of them.
 package main
 
@@ -23,7 +23,7 @@ import (
 
 func main() {
 	d := flag.Duration("d", 10*time.Millisecond, "time per library per round of lookups")
-	rounds := flag.Int("rounds", 5, "interleaved rounds; the fastest is kept")
+	rounds := flag.Int("rounds", 5, "interleaved rounds; the median is kept (the targets run twice as many)")
 	only := flag.Bool("targets", false, "measure only the ring's targets, not the table of libraries")
 	flag.Parse()
 	if err := run(*d, *rounds, *only); err != nil {
@@ -125,7 +125,7 @@ func lookupTable(keys []string, d time.Duration, rounds int) ([]*row, error) {
 	for _, n := range sizes {
 		ids := bench.NodeIDs(n)
 		var live []*row
-		var fns []func(string) string
+		var loops []bench.Loop
 		for _, r := range rows {
 			if !r.fits(n) {
 				continue
@@ -136,31 +136,17 @@ func lookupTable(keys []string, d time.Duration, rounds int) ([]*row, error) {
 			}
 			r.bytes, r.bytesN = float64(b)/float64(inst.Points), n
 			if n == 100 {
-				r.allocs = bench.Allocs(inst.Lookup, keys)
+				r.allocs = bench.Allocs(inst.Loop, keys)
 			}
 			live = append(live, r)
-			fns = append(fns, inst.Lookup)
+			loops = append(loops, inst.Loop)
 		}
-		best := interleaved(fns, keys, d, rounds)
+		med := bench.Interleaved(loops, keys, d, rounds)
 		for i, r := range live {
-			r.ns[n] = best[i]
+			r.ns[n] = med[i]
 		}
 	}
 	return rows, nil
-}
-
-// interleaved times each lookup for d per round over rounds rounds and
-// returns each one's fastest round in ns per lookup.
-func interleaved(fns []func(string) string, keys []string, d time.Duration, rounds int) []float64 {
-	best := make([]float64, len(fns))
-	for range rounds {
-		for i, f := range fns {
-			if ns := bench.NsPerOp(f, keys, d); best[i] == 0 || ns < best[i] {
-				best[i] = ns
-			}
-		}
-	}
-	return best
 }
 
 // changeColumns measures build and add-one at 100 nodes, and balance and
@@ -208,7 +194,7 @@ func printTable(rows []*row) {
 		fmt.Println("| " + strings.Join(cells, " | ") + " |")
 	}
 	fmt.Printf("\n¹ Not built: this library re-sorts all its points for every node it adds, so a build of N nodes costs N·P·log P; sizes with N²·V above %d are skipped to keep the run within minutes.\n", buildBudget)
-	fmt.Println("Lookups: the fastest of interleaved rounds over 65536 keys \"user:<i>\". Heap bytes per point: live heap after GC, before and after building, over points (nodes for the non-ring placements). Build and add: the fastest of 5, wall time. Load and movement: 100k keys.")
+	fmt.Println("Lookups: the median of interleaved rounds over 65536 keys \"user:<i>\", each library called directly in a loop as a program calls it. Heap bytes per point: live heap after GC, before and after building, over points (nodes for the non-ring placements). Build and add: the fastest of 5, wall time. Load and movement: 100k keys.")
 }
 
 func dur(d time.Duration) string {
