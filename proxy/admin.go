@@ -35,8 +35,10 @@ import (
 
 // PoolStatus is a pool as the admin endpoint reports it.
 type PoolStatus struct {
-	Name         string `json:"name"`
-	Listen       string `json:"listen"`
+	Name   string `json:"name"`
+	Listen string `json:"listen"`
+	// Protocol is "memcached", or "redis" for a Redis pool.
+	Protocol     string `json:"protocol"`
 	Distribution string `json:"distribution"`
 	// Hash is the key hash: hash for ketama and modula, key_hash for
 	// kolco's distributions.
@@ -100,7 +102,7 @@ func (b *backend) ref() ServerRef {
 func (e poolEntry) status() PoolStatus {
 	p := e.p
 	c := p.cfg
-	ps := PoolStatus{Name: p.name, Listen: c.Listen, Distribution: c.Distribution, Hash: c.Hash, HashTag: c.HashTag,
+	ps := PoolStatus{Name: p.name, Listen: c.Listen, Protocol: c.protocol(), Distribution: c.Distribution, Hash: c.Hash, HashTag: c.HashTag,
 		Ejection: c.Ejection, Replicas: c.Replicas}
 	if c.Distribution != twemproxy.Ketama && c.Distribution != twemproxy.Modula {
 		ps.Hash = c.KeyHash

@@ -16,6 +16,7 @@ type backend struct {
 	spec   twemproxy.Server
 	addr   string
 	zone   string
+	index  int // in the pool's backends
 	conns  []*serverConn
 	next   atomic.Uint32
 	health health
@@ -36,7 +37,7 @@ type backend struct {
 }
 
 func newBackend(p *pool, spec twemproxy.Server) *backend {
-	b := &backend{pool: p, spec: spec, addr: spec.Addr(), zone: p.cfg.zoneOf(spec)}
+	b := &backend{pool: p, spec: spec, addr: spec.Addr(), zone: p.cfg.zoneOf(spec), index: len(p.backends)}
 	b.downErr = &ServerError{Addr: b.addr, Err: ErrServerDown}
 	b.stats = newServerStats(p.met, p.name, b)
 	for range p.cfg.ServerConnections {

@@ -23,10 +23,16 @@ type client struct {
 	charge *charge
 	drains drainState
 	batch  flushBatch
+	redis  bool // of a Redis pool
 }
 
 func (s *Server) newClient(ln *listener, conn net.Conn) *client {
 	p := ln.pool.Load()
+	if p.cfg.Redis {
+		// Served by a redisClient (see serveRedis), which takes the
+		// client's part in drains from it.
+		return &client{srv: s, ln: ln, conn: conn, redis: true}
+	}
 	c := &client{srv: s, ln: ln, conn: conn, q: make(chan *request, p.cfg.MaxPending),
 		charge: newCharge(s.budget, p.cfg)}
 	c.charge.flush = c.batch.flush
@@ -36,6 +42,10 @@ func (s *Server) newClient(ln *listener, conn net.Conn) *client {
 
 // serve serves the client until it closes, quits or is drained.
 func (c *client) serve() {
+	if c.redis {
+		c.serveRedis()
+		return
+	}
 	p, conn := c.ln.pool.Load(), c.conn
 	in := &byteCount{rw: c.rw(), total: &p.stats.bytesIn, before: c.batch.flush}
 	out := &byteCount{rw: c.rw(), total: &p.stats.bytesOut}

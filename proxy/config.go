@@ -107,11 +107,16 @@ type PoolConfig struct {
 	Backlog int `yaml:"backlog"`
 	// Preconnect connects to every server at start.
 	Preconnect bool `yaml:"preconnect"`
-	// Redis must be false: only memcached pools are served.
+	// Redis makes the pool speak the Redis protocol (RESP2) to its clients
+	// and servers instead of memcached's.
 	Redis bool `yaml:"redis"`
-	// RedisAuth and RedisDB are accepted only empty, for redis pools.
+	// RedisAuth, as in nutcracker, is the password clients must give with
+	// AUTH before any other command, and the one the proxy gives each
+	// server on connecting (see RedisClientAuth and RedisServerAuth).
 	RedisAuth string `yaml:"redis_auth"`
-	RedisDB   int    `yaml:"redis_db"`
+	// RedisDB is the database the proxy selects on every server
+	// connection; clients see it as database 0.
+	RedisDB int `yaml:"redis_db"`
 	// ServerConnections is the number of connections to each server.
 	// Default 1.
 	ServerConnections int `yaml:"server_connections"`
@@ -194,6 +199,14 @@ type PoolConfig struct {
 	// Zone is this proxy's zone: a read goes to the key's first live
 	// replica in it, else to its first live replica.
 	Zone string `yaml:"zone"`
+	// RedisClientAuth is the password clients must give, in place of
+	// RedisAuth's: the proxy's own, so that clients need not know the
+	// servers'.
+	RedisClientAuth string `yaml:"redis_client_auth"`
+	// RedisServerAuth maps servers, by name (or address when unnamed), to
+	// the password the proxy gives them with AUTH, in place of
+	// RedisAuth's; an empty one sends no AUTH.
+	RedisServerAuth map[string]string `yaml:"redis_server_auth"`
 	// Warm (warm) applies changes of placement warm: see [Warm].
 	Warm Warm `yaml:"-"`
 	// Sweep (sweep) removes the copies a change leaves on servers that
@@ -213,8 +226,8 @@ type Warm struct {
 	// Enabled (enabled) turns warm changes on or off. Default: on for
 	// kolco's distributions with one copy of each key; off for ketama and
 	// modula, which keep nutcracker's behaviour unless asked (one server
-	// per request, as nutcracker chooses it), and with replicas, which it
-	// is not combined with (it is refused there).
+	// per request, as nutcracker chooses it), and with replicas and in
+	// Redis pools, which it is not combined with (it is refused there).
 	Enabled *bool
 	// Window (window) is the longest a migration window stays open.
 	// Default 10 minutes.

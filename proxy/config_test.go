@@ -147,7 +147,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unknown kolco key", pool("") + "kolco:\n  metrics: x\n", "", "kolco.metrics", ErrUnknownKey},
 		{"value of the wrong type", pool("  timeout: soon\n"), "p", "timeout", nil},
 		{"unknown health_check key", pool("  health_check: {intervl: 5}\n"), "p", "health_check", nil},
-		{"redis", pool("  redis: true\n"), "p", "redis", nil},
+		{"redis_auth in a memcached pool", pool("  redis_auth: x\n"), "p", "redis_auth", nil},
 		{"bad listen", "p:\n  listen: nowhere\n  servers: [\"a:1:1\"]\n", "p", "listen", nil},
 		{"unix listen bad mode", "p:\n  listen: /tmp/x.sock 0999\n  servers: [\"a:1:1\"]\n", "p", "listen", nil},
 		{"unix listen mode too large", "p:\n  listen: /tmp/x.sock 01777\n  servers: [\"a:1:1\"]\n", "p", "listen", nil},
@@ -306,6 +306,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("p: &a {listen: x}\nq: *a\n"))
 	f.Add([]byte("p:\n  listen: 127.0.0.1:1\n  distribution: ring\n  replicas: 2\n  zone: a\n  zones: {x: a, \"b:2\": b}\n  servers: [\"a:1:1 x\", \"b:2:1\"]\n"))
 	f.Add([]byte("p:\n  listen: /tmp/kolco.sock 0660\n  servers: [\"/tmp/mc.sock:1 a\", \"/tmp/mc2.sock:2\"]\n"))
+	f.Add([]byte(nutcrackerRedisYAML + "  redis_client_auth: x\n  redis_server_auth: {server1: y, \"127.0.0.1:6381\": \"\"}\n"))
 	f.Add([]byte("p:\n  listen: 127.0.0.1:1\n  distribution: jump\n  warm: {window: 5000, depth: 3, quiet: 10}\n  sweep: {exclusive: [a, \"*\"], rate: 10}\n  servers: [\"a:1:1\"]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := ParseConfig(data)

@@ -240,6 +240,11 @@ func (c *serverConn) dial(ctx context.Context) (*session, error) {
 		c.b.stats.closed(err)
 		return nil, err
 	}
+	if err := c.b.handshake(conn, c.b.pool.cfg.Timeout); err != nil {
+		conn.Close()
+		c.b.stats.closed(err)
+		return nil, err
+	}
 	c.b.stats.conns.Add(1)
 	s := &session{conn: conn, rw: conn}
 	if r := newRawIO(conn); r != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kolco-dev/kolco/compat/twemproxy"
 	"github.com/kolco-dev/kolco/keyhash"
+	"github.com/kolco-dev/kolco/proxy/redis"
 )
 
 // DefaultPoolConfig returns the settings of a pool that sets none of them,
@@ -159,6 +160,11 @@ func (p *PoolConfig) WithDefaults() *PoolConfig {
 	setDefault(&c.ServerFailureLimit, d.ServerFailureLimit)
 	setDefault(&c.ServerRetryTimeout, d.ServerRetryTimeout)
 	setDefault(&c.MaxClientConnections, d.MaxClientConnections)
+	if c.Redis {
+		// A Redis value may be as large as the server's
+		// proto-max-bulk-len; memcached's item limit means nothing here.
+		setDefault(&c.MaxValueSize, redis.DefaultMaxBulk)
+	}
 	setDefault(&c.MaxValueSize, d.MaxValueSize)
 	setDefault(&c.ClientBufferLimit, d.ClientBufferLimit)
 	setDefault(&c.MaxPending, d.MaxPending)
@@ -176,7 +182,7 @@ func (p *PoolConfig) WithDefaults() *PoolConfig {
 	setDefault(&c.HealthCheck.Interval, c.ServerRetryTimeout)
 	setDefault(&c.HealthCheck.Timeout, c.Timeout)
 	if c.Warm.Enabled == nil {
-		c.Warm.Enabled = new(!isTwemproxy(&c) && c.Replicas <= 1)
+		c.Warm.Enabled = new(!isTwemproxy(&c) && c.Replicas <= 1 && !c.Redis)
 	}
 	setDefault(&c.Warm.Window, d.Warm.Window)
 	setDefault(&c.Warm.Depth, d.Warm.Depth)

@@ -1,8 +1,9 @@
-// Package proxy is a memcached sharding proxy that takes a twemproxy
-// (nutcracker) configuration unchanged and places every key exactly where
-// twemproxy does, then adds what twemproxy lacks: reload without restart, a
-// choice between rehashing and failing fast when a server fails, active
-// health probes, the meta protocol, and more than one core.
+// Package proxy is a memcached and Redis sharding proxy that takes a
+// twemproxy (nutcracker) configuration unchanged and places every key
+// exactly where twemproxy does, then adds what twemproxy lacks: reload
+// without restart, a choice between rehashing and failing fast when a
+// server fails, active health probes, the meta protocol, and more than one
+// core.
 //
 // Placement is ketama consistent hashing (Richard Jones, last.fm, 2007), an
 // instance of Karger et al., "Consistent Hashing and Random Trees" (STOC
@@ -15,15 +16,16 @@
 // A file is nutcracker.yml: each top-level key is a pool with nutcracker's
 // keys (listen, hash, hash_tag, distribution, timeout, backlog, preconnect,
 // server_connections, auto_eject_hosts, server_retry_timeout,
-// server_failure_limit, servers). kolco's keys sit beside them in a pool
-// (ejection, health_check, max_client_connections, client_idle_timeout,
-// max_value_size, max_keys, max_pending, client_buffer_limit, flush_all,
-// warm, sweep, and key_hash, vnodes, replicas, zones and zone for kolco's
-// distributions, and membership), and proxy-wide settings under the
-// top-level key "kolco" (metrics_listen, stats_listen, stats_interval,
-// admin_listen, admin_token_file, admin_peers, buffer_limit, threads,
-// log_level, shutdown_timeout).
-// See [PoolConfig] and [GlobalConfig]; the defaults,
+// server_failure_limit, servers, redis, redis_auth, redis_db). kolco's
+// keys sit beside them in a pool (ejection, health_check,
+// max_client_connections, client_idle_timeout, max_value_size, max_keys,
+// max_pending, client_buffer_limit, flush_all, warm, sweep, and key_hash,
+// vnodes, replicas, zones and zone for kolco's distributions,
+// redis_client_auth and redis_server_auth for Redis pools, and
+// membership), and proxy-wide settings under the top-level key "kolco"
+// (metrics_listen, stats_listen, stats_interval, admin_listen,
+// admin_token_file, admin_peers, buffer_limit, threads, log_level,
+// shutdown_timeout). See [PoolConfig] and [GlobalConfig]; the defaults,
 // with the reason for each, are [DefaultPoolConfig] and
 // [DefaultGlobalConfig]. Durations are milliseconds in the file, as in
 // nutcracker, and time.Duration in the types. A configuration that cannot
@@ -85,6 +87,24 @@
 // to every copy, reads to the copy in the proxy's zone that is not down. A
 // down server keeps its place (its keys are read from their other copies)
 // and is emptied with flush_all before it serves again. cas is refused.
+//
+// # Redis
+//
+// A pool with redis: true speaks RESP2 (package proxy/redis): commands of
+// one key go to its server; MGET, MSET, DEL, UNLINK, EXISTS and TOUCH are
+// split by server and merged; other commands of several keys go to their
+// server when it is one, and are refused otherwise. PING, ECHO, QUIT,
+// SELECT 0, AUTH and HELLO are answered by the proxy, and unsupported
+// commands get an error with the connection kept. redis_auth is required
+// of clients and given to servers, as nutcracker does; kolco's
+// redis_client_auth and redis_server_auth set them apart, per server.
+// redis_db is selected on every server connection. Probes send PING; a
+// server answering -LOADING is down until it is ready ([ErrServerLoading]).
+// A Redis client is served on one goroutine, in rounds: the requests it
+// has sent are read and forwarded, then their replies written, in order;
+// a round ends at the client's client_buffer_limit. The buffer limits
+// count a request's arguments past its first 64 KiB and the bulk strings
+// of replies.
 //
 // Listeners and servers may be unix sockets, as in nutcracker.
 package proxy

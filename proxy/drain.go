@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
 // A shutdown, or a handover of the listening sockets to a new process,
@@ -51,7 +49,7 @@ func (c *client) drain() {
 // drain): one side always sees the other's store, so either drain sets no
 // deadline, or next sees draining and resets the deadline under mu, after
 // drain set it, before reading the request.
-func (c *client) next(r *memcache.Reader) bool {
+func (c *client) next(r requestReader) bool {
 	d := &c.drains
 	if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 {
 		// Renewed before every request, so that a client that keeps
@@ -86,6 +84,15 @@ func (c *client) next(r *memcache.Reader) bool {
 		d.served = true
 		return true
 	}
+}
+
+// requestReader is a client's reader of requests, memcached's or Redis's.
+type requestReader interface {
+	// Wait blocks until the next request has begun to arrive.
+	Wait() error
+	// Buffered returns the bytes read from the client and not yet read
+	// as requests.
+	Buffered() int
 }
 
 // readDeadline returns the read deadline of a request about to be read:

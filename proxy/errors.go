@@ -61,6 +61,13 @@ var (
 	// "proxy" (items, slabs, settings, ...): those describe one server,
 	// and the proxy's own figures in their place would be a wrong answer.
 	ErrStatsArgs = errors.New("proxy: the proxy answers stats (its own figures) only; ask the servers for stats")
+	// ErrServerLoading is the cause of a Redis server's failure while it
+	// answers -LOADING: it restarted and is reading its data, and is
+	// treated as down until it is ready.
+	ErrServerLoading = errors.New("proxy: server loading its data")
+	// ErrRedisHandshake is the cause of a failed connect to a Redis
+	// server that refused the AUTH or SELECT the proxy sends first.
+	ErrRedisHandshake = errors.New("proxy: server refused the connection's AUTH or SELECT")
 	// ErrBadStateFile is wrapped by the error for a state file
 	// (kolco.state_file) that cannot be read as one, or that records a
 	// pool over other servers than the configuration's, or a placement it

@@ -59,7 +59,7 @@ func (c *Config) Explain(w io.Writer) error {
 }
 
 func (p *PoolConfig) explain(b *strings.Builder, name string) {
-	fmt.Fprintf(b, "pool %q: memcached on %s\n", name, p.Listen)
+	fmt.Fprintf(b, "pool %q: %s on %s\n", name, p.protocol(), p.Listen)
 	tag := "the whole key"
 	if p.HashTag != "" {
 		tag = fmt.Sprintf("the text between %q and %q when present, else the whole key", p.HashTag[0], p.HashTag[1])
@@ -109,20 +109,26 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 		fmt.Fprintf(b, "  failures: after %d consecutive failures a server is ejected and its keys move to the live servers (rehash); it is retried after %d ms\n",
 			p.ServerFailureLimit, p.ServerRetryTimeout.Milliseconds())
 	case EjectNone:
-		fmt.Fprintf(b, "  failures: a failed server's keys get SERVER_ERROR while it fails; every request tries it and it is never marked down, as nutcracker without auto_eject_hosts\n")
+		fmt.Fprintf(b, "  failures: a failed server's keys get %s while it fails; every request tries it and it is never marked down, as nutcracker without auto_eject_hosts\n", p.errorName())
 	default:
-		fmt.Fprintf(b, "  failures: a failed server's keys get SERVER_ERROR until it is back (fail-fast); no key moves; after %d consecutive failures it is marked down and retried after %d ms\n",
-			p.ServerFailureLimit, p.ServerRetryTimeout.Milliseconds())
+		fmt.Fprintf(b, "  failures: a failed server's keys get %s until it is back (fail-fast); no key moves; after %d consecutive failures it is marked down and retried after %d ms\n",
+			p.errorName(), p.ServerFailureLimit, p.ServerRetryTimeout.Milliseconds())
 	}
 	switch {
 	case p.Ejection == EjectNone:
 		fmt.Fprintf(b, "  health: no probes; under ejection none no server is ever marked down, so there is nothing to restore\n")
 	case p.HealthCheck.Interval > 0:
-		fmt.Fprintf(b, "  health: a down server is probed with \"version\" every %d ms (timeout %d ms) and restored when it answers\n",
-			p.HealthCheck.Interval.Milliseconds(), p.HealthCheck.Timeout.Milliseconds())
+		fmt.Fprintf(b, "  health: a down server is probed with %q every %d ms (timeout %d ms) and restored when it answers\n",
+			p.probeName(), p.HealthCheck.Interval.Milliseconds(), p.HealthCheck.Timeout.Milliseconds())
 	default:
 		fmt.Fprintf(b, "  health: no probes; a down server returns %d ms after it was marked down\n", p.ServerRetryTimeout.Milliseconds())
 	}
+	p.explainLimits(b)
+}
+
+// explainLimits writes the pool's limits, and what it does with
+// the commands of its protocol that need a word.
+func (p *PoolConfig) explainLimits(b *strings.Builder) {
 	idle := "never"
 	if p.ClientIdleTimeout > 0 {
 		idle = fmt.Sprintf("after %d ms", p.ClientIdleTimeout.Milliseconds())
@@ -131,8 +137,16 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 	if p.MaxKeys > 0 {
 		keys = fmt.Sprintf("%d keys", p.MaxKeys)
 	}
-	fmt.Fprintf(b, "  limits: %d client connections, idle clients closed %s, values up to %d bytes, %s per get, %d requests or %d bytes in flight per client\n",
-		p.MaxClientConnections, idle, p.MaxValueSize, keys, p.MaxPending, p.ClientBufferLimit)
+	per := "get"
+	if p.Redis {
+		per = "request"
+	}
+	fmt.Fprintf(b, "  limits: %d client connections, idle clients closed %s, values up to %d bytes, %s per %s, %d requests or %d bytes in flight per client\n",
+		p.MaxClientConnections, idle, p.MaxValueSize, keys, per, p.MaxPending, p.ClientBufferLimit)
+	if p.Redis {
+		p.explainRedis(b)
+		return
+	}
 	fmt.Fprintf(b, "  flush_all: %s\n", map[string]string{"refuse": "refused", "broadcast": "sent to every server"}[p.FlushAll])
 	p.explainChanges(b)
 }

@@ -155,7 +155,8 @@ func (p *pool) healthChanged(b *backend, up bool, cause error) {
 // next probe; without, it is ejected again for server_retry_timeout, as
 // nutcracker ejects a server again at its first failed request.
 func (p *pool) restore(b *backend) {
-	if p.cfg.Replicas > 1 || p.cfg.Ejection == EjectRehash {
+	// A Redis server is never emptied: its data may be all there is of it.
+	if !p.cfg.Redis && (p.cfg.Replicas > 1 || p.cfg.Ejection == EjectRehash) {
 		if err := b.flush(p.ctx, p.cfg.Timeout); err != nil {
 			p.log.Warn("server not restored: flush_all before rejoining failed", "server", b.addr, "err", err)
 			if p.cfg.HealthCheck.Interval < 0 {
@@ -211,8 +212,12 @@ func (p *pool) check(b *backend) {
 	p.restore(b)
 }
 
-// probe asks the server for its version on a fresh connection.
+// probe asks the server for its version on a fresh connection; a Redis
+// server, for PING.
 func (b *backend) probe(ctx context.Context, timeout time.Duration) error {
+	if b.pool.cfg.Redis {
+		return b.probeRedis(ctx, timeout)
+	}
 	reply, err := b.ask(ctx, timeout, "version\r\n", memcache.CmdVersion)
 	if err != nil {
 		return err

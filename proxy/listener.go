@@ -71,7 +71,7 @@ func (s *Server) acceptLoop(l *listener) {
 				s.log.Warn("client refused: over max_client_connections", "pool", l.name,
 					"remote", conn.RemoteAddr(), "limit", p.cfg.MaxClientConnections, "refusals_not_logged", held)
 			}
-			_, _ = conn.Write(appendErrorReply(nil, ErrTooManyConns))
+			_, _ = conn.Write(p.errorReply(ErrTooManyConns))
 			s.untrack(c)
 			conn.Close()
 			continue

@@ -92,14 +92,22 @@ type poolStats struct {
 	bytesIn, bytesOut        atomic.Uint64
 	clientEOF, clientErr     atomic.Uint64
 	forwardErrors, fragments atomic.Uint64
+
+	// redis holds a Redis pool's figures by command, in place of
+	// requests, latency and cmds.
+	redis *redisStats
 }
 
-func (m *metrics) forPool(name string) *poolStats {
+func (m *metrics) forPool(name string, redis bool) *poolStats {
 	s := &poolStats{
 		started:      time.Now(),
 		clientErrors: m.clientErrors.WithLabelValues(name),
 		connections:  m.connections.WithLabelValues(name),
 		rejected:     m.rejected.WithLabelValues(name),
+	}
+	if redis {
+		s.redis = m.forRedis(name)
+		return s
 	}
 	for c := range s.requests {
 		cmd := memcache.Command(c).String()

@@ -74,7 +74,7 @@ func newPool(name string, cfg *PoolConfig, log *slog.Logger, met *metrics) (*poo
 // that follows from, with prev kept as the placement it replaces (see
 // follow); both nil for a pool placed afresh.
 func newPoolAfter(name string, cfg *PoolConfig, log *slog.Logger, met *metrics, from *layout, prev *placement) (*pool, error) {
-	p := &pool{name: name, cfg: cfg, log: log.With("pool", name), met: met, stats: met.forPool(name),
+	p := &pool{name: name, cfg: cfg, log: log.With("pool", name), met: met, stats: met.forPool(name, cfg.Redis),
 		drained: make(chan struct{})}
 	for _, line := range cfg.Servers {
 		spec, err := twemproxy.ParseServer(line)

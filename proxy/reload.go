@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -112,6 +113,10 @@ func (s *Server) preparePool(ctx context.Context, name string, pc *PoolConfig, s
 	ch := poolChange{name: name, cur: s.listeners[name]}
 	if ch.cur != nil && reflect.DeepEqual(*ch.cur.pool.Load().cfg, *pc) {
 		return ch, nil
+	}
+	if ch.cur != nil && ch.cur.pool.Load().cfg.Redis != pc.Redis {
+		// The clients connected speak the pool's protocol.
+		return ch, &ConfigError{Pool: name, Key: "redis", Err: errors.New("cannot change on reload; restart the proxy, or give the pool a new name")}
 	}
 	var from *layout
 	var prev *placement

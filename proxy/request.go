@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/proxy/memcache"
+	"github.com/kolco-dev/kolco/proxy/redis"
 )
 
 // request is one client request on its way: the request, the ops sent for
@@ -62,6 +63,7 @@ type op struct {
 	deadline time.Time
 	reply    []byte
 	spans    []memcache.Span
+	elems    []redis.Span // a Redis array reply's elements
 	err      error
 	done     func(*op) // called once, from a server's goroutine
 	// role is what the op is to a request in a migration window (see

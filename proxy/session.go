@@ -1,14 +1,13 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
 // session is one live net.Conn with its reader goroutine.
@@ -159,7 +158,7 @@ func (s *session) stop() []*op {
 // ends; then it fails whatever is still queued, and every later op.
 func (s *session) read(b *backend) {
 	defer s.readerWG.Done()
-	rr := memcache.NewReplyReader(s.rw, b.pool.cfg.MaxValueSize)
+	rr := b.pool.newReplies(s.rw)
 	var failure error
 	var now time.Time // when the replies being read arrived
 	for {
@@ -181,26 +180,23 @@ func (s *session) read(b *backend) {
 			// queued is taken as that op's reply; if it is a stray reply,
 			// the op's own reply is read as a bad reply or out of step.)
 			if o = s.first(); o == nil {
-				err = fmt.Errorf("%w: a reply to no request", memcache.ErrBadReply)
+				err = fmt.Errorf("%w: a reply to no request", rr.badReply())
 			}
 		}
 		if err == nil {
-			rr.Budget = o
-			o.reply, o.spans, err = rr.Read(o.reply[:0], o.cmd, o.spans[:0])
-			if err == nil {
+			err = rr.read(o)
+			if err == nil || errors.Is(err, ErrServerLoading) {
 				b.stats.answered(o, now, b.pool.cfg.Timeout)
 			}
 		}
-		if err == nil || memcache.Dropped(err) {
+		if err == nil || inStep(err) {
 			// A value over max_value_size, or one the buffer limits had
 			// no room for, was read and dropped: the request fails, the
-			// connection and the server are fine.
-			var opErr error
-			if err != nil {
-				opErr = serverError(b.addr, "", err)
-			}
+			// connection and the server are fine. A server still loading
+			// its data answered, but is not ready: its reply stands and
+			// counts as its failure.
+			opErr := b.answered(err)
 			s.answered()
-			b.served()
 			o.finish(opErr)
 			continue
 		}

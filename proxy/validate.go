@@ -94,16 +94,13 @@ func (p *PoolConfig) validate(pool string) error {
 		return &ConfigError{Pool: pool, Key: key, Err: fmt.Errorf(format, args...)}
 	}
 	c := p.WithDefaults()
-	if c.Redis || c.RedisAuth != "" || c.RedisDB != 0 {
-		return bad("redis", "only memcached pools are supported")
-	}
 	if _, err := parseListen(c.Listen); err != nil {
 		return bad("listen", "%w", err)
 	}
 	if c.HashTag != "" && len(c.HashTag) != 2 {
 		return bad("hash_tag", "%q: want two characters, such as \"{}\"", c.HashTag)
 	}
-	for _, check := range []func(badSetting) error{c.checkPlacement, c.checkNumbers, c.checkPolicies, c.checkServers, c.checkReplicas, c.checkChanges} {
+	for _, check := range []func(badSetting) error{c.checkPlacement, c.checkNumbers, c.checkPolicies, c.checkServers, c.checkRedis, c.checkReplicas, c.checkChanges} {
 		if err := check(bad); err != nil {
 			return err
 		}

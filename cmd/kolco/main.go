@@ -101,7 +101,7 @@ moved, load per node, the database's extra load.
   kolco sim article                         # rerun the seed article's measurements
   kolco plan --nodes-file nodes.txt --add n11 --keys 1000000
                                             # what a change would move and cost
-  kolco proxy --config nutcracker.yml       # a memcached sharding proxy`,
+  kolco proxy --config nutcracker.yml       # a memcached and Redis sharding proxy`,
 		Args:          cobra.ArbitraryArgs, // groupCmd names the nearest command
 		RunE:          groupCmd,
 		SilenceUsage:  true,

@@ -45,9 +45,9 @@ func newProxyCmd() *cobra.Command { return proxyCommand(&proxyFlags{}) }
 func proxyCommand(f *proxyFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "proxy --config FILE",
-		Short: "A memcached sharding proxy that takes a twemproxy config unchanged",
-		Long: `Run a memcached sharding proxy. It reads twemproxy's nutcracker.yml as it is
-(memcached pools: listen, hash, hash_tag, distribution, timeout, servers as
+		Short: "A memcached and Redis sharding proxy that takes a twemproxy config unchanged",
+		Long: `Run a memcached and Redis sharding proxy. It reads twemproxy's nutcracker.yml as it is
+(memcached and redis pools: listen, hash, hash_tag, distribution, timeout, servers as
 "host:port:weight [name]", auto_eject_hosts, server_retry_timeout, ...) and
 places every key on the server twemproxy would, so that it can replace
 nutcracker without moving a key. On top of that it reloads its config on

@@ -60,6 +60,7 @@ const (
 // XINFO, XGROUP, MEMORY) have an entry of their own, but a request's Cmd is
 // always its subcommand's: the container alone fails its arity.
 type Command struct {
+	id                int // its row in the table, from 0
 	name              string
 	arity             int
 	first, last, step int
@@ -77,6 +78,14 @@ type Command struct {
 // Name returns the command's name in lower case, "container|sub" for a
 // subcommand, as redis-server names it in errors and COMMAND INFO.
 func (c *Command) Name() string { return c.name }
+
+// ID returns the command's number, from 0 to [NumCommands]-1: a
+// subcommand has one of its own.
+func (c *Command) ID() int { return c.id }
+
+// NumCommands returns the number of commands in the table, subcommands
+// included.
+func NumCommands() int { return len(specs) }
 
 // Arity returns the number of arguments, the name included, as COMMAND
 // INFO gives it: n means exactly n, -n at least n.

@@ -59,6 +59,10 @@ var (
 	// numkeys 0): the proxy has no server to send it to. The connection
 	// can go on.
 	ErrNoKeys = errors.New("redis: no key to route by")
+	// ErrNoRoom is the error for a request, or a reply's bulk string,
+	// that the [Budget] has no room for. Either is read to its end and
+	// dropped: the stream stays in step.
+	ErrNoRoom = errors.New("redis: no room in the proxy's buffers")
 	// ErrLocal is the error for a command the proxy must answer itself
 	// (PING, AUTH, ...) given to [Splitter.Split].
 	ErrLocal = errors.New("redis: command answered by the proxy")

@@ -28,6 +28,11 @@ type Limits struct {
 	// MaxLine is the longest inline command, or length line, in bytes.
 	// Default 64 KiB, the server's PROTO_INLINE_MAX_SIZE.
 	MaxLine int
+	// Budget, when not nil, is asked for room as a request's arguments
+	// grow past their first 64 KiB; a request it has no room for is read
+	// to its end and dropped, and gets an -OOM error wrapping
+	// [ErrNoRoom]: the stream stays in step.
+	Budget Budget
 	// Unauthenticated applies, on top of the other limits, what
 	// redis-server allows a client that has not yet authenticated when a
 	// password is required: at most 1<<20 arguments and bulk strings of
@@ -87,6 +92,10 @@ type Reader struct {
 	lim  Limits
 	line []byte // an inline command longer than the bufio buffer
 	used int    // bytes of the current request read so far
+	// charged is what the Budget gave the current request so far;
+	// noRoom, the error of a request it had no room for.
+	charged int
+	noRoom  *Error
 
 	tooManyArgs *Error // the replies naming this reader's limits
 	tooLarge    *Error
@@ -111,6 +120,15 @@ func (r *Reader) SetLimits(lim Limits) {
 // more than zero when the client pipelined another request.
 func (r *Reader) Buffered() int { return r.br.Buffered() }
 
+// Wait blocks until the next request has begun to arrive (or is buffered
+// already), and returns the read error if it cannot. It reads nothing, so
+// that after an error - a deadline that fired while the client was idle -
+// the stream is still in step.
+func (r *Reader) Wait() error {
+	_, err := r.br.Peek(1)
+	return err
+}
+
 // Read reads the next request into req: its arguments, its command, its
 // keys. At the end of the stream it returns io.EOF; a stream cut inside a
 // request gives io.ErrUnexpectedEOF. Empty requests (a blank line, "*0")
@@ -120,7 +138,7 @@ func (r *Reader) Buffered() int { return r.br.Buffered() }
 func (r *Reader) Read(req *Request) error {
 	for {
 		req.reset()
-		r.used = 0
+		r.used, r.charged, r.noRoom = 0, 0, nil
 		c, err := r.br.Peek(1)
 		if err != nil {
 			return err
@@ -166,6 +184,9 @@ func (r *Reader) readArray(req *Request) (int, error) {
 		if err := r.readBulk(req); err != nil {
 			return 0, err
 		}
+	}
+	if r.noRoom != nil {
+		return 0, r.noRoom
 	}
 	return int(n), nil
 }
@@ -241,7 +262,8 @@ func (r *Reader) bufferedBulk(req *Request) bool {
 		return false
 	}
 	total := i + 2 + n + 2 // the line, its '\r' and the byte after, the data, two bytes
-	if total > len(b) || n > r.lim.MaxBulk || (r.lim.Unauthenticated && n > unauthMaxBulk) || r.used+total > r.lim.MaxRequest {
+	if total > len(b) || n > r.lim.MaxBulk || (r.lim.Unauthenticated && n > unauthMaxBulk) || r.used+total > r.lim.MaxRequest ||
+		(r.lim.Budget != nil && (r.noRoom != nil || len(req.buf)+n > r.charged+freeRequest)) {
 		return false
 	}
 	req.buf = append(req.buf, b[i+2:i+2+n]...)
@@ -280,11 +302,23 @@ func (r *Reader) readBulk(req *Request) error {
 	return unexpected(err)
 }
 
-// readData appends n bytes of the stream to req.buf.
+// readData appends n bytes of the stream to req.buf, asking the Budget
+// for room as they come rather than for the length announced, or drops
+// them once it has none for the request.
 func (r *Reader) readData(req *Request, n int) error {
-	var err error
-	req.buf, err = appendFull(req.buf, r.br, n)
-	return err
+	for n > 0 {
+		c := min(n, bulkChunk)
+		if !r.reserve(len(req.buf), c) {
+			_, err := r.br.Discard(n) // the request is dropped
+			return unexpected(err)
+		}
+		var err error
+		if req.buf, err = appendFull(req.buf, r.br, c); err != nil {
+			return err
+		}
+		n -= c
+	}
+	return nil
 }
 
 // readInline reads an inline command, a line split into arguments as

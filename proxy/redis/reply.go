@@ -60,9 +60,18 @@ func (l ReplyLimits) withDefaults() ReplyLimits {
 // limit. RESP3 types are refused: the proxy never asks a server for
 // RESP3.
 type ReplyReader struct {
+	// Budget, when not nil, is asked for room for each bulk string
+	// before it is held; one it has no room for is dropped with its
+	// reply, and Read returns an error wrapping [ErrNoRoom]. It may be
+	// changed between replies.
+	Budget Budget
+
 	br    *bufio.Reader
 	lim   ReplyLimits
 	stack []int // elements left to read in each open array, the current one included
+	// noRoom is the Budget's refusal of the bulk string bufferedBulk
+	// left to the general path.
+	noRoom error
 }
 
 // NewReplyReader returns a ReplyReader over r with the given limits.
@@ -88,7 +97,8 @@ func (r *ReplyReader) Buffered() int { return r.br.Buffered() }
 // Bytes that are not a RESP2 reply give an error wrapping [ErrBadReply];
 // after it the stream is out of step. A reply over the limits is read to
 // its end and dropped, dst and elems coming back as they were, with an
-// error wrapping [ErrReplyTooLarge] or [ErrReplyTooDeep]: the stream stays
+// error wrapping [ErrReplyTooLarge] or [ErrReplyTooDeep], as is one whose
+// bulk string the Budget has no room for ([ErrNoRoom]): the stream stays
 // in step. At the end of the stream Read returns io.EOF; a stream cut
 // inside a reply gives io.ErrUnexpectedEOF.
 func (r *ReplyReader) Read(dst []byte, elems []Span) ([]byte, []Span, error) {
@@ -112,6 +122,8 @@ func (r *ReplyReader) Read(dst []byte, elems []Span) ([]byte, []Span, error) {
 			return dst[:base], elems[:ebase], io.ErrUnexpectedEOF
 		case err != nil:
 			return dst[:base], elems[:ebase], err
+		case h.over && h.noRoom != nil:
+			return r.drop(dst[:base], elems[:ebase], st, h, fmt.Errorf("%w: %w", ErrNoRoom, h.noRoom))
 		case h.over:
 			return r.drop(dst[:base], elems[:ebase], st, h, ErrReplyTooLarge)
 		case h.kind == '*' && h.n > 0:
@@ -144,6 +156,7 @@ func (r *ReplyReader) Read(dst []byte, elems []Span) ([]byte, []Span, error) {
 // array it reads only the header. h.over says the element passes the
 // limits; what is left of it is unread.
 func (r *ReplyReader) element(dst []byte, used int) ([]byte, header, error) {
+	r.noRoom = nil
 	if d, n, ok := r.bufferedBulk(dst, used); ok {
 		return d, header{kind: '$', n: n}, nil
 	}
@@ -153,6 +166,10 @@ func (r *ReplyReader) element(dst []byte, used int) ([]byte, header, error) {
 	}
 	if h.n > int64(r.lim.MaxBulk) || int64(len(dst)-used)+h.n+2 > int64(r.lim.MaxReply) {
 		h.over = true
+		return dst, h, nil
+	}
+	if err := r.reserve(int(h.n)); err != nil {
+		h.over, h.noRoom = true, err
 		return dst, h, nil
 	}
 	dst, err = r.bulk(dst, int(h.n))
@@ -178,6 +195,12 @@ func (r *ReplyReader) bufferedBulk(dst []byte, used int) ([]byte, int64, bool) {
 		b[total-2] != '\r' || b[total-1] != '\n' || n > r.lim.MaxBulk || len(dst)-used+total > r.lim.MaxReply {
 		return dst, 0, false
 	}
+	if r.Budget != nil {
+		if err := r.Budget.Reserve(n); err != nil {
+			r.noRoom = err // the general path drops it
+			return dst, 0, false
+		}
+	}
 	dst = append(dst, b[:total]...)
 	_, _ = r.br.Discard(total) // buffered: it cannot fail
 	return dst, int64(n), true
@@ -192,6 +215,8 @@ type header struct {
 	kind byte
 	n    int64
 	over bool // the reply passes MaxReply with this line
+	// noRoom, with over, is the Budget's refusal of a bulk string.
+	noRoom error
 }
 
 // header appends the next line with its \r\n to dst and parses it;
@@ -301,6 +326,9 @@ func (r *ReplyReader) drop(dst []byte, elems []Span, st []int, h header, cause e
 	}
 	if err := r.skip(left); err != nil {
 		return dst, elems, err
+	}
+	if errors.Is(cause, ErrNoRoom) {
+		return dst, elems, cause
 	}
 	return dst, elems, fmt.Errorf("%w (limits: %d bytes, bulk strings of %d, depth %d)",
 		cause, r.lim.MaxReply, r.lim.MaxBulk, r.lim.MaxDepth)

@@ -335,7 +335,7 @@ func buildTable() map[string]*Command {
 	t := make(map[string]*Command, len(specs))
 	for i := range specs {
 		s := &specs[i]
-		c := &Command{name: s.name, arity: s.arity, first: s.first, last: s.last, step: s.step,
+		c := &Command{id: i, name: s.name, arity: s.arity, first: s.first, last: s.last, step: s.step,
 			class: s.how.class, keys: s.how.keys, merge: s.how.merge, why: s.how.why}
 		switch c.class {
 		case ClassRefused:

@@ -1,0 +1,38 @@
+package proxy
+
+import (
+	"fmt"
+	"time"
+)
+
+// redisBudget is a Redis client's reader's redis.Budget: a request's
+// bytes past its first 64 KiB, charged three times (as read, as encoded
+// for its server, in the server connection's write buffer) to the
+// client's charge and the proxy's budget, as they come. It waits, up to
+// the pool's timeout, for the proxy's budget only: the client's own limit
+// ends its round instead (see redisClient.serve), since the requests it
+// holds are answered by the same goroutine, once the round is read. A
+// request that alone would pass kolco.buffer_limit fails at once.
+type redisBudget struct{ c *charge }
+
+func (b redisBudget) Reserve(n int) error {
+	cost := 3 * int64(n)
+	if limit := b.c.proxy.limitNow(); b.c.pending+cost > limit {
+		// The request alone would pass the proxy's limit: waiting
+		// for the others cannot make room for it.
+		return fmt.Errorf("%w: a request of over %d bytes, over kolco.buffer_limit %d", ErrNoRoom, b.c.pending+cost, limit)
+	}
+	if err := b.c.proxy.acquire(cost, time.Now().Add(b.c.timeout)); err != nil {
+		return err
+	}
+	b.c.held.Add(cost)
+	b.c.pending += cost
+	return nil
+}
+
+// limitNow returns the budget's limit.
+func (b *budget) limitNow() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.limit
+}

@@ -1,0 +1,135 @@
+package proxy
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kolco-dev/kolco/compat/twemproxy"
+	"github.com/kolco-dev/kolco/proxy/redis"
+)
+
+// checkRedis checks the Redis settings: given only to a Redis pool, and
+// in a Redis pool only the settings that mean something for Redis.
+func (p *PoolConfig) checkRedis(bad badSetting) error {
+	if !p.Redis {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{
+			{"redis_auth", p.RedisAuth != ""}, {"redis_db", p.RedisDB != 0},
+			{"redis_client_auth", p.RedisClientAuth != ""}, {"redis_server_auth", len(p.RedisServerAuth) > 0},
+		} {
+			if k.set {
+				return bad(k.key, "applies to Redis pools only (redis: true)")
+			}
+		}
+		return nil
+	}
+	switch {
+	case p.RedisDB < 0:
+		return bad("redis_db", "must not be negative (got %d)", p.RedisDB)
+	case p.Replicas > 1:
+		return bad("replicas", "a Redis pool keeps one copy of each key: copies written by a proxy would drift apart under Redis's read-modify-write commands (INCR, LPUSH, ...)")
+	case len(p.Zones) > 0 || p.Zone != "":
+		return bad("zones", "zones place the copies of a key, and a Redis pool keeps one")
+	case p.FlushAll == "broadcast":
+		return bad("flush_all", "applies to memcached pools; a Redis pool refuses FLUSHALL and FLUSHDB")
+	case p.Warm.on():
+		return bad("warm.enabled", "warm changes move values with memcached's meta commands; a Redis pool's changes are cold, as nutcracker's: set warm: {enabled: false}")
+	case len(p.Sweep.Exclusive) > 0:
+		return bad("sweep.exclusive", "the sweep lists a server's keys with memcached's lru_crawler metadump; a Redis pool is not swept")
+	case p.MaxValueSize > redis.DefaultMaxBulk:
+		return bad("max_value_size", "at most %d in a Redis pool, the server's largest bulk string (got %d)", redis.DefaultMaxBulk, p.MaxValueSize)
+	}
+	return p.checkServerAuth(bad)
+}
+
+// checkServerAuth checks that redis_server_auth names each server at most
+// once, by name or address.
+func (p *PoolConfig) checkServerAuth(bad badSetting) error {
+	known := map[string]int{}
+	for i, line := range p.Servers {
+		s, _ := twemproxy.ParseServer(line) // valid: checked by checkServers
+		known[s.RingName()], known[s.Addr()] = i+1, i+1
+	}
+	given := map[int]string{}
+	for server := range p.RedisServerAuth {
+		i := known[server]
+		if i == 0 {
+			return bad("redis_server_auth", "%q is not a server's name or address", server)
+		}
+		if other, twice := given[i]; twice {
+			return bad("redis_server_auth", "server %d is given a password twice, as %q and as %q", i, other, server)
+		}
+		given[i] = server
+	}
+	return nil
+}
+
+// clientPassword returns the password a Redis pool's clients must give
+// with AUTH, or "" when they need not authenticate.
+func (p *PoolConfig) clientPassword() string {
+	if p.RedisClientAuth != "" {
+		return p.RedisClientAuth
+	}
+	return p.RedisAuth
+}
+
+// serverPassword returns the password the proxy gives a Redis server with
+// AUTH on connecting, or "" for none.
+func (p *PoolConfig) serverPassword(s twemproxy.Server) string {
+	if pw, ok := p.RedisServerAuth[s.RingName()]; ok {
+		return pw
+	}
+	if pw, ok := p.RedisServerAuth[s.Addr()]; ok {
+		return pw
+	}
+	return p.RedisAuth
+}
+
+// protocol names the pool's protocol.
+func (p *PoolConfig) protocol() string {
+	if p.Redis {
+		return "redis"
+	}
+	return "memcached"
+}
+
+// errorName names the reply a client gets for a failed server.
+func (p *PoolConfig) errorName() string {
+	if p.Redis {
+		return "-ERR"
+	}
+	return "SERVER_ERROR"
+}
+
+// probeName names the request that probes a server.
+func (p *PoolConfig) probeName() string {
+	if p.Redis {
+		return "PING"
+	}
+	return "version"
+}
+
+// explainRedis writes what a Redis pool does about passwords, databases
+// and changes of placement, for [Config.Explain].
+func (p *PoolConfig) explainRedis(b *strings.Builder) {
+	auth := "clients need no password"
+	if p.clientPassword() != "" {
+		auth = "clients must give the pool's password with AUTH first"
+	}
+	servers := 0
+	for _, line := range p.Servers {
+		s, _ := twemproxy.ParseServer(line)
+		if p.serverPassword(s) != "" {
+			servers++
+		}
+	}
+	db := "database 0"
+	if p.RedisDB > 0 {
+		db = fmt.Sprintf("SELECT %d on every server connection", p.RedisDB)
+	}
+	fmt.Fprintf(b, "  redis: %s; AUTH sent to %d of %d servers on connecting; %s; a restored server is never emptied\n",
+		auth, servers, len(p.Servers), db)
+	fmt.Fprintf(b, "  changes: cold, as under nutcracker: a key a change moves is not found at its new server until it is written there; its old copy stays where it was (warm changes and the sweep are for memcached pools)\n")
+}

@@ -1,0 +1,120 @@
+package proxy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/kolco-dev/kolco/compat/twemproxy"
+	"github.com/kolco-dev/kolco/proxy/redis"
+)
+
+// nutcrackerRedisYAML is a Redis pool as twemproxy's sample configuration
+// writes one (conf/nutcracker.yml of twemproxy 0.5, pool "beta"), with
+// redis_auth and redis_db.
+const nutcrackerRedisYAML = `
+beta:
+  listen: 127.0.0.1:22122
+  hash: fnv1a_64
+  hash_tag: "{}"
+  distribution: ketama
+  auto_eject_hosts: false
+  timeout: 400
+  redis: true
+  redis_auth: secret
+  redis_db: 3
+  servers:
+   - 127.0.0.1:6380:1 server1
+   - 127.0.0.1:6381:1 server2
+   - 127.0.0.1:6382:1 server3
+   - 127.0.0.1:6383:1 server4
+`
+
+func TestParseNutcrackerRedisConfig(t *testing.T) {
+	cfg, err := ParseConfig([]byte(nutcrackerRedisYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Pools["beta"]
+	if !p.Redis || p.RedisDB != 3 || p.Ejection != EjectNone || p.MaxValueSize != redis.DefaultMaxBulk {
+		t.Errorf("beta: %+v", p)
+	}
+	if got := p.clientPassword(); got != "secret" {
+		t.Errorf("client password %q, want redis_auth's", got)
+	}
+	s, _ := twemproxy.ParseServer(p.Servers[0])
+	if got := p.serverPassword(s); got != "secret" {
+		t.Errorf("server password %q, want redis_auth's", got)
+	}
+}
+
+// TestRedisPasswords: redis_client_auth replaces redis_auth for clients,
+// redis_server_auth for the servers it names, by name or address; an
+// empty one sends none.
+func TestRedisPasswords(t *testing.T) {
+	cfg, err := ParseConfig([]byte(nutcrackerRedisYAML + `  redis_client_auth: mine
+  redis_server_auth: {server1: one, "127.0.0.1:6381": two, server3: ""}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Pools["beta"]
+	if got := p.clientPassword(); got != "mine" {
+		t.Errorf("client password %q, want redis_client_auth's", got)
+	}
+	for i, want := range []string{"one", "two", "", "secret"} {
+		s, _ := twemproxy.ParseServer(p.Servers[i])
+		if got := p.serverPassword(s); got != want {
+			t.Errorf("server %d: password %q, want %q", i+1, got, want)
+		}
+	}
+}
+
+// TestRedisConfigErrors: the settings that mean nothing for Redis, or
+// Redis's outside a Redis pool, are refused with the key at fault.
+func TestRedisConfigErrors(t *testing.T) {
+	const servers = "  servers: [\"127.0.0.1:6379:1 a\", \"127.0.0.1:6380:1 b\"]\n"
+	pool := func(extra string) string {
+		return "p:\n  listen: 127.0.0.1:22121\n  redis: true\n" + servers + extra
+	}
+	memcached := "p:\n  listen: 127.0.0.1:22121\n" + servers
+	for _, tc := range []struct{ name, yaml, key string }{
+		{"redis_db in a memcached pool", memcached + "  redis_db: 1\n", "redis_db"},
+		{"redis_client_auth in a memcached pool", memcached + "  redis_client_auth: x\n", "redis_client_auth"},
+		{"redis_server_auth in a memcached pool", memcached + "  redis_server_auth: {a: x}\n", "redis_server_auth"},
+		{"negative redis_db", pool("  redis_db: -1\n"), "redis_db"},
+		{"replicas", pool("  distribution: ring\n  replicas: 2\n  ejection: fail-fast\n"), "replicas"},
+		{"zones", pool("  distribution: ring\n  zones: {a: z1, b: z2}\n"), "zones"},
+		{"flush_all broadcast", pool("  flush_all: broadcast\n"), "flush_all"},
+		{"value over the server's limit", pool("  max_value_size: 1073741824\n"), "max_value_size"},
+		{"password for no server", pool("  redis_server_auth: {c: x}\n"), "redis_server_auth"},
+		{"password twice", pool("  redis_server_auth: {a: x, \"127.0.0.1:6379\": y}\n"), "redis_server_auth"},
+		{"warm changes", pool("  distribution: jump\n  warm: {enabled: true}\n"), "warm.enabled"},
+		{"the sweep", pool("  distribution: jump\n  sweep: {exclusive: [\"*\"]}\n"), "sweep.exclusive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(tc.yaml))
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Key != tc.key {
+				t.Fatalf("got %v, want a *ConfigError for %s", err, tc.key)
+			}
+		})
+	}
+}
+
+// TestRedisChangesCold: a Redis pool under one of kolco's distributions,
+// where a memcached pool's changes are warm by default, has cold changes,
+// and --check says so.
+func TestRedisChangesCold(t *testing.T) {
+	cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:22121\n  redis: true\n  distribution: jump\n  servers: [\"127.0.0.1:6379:1 a\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Pools["p"].WithDefaults().Warm.on() {
+		t.Error("warm changes on in a Redis pool")
+	}
+	var b strings.Builder
+	if err := cfg.Explain(&b); err != nil || !strings.Contains(b.String(), "  changes: cold") {
+		t.Errorf("--check: %v\n%s", err, b.String())
+	}
+}

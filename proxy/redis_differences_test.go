@@ -1,0 +1,214 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/kolco-dev/kolco/proxy/redis"
+)
+
+// What nutcracker 0.5.0 does with a request kolco answers otherwise.
+const (
+	ncCloses      = "closes the connection"
+	ncFirstServer = "sends it whole to the first key's server"
+	ncReplies     = "answers"
+)
+
+// TestRedisNutcrackerDifferences holds the documented differences from
+// nutcracker: requests it answers by closing the connection, or by
+// sending a command of keys on several servers to the first key's server
+// alone, where kolco answers (an error, or the right answer) and keeps the
+// connection. Each case checks both proxies against the same servers.
+func TestRedisNutcrackerDifferences(t *testing.T) {
+	needBinary(t, "nutcracker")
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0)}
+	settings := fmt.Sprintf("  redis: true\n  hash_tag: \"{}\"\n  timeout: 10000\n  servers:\n   - %s:1\n   - %s:1\n", rs[0].addr, rs[1].addr)
+	ncListen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	startNutcracker(t, "p:\n  listen: "+ncListen+"\n"+settings, ncListen)
+	s := startProxy(t, "p:\n  listen: 127.0.0.1:0\n"+settings)
+	kAddr := s.Addr("p").String()
+
+	// Two keys on different servers, both sets holding "m".
+	a, b := keysApart(t, s.testPool("p"))
+	setup := dialRedis(t, kAddr)
+	for _, k := range []string{a, b} {
+		if got := setup.do("SADD", k, "m"); got != ":1\r\n" {
+			t.Fatalf("SADD %s: %q", k, got)
+		}
+	}
+	sum := ":2\r\n"
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		nc    string // what nutcracker does
+		ncGot string // its reply, with ncReplies
+		kolco string // kolco's reply; "" for the package's refusal
+	}{
+		{"HELLO", []string{"HELLO", "3"}, ncCloses, "", "-ERR unknown command 'HELLO', with args beginning with: '3' \r\n"},
+		{"CLIENT SETINFO", []string{"CLIENT", "SETINFO", "lib-name", "x"}, ncCloses, "", ""},
+		{"SELECT 0", []string{"SELECT", "0"}, ncCloses, "", "+OK\r\n"},
+		{"INFO", []string{"INFO"}, ncCloses, "", ""},
+		{"MULTI", []string{"MULTI"}, ncCloses, "", ""},
+		{"KEYS", []string{"KEYS", "*"}, ncCloses, "", ""},
+		{"SCAN", []string{"SCAN", "0"}, ncCloses, "", ""},
+		{"BLPOP", []string{"BLPOP", a, "0"}, ncCloses, "", ""},
+		{"SUBSCRIBE", []string{"SUBSCRIBE", "x"}, ncCloses, "", ""},
+		{"ECHO", []string{"ECHO", "hi"}, ncCloses, "", "$2\r\nhi\r\n"},
+		{"PING with a message", []string{"PING", "x"}, ncCloses, "", "$1\r\nx\r\n"},
+		{"unknown command", []string{"FOO"}, ncCloses, "", "-ERR unknown command 'FOO', with args beginning with: \r\n"},
+		{"wrong number of arguments", []string{"GET"}, ncCloses, "", "-ERR wrong number of arguments for 'get' command\r\n"},
+		{"EVAL without keys", []string{"EVAL", "return 1", "0"}, ncCloses, "", ""},
+		{"SINTER across servers", []string{"SINTER", a, b}, ncFirstServer, "", ""},
+		{"EVAL across servers", []string{"EVAL", "return redis.call('scard', KEYS[2])", "2", a, b}, ncFirstServer, "", ""},
+		{"EXISTS across servers", []string{"EXISTS", a, b}, ncFirstServer, "", sum},
+		{"AUTH without a password", []string{"AUTH", "x"}, ncReplies, "-ERR Client sent AUTH, but no password is set\r\n",
+			"-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := tc.kolco
+			if want == "" {
+				want = refusal(t, tc.args)
+			}
+			k := dialRedis(t, kAddr)
+			if got := k.do(tc.args...); got != want {
+				t.Errorf("kolco: %q, want %q", got, want)
+			}
+			if got := k.do("PING"); got != "+PONG\r\n" {
+				t.Errorf("kolco after it: %q, want the connection open", got)
+			}
+			checkNutcracker(t, ncListen, tc.nc, tc.ncGot, tc.args, rs, s.testPool("p"))
+		})
+	}
+}
+
+// checkNutcracker checks that nutcracker does with args what the case
+// says: closes the connection, answers as the first key's server alone
+// does, or answers ncGot.
+func checkNutcracker(t *testing.T, addr, what, ncGot string, args []string, rs []*redisServer, p *pool) {
+	t.Helper()
+	nc := dialRedis(t, addr)
+	nc.send(args...)
+	if what == ncCloses {
+		if !nc.closed() {
+			t.Errorf("nutcracker did not close the connection")
+		}
+		return
+	}
+	got := nc.do1()
+	if what == ncFirstServer {
+		first := args[1]
+		if args[0] == "EVAL" {
+			first = args[3]
+		}
+		owner := ownerOf(p, first)
+		for _, r := range rs {
+			if r.addr == owner {
+				ncGot = dialRedis(t, r.addr).do(args...)
+			}
+		}
+	}
+	if got != ncGot {
+		t.Errorf("nutcracker: %q, want %q (%s)", got, ncGot, what)
+	}
+}
+
+// refusal returns the reply package redis makes for a request the proxy
+// refuses: a command it does not serve, or one whose keys are on several
+// servers (each key on a server of its own).
+func refusal(t *testing.T, args []string) string {
+	t.Helper()
+	b := make([][]byte, len(args))
+	for i, a := range args {
+		b[i] = []byte(a)
+	}
+	var req redis.Request
+	if err := redis.NewReader(bytes.NewReader(redis.AppendArgs(nil, b)), redis.Limits{}).Read(&req); err != nil {
+		t.Fatalf("%q: %v", args, err)
+	}
+	next := 0
+	var sp redis.Splitter
+	var re *redis.Error
+	if err := sp.Split(&req, func([]byte) int { next++; return next }); !errors.As(err, &re) {
+		t.Fatalf("%q: the package does not refuse it (%v)", args, err)
+	}
+	return re.Reply
+}
+
+// keysApart returns two keys the pool places on different servers.
+func keysApart(t *testing.T, p *pool) (string, string) {
+	t.Helper()
+	first := ownerOf(p, "apart:0")
+	for i := 1; i < 1000; i++ {
+		k := fmt.Sprint("apart:", i)
+		if ownerOf(p, k) != first {
+			return "apart:0", k
+		}
+	}
+	t.Fatal("no two keys on different servers")
+	return "", ""
+}
+
+// TestRedisNutcrackerQuit: nutcracker closes the connection on QUIT
+// without a reply; kolco answers +OK first, as redis-server does.
+func TestRedisNutcrackerQuit(t *testing.T) {
+	needBinary(t, "nutcracker")
+	r := startRedis(t, 0)
+	settings := fmt.Sprintf("  redis: true\n  servers:\n   - %s:1\n", r.addr)
+	ncListen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	startNutcracker(t, "p:\n  listen: "+ncListen+"\n"+settings, ncListen)
+	s := startProxy(t, "p:\n  listen: 127.0.0.1:0\n"+settings)
+	k := dialRedis(t, s.Addr("p").String())
+	if got := k.do("QUIT"); got != "+OK\r\n" || !k.closed() {
+		t.Errorf("kolco: %q, and the connection closed after it: want +OK, then closed", got)
+	}
+	nc := dialRedis(t, ncListen)
+	nc.send("QUIT")
+	if !nc.closed() {
+		t.Errorf("nutcracker did not close the connection at once")
+	}
+}
+
+// TestRedisNutcrackerAuth holds the differences of a pool with redis_auth
+// and redis_db: nutcracker's own error texts where kolco answers as
+// redis-server 7.0 does, and the database: nutcracker sends SELECT ahead
+// of AUTH, the server refuses it ("NOAUTH"), and the keys go to database
+// 0, where kolco authenticates first and selects the pool's database.
+func TestRedisNutcrackerAuth(t *testing.T) {
+	needBinary(t, "nutcracker")
+	r := startRedis(t, 0, "--requirepass", "s3cret")
+	settings := fmt.Sprintf("  redis: true\n  redis_auth: s3cret\n  redis_db: 2\n  servers:\n   - %s:1\n", r.addr)
+	ncListen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	startNutcracker(t, "p:\n  listen: "+ncListen+"\n"+settings, ncListen)
+	s := startProxy(t, "p:\n  listen: 127.0.0.1:0\n"+settings)
+	for _, tc := range []struct {
+		name, addr, db            string
+		noAuth, wrongPass, wantDB string
+	}{
+		{"nutcracker", ncListen, "nc", "-NOAUTH Authentication required\r\n", "-ERR invalid password\r\n", "0"},
+		{"kolco", s.Addr("p").String(), "kolco", redis.NoAuth, "-WRONGPASS invalid username-password pair or user is disabled.\r\n", "2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dialRedis(t, tc.addr)
+			for _, step := range []struct {
+				args []string
+				want string
+			}{
+				{[]string{"GET", "k"}, tc.noAuth},
+				{[]string{"AUTH", "wrong"}, tc.wrongPass},
+				{[]string{"AUTH", "s3cret"}, "+OK\r\n"},
+				{[]string{"SET", tc.db, "v"}, "+OK\r\n"},
+			} {
+				if got := c.do(step.args...); got != step.want {
+					t.Errorf("%q: %q, want %q", step.args, got, step.want)
+				}
+			}
+			direct := dialServer(t, r, "s3cret")
+			direct.do("SELECT", tc.wantDB)
+			if got := direct.do("EXISTS", tc.db); got != ":1\r\n" {
+				t.Errorf("the key is not in database %s", tc.wantDB)
+			}
+		})
+	}
+}

@@ -1,0 +1,147 @@
+package proxy
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/proxy/redis"
+)
+
+// redisServer is a real redis-server started by a test on 127.0.0.1.
+type redisServer struct {
+	addr   string
+	port   int
+	args   []string
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// startRedis starts redis-server with no persistence on a free port (or
+// on port when non-zero), plus extra arguments, waits until it listens,
+// and kills it when the test ends.
+func startRedis(t testing.TB, port int, extra ...string) *redisServer {
+	t.Helper()
+	if port == 0 {
+		port = realprog.FreePorts(t, 1)[0]
+	}
+	r := &redisServer{addr: fmt.Sprintf("127.0.0.1:%d", port), port: port}
+	r.args = append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--logfile", ""}, extra...)
+	r.start(t)
+	t.Cleanup(r.stop)
+	return r
+}
+
+// start runs the server with its arguments and waits until it listens.
+func (r *redisServer) start(t testing.TB) {
+	t.Helper()
+	bin := realprog.Binary(t, "redis-server", "redis-server")
+	r.cmd = exec.Command(bin, r.args...)
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func(cmd *exec.Cmd) {
+		_ = cmd.Wait()
+		close(exited)
+	}(r.cmd)
+	r.exited = exited
+	realprog.WaitListening(t, "redis-server", []int{r.port}, exited)
+}
+
+// stop kills the server and waits until it is gone.
+func (r *redisServer) stop() {
+	if r.cmd != nil {
+		_ = r.cmd.Process.Kill()
+		<-r.exited
+		r.cmd = nil
+	}
+}
+
+// redisPoolYAML writes a one-pool Redis configuration listening on a free
+// port, with extra pool settings, over servers named r0, r1, ...
+func redisPoolYAML(extra string, servers ...*redisServer) string {
+	var b strings.Builder
+	b.WriteString("p:\n  listen: 127.0.0.1:0\n  redis: true\n")
+	b.WriteString(extra)
+	if !strings.Contains(extra, "  timeout:") {
+		b.WriteString("  timeout: 10000\n") // see poolYAML
+	}
+	b.WriteString("  servers:\n")
+	for i, r := range servers {
+		fmt.Fprintf(&b, "   - %s:1 r%d\n", r.addr, i)
+	}
+	return b.String()
+}
+
+// rc is a minimal Redis test client.
+type rc struct {
+	t    testing.TB
+	conn net.Conn
+	w    *bufio.Writer
+	rr   *redis.ReplyReader
+}
+
+func dialRedis(t testing.TB, addr string) *rc {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	// A guard against a test that waits for a reply that never comes; no
+	// test relies on it to pass.
+	_ = conn.SetDeadline(time.Now().Add(60 * time.Second))
+	return &rc{t: t, conn: conn, w: bufio.NewWriter(conn), rr: redis.NewReplyReader(conn, redis.ReplyLimits{})}
+}
+
+// send writes a request of args without flushing.
+func (c *rc) send(args ...string) {
+	b := make([][]byte, len(args))
+	for i, a := range args {
+		b[i] = []byte(a)
+	}
+	_, _ = c.w.Write(redis.AppendArgs(nil, b))
+}
+
+// read flushes what was sent and reads one reply; io.EOF and the like
+// come back as errors.
+func (c *rc) read() (string, error) {
+	if err := c.w.Flush(); err != nil {
+		return "", err
+	}
+	b, _, err := c.rr.Read(nil, nil)
+	return string(b), err
+}
+
+// do sends one request and returns its reply, failing the test on a
+// read error.
+func (c *rc) do(args ...string) string {
+	c.t.Helper()
+	c.send(args...)
+	reply, err := c.read()
+	if err != nil {
+		c.t.Fatalf("%q: %v", args, err)
+	}
+	return reply
+}
+
+// closed reports whether the other end closed the connection: the next
+// read gives EOF (or a reset) rather than a reply.
+func (c *rc) closed() bool {
+	_, err := c.read()
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// redisArgs encodes a request of args.
+func redisArgs(args [][]byte) []byte { return redis.AppendArgs(nil, args) }
