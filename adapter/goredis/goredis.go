@@ -32,7 +32,10 @@
 // go-redis hashes only the text between "{" and the first "}" after it,
 // when not empty, before it calls the consistent hash: the rule of kolco
 // proxy's hash_tag "{}" and of shards.Tagged, so keys with and without tags
-// land where kolco locate names the owner of that text.
+// land where kolco locate names the owner of that text, and where a kolco
+// proxy Redis pool (redis: true, hash_tag "{}") with the same distribution,
+// hash and server names reads them: nodes from membership.ParseNutcracker
+// on the pool's configuration are those shards.
 package goredis
 
 import (
