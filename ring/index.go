@@ -181,6 +181,11 @@ func answer(e0, e1 uint32, pos uint64) (int, bool) {
 // misses, and one after the other they cost a second wait (15-20% of a
 // lookup there, measured in interleaved rounds).
 func (s *Snapshot) searchOwner(h, j uint64) int {
+	if len(s.points) == 0 {
+		// An empty ring's one slot sends the hashes whose byte is 255
+		// here: there is no owner.
+		return -1
+	}
 	if s.owners.hi != nil || cap(s.owners.lo) < len(s.points)+scanWidth {
 		return int(s.owners.at(s.search(h, j)))
 	}
