@@ -110,7 +110,8 @@ func statements(toks []token) [][]string {
 }
 
 func parseServer(f []string) (Server, error) {
-	if len(f) == 0 {
+	if len(f) == 0 || f[0] == "" {
+		// nginx: `no host in upstream ""` for an empty quoted address.
 		return Server{}, fmt.Errorf("%w: missing address", kolco.ErrBadConfig)
 	}
 	s := Server{Addr: f[0], Weight: 1}
