@@ -260,6 +260,7 @@ func (s *Server) startAdmin(g *GlobalConfig) error {
 	if err != nil {
 		return fmt.Errorf("admin: %w", err)
 	}
+	s.fleet.token.Store(&token)
 	s.admin = &http.Server{Handler: s.adminHandler(token), ReadHeaderTimeout: 5 * time.Second}
 	s.adminLn = ln
 	s.wg.Add(1)

@@ -92,7 +92,8 @@ func (p *pool) migrateLoop() {
 			}
 		default:
 			p.sweepAfter(m)
-			if p.ctx.Err() != nil {
+			if p.mig.sweepCtx.Err() != nil {
+				<-p.ctx.Done() // halted for good: nothing left to do until the pool closes
 				return
 			}
 		}

@@ -12,8 +12,8 @@ type migMetrics struct {
 	fallbacks, hits, copies, refused, raced, cleans, cleanFails *prometheus.CounterVec
 	windowOpen, views                                           *prometheus.GaugeVec
 	opened, closed                                              *prometheus.CounterVec
-	listed, orphans, deleted, kept, sweepErrs                   *prometheus.CounterVec
-	sweeping                                                    *prometheus.GaugeVec
+	listed, orphans, deleted, kept, sweepErrs, deferred         *prometheus.CounterVec
+	sweeping, waiting                                           *prometheus.GaugeVec
 
 	mu    sync.Mutex
 	pools map[string]*migStats
@@ -48,7 +48,10 @@ func newMigMetrics(reg *prometheus.Registry) *migMetrics {
 		kept:       counter("kolco_proxy_sweep_kept_total", "Orphaned items a sweep kept: written since they were listed, gone already, or owned again.", "server"),
 		sweepErrs:  counter("kolco_proxy_sweep_errors_total", "Sweeps of a server that failed or were cut short.", "server"),
 		sweeping:   gauge("kolco_proxy_sweep_running", "1 while a sweep runs."),
-		pools:      map[string]*migStats{},
+		deferred: counter("kolco_proxy_sweep_deferred_total",
+			"Sweeps of a pool on a membership source put off because a proxy of kolco.admin_peers places otherwise (differs), could not be asked (unreachable) or may be behind its source (stale).", "reason"),
+		waiting: gauge("kolco_proxy_sweep_waiting", "1 while a sweep waits for every proxy of kolco.admin_peers to place as this one."),
+		pools:   map[string]*migStats{},
 	}
 }
 
@@ -60,7 +63,8 @@ type migStats struct {
 	pool                                               string
 	fallbacks, hits, copies, refused, raced, cleans    atomic.Uint64
 	cleanFails, listed, orphans, deleted, kept, errors atomic.Uint64
-	windowOpen, views, sweeping                        prometheus.Gauge
+	deferred                                           atomic.Uint64
+	windowOpen, views, sweeping, waiting               prometheus.Gauge
 	opened                                             prometheus.Counter
 	closed                                             *prometheus.CounterVec
 }
@@ -74,7 +78,7 @@ func (m *metrics) migFor(name string) *migStats {
 		return s
 	}
 	s := &migStats{m: mm, pool: name, windowOpen: mm.windowOpen.WithLabelValues(name), views: mm.views.WithLabelValues(name),
-		sweeping: mm.sweeping.WithLabelValues(name), opened: mm.opened.WithLabelValues(name),
+		sweeping: mm.sweeping.WithLabelValues(name), waiting: mm.waiting.WithLabelValues(name), opened: mm.opened.WithLabelValues(name),
 		closed: mm.closed.MustCurryWith(prometheus.Labels{"pool": name})}
 	mm.pools[name] = s
 	return s

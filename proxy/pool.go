@@ -29,6 +29,10 @@ type pool struct {
 	// refuseLog limits the lines logged for clients refused over
 	// max_client_connections.
 	refuseLog logLimit
+	// fleet is what the sweep asks the pool's other proxies with (see
+	// placementAgreed); sweepLog limits the lines of deferred sweeps.
+	fleet    *sweepFleet
+	sweepLog logLimit
 	// shareCache holds the servers' shares of keys under a placement.
 	shareCache atomic.Pointer[keyShares]
 

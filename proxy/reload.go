@@ -133,6 +133,7 @@ func (s *Server) preparePool(ctx context.Context, name string, pc *PoolConfig, s
 	if err != nil {
 		return ch, err
 	}
+	p.fleet = &s.fleet
 	if ch.cur != nil {
 		old := ch.cur.pool.Load()
 		p.stats = old.stats // figures survive a reload
@@ -186,6 +187,7 @@ func (s *Server) commit(t *transition) {
 		s.commitPool(ch)
 	}
 	s.cfg = t.cfg
+	s.fleet.setPeers(t.cfg.Global.AdminPeers)
 	s.budget.setLimit(t.cfg.Global.BufferLimit)
 }
 

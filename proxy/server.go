@@ -37,6 +37,8 @@ type Server struct {
 	// placed says since when each pool places by its fingerprint.
 	sources map[string]*poolSource
 	placed  map[string]placedAt
+	// fleet is what the pools' sweeps read to ask their peers, outside mu.
+	fleet sweepFleet
 
 	wg sync.WaitGroup // accept loops, clients, retired pools
 }

@@ -123,6 +123,7 @@ func (p *sourcePlan) commit() {
 		ps.base = p.cfg.Pools[name]
 	}
 	s.sources = p.next
+	s.fleet.setSources(p.next)
 	for _, ps := range p.started {
 		ps.start(s.applySource)
 	}
@@ -185,6 +186,7 @@ func (s *Server) stopSources() {
 	s.mu.Lock()
 	sources := s.sources
 	s.sources = nil
+	s.fleet.setSources(nil)
 	s.mu.Unlock()
 	for _, ps := range sources {
 		ps.close()

@@ -81,14 +81,6 @@ func (p *pool) sweepAfter(m *migration) {
 	p.log.Info("sweep done", "servers", len(done), "listed", st.listed.Load(), "deleted", st.deleted.Load(), "kept", st.kept.Load())
 }
 
-// placementAgreed reports whether the sweep may run: whether the proxies
-// that share the pool's servers place keys as this one does. A proxy
-// alone agrees with itself; under a fleet membership this is where the
-// sweep waits until every proxy reports the fingerprint of m's placement,
-// since a proxy that places a key elsewhere would write it where this one
-// sees an orphan.
-func (p *pool) placementAgreed(context.Context, *migration) bool { return true }
-
 // sweepServer sweeps one server, in passes of at most maxOrphans, until a
 // pass deletes nothing more.
 func (p *pool) sweepServer(ctx context.Context, m *migration, b *backend) error {
