@@ -50,6 +50,10 @@ type PoolStatus struct {
 	// Membership is where the servers come from, and the placement's
 	// revision and fingerprint.
 	Membership MembershipStatus `json:"membership"`
+	// SweepDeferred says why the pool's sweep waits, while it does: a
+	// proxy of kolco.admin_peers places otherwise, could not be asked or
+	// may be behind its source.
+	SweepDeferred string `json:"sweep_deferred,omitempty"`
 }
 
 // ServerStatus is a server of a pool as the admin endpoint reports it.
@@ -113,6 +117,9 @@ func (e poolEntry) status() PoolStatus {
 			Zone: b.zone, Up: !b.health.isDown(), Share: shares[b]})
 	}
 	ps.Membership = e.membershipStatus()
+	if why := p.mig.stats.deferWhy.Load(); why != nil {
+		ps.SweepDeferred = *why
+	}
 	return ps
 }
 

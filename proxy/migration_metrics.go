@@ -64,6 +64,7 @@ type migStats struct {
 	fallbacks, hits, copies, refused, raced, cleans    atomic.Uint64
 	cleanFails, listed, orphans, deleted, kept, errors atomic.Uint64
 	deferred                                           atomic.Uint64
+	deferWhy                                           atomic.Pointer[string] // why the sweep waits, while it does
 	windowOpen, views, sweeping, waiting               prometheus.Gauge
 	opened                                             prometheus.Counter
 	closed                                             *prometheus.CounterVec

@@ -69,6 +69,7 @@ func (s *Server) Start() error {
 	if err := s.cfg.Validate(); err != nil {
 		return err
 	}
+	s.fleet.setPeers(s.cfg.Global.AdminPeers) // before any pool can sweep
 	t, sources, err := s.prepareSourced(context.Background(), s.cfg.WithDefaults())
 	if err != nil {
 		return err

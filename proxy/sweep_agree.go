@@ -62,22 +62,25 @@ func (f *sweepFleet) check(ctx context.Context, p *pool) (reason, why string) {
 	if t := f.token.Load(); t != nil {
 		token = *t
 	}
-	a := agreement("this proxy", ms, askPeers(ctx, peers, token))
+	answers := askPeers(ctx, peers, token)
+	a := agreement("this proxy", ms, answers)
 	switch {
 	case len(a.Unreachable) > 0:
 		var names []string
 		for _, u := range a.Unreachable {
 			names = append(names, fmt.Sprintf("%s (%v)", u.Name, u.Err))
 		}
-		return "unreachable", "not answering: " + strings.Join(names, ", ")
-	case len(a.Differing) > 0 || a.Fingerprint != ms.Fingerprint:
+		return "unreachable", strings.Join(names, ", ")
+	case !a.Agree():
 		var names []string
-		for _, d := range a.Differing {
-			names = append(names, fmt.Sprintf("%s (revision %d, fingerprint %s)", d.Name, d.Revision, d.Fingerprint))
+		for _, an := range answers {
+			if theirs := an.pools[p.name]; theirs.Fingerprint != ms.Fingerprint {
+				names = append(names, fmt.Sprintf("%s (revision %d, fingerprint %s)", an.addr, theirs.Revision, theirs.Fingerprint))
+			}
 		}
-		return "differs", fmt.Sprintf("placing otherwise than fingerprint %s: %s", a.Fingerprint, strings.Join(names, ", "))
+		return "differs", fmt.Sprintf("%s, where this proxy places by fingerprint %s", strings.Join(names, ", "), ms.Fingerprint)
 	case len(a.Stale) > 0:
-		return "stale", "may be behind their source: " + strings.Join(a.Stale, ", ")
+		return "stale", strings.Join(a.Stale, ", ") + " may be behind the source"
 	}
 	return "", ""
 }
@@ -92,7 +95,10 @@ func (p *pool) placementAgreed(ctx context.Context, m *migration) bool {
 		return true
 	}
 	st := p.mig.stats
-	defer st.waiting.Set(0)
+	defer func() {
+		st.waiting.Set(0)
+		st.deferWhy.Store(nil)
+	}()
 	wait := sweepRetry
 	deferred := false
 	for {
@@ -108,10 +114,12 @@ func (p *pool) placementAgreed(ctx context.Context, m *migration) bool {
 		}
 		deferred = true
 		st.waiting.Set(1)
+		line := reason + ": " + why
+		st.deferWhy.Store(&line)
 		st.deferred.Add(1)
 		st.m.deferred.WithLabelValues(p.name, reason).Inc()
 		if ok, held := p.sweepLog.allow(); ok {
-			p.log.Warn("sweep deferred: the proxies of kolco.admin_peers do not all place as this one", "proxies", why,
+			p.log.Warn("sweep deferred: the proxies of kolco.admin_peers do not all place as this one", "reason", reason, "proxies", why,
 				"retry", wait, "deferrals_not_logged", held)
 		}
 		t := time.NewTimer(wait)

@@ -106,12 +106,12 @@ func TestSweepWaitsForFleet(t *testing.T) {
 		return len(membershipOf(t, s, "p").Nodes) == 3 && len(membershipOf(t, peer1, "p").Nodes) == 3
 	})
 	eventually(t, "a sweep deferred for a differing peer", func() bool { return deferredBy(t, s, "differs") > 0 })
-	checkDeferred(t, s, ms, before, listed, "peer 2 differs")
+	checkDeferred(t, s, ms, before, listed, "differs", cut2.addr())
 	p := s.testPool("p")
 	owned := ownedHeld(t, p, ms)
 	writeServers(t, late, ms[0], ms[1], ms[2])
 	eventually(t, "the sweep to run once peer 2 agrees", serving(3, all...))
-	checkSwept(t, p, ms, owned)
+	checkSwept(t, p, ms, owned, 0)
 
 	// A peer cannot be asked.
 	cut1.setCut(true)
@@ -120,12 +120,12 @@ func TestSweepWaitsForFleet(t *testing.T) {
 	before, listed = keyCounts(t, ms), p.mig.stats.listed.Load()
 	eventually(t, "this proxy on four servers", func() bool { return len(membershipOf(t, s, "p").Nodes) == 4 })
 	eventually(t, "a sweep deferred for an unreachable peer", func() bool { return deferredBy(t, s, "unreachable") > 0 })
-	checkDeferred(t, s, ms, before, listed, "peer 1 is unreachable")
+	checkDeferred(t, s, ms, before, listed, "unreachable", cut1.addr())
 	p = s.testPool("p")
-	owned = ownedHeld(t, p, ms)
+	owned, deleted := ownedHeld(t, p, ms), p.mig.stats.deleted.Load()
 	cut1.setCut(false)
 	eventually(t, "the sweep to run once peer 1 answers", serving(4, all...))
-	checkSwept(t, p, ms, owned)
+	checkSwept(t, p, ms, owned, deleted)
 	t.Logf("deferred: %d for a differing peer, %d for an unreachable one; deleted %d, listed %d",
 		deferredBy(t, s, "differs"), deferredBy(t, s, "unreachable"), p.mig.stats.deleted.Load(), p.mig.stats.listed.Load())
 }
@@ -133,9 +133,11 @@ func TestSweepWaitsForFleet(t *testing.T) {
 // checkDeferred checks that the sweep of s's pool, deferred, left its
 // change unsettled, the servers' keys as they were (before: how many
 // each held) and listed none (listed: the count before), shows as waiting
-// in the metrics, and has orphans to sweep.
-func checkDeferred(t *testing.T, s *Server, ms []*memcached, before []int, listed uint64, why string) {
+// in the metrics and the admin endpoint for reason, naming peer, and has
+// orphans to sweep.
+func checkDeferred(t *testing.T, s *Server, ms []*memcached, before []int, listed uint64, reason, peer string) {
 	t.Helper()
+	why := "a peer " + reason
 	p := s.testPool("p")
 	if p.place.Load().mig == nil {
 		t.Fatalf("%s, yet the change settled", why)
@@ -149,6 +151,12 @@ func checkDeferred(t *testing.T, s *Server, ms []*memcached, before []int, liste
 	if !strings.Contains(scrape(t, s), "\nkolco_proxy_sweep_waiting{pool=\"p\"} 1\n") {
 		t.Errorf("%s, yet kolco_proxy_sweep_waiting is not 1", why)
 	}
+	var status PoolStatus
+	adminGet(t, s, "/v1/pools/p", "", &status)
+	if !strings.HasPrefix(status.SweepDeferred, reason+": ") || !strings.Contains(status.SweepDeferred, peer) {
+		t.Errorf("%s, yet the admin endpoint says sweep_deferred %q", why, status.SweepDeferred)
+	}
+	t.Logf("sweep_deferred: %s", status.SweepDeferred)
 	orphans := 0
 	for _, o := range census(t, &cluster{t: t, ms: ms}, p) {
 		orphans += len(o)
@@ -159,11 +167,15 @@ func checkDeferred(t *testing.T, s *Server, ms []*memcached, before []int, liste
 }
 
 // checkSwept checks that the sweep left no orphan on any server and kept
-// every key a server owned (owned: as held before the sweep).
-func checkSwept(t *testing.T, p *pool, ms []*memcached, owned map[string][]string) {
+// every key a server owned (owned: as held before the sweep), and that
+// it deleted keys (deleted: the count before).
+func checkSwept(t *testing.T, p *pool, ms []*memcached, owned map[string][]string, deleted uint64) {
 	t.Helper()
-	if p.mig.stats.deleted.Load() == 0 {
+	if p.mig.stats.deleted.Load() == deleted {
 		t.Fatal("the sweep deleted nothing")
+	}
+	if w := p.mig.stats.deferWhy.Load(); w != nil {
+		t.Errorf("the sweep ran, yet still reports it waits: %s", *w)
 	}
 	for i, o := range census(t, &cluster{t: t, ms: ms}, p) {
 		if len(o) != 0 {
