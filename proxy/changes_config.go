@@ -53,6 +53,10 @@ func (p *PoolConfig) explainChanges(b *strings.Builder) {
 	if slices.Contains(p.Sweep.Exclusive, "*") {
 		on = "on every server"
 	}
-	fmt.Fprintf(b, "  sweep: after each change, the copies %s that they no longer own are deleted, at most %d a second per server\n",
-		on, p.Sweep.Rate)
+	fleet := ""
+	if p.Membership != nil {
+		fleet = "; with servers from a membership source, only once every proxy of kolco.admin_peers reports the same placement (fingerprint), else the sweep waits"
+	}
+	fmt.Fprintf(b, "  sweep: after each change, the copies %s that they no longer own are deleted, at most %d a second per server%s\n",
+		on, p.Sweep.Rate, fleet)
 }

@@ -191,3 +191,30 @@ func checkSwept(t *testing.T, p *pool, ms []*memcached, owned map[string][]strin
 		}
 	}
 }
+
+// TestSweepFleetExplained: --check says that a pool on a membership
+// source sweeps only once its peers agree, and says nothing of peers for
+// a pool on its servers list.
+func TestSweepFleetExplained(t *testing.T) {
+	const sweep = "  sweep: {exclusive: [\"*\"]}\n"
+	m := &memcached{addr: "127.0.0.1:11211"}
+	for _, tc := range []struct {
+		yaml string
+		want bool
+	}{
+		{sweepFleetYAML("  admin_peers: [\"127.0.0.1:1\"]\n", sweep, filepath.Join(t.TempDir(), "members.yml"), m), true},
+		{poolYAML("  distribution: ring\n"+sweep, m), false},
+	} {
+		cfg, err := ParseConfig([]byte(tc.yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := cfg.WithDefaults().Explain(&b); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(b.String(), "only once every proxy of kolco.admin_peers reports the same placement"); got != tc.want {
+			t.Errorf("membership source %v: the explanation says the sweep waits for peers: %v\n%s", tc.want, got, b.String())
+		}
+	}
+}
