@@ -1,12 +1,14 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sweepFleetYAML is a proxy's configuration: pool p on the file source
@@ -70,7 +72,7 @@ func ownedHeld(t *testing.T, p *pool, ms []*memcached) map[string][]string {
 // or cannot be asked (its admin endpoint cut), the sweep is deferred and
 // counted, and no key is listed or deleted; once every peer reports the
 // same fingerprint the sweep runs, deletes the orphans and no key a
-// server owns.
+// server owns. A shutdown while a sweep waits stops it.
 func TestSweepWaitsForFleet(t *testing.T) {
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	dir := t.TempDir()
@@ -128,6 +130,29 @@ func TestSweepWaitsForFleet(t *testing.T) {
 	checkSwept(t, p, ms, owned, deleted)
 	t.Logf("deferred: %d for a differing peer, %d for an unreachable one; deleted %d, listed %d",
 		deferredBy(t, s, "differs"), deferredBy(t, s, "unreachable"), p.mig.stats.deleted.Load(), p.mig.stats.listed.Load())
+
+	// A shutdown while a sweep waits stops it.
+	cut2.setCut(true)
+	was := deferredBy(t, s, "unreachable")
+	writeServers(t, shared, ms[0], ms[1], ms[2])
+	eventually(t, "a sweep deferred again", func() bool { return deferredBy(t, s, "unreachable") > was })
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		done <- s.Shutdown(ctx)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("shutdown while a sweep waits: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("shutdown while a sweep waits did not return")
+	}
+	if s.testPool("p").place.Load().mig == nil {
+		t.Error("the last change settled, so the shutdown did not stop a waiting sweep")
+	}
 }
 
 // checkDeferred checks that the sweep of s's pool, deferred, left its
