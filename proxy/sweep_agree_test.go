@@ -133,26 +133,8 @@ func TestSweepWaitsForFleet(t *testing.T) {
 
 	// A shutdown while a sweep waits stops it.
 	cut2.setCut(true)
-	was := deferredBy(t, s, "unreachable")
 	writeServers(t, shared, ms[0], ms[1], ms[2])
-	eventually(t, "a sweep deferred again", func() bool { return deferredBy(t, s, "unreachable") > was })
-	done := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		done <- s.Shutdown(ctx)
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("shutdown while a sweep waits: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("shutdown while a sweep waits did not return")
-	}
-	if s.testPool("p").place.Load().mig == nil {
-		t.Error("the last change settled, so the shutdown did not stop a waiting sweep")
-	}
+	shutdownWhileWaiting(t, s)
 }
 
 // checkDeferred checks that the sweep of s's pool, deferred, left its
@@ -241,5 +223,31 @@ func TestSweepFleetExplained(t *testing.T) {
 		if got := strings.Contains(b.String(), "only once every proxy of kolco.admin_peers reports the same placement"); got != tc.want {
 			t.Errorf("membership source %v: the explanation says the sweep waits for peers: %v\n%s", tc.want, got, b.String())
 		}
+	}
+}
+
+// shutdownWhileWaiting waits for another deferral of the sweep of s's
+// pool, then shuts s down: Shutdown returns, and the change is left
+// unsettled.
+func shutdownWhileWaiting(t *testing.T, s *Server) {
+	t.Helper()
+	was := deferredBy(t, s, "unreachable")
+	eventually(t, "a sweep deferred again", func() bool { return deferredBy(t, s, "unreachable") > was })
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		done <- s.Shutdown(ctx)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("shutdown while a sweep waits: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("shutdown while a sweep waits did not return")
+	}
+	if s.testPool("p").place.Load().mig == nil {
+		t.Error("the last change settled, so the shutdown did not stop a waiting sweep")
 	}
 }
