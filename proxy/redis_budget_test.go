@@ -68,20 +68,26 @@ func TestRedisClientBufferLimit(t *testing.T) {
 	eventually(t, "the buffers released", func() bool { return s.budget.inUse() == 0 })
 }
 
-// pipelineBigSets sends n SETs of size-byte values on c in one write, then
-// reads their replies, and returns an error naming the first that is not
-// +OK. The connection's deadline, a third of the pool's timeout in
-// budgetYAML, fails a request that waited for room until its timeout.
+// pipelineBigSets sends n SETs of size-byte values on c in one write, each
+// followed by an ECHO of its number, then reads their replies, and returns
+// an error naming the first that is not the one due in request order. The
+// connection's deadline, a third of the pool's timeout in budgetYAML,
+// fails a request that waited for room until its timeout.
 func pipelineBigSets(c *rc, prefix string, n, size int) error {
 	_ = c.conn.SetDeadline(time.Now().Add(10 * time.Second))
 	val := strings.Repeat("v", size)
 	for i := range n {
 		c.send("SET", fmt.Sprint(prefix, i), val)
+		c.send("ECHO", fmt.Sprint(i))
 	}
 	for i := range n {
-		got, err := c.read()
-		if got != "+OK\r\n" || err != nil {
-			return fmt.Errorf("SET %d of %d: %q %v", i+1, n, got, err)
+		set, err := c.read()
+		if set != "+OK\r\n" || err != nil {
+			return fmt.Errorf("SET %d of %d: %q %v", i+1, n, set, err)
+		}
+		echo, err := c.read()
+		if want := fmt.Sprintf("$1\r\n%d\r\n", i); echo != want || err != nil {
+			return fmt.Errorf("ECHO after SET %d: %q %v, want %q", i+1, echo, err, want)
 		}
 	}
 	return nil
@@ -96,7 +102,8 @@ func budgetYAML(r0 *redisServer) string {
 // TestRedisBudgetOwnRound: a client pipelining requests that fit in
 // kolco.buffer_limit one by one, but not together, is answered for the
 // earlier ones rather than left waiting for the room they hold: every SET
-// succeeds, none waits for the pool's timeout, and nothing stays held.
+// succeeds, the replies come in request order, none waits for the pool's
+// timeout, and nothing stays held.
 func TestRedisBudgetOwnRound(t *testing.T) {
 	r0 := startRedis(t, 0)
 	s := startProxy(t, budgetYAML(r0))
