@@ -205,7 +205,9 @@ type PoolConfig struct {
 	RedisClientAuth string `yaml:"redis_client_auth"`
 	// RedisServerAuth maps servers, by name (or address when unnamed), to
 	// the password the proxy gives them with AUTH, in place of
-	// RedisAuth's; an empty one sends no AUTH.
+	// RedisAuth's; an empty one sends no AUTH. In a pool on a membership
+	// source it may name servers the source does not list (yet): each
+	// applies when its server appears.
 	RedisServerAuth map[string]string `yaml:"redis_server_auth"`
 	// Warm (warm) applies changes of placement warm: see [Warm].
 	Warm Warm `yaml:"-"`

@@ -42,6 +42,12 @@ type redisClient struct {
 	// charge is what the client's requests and replies in flight hold
 	// (see charge and redisBudget).
 	charge *charge
+	// round holds the requests read and not yet answered, in order, and
+	// w buffers their replies; gone is set once a reply could not be
+	// written.
+	round []*redisRequest
+	w     *bufio.Writer
+	gone  bool
 
 	// The reader's routing state: the placement a request is split by,
 	// and serverOf bound once, so that splitting allocates nothing.
@@ -81,17 +87,18 @@ func (cl *client) serveRedis() {
 // what redis-server allows then.
 func (c *redisClient) limits(p *pool) redis.Limits {
 	return redis.Limits{MaxBulk: min(p.cfg.MaxValueSize, redis.DefaultMaxBulk), Unauthenticated: !c.authed,
-		Budget: redisBudget{c.charge}}
+		Budget: redisBudget{c: c.charge, endRound: c.endRound}}
 }
 
 // serve serves rounds of requests, read from in and answered on out,
 // until the client closes, sends bytes that end the stream, asks to quit,
 // is drained or the server shuts down; it reports false when a reply
-// could not be written.
+// could not be written. A round ends when the client has sent nothing
+// more yet, at max_pending requests or client_buffer_limit, or when a
+// request waits for room in kolco.buffer_limit (see redisBudget).
 func (c *redisClient) serve(in io.Reader, out io.Writer) bool {
+	c.w = bufio.NewWriterSize(out, 16<<10)
 	r := redis.NewReader(in, c.limits(c.ln.pool.Load()))
-	w := bufio.NewWriterSize(out, 16<<10)
-	var round []*redisRequest
 	for {
 		var rq *redisRequest
 		end := !c.cl.next(r)
@@ -99,20 +106,28 @@ func (c *redisClient) serve(in io.Reader, out io.Writer) bool {
 			rq, end = c.read(r)
 		}
 		if rq != nil {
-			round = append(round, rq)
+			c.round = append(c.round, rq)
 		}
-		if !end && r.Buffered() > 0 && len(round) < c.ln.pool.Load().cfg.MaxPending && c.charge.held.Load() < c.charge.limit {
+		if !end && !c.gone && r.Buffered() > 0 && len(c.round) < c.ln.pool.Load().cfg.MaxPending && c.charge.held.Load() < c.charge.limit {
 			continue
 		}
-		if !c.answer(w, round) {
+		if !c.endRound() {
 			return false
 		}
-		clear(round)
-		round = round[:0]
 		if end {
 			return true
 		}
 	}
+}
+
+// endRound answers the round's requests and starts a new round; it
+// reports false when a reply could not be written, then and ever after.
+func (c *redisClient) endRound() bool {
+	ok := c.answer(c.w, c.round) && !c.gone
+	clear(c.round)
+	c.round = c.round[:0]
+	c.gone = !ok
+	return ok
 }
 
 // read reads and dispatches the next request; end reports that the

@@ -45,8 +45,16 @@ func (p *PoolConfig) checkRedis(bad badSetting) error {
 }
 
 // checkServerAuth checks that redis_server_auth names each server at most
-// once, by name or address.
+// once, by name or address. A pool on a membership source is checked
+// against each version of its servers, which may not list a server named
+// there yet, or any more: an entry for a server not in the version waits
+// for it to appear, and one given by its name and by its address gets the
+// name's password (see serverPassword), so that no version is refused for
+// them.
 func (p *PoolConfig) checkServerAuth(bad badSetting) error {
+	if p.Membership != nil {
+		return nil
+	}
 	known := map[string]int{}
 	for i, line := range p.Servers {
 		s, _ := twemproxy.ParseServer(line) // valid: checked by checkServers

@@ -118,3 +118,17 @@ func TestRedisChangesCold(t *testing.T) {
 		t.Errorf("--check: %v\n%s", err, b.String())
 	}
 }
+
+// TestRedisServerAuthOfSourcedPool: redis_server_auth naming a server the
+// servers list lacks is an error in a static pool and allowed in a pool on
+// a membership source, whose servers come and go.
+func TestRedisServerAuthOfSourcedPool(t *testing.T) {
+	const pool = "p:\n  listen: 127.0.0.1:22121\n  redis: true\n  servers: [\"127.0.0.1:6379:1 a\"]\n  redis_server_auth: {b: x}\n"
+	var ce *ConfigError
+	if _, err := ParseConfig([]byte(pool)); !errors.As(err, &ce) || ce.Key != "redis_server_auth" {
+		t.Errorf("static pool: %v, want a *ConfigError for redis_server_auth", err)
+	}
+	if _, err := ParseConfig([]byte(pool + "  membership: {file: {path: members.yml}}\n")); err != nil {
+		t.Errorf("pool on a source: %v", err)
+	}
+}
