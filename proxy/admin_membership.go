@@ -4,58 +4,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kolco-dev/kolco/membership"
 )
 
 // MembershipStatus is where a pool's servers come from and how current
 // they are, as the admin endpoint reports it (GET /v1/membership, and in
-// each [PoolStatus]). Proxies agree on a pool when their fingerprints are
-// equal; a server down here (Down) is local health, not in the
-// fingerprint.
-type MembershipStatus struct {
-	Pool string `json:"pool"`
-	// Source is where the servers come from: "configuration" (the
-	// file's servers list), or the membership source, such as
-	// "etcd /kolco/cache/ at http://10.0.0.1:2379".
-	Source       string `json:"source"`
-	Distribution string `json:"distribution"`
-	// Revision is the source's revision of the servers in use (0 for the
-	// configuration); for etcd the store's, the same in every proxy.
-	Revision int64 `json:"revision"`
-	// Fingerprint is that of the placement in use: equal for two pools
-	// exactly when they place every key alike (kolco.Fingerprint; for
-	// ketama and modula a digest of what nutcracker places by).
-	Fingerprint string `json:"fingerprint"`
-	// Since is when the pool began placing keys by Fingerprint.
-	Since time.Time `json:"since"`
-	// Shared reports that another proxy following the same source places
-	// alike at this revision however late it started (see
-	// membership.View); false for a history-dependent distribution whose
-	// state the source does not keep.
-	Shared bool `json:"shared"`
-	// Stale reports that the servers in use may be behind the source:
-	// it cannot be reached, has not answered yet, gave content it
-	// refuses, or a version the pool cannot serve. Error says why.
-	Stale bool   `json:"stale"`
-	Error string `json:"error,omitempty"`
-	// LastAnswer is when the source last answered; nil for the
-	// configuration, or before the first answer.
-	LastAnswer *time.Time `json:"last_answer,omitempty"`
-	// SourceRevision is the newest revision the source gave, above
-	// Revision while a version is not served; Versions counts the versions
-	// it gave, Changes those the pool was changed to.
-	SourceRevision int64 `json:"source_revision,omitempty"`
-	Versions       int64 `json:"versions,omitempty"`
-	Changes        int64 `json:"changes,omitempty"`
-	// Resyncs counts the source's full re-reads after a gap, such as a
-	// watch that resumed past etcd's compacted history.
-	Resyncs int64 `json:"resyncs,omitempty"`
-	// Nodes are the servers that take keys, by name; Drained the nodes
-	// the source lists that take none; Down the servers this proxy
-	// treats as down.
-	Nodes   []string `json:"nodes"`
-	Drained []string `json:"drained,omitempty"`
-	Down    []string `json:"down,omitempty"`
-}
+// each [PoolStatus]): the wire type the fleet comparisons read too.
+type MembershipStatus = membership.PoolMembership
 
 // poolEntry is a pool with its source, if any, and since when it places
 // as it does.

@@ -83,7 +83,7 @@ func (s *Server) handlePage(mux *http.ServeMux, token []byte) {
 
 // pageOf returns a pool for the page, its agreement with the peers'
 // answers.
-func pageOf(ps PoolStatus, answers []peerAnswer) pagePool {
+func pageOf(ps PoolStatus, answers []membership.Answer) pagePool {
 	pp := pagePool{PoolStatus: ps}
 	ms := ps.Membership
 	if len(answers) == 0 {
@@ -111,13 +111,13 @@ func pageOf(ps PoolStatus, answers []peerAnswer) pagePool {
 }
 
 // findReport returns the report of the process name for the pool.
-func findReport(name string, ms MembershipStatus, answers []peerAnswer) membership.Report {
+func findReport(name string, ms MembershipStatus, answers []membership.Answer) membership.Report {
 	for _, p := range answers {
-		if p.addr == name {
-			return reportOf(name, p.pools[ms.Pool])
+		if p.Addr == name {
+			return p.Pools[ms.Pool].Report(name)
 		}
 	}
-	return reportOf(name, ms)
+	return ms.Report(name)
 }
 
 // summarize says in words whether n processes agree.

@@ -74,8 +74,8 @@ func (f *sweepFleet) check(ctx context.Context, p *pool) (reason, why string) {
 	case !a.Agree():
 		var names []string
 		for _, an := range answers {
-			if theirs := an.pools[p.name]; theirs.Fingerprint != ms.Fingerprint {
-				names = append(names, fmt.Sprintf("%s (revision %d, fingerprint %s)", an.addr, theirs.Revision, theirs.Fingerprint))
+			if theirs := an.Pools[p.name]; theirs.Fingerprint != ms.Fingerprint {
+				names = append(names, fmt.Sprintf("%s (revision %d, fingerprint %s)", an.Addr, theirs.Revision, theirs.Fingerprint))
 			}
 		}
 		return "differs", fmt.Sprintf("%s, where this proxy places by fingerprint %s", strings.Join(names, ", "), ms.Fingerprint)

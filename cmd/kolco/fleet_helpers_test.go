@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/etcdtest"
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
@@ -87,7 +88,7 @@ func (l *lockedBuffer) String() string {
 // proxyPool is what the fleet tests read of a proxy's pool: what status
 // reads, and more.
 type proxyPool struct {
-	poolMembership
+	membership.PoolMembership
 	Nodes   []string `json:"nodes"`
 	Resyncs int64    `json:"resyncs"`
 }

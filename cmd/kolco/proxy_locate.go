@@ -30,15 +30,26 @@ func newAdminClient(addr, tokenFile string) (*adminClient, error) {
 	if strings.Contains(addr, "://") {
 		c.base = strings.TrimSuffix(addr, "/")
 	}
-	if tokenFile != "" {
-		data, err := os.ReadFile(tokenFile)
-		if err != nil {
-			return nil, err
-		}
-		line, _, _ := strings.Cut(string(data), "\n")
-		c.token = strings.TrimSpace(line)
+	token, err := readToken(tokenFile)
+	if err != nil {
+		return nil, err
 	}
+	c.token = token
 	return c, nil
+}
+
+// readToken returns the admin token on the first line of tokenFile, or
+// "" when no file is given.
+func readToken(tokenFile string) (string, error) {
+	if tokenFile == "" {
+		return "", nil
+	}
+	data, err := os.ReadFile(tokenFile)
+	if err != nil {
+		return "", err
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	return strings.TrimSpace(line), nil
 }
 
 // get decodes the JSON at path into v.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -19,28 +19,6 @@ import (
 
 // maxStatusProxies bounds the proxies one status asks, all at once.
 const maxStatusProxies = 256
-
-// poolMembership is what status reads of a proxy's GET /v1/membership
-// (proxy.MembershipStatus): the command reads the JSON, not the proxy's
-// types.
-type poolMembership struct {
-	Pool        string    `json:"pool"`
-	Source      string    `json:"source"`
-	Revision    int64     `json:"revision"`
-	Fingerprint string    `json:"fingerprint"`
-	Since       time.Time `json:"since"`
-	Shared      bool      `json:"shared"`
-	Stale       bool      `json:"stale"`
-	Error       string    `json:"error"`
-	Down        []string  `json:"down"`
-}
-
-// proxyAnswer is one proxy's answer, by pool, or why it gave none.
-type proxyAnswer struct {
-	addr  string
-	pools map[string]poolMembership
-	err   error
-}
 
 // poolAgreement is status's verdict on one pool, as --json prints it.
 type poolAgreement struct {
@@ -139,44 +117,26 @@ The exit status is 0 when every proxy answered and all agree on every pool,
 }
 
 // askProxies asks every proxy at once for its pools' membership.
-func askProxies(addrs []string, tokenFile string, timeout time.Duration) ([]proxyAnswer, error) {
-	clients := make([]*adminClient, len(addrs))
+func askProxies(addrs []string, tokenFile string, timeout time.Duration) ([]membership.Answer, error) {
+	trimmed := make([]string, len(addrs))
 	for i, addr := range addrs {
-		c, err := newAdminClient(strings.TrimSpace(addr), tokenFile)
-		if err != nil {
-			return nil, err
+		if trimmed[i] = strings.TrimSpace(addr); trimmed[i] == "" {
+			return nil, usagef("--proxy ADDR is required: the proxy's kolco.admin_listen")
 		}
-		c.http.Timeout = timeout
-		clients[i] = c
 	}
-	out := make([]proxyAnswer, len(addrs))
-	var wg sync.WaitGroup
-	for i, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i] = proxyAnswer{addr: strings.TrimSpace(addrs[i])}
-			var all []poolMembership
-			if err := c.get("/v1/membership", &all); err != nil {
-				out[i].err = err
-				return
-			}
-			out[i].pools = make(map[string]poolMembership, len(all))
-			for _, pm := range all {
-				out[i].pools[pm.Pool] = pm
-			}
-		}()
+	token, err := readToken(tokenFile)
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
-	return out, nil
+	return membership.Ask(context.Background(), trimmed, token, timeout), nil
 }
 
 // compareProxies compares the answers pool by pool: pool alone, or every
 // pool any proxy named.
-func compareProxies(answers []proxyAnswer, pool string) []poolAgreement {
+func compareProxies(answers []membership.Answer, pool string) []poolAgreement {
 	var names []string
 	for _, a := range answers {
-		for name := range a.pools {
+		for name := range a.Pools {
 			if !slices.Contains(names, name) {
 				names = append(names, name)
 			}
@@ -191,18 +151,10 @@ func compareProxies(answers []proxyAnswer, pool string) []poolAgreement {
 		reports := make([]membership.Report, 0, len(answers))
 		down := map[string][]string{}
 		for _, a := range answers {
-			pm, ok := a.pools[name]
-			switch {
-			case a.err != nil:
-				reports = append(reports, membership.Report{Name: a.addr, Err: a.err})
-			case !ok:
-				reports = append(reports, membership.Report{Name: a.addr, Err: fmt.Errorf("it runs no pool %q", name)})
-			default:
-				reports = append(reports, membership.Report{Name: a.addr, Fingerprint: pm.Fingerprint,
-					Revision: pm.Revision, Since: pm.Since, Stale: pm.Stale})
-				if len(pm.Down) > 0 {
-					down[a.addr] = pm.Down
-				}
+			r := a.Report(name)
+			reports = append(reports, r)
+			if pm := a.Pools[name]; r.Err == nil && len(pm.Down) > 0 {
+				down[a.Addr] = pm.Down
 			}
 		}
 		out = append(out, verdictOf(name, membership.Compare(reports), down))

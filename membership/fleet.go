@@ -1,0 +1,170 @@
+package membership
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// PoolMembership is where a pool's servers come from and how current
+// they are, as a kolco proxy's admin endpoint reports it (GET
+// /v1/membership, a list of them). Proxies agree on a pool when their
+// fingerprints are equal; a server down (Down) is the proxy's local
+// health, not in the fingerprint.
+type PoolMembership struct {
+	Pool string `json:"pool"`
+	// Source is where the servers come from: "configuration" (the
+	// file's servers list), or the membership source, such as
+	// "etcd /kolco/cache/ at http://10.0.0.1:2379".
+	Source       string `json:"source"`
+	Distribution string `json:"distribution"`
+	// Revision is the source's revision of the servers in use (0 for the
+	// configuration); for etcd the store's, the same in every proxy.
+	Revision int64 `json:"revision"`
+	// Fingerprint is that of the placement in use: equal for two pools
+	// exactly when they place every key alike (kolco.Fingerprint; for
+	// ketama and modula a digest of what nutcracker places by).
+	Fingerprint string `json:"fingerprint"`
+	// Since is when the pool began placing keys by Fingerprint.
+	Since time.Time `json:"since"`
+	// Shared reports that another proxy following the same source places
+	// alike at this revision however late it started (see [View]); false
+	// for a history-dependent distribution whose state the source does
+	// not keep.
+	Shared bool `json:"shared"`
+	// Stale reports that the servers in use may be behind the source:
+	// it cannot be reached, has not answered yet, gave content it
+	// refuses, or a version the pool cannot serve. Error says why.
+	Stale bool   `json:"stale"`
+	Error string `json:"error,omitempty"`
+	// LastAnswer is when the source last answered; nil for the
+	// configuration, or before the first answer.
+	LastAnswer *time.Time `json:"last_answer,omitempty"`
+	// SourceRevision is the newest revision the source gave, above
+	// Revision while a version is not served; Versions counts the versions
+	// it gave, Changes those the pool was changed to.
+	SourceRevision int64 `json:"source_revision,omitempty"`
+	Versions       int64 `json:"versions,omitempty"`
+	Changes        int64 `json:"changes,omitempty"`
+	// Resyncs counts the source's full re-reads after a gap, such as a
+	// watch that resumed past etcd's compacted history.
+	Resyncs int64 `json:"resyncs,omitempty"`
+	// Nodes are the servers that take keys, by name; Drained the nodes
+	// the source lists that take none; Down the servers the proxy treats
+	// as down.
+	Nodes   []string `json:"nodes"`
+	Drained []string `json:"drained,omitempty"`
+	Down    []string `json:"down,omitempty"`
+}
+
+// Report returns s as the report of the process name, for [Compare].
+func (s PoolMembership) Report(name string) Report {
+	return Report{Name: name, Fingerprint: s.Fingerprint, Revision: s.Revision, Since: s.Since, Stale: s.Stale}
+}
+
+// maxAnswer bounds the body of an admin endpoint's answer.
+const maxAnswer = 16 << 20
+
+// AdminURL returns the base URL of a proxy's admin endpoint: addr is
+// "host:port", or an http(s) URL such as https://proxy-2:22223.
+func AdminURL(addr string) (string, error) {
+	base := addr
+	if !strings.Contains(addr, "://") {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return "", fmt.Errorf("%q: %w", addr, err)
+		}
+		base = "http://" + addr
+	} else if !strings.HasPrefix(addr, "http://") && !strings.HasPrefix(addr, "https://") {
+		return "", fmt.Errorf("%q: want host:port or an http(s) URL", addr)
+	}
+	if u, err := url.Parse(base); err != nil || u.Host == "" {
+		return "", fmt.Errorf("%q: want host:port or an http(s) URL", addr)
+	}
+	return strings.TrimSuffix(base, "/"), nil
+}
+
+// Answer is what one admin endpoint said of its pools' membership, or
+// why it could not be asked.
+type Answer struct {
+	// Addr is the endpoint as given to [Ask].
+	Addr string
+	// Pools are its statuses by pool name; nil when Err is set.
+	Pools map[string]PoolMembership
+	Err   error
+}
+
+// Report returns the answer's report on pool, named by Addr: its status,
+// or why there is none.
+func (a Answer) Report(pool string) Report {
+	if a.Err != nil {
+		return Report{Name: a.Addr, Err: a.Err}
+	}
+	s, ok := a.Pools[pool]
+	if !ok {
+		return Report{Name: a.Addr, Err: fmt.Errorf("it runs no pool %q", pool)}
+	}
+	return s.Report(a.Addr)
+}
+
+// Ask asks each admin endpoint of addrs (see [AdminURL]) for its pools'
+// membership, GET /v1/membership, all at once, each within timeout and
+// with the bearer token unless it is empty. The answers are in the order
+// of addrs; a body over 16 MiB is refused.
+func Ask(ctx context.Context, addrs []string, token string, timeout time.Duration) []Answer {
+	out := make([]Answer, len(addrs))
+	var wg sync.WaitGroup
+	for i, addr := range addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pools, err := askOne(ctx, addr, token, timeout)
+			out[i] = Answer{Addr: addr, Pools: pools, Err: err}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func askOne(ctx context.Context, addr, token string, timeout time.Duration) (map[string]PoolMembership, error) {
+	base, err := AdminURL(addr)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/v1/membership", nil)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var e struct{ Error string }
+		if json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&e) == nil && e.Error != "" {
+			return nil, fmt.Errorf("%s: %s", resp.Status, e.Error)
+		}
+		return nil, fmt.Errorf("%s", resp.Status)
+	}
+	var all []PoolMembership
+	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, maxAnswer)).Decode(&all); err != nil {
+		return nil, fmt.Errorf("its answer: %w", err)
+	}
+	pools := make(map[string]PoolMembership, len(all))
+	for _, s := range all {
+		pools[s.Pool] = s
+	}
+	return pools, nil
+}
