@@ -23,6 +23,7 @@ type client struct {
 	charge *charge
 	drains drainState
 	batch  flushBatch
+	gate   warmGate
 	redis  bool // of a Redis pool
 }
 
@@ -36,7 +37,7 @@ func (s *Server) newClient(ln *listener, conn net.Conn) *client {
 	c := &client{srv: s, ln: ln, conn: conn, q: make(chan *request, p.cfg.MaxPending),
 		charge: newCharge(s.budget, p.cfg)}
 	c.charge.flush = c.batch.flush
-	c.free.New = func() any { return newRequest(c.charge, &c.batch) }
+	c.free.New = func() any { return newRequest(c.charge, &c.batch, &c.gate) }
 	return c
 }
 

@@ -30,6 +30,9 @@ type request struct {
 	held   int64
 	// batch is the client's reader's, for the writes of its requests.
 	batch *flushBatch
+	// gate is the client's: it orders its requests in a migration window
+	// (see warmGate).
+	gate *warmGate
 
 	// failed is set when the reply is the proxy's error for a server's
 	// failure (nutcracker's forward_error).
@@ -49,8 +52,8 @@ type request struct {
 	warm *warmState
 }
 
-func newRequest(c *charge, b *flushBatch) *request {
-	return &request{done: make(chan struct{}, 1), charge: c, batch: b}
+func newRequest(c *charge, b *flushBatch, g *warmGate) *request {
+	return &request{done: make(chan struct{}, 1), charge: c, batch: b, gate: g}
 }
 
 // op is one request to one server and, once done, its reply.

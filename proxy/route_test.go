@@ -12,7 +12,7 @@ import (
 // TestEncodeSplit: each server's part of a split retrieval carries its keys
 // in the client's order, with gat's exptime.
 func TestEncodeSplit(t *testing.T) {
-	r := newRequest(nil, nil)
+	r := newRequest(nil, nil, nil)
 	r.req = memcache.Request{Cmd: memcache.CmdGat, Exptime: 5,
 		Keys: [][]byte{[]byte("a"), []byte("b"), []byte("c"), []byte("d"), []byte("e")}}
 	r.order = []int{0, 1, 0, 2, 1}

@@ -36,7 +36,8 @@ import (
 // stored (and wins). The reads and deletes at a previous server go on one
 // connection chosen by the key, so that a delete sent before a read is
 // done before it. This orders one proxy's requests; proxies that share
-// servers do not see each other's deletes (see the README).
+// servers do not see each other's deletes (see the README). A client's
+// own requests keep their order through a window: see warmGate.
 
 // opRole is what an op is to a request in a migration window.
 type opRole uint8
@@ -155,6 +156,8 @@ type warmState struct {
 	n *backend
 	// deleted is set when a delete found the key at a previous server.
 	deleted atomic.Bool
+	// gated is set while the request is counted in its client's gate.
+	gated bool
 	// The fallback's own ops, and the wait for them.
 	ops     []*op
 	pending atomic.Int32
@@ -186,7 +189,7 @@ func (w *warmState) reset() {
 	for _, o := range w.ops {
 		o.reply, o.spans, o.err, o.buf, o.to = o.reply[:0], o.spans[:0], nil, o.buf[:0], nil
 	}
-	w.active, w.pool, w.m, w.n = false, nil, nil, nil
+	w.active, w.pool, w.m, w.n, w.gated = false, nil, nil, nil, false
 	w.deleted.Store(false)
 	w.ops, w.srcs, w.owners, w.fills, w.fillBuf = w.ops[:0], w.srcs[:0], w.owners[:0], w.fills[:0], w.fillBuf[:0]
 	w.keys, w.keybuf = w.keys[:0], w.keybuf[:0]
@@ -256,6 +259,10 @@ func (p *pool) forwardWarm(r *request, pl *placement) bool {
 	if class == warmNone || pl.replicas > 1 || len(req.Keys) == 0 {
 		return false
 	}
+	if class != warmRead {
+		// After the client's earlier reads, whatever their fallbacks do.
+		r.gate.wait(r.batch)
+	}
 	if class == warmRead && len(req.Keys) > 1 {
 		return p.splitWarm(r, pl)
 	}
@@ -280,13 +287,17 @@ func (p *pool) forwardWarm(r *request, pl *placement) bool {
 		o.encode(req)
 		o.role = roleRead
 		r.left.Store(1)
+		w.enterGate(r)
 		n.send(o)
 	case warmPull:
-		go func() {
-			w.keys = append(w.keys[:0], w.oneKey(r))
-			w.fallback(r)
-			p.writeWarm(r, n, nil) // off the client's reader: written at once
-		}()
+		// On the client's reader, after its earlier requests: its later
+		// ones go out after this one's write.
+		if r.batch != nil {
+			r.batch.flush()
+		}
+		w.keys = append(w.keys[:0], w.oneKey(r))
+		w.fallback(r)
+		p.writeWarm(r, n, r.batch)
 	default:
 		p.writeWarm(r, n, r.batch)
 	}
@@ -346,7 +357,7 @@ func (r *request) warmOpDone(o *op) {
 	case o.role == roleSplit:
 		r.afterSplit()
 	default:
-		r.done <- struct{}{}
+		r.warmEnd()
 	}
 }
 
@@ -379,4 +390,12 @@ func (pl *placement) previous(key []byte, n *backend, sc *routeScratch) []Server
 		out = append(out, o.ref())
 	}
 	return out
+}
+
+// enterGate counts a read that may fall back in its client's gate.
+func (w *warmState) enterGate(r *request) {
+	if r.gate != nil {
+		r.gate.enter()
+		w.gated = true
+	}
 }

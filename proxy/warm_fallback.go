@@ -50,7 +50,7 @@ func (r *request) fallbackOne() {
 		o.to, o.deadline = k.n, time.Now().Add(w.pool.cfg.Timeout)
 		w.run(r.ops[:1], false, nil)
 	}
-	r.done <- struct{}{}
+	r.warmEnd()
 }
 
 // afterSplit runs when every op of a multi-key read is done: it falls
@@ -87,12 +87,12 @@ func (r *request) afterSplit() {
 		}
 	}
 	if len(w.keys) == 0 {
-		r.done <- struct{}{}
+		r.warmEnd()
 		return
 	}
 	go func() {
 		w.fallback(r)
-		r.done <- struct{}{}
+		r.warmEnd()
 	}()
 }
 
@@ -308,6 +308,7 @@ func (p *pool) splitWarm(r *request, pl *placement) bool {
 	}
 	r.encodeSplit()
 	r.left.Store(int32(len(r.ops)))
+	w.enterGate(r)
 	for i, o := range r.ops {
 		if w.owners[i] == nil {
 			o.finish(ErrNoServers)
