@@ -3,7 +3,6 @@ package keys
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -88,55 +87,4 @@ func TestMetadumpOfRealMemcached(t *testing.T) {
 			t.Errorf("%q: size %d for a %d-byte value, expiry %d", it.Key, it.Size, v, it.Exp)
 		}
 	}
-}
-
-// TestMetadumpAsksABusyServerAgain: a server busy with another crawl is
-// asked again on a new connection until it answers; one that stays busy
-// gives ErrBusy when the context ends.
-func TestMetadumpAsksABusyServerAgain(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	busy := make(chan int, 1)
-	busy <- 2 // the first two requests find the server busy
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			line, _ := bufio.NewReader(c).ReadString('\n')
-			n := <-busy
-			switch {
-			case line != "lru_crawler metadump all\r\n":
-				io.WriteString(c, "ERROR\r\n")
-			case n != 0:
-				io.WriteString(c, "BUSY currently processing crawler request\r\n")
-				n--
-			default:
-				io.WriteString(c, "key=a size=5\nEND\r\n")
-			}
-			busy <- n
-			c.Close()
-		}
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	items, err := Metadump(ctx, ln.Addr().String())
-	if err != nil || len(items) != 1 || items[0].Key != "a" {
-		t.Fatalf("%+v, %v", items, err)
-	}
-	<-busy
-	busy <- 1 << 30 // busy from now on
-	short, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel2()
-	if _, err := Metadump(short, ln.Addr().String()); !errors.Is(err, ErrBusy) {
-		t.Errorf("always busy: %v, want ErrBusy", err)
-	}
-	ln.Close()
-	<-served
 }
