@@ -13,8 +13,8 @@ import (
 // reload that adds, removes, re-weights or readdresses servers; a server
 // restored under rehash; for ketama and modula, any rebuild): the window
 // in which reads fall back to the placements the change replaced (see
-// warm.go), then the sweep of the copies left on servers that no longer
-// own them (see sweep.go). It rides on the placement it follows, so that
+// mc_warm.go), then the sweep of the copies left on servers that no longer
+// own them (see mc_sweep.go). It rides on the placement it follows, so that
 // a request that loads the placement sees its migration in the same load,
 // and a placement without one (the usual case) costs a request one nil
 // check.

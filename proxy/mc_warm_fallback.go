@@ -154,7 +154,7 @@ func (w *warmState) fallback(r *request) {
 
 // copyFound copies the values the fallback found to the keys' servers in
 // add mode, unless a write or delete of the key was sent since the
-// fallback began (see warm.go) or the window closed.
+// fallback began (see mc_warm.go) or the window closed.
 func (w *warmState) copyFound(r *request) {
 	st := w.pool.mig.stats
 	w.locks = w.locks[:0]

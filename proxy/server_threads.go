@@ -13,7 +13,7 @@ import (
 // an idle processor each hand-off wakes another thread to run it: on a
 // machine whose cores the proxy shares with its servers and clients, the
 // extra context switches cost more than the second core gives while the
-// proxy's work fits in one. Measured with the comparison in bench_test.go
+// proxy's work fits in one. Measured with the comparison in mc_bench_test.go
 // on a 2-core VM, the proxy spent 7-25% more CPU time per request at
 // GOMAXPROCS=2 than at 1, at no higher throughput. So, unless told
 // otherwise, the program runs the proxy on one thread while its work fits

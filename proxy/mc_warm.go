@@ -250,7 +250,7 @@ func (m *migration) sources(dst []*backend, key []byte, n *backend, sc *routeScr
 	return dst
 }
 
-// forwardWarm sends a request in the migration window of pl as warm.go
+// forwardWarm sends a request in the migration window of pl as mc_warm.go
 // says, and reports false for one served as outside a window: a command
 // of no key, a flush, a key the change did not move.
 func (p *pool) forwardWarm(r *request, pl *placement) bool {

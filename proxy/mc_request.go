@@ -47,7 +47,7 @@ type request struct {
 	keys   [][]byte // a split retrieval's keys, grouped by op
 	starts []int    // where each op's keys end in keys
 
-	// warm is the request's state in a migration window (see warm.go);
+	// warm is the request's state in a migration window (see mc_warm.go);
 	// made the first time the request needs it, then kept.
 	warm *warmState
 }
@@ -70,7 +70,7 @@ type op struct {
 	err      error
 	done     func(*op) // called once, from a server's goroutine
 	// role is what the op is to a request in a migration window (see
-	// warm.go); 0 for every other.
+	// mc_warm.go); 0 for every other.
 	role opRole
 	// to is the server a warm op went to.
 	to *backend
