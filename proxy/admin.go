@@ -60,10 +60,10 @@ type PoolStatus struct {
 type ServerStatus struct {
 	// Name is the server's name as twemproxy names it: the name given,
 	// else host on port 11211, else host:port.
-	Name   string `json:"name"`
-	Addr   string `json:"addr"`
-	Weight int    `json:"weight"`
-	Zone   string `json:"zone,omitempty"`
+	Name   string  `json:"name"`
+	Addr   string  `json:"addr"`
+	Weight float64 `json:"weight"`
+	Zone   string  `json:"zone,omitempty"`
 	// Up is false while the server is marked down.
 	Up bool `json:"up"`
 	// Share is the share of the pool's keys the server holds under the
@@ -99,7 +99,7 @@ type ServerRef struct {
 }
 
 func (b *backend) ref() ServerRef {
-	return ServerRef{Name: b.spec.RingName(), Addr: b.addr, Up: !b.health.isDown()}
+	return ServerRef{Name: b.name(), Addr: b.addr, Up: !b.health.isDown()}
 }
 
 // status returns the entry's pool as the admin endpoint reports it.
@@ -113,8 +113,8 @@ func (e poolEntry) status() PoolStatus {
 	}
 	shares := p.shares()
 	for _, b := range p.backends {
-		ps.Servers = append(ps.Servers, ServerStatus{Name: b.spec.RingName(), Addr: b.addr, Weight: b.spec.Weight,
-			Zone: b.zone, Up: !b.health.isDown(), Share: shares[b]})
+		ps.Servers = append(ps.Servers, ServerStatus{Name: b.name(), Addr: b.addr, Weight: b.node.EffectiveWeight(),
+			Zone: b.node.Zone, Up: !b.health.isDown(), Share: shares[b]})
 	}
 	ps.Membership = e.membershipStatus()
 	if why := p.mig.stats.deferWhy.Load(); why != nil {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
 // Explain writes a plain-language account of the configuration: for each
@@ -19,15 +17,7 @@ func (c *Config) Explain(w io.Writer) error {
 	var b strings.Builder
 	for _, name := range c.PoolNames() {
 		p := c.Pools[name]
-		servers := make([]twemproxy.Server, 0, len(p.Servers))
-		for _, line := range p.Servers {
-			s, err := twemproxy.ParseServer(line)
-			if err != nil {
-				return &ConfigError{Pool: name, Key: "servers", Err: err}
-			}
-			servers = append(servers, s)
-		}
-		if _, err := newPicker(p, servers); err != nil {
+		if _, err := newPicker(p, p.nodes()); err != nil {
 			return placementError(name, err)
 		}
 		p.explain(&b, name)
@@ -75,20 +65,18 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 			p.Distribution, keyHash, tag, p.VNodes)
 	}
 	total := 0
-	for _, line := range p.Servers {
-		s, _ := twemproxy.ParseServer(line)
-		total += s.Weight
+	for _, s := range p.Servers {
+		total += max(s.Weight, 1)
 	}
 	p.explainMembership(b)
 	fmt.Fprintf(b, "  servers (%d):\n", len(p.Servers))
-	for _, line := range p.Servers {
-		s, _ := twemproxy.ParseServer(line)
+	for _, s := range p.Servers {
 		zone := ""
 		if z := p.zoneOf(s); z != "" {
 			zone = " zone " + z
 		}
 		fmt.Fprintf(b, "    %-24s ring name %-24q weight %-3d nominal share %5.1f%%%s\n",
-			s.Addr(), s.RingName(), s.Weight, 100*float64(s.Weight)/float64(total), zone)
+			s.Addr(), s.RingName(), max(s.Weight, 1), 100*float64(max(s.Weight, 1))/float64(total), zone)
 	}
 	if p.Replicas > 1 {
 		distinct := ""

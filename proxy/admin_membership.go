@@ -40,12 +40,12 @@ func (e poolEntry) membershipStatus() MembershipStatus {
 	ms := MembershipStatus{Pool: p.name, Source: p.cfg.Membership.String(), Distribution: p.cfg.Distribution,
 		Fingerprint: p.fingerprint(), Since: e.since, Shared: isTwemproxy(p.cfg) || !settingsOf(p.cfg).historyDependent()}
 	for _, b := range p.backends {
-		ms.Nodes = append(ms.Nodes, b.spec.RingName())
+		ms.Nodes = append(ms.Nodes, b.name())
 		if b.health.isDown() {
-			ms.Down = append(ms.Down, b.spec.RingName())
+			ms.Down = append(ms.Down, b.name())
 		}
 	}
-	if v := p.cfg.members; v != nil {
+	if v := p.members; v != nil {
 		ms.Revision, ms.Drained, ms.Shared = v.revision, v.drained, v.shared
 	}
 	if e.ps == nil {

@@ -68,7 +68,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descBytesOut, prometheus.CounterValue, float64(p.stats.bytesOut.Load()), p.name)
 		shares := p.shares()
 		for _, b := range p.backends {
-			labels := []string{p.name, b.spec.RingName(), b.addr}
+			labels := []string{p.name, b.name(), b.addr}
 			up := 1.0
 			if b.health.isDown() {
 				up = 0

@@ -236,7 +236,7 @@ func (p *pool) appendStatsJSON(b []byte) []byte {
 func (be *backend) appendStatsJSON(b []byte) []byte {
 	st := be.stats
 	q := be.queues()
-	b = jsonKey(b, be.spec.RingName())
+	b = jsonKey(b, be.name())
 	b = append(b, '{')
 	for i, v := range []int64{int64(st.eof.Load()), int64(st.err.Load()), int64(st.timedout.Load()), st.conns.Load(),
 		st.ejectedAt.Load(), int64(st.requests.Load()), int64(st.requestBytes.Load()),

@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"encoding/json"
-	"io"
-	"log/slog"
 	"math"
 	"net/http"
 	"net/url"
@@ -155,7 +153,7 @@ func FuzzLocate(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		p, err := newPool("p", cfg.Pools["p"], slog.New(slog.NewTextHandler(io.Discard, nil)), newMetrics())
+		p, err := testPool(cfg.Pools["p"])
 		if err != nil {
 			f.Fatal(err)
 		}

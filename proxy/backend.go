@@ -2,9 +2,16 @@ package proxy
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
 	"sync/atomic"
+	"time"
 
-	"github.com/kolco-dev/kolco/compat/twemproxy"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kolco-dev/kolco"
 )
 
 // backend is one server of a pool: its connections, its health and its
@@ -12,11 +19,13 @@ import (
 // through served and fail, so that the server keeps its own standing
 // whoever sends to it.
 type backend struct {
-	pool   *pool
-	spec   twemproxy.Server
-	addr   string
-	zone   string
-	index  int // in the pool's backends
+	pool *pool
+	// node is the server as the pool's placement knows it: its ID (the
+	// name twemproxy hashes it under: the name given, else its address),
+	// weight, zone and address.
+	node   kolco.Node
+	addr   string // node.Addr
+	index  int    // in the pool's backends
 	conns  []*serverConn
 	next   atomic.Uint32
 	health health
@@ -36,8 +45,8 @@ type backend struct {
 	former bool
 }
 
-func newBackend(p *pool, spec twemproxy.Server) *backend {
-	b := &backend{pool: p, spec: spec, addr: spec.Addr(), zone: p.cfg.zoneOf(spec), index: len(p.backends)}
+func newBackend(p *pool, n kolco.Node) *backend {
+	b := &backend{pool: p, node: n, addr: n.Addr, index: len(p.backends)}
 	b.downErr = &ServerError{Addr: b.addr, Err: ErrServerDown}
 	b.stats = newServerStats(p.met, p.name, b)
 	for range p.cfg.ServerConnections {
@@ -45,6 +54,9 @@ func newBackend(p *pool, spec twemproxy.Server) *backend {
 	}
 	return b
 }
+
+// name is the server's name: its node's ID.
+func (b *backend) name() string { return b.node.ID }
 
 // send sends o on one of the server's connections, or fails it at once,
 // without trying the server, while the server is down.
@@ -55,6 +67,54 @@ func (b *backend) send(o *op) {
 		return
 	}
 	b.conns[int(b.next.Add(1))%len(b.conns)].send(b.pool.ctx, o)
+}
+
+// sendKeyed sends o on the connection of the key whose hash is h, so that
+// ops of one key reach the server in the order they are sent.
+func (b *backend) sendKeyed(o *op, h uint64) {
+	if b.health.isDown() {
+		b.stats.failed(1)
+		o.finish(b.downErr)
+		return
+	}
+	b.conns[h%uint64(len(b.conns))].send(b.pool.ctx, o)
+}
+
+// op is one request to one server and, once done, its reply: what the
+// engine sends and the server's reader answers, in every protocol.
+type op struct {
+	buf []byte // the encoded request, or its head when data is set
+	// data is a large data block passed by reference: it is written
+	// after buf and followed by "\r\n", as both protocols end a value.
+	data     []byte
+	deadline time.Time
+	reply    []byte
+	err      error
+	done     func(*op) // called once, from a server's goroutine
+	// batch, when set, is the client's reader's (see flushBatch).
+	batch *flushBatch
+	// charge is the client's; held is what the reply's values reserved
+	// in it, small the bytes of small values not yet charged.
+	charge *charge
+	held   int64
+	small  int
+	// front is the front's own op that holds this one (mcOp, redisOp):
+	// what its reply reader needs to read the reply, and what it finds.
+	front any
+}
+
+// finish ends o with err, nil when the server answered.
+func (o *op) finish(err error) {
+	o.err = err
+	o.done(o)
+}
+
+// size returns the bytes of the encoded request.
+func (o *op) size() int {
+	if o.data != nil {
+		return len(o.buf) + len(o.data) + 2
+	}
+	return len(o.buf)
 }
 
 // preconnect opens every connection now rather than on first use.
@@ -78,5 +138,210 @@ func (b *backend) close() {
 			c.s = nil
 		}
 		c.mu.Unlock()
+	}
+}
+
+// answered records how the server answered a request, err being nil or
+// an error for which its replies' inStep is true, and returns the
+// request's error. A reply over the limits fails its request, and the
+// server is fine. A server that is loading its data is not: its reply
+// stands, and counts as its failure, so that it is treated as down until
+// it is ready.
+func (b *backend) answered(err error) error {
+	switch {
+	case err == nil:
+		b.served()
+		return nil
+	case errors.Is(err, ErrServerLoading):
+		b.fail(serverError(b.addr, "", err), 1)
+		return nil
+	}
+	b.served()
+	return serverError(b.addr, "", err)
+}
+
+// health is a server's standing: marked down or not, its consecutive
+// failures, and when a down server may be tried again.
+type health struct {
+	// down is set while the server is ejected or marked down; requests
+	// read it without a lock.
+	down atomic.Bool
+	// mu guards failures and retryAt.
+	mu       sync.Mutex
+	failures int
+	retryAt  time.Time
+}
+
+func (h *health) isDown() bool { return h.down.Load() }
+
+// succeeded ends a run of failures.
+func (h *health) succeeded() {
+	h.mu.Lock()
+	h.failures = 0
+	h.mu.Unlock()
+}
+
+// failed counts a failure and reports whether it marks the server down:
+// the limit-th consecutive failure of a server that is not down yet does,
+// and the server may be tried again after retry.
+func (h *health) failed(limit int, retry time.Duration) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.failures++
+	if h.down.Load() || h.failures < limit {
+		return false
+	}
+	h.down.Store(true)
+	h.retryAt = time.Now().Add(retry)
+	return true
+}
+
+// restore marks the server up and reports whether it was down.
+func (h *health) restore() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.failures = 0
+	return h.down.Swap(false)
+}
+
+// retryAfter sets the next try of a down server to d from now.
+func (h *health) retryAfter(d time.Duration) {
+	h.mu.Lock()
+	h.retryAt = time.Now().Add(d)
+	h.mu.Unlock()
+}
+
+// retryTime returns when a down server may be tried again.
+func (h *health) retryTime() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.retryAt
+}
+
+// inherit makes h down, with old's failures and retry time, when old is
+// down, and reports whether it was.
+func (h *health) inherit(old *health) bool {
+	if !old.isDown() {
+		return false
+	}
+	old.mu.Lock()
+	failures, retryAt := old.failures, old.retryAt
+	old.mu.Unlock()
+	h.mu.Lock()
+	h.failures, h.retryAt = failures, retryAt
+	h.down.Store(true)
+	h.mu.Unlock()
+	return true
+}
+
+// served records a reply from the server: its failures start again.
+func (b *backend) served() { b.health.succeeded() }
+
+// fail records that n requests failed at the server with err. Each is an
+// error in the server's figures; together they are one failure towards
+// ejection, as in twemproxy, where a connection that fails with several
+// requests on it counts once. A request refused because the server is down
+// or the pool is closing did not try the server and is no failure; under
+// ejection none no server is ever marked down.
+func (b *backend) fail(err error, n int) {
+	b.stats.failed(n)
+	if b.former {
+		return // not the pool's: a migration stops reading it instead
+	}
+	cfg := b.pool.cfg
+	if errors.Is(err, ErrPoolClosed) || errors.Is(err, ErrServerDown) {
+		return
+	}
+	b.logFailure(err, n)
+	if cfg.Ejection == EjectNone {
+		return
+	}
+	if b.health.failed(cfg.ServerFailureLimit, cfg.ServerRetryTimeout) {
+		b.stats.ejected()
+		b.pool.healthChanged(b, false, err)
+	}
+}
+
+// logFailure logs a failure of the server, under every ejection policy,
+// at most once per logEvery: the line says how many failures it stands for.
+func (b *backend) logFailure(err error, n int) {
+	ok, held := b.failLog.allow()
+	if !ok {
+		return
+	}
+	b.pool.log.Warn("server failed", "server", b.name(), "addr", b.addr, "policy", b.pool.cfg.Ejection,
+		"requests", n, "failures_not_logged", held, "err", err)
+}
+
+// restore marks the server up again.
+func (b *backend) restore() {
+	if b.health.restore() {
+		b.stats.restores.Add(1)
+		b.pool.healthChanged(b, true, nil)
+	}
+}
+
+// serverStats are one server's figures, for the stats command, the stats
+// port and the metrics. They survive a reload that keeps the server (same
+// name, same address). Each is written where it is cheapest: requests and
+// their bytes once per write to the server, replies by the connection's
+// reader, which alone writes those; the hot path touches no label and
+// allocates nothing.
+type serverStats struct {
+	requests, requestBytes   atomic.Uint64 // sent
+	responses, responseBytes atomic.Uint64 // received
+	hits, misses             atomic.Uint64 // keys of get, gets, gat, gats, mg
+	errors                   atomic.Uint64 // requests failed at the server
+	ejections, restores      atomic.Uint64
+	ejectedAt                atomic.Int64 // unix microseconds of the last ejection
+	// Connections ended by the server (eof), by an error, or by a
+	// timeout; opened now, and ever dialled.
+	eof, err, timedout atomic.Uint64
+	conns              atomic.Int64
+	dials              atomic.Uint64
+	// latency observes the time from a request's dispatch to the server's
+	// reply.
+	latency prometheus.Observer
+}
+
+func newServerStats(m *metrics, pool string, b *backend) *serverStats {
+	return &serverStats{latency: m.serverLatency.WithLabelValues(pool, b.name(), b.addr)}
+}
+
+// failed counts n failed requests.
+func (s *serverStats) failed(n int) { s.errors.Add(uint64(n)) }
+
+// ejected counts the server marked down.
+func (s *serverStats) ejected() {
+	s.ejections.Add(1)
+	s.ejectedAt.Store(time.Now().UnixMicro())
+}
+
+// sent counts n requests of size bytes written to the server.
+func (s *serverStats) sent(n, size int) {
+	s.requests.Add(uint64(n))
+	s.requestBytes.Add(uint64(size))
+}
+
+// answered counts the reply to o, read by the connection's reader, which
+// began to arrive at now. The front's reader counts hits and misses.
+func (s *serverStats) answered(o *op, now time.Time, timeout time.Duration) {
+	s.responses.Add(1)
+	s.responseBytes.Add(uint64(len(o.reply)))
+	s.latency.Observe(now.Sub(o.deadline.Add(-timeout)).Seconds())
+}
+
+// closed counts a connection the server ended or failed: cleanly (EOF),
+// by timing out, or by any other error, as nutcracker's server_eof,
+// server_timedout and server_err count them.
+func (s *serverStats) closed(err error) {
+	var ne net.Error
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		s.eof.Add(1)
+	case errors.Is(err, ErrTimeout), errors.As(err, &ne) && ne.Timeout():
+		s.timedout.Add(1)
+	default:
+		s.err.Add(1)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
@@ -136,17 +137,17 @@ type PoolConfig struct {
 	ClientConnections int `yaml:"client_connections"`
 	// TCPKeepalive is accepted for compatibility.
 	TCPKeepalive bool `yaml:"tcpkeepalive"`
-	// Servers are "host:port:weight [name]" lines.
-	Servers []string `yaml:"servers"`
+	// Servers are the pool's servers, each written in the file as
+	// nutcracker writes it, "host:port:weight [name]" (or
+	// "/path/to.sock:weight [name]"), and parsed once, when the file is
+	// read.
+	Servers []twemproxy.Server `yaml:"-"`
 
 	// Membership (membership), when set, takes the pool's servers from a
 	// membership source - etcd, DNS or a file - applying each version as
 	// a change; Servers are the default until its first version. See
 	// [Membership].
 	Membership *Membership `yaml:"membership"`
-	// members is the source's version the pool serves, set by the server
-	// as it applies one; nil for a pool without a source.
-	members *sourceView
 
 	// KeyHash is the key hash of kolco's distributions (xxh3 default,
 	// xxh64, murmur3, fnv1a, crc32, md5; see package keyhash).
@@ -271,11 +272,11 @@ type Sweep struct {
 	Rate int `yaml:"rate"`
 }
 
-// exclusive reports whether the configuration marks the server as this
-// pool's alone.
-func (p *PoolConfig) exclusive(s twemproxy.Server) bool {
+// exclusive reports whether the configuration marks the server n as this
+// pool's alone, by its name (its node's ID) or address.
+func (p *PoolConfig) exclusive(n kolco.Node) bool {
 	for _, e := range p.Sweep.Exclusive {
-		if e == "*" || e == s.RingName() || e == s.Addr() {
+		if e == "*" || e == n.ID || e == n.Addr {
 			return true
 		}
 	}
@@ -322,4 +323,16 @@ func (p *PoolConfig) zoneOf(s twemproxy.Server) string {
 		return z
 	}
 	return p.Zones[s.Addr()]
+}
+
+// nodes returns the pool's servers as the nodes of its placement: named
+// as twemproxy names them (the name given, else the address), weighted as
+// configured, with their zones. Addr is payload, never hashed: a named
+// server given a new address keeps its keys.
+func (p *PoolConfig) nodes() []kolco.Node {
+	nodes := make([]kolco.Node, len(p.Servers))
+	for i, s := range p.Servers {
+		nodes[i] = kolco.Node{ID: s.RingName(), Weight: float64(max(s.Weight, 1)), Addr: s.Addr(), Zone: p.zoneOf(s)}
+	}
+	return nodes
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
 // checkChanges checks warm and sweep.
@@ -25,8 +23,7 @@ func (p *PoolConfig) checkChanges(bad badSetting) error {
 		return bad("sweep.rate", "must not be negative (got %d)", p.Sweep.Rate)
 	}
 	known := map[string]bool{"*": true}
-	for _, line := range p.Servers {
-		s, _ := twemproxy.ParseServer(line) // valid: checked by checkServers
+	for _, s := range p.Servers {
 		known[s.RingName()], known[s.Addr()] = true, true
 	}
 	for _, e := range p.Sweep.Exclusive {

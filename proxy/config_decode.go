@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
 // LoadConfig reads the configuration file at path and parses it as
@@ -71,9 +73,10 @@ func ParseConfig(data []byte) (cfg *Config, err error) {
 // durations in milliseconds.
 type poolFile struct {
 	PoolConfig         `yaml:",inline"`
-	Timeout            int `yaml:"timeout"`
-	ServerRetryTimeout int `yaml:"server_retry_timeout"`
-	ClientIdleTimeout  int `yaml:"client_idle_timeout"`
+	Servers            []string `yaml:"servers"`
+	Timeout            int      `yaml:"timeout"`
+	ServerRetryTimeout int      `yaml:"server_retry_timeout"`
+	ClientIdleTimeout  int      `yaml:"client_idle_timeout"`
 	HealthCheck        struct {
 		Interval int `yaml:"interval"`
 		Timeout  int `yaml:"timeout"`
@@ -103,6 +106,13 @@ func decodePool(name string, node *yaml.Node) (*PoolConfig, error) {
 		return nil, err
 	}
 	p := f.PoolConfig
+	for i, line := range f.Servers {
+		s, err := twemproxy.ParseServer(line)
+		if err != nil {
+			return nil, &ConfigError{Pool: name, Key: "servers", Err: fmt.Errorf("%d: %w", i+1, err)}
+		}
+		p.Servers = append(p.Servers, s)
+	}
 	p.Warm = Warm{Enabled: f.Warm.Enabled, Depth: f.Warm.Depth, Quiet: f.Warm.Quiet}
 	for _, d := range []struct {
 		key string

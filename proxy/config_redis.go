@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kolco-dev/kolco/compat/twemproxy"
+	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/proxy/redis"
 )
 
@@ -56,8 +56,7 @@ func (p *PoolConfig) checkServerAuth(bad badSetting) error {
 		return nil
 	}
 	known := map[string]int{}
-	for i, line := range p.Servers {
-		s, _ := twemproxy.ParseServer(line) // valid: checked by checkServers
+	for i, s := range p.Servers {
 		known[s.RingName()], known[s.Addr()] = i+1, i+1
 	}
 	given := map[int]string{}
@@ -83,13 +82,13 @@ func (p *PoolConfig) clientPassword() string {
 	return p.RedisAuth
 }
 
-// serverPassword returns the password the proxy gives a Redis server with
-// AUTH on connecting, or "" for none.
-func (p *PoolConfig) serverPassword(s twemproxy.Server) string {
-	if pw, ok := p.RedisServerAuth[s.RingName()]; ok {
+// serverPassword returns the password the proxy gives the Redis server n
+// with AUTH on connecting, or "" for none.
+func (p *PoolConfig) serverPassword(n kolco.Node) string {
+	if pw, ok := p.RedisServerAuth[n.ID]; ok {
 		return pw
 	}
-	if pw, ok := p.RedisServerAuth[s.Addr()]; ok {
+	if pw, ok := p.RedisServerAuth[n.Addr]; ok {
 		return pw
 	}
 	return p.RedisAuth
@@ -127,9 +126,8 @@ func (p *PoolConfig) explainRedis(b *strings.Builder) {
 		auth = "clients must give the pool's password with AUTH first"
 	}
 	servers := 0
-	for _, line := range p.Servers {
-		s, _ := twemproxy.ParseServer(line)
-		if p.serverPassword(s) != "" {
+	for _, n := range p.nodes() {
+		if p.serverPassword(n) != "" {
 			servers++
 		}
 	}

@@ -221,7 +221,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := DefaultPoolConfig()
-	want.Listen, want.Servers = "127.0.0.1:22121", []string{"127.0.0.1:11211:1"}
+	want.Listen, want.Servers = "127.0.0.1:22121", []twemproxy.Server{{Host: "127.0.0.1", Port: 11211, Weight: 1}}
 	if got := *cfg.Pools["p"]; !reflect.DeepEqual(got, want) {
 		t.Errorf("pool with no settings:\n got %+v\nwant %+v", got, want)
 	}
@@ -414,8 +414,7 @@ func TestWarmDefaults(t *testing.T) {
 		t.Errorf("%+v, %+v", w, p.Sweep)
 	}
 	for i, want := range []bool{true, true, false} {
-		s, _ := twemproxy.ParseServer(p.Servers[i])
-		if p.exclusive(s) != want {
+		if p.exclusive(p.nodes()[i]) != want {
 			t.Errorf("server %d exclusive: %v, want %v", i, !want, want)
 		}
 	}

@@ -198,21 +198,17 @@ func (p *PoolConfig) checkPolicies(bad badSetting) error {
 	return nil
 }
 
-// checkServers checks the server lines, and that no two servers share a
-// name. Two may share an address, as in nutcracker: an operator repoints a
-// dead host's name at a spare that already serves under another name.
+// checkServers checks the servers, and that no two share a name. Two may
+// share an address, as in nutcracker: an operator repoints a dead host's
+// name at a spare that already serves under another name.
 func (p *PoolConfig) checkServers(bad badSetting) error {
 	if len(p.Servers) == 0 {
 		return bad("servers", "none given")
 	}
 	names := map[string]int{}
-	for i, line := range p.Servers {
-		s, err := twemproxy.ParseServer(line)
-		if err != nil {
-			return bad("servers", "%d: %w", i+1, err)
-		}
+	for i, s := range p.Servers {
 		if s.Port == 0 && len(s.Host) > maxSocketPath {
-			return bad("servers", "%d: %q: a unix socket path is at most %d bytes", i+1, line, maxSocketPath)
+			return bad("servers", "%d: %q: a unix socket path is at most %d bytes", i+1, s.String(), maxSocketPath)
 		}
 		if j, dup := names[s.RingName()]; dup {
 			return bad("servers", "%d and %d have the same name %q", j+1, i+1, s.RingName())
@@ -252,8 +248,7 @@ func (p *PoolConfig) checkReplicas(bad badSetting) error {
 func (p *PoolConfig) checkZones(bad badSetting) error {
 	known := map[string]int{}
 	servers := map[string]int{} // by address
-	for i, line := range p.Servers {
-		s, _ := twemproxy.ParseServer(line) // valid: checked by checkServers
+	for i, s := range p.Servers {
 		known[s.RingName()], known[s.Addr()] = i+1, i+1
 		servers[s.Addr()]++
 	}

@@ -6,13 +6,12 @@ import (
 	"net"
 	"os"
 	"strings"
-
-	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
-// The proxy's errors. A client never reads their text as it is: the line it
-// gets for a failed request is derived from the error by [appendErrorReply],
-// which says the server's address once and drops the package prefix.
+// The proxy's errors. A client never reads their text as it is: the reply
+// it gets for a failed request is derived from the error by its front
+// (appendErrorReply, appendRedisError), which says the server's address
+// once and drops the package prefix.
 var (
 	// ErrServerClosed is returned by [Server.Start] and [Server.Reload] after
 	// [Server.Shutdown].
@@ -164,22 +163,4 @@ func (e *ServerError) appendText(dst []byte) []byte {
 // for a message that has said it already, or a client, who need not read it.
 func withoutPrefix(err error) string {
 	return strings.TrimPrefix(err.Error(), "proxy: ")
-}
-
-// appendErrorReply appends the line a client reads for a request that
-// failed with err: a protocol error's own reply (CLIENT_ERROR ..., ERROR),
-// else SERVER_ERROR and the error's text without the package prefix.
-func appendErrorReply(dst []byte, err error) []byte {
-	var pe *memcache.Error
-	if errors.As(err, &pe) {
-		return append(dst, pe.Reply...)
-	}
-	dst = append(dst, "SERVER_ERROR "...)
-	var se *ServerError
-	if errors.As(err, &se) {
-		dst = se.appendText(dst)
-	} else {
-		dst = append(dst, withoutPrefix(err)...)
-	}
-	return append(dst, "\r\n"...)
 }

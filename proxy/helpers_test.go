@@ -228,3 +228,8 @@ func ownerOf(p *pool, key string) string {
 	}
 	return owners[0].addr
 }
+
+// testPool returns a pool of cfg named "p", placed, not started.
+func testPool(cfg *PoolConfig) (*pool, error) {
+	return newPool(poolSpec{name: "p", cfg: cfg, front: frontOf(cfg), log: slog.New(slog.NewTextHandler(io.Discard, nil)), met: newMetrics()})
+}

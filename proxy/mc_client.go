@@ -1,55 +1,46 @@
 package proxy
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"math"
-	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
-// client serves one client connection.
-type client struct {
-	srv    *Server
-	ln     *listener
-	conn   net.Conn
-	q      chan *request
-	free   sync.Pool // *request, reused once written
+// The way in of a memcached request: a client's reader reads it, answers
+// what the proxy answers itself (see mc_local.go), and sends the rest to
+// the servers its keys are on; the way out - the servers' replies merged
+// and written in order - is mc_reply.go, and the detour a request takes in
+// a migration window is mc_warm.go.
+
+// mcClient serves one client connection of a memcached pool with two
+// goroutines: a reader that reads requests and sends them to their
+// servers, and a writer that writes their replies in the order they were
+// read, each as soon as it and those before it are done.
+type mcClient struct {
+	*client
+	q      chan *mcRequest
+	free   sync.Pool // *mcRequest, reused once written
 	charge *charge
-	drains drainState
 	batch  flushBatch
 	gate   warmGate
-	redis  bool // of a Redis pool
 }
 
-func (s *Server) newClient(ln *listener, conn net.Conn) *client {
-	p := ln.pool.Load()
-	if p.cfg.Redis {
-		// Served by a redisClient (see serveRedis), which takes the
-		// client's part in drains from it.
-		return &client{srv: s, ln: ln, conn: conn, redis: true}
-	}
-	c := &client{srv: s, ln: ln, conn: conn, q: make(chan *request, p.cfg.MaxPending),
-		charge: newCharge(s.budget, p.cfg)}
-	c.charge.flush = c.batch.flush
-	c.free.New = func() any { return newRequest(c.charge, &c.batch, &c.gate) }
-	return c
+func newMcClient(c *client) *mcClient {
+	p := c.pool.Load()
+	mc := &mcClient{client: c, q: make(chan *mcRequest, p.cfg.MaxPending), charge: newCharge(c.budget, p.cfg)}
+	mc.charge.flush = mc.batch.flush
+	mc.free.New = func() any { return newMcRequest(mc.charge, &mc.batch, &mc.gate) }
+	return mc
 }
 
 // serve serves the client until it closes, quits or is drained.
-func (c *client) serve() {
-	if c.redis {
-		c.serveRedis()
-		return
-	}
-	p, conn := c.ln.pool.Load(), c.conn
-	in := &byteCount{rw: c.rw(), total: &p.stats.bytesIn, before: c.batch.flush}
-	out := &byteCount{rw: c.rw(), total: &p.stats.bytesOut}
+func (c *mcClient) serve() {
+	p := c.pool.Load()
+	in, out := c.streams(p, c.batch.flush)
 	var wg sync.WaitGroup
 	var werr error
 	wg.Add(1)
@@ -60,60 +51,14 @@ func (c *client) serve() {
 	rerr := c.readLoop(in)
 	close(c.q)
 	wg.Wait()
-	conn.Close()
-	in.flush()
-	out.flush()
-	switch {
-	case werr != nil || rerr != nil && !errors.Is(rerr, io.EOF) && !errors.Is(rerr, net.ErrClosed):
-		p.stats.clientErr.Add(1)
-	case rerr == nil || errors.Is(rerr, io.EOF):
-		p.stats.clientEOF.Add(1) // the client ended the connection, or quit
-	}
-}
-
-// byteCount counts the bytes read or written through rw, adding them to
-// total every 64 KiB and when flushed: a client's bytes reach the pool's
-// figures without a shared counter touched per request.
-type byteCount struct {
-	rw    io.ReadWriter
-	n     int
-	total *atomic.Uint64
-	// before, when set, is called before each read: the client's reader
-	// writes its queued requests before it waits for more (flushBatch).
-	before func()
-}
-
-func (b *byteCount) Read(p []byte) (int, error) {
-	if b.before != nil {
-		b.before()
-	}
-	n, err := b.rw.Read(p)
-	b.count(n)
-	return n, err
-}
-
-func (b *byteCount) Write(p []byte) (int, error) {
-	n, err := b.rw.Write(p)
-	b.count(n)
-	return n, err
-}
-
-func (b *byteCount) count(n int) {
-	if b.n += n; b.n >= 64<<10 {
-		b.flush()
-	}
-}
-
-func (b *byteCount) flush() {
-	b.total.Add(uint64(b.n))
-	b.n = 0
+	c.ended(p, in, out, rerr, werr == nil)
 }
 
 // readLoop reads requests until the client closes, errs beyond resync,
 // asks to quit, or the server shuts down; every request read is queued.
 // It returns the read error that ended it, nil when the client quit or
 // the connection had to be closed.
-func (c *client) readLoop(in io.Reader) error {
+func (c *mcClient) readLoop(in io.Reader) error {
 	defer c.batch.flush() // what the last requests queued
 	r := memcache.NewReader(in, c.limits())
 	// Declared once: errors.As makes it escape, which inside the loop
@@ -124,12 +69,12 @@ func (c *client) readLoop(in io.Reader) error {
 		if !c.next(r) {
 			return nil // drained
 		}
-		rq := c.free.Get().(*request)
+		rq := c.free.Get().(*mcRequest)
 		err := r.Read(&rq.req)
 		rq.held = c.charge.take()
 		// The pool is loaded once the request is in, so that a request
 		// read after a reload goes to the new pool.
-		pool := c.ln.pool.Load()
+		pool := c.pool.Load()
 		switch {
 		case err == nil:
 			if pool = c.acquire(pool); pool == nil {
@@ -138,7 +83,7 @@ func (c *client) readLoop(in io.Reader) error {
 				rq.ready()
 				break
 			}
-			pool.dispatch(rq)
+			rq.dispatch(pool)
 		case errors.As(err, &pe):
 			pool.stats.clientError()
 			rq.close = pe.Close
@@ -148,9 +93,7 @@ func (c *client) readLoop(in io.Reader) error {
 			c.charge.release(rq.held)
 			rq.held = 0
 			c.free.Put(rq)
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				c.srv.log.Debug("client read", "remote", c.conn.RemoteAddr(), "err", err)
-			}
+			c.readFailed(err)
 			return err
 		}
 		closing := rq.close // rq belongs to the writer once queued
@@ -168,85 +111,246 @@ func (c *client) readLoop(in io.Reader) error {
 	}
 }
 
-// acquire counts a request into the listener's current pool, following
-// reloads; nil means the pool was removed.
-func (c *client) acquire(pool *pool) *pool {
-	for !pool.acquire() {
-		next := c.ln.pool.Load()
-		if next == pool {
-			return nil
-		}
-		pool = next
-	}
-	return pool
-}
-
-// rw returns what reads and writes the client's connection.
-func (c *client) rw() io.ReadWriter {
-	if r := newRawIO(c.conn); r != nil {
-		return r
-	}
-	return c.conn
-}
-
 // limits are the pool's, with no cap on a line of its own: a get of any
 // number of keys is read, as memcached reads it, within the buffer limits.
-func (c *client) limits() memcache.Limits {
-	cfg := c.ln.pool.Load().cfg
+func (c *mcClient) limits() memcache.Limits {
+	cfg := c.pool.Load().cfg
 	return memcache.Limits{MaxValue: cfg.MaxValueSize, MaxKeys: cfg.MaxKeys, MaxLine: math.MaxInt, Budget: c.charge}
 }
 
-// writeLoop writes replies in request order, flushing whenever the next
-// reply is not ready yet or none is queued, and returns the first write
-// error.
-func (c *client) writeLoop(out io.Writer) error {
-	w := bufio.NewWriterSize(out, 16<<10)
-	var err error
-	for r := range c.q {
-		if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 && err == nil {
-			// A client that stops reading its replies is idle too: its
-			// reader waits on a full queue and no read deadline fires, so
-			// the writes carry the deadline.
-			_ = c.conn.SetWriteDeadline(time.Now().Add(idle))
-		}
-		select {
-		case <-r.done:
-		default:
-			if err == nil && w.Buffered() > 0 {
-				err = w.Flush()
-			}
-			<-r.done
-		}
-		if err == nil {
-			err = r.writeReply(w)
-		}
-		c.finish(r)
-		if err == nil && len(c.q) == 0 {
-			err = w.Flush()
-		}
-		if err != nil {
-			// The client is gone: wake the reader, drop the rest.
-			c.conn.Close()
-		}
-	}
-	return err
+// mcRequest is one memcached request on its way: the request, and its
+// call (the ops sent for it).
+type mcRequest struct {
+	call
+	req memcache.Request
+
+	// charge is the client's, which the request's ops' replies are
+	// charged to; batch is the client's reader's, for the writes of its
+	// requests; gate is the client's: it orders its requests in a
+	// migration window (see warmGate).
+	charge *charge
+	batch  *flushBatch
+	gate   *warmGate
+
+	// replicated marks a write sent to every replica of its key: the
+	// reply is the first one that is not an error, in preference order.
+	replicated bool
+	// split routes a retrieval of several keys, by the placement place;
+	// serverOf, bound once, is its function from key to server.
+	split    memcache.Splitter
+	replies  []memcache.Reply // scratch for merging the parts' replies
+	place    *placement
+	serverOf func(key []byte) int
+	route    routeScratch
+	newOp    func() *op // bound once: ops of the request's own
+
+	// warm is the request's state in a migration window (see mc_warm.go);
+	// made the first time the request needs it, then kept.
+	warm *warmState
 }
 
-// finish records the request, releases what it held and recycles it.
-func (c *client) finish(r *request) {
-	if r.pool != nil {
-		r.pool.stats.request(r.req.Cmd, time.Since(r.start))
-		r.pool.release()
+func newMcRequest(c *charge, b *flushBatch, g *warmGate) *mcRequest {
+	r := &mcRequest{call: newCall(), charge: c, batch: b, gate: g}
+	r.serverOf = r.server
+	r.newOp = func() *op { return &newMcOp(r.opDone).op }
+	return r
+}
+
+// opDone ends one op of the request: in a migration window, as the warm
+// path says (see mc_warm.go); else as every call's.
+func (r *mcRequest) opDone(o *op) {
+	if o != nil && mcOf(o).role != 0 {
+		r.warmOpDone(o)
+		return
 	}
-	c.charge.release(r.heldBytes())
-	if r.pool != nil {
-		if r.failed {
-			r.pool.stats.forwardErrors.Add(1)
+	r.call.opDone(o)
+}
+
+// ready marks a request the proxy answered itself, with no op, as done.
+func (r *mcRequest) ready() {
+	r.left.Store(1)
+	r.opDone(nil)
+}
+
+// answerError makes r's reply the error line of err. memcached answers
+// nothing, errors included, to a classic command with noreply (a meta
+// command's q hides successes only): a reply the client does not expect
+// would shift every later one. A request that closes the connection still
+// says why.
+func (r *mcRequest) answerError(err error) {
+	var se *ServerError
+	r.failed = errors.As(err, &se) || errors.Is(err, ErrNoServers)
+	r.local = r.local[:0]
+	if !r.req.Noreply || r.req.Cmd.IsMeta() || r.close {
+		r.local = appendErrorReply(r.local, err)
+	}
+}
+
+// addOp returns a reusable op of r for cmd, due by deadline, charged to
+// the client and written with the client's batch.
+func (r *mcRequest) addOp(cmd memcache.Command, deadline time.Time) *mcOp {
+	o := mcOf(r.nextOp(r.newOp))
+	o.cmd, o.deadline, o.charge, o.batch = cmd, deadline, r.charge, r.batch
+	return o
+}
+
+// encode encodes req as the op's request, a large data block by reference.
+func (o *mcOp) encode(req *memcache.Request) {
+	o.keys = len(req.Keys)
+	if req.Cmd.IsStorage() && len(req.Data) > byRef {
+		o.buf = memcache.AppendHead(o.buf[:0], req)
+		o.data = req.Data
+		return
+	}
+	o.buf = memcache.AppendRequest(o.buf[:0], req)
+}
+
+// reset makes r ready for the next request, keeping its buffers but those
+// a large request grew (see memcache.Request.Trim).
+func (r *mcRequest) reset() {
+	for _, o := range r.ops {
+		m := mcOf(o)
+		o.reply, m.spans, o.err, o.buf = trim(o.reply), m.spans[:0], nil, trim(o.buf)
+		o.data, o.held, o.small = nil, 0, 0
+		m.role, m.to, o.batch = 0, nil, r.batch
+	}
+	if r.warm != nil {
+		r.warm.reset()
+	}
+	r.req.Trim()
+	r.call.reset()
+	r.replicated, r.place = false, nil
+}
+
+// dispatch starts serving the request in pool p: it answers what the
+// proxy answers itself and forwards the rest to the servers.
+func (r *mcRequest) dispatch(p *pool) {
+	r.pool, r.start = p, time.Now()
+	switch {
+	case r.answer(p):
+		r.ready()
+	case r.req.Cmd == memcache.CmdVersion:
+		r.version(p)
+	default:
+		r.forward(p)
+	}
+}
+
+// forward sends a request the proxy does not answer itself to the servers
+// it concerns; in a migration window, by the warm path.
+func (r *mcRequest) forward(p *pool) {
+	if pl := p.place.Load(); pl.mig != nil && pl.mig.open() && r.forwardWarm(p, pl) {
+		return
+	}
+	switch {
+	case r.req.Cmd == memcache.CmdFlushAll:
+		r.broadcast(p)
+	case r.req.Cmd.IsRetrieval() && len(r.req.Keys) > 1:
+		r.sendParts(r.splitKeys(p, p.place.Load()))
+	default:
+		r.single(p)
+	}
+}
+
+// single sends a one-key request to the server that owns the key; with
+// replicas, a write to every copy and a read to one.
+func (r *mcRequest) single(p *pool) {
+	write := p.cfg.Replicas > 1 && writesKey(&r.req)
+	if write && comparesCas(&r.req) {
+		r.answerError(ErrCasReplicas)
+		r.ready()
+		return
+	}
+	owners := p.place.Load().route(r.req.Key(0), write, &r.route)
+	if len(owners) == 0 {
+		r.answerError(ErrNoServers)
+		r.ready()
+		return
+	}
+	deadline := r.start.Add(p.cfg.Timeout)
+	for range owners {
+		r.addOp(r.req.Cmd, deadline).encode(&r.req)
+	}
+	r.replicated = write
+	r.left.Store(int32(len(r.ops)))
+	for i, o := range r.ops {
+		owners[i].send(o)
+	}
+}
+
+// splitKeys makes the ops of a retrieval of several keys for the servers
+// that own them by the placement pl, one op per server, each carrying
+// that server's keys in the client's order (see memcache.Splitter); it
+// returns the server of each op, nil for the keys no server is live for.
+func (r *mcRequest) splitKeys(p *pool, pl *placement) []*backend {
+	r.place = pl
+	r.split.Split(&r.req, r.serverOf)
+	parts := r.split.Parts()
+	deadline := r.start.Add(p.cfg.Timeout)
+	for i, part := range parts {
+		o := r.addOp(r.req.Cmd, deadline)
+		o.buf = r.split.AppendPart(o.buf[:0], i)
+		o.keys = part.Keys
+	}
+	r.left.Store(int32(len(parts)))
+	to := r.route.parts[:0]
+	for _, part := range parts {
+		var b *backend
+		if part.Server < len(p.backends) {
+			b = p.backends[part.Server]
 		}
-		if len(r.ops) > 1 && r.req.Cmd.IsRetrieval() {
-			r.pool.stats.fragments.Add(uint64(len(r.ops)))
+		to = append(to, b)
+	}
+	r.route.parts = to
+	return to
+}
+
+// sendParts sends each op of a split retrieval to its server; one with
+// none fails.
+func (r *mcRequest) sendParts(to []*backend) {
+	for i, o := range r.ops {
+		if to[i] == nil {
+			o.finish(ErrNoServers)
+			continue
+		}
+		to[i].send(o)
+	}
+}
+
+// server returns the index of the server a read of key goes to by the
+// request's placement, or the number of servers when no server is live.
+// It is the Splitter's function from key to server.
+func (r *mcRequest) server(key []byte) int {
+	if owners := r.place.route(key, false, &r.route); len(owners) > 0 {
+		return owners[0].index
+	}
+	return len(r.pool.backends)
+}
+
+// writesKey reports whether a keyed request changes the key's data, and so
+// goes to every replica. mg, me and the retrievals (gat and gats touch
+// only the copy they read) go to one.
+func writesKey(req *memcache.Request) bool {
+	switch req.Cmd {
+	case memcache.CmdMetaSet, memcache.CmdMetaDelete, memcache.CmdMetaArithmetic:
+		return true
+	}
+	return req.Cmd.IsStorage() || req.Cmd == memcache.CmdDelete || req.Cmd == memcache.CmdIncr ||
+		req.Cmd == memcache.CmdDecr || req.Cmd == memcache.CmdTouch
+}
+
+// comparesCas reports whether a write is conditional on a cas value: cas,
+// or a meta write with the C flag.
+func comparesCas(req *memcache.Request) bool {
+	if req.Cmd == memcache.CmdCas {
+		return true
+	}
+	if req.Cmd.IsMeta() {
+		for _, a := range req.Args {
+			if len(a) > 0 && a[0] == 'C' {
+				return true
+			}
 		}
 	}
-	r.reset()
-	c.free.Put(r)
+	return false
 }

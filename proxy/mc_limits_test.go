@@ -94,7 +94,7 @@ func TestSharedAddress(t *testing.T) {
 			t.Fatalf("key %q: nutcracker put it on %d, kolco on %d", k, ncAt[i], kAt[i])
 		}
 		var sc routeScratch
-		names[pl.route([]byte(k), false, &sc)[0].spec.RingName()]++
+		names[pl.route([]byte(k), false, &sc)[0].name()]++
 	}
 	if len(names) != 3 {
 		t.Fatalf("keys reached names %v, want all three", names)

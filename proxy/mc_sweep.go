@@ -62,7 +62,7 @@ func (p *pool) sweepAfter(m *migration) {
 	defer st.sweeping.Set(0)
 	var done []string // addresses swept: servers of one address are one server
 	for _, b := range p.backends {
-		if !p.cfg.exclusive(b.spec) || b.health.isDown() || slices.Contains(done, b.addr) {
+		if !p.cfg.exclusive(b.node) || b.health.isDown() || slices.Contains(done, b.addr) {
 			continue
 		}
 		done = append(done, b.addr)
@@ -73,7 +73,7 @@ func (p *pool) sweepAfter(m *migration) {
 			return
 		default:
 			st.addServer(st.m.sweepErrs, &st.errors, b.addr, 1)
-			p.log.Warn("sweep of a server failed; its orphaned copies stay until the next change", "server", b.spec.RingName(),
+			p.log.Warn("sweep of a server failed; its orphaned copies stay until the next change", "server", b.name(),
 				"addr", b.addr, "err", err)
 		}
 	}

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -99,44 +98,6 @@ func metaFlag(req *memcache.Request, c byte) []byte {
 	return nil
 }
 
-// nStripes is the number of stripes: enough that two keys in flight at
-// once rarely share one.
-const nStripes = 1024
-
-// stripe orders the fallback copies of its keys with their writes.
-type stripe struct {
-	mu sync.Mutex
-	// writes counts the writes and deletes sent in windows; a copy is
-	// made only when it has not changed since its fallback began.
-	writes atomic.Uint64
-}
-
-type stripes [nStripes]stripe
-
-// keyHash returns FNV-1a of key: it picks a key's stripe and the
-// connection its reads and deletes at a previous server take.
-func keyHash(key []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range key {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h
-}
-
-func (s *stripes) of(h uint64) *stripe { return &s[h%nStripes] }
-
-// sendKeyed sends o on the connection of the key whose hash is h, so that
-// ops of one key reach the server in the order they are sent.
-func (b *backend) sendKeyed(o *op, h uint64) {
-	if b.health.isDown() {
-		b.stats.failed(1)
-		o.finish(b.downErr)
-		return
-	}
-	b.conns[h%uint64(len(b.conns))].send(b.pool.ctx, o)
-}
-
 // warmState is a request's state in a migration window.
 type warmState struct {
 	active bool
@@ -158,8 +119,10 @@ type warmState struct {
 	deleted atomic.Bool
 	// gated is set while the request is counted in its client's gate.
 	gated bool
-	// The fallback's own ops, and the wait for them.
-	ops     []*op
+	// The fallback's own ops, and the wait for them; one holds a
+	// request's op the fallback sends again (see fallbackOne).
+	ops     []*mcOp
+	one     [1]*mcOp
 	pending atomic.Int32
 	wake    chan struct{}
 	doneFn  func(*op)
@@ -174,7 +137,7 @@ type fillSpan struct{ start, end int }
 
 // warmState returns the request's warm state, made ready for a request
 // in the window of m.
-func (r *request) warmState(p *pool, m *migration) *warmState {
+func (r *mcRequest) warmState(p *pool, m *migration) *warmState {
 	w := r.warm
 	if w == nil {
 		w = &warmState{wake: make(chan struct{}, 1)}
@@ -192,16 +155,16 @@ func (w *warmState) reset() {
 	w.active, w.pool, w.m, w.n, w.gated = false, nil, nil, nil, false
 	w.deleted.Store(false)
 	w.ops, w.srcs, w.owners, w.fills, w.fillBuf = w.ops[:0], w.srcs[:0], w.owners[:0], w.fills[:0], w.fillBuf[:0]
-	w.keys, w.keybuf = w.keys[:0], w.keybuf[:0]
+	w.keys, w.keybuf, w.one[0] = w.keys[:0], w.keybuf[:0], nil
 }
 
 // newOp returns a reusable op of the fallback.
-func (w *warmState) newOp(cmd memcache.Command, to *backend) *op {
+func (w *warmState) newOp(cmd memcache.Command, to *backend) *mcOp {
 	n := len(w.ops)
 	if n < cap(w.ops) && w.ops[:n+1][n] != nil {
 		w.ops = w.ops[:n+1]
 	} else {
-		w.ops = append(w.ops, &op{done: w.doneFn})
+		w.ops = append(w.ops, newMcOp(w.doneFn))
 	}
 	o := w.ops[n]
 	o.cmd, o.to, o.deadline = cmd, to, time.Now().Add(w.pool.cfg.Timeout)
@@ -216,44 +179,25 @@ func (w *warmState) opDone(*op) {
 
 // run sends ops, each to its server (keyed by the hash h of its key when
 // keyed is set), and waits until all are done.
-func (w *warmState) run(ops []*op, keyed bool, h func(i int) uint64) {
+func (w *warmState) run(ops []*mcOp, keyed bool, h func(i int) uint64) {
 	if len(ops) == 0 {
 		return
 	}
 	w.pending.Store(int32(len(ops)))
 	for i, o := range ops {
 		if keyed {
-			o.to.sendKeyed(o, h(i))
+			o.to.sendKeyed(&o.op, h(i))
 		} else {
-			o.to.send(o)
+			o.to.send(&o.op)
 		}
 	}
 	<-w.wake
 }
 
-// sources appends to dst the servers that held key under the window's
-// placements and may hold it still, newest first: not n, the key's server
-// now, nor one found twice. One marked down is tainted, never read in
-// this window even once it is back.
-func (m *migration) sources(dst []*backend, key []byte, n *backend, sc *routeScratch) []*backend {
-	for _, v := range m.views {
-		o := v.owner(key, sc)
-		if o == nil || o == n || o.addr == n.addr || slices.Contains(dst, o) {
-			continue
-		}
-		if o.health.isDown() {
-			m.taint(o)
-			continue
-		}
-		dst = append(dst, o)
-	}
-	return dst
-}
-
 // forwardWarm sends a request in the migration window of pl as mc_warm.go
 // says, and reports false for one served as outside a window: a command
 // of no key, a flush, a key the change did not move.
-func (p *pool) forwardWarm(r *request, pl *placement) bool {
+func (r *mcRequest) forwardWarm(p *pool, pl *placement) bool {
 	req := &r.req
 	class := classify(req)
 	if class == warmNone || pl.replicas > 1 || len(req.Keys) == 0 {
@@ -264,7 +208,7 @@ func (p *pool) forwardWarm(r *request, pl *placement) bool {
 		r.gate.wait(r.batch)
 	}
 	if class == warmRead && len(req.Keys) > 1 {
-		return p.splitWarm(r, pl)
+		return r.splitWarm(p, pl)
 	}
 	owners := pl.route(req.Key(0), false, &r.route)
 	if len(owners) == 0 || owners[0].health.isDown() {
@@ -283,12 +227,12 @@ func (p *pool) forwardWarm(r *request, pl *placement) bool {
 	w.class, w.hash, w.n = class, keyHash(req.Key(0)), n
 	switch class {
 	case warmRead:
-		o := r.newOp(req.Cmd, r.start.Add(p.cfg.Timeout))
+		o := r.addOp(req.Cmd, r.start.Add(p.cfg.Timeout))
 		o.encode(req)
 		o.role = roleRead
 		r.left.Store(1)
 		w.enterGate(r)
-		n.send(o)
+		n.send(&o.op)
 	case warmPull:
 		// On the client's reader, after its earlier requests: its later
 		// ones go out after this one's write.
@@ -297,26 +241,26 @@ func (p *pool) forwardWarm(r *request, pl *placement) bool {
 		}
 		w.keys = append(w.keys[:0], w.oneKey(r))
 		w.fallback(r)
-		p.writeWarm(r, n, r.batch)
+		r.writeWarmed(p, n, r.batch)
 	default:
-		p.writeWarm(r, n, r.batch)
+		r.writeWarmed(p, n, r.batch)
 	}
 	return true
 }
 
-// writeWarm sends a write or delete to n, the key's server, and a delete
-// to each of the key's previous servers, then counts the write in the
-// key's stripe (see the ordering above). batch is the client reader's
+// writeWarmed sends a write or delete to n, the key's server, and a
+// delete to each of the key's previous servers, then counts the write in
+// the key's stripe (see the ordering above). batch is the client reader's
 // (see flushBatch), or nil when another goroutine sends.
-func (p *pool) writeWarm(r *request, n *backend, batch *flushBatch) {
+func (r *mcRequest) writeWarmed(p *pool, n *backend, batch *flushBatch) {
 	w := r.warm
 	req := &r.req
 	deadline := time.Now().Add(p.cfg.Timeout)
-	o := r.newOp(req.Cmd, deadline)
+	o := r.addOp(req.Cmd, deadline)
 	o.encode(req)
 	o.batch = batch
 	for _, s := range w.srcs {
-		c := r.newOp(memcache.CmdMetaDelete, deadline)
+		c := r.addOp(memcache.CmdMetaDelete, deadline)
 		c.buf = memcache.AppendMetaDelete(c.buf[:0], req.Keys[0], req.Base64, 0)
 		c.role, c.to, c.batch = roleClean, s, batch
 	}
@@ -326,23 +270,24 @@ func (p *pool) writeWarm(r *request, n *backend, batch *flushBatch) {
 	st.mu.Lock()
 	n.send(r.ops[0])
 	for _, c := range r.ops[1:] {
-		c.to.sendKeyed(c, w.hash)
+		mcOf(c).to.sendKeyed(c, w.hash)
 	}
 	st.writes.Add(1)
 	st.mu.Unlock()
 }
 
 // warmOpDone ends an op of a request in a migration window.
-func (r *request) warmOpDone(o *op) {
+func (r *mcRequest) warmOpDone(o *op) {
 	w := r.warm
-	switch o.role {
+	mo := mcOf(o)
+	switch mo.role {
 	case roleWait:
 		w.opDone(o)
 		return
 	case roleClean:
 		switch {
 		case o.err != nil || memcache.IsErrorReply(o.reply):
-			w.m.taint(o.to)
+			w.m.taint(mo.to)
 			w.pool.mig.stats.add(w.pool.mig.stats.m.cleanFails, &w.pool.mig.stats.cleanFails, 1)
 		case w.class == warmDelete && string(o.reply) == "HD\r\n":
 			w.deleted.Store(true)
@@ -352,9 +297,9 @@ func (r *request) warmOpDone(o *op) {
 		return
 	}
 	switch {
-	case o.role == roleRead && o.err == nil && isMiss(o):
+	case mo.role == roleRead && o.err == nil && isMiss(mo):
 		go r.fallbackOne()
-	case o.role == roleSplit:
+	case mo.role == roleSplit:
 		r.afterSplit()
 	default:
 		r.warmEnd()
@@ -362,7 +307,7 @@ func (r *request) warmOpDone(o *op) {
 }
 
 // isMiss reports whether o's reply is a miss of its one key.
-func isMiss(o *op) bool {
+func isMiss(o *mcOp) bool {
 	if o.cmd == memcache.CmdMetaGet {
 		// "EN", with the tokens of the k and O flags when asked for
 		// (memcached 1.6.18).
@@ -371,29 +316,8 @@ func isMiss(o *op) bool {
 	return string(o.reply) == "END\r\n"
 }
 
-// previous returns the servers a read of key that misses at n falls back
-// to in pl's open migration window, newest first, as the admin endpoint
-// shows them; nil outside a window. Unlike sources it marks nothing.
-func (pl *placement) previous(key []byte, n *backend, sc *routeScratch) []ServerRef {
-	m := pl.mig
-	if m == nil || !m.open() || pl.replicas > 1 {
-		return nil
-	}
-	var seen []*backend
-	var out []ServerRef
-	for _, v := range m.views {
-		o := v.owner(key, sc)
-		if o == nil || o == n || o.addr == n.addr || slices.Contains(seen, o) || o.health.isDown() || !m.readable(o) {
-			continue
-		}
-		seen = append(seen, o)
-		out = append(out, o.ref())
-	}
-	return out
-}
-
 // enterGate counts a read that may fall back in its client's gate.
-func (w *warmState) enterGate(r *request) {
+func (w *warmState) enterGate(r *mcRequest) {
 	if r.gate != nil {
 		r.gate.enter()
 		w.gated = true

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"slices"
 	"time"
@@ -29,7 +28,7 @@ type warmKey struct {
 }
 
 // oneKey returns the warmKey of a one-key request.
-func (w *warmState) oneKey(r *request) warmKey {
+func (w *warmState) oneKey(r *mcRequest) warmKey {
 	k := warmKey{key: r.req.Keys[0], b64: r.req.Base64, h: w.hash, n: w.n}
 	k.nsrc = copy(k.srcs[:], w.srcs)
 	return k
@@ -37,43 +36,43 @@ func (w *warmState) oneKey(r *request) warmKey {
 
 // fallbackOne falls back for the one key of a read that missed, answers
 // from what it finds, and ends the request.
-func (r *request) fallbackOne() {
+func (r *mcRequest) fallbackOne() {
 	w := r.warm
 	w.keys = append(w.keys[:0], w.oneKey(r))
 	w.fallback(r)
 	if k := &w.keys[0]; k.found && r.req.Cmd == memcache.CmdMetaGet {
 		// Ask the new server again, now that it holds the value, for the
 		// flags mg asked for, its CAS value among them.
-		o := r.ops[0]
+		o := mcOf(r.ops[0])
 		o.reply, o.spans, o.err, o.role = o.reply[:0], o.spans[:0], nil, roleWait
 		o.batch = nil // sent off the client's reader: written at once
 		o.to, o.deadline = k.n, time.Now().Add(w.pool.cfg.Timeout)
-		w.run(r.ops[:1], false, nil)
+		w.one[0] = o
+		w.run(w.one[:], false, nil)
 	}
 	r.warmEnd()
 }
 
 // afterSplit runs when every op of a multi-key read is done: it falls
-// back for the keys that missed and ends the request.
-func (r *request) afterSplit() {
+// back for the keys that missed and ends the request. The keys of an op
+// that failed, or whose server answered an error, do not fall back: their
+// server's state is unknown.
+func (r *mcRequest) afterSplit() {
 	w := r.warm
-	cur := slices.Grow(w.cursor[:0], len(r.ops))[:len(r.ops)]
-	clear(cur)
-	w.cursor = cur
 	w.keys = w.keys[:0]
+	replies := r.replies[:0]
+	for _, o := range r.ops {
+		replies = append(replies, memcache.Reply{Data: o.reply, Spans: mcOf(o).spans})
+	}
+	r.replies = replies
+	r.split.Begin(replies)
 	for i, key := range r.req.Keys {
-		oi := r.order[i]
-		o := r.ops[oi]
-		if o.err != nil || memcache.IsErrorReply(o.reply) || w.owners[oi] == nil {
+		part := r.split.PartOf(i)
+		o := r.ops[part]
+		if r.split.Value(i) != nil || o.err != nil || memcache.IsErrorReply(o.reply) || w.owners[part] == nil {
 			continue
 		}
-		if cur[oi] < len(o.spans) {
-			if sp := o.spans[cur[oi]]; bytes.Equal(o.reply[sp.KeyStart:sp.KeyEnd], key) {
-				cur[oi]++
-				continue
-			}
-		}
-		k := warmKey{i: i, key: key, h: keyHash(key), n: w.owners[oi]}
+		k := warmKey{i: i, key: key, h: keyHash(key), n: w.owners[part]}
 		var buf [maxWarmDepth]*backend
 		srcs := w.m.sources(buf[:0], key, k.n, &w.scratch)
 		for _, s := range srcs {
@@ -99,7 +98,7 @@ func (r *request) afterSplit() {
 // fallback looks up w.keys at their previous servers, newest first, all
 // keys at once at each depth; copies what it finds to the keys' servers;
 // and, for a read, records the values to answer in w.fills.
-func (w *warmState) fallback(r *request) {
+func (w *warmState) fallback(r *mcRequest) {
 	st := w.pool.mig.stats
 	for i := range w.keys {
 		w.keys[i].snap = w.pool.mig.stripes.of(w.keys[i].h).writes.Load()
@@ -135,7 +134,7 @@ func (w *warmState) fallback(r *request) {
 				w.ops[j] = nil
 			}
 		}
-		w.ops = slices.DeleteFunc(w.ops, func(o *op) bool { return o == nil })
+		w.ops = slices.DeleteFunc(w.ops, func(o *mcOp) bool { return o == nil })
 	}
 	hits := 0
 	for i := range w.keys {
@@ -155,7 +154,7 @@ func (w *warmState) fallback(r *request) {
 // copyFound copies the values the fallback found to the keys' servers in
 // add mode, unless a write or delete of the key was sent since the
 // fallback began (see mc_warm.go) or the window closed.
-func (w *warmState) copyFound(r *request) {
+func (w *warmState) copyFound(r *mcRequest) {
 	st := w.pool.mig.stats
 	w.locks = w.locks[:0]
 	for i := range w.keys {
@@ -222,7 +221,7 @@ func (w *warmState) copyFound(r *request) {
 // fillFound records the VALUE entries of the values found, by key index:
 // gets and gats answer only the values copied, with the CAS value of the
 // copy, the key's server's; mg is asked again instead (fallbackOne).
-func (w *warmState) fillFound(r *request) {
+func (w *warmState) fillFound(r *mcRequest) {
 	cmd := r.req.Cmd
 	if cmd == memcache.CmdMetaGet {
 		return
@@ -242,7 +241,7 @@ func (w *warmState) fillFound(r *request) {
 }
 
 // writeFill writes the value found by falling back for key i, if any.
-func (r *request) writeFill(bw *bufio.Writer, i int) error {
+func (r *mcRequest) writeFill(bw *bufio.Writer, i int) error {
 	w := r.warm
 	if w == nil || !w.active || i >= len(w.fills) || w.fills[i].end == 0 {
 		return nil
@@ -255,7 +254,7 @@ func (r *request) writeFill(bw *bufio.Writer, i int) error {
 // when it differs from the server's: a read answered by falling back, a
 // delete of a key only a previous server held. done is false when the
 // server's reply stands.
-func (r *request) writeWarm(bw *bufio.Writer) (done bool, err error) {
+func (r *mcRequest) writeWarm(bw *bufio.Writer) (done bool, err error) {
 	w := r.warm
 	if w.class == warmRead && len(r.req.Keys) > 1 {
 		// Split over one server or more: merged with what was found.
@@ -284,37 +283,17 @@ func (r *request) writeWarm(bw *bufio.Writer) (done bool, err error) {
 }
 
 // splitWarm sends a multi-key read in the migration window of pl as
-// split does, each op to the server of its keys; the keys that miss fall
-// back once every op is done (afterSplit).
-func (p *pool) splitWarm(r *request, pl *placement) bool {
+// the memcached front splits it, each op to the server of its keys; the
+// keys that miss fall back once every op is done (afterSplit).
+func (r *mcRequest) splitWarm(p *pool, pl *placement) bool {
 	w := r.warmState(p, pl.mig)
 	w.class = warmRead
-	w.owners = w.owners[:0]
-	for i := range r.req.Keys {
-		var b *backend // nil when no server is live: its op fails
-		if o := pl.route(r.req.Key(i), false, &r.route); len(o) > 0 {
-			b = o[0]
-		}
-		oi := slices.Index(w.owners, b)
-		if oi < 0 {
-			oi = len(w.owners)
-			w.owners = append(w.owners, b)
-		}
-		r.order = append(r.order, oi)
+	to := r.splitKeys(p, pl)
+	w.owners = append(w.owners[:0], to...)
+	for _, o := range r.ops {
+		mcOf(o).role = roleSplit
 	}
-	deadline := time.Now().Add(p.cfg.Timeout)
-	for range w.owners {
-		r.newOp(r.req.Cmd, deadline).role = roleSplit
-	}
-	r.encodeSplit()
-	r.left.Store(int32(len(r.ops)))
 	w.enterGate(r)
-	for i, o := range r.ops {
-		if w.owners[i] == nil {
-			o.finish(ErrNoServers)
-			continue
-		}
-		w.owners[i].send(o)
-	}
+	r.sendParts(to)
 	return true
 }

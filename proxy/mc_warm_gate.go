@@ -56,7 +56,7 @@ func (g *warmGate) wait(batch *flushBatch) {
 
 // warmEnd ends a request in a migration window: it leaves the client's
 // gate if the request was counted in it, then lets the reply be written.
-func (r *request) warmEnd() {
+func (r *mcRequest) warmEnd() {
 	if w := r.warm; w.gated {
 		w.gated = false
 		r.gate.leave()

@@ -142,7 +142,7 @@ func signature(cfg *PoolConfig, pl *placement) string {
 	}
 	b.WriteString(" " + cfg.HashTag + " " + strconv.Itoa(pl.replicas))
 	for _, s := range pl.servers {
-		b.WriteString(" " + s.spec.RingName() + "@" + s.addr + ":" + strconv.Itoa(s.spec.Weight))
+		b.WriteString(" " + s.name() + "@" + s.addr + ":" + strconv.FormatFloat(s.node.EffectiveWeight(), 'g', -1, 64))
 	}
 	return b.String()
 }
@@ -270,7 +270,7 @@ func (p *pool) backendFor(b *backend) *backend {
 	var sameAddr *backend
 	for _, c := range p.backends {
 		if c.addr == b.addr {
-			if c.spec.RingName() == b.spec.RingName() {
+			if c.name() == b.name() {
 				return c
 			}
 			sameAddr = c
@@ -284,9 +284,76 @@ func (p *pool) backendFor(b *backend) *backend {
 			return c
 		}
 	}
-	f := newBackend(p, b.spec)
+	f := newBackend(p, b.node)
 	f.former = true
 	f.slot = len(p.backends) + len(p.mig.formers)
 	p.mig.formers = append(p.mig.formers, f)
 	return f
+}
+
+// nStripes is the number of stripes: enough that two keys in flight at
+// once rarely share one.
+const nStripes = 1024
+
+// stripe orders the fallback copies of its keys with their writes.
+type stripe struct {
+	mu sync.Mutex
+	// writes counts the writes and deletes sent in windows; a copy is
+	// made only when it has not changed since its fallback began.
+	writes atomic.Uint64
+}
+
+type stripes [nStripes]stripe
+
+// keyHash returns FNV-1a of key: it picks a key's stripe and the
+// connection its reads and deletes at a previous server take.
+func keyHash(key []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range key {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
+func (s *stripes) of(h uint64) *stripe { return &s[h%nStripes] }
+
+// sources appends to dst the servers that held key under the window's
+// placements and may hold it still, newest first: not n, the key's server
+// now, nor one found twice. One marked down is tainted, never read in
+// this window even once it is back.
+func (m *migration) sources(dst []*backend, key []byte, n *backend, sc *routeScratch) []*backend {
+	for _, v := range m.views {
+		o := v.owner(key, sc)
+		if o == nil || o == n || o.addr == n.addr || slices.Contains(dst, o) {
+			continue
+		}
+		if o.health.isDown() {
+			m.taint(o)
+			continue
+		}
+		dst = append(dst, o)
+	}
+	return dst
+}
+
+// previous returns the servers a read of key that misses at n falls back
+// to in pl's open migration window, newest first, as the admin endpoint
+// shows them; nil outside a window. Unlike sources it marks nothing.
+func (pl *placement) previous(key []byte, n *backend, sc *routeScratch) []ServerRef {
+	m := pl.mig
+	if m == nil || !m.open() || pl.replicas > 1 {
+		return nil
+	}
+	var seen []*backend
+	var out []ServerRef
+	for _, v := range m.views {
+		o := v.owner(key, sc)
+		if o == nil || o == n || o.addr == n.addr || slices.Contains(seen, o) || o.health.isDown() || !m.readable(o) {
+			continue
+		}
+		seen = append(seen, o)
+		out = append(out, o.ref())
+	}
+	return out
 }

@@ -212,14 +212,14 @@ func b2f(b bool) float64 {
 // reload is then refused.
 func (p *pool) emptyAdded(ctx context.Context, old *pool) error {
 	for _, b := range p.backends {
-		if !p.cfg.exclusive(b.spec) || b.health.isDown() || slices.ContainsFunc(old.backends, func(o *backend) bool { return o.addr == b.addr }) {
+		if !p.cfg.exclusive(b.node) || b.health.isDown() || slices.ContainsFunc(old.backends, func(o *backend) bool { return o.addr == b.addr }) {
 			continue
 		}
-		if err := b.flush(ctx, p.cfg.Timeout); err != nil {
+		if err := p.front.empty(ctx, b); err != nil {
 			return fmt.Errorf("pool %s: server %s was added and is marked exclusive (sweep.exclusive): emptying it before it takes keys failed: %w",
 				p.name, b.addr, err)
 		}
-		p.log.Info("added server emptied before it takes keys", "server", b.spec.RingName(), "addr", b.addr)
+		p.log.Info("added server emptied before it takes keys", "server", b.name(), "addr", b.addr)
 	}
 	return nil
 }

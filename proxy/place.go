@@ -2,8 +2,59 @@ package proxy
 
 import (
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/proxy/memcache"
+	"github.com/kolco-dev/kolco/algo"
+	"github.com/kolco-dev/kolco/compat/twemproxy"
+	"github.com/kolco-dev/kolco/internal/bytestr"
 )
+
+// picker maps a key to an index into the servers of the placement it
+// belongs to.
+type picker interface {
+	Index(key []byte) int
+}
+
+// placement is an immutable snapshot of where a pool's keys go: the
+// servers that take keys and the picker over them, with the pool's copies
+// per key and the proxy's zone. Requests load it once and route by it.
+//
+// Two kinds of change make a new one. A change of membership (a reload
+// that adds, removes or re-weights servers) is applied to the placement
+// as a change (see [pool.follow]). A change of health publishes one only
+// for twemproxy's distributions, which nutcracker rebuilds over the
+// servers not down; kolco's keep the configured placement and pass over a
+// server marked down at lookup ([placement.standIn]).
+type placement struct {
+	pick picker
+	// servers are the servers pick's indexes name: for twemproxy's
+	// distributions the ones that take keys (under rehash those not down);
+	// for kolco's every configured server, in the ID order of its layout.
+	servers []*backend
+	// kolco is pick for kolco's distributions; nil for twemproxy's.
+	kolco *kolcoPicker
+	// skipDown makes lookups pass over servers marked down (kolco's
+	// distributions under rehash, one copy per key).
+	skipDown bool
+	replicas int
+	zone     string
+	// prev is the placement this one replaced by a change of membership,
+	// without its own prev: one step back, as follow was given it.
+	prev *placement
+	// mig is the migration that follows the change that published this
+	// placement (see migration), or nil: then requests route by the
+	// placement alone.
+	mig *migration
+	// sig is the placement's signature: equal for two placements that
+	// send every key to the same server address.
+	sig string
+}
+
+// layout returns the configured placement of a kolco distribution, or nil.
+func (pl *placement) layout() *layout {
+	if pl == nil || pl.kolco == nil {
+		return nil
+	}
+	return pl.kolco.lay
+}
 
 // routeScratch is a request's space for routing, reused so that routing
 // allocates nothing.
@@ -11,6 +62,7 @@ type routeScratch struct {
 	owners [maxReplicas]*backend
 	idx    []int
 	nodes  []kolco.Node
+	parts  []*backend // a split request's server of each part
 }
 
 // route returns the servers a request for key goes to, in preference
@@ -92,7 +144,7 @@ func (pl *placement) readCopy(idx []int) *backend {
 		if b.health.isDown() {
 			continue
 		}
-		if pl.zone == "" || b.zone == pl.zone {
+		if pl.zone == "" || b.node.Zone == pl.zone {
 			return b
 		}
 		if up == nil {
@@ -105,125 +157,65 @@ func (pl *placement) readCopy(idx []int) *backend {
 	return pl.servers[idx[0]]
 }
 
-// forward sends a request the proxy does not answer itself to the servers
-// it concerns.
-func (p *pool) forward(r *request) {
-	if pl := p.place.Load(); pl.mig != nil && pl.mig.open() && p.forwardWarm(r, pl) {
-		return
+// copies appends to dst the indexes in pl.servers of the servers of key's
+// copies, in preference order.
+func (pl *placement) copies(dst []int, buf []kolco.Node, key []byte) ([]int, []kolco.Node) {
+	if pl.kolco == nil { // not reached: Validate allows replicas with kolco's placements only
+		return append(dst, pl.pick.Index(key)), buf
 	}
-	switch {
-	case r.req.Cmd == memcache.CmdFlushAll:
-		p.broadcast(r)
-	case r.req.Cmd.IsRetrieval() && len(r.req.Keys) > 1:
-		p.split(r)
-	default:
-		p.single(r)
-	}
+	return pl.kolco.Replicas(dst, buf, key, pl.replicas)
 }
 
-// single sends a one-key request to the server that owns the key; with
-// replicas, a write to every copy and a read to one.
-func (p *pool) single(r *request) {
-	write := p.cfg.Replicas > 1 && writesKey(&r.req)
-	if write && comparesCas(&r.req) {
-		r.answerError(ErrCasReplicas)
-		r.ready()
-		return
-	}
-	owners := p.place.Load().route(r.req.Key(0), write, &r.route)
-	if len(owners) == 0 {
-		r.answerError(ErrNoServers)
-		r.ready()
-		return
-	}
-	deadline := r.start.Add(p.cfg.Timeout)
-	for range owners {
-		o := r.newOp(r.req.Cmd, deadline)
-		o.encode(&r.req)
-	}
-	r.replicated = write
-	r.left.Store(int32(len(r.ops)))
-	for i, o := range r.ops {
-		owners[i].send(o)
-	}
+// kolcoPicker adapts a kolco layout to server indexes: the positions of
+// its nodes in ID order.
+type kolcoPicker struct {
+	lay    *layout
+	p      algo.Placement // lay.p
+	tag    [2]byte
+	hasTag bool
 }
 
-// split sends a retrieval of several keys to the servers that own them,
-// one op per server, each carrying that server's keys in the client's
-// order. Each server answers its keys in the order it got them, which is
-// what lets the reply be merged in the client's order.
-func (p *pool) split(r *request) {
-	place := p.place.Load()
-	var owners [16]*backend
-	own := owners[:0]
-	for i := range r.req.Keys {
-		var b *backend // nil when no server is live: its op fails
-		if o := place.route(r.req.Key(i), false, &r.route); len(o) > 0 {
-			b = o[0]
-		}
-		oi := 0
-		for oi < len(own) && own[oi] != b {
-			oi++
-		}
-		if oi == len(own) {
-			own = append(own, b)
-		}
-		r.order = append(r.order, oi)
+func newKolcoPicker(cfg *PoolConfig, l *layout) *kolcoPicker {
+	k := &kolcoPicker{lay: l, p: l.p}
+	if len(cfg.HashTag) == 2 {
+		k.tag = [2]byte{cfg.HashTag[0], cfg.HashTag[1]}
+		k.hasTag = true
 	}
-	deadline := r.start.Add(p.cfg.Timeout)
-	for range own {
-		r.newOp(r.req.Cmd, deadline)
-	}
-	r.encodeSplit()
-	r.left.Store(int32(len(r.ops)))
-	for i, o := range r.ops {
-		if own[i] == nil {
-			o.finish(ErrNoServers)
-			continue
-		}
-		own[i].send(o)
-	}
+	return k
 }
 
-// encodeSplit encodes each op of a split retrieval with its keys, in the
-// client's order: a stable counting sort groups the keys by op.
-func (r *request) encodeSplit() {
-	starts := r.starts[:0]
-	for range len(r.ops) + 1 {
-		starts = append(starts, 0)
+// key returns what the placement hashes of key: the text between the hash
+// tags when present.
+func (k *kolcoPicker) key(key []byte) string {
+	if k.hasTag {
+		key = twemproxy.Tagged(key, k.tag)
 	}
-	for _, oi := range r.order {
-		starts[oi+1]++
-	}
-	for i := 1; i < len(starts); i++ {
-		starts[i] += starts[i-1]
-	}
-	if cap(r.keys) < len(r.order) {
-		r.keys = make([][]byte, len(r.order))
-	}
-	keys := r.keys[:len(r.order)]
-	for i, oi := range r.order {
-		keys[starts[oi]] = r.req.Keys[i]
-		starts[oi]++ // now where op oi's keys end
-	}
-	lo := 0
-	for oi, o := range r.ops {
-		o.buf = memcache.AppendRetrieval(o.buf[:0], r.req.Cmd, r.req.Exptime, keys[lo:starts[oi]])
-		o.keys = starts[oi] - lo
-		lo = starts[oi]
-	}
-	r.starts = starts
+	return keyString(key)
 }
 
-// broadcast sends flush_all to every server of the pool.
-func (p *pool) broadcast(r *request) {
-	deadline := r.start.Add(p.cfg.Timeout)
-	for range p.backends {
-		o := r.newOp(r.req.Cmd, deadline)
-		o.buf = memcache.AppendRequest(o.buf[:0], &r.req)
-	}
-	r.left.Store(int32(len(r.ops)))
-	for i, o := range r.ops {
-		p.backends[i].send(o)
-	}
+// Index returns the index of the server that owns key: its position in
+// the layout's ID order, with one hash of the key and no map.
+func (k *kolcoPicker) Index(key []byte) int {
+	i, _ := k.p.LocateIndex(k.key(key))
+	// An error is not reached (the pool has servers); its -1 would give
+	// server 0.
+	return max(i, 0)
 }
+
+// Replicas appends to dst the indexes of the n servers that hold key, in
+// preference order; buf is scratch space for the placement's answer.
+func (k *kolcoPicker) Replicas(dst []int, buf []kolco.Node, key []byte, n int) ([]int, []kolco.Node) {
+	buf, err := k.p.LocateN(buf[:0], k.key(key), n)
+	if err != nil {
+		return dst, buf // not reached: the pool has servers
+	}
+	for _, node := range buf {
+		dst = append(dst, max(k.lay.index(node.ID), 0))
+	}
+	return dst, buf
+}
+
+// keyString returns key as a string without copying, for a lookup that
+// only hashes it and keeps nothing: the request buffer is not reused until
+// the lookup returns. Copying would cost one allocation per request.
+func keyString(key []byte) string { return bytestr.String(key) }

@@ -3,8 +3,6 @@
 package proxy
 
 import (
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/kolco-dev/kolco/algo"
@@ -12,9 +10,10 @@ import (
 )
 
 func TestKolcoPlacementDoesNotAllocate(t *testing.T) {
-	servers := []twemproxy.Server{{Host: "127.0.0.1", Port: 11211, Weight: 1}, {Host: "127.0.0.1", Port: 11212, Weight: 1}}
+	cfg := &PoolConfig{Servers: []twemproxy.Server{{Host: "127.0.0.1", Port: 11211, Weight: 1}, {Host: "127.0.0.1", Port: 11212, Weight: 1}}}
 	for _, dist := range algo.Names() {
-		p, err := newPicker(&PoolConfig{Distribution: dist}, servers)
+		cfg.Distribution = dist
+		p, err := newPicker(cfg, cfg.nodes())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +34,7 @@ func TestStandInDoesNotAllocate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := newPool("p", cfg.Pools["p"], slog.New(slog.NewTextHandler(io.Discard, nil)), newMetrics())
+		p, err := testPool(cfg.Pools["p"])
 		if err != nil {
 			t.Fatal(err)
 		}

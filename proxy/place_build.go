@@ -2,60 +2,12 @@ package proxy
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
-
-// picker maps a key to an index into the servers of the placement it
-// belongs to.
-type picker interface {
-	Index(key []byte) int
-}
-
-// placement is an immutable snapshot of where a pool's keys go: the
-// servers that take keys and the picker over them, with the pool's copies
-// per key and the proxy's zone. Requests load it once and route by it.
-//
-// Two kinds of change make a new one. A change of membership (a reload
-// that adds, removes or re-weights servers) is applied to the placement
-// as a change (see [pool.follow]). A change of health publishes one only
-// for twemproxy's distributions, which nutcracker rebuilds over the
-// servers not down; kolco's keep the configured placement and pass over a
-// server marked down at lookup ([placement.standIn]).
-type placement struct {
-	pick picker
-	// servers are the servers pick's indexes name: for twemproxy's
-	// distributions the ones that take keys (under rehash those not down);
-	// for kolco's every configured server, in the ID order of its layout.
-	servers []*backend
-	// kolco is pick for kolco's distributions; nil for twemproxy's.
-	kolco *kolcoPicker
-	// skipDown makes lookups pass over servers marked down (kolco's
-	// distributions under rehash, one copy per key).
-	skipDown bool
-	replicas int
-	zone     string
-	// prev is the placement this one replaced by a change of membership,
-	// without its own prev: one step back, as follow was given it.
-	prev *placement
-	// mig is the migration that follows the change that published this
-	// placement (see migration), or nil: then requests route by the
-	// placement alone.
-	mig *migration
-	// sig is the placement's signature: equal for two placements that
-	// send every key to the same server address.
-	sig string
-}
-
-// layout returns the configured placement of a kolco distribution, or nil.
-func (pl *placement) layout() *layout {
-	if pl == nil || pl.kolco == nil {
-		return nil
-	}
-	return pl.kolco.lay
-}
 
 // placementError is the error of a pool whose placement cannot be built
 // from a valid configuration: one the algorithm refuses, such as a ring of
@@ -64,13 +16,35 @@ func placementError(pool string, err error) error {
 	return &ConfigError{Pool: pool, Key: "distribution", Err: err}
 }
 
-// specs returns the server specs of bs.
-func specs(bs []*backend) []twemproxy.Server {
-	out := make([]twemproxy.Server, len(bs))
+// nodesOf returns the nodes of bs.
+func nodesOf(bs []*backend) []kolco.Node {
+	out := make([]kolco.Node, len(bs))
 	for i, b := range bs {
-		out[i] = b.spec
+		out[i] = b.node
 	}
 	return out
+}
+
+// ringServers returns nodes as the servers of nutcracker's placement:
+// each named by its ID, which is the name nutcracker hashes (the name
+// given, else the address), weighted by its weight, a whole number (see
+// checkWholeWeights).
+func ringServers(nodes []kolco.Node) []twemproxy.Server {
+	out := make([]twemproxy.Server, len(nodes))
+	for i, n := range nodes {
+		s := twemproxy.Server{Host: n.Addr, Name: n.ID, Weight: int(n.EffectiveWeight())}
+		if host, port, err := net.SplitHostPort(n.Addr); err == nil {
+			s.Host, s.Port = host, atoiOr(port)
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// atoiOr returns the number s holds, or 0.
+func atoiOr(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 // twemproxyPlacement builds the placement of a pool of ketama or modula
@@ -88,7 +62,7 @@ func (p *pool) twemproxyPlacement() (*placement, error) {
 	if len(pl.servers) == 0 {
 		return pl, nil
 	}
-	pick, err := newPicker(cfg, specs(pl.servers))
+	pick, err := newPicker(cfg, nodesOf(pl.servers))
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +77,7 @@ func (p *pool) twemproxyPlacement() (*placement, error) {
 func (p *pool) kolcoPlacement(l *layout) (*placement, error) {
 	byName := make(map[string]*backend, len(p.backends))
 	for _, b := range p.backends {
-		byName[b.spec.RingName()] = b
+		byName[b.name()] = b
 	}
 	cfg := p.cfg
 	pl := &placement{servers: make([]*backend, len(l.nodes)), replicas: cfg.Replicas, zone: cfg.Zone,
@@ -149,74 +123,16 @@ func (p *pool) rebuildPlacement(served bool) error {
 	return nil
 }
 
-// copies appends to dst the indexes in pl.servers of the servers of key's
-// copies, in preference order.
-func (pl *placement) copies(dst []int, buf []kolco.Node, key []byte) ([]int, []kolco.Node) {
-	if pl.kolco == nil { // not reached: Validate allows replicas with kolco's placements only
-		return append(dst, pl.pick.Index(key)), buf
-	}
-	return pl.kolco.Replicas(dst, buf, key, pl.replicas)
-}
-
-// newPicker builds the pool's placement over servers afresh: twemproxy's
-// for ketama and modula, else the kolco algorithm named by distribution
-// over nodes named as twemproxy names them, weighted as configured.
-func newPicker(cfg *PoolConfig, servers []twemproxy.Server) (picker, error) {
+// newPicker builds the pool's placement over the servers nodes afresh:
+// twemproxy's for ketama and modula, else the kolco algorithm named by
+// distribution.
+func newPicker(cfg *PoolConfig, nodes []kolco.Node) (picker, error) {
 	if isTwemproxy(cfg) {
-		return twemproxy.New(twemproxy.Config{Hash: cfg.Hash, HashTag: cfg.HashTag, Distribution: cfg.Distribution}, servers)
+		return twemproxy.New(twemproxy.Config{Hash: cfg.Hash, HashTag: cfg.HashTag, Distribution: cfg.Distribution}, ringServers(nodes))
 	}
-	l, err := newLayout(settingsOf(cfg), nodesOf(cfg, servers), nil)
+	l, err := newLayout(settingsOf(cfg), nodes, nil)
 	if err != nil {
 		return nil, err
 	}
 	return newKolcoPicker(cfg, l), nil
-}
-
-// kolcoPicker adapts a kolco layout to server indexes: the positions of
-// its nodes in ID order.
-type kolcoPicker struct {
-	lay    *layout
-	p      algo.Placement // lay.p
-	tag    [2]byte
-	hasTag bool
-}
-
-func newKolcoPicker(cfg *PoolConfig, l *layout) *kolcoPicker {
-	k := &kolcoPicker{lay: l, p: l.p}
-	if len(cfg.HashTag) == 2 {
-		k.tag = [2]byte{cfg.HashTag[0], cfg.HashTag[1]}
-		k.hasTag = true
-	}
-	return k
-}
-
-// key returns what the placement hashes of key: the text between the hash
-// tags when present.
-func (k *kolcoPicker) key(key []byte) string {
-	if k.hasTag {
-		key = twemproxy.Tagged(key, k.tag)
-	}
-	return keyString(key)
-}
-
-// Index returns the index of the server that owns key: its position in
-// the layout's ID order, with one hash of the key and no map.
-func (k *kolcoPicker) Index(key []byte) int {
-	i, _ := k.p.LocateIndex(k.key(key))
-	// An error is not reached (the pool has servers); its -1 would give
-	// server 0.
-	return max(i, 0)
-}
-
-// Replicas appends to dst the indexes of the n servers that hold key, in
-// preference order; buf is scratch space for the placement's answer.
-func (k *kolcoPicker) Replicas(dst []int, buf []kolco.Node, key []byte, n int) ([]int, []kolco.Node) {
-	buf, err := k.p.LocateN(buf[:0], k.key(key), n)
-	if err != nil {
-		return dst, buf // not reached: the pool has servers
-	}
-	for _, node := range buf {
-		dst = append(dst, max(k.lay.index(node.ID), 0))
-	}
-	return dst, buf
 }

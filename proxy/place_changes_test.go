@@ -88,7 +88,7 @@ func (r *changeRun) nodes() []kolco.Node { return lineNodes(r.t, r.cfg(), r.line
 
 func (r *changeRun) backend(name string) *backend {
 	for _, b := range r.s.testPool("p").backends {
-		if b.spec.Name == name {
+		if b.name() == name {
 			return b
 		}
 	}

@@ -49,11 +49,11 @@ func (p *pool) follow(from *layout, prev *placement) error {
 
 // nextLayout returns the layout of the pool's servers that follows from.
 func (p *pool) nextLayout(from *layout) (*layout, error) {
-	if m := p.cfg.members; m != nil && m.lay != nil {
+	if m := p.members; m != nil && m.lay != nil {
 		return m.lay, nil // a membership source's version: the placement its follower keeps
 	}
 	set := settingsOf(p.cfg)
-	nodes := nodesOf(p.cfg, specs(p.backends))
+	nodes := nodesOf(p.backends)
 	if from == nil || from.settings != set {
 		if from != nil {
 			p.log.Warn("placement settings changed: keys placed afresh", "from", from.settings.Distribution, "to", set.Distribution)

@@ -54,7 +54,7 @@ func routeNames(p *pool, keys []string) []string {
 	var sc routeScratch
 	for i, k := range keys {
 		if o := pl.route([]byte(k), false, &sc); len(o) > 0 {
-			out[i] = o[0].spec.RingName()
+			out[i] = o[0].name()
 		}
 	}
 	return out
@@ -182,12 +182,13 @@ func placeAfter(t *testing.T, name string, from, to []string) []string {
 
 // lineNodes returns the kolco nodes of server lines in a pool of cfg.
 func lineNodes(t testing.TB, cfg *PoolConfig, lines []string) []kolco.Node {
-	servers := make([]twemproxy.Server, len(lines))
+	c := *cfg
+	c.Servers = make([]twemproxy.Server, len(lines))
 	for i, l := range lines {
 		var err error
-		if servers[i], err = twemproxy.ParseServer(l); err != nil {
+		if c.Servers[i], err = twemproxy.ParseServer(l); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return nodesOf(cfg, servers)
+	return c.nodes()
 }

@@ -70,18 +70,6 @@ func (s settings) options() (algo.Options, error) {
 	return algo.Options{Hash: h, VNodes: s.VNodes, ZoneAware: s.ZoneAware}, nil
 }
 
-// nodesOf returns the kolco nodes of a pool's servers: named as twemproxy
-// names them (the name given, else the address), weighted as configured,
-// with their zones. Addr is payload, never hashed: a named server given a
-// new address keeps its keys.
-func nodesOf(cfg *PoolConfig, servers []twemproxy.Server) []kolco.Node {
-	nodes := make([]kolco.Node, len(servers))
-	for i, s := range servers {
-		nodes[i] = kolco.Node{ID: s.RingName(), Weight: float64(max(s.Weight, 1)), Addr: s.Addr(), Zone: cfg.zoneOf(s)}
-	}
-	return nodes
-}
-
 // newLayout builds the placement of the settings over nodes from state,
 // the state algo.State returned (nil: as algo.New builds it).
 func newLayout(s settings, nodes []kolco.Node, state []byte) (*layout, error) {

@@ -22,7 +22,8 @@ func TestKolcoPlacementMatchesAlgorithm(t *testing.T) {
 				servers = append([]twemproxy.Server(nil), servers...)
 				servers[1].Weight = 1
 			}
-			p, err := newPicker(cfg, servers)
+			cfg.Servers = servers
+			p, err := newPicker(cfg, cfg.nodes())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/kolco-dev/kolco/compat/twemproxy"
+	"github.com/kolco-dev/kolco"
 )
 
 // pool is one configured pool: its servers, where its keys go among them,
@@ -14,13 +14,18 @@ import (
 // value that requests load once and a change builds beside the old one and
 // publishes with one atomic swap.
 type pool struct {
-	name     string
-	cfg      *PoolConfig
+	name string
+	cfg  *PoolConfig
+	// front speaks the pool's protocol (see front).
+	front    front
 	backends []*backend
-	place    atomic.Pointer[placement]
-	log      *slog.Logger
-	met      *metrics
-	stats    *poolStats
+	// members is the membership source's version the pool serves (see
+	// poolSource); nil for a pool on its configuration's servers.
+	members *sourceView
+	place   atomic.Pointer[placement]
+	log     *slog.Logger
+	met     *metrics
+	stats   *poolStats
 
 	// placeMu serializes the writers of place.
 	placeMu sync.Mutex
@@ -69,29 +74,44 @@ func (p *pool) release() {
 	}
 }
 
-// newPool returns the pool of cfg, placed afresh.
-func newPool(name string, cfg *PoolConfig, log *slog.Logger, met *metrics) (*pool, error) {
-	return newPoolAfter(name, cfg, log, met, nil, nil)
+// poolSpec is what a pool is made of: its name, configuration and front,
+// and the version of its membership source it serves, if any, whose nodes
+// are then its servers.
+type poolSpec struct {
+	name    string
+	cfg     *PoolConfig
+	front   front
+	members *sourceView
+	log     *slog.Logger
+	met     *metrics
 }
 
-// newPoolAfter returns the pool of cfg, its placement published: the one
+// servers returns the nodes the pool's servers are: the source's
+// version's, else the configuration's.
+func (s *poolSpec) servers() []kolco.Node {
+	if s.members != nil {
+		return s.members.nodes
+	}
+	return s.cfg.nodes()
+}
+
+// newPool returns the pool of spec, placed afresh.
+func newPool(spec poolSpec) (*pool, error) { return newPoolAfter(spec, nil, nil) }
+
+// newPoolAfter returns the pool of spec, its placement published: the one
 // that follows from, with prev kept as the placement it replaces (see
 // follow); both nil for a pool placed afresh.
-func newPoolAfter(name string, cfg *PoolConfig, log *slog.Logger, met *metrics, from *layout, prev *placement) (*pool, error) {
-	p := &pool{name: name, cfg: cfg, log: log.With("pool", name), met: met, stats: met.forPool(name, cfg.Redis),
-		drained: make(chan struct{})}
-	for _, line := range cfg.Servers {
-		spec, err := twemproxy.ParseServer(line)
-		if err != nil {
-			return nil, &ConfigError{Pool: name, Key: "servers", Err: err}
-		}
-		b := newBackend(p, spec)
+func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
+	p := &pool{name: spec.name, cfg: spec.cfg, front: spec.front, members: spec.members, log: spec.log.With("pool", spec.name),
+		met: spec.met, stats: spec.met.forPool(spec.name, spec.front), drained: make(chan struct{})}
+	for _, n := range spec.servers() {
+		b := newBackend(p, n)
 		b.slot = len(p.backends)
 		p.backends = append(p.backends, b)
 	}
 	p.initMigrations()
 	if err := p.follow(from, prev); err != nil {
-		return nil, placementError(name, err)
+		return nil, placementError(p.name, err)
 	}
 	return p, nil
 }
@@ -106,12 +126,12 @@ func (p *pool) inherit(old *pool) error {
 	type id struct{ name, addr string }
 	was := make(map[id]*backend, len(old.backends))
 	for _, b := range old.backends {
-		was[id{b.spec.RingName(), b.addr}] = b
+		was[id{b.name(), b.addr}] = b
 	}
 	p.mig.stripes = old.mig.stripes // fallbacks and writes in flight in old order with p's
 	changed := false
 	for _, b := range p.backends {
-		ob := was[id{b.spec.RingName(), b.addr}]
+		ob := was[id{b.name(), b.addr}]
 		if ob == nil {
 			continue
 		}

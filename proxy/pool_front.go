@@ -1,15 +1,51 @@
 package proxy
 
 import (
-	"errors"
+	"context"
 	"io"
-
-	"github.com/kolco-dev/kolco/proxy/memcache"
-	"github.com/kolco-dev/kolco/proxy/redis"
+	"net"
 )
 
-// replies reads a server's replies, each into the op it answers, in the
-// pool's protocol: memcached's or Redis's.
+// front is one protocol's part of the proxy, as the table of functions in
+// twemproxy's nc_proto.h is: the engine - pools, servers and their
+// connections, placement, health, budgets, changes - asks its pool's
+// front for everything that depends on the protocol and names no protocol
+// itself. memcacheFront (mc_*.go) and redisFront (redis_*.go) implement
+// it; each reads its requests, splits them over servers, merges and
+// writes their replies with its own codec package (proxy/memcache,
+// proxy/redis).
+type front interface {
+	// serve serves one client connection until the client closes, quits
+	// or is drained, or the server shuts down.
+	serve(c *client)
+	// replies returns the reader of the replies on a new connection to b.
+	replies(r io.Reader, b *backend) replies
+	// handshake readies a new connection to b before its first request
+	// (Redis's AUTH and SELECT); the error is a [*ServerError].
+	handshake(b *backend, conn net.Conn) error
+	// probe asks b, on a connection of its own, whether it serves.
+	probe(ctx context.Context, b *backend) error
+	// rejoin readies b, which was marked down, to serve its pool again;
+	// an error keeps it down.
+	rejoin(ctx context.Context, b *backend) error
+	// empty removes every item b holds, before an exclusive server the
+	// pool did not have takes keys (see Sweep.Exclusive).
+	empty(ctx context.Context, b *backend) error
+	// sweep runs once a migration's window has closed, and settles m
+	// (see migration).
+	sweep(p *pool, m *migration)
+	// errorReply returns the reply a client reads for a request that
+	// failed with err, as a client refused over max_client_connections
+	// gets it.
+	errorReply(err error) []byte
+	// commands is the number of the front's commands; commandName names
+	// command i of them in the figures, as its clients call it.
+	commands() int
+	commandName(i int) string
+}
+
+// replies reads a server's replies, each into the op it answers, in its
+// front's protocol.
 type replies interface {
 	// Wait blocks until the next reply has begun to arrive.
 	Wait() error
@@ -20,56 +56,11 @@ type replies interface {
 	// reports true the stream is still in step; after any other the
 	// connection must be closed.
 	read(o *op) error
+	// inStep reports whether a read error left the stream in step: a
+	// reply over the limits, or with no room in the buffers, read and
+	// dropped; or a server's answer that it is still loading its data
+	// ([ErrServerLoading]).
+	inStep(err error) bool
 	// badReply returns the protocol's error for bytes that are no reply.
 	badReply() error
-}
-
-// newReplies returns the reader of a server connection's replies.
-func (p *pool) newReplies(r io.Reader) replies {
-	if p.cfg.Redis {
-		return newRedisReplies(r, p.cfg)
-	}
-	return &memcacheReplies{rr: memcache.NewReplyReader(r, p.cfg.MaxValueSize)}
-}
-
-// memcacheReplies reads memcached's replies.
-type memcacheReplies struct {
-	rr *memcache.ReplyReader
-}
-
-func (m *memcacheReplies) Wait() error     { return m.rr.Wait() }
-func (m *memcacheReplies) Buffered() int   { return m.rr.Buffered() }
-func (m *memcacheReplies) badReply() error { return memcache.ErrBadReply }
-
-func (m *memcacheReplies) read(o *op) (err error) {
-	m.rr.Budget = o
-	o.reply, o.spans, err = m.rr.Read(o.reply[:0], o.cmd, o.spans[:0])
-	return err
-}
-
-// inStep reports whether a reply error left the server's stream in step:
-// a reply over the limits or with no room in the buffers, read and
-// dropped, or a Redis server's answer that it is still loading its data.
-func inStep(err error) bool {
-	return memcache.Dropped(err) || errors.Is(err, redis.ErrReplyTooLarge) || errors.Is(err, redis.ErrNoRoom) ||
-		errors.Is(err, redis.ErrReplyTooDeep) || errors.Is(err, ErrServerLoading)
-}
-
-// answered records how the server answered a request, err being nil or
-// an error for which inStep is true, and returns the request's error. A
-// reply over the limits fails its request, and the server is fine. A
-// Redis server that is loading its data is not: its -LOADING reply
-// stands, and counts as its failure, so that it is treated as down
-// until it is ready.
-func (b *backend) answered(err error) error {
-	switch {
-	case err == nil:
-		b.served()
-		return nil
-	case errors.Is(err, ErrServerLoading):
-		b.fail(serverError(b.addr, "", err), 1)
-		return nil
-	}
-	b.served()
-	return serverError(b.addr, "", err)
 }

@@ -7,8 +7,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
 // metrics holds the proxy's Prometheus collectors in a registry of its own
@@ -74,53 +72,70 @@ func (m *metrics) handler() http.Handler {
 // poolStats are one pool's figures, resolved once so that the request path
 // does no label lookups.
 type poolStats struct {
-	requests     [memcache.CmdMetaDebug + 1]prometheus.Counter
-	latency      [memcache.CmdMetaDebug + 1]prometheus.Observer
+	m     *metrics
+	pool  string
+	front front
+	// cmds are the figures of each command of the pool's front, by its
+	// index (see front.commands): a pool sees few of Redis's some 240
+	// commands, so a command's series are made at its first request
+	// rather than up front.
+	cmds         []atomic.Pointer[cmdStats]
 	clientErrors prometheus.Counter
 	connections  prometheus.Gauge
 	rejected     prometheus.Counter
 
 	// For the stats command, the stats port and the collector.
 	started                              time.Time
-	cmds                                 [memcache.CmdMetaDebug + 1]atomic.Uint64
 	currConns, totalConns, rejectedConns atomic.Int64
 	clientErrs                           atomic.Uint64
 	// Bytes read from and written to clients; clients that ended the
 	// connection, or whose connection failed; requests answered with an
 	// error of the proxy's for a server's failure; the requests to servers
-	// a multi-key get was split into.
+	// a multi-key request was split into.
 	bytesIn, bytesOut        atomic.Uint64
 	clientEOF, clientErr     atomic.Uint64
 	forwardErrors, fragments atomic.Uint64
-
-	// redis holds a Redis pool's figures by command, in place of
-	// requests, latency and cmds.
-	redis *redisStats
 }
 
-func (m *metrics) forPool(name string, redis bool) *poolStats {
-	s := &poolStats{
+// cmdStats are the figures of one command of a pool.
+type cmdStats struct {
+	count    atomic.Uint64
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+func (m *metrics) forPool(name string, f front) *poolStats {
+	return &poolStats{
+		m: m, pool: name, front: f, cmds: make([]atomic.Pointer[cmdStats], f.commands()),
 		started:      time.Now(),
 		clientErrors: m.clientErrors.WithLabelValues(name),
 		connections:  m.connections.WithLabelValues(name),
 		rejected:     m.rejected.WithLabelValues(name),
 	}
-	if redis {
-		s.redis = m.forRedis(name)
-		return s
-	}
-	for c := range s.requests {
-		cmd := memcache.Command(c).String()
-		s.requests[c] = m.requests.WithLabelValues(name, cmd)
-		s.latency[c] = m.latency.WithLabelValues(name, cmd)
-	}
-	return s
 }
 
-func (s *poolStats) request(cmd memcache.Command, d time.Duration) {
-	s.cmds[cmd].Add(1)
-	s.requests[cmd].Inc()
-	s.latency[cmd].Observe(d.Seconds())
+// request counts a request of command cmd answered, and the time it took.
+func (s *poolStats) request(cmd int, d time.Duration) {
+	p := &s.cmds[cmd]
+	cs := p.Load()
+	if cs == nil {
+		name := s.front.commandName(cmd)
+		cs = &cmdStats{requests: s.m.requests.WithLabelValues(s.pool, name), latency: s.m.latency.WithLabelValues(s.pool, name)}
+		if !p.CompareAndSwap(nil, cs) {
+			cs = p.Load()
+		}
+	}
+	cs.count.Add(1)
+	cs.requests.Inc()
+	cs.latency.Observe(d.Seconds())
+}
+
+// commandCount returns how many requests of command cmd were answered.
+func (s *poolStats) commandCount(cmd int) uint64 {
+	if cs := s.cmds[cmd].Load(); cs != nil {
+		return cs.count.Load()
+	}
+	return 0
 }
 
 func (s *poolStats) clientError() {

@@ -2,9 +2,8 @@ package proxy
 
 import (
 	"bufio"
-	"errors"
+	"fmt"
 	"io"
-	"net"
 	"sync"
 	"time"
 
@@ -25,10 +24,7 @@ import (
 // request to a writer: a goroutine parked and woken, two channel
 // operations.
 type redisClient struct {
-	cl   *client // its part in drains
-	srv  *Server
-	ln   *listener
-	conn net.Conn
+	*client
 	free sync.Pool // *redisRequest, reused once written
 	// authed is set once the client gave the pool's password, or from
 	// the start when there is none.
@@ -57,29 +53,23 @@ type redisClient struct {
 	serverOf func(key []byte) int
 }
 
-// serveRedis serves a client of a Redis pool until it closes, quits or is
-// drained.
-func (cl *client) serveRedis() {
-	c := &redisClient{cl: cl, srv: cl.srv, ln: cl.ln, conn: cl.conn, authed: cl.ln.pool.Load().cfg.clientPassword() == ""}
+func newRedisClient(cl *client) *redisClient {
+	p := cl.pool.Load()
+	c := &redisClient{client: cl, authed: p.cfg.clientPassword() == "", charge: newCharge(cl.budget, p.cfg)}
 	c.free.New = func() any { return newRedisRequest() }
 	c.serverOf = c.server
-	p := c.ln.pool.Load()
-	c.charge = newCharge(c.srv.budget, p.cfg)
-	rw := c.rw()
+	return c
+}
+
+// serve serves a client of a Redis pool until it closes, quits or is
+// drained.
+func (c *redisClient) serve() {
+	p := c.pool.Load()
 	// A request read in part waits for the rest: what the round has
 	// queued is written first.
-	in := &byteCount{rw: rw, total: &p.stats.bytesIn, before: c.batch.flush}
-	out := &byteCount{rw: rw, total: &p.stats.bytesOut}
-	written := c.serve(in, out)
-	c.conn.Close()
-	in.flush()
-	out.flush()
-	switch rerr := c.err; {
-	case !written || rerr != nil && !errors.Is(rerr, io.EOF) && !errors.Is(rerr, net.ErrClosed):
-		p.stats.clientErr.Add(1)
-	case rerr == nil || errors.Is(rerr, io.EOF):
-		p.stats.clientEOF.Add(1) // the client ended the connection, or quit
-	}
+	in, out := c.streams(p, c.batch.flush)
+	written := c.rounds(in, out)
+	c.ended(p, in, out, c.err, written)
 }
 
 // limits are the request limits of the client: the pool's largest value,
@@ -90,25 +80,25 @@ func (c *redisClient) limits(p *pool) redis.Limits {
 		Budget: redisBudget{c: c.charge, endRound: c.endRound}}
 }
 
-// serve serves rounds of requests, read from in and answered on out,
+// rounds serves rounds of requests, read from in and answered on out,
 // until the client closes, sends bytes that end the stream, asks to quit,
 // is drained or the server shuts down; it reports false when a reply
 // could not be written. A round ends when the client has sent nothing
 // more yet, at max_pending requests or client_buffer_limit, or when a
 // request waits for room in kolco.buffer_limit (see redisBudget).
-func (c *redisClient) serve(in io.Reader, out io.Writer) bool {
+func (c *redisClient) rounds(in io.Reader, out io.Writer) bool {
 	c.w = bufio.NewWriterSize(out, 16<<10)
-	r := redis.NewReader(in, c.limits(c.ln.pool.Load()))
+	r := redis.NewReader(in, c.limits(c.pool.Load()))
 	for {
 		var rq *redisRequest
-		end := !c.cl.next(r)
+		end := !c.next(r)
 		if !end {
 			rq, end = c.read(r)
 		}
 		if rq != nil {
 			c.round = append(c.round, rq)
 		}
-		if !end && !c.gone && r.Buffered() > 0 && len(c.round) < c.ln.pool.Load().cfg.MaxPending && c.charge.held.Load() < c.charge.limit {
+		if !end && !c.gone && r.Buffered() > 0 && len(c.round) < c.pool.Load().cfg.MaxPending && c.charge.held.Load() < c.charge.limit {
 			continue
 		}
 		if !c.endRound() {
@@ -136,13 +126,10 @@ func (c *redisClient) read(r *redis.Reader) (rq *redisRequest, end bool) {
 	rq = c.free.Get().(*redisRequest)
 	err := r.Read(&rq.req)
 	rq.held = c.charge.take()
-	pool := c.ln.pool.Load()
+	pool := c.pool.Load()
 	switch {
 	case err == nil:
-		if pool = c.ln.acquire(pool); pool == nil || !pool.cfg.Redis {
-			if pool != nil {
-				pool.release()
-			}
+		if pool = c.acquire(pool); pool == nil {
 			rq.close = true
 			rq.answerError(ErrPoolRemoved)
 			rq.ready()
@@ -156,9 +143,7 @@ func (c *redisClient) read(r *redis.Reader) (rq *redisRequest, end bool) {
 		c.charge.release(rq.held)
 		rq.held = 0
 		c.free.Put(rq)
-		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-			c.srv.log.Debug("client read", "remote", c.conn.RemoteAddr(), "err", err)
-		}
+		c.readFailed(err)
 		c.err = err
 		return nil, true
 	}
@@ -177,62 +162,138 @@ func isRequestError(err error, reply *[]byte, close *bool) bool {
 	return ok
 }
 
-// answer writes the replies of a round's requests in order, as each is
-// done, and recycles them; it reports false when the client is gone.
-func (c *redisClient) answer(w *bufio.Writer, round []*redisRequest) bool {
-	c.batch.flush()
-	if idle := c.ln.pool.Load().cfg.ClientIdleTimeout; idle > 0 {
-		// A client that stops reading its replies is idle too.
-		_ = c.conn.SetWriteDeadline(time.Now().Add(idle))
-	}
-	var err error
-	for _, r := range round {
-		<-r.done
-		if err == nil {
-			err = r.writeReply(w)
+// The commands the client's reader treats apart, looked up once.
+var (
+	redisAuth = redis.Lookup("auth")
+	redisQuit = redis.Lookup("quit")
+)
+
+// dispatch starts serving one parsed request: it answers what the proxy
+// answers itself (AUTH, PING, ECHO, QUIT, SELECT, HELLO, and -NOAUTH
+// before the client authenticates, as nutcracker with redis_auth) and
+// sends the rest to the servers its keys are on.
+func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
+	r.pool, r.start = p, time.Now()
+	req := &r.req
+	switch {
+	case req.Cmd == redisAuth:
+		var ok bool
+		if r.local, ok = redis.AppendAuth(r.local, req, p.cfg.clientPassword()); ok && !c.authed {
+			c.authed = true
+			rd.SetLimits(c.limits(p))
 		}
-		c.finish(r)
+	case !c.authed && req.Cmd != redisQuit:
+		r.local = append(r.local, redis.NoAuth...)
+	case req.Cmd.Class() == redis.ClassLocal:
+		r.local, r.close = redis.AppendLocal(r.local, req)
+	case p.cfg.MaxKeys > 0 && req.NumKeys() > p.cfg.MaxKeys:
+		r.local = redis.AppendError(r.local, fmt.Sprintf("ERR %d keys in one request, over the proxy's max_keys %d", req.NumKeys(), p.cfg.MaxKeys))
+	default:
+		c.forward(p, r)
+		return
 	}
-	if err == nil {
-		err = w.Flush()
-	}
-	return err == nil
+	r.ready()
 }
 
-// rw returns what reads and writes the client's connection.
-func (c *redisClient) rw() io.ReadWriter {
-	if r := newRawIO(c.conn); r != nil {
-		return r
+// forward splits a request by the servers its keys are on (see
+// redis.Splitter) and sends each part to its server. A command that cannot
+// be split whose keys are on several servers is refused, as are the
+// commands no proxy can serve.
+func (c *redisClient) forward(p *pool, r *redisRequest) {
+	c.place, c.none = p.place.Load(), len(p.backends)
+	if err := r.split.Split(&r.req, c.serverOf); err != nil {
+		if re, ok := err.(*redis.Error); ok {
+			r.local = append(r.local, re.Reply...)
+		} else {
+			r.answerError(err)
+		}
+		r.ready()
+		return
 	}
-	return c.conn
+	parts := r.split.Parts()
+	deadline := r.start.Add(p.cfg.Timeout)
+	for i := range parts {
+		o := r.addOp(deadline)
+		o.buf = r.split.AppendPart(o.buf[:0], i)
+		o.batch = &c.batch  // written at the round's end
+		o.charge = c.charge // its reply's bulk strings are charged
+	}
+	r.left.Store(int32(len(parts)))
+	for i, part := range parts {
+		var b *backend
+		switch {
+		case part.Server == redis.AnyServer:
+			b = p.anyServer()
+		case part.Server < len(p.backends):
+			b = p.backends[part.Server]
+		}
+		if b == nil {
+			r.ops[i].finish(ErrNoServers)
+			continue
+		}
+		b.send(r.ops[i])
+	}
 }
 
-// finish records the request, counts it out of its pool and recycles it.
-func (c *redisClient) finish(r *redisRequest) {
-	if p := r.pool; p != nil {
-		p.stats.redis.request(r.req.Cmd, time.Since(r.start))
-		if r.failed {
-			p.stats.forwardErrors.Add(1)
-		}
-		if len(r.ops) > 1 {
-			p.stats.fragments.Add(uint64(len(r.ops)))
-		}
-		p.release()
+// server returns the index of the server that owns key, or c.none when no
+// server is live. It is the Splitter's function from key to server.
+func (c *redisClient) server(key []byte) int {
+	owners := c.place.route(key, false, &c.route)
+	if len(owners) == 0 {
+		return c.none
 	}
-	c.charge.release(r.heldBytes())
-	r.reset()
-	c.free.Put(r)
+	return owners[0].index
 }
 
-// acquire counts a request into the listener's current pool, following
-// reloads; nil means the pool was removed.
-func (l *listener) acquire(p *pool) *pool {
-	for !p.acquire() {
-		next := l.pool.Load()
-		if next == p {
-			return nil
+// anyServer returns a server for a command that touches no key (COMMAND):
+// the first that is not marked down, or nil.
+func (p *pool) anyServer() *backend {
+	for _, b := range p.backends {
+		if !b.health.isDown() {
+			return b
 		}
-		p = next
 	}
-	return p
+	return nil
+}
+
+// redisRequest is one Redis request on its way: the request, how it
+// splits over servers, and its call (the ops sent for it).
+type redisRequest struct {
+	call
+	req   redis.Request
+	split redis.Splitter
+	newOp func() *op // bound once: ops of the request's own
+
+	// Scratch space, so that merging allocates nothing.
+	replies []redis.Reply
+	merged  []byte
+}
+
+func newRedisRequest() *redisRequest {
+	r := &redisRequest{call: newCall()}
+	r.newOp = func() *op { return &newRedisOp(r.opDone).op }
+	return r
+}
+
+// answerError makes r's reply the error reply of err.
+func (r *redisRequest) answerError(err error) {
+	r.local = appendRedisError(r.local[:0], err)
+}
+
+// addOp returns a reusable op of r, due by deadline.
+func (r *redisRequest) addOp(deadline time.Time) *redisOp {
+	o := redisOf(r.nextOp(r.newOp))
+	o.deadline = deadline
+	return o
+}
+
+// reset makes r ready for the next request, keeping its buffers.
+func (r *redisRequest) reset() {
+	for _, o := range r.ops {
+		ro := redisOf(o)
+		o.reply, ro.elems, o.err, o.buf = o.reply[:0], ro.elems[:0], nil, o.buf[:0]
+		o.held, o.small = 0, 0
+	}
+	r.call.reset()
+	r.local = r.local[:0]
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kolco-dev/kolco/compat/twemproxy"
 	"github.com/kolco-dev/kolco/proxy/redis"
 )
 
@@ -42,8 +41,7 @@ func TestParseNutcrackerRedisConfig(t *testing.T) {
 	if got := p.clientPassword(); got != "secret" {
 		t.Errorf("client password %q, want redis_auth's", got)
 	}
-	s, _ := twemproxy.ParseServer(p.Servers[0])
-	if got := p.serverPassword(s); got != "secret" {
+	if got := p.serverPassword(p.nodes()[0]); got != "secret" {
 		t.Errorf("server password %q, want redis_auth's", got)
 	}
 }
@@ -63,8 +61,7 @@ func TestRedisPasswords(t *testing.T) {
 		t.Errorf("client password %q, want redis_client_auth's", got)
 	}
 	for i, want := range []string{"one", "two", "", "secret"} {
-		s, _ := twemproxy.ParseServer(p.Servers[i])
-		if got := p.serverPassword(s); got != want {
+		if got := p.serverPassword(p.nodes()[i]); got != want {
 			t.Errorf("server %d: password %q, want %q", i+1, got, want)
 		}
 	}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,50 +12,59 @@ import (
 	"github.com/kolco-dev/kolco/proxy/redis"
 )
 
-// redisReplies reads a Redis server's replies.
-type redisReplies struct {
-	rr *redis.ReplyReader
+// redisFront is the Redis protocol's front: RESP2 from clients, commands
+// routed by their keys (see redis.Splitter), as twemproxy's
+// proto/nc_redis.c does for its core.
+type redisFront struct{}
+
+func (redisFront) serve(c *client) { newRedisClient(c).serve() }
+
+func (redisFront) replies(r io.Reader, b *backend) replies {
+	return &redisReplies{rr: redis.NewReplyReader(r, redis.ReplyLimits{MaxBulk: b.pool.cfg.MaxValueSize})}
 }
 
-func newRedisReplies(r io.Reader, cfg *PoolConfig) *redisReplies {
-	return &redisReplies{rr: redis.NewReplyReader(r, redis.ReplyLimits{MaxBulk: cfg.MaxValueSize})}
+// rejoin does nothing: a Redis server is never emptied, since its data
+// may be all there is of it.
+func (redisFront) rejoin(context.Context, *backend) error { return nil }
+
+// errNotEmptied is empty's error: nothing empties a Redis server.
+var errNotEmptied = errors.New("a Redis server is never emptied: its data may be all there is of it")
+
+func (redisFront) empty(context.Context, *backend) error { return errNotEmptied }
+
+// sweep has nothing to do: a Redis pool is not swept (see checkRedis).
+func (redisFront) sweep(p *pool, m *migration) { p.settle(m) }
+
+func (redisFront) errorReply(err error) []byte { return appendRedisError(nil, err) }
+
+func (redisFront) commands() int { return redis.NumCommands() }
+
+func (redisFront) commandName(i int) string { return redis.CommandByID(i).Name() }
+
+// redisOp is an op of the Redis front: the engine's op, and where the
+// elements of its reply lie when it is an array.
+type redisOp struct {
+	op
+	elems []redis.Span
 }
 
-func (r *redisReplies) Wait() error     { return r.rr.Wait() }
-func (r *redisReplies) Buffered() int   { return r.rr.Buffered() }
-func (r *redisReplies) badReply() error { return redis.ErrBadReply }
-
-// errLoadingReply is the error of a -LOADING reply: one value, so that a
-// loading server's replies allocate nothing.
-var errLoadingReply = fmt.Errorf("%w (it answers -LOADING)", ErrServerLoading)
-
-func (r *redisReplies) read(o *op) (err error) {
-	r.rr.Budget = o
-	o.reply, o.elems, err = r.rr.Read(o.reply[:0], o.elems[:0])
-	if err == nil && loading(o.reply) {
-		return errLoadingReply
-	}
-	return err
+// newRedisOp returns an op of the Redis front that calls done when done.
+func newRedisOp(done func(*op)) *redisOp {
+	r := &redisOp{}
+	r.op.front, r.op.done = r, done
+	return r
 }
 
-// loading reports whether a reply is redis-server's answer while it loads
-// its data set at start ("-LOADING Redis is loading the dataset in
-// memory").
-func loading(reply []byte) bool {
-	return len(reply) > 8 && reply[0] == '-' && string(reply[1:8]) == "LOADING"
-}
+// redisOf returns the Redis op that holds o.
+func redisOf(o *op) *redisOp { return o.front.(*redisOp) }
 
 // handshakeRequest returns what the proxy sends on a new connection to a
 // Redis server before any request: AUTH with the server's password and
-// SELECT of redis_db, as nutcracker sends them; nil for none, and for a
-// memcached server.
-func (b *backend) handshakeRequest() [][]byte {
+// SELECT of redis_db, as nutcracker sends them; nil for none.
+func handshakeRequest(b *backend) [][]byte {
 	cfg := b.pool.cfg
-	if !cfg.Redis {
-		return nil
-	}
 	var reqs [][]byte
-	if pw := cfg.serverPassword(b.spec); pw != "" {
+	if pw := cfg.serverPassword(b.node); pw != "" {
 		reqs = append(reqs, redis.AppendArgs(nil, [][]byte{[]byte("AUTH"), []byte(pw)}))
 	}
 	if cfg.RedisDB > 0 {
@@ -69,8 +79,13 @@ func (b *backend) handshakeRequest() [][]byte {
 // and lets the requests fail one by one, or reach database 0; an AUTH
 // refused because the server has no password is no failure, as it is
 // none to nutcracker, whose redis_auth also sets the clients' password.
-func (b *backend) handshake(conn net.Conn, timeout time.Duration) error {
-	reqs := b.handshakeRequest()
+func (redisFront) handshake(b *backend, conn net.Conn) error {
+	return redisHandshake(b, conn, b.pool.cfg.Timeout)
+}
+
+// redisHandshake is the handshake on conn, within timeout.
+func redisHandshake(b *backend, conn net.Conn, timeout time.Duration) error {
+	reqs := handshakeRequest(b)
 	if len(reqs) == 0 {
 		return nil
 	}
@@ -105,16 +120,17 @@ func noPassword(reply []byte) bool {
 		bytes.HasPrefix(reply, []byte("-ERR Client sent AUTH, but no password is set"))
 }
 
-// probeRedis checks a Redis server on a fresh connection: the handshake,
+// probe checks a Redis server on a connection of its own: the handshake,
 // then PING, which a server loading its data answers with -LOADING.
-func (b *backend) probeRedis(ctx context.Context, timeout time.Duration) error {
+func (redisFront) probe(ctx context.Context, b *backend) error {
+	timeout := b.pool.cfg.HealthCheck.Timeout
 	d := net.Dialer{Timeout: timeout}
 	conn, err := d.DialContext(ctx, network(b.addr), b.addr)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if err := b.handshake(conn, timeout); err != nil {
+	if err := redisHandshake(b, conn, timeout); err != nil {
 		return err
 	}
 	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {

@@ -58,7 +58,7 @@ func (s *Server) acceptLoop(l *listener) {
 			continue
 		}
 		backoff = time.Millisecond
-		c := s.newClient(l, conn)
+		c := &client{conn: conn, pool: l.pool, budget: s.budget, log: s.log}
 		if !s.track(c) {
 			conn.Close()
 			return
@@ -71,7 +71,7 @@ func (s *Server) acceptLoop(l *listener) {
 				s.log.Warn("client refused: over max_client_connections", "pool", l.name,
 					"remote", conn.RemoteAddr(), "limit", p.cfg.MaxClientConnections, "refusals_not_logged", held)
 			}
-			_, _ = conn.Write(p.errorReply(ErrTooManyConns))
+			_, _ = conn.Write(p.front.errorReply(ErrTooManyConns))
 			s.untrack(c)
 			conn.Close()
 			continue
@@ -82,7 +82,7 @@ func (s *Server) acceptLoop(l *listener) {
 			defer s.wg.Done()
 			defer s.untrack(c)
 			defer st.connClosed()
-			c.serve()
+			p.front.serve(c)
 		}()
 	}
 }

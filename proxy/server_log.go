@@ -38,8 +38,7 @@ func (s *Server) logChanges(old, cur *Config) {
 func poolChanges(o, p *PoolConfig) []any {
 	was, now := serversByName(o), serversByName(p)
 	var added, removed, reweighted, repointed []string
-	for _, line := range p.Servers {
-		s, _ := twemproxy.ParseServer(line) // valid: validated
+	for _, s := range p.Servers {
 		old, ok := was[s.RingName()]
 		switch {
 		case !ok:
@@ -50,8 +49,7 @@ func poolChanges(o, p *PoolConfig) []any {
 			reweighted = append(reweighted, fmt.Sprintf("%s: %d -> %d", s.RingName(), old.Weight, s.Weight))
 		}
 	}
-	for _, line := range o.Servers {
-		s, _ := twemproxy.ParseServer(line)
+	for _, s := range o.Servers {
 		if _, ok := now[s.RingName()]; !ok {
 			removed = append(removed, s.String())
 		}
@@ -73,8 +71,7 @@ func poolChanges(o, p *PoolConfig) []any {
 
 func serversByName(p *PoolConfig) map[string]twemproxy.Server {
 	m := make(map[string]twemproxy.Server, len(p.Servers))
-	for _, line := range p.Servers {
-		s, _ := twemproxy.ParseServer(line)
+	for _, s := range p.Servers {
 		m[s.RingName()] = s
 	}
 	return m
@@ -106,5 +103,5 @@ func settingChanges(o, p *PoolConfig) []string {
 // there (durations in milliseconds).
 var fileKeys = map[string]string{
 	"Timeout": "timeout", "ServerRetryTimeout": "server_retry_timeout",
-	"ClientIdleTimeout": "client_idle_timeout", "HealthCheck": "health_check",
+	"ClientIdleTimeout": "client_idle_timeout", "HealthCheck": "health_check", "Servers": "servers",
 }

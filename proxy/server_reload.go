@@ -71,13 +71,15 @@ type poolChange struct {
 }
 
 // prepare builds and starts the pools of cfg that are new or changed and
-// opens the listeners they need. The caller holds mu.
+// opens the listeners they need; views are the versions of their
+// membership sources the pools on one serve, by pool name. The caller
+// holds mu.
 //
 // A configuration read from no file (ParseConfig) is taken as the running
 // one's file, for the default place of the state file. A pool that starts
 // takes its placement from its record in the state file, if any; the file
 // is written with the prepared placements before they serve.
-func (s *Server) prepare(ctx context.Context, cfg *Config) (*transition, error) {
+func (s *Server) prepare(ctx context.Context, cfg *Config, views map[string]*sourceView) (*transition, error) {
 	if cfg.Path == "" && s.cfg != nil {
 		cfg.Path = s.cfg.Path
 	}
@@ -87,7 +89,8 @@ func (s *Server) prepare(ctx context.Context, cfg *Config) (*transition, error) 
 	}
 	t := &transition{cfg: cfg}
 	for _, name := range cfg.PoolNames() {
-		ch, err := s.preparePool(ctx, name, cfg.Pools[name], states)
+		ch, err := s.preparePool(ctx, poolSpec{name: name, cfg: cfg.Pools[name], front: frontOf(cfg.Pools[name]),
+			members: views[name], log: s.log, met: s.met}, states)
 		if err != nil {
 			t.undo()
 			return nil, err
@@ -105,16 +108,17 @@ func (s *Server) prepare(ctx context.Context, cfg *Config) (*transition, error) 
 	return t, nil
 }
 
-// preparePool prepares the pool name of the new configuration; on error
-// nothing of it is left running. A pool that replaces a running one
+// preparePool prepares the pool of spec of the new configuration; on
+// error nothing of it is left running. A pool that replaces a running one
 // follows its placement (see pool.follow); a new one starts from its
 // record in states, if any.
-func (s *Server) preparePool(ctx context.Context, name string, pc *PoolConfig, states *stateFile) (poolChange, error) {
+func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFile) (poolChange, error) {
+	name, pc := spec.name, spec.cfg
 	ch := poolChange{name: name, cur: s.listeners[name]}
-	if ch.cur != nil && reflect.DeepEqual(*ch.cur.pool.Load().cfg, *pc) {
+	if cur := ch.cur; cur != nil && cur.pool.Load().members == spec.members && reflect.DeepEqual(*cur.pool.Load().cfg, *pc) {
 		return ch, nil
 	}
-	if ch.cur != nil && ch.cur.pool.Load().cfg.Redis != pc.Redis {
+	if ch.cur != nil && ch.cur.pool.Load().front != spec.front {
 		// The clients connected speak the pool's protocol.
 		return ch, &ConfigError{Pool: name, Key: "redis", Err: errors.New("cannot change on reload; restart the proxy, or give the pool a new name")}
 	}
@@ -129,7 +133,7 @@ func (s *Server) preparePool(ctx context.Context, name string, pc *PoolConfig, s
 			return ch, &ConfigError{Pool: name, Key: GlobalKey + ".state_file", Err: err}
 		}
 	}
-	p, err := newPoolAfter(name, pc, s.log, s.met, from, prev)
+	p, err := newPoolAfter(spec, from, prev)
 	if err != nil {
 		return ch, err
 	}
@@ -222,7 +226,7 @@ func (s *Server) commitPool(ch poolChange) {
 func (s *Server) retire(l *listener) {
 	l.ln.Close()
 	for c, cl := range s.clients {
-		if cl.ln.pool == l.pool {
+		if cl.pool == l.pool {
 			stopReading(c)
 		}
 	}

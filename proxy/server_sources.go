@@ -3,12 +3,11 @@ package proxy
 import (
 	"cmp"
 	"context"
-	"maps"
+	"fmt"
 	"path/filepath"
 	"time"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
 // sourcePlan is the membership sources of a configuration being prepared:
@@ -30,12 +29,14 @@ func (s *Server) prepareSourced(ctx context.Context, cfg *Config) (*transition, 
 	if err != nil {
 		return nil, nil, err
 	}
-	eff := *cfg
-	eff.Pools = maps.Clone(cfg.Pools)
+	views := make(map[string]*sourceView, len(plan.next))
 	for name, ps := range plan.next {
-		eff.Pools[name] = ps.effective(cfg.Pools[name], s.serving(name))
+		if views[name], err = ps.effective(cfg.Pools[name], s.serving(name)); err != nil {
+			plan.undo()
+			return nil, nil, &ConfigError{Pool: name, Key: "membership", Err: err}
+		}
 	}
-	t, err := s.prepare(ctx, &eff)
+	t, err := s.prepare(ctx, cfg, views)
 	if err != nil {
 		plan.undo()
 		return nil, nil, err
@@ -82,36 +83,41 @@ func (s *Server) initialNodes(name string, pc *PoolConfig) []kolco.Node {
 	if v := s.serving(name); v != nil {
 		return v.nodes
 	}
-	servers := make([]twemproxy.Server, 0, len(pc.Servers))
-	for _, line := range pc.Servers {
-		if sv, err := twemproxy.ParseServer(line); err == nil { // valid: validated
-			servers = append(servers, sv)
-		}
-	}
-	return nodesOf(pc, servers)
+	return pc.nodes()
 }
 
 // serving returns the source's version the pool name serves, or nil. The
 // caller holds mu.
 func (s *Server) serving(name string) *sourceView {
 	if l := s.listeners[name]; l != nil {
-		return l.pool.Load().cfg.members
+		return l.pool.Load().members
 	}
 	return nil
 }
 
-// effective returns the configuration of the pool base on the source: its
-// newest version when the pool can serve it, else the one it serves, else
-// the newest.
-func (ps *poolSource) effective(base *PoolConfig, serving *sourceView) *PoolConfig {
+// views returns the source's versions the pools serve now, by pool name.
+// The caller holds mu.
+func (s *Server) views() map[string]*sourceView {
+	views := map[string]*sourceView{}
+	for name := range s.sources {
+		views[name] = s.serving(name)
+	}
+	return views
+}
+
+// effective returns the version of the source the pool configured as
+// base serves: the newest when the pool can serve it, else the one it
+// serves; the error says why it can serve neither.
+func (ps *poolSource) effective(base *PoolConfig, serving *sourceView) (*sourceView, error) {
 	v := ps.view.Load()
-	if pc := configFor(base, v); v.err == nil && pc.Validate() == nil {
-		return pc
+	err := v.check(base)
+	switch {
+	case err == nil:
+		return v, nil
+	case serving != nil:
+		return serving, nil
 	}
-	if serving != nil {
-		return configFor(base, serving)
-	}
-	return configFor(base, v)
+	return nil, fmt.Errorf("revision %d: %w", v.revision, err)
 }
 
 // commit installs the plan's sources, starts those started for it and
@@ -158,23 +164,18 @@ func (s *Server) applySource(ps *poolSource) {
 	if serving == nil || v == serving {
 		return
 	}
-	pc := configFor(ps.base, v)
-	err := v.err
+	err := v.check(ps.base)
 	if err == nil {
-		err = pc.validate(ps.name)
-	}
-	if err == nil {
-		cfg := *s.cfg
-		cfg.Pools = maps.Clone(s.cfg.Pools)
-		cfg.Pools[ps.name] = pc
+		views := s.views()
+		views[ps.name] = v
 		var t *transition
-		if t, err = s.prepare(context.Background(), &cfg); err == nil {
-			old := s.cfg.Pools[ps.name]
+		if t, err = s.prepare(context.Background(), s.cfg, views); err == nil {
 			s.commit(t)
 			s.notePlacements()
 			ps.applied.Add(1)
-			s.log.Info("membership: version applied", append([]any{"pool", ps.name, "source", ps.desc,
-				"revision", v.revision, "fingerprint", v.fingerprint}, poolChanges(old, pc)...)...)
+			removed, added, updated := describeChange(kolco.Diff(serving.nodes, v.nodes))
+			s.log.Info("membership: version applied", "pool", ps.name, "source", ps.desc, "revision", v.revision,
+				"fingerprint", v.fingerprint, "removed", removed, "added", added, "updated", updated)
 		}
 	}
 	ps.setRefused(v, err)
@@ -223,8 +224,8 @@ func (p *pool) fingerprint() string {
 	if l := p.place.Load().layout(); l != nil {
 		return l.fingerprint
 	}
-	if m := p.cfg.members; m != nil {
+	if m := p.members; m != nil {
 		return m.fingerprint
 	}
-	return twemproxyFingerprint(p.cfg.Distribution, p.cfg.Hash, p.cfg.HashTag, specs(p.backends))
+	return twemproxyFingerprint(p.cfg.Distribution, p.cfg.Hash, p.cfg.HashTag, nodesOf(p.backends))
 }

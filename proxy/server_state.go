@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
 // The state file keeps what decides the placement of the pools whose
@@ -154,15 +153,7 @@ func (st *stateFile) layoutFor(name string, cfg *PoolConfig, log *slog.Logger) (
 			"pool", name, "recorded", ps.Distribution, "configured", cfg.Distribution)
 		return nil, nil
 	}
-	servers := make([]twemproxy.Server, 0, len(cfg.Servers))
-	for _, line := range cfg.Servers {
-		s, err := twemproxy.ParseServer(line)
-		if err != nil {
-			return nil, err // not reached: validated
-		}
-		servers = append(servers, s)
-	}
-	if rec, conf := serverList(ps.nodes()), serverList(nodesOf(cfg, servers)); rec != conf {
+	if rec, conf := serverList(ps.nodes()), serverList(cfg.nodes()); rec != conf {
 		return nil, fmt.Errorf("%w: %s records pool %q over %s and the configuration has %s; "+
 			"to apply the difference as a change, start with the servers it records and reload the new configuration; "+
 			"to place keys afresh, remove the file (keys of the servers that stay may move)", ErrBadStateFile, st.path, name, rec, conf)

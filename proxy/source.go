@@ -8,15 +8,15 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"reflect"
 	"slices"
-	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/compat/twemproxy"
 	"github.com/kolco-dev/kolco/membership"
 )
 
@@ -49,10 +49,19 @@ type sourceView struct {
 	// lay is the follower's placement, for kolco's distributions; nil for
 	// ketama and modula.
 	lay *layout
-	// servers are nodes as server lines, "addr:weight id".
-	servers []string
-	// err is why the pool cannot serve the version; then servers is nil.
+	// err is why no pool can serve the version's nodes as its servers.
 	err error
+}
+
+// check returns why the pool configured as pc cannot serve v, or nil.
+func (v *sourceView) check(pc *PoolConfig) error {
+	switch {
+	case v.err != nil:
+		return v.err
+	case pc.Replicas > len(v.nodes):
+		return fmt.Errorf("%d replicas of each key need at least %d servers (got %d)", pc.Replicas, pc.Replicas, len(v.nodes))
+	}
+	return nil
 }
 
 // sourceKey is what a pool's source is started for: a reload keeps the
@@ -155,18 +164,16 @@ func (ps *poolSource) publish(v *sourceView) {
 // kolcoView returns the view of a follower's view.
 func (ps *poolSource) kolcoView(v *membership.View) *sourceView {
 	nodes := v.Placement.Nodes()
-	sv := &sourceView{revision: v.Revision, nodes: nodes, drained: nodeIDs(v.Drained), fingerprint: v.Fingerprint,
-		shared: v.Shared, lay: &layout{settings: ps.key.set, p: v.Placement, nodes: nodes, fingerprint: v.Fingerprint}}
-	sv.servers, sv.err = serverLines(nodes, false)
-	return sv
+	return &sourceView{revision: v.Revision, nodes: nodes, drained: nodeIDs(v.Drained), fingerprint: v.Fingerprint,
+		shared: v.Shared, lay: &layout{settings: ps.key.set, p: v.Placement, nodes: nodes, fingerprint: v.Fingerprint},
+		err: checkNodes(nodes, false)}
 }
 
 // listView returns the view of a version for ketama and modula.
 func (ps *poolSource) listView(rev int64, nodes []kolco.Node, drained []kolco.Node) *sourceView {
-	sv := &sourceView{revision: rev, nodes: nodes, drained: nodeIDs(drained), shared: true}
-	sv.servers, sv.err = serverLines(nodes, true)
+	sv := &sourceView{revision: rev, nodes: nodes, drained: nodeIDs(drained), shared: true, err: checkNodes(nodes, true)}
 	if sv.err == nil {
-		sv.fingerprint = twemproxyFingerprint(ps.key.set.Distribution, ps.key.hash, ps.key.hashTag, parseLines(sv.servers))
+		sv.fingerprint = twemproxyFingerprint(ps.key.set.Distribution, ps.key.hash, ps.key.hashTag, nodes)
 	}
 	return sv
 }
@@ -221,14 +228,6 @@ func (ps *poolSource) keeps(key sourceKey, pc *PoolConfig) bool {
 	return reflect.DeepEqual(ps.key, key) && (ps.view.Load().revision > 0 || slices.Equal(ps.base.Servers, pc.Servers))
 }
 
-// configFor returns the configuration of the pool base serving v.
-func configFor(base *PoolConfig, v *sourceView) *PoolConfig {
-	c := *base
-	c.Servers = v.servers
-	c.members = v
-	return &c
-}
-
 // setRefused records why v is not served (nil: it is), logging a refusal
 // once.
 func (ps *poolSource) setRefused(v *sourceView, err error) {
@@ -279,57 +278,39 @@ func (ps *poolSource) state() sourceState {
 	return s
 }
 
-// serverLines returns nodes as server lines, "addr:weight id"; whole asks
-// for whole weights (ketama, modula). The error says why a node cannot be
-// a server: no address, a weight nutcracker's lines cannot carry, or an
-// ID or address a line cannot hold; or that there are no nodes.
-func serverLines(nodes []kolco.Node, whole bool) ([]string, error) {
+// checkNodes returns why nodes cannot be a pool's servers, or nil: there
+// are none, or a node has no address a server can have, or (whole, for
+// ketama and modula) a weight that is not a whole number.
+func checkNodes(nodes []kolco.Node, whole bool) error {
 	if len(nodes) == 0 {
-		return nil, errors.New("no nodes take keys")
+		return errors.New("no nodes take keys")
 	}
-	lines := make([]string, len(nodes))
-	for i, n := range nodes {
+	for _, n := range nodes {
 		if n.Addr == "" {
-			return nil, fmt.Errorf("node %q has no address (kolco members add %s --addr HOST:PORT)", n.ID, n.ID)
+			return fmt.Errorf("node %q has no address (kolco members add %s --addr HOST:PORT)", n.ID, n.ID)
 		}
-		w := n.EffectiveWeight()
-		if whole && (w != math.Trunc(w) || w > math.MaxInt32) {
-			return nil, fmt.Errorf("node %q: weight %g: ketama and modula take whole weights", n.ID, w)
+		if !strings.HasPrefix(n.Addr, "/") {
+			if _, _, err := net.SplitHostPort(n.Addr); err != nil {
+				return fmt.Errorf("node %q: address %q: want host:port or a unix socket path", n.ID, n.Addr)
+			}
 		}
-		lines[i] = n.Addr + ":" + strconv.Itoa(max(1, int(math.Round(min(w, math.MaxInt32))))) + " " + n.ID
-		s, err := twemproxy.ParseServer(lines[i])
-		if err == nil && (s.RingName() != n.ID || s.Addr() != n.Addr) {
-			err = errors.New("the line names another server")
-		}
-		if err != nil {
-			return nil, fmt.Errorf("node %q at %s cannot be a server (%q): %w", n.ID, n.Addr, lines[i], err)
+		if w := n.EffectiveWeight(); whole && (w != math.Trunc(w) || w > math.MaxInt32) {
+			return fmt.Errorf("node %q: weight %g: ketama and modula take whole weights", n.ID, w)
 		}
 	}
-	return lines, nil
-}
-
-// parseLines parses server lines known to be valid.
-func parseLines(lines []string) []twemproxy.Server {
-	out := make([]twemproxy.Server, 0, len(lines))
-	for _, l := range lines {
-		s, err := twemproxy.ParseServer(l)
-		if err == nil {
-			out = append(out, s)
-		}
-	}
-	return out
+	return nil
 }
 
 // twemproxyFingerprint returns the fingerprint of a ketama or modula
 // placement over servers, in kolco.Fingerprint's form: nutcracker places
 // keys by the distribution, the hash, the hash tag and each server's
-// ring name and weight (in the order of their names, whatever the order
-// of the lines), so two pools with equal fingerprints place every key
-// alike.
-func twemproxyFingerprint(distribution, hash, hashTag string, servers []twemproxy.Server) string {
+// ring name (its node's ID) and weight (in the order of their names,
+// whatever the order of the lines), so two pools with equal fingerprints
+// place every key alike.
+func twemproxyFingerprint(distribution, hash, hashTag string, servers []kolco.Node) string {
 	parts := make([]string, len(servers))
 	for i, s := range servers {
-		parts[i] = fmt.Sprintf("%q %d", s.RingName(), max(s.Weight, 1))
+		parts[i] = fmt.Sprintf("%q %d", s.ID, int(s.EffectiveWeight()))
 	}
 	slices.Sort(parts)
 	h := sha256.New()

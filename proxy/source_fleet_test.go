@@ -125,7 +125,7 @@ func startFleet(t *testing.T, n int, extra string) *fleet {
 // backend returns the pool's server named m<i>.
 func (f *fleet) backend(i int) *backend {
 	for _, b := range f.s.testPool("p").backends {
-		if b.spec.Name == fmt.Sprint("m", i) {
+		if b.name() == fmt.Sprint("m", i) {
 			return b
 		}
 	}

@@ -312,7 +312,7 @@ func TestPoolOnDNS(t *testing.T) {
 	}
 	for _, sv := range status.Servers {
 		if sv.Weight != 1 {
-			t.Errorf("server %s weighted %d: SRV weights are ignored unless use_weights is set", sv.Name, sv.Weight)
+			t.Errorf("server %s weighted %g: SRV weights are ignored unless use_weights is set", sv.Name, sv.Weight)
 		}
 	}
 }

@@ -272,15 +272,7 @@ gamma:
 	for _, name := range []string{"alpha", "beta"} {
 		t.Run(name, func(t *testing.T) {
 			pool := cfg.Pools[name]
-			var servers []twemproxy.Server
-			for _, l := range pool.Servers {
-				s, err := twemproxy.ParseServer(l)
-				if err != nil {
-					t.Fatal(err)
-				}
-				servers = append(servers, s)
-			}
-			p, err := twemproxy.New(twemproxy.Config{Hash: pool.Hash, HashTag: pool.HashTag, Distribution: pool.Distribution}, servers)
+			p, err := twemproxy.New(twemproxy.Config{Hash: pool.Hash, HashTag: pool.HashTag, Distribution: pool.Distribution}, pool.Servers)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,15 +10,17 @@ import (
 // written, so that every request gets exactly one reply from the server.
 func AppendRequest(dst []byte, req *Request) []byte {
 	if req.Cmd.IsStorage() {
-		return appendData(AppendHead(dst, req), req.Data)
+		dst = AppendHead(dst, req)
+		dst = append(dst, req.Data...)
+		return append(dst, "\r\n"...)
 	}
 	return appendOther(dst, req)
 }
 
 // AppendHead appends req as [AppendRequest] does, but for a storage
-// request (set, ..., ms) only its command line without the \r\n: the
-// caller writes "\r\n", the data block and "\r\n" after it, so that a
-// large value need not be copied.
+// request (set, ..., ms) only its command line with its \r\n: the caller
+// writes the data block and "\r\n" after it, so that a large value need
+// not be copied.
 func AppendHead(dst []byte, req *Request) []byte {
 	switch {
 	case req.Cmd == CmdMetaSet:
@@ -26,7 +28,7 @@ func AppendHead(dst []byte, req *Request) []byte {
 		dst = append(dst, req.Keys[0]...)
 		dst = append(dst, ' ')
 		dst = strconv.AppendInt(dst, int64(len(req.Data)), 10)
-		return appendArgs(dst, req.Args)
+		return append(appendArgs(dst, req.Args), "\r\n"...)
 	case req.Cmd.IsStorage():
 		dst = append(dst, req.Cmd.String()...)
 		dst = append(dst, ' ')
@@ -41,7 +43,7 @@ func AppendHead(dst []byte, req *Request) []byte {
 			dst = append(dst, ' ')
 			dst = strconv.AppendUint(dst, req.Cas, 10)
 		}
-		return dst
+		return append(dst, "\r\n"...)
 	}
 	return appendOther(dst, req)
 }

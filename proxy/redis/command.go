@@ -87,6 +87,14 @@ func (c *Command) ID() int { return c.id }
 // included.
 func NumCommands() int { return len(specs) }
 
+// CommandByID returns the command whose [Command.ID] is id, or nil.
+func CommandByID(id int) *Command {
+	if id < 0 || id >= len(byID) {
+		return nil
+	}
+	return byID[id]
+}
+
 // Arity returns the number of arguments, the name included, as COMMAND
 // INFO gives it: n means exactly n, -n at least n.
 func (c *Command) Arity() int { return c.arity }

@@ -327,12 +327,14 @@ var specs = [...]spec{
 	{"zunion", -3, 0, 0, 0, same(keysZNum)},
 	{"zunionstore", -4, 1, 1, 1, same(keysStoreNum)}}
 
-// table maps each command's lower-case name to its entry. It is built once
-// and never changed.
-var table = buildTable()
+// table maps each command's lower-case name to its entry, and byID each
+// command's ID, subcommands included. They are built once and never
+// changed.
+var table, byID = buildTable()
 
-func buildTable() map[string]*Command {
+func buildTable() (map[string]*Command, []*Command) {
 	t := make(map[string]*Command, len(specs))
+	ids := make([]*Command, len(specs))
 	for i := range specs {
 		s := &specs[i]
 		c := &Command{id: i, name: s.name, arity: s.arity, first: s.first, last: s.last, step: s.step,
@@ -347,6 +349,7 @@ func buildTable() map[string]*Command {
 		if s.how.container {
 			c.subs = map[string]*Command{}
 		}
+		ids[i] = c
 		parent, sub, isSub := cut(s.name)
 		if isSub {
 			t[parent].subs[sub] = c
@@ -354,7 +357,7 @@ func buildTable() map[string]*Command {
 		}
 		t[s.name] = c
 	}
-	return t
+	return t, ids
 }
 
 // cut splits "container|sub".

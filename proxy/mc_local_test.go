@@ -5,27 +5,7 @@ import (
 	"io"
 	"net"
 	"testing"
-
-	"github.com/kolco-dev/kolco/proxy/memcache"
 )
-
-// TestEncodeSplit: each server's part of a split retrieval carries its keys
-// in the client's order, with gat's exptime.
-func TestEncodeSplit(t *testing.T) {
-	r := newRequest(nil, nil, nil)
-	r.req = memcache.Request{Cmd: memcache.CmdGat, Exptime: 5,
-		Keys: [][]byte{[]byte("a"), []byte("b"), []byte("c"), []byte("d"), []byte("e")}}
-	r.order = []int{0, 1, 0, 2, 1}
-	for range 3 {
-		r.newOp(r.req.Cmd, r.start)
-	}
-	r.encodeSplit()
-	for i, want := range []string{"gat 5 a c\r\n", "gat 5 b e\r\n", "gat 5 d\r\n"} {
-		if got := string(r.ops[i].buf); got != want {
-			t.Errorf("op %d: %q, want %q", i, got, want)
-		}
-	}
-}
 
 // TestBroadcastPassesServerErrorLine: a server's own error line to a
 // broadcast flush_all reaches the client as it is, not under a second

@@ -1,0 +1,87 @@
+package proxy
+
+import (
+	"context"
+	"net"
+)
+
+// session returns the live session, connecting a new one if there is none,
+// the last one died, or replace is set. A failed connect is one failure
+// towards the server's ejection, however many senders waited for it, and
+// is the error of each of them (each counts it among the server's errors). The caller holds mu; session releases it
+// while a connect is under way and holds it again when it returns.
+func (c *serverConn) session(ctx context.Context, replace bool) (*session, error) {
+	if c.s != nil && (replace || c.s.dead.Load()) {
+		c.s.end()
+		c.s = nil
+	}
+	if c.s != nil {
+		return c.s, nil
+	}
+	if call := c.connecting; call != nil {
+		c.mu.Unlock()
+		<-call.done
+		c.mu.Lock()
+		switch {
+		case call.err != nil:
+			return nil, call.err
+		case c.closed:
+			return nil, ErrPoolClosed
+		case c.s == nil:
+			return nil, &ServerError{Addr: c.b.addr, Err: ErrConnLost}
+		}
+		return c.s, nil
+	}
+	call := &connectCall{done: make(chan struct{})}
+	c.connecting = call
+	c.mu.Unlock()
+	s, err := c.dial(ctx)
+	c.mu.Lock()
+	c.connecting = nil
+	if err == nil && c.closed {
+		s.end()
+		err = ErrPoolClosed
+	}
+	if err == nil {
+		c.s = s
+	}
+	call.err = err
+	close(call.done)
+	if err != nil {
+		c.b.fail(err, 0)
+		return nil, err
+	}
+	return s, nil
+}
+
+// dial connects a new session; its error is a [*ServerError].
+func (c *serverConn) dial(ctx context.Context) (*session, error) {
+	// A down server is not dialled, whatever the policy: under rehash,
+	// requests routed to it just before it was ejected would otherwise
+	// connect one after another under the connection's lock, each waiting
+	// out the timeout while the clients behind them wait too.
+	if c.b.health.isDown() {
+		return nil, c.b.downErr
+	}
+	d := net.Dialer{Timeout: c.b.pool.cfg.Timeout}
+	c.b.stats.dials.Add(1)
+	conn, err := d.DialContext(ctx, network(c.b.addr), c.b.addr)
+	if err != nil {
+		err = serverError(c.b.addr, "connect", err)
+		c.b.stats.closed(err)
+		return nil, err
+	}
+	if err := c.b.pool.front.handshake(c.b, conn); err != nil {
+		conn.Close()
+		c.b.stats.closed(err)
+		return nil, err
+	}
+	c.b.stats.conns.Add(1)
+	s := &session{conn: conn, rw: conn}
+	if r := newRawIO(conn); r != nil {
+		s.rw = r
+	}
+	s.readerWG.Add(1)
+	go s.read(c.b)
+	return s, nil
+}

@@ -1,0 +1,138 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/kolco-dev/kolco/proxy/memcache"
+)
+
+// memcacheFront is the memcached protocol's front: text and meta
+// commands from clients, split over servers by key and merged back, as
+// twemproxy's proto/nc_memcache.c does for its core.
+type memcacheFront struct{}
+
+func (memcacheFront) serve(c *client) { newMcClient(c).serve() }
+
+func (memcacheFront) replies(r io.Reader, b *backend) replies {
+	return &mcReplies{rr: memcache.NewReplyReader(r, b.pool.cfg.MaxValueSize), stats: b.stats}
+}
+
+// handshake does nothing: a memcached connection needs no preparing.
+func (memcacheFront) handshake(*backend, net.Conn) error { return nil }
+
+// probe asks the server for its version on a connection of its own.
+func (memcacheFront) probe(ctx context.Context, b *backend) error {
+	reply, err := mcAsk(ctx, b, b.pool.cfg.HealthCheck.Timeout, "version\r\n", memcache.CmdVersion)
+	if err != nil {
+		return err
+	}
+	if len(reply) < 8 || string(reply[:8]) != "VERSION " {
+		return fmt.Errorf("%w: %q", memcache.ErrBadReply, reply)
+	}
+	return nil
+}
+
+// rejoin empties a server that was down, in a pool with replicas or under
+// rehash: it missed the writes and deletes made meanwhile (to the key's
+// other copies, or under rehash to the server that stood in for it), and
+// must not serve a value older than one written meanwhile.
+func (f memcacheFront) rejoin(ctx context.Context, b *backend) error {
+	cfg := b.pool.cfg
+	if cfg.Replicas <= 1 && cfg.Ejection != EjectRehash {
+		return nil
+	}
+	if err := f.empty(ctx, b); err != nil {
+		return fmt.Errorf("flush_all before rejoining: %w", err)
+	}
+	b.pool.log.Info("server emptied before rejoining: it missed the writes made while it was down", "server", b.name(), "addr", b.addr)
+	return nil
+}
+
+// empty sends flush_all on a connection of its own.
+func (memcacheFront) empty(ctx context.Context, b *backend) error {
+	reply, err := mcAsk(ctx, b, b.pool.cfg.Timeout, "flush_all\r\n", memcache.CmdFlushAll)
+	if err != nil {
+		return err
+	}
+	if string(reply) != "OK\r\n" {
+		return fmt.Errorf("%w to flush_all: %q", memcache.ErrBadReply, reply)
+	}
+	return nil
+}
+
+// sweep deletes the copies a change left on the pool's exclusive servers
+// (see mc_sweep.go).
+func (memcacheFront) sweep(p *pool, m *migration) { p.sweepAfter(m) }
+
+func (memcacheFront) errorReply(err error) []byte { return appendErrorReply(nil, err) }
+
+func (memcacheFront) commands() int { return int(memcache.CmdMetaDebug) + 1 }
+
+func (memcacheFront) commandName(i int) string { return memcache.Command(i).String() }
+
+// mcAsk sends one request to b on a connection of its own and reads its
+// reply.
+func mcAsk(ctx context.Context, b *backend, timeout time.Duration, req string, cmd memcache.Command) ([]byte, error) {
+	d := net.Dialer{Timeout: timeout}
+	conn, err := d.DialContext(ctx, network(b.addr), b.addr)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return nil, err
+	}
+	if _, err := conn.Write([]byte(req)); err != nil {
+		return nil, err
+	}
+	reply, _, err := memcache.NewReplyReader(conn, 0).Read(nil, cmd, nil)
+	return reply, err
+}
+
+// mcOp is an op of the memcached front: the engine's op, and what its
+// reply is read by and holds.
+type mcOp struct {
+	op
+	cmd   memcache.Command
+	spans []memcache.Span
+	// keys is the number of keys the request asks for, for a retrieval.
+	keys int
+	// role is what the op is to a request in a migration window (see
+	// mc_warm.go); 0 for every other.
+	role opRole
+	// to is the server a warm op went to.
+	to *backend
+}
+
+// newMcOp returns an op of the memcached front that calls done when done.
+func newMcOp(done func(*op)) *mcOp {
+	m := &mcOp{}
+	m.op.front, m.op.done = m, done
+	return m
+}
+
+// mcOf returns the memcached op that holds o.
+func mcOf(o *op) *mcOp { return o.front.(*mcOp) }
+
+// appendErrorReply appends the line a client reads for a request that
+// failed with err: a protocol error's own reply (CLIENT_ERROR ..., ERROR),
+// else SERVER_ERROR and the error's text without the package prefix.
+func appendErrorReply(dst []byte, err error) []byte {
+	var pe *memcache.Error
+	if errors.As(err, &pe) {
+		return append(dst, pe.Reply...)
+	}
+	dst = append(dst, "SERVER_ERROR "...)
+	var se *ServerError
+	if errors.As(err, &se) {
+		dst = se.appendText(dst)
+	} else {
+		dst = append(dst, withoutPrefix(err)...)
+	}
+	return append(dst, "\r\n"...)
+}

@@ -1,0 +1,297 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// client is one client connection as the engine knows it, whatever its
+// protocol: the connection, the listener's pool it follows through
+// reloads, and its part in drains. Its front serves it (see front.serve).
+type client struct {
+	conn net.Conn
+	// pool is the listener's: the pool a request read now goes to.
+	pool   *atomicPool
+	budget *budget // kolco.buffer_limit
+	log    *slog.Logger
+	drains drainState
+}
+
+// acquire counts a request into the client's pool, p or the one that
+// replaced it, following reloads; nil means the pool was removed.
+func (c *client) acquire(p *pool) *pool {
+	for !p.acquire() {
+		next := c.pool.Load()
+		if next == p {
+			return nil
+		}
+		p = next
+	}
+	return p
+}
+
+// streams returns what a front reads the client's requests from and
+// writes its replies to: the connection, read and written by raw system
+// calls where it can be (see rawIO), its bytes counted in p's figures.
+// before, when not nil, runs before each read (see flushBatch).
+func (c *client) streams(p *pool, before func()) (in, out *byteCount) {
+	var rw io.ReadWriter = c.conn
+	if r := newRawIO(c.conn); r != nil {
+		rw = r // one goroutine may read while another writes
+	}
+	return &byteCount{rw: rw, total: &p.stats.bytesIn, before: before}, &byteCount{rw: rw, total: &p.stats.bytesOut}
+}
+
+// ended closes the client's connection once its front is done with it,
+// and counts in p's figures how it ended: by the client (it closed or
+// quit: readErr is nil or EOF) or by an error, a reply that could not be
+// written (written false) among them.
+func (c *client) ended(p *pool, in, out *byteCount, readErr error, written bool) {
+	c.conn.Close()
+	in.flush()
+	out.flush()
+	switch {
+	case !written || readErr != nil && !errors.Is(readErr, io.EOF) && !errors.Is(readErr, net.ErrClosed):
+		p.stats.clientErr.Add(1)
+	case readErr == nil || errors.Is(readErr, io.EOF):
+		p.stats.clientEOF.Add(1)
+	}
+}
+
+// readFailed logs a read error that ended a client, unless the client
+// just went away.
+func (c *client) readFailed(err error) {
+	if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+		c.log.Debug("client read", "remote", c.conn.RemoteAddr(), "err", err)
+	}
+}
+
+// byteCount counts the bytes read or written through rw, adding them to
+// total every 64 KiB and when flushed: a client's bytes reach the pool's
+// figures without a shared counter touched per request.
+type byteCount struct {
+	rw    io.ReadWriter
+	n     int
+	total *atomic.Uint64
+	// before, when set, is called before each read: the client's reader
+	// writes its queued requests before it waits for more (flushBatch).
+	before func()
+}
+
+func (b *byteCount) Read(p []byte) (int, error) {
+	if b.before != nil {
+		b.before()
+	}
+	n, err := b.rw.Read(p)
+	b.count(n)
+	return n, err
+}
+
+func (b *byteCount) Write(p []byte) (int, error) {
+	n, err := b.rw.Write(p)
+	b.count(n)
+	return n, err
+}
+
+func (b *byteCount) count(n int) {
+	if b.n += n; b.n >= 64<<10 {
+		b.flush()
+	}
+}
+
+func (b *byteCount) flush() {
+	b.total.Add(uint64(b.n))
+	b.n = 0
+}
+
+// call is a client's request on its way, the part every front's request
+// has: the pool it went to, the ops sent for it, and the signal that all
+// of them are done. A front's client writes the replies of its calls in
+// the order it read them, whatever order the servers answer in. A call is
+// reused once its reply is written.
+type call struct {
+	pool  *pool
+	ops   []*op
+	left  atomic.Int32
+	done  chan struct{} // receives once when every op is done
+	local []byte        // a reply made by the proxy itself
+	close bool          // close the connection after this reply
+	start time.Time
+	// failed is set when the reply is the proxy's error for a server's
+	// failure (nutcracker's forward_error).
+	failed bool
+	// held is what reading the request reserved in the client's charge
+	// (its ops hold what their replies did).
+	held int64
+}
+
+func newCall() call { return call{done: make(chan struct{}, 1)} }
+
+// opDone counts an op done; the last one signals the call.
+func (c *call) opDone(*op) {
+	if c.left.Add(-1) == 0 {
+		c.done <- struct{}{}
+	}
+}
+
+// ready marks a call the proxy answered itself, with no op, as done.
+func (c *call) ready() {
+	c.left.Store(1)
+	c.opDone(nil)
+}
+
+// nextOp returns the call's next op: the one of that place last time,
+// reused, or a new one made by make. Ops are reused with their buffers, so
+// that a request allocates nothing.
+func (c *call) nextOp(make func() *op) *op {
+	n := len(c.ops)
+	if n < cap(c.ops) && c.ops[:n+1][n] != nil {
+		c.ops = c.ops[:n+1]
+	} else {
+		c.ops = append(c.ops, make())
+	}
+	return c.ops[n]
+}
+
+// heldBytes returns what the call and its ops hold in the client's charge.
+func (c *call) heldBytes() int64 {
+	n := c.held
+	for _, o := range c.ops {
+		n += o.held
+	}
+	return n
+}
+
+// finish records the call in its pool's figures as command cmd of its
+// front (see front.commands), counts it out of the pool once its reply is
+// written, and returns what it held in the client's charge.
+func (c *call) finish(ch *charge, cmd int) {
+	if p := c.pool; p != nil {
+		p.stats.request(cmd, time.Since(c.start))
+		if c.failed {
+			p.stats.forwardErrors.Add(1)
+		}
+		p.release()
+	}
+	ch.release(c.heldBytes())
+}
+
+// reset makes the call ready for the next request, keeping its buffers
+// but those a large reply grew; its ops are the front's to reset.
+func (c *call) reset() {
+	c.ops, c.local, c.pool, c.close, c.failed, c.held = c.ops[:0], trim(c.local), nil, false, false, 0
+}
+
+// trim returns b emptied, or nil when it grew past what is worth keeping.
+func trim(b []byte) []byte {
+	if cap(b) > byRef {
+		return nil
+	}
+	return b[:0]
+}
+
+// A shutdown, or a handover of the listening sockets to a new process,
+// drains the clients: each is closed at the first moment it is idle -
+// between requests, nothing of the next one received, every request it
+// sent answered - so that no request a client sent goes unanswered. A
+// client idle already is woken by a read deadline of now; one that is
+// reading a request is left alone until it is done. A connection accepted
+// just before the listener closed has not sent its first request yet: it
+// gets drainGrace to send it, and its answer, before it is closed.
+const drainGrace = time.Second
+
+// drainState is a client's part in a drain.
+type drainState struct {
+	// mu orders drain's read deadline before the reader's reset of it.
+	mu        sync.Mutex
+	draining  atomic.Bool
+	inRequest atomic.Bool // the reader reads a request
+	served    bool        // a request was read (the reader's alone)
+	graced    bool        // the first request was waited for
+}
+
+// drain asks the client to close once it is idle.
+func (c *client) drain() {
+	d := &c.drains
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.draining.Store(true)
+	if !d.inRequest.Load() {
+		// The reader waits for the next request, or is about to: wake it.
+		_ = c.conn.SetReadDeadline(time.Now())
+	}
+}
+
+// next waits for the next request to begin arriving and reports whether
+// to read it: false when the client is drained and idle. With an error
+// other than a drain's, it reports true and the read returns the error.
+//
+// inRequest and draining are a store-then-load pair on each side (next,
+// drain): one side always sees the other's store, so either drain sets no
+// deadline, or next sees draining and resets the deadline under mu, after
+// drain set it, before reading the request.
+func (c *client) next(r requestReader) bool {
+	d := &c.drains
+	if idle := c.pool.Load().cfg.ClientIdleTimeout; idle > 0 {
+		// Renewed before every request, so that a client that keeps
+		// sending is never cut, and one that stalls mid-request is. Set
+		// before inRequest is cleared, so that a drain's deadline, set
+		// after it, wins.
+		_ = c.conn.SetReadDeadline(time.Now().Add(idle))
+	}
+	for {
+		d.inRequest.Store(false)
+		if d.draining.Load() && d.served && r.Buffered() == 0 {
+			return false
+		}
+		err := r.Wait()
+		if err != nil {
+			if !d.draining.Load() || !isTimeout(err) {
+				return true
+			}
+			if d.served || d.graced {
+				return false
+			}
+			d.graced = true
+			_ = c.conn.SetReadDeadline(time.Now().Add(drainGrace))
+			continue
+		}
+		d.inRequest.Store(true)
+		if d.draining.Load() {
+			d.mu.Lock()
+			_ = c.conn.SetReadDeadline(c.readDeadline())
+			d.mu.Unlock()
+		}
+		d.served = true
+		return true
+	}
+}
+
+// requestReader is a client's reader of requests, in its front's protocol.
+type requestReader interface {
+	// Wait blocks until the next request has begun to arrive.
+	Wait() error
+	// Buffered returns the bytes read from the client and not yet read
+	// as requests.
+	Buffered() int
+}
+
+// readDeadline returns the read deadline of a request about to be read:
+// the idle timeout's, or none.
+func (c *client) readDeadline() time.Time {
+	if idle := c.pool.Load().cfg.ClientIdleTimeout; idle > 0 {
+		return time.Now().Add(idle)
+	}
+	return time.Time{}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
