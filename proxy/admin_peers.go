@@ -2,39 +2,18 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kolco-dev/kolco/membership"
 )
 
-// maxPeers bounds kolco.admin_peers: the status page asks each of them.
-const maxPeers = 64
-
 // peerTimeout bounds the status page's question to one peer: a peer that
 // does not answer in that time is reported unreachable, and the page is
 // not held up longer.
 const peerTimeout = 2 * time.Second
-
-// checkPeers checks kolco.admin_peers.
-func checkPeers(g *GlobalConfig) error {
-	if len(g.AdminPeers) == 0 {
-		return nil
-	}
-	if g.AdminListen == "" {
-		return errors.New("given without admin_listen")
-	}
-	if len(g.AdminPeers) > maxPeers {
-		return fmt.Errorf("at most %d peers (got %d)", maxPeers, len(g.AdminPeers))
-	}
-	for _, p := range g.AdminPeers {
-		if _, err := membership.AdminURL(p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // askPeers asks each peer for its membership statuses, all at once, each
 // within peerTimeout.
@@ -49,4 +28,60 @@ func agreement(self string, ms MembershipStatus, peers []membership.Answer) memb
 		reports = append(reports, p.Report(ms.Pool))
 	}
 	return membership.Compare(reports)
+}
+
+// sweepFleet is the fleetCheck of a server's pools: what a pool's sweep
+// needs of the server to ask its fleet, kept lock-free, since a sweep
+// must never wait for the server's lock, which a reload holds while it
+// closes pools and waits for their sweeps.
+type sweepFleet struct {
+	peers   atomic.Pointer[[]string]               // kolco.admin_peers
+	token   atomic.Pointer[[]byte]                 // the admin token peers are asked with
+	sources atomic.Pointer[map[string]*poolSource] // the pools' sources, by name
+}
+
+// setPeers records kolco.admin_peers of the configuration in force.
+func (f *sweepFleet) setPeers(peers []string) { f.peers.Store(&peers) }
+
+// setSources records the pools' sources; nil once they stop.
+func (f *sweepFleet) setSources(m map[string]*poolSource) { f.sources.Store(&m) }
+
+// check asks the fleet whether it places p's keys as p does. It returns
+// the reason to defer ("differs", "stale" or "unreachable") and what to
+// log, or empty strings when the sweep may run.
+func (f *sweepFleet) check(ctx context.Context, p *pool) (reason, why string) {
+	var ps *poolSource
+	if m := f.sources.Load(); m != nil {
+		ps = (*m)[p.name]
+	}
+	ms := poolEntry{p: p, ps: ps}.membershipStatus()
+	var peers []string
+	if l := f.peers.Load(); l != nil {
+		peers = *l
+	}
+	var token []byte
+	if t := f.token.Load(); t != nil {
+		token = *t
+	}
+	answers := askPeers(ctx, peers, token)
+	a := agreement("this proxy", ms, answers)
+	switch {
+	case len(a.Unreachable) > 0:
+		var names []string
+		for _, u := range a.Unreachable {
+			names = append(names, fmt.Sprintf("%s (%v)", u.Name, u.Err))
+		}
+		return "unreachable", strings.Join(names, ", ")
+	case !a.Agree():
+		var names []string
+		for _, an := range answers {
+			if theirs := an.Pools[p.name]; theirs.Fingerprint != ms.Fingerprint {
+				names = append(names, fmt.Sprintf("%s (revision %d, fingerprint %s)", an.Addr, theirs.Revision, theirs.Fingerprint))
+			}
+		}
+		return "differs", fmt.Sprintf("%s, where this proxy places by fingerprint %s", strings.Join(names, ", "), ms.Fingerprint)
+	case len(a.Stale) > 0:
+		return "stale", strings.Join(a.Stale, ", ") + " may be behind the source"
+	}
+	return "", ""
 }

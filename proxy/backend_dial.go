@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"net"
+	"time"
 )
 
 // session returns the live session, connecting a new one if there is none,
@@ -84,4 +85,20 @@ func (c *serverConn) dial(ctx context.Context) (*session, error) {
 	s.readerWG.Add(1)
 	go s.read(c.b)
 	return s, nil
+}
+
+// dialOwn opens a connection of its own to b, for a probe, a request of
+// the proxy's or a sweep, its deadline timeout from now; the caller
+// closes it.
+func (b *backend) dialOwn(ctx context.Context, timeout time.Duration) (net.Conn, error) {
+	d := net.Dialer{Timeout: timeout}
+	conn, err := d.DialContext(ctx, network(b.addr), b.addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
 }

@@ -17,9 +17,9 @@ func (p *pool) healthChanged(b *backend, up bool, cause error) {
 }
 
 // restore brings b back, once its front has readied it to rejoin (see
-// front.rejoin: a memcached server of a pool with replicas, or under
-// rehash, is emptied first, since it missed the writes and deletes made
-// meanwhile). If that fails, b stays down: with probes, until the next
+// front.rejoin: a server that missed the writes and deletes made while it
+// was down must not serve what it held before). If that fails, b stays
+// down: with probes, until the next
 // probe; without, it is ejected again for server_retry_timeout, as
 // nutcracker ejects a server again at its first failed request.
 func (p *pool) restore(b *backend) {

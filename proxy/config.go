@@ -336,3 +336,10 @@ func (p *PoolConfig) nodes() []kolco.Node {
 	}
 	return nodes
 }
+
+// isTwemproxy reports whether the pool is placed by twemproxy's own
+// distributions, which keep nutcracker's semantics: a rebuild over the
+// servers not down.
+func isTwemproxy(cfg *PoolConfig) bool {
+	return cfg.Distribution == twemproxy.Ketama || cfg.Distribution == twemproxy.Modula
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
 	"github.com/kolco-dev/kolco/keyhash"
+	"github.com/kolco-dev/kolco/membership"
 )
 
 // twemproxyHashes are the hash names nutcracker 0.5.0 accepts.
@@ -273,6 +274,28 @@ func (p *PoolConfig) checkZones(bad badSetting) error {
 	}
 	if p.Zone != "" && !zones[p.Zone] {
 		return bad("zone", "%q is no server's zone", p.Zone)
+	}
+	return nil
+}
+
+// maxPeers bounds kolco.admin_peers: the status page asks each of them.
+const maxPeers = 64
+
+// checkPeers checks kolco.admin_peers.
+func checkPeers(g *GlobalConfig) error {
+	if len(g.AdminPeers) == 0 {
+		return nil
+	}
+	if g.AdminListen == "" {
+		return errors.New("given without admin_listen")
+	}
+	if len(g.AdminPeers) > maxPeers {
+		return fmt.Errorf("at most %d peers (got %d)", maxPeers, len(g.AdminPeers))
+	}
+	for _, p := range g.AdminPeers {
+		if _, err := membership.AdminURL(p); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -16,6 +16,9 @@ import (
 // and written in order - is mc_reply.go, and the detour a request takes in
 // a migration window is mc_warm.go.
 
+// serve serves a client of a memcached pool.
+func (memcacheFront) serve(c *client) { newMcClient(c).serve() }
+
 // mcClient serves one client connection of a memcached pool with two
 // goroutines: a reader that reads requests and sends them to their
 // servers, and a writer that writes their replies in the order they were
@@ -61,9 +64,6 @@ func (c *mcClient) serve() {
 func (c *mcClient) readLoop(in io.Reader) error {
 	defer c.batch.flush() // what the last requests queued
 	r := memcache.NewReader(in, c.limits())
-	// Declared once: errors.As makes it escape, which inside the loop
-	// cost an allocation per request.
-	var pe *memcache.Error
 	for {
 		c.charge.wait()
 		if !c.next(r) {
@@ -71,30 +71,13 @@ func (c *mcClient) readLoop(in io.Reader) error {
 		}
 		rq := c.free.Get().(*mcRequest)
 		err := r.Read(&rq.req)
-		rq.held = c.charge.take()
-		// The pool is loaded once the request is in, so that a request
-		// read after a reload goes to the new pool.
-		pool := c.pool.Load()
+		pool, ok := c.intake(rq, c.charge, err)
 		switch {
-		case err == nil:
-			if pool = c.acquire(pool); pool == nil {
-				rq.close = true
-				rq.answerError(ErrPoolRemoved)
-				rq.ready()
-				break
-			}
-			rq.dispatch(pool)
-		case errors.As(err, &pe):
-			pool.stats.clientError()
-			rq.close = pe.Close
-			rq.answerError(pe)
-			rq.ready()
-		default:
-			c.charge.release(rq.held)
-			rq.held = 0
+		case !ok:
 			c.free.Put(rq)
-			c.readFailed(err)
 			return err
+		case pool != nil:
+			rq.dispatch(pool)
 		}
 		closing := rq.close // rq belongs to the writer once queued
 		select {
@@ -170,6 +153,17 @@ func (r *mcRequest) opDone(o *op) {
 func (r *mcRequest) ready() {
 	r.left.Store(1)
 	r.opDone(nil)
+}
+
+// requestError makes r's reply the client error err is, if it is one.
+func (r *mcRequest) requestError(err error) bool {
+	var pe *memcache.Error
+	if !errors.As(err, &pe) {
+		return false
+	}
+	r.close = pe.Close
+	r.answerError(pe)
+	return true
 }
 
 // answerError makes r's reply the error line of err. memcached answers

@@ -2,9 +2,7 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"time"
 
@@ -15,12 +13,6 @@ import (
 // commands from clients, split over servers by key and merged back, as
 // twemproxy's proto/nc_memcache.c does for its core.
 type memcacheFront struct{}
-
-func (memcacheFront) serve(c *client) { newMcClient(c).serve() }
-
-func (memcacheFront) replies(r io.Reader, b *backend) replies {
-	return &mcReplies{rr: memcache.NewReplyReader(r, b.pool.cfg.MaxValueSize), stats: b.stats}
-}
 
 // handshake does nothing: a memcached connection needs no preparing.
 func (memcacheFront) handshake(*backend, net.Conn) error { return nil }
@@ -78,15 +70,11 @@ func (memcacheFront) commandName(i int) string { return memcache.Command(i).Stri
 // mcAsk sends one request to b on a connection of its own and reads its
 // reply.
 func mcAsk(ctx context.Context, b *backend, timeout time.Duration, req string, cmd memcache.Command) ([]byte, error) {
-	d := net.Dialer{Timeout: timeout}
-	conn, err := d.DialContext(ctx, network(b.addr), b.addr)
+	conn, err := b.dialOwn(ctx, timeout)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
-		return nil, err
-	}
 	if _, err := conn.Write([]byte(req)); err != nil {
 		return nil, err
 	}
@@ -118,21 +106,3 @@ func newMcOp(done func(*op)) *mcOp {
 
 // mcOf returns the memcached op that holds o.
 func mcOf(o *op) *mcOp { return o.front.(*mcOp) }
-
-// appendErrorReply appends the line a client reads for a request that
-// failed with err: a protocol error's own reply (CLIENT_ERROR ..., ERROR),
-// else SERVER_ERROR and the error's text without the package prefix.
-func appendErrorReply(dst []byte, err error) []byte {
-	var pe *memcache.Error
-	if errors.As(err, &pe) {
-		return append(dst, pe.Reply...)
-	}
-	dst = append(dst, "SERVER_ERROR "...)
-	var se *ServerError
-	if errors.As(err, &se) {
-		dst = se.appendText(dst)
-	} else {
-		dst = append(dst, withoutPrefix(err)...)
-	}
-	return append(dst, "\r\n"...)
-}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -14,6 +15,10 @@ import (
 // op it answers, then the client's writer writing the replies in the
 // order the requests were read, merged when a request went to several
 // servers.
+
+func (memcacheFront) replies(r io.Reader, b *backend) replies {
+	return &mcReplies{rr: memcache.NewReplyReader(r, b.pool.cfg.MaxValueSize), stats: b.stats}
+}
 
 // mcReplies reads memcached's replies, counting the hits and misses of
 // retrievals in the server's figures.
@@ -222,4 +227,22 @@ func (r *mcRequest) writeBroadcast(w *bufio.Writer) error {
 	}
 	_, err := w.WriteString("OK\r\n")
 	return err
+}
+
+// appendErrorReply appends the line a client reads for a request that
+// failed with err: a protocol error's own reply (CLIENT_ERROR ..., ERROR),
+// else SERVER_ERROR and the error's text without the package prefix.
+func appendErrorReply(dst []byte, err error) []byte {
+	var pe *memcache.Error
+	if errors.As(err, &pe) {
+		return append(dst, pe.Reply...)
+	}
+	dst = append(dst, "SERVER_ERROR "...)
+	var se *ServerError
+	if errors.As(err, &se) {
+		dst = se.appendText(dst)
+	} else {
+		dst = append(dst, withoutPrefix(err)...)
+	}
+	return append(dst, "\r\n"...)
 }

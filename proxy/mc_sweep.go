@@ -156,8 +156,7 @@ func (p *pool) deleteOrphans(ctx context.Context, m *migration, b *backend, orph
 		return 0, nil
 	}
 	timeout := p.cfg.Timeout
-	d := net.Dialer{Timeout: timeout}
-	conn, err := d.DialContext(ctx, network(b.addr), b.addr)
+	conn, err := b.dialOwn(ctx, timeout)
 	if err != nil {
 		return 0, err
 	}

@@ -336,24 +336,3 @@ func (m *migration) sources(dst []*backend, key []byte, n *backend, sc *routeScr
 	}
 	return dst
 }
-
-// previous returns the servers a read of key that misses at n falls back
-// to in pl's open migration window, newest first, as the admin endpoint
-// shows them; nil outside a window. Unlike sources it marks nothing.
-func (pl *placement) previous(key []byte, n *backend, sc *routeScratch) []ServerRef {
-	m := pl.mig
-	if m == nil || !m.open() || pl.replicas > 1 {
-		return nil
-	}
-	var seen []*backend
-	var out []ServerRef
-	for _, v := range m.views {
-		o := v.owner(key, sc)
-		if o == nil || o == n || o.addr == n.addr || slices.Contains(seen, o) || o.health.isDown() || !m.readable(o) {
-			continue
-		}
-		seen = append(seen, o)
-		out = append(out, o.ref())
-	}
-	return out
-}

@@ -91,7 +91,7 @@ func (p *pool) migrateLoop() {
 				return
 			}
 		default:
-			p.sweepAfter(m)
+			p.front.sweep(p, m)
 			if p.mig.sweepCtx.Err() != nil {
 				<-p.ctx.Done() // halted for good: nothing left to do until the pool closes
 				return

@@ -7,7 +7,6 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/algo"
-	"github.com/kolco-dev/kolco/compat/twemproxy"
 	"github.com/kolco-dev/kolco/keyhash"
 )
 
@@ -40,13 +39,6 @@ type settings struct {
 // settingsOf returns the placement settings of a pool.
 func settingsOf(cfg *PoolConfig) settings {
 	return settings{Distribution: cfg.Distribution, KeyHash: cfg.KeyHash, VNodes: cfg.VNodes, ZoneAware: len(cfg.Zones) > 0}
-}
-
-// isTwemproxy reports whether the pool is placed by twemproxy's own
-// distributions, which keep nutcracker's semantics: a rebuild over the
-// servers not down.
-func isTwemproxy(cfg *PoolConfig) bool {
-	return cfg.Distribution == twemproxy.Ketama || cfg.Distribution == twemproxy.Modula
 }
 
 // historyDependent reports whether the settings name an algorithm whose

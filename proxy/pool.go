@@ -36,7 +36,7 @@ type pool struct {
 	refuseLog logLimit
 	// fleet is what the sweep asks the pool's other proxies with (see
 	// placementAgreed); sweepLog limits the lines of deferred sweeps.
-	fleet    *sweepFleet
+	fleet    fleetCheck
 	sweepLog logLimit
 	// shareCache holds the servers' shares of keys under a placement.
 	shareCache atomic.Pointer[keyShares]

@@ -21,8 +21,9 @@ const chargeMin = 4 << 10
 
 // byRef is the size over which a request's data block is passed to the
 // server's connection by reference rather than copied into its write
-// buffer; memcache.Request.Trim drops a buffer that large once the request
-// is done, so it is never reused while a write might still read it.
+// buffer; a front drops a request buffer that large once the request is
+// done (see mcRequest.reset), so it is never reused while a write might
+// still read it.
 const byRef = 64 << 10
 
 // errBufferFull is the error of a reply's value that the proxy's budget
@@ -159,10 +160,10 @@ func (b *budget) grant() {
 }
 
 // charge is what one client's requests in flight hold, against the
-// client's limit and the proxy's budget. Its Reserve is the client
-// reader's memcache.Budget; the client's requests and their ops add to it,
-// and the client's writer releases what a request held once its reply is
-// written.
+// client's limit and the proxy's budget. Its Reserve is the budget of the
+// client's request reader, in its front's codec; the client's requests
+// and their ops add to it, and the client's writer releases what a
+// request held once its reply is written.
 type charge struct {
 	proxy    *budget
 	limit    int64

@@ -72,6 +72,51 @@ func (c *client) readFailed(err error) {
 	}
 }
 
+// request is a front's request, as the engine takes it in once read: its
+// call, and how the front answers it.
+type request interface {
+	base() *call
+	// answerError makes the request's reply the protocol's reply to err.
+	answerError(err error)
+	// requestError reports whether err, the read's error, is one in the
+	// request itself, and if so makes the reply to it, the connection
+	// closed after it when the stream cannot go on.
+	requestError(err error) bool
+	// ready marks the request, answered by the proxy, done.
+	ready()
+}
+
+// intake takes in a request whose read returned err, reading it having
+// reserved what the charge holds for it: the pool to dispatch it in, or
+// nil when it is answered already (an error in the request, or a pool a
+// reload removed, after which the connection is closed). ok is false when
+// the read failed and the client is done; what the request reserved is
+// released then.
+func (c *client) intake(rq request, ch *charge, err error) (p *pool, ok bool) {
+	cl := rq.base()
+	cl.held = ch.take()
+	// The pool is loaded once the request is in, so that a request read
+	// after a reload goes to the new pool.
+	p = c.pool.Load()
+	switch {
+	case err == nil:
+		if p = c.acquire(p); p != nil {
+			return p, true
+		}
+		cl.close = true
+		rq.answerError(ErrPoolRemoved)
+	case rq.requestError(err):
+		p.stats.clientError()
+	default:
+		ch.release(cl.held)
+		cl.held = 0
+		c.readFailed(err)
+		return nil, false
+	}
+	rq.ready()
+	return nil, true
+}
+
 // byteCount counts the bytes read or written through rw, adding them to
 // total every 64 KiB and when flushed: a client's bytes reach the pool's
 // figures without a shared counter touched per request.
@@ -132,6 +177,8 @@ type call struct {
 }
 
 func newCall() call { return call{done: make(chan struct{}, 1)} }
+
+func (c *call) base() *call { return c }
 
 // opDone counts an op done; the last one signals the call.
 func (c *call) opDone(*op) {

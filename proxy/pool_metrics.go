@@ -158,3 +158,8 @@ func (s *poolStats) connRejected() {
 	s.rejectedConns.Add(1)
 	s.rejected.Inc()
 }
+
+// serverLabels label a server's metrics: its pool, its name (as twemproxy
+// names it: the name given, else host, or host:port off port 11211) and
+// its address, since two servers may share one.
+var serverLabels = []string{"pool", "server", "addr"}

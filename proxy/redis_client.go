@@ -53,6 +53,9 @@ type redisClient struct {
 	serverOf func(key []byte) int
 }
 
+// serve serves a client of a Redis pool.
+func (redisFront) serve(c *client) { newRedisClient(c).serve() }
+
 func newRedisClient(cl *client) *redisClient {
 	p := cl.pool.Load()
 	c := &redisClient{client: cl, authed: p.cfg.clientPassword() == "", charge: newCharge(cl.budget, p.cfg)}
@@ -125,41 +128,16 @@ func (c *redisClient) endRound() bool {
 func (c *redisClient) read(r *redis.Reader) (rq *redisRequest, end bool) {
 	rq = c.free.Get().(*redisRequest)
 	err := r.Read(&rq.req)
-	rq.held = c.charge.take()
-	pool := c.pool.Load()
+	pool, ok := c.intake(rq, c.charge, err)
 	switch {
-	case err == nil:
-		if pool = c.acquire(pool); pool == nil {
-			rq.close = true
-			rq.answerError(ErrPoolRemoved)
-			rq.ready()
-			break
-		}
-		c.dispatch(pool, rq, r)
-	case isRequestError(err, &rq.local, &rq.close):
-		pool.stats.clientError()
-		rq.ready()
-	default:
-		c.charge.release(rq.held)
-		rq.held = 0
+	case !ok:
 		c.free.Put(rq)
-		c.readFailed(err)
 		c.err = err
 		return nil, true
+	case pool != nil:
+		c.dispatch(pool, rq, r)
 	}
 	return rq, rq.close
-}
-
-// isRequestError reports whether err is an error in the request, and if
-// so appends the reply to it to *reply and sets *close when the stream
-// cannot go on.
-func isRequestError(err error, reply *[]byte, close *bool) bool {
-	re, ok := err.(*redis.Error)
-	if ok {
-		*reply = append((*reply)[:0], re.Reply...)
-		*close = re.Close
-	}
-	return ok
 }
 
 // The commands the client's reader treats apart, looked up once.
@@ -273,6 +251,17 @@ func newRedisRequest() *redisRequest {
 	r := &redisRequest{call: newCall()}
 	r.newOp = func() *op { return &newRedisOp(r.opDone).op }
 	return r
+}
+
+// requestError makes r's reply the reply to err, an error in the request,
+// if it is one.
+func (r *redisRequest) requestError(err error) bool {
+	re, ok := err.(*redis.Error)
+	if ok {
+		r.local = append(r.local[:0], re.Reply...)
+		r.close = re.Close
+	}
+	return ok
 }
 
 // answerError makes r's reply the error reply of err.

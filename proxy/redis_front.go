@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"time"
 
@@ -16,12 +15,6 @@ import (
 // routed by their keys (see redis.Splitter), as twemproxy's
 // proto/nc_redis.c does for its core.
 type redisFront struct{}
-
-func (redisFront) serve(c *client) { newRedisClient(c).serve() }
-
-func (redisFront) replies(r io.Reader, b *backend) replies {
-	return &redisReplies{rr: redis.NewReplyReader(r, redis.ReplyLimits{MaxBulk: b.pool.cfg.MaxValueSize})}
-}
 
 // rejoin does nothing: a Redis server is never emptied, since its data
 // may be all there is of it.
@@ -124,8 +117,7 @@ func noPassword(reply []byte) bool {
 // then PING, which a server loading its data answers with -LOADING.
 func (redisFront) probe(ctx context.Context, b *backend) error {
 	timeout := b.pool.cfg.HealthCheck.Timeout
-	d := net.Dialer{Timeout: timeout}
-	conn, err := d.DialContext(ctx, network(b.addr), b.addr)
+	conn, err := b.dialOwn(ctx, timeout)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/kolco-dev/kolco/proxy/redis"
@@ -96,6 +97,10 @@ func appendRedisError(dst []byte, err error) []byte {
 		return redis.AppendError(dst, string(se.appendText([]byte("ERR "))))
 	}
 	return redis.AppendError(dst, "ERR "+withoutPrefix(err))
+}
+
+func (redisFront) replies(r io.Reader, b *backend) replies {
+	return &redisReplies{rr: redis.NewReplyReader(r, redis.ReplyLimits{MaxBulk: b.pool.cfg.MaxValueSize})}
 }
 
 // redisReplies reads a Redis server's replies.

@@ -32,38 +32,6 @@ import (
 // agree. ketama and modula are rebuilt over each version's servers, as
 // nutcracker would build them.
 
-// sourceView is one version of a pool's source as the pool would serve
-// it. It is immutable; the pool's configuration points at the one it
-// serves.
-type sourceView struct {
-	revision int64
-	// nodes are the nodes that take keys, sorted by ID, with addresses.
-	nodes []kolco.Node
-	// drained are the IDs of the nodes the store lists that take none.
-	drained []string
-	// fingerprint is that of the placement over nodes.
-	fingerprint string
-	// shared reports that another proxy following the store builds the
-	// same placement at this revision (see membership.View).
-	shared bool
-	// lay is the follower's placement, for kolco's distributions; nil for
-	// ketama and modula.
-	lay *layout
-	// err is why no pool can serve the version's nodes as its servers.
-	err error
-}
-
-// check returns why the pool configured as pc cannot serve v, or nil.
-func (v *sourceView) check(pc *PoolConfig) error {
-	switch {
-	case v.err != nil:
-		return v.err
-	case pc.Replicas > len(v.nodes):
-		return fmt.Errorf("%d replicas of each key need at least %d servers (got %d)", pc.Replicas, pc.Replicas, len(v.nodes))
-	}
-	return nil
-}
-
 // sourceKey is what a pool's source is started for: a reload keeps the
 // running source while it is the same.
 type sourceKey struct {

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"math"
+
+	"github.com/kolco-dev/kolco/proxy/internal/wire"
 )
 
 // parseMeta parses mg, md, ma, mn and me: "cmd key flag*".
@@ -22,7 +24,7 @@ func (r *Reader) parseMetaSet(req *Request, args [][]byte) error {
 	if len(args) < 2 {
 		return closing(badFormat())
 	}
-	n, ok := parseUint(args[1])
+	n, ok := wire.ParseUint(args[1])
 	if !ok || n > math.MaxInt32 {
 		return closing(badFormat())
 	}

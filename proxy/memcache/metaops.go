@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/kolco-dev/kolco/proxy/internal/wire"
 )
 
 // The meta commands the proxy sends of its own, to move a value between
@@ -61,7 +63,7 @@ func ParseMetaValue(reply []byte) (MetaValue, bool, error) {
 	if len(f) < 1 {
 		return MetaValue{}, false, fmt.Errorf("%w: %q", ErrBadReply, clip(line))
 	}
-	n, ok := parseUint(f[0])
+	n, ok := wire.ParseUint(f[0])
 	if !ok || n > math.MaxInt32 || uint64(len(data)) != n+2 || !bytes.HasSuffix(data, []byte("\r\n")) {
 		return MetaValue{}, false, fmt.Errorf("%w: %q", ErrBadReply, clip(line))
 	}
@@ -138,7 +140,7 @@ func ParseMetaStored(reply []byte) (bool, uint64, error) {
 	if !ok || !isHD {
 		return false, 0, fmt.Errorf("%w: %q", ErrBadReply, clip(reply))
 	}
-	cas, ok := parseUint(c)
+	cas, ok := wire.ParseUint(c)
 	if !ok {
 		return false, 0, fmt.Errorf("%w: %q", ErrBadReply, clip(reply))
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/kolco-dev/kolco/proxy/internal/wire"
 )
 
 // Reader reads requests from a client stream.
@@ -283,14 +285,14 @@ func (r *Reader) parseStorage(req *Request, args [][]byte) error {
 	if e := checkKey(args[0]); e != nil {
 		return closing(e)
 	}
-	flags, ok1 := parseUint(args[1])
+	flags, ok1 := wire.ParseUint(args[1])
 	exp, ok2 := parseInt(args[2])
-	n, ok3 := parseUint(args[3])
+	n, ok3 := wire.ParseUint(args[3])
 	if !ok1 || !ok2 || !ok3 || flags > math.MaxUint32 || n > math.MaxInt32 {
 		return closing(badFormat())
 	}
 	if req.Cmd == CmdCas {
-		cas, ok := parseUint(args[4])
+		cas, ok := wire.ParseUint(args[4])
 		if !ok {
 			return closing(badFormat())
 		}
@@ -331,7 +333,7 @@ func (r *Reader) readData(req *Request, n int) error {
 	}
 	req.Data = req.Data[:n]
 	if _, err := io.ReadFull(r.br, req.Data); err != nil {
-		return unexpected(err)
+		return wire.Unexpected(err)
 	}
 	return r.expectCRLF()
 }
@@ -339,7 +341,7 @@ func (r *Reader) readData(req *Request, n int) error {
 // skipData reads and drops an n-byte data block and its \r\n.
 func (r *Reader) skipData(n int) error {
 	if _, err := r.br.Discard(n); err != nil {
-		return unexpected(err)
+		return wire.Unexpected(err)
 	}
 	return r.expectCRLF()
 }
@@ -350,19 +352,12 @@ func (r *Reader) expectCRLF() error {
 		c, err = r.br.ReadByte()
 	}
 	if err != nil {
-		return unexpected(err)
+		return wire.Unexpected(err)
 	}
 	if c != '\n' {
 		return &Error{Err: ErrBadDataChunk, Reply: "CLIENT_ERROR bad data chunk\r\n", Close: true}
 	}
 	return nil
-}
-
-func unexpected(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
 }
 
 func isNoreply(b []byte) bool { return string(b) == "noreply" }
@@ -383,7 +378,7 @@ func (r *Reader) parseOther(req *Request, args [][]byte) error {
 		if n != 2 {
 			return badFormat()
 		}
-		d, ok := parseUint(args[1])
+		d, ok := wire.ParseUint(args[1])
 		if !ok {
 			return clientError(ErrBadCommand, "invalid numeric delta argument")
 		}
@@ -419,32 +414,13 @@ func (r *Reader) parseOther(req *Request, args [][]byte) error {
 	return nil
 }
 
-// parseUint parses a decimal uint64; it rejects signs, empty input and overflow.
-func parseUint(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if n > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		n = n*10 + d
-	}
-	return n, true
-}
-
 // parseInt parses a decimal int64 with an optional leading minus.
 func parseInt(b []byte) (int64, bool) {
 	neg := len(b) > 0 && b[0] == '-'
 	if neg {
 		b = b[1:]
 	}
-	u, ok := parseUint(b)
+	u, ok := wire.ParseUint(b)
 	if !ok || u > math.MaxInt64 {
 		return 0, false
 	}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"slices"
+
+	"github.com/kolco-dev/kolco/proxy/internal/wire"
 )
 
 // Span locates one VALUE entry inside a retrieval reply: Key is the key's
@@ -122,7 +124,7 @@ func (r *ReplyReader) appendLine(dst []byte) ([]byte, error) {
 			return dst, nil
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
-			return dst, unexpected(err)
+			return dst, wire.Unexpected(err)
 		}
 		if len(dst) > 1<<20 {
 			return dst, fmt.Errorf("%w: line too long", ErrBadReply)
@@ -138,7 +140,7 @@ func (r *ReplyReader) value(dst []byte, start int) ([]byte, Span, error) {
 	if len(f) < 3 || len(f) > 4 {
 		return dst, Span{}, fmt.Errorf("%w: %q", ErrBadReply, line)
 	}
-	n, ok := parseUint(f[2])
+	n, ok := wire.ParseUint(f[2])
 	if !ok || n > math.MaxInt32 {
 		return dst, Span{}, fmt.Errorf("%w: %q", ErrBadReply, line)
 	}
@@ -160,7 +162,7 @@ func (r *ReplyReader) metaValue(dst []byte, start int) ([]byte, error) {
 	if len(f) < 1 {
 		return dst, fmt.Errorf("%w: %q", ErrBadReply, line)
 	}
-	n, ok := parseUint(f[0])
+	n, ok := wire.ParseUint(f[0])
 	if !ok || n > math.MaxInt32 {
 		return dst, fmt.Errorf("%w: %q", ErrBadReply, line)
 	}
@@ -186,15 +188,11 @@ func (r *ReplyReader) admit(n uint64) error {
 	if why == nil {
 		return nil
 	}
-	if _, err := r.br.Discard(int(n)); err != nil {
-		return unexpected(err)
-	}
-	var crlf [2]byte
-	if _, err := io.ReadFull(r.br, crlf[:]); err != nil {
-		return unexpected(err)
-	}
-	if crlf != [2]byte{'\r', '\n'} {
-		return fmt.Errorf("%w: bad data chunk", ErrBadReply)
+	if ended, err := wire.SkipBlock(r.br, int(n)); !ended {
+		if err == nil {
+			err = fmt.Errorf("%w: bad data chunk", ErrBadReply)
+		}
+		return err
 	}
 	return why
 }
@@ -203,7 +201,7 @@ func (r *ReplyReader) appendData(dst []byte, n int) ([]byte, error) {
 	off := len(dst)
 	dst = slices.Grow(dst, n+2)[:off+n+2]
 	if _, err := io.ReadFull(r.br, dst[off:]); err != nil {
-		return dst, unexpected(err)
+		return dst, wire.Unexpected(err)
 	}
 	if dst[len(dst)-2] != '\r' || dst[len(dst)-1] != '\n' {
 		return dst, fmt.Errorf("%w: bad data chunk", ErrBadReply)

@@ -3,7 +3,6 @@ package redis
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 )
 
@@ -114,13 +113,4 @@ func replyError(err error, msg string, close bool) *Error {
 // malformed request: "-ERR Protocol error: what".
 func protocolError(err error, what string) *Error {
 	return replyError(err, "ERR Protocol error: "+what, true)
-}
-
-// unexpected turns io.EOF inside a request or reply into
-// io.ErrUnexpectedEOF.
-func unexpected(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
 }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"io"
 	"slices"
+
+	"github.com/kolco-dev/kolco/proxy/internal/wire"
 )
 
 // bulkChunk is the most a buffer grows by before the bytes have arrived:
@@ -19,7 +21,7 @@ func appendFull(dst []byte, br *bufio.Reader, n int) ([]byte, error) {
 		off := len(dst)
 		dst = slices.Grow(dst, c)[:off+c]
 		if _, err := io.ReadFull(br, dst[off:]); err != nil {
-			return dst[:off], unexpected(err)
+			return dst[:off], wire.Unexpected(err)
 		}
 		n -= c
 	}

@@ -1,6 +1,10 @@
 package redis
 
-import "math"
+import (
+	"math"
+
+	"github.com/kolco-dev/kolco/proxy/internal/wire"
+)
 
 // parseInt parses b as redis-server's string2ll does: an optional minus,
 // then digits with no leading zero ("0" alone is allowed), no plus sign, no
@@ -21,18 +25,10 @@ func parseInt(b []byte) (int64, bool) {
 	if len(b) == 0 || b[0] < '1' || b[0] > '9' {
 		return 0, false
 	}
-	var u uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if u > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		u = u*10 + d
-	}
+	u, ok := wire.ParseUint(b)
 	switch {
+	case !ok:
+		return 0, false
 	case neg && u <= 1<<63:
 		return int64(-u), true // -1<<63 itself wraps to the right value
 	case !neg && u <= math.MaxInt64:

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+
+	"github.com/kolco-dev/kolco/proxy/internal/wire"
 )
 
 // Limits bound what a [Reader] accepts from a client. Zero fields mean the
@@ -217,7 +219,7 @@ func (r *Reader) readLength(tooBig *Error) (lengthLine, error) {
 		size += len(b)
 	}
 	if err != nil {
-		return lengthLine{}, unexpected(err)
+		return lengthLine{}, wire.Unexpected(err)
 	}
 	if size-1 > r.lim.MaxLine || bytes.IndexByte(b, 0) >= 0 {
 		return lengthLine{}, tooBig
@@ -232,7 +234,7 @@ func (r *Reader) readLength(tooBig *Error) (lengthLine, error) {
 		}
 	}
 	if _, err := r.br.ReadByte(); err != nil {
-		return lengthLine{}, unexpected(err)
+		return lengthLine{}, wire.Unexpected(err)
 	}
 	r.used += size + 1
 	if r.used > r.lim.MaxRequest {
@@ -299,7 +301,7 @@ func (r *Reader) readBulk(req *Request) error {
 	}
 	req.endArg()
 	_, err = r.br.Discard(2)
-	return unexpected(err)
+	return wire.Unexpected(err)
 }
 
 // readData appends n bytes of the stream to req.buf, asking the Budget
@@ -310,7 +312,7 @@ func (r *Reader) readData(req *Request, n int) error {
 		c := min(n, bulkChunk)
 		if !r.reserve(len(req.buf), c) {
 			_, err := r.br.Discard(n) // the request is dropped
-			return unexpected(err)
+			return wire.Unexpected(err)
 		}
 		var err error
 		if req.buf, err = appendFull(req.buf, r.br, c); err != nil {
@@ -367,7 +369,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		b = r.line
 	}
 	if err != nil {
-		return nil, unexpected(err)
+		return nil, wire.Unexpected(err)
 	}
 	b = b[:len(b)-1]
 	if len(b) > 0 && b[len(b)-1] == '\r' {

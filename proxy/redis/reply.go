@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/kolco-dev/kolco/proxy/internal/wire"
 )
 
 // Span locates one element of an array reply: bytes Start:End of the
@@ -238,7 +240,7 @@ func (r *ReplyReader) header(dst []byte, base int) ([]byte, header, error) {
 			if len(dst) == start && err == io.EOF {
 				return dst, header{}, io.EOF // Read decides: a clean end or a cut
 			}
-			return dst, header{}, unexpected(err)
+			return dst, header{}, wire.Unexpected(err)
 		}
 	}
 	line := dst[start:]
@@ -271,7 +273,7 @@ func (r *ReplyReader) dropLine(dst []byte, start int, b []byte, err error) ([]by
 	}
 	switch {
 	case err != nil:
-		return dst[:start], header{}, unexpected(err)
+		return dst[:start], header{}, wire.Unexpected(err)
 	case kind != '+' && kind != '-':
 		return dst[:start], header{}, fmt.Errorf("%w: a line of over %d bytes", ErrBadReply, r.lim.MaxReply)
 	}
@@ -346,7 +348,7 @@ func (r *ReplyReader) skip(n int64) error {
 			continue
 		}
 		if err != nil {
-			return unexpected(err)
+			return wire.Unexpected(err)
 		}
 		if len(b) < 3 || b[len(b)-2] != '\r' {
 			return fmt.Errorf("%w: %q", ErrBadReply, b)
@@ -378,7 +380,7 @@ func (r *ReplyReader) skipLongLine(kind byte) error {
 			return nil
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
-			return unexpected(err)
+			return wire.Unexpected(err)
 		}
 	}
 }
@@ -389,17 +391,11 @@ func (r *ReplyReader) discardBulk(n int64) error {
 	if n < 0 {
 		return nil
 	}
-	if _, err := r.br.Discard(int(n)); err != nil {
-		return unexpected(err)
+	ended, err := wire.SkipBlock(r.br, int(n))
+	if err == nil && !ended {
+		err = fmt.Errorf("%w: a bulk string not followed by \\r\\n", ErrBadReply)
 	}
-	var crlf [2]byte
-	if _, err := io.ReadFull(r.br, crlf[:]); err != nil {
-		return unexpected(err)
-	}
-	if crlf != [2]byte{'\r', '\n'} {
-		return fmt.Errorf("%w: a bulk string not followed by \\r\\n", ErrBadReply)
-	}
-	return nil
+	return err
 }
 
 // IsError reports whether reply is an error reply.

@@ -3,23 +3,18 @@ package redis
 import (
 	"bytes"
 	"fmt"
-	"slices"
+
+	"github.com/kolco-dev/kolco/proxy/internal/fragment"
 )
 
 // AnyServer is the server of a [Part] whose command touches no key: the
 // caller sends it to any one server.
 const AnyServer = -1
 
-// Part is one request a [Splitter] sends to one server.
-type Part struct {
-	// Server is the index the caller's function gave for the part's keys,
-	// or AnyServer.
-	Server int
-	// Keys is the number of the client's keys in the part.
-	Keys int
-
-	first int // where the part's key groups start in Splitter.order
-}
+// Part is one request a [Splitter] sends to one server: Server is the
+// index the caller's function gave for the part's keys, or AnyServer;
+// Keys is the number of the client's keys in the part.
+type Part = fragment.Part
 
 // Splitter routes requests to servers: a single-key or same-server
 // command to one server, a [ClassSplit] command (MGET, MSET, DEL, UNLINK,
@@ -28,12 +23,10 @@ type Part struct {
 // from request to request without allocating; it is not safe for
 // concurrent use.
 type Splitter struct {
-	req   *Request
-	parts []Part
-	group []int32 // for each key group of the request, its part
-	pos   []int32 // and its place in the part
-	order []int32 // key groups sorted by part, in the request's order within a part
-	part  []int32 // server index -> part index + 1, 0 when none
+	req *Request
+	// g holds the parts, and for a ClassSplit command the request's key
+	// groups (a key, or MSET's key and value) by part.
+	g fragment.Groups
 }
 
 // Split routes req, whose read succeeded, with server mapping a key (hash
@@ -48,11 +41,11 @@ type Splitter struct {
 // [ClassRefused] command, [ErrLocal] for a [ClassLocal] one.
 func (s *Splitter) Split(req *Request, server func(key []byte) int) error {
 	s.req = req
-	s.parts = s.parts[:0]
+	s.g.Parts = s.g.Parts[:0]
 	cmd := req.Cmd
 	switch cmd.class {
 	case ClassSingle:
-		s.parts = append(s.parts, Part{Server: server(req.Key(0)), Keys: 1})
+		s.g.Parts = append(s.g.Parts, Part{Server: server(req.Key(0)), Keys: 1})
 	case ClassSameServer:
 		if req.NumKeys() == 0 {
 			return cmd.noKeys
@@ -63,11 +56,11 @@ func (s *Splitter) Split(req *Request, server func(key []byte) int) error {
 				return cmd.crossSrv
 			}
 		}
-		s.parts = append(s.parts, Part{Server: first, Keys: req.NumKeys()})
+		s.g.Parts = append(s.g.Parts, Part{Server: first, Keys: req.NumKeys()})
 	case ClassAnyServer:
-		s.parts = append(s.parts, Part{Server: AnyServer})
+		s.g.Parts = append(s.g.Parts, Part{Server: AnyServer})
 	case ClassSplit:
-		s.split(req, server)
+		s.g.Split(req.NumKeys(), func(i int) int { return server(req.Key(i)) })
 	case ClassRefused:
 		return cmd.refused
 	default:
@@ -78,58 +71,23 @@ func (s *Splitter) Split(req *Request, server func(key []byte) int) error {
 
 var errLocal = &Error{Err: ErrLocal, Reply: "-ERR the proxy answers this command itself\r\n"}
 
-// split groups a ClassSplit request's keys by server.
-func (s *Splitter) split(req *Request, server func(key []byte) int) {
-	n := req.NumKeys()
-	s.group = s.group[:0]
-	s.pos = s.pos[:0]
-	for i := range n {
-		srv := server(req.Key(i))
-		for srv >= len(s.part) {
-			s.part = append(s.part, 0)
-		}
-		p := s.part[srv]
-		if p == 0 {
-			s.parts = append(s.parts, Part{Server: srv})
-			p = int32(len(s.parts))
-			s.part[srv] = p
-		}
-		s.group = append(s.group, p-1)
-		s.pos = append(s.pos, int32(s.parts[p-1].Keys))
-		s.parts[p-1].Keys++
-	}
-	// A counting sort of the key groups by part, so that each part's
-	// keys can be written without a search.
-	at := 0
-	for i := range s.parts {
-		s.parts[i].first = at
-		at += s.parts[i].Keys
-		s.part[s.parts[i].Server] = 0 // ready for the next request
-	}
-	s.order = slices.Grow(s.order[:0], n)[:n]
-	for g := range n {
-		p := &s.parts[s.group[g]]
-		s.order[p.first+int(s.pos[g])] = int32(g)
-	}
-}
-
 // Parts returns the parts of the last split request. The slice is the
 // Splitter's and changes with the next Split.
-func (s *Splitter) Parts() []Part { return s.parts }
+func (s *Splitter) Parts() []Part { return s.g.Parts }
 
 // AppendPart appends the request of part i for its server. A request in
 // one part is sent whole; the parts of a split request carry their keys
 // (with their values, for MSET) in the client's order.
 func (s *Splitter) AppendPart(dst []byte, i int) []byte {
 	req := s.req
-	if len(s.parts) == 1 {
+	if len(s.g.Parts) == 1 {
 		return AppendRequest(dst, req)
 	}
-	p := s.parts[i]
+	p := s.g.Parts[i]
 	width := req.Cmd.step // MSET: a key and its value
 	dst = AppendArrayHeader(dst, 1+p.Keys*width)
 	dst = AppendBulkString(dst, req.Cmd.name)
-	for _, g := range s.order[p.first : p.first+p.Keys] {
+	for _, g := range s.g.Keys(i) {
 		at := req.KeyIndex(int(g))
 		for _, a := range req.Args[at : at+width] {
 			dst = AppendBulk(dst, a)
@@ -152,10 +110,10 @@ var okReply = []byte("+OK\r\n")
 // the first such error, in the order of the client's keys. A reply of the
 // wrong type or size gives an error wrapping [ErrBadReply], dst unchanged.
 func (s *Splitter) Merge(dst []byte, replies []Reply) ([]byte, error) {
-	if len(replies) != len(s.parts) {
-		return dst, fmt.Errorf("%w: %d replies for %d parts", ErrBadReply, len(replies), len(s.parts))
+	if len(replies) != len(s.g.Parts) {
+		return dst, fmt.Errorf("%w: %d replies for %d parts", ErrBadReply, len(replies), len(s.g.Parts))
 	}
-	if len(s.parts) == 1 {
+	if len(s.g.Parts) == 1 {
 		return append(dst, replies[0].Data...), nil
 	}
 	for _, r := range replies {
@@ -189,14 +147,14 @@ func (s *Splitter) Merge(dst []byte, replies []Reply) ([]byte, error) {
 // reply, in the client's order.
 func (s *Splitter) mergeArrays(dst []byte, replies []Reply) ([]byte, error) {
 	for i, r := range replies {
-		if len(r.Data) == 0 || r.Data[0] != '*' || len(r.Elems) != s.parts[i].Keys {
-			return dst, fmt.Errorf("%w: %q to a %s of %d keys", ErrBadReply, r.Data, s.req.Cmd.name, s.parts[i].Keys)
+		if len(r.Data) == 0 || r.Data[0] != '*' || len(r.Elems) != s.g.Parts[i].Keys {
+			return dst, fmt.Errorf("%w: %q to a %s of %d keys", ErrBadReply, r.Data, s.req.Cmd.name, s.g.Parts[i].Keys)
 		}
 	}
-	dst = AppendArrayHeader(dst, len(s.group))
-	for g := range s.group {
-		r := &replies[s.group[g]]
-		sp := r.Elems[s.pos[g]]
+	dst = AppendArrayHeader(dst, len(s.g.Group))
+	for g := range s.g.Group {
+		r := &replies[s.g.Group[g]]
+		sp := r.Elems[s.g.Pos[g]]
 		dst = append(dst, r.Data[sp.Start:sp.End]...)
 	}
 	return dst, nil
