@@ -177,6 +177,20 @@ func (b *flushBatch) flush() {
 	b.conns = b.conns[:0]
 }
 
+// session returns the live session, connecting a new one (see connect)
+// if there is none, the last one died, or replace is set. The caller
+// holds mu.
+func (c *serverConn) session(ctx context.Context, replace bool) (*session, error) {
+	if c.s != nil && (replace || c.s.dead.Load()) {
+		c.s.end()
+		c.s = nil
+	}
+	if c.s != nil {
+		return c.s, nil
+	}
+	return c.connect(ctx)
+}
+
 // session is one live net.Conn with its reader goroutine.
 //
 // The reader waits for replies on the socket itself, not for ops on a

@@ -6,19 +6,12 @@ import (
 	"time"
 )
 
-// session returns the live session, connecting a new one if there is none,
-// the last one died, or replace is set. A failed connect is one failure
+// connect connects a new session. A failed connect is one failure
 // towards the server's ejection, however many senders waited for it, and
-// is the error of each of them (each counts it among the server's errors). The caller holds mu; session releases it
-// while a connect is under way and holds it again when it returns.
-func (c *serverConn) session(ctx context.Context, replace bool) (*session, error) {
-	if c.s != nil && (replace || c.s.dead.Load()) {
-		c.s.end()
-		c.s = nil
-	}
-	if c.s != nil {
-		return c.s, nil
-	}
+// is the error of each of them (each counts it among the server's
+// errors). The caller holds mu; connect releases it while a connect is
+// under way and holds it again when it returns.
+func (c *serverConn) connect(ctx context.Context) (*session, error) {
 	if call := c.connecting; call != nil {
 		c.mu.Unlock()
 		<-call.done

@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"sync"
@@ -230,6 +232,37 @@ func (r *mcRequest) dispatch(p *pool) {
 	}
 }
 
+// answer answers a request the proxy answers itself, and reports whether
+// r was one.
+func (r *mcRequest) answer(p *pool) bool {
+	req := &r.req
+	switch req.Cmd {
+	case memcache.CmdQuit:
+		r.close = true
+	case memcache.CmdStats:
+		if len(req.Args) == 0 || len(req.Args) == 1 && string(req.Args[0]) == "proxy" {
+			r.local = p.appendStats(r.local)
+		} else {
+			r.answerError(fmt.Errorf("%w %s", ErrStatsArgs, bytes.Join(req.Args, []byte(" "))))
+		}
+	case memcache.CmdVerbosity:
+		if !req.Noreply {
+			r.local = append(r.local, "OK\r\n"...)
+		}
+	case memcache.CmdMetaNoop:
+		// Written only after every earlier reply, since replies keep order.
+		r.local = append(r.local, "MN\r\n"...)
+	case memcache.CmdFlushAll:
+		if p.cfg.FlushAll == "broadcast" {
+			return false
+		}
+		r.answerError(ErrFlushAllRefused)
+	default:
+		return false
+	}
+	return true
+}
+
 // forward sends a request the proxy does not answer itself to the servers
 // it concerns; in a migration window, by the warm path.
 func (r *mcRequest) forward(p *pool) {
@@ -348,3 +381,28 @@ func comparesCas(req *memcache.Request) bool {
 	}
 	return false
 }
+
+// mcOp is an op of the memcached front: the engine's op, and what its
+// reply is read by and holds.
+type mcOp struct {
+	op
+	cmd   memcache.Command
+	spans []memcache.Span
+	// keys is the number of keys the request asks for, for a retrieval.
+	keys int
+	// role is what the op is to a request in a migration window (see
+	// mc_warm.go); 0 for every other.
+	role opRole
+	// to is the server a warm op went to.
+	to *backend
+}
+
+// newMcOp returns an op of the memcached front that calls done when done.
+func newMcOp(done func(*op)) *mcOp {
+	m := &mcOp{}
+	m.op.front, m.op.done = m, done
+	return m
+}
+
+// mcOf returns the memcached op that holds o.
+func mcOf(o *op) *mcOp { return o.front.(*mcOp) }

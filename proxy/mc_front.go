@@ -81,28 +81,3 @@ func mcAsk(ctx context.Context, b *backend, timeout time.Duration, req string, c
 	reply, _, err := memcache.NewReplyReader(conn, 0).Read(nil, cmd, nil)
 	return reply, err
 }
-
-// mcOp is an op of the memcached front: the engine's op, and what its
-// reply is read by and holds.
-type mcOp struct {
-	op
-	cmd   memcache.Command
-	spans []memcache.Span
-	// keys is the number of keys the request asks for, for a retrieval.
-	keys int
-	// role is what the op is to a request in a migration window (see
-	// mc_warm.go); 0 for every other.
-	role opRole
-	// to is the server a warm op went to.
-	to *backend
-}
-
-// newMcOp returns an op of the memcached front that calls done when done.
-func newMcOp(done func(*op)) *mcOp {
-	m := &mcOp{}
-	m.op.front, m.op.done = m, done
-	return m
-}
-
-// mcOf returns the memcached op that holds o.
-func mcOf(o *op) *mcOp { return o.front.(*mcOp) }

@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"bytes"
-	"fmt"
 	"time"
 
 	"github.com/kolco-dev/kolco/proxy/memcache"
@@ -43,37 +41,6 @@ func (r *mcRequest) version(p *pool) {
 	o.buf = memcache.AppendRequest(o.buf[:0], &r.req)
 	r.left.Store(1)
 	to.send(&o.op)
-}
-
-// answer answers a request the proxy answers itself, and reports whether
-// r was one.
-func (r *mcRequest) answer(p *pool) bool {
-	req := &r.req
-	switch req.Cmd {
-	case memcache.CmdQuit:
-		r.close = true
-	case memcache.CmdStats:
-		if len(req.Args) == 0 || len(req.Args) == 1 && string(req.Args[0]) == "proxy" {
-			r.local = p.appendStats(r.local)
-		} else {
-			r.answerError(fmt.Errorf("%w %s", ErrStatsArgs, bytes.Join(req.Args, []byte(" "))))
-		}
-	case memcache.CmdVerbosity:
-		if !req.Noreply {
-			r.local = append(r.local, "OK\r\n"...)
-		}
-	case memcache.CmdMetaNoop:
-		// Written only after every earlier reply, since replies keep order.
-		r.local = append(r.local, "MN\r\n"...)
-	case memcache.CmdFlushAll:
-		if p.cfg.FlushAll == "broadcast" {
-			return false
-		}
-		r.answerError(ErrFlushAllRefused)
-	default:
-		return false
-	}
-	return true
 }
 
 // broadcast sends flush_all to every server of the pool.

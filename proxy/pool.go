@@ -57,23 +57,6 @@ const closingBit = 1 << 40
 // atomicPool is the pool a listener currently serves.
 type atomicPool = atomic.Pointer[pool]
 
-// acquire counts a request in; it fails once the pool is closing, and the
-// caller then loads the listener's (new) pool again.
-func (p *pool) acquire() bool {
-	if p.refs.Add(1)&closingBit != 0 {
-		p.release()
-		return false
-	}
-	return true
-}
-
-// release counts a request out.
-func (p *pool) release() {
-	if p.refs.Add(-1) == closingBit {
-		p.drainOnce.Do(func() { close(p.drained) })
-	}
-}
-
 // poolSpec is what a pool is made of: its name, configuration and front,
 // and the version of its membership source it serves, if any, whose nodes
 // are then its servers.

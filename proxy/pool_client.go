@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // client is one client connection as the engine knows it, whatever its
@@ -341,4 +343,52 @@ func (c *client) readDeadline() time.Time {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// acquire counts a request in; it fails once the pool is closing, and the
+// caller then loads the listener's (new) pool again.
+func (p *pool) acquire() bool {
+	if p.refs.Add(1)&closingBit != 0 {
+		p.release()
+		return false
+	}
+	return true
+}
+
+// release counts a request out.
+func (p *pool) release() {
+	if p.refs.Add(-1) == closingBit {
+		p.drainOnce.Do(func() { close(p.drained) })
+	}
+}
+
+// cmdStats are the figures of one command of a pool.
+type cmdStats struct {
+	count    atomic.Uint64
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// request counts a request of command cmd answered, and the time it took.
+func (s *poolStats) request(cmd int, d time.Duration) {
+	p := &s.cmds[cmd]
+	cs := p.Load()
+	if cs == nil {
+		name := s.front.commandName(cmd)
+		cs = &cmdStats{requests: s.m.requests.WithLabelValues(s.pool, name), latency: s.m.latency.WithLabelValues(s.pool, name)}
+		if !p.CompareAndSwap(nil, cs) {
+			cs = p.Load()
+		}
+	}
+	cs.count.Add(1)
+	cs.requests.Inc()
+	cs.latency.Observe(d.Seconds())
+}
+
+// commandCount returns how many requests of command cmd were answered.
+func (s *poolStats) commandCount(cmd int) uint64 {
+	if cs := s.cmds[cmd].Load(); cs != nil {
+		return cs.count.Load()
+	}
+	return 0
 }

@@ -97,13 +97,6 @@ type poolStats struct {
 	forwardErrors, fragments atomic.Uint64
 }
 
-// cmdStats are the figures of one command of a pool.
-type cmdStats struct {
-	count    atomic.Uint64
-	requests prometheus.Counter
-	latency  prometheus.Observer
-}
-
 func (m *metrics) forPool(name string, f front) *poolStats {
 	return &poolStats{
 		m: m, pool: name, front: f, cmds: make([]atomic.Pointer[cmdStats], f.commands()),
@@ -112,30 +105,6 @@ func (m *metrics) forPool(name string, f front) *poolStats {
 		connections:  m.connections.WithLabelValues(name),
 		rejected:     m.rejected.WithLabelValues(name),
 	}
-}
-
-// request counts a request of command cmd answered, and the time it took.
-func (s *poolStats) request(cmd int, d time.Duration) {
-	p := &s.cmds[cmd]
-	cs := p.Load()
-	if cs == nil {
-		name := s.front.commandName(cmd)
-		cs = &cmdStats{requests: s.m.requests.WithLabelValues(s.pool, name), latency: s.m.latency.WithLabelValues(s.pool, name)}
-		if !p.CompareAndSwap(nil, cs) {
-			cs = p.Load()
-		}
-	}
-	cs.count.Add(1)
-	cs.requests.Inc()
-	cs.latency.Observe(d.Seconds())
-}
-
-// commandCount returns how many requests of command cmd were answered.
-func (s *poolStats) commandCount(cmd int) uint64 {
-	if cs := s.cmds[cmd].Load(); cs != nil {
-		return cs.count.Load()
-	}
-	return 0
 }
 
 func (s *poolStats) clientError() {

@@ -9,12 +9,12 @@ import (
 )
 
 // TestReadmeFleetExamples: every configuration the fleet sections of
-// README.md and proxy/README.md show is one the proxy accepts, each of
-// the three sources among them, and the server file shown is one the file
-// source reads.
+// README.md and proxy/changes-and-fleets.md show is one the proxy accepts,
+// each of the three sources among them, and the server file shown is one
+// the file source reads.
 func TestReadmeFleetExamples(t *testing.T) {
 	for _, readme := range []struct{ path, heading string }{
-		{"README.md", "A fleet: servers from a membership source"},
+		{"changes-and-fleets.md", "A fleet: servers from a membership source"},
 		{"../README.md", "A fleet on one membership"},
 	} {
 		b, err := os.ReadFile(readme.path)

@@ -286,3 +286,20 @@ func (r *redisRequest) reset() {
 	r.call.reset()
 	r.local = r.local[:0]
 }
+
+// redisOp is an op of the Redis front: the engine's op, and where the
+// elements of its reply lie when it is an array.
+type redisOp struct {
+	op
+	elems []redis.Span
+}
+
+// newRedisOp returns an op of the Redis front that calls done when done.
+func newRedisOp(done func(*op)) *redisOp {
+	r := &redisOp{}
+	r.op.front, r.op.done = r, done
+	return r
+}
+
+// redisOf returns the Redis op that holds o.
+func redisOf(o *op) *redisOp { return o.front.(*redisOp) }

@@ -34,23 +34,6 @@ func (redisFront) commands() int { return redis.NumCommands() }
 
 func (redisFront) commandName(i int) string { return redis.CommandByID(i).Name() }
 
-// redisOp is an op of the Redis front: the engine's op, and where the
-// elements of its reply lie when it is an array.
-type redisOp struct {
-	op
-	elems []redis.Span
-}
-
-// newRedisOp returns an op of the Redis front that calls done when done.
-func newRedisOp(done func(*op)) *redisOp {
-	r := &redisOp{}
-	r.op.front, r.op.done = r, done
-	return r
-}
-
-// redisOf returns the Redis op that holds o.
-func redisOf(o *op) *redisOp { return o.front.(*redisOp) }
-
 // handshakeRequest returns what the proxy sends on a new connection to a
 // Redis server before any request: AUTH with the server's password and
 // SELECT of redis_db, as nutcracker sends them; nil for none.

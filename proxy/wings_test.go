@@ -33,8 +33,9 @@ var wings = []struct {
 	{"errors.go", "config"}, {"config", "config"},
 	// The engine: pools, their clients' requests and budgets (pool_),
 	// placement and routing (place_), servers and their connections
-	// (backend_), changes' windows (migration_).
-	{"pool", "engine"}, {"place", "engine"}, {"backend", "engine"}, {"migration", "engine"},
+	// (backend_), changes' windows (migration_), and the sockets' raw
+	// system calls with their portable twin (io_).
+	{"pool", "engine"}, {"place", "engine"}, {"backend", "engine"}, {"migration", "engine"}, {"io_", "engine"},
 	{"mc_", "memcached"}, {"redis_", "redis"},
 	{"source", "source"},
 	{"admin", "admin"},

@@ -5,7 +5,7 @@ package proxy
 import "net"
 
 // rawIO is used on Linux only, and not in race, memory or address
-// sanitizer builds (see backend_rawio_linux.go); elsewhere connections are read
+// sanitizer builds (see io_raw_linux.go); elsewhere connections are read
 // and written as they are.
 type rawIO struct{ net.Conn }
 

@@ -23,7 +23,7 @@ import (
 // context switches (perf record -e sched:sched_switch).
 //
 // Race, memory and address sanitizer builds use net.Conn instead
-// (backend_rawio_other.go): a raw call does not tell them which memory the kernel
+// (io_raw_other.go): a raw call does not tell them which memory the kernel
 // read or wrote.
 //
 // One goroutine at a time may Read, and one at a time may Write: each
