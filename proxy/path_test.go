@@ -3,8 +3,13 @@ package proxy
 import (
 	"bufio"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,15 +62,163 @@ func TestRequestPathLoad(t *testing.T) {
 	}
 }
 
-// TestRequestPathFiles lists the files of the package a memcached get and
-// a Redis GET run, as measured by statement counts.
+// The paths docs/architecture.md traces, by the heading of each, and the
+// load of TestRequestPathLoad that runs it.
+var tracedPaths = []struct{ heading, load string }{
+	{"### A memcached get", "memcached"},
+	{"### A Redis GET", "redis"},
+}
+
+// traceStep is a row of a traced path: a file, its wing, and the
+// functions the request runs there, as "Type.method" or "function".
+type traceStep struct {
+	wing, file string
+	funcs      []string
+}
+
+var (
+	traceRow  = regexp.MustCompile("^\\| *\\d+ *\\| *(\\w+) *\\| *`([a-z_]+\\.go)` *\\|(.*)\\|$")
+	traceFunc = regexp.MustCompile("`([A-Za-z_][A-Za-z0-9_]*(?:\\.[A-Za-z_][A-Za-z0-9_]*)?)`")
+)
+
+// readTrace returns the steps of the path under heading in the document.
+func readTrace(t *testing.T, doc, heading string) []traceStep {
+	_, rest, ok := strings.Cut(doc, "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("docs/architecture.md has no %q", heading)
+	}
+	var steps []traceStep
+	for _, line := range strings.Split(rest, "\n") {
+		if strings.HasPrefix(line, "#") {
+			break
+		}
+		m := traceRow.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		st := traceStep{wing: m[1], file: m[2]}
+		for _, f := range traceFunc.FindAllStringSubmatch(m[3], -1) {
+			st.funcs = append(st.funcs, f[1])
+		}
+		steps = append(steps, st)
+	}
+	if len(steps) == 0 {
+		t.Fatalf("docs/architecture.md: no steps under %q", heading)
+	}
+	return steps
+}
+
+// declarations returns what each non-test file of the package declares:
+// its functions by name and its methods as "Type.method", and the types.
+func declarations(t *testing.T) (byFile map[string][]string, types map[string]bool) {
+	byFile, types = map[string][]string{}, map[string]bool{}
+	names, _ := filepath.Glob("*.go")
+	fset := token.NewFileSet()
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				name := d.Name.Name
+				if d.Recv != nil {
+					typ := d.Recv.List[0].Type
+					if st, ok := typ.(*ast.StarExpr); ok {
+						typ = st.X
+					}
+					if id, ok := typ.(*ast.Ident); ok {
+						name = id.Name + "." + name
+					}
+				}
+				byFile[fset.Position(d.Pos()).Filename] = append(byFile[fset.Position(d.Pos()).Filename], name)
+			case *ast.GenDecl:
+				for _, sp := range d.Specs {
+					if ts, ok := sp.(*ast.TypeSpec); ok {
+						types[ts.Name.Name] = true
+					}
+				}
+			}
+		}
+	}
+	return byFile, types
+}
+
+// traceWing returns the wing the document names a file's by: the
+// engine's by the prefix of the file's name (pool, place, backend,
+// migration, io), the others' by their wing.
+func traceWing(file string) string {
+	if w := wingOf(file); w != "engine" {
+		return w
+	}
+	i := strings.IndexAny(file, "_.")
+	return file[:i]
+}
+
+// TestArchitectureTrace holds the paths docs/architecture.md traces to the
+// code: each function of the package it names is declared in the file it
+// names, a wing has at most two files on a path, and no file comes twice.
+func TestArchitectureTrace(t *testing.T) {
+	b, err := os.ReadFile("../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byFile, types := declarations(t)
+	for _, p := range tracedPaths {
+		t.Run(p.load, func(t *testing.T) {
+			files := map[string]bool{}
+			perWing := map[string]int{}
+			for _, st := range readTrace(t, string(b), p.heading) {
+				if files[st.file] {
+					t.Errorf("%s comes twice", st.file)
+				}
+				files[st.file] = true
+				if perWing[st.wing]++; perWing[st.wing] > 2 {
+					t.Errorf("wing %s has a third file, %s", st.wing, st.file)
+				}
+				if w := traceWing(st.file); w != st.wing {
+					t.Errorf("%s is in wing %s, not %s", st.file, w, st.wing)
+				}
+				for _, f := range st.funcs {
+					typ, _, method := strings.Cut(f, ".")
+					if method && !types[typ] {
+						continue // another package's: memcache.Reader, twemproxy's Pool.Index
+					}
+					if !slices.Contains(byFile[st.file], f) {
+						t.Errorf("%s: %s is not declared there", st.file, f)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestRequestPathFiles measures the files of the package a memcached get
+// and a Redis GET run, by statement counts, and holds them to the files
+// docs/architecture.md traces.
 func TestRequestPathFiles(t *testing.T) {
 	if os.Getenv("KOLCO_REQUEST_PATH") == "" {
 		t.Skip("set KOLCO_REQUEST_PATH=1 to measure the files a request runs")
 	}
-	for _, kind := range []string{"memcached", "redis"} {
-		files := perRequestFiles(t, kind, 200, 600)
-		t.Logf("%s: %s", kind, strings.Join(files, " "))
+	b, err := os.ReadFile("../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range tracedPaths {
+		var want []string
+		for _, st := range readTrace(t, string(b), p.heading) {
+			want = append(want, st.file)
+		}
+		slices.Sort(want)
+		got := perRequestFiles(t, p.load, 200, 600)
+		t.Logf("%s: %s", p.load, strings.Join(got, " "))
+		if !slices.Equal(got, want) {
+			t.Errorf("%s runs %v; docs/architecture.md traces %v", p.load, got, want)
+		}
 	}
 }
 
