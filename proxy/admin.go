@@ -28,6 +28,9 @@ import (
 //	                                 servers, shares, revision, and whether
 //	                                 the proxy agrees with kolco.admin_peers
 //	GET /metrics                     the Prometheus metrics
+//	POST /v1/pools/{pool}/servers/{server}/rejoin
+//	                                 an operator emptied a down server whose
+//	                                 outage journal overflowed: it rejoins
 //
 // It listens on kolco.admin_listen, on 127.0.0.1 unless the setting names
 // a host, and asks for "Authorization: Bearer <token>" when
@@ -183,6 +186,19 @@ func (s *Server) adminHandler(token []byte) http.Handler {
 			locs = append(locs, p.locate(k))
 		}
 		writeJSON(w, http.StatusOK, locs)
+	})
+	mux.HandleFunc("POST /v1/pools/{pool}/servers/{server}/rejoin", func(w http.ResponseWriter, r *http.Request) {
+		p := s.adminPool(w, r)
+		if p == nil {
+			return
+		}
+		if err := p.rejoinEmptied(r.PathValue("server")); err != nil {
+			writeJSON(w, http.StatusConflict, adminError{err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, struct {
+			Rejoin string `json:"rejoin"`
+		}{"at the server's next successful probe"})
 	})
 	if len(token) == 0 {
 		return mux

@@ -87,7 +87,7 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 		if p.Zone != "" {
 			read = fmt.Sprintf("the first live one in zone %s, else the first live one", p.Zone)
 		}
-		fmt.Fprintf(b, "  replicas: each key on %d servers%s; writes go to all (the reply is the first that is not an error), reads to %s; cas refused; a down server keeps its place and is emptied (flush_all) before it serves again\n",
+		fmt.Fprintf(b, "  replicas: each key on %d servers%s; writes go to all (the reply is the first that is not an error), reads to %s; cas refused; a down server keeps its place\n",
 			p.Replicas, distinct, read)
 	}
 	fmt.Fprintf(b, "  connections: %d per server, pipelined; reply timeout %d ms; preconnect %v\n",
@@ -102,6 +102,7 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 		fmt.Fprintf(b, "  failures: a failed server's keys get %s until it is back (fail-fast); no key moves; after %d consecutive failures it is marked down and retried after %d ms\n",
 			p.errorName(), p.ServerFailureLimit, p.ServerRetryTimeout.Milliseconds())
 	}
+	p.explainReturns(b)
 	switch {
 	case p.Ejection == EjectNone:
 		fmt.Fprintf(b, "  health: no probes; under ejection none no server is ever marked down, so there is nothing to restore\n")
@@ -112,6 +113,22 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 		fmt.Fprintf(b, "  health: no probes; a down server returns %d ms after it was marked down\n", p.ServerRetryTimeout.Milliseconds())
 	}
 	p.explainLimits(b)
+}
+
+// explainReturns writes what a down server's return does: the keys
+// written elsewhere while it was out are settled before it serves again.
+func (p *PoolConfig) explainReturns(b *strings.Builder) {
+	if p.Ejection != EjectRehash && p.Replicas <= 1 {
+		return
+	}
+	how := "copied to it from where they were written (meta commands, each conditional on what it held), a key written nowhere deleted"
+	overflow := "emptied (flush_all) if marked exclusive (sweep.exclusive), else kept down until an operator empties it"
+	if p.Redis {
+		how = "copied to it from where they were written (DUMP and RESTORE, in a transaction that WATCH voids if another client wrote one), a key written nowhere deleted"
+		overflow = "kept down until an operator empties it: a Redis server is never emptied by the proxy"
+	}
+	fmt.Fprintf(b, "  returns: the keys written elsewhere while a server is down (up to %d) are %s, before it serves again; the stand-ins' copies are deleted once it owns its keys; nothing else of it is touched. Past %d keys, what it missed is unknown: it is %s\n",
+		p.OutageJournal, how, p.OutageJournal, overflow)
 }
 
 // explainLimits writes the pool's limits, and what it does with

@@ -32,6 +32,9 @@ type backend struct {
 	stats  *serverStats
 	// failLog limits the lines logged for the server's failures.
 	failLog logLimit
+	// outage is the journal of what the server misses while it is
+	// marked down, when its keys are written elsewhere (see outage).
+	outage atomic.Pointer[outage]
 
 	// downErr is the error of every request refused while the server is
 	// down: one value, so that refusing allocates nothing.
@@ -183,14 +186,17 @@ func (h *health) succeeded() {
 
 // failed counts a failure and reports whether it marks the server down:
 // the limit-th consecutive failure of a server that is not down yet does,
-// and the server may be tried again after retry.
-func (h *health) failed(limit int, retry time.Duration) bool {
+// and the server may be tried again after retry. opening runs before the
+// server is marked down, so that nothing routed around it misses what it
+// sets up (its outage journal).
+func (h *health) failed(limit int, retry time.Duration, opening func()) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.failures++
 	if h.down.Load() || h.failures < limit {
 		return false
 	}
+	opening()
 	h.down.Store(true)
 	h.retryAt = time.Now().Add(retry)
 	return true
@@ -256,7 +262,7 @@ func (b *backend) fail(err error, n int) {
 	if cfg.Ejection == EjectNone {
 		return
 	}
-	if b.health.failed(cfg.ServerFailureLimit, cfg.ServerRetryTimeout) {
+	if b.health.failed(cfg.ServerFailureLimit, cfg.ServerRetryTimeout, func() { b.pool.openOutage(b) }) {
 		b.stats.ejected()
 		b.pool.healthChanged(b, false, err)
 	}
@@ -293,7 +299,8 @@ type serverStats struct {
 	hits, misses             atomic.Uint64 // keys of get, gets, gat, gats, mg
 	errors                   atomic.Uint64 // requests failed at the server
 	ejections, restores      atomic.Uint64
-	ejectedAt                atomic.Int64 // unix microseconds of the last ejection
+	settled                  atomic.Uint64 // keys settled on the server's returns
+	ejectedAt                atomic.Int64  // unix microseconds of the last ejection
 	// Connections ended by the server (eof), by an error, or by a
 	// timeout; opened now, and ever dialled.
 	eof, err, timedout atomic.Uint64

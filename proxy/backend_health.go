@@ -16,22 +16,26 @@ func (p *pool) healthChanged(b *backend, up bool, cause error) {
 	}
 }
 
-// restore brings b back, once its front has readied it to rejoin (see
-// front.rejoin: a server that missed the writes and deletes made while it
-// was down must not serve what it held before). If that fails, b stays
-// down: with probes, until the next
+// restore brings b back. What it missed while it was out is settled first
+// (see outage). If that fails, b stays down: with probes, until the next
 // probe; without, it is ejected again for server_retry_timeout, as
 // nutcracker ejects a server again at its first failed request.
 func (p *pool) restore(b *backend) {
-	if err := p.front.rejoin(p.ctx, b); err != nil {
-		p.log.Warn("server not restored: readying it to rejoin failed", "server", b.name(), "addr", b.addr, "err", err)
+	o := b.outage.Load()
+	if o == nil {
+		p.restoreChange(b.restore)
+		return
+	}
+	if err := p.settleReturn(b, o); err != nil {
+		if ok, held := b.failLog.allow(); ok {
+			p.log.Warn("server not restored: settling what it missed while it was out failed", "server", b.name(), "addr", b.addr,
+				"err", err, "lines_not_logged", held)
+		}
 		if p.cfg.HealthCheck.Interval < 0 {
 			b.health.retryAfter(p.cfg.ServerRetryTimeout)
 			b.stats.ejected()
 		}
-		return
 	}
-	p.restoreChange(b.restore)
 }
 
 // healthLoop restores down servers: with probes, when a probe succeeds;

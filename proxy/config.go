@@ -184,6 +184,14 @@ type PoolConfig struct {
 	ClientBufferLimit int `yaml:"client_buffer_limit"`
 	// FlushAll is "refuse" (default) or "broadcast" to every server.
 	FlushAll string `yaml:"flush_all"`
+	// OutageJournal (outage_journal) is the most keys the pool notes as
+	// written elsewhere while one of its servers is marked down (under
+	// rehash, or with replicas), so that its return settles exactly those
+	// (see the README's failures): about 100 bytes each. Past it, what
+	// the server missed is unknown: it is emptied (flush_all) when it is
+	// the pool's alone (sweep.exclusive), else it stays down until an
+	// operator empties it. Default 100000.
+	OutageJournal int `yaml:"outage_journal"`
 	// MaxPending is the most requests one client may have in flight
 	// before the proxy stops reading from it. Default 128.
 	MaxPending int `yaml:"max_pending"`

@@ -56,6 +56,9 @@ func DefaultPoolConfig() PoolConfig {
 		// values, before the proxy stops reading from it; a single
 		// larger request is still served, alone.
 		ClientBufferLimit: 64 << 20,
+		// Enough for every key a busy pool writes to one server's share in
+		// a retry timeout of a few seconds, at about 10 MB.
+		OutageJournal: 100_000,
 		// Deep enough to keep a pipelining client's servers busy, shallow
 		// enough that a client that stops reading replies holds little.
 		MaxPending: 128,
@@ -168,6 +171,7 @@ func (p *PoolConfig) WithDefaults() *PoolConfig {
 	setDefault(&c.MaxValueSize, d.MaxValueSize)
 	setDefault(&c.ClientBufferLimit, d.ClientBufferLimit)
 	setDefault(&c.MaxPending, d.MaxPending)
+	setDefault(&c.OutageJournal, d.OutageJournal)
 	setDefault(&c.FlushAll, d.FlushAll)
 	setDefault(&c.Replicas, d.Replicas)
 	switch {

@@ -154,6 +154,7 @@ func (p *PoolConfig) checkNumbers(bad badSetting) error {
 		{"server_failure_limit", p.ServerFailureLimit}, {"client_connections", p.ClientConnections},
 		{"max_client_connections", p.MaxClientConnections}, {"max_value_size", p.MaxValueSize},
 		{"max_keys", p.MaxKeys}, {"max_pending", p.MaxPending}, {"client_buffer_limit", p.ClientBufferLimit},
+		{"outage_journal", p.OutageJournal},
 	} {
 		if f.v < 0 {
 			return bad(f.key, "must not be negative (got %d)", f.v)

@@ -67,8 +67,11 @@
 // preference list, and back when it is restored; with ketama and modula as
 // nutcracker rebuilds its continuum. With "fail-fast" they keep failing
 // until it is back. An ejected server is probed every health_check.interval
-// and restored when it answers; under rehash it is first emptied with
-// flush_all, since the writes of its keys went elsewhere meanwhile.
+// and restored when it answers; under rehash, and with replicas, what its
+// keys were written elsewhere meanwhile is settled first: the pool notes
+// each such key while the server is out (up to outage_journal keys) and
+// copies the values written onto it before it serves again, never
+// flushing it (see the README).
 //
 // # Membership changes
 //

@@ -266,6 +266,10 @@ func (r *mcRequest) answer(p *pool) bool {
 // forward sends a request the proxy does not answer itself to the servers
 // it concerns; in a migration window, by the warm path.
 func (r *mcRequest) forward(p *pool) {
+	if len(r.req.Keys) == 1 && writesKey(&r.req) {
+		r.guardKeys = append(r.guardKeys[:0], r.req.Key(0))
+		r.guardWrite(p, r.batch.flush)
+	}
 	if pl := p.place.Load(); pl.mig != nil && pl.mig.open() && r.forwardWarm(p, pl) {
 		return
 	}

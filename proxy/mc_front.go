@@ -29,19 +29,154 @@ func (memcacheFront) probe(ctx context.Context, b *backend) error {
 	return nil
 }
 
-// rejoin empties a server that was down, in a pool with replicas or under
-// rehash: it missed the writes and deletes made meanwhile (to the key's
-// other copies, or under rehash to the server that stood in for it), and
-// must not serve a value older than one written meanwhile.
-func (f memcacheFront) rejoin(ctx context.Context, b *backend) error {
-	cfg := b.pool.cfg
-	if cfg.Replicas <= 1 && cfg.Ejection != EjectRehash {
-		return nil
+// settle replaces b's copies of keys with the values the pool serves now,
+// read where the placement sends each key while b is out, with their
+// time to live and flags, so that b serves them again without a miss; a
+// key the pool holds none of is deleted from b. Each write to b is
+// conditional on what b held when settle read it (its CAS value, or
+// nothing): a value another client of b wrote meanwhile stays.
+func (memcacheFront) settle(ctx context.Context, b *backend, keys []string) error {
+	pl := b.pool.place.Load()
+	from := map[*backend][]string{}
+	var sc routeScratch
+	for _, k := range keys {
+		r := pl.route([]byte(k), false, &sc)
+		if len(r) == 0 || r[0] == b {
+			return fmt.Errorf("%w: no server stands in for %s's key %q", ErrNoServers, b.addr, k)
+		}
+		from[r[0]] = append(from[r[0]], k)
 	}
-	if err := f.empty(ctx, b); err != nil {
-		return fmt.Errorf("flush_all before rejoining: %w", err)
+	for src, ks := range from {
+		if err := mcSettle(ctx, b, src, ks); err != nil {
+			return err
+		}
 	}
-	b.pool.log.Info("server emptied before rejoining: it missed the writes made while it was down", "server", b.name(), "addr", b.addr)
+	return nil
+}
+
+// mcSettle writes to b the values src holds of keys, each conditional on
+// b's CAS value of it, read first.
+func mcSettle(ctx context.Context, b, src *backend, keys []string) error {
+	tokens := make([][]byte, 0, len(keys))
+	b64 := make([]bool, 0, len(keys))
+	var casReq, fetchReq []byte
+	for _, k := range keys {
+		tok, isB64, ok := memcache.KeyToken(nil, []byte(k))
+		if !ok {
+			continue // no command can name it: no client wrote it either
+		}
+		tokens, b64 = append(tokens, tok), append(b64, isB64)
+		casReq = memcache.AppendMetaCas(casReq, tok, isB64)
+		fetchReq = memcache.AppendMetaFetch(fetchReq, tok, isB64)
+	}
+	conn, err := b.dialOwn(ctx, b.pool.cfg.Timeout)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	held, err := mcAskAll(conn, b.pool.cfg.Timeout, casReq, len(tokens), memcache.CmdMetaGet)
+	if err != nil {
+		return err
+	}
+	srcConn, err := src.dialOwn(ctx, b.pool.cfg.Timeout)
+	if err != nil {
+		return fmt.Errorf("reading what %s holds of them: %w", src.addr, err)
+	}
+	defer srcConn.Close()
+	values, err := mcAskAll(srcConn, b.pool.cfg.Timeout, fetchReq, len(tokens), memcache.CmdMetaGet)
+	if err != nil {
+		return fmt.Errorf("reading what %s holds of them: %w", src.addr, err)
+	}
+	var writeReq []byte
+	now := time.Now().Unix()
+	for i, tok := range tokens {
+		cas, had, err := memcache.ParseMetaCas(held[i])
+		if err != nil {
+			return err
+		}
+		v, found, err := memcache.ParseMetaValue(values[i])
+		if err != nil {
+			return fmt.Errorf("reading what %s holds of them: %w", src.addr, err)
+		}
+		exp, live := memcache.StoreTTL(v.TTL, now)
+		switch {
+		case found && live && had:
+			writeReq = memcache.AppendMetaReplace(writeReq, tok, b64[i], exp, v.Flags, v.Data, cas)
+		case found && live:
+			writeReq = memcache.AppendMetaAdd(writeReq, tok, b64[i], exp, v.Flags, v.Data)
+		case had:
+			writeReq = memcache.AppendMetaDelete(writeReq, tok, b64[i], cas)
+		default:
+			writeReq = memcache.AppendMetaDelete(writeReq, tok, b64[i], 0) // b holds none: NF
+		}
+	}
+	replies, err := mcAskAll(conn, b.pool.cfg.Timeout, writeReq, len(tokens), memcache.CmdMetaSet)
+	if err != nil {
+		return err
+	}
+	for _, r := range replies {
+		if memcache.IsErrorReply(r) {
+			return fmt.Errorf("%w: %q", memcache.ErrBadReply, r)
+		}
+	}
+	return nil
+}
+
+// mcAskAll writes req, n meta requests, on conn and reads their n replies
+// as replies to cmd, all within timeout.
+func mcAskAll(conn net.Conn, timeout time.Duration, req []byte, n int, cmd memcache.Command) ([][]byte, error) {
+	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return nil, err
+	}
+	if _, err := conn.Write(req); err != nil {
+		return nil, err
+	}
+	rr := memcache.NewReplyReader(conn, 0)
+	replies := make([][]byte, n)
+	for i := range replies {
+		reply, _, err := rr.Read(nil, cmd, nil)
+		if err != nil {
+			return nil, err
+		}
+		replies[i] = reply
+	}
+	return replies, nil
+}
+
+// release deletes keys from b, which held them for another server, on a
+// connection of its own, all sent at once and their replies read after.
+func (memcacheFront) release(ctx context.Context, b *backend, keys []string) error {
+	conn, err := b.dialOwn(ctx, b.pool.cfg.Timeout)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var buf, tokens []byte
+	sent := 0
+	for _, k := range keys {
+		tok, b64, ok := memcache.KeyToken(tokens[:0], []byte(k))
+		if !ok {
+			continue // no command can name it: no client wrote it either
+		}
+		if b64 {
+			tokens = tok[:0]
+		}
+		buf = memcache.AppendMetaDelete(buf, tok, b64, 0)
+		sent++
+	}
+	if _, err := conn.Write(buf); err != nil {
+		return err
+	}
+	rr := memcache.NewReplyReader(conn, 0)
+	var reply []byte
+	for range sent {
+		if reply, _, err = rr.Read(reply[:0], memcache.CmdMetaDelete, nil); err != nil {
+			return err
+		}
+		if _, err := memcache.ParseMetaDeleted(reply); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -61,5 +61,6 @@ func (r *mcRequest) warmEnd() {
 		w.gated = false
 		r.gate.leave()
 	}
+	r.unguard()
 	r.done <- struct{}{}
 }

@@ -146,3 +146,14 @@ func setValue(c *mc, key, value string, flags, exptime int) {
 		c.t.Fatalf("set %s: %q", key, reply)
 	}
 }
+
+// flushAll empties the server.
+func (d *direct) flushAll() {
+	d.t.Helper()
+	if _, err := io.WriteString(d.conn, "flush_all\r\n"); err != nil {
+		d.t.Fatal(err)
+	}
+	if line, err := d.r.ReadString('\n'); err != nil || line != "OK\r\n" {
+		d.t.Fatalf("flush_all: %q, %v", line, err)
+	}
+}

@@ -5,10 +5,10 @@ import (
 )
 
 // TestWarmRestoreReadsStandIns: under rehash a server's keys are written
-// to the servers standing in for it while it is down; when it is restored
-// (emptied first), its keys are read warm from the stand-ins, and once the
-// window closes the sweep removes the stand-ins' copies, so that a second
-// failure cannot serve them.
+// to the servers standing in for it while it is down; when it is restored,
+// what was written meanwhile is copied to it first (settled), so its keys
+// read as written without a fallback, and once the window closes the
+// stand-ins' copies are gone, so that a second failure cannot serve them.
 func TestWarmRestoreReadsStandIns(t *testing.T) {
 	c := startCluster(t, 4)
 	settings := "  distribution: jump\n  auto_eject_hosts: true\n  server_failure_limit: 1\n" +
@@ -36,7 +36,7 @@ func TestWarmRestoreReadsStandIns(t *testing.T) {
 	if len(theirs) < 100 {
 		t.Fatalf("m1 owns %d keys", len(theirs))
 	}
-	p.restore(down) // emptied, then back
+	p.restore(down) // settled, then back
 	if down.health.isDown() {
 		t.Fatal("m1 not restored")
 	}
@@ -45,8 +45,11 @@ func TestWarmRestoreReadsStandIns(t *testing.T) {
 			t.Fatalf("%s after m1's restore reads %q, want the value written while it was down", k, got)
 		}
 	}
-	if got := p.mig.stats.copies.Load(); got != uint64(len(theirs)) {
-		t.Errorf("%d copies to m1 for its %d keys", got, len(theirs))
+	if got := down.stats.settled.Load(); got != uint64(len(theirs)) {
+		t.Errorf("%d keys settled on m1 for its %d written while it was down", got, len(theirs))
+	}
+	if got := p.mig.stats.fallbacks.Load(); got != 0 {
+		t.Errorf("%d reads fell back to the stand-ins: m1 was settled before it served", got)
 	}
 	eventually(t, "the window to close and the sweep to end", func() bool { return p.place.Load().mig == nil })
 	for i, orphans := range census(t, c, p) {

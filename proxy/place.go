@@ -34,6 +34,11 @@ type placement struct {
 	// skipDown makes lookups pass over servers marked down (kolco's
 	// distributions under rehash, one copy per key).
 	skipDown bool
+	// full is, for twemproxy's distributions with servers left out
+	// (rehash), the placement over every configured server: where a key
+	// belongs while its server is out (see outage); nil when pl is over
+	// every configured server itself.
+	full     *placement
 	replicas int
 	zone     string
 	// prev is the placement this one replaced by a change of membership,
@@ -46,6 +51,15 @@ type placement struct {
 	// sig is the placement's signature: equal for two placements that
 	// send every key to the same server address.
 	sig string
+}
+
+// configured returns the placement over every configured server, down or
+// not.
+func (pl *placement) configured() *placement {
+	if pl.full != nil {
+		return pl.full
+	}
+	return pl
 }
 
 // layout returns the configured placement of a kolco distribution, or nil.

@@ -59,6 +59,14 @@ func (p *pool) twemproxyPlacement() (*placement, error) {
 		}
 	}
 	pl.sig = signature(cfg, pl)
+	if len(pl.servers) < len(p.backends) {
+		full := &placement{servers: p.backends, replicas: cfg.Replicas, zone: cfg.Zone}
+		pick, err := newPicker(cfg, nodesOf(full.servers))
+		if err != nil {
+			return nil, err
+		}
+		full.pick, pl.full = pick, full
+	}
 	if len(pl.servers) == 0 {
 		return pl, nil
 	}

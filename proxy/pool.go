@@ -29,6 +29,12 @@ type pool struct {
 
 	// placeMu serializes the writers of place.
 	placeMu sync.Mutex
+	// outages counts the servers with an open outage journal; returns is
+	// held for reading by writes from their routing until they are done,
+	// and for writing by a server's return while it settles its last keys
+	// (see outage). A pool that replaces another shares its returns.
+	outages atomic.Int32
+	returns *sync.RWMutex
 	// mig is the state of the pool's migrations (see migration).
 	mig migrations
 	// refuseLog limits the lines logged for clients refused over
@@ -86,7 +92,7 @@ func newPool(spec poolSpec) (*pool, error) { return newPoolAfter(spec, nil, nil)
 // follow); both nil for a pool placed afresh.
 func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 	p := &pool{name: spec.name, cfg: spec.cfg, front: spec.front, members: spec.members, log: spec.log.With("pool", spec.name),
-		met: spec.met, stats: spec.met.forPool(spec.name, spec.front), drained: make(chan struct{})}
+		met: spec.met, stats: spec.met.forPool(spec.name, spec.front), drained: make(chan struct{}), returns: new(sync.RWMutex)}
 	for _, n := range spec.servers() {
 		b := newBackend(p, n)
 		b.slot = len(p.backends)
@@ -112,6 +118,7 @@ func (p *pool) inherit(old *pool) error {
 		was[id{b.name(), b.addr}] = b
 	}
 	p.mig.stripes = old.mig.stripes // fallbacks and writes in flight in old order with p's
+	p.returns = old.returns         // writes in flight in old hold off p's returns
 	changed := false
 	for _, b := range p.backends {
 		ob := was[id{b.name(), b.addr}]
@@ -121,6 +128,10 @@ func (p *pool) inherit(old *pool) error {
 		b.stats = ob.stats // figures survive a reload
 		if b.health.inherit(&ob.health) {
 			changed = true
+			if o := ob.outage.Load(); o != nil && p.journals() {
+				b.outage.Store(o) // what it missed, still to settle
+				p.outages.Add(1)
+			}
 		}
 	}
 	if !changed {

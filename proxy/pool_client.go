@@ -176,6 +176,11 @@ type call struct {
 	// held is what reading the request reserved in the client's charge
 	// (its ops hold what their replies did).
 	held int64
+	// guard is the pool whose returns the call holds for a write, and
+	// guardKeys the keys it writes (see outage): released, the keys noted,
+	// once every op is done.
+	guard     *pool
+	guardKeys [][]byte
 }
 
 func newCall() call { return call{done: make(chan struct{}, 1)} }
@@ -185,7 +190,29 @@ func (c *call) base() *call { return c }
 // opDone counts an op done; the last one signals the call.
 func (c *call) opDone(*op) {
 	if c.left.Add(-1) == 0 {
+		c.unguard()
 		c.done <- struct{}{}
+	}
+}
+
+// guardWrite holds p's returns for a write of the call about to be
+// routed, in a pool that journals outages; flush writes the client's
+// queued requests should it wait (see pool.guardWrite).
+func (c *call) guardWrite(p *pool, flush func()) {
+	if !p.journals() {
+		c.guardKeys = c.guardKeys[:0]
+		return
+	}
+	p.guardWrite(flush)
+	c.guard = p
+}
+
+// unguard releases the call's hold on its pool's returns, if any, noting
+// the keys it wrote.
+func (c *call) unguard() {
+	if c.guard != nil {
+		c.guard.doneWrite(c.guardKeys)
+		c.guard, c.guardKeys = nil, c.guardKeys[:0]
 	}
 }
 

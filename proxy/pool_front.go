@@ -25,11 +25,17 @@ type front interface {
 	handshake(b *backend, conn net.Conn) error
 	// probe asks b, on a connection of its own, whether it serves.
 	probe(ctx context.Context, b *backend) error
-	// rejoin readies b, which was marked down, to serve its pool again;
-	// an error keeps it down.
-	rejoin(ctx context.Context, b *backend) error
+	// settle readies b's copies of keys, which were written elsewhere
+	// while b was marked down, before b serves them again (see outage):
+	// it removes them, or replaces them with the values the pool serves
+	// now. An error keeps b down.
+	settle(ctx context.Context, b *backend, keys []string) error
+	// release removes keys from b, which held them for another server
+	// while it was out.
+	release(ctx context.Context, b *backend, keys []string) error
 	// empty removes every item b holds, before an exclusive server the
-	// pool did not have takes keys (see Sweep.Exclusive).
+	// pool did not have takes keys (see Sweep.Exclusive), or when what it
+	// missed while it was out is unknown.
 	empty(ctx context.Context, b *backend) error
 	// sweep runs once a migration's window has closed, and settles m
 	// (see migration).

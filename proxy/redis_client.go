@@ -178,6 +178,14 @@ func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
 // be split whose keys are on several servers is refused, as are the
 // commands no proxy can serve.
 func (c *redisClient) forward(p *pool, r *redisRequest) {
+	if !r.req.Cmd.ReadOnly() && r.req.NumKeys() > 0 {
+		// Before it is routed: a server coming back settles what
+		// writes routed around it wrote (see outage).
+		for i := range r.req.NumKeys() {
+			r.guardKeys = append(r.guardKeys, r.req.Key(i))
+		}
+		r.guardWrite(p, c.batch.flush)
+	}
 	c.place, c.none = p.place.Load(), len(p.backends)
 	if err := r.split.Split(&r.req, c.serverOf); err != nil {
 		if re, ok := err.(*redis.Error); ok {

@@ -16,10 +16,6 @@ import (
 // proto/nc_redis.c does for its core.
 type redisFront struct{}
 
-// rejoin does nothing: a Redis server is never emptied, since its data
-// may be all there is of it.
-func (redisFront) rejoin(context.Context, *backend) error { return nil }
-
 // errNotEmptied is empty's error: nothing empties a Redis server.
 var errNotEmptied = errors.New("a Redis server is never emptied: its data may be all there is of it")
 
@@ -33,6 +29,186 @@ func (redisFront) errorReply(err error) []byte { return appendRedisError(nil, er
 func (redisFront) commands() int { return redis.NumCommands() }
 
 func (redisFront) commandName(i int) string { return redis.CommandByID(i).Name() }
+
+// settle replaces b's copies of keys with the values the pool serves
+// now, read where the placement sends each key while b is out (DUMP and
+// PTTL there, then RESTORE ... REPLACE on b, with the time to live left),
+// and deletes b's copy of a key the pool holds none of: b's data may be
+// all there is of a key, so nothing of it goes that the pool does not
+// hold newer.
+func (redisFront) settle(ctx context.Context, b *backend, keys []string) error {
+	pl := b.pool.place.Load()
+	from := map[*backend][]string{}
+	var sc routeScratch
+	for _, k := range keys {
+		r := pl.route([]byte(k), false, &sc)
+		if len(r) == 0 || r[0] == b {
+			return fmt.Errorf("%w: no server stands in for %s's key %q", ErrNoServers, b.addr, k)
+		}
+		from[r[0]] = append(from[r[0]], k)
+	}
+	for src, ks := range from {
+		if err := redisSettle(ctx, b, src, ks); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// redisSettle writes to b the values src holds of keys, as a transaction
+// on b that WATCH keeps from taking effect when another client of b wrote
+// one of them since it was read: then each key is written alone, and one
+// written meanwhile keeps that client's value.
+func redisSettle(ctx context.Context, b, src *backend, keys []string) error {
+	conn, err := redisDial(ctx, b)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	watch := [][]byte{[]byte("WATCH")}
+	for _, k := range keys {
+		watch = append(watch, []byte(k))
+	}
+	if _, err := redisDo(conn, b, redis.AppendArgs(nil, watch), 1); err != nil {
+		return err
+	}
+	values, err := redisDump(ctx, src, keys)
+	if err != nil {
+		return fmt.Errorf("reading what %s holds of them: %w", src.addr, err)
+	}
+	applied, err := redisExec(conn, b, keys, values)
+	if err != nil || applied {
+		return err
+	}
+	for i, k := range keys { // one of them changed on b: each alone
+		if _, err := redisDo(conn, b, redis.AppendArgs(nil, [][]byte{[]byte("WATCH"), []byte(k)}), 1); err != nil {
+			return err
+		}
+		if _, err := redisExec(conn, b, keys[i:i+1], values[i:i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// redisExec writes keys as values hold them in a transaction on conn,
+// after a WATCH of them: RESTORE ... REPLACE, or DEL for a key that does
+// not exist. It reports false when the transaction did not take effect,
+// one of the keys having changed since the WATCH.
+func redisExec(conn net.Conn, b *backend, keys []string, values []dumped) (bool, error) {
+	req := redis.AppendArgs(nil, [][]byte{[]byte("MULTI")})
+	for i, k := range keys {
+		if values[i].data == nil {
+			req = redis.AppendArgs(req, [][]byte{[]byte("DEL"), []byte(k)})
+			continue
+		}
+		req = redis.AppendArgs(req, [][]byte{[]byte("RESTORE"), []byte(k), fmt.Append(nil, values[i].ttl), values[i].data, []byte("REPLACE")})
+	}
+	req = redis.AppendArgs(req, [][]byte{[]byte("EXEC")})
+	replies, err := redisDo(conn, b, req, len(keys)+2)
+	if err != nil {
+		return false, err
+	}
+	exec := replies[len(replies)-1]
+	if bytes.Equal(exec, []byte("*-1\r\n")) {
+		return false, nil
+	}
+	if bytes.Contains(exec, []byte("\r\n-")) {
+		return false, fmt.Errorf("%s: %q", b.addr, exec)
+	}
+	return true, nil
+}
+
+// release deletes keys from b, which held them for another server.
+func (redisFront) release(ctx context.Context, b *backend, keys []string) error {
+	args := [][]byte{[]byte("UNLINK")}
+	for _, k := range keys {
+		args = append(args, []byte(k))
+	}
+	_, err := redisAsk(ctx, b, redis.AppendArgs(nil, args), 1)
+	return err
+}
+
+// dumped is a key's value as DUMP serializes it, and the milliseconds it
+// has left to live (0 for none); nil data for a key that does not exist.
+type dumped struct {
+	data []byte
+	ttl  int64
+}
+
+// redisDump reads keys from b with DUMP and PTTL.
+func redisDump(ctx context.Context, b *backend, keys []string) ([]dumped, error) {
+	var req []byte
+	for _, k := range keys {
+		req = redis.AppendArgs(req, [][]byte{[]byte("DUMP"), []byte(k)})
+		req = redis.AppendArgs(req, [][]byte{[]byte("PTTL"), []byte(k)})
+	}
+	replies, err := redisAsk(ctx, b, req, 2*len(keys))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dumped, len(keys))
+	for i := range keys {
+		data, isNil, ok := redis.Bulk(replies[2*i])
+		ttl, tok := redis.Integer(replies[2*i+1])
+		if !ok || !tok {
+			return nil, fmt.Errorf("%w: %q, %q to DUMP and PTTL", redis.ErrBadReply, replies[2*i], replies[2*i+1])
+		}
+		if !isNil && ttl != -2 { // -2: gone since the DUMP
+			out[i] = dumped{data: data, ttl: max(ttl, 0)}
+		}
+	}
+	return out, nil
+}
+
+// redisAsk sends req, n requests, to b on a connection of its own, after
+// the handshake, and returns their replies; an error reply is an error.
+func redisAsk(ctx context.Context, b *backend, req []byte, n int) ([][]byte, error) {
+	conn, err := redisDial(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	return redisDo(conn, b, req, n)
+}
+
+// redisDial opens a connection of its own to b, after the handshake.
+func redisDial(ctx context.Context, b *backend) (net.Conn, error) {
+	timeout := b.pool.cfg.Timeout
+	conn, err := b.dialOwn(ctx, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if err := redisHandshake(b, conn, timeout); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// redisDo sends req, n requests, on conn to b and returns their replies,
+// within the pool's timeout; an error reply is an error.
+func redisDo(conn net.Conn, b *backend, req []byte, n int) ([][]byte, error) {
+	if err := conn.SetDeadline(time.Now().Add(b.pool.cfg.Timeout)); err != nil {
+		return nil, err
+	}
+	if _, err := conn.Write(req); err != nil {
+		return nil, err
+	}
+	rr := redis.NewReplyReader(conn, redis.ReplyLimits{MaxBulk: b.pool.cfg.MaxValueSize})
+	replies := make([][]byte, n)
+	for i := range replies {
+		reply, _, err := rr.Read(nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		if redis.IsError(reply) {
+			return nil, fmt.Errorf("%s: %s", b.addr, bytes.TrimSpace(reply[1:]))
+		}
+		replies[i] = reply
+	}
+	return replies, nil
+}
 
 // handshakeRequest returns what the proxy sends on a new connection to a
 // Redis server before any request: AUTH with the server's password and

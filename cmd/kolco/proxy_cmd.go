@@ -99,7 +99,7 @@ exits; SIGTERM and SIGINT shut down.`,
 	fl.StringVarP(&f.statsAddr, "stats-addr", "a", nutcrackerStatsAddr, "the stats port's address")
 	fl.IntVarP(&f.statsInterval, "stats-interval", "i", 30000, "refresh the stats port's figures every this many ms (default: kolco.stats_interval)")
 	fl.IntVarP(&f.mbuf, "mbuf-size", "m", 16384, "accepted for nutcracker's command line; not needed (kolco sizes its buffers itself)")
-	cmd.AddCommand(newProxyLocateCmd(), newProxyPoolsCmd())
+	cmd.AddCommand(newProxyLocateCmd(), newProxyPoolsCmd(), newProxyRejoinCmd())
 	return cmd
 }
 

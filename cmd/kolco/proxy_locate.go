@@ -74,6 +74,28 @@ func (c *adminClient) get(path string, v any) error {
 	return json.NewDecoder(resp.Body).Decode(v)
 }
 
+// post posts to path and decodes the JSON answer into v.
+func (c *adminClient) post(path string, v any) error {
+	req, err := http.NewRequest("POST", c.base+path, nil)
+	if err != nil {
+		return err
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var e struct{ Error string }
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		return fmt.Errorf("%s: %s: %s", c.base+path, resp.Status, e.Error)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
 // pool returns name, or the proxy's only pool when name is empty.
 func (c *adminClient) pool(name string) (string, error) {
 	if name != "" {
@@ -221,6 +243,48 @@ share of the pool's keys it holds under the placement in use.
 		},
 	}
 	cmd.Flags().StringVar(&addr, "proxy", "", "the proxy's admin endpoint, host:port")
+	cmd.Flags().StringVar(&tokenFile, "token-file", "", "a file holding the admin endpoint's bearer token")
+	return cmd
+}
+
+func newProxyRejoinCmd() *cobra.Command {
+	var addr, pool, server, tokenFile string
+	cmd := &cobra.Command{
+		Use:   "rejoin --proxy ADDR [--pool NAME] --server NAME",
+		Short: "Let a down server whose outage journal overflowed rejoin, once you emptied it",
+		Long: `While a server is down, a pool under rehash (or with replicas) notes the
+keys written elsewhere, up to its outage_journal, and settles exactly those
+when the server returns. Past that many, what the server missed is unknown:
+a server marked exclusive is emptied, any other stays down, since its
+copies may be older than what the pool serves. Empty it yourself (for
+memcached, flush_all; for Redis, as your data allows), then tell the
+proxy, through its admin endpoint: the server rejoins at its next
+successful probe.
+
+  $ kolco proxy rejoin --proxy 127.0.0.1:22223 --pool alpha --server mc-3`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if server == "" {
+				return usagef("--server NAME is required: the down server, by its name in the pool")
+			}
+			c, err := newAdminClient(addr, tokenFile)
+			if err != nil {
+				return err
+			}
+			if pool, err = c.pool(pool); err != nil {
+				return err
+			}
+			var answer struct{ Rejoin string }
+			if err := c.post("/v1/pools/"+url.PathEscape(pool)+"/servers/"+url.PathEscape(server)+"/rejoin", &answer); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s rejoins pool %s %s\n", server, pool, answer.Rejoin)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&addr, "proxy", "", "the proxy's admin endpoint, host:port")
+	cmd.Flags().StringVar(&pool, "pool", "", "the pool (default: the proxy's only pool)")
+	cmd.Flags().StringVar(&server, "server", "", "the down server, by its name in the pool")
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "a file holding the admin endpoint's bearer token")
 	return cmd
 }

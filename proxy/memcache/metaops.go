@@ -15,7 +15,9 @@ import (
 // against memcached 1.6.18):
 //
 //	mg <key> t f v                            -> VA <n> t<ttl> f<flags>\r\n<data>\r\n, or EN
+//	mg <key> c                                -> HD c<cas>, or EN
 //	ms <key> <n> T<ttl> F<flags> ME c\r\n...  -> HD c<cas> (stored), or NS (the key exists)
+//	ms <key> <n> T<ttl> F<flags> C<cas> c\r\n... -> HD c<cas>, EX (other CAS) or NF (no such key)
 //	md <key> [C<cas>]                         -> HD, NF (no such key), or EX (other CAS)
 //
 // A key that is not plain text (a meta key sent with b) is written in
@@ -128,11 +130,64 @@ func AppendMetaAdd(dst, key []byte, base64 bool, exptime int64, flags uint32, da
 	return appendData(dst, data)
 }
 
-// ParseMetaStored reads the reply to [AppendMetaAdd]: true and the CAS
-// value for "HD c<cas>", false for "NS" (the key exists). The error wraps
-// [ErrBadReply] for any other reply.
+// AppendMetaCas appends "mg <key> c": a read of the key's CAS value alone.
+func AppendMetaCas(dst, key []byte, base64 bool) []byte {
+	dst = append(dst, "mg "...)
+	dst = append(dst, key...)
+	dst = append(dst, " c"...)
+	if base64 {
+		dst = append(dst, " b"...)
+	}
+	return append(dst, "\r\n"...)
+}
+
+// ParseMetaCas reads the reply to [AppendMetaCas]: the CAS value and true,
+// or false for a miss ("EN"). The error wraps [ErrBadReply] for any other
+// reply.
+func ParseMetaCas(reply []byte) (uint64, bool, error) {
+	if bytes.Equal(reply, []byte("EN\r\n")) {
+		return 0, false, nil
+	}
+	line, ok := bytes.CutSuffix(reply, []byte("\r\n"))
+	c, isHD := bytes.CutPrefix(line, []byte("HD c"))
+	if !ok || !isHD {
+		return 0, false, fmt.Errorf("%w: %q", ErrBadReply, clip(reply))
+	}
+	cas, ok := wire.ParseUint(c)
+	if !ok {
+		return 0, false, fmt.Errorf("%w: %q", ErrBadReply, clip(reply))
+	}
+	return cas, true, nil
+}
+
+// AppendMetaReplace appends an ms that replaces the value of the key only
+// while it is the one of CAS value cas ("C<cas>"), with the T flag's
+// value exptime and flags, as [AppendMetaAdd] stores them.
+func AppendMetaReplace(dst, key []byte, base64 bool, exptime int64, flags uint32, data []byte, cas uint64) []byte {
+	dst = append(dst, "ms "...)
+	dst = append(dst, key...)
+	dst = append(dst, ' ')
+	dst = strconv.AppendInt(dst, int64(len(data)), 10)
+	dst = append(dst, " T"...)
+	dst = strconv.AppendInt(dst, exptime, 10)
+	dst = append(dst, " F"...)
+	dst = strconv.AppendUint(dst, uint64(flags), 10)
+	dst = append(dst, " C"...)
+	dst = strconv.AppendUint(dst, cas, 10)
+	dst = append(dst, " c"...)
+	if base64 {
+		dst = append(dst, " b"...)
+	}
+	return appendData(dst, data)
+}
+
+// ParseMetaStored reads the reply to [AppendMetaAdd] or
+// [AppendMetaReplace]: true and the CAS value for "HD c<cas>", false for
+// "NS" (the key exists), "EX" (another CAS value) or "NF" (no such key).
+// The error wraps [ErrBadReply] for any other reply.
 func ParseMetaStored(reply []byte) (bool, uint64, error) {
-	if bytes.Equal(reply, []byte("NS\r\n")) {
+	switch string(reply) {
+	case "NS\r\n", "EX\r\n", "NF\r\n": // or to [AppendMetaReplace]: another value is there
 		return false, 0, nil
 	}
 	line, ok := bytes.CutSuffix(reply, []byte("\r\n"))

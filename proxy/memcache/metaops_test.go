@@ -59,10 +59,23 @@ func TestParseMetaStoredAndDeleted(t *testing.T) {
 	if ok, cas, err := ParseMetaStored([]byte("HD c42\r\n")); !ok || cas != 42 || err != nil {
 		t.Errorf("HD c42: %v, %d, %v", ok, cas, err)
 	}
-	if ok, _, err := ParseMetaStored([]byte("NS\r\n")); ok || err != nil {
-		t.Errorf("NS: %v, %v", ok, err)
+	for _, other := range []string{"NS\r\n", "EX\r\n", "NF\r\n"} { // another value is there, or none
+		if ok, _, err := ParseMetaStored([]byte(other)); ok || err != nil {
+			t.Errorf("%q: %v, %v", other, ok, err)
+		}
 	}
-	for _, bad := range []string{"HD\r\n", "HD c\r\n", "HD cx\r\n", "EX\r\n", "SERVER_ERROR x\r\n", "HD c1"} {
+	if cas, ok, err := ParseMetaCas([]byte("HD c7\r\n")); !ok || cas != 7 || err != nil {
+		t.Errorf("HD c7: %d, %v, %v", cas, ok, err)
+	}
+	if _, ok, err := ParseMetaCas([]byte("EN\r\n")); ok || err != nil {
+		t.Errorf("EN: %v, %v", ok, err)
+	}
+	for _, bad := range []string{"HD\r\n", "HD cx\r\n", "VA 1\r\nx\r\n", "SERVER_ERROR x\r\n"} {
+		if _, _, err := ParseMetaCas([]byte(bad)); !errors.Is(err, ErrBadReply) {
+			t.Errorf("ParseMetaCas(%q): %v; want ErrBadReply", bad, err)
+		}
+	}
+	for _, bad := range []string{"HD\r\n", "HD c\r\n", "HD cx\r\n", "SERVER_ERROR x\r\n", "HD c1"} {
 		if _, _, err := ParseMetaStored([]byte(bad)); !errors.Is(err, ErrBadReply) {
 			t.Errorf("%q: %v; want ErrBadReply", bad, err)
 		}
@@ -83,6 +96,9 @@ func TestMetaEncoders(t *testing.T) {
 		{string(AppendMetaFetch(nil, []byte("aw=="), true)), "mg aw== t f v b\r\n"},
 		{string(AppendMetaAdd(nil, []byte("k"), false, 0, 7, []byte("abc"))), "ms k 3 T0 F7 ME c\r\nabc\r\n"},
 		{string(AppendMetaAdd(nil, []byte("aw=="), true, 30, 0, nil)), "ms aw== 0 T30 F0 ME c b\r\n\r\n"},
+		{string(AppendMetaCas(nil, []byte("k"), false)), "mg k c\r\n"},
+		{string(AppendMetaReplace(nil, []byte("k"), false, 0, 7, []byte("abc"), 12)), "ms k 3 T0 F7 C12 c\r\nabc\r\n"},
+		{string(AppendMetaReplace(nil, []byte("aw=="), true, 30, 0, nil, 1)), "ms aw== 0 T30 F0 C1 c b\r\n\r\n"},
 		{string(AppendMetaDelete(nil, []byte("k"), false, 0)), "md k\r\n"},
 		{string(AppendMetaDelete(nil, []byte("aw=="), true, 9)), "md aw== C9 b\r\n"},
 	} {

@@ -68,6 +68,7 @@ type Command struct {
 	keys              finder
 	merge             Merge
 	why               reason
+	readOnly          bool
 	subs              map[string]*Command // subcommands of a container the proxy looks into
 
 	refused  *Error // the replies that name the command, built once
@@ -109,6 +110,10 @@ func (c *Command) KeyRange() (first, last, step int) { return c.first, c.last, c
 // arguments (a numkeys argument, a STORE option) rather than by
 // [Command.KeyRange] alone.
 func (c *Command) Movable() bool { return c.keys != keysRange }
+
+// ReadOnly reports whether the command only reads its keys, as
+// redis-server flags it readonly; every other command may change them.
+func (c *Command) ReadOnly() bool { return c.readOnly }
 
 // Class returns how a proxy handles the command.
 func (c *Command) Class() Class { return c.class }

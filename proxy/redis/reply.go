@@ -2,6 +2,7 @@ package redis
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -407,4 +408,21 @@ func Integer(reply []byte) (int64, bool) {
 		return 0, false
 	}
 	return parseInt(reply[1 : len(reply)-2])
+}
+
+// Bulk returns the data of a bulk string reply, "$n\r\n...\r\n"; isNil is
+// set for the nil reply, "$-1\r\n". ok is false for any other reply.
+func Bulk(reply []byte) (data []byte, isNil, ok bool) {
+	if string(reply) == "$-1\r\n" {
+		return nil, true, true
+	}
+	i := bytes.Index(reply, []byte("\r\n"))
+	if i < 2 || reply[0] != '$' {
+		return nil, false, false
+	}
+	n, ok := parseInt(reply[1:i])
+	if !ok || n < 0 || int64(len(reply)) != int64(i)+2+n+2 || string(reply[len(reply)-2:]) != "\r\n" {
+		return nil, false, false
+	}
+	return reply[i+2 : len(reply)-2], false, true
 }

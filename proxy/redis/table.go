@@ -1,5 +1,7 @@
 package redis
 
+import "slices"
+
 // spec is one row of the command table: the name, arity and legacy key
 // range exactly as redis-server 7.0.15's COMMAND INFO gives them
 // (TestTableMatchesServer holds them to it), and how the proxy handles the
@@ -327,6 +329,24 @@ var specs = [...]spec{
 	{"zunion", -3, 0, 0, 0, same(keysZNum)},
 	{"zunionstore", -4, 1, 1, 1, same(keysStoreNum)}}
 
+// readOnly are the commands redis-server 7.0 flags readonly: they read
+// the keys they name and change none (TestTableMatchesServer holds the
+// list to the server's flags). Every other keyed command may change its
+// keys.
+var readOnly = []string{
+	"bitcount", "bitfield_ro", "bitpos", "dbsize", "dump", "eval_ro", "evalsha_ro", "exists",
+	"expiretime", "fcall_ro", "geodist", "geohash", "geopos", "georadius_ro", "georadiusbymember_ro",
+	"geosearch", "get", "getbit", "getrange", "hexists", "hget", "hgetall", "hkeys", "hlen", "hmget",
+	"hrandfield", "hscan", "hstrlen", "hvals", "keys", "lcs", "lindex", "llen", "lolwut", "lpos",
+	"lrange", "mget", "pexpiretime", "pfcount", "pttl", "randomkey", "scan", "scard", "sdiff",
+	"sinter", "sintercard", "sismember", "smembers", "smismember", "sort_ro", "srandmember", "sscan",
+	"strlen", "substr", "sunion", "touch", "ttl", "type", "xlen", "xpending", "xrange", "xread",
+	"xrevrange", "zcard", "zcount", "zdiff", "zinter", "zintercard", "zlexcount", "zmscore",
+	"zrandmember", "zrange", "zrangebylex", "zrangebyscore", "zrank", "zrevrange", "zrevrangebylex",
+	"zrevrangebyscore", "zrevrank", "zscan", "zscore", "zunion", "memory|usage", "object|encoding",
+	"object|freq", "object|idletime", "object|refcount", "xinfo|consumers", "xinfo|groups", "xinfo|stream",
+}
+
 // table maps each command's lower-case name to its entry, and byID each
 // command's ID, subcommands included. They are built once and never
 // changed.
@@ -338,7 +358,7 @@ func buildTable() (map[string]*Command, []*Command) {
 	for i := range specs {
 		s := &specs[i]
 		c := &Command{id: i, name: s.name, arity: s.arity, first: s.first, last: s.last, step: s.step,
-			class: s.how.class, keys: s.how.keys, merge: s.how.merge, why: s.how.why}
+			class: s.how.class, keys: s.how.keys, merge: s.how.merge, why: s.how.why, readOnly: slices.Contains(readOnly, s.name)}
 		switch c.class {
 		case ClassRefused:
 			c.refused = replyError(ErrUnsupported, "ERR '"+c.name+"' is not supported by the proxy: "+reasonText[c.why], false)

@@ -95,6 +95,9 @@ func checkCommand(t *testing.T, info value, seen map[string]bool) {
 	if movable := slices.Contains(flags, "movablekeys"); cmd.Movable() != movable {
 		t.Errorf("%s: movable %v, server says %v", name, cmd.Movable(), movable)
 	}
+	if ro := slices.Contains(flags, "readonly"); cmd.ReadOnly() != ro {
+		t.Errorf("%s: read-only %v, server says %v", name, cmd.ReadOnly(), ro)
+	}
 	for _, f := range []string{"blocking", "pubsub", "admin"} {
 		if slices.Contains(flags, f) && cmd.Class() != ClassRefused {
 			t.Errorf("%s: the server flags it %s, the proxy must refuse it (class %v)", name, f, cmd.Class())

@@ -1,0 +1,355 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// An outage is what a server marked down missed. Under rehash its keys
+// are served by stand-ins while it is out, and with replicas by their
+// other copies: every write and delete of one of its keys goes elsewhere,
+// and its own copy of the key grows older than the one written. So the
+// pool notes each such key in the server's outage, a journal opened when
+// the server is marked down, and when the server comes back exactly those
+// keys are settled before it serves (see pool.restore): its copies of
+// them removed, or replaced by the values written meanwhile (its front's
+// settle), and, once it owns the keys again, the stand-ins' copies
+// removed (release), so that it serves no value older than one written
+// meanwhile, a second failure finds no stand-in's old copy, and nothing
+// else it holds is touched. A pool whose down server's keys are not
+// written elsewhere (fail-fast with one copy; none, which marks no server
+// down) keeps no journal.
+//
+// A write is noted once it is done, holding the pool's returns lock for
+// reading from before it is routed until then, and a return settles the
+// last keys under the lock, so that no write routed around the server is
+// left out of what it settles: writes wait for those last keys only.
+
+// outage is the journal of one server's outage.
+type outage struct {
+	began time.Time
+	limit int
+
+	// mu guards the fields below.
+	mu sync.Mutex
+	// keys are the keys written elsewhere, each with the addresses of the
+	// stand-ins it was written to (none with replicas: the other copies
+	// are its own).
+	keys map[string][]string
+	// overflow is set once more than limit keys were written elsewhere,
+	// or a write reached every key at once (flush_all): the journal no
+	// longer says what the server missed.
+	overflow bool
+}
+
+func newOutage(limit int) *outage {
+	return &outage{began: time.Now(), limit: limit, keys: map[string][]string{}}
+}
+
+// note records key, written to the stand-in at addr ("" when it went to
+// the key's other copies).
+func (o *outage) note(key []byte, addr string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.overflow {
+		return
+	}
+	to, ok := o.keys[string(key)]
+	if !ok && len(o.keys) >= o.limit {
+		o.overflow, o.keys = true, nil
+		return
+	}
+	if addr != "" && !slices.Contains(to, addr) {
+		to = append(to, addr)
+	}
+	o.keys[string(key)] = to
+}
+
+// overflowed reports whether the journal no longer says what the server
+// missed.
+func (o *outage) overflowed() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.overflow
+}
+
+// spill marks the journal overflowed: a write reached every key at once.
+func (o *outage) spill() {
+	o.mu.Lock()
+	o.overflow, o.keys = true, nil
+	o.mu.Unlock()
+}
+
+// size returns the number of keys noted and not yet taken.
+func (o *outage) size() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.keys)
+}
+
+// take removes up to n keys from the journal and returns them, and the
+// stand-ins each was written to, into settled.
+func (o *outage) take(n int, settled map[string][]string) []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var keys []string
+	for k, to := range o.keys {
+		if len(keys) == n {
+			break
+		}
+		keys = append(keys, k)
+		for _, a := range to {
+			if !slices.Contains(settled[k], a) {
+				settled[k] = append(settled[k], a)
+			}
+		}
+		delete(o.keys, k)
+	}
+	return keys
+}
+
+// putBack returns keys taken from the journal and not settled.
+func (o *outage) putBack(keys []string, settled map[string][]string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.overflow {
+		return
+	}
+	for _, k := range keys {
+		o.keys[k] = append(o.keys[k], settled[k]...)
+	}
+}
+
+// settleBatch is how many keys a return settles at a time.
+const settleBatch = 512
+
+// errOverflow is why a server whose outage journal overflowed stays down
+// when it is not the pool's alone, which could be emptied instead.
+var errOverflow = errors.New("its outage journal overflowed (more keys written elsewhere than outage_journal, or flush_all): what it missed is unknown, and it is not marked exclusive (sweep.exclusive), so it is not emptied")
+
+// journals reports whether the pool keeps outage journals: whether a down
+// server's keys are written elsewhere.
+func (p *pool) journals() bool { return p.cfg.Ejection == EjectRehash || p.cfg.Replicas > 1 }
+
+// openOutage opens b's outage journal as b is marked down, before any
+// request can be routed around it.
+func (p *pool) openOutage(b *backend) {
+	if !p.journals() || b.outage.Load() != nil {
+		return
+	}
+	b.outage.Store(newOutage(p.cfg.OutageJournal))
+	p.outages.Add(1)
+}
+
+// guardWrite takes the pool's returns lock for reading for a write about
+// to be routed; the caller releases it with doneWrite once the write is
+// done. flush writes the client's queued requests, when the lock must be
+// waited for: a return waits for the writes holding it, and a write the
+// client has queued but not written would never be done.
+func (p *pool) guardWrite(flush func()) {
+	if p.returns.TryRLock() {
+		return
+	}
+	if flush != nil {
+		flush()
+	}
+	p.returns.RLock()
+}
+
+// doneWrite notes the keys of a write that is done in the outages of their
+// down servers, and releases the returns lock guardWrite took.
+func (p *pool) doneWrite(keys [][]byte) {
+	if p.outages.Load() > 0 {
+		p.noteWrites(keys)
+	}
+	p.returns.RUnlock()
+}
+
+// noteWrites records each key in the outage of each server that holds it
+// by the configured placement and is marked down, with the stand-in the
+// key goes to now.
+func (p *pool) noteWrites(keys [][]byte) {
+	pl := p.place.Load()
+	full := pl.configured()
+	if len(full.servers) == 0 {
+		return
+	}
+	var sc routeScratch
+	for _, key := range keys {
+		if full.replicas <= 1 {
+			b := full.servers[full.pick.Index(key)]
+			if o := b.outage.Load(); o != nil {
+				to := ""
+				if r := pl.route(key, false, &sc); len(r) > 0 && r[0] != b {
+					to = r[0].addr
+				}
+				o.note(key, to)
+			}
+			continue
+		}
+		sc.idx, sc.nodes = full.copies(sc.idx[:0], sc.nodes, key)
+		for _, i := range sc.idx {
+			if o := full.servers[i].outage.Load(); o != nil {
+				o.note(key, "")
+			}
+		}
+	}
+}
+
+// spillOutages marks every open outage overflowed: a write reached every
+// key of the pool at once (flush_all broadcast).
+func (p *pool) spillOutages() {
+	for _, b := range p.backends {
+		if o := b.outage.Load(); o != nil {
+			o.spill()
+		}
+	}
+}
+
+// settleReturn settles what b missed while it was out, restores it and,
+// once it owns its keys again, removes the stand-ins' copies. The error
+// says why b stays down: its front could not settle, or its journal
+// overflowed and it is not the pool's alone.
+func (p *pool) settleReturn(b *backend, o *outage) error {
+	ctx, settled := p.ctx, map[string][]string{}
+	if o.overflowed() {
+		if !p.cfg.exclusive(b.node) {
+			return errOverflow
+		}
+		if err := p.front.empty(ctx, b); err != nil {
+			return fmt.Errorf("its outage journal overflowed; emptying it (exclusive): %w", err)
+		}
+		p.log.Warn("server emptied before rejoining: its outage journal overflowed, so what it missed is unknown", "server", b.name(), "addr", b.addr)
+	} else {
+		// While writes go on around it; what they write meanwhile is
+		// noted, and settled in the next batches, up to a bound: writes
+		// that outrun the settling are settled under the lock.
+		for round := o.size()/settleBatch + 16; round > 0; round-- {
+			keys := o.take(settleBatch, settled)
+			if len(keys) == 0 {
+				break
+			}
+			if err := p.front.settle(ctx, b, keys); err != nil {
+				o.putBack(keys, settled)
+				return err
+			}
+		}
+	}
+	// The last keys, with no write in flight around b.
+	p.returns.Lock()
+	defer p.returns.Unlock()
+	for keys := o.take(settleBatch, settled); len(keys) > 0; keys = o.take(settleBatch, settled) {
+		if err := p.front.settle(ctx, b, keys); err != nil {
+			o.putBack(keys, settled)
+			return err
+		}
+	}
+	if o.overflowed() && !p.cfg.exclusive(b.node) {
+		return errOverflow // overflowed since: settled nothing that counts
+	}
+	b.stats.settled.Add(uint64(len(settled)))
+	b.outage.Store(nil)
+	p.outages.Add(-1)
+	p.restoreChange(b.restore)
+	p.log.Info("server settled and restored", "server", b.name(), "addr", b.addr, "keys", len(settled),
+		"outage", time.Since(o.began).Round(time.Millisecond))
+	p.releaseAfter(settled)
+	return nil
+}
+
+// releaseAfter removes, from the stand-ins, the copies of keys whose
+// server came back, once it owns them for good: after the writes routed
+// around it are done (within the pool's timeout) and any migration
+// window that reads the stand-ins has closed.
+func (p *pool) releaseAfter(settled map[string][]string) {
+	byAddr := map[string][]string{}
+	for k, addrs := range settled {
+		for _, a := range addrs {
+			byAddr[a] = append(byAddr[a], k)
+		}
+	}
+	if len(byAddr) == 0 {
+		return
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		if !p.waitReleasable() {
+			return
+		}
+		for addr, keys := range byAddr {
+			b := p.backendAt(addr)
+			if b == nil || b.health.isDown() {
+				continue // no longer the pool's, or out itself: its copies wait for its own return
+			}
+			for i := 0; i < len(keys); i += settleBatch {
+				if err := p.front.release(p.ctx, b, keys[i:min(i+settleBatch, len(keys))]); err != nil {
+					p.log.Warn("stand-in's copies of a returned server's keys not removed", "server", b.name(), "addr", addr, "err", err)
+					break
+				}
+			}
+		}
+	}()
+}
+
+// waitReleasable waits a timeout, and then while a migration window is
+// open; false when the pool closes first.
+func (p *pool) waitReleasable() bool {
+	wait := p.cfg.Timeout
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-p.ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+		if pl := p.place.Load(); pl.mig == nil || !pl.mig.open() {
+			return true
+		}
+		wait = 100 * time.Millisecond
+	}
+}
+
+// errNotOverflowed is the error of a rejoin asked of a server whose
+// outage journal says what it missed: it rejoins by itself.
+var errNotOverflowed = errors.New("its outage journal says what it missed: it is settled and rejoins by itself once it answers")
+
+// rejoinEmptied drops the overflowed outage journal of the server named
+// name, which an operator emptied, so that it rejoins at its next
+// successful probe holding nothing older than what the pool serves. The
+// error says why it does not: no such server, not down, or a journal that
+// has not overflowed.
+func (p *pool) rejoinEmptied(name string) error {
+	for _, b := range p.backends {
+		if b.name() != name {
+			continue
+		}
+		o := b.outage.Load()
+		switch {
+		case !b.health.isDown() || o == nil:
+			return fmt.Errorf("server %q is not down", name)
+		case !o.overflowed():
+			return errNotOverflowed
+		}
+		if b.outage.CompareAndSwap(o, nil) {
+			p.outages.Add(-1)
+			p.log.Warn("server's overflowed outage journal dropped: an operator says it is empty; it rejoins at its next probe", "server", name, "addr", b.addr)
+		}
+		return nil
+	}
+	return fmt.Errorf("no server %q in pool %q", name, p.name)
+}
+
+// backendAt returns the pool's server at addr, or nil.
+func (p *pool) backendAt(addr string) *backend {
+	for _, b := range p.backends {
+		if b.addr == addr {
+			return b
+		}
+	}
+	return nil
+}
