@@ -13,7 +13,7 @@
 // O(N) per lookup: one score per node. With the default [Config] that is
 // one key hash plus one 64-bit mix per node (plus one logarithm per node
 // when weights differ); with a Separator it is one hash of
-// ID + Separator + key per node. [Hash.LocateN] costs
+// ID + Separator + key per node. [Placement.LocateN] costs
 // O(N * ceil(n/16)) scores. No lookup allocates, except in separator mode
 // for an ID + Separator + key longer than 512 bytes (and in the purego
 // build).
