@@ -1,7 +1,7 @@
 // Package jump places keys with jump consistent hash, and removes any node
 // with MementoHash.
 //
-// [Hash] is the algorithm of Lamping and Veach, "A Fast, Minimal Memory,
+// [Bucket] is the algorithm of Lamping and Veach, "A Fast, Minimal Memory,
 // Consistent Hash Algorithm" (arXiv:1406.2294, 2014), bit for bit. It maps
 // a key to a bucket number and only lets the last bucket go. [Placement] adds
 // node names and arbitrary removals with the replacement table of Coluzzi
@@ -11,8 +11,8 @@
 //
 // # Lookup cost
 //
-// [Hash] runs O(ln n) loop iterations with one float division each. A
-// lookup on [Placement] is one key hash and one [Hash] over the bucket array,
+// [Bucket] runs O(ln n) loop iterations with one float division each. A
+// lookup on [Placement] is one key hash and one [Bucket] over the bucket array,
 // plus, if the key lands on a removed bucket, a short chain of re-hashes
 // (expected O(1) while few buckets are removed; the paper bounds it by the
 // ratio of removed to working buckets). No lookup allocates.
@@ -21,7 +21,7 @@
 //
 // # Memory
 //
-// [Hash] needs none. [Placement] keeps, per bucket ever used, the node and two
+// [Bucket] needs none. [Placement] keeps, per bucket ever used, the node and two
 // int32s for the replacement table, plus a map from ID to bucket.
 //
 // # Balance

@@ -9,7 +9,7 @@ import (
 // Config holds the settings of a [Placement]. The zero value means the
 // documented defaults.
 type Config struct {
-	// Hash turns a key into the 64-bit input of [Hash]. Nil means
+	// Hash turns a key into the 64-bit input of [Bucket]. Nil means
 	// keyhash.XXH3.
 	Hash keyhash.Func
 }
@@ -28,7 +28,7 @@ type Placement struct {
 // has no weights). An empty set is allowed: lookups then fail with
 // kolco.ErrNoNodes until nodes are added.
 func New(nodes []kolco.Node, cfg Config) (*Placement, error) {
-	p, err := memento.New("jumpback", nodes, cfg.Hash, Hash)
+	p, err := memento.New("jumpback", nodes, cfg.Hash, Bucket)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func New(nodes []kolco.Node, cfg Config) (*Placement, error) {
 // kolco.ErrBadState for a state that is not one of jumpback's over these
 // nodes, or is an error of New.
 func Restore(nodes []kolco.Node, cfg Config, state []byte) (*Placement, error) {
-	p, err := memento.Restore("jumpback", nodes, cfg.Hash, Hash, state)
+	p, err := memento.Restore("jumpback", nodes, cfg.Hash, Bucket, state)
 	if err != nil {
 		return nil, err
 	}
