@@ -33,7 +33,7 @@ type Placement interface {
 	kolco.Placement
 	kolco.IDLocator
 	kolco.IndexLocator
-	kolco.Membership
+	kolco.Mutable
 	kolco.Identity
 }
 

@@ -36,7 +36,7 @@ type Config struct {
 }
 
 // Placement is an AnchorHash placement. It implements [kolco.Placement] and
-// [kolco.Membership]. Lookups take no lock and do not allocate; each change
+// [kolco.Mutable]. Lookups take no lock and do not allocate; each change
 // copies the O(Capacity) state, changes the copy and publishes it
 // atomically.
 type Placement struct {
@@ -61,7 +61,7 @@ type state struct {
 
 var (
 	_ kolco.Placement    = (*Placement)(nil)
-	_ kolco.Membership   = (*Placement)(nil)
+	_ kolco.Mutable      = (*Placement)(nil)
 	_ kolco.IDLocator    = (*Placement)(nil)
 	_ kolco.IndexLocator = (*Placement)(nil)
 )

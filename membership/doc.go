@@ -32,7 +32,7 @@
 //
 // A [Follower] keeps a placement in step with a source: [Follow] starts
 // it, and each new version is applied to the placement as a change
-// (kolco.Diff through kolco.Membership, so that a change moves only the
+// (kolco.Diff through kolco.Mutable, so that a change moves only the
 // keys it must) and published as an immutable [View] that readers take
 // without a lock. Each view carries the placement's fingerprint
 // (kolco.Fingerprint): two processes following one store agree exactly

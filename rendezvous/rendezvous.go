@@ -46,7 +46,7 @@ type snapshot struct {
 
 var (
 	_ kolco.Placement    = (*Placement)(nil)
-	_ kolco.Membership   = (*Placement)(nil)
+	_ kolco.Mutable      = (*Placement)(nil)
 	_ kolco.IDLocator    = (*Placement)(nil)
 	_ kolco.IndexLocator = (*Placement)(nil)
 )

@@ -105,7 +105,7 @@ func (k *keyHash) hash(key string) uint64 {
 
 var (
 	_ kolco.Placement    = (*Ring)(nil)
-	_ kolco.Membership   = (*Ring)(nil)
+	_ kolco.Mutable      = (*Ring)(nil)
 	_ kolco.IDLocator    = (*Ring)(nil)
 	_ kolco.IndexLocator = (*Ring)(nil)
 )

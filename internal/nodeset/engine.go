@@ -38,7 +38,7 @@ func (c *Cell[S]) Update(next func(old *S) (*S, error)) error {
 	return nil
 }
 
-// Engine implements the methods of [kolco.Membership] for a placement
+// Engine implements the methods of [kolco.Mutable] for a placement
 // whose state is an S. The algorithm fills in the fields and calls
 // [Engine.Init]; every change is then validated against the node set of
 // the current state, turned into a [Delta], and handed to Next, whose

@@ -2,7 +2,7 @@
 // this module is built on: an immutable node set sorted by ID that applies
 // a [kolco.Change] and reports what it changed ([Delta]), a copy-on-write
 // [Cell] for an algorithm's state, and the [Engine] that ties them into the
-// [kolco.Membership] methods, so that an algorithm writes only how it
+// [kolco.Mutable] methods, so that an algorithm writes only how it
 // builds its next state from the old one and the delta.
 //
 // It also holds the canonical encoding of placement states and identities
