@@ -41,7 +41,7 @@ type Placement interface {
 // to it and ignores the rest; zero values mean the algorithm's defaults.
 type Options struct {
 	// Hash is the key hash; nil means the algorithm's default: xxh3, md5
-	// in seed mode, CRC16 (as Redis Cluster) for slots. Every hash of
+	// in article mode, CRC16 (as Redis Cluster) for slots. Every hash of
 	// package keyhash works with every algorithm: where an algorithm needs
 	// well-mixed bits, a weak hash (fnv1a, crc32) is finalized (see each
 	// package's documentation and keyhash.Finalized).
@@ -50,10 +50,11 @@ type Options struct {
 	VNodes int
 	// ZoneAware makes the ring's replica sets take distinct zones first.
 	ZoneAware bool
-	// Seed selects the seed article's semantics: for the ring md5 and 100
-	// points, for rendezvous the md5 of "node:key", unless Hash or VNodes
-	// say otherwise.
-	Seed bool
+	// Article selects the semantics of the article this module reproduces
+	// (see ring.ArticleConfig): for the ring md5 and 100 points, for
+	// rendezvous the md5 of "node:key", unless Hash or VNodes say
+	// otherwise.
+	Article bool
 	// TableSize is maglev's lookup table size (a prime).
 	TableSize int
 	// Slots is the number of hash slots.
@@ -131,7 +132,7 @@ var all = []Info{
 
 func newRendezvous(n []kolco.Node, o Options) (Placement, error) {
 	cfg := rendezvous.Config{Hash: o.Hash}
-	if o.Seed { // the article's one-liner: md5 of "node:key"
+	if o.Article { // the article's one-liner: md5 of "node:key"
 		cfg.Separator = ":"
 		if cfg.Hash == nil {
 			cfg.Hash = keyhash.MD5
@@ -142,8 +143,8 @@ func newRendezvous(n []kolco.Node, o Options) (Placement, error) {
 
 func newRing(nodes []kolco.Node, o Options) (Placement, error) {
 	cfg := ring.Config{VNodes: o.VNodes, Hash: o.Hash, ZoneAware: o.ZoneAware}
-	if o.Seed {
-		cfg = ring.Seed()
+	if o.Article {
+		cfg = ring.ArticleConfig()
 		cfg.ZoneAware = o.ZoneAware
 		if o.VNodes != 0 {
 			cfg.VNodes = o.VNodes
@@ -226,7 +227,7 @@ const (
 	HashOption Option = 1 << iota
 	VNodesOption
 	ZoneAwareOption
-	SeedOption
+	ArticleOption
 	TableSizeOption
 	SlotsOption
 	CapacityOption
@@ -243,9 +244,9 @@ func (o Option) Has(x Option) bool { return o&x == x }
 func (i Info) Reads() Option {
 	switch i.Name {
 	case "ring":
-		return HashOption | VNodesOption | ZoneAwareOption | SeedOption
+		return HashOption | VNodesOption | ZoneAwareOption | ArticleOption
 	case "rendezvous":
-		return HashOption | SeedOption
+		return HashOption | ArticleOption
 	case "slots":
 		return HashOption | SlotsOption
 	case "maglev":

@@ -97,9 +97,9 @@ func TestEmptyAndBadInputAreErrors(t *testing.T) {
 	}
 }
 
-func TestSeedRendezvousIsTheArticles(t *testing.T) {
+func TestArticleRendezvous(t *testing.T) {
 	ids := []string{"node-0", "node-1", "node-2", "node-3"}
-	p, err := algo.New("rendezvous", nodes(ids...), algo.Options{Seed: true})
+	p, err := algo.New("rendezvous", nodes(ids...), algo.Options{Article: true})
 	if err != nil {
 		t.Fatal(err)
 	}

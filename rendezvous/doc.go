@@ -60,11 +60,13 @@
 // Any node can be removed; the placement depends only on the node set, not
 // on the order of changes.
 //
-// # Ties and the seed article
+// # Ties and the article
 //
-// With Hash keyhash.MD5 and Separator ":", Locate reproduces the seed
-// article's rendezvous, which picks the node with the largest md5 of
-// "node:key" (first 8 digest bytes, big-endian), for equal weights. Equal scores (a 64-bit hash collision) go to the node with
+// With Hash keyhash.MD5 and Separator ":", Locate is the rendezvous of the
+// article this module reproduces ("Консистентное хеширование: кольцо
+// хешей, виртуальные узлы и код на Python"): for equal weights, the node
+// with the largest md5 of "node:key" (first 8 digest bytes, big-endian)
+// wins. Equal scores (a 64-bit hash collision) go to the node with
 // the lower ID; Python's max would pick the node listed first, which is the
 // same when the list is sorted.
 package rendezvous

@@ -18,7 +18,7 @@ type Config struct {
 	// Separator selects how a node's score is computed. Empty (the
 	// default) hashes the key once and mixes that hash with a hash of each
 	// node ID, which is fast. Non-empty hashes the string
-	// ID + Separator + key for every node, as the seed article's Python
+	// ID + Separator + key for every node, as the article's Python
 	// one-liner does with Hash = keyhash.MD5 and Separator = ":"; a weak
 	// hash (keyhash.FNV1a, keyhash.CRC32) is then finalized with
 	// keyhash.Finalized, since the highest of its raw values favours some

@@ -113,7 +113,7 @@ func readNodeFile(path string) ([]kolco.Node, error) {
 var algoFlags = []struct {
 	name string
 	opt  algo.Option
-}{{"hash", algo.HashOption}, {"vnodes", algo.VNodesOption}, {"seed", algo.SeedOption}, {"zone-aware", algo.ZoneAwareOption}}
+}{{"hash", algo.HashOption}, {"vnodes", algo.VNodesOption}, {"seed", algo.ArticleOption}, {"zone-aware", algo.ZoneAwareOption}}
 
 // rejectUnread refuses an option flag given that none of the algorithms
 // reads: it would change nothing.
@@ -154,7 +154,7 @@ func (p *placementFlags) options(fs *pflag.FlagSet) (algo.Options, error) {
 	if p.vnodes < 1 {
 		return algo.Options{}, usagef("--vnodes must be at least 1 (got %d)", p.vnodes)
 	}
-	o := algo.Options{Seed: p.seed, ZoneAware: p.zoneAware}
+	o := algo.Options{Article: p.seed, ZoneAware: p.zoneAware}
 	if !p.seed || fs.Changed("vnodes") {
 		o.VNodes = p.vnodes
 	}

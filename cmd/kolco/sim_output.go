@@ -39,10 +39,10 @@ func (s *setupFlags) setups(fs *pflag.FlagSet) ([]sim.Setup, error) {
 		return nil, err
 	}
 	if s.seed && !fs.Changed("vnodes") {
-		vs = []int{ring.Seed().VNodes} // the article's 100 points
+		vs = []int{ring.ArticleConfig().VNodes} // the article's 100 points
 	}
 	var opts algo.Options
-	opts.Seed = s.seed
+	opts.Article = s.seed
 	if fs.Changed("hash") { // else each algorithm's own default (xxh3; md5 in seed mode; CRC16 for slots)
 		h, err := keyhash.Parse(s.hash)
 		if err != nil {
