@@ -35,7 +35,7 @@ func TestOptionFlagsApplyOrAreRefused(t *testing.T) {
 	}{
 		{algo.HashOption, []string{"--hash", "murmur3"}, func(o *algo.Options) { o.Hash = keyhash.Murmur3 }},
 		{algo.VNodesOption, []string{"--vnodes", "7"}, func(o *algo.Options) { o.VNodes = 7 }},
-		{algo.ArticleOption, []string{"--seed"}, func(o *algo.Options) { o.Article = true }},
+		{algo.ArticleOption, []string{"--article"}, func(o *algo.Options) { o.Article = true }},
 		{algo.ZoneAwareOption, []string{"--zone-aware"}, func(o *algo.Options) { o.ZoneAware = true }},
 	}
 	for _, a := range algo.All() {
