@@ -39,15 +39,8 @@
 // when their fingerprints are equal. [Follower.Snapshot] reports the
 // revision, fingerprint, nodes, when the view was applied and whether it
 // is stale, with the process's local health beside them
-// ([Follower.SetDown]), for an admin endpoint and a fleet-wide status.
-//
-// # Comparing a fleet
-//
-// [Compare] says whether the [Report]s of a fleet agree, which of them
-// differ and which could not be asked. For kolco proxies, [Ask] reads each
-// one's [PoolMembership]s from its admin endpoint (GET /v1/membership),
-// all at once and each within a timeout, and [Answer.Report] turns an
-// answer into a report on one pool.
+// ([Follower.SetDown]), for an admin endpoint and a fleet-wide status
+// (package fleet compares them).
 //
 // For history-dependent algorithms (jump, jumpback, anchor, slots) the
 // node set does not decide the placement alone: the store keeps a

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kolco-dev/kolco/membership"
+	"github.com/kolco-dev/kolco/fleet"
 )
 
 // maxPeers bounds kolco.admin_peers: the status page asks each of them.
@@ -29,7 +29,7 @@ func checkPeers(g *GlobalConfig) error {
 		return fmt.Errorf("at most %d peers (got %d)", maxPeers, len(g.AdminPeers))
 	}
 	for _, p := range g.AdminPeers {
-		if _, err := membership.AdminURL(p); err != nil {
+		if _, err := fleet.AdminURL(p); err != nil {
 			return err
 		}
 	}
@@ -38,15 +38,15 @@ func checkPeers(g *GlobalConfig) error {
 
 // askPeers asks each peer for its membership statuses, all at once, each
 // within peerTimeout.
-func askPeers(ctx context.Context, peers []string, token []byte) []membership.Answer {
-	return membership.Ask(ctx, peers, string(token), peerTimeout)
+func askPeers(ctx context.Context, peers []string, token []byte) []fleet.Answer {
+	return fleet.Ask(ctx, peers, string(token), peerTimeout)
 }
 
 // agreement compares the pool's status here with the peers' answers.
-func agreement(self string, ms MembershipStatus, peers []membership.Answer) membership.Agreement {
-	reports := []membership.Report{ms.Report(self)}
+func agreement(self string, ms MembershipStatus, peers []fleet.Answer) fleet.Agreement {
+	reports := []fleet.Report{ms.Report(self)}
 	for _, p := range peers {
 		reports = append(reports, p.Report(ms.Pool))
 	}
-	return membership.Compare(reports)
+	return fleet.Compare(reports)
 }
