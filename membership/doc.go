@@ -36,7 +36,7 @@
 // keys it must) and published as an immutable [View] that readers take
 // without a lock. Each view carries the placement's fingerprint
 // (kolco.Fingerprint): two processes following one store agree exactly
-// when their fingerprints are equal. [Follower.Snapshot] reports the
+// when their fingerprints are equal. [Follower.Report] reports the
 // revision, fingerprint, nodes, when the view was applied and whether it
 // is stale, with the process's local health beside them
 // ([Follower.SetDown]), for an admin endpoint and a fleet-wide status

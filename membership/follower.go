@@ -301,7 +301,7 @@ func (f *Follower) WaitRevision(ctx context.Context, rev int64) (*View, error) {
 }
 
 // SetDown records the IDs of the nodes this process treats as down (its
-// local health), for [Follower.Snapshot]. It does not change the
+// local health), for [Follower.Report]. It does not change the
 // placement or its fingerprint: health is local, membership is shared.
 func (f *Follower) SetDown(ids ...string) {
 	down := slices.Clone(ids)

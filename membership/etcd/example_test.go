@@ -51,8 +51,8 @@ func Example_follow() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	snap := f.Snapshot()
-	log.Printf("user:42 on %s; revision %d, fingerprint %s, stale %v", node.ID, snap.Revision, snap.Fingerprint, snap.Stale)
+	st := f.Report()
+	log.Printf("user:42 on %s; revision %d, fingerprint %s, stale %v", node.ID, st.Revision, st.Fingerprint, st.Stale)
 }
 
 // An operator's tool adds a node; a concurrent change makes Update read

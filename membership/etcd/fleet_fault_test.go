@@ -78,10 +78,10 @@ func TestFleetPausedFollowerConverges(t *testing.T) {
 	t.Logf("the blocked follower, resumed, converged after %v", took.Round(10*time.Microsecond))
 	proxy.Restore()
 	_, took = agree(t, rev, time.Now(), a, c)
-	snap := c.Snapshot()
-	t.Logf("the cut-off follower, reconnected, converged after %v (resyncs %d, adopted %d)", took.Round(time.Millisecond), snap.Resyncs, snap.Adopted)
-	if snap.Resyncs != 1 {
-		t.Errorf("the cut-off follower read the membership in full %d times after the compaction, want 1", snap.Resyncs)
+	st := c.Report()
+	t.Logf("the cut-off follower, reconnected, converged after %v (resyncs %d, adopted %d)", took.Round(time.Millisecond), st.Resyncs, st.Adopted)
+	if st.Resyncs != 1 {
+		t.Errorf("the cut-off follower read the membership in full %d times after the compaction, want 1", st.Resyncs)
 	}
 }
 
@@ -106,15 +106,15 @@ func TestFleetEtcdStopped(t *testing.T) {
 	stopped := time.Now()
 	for i, f := range fs {
 		deadline := time.Now().Add(bound)
-		for !f.Snapshot().Stale {
+		for !f.Report().Stale {
 			if time.Now().After(deadline) {
-				t.Fatalf("follower %d not stale %v after etcd stopped: %+v", i, bound, f.Snapshot())
+				t.Fatalf("follower %d not stale %v after etcd stopped: %+v", i, bound, f.Report())
 			}
 			time.Sleep(5 * time.Millisecond) // polling on an external process, with a deadline
 		}
-		snap := f.Snapshot()
-		if f.View() != before[i] || snap.Revision != rev || snap.Error == "" {
-			t.Errorf("follower %d while etcd is away: %+v", i, snap)
+		st := f.Report()
+		if f.View() != before[i] || st.Revision != rev || st.Error == "" {
+			t.Errorf("follower %d while etcd is away: %+v", i, st)
 		}
 		if _, err := f.Placement().Locate("some key"); err != nil {
 			t.Errorf("follower %d does not serve its last view: %v", i, err)
@@ -128,9 +128,9 @@ func TestFleetEtcdStopped(t *testing.T) {
 	_, took := agree(t, rev, back, fs...)
 	for i, f := range fs {
 		deadline := time.Now().Add(bound)
-		for f.Snapshot().Stale {
+		for f.Report().Stale {
 			if time.Now().After(deadline) {
-				t.Fatalf("follower %d still stale %v after etcd is back: %+v", i, bound, f.Snapshot())
+				t.Fatalf("follower %d still stale %v after etcd is back: %+v", i, bound, f.Report())
 			}
 			time.Sleep(5 * time.Millisecond) // polling on an external process, with a deadline
 		}

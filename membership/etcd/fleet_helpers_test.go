@@ -36,7 +36,7 @@ func agree(t *testing.T, rev int64, start time.Time, fs ...*membership.Follower)
 	for i, f := range fs {
 		v, err := f.WaitRevision(ctx(t), rev)
 		if err != nil {
-			t.Fatalf("follower %d: revision %d not applied: %v; %+v", i, rev, err, f.Snapshot())
+			t.Fatalf("follower %d: revision %d not applied: %v; %+v", i, rev, err, f.Report())
 		}
 		slowest = max(slowest, time.Since(start))
 		views[i] = v
