@@ -190,7 +190,7 @@ func apply(t *testing.T, st *etcd.Store, c etcd.Change) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rev, err := st.Update(ctx, func(etcd.Snapshot) (etcd.Change, error) { return c, nil })
+	rev, err := st.Update(ctx, func(etcd.Listing) (etcd.Change, error) { return c, nil })
 	if err != nil {
 		t.Fatal(err)
 	}

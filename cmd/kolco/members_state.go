@@ -119,7 +119,7 @@ func (sf *stateFlags) run(cmd *cobra.Command, ef *etcdFlags) error {
 	switch {
 	case sf.init != "":
 		opts := algo.Options{Capacity: sf.capacity, Slots: sf.slots}
-		return edit(cmd, ef, "keeping the placement state of "+sf.init, func(snap etcd.Snapshot) (etcd.Change, error) {
+		return edit(cmd, ef, "keeping the placement state of "+sf.init, func(snap etcd.Listing) (etcd.Change, error) {
 			if snap.State != nil {
 				return etcd.Change{}, errors.New("a placement state is kept already: --clear it first (followers then place by their own history until one is set up again)")
 			}
@@ -130,7 +130,7 @@ func (sf *stateFlags) run(cmd *cobra.Command, ef *etcdFlags) error {
 			return etcd.Change{State: ps.Marshal()}, nil
 		})
 	case sf.clear:
-		return edit(cmd, ef, "cleared the placement state", func(snap etcd.Snapshot) (etcd.Change, error) {
+		return edit(cmd, ef, "cleared the placement state", func(snap etcd.Listing) (etcd.Change, error) {
 			if snap.State == nil {
 				return etcd.Change{}, errors.New("no placement state is kept")
 			}

@@ -63,7 +63,7 @@ func ExampleStore_Update() {
 		log.Fatal(err)
 	}
 	defer store.Close()
-	rev, err := store.Update(context.Background(), func(etcd.Snapshot) (etcd.Change, error) {
+	rev, err := store.Update(context.Background(), func(etcd.Listing) (etcd.Change, error) {
 		return etcd.Change{Add: []kolco.Node{{ID: "cache-d", Addr: "10.0.0.4:11211"}}}, nil
 	})
 	if err != nil {

@@ -54,7 +54,7 @@ func TestFaultEtcdStopped(t *testing.T) {
 	srv.Restart()
 	back := time.Now()
 	writer := newStore(t, srv.Endpoint, "/kolco/test/")
-	rev, err = writer.Update(ctx(t), func(etcd.Snapshot) (etcd.Change, error) {
+	rev, err = writer.Update(ctx(t), func(etcd.Listing) (etcd.Change, error) {
 		return etcd.Change{Add: []kolco.Node{{ID: "c"}}}, nil
 	})
 	if err != nil {
@@ -164,7 +164,7 @@ func TestFaultConflictingWrites(t *testing.T) {
 	w := watch(t, s)
 	cur := next(t, w)
 	for round := range rounds {
-		snap, err := s.Snapshot(ctx(t))
+		ls, err := s.List(ctx(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +172,7 @@ func TestFaultConflictingWrites(t *testing.T) {
 		for i := range changes {
 			// Each writer replaces two nodes by two of its own, and
 			// re-weights a third: a half-applied change would show.
-			ids := snap.Version().IDs()
+			ids := ls.Version().IDs()
 			changes[i] = etcd.Change{
 				Remove: []string{ids[i], ids[i+1]},
 				Add:    []kolco.Node{{ID: fmt.Sprintf("r%d-w%d-x", round, i)}, {ID: fmt.Sprintf("r%d-w%d-y", round, i)}},
@@ -186,7 +186,7 @@ func TestFaultConflictingWrites(t *testing.T) {
 		for i := range writers {
 			wg.Go(func() {
 				<-start
-				revs[i], errs[i] = s.Apply(context.Background(), snap.Revision, changes[i])
+				revs[i], errs[i] = s.Apply(context.Background(), ls.Revision, changes[i])
 			})
 		}
 		close(start)
@@ -246,11 +246,11 @@ func TestFaultRegistrationOutlivesAnOutage(t *testing.T) {
 	waitFor(t, "the lease reported lost", func() bool { return r.Status().Err != nil })
 	srv.Restart()
 	waitFor(t, "registered again", func() bool { st := r.Status(); return st.Err == nil && st.Lease != 0 })
-	snap, err := s.Snapshot(ctx(t))
+	ls, err := s.List(ctx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, ok := snap.Member("mc-1")
+	m, ok := ls.Member("mc-1")
 	if !ok || m.Lease != r.Status().Lease {
 		t.Errorf("after the outage: %+v (listed %v), want mc-1 under lease %x (was %x)", m, ok, r.Status().Lease, first)
 	}

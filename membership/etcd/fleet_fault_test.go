@@ -175,9 +175,9 @@ func TestFleetConflictingWriters(t *testing.T) {
 			defer wg.Done()
 			for range 5 {
 				var after []string
-				change := func(snap etcd.Snapshot) (etcd.Change, error) {
+				change := func(ls etcd.Listing) (etcd.Change, error) {
 					tries.Add(1)
-					c, ids := reshuffle(r, snap)
+					c, ids := reshuffle(r, ls)
 					after = ids
 					return c, nil
 				}
@@ -215,22 +215,22 @@ func TestFleetConflictingWriters(t *testing.T) {
 		len(committed), tries.Load()-int64(len(committed)), len(seen))
 }
 
-// reshuffle returns a change of several parts to the membership in snap,
+// reshuffle returns a change of several parts to the membership in ls,
 // kept between 3 and 9 listed nodes: remove one or two serving nodes, add
 // up to two absent ones, drain or undrain a third; and the IDs of the
 // nodes that then serve.
-func reshuffle(r *rand.Rand, snap etcd.Snapshot) (etcd.Change, []string) {
+func reshuffle(r *rand.Rand, ls etcd.Listing) (etcd.Change, []string) {
 	var c etcd.Change
 	listed := map[string]bool{}
 	var serving []string
-	for _, m := range snap.Members {
+	for _, m := range ls.Members {
 		listed[m.ID] = true
 		if !m.Drained {
 			serving = append(serving, m.ID)
 		}
 	}
 	touched := map[string]bool{}
-	for len(c.Remove) < 1+len(snap.Members)/8 && len(serving)-len(c.Remove) > 2 {
+	for len(c.Remove) < 1+len(ls.Members)/8 && len(serving)-len(c.Remove) > 2 {
 		if id := serving[r.IntN(len(serving))]; !touched[id] {
 			c.Remove, touched[id] = append(c.Remove, id), true
 		}
@@ -240,7 +240,7 @@ func reshuffle(r *rand.Rand, snap etcd.Snapshot) (etcd.Change, []string) {
 			c.Add = append(c.Add, n)
 		}
 	}
-	for _, m := range snap.Members {
+	for _, m := range ls.Members {
 		if !touched[m.ID] && r.IntN(3) == 0 {
 			if m.Drained {
 				c.Undrain = []string{m.ID}
@@ -251,7 +251,7 @@ func reshuffle(r *rand.Rand, snap etcd.Snapshot) (etcd.Change, []string) {
 		}
 	}
 	var after []string
-	for _, m := range snap.Members {
+	for _, m := range ls.Members {
 		drained := m.Drained != (slices.Contains(c.Drain, m.ID) || slices.Contains(c.Undrain, m.ID))
 		if !slices.Contains(c.Remove, m.ID) && !drained {
 			after = append(after, m.ID)

@@ -54,14 +54,14 @@ func agree(t *testing.T, rev int64, start time.Time, fs ...*membership.Follower)
 // guarded Update: add, remove, reweight, drain, undrain.
 func members(t *testing.T, s *etcd.Store, op string, node kolco.Node) int64 {
 	t.Helper()
-	rev, err := s.Update(ctx(t), func(snap etcd.Snapshot) (etcd.Change, error) {
+	rev, err := s.Update(ctx(t), func(ls etcd.Listing) (etcd.Change, error) {
 		switch op {
 		case "add":
 			return etcd.Change{Add: []kolco.Node{node}}, nil
 		case "remove":
 			return etcd.Change{Remove: []string{node.ID}}, nil
 		case "reweight":
-			m, ok := snap.Member(node.ID)
+			m, ok := ls.Member(node.ID)
 			if !ok {
 				return etcd.Change{}, fmt.Errorf("%w: %q", kolco.ErrUnknownNode, node.ID)
 			}
@@ -84,8 +84,8 @@ func members(t *testing.T, s *etcd.Store, op string, node kolco.Node) int64 {
 // that take keys, as "kolco members state --init" does.
 func initState(t *testing.T, s *etcd.Store, algorithm string, opts algo.Options) int64 {
 	t.Helper()
-	rev, err := s.Update(ctx(t), func(snap etcd.Snapshot) (etcd.Change, error) {
-		ps, err := membership.NewPlacementState(algorithm, snap.Version().Nodes, opts)
+	rev, err := s.Update(ctx(t), func(ls etcd.Listing) (etcd.Change, error) {
+		ps, err := membership.NewPlacementState(algorithm, ls.Version().Nodes, opts)
 		if err != nil {
 			return etcd.Change{}, err
 		}

@@ -19,16 +19,16 @@ func TestApplyAndRead(t *testing.T) {
 	if s.Prefix() != "/kolco/test/" {
 		t.Fatalf("prefix %q", s.Prefix())
 	}
-	snap, err := s.Snapshot(ctx(t))
-	if err != nil || len(snap.Members) != 0 {
-		t.Fatalf("empty store: %+v, %v", snap, err)
+	ls, err := s.List(ctx(t))
+	if err != nil || len(ls.Members) != 0 {
+		t.Fatalf("empty store: %+v, %v", ls, err)
 	}
 	a := kolco.Node{ID: "a", Weight: 2, Zone: "z1", Addr: "10.0.0.1:11211"}
 	ps, err := membership.NewPlacementState("slots", []kolco.Node{a, {ID: "b"}, {ID: "c"}}, algo.Options{Slots: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rev, err := s.Apply(ctx(t), snap.Revision, etcd.Change{Add: []kolco.Node{a, {ID: "b"}, {ID: "c"}}, State: ps.Marshal()})
+	rev, err := s.Apply(ctx(t), ls.Revision, etcd.Change{Add: []kolco.Node{a, {ID: "b"}, {ID: "c"}}, State: ps.Marshal()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,39 +189,39 @@ func TestRegister(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, _ := s.Snapshot(ctx(t))
-	m, ok := snap.Member("mc-1")
+	ls, _ := s.List(ctx(t))
+	m, ok := ls.Member("mc-1")
 	if !ok || m.Lease == 0 || m.Lease != r1.Status().Lease || m.Node != node {
 		t.Fatalf("registered member %+v (listed %v), registration %+v", m, ok, r1.Status())
 	}
 	// A drained registered node stays drained when its sidecar restarts
 	// and takes the registration over.
-	if _, err := s.Apply(ctx(t), snap.Revision, etcd.Change{Drain: []string{"mc-1"}}); err != nil {
+	if _, err := s.Apply(ctx(t), ls.Revision, etcd.Change{Drain: []string{"mc-1"}}); err != nil {
 		t.Fatal(err)
 	}
 	r2, err := s.Register(ctx(t), node, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, _ = s.Snapshot(ctx(t))
-	if m, _ = snap.Member("mc-1"); m.Lease != r2.Status().Lease || !m.Drained {
+	ls, _ = s.List(ctx(t))
+	if m, _ = ls.Member("mc-1"); m.Lease != r2.Status().Lease || !m.Drained {
 		t.Errorf("after a takeover: %+v, want lease %x and drained", m, r2.Status().Lease)
 	}
 	if err := r1.Close(ctx(t)); err != nil { // revokes the old lease, which holds nothing now
 		t.Fatal(err)
 	}
-	if snap, _ = s.Snapshot(ctx(t)); len(snap.Members) != 1 {
-		t.Errorf("closing the replaced registration removed the node: %+v", snap.Members)
+	if ls, _ = s.List(ctx(t)); len(ls.Members) != 1 {
+		t.Errorf("closing the replaced registration removed the node: %+v", ls.Members)
 	}
 	if err := r2.Close(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	if snap, _ = s.Snapshot(ctx(t)); len(snap.Members) != 0 {
-		t.Errorf("after Close: %+v, want no members", snap.Members)
+	if ls, _ = s.List(ctx(t)); len(ls.Members) != 0 {
+		t.Errorf("after Close: %+v, want no members", ls.Members)
 	}
 
 	// A node added for good is not taken over.
-	if _, err := s.Apply(ctx(t), snap.Revision, etcd.Change{Add: []kolco.Node{{ID: "static"}}}); err != nil {
+	if _, err := s.Apply(ctx(t), ls.Revision, etcd.Change{Add: []kolco.Node{{ID: "static"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Register(ctx(t), kolco.Node{ID: "static"}, 5*time.Second); !errors.Is(err, kolco.ErrDuplicateNode) {

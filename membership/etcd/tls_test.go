@@ -37,7 +37,7 @@ func TestTLSAndAuth(t *testing.T) {
 	if v := next(t, w); !slices.Equal(v.IDs(), []string{"a"}) {
 		t.Fatalf("first version %v", v)
 	}
-	if _, err := s.Update(ctx(t), func(etcd.Snapshot) (etcd.Change, error) {
+	if _, err := s.Update(ctx(t), func(etcd.Listing) (etcd.Change, error) {
 		return etcd.Change{Add: []kolco.Node{{ID: "b"}}}, nil
 	}); err != nil {
 		t.Fatal(err)

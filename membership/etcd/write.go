@@ -105,7 +105,7 @@ func (c Change) ids() ([]string, error) {
 	return ids, nil
 }
 
-// Apply writes c as of revision rev, the revision of the snapshot it was
+// Apply writes c as of revision rev, the revision of the listing it was
 // computed from, and returns the revision of the write. It fails with
 // [membership.ErrConflict] if anything under the prefix changed after rev
 // (or rev was compacted away), and writes nothing; a node of the change
@@ -260,18 +260,18 @@ func nextState(stored []byte, members map[string]Member) ([]byte, error) {
 // the change as of the revision read; when another write came first
 // ([membership.ErrConflict]) it reads again and asks fn again, up to ten
 // times. It returns the revision of the write, or fn's error.
-func (s *Store) Update(ctx context.Context, fn func(Snapshot) (Change, error)) (int64, error) {
+func (s *Store) Update(ctx context.Context, fn func(Listing) (Change, error)) (int64, error) {
 	var conflict error
 	for range 10 {
-		snap, err := s.Snapshot(ctx)
+		ls, err := s.List(ctx)
 		if err != nil {
 			return 0, err
 		}
-		c, err := fn(snap)
+		c, err := fn(ls)
 		if err != nil {
 			return 0, err
 		}
-		rev, err := s.Apply(ctx, snap.Revision, c)
+		rev, err := s.Apply(ctx, ls.Revision, c)
 		if !errors.Is(err, membership.ErrConflict) {
 			return rev, err
 		}
