@@ -63,8 +63,8 @@ func ExampleStore_Update() {
 		log.Fatal(err)
 	}
 	defer store.Close()
-	rev, err := store.Update(context.Background(), func(etcd.Listing) (etcd.Change, error) {
-		return etcd.Change{Add: []kolco.Node{{ID: "cache-d", Addr: "10.0.0.4:11211"}}}, nil
+	rev, err := store.Update(context.Background(), func(etcd.Listing) (etcd.Edit, error) {
+		return etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "cache-d", Addr: "10.0.0.4:11211"}}}}, nil
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -175,7 +175,7 @@ func TestFleetConflictingWriters(t *testing.T) {
 			defer wg.Done()
 			for range 5 {
 				var after []string
-				change := func(ls etcd.Listing) (etcd.Change, error) {
+				change := func(ls etcd.Listing) (etcd.Edit, error) {
 					tries.Add(1)
 					c, ids := reshuffle(r, ls)
 					after = ids
@@ -219,8 +219,8 @@ func TestFleetConflictingWriters(t *testing.T) {
 // kept between 3 and 9 listed nodes: remove one or two serving nodes, add
 // up to two absent ones, drain or undrain a third; and the IDs of the
 // nodes that then serve.
-func reshuffle(r *rand.Rand, ls etcd.Listing) (etcd.Change, []string) {
-	var c etcd.Change
+func reshuffle(r *rand.Rand, ls etcd.Listing) (etcd.Edit, []string) {
+	var c etcd.Edit
 	listed := map[string]bool{}
 	var serving []string
 	for _, m := range ls.Members {

@@ -24,7 +24,7 @@ const maxName = 1 << 10
 type Member struct {
 	kolco.Node
 	// Drained is true for a node that stays listed, with its address,
-	// but takes no keys (see [Change]).
+	// but takes no keys (see [Edit]).
 	Drained bool
 	// Lease is the etcd lease the node is registered with (see
 	// [Store.Register]); 0 for a node added for good.
