@@ -78,17 +78,8 @@ func (n Node) Validate() error {
 	if n.ID == "" {
 		return ErrBadNodeID
 	}
-	if err := CheckWeight(n.EffectiveWeight()); err != nil {
-		return fmt.Errorf("node %q: %w", n.ID, err)
-	}
-	return nil
-}
-
-// CheckWeight returns an error wrapping [ErrBadWeight] unless w is a positive,
-// finite number.
-func CheckWeight(w float64) error {
-	if !(w > 0) || math.IsInf(w, 0) {
-		return fmt.Errorf("%w (got %v)", ErrBadWeight, w)
+	if w := n.EffectiveWeight(); !(w > 0) || math.IsInf(w, 0) {
+		return fmt.Errorf("node %q: %w (got %v)", n.ID, ErrBadWeight, w)
 	}
 	return nil
 }
@@ -168,21 +159,4 @@ type Mutable interface {
 	// [ErrUnknownNode], [ErrBadWeight] (zero is rejected here), or
 	// [ErrBadConfig] when the algorithm cannot hold the new weight.
 	Reweight(id string, weight float64) error
-}
-
-// CheckNew validates nodes about to join a set whose current IDs are reported
-// by has: each must be valid, new, and named once. It is the shared
-// admission check of every [Mutable] implementation.
-func CheckNew(has func(id string) bool, nodes []Node) error {
-	seen := make(map[string]struct{}, len(nodes))
-	for _, n := range nodes {
-		if err := n.Validate(); err != nil {
-			return err
-		}
-		if _, dup := seen[n.ID]; dup || has(n.ID) {
-			return fmt.Errorf("%w: %q", ErrDuplicateNode, n.ID)
-		}
-		seen[n.ID] = struct{}{}
-	}
-	return nil
 }

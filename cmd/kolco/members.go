@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/etcd"
 )
@@ -132,7 +133,7 @@ func (n *nodeFlags) register(fs *pflag.FlagSet) {
 
 // node returns the node named id at addr, checked.
 func (n *nodeFlags) node(id, addr string) (kolco.Node, error) {
-	if err := kolco.CheckWeight(n.weight); err != nil {
+	if err := nodeset.CheckWeight(n.weight); err != nil {
 		return kolco.Node{}, usagef("--weight: %w", err)
 	}
 	node := kolco.Node{ID: id, Weight: n.weight, Zone: n.zone, Addr: addr}
@@ -216,7 +217,7 @@ func newMembersReweightCmd(ef *etcdFlags) *cobra.Command {
 			if err != nil {
 				return usagef("weight %q is not a number", args[1])
 			}
-			if err := kolco.CheckWeight(w); err != nil {
+			if err := nodeset.CheckWeight(w); err != nil {
 				return usageError{err}
 			}
 			return edit(cmd, ef, fmt.Sprintf("reweighted %s to %v", args[0], w), func(snap etcd.Listing) (etcd.Edit, error) {
