@@ -78,6 +78,10 @@ type Info struct {
 	// changes may place keys differently: the placement implements
 	// kolco.StateMarshaler, and [Restore] rebuilds it from its state.
 	HistoryDependent bool
+	// Options are the fields of [Options] the algorithm reads; it ignores
+	// the others, so that a command offering them as flags can refuse
+	// those that would change nothing.
+	Options Option
 	// build returns the placement over nodes in state; empty state means
 	// the state New builds.
 	build func(nodes []kolco.Node, o Options, state []byte) (Placement, error)
@@ -96,35 +100,49 @@ func stateless(name string, build func([]kolco.Node, Options) (Placement, error)
 }
 
 var all = []Info{
-	{Name: "ring", Summary: "consistent hash ring with virtual nodes (Karger et al. 1997)", build: stateless("ring", newRing)},
-	{Name: "modulo", Summary: "hash % N, the baseline that moves N/(N+1) of keys", build: stateless("modulo", func(n []kolco.Node, o Options) (Placement, error) {
-		return modulo.New(n, modulo.Config{Hash: o.Hash})
-	})},
+	{Name: "ring", Summary: "consistent hash ring with virtual nodes (Karger et al. 1997)",
+		Options: HashOption | VNodesOption | ZoneAwareOption | ArticleOption,
+		build:   stateless("ring", newRing)},
+	{Name: "modulo", Summary: "hash % N, the baseline that moves N/(N+1) of keys",
+		Options: HashOption,
+		build: stateless("modulo", func(n []kolco.Node, o Options) (Placement, error) {
+			return modulo.New(n, modulo.Config{Hash: o.Hash})
+		})},
 	{Name: "slots", Summary: "Redis-Cluster-style hash slots with a slot -> node map", HistoryDependent: true,
+		Options: HashOption | SlotsOption,
 		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
 			return slots.Restore(n, slots.Config{Count: o.Slots, Hash: o.Hash}, state)
 		}},
-	{Name: "rendezvous", Summary: "highest random weight (Thaler & Ravishankar 1998)", build: stateless("rendezvous", newRendezvous)},
+	{Name: "rendezvous", Summary: "highest random weight (Thaler & Ravishankar 1998)",
+		Options: HashOption | ArticleOption,
+		build:   stateless("rendezvous", newRendezvous)},
 	{Name: "jump", Summary: "jump consistent hash with arbitrary removals (Lamping & Veach 2014; MementoHash 2023)", HistoryDependent: true,
+		Options: HashOption,
 		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
 			return jump.Restore(n, jump.Config{Hash: o.Hash}, state)
 		}},
 	{Name: "jumpback", Summary: "JumpBackHash with arbitrary removals (Ertl 2024; MementoHash 2023)", HistoryDependent: true,
+		Options: HashOption,
 		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
 			return jumpback.Restore(n, jumpback.Config{Hash: o.Hash}, state)
 		}},
-	{Name: "maglev", Summary: "Maglev lookup table (Eisenbud et al. 2016)", build: stateless("maglev", func(n []kolco.Node, o Options) (Placement, error) {
-		return maglev.New(n, maglev.Config{Hash: o.Hash, TableSize: o.TableSize})
-	})},
+	{Name: "maglev", Summary: "Maglev lookup table (Eisenbud et al. 2016)",
+		Options: HashOption | TableSizeOption,
+		build: stateless("maglev", func(n []kolco.Node, o Options) (Placement, error) {
+			return maglev.New(n, maglev.Config{Hash: o.Hash, TableSize: o.TableSize})
+		})},
 	{Name: "anchor", Summary: "AnchorHash with fixed capacity (Mendelson et al. 2020)", HistoryDependent: true,
+		Options: HashOption | CapacityOption,
 		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
 			return anchor.Restore(n, anchor.Config{Hash: o.Hash, Capacity: o.Capacity}, state)
 		}},
 	{Name: "multiprobe", Summary: "multi-probe consistent hashing, one point per node (Appleton & O'Reilly 2015)",
+		Options: HashOption | ProbesOption,
 		build: stateless("multiprobe", func(n []kolco.Node, o Options) (Placement, error) {
 			return multiprobe.New(n, multiprobe.Config{Hash: o.Hash, Probes: o.Probes})
 		})},
 	{Name: "bounded", Summary: "consistent hashing with bounded loads (Mirrokni et al. 2016); Locate is the ring owner, Assign and Acquire bound the load",
+		Options: HashOption | VNodesOption | EpsilonOption,
 		build: stateless("bounded", func(n []kolco.Node, o Options) (Placement, error) {
 			return bounded.New(n, bounded.Config{Hash: o.Hash, Epsilon: o.Epsilon, VNodes: o.VNodes})
 		})},
@@ -237,28 +255,3 @@ const (
 
 // Has reports whether every option of x is in o.
 func (o Option) Has(x Option) bool { return o&x == x }
-
-// Reads returns the options the algorithm reads; it ignores the others,
-// so that a command offering them as flags can refuse those that would
-// change nothing.
-func (i Info) Reads() Option {
-	switch i.Name {
-	case "ring":
-		return HashOption | VNodesOption | ZoneAwareOption | ArticleOption
-	case "rendezvous":
-		return HashOption | ArticleOption
-	case "slots":
-		return HashOption | SlotsOption
-	case "maglev":
-		return HashOption | TableSizeOption
-	case "anchor":
-		return HashOption | CapacityOption
-	case "multiprobe":
-		return HashOption | ProbesOption
-	case "bounded":
-		return HashOption | VNodesOption | EpsilonOption
-	case "modulo", "jump", "jumpback":
-		return HashOption
-	}
-	return 0
-}

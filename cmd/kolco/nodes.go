@@ -139,7 +139,7 @@ func rejectUnread(fs *pflag.FlagSet, algos ...algo.Info) error {
 	var reads algo.Option
 	var names []string
 	for _, a := range algos {
-		reads |= a.Reads()
+		reads |= a.Options
 		names = append(names, a.Name)
 	}
 	var takes []string
