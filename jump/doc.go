@@ -16,7 +16,7 @@
 // plus, if the key lands on a removed bucket, a short chain of re-hashes
 // (expected O(1) while few buckets are removed; the paper bounds it by the
 // ratio of removed to working buckets). No lookup allocates.
-// [Placement.LocateN] repeats the lookup once per owner, treating the owners
+// Placement.LocateN repeats the lookup once per owner, treating the owners
 // found so far as removed: O(n^2) table checks for n owners.
 //
 // # Memory
@@ -43,11 +43,11 @@
 //
 // Not supported: every bucket gets the same share. A weight other than 1
 // (0 reads as 1) is rejected with an error wrapping kolco.ErrBadWeight, in
-// [New], [Placement.Add] and [Placement.Reweight].
+// [New], Placement.Add and Placement.Reweight.
 //
 // # Replicas
 //
-// [Placement.LocateN] returns the owner, then the node that would own the key if
+// Placement.LocateN returns the owner, then the node that would own the key if
 // the owner were removed, and so on: replica i+1 is where the key goes when
 // replicas 1..i fail, in that order. Replicas are distinct, and n larger
 // than the set returns every node once.
@@ -55,8 +55,8 @@
 // # Arbitrary removal and history
 //
 // Any node can be removed. Nodes are tied to buckets: [New] gives buckets
-// 0..N-1 in ID order, [Placement.Add] gives a node the most recently removed
-// bucket (or a new one), [Placement.Remove] records the bucket in the
+// 0..N-1 in ID order, Placement.Add gives a node the most recently removed
+// bucket (or a new one), Placement.Remove records the bucket in the
 // replacement table. The placement therefore depends on history: the same
 // final node set reached by different changes can place keys differently.
 // Removing a node and adding it back (with nothing in between) restores

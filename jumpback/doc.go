@@ -49,7 +49,7 @@
 //
 // # Replicas
 //
-// [Placement.LocateN] returns the owner, then the node that would own the
+// Placement.LocateN returns the owner, then the node that would own the
 // key if the owner were removed, and so on; distinct, prefix-stable, every
 // node once for n above the node count.
 //
