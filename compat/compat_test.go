@@ -10,7 +10,7 @@ import (
 	"github.com/kolco-dev/kolco/compat"
 	"github.com/kolco-dev/kolco/compat/cassandra"
 	"github.com/kolco-dev/kolco/compat/envoy"
-	"github.com/kolco-dev/kolco/compat/goredis"
+	"github.com/kolco-dev/kolco/compat/goredisring"
 	"github.com/kolco-dev/kolco/compat/grpcring"
 	"github.com/kolco-dev/kolco/compat/haproxy"
 	"github.com/kolco-dev/kolco/compat/libmemcached"
@@ -92,7 +92,7 @@ func TestBuildMatchesPackages(t *testing.T) {
 			return must(rediscluster.New(must(rediscluster.ParseClusterNodes(clusterNodes))))
 		}},
 		{"goredis", compat.Input{Servers: "s1=10.0.0.1:6379, s2=10.0.0.2:6379"}, func(t *testing.T) kolco.Placement {
-			return must(goredis.New(map[string]string{"s1": "10.0.0.1:6379", "s2": "10.0.0.2:6379"}))
+			return must(goredisring.New(map[string]string{"s1": "10.0.0.1:6379", "s2": "10.0.0.2:6379"}))
 		}},
 		{"pymemcache", compat.Input{Servers: "10.0.0.1:11211,10.0.0.2"}, func(t *testing.T) kolco.Placement {
 			return must(pymemcache.New([]string{"10.0.0.1:11211", "10.0.0.2"}))

@@ -9,7 +9,7 @@ import (
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/cassandra"
 	"github.com/kolco-dev/kolco/compat/envoy"
-	"github.com/kolco-dev/kolco/compat/goredis"
+	"github.com/kolco-dev/kolco/compat/goredisring"
 	"github.com/kolco-dev/kolco/compat/grpcring"
 	"github.com/kolco-dev/kolco/compat/libmemcached"
 	"github.com/kolco-dev/kolco/compat/pymemcache"
@@ -59,7 +59,7 @@ func buildGoRedis(in Input) (kolco.Placement, error) {
 		}
 		addrs[name] = addr
 	}
-	return goredis.New(addrs)
+	return goredisring.New(addrs)
 }
 
 // buildEnvoy reads hosts as "key" or "key=weight", key being what Envoy
