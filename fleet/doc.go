@@ -5,8 +5,8 @@
 // ([Compare]).
 //
 // Processes agree on a pool exactly when their placements' fingerprints
-// (kolco.Fingerprint) are equal: [Compare] says whether the [Report]s of a
-// fleet agree, which of them differ and since when, and which could not be
+// (kolco.Fingerprint) are equal: [Compare] says whether the reports of a
+// fleet ([Report]) agree, which of them differ and since when, and which could not be
 // asked. [Ask] reads each proxy's pool statuses from its admin endpoint,
 // all at once and each within a timeout, and [Answer.Report] turns an
 // answer into a report on one pool. A follower of package membership
