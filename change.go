@@ -6,7 +6,7 @@ import (
 )
 
 // Change is one change of membership, applied as a whole by
-// [Membership.Apply]: every part of it or, on error, none.
+// [Mutable.Apply]: every part of it or, on error, none.
 //
 // Its parts apply in the order of the fields: Remove, then Add, then
 // Update. Within Remove and Add, history-dependent algorithms (jump,
@@ -22,7 +22,7 @@ type Change struct {
 	Add []Node
 	// Update lists present nodes with new values, matched by ID; each ID
 	// at most once. A new weight re-weights the node as
-	// [Membership.Reweight] does, except that zero reads as 1, as
+	// [Mutable.Reweight] does, except that zero reads as 1, as
 	// everywhere in a [Node]. A new Zone or Addr alone moves no key: Addr
 	// is never hashed, and a zone decides only the order of the replicas
 	// that zone-aware placements return.
@@ -46,7 +46,7 @@ func (c Change) Empty() bool {
 // only readdresses servers costs nothing.
 //
 // Diff does not validate: an ID repeated in to is listed in Add, and
-// invalid nodes are listed as they are, so that [Membership.Apply] refuses
+// invalid nodes are listed as they are, so that [Mutable.Apply] refuses
 // the change with the error it would give for them.
 func Diff(from, to []Node) Change {
 	old := make(map[string]Node, len(from))

@@ -38,8 +38,9 @@ var floors = []struct {
 	// 3: compatibility with other systems: its foundation, the systems,
 	// the registry.
 	{"compat", 3}, {"compat/", 3},
-	// 4: measurement and membership.
-	{"sim", 4}, {"sim/", 4}, {"chart", 4}, {"membership", 4}, {"membership/", 4},
+	// 4: measurement, membership, and what the processes of a fleet say
+	// to each other.
+	{"sim", 4}, {"sim/", 4}, {"chart", 4}, {"membership", 4}, {"membership/", 4}, {"fleet", 4},
 	// 5: the faces.
 	{"cmd/", 5}, {"proxy", 5}, {"proxy/", 5}, {"adapter/", 5},
 }

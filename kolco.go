@@ -1,6 +1,6 @@
 // Package kolco holds the vocabulary shared by every placement algorithm in
 // this module: the [Node] a key is placed on, the [Placement] interface each
-// algorithm satisfies, the optional [Membership] interface of placements whose
+// algorithm satisfies, the optional [Mutable] interface of placements whose
 // node set changes in place by a [Change] (see [Diff]), the optional lookups
 // by ID and by index ([IDLocator], [IndexLocator]), the state and identity
 // of a placement ([StateMarshaler], [Fingerprint]), and the sentinel errors
@@ -78,17 +78,8 @@ func (n Node) Validate() error {
 	if n.ID == "" {
 		return ErrBadNodeID
 	}
-	if err := CheckWeight(n.EffectiveWeight()); err != nil {
-		return fmt.Errorf("node %q: %w", n.ID, err)
-	}
-	return nil
-}
-
-// CheckWeight returns an error wrapping [ErrBadWeight] unless w is a positive,
-// finite number.
-func CheckWeight(w float64) error {
-	if !(w > 0) || math.IsInf(w, 0) {
-		return fmt.Errorf("%w (got %v)", ErrBadWeight, w)
+	if w := n.EffectiveWeight(); !(w > 0) || math.IsInf(w, 0) {
+		return fmt.Errorf("node %q: %w (got %v)", n.ID, ErrBadWeight, w)
 	}
 	return nil
 }
@@ -143,11 +134,11 @@ type IndexLocator interface {
 	LocateIndex(key string) (int, error)
 }
 
-// Membership is implemented by placements whose node set changes in place.
+// Mutable is implemented by placements whose node set changes in place.
 // Each call applies all of its changes or, on error, none of them. Add,
 // Remove and Reweight are conveniences for the one-part changes that Apply
 // makes.
-type Membership interface {
+type Mutable interface {
 	// Apply makes the change c as a whole: all of it or, on error, none
 	// (see [Change] for the order of its parts). The error wraps
 	// [ErrUnknownNode] (removing or updating an absent ID, or removing one
@@ -168,21 +159,4 @@ type Membership interface {
 	// [ErrUnknownNode], [ErrBadWeight] (zero is rejected here), or
 	// [ErrBadConfig] when the algorithm cannot hold the new weight.
 	Reweight(id string, weight float64) error
-}
-
-// CheckNew validates nodes about to join a set whose current IDs are reported
-// by has: each must be valid, new, and named once. It is the shared
-// admission check of every [Membership] implementation.
-func CheckNew(has func(id string) bool, nodes []Node) error {
-	seen := make(map[string]struct{}, len(nodes))
-	for _, n := range nodes {
-		if err := n.Validate(); err != nil {
-			return err
-		}
-		if _, dup := seen[n.ID]; dup || has(n.ID) {
-			return fmt.Errorf("%w: %q", ErrDuplicateNode, n.ID)
-		}
-		seen[n.ID] = struct{}{}
-	}
-	return nil
 }

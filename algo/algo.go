@@ -33,7 +33,7 @@ type Placement interface {
 	kolco.Placement
 	kolco.IDLocator
 	kolco.IndexLocator
-	kolco.Membership
+	kolco.Mutable
 	kolco.Identity
 }
 
@@ -41,7 +41,7 @@ type Placement interface {
 // to it and ignores the rest; zero values mean the algorithm's defaults.
 type Options struct {
 	// Hash is the key hash; nil means the algorithm's default: xxh3, md5
-	// in seed mode, CRC16 (as Redis Cluster) for slots. Every hash of
+	// in article mode, CRC16 (as Redis Cluster) for slots. Every hash of
 	// package keyhash works with every algorithm: where an algorithm needs
 	// well-mixed bits, a weak hash (fnv1a, crc32) is finalized (see each
 	// package's documentation and keyhash.Finalized).
@@ -50,10 +50,11 @@ type Options struct {
 	VNodes int
 	// ZoneAware makes the ring's replica sets take distinct zones first.
 	ZoneAware bool
-	// Seed selects the seed article's semantics: for the ring md5 and 100
-	// points, for rendezvous the md5 of "node:key", unless Hash or VNodes
-	// say otherwise.
-	Seed bool
+	// Article selects the semantics of the article this module reproduces
+	// (see ring.ArticleConfig): for the ring md5 and 100 points, for
+	// rendezvous the md5 of "node:key", unless Hash or VNodes say
+	// otherwise.
+	Article bool
 	// TableSize is maglev's lookup table size (a prime).
 	TableSize int
 	// Slots is the number of hash slots.
@@ -77,6 +78,10 @@ type Info struct {
 	// changes may place keys differently: the placement implements
 	// kolco.StateMarshaler, and [Restore] rebuilds it from its state.
 	HistoryDependent bool
+	// Options are the fields of [Options] the algorithm reads; it ignores
+	// the others, so that a command offering them as flags can refuse
+	// those that would change nothing.
+	Options Option
 	// build returns the placement over nodes in state; empty state means
 	// the state New builds.
 	build func(nodes []kolco.Node, o Options, state []byte) (Placement, error)
@@ -95,35 +100,49 @@ func stateless(name string, build func([]kolco.Node, Options) (Placement, error)
 }
 
 var all = []Info{
-	{Name: "ring", Summary: "consistent hash ring with virtual nodes (Karger et al. 1997)", build: stateless("ring", newRing)},
-	{Name: "modulo", Summary: "hash % N, the baseline that moves N/(N+1) of keys", build: stateless("modulo", func(n []kolco.Node, o Options) (Placement, error) {
-		return modulo.New(n, modulo.Config{Hash: o.Hash})
-	})},
+	{Name: "ring", Summary: "consistent hash ring with virtual nodes (Karger et al. 1997)",
+		Options: HashOption | VNodesOption | ZoneAwareOption | ArticleOption,
+		build:   stateless("ring", newRing)},
+	{Name: "modulo", Summary: "hash % N, the baseline that moves N/(N+1) of keys",
+		Options: HashOption,
+		build: stateless("modulo", func(n []kolco.Node, o Options) (Placement, error) {
+			return modulo.New(n, modulo.Config{Hash: o.Hash})
+		})},
 	{Name: "slots", Summary: "Redis-Cluster-style hash slots with a slot -> node map", HistoryDependent: true,
+		Options: HashOption | SlotsOption,
 		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
 			return slots.Restore(n, slots.Config{Count: o.Slots, Hash: o.Hash}, state)
 		}},
-	{Name: "rendezvous", Summary: "highest random weight (Thaler & Ravishankar 1998)", build: stateless("rendezvous", newRendezvous)},
+	{Name: "rendezvous", Summary: "highest random weight (Thaler & Ravishankar 1998)",
+		Options: HashOption | ArticleOption,
+		build:   stateless("rendezvous", newRendezvous)},
 	{Name: "jump", Summary: "jump consistent hash with arbitrary removals (Lamping & Veach 2014; MementoHash 2023)", HistoryDependent: true,
+		Options: HashOption,
 		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
 			return jump.Restore(n, jump.Config{Hash: o.Hash}, state)
 		}},
 	{Name: "jumpback", Summary: "JumpBackHash with arbitrary removals (Ertl 2024; MementoHash 2023)", HistoryDependent: true,
+		Options: HashOption,
 		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
 			return jumpback.Restore(n, jumpback.Config{Hash: o.Hash}, state)
 		}},
-	{Name: "maglev", Summary: "Maglev lookup table (Eisenbud et al. 2016)", build: stateless("maglev", func(n []kolco.Node, o Options) (Placement, error) {
-		return maglev.New(n, maglev.Config{Hash: o.Hash, TableSize: o.TableSize})
-	})},
+	{Name: "maglev", Summary: "Maglev lookup table (Eisenbud et al. 2016)",
+		Options: HashOption | TableSizeOption,
+		build: stateless("maglev", func(n []kolco.Node, o Options) (Placement, error) {
+			return maglev.New(n, maglev.Config{Hash: o.Hash, TableSize: o.TableSize})
+		})},
 	{Name: "anchor", Summary: "AnchorHash with fixed capacity (Mendelson et al. 2020)", HistoryDependent: true,
+		Options: HashOption | CapacityOption,
 		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
 			return anchor.Restore(n, anchor.Config{Hash: o.Hash, Capacity: o.Capacity}, state)
 		}},
 	{Name: "multiprobe", Summary: "multi-probe consistent hashing, one point per node (Appleton & O'Reilly 2015)",
+		Options: HashOption | ProbesOption,
 		build: stateless("multiprobe", func(n []kolco.Node, o Options) (Placement, error) {
 			return multiprobe.New(n, multiprobe.Config{Hash: o.Hash, Probes: o.Probes})
 		})},
 	{Name: "bounded", Summary: "consistent hashing with bounded loads (Mirrokni et al. 2016); Locate is the ring owner, Assign and Acquire bound the load",
+		Options: HashOption | VNodesOption | EpsilonOption,
 		build: stateless("bounded", func(n []kolco.Node, o Options) (Placement, error) {
 			return bounded.New(n, bounded.Config{Hash: o.Hash, Epsilon: o.Epsilon, VNodes: o.VNodes})
 		})},
@@ -131,7 +150,7 @@ var all = []Info{
 
 func newRendezvous(n []kolco.Node, o Options) (Placement, error) {
 	cfg := rendezvous.Config{Hash: o.Hash}
-	if o.Seed { // the article's one-liner: md5 of "node:key"
+	if o.Article { // the article's one-liner: md5 of "node:key"
 		cfg.Separator = ":"
 		if cfg.Hash == nil {
 			cfg.Hash = keyhash.MD5
@@ -142,8 +161,8 @@ func newRendezvous(n []kolco.Node, o Options) (Placement, error) {
 
 func newRing(nodes []kolco.Node, o Options) (Placement, error) {
 	cfg := ring.Config{VNodes: o.VNodes, Hash: o.Hash, ZoneAware: o.ZoneAware}
-	if o.Seed {
-		cfg = ring.Seed()
+	if o.Article {
+		cfg = ring.ArticleConfig()
 		cfg.ZoneAware = o.ZoneAware
 		if o.VNodes != 0 {
 			cfg.VNodes = o.VNodes
@@ -226,7 +245,7 @@ const (
 	HashOption Option = 1 << iota
 	VNodesOption
 	ZoneAwareOption
-	SeedOption
+	ArticleOption
 	TableSizeOption
 	SlotsOption
 	CapacityOption
@@ -236,28 +255,3 @@ const (
 
 // Has reports whether every option of x is in o.
 func (o Option) Has(x Option) bool { return o&x == x }
-
-// Reads returns the options the algorithm reads; it ignores the others,
-// so that a command offering them as flags can refuse those that would
-// change nothing.
-func (i Info) Reads() Option {
-	switch i.Name {
-	case "ring":
-		return HashOption | VNodesOption | ZoneAwareOption | SeedOption
-	case "rendezvous":
-		return HashOption | SeedOption
-	case "slots":
-		return HashOption | SlotsOption
-	case "maglev":
-		return HashOption | TableSizeOption
-	case "anchor":
-		return HashOption | CapacityOption
-	case "multiprobe":
-		return HashOption | ProbesOption
-	case "bounded":
-		return HashOption | VNodesOption | EpsilonOption
-	case "modulo", "jump", "jumpback":
-		return HashOption
-	}
-	return 0
-}

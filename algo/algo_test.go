@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
@@ -97,9 +98,9 @@ func TestEmptyAndBadInputAreErrors(t *testing.T) {
 	}
 }
 
-func TestSeedRendezvousIsTheArticles(t *testing.T) {
+func TestArticleRendezvous(t *testing.T) {
 	ids := []string{"node-0", "node-1", "node-2", "node-3"}
-	p, err := algo.New("rendezvous", nodes(ids...), algo.Options{Seed: true})
+	p, err := algo.New("rendezvous", nodes(ids...), algo.Options{Article: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,4 +117,74 @@ func TestSeedRendezvousIsTheArticles(t *testing.T) {
 			t.Fatalf("%s -> %s, the article's rendezvous says %s", key, n.ID, best)
 		}
 	}
+}
+
+// TestOptionsAreWhatEachAlgorithmReads sets each field of Options alone to
+// a value other than its default and checks that the placement changes -
+// its fingerprint, or the owners and replicas of a sample of keys -
+// exactly when the algorithm's table row lists the option.
+func TestOptionsAreWhatEachAlgorithmReads(t *testing.T) {
+	nodes := []kolco.Node{{ID: "a", Zone: "z1"}, {ID: "b", Zone: "z1"}, {ID: "c", Zone: "z2"},
+		{ID: "d", Zone: "z2"}, {ID: "e", Zone: "z3"}, {ID: "f", Zone: "z3"}}
+	options := []struct {
+		name string
+		opt  algo.Option
+		set  func(*algo.Options)
+	}{
+		{"Hash", algo.HashOption, func(o *algo.Options) { o.Hash = keyhash.Murmur3 }},
+		{"VNodes", algo.VNodesOption, func(o *algo.Options) { o.VNodes = 7 }},
+		{"ZoneAware", algo.ZoneAwareOption, func(o *algo.Options) { o.ZoneAware = true }},
+		{"Article", algo.ArticleOption, func(o *algo.Options) { o.Article = true }},
+		{"TableSize", algo.TableSizeOption, func(o *algo.Options) { o.TableSize = 251 }},
+		{"Slots", algo.SlotsOption, func(o *algo.Options) { o.Slots = 64 }},
+		{"Capacity", algo.CapacityOption, func(o *algo.Options) { o.Capacity = 50 }},
+		{"Probes", algo.ProbesOption, func(o *algo.Options) { o.Probes = 5 }},
+		{"Epsilon", algo.EpsilonOption, func(o *algo.Options) { o.Epsilon = 0.9 }},
+	}
+	var every algo.Option
+	for _, o := range options {
+		every |= o.opt
+	}
+	for _, a := range algo.All() {
+		if !every.Has(a.Options) {
+			t.Errorf("%s lists an option this test does not try", a.Name)
+		}
+		base := placement(t, a.Name, nodes, algo.Options{})
+		for _, o := range options {
+			t.Run(a.Name+"/"+o.name, func(t *testing.T) {
+				var opts algo.Options
+				o.set(&opts)
+				changed := placement(t, a.Name, nodes, opts) != base
+				if changed != a.Options.Has(o.opt) {
+					t.Errorf("option changes the placement: %v; the table lists it: %v", changed, a.Options.Has(o.opt))
+				}
+			})
+		}
+	}
+}
+
+// placement returns the fingerprint of the algorithm name over nodes with
+// opts, and the three owners of each of 300 keys.
+func placement(t *testing.T, name string, nodes []kolco.Node, opts algo.Options) string {
+	t.Helper()
+	p, err := algo.New(name, nodes, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := kolco.Fingerprint(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(fp)
+	for i := range 300 {
+		owners, err := p.LocateN(nil, fmt.Sprintf("key-%d", i), 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range owners {
+			b.WriteString(" " + n.ID)
+		}
+	}
+	return b.String()
 }

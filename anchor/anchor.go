@@ -20,7 +20,7 @@ const MinCapacity = 16
 // MaxCapacity bounds [Config.Capacity]: each bucket costs 16 bytes of state.
 const MaxCapacity = 1 << 24
 
-// Config sets up a [Hash]. The zero value means the documented defaults.
+// Config sets up a [Placement]. The zero value means the documented defaults.
 type Config struct {
 	// Capacity is the number of buckets, the most nodes the set can ever
 	// hold at once; it cannot change later. Zero means twice the initial
@@ -35,11 +35,11 @@ type Config struct {
 	Hash keyhash.Func
 }
 
-// Hash is an AnchorHash placement. It implements [kolco.Placement] and
-// [kolco.Membership]. Lookups take no lock and do not allocate; each change
+// Placement is an AnchorHash placement. It implements [kolco.Placement] and
+// [kolco.Mutable]. Lookups take no lock and do not allocate; each change
 // copies the O(Capacity) state, changes the copy and publishes it
 // atomically.
-type Hash struct {
+type Placement struct {
 	named keyhash.Func // Config.Hash, defaults filled in
 	hash  keyhash.Func // named, finalized
 	m     nodeset.Engine[state]
@@ -60,10 +60,10 @@ type state struct {
 }
 
 var (
-	_ kolco.Placement    = (*Hash)(nil)
-	_ kolco.Membership   = (*Hash)(nil)
-	_ kolco.IDLocator    = (*Hash)(nil)
-	_ kolco.IndexLocator = (*Hash)(nil)
+	_ kolco.Placement    = (*Placement)(nil)
+	_ kolco.Mutable      = (*Placement)(nil)
+	_ kolco.IDLocator    = (*Placement)(nil)
+	_ kolco.IndexLocator = (*Placement)(nil)
 )
 
 // New returns an anchor of cfg.Capacity buckets holding nodes, which get
@@ -72,7 +72,7 @@ var (
 // [kolco.ErrBadConfig] for a capacity out of range, [kolco.ErrBadWeight]
 // for a weight other than 1, or [kolco.ErrDuplicateNode] or
 // [kolco.ErrBadNodeID].
-func New(nodes []kolco.Node, cfg Config) (*Hash, error) {
+func New(nodes []kolco.Node, cfg Config) (*Placement, error) {
 	capacity := cfg.Capacity
 	if capacity == 0 {
 		capacity = max(2*len(nodes), MinCapacity)
@@ -83,7 +83,7 @@ func New(nodes []kolco.Node, cfg Config) (*Hash, error) {
 	if cfg.Hash == nil {
 		cfg.Hash = keyhash.XXH3
 	}
-	h := &Hash{named: cfg.Hash, hash: keyhash.Finalized(cfg.Hash)}
+	h := &Placement{named: cfg.Hash, hash: keyhash.Finalized(cfg.Hash)}
 	h.m = nodeset.Engine[state]{
 		Name:       "anchor",
 		Unweighted: true,
@@ -188,10 +188,10 @@ func (s *state) reindex() {
 }
 
 // Capacity returns the number of buckets.
-func (h *Hash) Capacity() int { return len(h.m.Load().a) }
+func (h *Placement) Capacity() int { return len(h.m.Load().a) }
 
 // Nodes returns a copy of the node set, sorted by ID.
-func (h *Hash) Nodes() []kolco.Node { return h.m.Load().set.Nodes() }
+func (h *Placement) Nodes() []kolco.Node { return h.m.Load().set.Nodes() }
 
 // Apply makes the change c, all of it or, on error, none: the removed
 // nodes' buckets are removed in ID order, then the added nodes revive the
@@ -199,18 +199,18 @@ func (h *Hash) Nodes() []kolco.Node { return h.m.Load().set.Nodes() }
 // on history). The error wraps [ErrCapacity], [kolco.ErrUnknownNode],
 // [kolco.ErrDuplicateNode], [kolco.ErrBadNodeID] or [kolco.ErrBadWeight]
 // (any weight other than 1).
-func (h *Hash) Apply(c kolco.Change) error { return h.m.Apply(c) }
+func (h *Placement) Apply(c kolco.Change) error { return h.m.Apply(c) }
 
 // Add adds nodes, in ID order, each reviving the most recently removed
 // bucket (see the package documentation on history). Adding moves keys
 // only onto the new nodes. The error wraps [ErrCapacity],
 // [kolco.ErrDuplicateNode], [kolco.ErrBadNodeID] or [kolco.ErrBadWeight].
-func (h *Hash) Add(nodes ...kolco.Node) error { return h.m.Add(nodes...) }
+func (h *Placement) Add(nodes ...kolco.Node) error { return h.m.Add(nodes...) }
 
 // Remove removes the nodes with the given IDs, in ID order. Only their keys
 // move. The error wraps [kolco.ErrUnknownNode].
-func (h *Hash) Remove(ids ...string) error { return h.m.Remove(ids...) }
+func (h *Placement) Remove(ids ...string) error { return h.m.Remove(ids...) }
 
 // Reweight accepts only weight 1, which changes nothing: AnchorHash is
 // unweighted. The error wraps [kolco.ErrUnknownNode] or [kolco.ErrBadWeight].
-func (h *Hash) Reweight(id string, weight float64) error { return h.m.Reweight(id, weight) }
+func (h *Placement) Reweight(id string, weight float64) error { return h.m.Reweight(id, weight) }

@@ -188,7 +188,7 @@ func TestHistoryDependent(t *testing.T) {
 	}
 }
 
-func owners(t *testing.T, h *Hash, keys []string) []string {
+func owners(t *testing.T, h *Placement, keys []string) []string {
 	t.Helper()
 	out := make([]string, len(keys))
 	for i, k := range keys {

@@ -6,7 +6,7 @@
 // The algorithm is from Gal Mendelson, Shay Vargaftik, Katherine Barabash,
 // Dean H. Lorenz, Isaac Keslassy and Ariel Orda, "AnchorHash: A Scalable
 // Consistent Hash" (IEEE/ACM Transactions on Networking, 2020;
-// arXiv:1812.09674). [Hash] is the paper's Algorithm 3, which keeps the
+// arXiv:1812.09674). [Placement] is the paper's Algorithm 3, which keeps the
 // arrays A, K, W and L instead of a copy of the working set per removed
 // bucket.
 //
@@ -15,7 +15,7 @@
 //   - Lookup cost: one key hash, then an expected 1 + ln(C/N) bucket hops
 //     for capacity C and N working nodes (a few for the default C = 2N), each
 //     a 64-bit mix and a multiply; no lock and no allocation.
-//     [Hash.LocateN] repeats the lookup with re-mixed hashes until it has n
+//     [Placement.LocateN] repeats the lookup with re-mixed hashes until it has n
 //     distinct owners.
 //   - Memory: about 24 bytes per bucket of capacity, plus a map from node
 //     ID to bucket used only by writers. Each change copies that state:
@@ -32,7 +32,7 @@
 //     only onto it, removing any node moves only its keys.
 //   - Weights: not supported; a node or Reweight with a weight other than 1
 //     is rejected with [kolco.ErrBadWeight].
-//   - Replicas: [Hash.LocateN]; replica i is an independent anchor lookup,
+//   - Replicas: [Placement.LocateN]; replica i is an independent anchor lookup,
 //     so each replica keeps minimal disruption.
 //   - Arbitrary removal: supported; any node may leave. The set may never
 //     exceed the fixed [Config.Capacity] ([ErrCapacity]).

@@ -9,7 +9,7 @@ import (
 )
 
 // The capacity is fixed: a fourth node does not fit in three buckets.
-func ExampleHash_Add() {
+func ExamplePlacement_Add() {
 	h, _ := anchor.New([]kolco.Node{{ID: "a"}, {ID: "b"}}, anchor.Config{Capacity: 3})
 	fmt.Println(h.Add(kolco.Node{ID: "c"}))
 	err := h.Add(kolco.Node{ID: "d"})

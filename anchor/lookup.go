@@ -39,7 +39,7 @@ func (s *state) getBucket(h uint64) uint32 {
 
 // Locate returns the node that owns key. The error is kolco.ErrNoNodes
 // when the placement has no nodes.
-func (h *Hash) Locate(key string) (*kolco.Node, error) {
+func (h *Placement) Locate(key string) (*kolco.Node, error) {
 	if n, _ := h.find(key); n != nil {
 		return n, nil
 	}
@@ -48,7 +48,7 @@ func (h *Hash) Locate(key string) (*kolco.Node, error) {
 
 // LocateID returns the ID of the node Locate returns. The error is
 // kolco.ErrNoNodes when the placement has no nodes.
-func (h *Hash) LocateID(key string) (string, error) {
+func (h *Placement) LocateID(key string) (string, error) {
 	if n, _ := h.find(key); n != nil {
 		return n.ID, nil
 	}
@@ -57,7 +57,7 @@ func (h *Hash) LocateID(key string) (string, error) {
 
 // LocateIndex returns the position in Nodes of the node Locate returns.
 // The error is kolco.ErrNoNodes, with -1, when the placement has no nodes.
-func (h *Hash) LocateIndex(key string) (int, error) {
+func (h *Placement) LocateIndex(key string) (int, error) {
 	if _, i := h.find(key); i >= 0 {
 		return i, nil
 	}
@@ -66,7 +66,7 @@ func (h *Hash) LocateIndex(key string) (int, error) {
 
 // find returns the owner of key in the current state and its index in
 // the state's node set, or nil and -1 without nodes.
-func (h *Hash) find(key string) (*kolco.Node, int) {
+func (h *Placement) find(key string) (*kolco.Node, int) {
 	s := h.m.Load()
 	if s.n == 0 {
 		return nil, -1
@@ -81,7 +81,7 @@ func (h *Hash) find(key string) (*kolco.Node, int) {
 // nodes follow in ID order. Each replica thus keeps AnchorHash's minimal
 // disruption. The error is [kolco.ErrBadCount] when n < 1 and
 // [kolco.ErrNoNodes] when the anchor has no nodes.
-func (h *Hash) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
+func (h *Placement) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
 	if n < 1 {
 		return dst, kolco.ErrBadCount
 	}

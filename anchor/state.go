@@ -19,7 +19,7 @@ import (
 // set, in a canonical, versioned encoding that [Restore] reads: the
 // capacity, the removed buckets in the order of their removal and the node
 // on each working bucket.
-func (h *Hash) MarshalState() []byte { return h.m.Load().marshal() }
+func (h *Placement) MarshalState() []byte { return h.m.Load().marshal() }
 
 func (s *state) marshal() []byte {
 	w := nodeset.StateWriter("anchor")
@@ -37,13 +37,13 @@ func (s *state) marshal() []byte {
 }
 
 // Restore returns the anchor over nodes in the state that
-// [Hash.MarshalState] wrote, in this process or another: it places every
+// [Placement.MarshalState] wrote, in this process or another: it places every
 // key as the anchor that wrote the state, and changes as it would. The
 // capacity comes from the state; cfg.Capacity must be zero or equal to
 // it. An empty state gives the anchor of [New]. The error wraps
 // [kolco.ErrBadState] for a state that is not an anchor's over these nodes
 // or disagrees with cfg.Capacity, or is an error of New.
-func Restore(nodes []kolco.Node, cfg Config, state []byte) (*Hash, error) {
+func Restore(nodes []kolco.Node, cfg Config, state []byte) (*Placement, error) {
 	if len(state) == 0 {
 		return New(nodes, cfg)
 	}
@@ -132,7 +132,7 @@ func unmarshal(data []byte, set nodeset.Set) (*state, error) {
 // AppendIdentity appends the anchor's identity for kolco.Fingerprint: the
 // key hash by name and the state. The error wraps [kolco.ErrBadConfig] for
 // a key hash that keyhash does not name.
-func (h *Hash) AppendIdentity(dst []byte) ([]byte, error) {
+func (h *Placement) AppendIdentity(dst []byte) ([]byte, error) {
 	s := h.m.Load()
 	return nodeset.Identity(dst, "anchor", s.nodes, func(w *nodeset.Writer) error {
 		if err := w.HashName("anchor", h.named); err != nil {

@@ -150,7 +150,7 @@ func newKolcoJump(ids []string, _ int) (Instance, error) {
 
 type placement interface {
 	kolco.Placement
-	kolco.Membership
+	kolco.Mutable
 }
 
 // kolcoInstance wraps a kolco placement whose loop calls Locate on the

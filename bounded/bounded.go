@@ -62,7 +62,7 @@ func (c Config) withDefaults() (Config, error) {
 
 // Ring is a consistent hash ring with bounded loads: a [ring.Ring] plus a
 // load counter per node. It implements [kolco.Placement] and
-// [kolco.Membership]; [Ring.Assign] places a key set statically and
+// [kolco.Mutable]; [Ring.Assign] places a key set statically and
 // [Ring.Acquire] places live requests. Lookups take no lock and do not
 // allocate; changes are serialized and published atomically.
 type Ring struct {
@@ -83,7 +83,7 @@ type state struct {
 
 var (
 	_ kolco.Placement    = (*Ring)(nil)
-	_ kolco.Membership   = (*Ring)(nil)
+	_ kolco.Mutable      = (*Ring)(nil)
 	_ kolco.IDLocator    = (*Ring)(nil)
 	_ kolco.IndexLocator = (*Ring)(nil)
 )

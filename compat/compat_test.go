@@ -10,13 +10,13 @@ import (
 	"github.com/kolco-dev/kolco/compat"
 	"github.com/kolco-dev/kolco/compat/cassandra"
 	"github.com/kolco-dev/kolco/compat/envoy"
-	"github.com/kolco-dev/kolco/compat/goredis"
+	"github.com/kolco-dev/kolco/compat/goredisring"
 	"github.com/kolco-dev/kolco/compat/grpcring"
 	"github.com/kolco-dev/kolco/compat/haproxy"
 	"github.com/kolco-dev/kolco/compat/libmemcached"
 	"github.com/kolco-dev/kolco/compat/nginx"
 	"github.com/kolco-dev/kolco/compat/pymemcache"
-	"github.com/kolco-dev/kolco/compat/redis"
+	"github.com/kolco-dev/kolco/compat/rediscluster"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
@@ -89,10 +89,10 @@ func TestBuildMatchesPackages(t *testing.T) {
 			return must(haproxy.New([]haproxy.Server{{Name: "a", Addr: "10.0.0.1:80", Weight: 1}, {Name: "b", Addr: "10.0.0.2:80", Weight: 3}}, haproxy.HashType{Type: haproxy.Consistent, Avalanche: true}))
 		}},
 		{"redis", compat.Input{Config: []byte(clusterNodes)}, func(t *testing.T) kolco.Placement {
-			return must(redis.New(must(redis.ParseClusterNodes(clusterNodes))))
+			return must(rediscluster.New(must(rediscluster.ParseClusterNodes(clusterNodes))))
 		}},
 		{"goredis", compat.Input{Servers: "s1=10.0.0.1:6379, s2=10.0.0.2:6379"}, func(t *testing.T) kolco.Placement {
-			return must(goredis.New(map[string]string{"s1": "10.0.0.1:6379", "s2": "10.0.0.2:6379"}))
+			return must(goredisring.New(map[string]string{"s1": "10.0.0.1:6379", "s2": "10.0.0.2:6379"}))
 		}},
 		{"pymemcache", compat.Input{Servers: "10.0.0.1:11211,10.0.0.2"}, func(t *testing.T) kolco.Placement {
 			return must(pymemcache.New([]string{"10.0.0.1:11211", "10.0.0.2"}))

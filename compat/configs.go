@@ -155,7 +155,7 @@ func buildNginx(in Input) (kolco.Placement, error) {
 	if u.Consistent {
 		return nginx.NewConsistent(u.Servers)
 	}
-	return nginx.NewHash(u.Servers)
+	return nginx.NewModulo(u.Servers)
 }
 
 func backendName(s haproxy.Section) string { return s.Name }

@@ -9,11 +9,11 @@ import (
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/cassandra"
 	"github.com/kolco-dev/kolco/compat/envoy"
-	"github.com/kolco-dev/kolco/compat/goredis"
+	"github.com/kolco-dev/kolco/compat/goredisring"
 	"github.com/kolco-dev/kolco/compat/grpcring"
 	"github.com/kolco-dev/kolco/compat/libmemcached"
 	"github.com/kolco-dev/kolco/compat/pymemcache"
-	"github.com/kolco-dev/kolco/compat/redis"
+	"github.com/kolco-dev/kolco/compat/rediscluster"
 )
 
 // The systems described by a server list or by one tool's output.
@@ -59,7 +59,7 @@ func buildGoRedis(in Input) (kolco.Placement, error) {
 		}
 		addrs[name] = addr
 	}
-	return goredis.New(addrs)
+	return goredisring.New(addrs)
 }
 
 // buildEnvoy reads hosts as "key" or "key=weight", key being what Envoy
@@ -108,11 +108,11 @@ func buildGRPC(in Input) (kolco.Placement, error) {
 }
 
 func buildRedis(in Input) (kolco.Placement, error) {
-	masters, err := redis.ParseClusterNodes(string(in.Config))
+	masters, err := rediscluster.ParseClusterNodes(string(in.Config))
 	if err != nil {
 		return nil, in.wrapConfig(err)
 	}
-	return redis.New(masters)
+	return rediscluster.New(masters)
 }
 
 func buildCassandra(in Input) (kolco.Placement, error) {

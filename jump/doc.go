@@ -1,7 +1,7 @@
 // Package jump places keys with jump consistent hash, and removes any node
 // with MementoHash.
 //
-// [Hash] is the algorithm of Lamping and Veach, "A Fast, Minimal Memory,
+// [Bucket] is the algorithm of Lamping and Veach, "A Fast, Minimal Memory,
 // Consistent Hash Algorithm" (arXiv:1406.2294, 2014), bit for bit. It maps
 // a key to a bucket number and only lets the last bucket go. [Placement] adds
 // node names and arbitrary removals with the replacement table of Coluzzi
@@ -11,17 +11,17 @@
 //
 // # Lookup cost
 //
-// [Hash] runs O(ln n) loop iterations with one float division each. A
-// lookup on [Placement] is one key hash and one [Hash] over the bucket array,
+// [Bucket] runs O(ln n) loop iterations with one float division each. A
+// lookup on [Placement] is one key hash and one [Bucket] over the bucket array,
 // plus, if the key lands on a removed bucket, a short chain of re-hashes
 // (expected O(1) while few buckets are removed; the paper bounds it by the
 // ratio of removed to working buckets). No lookup allocates.
-// [Placement.LocateN] repeats the lookup once per owner, treating the owners
+// Placement.LocateN repeats the lookup once per owner, treating the owners
 // found so far as removed: O(n^2) table checks for n owners.
 //
 // # Memory
 //
-// [Hash] needs none. [Placement] keeps, per bucket ever used, the node and two
+// [Bucket] needs none. [Placement] keeps, per bucket ever used, the node and two
 // int32s for the replacement table, plus a map from ID to bucket.
 //
 // # Balance
@@ -43,11 +43,11 @@
 //
 // Not supported: every bucket gets the same share. A weight other than 1
 // (0 reads as 1) is rejected with an error wrapping kolco.ErrBadWeight, in
-// [New], [Placement.Add] and [Placement.Reweight].
+// [New], Placement.Add and Placement.Reweight.
 //
 // # Replicas
 //
-// [Placement.LocateN] returns the owner, then the node that would own the key if
+// Placement.LocateN returns the owner, then the node that would own the key if
 // the owner were removed, and so on: replica i+1 is where the key goes when
 // replicas 1..i fail, in that order. Replicas are distinct, and n larger
 // than the set returns every node once.
@@ -55,8 +55,8 @@
 // # Arbitrary removal and history
 //
 // Any node can be removed. Nodes are tied to buckets: [New] gives buckets
-// 0..N-1 in ID order, [Placement.Add] gives a node the most recently removed
-// bucket (or a new one), [Placement.Remove] records the bucket in the
+// 0..N-1 in ID order, Placement.Add gives a node the most recently removed
+// bucket (or a new one), Placement.Remove records the bucket in the
 // replacement table. The placement therefore depends on history: the same
 // final node set reached by different changes can place keys differently.
 // Removing a node and adding it back (with nothing in between) restores

@@ -8,9 +8,9 @@ import (
 )
 
 // The published values of Guava's consistentHash(key, 100) for keys 1..5.
-func ExampleHash() {
+func ExampleBucket() {
 	for key := uint64(1); key <= 5; key++ {
-		fmt.Print(jump.Hash(key, 100), " ")
+		fmt.Print(jump.Bucket(key, 100), " ")
 	}
 	fmt.Println()
 	// Output: 55 62 8 45 59

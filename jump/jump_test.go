@@ -57,14 +57,14 @@ func TestWeightsRejected(t *testing.T) {
 }
 
 // TestNoRemovalIsJump checks that without removals the owner of a key is
-// the node on bucket jump.Hash(hash(key), N), buckets in ID order.
+// the node on bucket jump.Bucket(hash(key), N), buckets in ID order.
 func TestNoRemovalIsJump(t *testing.T) {
 	nodes := kolcotest.Nodes(37) // IDs node-0, node-1, node-10, ... in ID order
 	j, _ := jump.New(nodes, jump.Config{})
 	sorted := j.Nodes()
 	for _, k := range kolcotest.Keys(3000) {
 		got, _ := j.Locate(k)
-		if want := sorted[jump.Hash(keyhash.XXH3(k), len(sorted))]; got.ID != want.ID {
+		if want := sorted[jump.Bucket(keyhash.XXH3(k), len(sorted))]; got.ID != want.ID {
 			t.Fatalf("Locate(%q) = %s, want %s", k, got.ID, want.ID)
 		}
 	}

@@ -73,7 +73,7 @@ func second(kh uint64, b int) uint64 {
 
 func (m *refMemento) locate(key string) string {
 	kh := keyhash.XXH3(key)
-	b := jump.Hash(kh, m.n)
+	b := jump.Bucket(kh, m.n)
 	r := m.replacer(b)
 	for r >= 0 {
 		b = int(second(kh, b) % uint64(r))

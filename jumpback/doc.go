@@ -1,7 +1,7 @@
 // Package jumpback places keys with JumpBackHash, and removes any node with
 // MementoHash.
 //
-// [Hash] implements Otmar Ertl, "JumpBackHash: Say Goodbye to the Modulo
+// [Bucket] implements Otmar Ertl, "JumpBackHash: Say Goodbye to the Modulo
 // Operation to Distribute Keys Uniformly to Buckets" (Software: Practice and
 // Experience, 2025; arXiv:2403.18682, 2024): the same mapping properties as
 // jump hash (package jump), computed with integer operations and a
@@ -21,13 +21,13 @@
 //
 // # Lookup cost
 //
-// O(1) expected for [Hash]: about two generator steps. A lookup on
+// O(1) expected for [Bucket]: about two generator steps. A lookup on
 // [Placement] adds the replacement-table walk of package jump. No lookup
 // allocates.
 //
 // # Memory
 //
-// [Hash] needs none; [Placement] keeps per bucket the node and two int32s.
+// [Bucket] needs none; [Placement] keeps per bucket the node and two int32s.
 //
 // # Balance
 //
@@ -49,7 +49,7 @@
 //
 // # Replicas
 //
-// [Placement.LocateN] returns the owner, then the node that would own the
+// Placement.LocateN returns the owner, then the node that would own the
 // key if the owner were removed, and so on; distinct, prefix-stable, every
 // node once for n above the node count.
 //

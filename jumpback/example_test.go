@@ -7,9 +7,9 @@ import (
 )
 
 // Growing from 10 to 11 buckets moves a key only to the new bucket 10.
-func ExampleHash() {
+func ExampleBucket() {
 	for _, key := range []uint64{1, 2, 3, 4, 5} {
-		fmt.Println(jumpback.Hash(key, 10), jumpback.Hash(key, 11))
+		fmt.Println(jumpback.Bucket(key, 10), jumpback.Bucket(key, 11))
 	}
 	// Output:
 	// 5 5

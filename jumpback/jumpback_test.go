@@ -45,14 +45,14 @@ func TestWeightsRejected(t *testing.T) {
 	}
 }
 
-// TestNoRemovalIsHash checks that without removals the owner of a key is
-// the node on bucket Hash(hash(key), N), buckets in ID order.
-func TestNoRemovalIsHash(t *testing.T) {
+// TestNoRemovalIsBucket checks that without removals the owner of a key is
+// the node on bucket Bucket(hash(key), N), buckets in ID order.
+func TestNoRemovalIsBucket(t *testing.T) {
 	j, _ := jumpback.New(kolcotest.Nodes(37), jumpback.Config{})
 	sorted := j.Nodes()
 	for _, k := range kolcotest.Keys(3000) {
 		got, _ := j.Locate(k)
-		if want := sorted[jumpback.Hash(keyhash.XXH3(k), len(sorted))]; got.ID != want.ID {
+		if want := sorted[jumpback.Bucket(keyhash.XXH3(k), len(sorted))]; got.ID != want.ID {
 			t.Fatalf("Locate(%q) = %s, want %s", k, got.ID, want.ID)
 		}
 	}

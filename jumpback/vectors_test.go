@@ -6,11 +6,11 @@ import (
 	"github.com/kolco-dev/kolco/jumpback"
 )
 
-// TestHashHash4j checks values printed by hash4j's
+// TestBucketHash4j checks values printed by hash4j's
 // ConsistentHashing.jumpBackHashSplitMix64() (github.com/dynatrace-oss/hash4j,
 // the JumpBackHash implementation released with the paper), run under Java
 // 17 on the keys and bucket counts below.
-func TestHashHash4j(t *testing.T) {
+func TestBucketHash4j(t *testing.T) {
 	buckets := []int{1, 2, 3, 7, 8, 9, 10, 100, 1000, 65536, 100001, 0x40000001, 1<<31 - 1}
 	for _, c := range []struct {
 		key  uint64
@@ -26,8 +26,8 @@ func TestHashHash4j(t *testing.T) {
 		{0x112210f47de98115, []int{0, 1, 1, 6, 6, 6, 6, 23, 946, 40370, 40370, 1042488754, 1493495527}},
 	} {
 		for i, n := range buckets {
-			if got := jumpback.Hash(c.key, n); got != c.want[i] {
-				t.Errorf("Hash(%#x, %d) = %d, hash4j gives %d", c.key, n, got, c.want[i])
+			if got := jumpback.Bucket(c.key, n); got != c.want[i] {
+				t.Errorf("Bucket(%#x, %d) = %d, hash4j gives %d", c.key, n, got, c.want[i])
 			}
 		}
 	}

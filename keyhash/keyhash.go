@@ -13,7 +13,8 @@
 //   - fnv1a: 64-bit FNV-1a.
 //   - crc32: CRC-32 (IEEE), zero-extended; only 2^32 distinct values.
 //   - md5: the first 8 bytes of the MD5 digest read big-endian, the hash of
-//     the seed article's Python ring (its ring_hash).
+//     the Python ring of the article this module reproduces (its
+//     ring_hash; see ring.ArticleConfig).
 //
 // # Weak hashes
 //

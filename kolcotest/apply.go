@@ -13,7 +13,7 @@ import (
 // order-independent algorithm, places keys as a fresh build of the target.
 func testDiff(t *testing.T, a Algorithm) {
 	nodes := Nodes(8)
-	p, m := membership(t, a, nodes)
+	p, m := mutable(t, a, nodes)
 	target := append(slices.Clone(nodes[2:]), Nodes(11)[8:]...)
 	target[0].Addr = "moved-" + target[0].ID
 	target[1].Zone = "other-zone"
@@ -51,7 +51,7 @@ func testDiff(t *testing.T, a Algorithm) {
 // since neither is hashed, and lookups must return the new values.
 func testPayloadUpdate(t *testing.T, a Algorithm) {
 	nodes := Nodes(7)
-	p, m := membership(t, a, nodes)
+	p, m := mutable(t, a, nodes)
 	keys := Keys(5000)
 	before := placement(t, p, keys)
 	var c kolco.Change

@@ -71,7 +71,7 @@ func testWeights(t *testing.T, a Algorithm) {
 	}
 	keys := Keys(scaled(60000))
 	checkShares(t, a, nodes, placement(t, p, keys))
-	m, ok := p.(kolco.Membership)
+	m, ok := p.(kolco.Mutable)
 	if !ok {
 		return
 	}

@@ -41,9 +41,9 @@ func Benchmark(b *testing.B, a Algorithm) {
 			}
 		})
 		b.Run("AddRemove/"+name, func(b *testing.B) {
-			m, ok := benchBuild(b, a, nodes).(kolco.Membership)
+			m, ok := benchBuild(b, a, nodes).(kolco.Mutable)
 			if !ok {
-				b.Skip("not a kolco.Membership")
+				b.Skip("not a kolco.Mutable")
 			}
 			extra := kolco.Node{ID: "extra"}
 			b.ReportAllocs()

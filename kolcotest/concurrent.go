@@ -12,7 +12,7 @@ import (
 // ConcurrentReaders checks that lookups of p from several goroutines agree
 // with a sequential run and, under -race, that they share no mutable state.
 // It is for immutable placements, such as other systems' pools, that Run's
-// membership checks do not reach.
+// Mutable checks do not reach.
 func ConcurrentReaders(t *testing.T, p kolco.Placement) {
 	t.Helper()
 	keys := Keys(500)
@@ -58,7 +58,7 @@ func testConcurrent(t *testing.T, a Algorithm) {
 	pool, start := Nodes(total), max(1, total/3)
 	keys := Keys(64)
 	steps := writerSteps(pool, start)
-	twin, m := membership(t, a, pool[:start])
+	twin, m := mutable(t, a, pool[:start])
 	valid := make([]map[string]bool, len(keys))
 	for i := range valid {
 		valid[i] = map[string]bool{}
@@ -75,7 +75,7 @@ func testConcurrent(t *testing.T, a Algorithm) {
 		}
 		record()
 	}
-	p, m := membership(t, a, pool[:start])
+	p, m := mutable(t, a, pool[:start])
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	errs := make(chan string, 3)
@@ -133,10 +133,10 @@ func readUntil(stop *atomic.Bool, p kolco.Placement, keys []string, valid []map[
 	}
 }
 
-// step is one change of the writer, through one of the Membership methods.
+// step is one change of the writer, through one of the Mutable methods.
 type step struct {
 	name string
-	do   func(kolco.Membership) error
+	do   func(kolco.Mutable) error
 }
 
 // writerSteps returns a fixed sequence of changes that never empties the
@@ -148,18 +148,18 @@ func writerSteps(pool []kolco.Node, start int) []step {
 		n := pool[start+i%(len(pool)-start)]
 		old := pool[i%start]
 		steps = append(steps,
-			step{"Add " + n.ID, func(m kolco.Membership) error { return m.Add(n) }},
-			step{"Reweight " + n.ID, func(m kolco.Membership) error { return m.Reweight(n.ID, 1) }})
+			step{"Add " + n.ID, func(m kolco.Mutable) error { return m.Add(n) }},
+			step{"Reweight " + n.ID, func(m kolco.Mutable) error { return m.Reweight(n.ID, 1) }})
 		if i%3 == 0 {
 			moved := old
 			moved.Addr = fmt.Sprintf("moved-%d", i)
 			steps = append(steps,
-				step{"Remove " + old.ID, func(m kolco.Membership) error { return m.Remove(old.ID) }},
-				step{"Apply re-add " + old.ID, func(m kolco.Membership) error {
+				step{"Remove " + old.ID, func(m kolco.Mutable) error { return m.Remove(old.ID) }},
+				step{"Apply re-add " + old.ID, func(m kolco.Mutable) error {
 					return m.Apply(kolco.Change{Add: []kolco.Node{old}, Update: []kolco.Node{moved}})
 				}})
 		}
-		steps = append(steps, step{"Remove " + n.ID, func(m kolco.Membership) error { return m.Remove(n.ID) }})
+		steps = append(steps, step{"Remove " + n.ID, func(m kolco.Mutable) error { return m.Remove(n.ID) }})
 	}
 	return steps
 }

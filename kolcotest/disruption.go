@@ -25,13 +25,13 @@ func testOrder(t *testing.T, a Algorithm) {
 		sh := slices.Clone(nodes)
 		r.Shuffle(len(sh), func(i, j int) { sh[i], sh[j] = sh[j], sh[i] })
 		equalPlacement(t, "New with shuffled nodes", want, placement(t, build(t, a, sh), keys), keys)
-		if _, ok := build(t, a, nodes[:1]).(kolco.Membership); !ok {
+		if _, ok := build(t, a, nodes[:1]).(kolco.Mutable); !ok {
 			continue
 		}
 		// Built by Add calls in a shuffled order, one or several at a
 		// time, with a detour through a removal and a re-add.
 		p := build(t, a, sh[:1])
-		m := p.(kolco.Membership)
+		m := p.(kolco.Mutable)
 		for j := 1; j < len(sh); j += 1 + i {
 			if err := m.Add(sh[j:min(j+1+i, len(sh))]...); err != nil {
 				t.Fatal(err)
@@ -86,7 +86,7 @@ func testDisruptionAdd(t *testing.T, a Algorithm) {
 		base := build(t, a, nodes[:size])
 		before := placement(t, base, keys)
 		var after []string
-		if m, ok := base.(kolco.Membership); ok {
+		if m, ok := base.(kolco.Mutable); ok {
 			if err := m.Add(newNode); err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +113,7 @@ func testDisruptionRemove(t *testing.T, a Algorithm) {
 		p := build(t, a, nodes)
 		before := placement(t, p, keys)
 		var after []string
-		if m, ok := p.(kolco.Membership); ok {
+		if m, ok := p.(kolco.Mutable); ok {
 			if err := m.Remove(victim); err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +133,7 @@ func testDisruptionRemove(t *testing.T, a Algorithm) {
 }
 
 // testChurn applies a fixed random sequence of single adds and removals to
-// one Membership and checks minimal disruption at every step, so that
+// one Mutable and checks minimal disruption at every step, so that
 // history-dependent algorithms are checked after removals too.
 func testChurn(t *testing.T, a Algorithm, keys []string) {
 	total := 30
@@ -142,7 +142,7 @@ func testChurn(t *testing.T, a Algorithm, keys []string) {
 	}
 	pool, start := Nodes(total), max(1, total*2/5)
 	p := build(t, a, pool[:start])
-	m, ok := p.(kolco.Membership)
+	m, ok := p.(kolco.Mutable)
 	if !ok {
 		return
 	}

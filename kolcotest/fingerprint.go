@@ -40,7 +40,7 @@ func fingerprint(t *testing.T, p kolco.Placement) string {
 }
 
 func testFingerprint(t *testing.T, a Algorithm) {
-	p, m := membership(t, a, Nodes(5))
+	p, m := mutable(t, a, Nodes(5))
 	if _, ok := p.(kolco.Identity); !ok {
 		t.Skip("placement has no identity")
 	}
@@ -64,7 +64,7 @@ func testFingerprint(t *testing.T, a Algorithm) {
 	}
 	var all []built
 	for range 24 {
-		q, m := membership(t, a, Nodes(5)[:2])
+		q, m := mutable(t, a, Nodes(5)[:2])
 		for _, c := range history(r, Nodes(5), 2, r.IntN(8), a.Weighted) {
 			if err := m.Apply(c); err != nil {
 				t.Fatalf("Apply(%+v): %v", c, err)

@@ -62,7 +62,7 @@ func Ops(t *testing.T, a Algorithm, data []byte) {
 		}
 		model["n0"] = true
 	}
-	m, _ := p.(kolco.Membership)
+	m, _ := p.(kolco.Mutable)
 	r := &reader{data: data}
 	for step := 0; step < 300 && !r.done(); step++ {
 		op := r.byte() % 6

@@ -61,7 +61,7 @@ func sameHere(t *testing.T, what string, p, q kolco.Placement, keys []string) {
 }
 
 func testHistory(t *testing.T, a Algorithm) {
-	p, m := membership(t, a, Nodes(6))
+	p, m := mutable(t, a, Nodes(6))
 	sm, ok := p.(kolco.StateMarshaler)
 	if !ok {
 		t.Skip("placement has no state: its node set decides it")
@@ -81,7 +81,7 @@ func testHistory(t *testing.T, a Algorithm) {
 			if q, err = a.Restore(p.Nodes(), sm.MarshalState()); err != nil {
 				t.Fatalf("step %d: Restore: %v", step, err)
 			}
-		} else if err := q.(kolco.Membership).Apply(c); err != nil {
+		} else if err := q.(kolco.Mutable).Apply(c); err != nil {
 			t.Fatalf("step %d: the restored placement refuses %+v: %v", step, c, err)
 		}
 		what := fmt.Sprintf("step %d, restored at step %d", step, step-step%5)

@@ -1,6 +1,6 @@
 // Package kolcotest is the shared property suite every placement algorithm in
 // this module runs: one call to [Run] checks the promises of the root
-// interface ([kolco.Placement], [kolco.Membership]) and the properties an
+// interface ([kolco.Placement], [kolco.Mutable]) and the properties an
 // algorithm declares in its [Algorithm] description.
 //
 // The properties come from Karger et al., "Consistent Hashing and Random
@@ -29,12 +29,12 @@ type Algorithm struct {
 	// New builds a placement from a node set. An empty set may either
 	// succeed (lookups then return kolco.ErrNoNodes) or fail with an error
 	// wrapping kolco.ErrNoNodes. If the result implements
-	// kolco.Membership, the membership checks run too.
+	// kolco.Mutable, the Mutable checks run too.
 	New func(nodes []kolco.Node) (kolco.Placement, error)
 
 	// OrderIndependent promises that the same node set places every key
 	// the same way whatever the order of the slice given to New and, for a
-	// Membership, whatever the order and grouping of Add calls that built
+	// Mutable, whatever the order and grouping of Add calls that built
 	// it, including after removals and re-adds.
 	OrderIndependent bool
 
@@ -73,7 +73,7 @@ type Algorithm struct {
 	SkipAllocs bool
 
 	// MaxNodes is the largest node count the algorithm supports; larger
-	// balance sizes are skipped and the membership checks stay within it.
+	// balance sizes are skipped and the Mutable checks stay within it.
 	// Zero means no limit.
 	MaxNodes int
 
@@ -125,11 +125,11 @@ type Algorithm struct {
 //     the node count, and appends to dst.
 //   - BadCount: n < 1 fails with kolco.ErrBadCount.
 //   - OrderIndependence (if promised): shuffled slices and, for a
-//     Membership, shuffled Add calls with a removal and re-add give the
+//     Mutable, shuffled Add calls with a removal and re-add give the
 //     same placement.
 //   - DisruptionAdd, DisruptionRemove: keys move only onto an added node and
 //     only off a removed one (first, middle, last), if promised, plus a
-//     40-step add/remove churn for a Membership; the moved share is
+//     40-step add/remove churn for a Mutable; the moved share is
 //     always logged and held to MaxMovedAdd/MaxMovedRemove if set.
 //   - Balance: max/avg load at 10, 100 and 1000 nodes within Balance times
 //     [SamplingAllowance].
@@ -141,7 +141,7 @@ type Algorithm struct {
 //     rejected or ignored by an unweighted algorithm.
 //   - ZeroAllocs: Locate, LocateID, LocateIndex and LocateN into a slice
 //     with room allocate nothing.
-//   - Membership (if implemented): every failed change, Apply's mixed ones
+//   - Mutable (if implemented): every failed change, Apply's mixed ones
 //     included, wraps the right sentinel and changes nothing; removing
 //     every node gives kolco.ErrNoNodes; applying the Diff to a target
 //     gives exactly its nodes; a new address or zone moves no key; readers
@@ -175,7 +175,7 @@ func Run(t *testing.T, a Algorithm) {
 	t.Run("HashBalance", func(t *testing.T) { testHashBalance(t, a) })
 	t.Run("Weights", func(t *testing.T) { testWeights(t, a) })
 	t.Run("ZeroAllocs", func(t *testing.T) { testAllocs(t, a) })
-	t.Run("Membership", func(t *testing.T) { testMembership(t, a) })
+	t.Run("Mutable", func(t *testing.T) { testMutable(t, a) })
 	t.Run("History", func(t *testing.T) { testHistory(t, a) })
 	t.Run("Fingerprint", func(t *testing.T) { testFingerprint(t, a) })
 }

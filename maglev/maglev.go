@@ -56,7 +56,7 @@ func isPrime(n int) bool {
 }
 
 // Table is a Maglev lookup table. It implements [kolco.Placement] and
-// [kolco.Membership]. Lookups take no lock and do not allocate; each change
+// [kolco.Mutable]. Lookups take no lock and do not allocate; each change
 // rebuilds the table beside the current one and publishes it atomically.
 type Table struct {
 	cfg Config

@@ -32,22 +32,15 @@
 //
 // A [Follower] keeps a placement in step with a source: [Follow] starts
 // it, and each new version is applied to the placement as a change
-// (kolco.Diff through kolco.Membership, so that a change moves only the
+// (kolco.Diff through kolco.Mutable, so that a change moves only the
 // keys it must) and published as an immutable [View] that readers take
 // without a lock. Each view carries the placement's fingerprint
 // (kolco.Fingerprint): two processes following one store agree exactly
-// when their fingerprints are equal. [Follower.Snapshot] reports the
+// when their fingerprints are equal. [Follower.Report] reports the
 // revision, fingerprint, nodes, when the view was applied and whether it
 // is stale, with the process's local health beside them
-// ([Follower.SetDown]), for an admin endpoint and a fleet-wide status.
-//
-// # Comparing a fleet
-//
-// [Compare] says whether the [Report]s of a fleet agree, which of them
-// differ and which could not be asked. For kolco proxies, [Ask] reads each
-// one's [PoolMembership]s from its admin endpoint (GET /v1/membership),
-// all at once and each within a timeout, and [Answer.Report] turns an
-// answer into a report on one pool.
+// ([Follower.SetDown]), for an admin endpoint and a fleet-wide status
+// (package fleet compares them).
 //
 // For history-dependent algorithms (jump, jumpback, anchor, slots) the
 // node set does not decide the placement alone: the store keeps a

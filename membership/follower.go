@@ -56,7 +56,7 @@ type StateWriter interface {
 
 // Follower keeps a placement in step with a [Source]: it applies each new
 // version to its placement as a change (kolco.Diff from the nodes it
-// places to the version's, through kolco.Membership, so that minimal
+// places to the version's, through kolco.Mutable, so that minimal
 // disruption holds: a change never rebuilds the placement) and publishes
 // the result as a new [View] with one atomic pointer swap. Readers take
 // the view, or the placement, without a lock and never see half a change.
@@ -301,7 +301,7 @@ func (f *Follower) WaitRevision(ctx context.Context, rev int64) (*View, error) {
 }
 
 // SetDown records the IDs of the nodes this process treats as down (its
-// local health), for [Follower.Snapshot]. It does not change the
+// local health), for [Follower.Report]. It does not change the
 // placement or its fingerprint: health is local, membership is shared.
 func (f *Follower) SetDown(ids ...string) {
 	down := slices.Clone(ids)

@@ -87,7 +87,7 @@ func send(t *testing.T, s *feed, f *membership.Follower, v membership.Version) *
 	defer cancel()
 	view, err := f.WaitRevision(ctx, v.Revision)
 	if err != nil {
-		t.Fatalf("revision %d not applied: %v; %+v", v.Revision, err, f.Snapshot())
+		t.Fatalf("revision %d not applied: %v; %+v", v.Revision, err, f.Report())
 	}
 	return view
 }
@@ -117,8 +117,8 @@ func TestFollowerPublishesEachVersion(t *testing.T) {
 	f := follow(t, s, membership.FollowConfig{Algorithm: "ring", Initial: kolcotest.Nodes(2),
 		OnChange: func(prev, next *membership.View) { changes <- [2]int64{prev.Revision, next.Revision} }})
 	first := f.View()
-	if first.Revision != 0 || len(first.Nodes) != 2 || !f.Snapshot().Stale {
-		t.Fatalf("before any version: %+v, snapshot %+v", first, f.Snapshot())
+	if first.Revision != 0 || len(first.Nodes) != 2 || !f.Report().Stale {
+		t.Fatalf("before any version: %+v, status %+v", first, f.Report())
 	}
 	keys := kolcotest.Keys(2000)
 	before := owners(first.Placement, keys)
@@ -148,8 +148,8 @@ func TestFollowerPublishesEachVersion(t *testing.T) {
 			t.Errorf("OnChange saw revisions %v, want %v", got, want)
 		}
 	}
-	if snap := f.Snapshot(); snap.Stale || snap.Revision != 9 || snap.Versions != 3 || !snap.Shared {
-		t.Errorf("snapshot %+v", snap)
+	if st := f.Report(); st.Stale || st.Revision != 9 || st.Versions != 3 || !st.Shared {
+		t.Errorf("status %+v", st)
 	}
 }
 
@@ -185,8 +185,8 @@ func TestFollowerAppliesChanges(t *testing.T) {
 	if fingerprint(t, rebuilt) == v2.Fingerprint {
 		t.Error("the follower's placement equals one built anew: the test shows nothing")
 	}
-	if snap := f.Snapshot(); snap.Shared {
-		t.Errorf("jump without a stored state reported shared: %+v", snap)
+	if st := f.Report(); st.Shared {
+		t.Errorf("jump without a stored state reported shared: %+v", st)
 	}
 }
 
@@ -220,7 +220,7 @@ func TestFollowerTakesStoredState(t *testing.T) {
 	if view.Fingerprint != fe.View().Fingerprint || !view.Shared {
 		t.Fatalf("late follower %s (shared %v), early %s", view.Fingerprint, view.Shared, fe.View().Fingerprint)
 	}
-	if a, b := fe.Snapshot(), fl.Snapshot(); a.Adopted != 0 || b.Adopted != 1 {
+	if a, b := fe.Report(), fl.Report(); a.Adopted != 0 || b.Adopted != 1 {
 		t.Errorf("adopted: early %d (want 0: it applied every change), late %d (want 1)", a.Adopted, b.Adopted)
 	}
 }
@@ -253,12 +253,12 @@ func TestFollowerRefusesVersions(t *testing.T) {
 			if err := f.Err(); !errors.Is(err, c.want) {
 				t.Errorf("refusal %v, want %v", err, c.want)
 			}
-			if snap := f.Snapshot(); !snap.Stale || snap.Error == "" || f.View() != good {
-				t.Errorf("after a refused version: %+v, view at revision %d", snap, f.View().Revision)
+			if st := f.Report(); !st.Stale || st.Error == "" || f.View() != good {
+				t.Errorf("after a refused version: %+v, view at revision %d", st, f.View().Revision)
 			}
 			send(t, s, f, version(4, "a", "b", "c"))
-			if snap := f.Snapshot(); snap.Stale || f.Err() != nil {
-				t.Errorf("a good version after the refused ones left the follower stale: %+v", snap)
+			if st := f.Report(); st.Stale || f.Err() != nil {
+				t.Errorf("a good version after the refused ones left the follower stale: %+v", st)
 			}
 		})
 	}
@@ -302,8 +302,8 @@ func TestFollowerWritesStateBack(t *testing.T) {
 		t.Errorf("a state written for revision %d, whose state was current", w.rev)
 	default:
 	}
-	if snap := f.Snapshot(); snap.StatesWritten != 2 {
-		t.Errorf("snapshot counts %d states written, want 2", snap.StatesWritten)
+	if st := f.Report(); st.StatesWritten != 2 {
+		t.Errorf("status counts %d states written, want 2", st.StatesWritten)
 	}
 }
 
@@ -330,7 +330,7 @@ func TestFollowConfigErrors(t *testing.T) {
 	}
 }
 
-func TestFollowerWaitAndSnapshot(t *testing.T) {
+func TestFollowerWaitAndReport(t *testing.T) {
 	checkNoLeak(t)
 	s := newFeed()
 	f, err := membership.Follow(context.Background(), s, membership.FollowConfig{Algorithm: "rendezvous"})
@@ -339,7 +339,7 @@ func TestFollowerWaitAndSnapshot(t *testing.T) {
 	}
 	send(t, s, f, version(2, "a", "b"))
 	f.SetDown("b", "a", "b")
-	data, err := json.Marshal(f.Snapshot())
+	data, err := json.Marshal(f.Report())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,11 +349,11 @@ func TestFollowerWaitAndSnapshot(t *testing.T) {
 	}
 	for _, key := range []string{"algorithm", "revision", "fingerprint", "nodes", "down", "applied_at", "stale", "last_answer"} {
 		if _, ok := got[key]; !ok {
-			t.Errorf("snapshot JSON without %q: %s", key, data)
+			t.Errorf("status JSON without %q: %s", key, data)
 		}
 	}
-	if snap := f.Snapshot(); !slices.Equal(snap.Down, []string{"a", "b"}) || snap.Fingerprint != f.View().Fingerprint {
-		t.Errorf("snapshot %+v", snap)
+	if st := f.Report(); !slices.Equal(st.Down, []string{"a", "b"}) || st.Fingerprint != f.View().Fingerprint {
+		t.Errorf("status %+v", st)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -384,7 +384,7 @@ func TestFollowerTakesStoredStateItCannotReach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if view.Fingerprint != fingerprint(t, want) || f.Snapshot().Adopted != 1 {
-		t.Errorf("view %s, the stored state's %s; %+v", view.Fingerprint, fingerprint(t, want), f.Snapshot())
+	if view.Fingerprint != fingerprint(t, want) || f.Report().Adopted != 1 {
+		t.Errorf("view %s, the stored state's %s; %+v", view.Fingerprint, fingerprint(t, want), f.Report())
 	}
 }

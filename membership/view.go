@@ -36,13 +36,13 @@ type View struct {
 // Replaced returns a channel closed when a newer view replaces this one.
 func (v *View) Replaced() <-chan struct{} { return v.replaced }
 
-// Snapshot is what a follower reports about itself: its placement's
+// FollowerStatus is what a follower reports about itself: its placement's
 // revision, fingerprint and nodes, how current it is, and the local health
-// beside them. Its JSON form is what a proxy's admin endpoint serves and
-// what a fleet-wide status compares: followers agree when their
-// fingerprints are equal; a difference in Down alone is local health, not
-// a disagreement about membership.
-type Snapshot struct {
+// beside them, in a JSON form fit for an admin endpoint. Followers agree
+// when their fingerprints are equal (package fleet compares them); a
+// difference in Down alone is local health, not a disagreement about
+// membership.
+type FollowerStatus struct {
 	// Algorithm is the placement algorithm's name.
 	Algorithm string `json:"algorithm"`
 	// Revision and Fingerprint are those of the current view.
@@ -50,8 +50,8 @@ type Snapshot struct {
 	Fingerprint string `json:"fingerprint"`
 	// Nodes are the nodes that take keys; Drained those listed that take
 	// none.
-	Nodes   []SnapshotNode `json:"nodes"`
-	Drained []SnapshotNode `json:"drained,omitempty"`
+	Nodes   []FollowerStatusNode `json:"nodes"`
+	Drained []FollowerStatusNode `json:"drained,omitempty"`
 	// Down lists the nodes this process treats as down (see
 	// [Follower.SetDown]). The fingerprint does not cover it.
 	Down []string `json:"down,omitempty"`
@@ -76,34 +76,34 @@ type Snapshot struct {
 	StatesWritten int64 `json:"states_written"`
 }
 
-// SnapshotNode is a node in a [Snapshot].
-type SnapshotNode struct {
+// FollowerStatusNode is a node in a [FollowerStatus].
+type FollowerStatusNode struct {
 	ID     string  `json:"id"`
 	Weight float64 `json:"weight"`
 	Zone   string  `json:"zone,omitempty"`
 	Addr   string  `json:"addr,omitempty"`
 }
 
-func snapshotNodes(nodes []kolco.Node) []SnapshotNode {
-	out := make([]SnapshotNode, len(nodes))
+func statusNodes(nodes []kolco.Node) []FollowerStatusNode {
+	out := make([]FollowerStatusNode, len(nodes))
 	for i, n := range nodes {
-		out[i] = SnapshotNode{ID: n.ID, Weight: n.EffectiveWeight(), Zone: n.Zone, Addr: n.Addr}
+		out[i] = FollowerStatusNode{ID: n.ID, Weight: n.EffectiveWeight(), Zone: n.Zone, Addr: n.Addr}
 	}
 	return out
 }
 
-// Snapshot returns what the follower reports about itself now.
-func (f *Follower) Snapshot() Snapshot {
+// Report returns what the follower reports about itself now.
+func (f *Follower) Report() FollowerStatus {
 	v := f.view.Load()
 	st := f.w.Status()
 	f.mu.Lock()
 	refused, writeErr, adopted, written := f.refused, f.writeErr, f.adopted, f.written
 	f.mu.Unlock()
-	s := Snapshot{
+	s := FollowerStatus{
 		Algorithm:     f.cfg.Algorithm,
 		Revision:      v.Revision,
 		Fingerprint:   v.Fingerprint,
-		Nodes:         snapshotNodes(v.Nodes),
+		Nodes:         statusNodes(v.Nodes),
 		Down:          slices.Clone(*f.down.Load()),
 		AppliedAt:     v.AppliedAt,
 		LastAnswer:    st.LastAnswer,
@@ -114,7 +114,7 @@ func (f *Follower) Snapshot() Snapshot {
 		StatesWritten: written,
 	}
 	if len(v.Drained) > 0 {
-		s.Drained = snapshotNodes(v.Drained)
+		s.Drained = statusNodes(v.Drained)
 	}
 	err := st.Err
 	if refused != nil {

@@ -36,7 +36,7 @@ type snapshot struct {
 
 var (
 	_ kolco.Placement    = (*Table)(nil)
-	_ kolco.Membership   = (*Table)(nil)
+	_ kolco.Mutable      = (*Table)(nil)
 	_ kolco.IDLocator    = (*Table)(nil)
 	_ kolco.IndexLocator = (*Table)(nil)
 )

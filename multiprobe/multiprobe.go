@@ -54,7 +54,7 @@ type snapshot struct {
 
 var (
 	_ kolco.Placement    = (*Ring)(nil)
-	_ kolco.Membership   = (*Ring)(nil)
+	_ kolco.Mutable      = (*Ring)(nil)
 	_ kolco.IDLocator    = (*Ring)(nil)
 	_ kolco.IndexLocator = (*Ring)(nil)
 )

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 )
 
 // ErrBadList is wrapped by every error about the content of a node file:
@@ -83,7 +84,7 @@ func parseLine(text string) (kolco.Node, error) {
 		if err != nil {
 			return n, fmt.Errorf("weight %q is not a number", f[1])
 		}
-		if err := kolco.CheckWeight(w); err != nil {
+		if err := nodeset.CheckWeight(w); err != nil {
 			return n, err
 		}
 		n.Weight = w

@@ -5,13 +5,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/kolco-dev/kolco/membership"
+	"github.com/kolco-dev/kolco/fleet"
 )
 
 // MembershipStatus is where a pool's servers come from and how current
 // they are, as the admin endpoint reports it (GET /v1/membership, and in
 // each [PoolStatus]): the wire type the fleet comparisons read too.
-type MembershipStatus = membership.PoolMembership
+type MembershipStatus = fleet.PoolStatus
 
 // poolEntry is a pool with its source, if any, and since when it places
 // as it does.

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kolco-dev/kolco/membership"
+	"github.com/kolco-dev/kolco/fleet"
 )
 
 // The status page is for an operator's browser: every pool's servers,
@@ -83,7 +83,7 @@ func (s *Server) handlePage(mux *http.ServeMux, token []byte) {
 
 // pageOf returns a pool for the page, its agreement with the peers'
 // answers.
-func pageOf(ps PoolStatus, answers []membership.Answer) pagePool {
+func pageOf(ps PoolStatus, answers []fleet.Answer) pagePool {
 	pp := pagePool{PoolStatus: ps}
 	ms := ps.Membership
 	if len(answers) == 0 {
@@ -111,7 +111,7 @@ func pageOf(ps PoolStatus, answers []membership.Answer) pagePool {
 }
 
 // findReport returns the report of the process name for the pool.
-func findReport(name string, ms MembershipStatus, answers []membership.Answer) membership.Report {
+func findReport(name string, ms MembershipStatus, answers []fleet.Answer) fleet.Report {
 	for _, p := range answers {
 		if p.Addr == name {
 			return p.Pools[ms.Pool].Report(name)
@@ -121,7 +121,7 @@ func findReport(name string, ms MembershipStatus, answers []membership.Answer) m
 }
 
 // summarize says in words whether n processes agree.
-func summarize(a membership.Agreement, n int) (agree, text string) {
+func summarize(a fleet.Agreement, n int) (agree, text string) {
 	switch {
 	case a.Agree() && len(a.Stale) == 0:
 		return "yes", fmt.Sprintf("all %d proxies agree", n)

@@ -51,7 +51,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 	srv := etcdtest.Start(t, etcdtest.Config{})
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	st := storeFor(t, srv, "/kolco/p/")
-	rev := apply(t, st, etcd.Change{Add: []kolco.Node{{ID: "a", Addr: ms[0].addr}, {ID: "b", Addr: ms[1].addr, Weight: 3}}})
+	rev := apply(t, st, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "a", Addr: ms[0].addr}, {ID: "b", Addr: ms[1].addr, Weight: 3}}}})
 	onEtcd := "p:\n  listen: 127.0.0.1:0\n  distribution: ring\n  servers: [\"" + ms[2].addr + ":1 static\"]\n" +
 		"  membership: {etcd: {endpoints: [\"" + srv.Endpoint + "\"], prefix: /kolco/p/, check_interval: 100}}\n"
 	same := startProxy(t, "kolco:\n  admin_listen: \":0\"\n"+onEtcd)

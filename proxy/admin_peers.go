@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kolco-dev/kolco/membership"
+	"github.com/kolco-dev/kolco/fleet"
 )
 
 // peerTimeout bounds the status page's question to one peer: a peer that
@@ -17,17 +17,17 @@ const peerTimeout = 2 * time.Second
 
 // askPeers asks each peer for its membership statuses, all at once, each
 // within peerTimeout.
-func askPeers(ctx context.Context, peers []string, token []byte) []membership.Answer {
-	return membership.Ask(ctx, peers, string(token), peerTimeout)
+func askPeers(ctx context.Context, peers []string, token []byte) []fleet.Answer {
+	return fleet.Ask(ctx, peers, string(token), peerTimeout)
 }
 
 // agreement compares the pool's status here with the peers' answers.
-func agreement(self string, ms MembershipStatus, peers []membership.Answer) membership.Agreement {
-	reports := []membership.Report{ms.Report(self)}
+func agreement(self string, ms MembershipStatus, peers []fleet.Answer) fleet.Agreement {
+	reports := []fleet.Report{ms.Report(self)}
 	for _, p := range peers {
 		reports = append(reports, p.Report(ms.Pool))
 	}
-	return membership.Compare(reports)
+	return fleet.Compare(reports)
 }
 
 // sweepFleet is the fleetCheck of a server's pools: what a pool's sweep

@@ -35,7 +35,7 @@ func TestEjectionMovesOnlyTheDownServersKeys(t *testing.T) {
 
 // outage is one round of TestEjectionMovesOnlyTheDownServersKeys: m1 and
 // m4 are ejected in that order and restored in the order given.
-func (f *fleet) outage(keys []string, gen int, restoreOrder [2]int) {
+func (f *cutServers) outage(keys []string, gen int, restoreOrder [2]int) {
 	t := f.t
 	value := func(k string) string { return fmt.Sprintf("%s=%d", k, gen) }
 	setAll(t, f.addr, keys, value)

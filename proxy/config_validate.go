@@ -10,8 +10,8 @@ import (
 
 	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
+	"github.com/kolco-dev/kolco/fleet"
 	"github.com/kolco-dev/kolco/keyhash"
-	"github.com/kolco-dev/kolco/membership"
 )
 
 // twemproxyHashes are the hash names nutcracker 0.5.0 accepts.
@@ -294,7 +294,7 @@ func checkPeers(g *GlobalConfig) error {
 		return fmt.Errorf("at most %d peers (got %d)", maxPeers, len(g.AdminPeers))
 	}
 	for _, p := range g.AdminPeers {
-		if _, err := membership.AdminURL(p); err != nil {
+		if _, err := fleet.AdminURL(p); err != nil {
 			return err
 		}
 	}

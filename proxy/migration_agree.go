@@ -11,7 +11,7 @@ import (
 // source, a key it writes lands where this proxy sees an orphan, and the
 // sweep would delete it. So before it sweeps, the pool asks every proxy of
 // kolco.admin_peers for its membership, as the status page does, and
-// compares the fingerprints with membership.Compare: the sweep runs only
+// compares the fingerprints with fleet.Compare: the sweep runs only
 // when every peer answers, none differs and none (nor this proxy) may be
 // behind its source. Otherwise it is deferred, counted in
 // kolco_proxy_sweep_deferred_total{reason}, logged at most once per

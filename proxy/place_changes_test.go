@@ -15,7 +15,7 @@ import (
 // decoded from bytes, and after each checks the published placement
 // against a model that applies the same changes: for kolco's
 // distributions the algorithm over the configured servers, changed in
-// place by Membership.Apply of each reload's kolco.Diff, with a key's
+// place by Mutable.Apply of each reload's kolco.Diff, with a key's
 // server the first in its preference list not down; for twemproxy's,
 // nutcracker's build over the servers not down.
 type changeRun struct {

@@ -16,7 +16,7 @@ import (
 // For twemproxy's distributions the placement is built as nutcracker
 // builds it, over the servers that take keys. For kolco's it is from, the
 // layout it follows, after the change that turns from's node set into the
-// pool's servers (kolco.Diff, applied by Membership.Apply, so that a
+// pool's servers (kolco.Diff, applied by Mutable.Apply, so that a
 // history-dependent algorithm keeps every surviving key in place; a change
 // with nothing in it keeps from as it is). It is built afresh when from is
 // nil or of other settings (another distribution, key_hash, vnodes, or

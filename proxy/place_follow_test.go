@@ -63,7 +63,7 @@ func routeNames(p *pool, keys []string) []string {
 // TestReloadAppliesChange: a reload that removes a server and adds one is
 // applied to the running placement as a change, for every kolco
 // distribution: the pool places every key as the algorithm does after
-// Membership.Apply of the same change, so that a history-dependent one
+// Mutable.Apply of the same change, so that a history-dependent one
 // keeps every key of the servers that stay where it was, where a
 // placement built afresh would move some.
 func TestReloadAppliesChange(t *testing.T) {
@@ -154,7 +154,7 @@ func TestReloadWithoutPlacementChange(t *testing.T) {
 
 // placeAfter returns the owner of each of the keys of TestReloadAppliesChange
 // under the algorithm built over the servers from and, unless to is nil,
-// changed by Membership.Apply to the servers to.
+// changed by Mutable.Apply to the servers to.
 func placeAfter(t *testing.T, name string, from, to []string) []string {
 	cfg := (&PoolConfig{Distribution: name}).WithDefaults()
 	opts, err := settingsOf(cfg).options()

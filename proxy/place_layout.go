@@ -85,7 +85,7 @@ func finishLayout(s settings, p algo.Placement) (*layout, error) {
 }
 
 // change returns the layout that follows l after the change that turns its
-// node set into nodes (kolco.Diff), applied by Membership.Apply to a copy
+// node set into nodes (kolco.Diff), applied by Mutable.Apply to a copy
 // of l's placement restored from its state: a history-dependent algorithm
 // keeps every surviving key in place, as it would applying the change in
 // place. A change with nothing in it returns l itself. The error is the

@@ -96,7 +96,7 @@ func TestRestartPlacesAlike(t *testing.T) {
 				reloadFile(t, long, g.path)
 			}
 			keys := testKeys(a.Name, 480)
-			fl := &fleet{t: t, ms: ms, s: s, addr: s.Addr("p").String()}
+			fl := &cutServers{t: t, ms: ms, s: s, addr: s.Addr("p").String()}
 			value := func(k string) string { return k + "=before" }
 			setAll(t, fl.addr, keys, value)
 			before := fl.owners(keys, value)

@@ -93,9 +93,9 @@ func (c *cutter) setCut(cut bool) {
 	}
 }
 
-// fleet is a pool of memcached servers, each behind a cutter, named m0,
+// cutServers is a pool of memcached servers, each behind a cutter, named m0,
 // m1, ... in the proxy's configuration.
-type fleet struct {
+type cutServers struct {
 	t    *testing.T
 	ms   []*memcached
 	cuts []*cutter
@@ -105,8 +105,8 @@ type fleet struct {
 
 // startFleet starts n memcached servers, a cutter for each, and a proxy
 // whose pool "p" has the settings extra.
-func startFleet(t *testing.T, n int, extra string) *fleet {
-	f := &fleet{t: t}
+func startFleet(t *testing.T, n int, extra string) *cutServers {
+	f := &cutServers{t: t}
 	var b strings.Builder
 	b.WriteString("p:\n  listen: 127.0.0.1:0\n  timeout: 10000\n")
 	b.WriteString(extra)
@@ -123,7 +123,7 @@ func startFleet(t *testing.T, n int, extra string) *fleet {
 }
 
 // backend returns the pool's server named m<i>.
-func (f *fleet) backend(i int) *backend {
+func (f *cutServers) backend(i int) *backend {
 	for _, b := range f.s.testPool("p").backends {
 		if b.name() == fmt.Sprint("m", i) {
 			return b
@@ -135,7 +135,7 @@ func (f *fleet) backend(i int) *backend {
 
 // eject cuts server i and sends requests for key, one of its keys, until
 // the proxy marks it down.
-func (f *fleet) eject(i int, key string) {
+func (f *cutServers) eject(i int, key string) {
 	f.cuts[i].setCut(true)
 	c := dial(f.t, f.addr)
 	b := f.backend(i)
@@ -146,7 +146,7 @@ func (f *fleet) eject(i int, key string) {
 }
 
 // restore mends server i and waits until the proxy's probe restores it.
-func (f *fleet) restore(i int) {
+func (f *cutServers) restore(i int) {
 	f.cuts[i].setCut(false)
 	b := f.backend(i)
 	eventually(f.t, fmt.Sprintf("m%d restored", i), func() bool { return !b.health.isDown() })
@@ -189,7 +189,7 @@ func getAll(t *testing.T, addr string, keys []string) map[string]string {
 // owners returns, for each key, the index of the one server holding it
 // with the value want(key), checked on the servers themselves; it fails
 // the test for a key no server holds so.
-func (f *fleet) owners(keys []string, want func(string) string) []int {
+func (f *cutServers) owners(keys []string, want func(string) string) []int {
 	at := make([]int, len(keys))
 	for i := range at {
 		at[i] = -1

@@ -186,11 +186,11 @@ func storeFor(t *testing.T, srv *etcdtest.Server, prefix string) *etcd.Store {
 }
 
 // apply writes a change and returns its revision.
-func apply(t *testing.T, st *etcd.Store, c etcd.Change) int64 {
+func apply(t *testing.T, st *etcd.Store, c etcd.Edit) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rev, err := st.Update(ctx, func(etcd.Snapshot) (etcd.Change, error) { return c, nil })
+	rev, err := st.Update(ctx, func(etcd.Listing) (etcd.Edit, error) { return c, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestPoolOnEtcd(t *testing.T) {
 	srv := etcdtest.Start(t, etcdtest.Config{})
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	st := storeFor(t, srv, "/kolco/p/")
-	rev := apply(t, st, etcd.Change{Add: []kolco.Node{{ID: "a", Addr: ms[0].addr}}})
+	rev := apply(t, st, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "a", Addr: ms[0].addr}}}})
 	s := startProxy(t, "kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  timeout: 10000\n"+
 		"  servers: [\""+ms[1].addr+":1 static\"]\n  membership: {etcd: {endpoints: [\""+srv.Endpoint+"\"], prefix: /kolco/p/, check_interval: 100, timeout: 1000}}\n")
 	eventually(t, "the store's revision served", func() bool { return membershipOf(t, s, "p").Revision == rev })
@@ -245,7 +245,7 @@ func TestPoolOnEtcd(t *testing.T) {
 	}
 
 	srv.Restart()
-	rev = apply(t, st, etcd.Change{Add: []kolco.Node{{ID: "b", Addr: ms[1].addr}}})
+	rev = apply(t, st, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "b", Addr: ms[1].addr}}}})
 	eventually(t, "the change written after etcd came back", func() bool {
 		m := membershipOf(t, s, "p")
 		return m.Revision == rev && !m.Stale
@@ -389,7 +389,7 @@ func TestReloadOfSourcedPool(t *testing.T) {
 func TestShutdownStopsSources(t *testing.T) {
 	srv := etcdtest.Start(t, etcdtest.Config{})
 	m := startMemcached(t, 0)
-	apply(t, storeFor(t, srv, "/kolco/p/"), etcd.Change{Add: []kolco.Node{{ID: "a", Addr: m.addr}}})
+	apply(t, storeFor(t, srv, "/kolco/p/"), etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "a", Addr: m.addr}}}})
 	path := filepath.Join(t.TempDir(), "members.yml")
 	writeServers(t, path, m)
 	base := runtime.NumGoroutine()
@@ -422,7 +422,7 @@ func TestSourcedChangeIsWarm(t *testing.T) {
 	srv := etcdtest.Start(t, etcdtest.Config{})
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	st := storeFor(t, srv, "/kolco/p/")
-	rev := apply(t, st, etcd.Change{Add: []kolco.Node{{ID: "a", Addr: ms[0].addr}, {ID: "b", Addr: ms[1].addr}}})
+	rev := apply(t, st, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "a", Addr: ms[0].addr}, {ID: "b", Addr: ms[1].addr}}}})
 	s := startProxy(t, "kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  timeout: 10000\n"+
 		"  servers: [\""+ms[0].addr+":1 a\"]\n  membership: {etcd: {endpoints: [\""+srv.Endpoint+"\"], prefix: /kolco/p/}}\n")
 	eventually(t, "the store's nodes served", func() bool { return membershipOf(t, s, "p").Revision == rev })
@@ -433,7 +433,7 @@ func TestSourcedChangeIsWarm(t *testing.T) {
 			t.Fatalf("set %q: %q", k, got)
 		}
 	}
-	rev = apply(t, st, etcd.Change{Add: []kolco.Node{{ID: "c", Addr: ms[2].addr}}})
+	rev = apply(t, st, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "c", Addr: ms[2].addr}}}})
 	eventually(t, "the new node served", func() bool { return membershipOf(t, s, "p").Revision == rev })
 	moved := 0
 	for _, k := range keys {

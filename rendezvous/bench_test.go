@@ -29,8 +29,8 @@ func BenchmarkRendezvousWeighted(b *testing.B) {
 	})
 }
 
-// BenchmarkRendezvousSeed is the seed article's MD5 of ID + ":" + key.
-func BenchmarkRendezvousSeed(b *testing.B) {
+// BenchmarkRendezvousArticle is the article's MD5 of ID + ":" + key.
+func BenchmarkRendezvousArticle(b *testing.B) {
 	kolcotest.Benchmark(b, kolcotest.Algorithm{
 		Name: "rendezvous/md5",
 		New: func(nodes []kolco.Node) (kolco.Placement, error) {

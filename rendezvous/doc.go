@@ -13,7 +13,7 @@
 // O(N) per lookup: one score per node. With the default [Config] that is
 // one key hash plus one 64-bit mix per node (plus one logarithm per node
 // when weights differ); with a Separator it is one hash of
-// ID + Separator + key per node. [Hash.LocateN] costs
+// ID + Separator + key per node. [Placement.LocateN] costs
 // O(N * ceil(n/16)) scores. No lookup allocates, except in separator mode
 // for an ID + Separator + key longer than 512 bytes (and in the purego
 // build).
@@ -60,11 +60,13 @@
 // Any node can be removed; the placement depends only on the node set, not
 // on the order of changes.
 //
-// # Ties and the seed article
+// # Ties and the article
 //
-// With Hash keyhash.MD5 and Separator ":", Locate reproduces the seed
-// article's rendezvous, which picks the node with the largest md5 of
-// "node:key" (first 8 digest bytes, big-endian), for equal weights. Equal scores (a 64-bit hash collision) go to the node with
+// With Hash keyhash.MD5 and Separator ":", Locate is the rendezvous of the
+// article this module reproduces ("Консистентное хеширование: кольцо
+// хешей, виртуальные узлы и код на Python"): for equal weights, the node
+// with the largest md5 of "node:key" (first 8 digest bytes, big-endian)
+// wins. Equal scores (a 64-bit hash collision) go to the node with
 // the lower ID; Python's max would pick the node listed first, which is the
 // same when the list is sorted.
 package rendezvous

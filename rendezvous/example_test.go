@@ -8,9 +8,9 @@ import (
 	"github.com/kolco-dev/kolco/rendezvous"
 )
 
-// The seed article's rendezvous - the node with the largest md5 of
+// The article's rendezvous - the node with the largest md5 of
 // "node:key" - as a placement.
-func Example_seedArticle() {
+func Example_article() {
 	nodes := []kolco.Node{{ID: "cache-a"}, {ID: "cache-b"}, {ID: "cache-c"}}
 	r, err := rendezvous.New(nodes, rendezvous.Config{Hash: keyhash.MD5, Separator: ":"})
 	if err != nil {

@@ -25,7 +25,7 @@ type scorer struct {
 // scorer prepares sc for key. In separator mode the caller must set sc.buf
 // to a buffer of its own stack frame: allocating it here would move it to
 // the heap, and zeroing it in mixer mode would cost time for nothing.
-func (r *Hash) scorer(sc *scorer, s *snapshot, key string) {
+func (r *Placement) scorer(sc *scorer, s *snapshot, key string) {
 	sc.s, sc.hash, sc.key = s, r.sepHash, key
 	if s.seeds != nil {
 		sc.kh = r.hash(key)
@@ -49,7 +49,7 @@ func (sc *scorer) score(i int) uint64 {
 // Locate returns the node with the highest score for key; equal scores go
 // to the lower node ID. The error is kolco.ErrNoNodes when the placement
 // has no nodes.
-func (r *Hash) Locate(key string) (*kolco.Node, error) {
+func (r *Placement) Locate(key string) (*kolco.Node, error) {
 	if n, _ := r.find(key); n != nil {
 		return n, nil
 	}
@@ -58,17 +58,17 @@ func (r *Hash) Locate(key string) (*kolco.Node, error) {
 
 // LocateID returns the ID of the node Locate returns. The error is
 // kolco.ErrNoNodes when the placement has no nodes.
-func (r *Hash) LocateID(key string) (string, error) {
+func (r *Placement) LocateID(key string) (string, error) {
 	if n, _ := r.find(key); n != nil {
 		return n.ID, nil
 	}
 	return "", kolco.ErrNoNodes
 }
 
-// LocateIndex returns the position in [Hash.Nodes] of the node Locate
+// LocateIndex returns the position in [Placement.Nodes] of the node Locate
 // returns. The error is kolco.ErrNoNodes, with -1, when the placement has
 // no nodes.
-func (r *Hash) LocateIndex(key string) (int, error) {
+func (r *Placement) LocateIndex(key string) (int, error) {
 	if _, i := r.find(key); i >= 0 {
 		return i, nil
 	}
@@ -77,7 +77,7 @@ func (r *Hash) LocateIndex(key string) (int, error) {
 
 // find returns the owner of key in the current state and its index in
 // the state's node set, or nil and -1 without nodes.
-func (r *Hash) find(key string) (*kolco.Node, int) {
+func (r *Placement) find(key string) (*kolco.Node, int) {
 	s := r.m.Load()
 	n := s.set.Len()
 	if n == 0 {
@@ -137,7 +137,7 @@ const batch = 16
 // It selects in passes of up to 16 owners over all nodes, so it costs
 // O(N * ceil(n/16)) score computations and allocates nothing when dst has
 // room for the result.
-func (r *Hash) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
+func (r *Placement) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
 	if n < 1 {
 		return dst, fmt.Errorf("%w (got %d)", kolco.ErrBadCount, n)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/kolco-dev/kolco/keyhash"
 )
 
-// Config holds the settings of a [Hash]. The zero value means the
+// Config holds the settings of a [Placement]. The zero value means the
 // documented defaults.
 type Config struct {
 	// Hash hashes keys and node IDs. Nil means keyhash.XXH3.
@@ -18,7 +18,7 @@ type Config struct {
 	// Separator selects how a node's score is computed. Empty (the
 	// default) hashes the key once and mixes that hash with a hash of each
 	// node ID, which is fast. Non-empty hashes the string
-	// ID + Separator + key for every node, as the seed article's Python
+	// ID + Separator + key for every node, as the article's Python
 	// one-liner does with Hash = keyhash.MD5 and Separator = ":"; a weak
 	// hash (keyhash.FNV1a, keyhash.CRC32) is then finalized with
 	// keyhash.Finalized, since the highest of its raw values favours some
@@ -26,10 +26,10 @@ type Config struct {
 	Separator string
 }
 
-// Hash is a highest-random-weight placement. It is safe for
+// Placement places keys by highest random weight. It is safe for
 // concurrent use: lookups read an immutable snapshot, changes publish a new
 // one.
-type Hash struct {
+type Placement struct {
 	hash    keyhash.Func
 	sepHash keyhash.Func // hash, finalized: the hash of separator mode
 	sep     string
@@ -45,17 +45,17 @@ type snapshot struct {
 }
 
 var (
-	_ kolco.Placement    = (*Hash)(nil)
-	_ kolco.Membership   = (*Hash)(nil)
-	_ kolco.IDLocator    = (*Hash)(nil)
-	_ kolco.IndexLocator = (*Hash)(nil)
+	_ kolco.Placement    = (*Placement)(nil)
+	_ kolco.Mutable      = (*Placement)(nil)
+	_ kolco.IDLocator    = (*Placement)(nil)
+	_ kolco.IndexLocator = (*Placement)(nil)
 )
 
 // New returns a placement over nodes. The error wraps kolco.ErrBadNodeID,
 // kolco.ErrDuplicateNode or kolco.ErrBadWeight. An empty set is allowed:
 // lookups then fail with kolco.ErrNoNodes until nodes are added.
-func New(nodes []kolco.Node, cfg Config) (*Hash, error) {
-	r := &Hash{hash: cfg.Hash, sep: cfg.Separator}
+func New(nodes []kolco.Node, cfg Config) (*Placement, error) {
+	r := &Placement{hash: cfg.Hash, sep: cfg.Separator}
 	if r.hash == nil {
 		r.hash = keyhash.XXH3
 	}
@@ -71,7 +71,7 @@ func New(nodes []kolco.Node, cfg Config) (*Hash, error) {
 	return r, nil
 }
 
-func (r *Hash) newSnapshot(set nodeset.Set) *snapshot {
+func (r *Placement) newSnapshot(set nodeset.Set) *snapshot {
 	s := &snapshot{set: set}
 	n := set.Len()
 	if r.sep == "" {
@@ -106,29 +106,29 @@ func weighted(raw uint64, w float64) uint64 {
 }
 
 // Nodes returns a copy of the node set, sorted by ID.
-func (r *Hash) Nodes() []kolco.Node { return r.m.Load().set.Nodes() }
+func (r *Placement) Nodes() []kolco.Node { return r.m.Load().set.Nodes() }
 
 // Apply makes the change c as a whole: all of it or, on error, none. The
 // error wraps kolco.ErrUnknownNode, kolco.ErrDuplicateNode,
 // kolco.ErrBadNodeID or kolco.ErrBadWeight.
-func (r *Hash) Apply(c kolco.Change) error { return r.m.Apply(c) }
+func (r *Placement) Apply(c kolco.Change) error { return r.m.Apply(c) }
 
-// Add adds nodes. The error is that of [Hash.Apply].
-func (r *Hash) Add(nodes ...kolco.Node) error { return r.m.Add(nodes...) }
+// Add adds nodes. The error is that of [Placement.Apply].
+func (r *Placement) Add(nodes ...kolco.Node) error { return r.m.Add(nodes...) }
 
 // Remove removes the nodes with the given IDs. The error wraps
 // kolco.ErrUnknownNode; on error nothing changes.
-func (r *Hash) Remove(ids ...string) error { return r.m.Remove(ids...) }
+func (r *Placement) Remove(ids ...string) error { return r.m.Remove(ids...) }
 
 // Reweight sets the weight of one node. The error wraps
 // kolco.ErrUnknownNode or kolco.ErrBadWeight; on error nothing changes.
-func (r *Hash) Reweight(id string, weight float64) error { return r.m.Reweight(id, weight) }
+func (r *Placement) Reweight(id string, weight float64) error { return r.m.Reweight(id, weight) }
 
 // AppendIdentity appends the placement's identity for kolco.Fingerprint:
 // the hash by name, the separator, the node IDs and their weights (all
 // equal weights written alike, and weights scaled by a power of two too).
 // The error wraps kolco.ErrBadConfig for a hash that keyhash does not name.
-func (r *Hash) AppendIdentity(dst []byte) ([]byte, error) {
+func (r *Placement) AppendIdentity(dst []byte) ([]byte, error) {
 	nodes := r.m.Load().set.View()
 	return nodeset.Identity(dst, "rendezvous", nodes, func(w *nodeset.Writer) error {
 		if err := w.HashName("rendezvous", r.hash); err != nil {

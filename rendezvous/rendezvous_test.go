@@ -48,16 +48,16 @@ func TestPropertiesSeparator(t *testing.T) {
 	kolcotest.Run(t, a)
 }
 
-// seed is the seed article's ring_hash: the first 8 bytes of MD5, big-endian.
-func seed(s string) uint64 {
+// ringHash is the article's ring_hash: the first 8 bytes of MD5, big-endian.
+func ringHash(s string) uint64 {
 	d := md5.Sum([]byte(s))
 	return binary.BigEndian.Uint64(d[:8])
 }
 
-// TestSeedArticle checks owners printed by the article's Python rendezvous
+// TestArticle checks owners printed by the article's Python rendezvous
 // (the node with the largest md5 of "node:key"), run with CPython 3 on the
 // node lists below.
-func TestSeedArticle(t *testing.T) {
+func TestArticle(t *testing.T) {
 	abc := []kolco.Node{{ID: "cache-a"}, {ID: "cache-b"}, {ID: "cache-c"}}
 	eleven := kolcotest.Nodes(11)
 	cases := []struct{ key, abc, eleven string }{
@@ -84,10 +84,10 @@ func TestSeedArticle(t *testing.T) {
 	}
 }
 
-// TestSeedArticleMeasurement reproduces the article's figure: on keys
+// TestArticleMeasurement reproduces the article's figure: on keys
 // user:0..199999, going from node-0..9 to node-0..10 moves 9.11% of the
 // keys, all onto the new node.
-func TestSeedArticleMeasurement(t *testing.T) {
+func TestArticleMeasurement(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("4.2 million MD5 hashes; run without -short and -race")
 	}

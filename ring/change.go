@@ -28,7 +28,7 @@ func (r *Ring) Add(nodes ...kolco.Node) error { return r.m.Add(nodes...) }
 // Remove removes the nodes with the given IDs in one change. The error
 // wraps kolco.ErrUnknownNode for an ID that is not in the ring, or that is
 // listed twice (the second removal would find nothing), as for every
-// kolco.Membership; on error the ring is unchanged.
+// kolco.Mutable; on error the ring is unchanged.
 func (r *Ring) Remove(ids ...string) error { return r.m.Remove(ids...) }
 
 // Reweight sets the weight of node id, moving keys only onto it or only off

@@ -19,11 +19,13 @@
 // result for n is always a prefix of the result for n+1, and when n exceeds
 // the number of nodes every node is returned once.
 //
-// # Seed-compatible mode
+// # Article mode
 //
-// [Seed] returns the configuration of the seed article's Python ring: 100
-// virtual nodes, labels "ID#i", and the md5 key hash (the first 8 bytes of the
-// digest read big-endian). With it, lookups agree key for key with that ring.
+// [ArticleConfig] returns the configuration of the Python ring of the article
+// this module reproduces ("Консистентное хеширование: кольцо хешей,
+// виртуальные узлы и код на Python"): 100 virtual nodes, labels "ID#i", and
+// the md5 key hash (the first 8 bytes of the digest read big-endian). With
+// it, lookups agree key for key with that ring.
 //
 // # Cost
 //

@@ -34,9 +34,9 @@ func Example() {
 	// after removal: cache-c
 }
 
-// Seed reproduces the seed article's Python ring key for key.
-func ExampleSeed() {
-	r, _ := ring.New([]kolco.Node{{ID: "cache-a"}, {ID: "cache-b"}, {ID: "cache-c"}}, ring.Seed())
+// ArticleConfig reproduces the article's Python ring key for key.
+func ExampleArticleConfig() {
+	r, _ := ring.New([]kolco.Node{{ID: "cache-a"}, {ID: "cache-b"}, {ID: "cache-c"}}, ring.ArticleConfig())
 	owners, _ := r.LocateN(nil, "user:42", 2)
 	fmt.Println(owners[0].ID, owners[1].ID)
 	// Output: cache-a cache-b

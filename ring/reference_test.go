@@ -14,7 +14,7 @@ import (
 	"github.com/kolco-dev/kolco/ring"
 )
 
-// refRing is the seed article's ring written the straightforward way: a
+// refRing is the article's ring written the straightforward way: a
 // slice of (point, ID) pairs sorted after every change, a binary search for
 // the first pair >= (h,), and a wrap to the start.
 type refRing struct {
@@ -90,10 +90,10 @@ func ids(nodes []kolco.Node) []string {
 	return out
 }
 
-// TestDifferentialSeed checks the ring in seed mode key for key against the
+// TestDifferentialArticle checks the ring in article mode key for key against the
 // reference, for random node sets, weights, vnode counts and removals, for
 // one owner and for n owners, with and without zones.
-func TestDifferentialSeed(t *testing.T) {
+func TestDifferentialArticle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 12 {
 		vnodes := []int{1, 3, 10, 40}[trial%4]
@@ -165,11 +165,11 @@ func compareRing(t *testing.T, r *ring.Ring, ref *refRing, rng *rand.Rand, zoneA
 	}
 }
 
-// TestArticleDemo checks the seed article's three-node example: with 100
+// TestArticleDemo checks the article's three-node example: with 100
 // vnodes and md5, user:42 lives on cache-a, its two replicas on cache-a and
 // cache-b, and without cache-a it moves to cache-b.
 func TestArticleDemo(t *testing.T) {
-	r, err := ring.New([]kolco.Node{{ID: "cache-a"}, {ID: "cache-b"}, {ID: "cache-c"}}, ring.Seed())
+	r, err := ring.New([]kolco.Node{{ID: "cache-a"}, {ID: "cache-b"}, {ID: "cache-c"}}, ring.ArticleConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

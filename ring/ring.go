@@ -32,11 +32,11 @@ type Config struct {
 	// (keyhash.FNV1a, keyhash.CRC32) is finalized with keyhash.Finalized:
 	// the raw values of "ID#i" labels crowd together (fnv1a gave the
 	// largest of 11 nodes 1.85 times the mean share), and crc32's fill
-	// only the first 2^32 of the circle. A mixed hash, as in Seed, is used
+	// only the first 2^32 of the circle. A mixed hash, as in ArticleConfig, is used
 	// as it is.
 	Hash keyhash.Func
 	// Label appends the label of point i of node id to dst; nil means
-	// "id#i", the seed article's labels. It must be deterministic.
+	// "id#i", the article's labels. It must be deterministic.
 	//
 	// A change that adds many points calls Hash and Label from several
 	// goroutines at once, so both must be safe for concurrent use; neither
@@ -47,9 +47,9 @@ type Config struct {
 	ZoneAware bool
 }
 
-// Seed returns the configuration of the seed article's Python ring: 100
+// ArticleConfig returns the configuration of the article's Python ring: 100
 // points per unit of weight labelled "ID#i", hashed with keyhash.MD5.
-func Seed() Config {
+func ArticleConfig() Config {
 	return Config{VNodes: 100, Hash: keyhash.MD5}
 }
 
@@ -105,7 +105,7 @@ func (k *keyHash) hash(key string) uint64 {
 
 var (
 	_ kolco.Placement    = (*Ring)(nil)
-	_ kolco.Membership   = (*Ring)(nil)
+	_ kolco.Mutable      = (*Ring)(nil)
 	_ kolco.IDLocator    = (*Ring)(nil)
 	_ kolco.IndexLocator = (*Ring)(nil)
 )

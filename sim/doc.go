@@ -27,7 +27,7 @@
 //     and request rates, parsed once, and request streams;
 //   - [github.com/kolco-dev/kolco/sim/plan]: what one change costs, from
 //     the placements before and after, with the cache's database load;
-//   - [github.com/kolco-dev/kolco/sim/article]: the seed article's
+//   - [github.com/kolco-dev/kolco/sim/article]: the article's
 //     measurements, reproduced exactly;
 //   - [github.com/kolco-dev/kolco/sim/theory] and
 //     [github.com/kolco-dev/kolco/sim/stats]: the closed forms, and

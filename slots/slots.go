@@ -48,7 +48,7 @@ func (c Config) count() (int, error) {
 
 // Map is a hash-slot placement: a key's slot is CRC16 of its hash tag, and
 // an explicit table says which node owns each slot. It implements
-// [kolco.Placement] and [kolco.Membership]. Lookups take no lock and do not
+// [kolco.Placement] and [kolco.Mutable]. Lookups take no lock and do not
 // allocate; changes are serialized and published atomically.
 type Map struct {
 	named keyhash.Func // Config.Hash; nil for CRC16
@@ -112,7 +112,7 @@ type Range struct {
 
 var (
 	_ kolco.Placement    = (*Map)(nil)
-	_ kolco.Membership   = (*Map)(nil)
+	_ kolco.Mutable      = (*Map)(nil)
 	_ kolco.IDLocator    = (*Map)(nil)
 	_ kolco.IndexLocator = (*Map)(nil)
 )

@@ -60,7 +60,7 @@ func TestGetDoesNotAllocate(t *testing.T) {
 }
 
 // BenchmarkGet compares, over 10 shards, the bare placement's lookup, the
-// adapter's, and go-redis's own rendezvous hash (as compat/goredis
+// adapter's, and go-redis's own rendezvous hash (as compat/goredisring
 // reproduces it; go-redis's is internal).
 func BenchmarkGet(b *testing.B) {
 	nodes, names := shardNodes(10)

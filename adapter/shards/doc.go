@@ -17,7 +17,7 @@
 // # Changes
 //
 // A [Live] placement changes by [kolco.Change]s applied with
-// [kolco.Membership.Apply], never by a rebuild, so that history-dependent
+// [kolco.Mutable.Apply], never by a rebuild, so that history-dependent
 // algorithms (jump, jumpback, anchor, slots) move only the keys a change
 // must move. The change is applied to a copy restored from the placement's
 // state (algo.Restore), and the copy is published together with the new

@@ -35,7 +35,7 @@ func TestOptionFlagsApplyOrAreRefused(t *testing.T) {
 	}{
 		{algo.HashOption, []string{"--hash", "murmur3"}, func(o *algo.Options) { o.Hash = keyhash.Murmur3 }},
 		{algo.VNodesOption, []string{"--vnodes", "7"}, func(o *algo.Options) { o.VNodes = 7 }},
-		{algo.SeedOption, []string{"--seed"}, func(o *algo.Options) { o.Seed = true }},
+		{algo.ArticleOption, []string{"--article"}, func(o *algo.Options) { o.Article = true }},
 		{algo.ZoneAwareOption, []string{"--zone-aware"}, func(o *algo.Options) { o.ZoneAware = true }},
 	}
 	for _, a := range algo.All() {
@@ -47,7 +47,7 @@ func TestOptionFlagsApplyOrAreRefused(t *testing.T) {
 		for _, f := range flags {
 			t.Run(a.Name+"/"+f.args[0], func(t *testing.T) {
 				code, out, errs := runCLI(t, in.String(), append(base, f.args...)...)
-				if a.Reads().Has(f.opt) {
+				if a.Options.Has(f.opt) {
 					if code != 0 || out == plain {
 						t.Errorf("exit %d (%s); output changed: %v; the algorithm reads the option", code, errs, out != plain)
 					}
@@ -56,7 +56,7 @@ func TestOptionFlagsApplyOrAreRefused(t *testing.T) {
 				var opts algo.Options
 				f.set(&opts)
 				if placesDifferently(t, a.Name, nodes, opts) {
-					t.Errorf("the option changes the placement, yet Reads says %s ignores it", a.Name)
+					t.Errorf("the option changes the placement, yet Info.Options says %s ignores it", a.Name)
 				}
 				if code != 2 || out != "" || !strings.Contains(errs, "does not apply to --algo "+a.Name) {
 					t.Errorf("locate: exit %d, stdout %d bytes, stderr %q: want a usage error", code, len(out), errs)

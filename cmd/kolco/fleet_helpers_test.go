@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kolco-dev/kolco/fleet"
 	"github.com/kolco-dev/kolco/internal/realprog"
-	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/etcdtest"
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
@@ -88,7 +88,7 @@ func (l *lockedBuffer) String() string {
 // proxyPool is what the fleet tests read of a proxy's pool: what status
 // reads, and more.
 type proxyPool struct {
-	membership.PoolMembership
+	fleet.PoolStatus
 	Nodes   []string `json:"nodes"`
 	Resyncs int64    `json:"resyncs"`
 }

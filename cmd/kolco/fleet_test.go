@@ -11,9 +11,9 @@ import (
 	"github.com/kolco-dev/kolco/membership/etcdtest"
 )
 
-// fleet is three proxies on one etcd prefix over four memcached, placing
+// etcdFleet is three proxies on one etcd prefix over four memcached, placing
 // by a history-dependent distribution whose state the store keeps.
-type fleet struct {
+type etcdFleet struct {
 	srv     *etcdtest.Server
 	prefix  string
 	servers []string
@@ -23,9 +23,9 @@ type fleet struct {
 
 const fleetDistribution = "jumpback"
 
-func startFleet(t *testing.T) *fleet {
+func startFleet(t *testing.T) *etcdFleet {
 	t.Helper()
-	f := &fleet{srv: etcdtest.Start(t, etcdtest.Config{}), prefix: "/kolco/" + t.Name() + "/"}
+	f := &etcdFleet{srv: etcdtest.Start(t, etcdtest.Config{}), prefix: "/kolco/" + t.Name() + "/"}
 	for i := range 4 {
 		f.servers = append(f.servers, startMemcached(t))
 		f.rev = membersDo(t, f.srv, f.prefix, "add", fmt.Sprintf("m%d", i), "--addr", f.servers[i])
@@ -37,13 +37,13 @@ func startFleet(t *testing.T) *fleet {
 	return f
 }
 
-func (f *fleet) addProxy(t *testing.T) *fleetProxy {
+func (f *etcdFleet) addProxy(t *testing.T) *fleetProxy {
 	t.Helper()
 	return f.addProxyVia(t, f.srv.Endpoint)
 }
 
 // addProxyVia starts a proxy of the fleet that reaches etcd at endpoint.
-func (f *fleet) addProxyVia(t *testing.T, endpoint string) *fleetProxy {
+func (f *etcdFleet) addProxyVia(t *testing.T, endpoint string) *fleetProxy {
 	t.Helper()
 	fp := startFleetProxy(t, endpoint, f.prefix, fleetDistribution, f.servers[0])
 	f.proxies = append(f.proxies, fp)
@@ -51,7 +51,7 @@ func (f *fleet) addProxyVia(t *testing.T, endpoint string) *fleetProxy {
 }
 
 // status runs "kolco status" on the fleet's proxies.
-func (f *fleet) status(t *testing.T, extra ...string) (int, string, string) {
+func (f *etcdFleet) status(t *testing.T, extra ...string) (int, string, string) {
 	t.Helper()
 	args := []string{"status", "--timeout", "2s"}
 	for _, fp := range f.proxies {
@@ -71,7 +71,7 @@ func fleetKeys(round string, n int) []string {
 
 // checkShared sets 10,000 keys through one proxy and reads them through
 // each of the others: all of them, when the proxies agree.
-func (f *fleet) checkShared(t *testing.T, round string, writer int) {
+func (f *etcdFleet) checkShared(t *testing.T, round string, writer int) {
 	t.Helper()
 	keys := fleetKeys(round, 10000)
 	setKeys(t, f.proxies[writer].listen, keys)

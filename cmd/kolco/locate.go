@@ -36,7 +36,7 @@ Example:
   user:1	cache-a
   user:2	cache-b
 
-  $ printf 'user:42\n' | kolco locate --seed --nodes cache-a,cache-b,cache-c --replicas 2
+  $ printf 'user:42\n' | kolco locate --article --nodes cache-a,cache-b,cache-c --replicas 2
   user:42	cache-a	cache-b
 
 --algo picks the placement algorithm (ring, rendezvous, jump, maglev, ...);

@@ -39,7 +39,7 @@ func (c *compatFlags) register(fs *pflag.FlagSet) {
 var compatFlagNames = []string{"config", "pool", "upstream", "backend", "servers", "distribution", "hash-tag"}
 
 // kolcoOnlyFlags are the flags only kolco's own algorithms take.
-var kolcoOnlyFlags = []string{"nodes", "nodes-file", "add", "remove", "vnodes", "seed", "zone-aware"}
+var kolcoOnlyFlags = []string{"nodes", "nodes-file", "add", "remove", "vnodes", "article", "seed", "zone-aware"}
 
 // rejectCompatFlags refuses the other systems' flags with kolco's own algorithms.
 func rejectCompatFlags(algo string, fs *pflag.FlagSet) error {

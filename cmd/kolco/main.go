@@ -49,6 +49,7 @@ func execute(root *cobra.Command, args []string, stdin io.Reader, stdout, stderr
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	flagNotesTo(root, stderr)
 	started := false
 	markStart(root, &started)
 	err := root.Execute()
@@ -67,6 +68,17 @@ func execute(root *cobra.Command, args []string, stdin io.Reader, stdout, stderr
 		return 2
 	}
 	return 1
+}
+
+// flagNotesTo sends what pflag says while it parses the flags of cmd and of
+// every command below it (the notice of a deprecated flag) to w: cobra
+// prints it on the command's output, stdout, where it would mix with the
+// results a pipe reads.
+func flagNotesTo(cmd *cobra.Command, w io.Writer) {
+	cmd.Flags().SetOutput(w)
+	for _, c := range cmd.Commands() {
+		flagNotesTo(c, w)
+	}
 }
 
 // markStart wraps the RunE of cmd and of every command below it so that
@@ -98,7 +110,7 @@ Redis Cluster, ...), and measures what a change of membership costs: keys
 moved, load per node, the database's extra load.
 
   kolco locate --nodes a,b,c < keys.txt     # the owner of each key
-  kolco sim article                         # rerun the seed article's measurements
+  kolco sim article                         # rerun the article's measurements
   kolco plan --nodes-file nodes.txt --add n11 --keys 1000000
                                             # what a change would move and cost
   kolco proxy --config nutcracker.yml       # a memcached and Redis sharding proxy`,

@@ -47,10 +47,10 @@ func TestLocateMatchesLibrary(t *testing.T) {
 	}
 }
 
-func TestLocateSeedAndNodesFile(t *testing.T) {
-	code, out, _ := runCLI(t, "user:42\n", "locate", "--seed", "--nodes", "cache-a,cache-b,cache-c", "--replicas", "2")
+func TestLocateArticleAndNodesFile(t *testing.T) {
+	code, out, _ := runCLI(t, "user:42\n", "locate", "--article", "--nodes", "cache-a,cache-b,cache-c", "--replicas", "2")
 	if code != 0 || out != "user:42\tcache-a\tcache-b\n" {
-		t.Errorf("seed demo: exit %d, output %q; the article places user:42 on cache-a, cache-b", code, out)
+		t.Errorf("article demo: exit %d, output %q; the article places user:42 on cache-a, cache-b", code, out)
 	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "nodes.txt")
@@ -64,6 +64,34 @@ func TestLocateSeedAndNodesFile(t *testing.T) {
 		if len(f) != 3 || (f[1] == "c") == (f[2] == "c") {
 			t.Errorf("zone-aware replicas %q do not span both zones", line)
 		}
+	}
+}
+
+// TestSeedIsDeprecatedArticle: --seed, the former name of --article, still
+// works in locate and in the experiments, says on stderr that it is
+// deprecated, and is refused by name where --article would be.
+func TestSeedIsDeprecatedArticle(t *testing.T) {
+	for _, args := range [][]string{
+		{"locate", "--nodes", "cache-a,cache-b,cache-c", "--replicas", "2"},
+		{"sim", "balance", "--keys", "1000"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			code, want, errs := runCLI(t, "user:42\n", append(args, "--article")...)
+			if code != 0 || strings.Contains(errs, "deprecated") {
+				t.Fatalf("--article: exit %d, stderr %q", code, errs)
+			}
+			code, got, errs := runCLI(t, "user:42\n", append(args, "--seed")...)
+			if code != 0 || got != want {
+				t.Errorf("--seed: exit %d, output %q; --article gives %q", code, got, want)
+			}
+			if !strings.Contains(errs, "--seed has been deprecated, use --article") {
+				t.Errorf("--seed: stderr %q, want a deprecation line", errs)
+			}
+		})
+	}
+	code, _, errs := runCLI(t, "k\n", "locate", "--algo", "jump", "--nodes", "a,b", "--seed")
+	if code != 2 || !strings.Contains(errs, "--seed does not apply to --algo jump") {
+		t.Errorf("--seed with jump: exit %d, stderr %q; want a usage error naming --seed", code, errs)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/etcd"
 )
@@ -132,7 +133,7 @@ func (n *nodeFlags) register(fs *pflag.FlagSet) {
 
 // node returns the node named id at addr, checked.
 func (n *nodeFlags) node(id, addr string) (kolco.Node, error) {
-	if err := kolco.CheckWeight(n.weight); err != nil {
+	if err := nodeset.CheckWeight(n.weight); err != nil {
 		return kolco.Node{}, usagef("--weight: %w", err)
 	}
 	node := kolco.Node{ID: id, Weight: n.weight, Zone: n.zone, Addr: addr}
@@ -144,7 +145,7 @@ func (n *nodeFlags) node(id, addr string) (kolco.Node, error) {
 
 // edit applies the change fn computes to the store the flags describe and
 // prints what was done.
-func edit(cmd *cobra.Command, ef *etcdFlags, done string, fn func(etcd.Snapshot) (etcd.Change, error)) error {
+func edit(cmd *cobra.Command, ef *etcdFlags, done string, fn func(etcd.Listing) (etcd.Edit, error)) error {
 	s, err := ef.store()
 	if err != nil {
 		return err
@@ -175,8 +176,8 @@ changes on restart. --addr is where to reach it.
 			if err != nil {
 				return err
 			}
-			return edit(cmd, ef, "added "+node.ID, func(etcd.Snapshot) (etcd.Change, error) {
-				return etcd.Change{Add: []kolco.Node{node}}, nil
+			return edit(cmd, ef, "added "+node.ID, func(etcd.Listing) (etcd.Edit, error) {
+				return etcd.Edit{Change: kolco.Change{Add: []kolco.Node{node}}}, nil
 			})
 		},
 	}
@@ -196,8 +197,8 @@ while it keeps running.
   kolco members --prefix /kolco/cache/ remove cache-a cache-b`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return edit(cmd, ef, "removed "+strings.Join(args, ", "), func(etcd.Snapshot) (etcd.Change, error) {
-				return etcd.Change{Remove: args}, nil
+			return edit(cmd, ef, "removed "+strings.Join(args, ", "), func(etcd.Listing) (etcd.Edit, error) {
+				return etcd.Edit{Change: kolco.Change{Remove: args}}, nil
 			})
 		},
 	}
@@ -216,16 +217,16 @@ func newMembersReweightCmd(ef *etcdFlags) *cobra.Command {
 			if err != nil {
 				return usagef("weight %q is not a number", args[1])
 			}
-			if err := kolco.CheckWeight(w); err != nil {
+			if err := nodeset.CheckWeight(w); err != nil {
 				return usageError{err}
 			}
-			return edit(cmd, ef, fmt.Sprintf("reweighted %s to %v", args[0], w), func(snap etcd.Snapshot) (etcd.Change, error) {
+			return edit(cmd, ef, fmt.Sprintf("reweighted %s to %v", args[0], w), func(snap etcd.Listing) (etcd.Edit, error) {
 				m, ok := snap.Member(args[0])
 				if !ok {
-					return etcd.Change{}, fmt.Errorf("%w: %q", kolco.ErrUnknownNode, args[0])
+					return etcd.Edit{}, fmt.Errorf("%w: %q", kolco.ErrUnknownNode, args[0])
 				}
 				m.Weight = w
-				return etcd.Change{Update: []kolco.Node{m.Node}}, nil
+				return etcd.Edit{Change: kolco.Change{Update: []kolco.Node{m.Node}}}, nil
 			})
 		},
 	}
@@ -249,11 +250,11 @@ drained.
 			if undo {
 				done = "undrained "
 			}
-			return edit(cmd, ef, done+strings.Join(args, ", "), func(etcd.Snapshot) (etcd.Change, error) {
+			return edit(cmd, ef, done+strings.Join(args, ", "), func(etcd.Listing) (etcd.Edit, error) {
 				if undo {
-					return etcd.Change{Undrain: args}, nil
+					return etcd.Edit{Undrain: args}, nil
 				}
-				return etcd.Change{Drain: args}, nil
+				return etcd.Edit{Drain: args}, nil
 			})
 		},
 	}

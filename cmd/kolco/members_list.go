@@ -153,7 +153,7 @@ func listEtcd(ctx context.Context, ef *etcdFlags) (listResult, error) {
 		return listResult{}, err
 	}
 	defer s.Close()
-	snap, err := s.Snapshot(ctx)
+	snap, err := s.List(ctx)
 	if err != nil {
 		return listResult{}, err
 	}

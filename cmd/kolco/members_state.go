@@ -119,22 +119,22 @@ func (sf *stateFlags) run(cmd *cobra.Command, ef *etcdFlags) error {
 	switch {
 	case sf.init != "":
 		opts := algo.Options{Capacity: sf.capacity, Slots: sf.slots}
-		return edit(cmd, ef, "keeping the placement state of "+sf.init, func(snap etcd.Snapshot) (etcd.Change, error) {
+		return edit(cmd, ef, "keeping the placement state of "+sf.init, func(snap etcd.Listing) (etcd.Edit, error) {
 			if snap.State != nil {
-				return etcd.Change{}, errors.New("a placement state is kept already: --clear it first (followers then place by their own history until one is set up again)")
+				return etcd.Edit{}, errors.New("a placement state is kept already: --clear it first (followers then place by their own history until one is set up again)")
 			}
 			ps, err := membership.NewPlacementState(sf.init, snap.Version().Nodes, opts)
 			if err != nil {
-				return etcd.Change{}, err
+				return etcd.Edit{}, err
 			}
-			return etcd.Change{State: ps.Marshal()}, nil
+			return etcd.Edit{State: ps.Marshal()}, nil
 		})
 	case sf.clear:
-		return edit(cmd, ef, "cleared the placement state", func(snap etcd.Snapshot) (etcd.Change, error) {
+		return edit(cmd, ef, "cleared the placement state", func(snap etcd.Listing) (etcd.Edit, error) {
 			if snap.State == nil {
-				return etcd.Change{}, errors.New("no placement state is kept")
+				return etcd.Edit{}, errors.New("no placement state is kept")
 			}
-			return etcd.Change{ClearState: true}, nil
+			return etcd.Edit{ClearState: true}, nil
 		})
 	}
 	s, err := ef.store()

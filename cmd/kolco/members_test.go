@@ -67,7 +67,7 @@ func TestMembersEtcd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if snap, err := store.Snapshot(context.Background()); err != nil || snap.Revision != got.Revision {
+	if snap, err := store.List(context.Background()); err != nil || snap.Revision != got.Revision {
 		t.Errorf("listed revision %d, the store is at %d (%v)", got.Revision, snap.Revision, err)
 	}
 
@@ -199,7 +199,7 @@ func TestMembersRegister(t *testing.T) {
 
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		snap, err := store.Snapshot(context.Background())
+		snap, err := store.List(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +228,7 @@ func TestMembersRegister(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("register did not stop")
 	}
-	if snap, _ := store.Snapshot(context.Background()); len(snap.Members) != 0 {
+	if snap, _ := store.List(context.Background()); len(snap.Members) != 0 {
 		t.Errorf("after the sidecar stopped: %+v, want mc-1 gone at once", snap.Members)
 	}
 	if !strings.Contains(out.String(), "registered mc-1") || !strings.Contains(out.String(), "deregistered mc-1") {

@@ -20,7 +20,7 @@ type placementFlags struct {
 	algo      string
 	hash      string
 	vnodes    int
-	seed      bool
+	article   bool
 	zoneAware bool
 	nodes     string
 	nodesFile string
@@ -32,7 +32,7 @@ func (p *placementFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&p.algo, "algo", "ring", "placement algorithm: "+strings.Join(algo.Names(), ", "))
 	fs.StringVar(&p.hash, "hash", keyhash.Default, "key hash: "+strings.Join(keyhash.Names(), ", "))
 	fs.IntVar(&p.vnodes, "vnodes", ring.DefaultVNodes, "virtual nodes per unit of weight (ring)")
-	fs.BoolVar(&p.seed, "seed", false, "the seed article's semantics: md5 and 100 vnodes for the ring, md5 of \"node:key\" for rendezvous")
+	registerArticle(fs, &p.article, "the article's semantics: md5 and 100 vnodes for the ring, md5 of \"node:key\" for rendezvous")
 	fs.BoolVar(&p.zoneAware, "zone-aware", false, "replicas in distinct zones first (ring)")
 	fs.StringVar(&p.nodes, "nodes", "", "comma-separated node IDs (IDs may contain ':')")
 	fs.StringVar(&p.nodesFile, "nodes-file", "", "file of nodes, one per line: ID [WEIGHT [ZONE]]")
@@ -113,7 +113,25 @@ func readNodeFile(path string) ([]kolco.Node, error) {
 var algoFlags = []struct {
 	name string
 	opt  algo.Option
-}{{"hash", algo.HashOption}, {"vnodes", algo.VNodesOption}, {"seed", algo.SeedOption}, {"zone-aware", algo.ZoneAwareOption}}
+}{{"hash", algo.HashOption}, {"vnodes", algo.VNodesOption}, {"article", algo.ArticleOption}, {"zone-aware", algo.ZoneAwareOption}}
+
+// registerArticle registers --article with usage, and --seed, its former
+// name, as a deprecated alias of it: it sets the same variable and prints a
+// line saying so, so that scripts written for --seed keep working.
+func registerArticle(fs *pflag.FlagSet, v *bool, usage string) {
+	fs.BoolVar(v, "article", false, usage)
+	fs.BoolVar(v, "seed", false, usage)
+	_ = fs.MarkDeprecated("seed", "use --article") // the flag exists: registered just above
+}
+
+// flagGiven reports whether the flag name was given, and under which name:
+// --article also as its deprecated alias --seed.
+func flagGiven(fs *pflag.FlagSet, name string) (given string, ok bool) {
+	if name == "article" && fs.Changed("seed") {
+		return "seed", true
+	}
+	return name, fs.Changed(name)
+}
 
 // rejectUnread refuses an option flag given that none of the algorithms
 // reads: it would change nothing.
@@ -121,7 +139,7 @@ func rejectUnread(fs *pflag.FlagSet, algos ...algo.Info) error {
 	var reads algo.Option
 	var names []string
 	for _, a := range algos {
-		reads |= a.Reads()
+		reads |= a.Options
 		names = append(names, a.Name)
 	}
 	var takes []string
@@ -131,13 +149,14 @@ func rejectUnread(fs *pflag.FlagSet, algos ...algo.Info) error {
 		}
 	}
 	for _, f := range algoFlags {
-		if !fs.Changed(f.name) || reads.Has(f.opt) {
+		given, ok := flagGiven(fs, f.name)
+		if !ok || reads.Has(f.opt) {
 			continue
 		}
 		if len(takes) == 0 {
-			return usagef("--%s does not apply to --algo %s, which takes no option flag", f.name, strings.Join(names, ","))
+			return usagef("--%s does not apply to --algo %s, which takes no option flag", given, strings.Join(names, ","))
 		}
-		return usagef("--%s does not apply to --algo %s (it takes %s)", f.name, strings.Join(names, ","), strings.Join(takes, ", "))
+		return usagef("--%s does not apply to --algo %s (it takes %s)", given, strings.Join(names, ","), strings.Join(takes, ", "))
 	}
 	return nil
 }
@@ -154,11 +173,11 @@ func (p *placementFlags) options(fs *pflag.FlagSet) (algo.Options, error) {
 	if p.vnodes < 1 {
 		return algo.Options{}, usagef("--vnodes must be at least 1 (got %d)", p.vnodes)
 	}
-	o := algo.Options{Seed: p.seed, ZoneAware: p.zoneAware}
-	if !p.seed || fs.Changed("vnodes") {
+	o := algo.Options{Article: p.article, ZoneAware: p.zoneAware}
+	if !p.article || fs.Changed("vnodes") {
 		o.VNodes = p.vnodes
 	}
-	if fs.Changed("hash") { // else each algorithm's own default (xxh3; md5 in seed mode; CRC16 for slots)
+	if fs.Changed("hash") { // else each algorithm's own default (xxh3; md5 in article mode; CRC16 for slots)
 		h, err := keyhash.Parse(p.hash)
 		if err != nil {
 			return o, usageError{err}

@@ -50,7 +50,7 @@ order), place a key sample before and after and report:
   - every donor -> receiver flow: keys, bytes, share of requests;
   - per node: keys, bytes and request share before and after, bytes sent
     and received;
-  - with --rps and --hit-rate, the seed article's cost model for a cache
+  - with --rps and --hit-rate, the article's cost model for a cache
     tier: right after the change every request to a moved key misses, so
     the database sees rps*cold + rps*(1-cold)*(1-hit) instead of
     rps*(1-hit); with --warm also the change applied warm, as kolco proxy

@@ -18,7 +18,7 @@ func newSimCmd() *cobra.Command {
 		Short: "Run placement experiments",
 		Long: `Run placement experiments and print their results.
 
-  kolco sim article          # every measurement of the seed article
+  kolco sim article          # every measurement of the article
   kolco sim article --json   # the same as one JSON document
   kolco sim remap --algo ring,rendezvous,jump,modulo   # keys moved by a change
   kolco sim balance --vnodes 1,10,100,1000             # spread against V, with the theory

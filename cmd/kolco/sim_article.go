@@ -9,8 +9,9 @@ func newSimArticleCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "article",
-		Short: "Rerun every measurement of the seed article",
-		Long: `Rerun every measurement of the seed article with its set-up: keys
+		Short: "Rerun every measurement of the article this project reproduces",
+		Long: `Rerun every measurement of the article "Консистентное хеширование:
+кольцо хешей, виртуальные узлы и код на Python" with its set-up: keys
 "user:0".."user:999999" hashed with md5 (the first 8 bytes, big-endian), nodes
 "node-0".."node-10", rings of "ID#i" points, and print its tables with its
 rounding:

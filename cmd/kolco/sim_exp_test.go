@@ -164,9 +164,9 @@ func TestSimNodesFileErrorNamesLine(t *testing.T) {
 	}
 }
 
-// TestSimRemoveAndSeed: --remove alone removes without adding (k/N moved
-// for rendezvous), and --seed runs the article's 100-point md5 ring.
-func TestSimRemoveAndSeed(t *testing.T) {
+// TestSimRemoveAndArticle: --remove alone removes without adding (k/N moved
+// for rendezvous), and --article runs the article's 100-point md5 ring.
+func TestSimRemoveAndArticle(t *testing.T) {
 	code, out, errs := runCLI(t, "", "sim", "remap", "--algo", "rendezvous", "--remove", "2", "--keys", "20000", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -182,8 +182,8 @@ func TestSimRemoveAndSeed(t *testing.T) {
 	if res.Add != 0 || res.Remove != 2 || len(res.Rows) != 1 || math.Abs(res.Rows[0].AvgMoved-0.2) > 5*sd {
 		t.Errorf("remove 2 of 10: %+v, want 20%% moved", res)
 	}
-	code, out, _ = runCLI(t, "", "sim", "balance", "--seed", "--keys", "1000")
+	code, out, _ = runCLI(t, "", "sim", "balance", "--article", "--keys", "1000")
 	if code != 0 || !strings.Contains(out, "ring(V=100)") {
-		t.Errorf("--seed: exit %d, output %q; want the 100-point ring", code, out)
+		t.Errorf("--article: exit %d, output %q; want the 100-point ring", code, out)
 	}
 }

@@ -19,17 +19,17 @@ import (
 // setupFlags choose the contenders of an experiment: one or more
 // algorithms, and for the ring one or more vnode counts.
 type setupFlags struct {
-	algos  string
-	hash   string
-	vnodes string
-	seed   bool
+	algos   string
+	hash    string
+	vnodes  string
+	article bool
 }
 
 func (s *setupFlags) register(fs *pflag.FlagSet, defVNodes string) {
 	fs.StringVar(&s.algos, "algo", "ring", "comma-separated algorithms to compare: "+strings.Join(algo.Names(), ", "))
 	fs.StringVar(&s.hash, "hash", keyhash.Default, "key hash: "+strings.Join(keyhash.Names(), ", "))
 	fs.StringVar(&s.vnodes, "vnodes", defVNodes, "comma-separated virtual nodes per unit of weight (ring); one ring per value")
-	fs.BoolVar(&s.seed, "seed", false, "the seed article's semantics: md5 for the ring, md5 of \"node:key\" for rendezvous")
+	registerArticle(fs, &s.article, "the article's semantics: md5 for the ring, md5 of \"node:key\" for rendezvous")
 }
 
 // setups returns one setup per algorithm, and per vnode count for the ring.
@@ -38,12 +38,12 @@ func (s *setupFlags) setups(fs *pflag.FlagSet) ([]sim.Setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.seed && !fs.Changed("vnodes") {
-		vs = []int{ring.Seed().VNodes} // the article's 100 points
+	if s.article && !fs.Changed("vnodes") {
+		vs = []int{ring.ArticleConfig().VNodes} // the article's 100 points
 	}
 	var opts algo.Options
-	opts.Seed = s.seed
-	if fs.Changed("hash") { // else each algorithm's own default (xxh3; md5 in seed mode; CRC16 for slots)
+	opts.Article = s.article
+	if fs.Changed("hash") { // else each algorithm's own default (xxh3; md5 in article mode; CRC16 for slots)
 		h, err := keyhash.Parse(s.hash)
 		if err != nil {
 			return nil, usageError{err}

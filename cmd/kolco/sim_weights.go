@@ -21,7 +21,7 @@ func newSimWeightsCmd() *cobra.Command {
 		Short: "Requested against obtained shares of weighted nodes",
 		Long: `Place synthetic keys on weighted nodes and compare each node's share with
 the share its weight requests (weight / total weight). The nodes come from
---nodes-file ("ID [WEIGHT [ZONE]]" per line); by default the seed article's
+--nodes-file ("ID [WEIGHT [ZONE]]" per line); by default the article's
 small-1, small-2 and big (weight 2).
 
 Example:

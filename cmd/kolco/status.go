@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kolco-dev/kolco/membership"
+	"github.com/kolco-dev/kolco/fleet"
 )
 
 // maxStatusProxies bounds the proxies one status asks, all at once.
@@ -117,7 +117,7 @@ The exit status is 0 when every proxy answered and all agree on every pool,
 }
 
 // askProxies asks every proxy at once for its pools' membership.
-func askProxies(addrs []string, tokenFile string, timeout time.Duration) ([]membership.Answer, error) {
+func askProxies(addrs []string, tokenFile string, timeout time.Duration) ([]fleet.Answer, error) {
 	trimmed := make([]string, len(addrs))
 	for i, addr := range addrs {
 		if trimmed[i] = strings.TrimSpace(addr); trimmed[i] == "" {
@@ -128,12 +128,12 @@ func askProxies(addrs []string, tokenFile string, timeout time.Duration) ([]memb
 	if err != nil {
 		return nil, err
 	}
-	return membership.Ask(context.Background(), trimmed, token, timeout), nil
+	return fleet.Ask(context.Background(), trimmed, token, timeout), nil
 }
 
 // compareProxies compares the answers pool by pool: pool alone, or every
 // pool any proxy named.
-func compareProxies(answers []membership.Answer, pool string) []poolAgreement {
+func compareProxies(answers []fleet.Answer, pool string) []poolAgreement {
 	var names []string
 	for _, a := range answers {
 		for name := range a.Pools {
@@ -148,7 +148,7 @@ func compareProxies(answers []membership.Answer, pool string) []poolAgreement {
 	}
 	var out []poolAgreement
 	for _, name := range names {
-		reports := make([]membership.Report, 0, len(answers))
+		reports := make([]fleet.Report, 0, len(answers))
 		down := map[string][]string{}
 		for _, a := range answers {
 			r := a.Report(name)
@@ -157,12 +157,12 @@ func compareProxies(answers []membership.Answer, pool string) []poolAgreement {
 				down[a.Addr] = pm.Down
 			}
 		}
-		out = append(out, verdictOf(name, membership.Compare(reports), down))
+		out = append(out, verdictOf(name, fleet.Compare(reports), down))
 	}
 	return out
 }
 
-func verdictOf(pool string, a membership.Agreement, down map[string][]string) poolAgreement {
+func verdictOf(pool string, a fleet.Agreement, down map[string][]string) poolAgreement {
 	v := poolAgreement{Pool: pool, Agree: a.Agree(), Fingerprint: a.Fingerprint, Revision: a.Revision,
 		Agreeing: a.Agreeing, Stale: a.Stale}
 	if len(down) > 0 {

@@ -16,7 +16,7 @@
 // key goes to the server of the first point >= crc32(key); past the last
 // point it wraps to the first.
 //
-// [Hash] is plain `hash $key;` (Cache::Memcached compatible): with
+// [Modulo] is plain `hash $key;` (Cache::Memcached compatible): with
 // h = (crc32(key) >> 16) & 0x7fff, the key goes to the server whose
 // cumulative weight range, in configuration order, holds h % total weight.
 //
@@ -37,7 +37,7 @@
 // # LocateN
 //
 // Replicas follow nginx's own retry order: for Consistent the next points of
-// the ring (nginx's hash++ on a failed peer), for Hash the rehash sequence
+// the ring (nginx's hash++ on a failed peer), for Modulo the rehash sequence
 // hash += (crc32(decimal(n) + key) >> 16) & 0x7fff, n = 1..20. When those are
 // exhausted nginx falls back to round robin, which is not deterministic;
 // LocateN then completes the list in configuration order.

@@ -121,7 +121,7 @@ func placeFront(t *testing.T, f *front, b Block) {
 		f.index, f.exact = p.Index, func([]byte) bool { return true }
 		return
 	}
-	p, err := NewHash(u.Servers)
+	p, err := NewModulo(u.Servers)
 	if err != nil {
 		t.Fatal(err)
 	}

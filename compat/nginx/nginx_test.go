@@ -138,7 +138,7 @@ func TestMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := NewHash(servers)
+		h, err := NewModulo(servers)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,7 +264,7 @@ func TestNewErrors(t *testing.T) {
 			if _, err := NewConsistent(c.servers); !errors.Is(err, c.want) {
 				t.Errorf("NewConsistent(%v) err = %v, want %v", c.servers, err, c.want)
 			}
-			if _, err := NewHash(c.servers); !errors.Is(err, c.want) {
+			if _, err := NewModulo(c.servers); !errors.Is(err, c.want) {
 				t.Errorf("NewHash(%v) err = %v, want %v", c.servers, err, c.want)
 			}
 		})
@@ -274,7 +274,7 @@ func TestNewErrors(t *testing.T) {
 func TestLocateN(t *testing.T) {
 	servers := testServers()[2]
 	c, _ := NewConsistent(servers)
-	h, _ := NewHash(servers)
+	h, _ := NewModulo(servers)
 	for _, p := range []kolco.Placement{c, h} {
 		t.Run(fmt.Sprintf("%T", p), func(t *testing.T) {
 			for _, k := range []string{"a", "b", "\xff"} {
@@ -302,11 +302,11 @@ func TestLocateN(t *testing.T) {
 	}
 }
 
-// TestHashRehashOrder checks LocateN of plain hash against nginx's rehash
+// TestModuloRehashOrder checks LocateN of plain hash against nginx's rehash
 // formula written out: hash += (crc32(decimal(n) + key) >> 16) & 0x7fff.
-func TestHashRehashOrder(t *testing.T) {
+func TestModuloRehashOrder(t *testing.T) {
 	servers := []Server{{Addr: "a", Weight: 1}, {Addr: "b", Weight: 1}, {Addr: "c", Weight: 1}, {Addr: "d", Weight: 1}}
-	h, _ := NewHash(servers)
+	h, _ := NewModulo(servers)
 	for _, k := range []string{"x", "yy", "zzz"} {
 		var want []string
 		sum := uint32(0)
@@ -334,7 +334,7 @@ func TestNoAllocs(t *testing.T) {
 	}
 	servers := testServers()[1]
 	c, _ := NewConsistent(servers)
-	h, _ := NewHash(servers)
+	h, _ := NewModulo(servers)
 	key := strings.Repeat("long-key-", 20)
 	dst := make([]kolco.Node, 0, 3)
 	for name, p := range map[string]kolco.Placement{"consistent": c, "hash": h} {
@@ -378,7 +378,7 @@ func FuzzIndex(f *testing.F) {
 		if err != nil {
 			return
 		}
-		h, _ := NewHash(servers)
+		h, _ := NewModulo(servers)
 		if got, want := c.Index(key), refConsistent(refPoints(servers), servers, key); got != want {
 			t.Fatalf("consistent Index = %d, reference %d", got, want)
 		}
@@ -396,7 +396,7 @@ func BenchmarkLocate(b *testing.B) {
 			servers[i] = Server{Addr: fmt.Sprintf("10.0.%d.%d:11211", i/256, i%256), Weight: 1 + i%3}
 		}
 		c, _ := NewConsistent(servers)
-		h, _ := NewHash(servers)
+		h, _ := NewModulo(servers)
 		b.Run(fmt.Sprintf("consistent/n=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -21,6 +21,15 @@ type Placement struct {
 	m      nodeset.Engine[state]
 }
 
+var (
+	_ kolco.Placement      = (*Placement)(nil)
+	_ kolco.IDLocator      = (*Placement)(nil)
+	_ kolco.IndexLocator   = (*Placement)(nil)
+	_ kolco.Mutable        = (*Placement)(nil)
+	_ kolco.StateMarshaler = (*Placement)(nil)
+	_ kolco.Identity       = (*Placement)(nil)
+)
+
 // New returns a placement named name (the prefix of its errors) with nodes
 // on buckets 0..len(nodes)-1 in ID order. The error wraps
 // kolco.ErrBadNodeID, kolco.ErrDuplicateNode or kolco.ErrBadWeight (for

@@ -38,7 +38,7 @@ func (c *Cell[S]) Update(next func(old *S) (*S, error)) error {
 	return nil
 }
 
-// Engine implements the methods of [kolco.Membership] for a placement
+// Engine implements the methods of [kolco.Mutable] for a placement
 // whose state is an S. The algorithm fills in the fields and calls
 // [Engine.Init]; every change is then validated against the node set of
 // the current state, turned into a [Delta], and handed to Next, whose
@@ -95,7 +95,7 @@ func (e *Engine[S]) Remove(ids ...string) error { return e.Apply(kolco.Change{Re
 // error wraps kolco.ErrBadWeight for a weight that is not positive and
 // finite (zero included, unlike in a Node) and otherwise is that of Apply.
 func (e *Engine[S]) Reweight(id string, weight float64) error {
-	if err := kolco.CheckWeight(weight); err != nil {
+	if err := CheckWeight(weight); err != nil {
 		return fmt.Errorf("%s: reweight: node %q: %w", e.Name, id, err)
 	}
 	return e.Update(func(old *S) (*S, error) {

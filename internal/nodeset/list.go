@@ -26,7 +26,7 @@ type List struct {
 // [kolco.ErrNoNodes] when no node is placed, and [kolco.ErrBadNodeID],
 // [kolco.ErrBadWeight] or [kolco.ErrDuplicateNode] for a bad node.
 func NewList(nodes []kolco.Node, placed []bool) (List, error) {
-	if err := kolco.CheckNew(func(string) bool { return false }, nodes); err != nil {
+	if err := CheckNew(func(string) bool { return false }, nodes); err != nil {
 		return List{}, err
 	}
 	l := List{all: slices.Clone(nodes), placed: make([]bool, len(nodes))}

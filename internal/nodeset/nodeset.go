@@ -2,7 +2,7 @@
 // this module is built on: an immutable node set sorted by ID that applies
 // a [kolco.Change] and reports what it changed ([Delta]), a copy-on-write
 // [Cell] for an algorithm's state, and the [Engine] that ties them into the
-// [kolco.Membership] methods, so that an algorithm writes only how it
+// [kolco.Mutable] methods, so that an algorithm writes only how it
 // builds its next state from the old one and the delta.
 //
 // It also holds the canonical encoding of placement states and identities
@@ -11,6 +11,7 @@ package nodeset
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -29,6 +30,34 @@ type Set struct {
 func New(nodes []kolco.Node) (Set, error) {
 	d, err := Set{}.Apply(kolco.Change{Add: nodes})
 	return d.New, err
+}
+
+// CheckWeight returns an error wrapping kolco.ErrBadWeight unless w is a
+// positive, finite number. Unlike kolco.Node.Validate it reads zero as
+// zero, for a weight set explicitly: a Reweight, a weight column.
+func CheckWeight(w float64) error {
+	if !(w > 0) || math.IsInf(w, 0) {
+		return fmt.Errorf("%w (got %v)", kolco.ErrBadWeight, w)
+	}
+	return nil
+}
+
+// CheckNew validates nodes about to join a set whose current IDs are
+// reported by has: each must be valid, new, and named once. It is the
+// admission check of every kolco.Mutable of this module. The error wraps
+// kolco.ErrBadNodeID, kolco.ErrBadWeight or kolco.ErrDuplicateNode.
+func CheckNew(has func(id string) bool, nodes []kolco.Node) error {
+	seen := make(map[string]struct{}, len(nodes))
+	for _, n := range nodes {
+		if err := n.Validate(); err != nil {
+			return err
+		}
+		if _, dup := seen[n.ID]; dup || has(n.ID) {
+			return fmt.Errorf("%w: %q", kolco.ErrDuplicateNode, n.ID)
+		}
+		seen[n.ID] = struct{}{}
+	}
+	return nil
 }
 
 // Len returns the number of nodes.
@@ -90,7 +119,7 @@ func (s Set) Apply(c kolco.Change) (Delta, error) {
 		gone[id] = true
 		d.Removed = append(d.Removed, s.nodes[i])
 	}
-	if err := kolco.CheckNew(func(id string) bool { return s.Has(id) && !gone[id] }, c.Add); err != nil {
+	if err := CheckNew(func(id string) bool { return s.Has(id) && !gone[id] }, c.Add); err != nil {
 		return Delta{}, fmt.Errorf("add: %w", err)
 	}
 	d.Added = slices.Clone(c.Add)

@@ -2,6 +2,8 @@ package nodeset_test
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -121,5 +123,47 @@ func TestAppendNewAndRest(t *testing.T) {
 	}
 	if got := name(nodeset.AppendRest(dst, start, 2, []kolco.Node{a, b, c, d})); got != "cbc" {
 		t.Fatalf("already 2: %q, want cbc unchanged", got)
+	}
+}
+
+// TestCheckWeight: a weight set explicitly must be positive and finite;
+// zero is refused here, where kolco.Node.Validate reads it as 1.
+func TestCheckWeight(t *testing.T) {
+	for _, c := range []struct {
+		w  float64
+		ok bool
+	}{{1, true}, {0.25, true}, {1e9, true}, {0, false}, {-1, false}, {math.NaN(), false}, {math.Inf(1), false}, {math.Inf(-1), false}} {
+		t.Run(fmt.Sprint(c.w), func(t *testing.T) {
+			err := nodeset.CheckWeight(c.w)
+			if (err == nil) != c.ok || err != nil && !errors.Is(err, kolco.ErrBadWeight) {
+				t.Errorf("CheckWeight(%v) = %v, want ok %v or ErrBadWeight", c.w, err, c.ok)
+			}
+			if nerr := (kolco.Node{ID: "a", Weight: c.w}).Validate(); c.w != 0 && (nerr == nil) != c.ok {
+				t.Errorf("Node{Weight: %v}.Validate() = %v; CheckWeight says %v", c.w, nerr, err)
+			}
+		})
+	}
+}
+
+// TestCheckNew: new nodes must be valid, absent and named once.
+func TestCheckNew(t *testing.T) {
+	has := func(id string) bool { return id == "a" }
+	for _, c := range []struct {
+		name  string
+		nodes []kolco.Node
+		want  error
+	}{
+		{"new", []kolco.Node{{ID: "b"}, {ID: "c", Weight: 2}}, nil},
+		{"present", []kolco.Node{{ID: "a"}}, kolco.ErrDuplicateNode},
+		{"twice", []kolco.Node{{ID: "b"}, {ID: "b"}}, kolco.ErrDuplicateNode},
+		{"no ID", []kolco.Node{{}}, kolco.ErrBadNodeID},
+		{"bad weight", []kolco.Node{{ID: "b", Weight: -1}}, kolco.ErrBadWeight},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := nodeset.CheckNew(has, c.nodes)
+			if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
+				t.Errorf("CheckNew = %v, want %v", err, c.want)
+			}
+		})
 	}
 }

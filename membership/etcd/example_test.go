@@ -51,8 +51,8 @@ func Example_follow() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	snap := f.Snapshot()
-	log.Printf("user:42 on %s; revision %d, fingerprint %s, stale %v", node.ID, snap.Revision, snap.Fingerprint, snap.Stale)
+	st := f.Report()
+	log.Printf("user:42 on %s; revision %d, fingerprint %s, stale %v", node.ID, st.Revision, st.Fingerprint, st.Stale)
 }
 
 // An operator's tool adds a node; a concurrent change makes Update read
@@ -63,8 +63,8 @@ func ExampleStore_Update() {
 		log.Fatal(err)
 	}
 	defer store.Close()
-	rev, err := store.Update(context.Background(), func(etcd.Snapshot) (etcd.Change, error) {
-		return etcd.Change{Add: []kolco.Node{{ID: "cache-d", Addr: "10.0.0.4:11211"}}}, nil
+	rev, err := store.Update(context.Background(), func(etcd.Listing) (etcd.Edit, error) {
+		return etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "cache-d", Addr: "10.0.0.4:11211"}}}}, nil
 	})
 	if err != nil {
 		log.Fatal(err)

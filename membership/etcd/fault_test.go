@@ -22,14 +22,14 @@ func TestFaultEtcdStopped(t *testing.T) {
 	checkNoLeak(t)
 	srv := etcdtest.Start(t, etcdtest.Config{})
 	s := newStore(t, srv.Endpoint, "/kolco/test/")
-	rev, err := s.Apply(ctx(t), 1, etcd.Change{Add: []kolco.Node{{ID: "a"}}})
+	rev, err := s.Apply(ctx(t), 1, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "a"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := watch(t, s)
 	next(t, w)
 	// A change seen through the watch: it is open before etcd stops.
-	if _, err := s.Apply(ctx(t), rev, etcd.Change{Add: []kolco.Node{{ID: "b"}}}); err != nil {
+	if _, err := s.Apply(ctx(t), rev, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "b"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	last := next(t, w)
@@ -54,8 +54,8 @@ func TestFaultEtcdStopped(t *testing.T) {
 	srv.Restart()
 	back := time.Now()
 	writer := newStore(t, srv.Endpoint, "/kolco/test/")
-	rev, err = writer.Update(ctx(t), func(etcd.Snapshot) (etcd.Change, error) {
-		return etcd.Change{Add: []kolco.Node{{ID: "c"}}}, nil
+	rev, err = writer.Update(ctx(t), func(etcd.Listing) (etcd.Edit, error) {
+		return etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "c"}}}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestFaultWatchPastCompaction(t *testing.T) {
 	srv := etcdtest.Start(t, etcdtest.Config{})
 	proxy := etcdtest.NewProxy(t, srv)
 	writer := newStore(t, srv.Endpoint, "/kolco/test/")
-	rev, err := writer.Apply(ctx(t), 1, etcd.Change{Add: []kolco.Node{{ID: "a"}}})
+	rev, err := writer.Apply(ctx(t), 1, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "a"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,10 +90,10 @@ func TestFaultWatchPastCompaction(t *testing.T) {
 
 	proxy.Cut()
 	waitStatus(t, w, "stale while cut off", func(st membership.Status) bool { return st.Stale() })
-	for _, c := range []etcd.Change{
-		{Add: []kolco.Node{{ID: "b"}}},
-		{Remove: []string{"a"}},
-		{Add: []kolco.Node{{ID: "c"}}},
+	for _, c := range []etcd.Edit{
+		{Change: kolco.Change{Add: []kolco.Node{{ID: "b"}}}},
+		{Change: kolco.Change{Remove: []string{"a"}}},
+		{Change: kolco.Change{Add: []kolco.Node{{ID: "c"}}}},
 	} {
 		if rev, err = writer.Apply(ctx(t), rev, c); err != nil {
 			t.Fatal(err)
@@ -119,7 +119,7 @@ func TestFaultLeaseExpiry(t *testing.T) {
 	const ttl = 2 * time.Second
 	srv := etcdtest.Start(t, etcdtest.Config{})
 	s := newStore(t, srv.Endpoint, "/kolco/test/")
-	if _, err := s.Apply(ctx(t), 1, etcd.Change{Add: []kolco.Node{{ID: "static"}}}); err != nil {
+	if _, err := s.Apply(ctx(t), 1, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "static"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	sidecar, crash := context.WithCancel(context.Background())
@@ -154,30 +154,30 @@ func TestFaultConflictingWrites(t *testing.T) {
 	srv := etcdtest.Start(t, etcdtest.Config{})
 	s := newStore(t, srv.Endpoint, "/kolco/test/")
 	const writers, rounds = 4, 20
-	var seed []kolco.Node
+	var initial []kolco.Node
 	for i := range 6 {
-		seed = append(seed, kolco.Node{ID: fmt.Sprintf("n%d", i)})
+		initial = append(initial, kolco.Node{ID: fmt.Sprintf("n%d", i)})
 	}
-	if _, err := s.Apply(ctx(t), 1, etcd.Change{Add: seed}); err != nil {
+	if _, err := s.Apply(ctx(t), 1, etcd.Edit{Change: kolco.Change{Add: initial}}); err != nil {
 		t.Fatal(err)
 	}
 	w := watch(t, s)
 	cur := next(t, w)
 	for round := range rounds {
-		snap, err := s.Snapshot(ctx(t))
+		ls, err := s.List(ctx(t))
 		if err != nil {
 			t.Fatal(err)
 		}
-		changes := make([]etcd.Change, writers)
+		changes := make([]etcd.Edit, writers)
 		for i := range changes {
 			// Each writer replaces two nodes by two of its own, and
 			// re-weights a third: a half-applied change would show.
-			ids := snap.Version().IDs()
-			changes[i] = etcd.Change{
+			ids := ls.Version().IDs()
+			changes[i] = etcd.Edit{Change: kolco.Change{
 				Remove: []string{ids[i], ids[i+1]},
 				Add:    []kolco.Node{{ID: fmt.Sprintf("r%d-w%d-x", round, i)}, {ID: fmt.Sprintf("r%d-w%d-y", round, i)}},
 				Update: []kolco.Node{{ID: ids[i+2], Weight: float64(round + 2)}},
-			}
+			}}
 		}
 		errs := make([]error, writers)
 		revs := make([]int64, writers)
@@ -186,7 +186,7 @@ func TestFaultConflictingWrites(t *testing.T) {
 		for i := range writers {
 			wg.Go(func() {
 				<-start
-				revs[i], errs[i] = s.Apply(context.Background(), snap.Revision, changes[i])
+				revs[i], errs[i] = s.Apply(context.Background(), ls.Revision, changes[i])
 			})
 		}
 		close(start)
@@ -216,7 +216,7 @@ func TestFaultConflictingWrites(t *testing.T) {
 
 // applyModel applies a change of adds, removes and updates to a sorted
 // node list, as the store should.
-func applyModel(nodes []kolco.Node, c etcd.Change) []kolco.Node {
+func applyModel(nodes []kolco.Node, c etcd.Edit) []kolco.Node {
 	out := slices.DeleteFunc(slices.Clone(nodes), func(n kolco.Node) bool { return slices.Contains(c.Remove, n.ID) })
 	for i, n := range out {
 		for _, u := range c.Update {
@@ -246,11 +246,11 @@ func TestFaultRegistrationOutlivesAnOutage(t *testing.T) {
 	waitFor(t, "the lease reported lost", func() bool { return r.Status().Err != nil })
 	srv.Restart()
 	waitFor(t, "registered again", func() bool { st := r.Status(); return st.Err == nil && st.Lease != 0 })
-	snap, err := s.Snapshot(ctx(t))
+	ls, err := s.List(ctx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, ok := snap.Member("mc-1")
+	m, ok := ls.Member("mc-1")
 	if !ok || m.Lease != r.Status().Lease {
 		t.Errorf("after the outage: %+v (listed %v), want mc-1 under lease %x (was %x)", m, ok, r.Status().Lease, first)
 	}

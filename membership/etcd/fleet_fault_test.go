@@ -78,10 +78,10 @@ func TestFleetPausedFollowerConverges(t *testing.T) {
 	t.Logf("the blocked follower, resumed, converged after %v", took.Round(10*time.Microsecond))
 	proxy.Restore()
 	_, took = agree(t, rev, time.Now(), a, c)
-	snap := c.Snapshot()
-	t.Logf("the cut-off follower, reconnected, converged after %v (resyncs %d, adopted %d)", took.Round(time.Millisecond), snap.Resyncs, snap.Adopted)
-	if snap.Resyncs != 1 {
-		t.Errorf("the cut-off follower read the membership in full %d times after the compaction, want 1", snap.Resyncs)
+	st := c.Report()
+	t.Logf("the cut-off follower, reconnected, converged after %v (resyncs %d, adopted %d)", took.Round(time.Millisecond), st.Resyncs, st.Adopted)
+	if st.Resyncs != 1 {
+		t.Errorf("the cut-off follower read the membership in full %d times after the compaction, want 1", st.Resyncs)
 	}
 }
 
@@ -106,15 +106,15 @@ func TestFleetEtcdStopped(t *testing.T) {
 	stopped := time.Now()
 	for i, f := range fs {
 		deadline := time.Now().Add(bound)
-		for !f.Snapshot().Stale {
+		for !f.Report().Stale {
 			if time.Now().After(deadline) {
-				t.Fatalf("follower %d not stale %v after etcd stopped: %+v", i, bound, f.Snapshot())
+				t.Fatalf("follower %d not stale %v after etcd stopped: %+v", i, bound, f.Report())
 			}
 			time.Sleep(5 * time.Millisecond) // polling on an external process, with a deadline
 		}
-		snap := f.Snapshot()
-		if f.View() != before[i] || snap.Revision != rev || snap.Error == "" {
-			t.Errorf("follower %d while etcd is away: %+v", i, snap)
+		st := f.Report()
+		if f.View() != before[i] || st.Revision != rev || st.Error == "" {
+			t.Errorf("follower %d while etcd is away: %+v", i, st)
 		}
 		if _, err := f.Placement().Locate("some key"); err != nil {
 			t.Errorf("follower %d does not serve its last view: %v", i, err)
@@ -128,9 +128,9 @@ func TestFleetEtcdStopped(t *testing.T) {
 	_, took := agree(t, rev, back, fs...)
 	for i, f := range fs {
 		deadline := time.Now().Add(bound)
-		for f.Snapshot().Stale {
+		for f.Report().Stale {
 			if time.Now().After(deadline) {
-				t.Fatalf("follower %d still stale %v after etcd is back: %+v", i, bound, f.Snapshot())
+				t.Fatalf("follower %d still stale %v after etcd is back: %+v", i, bound, f.Report())
 			}
 			time.Sleep(5 * time.Millisecond) // polling on an external process, with a deadline
 		}
@@ -175,9 +175,9 @@ func TestFleetConflictingWriters(t *testing.T) {
 			defer wg.Done()
 			for range 5 {
 				var after []string
-				change := func(snap etcd.Snapshot) (etcd.Change, error) {
+				change := func(ls etcd.Listing) (etcd.Edit, error) {
 					tries.Add(1)
-					c, ids := reshuffle(r, snap)
+					c, ids := reshuffle(r, ls)
 					after = ids
 					return c, nil
 				}
@@ -215,22 +215,22 @@ func TestFleetConflictingWriters(t *testing.T) {
 		len(committed), tries.Load()-int64(len(committed)), len(seen))
 }
 
-// reshuffle returns a change of several parts to the membership in snap,
+// reshuffle returns a change of several parts to the membership in ls,
 // kept between 3 and 9 listed nodes: remove one or two serving nodes, add
 // up to two absent ones, drain or undrain a third; and the IDs of the
 // nodes that then serve.
-func reshuffle(r *rand.Rand, snap etcd.Snapshot) (etcd.Change, []string) {
-	var c etcd.Change
+func reshuffle(r *rand.Rand, ls etcd.Listing) (etcd.Edit, []string) {
+	var c etcd.Edit
 	listed := map[string]bool{}
 	var serving []string
-	for _, m := range snap.Members {
+	for _, m := range ls.Members {
 		listed[m.ID] = true
 		if !m.Drained {
 			serving = append(serving, m.ID)
 		}
 	}
 	touched := map[string]bool{}
-	for len(c.Remove) < 1+len(snap.Members)/8 && len(serving)-len(c.Remove) > 2 {
+	for len(c.Remove) < 1+len(ls.Members)/8 && len(serving)-len(c.Remove) > 2 {
 		if id := serving[r.IntN(len(serving))]; !touched[id] {
 			c.Remove, touched[id] = append(c.Remove, id), true
 		}
@@ -240,7 +240,7 @@ func reshuffle(r *rand.Rand, snap etcd.Snapshot) (etcd.Change, []string) {
 			c.Add = append(c.Add, n)
 		}
 	}
-	for _, m := range snap.Members {
+	for _, m := range ls.Members {
 		if !touched[m.ID] && r.IntN(3) == 0 {
 			if m.Drained {
 				c.Undrain = []string{m.ID}
@@ -251,7 +251,7 @@ func reshuffle(r *rand.Rand, snap etcd.Snapshot) (etcd.Change, []string) {
 		}
 	}
 	var after []string
-	for _, m := range snap.Members {
+	for _, m := range ls.Members {
 		drained := m.Drained != (slices.Contains(c.Drain, m.ID) || slices.Contains(c.Undrain, m.ID))
 		if !slices.Contains(c.Remove, m.ID) && !drained {
 			after = append(after, m.ID)

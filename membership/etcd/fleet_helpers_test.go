@@ -36,7 +36,7 @@ func agree(t *testing.T, rev int64, start time.Time, fs ...*membership.Follower)
 	for i, f := range fs {
 		v, err := f.WaitRevision(ctx(t), rev)
 		if err != nil {
-			t.Fatalf("follower %d: revision %d not applied: %v; %+v", i, rev, err, f.Snapshot())
+			t.Fatalf("follower %d: revision %d not applied: %v; %+v", i, rev, err, f.Report())
 		}
 		slowest = max(slowest, time.Since(start))
 		views[i] = v
@@ -54,25 +54,25 @@ func agree(t *testing.T, rev int64, start time.Time, fs ...*membership.Follower)
 // guarded Update: add, remove, reweight, drain, undrain.
 func members(t *testing.T, s *etcd.Store, op string, node kolco.Node) int64 {
 	t.Helper()
-	rev, err := s.Update(ctx(t), func(snap etcd.Snapshot) (etcd.Change, error) {
+	rev, err := s.Update(ctx(t), func(ls etcd.Listing) (etcd.Edit, error) {
 		switch op {
 		case "add":
-			return etcd.Change{Add: []kolco.Node{node}}, nil
+			return etcd.Edit{Change: kolco.Change{Add: []kolco.Node{node}}}, nil
 		case "remove":
-			return etcd.Change{Remove: []string{node.ID}}, nil
+			return etcd.Edit{Change: kolco.Change{Remove: []string{node.ID}}}, nil
 		case "reweight":
-			m, ok := snap.Member(node.ID)
+			m, ok := ls.Member(node.ID)
 			if !ok {
-				return etcd.Change{}, fmt.Errorf("%w: %q", kolco.ErrUnknownNode, node.ID)
+				return etcd.Edit{}, fmt.Errorf("%w: %q", kolco.ErrUnknownNode, node.ID)
 			}
 			m.Weight = node.Weight
-			return etcd.Change{Update: []kolco.Node{m.Node}}, nil
+			return etcd.Edit{Change: kolco.Change{Update: []kolco.Node{m.Node}}}, nil
 		case "drain":
-			return etcd.Change{Drain: []string{node.ID}}, nil
+			return etcd.Edit{Drain: []string{node.ID}}, nil
 		case "undrain":
-			return etcd.Change{Undrain: []string{node.ID}}, nil
+			return etcd.Edit{Undrain: []string{node.ID}}, nil
 		}
-		return etcd.Change{}, fmt.Errorf("no such change %q", op)
+		return etcd.Edit{}, fmt.Errorf("no such change %q", op)
 	})
 	if err != nil {
 		t.Fatalf("%s %s: %v", op, node.ID, err)
@@ -84,12 +84,12 @@ func members(t *testing.T, s *etcd.Store, op string, node kolco.Node) int64 {
 // that take keys, as "kolco members state --init" does.
 func initState(t *testing.T, s *etcd.Store, algorithm string, opts algo.Options) int64 {
 	t.Helper()
-	rev, err := s.Update(ctx(t), func(snap etcd.Snapshot) (etcd.Change, error) {
-		ps, err := membership.NewPlacementState(algorithm, snap.Version().Nodes, opts)
+	rev, err := s.Update(ctx(t), func(ls etcd.Listing) (etcd.Edit, error) {
+		ps, err := membership.NewPlacementState(algorithm, ls.Version().Nodes, opts)
 		if err != nil {
-			return etcd.Change{}, err
+			return etcd.Edit{}, err
 		}
-		return etcd.Change{State: ps.Marshal()}, nil
+		return etcd.Edit{State: ps.Marshal()}, nil
 	})
 	if err != nil {
 		t.Fatal(err)

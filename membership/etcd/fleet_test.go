@@ -64,8 +64,8 @@ func TestFleetAgreesAfterEachChange(t *testing.T) {
 				}
 			}
 			for i, f := range fs {
-				if snap := f.Snapshot(); snap.Stale || !snap.Shared {
-					t.Errorf("follower %d: %+v", i, snap)
+				if st := f.Report(); st.Stale || !st.Shared {
+					t.Errorf("follower %d: %+v", i, st)
 				}
 			}
 			t.Logf("%s: three followers agreed after each of 20 changes; the slowest, from the commit to the last follower's view: %v",
@@ -110,8 +110,8 @@ func TestFleetLateFollowerAgrees(t *testing.T) {
 			if fingerprintOf(t, rebuilt) == views[2].Fingerprint {
 				t.Error("a placement built anew over the last nodes agrees too: the history shows nothing")
 			}
-			if snap := late.Snapshot(); !snap.Shared || snap.Stale {
-				t.Errorf("late follower: %+v", snap)
+			if st := late.Report(); !st.Shared || st.Stale {
+				t.Errorf("late follower: %+v", st)
 			}
 		})
 	}
@@ -165,7 +165,7 @@ func TestFleetStateWrittenBack(t *testing.T) {
 	writtenBack("a revoked lease", false)
 	var written int64
 	for _, f := range fs {
-		written += f.Snapshot().StatesWritten
+		written += f.Report().StatesWritten
 	}
 	if written != 2 {
 		t.Errorf("%d states written back, want 2: one per change made without the state", written)

@@ -60,12 +60,12 @@ func (s *Store) Follow(ctx context.Context, r membership.Reporter) error {
 // version yielded after a full read is marked Resync, even when values
 // refused at the read delayed it.
 func (s *Store) report(ctx context.Context, r membership.Reporter, st *state) error {
-	snap := st.snapshot()
-	if err := snap.problem(); err != nil {
+	ls := st.listing()
+	if err := ls.problem(); err != nil {
 		r.Answered(err)
 		return nil
 	}
-	v := snap.Version()
+	v := ls.Version()
 	v.Resync = st.resync
 	if err := r.Yield(ctx, v); err != nil {
 		return err
@@ -137,7 +137,7 @@ func (s *Store) watchOnce(ctx context.Context, cli *clientv3.Client, st *state, 
 				return err
 			}
 			if resp.IsProgressNotify() {
-				r.Answered(st.snapshot().problem())
+				r.Answered(st.listing().problem())
 			}
 		case <-tick.C:
 			switch {

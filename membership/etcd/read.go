@@ -13,9 +13,9 @@ import (
 	"github.com/kolco-dev/kolco/membership"
 )
 
-// Snapshot is the whole membership as read at one revision.
-type Snapshot struct {
-	// Revision is the store revision the snapshot was read at.
+// Listing is the whole membership as read at one revision.
+type Listing struct {
+	// Revision is the store revision the listing was read at.
 	Revision int64
 	// Members are the members, valid ones only, sorted by ID.
 	Members []Member
@@ -24,13 +24,13 @@ type Snapshot struct {
 	State []byte
 	// Invalid lists a problem for each key whose value is refused,
 	// wrapping [membership.ErrBadContent]; a version is built only from a
-	// snapshot without any.
+	// listing without any.
 	Invalid []error
 }
 
-// Version returns the snapshot as a version: members that take keys in
+// Version returns the listing as a version: members that take keys in
 // Nodes, drained ones in Drained.
-func (s Snapshot) Version() membership.Version {
+func (s Listing) Version() membership.Version {
 	v := membership.Version{Revision: s.Revision, State: s.State}
 	for _, m := range s.Members {
 		if m.Drained {
@@ -43,7 +43,7 @@ func (s Snapshot) Version() membership.Version {
 }
 
 // Member returns the member with the given ID.
-func (s Snapshot) Member(id string) (Member, bool) {
+func (s Listing) Member(id string) (Member, bool) {
 	i, ok := slices.BinarySearchFunc(s.Members, id, func(m Member, id string) int { return strings.Compare(m.ID, id) })
 	if !ok {
 		return Member{}, false
@@ -51,21 +51,21 @@ func (s Snapshot) Member(id string) (Member, bool) {
 	return s.Members[i], true
 }
 
-// Snapshot reads the whole membership. Values that do not parse are
+// List reads the whole membership. Values that do not parse are
 // listed in Invalid, not returned as an error. The error wraps
 // [membership.ErrUnreachable] when etcd did not answer in time.
-func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
-	return s.snapshotAt(ctx, 0)
+func (s *Store) List(ctx context.Context) (Listing, error) {
+	return s.listAt(ctx, 0)
 }
 
-// snapshotAt reads the membership at rev, or at the latest revision when
+// listAt reads the membership at rev, or at the latest revision when
 // rev is 0.
-func (s *Store) snapshotAt(ctx context.Context, rev int64) (Snapshot, error) {
+func (s *Store) listAt(ctx context.Context, rev int64) (Listing, error) {
 	st, err := s.read(ctx, rev)
 	if err != nil {
-		return Snapshot{}, err
+		return Listing{}, err
 	}
-	return st.snapshot(), nil
+	return st.listing(), nil
 }
 
 // read reads the membership at rev, or at the latest revision when rev is
@@ -111,21 +111,21 @@ func (s *Store) where() string {
 // [membership.ErrBadContent] when a value under the prefix is refused (the
 // first one is named), or [membership.ErrUnreachable].
 func (s *Store) Read(ctx context.Context) (membership.Version, error) {
-	snap, err := s.Snapshot(ctx)
+	ls, err := s.List(ctx)
 	if err != nil {
 		return membership.Version{}, err
 	}
-	if err := snap.problem(); err != nil {
+	if err := ls.problem(); err != nil {
 		return membership.Version{}, err
 	}
-	v := snap.Version()
+	v := ls.Version()
 	v.Resync = true
 	return v, nil
 }
 
 // problem returns the first refused value, with a count of the others,
 // or nil.
-func (s Snapshot) problem() error {
+func (s Listing) problem() error {
 	switch len(s.Invalid) {
 	case 0:
 		return nil
@@ -186,20 +186,20 @@ func (st *state) remove(kv *mvccpb.KeyValue) {
 	}
 }
 
-// snapshot returns the state as a snapshot.
-func (st *state) snapshot() Snapshot {
-	snap := Snapshot{Revision: st.rev, State: slices.Clone(st.state), Members: make([]Member, 0, len(st.members))}
+// listing returns the state as a listing.
+func (st *state) listing() Listing {
+	ls := Listing{Revision: st.rev, State: slices.Clone(st.state), Members: make([]Member, 0, len(st.members))}
 	for _, m := range st.members {
-		snap.Members = append(snap.Members, m)
+		ls.Members = append(ls.Members, m)
 	}
-	slices.SortFunc(snap.Members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(ls.Members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
 	ids := make([]string, 0, len(st.invalid))
 	for id := range st.invalid {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		snap.Invalid = append(snap.Invalid, st.invalid[id].err)
+		ls.Invalid = append(ls.Invalid, st.invalid[id].err)
 	}
-	return snap
+	return ls
 }

@@ -58,7 +58,7 @@ type RegistrationStatus struct {
 // a lease (added for good: remove it first), [ErrBadChange] for an invalid
 // node or TTL, or [membership.ErrUnreachable].
 func (s *Store) Register(ctx context.Context, node kolco.Node, ttl time.Duration) (*Registration, error) {
-	if err := (Change{Add: []kolco.Node{node}}).validate(); err != nil {
+	if err := (Edit{Change: kolco.Change{Add: []kolco.Node{node}}}).validate(); err != nil {
 		return nil, err
 	}
 	if ttl < time.Second || ttl > time.Duration(math.MaxInt32)*time.Second {

@@ -19,20 +19,20 @@ func TestApplyAndRead(t *testing.T) {
 	if s.Prefix() != "/kolco/test/" {
 		t.Fatalf("prefix %q", s.Prefix())
 	}
-	snap, err := s.Snapshot(ctx(t))
-	if err != nil || len(snap.Members) != 0 {
-		t.Fatalf("empty store: %+v, %v", snap, err)
+	ls, err := s.List(ctx(t))
+	if err != nil || len(ls.Members) != 0 {
+		t.Fatalf("empty store: %+v, %v", ls, err)
 	}
 	a := kolco.Node{ID: "a", Weight: 2, Zone: "z1", Addr: "10.0.0.1:11211"}
 	ps, err := membership.NewPlacementState("slots", []kolco.Node{a, {ID: "b"}, {ID: "c"}}, algo.Options{Slots: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rev, err := s.Apply(ctx(t), snap.Revision, etcd.Change{Add: []kolco.Node{a, {ID: "b"}, {ID: "c"}}, State: ps.Marshal()})
+	rev, err := s.Apply(ctx(t), ls.Revision, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{a, {ID: "b"}, {ID: "c"}}}, State: ps.Marshal()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rev, err = s.Apply(ctx(t), rev, etcd.Change{Drain: []string{"b"}, Update: []kolco.Node{{ID: "c", Weight: 3}}})
+	rev, err = s.Apply(ctx(t), rev, etcd.Edit{Change: kolco.Change{Update: []kolco.Node{{ID: "c", Weight: 3}}}, Drain: []string{"b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestApplyAndRead(t *testing.T) {
 	if want := []kolco.Node{{ID: "b"}}; !slices.Equal(v.Drained, want) || string(v.State) != string(next.Marshal()) {
 		t.Errorf("drained %+v, state %q, want %q", v.Drained, v.State, next.Marshal())
 	}
-	rev, err = s.Apply(ctx(t), rev, etcd.Change{Undrain: []string{"b"}, Remove: []string{"a"}, ClearState: true})
+	rev, err = s.Apply(ctx(t), rev, etcd.Edit{Change: kolco.Change{Remove: []string{"a"}}, Undrain: []string{"b"}, ClearState: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,26 +64,26 @@ func TestApplyAndRead(t *testing.T) {
 func TestApplyRefuses(t *testing.T) {
 	srv := etcdtest.Start(t, etcdtest.Config{})
 	s := newStore(t, srv.Endpoint, "/kolco/test/")
-	rev, err := s.Apply(ctx(t), 1, etcd.Change{Add: []kolco.Node{{ID: "a"}}})
+	rev, err := s.Apply(ctx(t), 1, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "a"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		name   string
-		change etcd.Change
+		change etcd.Edit
 		want   error
 	}{
-		{"add listed", etcd.Change{Add: []kolco.Node{{ID: "a"}}}, kolco.ErrDuplicateNode},
-		{"remove unknown", etcd.Change{Remove: []string{"x"}}, kolco.ErrUnknownNode},
-		{"update unknown", etcd.Change{Update: []kolco.Node{{ID: "x"}}}, kolco.ErrUnknownNode},
-		{"drain unknown", etcd.Change{Drain: []string{"x"}}, kolco.ErrUnknownNode},
-		{"ID twice", etcd.Change{Add: []kolco.Node{{ID: "b"}}, Drain: []string{"b"}}, etcd.ErrBadChange},
-		{"bad weight", etcd.Change{Add: []kolco.Node{{ID: "b", Weight: -1}}}, kolco.ErrBadWeight},
-		{"ID with a space", etcd.Change{Add: []kolco.Node{{ID: "b c"}}}, kolco.ErrBadNodeID},
-		{"zone with a newline", etcd.Change{Add: []kolco.Node{{ID: "b", Zone: "z\n"}}}, etcd.ErrBadChange},
-		{"nothing", etcd.Change{}, etcd.ErrBadChange},
-		{"state set and cleared", etcd.Change{State: []byte{1}, ClearState: true}, etcd.ErrBadChange},
-		{"state not a placement state", etcd.Change{State: []byte{1}}, membership.ErrBadContent},
+		{"add listed", etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "a"}}}}, kolco.ErrDuplicateNode},
+		{"remove unknown", etcd.Edit{Change: kolco.Change{Remove: []string{"x"}}}, kolco.ErrUnknownNode},
+		{"update unknown", etcd.Edit{Change: kolco.Change{Update: []kolco.Node{{ID: "x"}}}}, kolco.ErrUnknownNode},
+		{"drain unknown", etcd.Edit{Drain: []string{"x"}}, kolco.ErrUnknownNode},
+		{"ID twice", etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "b"}}}, Drain: []string{"b"}}, etcd.ErrBadChange},
+		{"bad weight", etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "b", Weight: -1}}}}, kolco.ErrBadWeight},
+		{"ID with a space", etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "b c"}}}}, kolco.ErrBadNodeID},
+		{"zone with a newline", etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "b", Zone: "z\n"}}}}, etcd.ErrBadChange},
+		{"nothing", etcd.Edit{}, etcd.ErrBadChange},
+		{"state set and cleared", etcd.Edit{State: []byte{1}, ClearState: true}, etcd.ErrBadChange},
+		{"state not a placement state", etcd.Edit{State: []byte{1}}, membership.ErrBadContent},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := s.Apply(ctx(t), rev, c.change); !errors.Is(err, c.want) {
@@ -125,10 +125,10 @@ func TestFollowYieldsEachRevisionWhole(t *testing.T) {
 	if v := next(t, w); len(v.Nodes) != 0 || !v.Resync {
 		t.Fatalf("first version %v, want an empty resync", v)
 	}
-	changes := []etcd.Change{
-		{Add: []kolco.Node{{ID: "a"}, {ID: "b"}, {ID: "c"}}},
-		{Remove: []string{"a", "b"}, Add: []kolco.Node{{ID: "d"}}},
-		{Drain: []string{"c"}, Update: []kolco.Node{{ID: "d", Weight: 2}}},
+	changes := []etcd.Edit{
+		{Change: kolco.Change{Add: []kolco.Node{{ID: "a"}, {ID: "b"}, {ID: "c"}}}},
+		{Change: kolco.Change{Remove: []string{"a", "b"}, Add: []kolco.Node{{ID: "d"}}}},
+		{Change: kolco.Change{Update: []kolco.Node{{ID: "d", Weight: 2}}}, Drain: []string{"c"}},
 	}
 	want := [][]string{{"a", "b", "c"}, {"c", "d"}, {"d"}}
 	rev := w.Status().Revision
@@ -189,39 +189,39 @@ func TestRegister(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, _ := s.Snapshot(ctx(t))
-	m, ok := snap.Member("mc-1")
+	ls, _ := s.List(ctx(t))
+	m, ok := ls.Member("mc-1")
 	if !ok || m.Lease == 0 || m.Lease != r1.Status().Lease || m.Node != node {
 		t.Fatalf("registered member %+v (listed %v), registration %+v", m, ok, r1.Status())
 	}
 	// A drained registered node stays drained when its sidecar restarts
 	// and takes the registration over.
-	if _, err := s.Apply(ctx(t), snap.Revision, etcd.Change{Drain: []string{"mc-1"}}); err != nil {
+	if _, err := s.Apply(ctx(t), ls.Revision, etcd.Edit{Drain: []string{"mc-1"}}); err != nil {
 		t.Fatal(err)
 	}
 	r2, err := s.Register(ctx(t), node, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, _ = s.Snapshot(ctx(t))
-	if m, _ = snap.Member("mc-1"); m.Lease != r2.Status().Lease || !m.Drained {
+	ls, _ = s.List(ctx(t))
+	if m, _ = ls.Member("mc-1"); m.Lease != r2.Status().Lease || !m.Drained {
 		t.Errorf("after a takeover: %+v, want lease %x and drained", m, r2.Status().Lease)
 	}
 	if err := r1.Close(ctx(t)); err != nil { // revokes the old lease, which holds nothing now
 		t.Fatal(err)
 	}
-	if snap, _ = s.Snapshot(ctx(t)); len(snap.Members) != 1 {
-		t.Errorf("closing the replaced registration removed the node: %+v", snap.Members)
+	if ls, _ = s.List(ctx(t)); len(ls.Members) != 1 {
+		t.Errorf("closing the replaced registration removed the node: %+v", ls.Members)
 	}
 	if err := r2.Close(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	if snap, _ = s.Snapshot(ctx(t)); len(snap.Members) != 0 {
-		t.Errorf("after Close: %+v, want no members", snap.Members)
+	if ls, _ = s.List(ctx(t)); len(ls.Members) != 0 {
+		t.Errorf("after Close: %+v, want no members", ls.Members)
 	}
 
 	// A node added for good is not taken over.
-	if _, err := s.Apply(ctx(t), snap.Revision, etcd.Change{Add: []kolco.Node{{ID: "static"}}}); err != nil {
+	if _, err := s.Apply(ctx(t), ls.Revision, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "static"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Register(ctx(t), kolco.Node{ID: "static"}, 5*time.Second); !errors.Is(err, kolco.ErrDuplicateNode) {

@@ -30,15 +30,15 @@ func TestTLSAndAuth(t *testing.T) {
 
 	cfg := etcd.Config{Endpoints: []string{srv.Endpoint}, Prefix: "/kolco/tls/", CAFile: cert.CertFile, Username: "root", Password: "s3cret"}
 	s := newStoreWith(t, cfg)
-	if _, err := s.Apply(ctx(t), 1, etcd.Change{Add: []kolco.Node{{ID: "a"}}}); err != nil {
+	if _, err := s.Apply(ctx(t), 1, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "a"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	w := watch(t, s)
 	if v := next(t, w); !slices.Equal(v.IDs(), []string{"a"}) {
 		t.Fatalf("first version %v", v)
 	}
-	if _, err := s.Update(ctx(t), func(etcd.Snapshot) (etcd.Change, error) {
-		return etcd.Change{Add: []kolco.Node{{ID: "b"}}}, nil
+	if _, err := s.Update(ctx(t), func(etcd.Listing) (etcd.Edit, error) {
+		return etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "b"}}}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/nodeset"
 	"github.com/kolco-dev/kolco/membership"
 )
 
@@ -24,7 +25,7 @@ const maxName = 1 << 10
 type Member struct {
 	kolco.Node
 	// Drained is true for a node that stays listed, with its address,
-	// but takes no keys (see [Change]).
+	// but takes no keys (see [Edit]).
 	Drained bool
 	// Lease is the etcd lease the node is registered with (see
 	// [Store.Register]); 0 for a node added for good.
@@ -71,7 +72,7 @@ func ParseValue(id string, data []byte) (Member, error) {
 	}
 	m := Member{Node: kolco.Node{ID: id, Zone: v.Zone, Addr: v.Addr}, Drained: v.Drained}
 	if v.Weight != nil {
-		if err := kolco.CheckWeight(*v.Weight); err != nil {
+		if err := nodeset.CheckWeight(*v.Weight); err != nil {
 			return Member{}, fmt.Errorf("%w: node %q: %w", membership.ErrBadContent, id, err)
 		}
 		if *v.Weight != 1 { // weight 1 is stored as the zero value, as an absent weight

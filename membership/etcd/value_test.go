@@ -80,3 +80,27 @@ func FuzzParseValue(f *testing.F) {
 		}
 	})
 }
+
+// TestEditEmpty: an edit is empty only when neither its change of nodes
+// nor any of the store's own parts has anything to write.
+func TestEditEmpty(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		edit  etcd.Edit
+		empty bool
+	}{
+		{"zero", etcd.Edit{}, true},
+		{"add", etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "a"}}}}, false},
+		{"remove", etcd.Edit{Change: kolco.Change{Remove: []string{"a"}}}, false},
+		{"drain", etcd.Edit{Drain: []string{"a"}}, false},
+		{"undrain", etcd.Edit{Undrain: []string{"a"}}, false},
+		{"state", etcd.Edit{State: []byte{}}, false},
+		{"clear state", etcd.Edit{ClearState: true}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.edit.Empty(); got != c.empty {
+				t.Errorf("Empty() = %v, want %v", got, c.empty)
+			}
+		})
+	}
+}

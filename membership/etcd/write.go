@@ -15,24 +15,26 @@ import (
 	"github.com/kolco-dev/kolco/membership"
 )
 
-// ErrBadChange is wrapped for a [Change] that cannot be applied as given:
+// ErrBadChange is wrapped for an [Edit] that cannot be applied as given:
 // an ID named twice, a node that is not valid, nothing to change.
 var ErrBadChange = errors.New("etcd: bad change")
 
-// Change is one edit of a membership, written in one transaction: it
-// applies wholly or not at all, and a watch sees it as one revision.
-type Change struct {
-	// Add lists new nodes. An ID already listed (drained or not) fails
-	// the change with [kolco.ErrDuplicateNode].
-	Add []kolco.Node
-	// Remove lists the IDs of nodes to remove, drained or not, and may
-	// name a key whose value is refused, to clear it away. An ID not
-	// listed fails the change with [kolco.ErrUnknownNode].
-	Remove []string
-	// Update sets the weight, zone and address of listed nodes; each
-	// keeps its drained flag and its lease. [kolco.ErrUnknownNode] for
-	// an ID not listed.
-	Update []kolco.Node
+// Edit is one edit of the membership a store keeps, written in one
+// transaction: it applies wholly or not at all, and a watch sees it as one
+// revision. It is a [kolco.Change] of the listed nodes with the store's own
+// parts beside it: nodes kept listed but out of placement, and the
+// placement state. Unlike a kolco.Change, an edit names each ID once
+// across all its lists ([ErrBadChange] otherwise), so that the order of
+// its parts never matters.
+type Edit struct {
+	// Change removes, adds and updates listed nodes. An added ID already
+	// listed (drained or not) fails the edit with
+	// [kolco.ErrDuplicateNode]; a removed or updated ID not listed, with
+	// [kolco.ErrUnknownNode]. Remove takes drained nodes too, and may name
+	// a key whose value is refused, to clear it away. Update sets the
+	// weight, zone and address of a node, which keeps its drained flag and
+	// its lease.
+	kolco.Change
 	// Drain takes listed nodes out of placement: they stay listed, with
 	// their address, so that an operator can put them back (Undrain) and
 	// a proxy can still read what they hold while their keys move.
@@ -50,14 +52,20 @@ type Change struct {
 	ClearState bool
 }
 
+// Empty reports whether c has nothing to write: the promoted
+// [kolco.Change.Empty] alone would miss the store's own parts.
+func (c Edit) Empty() bool {
+	return c.Change.Empty() && len(c.Drain) == 0 && len(c.Undrain) == 0 && c.State == nil && !c.ClearState
+}
+
 // validate checks the change on its own; the error wraps [ErrBadChange].
-func (c Change) validate() error {
+func (c Edit) validate() error {
 	_, err := c.ids()
 	return err
 }
 
 // ids lists every ID the change touches, failing for one named twice.
-func (c Change) ids() ([]string, error) {
+func (c Edit) ids() ([]string, error) {
 	var ids []string
 	seen := map[string]bool{}
 	add := func(id string) error {
@@ -99,25 +107,25 @@ func (c Change) ids() ([]string, error) {
 			return nil, fmt.Errorf("%w: %w", ErrBadChange, err)
 		}
 	}
-	if len(ids) == 0 && c.State == nil && !c.ClearState {
+	if c.Empty() {
 		return nil, fmt.Errorf("%w: nothing to change", ErrBadChange)
 	}
 	return ids, nil
 }
 
-// Apply writes c as of revision rev, the revision of the snapshot it was
+// Apply writes c as of revision rev, the revision of the listing it was
 // computed from, and returns the revision of the write. It fails with
 // [membership.ErrConflict] if anything under the prefix changed after rev
 // (or rev was compacted away), and writes nothing; a node of the change
 // whose lease expired after rev is such a change. When the store keeps a
 // placement state, a change of the nodes that take keys writes the next
-// state with them (see [Change].State), so that the state stays current.
+// state with them (see [Edit].State), so that the state stays current.
 // Other errors wrap [ErrBadChange], [kolco.ErrDuplicateNode],
 // [kolco.ErrUnknownNode], [membership.ErrUnreachable], the error of the
 // stored placement's algorithm for a change it cannot make (a weight
 // other than 1 for jump, a full capacity for anchor), or
 // [membership.ErrBadContent] for a stored state that cannot be read.
-func (s *Store) Apply(ctx context.Context, rev int64, c Change) (int64, error) {
+func (s *Store) Apply(ctx context.Context, rev int64, c Edit) (int64, error) {
 	if err := c.validate(); err != nil {
 		return 0, err
 	}
@@ -164,7 +172,7 @@ func (s *Store) Apply(ctx context.Context, rev int64, c Change) (int64, error) {
 // ops returns the operations of c on the membership st, the comparisons
 // that hold while each touched key is as st saw it, and the members after
 // c.
-func (s *Store) ops(st *state, c Change) ([]clientv3.Op, []clientv3.Cmp, map[string]Member, error) {
+func (s *Store) ops(st *state, c Edit) ([]clientv3.Op, []clientv3.Cmp, map[string]Member, error) {
 	var ops []clientv3.Op
 	var cmps []clientv3.Cmp
 	after := maps.Clone(st.members)
@@ -260,18 +268,18 @@ func nextState(stored []byte, members map[string]Member) ([]byte, error) {
 // the change as of the revision read; when another write came first
 // ([membership.ErrConflict]) it reads again and asks fn again, up to ten
 // times. It returns the revision of the write, or fn's error.
-func (s *Store) Update(ctx context.Context, fn func(Snapshot) (Change, error)) (int64, error) {
+func (s *Store) Update(ctx context.Context, fn func(Listing) (Edit, error)) (int64, error) {
 	var conflict error
 	for range 10 {
-		snap, err := s.Snapshot(ctx)
+		ls, err := s.List(ctx)
 		if err != nil {
 			return 0, err
 		}
-		c, err := fn(snap)
+		c, err := fn(ls)
 		if err != nil {
 			return 0, err
 		}
-		rev, err := s.Apply(ctx, snap.Revision, c)
+		rev, err := s.Apply(ctx, ls.Revision, c)
 		if !errors.Is(err, membership.ErrConflict) {
 			return rev, err
 		}
@@ -289,6 +297,6 @@ func (s *Store) WriteState(ctx context.Context, rev int64, state []byte) error {
 	if state == nil {
 		return fmt.Errorf("%w: no state to write", ErrBadChange)
 	}
-	_, err := s.Apply(ctx, rev, Change{State: state})
+	_, err := s.Apply(ctx, rev, Edit{State: state})
 	return err
 }

@@ -1,12 +1,13 @@
-// Package article reruns every measurement of the seed article - a walk
-// through consistent hashing with a small Python ring - with its set-up,
-// and prints its tables with its rounding: hash % N against a ring,
-// virtual nodes from 1 to 1000, node name sets, failures, weights,
-// rendezvous hashing and the cost of a change. Every figure equals the one
-// the article's own code computes; where its text and its code disagree
-// (the weight split), the code's figure is printed.
+// Package article reruns every measurement of the article this module
+// reproduces, "Консистентное хеширование: кольцо хешей, виртуальные узлы и
+// код на Python" - a walk through consistent hashing with a small Python
+// ring - with its set-up, and prints its tables with its rounding: hash % N
+// against a ring, virtual nodes from 1 to 1000, node name sets, failures,
+// weights, rendezvous hashing and the cost of a change. Every figure equals
+// the one the article's own code computes; where its text and its code
+// disagree (the weight split), the code's figure is printed.
 //
-// It uses the seed-compatible ring ([ring.Seed]: md5, "ID#i" points),
+// It uses the article's ring ([ring.ArticleConfig]: md5, "ID#i" points),
 // counts as Python's collections.Counter breaks ties, and rounds as
 // Python's statistics module does (package
 // [github.com/kolco-dev/kolco/sim/stats]).
@@ -21,7 +22,7 @@ import (
 	"github.com/kolco-dev/kolco/sim/internal/parallel"
 )
 
-// The seed article's measurement set-up: its key names, key counts, node
+// The article's measurement set-up: its key names, key counts, node
 // names and vnode counts. Changing any of them changes the figures.
 const (
 	articleKeys       = 1_000_000
@@ -33,7 +34,7 @@ const (
 
 var articleVNodes = []int{1, 10, 100, 1000}
 
-// Run reruns every measurement of the seed article on all cores. progress,
+// Run reruns every measurement of the article on all cores. progress,
 // if not nil, is told of each finished step.
 func Run(progress func(done, total int, step string)) (*Figures, error) {
 	a := &Figures{Keys: map[string]int{

@@ -8,7 +8,7 @@ import (
 	"github.com/kolco-dev/kolco/sim/article"
 )
 
-// The expected figures come from outside Go: those the seed article prints
+// The expected figures come from outside Go: those the article prints
 // in its text, and, for the tables whose values the text only describes
 // (the one-ring and 30-name-set tables), the output of the article's own
 // Python measurement script run with Python 3. Each is compared at the

@@ -2,7 +2,7 @@ package article
 
 import "github.com/kolco-dev/kolco/sim/plan"
 
-// CostFigures are the seed article's worked examples of what a membership
+// CostFigures are the article's worked examples of what a membership
 // change costs: a cache in front of a database and a storage cluster, each
 // going from 10 to 11 nodes, with the moved share of the theory: N/(N+1) for
 // hash % N and 1/(N+1) for a ring.

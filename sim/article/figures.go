@@ -1,8 +1,8 @@
 package article
 
-// Figures holds the results of every measurement of the seed article, with
+// Figures holds the results of every measurement of the article, with
 // the article's set-up: keys "user:0", "user:1", ..., nodes "node-0", ...,
-// hashed with md5 in the seed-compatible ring ([ring.Seed]).
+// hashed with md5 in the article's ring ([ring.ArticleConfig]).
 type Figures struct {
 	Modulo     []ModuloRow    `json:"modulo"`
 	Demo       Demo           `json:"demo"`

@@ -17,7 +17,7 @@ import (
 // remap is the article's measure(): ten nodes, then an eleventh.
 func remap(v int, ks keySet, prefix string) (RemapRow, error) {
 	row := RemapRow{VNodes: v}
-	r, err := seedRing(v, prefix)
+	r, err := articleRing(v, prefix)
 	if err != nil {
 		return row, err
 	}
@@ -69,7 +69,7 @@ func remap(v int, ks keySet, prefix string) (RemapRow, error) {
 // failure removes the most loaded of ten nodes and reports who absorbs it.
 func failure(v int, ks keySet) (FailureRow, error) {
 	row := FailureRow{VNodes: v}
-	r, err := seedRing(v, "node")
+	r, err := articleRing(v, "node")
 	if err != nil {
 		return row, err
 	}
@@ -114,7 +114,7 @@ func failure(v int, ks keySet) (FailureRow, error) {
 // weights measures the shares of small-1, small-2 and big (weight 2).
 func weights(v int, ks keySet) (WeightRow, error) {
 	row := WeightRow{VNodes: v, Nodes: []string{"small-1", "small-2", "big"}}
-	cfg := ring.Seed()
+	cfg := ring.ArticleConfig()
 	cfg.VNodes = v
 	r, err := ring.New([]kolco.Node{{ID: "small-1"}, {ID: "small-2"}, {ID: "big", Weight: 2}}, cfg)
 	if err != nil {
@@ -212,7 +212,7 @@ func moduloTable(hashes []uint64) []ModuloRow {
 
 func articleDemo() (Demo, error) {
 	d := Demo{Key: "user:42"}
-	r, err := ring.New([]kolco.Node{{ID: "cache-a"}, {ID: "cache-b"}, {ID: "cache-c"}}, ring.Seed())
+	r, err := ring.New([]kolco.Node{{ID: "cache-a"}, {ID: "cache-b"}, {ID: "cache-c"}}, ring.ArticleConfig())
 	if err != nil {
 		return d, err
 	}
@@ -239,14 +239,14 @@ func articleDemo() (Demo, error) {
 	return d, nil
 }
 
-// seedRing returns the article's build_ring: nodes prefix-0 ... prefix-9
-// on a seed-compatible ring with v points each.
-func seedRing(v int, prefix string) (*ring.Ring, error) {
+// articleRing returns the article's build_ring: nodes prefix-0 ... prefix-9
+// on the article's ring with v points each.
+func articleRing(v int, prefix string) (*ring.Ring, error) {
 	nodes := make([]kolco.Node, articleNodes)
 	for i := range nodes {
 		nodes[i] = kolco.Node{ID: prefix + "-" + strconv.Itoa(i)}
 	}
-	cfg := ring.Seed()
+	cfg := ring.ArticleConfig()
 	cfg.VNodes = v
 	return ring.New(nodes, cfg)
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/kolco-dev/kolco/sim/keys"
 )
 
-// CacheImpact is the seed article's cost model for a cache tier: right
+// CacheImpact is the article's cost model for a cache tier: right
 // after the change every request to a moved key misses; the others miss at
 // the steady rate ([DatabaseLoad]).
 type CacheImpact struct {

@@ -12,7 +12,7 @@ import (
 	"github.com/kolco-dev/kolco/sim/theory"
 )
 
-// The seed article's cache example: 100 000 RPS at 95% hits, from 10 to 11
+// The article's cache example: 100 000 RPS at 95% hits, from 10 to 11
 // nodes: the measured share of keys moved, and the theory's figures, which
 // are the article's.
 func ExampleCompute() {

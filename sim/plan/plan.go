@@ -6,13 +6,13 @@
 // donor -> receiver flow, each node's load before and after, and, for a
 // cache tier, the database's load right after the change.
 //
-// The cost model is the seed article's: right after a change every
-// request to a moved key misses the cache, the others miss at the steady
-// rate ([DatabaseLoad]). Applied warm, as kolco proxy can apply a change,
-// a moved key misses only when its previous owner cannot answer for it
-// ([WarmImpact]). Beside each measured figure stands the closed form of
-// package theory: the least share any placement must move, or hash % N's
-// own.
+// The cost model is that of the article this module reproduces (package
+// sim/article): right after a change every request to a moved key misses
+// the cache, the others miss at the steady rate ([DatabaseLoad]). Applied
+// warm, as kolco proxy can apply a change, a moved key misses only when
+// its previous owner cannot answer for it ([WarmImpact]). Beside each
+// measured figure stands the closed form of package theory: the least share
+// any placement must move, or hash % N's own.
 //
 // A history - successive configurations - is planned change by change
 // ([ComputeHistory]), counting the keys that return to a node holding an

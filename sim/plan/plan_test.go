@@ -42,7 +42,7 @@ func moduloTheory(before, after []kolco.Node) float64 {
 	return theory.ModuloMoved(len(before), len(after))
 }
 
-// TestArticleCost: the seed article's examples, 10 -> 11 nodes. With
+// TestArticleCost: the article's examples, 10 -> 11 nodes. With
 // the theory's moved share the model gives its figures: 91 364 database
 // RPS (18.3x) for hash % N and 13 636 (2.7x) for a ring, out of 100 000 RPS
 // at 95% hits; 2.73 TB and 273 GB (27.3 GB per old node) of 3 TB. The

@@ -1,6 +1,6 @@
 // Package stats computes the statistics the simulator reports as Python's
 // statistics module computes them - exactly, rounded once - so that the
-// seed article's figures, measured with Python, reproduce to the last digit.
+// article's figures, measured with Python, reproduce to the last digit.
 package stats
 
 import (

@@ -1,11 +1,11 @@
 package jump
 
-// Hash returns the bucket in [0, buckets) of a key by jump consistent hash,
+// Bucket returns the bucket in [0, buckets) of a key by jump consistent hash,
 // exactly as the reference code of Lamping and Veach (and Guava's
 // Hashing.consistentHash) computes it. Growing buckets from n to n+1 moves a
 // key only to bucket n, and each key moves with probability 1/(n+1).
-// Hash returns -1 when buckets < 1.
-func Hash(key uint64, buckets int) int {
+// Bucket returns -1 when buckets < 1.
+func Bucket(key uint64, buckets int) int {
 	if buckets < 1 {
 		return -1
 	}

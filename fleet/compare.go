@@ -1,4 +1,4 @@
-package membership
+package fleet
 
 import (
 	"cmp"
@@ -8,7 +8,8 @@ import (
 
 // Report is what one process of a fleet (a proxy, a client) says about
 // its placement of one pool or membership, as a fleet-wide status
-// compares them: the fields of a [Snapshot] that decide agreement.
+// compares them: the fields of a [PoolStatus], or of a follower's status
+// in package membership, that decide agreement.
 type Report struct {
 	// Name is how the caller names the process, such as its admin
 	// address.

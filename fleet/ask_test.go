@@ -1,4 +1,4 @@
-package membership_test
+package fleet_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kolco-dev/kolco/membership"
+	"github.com/kolco-dev/kolco/fleet"
 )
 
 // adminServer serves GET /v1/membership as a proxy's admin endpoint
@@ -37,13 +37,13 @@ func adminServer(t *testing.T, handle http.HandlerFunc) string {
 // endpoint does not run is reported as such.
 func TestAskReadsEachEndpoint(t *testing.T) {
 	since := time.Date(2026, 1, 5, 10, 0, 1, 0, time.UTC)
-	served := []membership.PoolMembership{
+	served := []fleet.PoolStatus{
 		{Pool: "cache", Fingerprint: "3f1c", Revision: 42, Since: since, Stale: true, Nodes: []string{"a", "b"}, Down: []string{"b"}},
 		{Pool: "sessions", Fingerprint: "9e0d", Revision: 7, Since: since},
 	}
 	addr := adminServer(t, func(w http.ResponseWriter, _ *http.Request) { _ = json.NewEncoder(w).Encode(served) })
 	addrs := []string{addr, "http://" + addr + "/"}
-	answers := membership.Ask(context.Background(), addrs, "s3cret", 10*time.Second)
+	answers := fleet.Ask(context.Background(), addrs, "s3cret", 10*time.Second)
 	if len(answers) != len(addrs) {
 		t.Fatalf("%d answers for %d endpoints", len(answers), len(addrs))
 	}
@@ -52,7 +52,7 @@ func TestAskReadsEachEndpoint(t *testing.T) {
 			t.Fatalf("answer %d: %+v, want endpoint %s's two pools", i, a, addrs[i])
 		}
 		r := a.Report("cache")
-		want := membership.Report{Name: addrs[i], Fingerprint: "3f1c", Revision: 42, Since: since, Stale: true}
+		want := fleet.Report{Name: addrs[i], Fingerprint: "3f1c", Revision: 42, Since: since, Stale: true}
 		if r != want || strings.Join(a.Pools["cache"].Down, ",") != "b" {
 			t.Errorf("answer %d: report %+v, pool %+v; want %+v", i, r, a.Pools["cache"], want)
 		}
@@ -87,7 +87,7 @@ func TestAskSaysWhyNot(t *testing.T) {
 		{"no host", "http://", "s3cret", "want host:port or an http(s) URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			answers := membership.Ask(context.Background(), []string{tc.addr, good}, tc.token, time.Second)
+			answers := fleet.Ask(context.Background(), []string{tc.addr, good}, tc.token, time.Second)
 			if err := answers[0].Err; err == nil || !strings.Contains(err.Error(), tc.want) || answers[0].Pools != nil {
 				t.Errorf("%s: %+v, want an error saying %q", tc.addr, answers[0], tc.want)
 			}
@@ -106,7 +106,7 @@ func TestAskStopsWithItsContext(t *testing.T) {
 	silent := adminServer(t, func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for _, a := range membership.Ask(ctx, []string{silent, silent}, "s3cret", time.Hour) {
+	for _, a := range fleet.Ask(ctx, []string{silent, silent}, "s3cret", time.Hour) {
 		if !errors.Is(a.Err, context.Canceled) {
 			t.Errorf("%+v, want the context's cancellation", a)
 		}
@@ -120,7 +120,7 @@ func FuzzAdminURL(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, addr string) {
-		base, err := membership.AdminURL(addr)
+		base, err := fleet.AdminURL(addr)
 		if err != nil {
 			return
 		}

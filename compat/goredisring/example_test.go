@@ -1,16 +1,16 @@
-package goredis_test
+package goredisring_test
 
 import (
 	"fmt"
 
-	"github.com/kolco-dev/kolco/compat/goredis"
+	"github.com/kolco-dev/kolco/compat/goredisring"
 )
 
 // Find the shard a go-redis Ring with these Addrs sends keys to; keys with
 // one hash tag share a shard. The output is pinned, and TestAgainstGoRedisRing
 // asks go-redis itself about these keys (only shard names are hashed).
 func Example() {
-	r, err := goredis.New(map[string]string{
+	r, err := goredisring.New(map[string]string{
 		"shard1": "10.0.0.1:6379",
 		"shard2": "10.0.0.2:6379",
 		"shard3": "10.0.0.3:6379",

@@ -6,14 +6,14 @@ import (
 	"github.com/kolco-dev/kolco/jump"
 )
 
-// TestHashGuava checks the golden values of Guava's HashingTest
+// TestBucketGuava checks the golden values of Guava's HashingTest
 // (testConsistentHash_linearCongruentialGeneratorCompatibility), which the
 // Guava authors check against the paper's C++ code.
-func TestHashGuava(t *testing.T) {
+func TestBucketGuava(t *testing.T) {
 	golden100 := []int{0, 55, 62, 8, 45, 59, 86, 97, 82, 59, 73, 37, 17, 56, 86, 21, 90, 37, 38, 83}
 	for key, want := range golden100 {
-		if got := jump.Hash(uint64(key), 100); got != want {
-			t.Errorf("Hash(%d, 100) = %d, want %d", key, got, want)
+		if got := jump.Bucket(uint64(key), 100); got != want {
+			t.Errorf("Bucket(%d, 100) = %d, want %d", key, got, want)
 		}
 	}
 	for _, c := range []struct {
@@ -28,16 +28,16 @@ func TestHashGuava(t *testing.T) {
 		{2201, 100001, 22152},
 		{2202, 100001, 15018},
 	} {
-		if got := jump.Hash(c.key, c.buckets); got != c.want {
-			t.Errorf("Hash(%d, %d) = %d, want %d", c.key, c.buckets, got, c.want)
+		if got := jump.Bucket(c.key, c.buckets); got != c.want {
+			t.Errorf("Bucket(%d, %d) = %d, want %d", c.key, c.buckets, got, c.want)
 		}
 	}
 }
 
-// TestHashReference checks values generated from the paper's reference C++
+// TestBucketReference checks values generated from the paper's reference C++
 // code, as published in the tests of github.com/dgryski/go-jump: bucket of
 // key for 1, 2, 3, ... buckets.
-func TestHashReference(t *testing.T) {
+func TestBucketReference(t *testing.T) {
 	for _, c := range []struct {
 		key  uint64
 		want []int
@@ -48,50 +48,50 @@ func TestHashReference(t *testing.T) {
 		{0x0ddc0ffeebadf00d, []int{0, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 15, 15, 15, 15}},
 	} {
 		for i, want := range c.want {
-			if got := jump.Hash(c.key, i+1); got != want {
-				t.Errorf("Hash(%#x, %d) = %d, want %d", c.key, i+1, got, want)
+			if got := jump.Bucket(c.key, i+1); got != want {
+				t.Errorf("Bucket(%#x, %d) = %d, want %d", c.key, i+1, got, want)
 			}
 		}
 	}
 }
 
-// TestHashConsistent checks the defining property on many keys: growing
+// TestBucketConsistent checks the defining property on many keys: growing
 // from n to n+1 buckets moves a key only to bucket n.
-func TestHashConsistent(t *testing.T) {
+func TestBucketConsistent(t *testing.T) {
 	for k := range uint64(2000) {
 		key := k * 0x9e3779b97f4a7c15
-		prev := jump.Hash(key, 1)
+		prev := jump.Bucket(key, 1)
 		if prev != 0 {
-			t.Fatalf("Hash(%d, 1) = %d", key, prev)
+			t.Fatalf("Bucket(%d, 1) = %d", key, prev)
 		}
 		for n := 2; n <= 300; n++ {
-			b := jump.Hash(key, n)
+			b := jump.Bucket(key, n)
 			if b != prev && b != n-1 {
-				t.Fatalf("Hash(%d, %d) = %d, was %d for %d buckets", key, n, b, prev, n-1)
+				t.Fatalf("Bucket(%d, %d) = %d, was %d for %d buckets", key, n, b, prev, n-1)
 			}
 			prev = b
 		}
 	}
 }
 
-func TestHashBadBuckets(t *testing.T) {
+func TestBucketBadBuckets(t *testing.T) {
 	for _, n := range []int{0, -1, -1 << 62} {
-		if got := jump.Hash(42, n); got != -1 {
-			t.Errorf("Hash(42, %d) = %d, want -1", n, got)
+		if got := jump.Bucket(42, n); got != -1 {
+			t.Errorf("Bucket(42, %d) = %d, want -1", n, got)
 		}
 	}
 }
 
-func FuzzHash(f *testing.F) {
+func FuzzBucket(f *testing.F) {
 	f.Add(uint64(0), 1)
 	f.Add(uint64(1), 0)
 	f.Add(^uint64(0), 1<<31)
 	f.Add(uint64(42), -5)
 	f.Fuzz(func(t *testing.T, key uint64, n int) {
 		n %= 1 << 40 // keep the loop short: O(ln n) steps
-		got := jump.Hash(key, n)
+		got := jump.Bucket(key, n)
 		if n < 1 && got != -1 || n >= 1 && (got < 0 || got >= n) {
-			t.Fatalf("Hash(%d, %d) = %d", key, n, got)
+			t.Fatalf("Bucket(%d, %d) = %d", key, n, got)
 		}
 	})
 }

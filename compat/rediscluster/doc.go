@@ -1,4 +1,4 @@
-// Package redis places keys exactly as a running Redis Cluster (7.0) does:
+// Package rediscluster places keys exactly as a running Redis Cluster (7.0) does:
 // a key's hash slot, CRC16 of its hash tag modulo 16384, is served by the
 // master whose slot ranges hold it. The scheme is the "Redis Cluster
 // Specification" (Salvatore Sanfilippo, 2015); the slot function is the
@@ -32,4 +32,4 @@
 // Redis keeps one copy of a key on its master; LocateN's further nodes, the
 // masters of the following slot ranges, are a kolco choice, as in the slots
 // package.
-package redis
+package rediscluster

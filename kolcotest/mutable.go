@@ -9,18 +9,18 @@ import (
 	"github.com/kolco-dev/kolco"
 )
 
-func membership(t *testing.T, a Algorithm, nodes []kolco.Node) (kolco.Placement, kolco.Membership) {
+func mutable(t *testing.T, a Algorithm, nodes []kolco.Node) (kolco.Placement, kolco.Mutable) {
 	t.Helper()
 	p := build(t, a, nodes)
-	m, ok := p.(kolco.Membership)
+	m, ok := p.(kolco.Mutable)
 	if !ok {
-		t.Skip("placement does not implement kolco.Membership")
+		t.Skip("placement does not implement kolco.Mutable")
 	}
 	return p, m
 }
 
-func testMembership(t *testing.T, a Algorithm) {
-	t.Run("Errors", func(t *testing.T) { testMembershipErrors(t, a) })
+func testMutable(t *testing.T, a Algorithm) {
+	t.Run("Errors", func(t *testing.T) { testMutableErrors(t, a) })
 	t.Run("RemoveAll", func(t *testing.T) { testRemoveAll(t, a) })
 	t.Run("Diff", func(t *testing.T) { testDiff(t, a) })
 	t.Run("PayloadUpdate", func(t *testing.T) { testPayloadUpdate(t, a) })
@@ -38,9 +38,9 @@ func take(t *testing.T, p kolco.Placement, keys []string) snapshot {
 	return snapshot{p.Nodes(), placement(t, p, keys)}
 }
 
-func testMembershipErrors(t *testing.T, a Algorithm) {
+func testMutableErrors(t *testing.T, a Algorithm) {
 	nodes := Nodes(6)
-	p, m := membership(t, a, nodes)
+	p, m := mutable(t, a, nodes)
 	keys := Keys(2000)
 	fresh := kolco.Node{ID: "fresh", Addr: addrOf("fresh")}
 	cases := []struct {
@@ -110,7 +110,7 @@ func testMembershipErrors(t *testing.T, a Algorithm) {
 
 func testRemoveAll(t *testing.T, a Algorithm) {
 	nodes := Nodes(4)
-	p, m := membership(t, a, nodes)
+	p, m := mutable(t, a, nodes)
 	if err := m.Remove(ids(nodes)...); err != nil {
 		t.Fatalf("Remove(all): %v", err)
 	}

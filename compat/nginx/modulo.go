@@ -14,26 +14,27 @@ import (
 // and falls back to round robin.
 const maxRehash = 20
 
-// Hash is the placement of plain `hash $key;`. It is immutable and safe for
-// concurrent use; lookups do not allocate.
-type Hash struct {
+// Modulo is the placement of plain `hash $key;`: a hash of the key modulo
+// the total weight, rehashed past servers marked down. It is immutable and
+// safe for concurrent use; lookups do not allocate.
+type Modulo struct {
 	list   nodeset.List
 	down   []bool                // down[i]: server i is marked down
 	upper  []int                 // upper[i]: cumulative weight of servers 0..i
 	prefix [maxRehash + 1]uint32 // prefix[n]: crc32 of decimal(n), 0 for n = 0
 }
 
-var _ kolco.Placement = (*Hash)(nil)
+var _ kolco.Placement = (*Modulo)(nil)
 
-// NewHash returns the plain hash placement of these server lines. Servers
+// NewModulo returns the plain hash placement of these server lines. Servers
 // marked down keep their share of the weight; a key that hashes to one is
 // rehashed, as nginx does. The error wraps the errors of [NewConsistent].
-func NewHash(servers []Server) (*Hash, error) {
+func NewModulo(servers []Server) (*Modulo, error) {
 	list, err := nodeList(servers)
 	if err != nil {
 		return nil, err
 	}
-	h := &Hash{list: list, upper: make([]int, len(servers)), down: make([]bool, len(servers))}
+	h := &Modulo{list: list, upper: make([]int, len(servers)), down: make([]bool, len(servers))}
 	for n := 1; n <= maxRehash; n++ {
 		h.prefix[n] = crc32.ChecksumIEEE(strconv.AppendInt(nil, int64(n), 10))
 	}
@@ -50,14 +51,14 @@ func NewHash(servers []Server) (*Hash, error) {
 // sends key to. When 21 hashes in a row land on servers marked down nginx
 // gives up and picks by round robin, which depends on earlier requests;
 // Index then returns the first server that is up.
-func (h *Hash) Index(key []byte) int {
+func (h *Modulo) Index(key []byte) int {
 	i, _ := h.index(key)
 	return i
 }
 
 // index also reports whether the rehash sequence found a server that is up
 // (false: nginx would fall back to round robin).
-func (h *Hash) index(key []byte) (int, bool) {
+func (h *Modulo) index(key []byte) (int, bool) {
 	var sum uint32
 	for n := range maxRehash + 1 {
 		sum += crc32.Update(h.prefix[n], crc32.IEEETable, key) >> 16 & 0x7fff
@@ -69,7 +70,7 @@ func (h *Hash) index(key []byte) (int, bool) {
 }
 
 // serverOf walks the servers with the accumulated hash as nginx does.
-func (h *Hash) serverOf(sum uint32) int {
+func (h *Modulo) serverOf(sum uint32) int {
 	w := int(sum % uint32(h.upper[len(h.upper)-1]))
 	lo, hi := 0, len(h.upper)-1
 	for lo < hi { // first i with w < upper[i]
@@ -84,14 +85,14 @@ func (h *Hash) serverOf(sum uint32) int {
 }
 
 // Locate returns the server nginx sends key to. The error is always nil.
-func (h *Hash) Locate(key string) (*kolco.Node, error) {
+func (h *Modulo) Locate(key string) (*kolco.Node, error) {
 	return h.list.At(h.Index(bytestr.Of(key))), nil
 }
 
 // LocateN appends up to n distinct servers in nginx's retry order, the
 // rehash sequence, then in configuration order. The error wraps
 // [kolco.ErrBadCount] when n < 1.
-func (h *Hash) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
+func (h *Modulo) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error) {
 	k := bytestr.Of(key)
 	var sum uint32
 	return h.list.AppendN(dst, n, maxRehash+1, func(step int) int {
@@ -101,4 +102,4 @@ func (h *Hash) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, error
 }
 
 // Nodes returns the servers that are up, sorted by address.
-func (h *Hash) Nodes() []kolco.Node { return h.list.Nodes() }
+func (h *Modulo) Nodes() []kolco.Node { return h.list.Nodes() }

@@ -8,36 +8,36 @@ import (
 	"github.com/kolco-dev/kolco/jumpback"
 )
 
-// TestHashConsistent checks the defining property of a consistent bucket
+// TestBucketConsistent checks the defining property of a consistent bucket
 // function on many keys: growing from n to n+1 buckets moves a key only to
 // bucket n. Sizes cross several powers of two, where JumpBackHash changes
 // its top interval.
-func TestHashConsistent(t *testing.T) {
+func TestBucketConsistent(t *testing.T) {
 	for k := range uint64(3000) {
 		key := k * 0x9e3779b97f4a7c15
-		prev := jumpback.Hash(key, 1)
+		prev := jumpback.Bucket(key, 1)
 		if prev != 0 {
-			t.Fatalf("Hash(%d, 1) = %d", key, prev)
+			t.Fatalf("Bucket(%d, 1) = %d", key, prev)
 		}
 		for n := 2; n <= 600; n++ {
-			b := jumpback.Hash(key, n)
+			b := jumpback.Bucket(key, n)
 			if b != prev && b != n-1 {
-				t.Fatalf("Hash(%d, %d) = %d, was %d for %d buckets", key, n, b, prev, n-1)
+				t.Fatalf("Bucket(%d, %d) = %d, was %d for %d buckets", key, n, b, prev, n-1)
 			}
 			prev = b
 		}
 	}
 }
 
-// TestHashUniform checks that keys spread evenly for bucket counts just
+// TestBucketUniform checks that keys spread evenly for bucket counts just
 // above, at and below powers of two, with a chi-square statistic against
 // a bound far in its tail (the inputs are fixed, so the test is exact).
-func TestHashUniform(t *testing.T) {
+func TestBucketUniform(t *testing.T) {
 	for _, n := range []int{2, 3, 7, 8, 9, 100, 127, 128, 129, 1000} {
 		const perBucket = 400
 		count := make([]int, n)
 		for k := range uint64(n * perBucket) {
-			count[jumpback.Hash(k*0x9e3779b97f4a7c15+12345, n)]++
+			count[jumpback.Bucket(k*0x9e3779b97f4a7c15+12345, n)]++
 		}
 		chi := 0.0
 		for _, c := range count {
@@ -52,15 +52,15 @@ func TestHashUniform(t *testing.T) {
 	}
 }
 
-// TestHashMovesFairShare checks that growing to n+1 buckets moves about
+// TestBucketMovesFairShare checks that growing to n+1 buckets moves about
 // 1/(n+1) of the keys, as jump hash does.
-func TestHashMovesFairShare(t *testing.T) {
+func TestBucketMovesFairShare(t *testing.T) {
 	for _, n := range []int{10, 63, 64, 1000} {
 		moved := 0
 		const keys = 50000
 		for k := range uint64(keys) {
 			key := k * 0x9e3779b97f4a7c15
-			if jumpback.Hash(key, n) != jumpback.Hash(key, n+1) {
+			if jumpback.Bucket(key, n) != jumpback.Bucket(key, n+1) {
 				moved++
 			}
 		}
@@ -71,26 +71,26 @@ func TestHashMovesFairShare(t *testing.T) {
 	}
 }
 
-func TestHashBadBuckets(t *testing.T) {
+func TestBucketBadBuckets(t *testing.T) {
 	for _, n := range []int{0, -1, -1 << 62} {
-		if got := jumpback.Hash(42, n); got != -1 {
-			t.Errorf("Hash(42, %d) = %d, want -1", n, got)
+		if got := jumpback.Bucket(42, n); got != -1 {
+			t.Errorf("Bucket(42, %d) = %d, want -1", n, got)
 		}
 	}
-	if got := jumpback.Hash(42, 1<<40); got < 0 || got >= 1<<31-1 {
-		t.Errorf("Hash(42, 2^40) = %d", got)
+	if got := jumpback.Bucket(42, 1<<40); got < 0 || got >= 1<<31-1 {
+		t.Errorf("Bucket(42, 2^40) = %d", got)
 	}
 }
 
-func FuzzHash(f *testing.F) {
+func FuzzBucket(f *testing.F) {
 	f.Add(uint64(0), 1)
 	f.Add(uint64(1), 0)
 	f.Add(^uint64(0), 1<<31)
 	f.Add(uint64(42), -5)
 	f.Fuzz(func(t *testing.T, key uint64, n int) {
-		got := jumpback.Hash(key, n)
+		got := jumpback.Bucket(key, n)
 		if n < 1 && got != -1 || n >= 1 && (got < 0 || got >= min(n, 1<<31-1)) {
-			t.Fatalf("Hash(%d, %d) = %d", key, n, got)
+			t.Fatalf("Bucket(%d, %d) = %d", key, n, got)
 		}
 	})
 }
@@ -103,7 +103,7 @@ func BenchmarkBucket(b *testing.B) {
 		for _, f := range []struct {
 			name string
 			hash func(uint64, int) int
-		}{{"jump", jump.Hash}, {"jumpback", jumpback.Hash}} {
+		}{{"jump", jump.Bucket}, {"jumpback", jumpback.Bucket}} {
 			b.Run(f.name+"/buckets="+itoa(n), func(b *testing.B) {
 				b.ReportAllocs()
 				for i := uint64(0); b.Loop(); i++ {

@@ -1,4 +1,4 @@
-// Package goredis places keys exactly as the go-redis v9 client's Ring
+// Package goredisring places keys exactly as the go-redis v9 client's Ring
 // (github.com/redis/go-redis/v9, checked against v9.23.0) does with its
 // default NewConsistentHash: rendezvous, or highest random weight, hashing
 // (Thaler and Ravishankar, "Using Name-Based Mappings to Increase Hit
@@ -29,4 +29,4 @@
 // go-redis stores a key on one shard. LocateN's further nodes are the shards
 // in descending score, the natural rendezvous ranking: the shard that would
 // take the key if the first went down comes second.
-package goredis
+package goredisring

@@ -1,4 +1,4 @@
-package membership
+package fleet
 
 import (
 	"context"
@@ -13,12 +13,12 @@ import (
 	"time"
 )
 
-// PoolMembership is where a pool's servers come from and how current
+// PoolStatus is where a pool's servers come from and how current
 // they are, as a kolco proxy's admin endpoint reports it (GET
 // /v1/membership, a list of them). Proxies agree on a pool when their
 // fingerprints are equal; a server down (Down) is the proxy's local
 // health, not in the fingerprint.
-type PoolMembership struct {
+type PoolStatus struct {
 	Pool string `json:"pool"`
 	// Source is where the servers come from: "configuration" (the
 	// file's servers list), or the membership source, such as
@@ -35,9 +35,9 @@ type PoolMembership struct {
 	// Since is when the pool began placing keys by Fingerprint.
 	Since time.Time `json:"since"`
 	// Shared reports that another proxy following the same source places
-	// alike at this revision however late it started (see [View]); false
-	// for a history-dependent distribution whose state the source does
-	// not keep.
+	// alike at this revision however late it started (see membership.View);
+	// false for a history-dependent distribution whose state the source
+	// does not keep.
 	Shared bool `json:"shared"`
 	// Stale reports that the servers in use may be behind the source:
 	// it cannot be reached, has not answered yet, gave content it
@@ -65,7 +65,7 @@ type PoolMembership struct {
 }
 
 // Report returns s as the report of the process name, for [Compare].
-func (s PoolMembership) Report(name string) Report {
+func (s PoolStatus) Report(name string) Report {
 	return Report{Name: name, Fingerprint: s.Fingerprint, Revision: s.Revision, Since: s.Since, Stale: s.Stale}
 }
 
@@ -96,7 +96,7 @@ type Answer struct {
 	// Addr is the endpoint as given to [Ask].
 	Addr string
 	// Pools are its statuses by pool name; nil when Err is set.
-	Pools map[string]PoolMembership
+	Pools map[string]PoolStatus
 	Err   error
 }
 
@@ -132,7 +132,7 @@ func Ask(ctx context.Context, addrs []string, token string, timeout time.Duratio
 	return out
 }
 
-func askOne(ctx context.Context, addr, token string, timeout time.Duration) (map[string]PoolMembership, error) {
+func askOne(ctx context.Context, addr, token string, timeout time.Duration) (map[string]PoolStatus, error) {
 	base, err := AdminURL(addr)
 	if err != nil {
 		return nil, err
@@ -158,11 +158,11 @@ func askOne(ctx context.Context, addr, token string, timeout time.Duration) (map
 		}
 		return nil, fmt.Errorf("%s", resp.Status)
 	}
-	var all []PoolMembership
+	var all []PoolStatus
 	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, maxAnswer)).Decode(&all); err != nil {
 		return nil, fmt.Errorf("its answer: %w", err)
 	}
-	pools := make(map[string]PoolMembership, len(all))
+	pools := make(map[string]PoolStatus, len(all))
 	for _, s := range all {
 		pools[s.Pool] = s
 	}
