@@ -168,110 +168,47 @@ type stallTarget struct {
 	owner   func(key string) string // where a key lives with every server up
 }
 
+// stallLoad is the load of a stall test: keys written with rising
+// versions by writers that each own their keys, and read by readers that
+// check every value against the versions acknowledged before the read
+// began. The second half of the keys is never rewritten.
+type stallLoad struct {
+	t         *testing.T
+	tg        stallTarget
+	keys      []string
+	acked     []atomic.Int64 // the highest version acknowledged
+	attempted []atomic.Int64 // the highest version sent
+	run       stallRun
+	deadline  time.Time // a bound on the load, whatever happens
+	stop      chan struct{}
+	wg        sync.WaitGroup
+}
+
+const stallWriters, stallReaders = 4, 4
+
 // runStall writes every key once, then stalls the victim twice for stall
-// while writers rewrite random keys (its among them) with rising versions
-// and readers check every value they read against the versions
-// acknowledged before the read began; then checks the victim directly.
+// while the load runs; then checks the victim directly.
 func runStall(t *testing.T, tg stallTarget, stall time.Duration) stallRun {
-	const nKeys, writers, readers = 1200, 4, 4
-	keys := make([]string, nKeys)
-	acked := make([]atomic.Int64, nKeys)     // the highest version acknowledged
-	attempted := make([]atomic.Int64, nKeys) // the highest version sent
+	l := &stallLoad{t: t, tg: tg, keys: make([]string, 1200), deadline: time.Now().Add(4*stall + 20*time.Second),
+		stop: make(chan struct{})}
+	l.acked, l.attempted = make([]atomic.Int64, len(l.keys)), make([]atomic.Int64, len(l.keys))
 	loader, err := dialKV(tg.proto, tg.addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	names := rand.New(rand.NewPCG(5, 6))
-	for i := range keys {
-		keys[i] = fmt.Sprintf("stall:%d:%x", i, names.Uint64())
-		if err := loader.set(keys[i], "0"); err != nil {
+	for i := range l.keys {
+		l.keys[i] = fmt.Sprintf("stall:%d:%x", i, names.Uint64())
+		if err := loader.set(l.keys[i], "0"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	loader.close()
-	var run stallRun
-	var wg sync.WaitGroup
-	deadline := time.Now().Add(4*stall + 20*time.Second) // a bound whatever happens
-	stop := make(chan struct{})
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 1))
-			c, err := dialKV(tg.proto, tg.addr)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer c.close()
-			for time.Now().Before(deadline) {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				// A writer owns its keys, so that their versions rise; the
-				// second half of the keys is never rewritten.
-				i := w + writers*rng.IntN(nKeys/2/writers)
-				v := attempted[i].Add(1)
-				atomic.AddInt64(&run.writes, 1)
-				if err := c.set(keys[i], strconv.FormatInt(v, 10)); err != nil {
-					atomic.AddInt64(&run.failedWrites, 1)
-					c.close()
-					if c, err = dialKV(tg.proto, tg.addr); err != nil {
-						t.Error(err)
-						return
-					}
-					continue
-				}
-				for a := acked[i].Load(); a < v && !acked[i].CompareAndSwap(a, v); a = acked[i].Load() {
-				}
-			}
-		}()
+	for w := range stallWriters {
+		l.start(func(c kvConn, rng *rand.Rand) (kvConn, bool) { return l.write(c, rng, w) }, uint64(w))
 	}
-	for r := range readers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(r), 2))
-			c, err := dialKV(tg.proto, tg.addr)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer c.close()
-			for time.Now().Before(deadline) {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				i := rng.IntN(nKeys)
-				floor := acked[i].Load()
-				val, found, err := c.get(keys[i])
-				atomic.AddInt64(&run.reads, 1)
-				if err != nil {
-					c.close()
-					if c, err = dialKV(tg.proto, tg.addr); err != nil {
-						t.Error(err)
-						return
-					}
-					continue
-				}
-				if !found {
-					continue // a miss is no value: a cache refills it
-				}
-				v, _ := strconv.ParseInt(val, 10, 64)
-				if v < floor {
-					atomic.AddInt64(&run.stale, 1)
-					if atomic.LoadInt64(&run.stale) <= 3 {
-						t.Logf("%s read %d after %d was acknowledged", keys[i], v, floor)
-					}
-				} else if v > acked[i].Load() && v <= attempted[i].Load() {
-					atomic.AddInt64(&run.inDoubt, 1)
-				}
-			}
-		}()
+	for r := range stallReaders {
+		l.start(l.read, 100+uint64(r))
 	}
 	for range 2 {
 		time.Sleep(stall / 2)
@@ -285,28 +222,110 @@ func runStall(t *testing.T, tg stallTarget, stall time.Duration) stallRun {
 		}
 		time.Sleep(stall / 4)
 	}
-	close(stop)
-	wg.Wait()
-	// The victim's keys nobody rewrote are still on it, as they were.
-	direct, err := dialKV(tg.proto, tg.victim)
+	close(l.stop)
+	l.wg.Wait()
+	l.checkVictim()
+	return l.run
+}
+
+// start runs step on a connection of its own until the load stops; step
+// returns the connection to go on with, and false to end.
+func (l *stallLoad) start(step func(kvConn, *rand.Rand) (kvConn, bool), seed uint64) {
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		rng := rand.New(rand.NewPCG(seed, 1))
+		c, err := dialKV(l.tg.proto, l.tg.addr)
+		if err != nil {
+			l.t.Error(err)
+			return
+		}
+		for ok := true; ok && time.Now().Before(l.deadline); {
+			select {
+			case <-l.stop:
+				c.close()
+				return
+			default:
+			}
+			c, ok = step(c, rng)
+		}
+		if c != nil {
+			c.close()
+		}
+	}()
+}
+
+// redial replaces a connection that failed.
+func (l *stallLoad) redial(c kvConn) (kvConn, bool) {
+	c.close()
+	c, err := dialKV(l.tg.proto, l.tg.addr)
 	if err != nil {
-		t.Fatal(err)
+		l.t.Error(err)
+		return nil, false
+	}
+	return c, true
+}
+
+// write writes one of writer w's keys, in the first half, with its next
+// version.
+func (l *stallLoad) write(c kvConn, rng *rand.Rand, w int) (kvConn, bool) {
+	i := w + stallWriters*rng.IntN(len(l.keys)/2/stallWriters)
+	v := l.attempted[i].Add(1)
+	atomic.AddInt64(&l.run.writes, 1)
+	if err := c.set(l.keys[i], strconv.FormatInt(v, 10)); err != nil {
+		atomic.AddInt64(&l.run.failedWrites, 1)
+		return l.redial(c)
+	}
+	for a := l.acked[i].Load(); a < v && !l.acked[i].CompareAndSwap(a, v); a = l.acked[i].Load() {
+	}
+	return c, true
+}
+
+// read reads a key and checks its version against those acknowledged
+// before the read began.
+func (l *stallLoad) read(c kvConn, rng *rand.Rand) (kvConn, bool) {
+	i := rng.IntN(len(l.keys))
+	floor := l.acked[i].Load()
+	val, found, err := c.get(l.keys[i])
+	atomic.AddInt64(&l.run.reads, 1)
+	switch {
+	case err != nil:
+		return l.redial(c)
+	case !found:
+		return c, true // a miss is no value: a cache refills it
+	}
+	v, _ := strconv.ParseInt(val, 10, 64)
+	if v < floor {
+		if atomic.AddInt64(&l.run.stale, 1) <= 3 {
+			l.t.Logf("%s read %d after %d was acknowledged", l.keys[i], v, floor)
+		}
+	} else if v > l.acked[i].Load() && v <= l.attempted[i].Load() {
+		atomic.AddInt64(&l.run.inDoubt, 1)
+	}
+	return c, true
+}
+
+// checkVictim counts the victim's keys, those rewritten, and those nobody
+// rewrote that it no longer holds as they were.
+func (l *stallLoad) checkVictim() {
+	direct, err := dialKV(l.tg.proto, l.tg.victim)
+	if err != nil {
+		l.t.Fatal(err)
 	}
 	defer direct.close()
-	for i, k := range keys {
-		if tg.owner(k) != tg.victim {
+	for i, k := range l.keys {
+		if l.tg.owner(k) != l.tg.victim {
 			continue
 		}
-		run.victimKeys++
-		if attempted[i].Load() > 0 {
-			run.rewritten++
+		l.run.victimKeys++
+		if l.attempted[i].Load() > 0 {
+			l.run.rewritten++
 			continue
 		}
 		if val, found, err := direct.get(k); err != nil || !found || val != "0" {
-			run.lost++
+			l.run.lost++
 		}
 	}
-	return run
 }
 
 // stallDistributions are the distributions a stall test runs: ketama (a
