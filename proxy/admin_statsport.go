@@ -90,6 +90,10 @@ type statsPort struct {
 	source   string
 	version  string
 	stop     chan struct{}
+	// ready is closed once the figures were first gathered: a client
+	// that connects before gets them then, not an empty document.
+	ready     chan struct{}
+	readyOnce sync.Once
 
 	// mu guards doc.
 	mu  sync.Mutex
@@ -105,7 +109,7 @@ func (s *Server) startStatsPort(addr string, interval time.Duration) error {
 	}
 	host, _ := os.Hostname()
 	sp := &statsPort{srv: s, ln: ln, interval: interval, started: time.Now(), source: host,
-		version: Version(), stop: make(chan struct{})}
+		version: Version(), stop: make(chan struct{}), ready: make(chan struct{})}
 	s.stats = sp
 	s.wg.Add(2)
 	go func() {
@@ -147,6 +151,7 @@ func (sp *statsPort) refresh() {
 	sp.mu.Lock()
 	sp.doc = doc
 	sp.mu.Unlock()
+	sp.readyOnce.Do(func() { close(sp.ready) })
 }
 
 func (sp *statsPort) serve() {
@@ -158,6 +163,12 @@ func (sp *statsPort) serve() {
 			}
 			time.Sleep(10 * time.Millisecond) // out of file descriptors: wait, as acceptLoop does
 			continue
+		}
+		select {
+		case <-sp.ready:
+		case <-sp.stop:
+			c.Close()
+			return
 		}
 		sp.mu.Lock()
 		doc := sp.doc

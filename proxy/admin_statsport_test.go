@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -179,5 +181,30 @@ func TestDescribeStatsMatchesNutcracker(t *testing.T) {
 	}
 	if got := describeStats(); strings.TrimSpace(got) != strings.TrimSpace("pool stats:"+want) {
 		t.Errorf("describe stats:\n%s\nnutcracker -D:\n%s", got, want)
+	}
+}
+
+// TestStatsPortAnswersFromTheStart: a client that connects to the stats
+// port as soon as the proxy has started gets the figures, not an empty
+// document written before they were first gathered.
+func TestStatsPortAnswersFromTheStart(t *testing.T) {
+	m := startMemcached(t, 0)
+	for range 20 {
+		y := poolYAML("", m) + fmt.Sprintf("kolco:\n  stats_listen: 127.0.0.1:%d\n", freePort(t))
+		cfg, err := ParseConfig([]byte(y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+		doc := readStatsPort(t, s.StatsAddr().String())
+		if _, ok := doc["p"]; !ok {
+			t.Fatalf("the stats port's first answer has no pool: %v", doc)
+		}
+		if err := s.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
