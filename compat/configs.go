@@ -2,9 +2,6 @@ package compat
 
 import (
 	"fmt"
-	"slices"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/haproxy"
@@ -22,89 +19,39 @@ const (
 	backendBlock  = "backend"
 )
 
-// proxyGlobalKey is the top-level key of nutcracker.yml that holds kolco
-// proxy's own settings rather than a pool.
-const proxyGlobalKey = "kolco"
-
-// nutcrackerPool is what placement reads of one pool of nutcracker.yml;
-// the other keys, nutcracker's and kolco proxy's, are ignored.
-type nutcrackerPool struct {
-	Hash         string   `yaml:"hash"`
-	HashTag      string   `yaml:"hash_tag"`
-	Distribution string   `yaml:"distribution"`
-	Servers      []string `yaml:"servers"`
-}
-
-// readNutcracker returns the pools of a nutcracker.yml by name. The error
-// wraps kolco.ErrBadConfig for a file that is not YAML of that shape.
-func readNutcracker(data []byte) (pools map[string]nutcrackerPool, err error) {
-	defer func() {
-		// The YAML decoder is not ours; never let a panic in it reach
-		// the caller.
-		if r := recover(); r != nil {
-			pools, err = nil, fmt.Errorf("%w: nutcracker.yml: %v", kolco.ErrBadConfig, r)
-		}
-	}()
-	var raw map[string]yaml.Node
-	if err := yaml.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("%w: nutcracker.yml: %w", kolco.ErrBadConfig, err)
-	}
-	delete(raw, proxyGlobalKey)
-	pools = make(map[string]nutcrackerPool, len(raw))
-	for name, node := range raw {
-		var p nutcrackerPool
-		if err := node.Decode(&p); err != nil {
-			return nil, fmt.Errorf("%w: nutcracker.yml: pool %q: %w", kolco.ErrBadConfig, name, err)
-		}
-		pools[name] = p
-	}
-	return pools, nil
-}
-
 func nutcrackerPools(config []byte) ([]string, error) {
-	pools, err := readNutcracker(config)
-	return poolNames(pools), err
-}
-
-// poolNames returns the names of pools, sorted.
-func poolNames(pools map[string]nutcrackerPool) []string {
-	names := make([]string, 0, len(pools))
-	for name := range pools {
-		names = append(names, name)
+	f, err := ReadNutcracker(config)
+	if err != nil {
+		return nil, err
 	}
-	slices.Sort(names)
-	return names
+	return f.Names(), nil
 }
 
 func buildTwemproxy(in Input) (kolco.Placement, error) {
-	var (
-		cfg   = twemproxy.Config{Hash: in.Hash, HashTag: in.HashTag, Distribution: in.Distribution}
-		lines []string
-		where string // the pool, in errors about its servers
-	)
+	cfg := twemproxy.Config{Hash: in.Hash, HashTag: in.HashTag, Distribution: in.Distribution}
+	var servers []twemproxy.Server
+	where := "" // the pool, in errors about its servers
 	if in.Config != nil {
-		pools, err := readNutcracker(in.Config)
+		f, err := ReadNutcracker(in.Config)
 		if err != nil {
 			return nil, in.wrapConfig(err)
 		}
-		names := poolNames(pools)
+		names := f.Names()
 		i, err := pick(poolBlock, names, in.Select)
 		if err != nil {
 			return nil, in.wrapConfig(err)
 		}
-		p := pools[names[i]]
+		p, _ := f.Pool(names[i]) // one of its names
 		cfg = twemproxy.Config{Hash: p.Hash, HashTag: p.HashTag, Distribution: p.Distribution}
-		lines, where = p.Servers, fmt.Sprintf("pool %q: ", names[i])
+		servers, where = p.Servers, fmt.Sprintf("pool %q: ", p.Name)
 	} else {
-		lines = splitList(in.Servers)
-	}
-	servers := make([]twemproxy.Server, 0, len(lines))
-	for _, l := range lines {
-		srv, err := twemproxy.ParseServer(l)
-		if err != nil {
-			return nil, in.wrapConfig(fmt.Errorf("%s%w", where, err))
+		for _, l := range splitList(in.Servers) {
+			srv, err := twemproxy.ParseServer(l)
+			if err != nil {
+				return nil, in.wrapConfig(err)
+			}
+			servers = append(servers, srv)
 		}
-		servers = append(servers, srv)
 	}
 	p, err := twemproxy.New(cfg, servers)
 	if err != nil {

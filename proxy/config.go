@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/compat"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
 // GlobalKey is the top-level key of the proxy-wide settings; every other
-// top-level key names a pool, as in nutcracker.yml.
-const GlobalKey = "kolco"
+// top-level key names a pool, as in nutcracker.yml (compat.KolcoKey).
+const GlobalKey = compat.KolcoKey
 
 // Config is a whole configuration file: pools by name and the proxy-wide
 // settings.

@@ -2,19 +2,18 @@ package proxy
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"os"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/kolco-dev/kolco/compat"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
 // LoadConfig reads the configuration file at path and parses it as
@@ -43,24 +42,27 @@ func ParseConfig(data []byte) (cfg *Config, err error) {
 			cfg, err = nil, &ConfigError{Err: fmt.Errorf("yaml: %v", r)}
 		}
 	}()
-	var raw map[string]yaml.Node
-	if err := yaml.Unmarshal(data, &raw); err != nil {
+	f, err := compat.ReadNutcracker(data)
+	if err != nil {
+		var ne *compat.NutcrackerError
+		if errors.As(err, &ne) {
+			return nil, &ConfigError{Pool: ne.Pool, Key: ne.Key, Line: ne.Line, Err: ne.Err}
+		}
 		return nil, &ConfigError{Err: err}
 	}
-	cfg = &Config{Pools: make(map[string]*PoolConfig, len(raw))}
-	for _, name := range slices.Sorted(maps.Keys(raw)) {
-		node := raw[name]
-		if name == GlobalKey {
-			if cfg.Global, err = decodeGlobal(&node); err != nil {
-				return nil, err
-			}
-			continue
+	cfg = &Config{Pools: make(map[string]*PoolConfig, len(f.Pools))}
+	if f.Kolco != nil {
+		if cfg.Global, err = decodeGlobal(f.Kolco); err != nil {
+			return nil, err
 		}
-		p, err := decodePool(name, &node)
+	}
+	for _, fp := range f.Pools {
+		p, err := decodePool(fp.Name, fp.Node)
 		if err != nil {
 			return nil, err
 		}
-		cfg.Pools[name] = p
+		p.Servers = fp.Servers
+		cfg.Pools[fp.Name] = p
 	}
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -72,7 +74,9 @@ func ParseConfig(data []byte) (cfg *Config, err error) {
 // poolFile is a pool as the file writes it: PoolConfig's keys, and its
 // durations in milliseconds.
 type poolFile struct {
-	PoolConfig         `yaml:",inline"`
+	PoolConfig `yaml:",inline"`
+	// Servers are parsed with the file (compat.ReadNutcracker): their key
+	// is known here, their lines not read again.
 	Servers            []string `yaml:"servers"`
 	Timeout            int      `yaml:"timeout"`
 	ServerRetryTimeout int      `yaml:"server_retry_timeout"`
@@ -106,13 +110,6 @@ func decodePool(name string, node *yaml.Node) (*PoolConfig, error) {
 		return nil, err
 	}
 	p := f.PoolConfig
-	for i, line := range f.Servers {
-		s, err := twemproxy.ParseServer(line)
-		if err != nil {
-			return nil, &ConfigError{Pool: name, Key: "servers", Err: fmt.Errorf("%d: %w", i+1, err)}
-		}
-		p.Servers = append(p.Servers, s)
-	}
 	p.Warm = Warm{Enabled: f.Warm.Enabled, Depth: f.Warm.Depth, Quiet: f.Warm.Quiet}
 	for _, d := range []struct {
 		key string

@@ -419,3 +419,41 @@ func TestWarmDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestServerLinesParsedOnce: a configuration's server lines are parsed
+// where the file is read (compat.ReadNutcracker), once, into typed
+// servers; no file of the proxy, nor the membership file source, parses
+// one again, and none says a line is "valid: checked" to skip an error.
+// The test counts the calls of twemproxy.ParseServer in their source.
+func TestServerLinesParsedOnce(t *testing.T) {
+	count := func(dir string) (calls int, skipped []string) {
+		names, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for _, name := range names {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls += strings.Count(string(b), "twemproxy.ParseServer(")
+			if strings.Contains(string(b), "valid: checked") || strings.Contains(string(b), "valid: validated") {
+				skipped = append(skipped, name)
+			}
+		}
+		return calls, skipped
+	}
+	for _, dir := range []string{".", "../membership"} {
+		if n, skipped := count(dir); n != 0 || len(skipped) > 0 {
+			t.Errorf("%s: %d parses of a server line; %v skip an error as checked", dir, n, skipped)
+		}
+	}
+	cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:1\n  servers: [\"10.0.0.1:11211:2 a\", \"/tmp/m.sock:1\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []twemproxy.Server{{Host: "10.0.0.1", Port: 11211, Weight: 2, Name: "a"}, {Host: "/tmp/m.sock", Weight: 1}}
+	if got := cfg.Pools["p"].Servers; !reflect.DeepEqual(got, want) {
+		t.Errorf("servers %+v, want %+v", got, want)
+	}
+}

@@ -35,7 +35,10 @@ func (c *Config) Validate() error {
 		if err := p.validate(name); err != nil {
 			return err
 		}
-		l, _ := parseListen(p.Listen) // valid: checked by validate
+		l, err := parseListen(p.WithDefaults().Listen)
+		if err != nil {
+			return &ConfigError{Pool: name, Key: "listen", Err: err}
+		}
 		if other, dup := listens[l.addr]; dup {
 			return &ConfigError{Pool: name, Key: "listen", Err: fmt.Errorf("pools %q and %q both listen on %s", other, name, l.addr)}
 		}

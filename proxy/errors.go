@@ -84,6 +84,8 @@ type ConfigError struct {
 	// "health_check.interval", "kolco.log_level"); empty for the file as a
 	// whole.
 	Key string
+	// Line is the file's line at fault, from 1; 0 when not known.
+	Line int
 	// Err says why; it may wrap a cause, such as [ErrUnknownKey] or
 	// keyhash.ErrUnknown.
 	Err error
@@ -93,6 +95,9 @@ func (e *ConfigError) Error() string {
 	var b strings.Builder
 	b.WriteString(ErrBadConfig.Error())
 	b.WriteString(": ")
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
 	if e.Pool != "" {
 		fmt.Fprintf(&b, "pool %q: ", e.Pool)
 	}
