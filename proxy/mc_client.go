@@ -53,23 +53,24 @@ func (c *mcClient) serve() {
 		defer wg.Done()
 		werr = c.writeLoop(out)
 	}()
-	rerr := c.readLoop(in)
+	unread, rerr := c.readLoop(in)
 	close(c.q)
 	wg.Wait()
-	c.ended(p, in, out, rerr, werr == nil)
+	c.ended(p, in, out, rerr, werr == nil, unread)
 }
 
 // readLoop reads requests until the client closes, errs beyond resync,
 // asks to quit, or the server shuts down; every request read is queued.
 // It returns the read error that ended it, nil when the client quit or
-// the connection had to be closed.
-func (c *mcClient) readLoop(in io.Reader) error {
+// the connection had to be closed, errDrained with what the client sent
+// that was not read when a drain ended it.
+func (c *mcClient) readLoop(in io.Reader) ([]byte, error) {
 	defer c.batch.flush() // what the last requests queued
 	r := memcache.NewReader(in, c.limits())
 	for {
 		c.charge.wait()
 		if !c.next(r) {
-			return nil // drained
+			return r.Unread(), errDrained
 		}
 		rq := c.free.Get().(*mcRequest)
 		err := r.Read(&rq.req)
@@ -77,7 +78,7 @@ func (c *mcClient) readLoop(in io.Reader) error {
 		switch {
 		case !ok:
 			c.free.Put(rq)
-			return err
+			return nil, err
 		case pool != nil:
 			rq.dispatch(pool)
 		}
@@ -91,7 +92,7 @@ func (c *mcClient) readLoop(in io.Reader) error {
 			c.q <- rq
 		}
 		if closing {
-			return nil
+			return nil, nil
 		}
 	}
 }

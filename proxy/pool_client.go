@@ -23,6 +23,12 @@ type client struct {
 	budget *budget // kolco.buffer_limit
 	log    *slog.Logger
 	drains drainState
+	// listenKey names the listening socket the client came in on, for
+	// the process it may be handed to (see handoff).
+	listenKey string
+	// unread is what the client sent that the process it was handed from
+	// had not read as requests: read before the connection.
+	unread []byte
 }
 
 // acquire counts a request into the client's pool, p or the one that
@@ -47,17 +53,48 @@ func (c *client) streams(p *pool, before func()) (in, out *byteCount) {
 	if r := newRawIO(c.conn); r != nil {
 		rw = r // one goroutine may read while another writes
 	}
+	if len(c.unread) > 0 {
+		rw = &unreadFirst{unread: c.unread, ReadWriter: rw}
+		c.unread = nil
+	}
 	return &byteCount{rw: rw, total: &p.stats.bytesIn, before: before}, &byteCount{rw: rw, total: &p.stats.bytesOut}
 }
 
+// unreadFirst reads unread before its stream.
+type unreadFirst struct {
+	unread []byte
+	io.ReadWriter
+}
+
+func (u *unreadFirst) Read(p []byte) (int, error) {
+	if len(u.unread) > 0 {
+		n := copy(p, u.unread)
+		u.unread = u.unread[n:]
+		return n, nil
+	}
+	return u.ReadWriter.Read(p)
+}
+
+// errDrained is the end of a client's requests that a drain made: it was
+// idle, or at a request boundary when it is handed to another process.
+var errDrained = errors.New("drained")
+
 // ended closes the client's connection once its front is done with it,
-// and counts in p's figures how it ended: by the client (it closed or
-// quit: readErr is nil or EOF) or by an error, a reply that could not be
-// written (written false) among them.
-func (c *client) ended(p *pool, in, out *byteCount, readErr error, written bool) {
+// or hands it, with what it sent that was not read as requests (unread),
+// to the process the server drains to (see handoff); and counts in p's
+// figures how it ended: by the client (it closed or quit: readErr is nil
+// or EOF), by a drain (errDrained), or by an error, a reply that could not
+// be written (written false) among them.
+func (c *client) ended(p *pool, in, out *byteCount, readErr error, written bool, unread []byte) {
+	if h := c.drains.handoff.Load(); h != nil && written && errors.Is(readErr, errDrained) && h.send(c, unread) {
+		readErr = nil // not the client's ending
+	}
 	c.conn.Close()
 	in.flush()
 	out.flush()
+	if errors.Is(readErr, errDrained) {
+		readErr = nil
+	}
 	switch {
 	case !written || readErr != nil && !errors.Is(readErr, io.EOF) && !errors.Is(readErr, net.ErrClosed):
 		p.stats.clientErr.Add(1)
@@ -290,6 +327,9 @@ type drainState struct {
 	inRequest atomic.Bool // the reader reads a request
 	served    bool        // a request was read (the reader's alone)
 	graced    bool        // the first request was waited for
+	// handoff, when set, takes the client's connection to another
+	// process instead of it being closed.
+	handoff atomic.Pointer[handoff]
 }
 
 // drain asks the client to close once it is idle.
@@ -323,7 +363,10 @@ func (c *client) next(r requestReader) bool {
 	}
 	for {
 		d.inRequest.Store(false)
-		if d.draining.Load() && d.served && r.Buffered() == 0 {
+		// Handed to another process, a client goes at any boundary,
+		// with what it sent since; closed, at one with nothing sent.
+		handing := d.handoff.Load() != nil
+		if d.draining.Load() && (d.served || handing) && (r.Buffered() == 0 || handing) {
 			return false
 		}
 		err := r.Wait()
@@ -331,7 +374,7 @@ func (c *client) next(r requestReader) bool {
 			if !d.draining.Load() || !isTimeout(err) {
 				return true
 			}
-			if d.served || d.graced {
+			if d.served || d.graced || d.handoff.Load() != nil {
 				return false
 			}
 			d.graced = true

@@ -71,8 +71,8 @@ func (c *redisClient) serve() {
 	// A request read in part waits for the rest: what the round has
 	// queued is written first.
 	in, out := c.streams(p, c.batch.flush)
-	written := c.rounds(in, out)
-	c.ended(p, in, out, c.err, written)
+	unread, written := c.rounds(in, out)
+	c.ended(p, in, out, c.err, written, unread)
 }
 
 // limits are the request limits of the client: the pool's largest value,
@@ -86,16 +86,20 @@ func (c *redisClient) limits(p *pool) redis.Limits {
 // rounds serves rounds of requests, read from in and answered on out,
 // until the client closes, sends bytes that end the stream, asks to quit,
 // is drained or the server shuts down; it reports false when a reply
-// could not be written. A round ends when the client has sent nothing
+// could not be written, and after a drain returns what the client sent
+// that was not read (c.err is then errDrained). A round ends when the client has sent nothing
 // more yet, at max_pending requests or client_buffer_limit, or when a
 // request waits for room in kolco.buffer_limit (see redisBudget).
-func (c *redisClient) rounds(in io.Reader, out io.Writer) bool {
+func (c *redisClient) rounds(in io.Reader, out io.Writer) (unread []byte, written bool) {
 	c.w = bufio.NewWriterSize(out, 16<<10)
 	r := redis.NewReader(in, c.limits(c.pool.Load()))
 	for {
 		var rq *redisRequest
-		end := !c.next(r)
-		if !end {
+		drained := !c.next(r)
+		end := drained
+		if drained {
+			c.err, unread = errDrained, r.Unread()
+		} else {
 			rq, end = c.read(r)
 		}
 		if rq != nil {
@@ -105,10 +109,10 @@ func (c *redisClient) rounds(in io.Reader, out io.Writer) bool {
 			continue
 		}
 		if !c.endRound() {
-			return false
+			return nil, false
 		}
 		if end {
-			return true
+			return unread, true
 		}
 	}
 }

@@ -33,6 +33,11 @@ type Server struct {
 	// inherited are listening sockets from the process this one took
 	// over from, by listenKey, until Start takes them.
 	inherited map[string]net.Listener
+	// handoff, when set, takes the clients to a new process in a drain;
+	// adopting is where clients come from a process this one took over
+	// from (see Server.HandOff, Server.Adopt).
+	handoff  *handoff
+	adopting *net.UnixConn
 	// sources follow the membership sources of pools, by pool name;
 	// placed says since when each pool places by its fingerprint.
 	sources map[string]*poolSource
@@ -173,9 +178,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		l.ln.Close()
 	}
 	for _, c := range s.clients {
+		c.drains.handoff.Store(s.handoff)
 		c.drain()
 	}
-	s.log.Info("shutting down: listeners closed, answering the requests in flight", "clients", len(s.clients))
+	if s.adopting != nil {
+		s.adopting.Close() // no client comes from a process this one took over from
+	}
+	if s.handoff != nil {
+		s.log.Info("shutting down: listeners closed, handing each client to the new process once its requests in flight are answered", "clients", len(s.clients))
+	} else {
+		s.log.Info("shutting down: listeners closed, answering the requests in flight", "clients", len(s.clients))
+	}
 	s.mu.Unlock()
 	s.stopSources()
 	start := time.Now()
@@ -203,6 +216,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	for _, l := range s.listeners {
 		l.pool.Load().close()
+	}
+	if s.handoff != nil {
+		s.handoff.conn.Close() // every client is handed over or gone
 	}
 	if err != nil {
 		s.log.Warn("shut down: clients still open at the deadline were closed", "took", time.Since(start), "err", err)

@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"os"
@@ -120,4 +122,78 @@ func (s *Server) statsLn() net.Listener {
 		return nil
 	}
 	return s.stats.ln
+}
+
+// A handover hands the clients over too. Once the new process serves, the
+// old one drains (Shutdown) handing each client's connection, at its next
+// request boundary, to the new one over a unix socket the two share
+// (HandOff, Adopt): the connection's descriptor, the name of the
+// listening socket it came in on, and the bytes the client sent that the
+// old process had not read as requests. The new process serves it from
+// there: the client sees one connection throughout, and each request it
+// sent is answered once, by one process or the other.
+
+// HandOff makes the server's drain (Shutdown) hand each client's
+// connection to the process at the other end of conn, which calls Adopt,
+// instead of closing it; conn is closed once every client is handed over
+// or gone. Call it when the new process serves, before Shutdown. A
+// connection that cannot be handed over is closed as a drain closes it.
+func (s *Server) HandOff(conn *net.UnixConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handoff = &handoff{conn: conn}
+}
+
+// Adopt serves the client connections another process hands over on conn
+// (see HandOff), each as if accepted on this server's listening socket of
+// the same name, until the other process closes conn or this server shuts
+// down. A connection whose socket this server does not listen on is
+// closed.
+func (s *Server) Adopt(conn *net.UnixConn) {
+	s.mu.Lock()
+	s.adopting = conn
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			f, key, unread, err := receiveHandoff(conn)
+			if err != nil {
+				if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+					s.log.Warn("handover: receiving clients", "err", err)
+				}
+				return
+			}
+			nc, err := net.FileConn(f)
+			f.Close()
+			if err != nil {
+				s.log.Warn("handover: a client's connection", "err", err)
+				continue
+			}
+			l := s.listenerOf(key)
+			if l == nil {
+				s.log.Warn("handover: a client of a socket this process does not listen on: closed", "socket", key)
+				nc.Close()
+				continue
+			}
+			c := &client{conn: nc, pool: l.pool, budget: s.budget, log: s.log, listenKey: key, unread: unread}
+			if !s.track(c) {
+				nc.Close()
+				continue
+			}
+			s.serveClient(l, c)
+		}
+	}()
+}
+
+// listenerOf returns the listener of the socket named key, or nil.
+func (s *Server) listenerOf(key string) *listener {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range s.listeners {
+		if l.key == key {
+			return l
+		}
+	}
+	return nil
 }

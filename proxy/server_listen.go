@@ -13,6 +13,8 @@ import (
 type listener struct {
 	name string
 	ln   net.Listener
+	// key names the socket for a process it is handed to (listenKey).
+	key string
 	// pool is shared with the listener that replaces this one when the
 	// pool moves to another address, so that clients accepted here follow
 	// every later reload of the pool.
@@ -29,7 +31,7 @@ func (s *Server) listen(ctx context.Context, name, addr string, p *pool) (*liste
 	if err != nil {
 		return nil, fmt.Errorf("pool %q: %w", name, err)
 	}
-	l := &listener{name: name, ln: ln, pool: new(atomicPool)}
+	l := &listener{name: name, ln: ln, key: listenKey(spec.network, spec.addr), pool: new(atomicPool)}
 	l.pool.Store(p)
 	s.log.Info("listening", "pool", name, "addr", ln.Addr().String(), "servers", len(p.backends))
 	return l, nil
@@ -58,33 +60,41 @@ func (s *Server) acceptLoop(l *listener) {
 			continue
 		}
 		backoff = time.Millisecond
-		c := &client{conn: conn, pool: l.pool, budget: s.budget, log: s.log}
+		c := &client{conn: conn, pool: l.pool, budget: s.budget, log: s.log, listenKey: l.key}
 		if !s.track(c) {
 			conn.Close()
 			return
 		}
-		p := l.pool.Load()
-		st := p.stats
-		if st.currConns.Load() >= int64(p.cfg.MaxClientConnections) {
-			st.connRejected()
-			if ok, held := p.refuseLog.allow(); ok {
-				s.log.Warn("client refused: over max_client_connections", "pool", l.name,
-					"remote", conn.RemoteAddr(), "limit", p.cfg.MaxClientConnections, "refusals_not_logged", held)
-			}
-			_, _ = conn.Write(p.front.errorReply(ErrTooManyConns))
-			s.untrack(c)
-			conn.Close()
-			continue
-		}
-		st.connOpened()
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer s.untrack(c)
-			defer st.connClosed()
-			p.front.serve(c)
-		}()
+		s.serveClient(l, c)
 	}
+}
+
+// serveClient serves c, accepted on l or handed over from another
+// process, on a goroutine of its own, unless the pool is at
+// max_client_connections: then c is refused.
+func (s *Server) serveClient(l *listener, c *client) {
+	conn := c.conn
+	p := l.pool.Load()
+	st := p.stats
+	if st.currConns.Load() >= int64(p.cfg.MaxClientConnections) {
+		st.connRejected()
+		if ok, held := p.refuseLog.allow(); ok {
+			s.log.Warn("client refused: over max_client_connections", "pool", l.name,
+				"remote", conn.RemoteAddr(), "limit", p.cfg.MaxClientConnections, "refusals_not_logged", held)
+		}
+		_, _ = conn.Write(p.front.errorReply(ErrTooManyConns))
+		s.untrack(c)
+		conn.Close()
+		return
+	}
+	st.connOpened()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer s.untrack(c)
+		defer st.connClosed()
+		p.front.serve(c)
+	}()
 }
 
 // track adds a client to the server's set, unless the server was
@@ -100,6 +110,7 @@ func (s *Server) track(c *client) bool {
 	}
 	s.clients[c.conn] = c
 	if s.closed {
+		c.drains.handoff.Store(s.handoff)
 		c.drain()
 	}
 	return true

@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"runtime"
 	"slices"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -65,8 +66,10 @@ type proxyRun struct {
 	// cannot (see daemonize and handover).
 	ready func(error)
 	// inherit are the listening sockets taken over from the process that
-	// started this one (see handover).
+	// started this one, and adopt the socket its clients come on (see
+	// handover).
 	inherit map[string]net.Listener
+	adopt   *net.UnixConn
 	// keepThreads leaves GOMAXPROCS alone (tests serving in-process).
 	keepThreads bool
 }
@@ -153,6 +156,9 @@ func (r proxyRun) serve(ctx context.Context) error {
 	if err := s.Start(); err != nil {
 		return err
 	}
+	if r.adopt != nil {
+		s.Adopt(r.adopt)
+	}
 	if !r.keepThreads {
 		r.threads(ctx, cfg, logs.Logger)
 	}
@@ -227,11 +233,41 @@ func (r proxyRun) reload(ctx context.Context, s *proxy.Server, logs *proxyLogs, 
 
 // listenFDsEnv passes a new process the listening sockets it takes over:
 // JSON mapping each socket's name (proxy.Server.ListenerFiles) to its file
-// descriptor.
-const listenFDsEnv = "KOLCO_LISTEN_FDS"
+// descriptor; clientsFDEnv, the descriptor of the unix socket the old
+// process hands its clients over on (proxy.Server.HandOff, Adopt).
+const (
+	listenFDsEnv = "KOLCO_LISTEN_FDS"
+	clientsFDEnv = "KOLCO_CLIENTS_FD"
+)
 
 // handoverTimeout bounds the wait for the new process to serve.
 const handoverTimeout = 30 * time.Second
+
+// handedClients returns the socket the process this one takes over from
+// hands its clients over on, or nil.
+func handedClients() (*net.UnixConn, error) {
+	v := os.Getenv(clientsFDEnv)
+	os.Unsetenv(clientsFDEnv)
+	if v == "" {
+		return nil, nil
+	}
+	fd, err := strconv.Atoi(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", clientsFDEnv, err)
+	}
+	f := os.NewFile(uintptr(fd), "handed clients")
+	defer f.Close()
+	c, err := net.FileConn(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", clientsFDEnv, err)
+	}
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		c.Close()
+		return nil, fmt.Errorf("%s: not a unix socket", clientsFDEnv)
+	}
+	return uc, nil
+}
 
 // inheritedListeners returns the listening sockets passed by the process
 // this one takes over from, or none.
@@ -261,8 +297,9 @@ func inheritedListeners() (map[string]net.Listener, error) {
 // handover starts the program again with the same command line, hands it
 // the server's listening sockets and waits until it serves, and reports
 // whether it does: then this process stops accepting and drains its
-// clients, while the new one accepts on the same sockets, so no client is
-// refused. If the new process fails, this one goes on serving.
+// clients, handing each to the new one at a request boundary, while the
+// new one accepts on the same sockets, so no client is refused and none
+// loses a request. If the new process fails, this one goes on serving.
 func handover(s *proxy.Server, log *slog.Logger) bool {
 	err := startSuccessor(s, log)
 	if err != nil {
@@ -291,22 +328,30 @@ func startSuccessor(s *proxy.Server, log *slog.Logger) error {
 		return err
 	}
 	defer r.Close()
+	ours, theirs, err := clientSockets()
+	if err != nil {
+		return err
+	}
 	fds := map[string]int{}
 	var extra []*os.File
 	for _, name := range slices.Sorted(maps.Keys(files)) {
 		fds[name] = 3 + len(extra)
 		extra = append(extra, files[name])
 	}
-	extra = append(extra, w)
+	extra = append(extra, theirs, w)
 	env, _ := json.Marshal(fds)
 	cmd := &exec.Cmd{Path: exe, Args: os.Args, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: extra,
-		Env: append(environ(), listenFDsEnv+"="+string(env), fmt.Sprintf("%s=%d", readyEnv, 2+len(extra)))}
+		Env: append(environ(), listenFDsEnv+"="+string(env), fmt.Sprintf("%s=%d", clientsFDEnv, 1+len(extra)),
+			fmt.Sprintf("%s=%d", readyEnv, 2+len(extra)))}
 	err = cmd.Start()
 	w.Close()
+	theirs.Close()
 	if err != nil {
+		ours.Close()
 		return err
 	}
 	if word := readWord(r, handoverTimeout); word != "ready" {
+		ours.Close()
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		if word == "" {
@@ -314,6 +359,25 @@ func startSuccessor(s *proxy.Server, log *slog.Logger) error {
 		}
 		return errors.New(word)
 	}
-	log.Info("SIGUSR2: the new process serves on the listening sockets; draining the clients", "pid", cmd.Process.Pid)
+	log.Info("SIGUSR2: the new process serves on the listening sockets; handing it the clients", "pid", cmd.Process.Pid)
+	s.HandOff(ours)
 	return cmd.Process.Release()
+}
+
+// clientSockets returns the two ends of the unix socket the clients are
+// handed over on: this process's, and the new one's to pass it.
+func clientSockets() (*net.UnixConn, *os.File, error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	theirs := os.NewFile(uintptr(fds[1]), "clients (new process)")
+	f := os.NewFile(uintptr(fds[0]), "clients")
+	defer f.Close()
+	c, err := net.FileConn(f)
+	if err != nil {
+		theirs.Close()
+		return nil, nil, err
+	}
+	return c.(*net.UnixConn), theirs, nil
 }

@@ -129,6 +129,9 @@ func (f *proxyFlags) run(cmd *cobra.Command) error {
 		return err
 	}
 	run.inherit = inherited
+	if run.adopt, err = handedClients(); err != nil {
+		return err
+	}
 	fl := cmd.Flags()
 	if fl.Changed("verbose") {
 		run.verbose = f.verbose

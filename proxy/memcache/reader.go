@@ -27,6 +27,14 @@ func NewReader(r io.Reader, lim Limits) *Reader {
 // Buffered returns the number of bytes that can be read without blocking.
 func (r *Reader) Buffered() int { return r.br.Buffered() }
 
+// Unread returns a copy of what was read from the stream and not yet read
+// as requests: what the client sent after the last request read, for the
+// process its connection is handed to.
+func (r *Reader) Unread() []byte {
+	b, _ := r.br.Peek(r.br.Buffered())
+	return bytes.Clone(b)
+}
+
 // Wait blocks until the next request has begun to arrive (or is buffered
 // already), and returns the read error if it cannot. It reads nothing, so
 // that after an error - a deadline that fired while the client was idle -

@@ -122,6 +122,14 @@ func (r *Reader) SetLimits(lim Limits) {
 // more than zero when the client pipelined another request.
 func (r *Reader) Buffered() int { return r.br.Buffered() }
 
+// Unread returns a copy of what was read from the stream and not yet read
+// as requests: what the client sent after the last request read, for the
+// process its connection is handed to.
+func (r *Reader) Unread() []byte {
+	b, _ := r.br.Peek(r.br.Buffered())
+	return bytes.Clone(b)
+}
+
 // Wait blocks until the next request has begun to arrive (or is buffered
 // already), and returns the read error if it cannot. It reads nothing, so
 // that after an error - a deadline that fired while the client was idle -
