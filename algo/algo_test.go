@@ -117,3 +117,29 @@ func TestSeedRendezvousIsTheArticles(t *testing.T) {
 		}
 	}
 }
+
+// TestFailureIsANilPlacement builds every registered algorithm with
+// input it refuses, through New and through Restore: the Placement
+// returned beside the error must be a nil interface, so that a caller's
+// p == nil holds, rather than an interface holding a nil pointer whose
+// first Locate panics.
+func TestFailureIsANilPlacement(t *testing.T) {
+	for _, a := range algo.All() {
+		t.Run(a.Name, func(t *testing.T) {
+			p, err := algo.New(a.Name, nodes("a", "a"), algo.Options{})
+			if !errors.Is(err, kolco.ErrDuplicateNode) {
+				t.Fatalf("New with duplicate IDs: %v, want ErrDuplicateNode", err)
+			}
+			if p != nil {
+				t.Errorf("New failed but returned a non-nil Placement (%T)", p)
+			}
+			p, err = algo.Restore(a.Name, nodes("a", "b"), algo.Options{}, []byte("not a state"))
+			if !errors.Is(err, kolco.ErrBadState) {
+				t.Fatalf("Restore with a bad state: %v, want ErrBadState", err)
+			}
+			if p != nil {
+				t.Errorf("Restore failed but returned a non-nil Placement (%T)", p)
+			}
+		})
+	}
+}
