@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
@@ -141,5 +142,36 @@ func TestFailureIsANilPlacement(t *testing.T) {
 				t.Errorf("Restore failed but returned a non-nil Placement (%T)", p)
 			}
 		})
+	}
+}
+
+// TestUnweightedRefusalSaysWhy gives every algorithm a node of weight 2:
+// one without weights refuses it with kolco.ErrBadWeight, in a message
+// that names the algorithm once and does not carry ErrBadWeight's own
+// text, which speaks of positive finite numbers and would contradict a
+// weight of 2.
+func TestUnweightedRefusalSaysWhy(t *testing.T) {
+	refused := 0
+	for _, a := range algo.All() {
+		t.Run(a.Name, func(t *testing.T) {
+			_, err := algo.New(a.Name, []kolco.Node{{ID: "a"}, {ID: "big", Weight: 2}}, algo.Options{})
+			if !errors.Is(err, kolco.ErrBadWeight) {
+				return // takes weights, or ignores them
+			}
+			refused++
+			msg := err.Error()
+			if n := strings.Count(msg, a.Name); n != 1 {
+				t.Errorf("%q names %s %d times, want once", msg, a.Name, n)
+			}
+			if strings.Contains(msg, kolco.ErrBadWeight.Error()) {
+				t.Errorf("%q says a weight of 2 is not a positive finite number", msg)
+			}
+			if !strings.Contains(msg, `"big"`) {
+				t.Errorf("%q does not name the node", msg)
+			}
+		})
+	}
+	if refused == 0 {
+		t.Error("no algorithm refuses weights: the test checks nothing")
 	}
 }
