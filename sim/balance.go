@@ -77,11 +77,11 @@ func Balance(cfg BalanceConfig) (*BalanceResult, error) {
 			for set := range cfg.Sets {
 				p, err := s.New(nodeNames(setPrefix(set), n))
 				if err != nil {
-					return nil, fmt.Errorf("%s: %w", s.Label(), err)
+					return nil, s.wrap(err)
 				}
 				a, err := keys.Assign(p, cfg.Keys)
 				if err != nil {
-					return nil, fmt.Errorf("%s: %w", s.Label(), err)
+					return nil, s.wrap(err)
 				}
 				mx, mn, sp := shareStats(a.Counts())
 				maxes, mins, spreads = append(maxes, mx), append(mins, mn), append(spreads, sp)

@@ -86,7 +86,7 @@ func Failure(cfg FailureConfig) (*FailureResult, error) {
 	for si, s := range cfg.Setups {
 		p, err := s.New(nodes)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Label(), err)
+			return nil, s.wrap(err)
 		}
 		before, err := keys.Assign(p, cfg.Keys)
 		if err != nil {

@@ -97,7 +97,7 @@ func Hotkeys(cfg HotkeysConfig) (*HotkeysResult, error) {
 	for i, s := range cfg.Setups {
 		p, err := s.New(nodes)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Label(), err)
+			return nil, s.wrap(err)
 		}
 		a, err := keys.Assign(p, ks)
 		if err != nil {

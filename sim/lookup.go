@@ -57,7 +57,7 @@ func Lookup(cfg LookupConfig) (*LookupResult, error) {
 			t0 := time.Now()
 			p, err := s.New(nodeNames("node", n))
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", s.Label(), err)
+				return nil, s.wrap(err)
 			}
 			build := time.Since(t0)
 			t0 = time.Now()

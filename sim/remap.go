@@ -78,7 +78,7 @@ func Remap(cfg RemapConfig) (*RemapResult, error) {
 		for set := range cfg.Sets {
 			m, err := remapOnce(s, cfg, set)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", s.Label(), err)
+				return nil, s.wrap(err)
 			}
 			moved, toNew, donors = append(moved, m[0]), append(toNew, m[1]), append(donors, m[2])
 			maxes, mins, spreads = append(maxes, m[3]), append(mins, m[4]), append(spreads, m[5])

@@ -77,7 +77,7 @@ func Replicas(cfg ReplicasConfig) (*ReplicasResult, error) {
 	for _, s := range cfg.Setups {
 		p, err := s.New(cfg.Nodes)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Label(), err)
+			return nil, s.wrap(err)
 		}
 		nodes, hist, err := zoneSpans(p, cfg.Keys, cfg.Replicas, zoneOf, len(zones))
 		if err != nil {

@@ -47,7 +47,7 @@ func Weights(cfg WeightsConfig) (*WeightsResult, error) {
 	for _, s := range cfg.Setups {
 		p, err := s.New(cfg.Nodes)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Label(), err)
+			return nil, s.wrap(err)
 		}
 		a, err := keys.Assign(p, cfg.Keys)
 		if err != nil {
