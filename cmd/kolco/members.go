@@ -142,6 +142,17 @@ func (n *nodeFlags) node(id, addr string) (kolco.Node, error) {
 	return node, nil
 }
 
+// unchanged is returned by an edit's fn for a change that would leave the
+// membership as it is at revision rev: edit writes nothing, since a write
+// would still make a revision that every follower wakes up for, and says
+// what it found.
+type unchanged struct {
+	what string
+	rev  int64
+}
+
+func (u unchanged) Error() string { return u.what }
+
 // edit applies the change fn computes to the store the flags describe and
 // prints what was done.
 func edit(cmd *cobra.Command, ef *etcdFlags, done string, fn func(etcd.Snapshot) (etcd.Change, error)) error {
@@ -151,6 +162,11 @@ func edit(cmd *cobra.Command, ef *etcdFlags, done string, fn func(etcd.Snapshot)
 	}
 	defer s.Close()
 	rev, err := s.Update(cmd.Context(), fn)
+	var u unchanged
+	if errors.As(err, &u) {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: nothing written (revision %d)\n", u.what, u.rev)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -208,6 +224,7 @@ func newMembersReweightCmd(ef *etcdFlags) *cobra.Command {
 		Use:   "reweight NAME WEIGHT",
 		Short: "Set a node's weight",
 		Long: `Set a node's relative capacity; its zone, address, drain and lease stay.
+A node that already has the weight is left alone: nothing is written.
 
   kolco members --prefix /kolco/cache/ reweight cache-d 2`,
 		Args: cobra.ExactArgs(2),
@@ -223,6 +240,9 @@ func newMembersReweightCmd(ef *etcdFlags) *cobra.Command {
 				m, ok := snap.Member(args[0])
 				if !ok {
 					return etcd.Change{}, fmt.Errorf("%w: %q", kolco.ErrUnknownNode, args[0])
+				}
+				if m.EffectiveWeight() == w {
+					return etcd.Change{}, unchanged{fmt.Sprintf("%s already weighs %v", m.ID, w), snap.Revision}
 				}
 				m.Weight = w
 				return etcd.Change{Update: []kolco.Node{m.Node}}, nil
