@@ -66,9 +66,7 @@ Example:
 			if err != nil {
 				return err
 			}
-			return of.emit(cmd, res, func() chart.Chart {
-				return loadsChart(res.Loads[0], fmt.Sprintf("%s: share per node before and after %d failure(s)", res.Loads[0].Setup, cascade))
-			})
+			return of.emit(cmd, res, func() chart.Chart { return failureChart(res, cascade) })
 		},
 	}
 	sf.register(cmd.Flags(), defaultVNodes())
@@ -79,6 +77,32 @@ Example:
 	cmd.Flags().IntVar(&cascade, "cascade", 1, "number of failures, one after the other")
 	keysFlag(cmd.Flags(), &numKeys, 1_000_000)
 	return cmd
+}
+
+// failureChart draws each node's share before and after the failures of
+// one setup; of several, each setup's share after them, one colour per
+// setup (before and after of each would double the bars; the shares
+// before are in the table).
+func failureChart(r *sim.FailureResult, cascade int) chart.Chart {
+	failures := plural(cascade, "failure", "failures")
+	if len(r.Loads) == 1 {
+		l := r.Loads[0]
+		return loadsChart(l, fmt.Sprintf("%s: share per node before and after %s", l.Setup, failures))
+	}
+	c := chart.Bars{Title: "share per node after " + failures, YLabel: "share of keys", Percent: true,
+		Categories: r.Loads[0].Nodes}
+	for _, l := range r.Loads {
+		after := make(map[string]float64, len(l.Nodes))
+		for i, n := range l.Nodes {
+			after[n] = l.After[i]
+		}
+		g := chart.Group{Name: l.Setup}
+		for _, n := range c.Categories {
+			g.Values = append(g.Values, after[n])
+		}
+		c.Groups = append(c.Groups, g)
+	}
+	return c
 }
 
 // loadsChart draws each node's share before and after a change.

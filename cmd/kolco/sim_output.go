@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -115,8 +116,12 @@ func (o *outputFlags) check() error {
 		return usagef("--json and --csv exclude each other")
 	}
 	if o.plot != "" {
-		if _, err := chart.Format(o.plot); err != nil {
+		// A file that cannot be written is found now, not after a run
+		// of minutes.
+		if err := chart.Check(o.plot); errors.Is(err, chart.ErrFormat) {
 			return usageError{err}
+		} else if err != nil {
+			return fmt.Errorf("--plot: %w", err)
 		}
 	}
 	return nil
