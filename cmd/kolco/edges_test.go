@@ -22,6 +22,7 @@ func TestSharpEdges(t *testing.T) {
 	}
 	comma, dup := file("comma.txt", "cache-a,1\ncache-b 1\n"), file("dup.txt", "a\nb\na\n")
 	weighted := file("weighted.txt", "a\nb 2\nc\n")
+	list := file("list.txt", "a, b, c\n")
 	for _, c := range []struct {
 		name  string
 		args  []string
@@ -31,6 +32,7 @@ func TestSharpEdges(t *testing.T) {
 		not   string
 	}{
 		{"node file line with a comma", []string{"locate", "--nodes-file", comma}, "k\n", 1, []string{"line 1", `"cache-a 1"`}, ""},
+		{"node file line listing nodes", []string{"locate", "--nodes-file", list}, "k\n", 1, []string{"line 1", `"a", "b", "c"`, "one per line"}, `"a "`},
 		{"more replicas than nodes", []string{"locate", "--nodes", "a,b,c", "--replicas", "5"}, "k\n", 2, []string{"--replicas 5", "at most 3"}, ""},
 		{"every node removed", []string{"locate", "--nodes", "a", "--remove", "a"}, "", 2, []string{"--remove a takes away every node"}, ""},
 		{"no input", []string{"locate", "--nodes", "a,b"}, "", 1, []string{"no keys on stdin"}, ""},
