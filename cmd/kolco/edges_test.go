@@ -33,6 +33,10 @@ func TestSharpEdges(t *testing.T) {
 	}{
 		{"node file line with a comma", []string{"locate", "--nodes-file", comma}, "k\n", 1, []string{"line 1", `"cache-a 1"`}, ""},
 		{"node file line listing nodes", []string{"locate", "--nodes-file", list}, "k\n", 1, []string{"line 1", `"a", "b", "c"`, "one per line"}, `"a "`},
+		{"hit rate as a percentage", []string{"plan", "--nodes", "a,b", "--add", "c", "--hit-rate", "95"}, "", 2, []string{"--hit-rate", "0.95"}, "--rps"},
+		{"negative Zipf exponent", []string{"sim", "hotkeys", "--zipf", "-1"}, "", 2, []string{"--zipf"}, "--epsilon"},
+		{"no name sets", []string{"sim", "remap", "--sets", "0"}, "", 2, []string{"--sets"}, "--nodes"},
+		{"no zones", []string{"sim", "replicas", "--zones", "0"}, "", 2, []string{"--zones"}, "--nodes"},
 		{"more replicas than nodes", []string{"locate", "--nodes", "a,b,c", "--replicas", "5"}, "k\n", 2, []string{"--replicas 5", "at most 3"}, ""},
 		{"every node removed", []string{"locate", "--nodes", "a", "--remove", "a"}, "", 2, []string{"--remove a takes away every node"}, ""},
 		{"no input", []string{"locate", "--nodes", "a,b"}, "", 1, []string{"no keys on stdin"}, ""},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -51,8 +52,8 @@ Example:
 				return err
 			}
 			if set == nil {
-				if nodes < 1 || zones < 1 {
-					return usagef("--nodes and --zones must be at least 1")
+				if err := cmp.Or(atLeast("nodes", nodes, 1), atLeast("zones", zones, 1)); err != nil {
+					return err
 				}
 				for i := range nodes {
 					set = append(set, kolco.Node{ID: "node-" + strconv.Itoa(i), Zone: "zone-" + strconv.Itoa(i%zones)})
