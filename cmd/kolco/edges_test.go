@@ -37,6 +37,7 @@ func TestSharpEdges(t *testing.T) {
 		{"negative Zipf exponent", []string{"sim", "hotkeys", "--zipf", "-1"}, "", 2, []string{"--zipf"}, "--epsilon"},
 		{"no name sets", []string{"sim", "remap", "--sets", "0"}, "", 2, []string{"--sets"}, "--nodes"},
 		{"no zones", []string{"sim", "replicas", "--zones", "0"}, "", 2, []string{"--zones"}, "--nodes"},
+		{"sim of more replicas than nodes", []string{"sim", "replicas", "--nodes", "3", "--replicas", "5"}, "", 2, []string{"--replicas 5", "at most 3"}, ""},
 		{"more replicas than nodes", []string{"locate", "--nodes", "a,b,c", "--replicas", "5"}, "k\n", 2, []string{"--replicas 5", "at most 3"}, ""},
 		{"every node removed", []string{"locate", "--nodes", "a", "--remove", "a"}, "", 2, []string{"--remove a takes away every node"}, ""},
 		{"no input", []string{"locate", "--nodes", "a,b"}, "", 1, []string{"no keys on stdin"}, ""},

@@ -44,8 +44,8 @@ Example:
 			for i := range setups {
 				setups[i].Opts.ZoneAware = zoneAware
 			}
-			if replicas < 1 {
-				return usagef("--replicas must be at least 1 (got %d)", replicas)
+			if err := atLeast("replicas", replicas, 1); err != nil {
+				return err
 			}
 			set, err := nodesFromFile(nodesFile)
 			if err != nil {
@@ -58,6 +58,9 @@ Example:
 				for i := range nodes {
 					set = append(set, kolco.Node{ID: "node-" + strconv.Itoa(i), Zone: "zone-" + strconv.Itoa(i%zones)})
 				}
+			}
+			if err := checkReplicas(replicas, len(set)); err != nil {
+				return err
 			}
 			res, err := sim.Replicas(sim.ReplicasConfig{Setups: setups, Nodes: set, Replicas: replicas, Keys: keys.Synthetic(numKeys)})
 			if err != nil {
