@@ -106,7 +106,8 @@ func Balance(cfg BalanceConfig) (*BalanceResult, error) {
 // Tables renders the result as tables in format f.
 func (r *BalanceResult) Tables(f report.Format) []report.Table {
 	t := report.Table{
-		Title:   fmt.Sprintf("balance, %d keys, %d name sets (theory: ring arcs sqrt((N-1)/(NV+1)) with sampling noise sqrt((N-1)/K); max arc H_N at V=1)", r.Keys, r.Sets),
+		Title: fmt.Sprintf("balance, %s, %s (theory: ring arcs sqrt((N-1)/(NV+1)) with sampling noise sqrt((N-1)/K); max arc H_N at V=1)",
+			report.Count(r.Keys, "key", "keys"), report.Count(r.Sets, "name set", "name sets")),
 		Columns: []string{"setup", "nodes", "max/avg", "theory max", "min/avg", "spread", "theory spread", "arc spread"},
 	}
 	for _, x := range r.Rows {

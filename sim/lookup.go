@@ -77,7 +77,7 @@ func Lookup(cfg LookupConfig) (*LookupResult, error) {
 // Tables renders the result as tables in format f.
 func (r *LookupResult) Tables(f report.Format) []report.Table {
 	t := report.Table{
-		Title:   fmt.Sprintf("lookup: time per Locate over %d keys on one goroutine (this machine)", r.Keys),
+		Title:   fmt.Sprintf("lookup: time per Locate over %s on one goroutine (this machine)", report.Count(r.Keys, "key", "keys")),
 		Columns: []string{"setup", "nodes", "ns/lookup", "build ms"},
 	}
 	for _, x := range r.Rows {

@@ -156,9 +156,9 @@ func remapOnce(s Setup, cfg RemapConfig, set int) ([6]float64, error) {
 
 // Tables renders the result as tables in format f.
 func (r *RemapResult) Tables(f report.Format) []report.Table {
-	change := fmt.Sprintf("%d -> %d nodes", r.Nodes, r.Nodes+r.Add-r.Remove)
+	change := fmt.Sprintf("%d -> %s", r.Nodes, report.Count(r.Nodes+r.Add-r.Remove, "node", "nodes"))
 	t := report.Table{
-		Title:   fmt.Sprintf("remap %s, %d keys, %d name sets", change, r.Keys, r.Sets),
+		Title:   fmt.Sprintf("remap %s, %s, %s", change, report.Count(r.Keys, "key", "keys"), report.Count(r.Sets, "name set", "name sets")),
 		Columns: []string{"setup", "theory", "min moved", "avg moved", "max moved", "to new", "donors", "max/avg", "min/avg", "spread"},
 	}
 	for _, x := range r.Rows {

@@ -69,7 +69,7 @@ func Weights(cfg WeightsConfig) (*WeightsResult, error) {
 // Tables renders the result as tables in format f.
 func (r *WeightsResult) Tables(f report.Format) []report.Table {
 	t := report.Table{
-		Title:   fmt.Sprintf("weights: requested vs obtained share, %d keys", r.Keys),
+		Title:   fmt.Sprintf("weights: requested vs obtained share, %s", report.Count(r.Keys, "key", "keys")),
 		Columns: []string{"setup", "node", "weight", "requested", "obtained", "obtained/requested"},
 	}
 	for _, x := range r.Rows {

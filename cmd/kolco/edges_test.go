@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -82,5 +83,56 @@ func TestInputReadAsWritten(t *testing.T) {
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &p) != nil || p.Keys != 2 || p.Bytes != 30 {
 		t.Errorf("exit %d (%s): %d keys of %v bytes; want 2 keys of 30 bytes", code, errs, p.Keys, p.Bytes)
+	}
+}
+
+// TestOneIsSingular runs the commands with counts of one - one node, one
+// key, one zone, one name set, one owner - and checks that no output says
+// "1 nodes" or the like.
+func TestOneIsSingular(t *testing.T) {
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.txt")
+	if err := os.WriteFile(one, []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plural := regexp.MustCompile(`(^|[^0-9.])1 (nodes|keys|zones|owners|distinct owners|requests|name sets|values|failures)\b|\(s\)`)
+	for _, args := range [][]string{
+		{"sim", "remap", "--nodes", "2", "--remove", "1", "--keys", "1", "--sets", "1"},
+		{"sim", "balance", "--nodes", "1", "--keys", "1"},
+		{"sim", "failure", "--nodes", "2", "--keys", "1"},
+		{"sim", "replicas", "--nodes", "1", "--zones", "1", "--replicas", "1", "--keys", "1"},
+		{"sim", "hotkeys", "--nodes", "1", "--keys", "1", "--requests", "1", "--in-flight", "1"},
+		{"sim", "weights", "--keys", "1"},
+		{"sim", "lookup", "--nodes", "1", "--keys", "1"},
+		{"plan", "--nodes", "a,b", "--remove", "b", "--keys", "1"},
+		{"members", "list", "--file", one},
+		{"locate", "--nodes", "a", "--replicas", "2"},
+		{"sim", "failure", "--nodes", "1"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			_, out, errs := runCLI(t, "k\n", args...)
+			if m := plural.FindString(out + errs); m != "" {
+				t.Errorf("output says %q:\n%s%s", m, out, errs)
+			}
+		})
+	}
+	// The charts' titles too.
+	for _, args := range [][]string{
+		{"sim", "failure", "--nodes", "2", "--keys", "1"},
+		{"sim", "replicas", "--nodes", "1", "--zones", "1", "--replicas", "1", "--keys", "1"},
+		{"sim", "balance", "--nodes", "1", "--keys", "1", "--vnodes", "1,2"},
+		{"plan", "--nodes", "a,b", "--remove", "b", "--keys", "1"},
+	} {
+		t.Run(strings.Join(args, " ")+" --plot", func(t *testing.T) {
+			file := filepath.Join(dir, "chart.svg")
+			if code, _, errs := runCLI(t, "", append(args, "--plot", file)...); code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			for text := range svgTexts(t, file) {
+				if m := plural.FindString(text); m != "" {
+					t.Errorf("chart says %q in %q", m, text)
+				}
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/compat"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 // maxKeyLine bounds one input line, so that input without newlines fails
@@ -102,7 +103,7 @@ A node file holds one node per line, "ID [WEIGHT [ZONE]]":
 // and LocateN would quietly return fewer than asked.
 func checkReplicas(replicas, nodes int) error {
 	if replicas > nodes {
-		return usagef("--replicas %d: a key has at most %d distinct owners, one per node", replicas, nodes)
+		return usagef("--replicas %d: a key has at most %s, one per node", replicas, report.Count(nodes, "distinct owner", "distinct owners"))
 	}
 	return nil
 }

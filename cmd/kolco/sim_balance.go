@@ -9,6 +9,7 @@ import (
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
 	"github.com/kolco-dev/kolco/sim/keys"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 func newSimBalanceCmd() *cobra.Command {
@@ -80,7 +81,7 @@ func balanceChart(r *sim.BalanceResult) chart.Chart {
 		return spreadVsV(r)
 	}
 	if len(byN) > 1 {
-		c := chart.Lines{Title: fmt.Sprintf("spread of keys per node, %d keys", r.Keys), XLabel: "nodes", YLabel: "spread (stdev / mean)", LogX: true, Percent: true}
+		c := chart.Lines{Title: fmt.Sprintf("spread of keys per node, %s", report.Count(r.Keys, "key", "keys")), XLabel: "nodes", YLabel: "spread (stdev / mean)", LogX: true, Percent: true}
 		idx := map[string]int{}
 		for _, x := range r.Rows {
 			i, ok := idx[x.Setup]
@@ -94,7 +95,7 @@ func balanceChart(r *sim.BalanceResult) chart.Chart {
 		}
 		return c
 	}
-	c := chart.Bars{Title: fmt.Sprintf("balance, %d keys", r.Keys), YLabel: "spread (stdev / mean)", Percent: true}
+	c := chart.Bars{Title: fmt.Sprintf("balance, %s", report.Count(r.Keys, "key", "keys")), YLabel: "spread (stdev / mean)", Percent: true}
 	m, th := chart.Group{Name: "measured"}, chart.Group{Name: "theory"}
 	for _, x := range r.Rows {
 		c.Categories = append(c.Categories, fmt.Sprintf("%s N=%d", x.Setup, x.Nodes))
@@ -115,9 +116,9 @@ func spreadVsV(r *sim.BalanceResult) chart.Chart {
 			counts = append(counts, x.Nodes)
 		}
 	}
-	title := fmt.Sprintf("spread of keys per node, %s, %d keys", plural(counts[0], "node", "nodes"), r.Keys)
+	title := fmt.Sprintf("spread of keys per node, %s, %s", report.Count(counts[0], "node", "nodes"), report.Count(r.Keys, "key", "keys"))
 	if len(counts) > 1 {
-		title = fmt.Sprintf("spread of keys per node, %d keys", r.Keys)
+		title = fmt.Sprintf("spread of keys per node, %s", report.Count(r.Keys, "key", "keys"))
 	}
 	c := chart.Lines{Title: title, XLabel: "virtual nodes per node (V)", YLabel: "spread (stdev / mean)", LogX: true, Percent: true}
 	var theories []chart.Series

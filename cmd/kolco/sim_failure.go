@@ -9,6 +9,7 @@ import (
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
 	"github.com/kolco-dev/kolco/sim/keys"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 // nodesFromFile reads a node file with the shared parser, or returns nil
@@ -59,7 +60,7 @@ Example:
 				count = len(set)
 			}
 			if cascade < 1 || cascade >= count {
-				return usagef("--cascade must be between 1 and the node count - 1 (got %d for %d nodes)", cascade, count)
+				return usagef("--cascade must be between 1 and the node count - 1 (got %d for %s)", cascade, report.Count(count, "node", "nodes"))
 			}
 			res, err := sim.Failure(sim.FailureConfig{Setups: setups, Nodes: nodes, NodeSet: set, Victim: victim,
 				Cascade: cascade, Keys: keys.Synthetic(numKeys), Progress: progressTo(cmd.ErrOrStderr())})
@@ -84,7 +85,7 @@ Example:
 // setup (before and after of each would double the bars; the shares
 // before are in the table).
 func failureChart(r *sim.FailureResult, cascade int) chart.Chart {
-	failures := plural(cascade, "failure", "failures")
+	failures := report.Count(cascade, "failure", "failures")
 	if len(r.Loads) == 1 {
 		l := r.Loads[0]
 		return loadsChart(l, fmt.Sprintf("%s: share per node before and after %s", l.Setup, failures))

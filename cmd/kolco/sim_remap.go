@@ -9,6 +9,7 @@ import (
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
 	"github.com/kolco-dev/kolco/sim/keys"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 func newSimRemapCmd() *cobra.Command {
@@ -73,7 +74,7 @@ Example:
 // remapChart draws the moved share against V when rings of several vnode
 // counts were measured, else the setups side by side.
 func remapChart(r *sim.RemapResult) chart.Chart {
-	title := fmt.Sprintf("keys moved, %d -> %d nodes", r.Nodes, r.Nodes+r.Add-r.Remove)
+	title := fmt.Sprintf("keys moved, %d -> %s", r.Nodes, report.Count(r.Nodes+r.Add-r.Remove, "node", "nodes"))
 	var ringV, moved, lo, hi, theory []float64
 	for _, x := range r.Rows {
 		if x.Algo == "ring" {

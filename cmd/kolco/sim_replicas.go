@@ -10,6 +10,7 @@ import (
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
 	"github.com/kolco-dev/kolco/sim/keys"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 func newSimReplicasCmd() *cobra.Command {
@@ -84,7 +85,7 @@ Example:
 func replicasChart(r *sim.ReplicasResult) chart.Chart {
 	c := chart.Bars{Title: "zones spanned by replica sets", YLabel: "share of keys", Percent: true}
 	for z := 1; z <= r.Replicas; z++ {
-		c.Categories = append(c.Categories, strconv.Itoa(z)+" zone(s)")
+		c.Categories = append(c.Categories, report.Count(z, "zone", "zones"))
 	}
 	for _, x := range r.Rows {
 		c.Groups = append(c.Groups, chart.Group{Name: x.Setup, Values: x.ZoneHist[1:]})
