@@ -47,6 +47,9 @@ func (e *etcdFlags) store() (*etcd.Store, error) {
 	if e.prefix == "" {
 		return nil, usagef("--prefix is required: the membership's key prefix in etcd, such as /kolco/cache/")
 	}
+	if err := etcd.CheckPrefix(e.prefix); err != nil {
+		return nil, usageError{fmt.Errorf("--prefix: %w", err)}
+	}
 	if e.timeout <= 0 {
 		return nil, usagef("--timeout must be positive (got %v)", e.timeout)
 	}
