@@ -99,6 +99,17 @@ func stateless(name string, build func([]kolco.Node, Options) (Placement, error)
 	}
 }
 
+// placement hands on an algorithm's result as a Placement. Returning the
+// constructor's (*T, error) directly would turn its nil *T into a non-nil
+// interface holding a nil pointer: p == nil would be false beside the
+// error, and the caller's first Locate would panic.
+func placement[P Placement](p P, err error) (Placement, error) {
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 var all = []Info{
 	{Name: "ring", Summary: "consistent hash ring with virtual nodes (Karger et al. 1997)",
 		Options: HashOption | VNodesOption | ZoneAwareOption | ArticleOption,
@@ -106,12 +117,12 @@ var all = []Info{
 	{Name: "modulo", Summary: "hash % N, the baseline that moves N/(N+1) of keys",
 		Options: HashOption,
 		build: stateless("modulo", func(n []kolco.Node, o Options) (Placement, error) {
-			return modulo.New(n, modulo.Config{Hash: o.Hash})
+			return placement(modulo.New(n, modulo.Config{Hash: o.Hash}))
 		})},
 	{Name: "slots", Summary: "Redis-Cluster-style hash slots with a slot -> node map", HistoryDependent: true,
 		Options: HashOption | SlotsOption,
 		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
-			return slots.Restore(n, slots.Config{Count: o.Slots, Hash: o.Hash}, state)
+			return placement(slots.Restore(n, slots.Config{Count: o.Slots, Hash: o.Hash}, state))
 		}},
 	{Name: "rendezvous", Summary: "highest random weight (Thaler & Ravishankar 1998)",
 		Options: HashOption | ArticleOption,
@@ -119,32 +130,32 @@ var all = []Info{
 	{Name: "jump", Summary: "jump consistent hash with arbitrary removals (Lamping & Veach 2014; MementoHash 2023)", HistoryDependent: true,
 		Options: HashOption,
 		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
-			return jump.Restore(n, jump.Config{Hash: o.Hash}, state)
+			return placement(jump.Restore(n, jump.Config{Hash: o.Hash}, state))
 		}},
 	{Name: "jumpback", Summary: "JumpBackHash with arbitrary removals (Ertl 2024; MementoHash 2023)", HistoryDependent: true,
 		Options: HashOption,
 		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
-			return jumpback.Restore(n, jumpback.Config{Hash: o.Hash}, state)
+			return placement(jumpback.Restore(n, jumpback.Config{Hash: o.Hash}, state))
 		}},
 	{Name: "maglev", Summary: "Maglev lookup table (Eisenbud et al. 2016)",
 		Options: HashOption | TableSizeOption,
 		build: stateless("maglev", func(n []kolco.Node, o Options) (Placement, error) {
-			return maglev.New(n, maglev.Config{Hash: o.Hash, TableSize: o.TableSize})
+			return placement(maglev.New(n, maglev.Config{Hash: o.Hash, TableSize: o.TableSize}))
 		})},
 	{Name: "anchor", Summary: "AnchorHash with fixed capacity (Mendelson et al. 2020)", HistoryDependent: true,
 		Options: HashOption | CapacityOption,
 		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
-			return anchor.Restore(n, anchor.Config{Hash: o.Hash, Capacity: o.Capacity}, state)
+			return placement(anchor.Restore(n, anchor.Config{Hash: o.Hash, Capacity: o.Capacity}, state))
 		}},
 	{Name: "multiprobe", Summary: "multi-probe consistent hashing, one point per node (Appleton & O'Reilly 2015)",
 		Options: HashOption | ProbesOption,
 		build: stateless("multiprobe", func(n []kolco.Node, o Options) (Placement, error) {
-			return multiprobe.New(n, multiprobe.Config{Hash: o.Hash, Probes: o.Probes})
+			return placement(multiprobe.New(n, multiprobe.Config{Hash: o.Hash, Probes: o.Probes}))
 		})},
 	{Name: "bounded", Summary: "consistent hashing with bounded loads (Mirrokni et al. 2016); Locate is the ring owner, Assign and Acquire bound the load",
 		Options: HashOption | VNodesOption | EpsilonOption,
 		build: stateless("bounded", func(n []kolco.Node, o Options) (Placement, error) {
-			return bounded.New(n, bounded.Config{Hash: o.Hash, Epsilon: o.Epsilon, VNodes: o.VNodes})
+			return placement(bounded.New(n, bounded.Config{Hash: o.Hash, Epsilon: o.Epsilon, VNodes: o.VNodes}))
 		})},
 }
 
@@ -156,7 +167,7 @@ func newRendezvous(n []kolco.Node, o Options) (Placement, error) {
 			cfg.Hash = keyhash.MD5
 		}
 	}
-	return rendezvous.New(n, cfg)
+	return placement(rendezvous.New(n, cfg))
 }
 
 func newRing(nodes []kolco.Node, o Options) (Placement, error) {
@@ -171,7 +182,7 @@ func newRing(nodes []kolco.Node, o Options) (Placement, error) {
 			cfg.Hash = o.Hash
 		}
 	}
-	return ring.New(nodes, cfg)
+	return placement(ring.New(nodes, cfg))
 }
 
 // All returns every algorithm, sorted by name.

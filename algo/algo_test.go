@@ -188,3 +188,60 @@ func placement(t *testing.T, name string, nodes []kolco.Node, opts algo.Options)
 	}
 	return b.String()
 }
+
+// TestFailureIsANilPlacement builds every registered algorithm with
+// input it refuses, through New and through Restore: the Placement
+// returned beside the error must be a nil interface, so that a caller's
+// p == nil holds, rather than an interface holding a nil pointer whose
+// first Locate panics.
+func TestFailureIsANilPlacement(t *testing.T) {
+	for _, a := range algo.All() {
+		t.Run(a.Name, func(t *testing.T) {
+			p, err := algo.New(a.Name, nodes("a", "a"), algo.Options{})
+			if !errors.Is(err, kolco.ErrDuplicateNode) {
+				t.Fatalf("New with duplicate IDs: %v, want ErrDuplicateNode", err)
+			}
+			if p != nil {
+				t.Errorf("New failed but returned a non-nil Placement (%T)", p)
+			}
+			p, err = algo.Restore(a.Name, nodes("a", "b"), algo.Options{}, []byte("not a state"))
+			if !errors.Is(err, kolco.ErrBadState) {
+				t.Fatalf("Restore with a bad state: %v, want ErrBadState", err)
+			}
+			if p != nil {
+				t.Errorf("Restore failed but returned a non-nil Placement (%T)", p)
+			}
+		})
+	}
+}
+
+// TestUnweightedRefusalSaysWhy gives every algorithm a node of weight 2:
+// one without weights refuses it with kolco.ErrBadWeight, in a message
+// that names the algorithm once and does not carry ErrBadWeight's own
+// text, which speaks of positive finite numbers and would contradict a
+// weight of 2.
+func TestUnweightedRefusalSaysWhy(t *testing.T) {
+	refused := 0
+	for _, a := range algo.All() {
+		t.Run(a.Name, func(t *testing.T) {
+			_, err := algo.New(a.Name, []kolco.Node{{ID: "a"}, {ID: "big", Weight: 2}}, algo.Options{})
+			if !errors.Is(err, kolco.ErrBadWeight) {
+				return // takes weights, or ignores them
+			}
+			refused++
+			msg := err.Error()
+			if n := strings.Count(msg, a.Name); n != 1 {
+				t.Errorf("%q names %s %d times, want once", msg, a.Name, n)
+			}
+			if strings.Contains(msg, kolco.ErrBadWeight.Error()) {
+				t.Errorf("%q says a weight of 2 is not a positive finite number", msg)
+			}
+			if !strings.Contains(msg, `"big"`) {
+				t.Errorf("%q does not name the node", msg)
+			}
+		})
+	}
+	if refused == 0 {
+		t.Error("no algorithm refuses weights: the test checks nothing")
+	}
+}

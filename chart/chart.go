@@ -9,14 +9,17 @@
 package chart
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"image/color"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -93,6 +96,13 @@ func (percentTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
+// theoryDashes are the dash patterns of theory lines, in turn.
+var theoryDashes = [][]vg.Length{
+	{vg.Points(5), vg.Points(3)},
+	{vg.Points(1.5), vg.Points(2)},
+	{vg.Points(8), vg.Points(2), vg.Points(1.5), vg.Points(2)},
+}
+
 func (c Lines) plot() (*plot.Plot, error) {
 	if len(c.Series) == 0 {
 		return nil, ErrEmpty
@@ -109,7 +119,7 @@ func (c Lines) plot() (*plot.Plot, error) {
 	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
-	measured := 0
+	measured, theories := 0, 0
 	for _, s := range c.Series {
 		if len(s.X) != len(s.Y) || len(s.X) == 0 {
 			return nil, fmt.Errorf("%w: series %q has %d x and %d y values", ErrEmpty, s.Name, len(s.X), len(s.Y))
@@ -127,8 +137,11 @@ func (c Lines) plot() (*plot.Plot, error) {
 		}
 		line.Width = vg.Points(1.5)
 		if s.Theory {
+			// Grey and dashed, each theory in its own dashes so that
+			// two of them (one per node count) stay apart.
 			line.Color = color.Gray{Y: 90}
-			line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			line.Dashes = theoryDashes[theories%len(theoryDashes)]
+			theories++
 			p.Add(line)
 			p.Legend.Add(s.Name, line)
 			continue
@@ -143,16 +156,7 @@ func (c Lines) plot() (*plot.Plot, error) {
 		p.Add(line, pts)
 		p.Legend.Add(s.Name, line, pts)
 	}
-	if !c.LogY {
-		headroom(p, len(c.Series))
-	}
 	return p, nil
-}
-
-// headroom raises the top of the y axis so that a legend of n entries in
-// the top right corner does not cover the data.
-func headroom(p *plot.Plot, n int) {
-	p.Y.Max += (p.Y.Max - p.Y.Min) * math.Min(0.08*float64(n), 0.4)
 }
 
 func (c Bars) plot() (*plot.Plot, error) {
@@ -185,7 +189,6 @@ func (c Bars) plot() (*plot.Plot, error) {
 		p.Legend.Add(g.Name, bars)
 	}
 	p.Y.Min = math.Min(p.Y.Min, 0)
-	headroom(p, len(c.Groups))
 	p.NominalX(c.Categories...)
 	if len(c.Categories) > 8 {
 		p.X.Tick.Label.Rotation = math.Pi / 3
@@ -231,22 +234,103 @@ func Write(w io.Writer, format string, c Chart) error {
 	if err != nil {
 		return err
 	}
-	wt, err := p.WriterTo(Width, Height, format)
+	cv, err := draw.NewFormattedCanvas(Width, Height, format)
 	if err != nil {
 		return err
 	}
-	_, err = wt.WriteTo(w)
+	dc := draw.New(cv)
+	clearLegend(p, dc)
+	p.Draw(dc)
+	_, err = cv.WriteTo(w)
 	return err
 }
 
-// Save draws c to the file path, SVG or PNG by its extension. It writes a
-// temporary file in the same directory and renames it, so that path is
-// either the whole chart or untouched.
-func Save(path string, c Chart) (err error) {
+// clearLegend raises the top of p's y axis until the highest value is
+// drawn below the legend, which sits in the top right corner of the data
+// area: there it covers no bar, line or point, wherever the data peaks.
+// The legend's height is known only on the canvas, in points, so the
+// axis is fitted there; the data area's height barely moves with the
+// axis's range (only the tick labels' width and the glyphs' padding do),
+// so a few rounds settle it.
+func clearLegend(p *plot.Plot, dc draw.Canvas) {
+	top := p.Y.Max // the data's highest value, before any headroom
+	_, logY := p.Y.Scale.(plot.LogScale)
+	if logY && (p.Y.Min <= 0 || top <= p.Y.Min) || !logY && top <= p.Y.Min {
+		return
+	}
+	for range 4 {
+		data := p.DataCanvas(dc)
+		legend := p.Legend.Rectangle(legendCanvas(p, dc))
+		// The last entry's text descends below the rectangle, and a
+		// point's mark reaches above its value.
+		gap := p.Legend.TextStyle.FontExtents().Descent + vg.Points(3)
+		room := float64((legend.Min.Y - gap - data.Min.Y) / (data.Max.Y - data.Min.Y))
+		if room <= 0.05 { // a legend as tall as the chart: nothing helps
+			return
+		}
+		if p.Y.Norm(top) <= room {
+			return
+		}
+		if logY {
+			p.Y.Max = p.Y.Min * math.Exp(math.Log(top/p.Y.Min)/room)
+		} else {
+			p.Y.Max = p.Y.Min + (top-p.Y.Min)/room
+		}
+	}
+}
+
+// legendCanvas returns the part of dc that p.Draw hands its legend: dc
+// without the title and the axes.
+func legendCanvas(p *plot.Plot, dc draw.Canvas) draw.Canvas {
+	if p.Title.Text != "" {
+		dc.Max.Y -= p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+	}
+	data := p.DataCanvas(dc)
+	dc.Min.X, dc.Min.Y = data.Min.X, data.Min.Y
+	return dc
+}
+
+// Check returns the error [Save] would return for path before anything
+// is drawn: ErrFormat for an extension other than .svg or .png, or an
+// *fs.PathError naming path when its directory does not exist or is not a
+// directory. A command checks its --plot file before a long run.
+func Check(path string) error {
+	if _, err := Format(path); err != nil {
+		return err
+	}
+	fi, err := os.Stat(filepath.Dir(path))
+	switch {
+	case err != nil:
+		return named("create", path, err)
+	case !fi.IsDir():
+		return &fs.PathError{Op: "create", Path: path, Err: syscall.ENOTDIR}
+	}
+	return nil
+}
+
+// Save draws c to the file path, SVG or PNG by its extension. It draws
+// first, then writes a temporary file in the same directory and renames
+// it, so that path is either the whole chart or untouched. The error wraps
+// ErrFormat or ErrEmpty, or is an *fs.PathError naming path (never the
+// temporary file).
+func Save(path string, c Chart) error {
 	format, err := Format(path)
 	if err != nil {
 		return err
 	}
+	var buf bytes.Buffer
+	if err := Write(&buf, format, c); err != nil {
+		return err
+	}
+	if err := writeFile(path, buf.Bytes()); err != nil {
+		return named("write", path, err)
+	}
+	return nil
+}
+
+// writeFile writes data to a temporary file beside path and renames it
+// to path.
+func writeFile(path string, data []byte) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
@@ -257,7 +341,7 @@ func Save(path string, c Chart) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err = Write(tmp, format, c); err != nil {
+	if _, err = tmp.Write(data); err != nil {
 		return err
 	}
 	if err = tmp.Chmod(0o644); err != nil {
@@ -267,4 +351,19 @@ func Save(path string, c Chart) (err error) {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// named returns err as an *fs.PathError for path: the file system's
+// errors name the temporary file or the directory, which the caller never
+// gave.
+func named(op, path string, err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	return &fs.PathError{Op: op, Path: path, Err: err}
 }

@@ -7,9 +7,17 @@ import (
 	"fmt"
 	"image/png"
 	"io"
+	"io/fs"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // kinds holds one chart of each kind the kolco command draws.
@@ -106,5 +114,75 @@ func TestSaveRejectsUnknownFormatAndLeavesNothing(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		t.Errorf("failed saves left %s behind", e.Name())
+	}
+}
+
+// crowded returns charts whose data peak where the legend sits, the top
+// right corner, with many legend entries.
+func crowded() map[string]Chart {
+	bars := Bars{Title: "rising", Categories: []string{"a", "b", "c", "d"}}
+	for g := range 8 {
+		bars.Groups = append(bars.Groups, Group{Name: fmt.Sprintf("group number %d", g), Values: []float64{0.1, 0.2, 0.3, 0.4 + float64(g)/100}})
+	}
+	lines := Lines{Title: "rising", Percent: true}
+	logs := Lines{Title: "rising", LogX: true, LogY: true}
+	for s := range 6 {
+		x := []float64{1, 10, 100, 1000}
+		lines.Series = append(lines.Series, Series{Name: fmt.Sprintf("series %d", s), X: x, Y: []float64{0.1, 0.2, 0.3, 0.5 + float64(s)/100}})
+		logs.Series = append(logs.Series, Series{Name: fmt.Sprintf("series %d", s), X: x, Y: []float64{10, 100, 1000, 10000 + float64(s)}})
+	}
+	return map[string]Chart{"bars": bars, "lines": lines, "log-y": logs}
+}
+
+// peak returns the highest value a chart holds.
+func peak(c Chart) float64 {
+	top := math.Inf(-1)
+	switch c := c.(type) {
+	case Bars:
+		for _, g := range c.Groups {
+			top = max(top, slices.Max(g.Values))
+		}
+	case Lines:
+		for _, s := range c.Series {
+			top = max(top, slices.Max(s.Y))
+		}
+	}
+	return top
+}
+
+// TestLegendCoversNoData lays every chart out as Write does and checks
+// that the highest value is drawn below the legend's last entry.
+func TestLegendCoversNoData(t *testing.T) {
+	all := kinds()
+	maps.Copy(all, crowded())
+	for name, c := range all {
+		t.Run(name, func(t *testing.T) {
+			p, err := c.plot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			dc := draw.New(vgimg.New(Width, Height))
+			clearLegend(p, dc)
+			data := p.DataCanvas(dc)
+			top := data.Y(p.Y.Norm(peak(c)))
+			legend := p.Legend.Rectangle(legendCanvas(p, dc)).Min.Y - p.Legend.TextStyle.FontExtents().Descent
+			if top >= legend {
+				t.Errorf("the highest value is drawn at %.1fpt, the legend reaches down to %.1fpt", top, legend)
+			}
+		})
+	}
+}
+
+// TestSaveErrorsNameThePath: a file that cannot be written is reported
+// under the name the caller gave, not a temporary file's.
+func TestSaveErrorsNameThePath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing", "out.png")
+	for name, err := range map[string]error{
+		"Check": Check(path),
+		"Save":  Save(path, kinds()["load-per-node"]),
+	} {
+		if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: %v; want ErrNotExist naming %s", name, err, path)
+		}
 	}
 }

@@ -166,7 +166,7 @@ func TestDescribe(t *testing.T) {
 }
 
 // TestContentErrors checks that what a description holds is refused with
-// the sentinels of package kolco.
+// the sentinels of package kolco, and a nil placement.
 func TestContentErrors(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -187,10 +187,22 @@ func TestContentErrors(t *testing.T) {
 		{"nginx unbalanced", "nginx", compat.Input{Config: []byte("http { upstream a { server b; }")}, kolco.ErrBadConfig},
 		{"upstream twice", "nginx", compat.Input{Config: []byte("upstream a { server b; } upstream a { server c; }"), Select: "a"}, kolco.ErrBadConfig},
 		{"bad twemproxy server", "twemproxy", compat.Input{Servers: "nohost"}, twemproxy.ErrBadServer},
+		{"duplicate libmemcached server", "libmemcached", compat.Input{Servers: "a:1,a:1"}, kolco.ErrDuplicateNode},
+		{"duplicate pymemcache server", "pymemcache", compat.Input{Servers: "a,a"}, kolco.ErrDuplicateNode},
+		{"no goredis shards", "goredis", compat.Input{Servers: ","}, kolco.ErrNoNodes},
+		{"duplicate envoy ring host", "envoy", compat.Input{Servers: "a,a"}, kolco.ErrDuplicateNode},
+		{"duplicate envoy maglev host", "envoy", compat.Input{Servers: "a,a", Distribution: "maglev"}, kolco.ErrDuplicateNode},
+		{"duplicate grpc endpoint", "grpc", compat.Input{Servers: "a,a"}, kolco.ErrDuplicateNode},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := compat.Build(c.system, c.in); !errors.Is(err, c.want) {
+			p, err := compat.Build(c.system, c.in)
+			if !errors.Is(err, c.want) {
 				t.Errorf("err = %v, want %v", err, c.want)
+			}
+			// A nil interface, not one holding a nil pointer whose
+			// first Locate panics.
+			if p != nil {
+				t.Errorf("Build failed but returned a non-nil placement (%T)", p)
 			}
 		})
 	}

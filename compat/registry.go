@@ -164,7 +164,14 @@ func Build(name string, in Input) (kolco.Placement, error) {
 	if err := s.check(in); err != nil {
 		return nil, err
 	}
-	return s.build(in)
+	// The builders return the packages' (*T, error) as is: a failed one
+	// gives an interface holding a nil pointer, which must not reach a
+	// caller who checks p == nil.
+	p, err := s.build(in)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Blocks returns the names of the pools, upstreams or backends (see

@@ -19,15 +19,19 @@ const (
 
 // NodeShapes returns the node name shapes the hash matrix uses, by name:
 // "name-N", "host:port" on one port, "ip:port" on one address, and
-// fully qualified host names. Weak hashes treat each shape differently:
-// fnv1a crowds names that differ in their last characters, crc32 is
-// linear in them.
+// fully qualified host names, zero-padded and counted from 1 inside the
+// name. Weak hashes treat each shape differently: fnv1a crowds names that
+// differ in their last characters, crc32 is linear in them.
 func NodeShapes() map[string]func(i int) string {
 	return map[string]func(i int) string{
 		"name-N":    func(i int) string { return fmt.Sprintf("node-%d", i) },
 		"host:port": func(i int) string { return fmt.Sprintf("10.0.%d.7:11211", i) },
 		"ip:port":   func(i int) string { return fmt.Sprintf("127.0.0.1:%d", 11211+i) },
 		"fqdn":      func(i int) string { return fmt.Sprintf("memcached%02d.example.com", i) },
+		// Under crc32 these eleven put two of multiprobe's points within
+		// 0.0012 and 0.016 of a mean arc of others' (see multiprobe's
+		// Balance).
+		"fqdn-N": func(i int) string { return fmt.Sprintf("mc-eu-%d.prod.example.com", i+1) },
 	}
 }
 

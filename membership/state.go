@@ -211,5 +211,9 @@ func (s PlacementState) Next(nodes []kolco.Node) (PlacementState, error) {
 // String describes the state in a few words, such as "jump over 4 nodes
 // (1 KiB)".
 func (s PlacementState) String() string {
-	return fmt.Sprintf("%s over %d nodes (%d bytes)", s.Algorithm, len(s.Nodes), len(s.State))
+	nodes := "nodes"
+	if len(s.Nodes) == 1 {
+		nodes = "node"
+	}
+	return fmt.Sprintf("%s over %d %s (%d bytes)", s.Algorithm, len(s.Nodes), nodes, len(s.State))
 }

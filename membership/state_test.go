@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
@@ -113,5 +114,16 @@ func TestPlacementStateFollowsChanges(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPlacementStateStringOfOneNode: one node is "1 node", not "1 nodes".
+func TestPlacementStateStringOfOneNode(t *testing.T) {
+	p, err := algo.New("jump", []kolco.Node{{ID: "a"}}, algo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := membership.StateOf("jump", p).String(); !strings.Contains(s, "over 1 node ") {
+		t.Errorf("String() = %q, want it over 1 node", s)
 	}
 }

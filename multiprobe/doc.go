@@ -37,6 +37,16 @@
 // less than 0.21 for one in ten. For an even split of a few nodes use the
 // ring, rendezvous or jump.
 //
+// The luck is the node set's, not the hash's: node points are mixed with
+// fmix64, so every hash of package keyhash scatters them alike. Over 1,000
+// families of eleven host names the mean peak is 1.05 under each, crc32
+// included, and over 3,000 the peak reaches 1.19 for 2.2% to 2.9% of them
+// under each. The names mc-eu-1.prod.example.com ... mc-eu-11.prod.example.com
+// are one such family under crc32: two points fall 0.0012 and 0.016 of a
+// mean arc after others', those two nodes get 0.025 and 0.30 of the mean,
+// and the other nine 1.19. Deriving crc32's points otherwise would only
+// move that luck to other names.
+//
 // What the key hash must do is deliver those shares: probes are mixed with
 // fmix64, so every hash of package keyhash does. Over 11 nodes and 200,000
 // keys the tests hold every node's load within sampling noise of its

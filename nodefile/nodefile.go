@@ -70,13 +70,18 @@ func Parse(r io.Reader) ([]kolco.Node, error) {
 // any other byte, a no-break space included.
 const blanks = " \t"
 
+// fields splits a line at ASCII blanks.
+func fields(text string) []string {
+	return strings.FieldsFunc(text, func(r rune) bool { return strings.ContainsRune(blanks, r) })
+}
+
 func parseLine(text string) (kolco.Node, error) {
-	f := strings.FieldsFunc(text, func(r rune) bool { return strings.ContainsRune(blanks, r) })
+	if strings.Contains(text, ",") {
+		return kolco.Node{}, commaError(text)
+	}
+	f := fields(text)
 	if len(f) > 3 {
 		return kolco.Node{}, fmt.Errorf("want \"ID [WEIGHT [ZONE]]\", got %d fields", len(f))
-	}
-	if strings.Contains(f[0], ",") {
-		return kolco.Node{}, fmt.Errorf("node ID %q holds a comma: fields are separated by spaces, as in %q", f[0], strings.Join(strings.Split(f[0], ","), " "))
 	}
 	n := kolco.Node{ID: f[0]}
 	if len(f) > 1 {
@@ -93,4 +98,30 @@ func parseLine(text string) (kolco.Node, error) {
 		n.Zone = f[2]
 	}
 	return n, nil
+}
+
+// commaError explains a line holding a comma, which no ID may hold. The
+// fix depends on what the comma stands for: a field separator, as in a
+// CSV file ("cache-a,1" for "cache-a 1"), or a list separator, as on a
+// command line ("a, b, c" for three lines).
+func commaError(text string) error {
+	spaced := strings.Join(fields(strings.ReplaceAll(text, ",", " ")), " ")
+	if f := fields(spaced); len(f) >= 2 && len(f) <= 3 {
+		if _, err := strconv.ParseFloat(f[1], 64); err == nil {
+			return fmt.Errorf("%q holds a comma: fields are separated by spaces, as in %q", text, spaced)
+		}
+	}
+	var ids []string
+	for item := range strings.SplitSeq(text, ",") {
+		if f := fields(item); len(f) == 1 {
+			ids = append(ids, strconv.Quote(f[0]))
+		} else {
+			ids = nil
+			break
+		}
+	}
+	if len(ids) > 1 {
+		return fmt.Errorf("%q lists %d nodes on one line: write one per line, %s", text, len(ids), strings.Join(ids, ", "))
+	}
+	return fmt.Errorf("%q holds a comma: node IDs hold none, and fields are separated by spaces, as in \"ID [WEIGHT [ZONE]]\"", text)
 }

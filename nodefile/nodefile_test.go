@@ -41,6 +41,10 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate", "a\n# c\nb\na\n", "line 4", kolco.ErrDuplicateNode},
 		{"comma for a space", "cache-a,1\n", `"cache-a 1"`, nil},
 		{"comma in an ID", "a 1\nb,c 2 z1\n", "line 2", nil},
+		{"list on one line", "a, b, c\n", `"a", "b", "c"`, nil},
+		{"list without spaces", "x\na,b\n", `"a", "b"`, nil},
+		{"four in a list", "a, b, c, d\n", "one per line", nil},
+		{"commas for spaces", "cache-a, 2, eu-1\n", `"cache-a 2 eu-1"`, nil},
 		{"line too long", strings.Repeat("x", 70000), "longer than", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -77,11 +77,11 @@ func Balance(cfg BalanceConfig) (*BalanceResult, error) {
 			for set := range cfg.Sets {
 				p, err := s.New(nodeNames(setPrefix(set), n))
 				if err != nil {
-					return nil, fmt.Errorf("%s: %w", s.Label(), err)
+					return nil, s.wrap(err)
 				}
 				a, err := keys.Assign(p, cfg.Keys)
 				if err != nil {
-					return nil, fmt.Errorf("%s: %w", s.Label(), err)
+					return nil, s.wrap(err)
 				}
 				mx, mn, sp := shareStats(a.Counts())
 				maxes, mins, spreads = append(maxes, mx), append(mins, mn), append(spreads, sp)
@@ -106,7 +106,8 @@ func Balance(cfg BalanceConfig) (*BalanceResult, error) {
 // Tables renders the result as tables in format f.
 func (r *BalanceResult) Tables(f report.Format) []report.Table {
 	t := report.Table{
-		Title:   fmt.Sprintf("balance, %d keys, %d name sets (theory: ring arcs sqrt((N-1)/(NV+1)) with sampling noise sqrt((N-1)/K); max arc H_N at V=1)", r.Keys, r.Sets),
+		Title: fmt.Sprintf("balance, %s, %s (theory: ring arcs sqrt((N-1)/(NV+1)) with sampling noise sqrt((N-1)/K); max arc H_N at V=1)",
+			report.Count(r.Keys, "key", "keys"), report.Count(r.Sets, "name set", "name sets")),
 		Columns: []string{"setup", "nodes", "max/avg", "theory max", "min/avg", "spread", "theory spread", "arc spread"},
 	}
 	for _, x := range r.Rows {

@@ -80,13 +80,13 @@ func Failure(cfg FailureConfig) (*FailureResult, error) {
 		nodes = nodeNames("node", cfg.Nodes)
 	}
 	if cfg.Cascade < 1 || cfg.Cascade >= len(nodes) {
-		return nil, fmt.Errorf("%w: failure needs 1 <= cascade < nodes (%d nodes, cascade %d)", kolco.ErrBadConfig, len(nodes), cfg.Cascade)
+		return nil, fmt.Errorf("%w: failure needs 1 <= cascade < nodes (%s, cascade %d)", kolco.ErrBadConfig, report.Count(len(nodes), "node", "nodes"), cfg.Cascade)
 	}
 	res := &FailureResult{Keys: cfg.Keys.Len()}
 	for si, s := range cfg.Setups {
 		p, err := s.New(nodes)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Label(), err)
+			return nil, s.wrap(err)
 		}
 		before, err := keys.Assign(p, cfg.Keys)
 		if err != nil {
@@ -172,7 +172,7 @@ func nodeLoads(label string, before, after keys.Assignment) NodeLoads {
 // Tables renders the result as tables in format f.
 func (r *FailureResult) Tables(f report.Format) []report.Table {
 	t := report.Table{
-		Title:   fmt.Sprintf("failure of the most loaded node (cascade), %d keys", r.Keys),
+		Title:   fmt.Sprintf("failure of the most loaded node (cascade), %s", report.Count(r.Keys, "key", "keys")),
 		Columns: []string{"setup", "step", "victim", "its share", "moved", "receivers", "worst survivor", "before", "after", "max/avg"},
 	}
 	for _, x := range r.Steps {

@@ -97,7 +97,7 @@ func Hotkeys(cfg HotkeysConfig) (*HotkeysResult, error) {
 	for i, s := range cfg.Setups {
 		p, err := s.New(nodes)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Label(), err)
+			return nil, s.wrap(err)
 		}
 		a, err := keys.Assign(p, ks)
 		if err != nil {
@@ -187,8 +187,9 @@ func replay(label string, nodes []kolco.Node, stream []int32, inFlight int, plac
 // Tables renders the result as tables in format f.
 func (r *HotkeysResult) Tables(f report.Format) []report.Table {
 	t := report.Table{
-		Title: fmt.Sprintf("hotkeys: %d requests, Zipf s=%g over %d keys (hottest %s), %d open at a time, %d nodes",
-			r.Requests, r.Zipf, r.Keys, f.Pct(r.HotShare, 1), r.InFlight, r.Nodes),
+		Title: fmt.Sprintf("hotkeys: %s, Zipf s=%g over %s (hottest %s), %d open at a time, %s",
+			report.Count(r.Requests, "request", "requests"), r.Zipf, report.Count(r.Keys, "key", "keys"), f.Pct(r.HotShare, 1),
+			r.InFlight, report.Count(r.Nodes, "node", "nodes")),
 		Columns: []string{"placement", "max/avg requests", "spread", "peak open on a node", "bound", "nodes serving the hottest key"},
 	}
 	for _, x := range r.Rows {

@@ -57,7 +57,7 @@ func Lookup(cfg LookupConfig) (*LookupResult, error) {
 			t0 := time.Now()
 			p, err := s.New(nodeNames("node", n))
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", s.Label(), err)
+				return nil, s.wrap(err)
 			}
 			build := time.Since(t0)
 			t0 = time.Now()
@@ -77,7 +77,7 @@ func Lookup(cfg LookupConfig) (*LookupResult, error) {
 // Tables renders the result as tables in format f.
 func (r *LookupResult) Tables(f report.Format) []report.Table {
 	t := report.Table{
-		Title:   fmt.Sprintf("lookup: time per Locate over %d keys on one goroutine (this machine)", r.Keys),
+		Title:   fmt.Sprintf("lookup: time per Locate over %s on one goroutine (this machine)", report.Count(r.Keys, "key", "keys")),
 		Columns: []string{"setup", "nodes", "ns/lookup", "build ms"},
 	}
 	for _, x := range r.Rows {

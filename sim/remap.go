@@ -78,7 +78,7 @@ func Remap(cfg RemapConfig) (*RemapResult, error) {
 		for set := range cfg.Sets {
 			m, err := remapOnce(s, cfg, set)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", s.Label(), err)
+				return nil, s.wrap(err)
 			}
 			moved, toNew, donors = append(moved, m[0]), append(toNew, m[1]), append(donors, m[2])
 			maxes, mins, spreads = append(maxes, m[3]), append(mins, m[4]), append(spreads, m[5])
@@ -156,9 +156,9 @@ func remapOnce(s Setup, cfg RemapConfig, set int) ([6]float64, error) {
 
 // Tables renders the result as tables in format f.
 func (r *RemapResult) Tables(f report.Format) []report.Table {
-	change := fmt.Sprintf("%d -> %d nodes", r.Nodes, r.Nodes+r.Add-r.Remove)
+	change := fmt.Sprintf("%d -> %s", r.Nodes, report.Count(r.Nodes+r.Add-r.Remove, "node", "nodes"))
 	t := report.Table{
-		Title:   fmt.Sprintf("remap %s, %d keys, %d name sets", change, r.Keys, r.Sets),
+		Title:   fmt.Sprintf("remap %s, %s, %s", change, report.Count(r.Keys, "key", "keys"), report.Count(r.Sets, "name set", "name sets")),
 		Columns: []string{"setup", "theory", "min moved", "avg moved", "max moved", "to new", "donors", "max/avg", "min/avg", "spread"},
 	}
 	for _, x := range r.Rows {

@@ -77,7 +77,7 @@ func Replicas(cfg ReplicasConfig) (*ReplicasResult, error) {
 	for _, s := range cfg.Setups {
 		p, err := s.New(cfg.Nodes)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Label(), err)
+			return nil, s.wrap(err)
 		}
 		nodes, hist, err := zoneSpans(p, cfg.Keys, cfg.Replicas, zoneOf, len(zones))
 		if err != nil {
@@ -142,8 +142,8 @@ func zoneSpans(p kolco.Placement, ks *keys.Set, r int, zoneOf map[string]int, zo
 // Tables renders the result as tables in format f.
 func (r *ReplicasResult) Tables(f report.Format) []report.Table {
 	t := report.Table{
-		Title:   fmt.Sprintf("replicas: %d owners per key over %d zones, %d keys", r.Replicas, r.Zones, r.Keys),
-		Columns: []string{"setup", "distinct nodes", "distinct zones", fmt.Sprintf("keys in %d zones", min(r.Replicas, r.Zones)), "random sets"},
+		Title:   fmt.Sprintf("replicas: %s per key over %s, %s", report.Count(r.Replicas, "owner", "owners"), report.Count(r.Zones, "zone", "zones"), report.Count(r.Keys, "key", "keys")),
+		Columns: []string{"setup", "distinct nodes", "distinct zones", "keys in " + report.Count(min(r.Replicas, r.Zones), "zone", "zones"), "random sets"},
 	}
 	for _, x := range r.Rows {
 		t.Add(x.Setup, f.Num(x.MeanNodes, 3), f.Num(x.MeanZones, 3), f.Pct(x.FullZones, 2), f.Pct(x.RandomFull, 2))

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/algo"
@@ -24,6 +25,16 @@ func (s Setup) Label() string {
 		return fmt.Sprintf("ring(V=%d)", s.Opts.VNodes)
 	}
 	return s.Algo
+}
+
+// wrap names the setup in err, as in "ring(V=100): ...". An algorithm's
+// own errors begin with its name already, which a bare label would only
+// repeat ("jump: jump: ...").
+func (s Setup) wrap(err error) error {
+	if l := s.Label(); !strings.HasPrefix(err.Error(), l+": ") {
+		return fmt.Errorf("%s: %w", l, err)
+	}
+	return err
 }
 
 // New builds the setup's placement over nodes.

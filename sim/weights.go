@@ -47,7 +47,7 @@ func Weights(cfg WeightsConfig) (*WeightsResult, error) {
 	for _, s := range cfg.Setups {
 		p, err := s.New(cfg.Nodes)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Label(), err)
+			return nil, s.wrap(err)
 		}
 		a, err := keys.Assign(p, cfg.Keys)
 		if err != nil {
@@ -69,7 +69,7 @@ func Weights(cfg WeightsConfig) (*WeightsResult, error) {
 // Tables renders the result as tables in format f.
 func (r *WeightsResult) Tables(f report.Format) []report.Table {
 	t := report.Table{
-		Title:   fmt.Sprintf("weights: requested vs obtained share, %d keys", r.Keys),
+		Title:   fmt.Sprintf("weights: requested vs obtained share, %s", report.Count(r.Keys, "key", "keys")),
 		Columns: []string{"setup", "node", "weight", "requested", "obtained", "obtained/requested"},
 	}
 	for _, x := range r.Rows {

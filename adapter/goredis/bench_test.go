@@ -34,7 +34,7 @@ func shardNodes(n int) ([]kolco.Node, []string) {
 func TestGetDoesNotAllocate(t *testing.T) {
 	nodes, names := shardNodes(10)
 	for _, dist := range []string{"ring", "jump", "anchor"} {
-		sh, err := goredis.New(shards.Config{Distribution: dist}, nodes...)
+		sh, err := goredis.New(shards.Config{Distribution: dist, HashTag: "{}"}, nodes...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func BenchmarkGet(b *testing.B) {
 				sinkIndex, _ = p.LocateIndex(keys[i&1023])
 			}
 		})
-		sh, _ := goredis.New(shards.Config{Distribution: dist}, nodes...)
+		sh, _ := goredis.New(shards.Config{Distribution: dist, HashTag: "{}"}, nodes...)
 		h := sh.NewConsistentHash(names)
 		b.Run(dist+"/adapter", func(b *testing.B) {
 			b.ReportAllocs()

@@ -14,7 +14,7 @@ import (
 // down it asks for a consistent hash over the live shards: only the down
 // shard's keys move, to the next shard of their preference list.
 func Example() {
-	sh, err := goredis.New(shards.Config{Distribution: "jump"},
+	sh, err := goredis.New(shards.Config{Distribution: "jump", HashTag: "{}"},
 		kolco.Node{ID: "shard-a", Addr: "10.0.0.1:6379"},
 		kolco.Node{ID: "shard-b", Addr: "10.0.0.2:6379"},
 		kolco.Node{ID: "shard-c", Addr: "10.0.0.3:6379"})

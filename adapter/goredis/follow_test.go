@@ -45,7 +45,7 @@ func TestFollowPassesChangesToTheRing(t *testing.T) {
 	src := &membership.File{Path: path, Interval: 10 * time.Millisecond, Settle: 10 * time.Millisecond}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sh, err := goredis.Follow(ctx, src, shards.Config{Distribution: "jump"})
+	sh, err := goredis.Follow(ctx, src, shards.Config{Distribution: "jump", HashTag: "{}"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 // Package goredis places the keys of a go-redis v9 Ring with any kolco
 // algorithm, through RingOptions.NewConsistentHash:
 //
-//	sh, err := goredis.New(shards.Config{Distribution: "jump"}, nodes...)
+//	sh, err := goredis.New(shards.Config{Distribution: "jump", HashTag: "{}"}, nodes...)
 //	rdb := redis.NewRing(sh.Options(&redis.RingOptions{}))
 //
 // Each node is a shard: its ID is the shard's name, the string placed, and
@@ -30,12 +30,16 @@
 // # Hash tags
 //
 // go-redis hashes only the text between "{" and the first "}" after it,
-// when not empty, before it calls the consistent hash: the rule of kolco
-// proxy's hash_tag "{}" and of shards.Tagged, so keys with and without tags
-// land where kolco locate names the owner of that text, and where a kolco
-// proxy Redis pool (redis: true, hash_tag "{}") with the same distribution,
-// hash and server names reads them: nodes from membership.ParseNutcracker
-// on the pool's configuration are those shards.
+// when not empty, before it calls the consistent hash, and offers no way
+// to turn that off: the rule of kolco proxy's hash_tag "{}" and of
+// shards.Tagged, so keys with and without tags land where kolco locate
+// names the owner of that text, and where a kolco proxy Redis pool
+// (redis: true, hash_tag: "{}") with the same distribution, hash and
+// server names reads them: nodes from membership.ParseNutcracker on the
+// pool's configuration are those shards. A pool without hash_tag places a
+// tagged key by the whole key, most often on another shard than the tag's:
+// so the shards take only HashTag "{}", which names the pool's setting,
+// and [New] and [Follow] refuse any other, the empty one included.
 package goredis
 
 import (
@@ -71,7 +75,8 @@ type Shards struct {
 }
 
 // New returns shards placing keys on nodes as cfg says. cfg.HashTag must be
-// empty or "{}": go-redis applies "{}" itself. Each node is dialed at its
+// "{}", the tag go-redis applies itself (see Hash tags); the error for any
+// other wraps shards.ErrBadConfig. Each node is dialed at its
 // Addr, else at its ID (with [DefaultPort] when it has no port). The error
 // wraps shards.ErrBadConfig or the placement's errors (kolco.ErrNoNodes,
 // kolco.ErrDuplicateNode, ...).
@@ -88,8 +93,8 @@ func New(cfg shards.Config, nodes ...kolco.Node) (*Shards, error) {
 
 // Follow returns shards following src (see shards.Follow): built from its
 // first version and changed by each later one until Close, each change
-// passed on to the rings made by [Shards.NewRing]. The error is as for
-// shards.Follow.
+// passed on to the rings made by [Shards.NewRing]. cfg.HashTag must be
+// "{}", as for [New]. The error is as for shards.Follow.
 func Follow(ctx context.Context, src membership.Source, cfg shards.Config) (*Shards, error) {
 	if err := checkTag(cfg); err != nil {
 		return nil, err
@@ -103,9 +108,13 @@ func Follow(ctx context.Context, src membership.Source, cfg shards.Config) (*Sha
 	return s, nil
 }
 
+// checkTag refuses every hash tag but go-redis's own. An empty one is
+// not read as "{}": written out, the tag reminds whoever configures a
+// kolco proxy pool beside the ring to give it the same.
 func checkTag(cfg shards.Config) error {
-	if cfg.HashTag != "" && cfg.HashTag != "{}" {
-		return fmt.Errorf("%w: hash tag %q: go-redis hashes the text in {} itself", shards.ErrBadConfig, cfg.HashTag)
+	if cfg.HashTag != "{}" {
+		return fmt.Errorf("%w: hash tag %q: go-redis places a key holding {text} by the text alone, whatever the consistent hash; "+
+			`set HashTag: "{}", and hash_tag: "{}" on a kolco proxy Redis pool over the same shards`, shards.ErrBadConfig, cfg.HashTag)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -21,6 +22,8 @@ func TestSharpEdges(t *testing.T) {
 		return path
 	}
 	comma, dup := file("comma.txt", "cache-a,1\ncache-b 1\n"), file("dup.txt", "a\nb\na\n")
+	weighted := file("weighted.txt", "a\nb 2\nc\n")
+	list := file("list.txt", "a, b, c\n")
 	for _, c := range []struct {
 		name  string
 		args  []string
@@ -30,11 +33,19 @@ func TestSharpEdges(t *testing.T) {
 		not   string
 	}{
 		{"node file line with a comma", []string{"locate", "--nodes-file", comma}, "k\n", 1, []string{"line 1", `"cache-a 1"`}, ""},
+		{"node file line listing nodes", []string{"locate", "--nodes-file", list}, "k\n", 1, []string{"line 1", `"a", "b", "c"`, "one per line"}, `"a "`},
+		{"hit rate as a percentage", []string{"plan", "--nodes", "a,b", "--add", "c", "--hit-rate", "95"}, "", 2, []string{"--hit-rate", "0.95"}, "--rps"},
+		{"negative Zipf exponent", []string{"sim", "hotkeys", "--zipf", "-1"}, "", 2, []string{"--zipf"}, "--epsilon"},
+		{"no name sets", []string{"sim", "remap", "--sets", "0"}, "", 2, []string{"--sets"}, "--nodes"},
+		{"no zones", []string{"sim", "replicas", "--zones", "0"}, "", 2, []string{"--zones"}, "--nodes"},
+		{"sim of more replicas than nodes", []string{"sim", "replicas", "--nodes", "3", "--replicas", "5"}, "", 2, []string{"--replicas 5", "at most 3"}, ""},
 		{"more replicas than nodes", []string{"locate", "--nodes", "a,b,c", "--replicas", "5"}, "k\n", 2, []string{"--replicas 5", "at most 3"}, ""},
 		{"every node removed", []string{"locate", "--nodes", "a", "--remove", "a"}, "", 2, []string{"--remove a takes away every node"}, ""},
 		{"no input", []string{"locate", "--nodes", "a,b"}, "", 1, []string{"no keys on stdin"}, ""},
 		{"only empty lines", []string{"locate", "--nodes", "a,b"}, "\n\r\n\n", 1, []string{"no keys on stdin"}, ""},
 		{"duplicate ID in a node file", []string{"locate", "--nodes-file", dup}, "k\n", 1, []string{`duplicate node ID: "a"`, "line 3"}, "syntax"},
+		{"sim weights of an algorithm without weights", []string{"sim", "weights", "--algo", "ring,jump", "--keys", "100"}, "", 2, []string{"--algo jump", "takes no weights", "ring, rendezvous"}, "positive finite"},
+		{"a weighted node under jump", []string{"sim", "failure", "--algo", "jump", "--nodes-file", weighted, "--keys", "100"}, "", 1, []string{`"b"`, "takes no weights"}, "jump: jump"},
 		{"data in an unknown unit", []string{"plan", "--nodes", "a", "--add", "b", "--data", "3XB"}, "", 2, []string{`"3XB"`, "k, M, G, T, P", "Ki, Mi, Gi, Ti, Pi"}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -72,5 +83,56 @@ func TestInputReadAsWritten(t *testing.T) {
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &p) != nil || p.Keys != 2 || p.Bytes != 30 {
 		t.Errorf("exit %d (%s): %d keys of %v bytes; want 2 keys of 30 bytes", code, errs, p.Keys, p.Bytes)
+	}
+}
+
+// TestOneIsSingular runs the commands with counts of one - one node, one
+// key, one zone, one name set, one owner - and checks that no output says
+// "1 nodes" or the like.
+func TestOneIsSingular(t *testing.T) {
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.txt")
+	if err := os.WriteFile(one, []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plural := regexp.MustCompile(`(^|[^0-9.])1 (nodes|keys|zones|owners|distinct owners|requests|name sets|values|failures)\b|\(s\)`)
+	for _, args := range [][]string{
+		{"sim", "remap", "--nodes", "2", "--remove", "1", "--keys", "1", "--sets", "1"},
+		{"sim", "balance", "--nodes", "1", "--keys", "1"},
+		{"sim", "failure", "--nodes", "2", "--keys", "1"},
+		{"sim", "replicas", "--nodes", "1", "--zones", "1", "--replicas", "1", "--keys", "1"},
+		{"sim", "hotkeys", "--nodes", "1", "--keys", "1", "--requests", "1", "--in-flight", "1"},
+		{"sim", "weights", "--keys", "1"},
+		{"sim", "lookup", "--nodes", "1", "--keys", "1"},
+		{"plan", "--nodes", "a,b", "--remove", "b", "--keys", "1"},
+		{"members", "list", "--file", one},
+		{"locate", "--nodes", "a", "--replicas", "2"},
+		{"sim", "failure", "--nodes", "1"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			_, out, errs := runCLI(t, "k\n", args...)
+			if m := plural.FindString(out + errs); m != "" {
+				t.Errorf("output says %q:\n%s%s", m, out, errs)
+			}
+		})
+	}
+	// The charts' titles too.
+	for _, args := range [][]string{
+		{"sim", "failure", "--nodes", "2", "--keys", "1"},
+		{"sim", "replicas", "--nodes", "1", "--zones", "1", "--replicas", "1", "--keys", "1"},
+		{"sim", "balance", "--nodes", "1", "--keys", "1", "--vnodes", "1,2"},
+		{"plan", "--nodes", "a,b", "--remove", "b", "--keys", "1"},
+	} {
+		t.Run(strings.Join(args, " ")+" --plot", func(t *testing.T) {
+			file := filepath.Join(dir, "chart.svg")
+			if code, _, errs := runCLI(t, "", append(args, "--plot", file)...); code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			for text := range svgTexts(t, file) {
+				if m := plural.FindString(text); m != "" {
+					t.Errorf("chart says %q in %q", m, text)
+				}
+			}
+		})
 	}
 }

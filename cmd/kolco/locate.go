@@ -10,6 +10,7 @@ import (
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/compat"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 // maxKeyLine bounds one input line, so that input without newlines fails
@@ -72,8 +73,8 @@ A node file holds one node per line, "ID [WEIGHT [ZONE]]":
   $ kolco locate --nodes-file nodes.txt --replicas 3 --zone-aware < keys.txt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if replicas < 1 {
-				return usagef("--replicas must be at least 1 (got %d)", replicas)
+			if err := atLeast("replicas", replicas, 1); err != nil {
+				return err
 			}
 			var (
 				p   kolco.Placement
@@ -97,11 +98,21 @@ A node file holds one node per line, "ID [WEIGHT [ZONE]]":
 	return cmd
 }
 
+// checkReplicas refuses a --replicas count above the number of nodes,
+// for every command that takes one: a key has at most one owner per node,
+// and LocateN would quietly return fewer than asked.
+func checkReplicas(replicas, nodes int) error {
+	if replicas > nodes {
+		return usagef("--replicas %d: a key has at most %s, one per node", replicas, report.Count(nodes, "distinct owner", "distinct owners"))
+	}
+	return nil
+}
+
 // locate prints the owners of each key read from stdin, one per line;
 // empty lines are skipped, and input without a key is an error.
 func locate(cmd *cobra.Command, p kolco.Placement, replicas int) error {
-	if n := len(p.Nodes()); replicas > n {
-		return usagef("--replicas %d: a key has at most %d distinct owners, one per node", replicas, n)
+	if err := checkReplicas(replicas, len(p.Nodes())); err != nil {
+		return err
 	}
 	in := bufio.NewScanner(cmd.InOrStdin())
 	in.Buffer(make([]byte, 0, 64<<10), maxKeyLine)

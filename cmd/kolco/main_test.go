@@ -127,7 +127,7 @@ func TestExitCodesAndErrors(t *testing.T) {
 		{"missing nodes file", []string{"locate", "--nodes-file", filepath.Join(dir, "none")}, "", 1, "no such file"},
 		{"duplicate node", []string{"locate", "--nodes", "a,a"}, "", 2, "duplicate node"},
 		{"unknown removal", []string{"locate", "--nodes", "a", "--remove", "b"}, "", 2, "unknown node"},
-		{"huge replica count", []string{"locate", "--nodes", "a", "--replicas", "100000000000000000"}, "", 2, "at most 1 distinct owners"},
+		{"huge replica count", []string{"locate", "--nodes", "a", "--replicas", "100000000000000000"}, "", 2, "at most 1 distinct owner,"},
 		{"unknown sim experiment", []string{"sim", "bogus"}, "", 2, "unknown command"},
 		{"compat flag with a kolco algorithm", []string{"locate", "--nodes", "a", "--config", "x"}, "", 2, "does not apply"},
 		{"everything removed", []string{"locate", "--nodes", "a", "--remove", "a"}, "k\n", 2, "every node"},

@@ -48,6 +48,9 @@ func (e *etcdFlags) store() (*etcd.Store, error) {
 	if e.prefix == "" {
 		return nil, usagef("--prefix is required: the membership's key prefix in etcd, such as /kolco/cache/")
 	}
+	if err := etcd.CheckPrefix(e.prefix); err != nil {
+		return nil, usageError{fmt.Errorf("--prefix: %w", err)}
+	}
 	if e.timeout <= 0 {
 		return nil, usagef("--timeout must be positive (got %v)", e.timeout)
 	}
@@ -143,6 +146,17 @@ func (n *nodeFlags) node(id, addr string) (kolco.Node, error) {
 	return node, nil
 }
 
+// unchanged is returned by an edit's fn for a change that would leave the
+// membership as it is at revision rev: edit writes nothing, since a write
+// would still make a revision that every follower wakes up for, and says
+// what it found.
+type unchanged struct {
+	what string
+	rev  int64
+}
+
+func (u unchanged) Error() string { return u.what }
+
 // edit applies the change fn computes to the store the flags describe and
 // prints what was done.
 func edit(cmd *cobra.Command, ef *etcdFlags, done string, fn func(etcd.Listing) (etcd.Edit, error)) error {
@@ -152,6 +166,11 @@ func edit(cmd *cobra.Command, ef *etcdFlags, done string, fn func(etcd.Listing) 
 	}
 	defer s.Close()
 	rev, err := s.Update(cmd.Context(), fn)
+	var u unchanged
+	if errors.As(err, &u) {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: nothing written (revision %d)\n", u.what, u.rev)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -209,6 +228,7 @@ func newMembersReweightCmd(ef *etcdFlags) *cobra.Command {
 		Use:   "reweight NAME WEIGHT",
 		Short: "Set a node's weight",
 		Long: `Set a node's relative capacity; its zone, address, drain and lease stay.
+A node that already has the weight is left alone: nothing is written.
 
   kolco members --prefix /kolco/cache/ reweight cache-d 2`,
 		Args: cobra.ExactArgs(2),
@@ -224,6 +244,9 @@ func newMembersReweightCmd(ef *etcdFlags) *cobra.Command {
 				m, ok := snap.Member(args[0])
 				if !ok {
 					return etcd.Edit{}, fmt.Errorf("%w: %q", kolco.ErrUnknownNode, args[0])
+				}
+				if m.EffectiveWeight() == w {
+					return etcd.Edit{}, unchanged{fmt.Sprintf("%s already weighs %v", m.ID, w), snap.Revision}
 				}
 				m.Weight = w
 				return etcd.Edit{Change: kolco.Change{Update: []kolco.Node{m.Node}}}, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/dns"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 // sourceFlags choose a DNS name or a file instead of etcd.
@@ -167,7 +168,7 @@ func listEtcd(ctx context.Context, ef *etcdFlags) (listResult, error) {
 	}
 	res := listResult{out: out}
 	if n := len(snap.Invalid); n > 0 {
-		res.refused = fmt.Errorf("%d value(s) under %s refused; first: %w", n, s.Prefix(), snap.Invalid[0])
+		res.refused = fmt.Errorf("%s under %s refused; first: %w", report.Count(n, "value", "values"), s.Prefix(), snap.Invalid[0])
 	}
 	return res, nil
 }
@@ -197,7 +198,7 @@ func (l listing) writeTable(w io.Writer) error {
 	if l.Revision != 0 {
 		fmt.Fprintf(&b, " at revision %d", l.Revision)
 	}
-	fmt.Fprintf(&b, ": %d nodes", len(l.Nodes)-drained)
+	fmt.Fprintf(&b, ": %s", report.Count(len(l.Nodes)-drained, "node", "nodes"))
 	if drained > 0 {
 		fmt.Fprintf(&b, ", %d drained", drained)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/kolco-dev/kolco/keyhash"
 	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/etcd"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 // stateReport is what "members state" prints.
@@ -197,8 +198,8 @@ func (r stateReport) write(w io.Writer) error {
 		if !r.Current {
 			current = "behind the nodes (changed without it since); the next change brings it up to date"
 		}
-		_, err = fmt.Fprintf(w, "%s at revision %d: %s state over %d nodes (%d bytes), %s\nfingerprint %s (key hash: %s)\n",
-			r.Source, r.Revision, r.Algorithm, r.Nodes, r.Bytes, current, r.Fingerprint, r.Hash)
+		_, err = fmt.Fprintf(w, "%s at revision %d: %s state over %s (%d bytes), %s\nfingerprint %s (key hash: %s)\n",
+			r.Source, r.Revision, r.Algorithm, report.Count(r.Nodes, "node", "nodes"), r.Bytes, current, r.Fingerprint, r.Hash)
 	}
 	return err
 }

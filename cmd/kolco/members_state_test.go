@@ -115,3 +115,42 @@ func TestMembersStateUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestMembersReweight: reweighting a node to the weight it has writes
+// nothing and says so; under a stored placement of an algorithm without
+// weights the refusal says why once, without ErrBadWeight's text about
+// positive numbers that a weight of 2 contradicts.
+func TestMembersReweight(t *testing.T) {
+	srv := etcdtest.Start(t, etcdtest.Config{})
+	t.Run("same weight", func(t *testing.T) {
+		for _, step := range [][]string{{"add", "a", "--weight", "2"}, {"add", "b"}} {
+			if code, _, errs := membersCLI(t, srv, step...); code != 0 {
+				t.Fatalf("%v: exit %d: %s", step, code, errs)
+			}
+		}
+		before := listJSON(t, srv).Revision
+		for _, step := range [][]string{{"reweight", "a", "2"}, {"reweight", "b", "1"}} {
+			code, out, errs := membersCLI(t, srv, step...)
+			if code != 0 || errs != "" || !strings.Contains(out, "nothing written") {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 0 and nothing written", step, code, out, errs)
+			}
+		}
+		if after := listJSON(t, srv).Revision; after != before {
+			t.Errorf("reweighting to the same weight moved the store from revision %d to %d", before, after)
+		}
+	})
+	t.Run("unweighted", func(t *testing.T) {
+		for _, step := range [][]string{{"add", "a"}, {"add", "b"}, {"state", "--init", "jumpback"}} {
+			if code, _, errs := membersCLI(t, srv, step...); code != 0 {
+				t.Fatalf("%v: exit %d: %s", step, code, errs)
+			}
+		}
+		code, _, errs := membersCLI(t, srv, "reweight", "a", "2")
+		if code != 1 || strings.Count(errs, "\n") != 1 {
+			t.Fatalf("exit %d, stderr %q; want 1 and one line", code, errs)
+		}
+		if !strings.Contains(errs, "takes no weights") || strings.Count(errs, "jumpback") != 1 || strings.Contains(errs, "positive finite") {
+			t.Errorf("stderr %q: want jumpback named once, saying it takes no weights", errs)
+		}
+	})
+}

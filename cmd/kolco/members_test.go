@@ -99,6 +99,7 @@ func TestMembersUsageErrors(t *testing.T) {
 		args []string
 	}{
 		{"no prefix", []string{"list"}},
+		{"prefix without a leading slash", []string{"--prefix", "kolco/cache", "--timeout", "100ms", "list"}},
 		{"add without a name", []string{"--prefix", "/p/", "add"}},
 		{"zero weight", []string{"--prefix", "/p/", "add", "a", "--weight", "0"}},
 		{"name with a space", []string{"--prefix", "/p/", "add", "a b"}},

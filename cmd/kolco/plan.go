@@ -9,6 +9,7 @@ import (
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
 	"github.com/kolco-dev/kolco/sim/plan"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 // planFlags are kolco plan's own flags; the node set, the algorithm and
@@ -202,5 +203,5 @@ func planChart(r *plan.Result) chart.Chart {
 		l.Before = append(l.Before, float64(x.KeysBefore)/float64(r.Keys))
 		l.After = append(l.After, float64(x.KeysAfter)/float64(r.Keys))
 	}
-	return loadsChart(l, fmt.Sprintf("%s: share of keys per node, %d -> %d nodes", r.Label, r.Before, r.After))
+	return loadsChart(l, fmt.Sprintf("%s: share of keys per node, %d -> %s", r.Label, r.Before, report.Count(r.After, "node", "nodes")))
 }

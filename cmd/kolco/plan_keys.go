@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -27,8 +28,12 @@ const metadumpTimeout = 2 * time.Minute
 func (lf *planFlags) config(fs *pflag.FlagSet) (plan.Config, error) {
 	var cfg plan.Config
 	switch {
-	case lf.rps < 0 || lf.hitRate < 0 || lf.hitRate > 1:
-		return cfg, usagef("--rps must be >= 0 and --hit-rate in [0, 1]")
+	case !(lf.rps >= 0) || math.IsInf(lf.rps, 1):
+		return cfg, usagef("--rps must be a finite number >= 0 (got %v)", lf.rps)
+	case lf.hitRate > 1 && lf.hitRate <= 100: // a percentage
+		return cfg, usagef("--hit-rate is a fraction in [0, 1] (got %v; for %v%% write %v)", lf.hitRate, lf.hitRate, lf.hitRate/100)
+	case !(lf.hitRate >= 0 && lf.hitRate <= 1):
+		return cfg, usagef("--hit-rate must be a fraction in [0, 1] (got %v)", lf.hitRate)
 	case lf.warm && lf.rps == 0:
 		return cfg, usagef("--warm needs --rps: it gives the database's load")
 	case len(lf.down) > 0 && !lf.warm:

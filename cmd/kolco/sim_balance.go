@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
 	"github.com/kolco-dev/kolco/sim/keys"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 func newSimBalanceCmd() *cobra.Command {
@@ -79,7 +81,7 @@ func balanceChart(r *sim.BalanceResult) chart.Chart {
 		return spreadVsV(r)
 	}
 	if len(byN) > 1 {
-		c := chart.Lines{Title: fmt.Sprintf("spread of keys per node, %d keys", r.Keys), XLabel: "nodes", YLabel: "spread (stdev / mean)", LogX: true, Percent: true}
+		c := chart.Lines{Title: fmt.Sprintf("spread of keys per node, %s", report.Count(r.Keys, "key", "keys")), XLabel: "nodes", YLabel: "spread (stdev / mean)", LogX: true, Percent: true}
 		idx := map[string]int{}
 		for _, x := range r.Rows {
 			i, ok := idx[x.Setup]
@@ -93,7 +95,7 @@ func balanceChart(r *sim.BalanceResult) chart.Chart {
 		}
 		return c
 	}
-	c := chart.Bars{Title: fmt.Sprintf("balance, %d keys", r.Keys), YLabel: "spread (stdev / mean)", Percent: true}
+	c := chart.Bars{Title: fmt.Sprintf("balance, %s", report.Count(r.Keys, "key", "keys")), YLabel: "spread (stdev / mean)", Percent: true}
 	m, th := chart.Group{Name: "measured"}, chart.Group{Name: "theory"}
 	for _, x := range r.Rows {
 		c.Categories = append(c.Categories, fmt.Sprintf("%s N=%d", x.Setup, x.Nodes))
@@ -103,31 +105,49 @@ func balanceChart(r *sim.BalanceResult) chart.Chart {
 	return c
 }
 
-// spreadVsV draws, for the first node count, the ring's measured spread
+// spreadVsV draws, for each node count, the ring's measured spread
 // against V, the theory of arcs plus sampling, and the other algorithms
-// as flat lines.
+// as flat lines; with several node counts each line's name says its
+// count.
 func spreadVsV(r *sim.BalanceResult) chart.Chart {
-	n := r.Rows[0].Nodes
-	c := chart.Lines{Title: fmt.Sprintf("spread of keys per node, %d nodes, %d keys", n, r.Keys),
-		XLabel: "virtual nodes per node (V)", YLabel: "spread (stdev / mean)", LogX: true, Percent: true}
-	ring := chart.Series{Name: "ring, measured"}
-	theory := chart.Series{Name: "theory sqrt((N-1)/(NV+1)) with sampling", Theory: true}
-	var others []sim.BalanceStat
+	var counts []int
 	for _, x := range r.Rows {
-		if x.Nodes != n {
-			continue
-		}
-		if x.Algo == "ring" {
-			ring.X, ring.Y = append(ring.X, float64(x.VNodes)), append(ring.Y, x.Spread)
-			theory.X, theory.Y = append(theory.X, float64(x.VNodes)), append(theory.Y, x.TheorySpread)
-		} else {
-			others = append(others, x)
+		if !slices.Contains(counts, x.Nodes) {
+			counts = append(counts, x.Nodes)
 		}
 	}
-	c.Series = append(c.Series, ring)
-	for _, x := range others {
-		c.Series = append(c.Series, chart.Series{Name: x.Setup, X: []float64{ring.X[0], ring.X[len(ring.X)-1]}, Y: []float64{x.Spread, x.Spread}})
+	title := fmt.Sprintf("spread of keys per node, %s, %s", report.Count(counts[0], "node", "nodes"), report.Count(r.Keys, "key", "keys"))
+	if len(counts) > 1 {
+		title = fmt.Sprintf("spread of keys per node, %s", report.Count(r.Keys, "key", "keys"))
 	}
-	c.Series = append(c.Series, theory)
+	c := chart.Lines{Title: title, XLabel: "virtual nodes per node (V)", YLabel: "spread (stdev / mean)", LogX: true, Percent: true}
+	var theories []chart.Series
+	for _, n := range counts {
+		name := func(one, several string) string {
+			if len(counts) == 1 {
+				return one
+			}
+			return fmt.Sprintf("%s, N=%d", several, n)
+		}
+		ring := chart.Series{Name: name("ring, measured", "ring")}
+		theory := chart.Series{Name: name("theory sqrt((N-1)/(NV+1)) with sampling", "theory"), Theory: true}
+		var others []sim.BalanceStat
+		for _, x := range r.Rows {
+			switch {
+			case x.Nodes != n:
+			case x.Algo == "ring":
+				ring.X, ring.Y = append(ring.X, float64(x.VNodes)), append(ring.Y, x.Spread)
+				theory.X, theory.Y = append(theory.X, float64(x.VNodes)), append(theory.Y, x.TheorySpread)
+			default:
+				others = append(others, x)
+			}
+		}
+		c.Series = append(c.Series, ring)
+		for _, x := range others {
+			c.Series = append(c.Series, chart.Series{Name: name(x.Setup, x.Setup), X: []float64{ring.X[0], ring.X[len(ring.X)-1]}, Y: []float64{x.Spread, x.Spread}})
+		}
+		theories = append(theories, theory)
+	}
+	c.Series = append(c.Series, theories...)
 	return c
 }

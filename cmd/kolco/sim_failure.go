@@ -9,6 +9,7 @@ import (
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
 	"github.com/kolco-dev/kolco/sim/keys"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 // nodesFromFile reads a node file with the shared parser, or returns nil
@@ -59,16 +60,14 @@ Example:
 				count = len(set)
 			}
 			if cascade < 1 || cascade >= count {
-				return usagef("--cascade must be between 1 and the node count - 1 (got %d for %d nodes)", cascade, count)
+				return usagef("--cascade must be between 1 and the node count - 1 (got %d for %s)", cascade, report.Count(count, "node", "nodes"))
 			}
 			res, err := sim.Failure(sim.FailureConfig{Setups: setups, Nodes: nodes, NodeSet: set, Victim: victim,
 				Cascade: cascade, Keys: keys.Synthetic(numKeys), Progress: progressTo(cmd.ErrOrStderr())})
 			if err != nil {
 				return err
 			}
-			return of.emit(cmd, res, func() chart.Chart {
-				return loadsChart(res.Loads[0], fmt.Sprintf("%s: share per node before and after %d failure(s)", res.Loads[0].Setup, cascade))
-			})
+			return of.emit(cmd, res, func() chart.Chart { return failureChart(res, cascade) })
 		},
 	}
 	sf.register(cmd.Flags(), defaultVNodes())
@@ -79,6 +78,32 @@ Example:
 	cmd.Flags().IntVar(&cascade, "cascade", 1, "number of failures, one after the other")
 	keysFlag(cmd.Flags(), &numKeys, 1_000_000)
 	return cmd
+}
+
+// failureChart draws each node's share before and after the failures of
+// one setup; of several, each setup's share after them, one colour per
+// setup (before and after of each would double the bars; the shares
+// before are in the table).
+func failureChart(r *sim.FailureResult, cascade int) chart.Chart {
+	failures := report.Count(cascade, "failure", "failures")
+	if len(r.Loads) == 1 {
+		l := r.Loads[0]
+		return loadsChart(l, fmt.Sprintf("%s: share per node before and after %s", l.Setup, failures))
+	}
+	c := chart.Bars{Title: "share per node after " + failures, YLabel: "share of keys", Percent: true,
+		Categories: r.Loads[0].Nodes}
+	for _, l := range r.Loads {
+		after := make(map[string]float64, len(l.Nodes))
+		for i, n := range l.Nodes {
+			after[n] = l.After[i]
+		}
+		g := chart.Group{Name: l.Setup}
+		for _, n := range c.Categories {
+			g.Values = append(g.Values, after[n])
+		}
+		c.Groups = append(c.Groups, g)
+	}
+	return c
 }
 
 // loadsChart draws each node's share before and after a change.

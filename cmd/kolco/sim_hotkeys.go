@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 
 	"github.com/spf13/cobra"
 
@@ -45,8 +47,15 @@ Example:
 			if err := of.check(); err != nil {
 				return err
 			}
-			if nodes < 1 || keys < 1 || requests < 1 || open < 1 || zipf < 0 || epsilon <= 0 {
-				return usagef("need --nodes, --keys, --requests, --in-flight >= 1, --zipf >= 0 and --epsilon > 0")
+			if err := cmp.Or(atLeast("nodes", nodes, 1), atLeast("keys", keys, 1), atLeast("requests", requests, 1),
+				atLeast("in-flight", open, 1)); err != nil {
+				return err
+			}
+			if !(zipf >= 0) || math.IsInf(zipf, 1) {
+				return usagef("--zipf must be a finite number >= 0 (got %v)", zipf)
+			}
+			if !(epsilon > 0) || math.IsInf(epsilon, 1) {
+				return usagef("--epsilon must be a finite number > 0 (got %v)", epsilon)
 			}
 			res, err := sim.Hotkeys(sim.HotkeysConfig{Setups: setups, Nodes: nodes, Keys: keys, Zipf: zipf,
 				Requests: requests, InFlight: open, Epsilon: epsilon, Hash: setups[0].Opts.Hash, Seed: stream,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -115,8 +116,12 @@ func (o *outputFlags) check() error {
 		return usagef("--json and --csv exclude each other")
 	}
 	if o.plot != "" {
-		if _, err := chart.Format(o.plot); err != nil {
+		// A file that cannot be written is found now, not after a run
+		// of minutes.
+		if err := chart.Check(o.plot); errors.Is(err, chart.ErrFormat) {
 			return usageError{err}
+		} else if err != nil {
+			return fmt.Errorf("--plot: %w", err)
 		}
 	}
 	return nil
@@ -168,9 +173,14 @@ func simInputs(fs *pflag.FlagSet, sf *setupFlags, of *outputFlags, keys int) ([]
 	return setups, nil
 }
 
-func checkKeys(n int) error {
-	if n < 1 {
-		return usagef("--keys must be at least 1 (got %d)", n)
+func checkKeys(n int) error { return atLeast("keys", n, 1) }
+
+// atLeast returns the usage error of an integer flag below lo, naming that
+// flag alone: a message that lists every flag of a check blames the ones
+// given right too.
+func atLeast(flag string, v, lo int) error {
+	if v < lo {
+		return usagef("--%s must be at least %d (got %d)", flag, lo, v)
 	}
 	return nil
 }

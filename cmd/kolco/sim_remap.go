@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -8,6 +9,7 @@ import (
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
 	"github.com/kolco-dev/kolco/sim/keys"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 func newSimRemapCmd() *cobra.Command {
@@ -42,8 +44,14 @@ Example:
 			if cmd.Flags().Changed("remove") && !cmd.Flags().Changed("add") {
 				add = 0
 			}
-			if nodes < 1 || sets < 1 || add < 0 || remove < 0 || remove >= nodes || add+remove == 0 {
-				return usagef("need --nodes >= 1, --sets >= 1 and a change: --add k or --remove k (k < nodes)")
+			if err := cmp.Or(atLeast("nodes", nodes, 1), atLeast("sets", sets, 1), atLeast("add", add, 0), atLeast("remove", remove, 0)); err != nil {
+				return err
+			}
+			switch {
+			case remove >= nodes:
+				return usagef("--remove %d takes away every node of --nodes %d: remove fewer", remove, nodes)
+			case add+remove == 0:
+				return usagef("no change to measure: give --add k or --remove k")
 			}
 			res, err := sim.Remap(sim.RemapConfig{Setups: setups, Nodes: nodes, Add: add, Remove: remove,
 				Keys: keys.Synthetic(numKeys), Sets: sets, Progress: progressTo(cmd.ErrOrStderr())})
@@ -66,7 +74,7 @@ Example:
 // remapChart draws the moved share against V when rings of several vnode
 // counts were measured, else the setups side by side.
 func remapChart(r *sim.RemapResult) chart.Chart {
-	title := fmt.Sprintf("keys moved, %d -> %d nodes", r.Nodes, r.Nodes+r.Add-r.Remove)
+	title := fmt.Sprintf("keys moved, %d -> %s", r.Nodes, report.Count(r.Nodes+r.Add-r.Remove, "node", "nodes"))
 	var ringV, moved, lo, hi, theory []float64
 	for _, x := range r.Rows {
 		if x.Algo == "ring" {

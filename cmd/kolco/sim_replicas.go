@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -9,6 +10,7 @@ import (
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
 	"github.com/kolco-dev/kolco/sim/keys"
+	"github.com/kolco-dev/kolco/sim/report"
 )
 
 func newSimReplicasCmd() *cobra.Command {
@@ -43,20 +45,23 @@ Example:
 			for i := range setups {
 				setups[i].Opts.ZoneAware = zoneAware
 			}
-			if replicas < 1 {
-				return usagef("--replicas must be at least 1 (got %d)", replicas)
+			if err := atLeast("replicas", replicas, 1); err != nil {
+				return err
 			}
 			set, err := nodesFromFile(nodesFile)
 			if err != nil {
 				return err
 			}
 			if set == nil {
-				if nodes < 1 || zones < 1 {
-					return usagef("--nodes and --zones must be at least 1")
+				if err := cmp.Or(atLeast("nodes", nodes, 1), atLeast("zones", zones, 1)); err != nil {
+					return err
 				}
 				for i := range nodes {
 					set = append(set, kolco.Node{ID: "node-" + strconv.Itoa(i), Zone: "zone-" + strconv.Itoa(i%zones)})
 				}
+			}
+			if err := checkReplicas(replicas, len(set)); err != nil {
+				return err
 			}
 			res, err := sim.Replicas(sim.ReplicasConfig{Setups: setups, Nodes: set, Replicas: replicas, Keys: keys.Synthetic(numKeys)})
 			if err != nil {
@@ -80,7 +85,7 @@ Example:
 func replicasChart(r *sim.ReplicasResult) chart.Chart {
 	c := chart.Bars{Title: "zones spanned by replica sets", YLabel: "share of keys", Percent: true}
 	for z := 1; z <= r.Replicas; z++ {
-		c.Categories = append(c.Categories, strconv.Itoa(z)+" zone(s)")
+		c.Categories = append(c.Categories, report.Count(z, "zone", "zones"))
 	}
 	for _, x := range r.Rows {
 		c.Groups = append(c.Groups, chart.Group{Name: x.Setup, Values: x.ZoneHist[1:]})

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kolco-dev/kolco"
@@ -40,6 +42,9 @@ Example:
 			if nodes == nil {
 				nodes = []kolco.Node{{ID: "small-1"}, {ID: "small-2"}, {ID: "big", Weight: 2}}
 			}
+			if err := takeWeights(setups, nodes); err != nil {
+				return err
+			}
 			res, err := sim.Weights(sim.WeightsConfig{Setups: setups, Nodes: nodes, Keys: keys.Synthetic(numKeys)})
 			if err != nil {
 				return err
@@ -52,6 +57,19 @@ Example:
 	cmd.Flags().StringVar(&nodesFile, "nodes-file", "", "file of weighted nodes, one per line: ID [WEIGHT [ZONE]]")
 	keysFlag(cmd.Flags(), &numKeys, 1_000_000)
 	return cmd
+}
+
+// takeWeights refuses, as a usage error naming --algo, an algorithm that
+// refuses weighted nodes: the experiment is about weights, so the fix is
+// another algorithm, not other nodes.
+func takeWeights(setups []sim.Setup, nodes []kolco.Node) error {
+	for _, s := range setups {
+		if _, err := s.New(nodes); errors.Is(err, kolco.ErrBadWeight) {
+			return usagef("--algo %s: it takes no weights (every node weighs 1), so there are no weighted shares to compare; "+
+				"choose algorithms that take weights, such as ring, rendezvous or maglev", s.Algo)
+		}
+	}
+	return nil
 }
 
 // weightsChart draws requested and obtained shares of every node of every setup.

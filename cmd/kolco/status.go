@@ -196,6 +196,8 @@ func printVerdicts(w io.Writer, verdicts []poolAgreement, n int, now time.Time) 
 			}
 		}
 		switch {
+		case v.Agree && n == 1:
+			fmt.Fprintf(tw, "pool %s: 1 proxy, none to compare it with: %s\n", v.Pool, ref)
 		case v.Agree:
 			fmt.Fprintf(tw, "pool %s: all %d proxies agree: %s\n", v.Pool, n, ref)
 		case len(v.Differing) > 0:

@@ -57,6 +57,9 @@ func TestStatusNamesTheProxyThatDiffers(t *testing.T) {
 	if code, out, errs := runCLI(t, "", "status", "--proxy", same1, "--proxy", same2); code != 0 || !strings.Contains(out, "all 2 proxies agree") {
 		t.Errorf("two alike: exit %d\n%s%s", code, out, errs)
 	}
+	if code, out, errs := runCLI(t, "", "status", "--proxy", same1); code != 0 || strings.Contains(out, "1 proxies") || !strings.Contains(out, "1 proxy") {
+		t.Errorf("one proxy: exit %d\n%s%s", code, out, errs)
+	}
 	if code, out, _ := runCLI(t, "", "status", "--proxy", same1, "--pool", "nosuch"); code != 1 || !hasLine(out, same1, `runs no pool "nosuch"`) {
 		t.Errorf("an unknown pool: exit %d\n%s", code, out)
 	}

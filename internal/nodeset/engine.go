@@ -137,8 +137,24 @@ func (e *Engine[S]) checkWeights(d Delta) error {
 	}
 	for _, n := range d.New.nodes {
 		if w := n.EffectiveWeight(); w != 1 {
-			return fmt.Errorf("node %q: weight %v: %s has no weights, every node weighs 1: %w", n.ID, w, e.Name, kolco.ErrBadWeight)
+			return unweightedError{node: n.ID, weight: w}
 		}
 	}
 	return nil
 }
+
+// unweightedError is the error of checkWeights. It wraps
+// kolco.ErrBadWeight without showing its text, "weight must be a
+// positive finite number", which a weight of 2 would contradict; Step
+// prefixes the algorithm's name.
+type unweightedError struct {
+	node   string
+	weight float64
+}
+
+func (e unweightedError) Error() string {
+	return fmt.Sprintf("node %q has weight %v, but this algorithm takes no weights (every node weighs 1): "+
+		"leave the weight out, or use an algorithm that takes weights, such as ring or rendezvous", e.node, e.weight)
+}
+
+func (e unweightedError) Unwrap() error { return kolco.ErrBadWeight }

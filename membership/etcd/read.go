@@ -132,7 +132,11 @@ func (s Listing) problem() error {
 	case 1:
 		return s.Invalid[0]
 	}
-	return fmt.Errorf("%w (and %d more refused values)", s.Invalid[0], len(s.Invalid)-1)
+	values := "values"
+	if len(s.Invalid) == 2 {
+		values = "value"
+	}
+	return fmt.Errorf("%w (and %d more refused %s)", s.Invalid[0], len(s.Invalid)-1, values)
 }
 
 // state is the membership as a watch rebuilds it from events.

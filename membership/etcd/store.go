@@ -28,8 +28,8 @@ type Config struct {
 	// or "https://etcd-0:2379". Required unless Client is set.
 	Endpoints []string
 	// Prefix is the key prefix of the membership, such as
-	// "/kolco/cache/"; a missing final "/" is added. Required: an empty
-	// prefix would read every key of the store.
+	// "/kolco/cache/"; a missing final "/" is added. Required, and
+	// checked by [CheckPrefix]: it starts with "/" and is more than "/".
 	Prefix string
 
 	// CAFile is a PEM file of the authorities that sign etcd's
@@ -82,6 +82,32 @@ type Store struct {
 // ErrClosed is returned by every request on a store after [Store.Close].
 var ErrClosed = errors.New("etcd: store closed")
 
+// CheckPrefix returns an error wrapping [membership.ErrBadConfig] unless
+// prefix can hold a membership: not empty (that would read every key of
+// the store), not "/" alone, and starting with "/".
+//
+// A prefix without the leading "/" is refused rather than given one: etcd
+// compares keys byte for byte, so "kolco/cache/" and "/kolco/cache/" are
+// two memberships, and a fleet that wrote its nodes under the first must
+// not be moved to the second, empty one without a word. Refused, the
+// spelling cannot differ between the proxies, clients and commands that
+// must share one membership; and every example writes the "/".
+func CheckPrefix(prefix string) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: etcd: %s", membership.ErrBadConfig, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case prefix == "":
+		return bad("no prefix: the membership must be under a prefix of its own, such as /kolco/cache/")
+	case strings.Trim(prefix, "/") == "":
+		return bad("prefix %q is the whole key space: the membership must be under a prefix of its own, such as /kolco/cache/", prefix)
+	case prefix[0] != '/':
+		return bad("prefix %q does not start with \"/\": etcd holds %q and %q as two memberships; write %q",
+			prefix, prefix, "/"+prefix, "/"+prefix)
+	}
+	return nil
+}
+
 // New checks cfg and returns a store. It does not connect: the first
 // request does, so that a store set up while etcd is away starts
 // following it once it is back. The error wraps [membership.ErrBadConfig].
@@ -89,8 +115,8 @@ func New(cfg Config) (*Store, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: etcd: %s", membership.ErrBadConfig, fmt.Sprintf(format, args...))
 	}
-	if cfg.Prefix == "" {
-		return nil, bad("no prefix: the membership must be under a prefix of its own")
+	if err := CheckPrefix(cfg.Prefix); err != nil {
+		return nil, err
 	}
 	if cfg.Client == nil && len(cfg.Endpoints) == 0 {
 		return nil, bad("no endpoints")

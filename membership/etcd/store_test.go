@@ -102,6 +102,8 @@ func TestConfigErrors(t *testing.T) {
 		cfg  etcd.Config
 	}{
 		{"no prefix", etcd.Config{Endpoints: []string{"http://127.0.0.1:1"}}},
+		{"prefix without a leading slash", etcd.Config{Endpoints: []string{"http://127.0.0.1:1"}, Prefix: "kolco/cache/"}},
+		{"root prefix", etcd.Config{Endpoints: []string{"http://127.0.0.1:1"}, Prefix: "/"}},
 		{"no endpoints", etcd.Config{Prefix: "/p/"}},
 		{"cert without key", etcd.Config{Endpoints: []string{"x"}, Prefix: "/p/", CertFile: "c.pem"}},
 		{"user without password", etcd.Config{Endpoints: []string{"x"}, Prefix: "/p/", Username: "u"}},

@@ -256,7 +256,9 @@ func nextState(stored []byte, members map[string]Member) ([]byte, error) {
 	}
 	next, err := ps.Next(nodes)
 	if err != nil {
-		return nil, fmt.Errorf("the stored %s placement refuses the change: %w", ps.Algorithm, err)
+		// err names the algorithm ("jump: node ..."); naming it here too
+		// would say it twice.
+		return nil, fmt.Errorf("the stored placement state refuses the change: %w", err)
 	}
 	if data := next.Marshal(); !bytes.Equal(data, stored) {
 		return data, nil

@@ -12,9 +12,9 @@ const maxFlowRows = 30
 
 // Tables renders the plan as tables in format f.
 func (r *Result) Tables(f report.Format) []report.Table {
-	title := fmt.Sprintf("plan: %s, %d -> %d nodes, %d keys", r.Label, r.Before, r.After, r.Keys)
+	title := fmt.Sprintf("plan: %s, %d -> %s, %s", r.Label, r.Before, report.Count(r.After, "node", "nodes"), report.Count(r.Keys, "key", "keys"))
 	if r.Step > 0 {
-		title = fmt.Sprintf("plan: %s, step %d: %d -> %d nodes, %d keys", r.Label, r.Step, r.Before, r.After, r.Keys)
+		title = fmt.Sprintf("plan: %s, step %d: %d -> %s, %s", r.Label, r.Step, r.Before, report.Count(r.After, "node", "nodes"), report.Count(r.Keys, "key", "keys"))
 	}
 	sum := report.Table{Title: title, Columns: []string{"measure", "measured", "theory"}}
 	if f == report.Raw {

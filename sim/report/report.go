@@ -104,3 +104,12 @@ func Bytes(b float64) string {
 	}
 	return fmt.Sprintf("%.1f %s", b, units[i])
 }
+
+// Count writes n with the noun that agrees with it: "1 node", "0 nodes",
+// "2 nodes", so that a table's title never says "1 nodes".
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

@@ -83,3 +83,11 @@ func ExampleWriteText() {
 	//    ring                9.09%                272.7 GB
 	//    ring  0.09090909090909091  2.7272727272727274e+11
 }
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 nodes", 1: "1 node", 2: "2 nodes", 11: "11 nodes"} {
+		if got := report.Count(n, "node", "nodes"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
