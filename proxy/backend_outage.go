@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -209,6 +210,27 @@ func (p *pool) spillOutages() {
 	}
 }
 
+// settleKeys settles b's copies of keys from the servers the placement
+// sends each key to while b is out.
+func (p *pool) settleKeys(ctx context.Context, b *backend, keys []string) error {
+	pl := b.pool.place.Load()
+	from := map[*backend][]string{}
+	var sc routeScratch
+	for _, k := range keys {
+		r := pl.route([]byte(k), false, &sc)
+		if len(r) == 0 || r[0] == b {
+			return fmt.Errorf("%w: no server stands in for %s's key %q", ErrNoServers, b.addr, k)
+		}
+		from[r[0]] = append(from[r[0]], k)
+	}
+	for src, ks := range from {
+		if err := p.front.settle(ctx, b, src, ks); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // settleReturn settles what b missed while it was out, restores it and,
 // once it owns its keys again, removes the stand-ins' copies. The error
 // says why b stays down: its front could not settle, or its journal
@@ -232,7 +254,7 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 			if len(keys) == 0 {
 				break
 			}
-			if err := p.front.settle(ctx, b, keys); err != nil {
+			if err := p.settleKeys(ctx, b, keys); err != nil {
 				o.putBack(keys, settled)
 				return err
 			}
@@ -242,7 +264,7 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 	p.returns.Lock()
 	defer p.returns.Unlock()
 	for keys := o.take(settleBatch, settled); len(keys) > 0; keys = o.take(settleBatch, settled) {
-		if err := p.front.settle(ctx, b, keys); err != nil {
+		if err := p.settleKeys(ctx, b, keys); err != nil {
 			o.putBack(keys, settled)
 			return err
 		}

@@ -29,34 +29,11 @@ func (memcacheFront) probe(ctx context.Context, b *backend) error {
 	return nil
 }
 
-// settle replaces b's copies of keys with the values the pool serves now,
-// read where the placement sends each key while b is out, with their
-// time to live and flags, so that b serves them again without a miss; a
-// key the pool holds none of is deleted from b. Each write to b is
-// conditional on what b held when settle read it (its CAS value, or
-// nothing): a value another client of b wrote meanwhile stays.
-func (memcacheFront) settle(ctx context.Context, b *backend, keys []string) error {
-	pl := b.pool.place.Load()
-	from := map[*backend][]string{}
-	var sc routeScratch
-	for _, k := range keys {
-		r := pl.route([]byte(k), false, &sc)
-		if len(r) == 0 || r[0] == b {
-			return fmt.Errorf("%w: no server stands in for %s's key %q", ErrNoServers, b.addr, k)
-		}
-		from[r[0]] = append(from[r[0]], k)
-	}
-	for src, ks := range from {
-		if err := mcSettle(ctx, b, src, ks); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// mcSettle writes to b the values src holds of keys, each conditional on
-// b's CAS value of it, read first.
-func mcSettle(ctx context.Context, b, src *backend, keys []string) error {
+// settle writes to b the values src holds of keys, with their time to
+// live and flags, each conditional on b's CAS value of it, read first (or
+// on b holding none): a value another client of b wrote meanwhile stays.
+// A key src holds none of is deleted from b.
+func (memcacheFront) settle(ctx context.Context, b, src *backend, keys []string) error {
 	tokens := make([][]byte, 0, len(keys))
 	b64 := make([]bool, 0, len(keys))
 	var casReq, fetchReq []byte

@@ -25,11 +25,12 @@ type front interface {
 	handshake(b *backend, conn net.Conn) error
 	// probe asks b, on a connection of its own, whether it serves.
 	probe(ctx context.Context, b *backend) error
-	// settle readies b's copies of keys, which were written elsewhere
+	// settle readies b's copies of keys, which were written to src
 	// while b was marked down, before b serves them again (see outage):
-	// it removes them, or replaces them with the values the pool serves
-	// now. An error keeps b down.
-	settle(ctx context.Context, b *backend, keys []string) error
+	// it replaces them with the values src holds, or removes those src
+	// holds none of, leaving a value another client of b wrote
+	// meanwhile. An error keeps b down.
+	settle(ctx context.Context, b, src *backend, keys []string) error
 	// release removes keys from b, which held them for another server
 	// while it was out.
 	release(ctx context.Context, b *backend, keys []string) error

@@ -30,36 +30,13 @@ func (redisFront) commands() int { return redis.NumCommands() }
 
 func (redisFront) commandName(i int) string { return redis.CommandByID(i).Name() }
 
-// settle replaces b's copies of keys with the values the pool serves
-// now, read where the placement sends each key while b is out (DUMP and
-// PTTL there, then RESTORE ... REPLACE on b, with the time to live left),
-// and deletes b's copy of a key the pool holds none of: b's data may be
-// all there is of a key, so nothing of it goes that the pool does not
-// hold newer.
-func (redisFront) settle(ctx context.Context, b *backend, keys []string) error {
-	pl := b.pool.place.Load()
-	from := map[*backend][]string{}
-	var sc routeScratch
-	for _, k := range keys {
-		r := pl.route([]byte(k), false, &sc)
-		if len(r) == 0 || r[0] == b {
-			return fmt.Errorf("%w: no server stands in for %s's key %q", ErrNoServers, b.addr, k)
-		}
-		from[r[0]] = append(from[r[0]], k)
-	}
-	for src, ks := range from {
-		if err := redisSettle(ctx, b, src, ks); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// redisSettle writes to b the values src holds of keys, as a transaction
+// settle writes to b the values src holds of keys (DUMP and PTTL there,
+// RESTORE ... REPLACE on b with the time to live left), and deletes b's
+// copy of a key src holds none of, as a transaction
 // on b that WATCH keeps from taking effect when another client of b wrote
 // one of them since it was read: then each key is written alone, and one
 // written meanwhile keeps that client's value.
-func redisSettle(ctx context.Context, b, src *backend, keys []string) error {
+func (redisFront) settle(ctx context.Context, b, src *backend, keys []string) error {
 	conn, err := redisDial(ctx, b)
 	if err != nil {
 		return err

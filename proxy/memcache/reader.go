@@ -13,35 +13,17 @@ import (
 
 // Reader reads requests from a client stream.
 type Reader struct {
-	br     *bufio.Reader
-	lim    Limits
-	line   []byte // accumulates a line longer than the bufio buffer
-	tokens [][]byte
+	wire.Input // Buffered, Unread, Wait
+	br         *bufio.Reader
+	lim        Limits
+	line       []byte // accumulates a line longer than the bufio buffer
+	tokens     [][]byte
 }
 
 // NewReader returns a Reader over r with the given limits.
 func NewReader(r io.Reader, lim Limits) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 16<<10), lim: lim.withDefaults()}
-}
-
-// Buffered returns the number of bytes that can be read without blocking.
-func (r *Reader) Buffered() int { return r.br.Buffered() }
-
-// Unread returns a copy of what was read from the stream and not yet read
-// as requests: what the client sent after the last request read, for the
-// process its connection is handed to.
-func (r *Reader) Unread() []byte {
-	b, _ := r.br.Peek(r.br.Buffered())
-	return bytes.Clone(b)
-}
-
-// Wait blocks until the next request has begun to arrive (or is buffered
-// already), and returns the read error if it cannot. It reads nothing, so
-// that after an error - a deadline that fired while the client was idle -
-// the stream is still in step.
-func (r *Reader) Wait() error {
-	_, err := r.br.Peek(1)
-	return err
+	br := bufio.NewReaderSize(r, 16<<10)
+	return &Reader{Input: wire.NewInput(br), br: br, lim: lim.withDefaults()}
 }
 
 // MaxServerLine is the longest command line, without its \r\n, that

@@ -90,10 +90,11 @@ var (
 
 // Reader reads requests from a client stream, pipelined or not.
 type Reader struct {
-	br   *bufio.Reader
-	lim  Limits
-	line []byte // an inline command longer than the bufio buffer
-	used int    // bytes of the current request read so far
+	wire.Input // Buffered, Unread, Wait
+	br         *bufio.Reader
+	lim        Limits
+	line       []byte // an inline command longer than the bufio buffer
+	used       int    // bytes of the current request read so far
 	// charged is what the Budget gave the current request so far;
 	// noRoom, the error of a request it had no room for.
 	charged int
@@ -105,7 +106,8 @@ type Reader struct {
 
 // NewReader returns a Reader over r with the given limits.
 func NewReader(r io.Reader, lim Limits) *Reader {
-	rd := &Reader{br: bufio.NewReaderSize(r, 16<<10)}
+	br := bufio.NewReaderSize(r, 16<<10)
+	rd := &Reader{Input: wire.NewInput(br), br: br}
 	rd.SetLimits(lim)
 	return rd
 }
@@ -116,27 +118,6 @@ func (r *Reader) SetLimits(lim Limits) {
 	r.lim = lim.withDefaults()
 	r.tooManyArgs = protocolError(ErrTooManyArgs, "more than "+strconv.Itoa(r.lim.MaxArgs)+" arguments")
 	r.tooLarge = protocolError(ErrRequestTooLarge, "request larger than "+strconv.Itoa(r.lim.MaxRequest)+" bytes")
-}
-
-// Buffered returns the number of bytes that can be read without blocking:
-// more than zero when the client pipelined another request.
-func (r *Reader) Buffered() int { return r.br.Buffered() }
-
-// Unread returns a copy of what was read from the stream and not yet read
-// as requests: what the client sent after the last request read, for the
-// process its connection is handed to.
-func (r *Reader) Unread() []byte {
-	b, _ := r.br.Peek(r.br.Buffered())
-	return bytes.Clone(b)
-}
-
-// Wait blocks until the next request has begun to arrive (or is buffered
-// already), and returns the read error if it cannot. It reads nothing, so
-// that after an error - a deadline that fired while the client was idle -
-// the stream is still in step.
-func (r *Reader) Wait() error {
-	_, err := r.br.Peek(1)
-	return err
 }
 
 // Read reads the next request into req: its arguments, its command, its

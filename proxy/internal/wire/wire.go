@@ -1,11 +1,12 @@
 // Package wire holds what memcached's and Redis's protocols share on the
 // wire, for the proxy's codecs of them (proxy/memcache, proxy/redis):
-// decimal numbers, data blocks ended by "\r\n", and a stream that ends
-// in the middle of one.
+// decimal numbers, data blocks ended by "\r\n", a stream that ends in
+// the middle of one, and the buffered stream of a client's requests.
 package wire
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"math"
@@ -52,4 +53,32 @@ func SkipBlock(br *bufio.Reader, n int) (ended bool, err error) {
 		return false, Unexpected(err)
 	}
 	return crlf == [2]byte{'\r', '\n'}, nil
+}
+
+// Input is the buffered stream a codec reads a client's requests from,
+// and what it says of the bytes buffered and not yet read as requests.
+type Input struct{ br *bufio.Reader }
+
+// NewInput returns the Input of br.
+func NewInput(br *bufio.Reader) Input { return Input{br} }
+
+// Buffered returns the number of bytes that can be read without blocking:
+// more than zero when the client pipelined another request.
+func (in Input) Buffered() int { return in.br.Buffered() }
+
+// Unread returns a copy of what was read from the stream and not yet read
+// as requests: what the client sent after the last request read, for the
+// process its connection is handed to.
+func (in Input) Unread() []byte {
+	b, _ := in.br.Peek(in.br.Buffered())
+	return bytes.Clone(b)
+}
+
+// Wait blocks until the next request has begun to arrive (or is buffered
+// already), and returns the read error if it cannot. It reads nothing, so
+// that after an error - a deadline that fired while the client was idle -
+// the stream is still in step.
+func (in Input) Wait() error {
+	_, err := in.br.Peek(1)
+	return err
 }

@@ -66,3 +66,27 @@ func TestSkipBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestInput: what a codec has buffered and not read is what Unread
+// returns, a copy; Wait reads nothing.
+func TestInput(t *testing.T) {
+	br := bufio.NewReaderSize(strings.NewReader("get a\r\nget b\r\n"), 16)
+	in := wire.NewInput(br)
+	if line, err := br.ReadSlice('\n'); err != nil || string(line) != "get a\r\n" {
+		t.Fatalf("read %q, %v", line, err)
+	}
+	if err := in.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	rest := in.Unread()
+	if in.Buffered() != 7 || string(rest) != "get b\r\n" {
+		t.Fatalf("Buffered %d, Unread %q", in.Buffered(), rest)
+	}
+	rest[0] = 'X'
+	if line, _ := br.ReadSlice('\n'); string(line) != "get b\r\n" {
+		t.Errorf("Unread's copy shares the buffer: the stream reads %q", line)
+	}
+	if err := in.Wait(); err != io.EOF {
+		t.Errorf("Wait at the end: %v, want EOF", err)
+	}
+}
