@@ -58,6 +58,9 @@ type PoolStatus struct {
 	// proxy of kolco.admin_peers places otherwise, could not be asked or
 	// may be behind its source.
 	SweepDeferred string `json:"sweep_deferred,omitempty"`
+	// StateMissing is set when the pool started without the record of its
+	// placement's history while its servers held data.
+	StateMissing *StateMissing `json:"state_missing,omitempty"`
 }
 
 // ServerStatus is a server of a pool as the admin endpoint reports it.
@@ -124,6 +127,7 @@ func (e poolEntry) status() PoolStatus {
 	if why := p.mig.stats.deferWhy.Load(); why != nil {
 		ps.SweepDeferred = *why
 	}
+	ps.StateMissing = p.stats.stateMissing.Load()
 	return ps
 }
 

@@ -21,6 +21,7 @@ func (c *Config) Explain(w io.Writer) error {
 			return placementError(name, err)
 		}
 		p.explain(&b, name)
+		p.explainState(&b, c.statePath())
 	}
 	g := c.Global
 	if g.MetricsListen != "" {
@@ -129,6 +130,25 @@ func (p *PoolConfig) explainReturns(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "  returns: the keys written elsewhere while a server is down (up to %d) are %s, before it serves again; the stand-ins' copies are deleted once it owns its keys; nothing else of it is touched. Past %d keys, what it missed is unknown: it is %s\n",
 		p.OutageJournal, how, p.OutageJournal, overflow)
+}
+
+// explainState writes where the history of a history-dependent placement
+// is kept, which a restart needs to place keys as before.
+func (p *PoolConfig) explainState(b *strings.Builder, statePath string) {
+	if isTwemproxy(p) || !settingsOf(p).historyDependent() {
+		return
+	}
+	const what = "the placement's history (which servers hold which buckets or slots, and the order of removals)"
+	switch {
+	case p.Membership != nil && p.Membership.Etcd != nil:
+		fmt.Fprintf(b, "  state: %s is kept in etcd under %s, beside the servers, so that every proxy following it places alike\n", what, p.Membership.Etcd.Prefix)
+	case p.Membership != nil:
+		fmt.Fprintf(b, "  state: %s is not kept: a file or DNS source holds servers only, so each proxy places by the changes it has seen since it started, and one started later may place keys otherwise; a fleet keeps it in etcd\n", what)
+	case statePath == "":
+		fmt.Fprintf(b, "  state: %s is not kept (kolco.state_file is not set and the configuration was not read from a file): a restart places keys afresh\n", what)
+	default:
+		fmt.Fprintf(b, "  state: %s is kept in %s, rewritten on each change; a restart without it places keys afresh, and warns when the servers hold data: back it up with the configuration\n", what, statePath)
+	}
 }
 
 // explainLimits writes the pool's limits, and what it does with

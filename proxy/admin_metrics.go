@@ -37,6 +37,8 @@ var (
 		"Bytes read from clients, by pool.", []string{"pool"}, nil)
 	descBytesOut = prometheus.NewDesc("kolco_proxy_client_written_bytes_total",
 		"Bytes written to clients, by pool.", []string{"pool"}, nil)
+	descStateMissing = prometheus.NewDesc("kolco_proxy_state_missing",
+		"1 when the pool, of a history-dependent distribution, started without the record of its placement's history while its servers held data: keys placed afresh.", []string{"pool"}, nil)
 	descBuffered = prometheus.NewDesc("kolco_proxy_buffered_bytes",
 		"Bytes of requests and replies held, against kolco.buffer_limit.", nil, nil)
 )
@@ -53,6 +55,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 	ch <- descBytesIn
 	ch <- descBytesOut
+	ch <- descStateMissing
 	ch <- descBuffered
 }
 
@@ -60,6 +63,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, p := range c.srv.pools() {
 		ch <- prometheus.MustNewConstMetric(descBytesIn, prometheus.CounterValue, float64(p.stats.bytesIn.Load()), p.name)
 		ch <- prometheus.MustNewConstMetric(descBytesOut, prometheus.CounterValue, float64(p.stats.bytesOut.Load()), p.name)
+		missing := 0.0
+		if p.stats.stateMissing.Load() != nil {
+			missing = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descStateMissing, prometheus.GaugeValue, missing, p.name)
 		shares := p.shares()
 		for _, b := range p.backends {
 			labels := []string{p.name, b.name(), b.addr}

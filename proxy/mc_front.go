@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kolco-dev/kolco/proxy/memcache"
@@ -27,6 +29,20 @@ func (memcacheFront) probe(ctx context.Context, b *backend) error {
 		return fmt.Errorf("%w: %q", memcache.ErrBadReply, reply)
 	}
 	return nil
+}
+
+// items reads curr_items from the server's stats.
+func (memcacheFront) items(ctx context.Context, b *backend) (int64, error) {
+	reply, err := mcAsk(ctx, b, b.pool.cfg.Timeout, "stats\r\n", memcache.CmdStats)
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(reply), "\r\n") {
+		if v, ok := strings.CutPrefix(line, "STAT curr_items "); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("%w: stats without curr_items", memcache.ErrBadReply)
 }
 
 // settle writes to b the values src holds of keys, with their time to

@@ -31,6 +31,9 @@ type front interface {
 	// holds none of, leaving a value another client of b wrote
 	// meanwhile. An error keeps b down.
 	settle(ctx context.Context, b, src *backend, keys []string) error
+	// items returns how many items b holds: memcached's curr_items,
+	// the DBSIZE of a Redis pool's database.
+	items(ctx context.Context, b *backend) (int64, error)
 	// release removes keys from b, which held them for another server
 	// while it was out.
 	release(ctx context.Context, b *backend, keys []string) error

@@ -95,6 +95,9 @@ type poolStats struct {
 	bytesIn, bytesOut        atomic.Uint64
 	clientEOF, clientErr     atomic.Uint64
 	forwardErrors, fragments atomic.Uint64
+	// stateMissing is set when the pool started without its placement's
+	// history while its servers held data (see pool.checkAfresh).
+	stateMissing atomic.Pointer[StateMissing]
 }
 
 func (m *metrics) forPool(name string, f front) *poolStats {

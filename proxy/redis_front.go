@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/kolco-dev/kolco/proxy/redis"
@@ -136,6 +137,19 @@ func redisDump(ctx context.Context, b *backend, keys []string) ([]dumped, error)
 		}
 	}
 	return out, nil
+}
+
+// items asks the server for the DBSIZE of the pool's database.
+func (redisFront) items(ctx context.Context, b *backend) (int64, error) {
+	replies, err := redisAsk(ctx, b, []byte("*1\r\n$6\r\nDBSIZE\r\n"), 1)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := bytes.CutPrefix(bytes.TrimSuffix(replies[0], []byte("\r\n")), []byte(":"))
+	if !ok {
+		return 0, fmt.Errorf("%w: %q to DBSIZE", redis.ErrBadReply, replies[0])
+	}
+	return strconv.ParseInt(string(n), 10, 64)
 }
 
 // redisAsk sends req, n requests, to b on a connection of its own, after

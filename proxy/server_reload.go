@@ -124,6 +124,7 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 	}
 	var from *layout
 	var prev *placement
+	afresh := "" // why a new pool of a history-dependent distribution starts without its history
 	if ch.cur != nil {
 		prev = ch.cur.pool.Load().place.Load()
 		from = prev.layout()
@@ -131,6 +132,9 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		var err error
 		if from, err = states.layoutFor(name, pc, s.log); err != nil {
 			return ch, &ConfigError{Pool: name, Key: GlobalKey + ".state_file", Err: err}
+		}
+		if from == nil {
+			afresh = states.missing(name, pc)
 		}
 	}
 	p, err := newPoolAfter(spec, from, prev)
@@ -149,6 +153,9 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		}
 	}
 	p.start()
+	if afresh != "" {
+		p.checkAfresh(afresh)
+	}
 	ch.next = p
 	if ch.cur != nil && sameAddress(ch.cur.pool.Load().cfg.Listen, pc.Listen) {
 		ch.remode = true

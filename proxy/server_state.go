@@ -32,8 +32,10 @@ const stateFormat = 1
 type stateFile struct {
 	Format int                   `json:"kolco_proxy_state"`
 	Pools  map[string]*poolState `json:"pools"`
-	// path is where it was read from, for errors.
-	path string
+	// path is where it was read from, or looked for; found, whether
+	// there was a file there.
+	path  string
+	found bool
 }
 
 // poolState is one pool's record in the state file.
@@ -116,15 +118,16 @@ func parseState(data []byte) (*stateFile, error) {
 	return &st, nil
 }
 
-// readState reads the state file at path: nil when there is none (or no
-// path). The error wraps ErrBadStateFile, or is the read error.
+// readState reads the state file at path: nil when there is no path, and
+// one of no records, not found, when there is no file. The error wraps
+// ErrBadStateFile, or is the read error.
 func readState(path string) (*stateFile, error) {
 	if path == "" {
 		return nil, nil
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return &stateFile{path: path}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -133,8 +136,28 @@ func readState(path string) (*stateFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.path = path
+	st.path, st.found = path, true
 	return st, nil
+}
+
+// missing says why the pool name of cfg, starting with no pool running
+// before it, has no record of its placement's history to start from: ""
+// when it has one, or needs none (twemproxy's distributions and the
+// history-independent ones need none; a membership source keeps its
+// pools' own). It is called when layoutFor restored nothing.
+func (st *stateFile) missing(name string, cfg *PoolConfig) string {
+	switch {
+	case isTwemproxy(cfg) || cfg.Membership != nil || !settingsOf(cfg).historyDependent():
+		return ""
+	case st == nil:
+		return "no state file: kolco.state_file is not set and the configuration was not read from a file"
+	case !st.found:
+		return "no state file at " + st.path
+	case st.Pools[name] == nil:
+		return st.path + " has no record of the pool"
+	default:
+		return st.path + " records the pool with other placement settings"
+	}
 }
 
 // layoutFor returns the layout the state file records for the pool name

@@ -1,0 +1,182 @@
+package proxy
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestStateMissingWarns: a pool of a history-dependent distribution that
+// starts without its state file while its servers hold data says so - a
+// WARN naming the file, the pool's state_missing in /v1/pools and on the
+// status page, and kolco_proxy_state_missing 1 - where a first start on
+// empty servers, and a restart with the file, say nothing of it. For
+// memcached and Redis.
+func TestStateMissingWarns(t *testing.T) {
+	for _, proto := range []string{"memcached", "redis"} {
+		t.Run(proto, func(t *testing.T) {
+			t.Parallel()
+			var lines []string
+			extra := "  distribution: jump\n"
+			for i := range 3 {
+				addr := ""
+				if proto == "redis" {
+					addr = startRedis(t, 0).addr
+				} else {
+					addr = startMemcached(t, 0).addr
+				}
+				lines = append(lines, fmt.Sprintf("%s:1 m%d", addr, i))
+			}
+			if proto == "redis" {
+				extra += "  redis: true\n"
+			}
+			f := &configFile{t: t, path: filepath.Join(t.TempDir(), "nutcracker.yml"), extra: extra, lines: lines,
+				global: "kolco:\n  admin_listen: 127.0.0.1:0\n"}
+			f.write(0, 1, 2)
+			statePath := f.path + ".kolco-state"
+
+			s, logs := f.startLogged()
+			eventually(t, "the check of the empty servers", func() bool {
+				return len(logs.lines(t, "pool started without its placement history; its servers hold no data")) == 1
+			})
+			checkStateMissing(t, s, logs, false)
+			c, err := dialKV(proto, s.Addr("p").String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 50 {
+				if err := c.set(fmt.Sprintf("key:%d", i), "v"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.close()
+			shutdown(s)
+
+			s, logs = f.startLogged() // the state file is there: restored
+			if len(logs.lines(t, "placement restored from the state file")) != 1 {
+				t.Fatal("the restart did not restore the placement from the state file")
+			}
+			checkStateMissing(t, s, logs, false)
+			shutdown(s)
+
+			if err := os.Remove(statePath); err != nil {
+				t.Fatal(err)
+			}
+			s, logs = f.startLogged()
+			warn := `pool started without its placement history while its servers hold data: keys are placed afresh, and reads of those that moved miss; ` +
+				`if the pool ran before, stop the proxy, put the state file back (from a backup or a proxy beside it) and start again`
+			eventually(t, "the WARN", func() bool { return len(logs.lines(t, warn)) == 1 })
+			rec := logs.lines(t, warn)[0]
+			if rec["level"] != "WARN" || rec["why"] != "no state file at "+statePath || rec["items"] != float64(50) || rec["pool"] != "p" {
+				t.Errorf("the WARN says %v", rec)
+			}
+			checkStateMissing(t, s, logs, true)
+		})
+	}
+}
+
+// checkStateMissing checks what the admin endpoint, the status page and
+// the metrics say of the pool's placement history.
+func checkStateMissing(t *testing.T, s *Server, logs *logBuffer, missing bool) {
+	t.Helper()
+	var ps PoolStatus
+	if code := adminGet(t, s, "/v1/pools/p", "", &ps); code != http.StatusOK {
+		t.Fatalf("/v1/pools/p: %d", code)
+	}
+	if (ps.StateMissing != nil) != missing {
+		t.Errorf("/v1/pools/p: state_missing %+v, want it set: %v", ps.StateMissing, missing)
+	}
+	if missing && (ps.StateMissing.Items != 50 || !strings.HasPrefix(ps.StateMissing.Why, "no state file at ")) {
+		t.Errorf("/v1/pools/p: state_missing %+v", ps.StateMissing)
+	}
+	page := adminBody(t, s, "/status")
+	if strings.Contains(page, `class="state-missing`) != missing {
+		t.Errorf("the status page says the history is missing: %v, want %v", !missing, missing)
+	}
+	want := `kolco_proxy_state_missing{pool="p"} 0`
+	if missing {
+		want = `kolco_proxy_state_missing{pool="p"} 1`
+	}
+	if metrics := adminBody(t, s, "/metrics"); !strings.Contains(metrics, want+"\n") {
+		t.Errorf("the metrics lack %q", want)
+	}
+	if !missing && len(logs.lines(t, "pool started without its placement history while its servers hold data: keys are placed afresh, and reads of those that moved miss; "+
+		"if the pool ran before, stop the proxy, put the state file back (from a backup or a proxy beside it) and start again")) > 0 {
+		t.Error("a WARN of a missing placement history")
+	}
+}
+
+// adminBody returns the body of the admin endpoint's answer to GET path.
+func adminBody(t *testing.T, s *Server, path string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + s.AdminAddr().String() + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d, %v", path, resp.StatusCode, err)
+	}
+	return string(b)
+}
+
+// startLogged starts a proxy on the file, as start does, logging at debug
+// level to the returned buffer.
+func (c *configFile) startLogged() (*Server, *logBuffer) {
+	c.t.Helper()
+	cfg, err := LoadConfig(c.path)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	logs := &logBuffer{}
+	s := New(cfg, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if err := s.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { shutdown(s) })
+	return s, logs
+}
+
+// TestExplainSaysWhereStateLives: --check says where a history-dependent
+// pool's history is kept - the state file, etcd, or nowhere - and says
+// nothing of it for a pool whose placement follows from its servers.
+func TestExplainSaysWhereStateLives(t *testing.T) {
+	const servers = "  servers: [\"127.0.0.1:2:1 a\"]\n"
+	for _, tc := range []struct {
+		path, yaml, want string
+	}{
+		{"/etc/kolco/nutcracker.yml", "  distribution: jump\n" + servers, "is kept in /etc/kolco/nutcracker.yml.kolco-state, rewritten on each change"},
+		{"", "  distribution: anchor\n" + servers, "is not kept (kolco.state_file is not set"},
+		{"/etc/kolco/n.yml", "  distribution: jumpback\n  membership: {etcd: {endpoints: [\"http://127.0.0.1:2379\"], prefix: /kolco/cache/}}\n" + servers,
+			"is kept in etcd under /kolco/cache/"},
+		{"/etc/kolco/n.yml", "  distribution: slots\n  membership: {file: {path: /etc/kolco/servers.yml, pool: p}}\n" + servers,
+			"is not kept: a file or DNS source holds servers only"},
+		{"/etc/kolco/n.yml", "  distribution: ring\n" + servers, ""},
+		{"/etc/kolco/n.yml", "  distribution: ketama\n" + servers, ""},
+	} {
+		cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:1\n" + tc.yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Path = tc.path
+		var b strings.Builder
+		if err := cfg.Explain(&b); err != nil {
+			t.Fatal(err)
+		}
+		line := ""
+		for l := range strings.Lines(b.String()) {
+			if strings.HasPrefix(l, "  state: ") {
+				line = l
+			}
+		}
+		if tc.want == "" && line != "" || !strings.Contains(line, tc.want) {
+			t.Errorf("%s%s: the state line is %q, want one with %q", tc.path, tc.yaml, line, tc.want)
+		}
+	}
+}
