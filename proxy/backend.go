@@ -88,8 +88,11 @@ func (b *backend) sendKeyed(o *op, h uint64) {
 type op struct {
 	buf []byte // the encoded request, or its head when data is set
 	// data is a large data block passed by reference: it is written
-	// after buf and followed by "\r\n", as both protocols end a value.
+	// after buf and followed by "\r\n", as both protocols end a value,
+	// and by tail, the rest of the request (a Redis request's arguments
+	// after the value).
 	data     []byte
+	tail     []byte
 	deadline time.Time
 	reply    []byte
 	err      error
@@ -115,7 +118,7 @@ func (o *op) finish(err error) {
 // size returns the bytes of the encoded request.
 func (o *op) size() int {
 	if o.data != nil {
-		return len(o.buf) + len(o.data) + 2
+		return len(o.buf) + len(o.data) + 2 + len(o.tail)
 	}
 	return len(o.buf)
 }

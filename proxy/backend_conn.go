@@ -249,6 +249,7 @@ func (s *session) appendOp(o *op) {
 	if o.data != nil {
 		s.ins = append(s.ins, insert{at: len(s.buf), data: o.data})
 		s.buf = append(s.buf, "\r\n"...)
+		s.buf = append(s.buf, o.tail...)
 	}
 }
 

@@ -22,8 +22,8 @@ const chargeMin = 4 << 10
 // byRef is the size over which a request's data block is passed to the
 // server's connection by reference rather than copied into its write
 // buffer; a front drops a request buffer that large once the request is
-// done (see mcRequest.reset), so it is never reused while a write might
-// still read it.
+// done (see mcRequest.reset, and redis.KeepMax), so it is never reused
+// while a write might still read it.
 const byRef = 64 << 10
 
 // errBufferFull is the error of a reply's value that the proxy's budget
@@ -46,6 +46,7 @@ type budget struct {
 	limit   int64
 	used    int64
 	most    int64 // the most used at once
+	high    int64 // the most used at once since takeHigh
 	waiters []*budgetWaiter
 }
 
@@ -133,6 +134,15 @@ func (b *budget) inUse() int64 {
 	return b.used
 }
 
+// takeHigh returns the most bytes held at once since it was last called,
+// and the bytes held now.
+func (b *budget) takeHigh() (high, now int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	high, b.high = b.high, b.used
+	return high, b.used
+}
+
 // peak returns the most bytes held at once.
 func (b *budget) peak() int64 {
 	b.mu.Lock()
@@ -144,6 +154,7 @@ func (b *budget) peak() int64 {
 func (b *budget) took(n int64) {
 	b.used += n
 	b.most = max(b.most, b.used)
+	b.high = max(b.high, b.used)
 }
 
 // grant wakes the waiters that now fit, in order. The caller holds mu.

@@ -237,7 +237,7 @@ func (c *call) opDone(*op) {
 // queued requests should it wait (see pool.guardWrite).
 func (c *call) guardWrite(p *pool, flush func()) {
 	if !p.journals() {
-		c.guardKeys = c.guardKeys[:0]
+		c.guardKeys = dropKeys(c.guardKeys)
 		return
 	}
 	p.guardWrite(flush)
@@ -249,8 +249,15 @@ func (c *call) guardWrite(p *pool, flush func()) {
 func (c *call) unguard() {
 	if c.guard != nil {
 		c.guard.doneWrite(c.guardKeys)
-		c.guard, c.guardKeys = nil, c.guardKeys[:0]
+		c.guard, c.guardKeys = nil, dropKeys(c.guardKeys)
 	}
+}
+
+// dropKeys returns keys emptied, holding none of the request's memory
+// they pointed into (a large request's is let go of once it is done).
+func dropKeys(keys [][]byte) [][]byte {
+	clear(keys)
+	return keys[:0]
 }
 
 // ready marks a call the proxy answered itself, with no op, as done.

@@ -7,9 +7,13 @@ import (
 )
 
 // redisBudget is a Redis client's reader's redis.Budget: a request's
-// bytes past its first 64 KiB, charged three times (as read, as encoded
-// for its server, in the server connection's write buffer) to the
-// client's charge and the proxy's budget, as they come. The client's own
+// bytes past its first 64 KiB, charged three times to the client's charge
+// and the proxy's budget, as the reader asks (a bulk string whole, once
+// its length is read). Three copies are the most a request's bytes take:
+// as read, as encoded for its server, in the server connection's write
+// buffer; an argument over byRef is passed to the server by reference
+// and held once, in a read buffer that grew to it by doubling, whose
+// earlier, smaller copies are garbage until collected. The client's own
 // limit ends its round instead (see redisClient.serve), since the requests
 // it holds are answered by the same goroutine, once the round is read; for
 // the same reason, a request the proxy's budget has no room for ends the

@@ -204,7 +204,7 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 	deadline := r.start.Add(p.cfg.Timeout)
 	for i := range parts {
 		o := r.addOp(deadline)
-		o.buf = r.split.AppendPart(o.buf[:0], i)
+		o.buf, o.data, o.tail = r.split.AppendPartRef(o.buf[:0], o.tail, i, byRef)
 		o.batch = &c.batch  // written at the round's end
 		o.charge = c.charge // its reply's bulk strings are charged
 	}
@@ -224,6 +224,11 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 		b.send(r.ops[i])
 	}
 }
+
+// A request whose argument was passed by reference (over byRef bytes) is
+// never read into again while a write may still read it: a Request drops
+// a buffer over redis.KeepMax once done.
+var _ [byRef - redis.KeepMax]struct{}
 
 // server returns the index of the server that owns key, or c.none when no
 // server is live. It is the Splitter's function from key to server.
@@ -292,9 +297,10 @@ func (r *redisRequest) addOp(deadline time.Time) *redisOp {
 func (r *redisRequest) reset() {
 	for _, o := range r.ops {
 		ro := redisOf(o)
-		o.reply, ro.elems, o.err, o.buf = o.reply[:0], ro.elems[:0], nil, o.buf[:0]
+		o.reply, ro.elems, o.err, o.buf, o.data, o.tail = trim(o.reply), ro.elems[:0], nil, trim(o.buf), nil, trim(o.tail)
 		o.held, o.small = 0, 0
 	}
+	r.req.Trim()
 	r.call.reset()
 	r.local = r.local[:0]
 }

@@ -44,6 +44,8 @@ type Server struct {
 	placed  map[string]placedAt
 	// fleet is what the pools' sweeps read to ask their peers, outside mu.
 	fleet sweepFleet
+	// memory is set by ManageMemory.
+	memory bool
 
 	wg sync.WaitGroup // accept loops, clients, retired pools
 }
@@ -88,6 +90,9 @@ func (s *Server) Start() error {
 	s.commit(t)
 	sources.commit()
 	s.closeInherited()
+	if s.memory {
+		go s.returnMemory()
+	}
 	return nil
 }
 

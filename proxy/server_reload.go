@@ -200,6 +200,9 @@ func (s *Server) commit(t *transition) {
 	s.cfg = t.cfg
 	s.fleet.setPeers(t.cfg.Global.AdminPeers)
 	s.budget.setLimit(t.cfg.Global.BufferLimit)
+	if s.memory {
+		s.limitMemory(t.cfg.Global.BufferLimit)
+	}
 }
 
 func (s *Server) commitPool(ch poolChange) {

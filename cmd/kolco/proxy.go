@@ -153,6 +153,7 @@ func (r proxyRun) serve(ctx context.Context) error {
 	defer signal.Stop(sig)
 	s := proxy.New(cfg, logs.Logger)
 	s.Inherit(r.inherit)
+	s.ManageMemory()
 	if err := s.Start(); err != nil {
 		return err
 	}

@@ -64,13 +64,14 @@ func TestProxyCheckErrors(t *testing.T) {
 	}
 }
 
-// startMemcached starts a real memcached on a free loopback port and
-// returns its address; Cleanup stops it.
-func startMemcached(t *testing.T) string {
+// startMemcached starts a real memcached on a free loopback port, with
+// extra arguments, and returns its address; Cleanup stops it.
+func startMemcached(t *testing.T, extra ...string) string {
 	t.Helper()
 	bin := realprog.Binary(t, "memcached", "memcached")
 	port := realprog.FreePorts(t, 1)[0]
 	args := []string{"-l", "127.0.0.1", "-p", fmt.Sprint(port), "-U", "0", "-m", "64", "-t", "1"}
+	args = append(args, extra...) // a later -m wins
 	if os.Geteuid() == 0 {
 		args = append(args, "-u", "root") // memcached refuses to run as root otherwise
 	}

@@ -11,7 +11,8 @@ type Budget interface {
 
 // A request's first freeRequest bytes are held without asking the
 // Reader's Budget (a client has few requests in flight); past them the
-// Reader asks for budgetStep bytes or more at a time, as the bytes come.
+// Reader asks for budgetStep bytes or more at a time: a bulk string whole,
+// once its length is read, the rest of a long line as it comes.
 const (
 	freeRequest = 64 << 10
 	budgetStep  = 64 << 10

@@ -293,16 +293,20 @@ func (r *Reader) readBulk(req *Request) error {
 	return wire.Unexpected(err)
 }
 
-// readData appends n bytes of the stream to req.buf, asking the Budget
-// for room as they come rather than for the length announced, or drops
-// them once it has none for the request.
+// readData appends n bytes of the stream to req.buf, or drops them when
+// the Budget has no room for the request. The Budget is asked for the
+// whole argument at once, as a memcached data block is reserved: requests
+// that each held part of their room while waiting for the rest could
+// wait for each other until their timeouts. The buffer grows as the
+// bytes come, never to more than twice what has arrived.
 func (r *Reader) readData(req *Request, n int) error {
+	if !r.reserve(len(req.buf), n) {
+		_, err := r.br.Discard(n) // the request is dropped
+		return wire.Unexpected(err)
+	}
 	for n > 0 {
 		c := min(n, bulkChunk)
-		if !r.reserve(len(req.buf), c) {
-			_, err := r.br.Discard(n) // the request is dropped
-			return wire.Unexpected(err)
-		}
+		req.buf = growFor(req.buf, c, n)
 		var err error
 		if req.buf, err = appendFull(req.buf, r.br, c); err != nil {
 			return err

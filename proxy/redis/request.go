@@ -30,6 +30,7 @@ func (r *Request) Key(i int) []byte { return r.Args[r.keys[i]] }
 func (r *Request) KeyIndex(i int) int { return int(r.keys[i]) }
 
 func (r *Request) reset() {
+	r.Trim()
 	r.Args = r.Args[:0]
 	r.Cmd = nil
 	r.Inline = false
@@ -37,6 +38,21 @@ func (r *Request) reset() {
 	r.buf = r.buf[:0]
 	r.ends = r.ends[:0]
 }
+
+// Trim lets go of the memory of a large request once it is done: its
+// arguments may still be read by whoever they were passed to (see
+// Splitter.AppendPartRef), so the Request never reads into that memory
+// again, and a Request kept for reuse, or an idle client, holds none of
+// it. A request of at most KeepMax bytes is left as it is.
+func (r *Request) Trim() {
+	if cap(r.buf) > KeepMax {
+		clear(r.Args) // they point into buf
+		r.Args, r.buf = r.Args[:0], nil
+	}
+}
+
+// KeepMax is the largest buffer a Request keeps for its next request.
+const KeepMax = 64 << 10
 
 // endArg marks the end of an argument written to buf.
 func (r *Request) endArg() { r.ends = append(r.ends, len(r.buf)) }

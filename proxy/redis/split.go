@@ -3,6 +3,7 @@ package redis
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 
 	"github.com/kolco-dev/kolco/proxy/internal/fragment"
 )
@@ -94,6 +95,40 @@ func (s *Splitter) AppendPart(dst []byte, i int) []byte {
 		}
 	}
 	return dst
+}
+
+// AppendPartRef is AppendPart with the part's largest argument passed on
+// by reference rather than copied, when the part is the whole request and
+// that argument has more than min bytes: head is dst with the request's
+// encoding up to that argument's length line, data is the argument, in
+// the Request's own memory, and rest is tail with the encoding of the
+// arguments after it, which follows data and its "\r\n". Otherwise data
+// is nil, head is AppendPart's and rest is tail emptied.
+func (s *Splitter) AppendPartRef(dst, tail []byte, i, min int) (head, data, rest []byte) {
+	req := s.req
+	big := -1
+	if len(s.g.Parts) == 1 {
+		for j, a := range req.Args {
+			if len(a) > min && (big < 0 || len(a) > len(req.Args[big])) {
+				big = j
+			}
+		}
+	}
+	if big < 0 {
+		return s.AppendPart(dst, i), nil, tail[:0]
+	}
+	dst = AppendArrayHeader(dst, len(req.Args))
+	for _, a := range req.Args[:big] {
+		dst = AppendBulk(dst, a)
+	}
+	dst = append(dst, '$')
+	dst = strconv.AppendInt(dst, int64(len(req.Args[big])), 10)
+	dst = append(dst, '\r', '\n')
+	rest = tail[:0]
+	for _, a := range req.Args[big+1:] {
+		rest = AppendBulk(rest, a)
+	}
+	return dst, req.Args[big], rest
 }
 
 var okReply = []byte("+OK\r\n")
