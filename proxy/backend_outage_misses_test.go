@@ -1,0 +1,182 @@
+package proxy
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kolco-dev/kolco/sim/workload"
+)
+
+// TestStallKeepsMissRate: a cache-aside load (Zipf(0.99) over the keys,
+// every 20th request for a key never asked before, so a steady cache
+// misses 5%) through a pool under rehash whose server stalls for 2.5 s
+// (SIGSTOP) and returns: for the 5 s after the return the misses stay
+// within one point of steady, since the server keeps its keys and gets
+// those written elsewhere meanwhile before it serves again. The same load
+// through nutcracker is run and reported beside. ketama and ring,
+// memcached and Redis; every kolco distribution with KOLCO_FAILURE_LONG=1.
+func TestStallKeepsMissRate(t *testing.T) {
+	dists := []string{"ketama", "ring"}
+	if os.Getenv("KOLCO_FAILURE_LONG") != "" {
+		dists = stallDistributions()
+	}
+	var mu sync.Mutex
+	var report []string
+	sem := make(chan struct{}, 3)
+	for _, proto := range []string{"memcached", "redis"} {
+		for _, dist := range append([]string{"nutcracker"}, dists...) {
+			t.Run(proto+"/"+dist, func(t *testing.T) {
+				t.Parallel()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				var tg stallTarget
+				if dist == "nutcracker" {
+					tg = nutcrackerStallTarget(t, proto)
+				} else {
+					tg = proxyStallTarget(t, proto, dist)
+					tg.victim = tg.servers[1]
+					tg.stop, tg.isDown = tg.victimAt(1)
+				}
+				steady, during, after := runStallMisses(t, tg)
+				line := fmt.Sprintf("%-9s %-10s misses %5.2f%% steady, %5.2f%% in the stall, %5.2f%% in the 5 s after the return (%d requests)",
+					proto, dist, steady.rate(), during.rate(), after.rate(), after.requests)
+				mu.Lock()
+				report = append(report, line)
+				mu.Unlock()
+				if steady.rate() < 4 || steady.rate() > 6 {
+					t.Fatalf("steady miss rate %.2f%%, not the load's 5%%", steady.rate())
+				}
+				if dist != "nutcracker" && after.rate()-steady.rate() > 1 {
+					t.Errorf("%.2f%% of requests missed after the return, %.2f%% steady", after.rate(), steady.rate())
+				}
+			})
+		}
+	}
+	t.Cleanup(func() { t.Logf("a 2.5 s stall of one of four servers, under rehash:\n%s", strings.Join(report, "\n")) })
+}
+
+// missCount counts a phase's requests and misses.
+type missCount struct{ requests, misses int64 }
+
+func (m *missCount) rate() float64 { return 100 * float64(m.misses) / float64(max(m.requests, 1)) }
+
+// runStallMisses fills the cache, then runs the cache-aside load for a
+// steady 3 s, through a 2.5 s stall of the victim, and for 5 s after it is
+// back.
+func runStallMisses(t *testing.T, tg stallTarget) (steady, during, after *missCount) {
+	const nkeys = 5000
+	loader, err := dialKV(tg.proto, tg.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range nkeys {
+		if err := loader.set(fmt.Sprintf("z:%d", k), "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loader.close()
+	weights := workload.ZipfWeights(nkeys, 0.99)
+	var phase atomic.Pointer[missCount]
+	steady, during, after = &missCount{}, &missCount{}, &missCount{}
+	phase.Store(steady)
+	stop := make(chan struct{})
+	deadline := time.Now().Add(40 * time.Second)
+	var wg sync.WaitGroup
+	var fresh atomic.Int64
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stream := workload.Stream(weights, 1<<16, uint64(g+1))
+			c, err := dialKV(tg.proto, tg.addr)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer func() { c.close() }()
+			rng := rand.New(rand.NewPCG(uint64(g), 9))
+			for i := 0; time.Now().Before(deadline); i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				key := fmt.Sprintf("z:%d", stream[i%len(stream)])
+				if rng.IntN(20) == 0 {
+					key = fmt.Sprintf("new:%d", fresh.Add(1))
+				}
+				p := phase.Load()
+				_, found, err := c.get(key)
+				if err == nil && found {
+					atomic.AddInt64(&p.requests, 1)
+					continue
+				}
+				atomic.AddInt64(&p.requests, 1)
+				atomic.AddInt64(&p.misses, 1) // the database is read; the value set
+				if err == nil {
+					err = c.set(key, "v")
+				}
+				if err != nil {
+					c.close()
+					if c, err = dialKV(tg.proto, tg.addr); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	time.Sleep(3 * time.Second)
+	phase.Store(during)
+	tg.stop(syscall.SIGSTOP)
+	time.Sleep(2500 * time.Millisecond)
+	tg.stop(syscall.SIGCONT)
+	if tg.isDown != nil {
+		eventually(t, "the stalled server back", func() bool { return !tg.isDown() })
+	} else {
+		time.Sleep(time.Second) // nutcracker's server_retry_timeout, and its next request
+	}
+	phase.Store(after)
+	time.Sleep(5 * time.Second)
+	close(stop)
+	wg.Wait()
+	return steady, during, after
+}
+
+// nutcrackerStallTarget starts four servers and nutcracker over them, a
+// ketama pool with auto_eject_hosts that ejects a server at its first
+// failure, as proxyStallTarget's pools; its victim is the second server.
+func nutcrackerStallTarget(t *testing.T, proto string) stallTarget {
+	tg := stallTarget{proto: proto, addr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+	y := "p:\n  listen: " + tg.addr + "\n  hash: fnv1a_64\n  distribution: ketama\n  auto_eject_hosts: true\n" +
+		"  server_failure_limit: 1\n  timeout: 300\n  server_retry_timeout: 400\n"
+	var stop []func(syscall.Signal)
+	if proto == "redis" {
+		y += "  redis: true\n  servers:\n"
+		for i := range 4 {
+			r := startRedis(t, 0)
+			y += fmt.Sprintf("   - %s:1 r%d\n", r.addr, i)
+			tg.servers = append(tg.servers, r.addr)
+			stop = append(stop, func(sig syscall.Signal) { _ = r.cmd.Process.Signal(sig) })
+		}
+	} else {
+		y += "  servers:\n"
+		for range 4 {
+			m := startMemcached(t, 0)
+			y += fmt.Sprintf("   - %s:1\n", m.addr)
+			tg.servers = append(tg.servers, m.addr)
+			stop = append(stop, func(sig syscall.Signal) { _ = m.cmd.Process.Signal(sig) })
+		}
+	}
+	startNutcracker(t, y, tg.addr)
+	tg.victim, tg.stop = tg.servers[1], stop[1]
+	return tg
+}
+
