@@ -36,14 +36,9 @@ func TestStallKeepsMissRate(t *testing.T) {
 				t.Parallel()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				var tg stallTarget
-				if dist == "nutcracker" {
-					tg = nutcrackerStallTarget(t, proto)
-				} else {
-					tg = proxyStallTarget(t, proto, dist)
-					tg.victim = tg.servers[1]
-					tg.stop, tg.isDown = tg.victimAt(1)
-				}
+				tg := stallTargetOf(t, proto, dist)
+				tg.victim = tg.servers[1]
+				tg.stop, tg.isDown = tg.victimAt(1)
 				steady, during, after := runStallMisses(t, tg)
 				line := fmt.Sprintf("%-9s %-10s misses %5.2f%% steady, %5.2f%% in the stall, %5.2f%% in the 5 s after the return (%d requests)",
 					proto, dist, steady.rate(), during.rate(), after.rate(), after.requests)
@@ -150,9 +145,20 @@ func runStallMisses(t *testing.T, tg stallTarget) (steady, during, after *missCo
 	return steady, during, after
 }
 
+// stallTargetOf returns nutcrackerStallTarget for dist "nutcracker", else
+// proxyStallTarget.
+func stallTargetOf(t *testing.T, proto, dist string) stallTarget {
+	if dist == "nutcracker" {
+		return nutcrackerStallTarget(t, proto)
+	}
+	return proxyStallTarget(t, proto, dist)
+}
+
 // nutcrackerStallTarget starts four servers and nutcracker over them, a
 // ketama pool with auto_eject_hosts that ejects a server at its first
-// failure, as proxyStallTarget's pools; its victim is the second server.
+// failure, as proxyStallTarget's pools. Where a key lives is where a kolco
+// pool of the same configuration places it (the compatibility tests hold
+// the two alike).
 func nutcrackerStallTarget(t *testing.T, proto string) stallTarget {
 	tg := stallTarget{proto: proto, addr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
 	y := "p:\n  listen: " + tg.addr + "\n  hash: fnv1a_64\n  distribution: ketama\n  auto_eject_hosts: true\n" +
@@ -176,7 +182,16 @@ func nutcrackerStallTarget(t *testing.T, proto string) stallTarget {
 		}
 	}
 	startNutcracker(t, y, tg.addr)
-	tg.victim, tg.stop = tg.servers[1], stop[1]
+	cfg, err := ParseConfig([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := testPool(cfg.WithDefaults().Pools["p"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.owner = func(key string) string { return ownerOf(p, key) }
+	tg.victimAt = func(i int) (func(syscall.Signal), func() bool) { return stop[i], nil }
 	return tg
 }
 

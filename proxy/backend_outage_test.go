@@ -355,23 +355,27 @@ func stallDistributions() []string { return append([]string{"ketama"}, algo.Name
 // copies removed, so the second stall finds none of the first's. For
 // ketama and every kolco distribution, memcached and Redis; the stall is
 // 2.5 s for ketama and 1 s for the others (2.5 s for all with
-// KOLCO_FAILURE_LONG=1).
+// KOLCO_FAILURE_LONG=1). The same load through the real nutcracker (ketama,
+// auto_eject_hosts) is run and logged beside, not held to this.
 func TestStallLosesNothing(t *testing.T) {
 	long := os.Getenv("KOLCO_FAILURE_LONG") != ""
 	sem := make(chan struct{}, 3) // runs at once: each is mostly waiting
 	for _, proto := range []string{"memcached", "redis"} {
-		for _, dist := range stallDistributions() {
+		for _, dist := range append([]string{"nutcracker"}, stallDistributions()...) {
 			t.Run(proto+"/"+dist, func(t *testing.T) {
 				t.Parallel()
 				sem <- struct{}{}
 				defer func() { <-sem }()
 				stall := time.Second
-				if dist == "ketama" || long {
+				if dist == "ketama" || dist == "nutcracker" || long {
 					stall = 2500 * time.Millisecond
 				}
-				run := runStall(t, proxyStallTarget(t, proto, dist), stall)
+				run := runStall(t, stallTargetOf(t, proto, dist), stall)
 				t.Logf("%s %s: %d reads, %d writes (%d failed), %d stale, %d in doubt; victim's keys %d, rewritten %d, lost %d",
 					proto, dist, run.reads, run.writes, run.failedWrites, run.stale, run.inDoubt, run.victimKeys, run.rewritten, run.lost)
+				if dist == "nutcracker" {
+					return // reported beside, not held to kolco's promise
+				}
 				if run.stale > 0 || run.lost > 0 {
 					t.Errorf("%d stale reads, %d of the victim's %d keys nobody rewrote lost", run.stale, run.lost, run.victimKeys-run.rewritten)
 				}
