@@ -194,4 +194,3 @@ func nutcrackerStallTarget(t *testing.T, proto string) stallTarget {
 	tg.victimAt = func(i int) (func(syscall.Signal), func() bool) { return stop[i], nil }
 	return tg
 }
-
