@@ -224,6 +224,31 @@ type PoolConfig struct {
 	// Sweep (sweep) removes the copies a change leaves on servers that
 	// no longer own them: see [Sweep].
 	Sweep Sweep `yaml:"sweep"`
+	// Store (store) makes a Redis pool a store, whose changes move its
+	// keys to their new servers: see [Store].
+	Store Store `yaml:"store"`
+}
+
+// Store configures a Redis pool whose servers hold data, not copies of
+// it: a change of its servers (a reload, a membership source) moves each
+// key whose owner changes from the server that holds it to its new one,
+// with MIGRATE, while the pool serves. A request for a key that may not
+// have moved yet moves it first, so that every key is found in one place,
+// and a mover goes through the servers for the rest (see
+// migration_store.go). Off by default: a Redis pool's change is then
+// cold, as nutcracker's, and the keys that change owner are not found.
+type Store struct {
+	// Enabled (enabled) makes the pool a store.
+	Enabled bool `yaml:"enabled"`
+	// Rate (rate) is the most keys per second the mover moves from one
+	// server. Default 5000; requests move their own keys whatever it is.
+	Rate int `yaml:"rate"`
+	// Batch (batch) is how many keys one MIGRATE of the mover moves.
+	// Default 16.
+	Batch int `yaml:"batch"`
+	// MigrateTimeout (migrate_timeout), in milliseconds, is MIGRATE's
+	// timeout: the longest the transfer of a key may stall. Default 5000.
+	MigrateTimeout int `yaml:"migrate_timeout"`
 }
 
 // Warm configures warm changes. When a change of placement moves keys (a

@@ -11,6 +11,9 @@ import (
 // checkRedis checks the Redis settings: given only to a Redis pool, and
 // in a Redis pool only the settings that mean something for Redis.
 func (p *PoolConfig) checkRedis(bad badSetting) error {
+	if err := p.checkStore(bad); err != nil {
+		return err
+	}
 	if !p.Redis {
 		for _, k := range []struct {
 			key string
@@ -138,4 +141,24 @@ func (p *PoolConfig) explainRedis(b *strings.Builder) {
 	fmt.Fprintf(b, "  redis: %s; AUTH sent to %d of %d servers on connecting; %s; a restored server is never emptied\n",
 		auth, servers, len(p.Servers), db)
 	fmt.Fprintf(b, "  changes: cold, as under nutcracker: a key a change moves is not found at its new server until it is written there; its old copy stays where it was (warm changes and the sweep are for memcached pools)\n")
+}
+
+// checkStore checks a store's settings: a Redis pool whose servers keep
+// their keys when they fail.
+func (p *PoolConfig) checkStore(bad badSetting) error {
+	switch s := p.Store; {
+	case s.Rate < 0:
+		return bad("store.rate", "must not be negative (got %d)", s.Rate)
+	case s.Batch < 0:
+		return bad("store.batch", "must not be negative (got %d)", s.Batch)
+	case s.MigrateTimeout < 0:
+		return bad("store.migrate_timeout", "must not be negative (got %d)", s.MigrateTimeout)
+	case !s.Enabled:
+		return nil
+	case !p.Redis:
+		return bad("store.enabled", "a store moves its keys with Redis's MIGRATE: it applies to Redis pools (redis: true); a memcached pool's changes are warm")
+	case p.Ejection == EjectRehash:
+		return bad("store.enabled", "a store's server that fails keeps its keys, which must not move to other servers meanwhile: set auto_eject_hosts: false, or ejection: fail-fast")
+	}
+	return nil
 }

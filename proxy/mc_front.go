@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -29,6 +30,18 @@ func (memcacheFront) probe(ctx context.Context, b *backend) error {
 		return fmt.Errorf("%w: %q", memcache.ErrBadReply, reply)
 	}
 	return nil
+}
+
+// errNotStore is the error of a store's operations in a memcached pool,
+// which the configuration refuses (see PoolConfig.checkStore).
+var errNotStore = errors.New("a memcached pool is not a store")
+
+func (memcacheFront) scan(context.Context, *backend, string, int) ([]string, string, error) {
+	return nil, "", errNotStore
+}
+
+func (memcacheFront) migrate(context.Context, *backend, *backend, []string) (int64, error) {
+	return 0, errNotStore
 }
 
 // items reads curr_items from the server's stats.

@@ -234,7 +234,7 @@ func (m *migration) allServers() []*backend {
 // marked down.
 func (p *pool) viewOf(prev *placement) *view {
 	cp := *prev
-	cp.prev, cp.mig = nil, nil
+	cp.prev, cp.mig, cp.move = nil, nil, nil
 	cp.servers = make([]*backend, len(prev.servers))
 	v := &view{pl: &cp, down: make([]bool, len(prev.servers))}
 	for i, b := range prev.servers {

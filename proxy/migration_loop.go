@@ -48,6 +48,10 @@ func (p *pool) publish(pl *placement) {
 	case p.mig.changed <- struct{}{}:
 	default: // the loop is awake already, or not started
 	}
+	select {
+	case p.moveChanged <- struct{}{}:
+	default:
+	}
 }
 
 // startMigrations starts the loop that closes windows and sweeps; it

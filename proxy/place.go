@@ -48,6 +48,9 @@ type placement struct {
 	// placement (see migration), or nil: then requests route by the
 	// placement alone.
 	mig *migration
+	// move is the move of a store's keys that follows the change that
+	// published this placement (see storeMove), or nil.
+	move *storeMove
 	// sig is the placement's signature: equal for two placements that
 	// send every key to the same server address.
 	sig string

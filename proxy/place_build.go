@@ -122,7 +122,7 @@ func (p *pool) rebuildPlacement(served bool) error {
 	}
 	if cur := p.place.Load(); cur != nil {
 		pl.prev = cur.prev // health is not membership: the previous placement stays
-		pl.mig = cur.mig
+		pl.mig, pl.move = cur.mig, cur.move
 		if served {
 			pl.mig = p.migrationAfter(cur, pl, cur.sig != pl.sig)
 		}

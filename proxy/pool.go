@@ -44,6 +44,16 @@ type pool struct {
 	// placementAgreed); sweepLog limits the lines of deferred sweeps.
 	fleet    fleetCheck
 	sweepLog logLimit
+	// A store's move (see storeMove): predecessor is the pool this one
+	// replaced, whose requests in flight a move waits for; the move loop
+	// runs under moveCtx, woken by moveChanged; moveLog limits its lines;
+	// onStateChange records the placement's state once a move ends.
+	predecessor   *pool
+	moveCtx       context.Context
+	moveStop      context.CancelFunc
+	moveChanged   chan struct{}
+	moveLog       logLimit
+	onStateChange func()
 	// shareCache holds the servers' shares of keys under a placement.
 	shareCache atomic.Pointer[keyShares]
 
@@ -150,6 +160,7 @@ func (p *pool) inherit(old *pool) error {
 func (p *pool) start() {
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.startMigrations()
+	p.startMove()
 	p.wg.Add(2)
 	go func() {
 		defer p.wg.Done()

@@ -34,6 +34,14 @@ type front interface {
 	// items returns how many items b holds: memcached's curr_items,
 	// the DBSIZE of a Redis pool's database.
 	items(ctx context.Context, b *backend) (int64, error)
+	// scan lists the keys b holds from cursor, about count of them, and
+	// returns the cursor to go on from, "0" at the end (Redis's SCAN).
+	scan(ctx context.Context, b *backend, cursor string, count int) (keys []string, next string, err error)
+	// migrate moves keys from src to dst, each with its time to live, as
+	// one step per key on src (Redis's MIGRATE ... REPLACE KEYS): a key
+	// src does not hold is skipped. It returns the keys' size where src
+	// can say it.
+	migrate(ctx context.Context, src, dst *backend, keys []string) (size int64, err error)
 	// release removes keys from b, which held them for another server
 	// while it was out.
 	release(ctx context.Context, b *backend, keys []string) error

@@ -98,6 +98,9 @@ type poolStats struct {
 	// stateMissing is set when the pool started without its placement's
 	// history while its servers held data (see pool.checkAfresh).
 	stateMissing atomic.Pointer[StateMissing]
+	// storeMoved counts the keys a store's moves moved, by the mover and
+	// by requests.
+	storeMoved atomic.Int64
 }
 
 func (m *metrics) forPool(name string, f front) *poolStats {

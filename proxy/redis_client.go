@@ -191,6 +191,13 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 		r.guardWrite(p, c.batch.flush)
 	}
 	c.place, c.none = p.place.Load(), len(p.backends)
+	if m := c.place.move; m != nil && r.req.NumKeys() > 0 {
+		if err := c.moveKeys(p, r, m); err != nil {
+			r.local = redis.AppendError(r.local, "TRYAGAIN "+err.Error())
+			r.ready()
+			return
+		}
+	}
 	if err := r.split.Split(&r.req, c.serverOf); err != nil {
 		if re, ok := err.(*redis.Error); ok {
 			r.local = append(r.local, re.Reply...)

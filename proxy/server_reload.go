@@ -124,7 +124,8 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 	}
 	var from *layout
 	var prev *placement
-	afresh := "" // why a new pool of a history-dependent distribution starts without its history
+	afresh := ""               // why a new pool of a history-dependent distribution starts without its history
+	var moving []movePlacement // the placements a store's move follows, from the state file
 	if ch.cur != nil {
 		prev = ch.cur.pool.Load().place.Load()
 		from = prev.layout()
@@ -136,14 +137,22 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		if from == nil {
 			afresh = states.missing(name, pc)
 		}
+		moving = states.movingFor(name, pc)
 	}
 	p, err := newPoolAfter(spec, from, prev)
 	if err != nil {
 		return ch, err
 	}
+	if len(moving) > 0 {
+		if err := p.resumeMove(moving); err != nil {
+			return ch, &ConfigError{Pool: name, Key: GlobalKey + ".state_file", Err: fmt.Errorf("%w: the store's move it records: %w", ErrBadStateFile, err)}
+		}
+	}
 	p.fleet = &s.fleet
+	p.onStateChange = func() { go s.rewriteState() }
 	if ch.cur != nil {
 		old := ch.cur.pool.Load()
+		p.predecessor = old
 		p.stats = old.stats // figures survive a reload
 		if err := p.inherit(old); err != nil {
 			return ch, err // p is not started yet: nothing of it to stop
@@ -211,6 +220,7 @@ func (s *Server) commitPool(ch poolChange) {
 	}
 	if ch.cur != nil {
 		ch.cur.pool.Load().haltSweep() // it judges by a placement about to be replaced
+		ch.cur.pool.Load().haltMove()  // the new pool's move supersedes its
 		s.retirePool(ch.cur.pool.Swap(ch.next))
 		if ch.remode {
 			if err := remode(ch.next.cfg.Listen); err != nil {

@@ -47,6 +47,24 @@ type poolState struct {
 	Fingerprint  string      `json:"fingerprint"`
 	Nodes        []stateNode `json:"nodes"`
 	State        []byte      `json:"state"`
+	// Moving are the placements a store's move follows, newest first,
+	// while it has keys to move (see storeMove).
+	Moving []movingState `json:"moving,omitempty"`
+}
+
+// movingState is a placement a store's move follows: its servers in the
+// order the placement takes them, the algorithm's state for kolco's
+// distributions, and its signature, which the placement rebuilt from them
+// must have.
+type movingState struct {
+	Distribution string      `json:"distribution"`
+	Hash         string      `json:"hash,omitempty"`
+	KeyHash      string      `json:"key_hash,omitempty"`
+	HashTag      string      `json:"hash_tag,omitempty"`
+	VNodes       int         `json:"vnodes,omitempty"`
+	Nodes        []stateNode `json:"nodes"`
+	State        []byte      `json:"state,omitempty"`
+	Signature    string      `json:"signature"`
 }
 
 // stateNode is one server of a pool's record.
@@ -204,6 +222,56 @@ func serverList(nodes []kolco.Node) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
+// poolRecord returns the record of p's placement in the state file: that
+// of a history-dependent placement (but on a membership source, which
+// keeps its own), and the placements a store's move follows; nil when
+// there is nothing to record.
+func poolRecord(p *pool) *poolState {
+	pl := p.place.Load()
+	var rec *poolState
+	if l := pl.layout(); l != nil && (l.settings.historyDependent() && p.cfg.Membership == nil || pl.move != nil) {
+		rec = recordOf(l)
+	}
+	m := pl.move
+	if m == nil || m.done.Load() {
+		return rec
+	}
+	if rec == nil {
+		rec = &poolState{Distribution: p.cfg.Distribution, Nodes: stateNodes(nodesOf(pl.servers))}
+	}
+	for _, mp := range p.movePlacements(m) {
+		rec.Moving = append(rec.Moving, movingState{Distribution: mp.distribution, Hash: mp.hash, KeyHash: mp.keyHash, HashTag: mp.hashTag,
+			VNodes: mp.vnodes, Nodes: stateNodes(mp.nodes), State: mp.state, Signature: mp.sig})
+	}
+	return rec
+}
+
+func stateNodes(nodes []kolco.Node) []stateNode {
+	out := make([]stateNode, len(nodes))
+	for i, n := range nodes {
+		out[i] = stateNode{ID: n.ID, Weight: n.EffectiveWeight(), Zone: n.Zone, Addr: n.Addr}
+	}
+	return out
+}
+
+// movingFor returns the placements the state file records a store's move
+// of the pool name as following, or nil.
+func (st *stateFile) movingFor(name string, cfg *PoolConfig) []movePlacement {
+	if st == nil || st.Pools[name] == nil || !cfg.Store.Enabled {
+		return nil
+	}
+	var out []movePlacement
+	for _, ms := range st.Pools[name].Moving {
+		nodes := make([]kolco.Node, len(ms.Nodes))
+		for i, n := range ms.Nodes {
+			nodes[i] = kolco.Node{ID: n.ID, Weight: n.Weight, Zone: n.Zone, Addr: n.Addr}
+		}
+		out = append(out, movePlacement{distribution: ms.Distribution, hash: ms.Hash, keyHash: ms.KeyHash, hashTag: ms.HashTag,
+			vnodes: ms.VNodes, nodes: nodes, state: ms.State, sig: ms.Signature})
+	}
+	return out
+}
+
 // encodeState returns the state file's contents for records.
 func encodeState(records map[string]*poolState) []byte {
 	data, _ := json.MarshalIndent(stateFile{Format: stateFormat, Pools: records}, "", "  ") // cannot fail
@@ -255,7 +323,7 @@ func writeFileAtomic(path string, data []byte) (err error) {
 func (s *Server) statesFor(cfg *Config) (*stateFile, error) {
 	need := false
 	for name, pc := range cfg.Pools {
-		if s.listeners[name] == nil && !isTwemproxy(pc) && pc.Membership == nil && settingsOf(pc).historyDependent() {
+		if s.listeners[name] == nil && (pc.Store.Enabled || !isTwemproxy(pc) && pc.Membership == nil && settingsOf(pc).historyDependent()) {
 			need = true
 		}
 	}
@@ -282,11 +350,35 @@ func (s *Server) saveState(t *transition) error {
 		if p == nil {
 			p = ch.cur.pool.Load()
 		}
-		if l := p.place.Load().layout(); l != nil && l.settings.historyDependent() && p.cfg.Membership == nil {
-			records[ch.name] = recordOf(l)
+		if rec := poolRecord(p); rec != nil {
+			records[ch.name] = rec
 		}
 	}
-	path := t.cfg.statePath()
+	return s.writeState(t.cfg.statePath(), records)
+}
+
+// rewriteState writes the state file of the pools the server runs now,
+// when one of them has changed its record (a store's move ended).
+func (s *Server) rewriteState() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	records := map[string]*poolState{}
+	for name, l := range s.listeners {
+		if rec := poolRecord(l.pool.Load()); rec != nil {
+			records[name] = rec
+		}
+	}
+	if err := s.writeState(s.cfg.statePath(), records); err != nil {
+		s.log.Error("state file not written", "err", err)
+	}
+}
+
+// writeState writes records to the state file at path, unless it says
+// the same already, or there is nothing to record and no file.
+func (s *Server) writeState(path string, records map[string]*poolState) error {
 	if path == "" {
 		if len(records) > 0 {
 			s.log.Warn("no state file: a restart will place the keys of history-dependent pools afresh; set kolco.state_file")

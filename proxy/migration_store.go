@@ -1,0 +1,522 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kolco-dev/kolco"
+)
+
+// A store's move. In a store (see Store), a change of placement moves the
+// data of every key whose owner changes, and loses none of it: no
+// acknowledged write is lost, no deleted key comes back, a key's TTL goes
+// with it, and every key is at every moment in one place that a read
+// finds.
+//
+// The unit of a move is Redis's MIGRATE, run by the key's old server: it
+// sends the key to the new one, with its TTL, and deletes it, as one step
+// on the old server, which runs no other command meanwhile; a key it does
+// not hold it answers NOKEY. So the rule for a key whose owner changed is
+// simple and needs no lock shared by the proxies that serve the pool:
+// before a request for it goes to its new server, MIGRATE it there from
+// each server that held it under the placements the move follows. Once any
+// proxy has done so the key is on its new server, and every later MIGRATE
+// of it answers NOKEY; two proxies moving one key at once are two MIGRATEs
+// on one server, one after the other. A mover goes through the old servers
+// (SCAN) for the keys no request asked for, and the move ends when it has
+// been through all of them: no key is left where the placement does not
+// put it.
+//
+// What the rule needs is that no request writes a moving key to its old
+// server once the move has begun, which would bring it back there. So a
+// move opens - keys move, by request or by the mover - only when nothing
+// routes by an older placement: the pool this one replaced has answered
+// its requests in flight, and every proxy of kolco.admin_peers places by
+// this placement (as the sweep waits for them). Until then a request for a
+// moving key waits, up to the pool's timeout, and gets -TRYAGAIN if the
+// move is still closed; requests for other keys go on as ever.
+//
+// A change that comes before a move ends extends it: the new move follows
+// the placements of the old one and the one it replaces, newest first, and
+// moves keys from wherever they are to where the newest placement puts
+// them. The placements a move follows are written to the state file before
+// the new placement serves, so that a proxy restarted, killed or handed
+// over mid-move goes on with it (the mover starts again from the start of
+// each server; keys already moved are no longer there).
+//
+// MIGRATE needs the servers to reach each other at the addresses the pool
+// names, and the new server's password (redis_auth, or its entry in
+// redis_server_auth) when it asks for one. When a MIGRATE fails the key
+// stays on its old server, which is the only one a read finds: the
+// request gets -TRYAGAIN, the mover backs off and retries, and the status
+// says why; nothing is written until it succeeds.
+
+// storeMove is the move of a store's keys that follows a change.
+type storeMove struct {
+	// views are the placements the move follows, newest first: a
+	// moving key is on its server under one of them, or on the one the
+	// placement puts it on.
+	views []*view
+	// open is closed when keys may move (see above).
+	open     chan struct{}
+	openOnce sync.Once
+	// done is set when the mover has been through every old server.
+	done atomic.Bool
+	// paused is set by an operator: the mover waits (requests still move
+	// their keys).
+	paused atomic.Bool
+	began  time.Time
+	stats  moveStats
+}
+
+// moveStats are a move's figures, for the status and the metrics.
+type moveStats struct {
+	// scanned and moved count the keys the mover listed and moved;
+	// onRequest the keys requests moved; failed the MIGRATEs that failed.
+	scanned, moved, onRequest, failed atomic.Int64
+	// bytes is the size of the mover's keys moved, by MEMORY USAGE where
+	// the servers answer it.
+	bytes atomic.Int64
+	// sources is how many old servers the mover goes through, and
+	// finished how many it has been through.
+	sources, finished atomic.Int64
+	// toMove is the mover's estimate of the keys still to move: the keys
+	// the old servers held when it began, times the share of those
+	// listed so far that moved.
+	held atomic.Int64
+	// lastErr says why the last MIGRATE failed, while the mover retries.
+	lastErr atomic.Pointer[string]
+	// waiting says why the move is not open yet, while it is not.
+	waiting atomic.Pointer[string]
+}
+
+// errMoveClosed is the error of a request for a moving key while the move
+// is not open yet: the client may try again.
+var errMoveClosed = errors.New("the key is moving to another server, and the move waits for every proxy to place by the new placement: try again")
+
+// isOpen reports whether keys may move.
+func (m *storeMove) isOpen() bool {
+	select {
+	case <-m.open:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait waits until keys may move, up to deadline.
+func (m *storeMove) wait(deadline time.Time) error {
+	if m.isOpen() {
+		return nil
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-m.open:
+		return nil
+	case <-t.C:
+		return errMoveClosed
+	}
+}
+
+// sources appends to dst the servers key may be on other than n, its
+// server now: its servers under the move's placements, each once.
+func (m *storeMove) sources(dst []*backend, key []byte, n *backend, sc *routeScratch) []*backend {
+	for _, v := range m.views {
+		if o := v.owner(key, sc); o != nil && o.addr != n.addr && !slices.ContainsFunc(dst, func(b *backend) bool { return b.addr == o.addr }) {
+			dst = append(dst, o)
+		}
+	}
+	return dst
+}
+
+// moveAfter returns the move of pl, the placement of a store that
+// replaces prev: over prev when the change moved keys, and over the
+// placements of prev's move when it had not ended; nil when no key is
+// anywhere but where pl puts it. The caller holds placeMu.
+func (p *pool) moveAfter(prev, pl *placement) *storeMove {
+	if !p.cfg.Store.Enabled || prev == nil {
+		return nil
+	}
+	var views []*view
+	add := func(v *view) {
+		if v.pl.sig != pl.sig && !slices.ContainsFunc(views, func(w *view) bool { return w.pl.sig == v.pl.sig }) {
+			views = append(views, v)
+		}
+	}
+	add(p.viewOf(prev))
+	if old := prev.move; old != nil && !old.done.Load() {
+		for _, v := range p.remapViews(old.views) {
+			add(v)
+		}
+	}
+	if len(views) == 0 {
+		return nil
+	}
+	return &storeMove{views: views, open: make(chan struct{}), began: time.Now()}
+}
+
+// movePlacement is a placement a move follows, as the state file records
+// it: the settings that decide it, its servers in the order it takes
+// them, the algorithm's state for kolco's distributions, and its
+// signature, which the placement rebuilt from them must have.
+type movePlacement struct {
+	distribution, hash, keyHash, hashTag string
+	vnodes                               int
+	nodes                                []kolco.Node
+	state                                []byte
+	sig                                  string
+}
+
+// movePlacements returns the placements m follows, newest first, as a
+// record keeps them.
+func (p *pool) movePlacements(m *storeMove) []movePlacement {
+	var out []movePlacement
+	for _, v := range m.views {
+		mp := movePlacement{distribution: p.cfg.Distribution, hash: p.cfg.Hash, hashTag: p.cfg.HashTag,
+			nodes: nodesOf(v.pl.servers), sig: v.pl.sig}
+		if l := v.pl.layout(); l != nil {
+			mp.distribution, mp.keyHash, mp.vnodes, mp.state = l.settings.Distribution, l.settings.KeyHash, l.settings.VNodes, l.state()
+		}
+		out = append(out, mp)
+	}
+	return out
+}
+
+// resumeMove publishes the pool's placement with the move the state file
+// records, before the pool starts, so that a proxy restarted, killed or
+// handed over mid-move goes on with it.
+func (p *pool) resumeMove(records []movePlacement) error {
+	p.placeMu.Lock()
+	defer p.placeMu.Unlock()
+	cur := p.place.Load()
+	var views []*view
+	for _, ms := range records {
+		v, err := p.viewOfRecord(ms)
+		if err != nil {
+			return err
+		}
+		if v.pl.sig != cur.sig {
+			views = append(views, v)
+		}
+	}
+	if len(views) == 0 {
+		return nil
+	}
+	cp := *cur
+	cp.move = &storeMove{views: views, open: make(chan struct{}), began: time.Now()}
+	p.publish(&cp)
+	p.log.Info("store move resumed from the state file", "placements", len(views))
+	return nil
+}
+
+// viewOfRecord rebuilds a placement a move follows from its record.
+func (p *pool) viewOfRecord(ms movePlacement) (*view, error) {
+	cfg := *p.cfg
+	cfg.Distribution, cfg.Hash, cfg.KeyHash, cfg.HashTag, cfg.VNodes = ms.distribution, ms.hash, ms.keyHash, ms.hashTag, ms.vnodes
+	nodes := ms.nodes
+	pl := &placement{replicas: 1}
+	if isTwemproxy(&cfg) {
+		pick, err := newPicker(&cfg, nodes)
+		if err != nil {
+			return nil, err
+		}
+		pl.pick = pick
+	} else {
+		l, err := newLayout(settingsOf(&cfg), nodes, ms.state)
+		if err != nil {
+			return nil, err
+		}
+		pl.kolco = newKolcoPicker(&cfg, l)
+		pl.pick, nodes = pl.kolco, l.nodes
+	}
+	pl.servers = make([]*backend, len(nodes))
+	for i, n := range nodes {
+		pl.servers[i] = p.backendFor(&backend{node: n, addr: n.Addr})
+	}
+	if pl.sig = signature(&cfg, pl); pl.sig != ms.sig {
+		return nil, fmt.Errorf("a placement rebuilds to signature %q where the file records %q", pl.sig, ms.sig)
+	}
+	return &view{pl: pl, down: make([]bool, len(nodes))}, nil
+}
+
+// moveLoop opens the pool's move and runs its mover, for each move
+// published, until the pool closes or is replaced.
+func (p *pool) moveLoop() {
+	for {
+		m := p.place.Load().move
+		if m == nil || m.done.Load() {
+			select {
+			case <-p.moveCtx.Done():
+				return
+			case <-p.moveChanged:
+			}
+			continue
+		}
+		if !p.openMove(m) {
+			if p.moveCtx.Err() != nil {
+				return
+			}
+			continue // the placement changed: look again
+		}
+		if p.runMover(m) {
+			p.endMove(m)
+		} else if p.moveCtx.Err() != nil {
+			return
+		}
+	}
+}
+
+// openMove waits until nothing routes by an older placement (see above)
+// and opens m. It returns false when the pool closes or m is replaced.
+func (p *pool) openMove(m *storeMove) bool {
+	if pred := p.predecessor; pred != nil {
+		why := "the pool this one replaced answers its requests in flight"
+		m.stats.waiting.Store(&why)
+		select {
+		case <-pred.drained:
+		case <-p.moveCtx.Done():
+			return false
+		}
+	}
+	wait := sweepRetry
+	for p.fleet != nil {
+		reason, why := p.fleet.check(p.moveCtx, p)
+		if p.moveCtx.Err() != nil {
+			return false
+		}
+		if reason == "" {
+			break
+		}
+		line := reason + ": " + why
+		m.stats.waiting.Store(&line)
+		if ok, held := p.moveLog.allow(); ok {
+			p.log.Warn("store move waits: a proxy of kolco.admin_peers does not place as this one yet", "reason", reason, "proxies", why,
+				"retry", wait, "not_logged", held)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-p.moveCtx.Done():
+			t.Stop()
+			return false
+		case <-p.moveChanged:
+			t.Stop()
+		case <-t.C:
+		}
+		if p.place.Load().move != m {
+			return false
+		}
+		wait = min(2*wait, 2*sweepRetry)
+	}
+	m.stats.waiting.Store(nil)
+	m.openOnce.Do(func() { close(m.open) })
+	p.log.Info("store move open: keys move to their new servers", "placements", len(m.views))
+	return true
+}
+
+// runMover goes through every server of m's placements and moves each key
+// it holds that the placement puts elsewhere, at most Store.Rate keys a
+// second from each, Store.Batch at a time. It reports whether it went
+// through all of them; false when the pool closes or m is replaced.
+func (p *pool) runMover(m *storeMove) bool {
+	var sources []*backend
+	for _, v := range m.views {
+		for _, b := range v.pl.servers {
+			if !slices.ContainsFunc(sources, func(s *backend) bool { return s.addr == b.addr }) {
+				sources = append(sources, b)
+			}
+		}
+	}
+	m.stats.sources.Store(int64(len(sources)))
+	m.stats.finished.Store(0)
+	for _, b := range sources {
+		if n, err := p.front.items(p.moveCtx, b); err == nil {
+			m.stats.held.Add(n)
+		}
+	}
+	var wg sync.WaitGroup
+	var all atomic.Bool
+	all.Store(true)
+	for _, src := range sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if !p.moveFrom(m, src) {
+				all.Store(false)
+				return
+			}
+			m.stats.finished.Add(1)
+		}()
+	}
+	wg.Wait()
+	return all.Load() && p.place.Load().move == m
+}
+
+// moveFrom moves the keys src holds that the placement puts elsewhere. It
+// reports false when the pool closes or m is replaced.
+func (p *pool) moveFrom(m *storeMove, src *backend) bool {
+	cfg := p.cfg.Store
+	limit := newRate(cfg.Rate)
+	cursor := "0"
+	batches := map[*backend][]string{}
+	var sc routeScratch
+	flush := func(dst *backend) bool {
+		keys := batches[dst]
+		for backoff := 100 * time.Millisecond; len(keys) > 0; backoff = min(2*backoff, 5*time.Second) {
+			if !p.moveWaits(m, limit, len(keys)) {
+				return false
+			}
+			size, err := p.front.migrate(p.moveCtx, src, dst, keys)
+			if err == nil {
+				m.stats.moved.Add(int64(len(keys)))
+				m.stats.bytes.Add(size)
+				p.stats.storeMoved.Add(int64(len(keys)))
+				break
+			}
+			m.stats.failed.Add(1)
+			line := fmt.Sprintf("%s -> %s: %v", src.addr, dst.addr, err)
+			m.stats.lastErr.Store(&line)
+			if ok, held := p.moveLog.allow(); ok {
+				p.log.Warn("store move: MIGRATE failed; the keys stay on their old server and are tried again", "from", src.addr, "to", dst.addr,
+					"error", err, "retry", backoff, "not_logged", held)
+			}
+			if !sleepCtx(p.moveCtx, backoff) {
+				return false
+			}
+		}
+		batches[dst] = keys[:0]
+		return true
+	}
+	for {
+		if p.moveCtx.Err() != nil || p.place.Load().move != m {
+			return false
+		}
+		keys, next, err := p.front.scan(p.moveCtx, src, cursor, max(cfg.Batch*4, 100))
+		if err != nil {
+			line := fmt.Sprintf("SCAN %s: %v", src.addr, err)
+			m.stats.lastErr.Store(&line)
+			if !sleepCtx(p.moveCtx, time.Second) {
+				return false
+			}
+			continue
+		}
+		pl := p.place.Load()
+		if pl.move != m {
+			return false
+		}
+		m.stats.scanned.Add(int64(len(keys)))
+		for _, k := range keys {
+			owners := pl.route([]byte(k), false, &sc)
+			if len(owners) == 0 || owners[0].addr == src.addr {
+				continue
+			}
+			dst := owners[0]
+			batches[dst] = append(batches[dst], k)
+			if len(batches[dst]) >= cfg.Batch && !flush(dst) {
+				return false
+			}
+		}
+		for dst := range batches {
+			if !flush(dst) {
+				return false
+			}
+		}
+		if next == "0" {
+			return true
+		}
+		cursor = next
+	}
+}
+
+// moveWaits waits while m is paused, then for the rate limit's room for n
+// keys. It reports false when the pool closes or m is replaced.
+func (p *pool) moveWaits(m *storeMove, limit *rate, n int) bool {
+	for m.paused.Load() {
+		if !sleepCtx(p.moveCtx, 200*time.Millisecond) || p.place.Load().move != m {
+			return false
+		}
+	}
+	return sleepCtx(p.moveCtx, limit.take(n))
+}
+
+// endMove publishes the pool's placement without m, whose keys are all
+// where the placement puts them, and records it in the state file.
+func (p *pool) endMove(m *storeMove) {
+	m.done.Store(true)
+	p.placeMu.Lock()
+	if cur := p.place.Load(); cur.move == m {
+		cp := *cur
+		cp.move = nil
+		p.place.Store(&cp)
+	}
+	p.placeMu.Unlock()
+	st := &m.stats
+	p.log.Info("store move done: every key is on the server the placement names", "moved", st.moved.Load(),
+		"moved_by_requests", st.onRequest.Load(), "scanned", st.scanned.Load(), "took", time.Since(m.began).Round(time.Millisecond))
+	if p.onStateChange != nil {
+		p.onStateChange()
+	}
+}
+
+// haltMove stops the pool's mover for good: a reload calls it before a
+// new pool serves, whose move supersedes this one's.
+func (p *pool) haltMove() {
+	if p.moveStop != nil {
+		p.moveStop()
+	}
+}
+
+// startMove starts the pool's move loop; it stops with the pool's context.
+func (p *pool) startMove() {
+	p.moveChanged = make(chan struct{}, 1)
+	p.moveCtx, p.moveStop = context.WithCancel(p.ctx)
+	if !p.cfg.Store.Enabled {
+		return
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		p.moveLoop()
+	}()
+}
+
+// rate spaces out a mover's keys to at most n a second.
+type rate struct {
+	every time.Duration
+	next  time.Time
+}
+
+func newRate(perSecond int) *rate {
+	return &rate{every: time.Second / time.Duration(max(perSecond, 1))}
+}
+
+// take returns how long to wait before n more keys.
+func (r *rate) take(n int) time.Duration {
+	now := time.Now()
+	if r.next.Before(now) {
+		r.next = now
+	}
+	wait := r.next.Sub(now)
+	r.next = r.next.Add(time.Duration(n) * r.every)
+	return wait
+}
+
+// sleepCtx sleeps for d; it reports false when ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,181 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/kolco-dev/kolco/proxy/redis"
+)
+
+// A Redis store's moves (see storeMove): the request's side, which moves
+// a request's keys before the request goes to their servers, and the
+// mover's, which lists a server's keys and moves them in batches.
+
+// moveKeys moves each key of r that may not be on its server yet there
+// from the servers it had under the move's placements, one MIGRATE each,
+// and returns when they are done: then r goes to the keys' servers as
+// ever. A key moves whether it is read or written, and keys sharing a
+// hash tag are on one server under every placement, so a multi-key
+// command finds them all. While the move is not open r waits, up to the
+// pool's timeout, with the client's earlier requests sent. The error is
+// what r is answered with.
+func (c *redisClient) moveKeys(p *pool, r *redisRequest, m *storeMove) error {
+	var sc routeScratch
+	var from []*backend
+	deadline := r.start.Add(p.cfg.Timeout)
+	for i := range r.req.NumKeys() {
+		key := r.req.Key(i)
+		owners := c.place.route(key, false, &sc)
+		if len(owners) == 0 {
+			continue
+		}
+		to := owners[0]
+		if from = m.sources(from[:0], key, to, &sc); len(from) == 0 {
+			continue
+		}
+		if !m.isOpen() {
+			c.batch.flush()
+			if err := m.wait(deadline); err != nil {
+				return err
+			}
+		}
+		for _, src := range from {
+			moved, err := migrateOne(src, to, key, deadline)
+			if err != nil {
+				m.stats.failed.Add(1)
+				line := fmt.Sprintf("%s -> %s: %v", src.addr, to.addr, err)
+				m.stats.lastErr.Store(&line)
+				return fmt.Errorf("%w: moving the key from %s to %s: %w", errMoveFailed, src.addr, to.addr, err)
+			}
+			if moved {
+				m.stats.onRequest.Add(1)
+				p.stats.storeMoved.Add(1)
+			}
+		}
+	}
+	return nil
+}
+
+// errMoveFailed is the error of a request whose key could not be moved to
+// its new server: it is still on its old one, which is the only one a read
+// finds, and the client may try again.
+var errMoveFailed = errors.New("the key could not move to its new server")
+
+// migrateOne moves key from src to dst, on src's connection of the key, so
+// that the key's requests reach src in order. It reports whether src held
+// the key.
+func migrateOne(src, dst *backend, key []byte, deadline time.Time) (bool, error) {
+	req, err := appendMigrate(nil, src.pool.cfg, dst, [][]byte{key})
+	if err != nil {
+		return false, err
+	}
+	done := make(chan struct{})
+	ro := newRedisOp(func(*op) { close(done) })
+	ro.buf, ro.deadline = req, deadline
+	src.sendKeyed(&ro.op, keyHash(key))
+	<-done
+	if ro.err != nil {
+		return false, ro.err
+	}
+	return migrateReply(ro.reply)
+}
+
+// migrateReply reads MIGRATE's reply: whether a key moved, or the error.
+func migrateReply(reply []byte) (bool, error) {
+	switch {
+	case bytes.Equal(reply, []byte("+OK\r\n")):
+		return true, nil
+	case bytes.Equal(reply, []byte("+NOKEY\r\n")):
+		return false, nil
+	case redis.IsError(reply):
+		return false, fmt.Errorf("MIGRATE: %s", bytes.TrimSpace(reply[1:]))
+	}
+	return false, fmt.Errorf("%w: %q to MIGRATE", redis.ErrBadReply, reply)
+}
+
+// appendMigrate appends to req the MIGRATE that moves keys to dst, with
+// their time to live, replacing a copy dst may hold (one left by a
+// MIGRATE whose reply was lost: the key on src is the one a read finds),
+// giving dst's password when the pool has one for it.
+func appendMigrate(req []byte, cfg *PoolConfig, dst *backend, keys [][]byte) ([]byte, error) {
+	host, port, err := net.SplitHostPort(dst.addr)
+	if err != nil {
+		return nil, fmt.Errorf("MIGRATE needs a TCP address; %s is not one", dst.addr)
+	}
+	args := [][]byte{[]byte("MIGRATE"), []byte(host), []byte(port), nil, []byte(strconv.Itoa(cfg.RedisDB)),
+		[]byte(strconv.Itoa(cfg.Store.MigrateTimeout)), []byte("REPLACE")}
+	if pw := cfg.serverPassword(dst.node); pw != "" {
+		args = append(args, []byte("AUTH"), []byte(pw))
+	}
+	args = append(args, []byte("KEYS"))
+	return redis.AppendArgs(req, append(args, keys...)), nil
+}
+
+// scan lists keys of b with SCAN.
+func (redisFront) scan(ctx context.Context, b *backend, cursor string, count int) ([]string, string, error) {
+	replies, err := redisAsk(ctx, b, redis.AppendArgs(nil, [][]byte{[]byte("SCAN"), []byte(cursor), []byte("COUNT"), []byte(strconv.Itoa(count))}), 1)
+	if err != nil {
+		return nil, "", err
+	}
+	next, keys, err := redis.ParseScan(replies[0])
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = string(k)
+	}
+	return out, string(next), nil
+}
+
+// migrate moves keys from src to dst with one MIGRATE, after asking src
+// their sizes (MEMORY USAGE), on a connection of its own whose deadline
+// leaves the transfer its time.
+func (redisFront) migrate(ctx context.Context, src, dst *backend, keys []string) (int64, error) {
+	cfg := src.pool.cfg
+	var req []byte
+	bkeys := make([][]byte, len(keys))
+	for i, k := range keys {
+		bkeys[i] = []byte(k)
+		req = redis.AppendArgs(req, [][]byte{[]byte("MEMORY"), []byte("USAGE"), bkeys[i]})
+	}
+	req, err := appendMigrate(req, cfg, dst, bkeys)
+	if err != nil {
+		return 0, err
+	}
+	conn, err := redisDial(ctx, src)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(cfg.Timeout + 10*time.Duration(cfg.Store.MigrateTimeout)*time.Millisecond)); err != nil {
+		return 0, err
+	}
+	if _, err := conn.Write(req); err != nil {
+		return 0, err
+	}
+	rr := redis.NewReplyReader(conn, redis.ReplyLimits{MaxBulk: cfg.MaxValueSize})
+	var size int64
+	for range keys {
+		reply, _, err := rr.Read(nil, nil)
+		if err != nil {
+			return 0, err
+		}
+		if n, ok := redis.Integer(reply); ok {
+			size += n
+		}
+	}
+	reply, _, err := rr.Read(nil, nil)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := migrateReply(reply); err != nil {
+		return 0, err
+	}
+	return size, nil
+}
