@@ -1,0 +1,75 @@
+package storecheck
+
+import (
+	"fmt"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/kolco-dev/kolco/internal/realprog"
+)
+
+func op(client int, in Input, call int64, out Output, ret int64) porcupine.Operation {
+	return porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret}
+}
+
+// TestModel: histories a store could give pass, and ones that lose a
+// write, bring back a deleted key or read a value never written fail;
+// a request of unknown outcome may or may not have taken effect.
+func TestModel(t *testing.T) {
+	k := "k"
+	set := func(v string) Input { return Input{Op: "SET", Key: k, Arg: v} }
+	get := Input{Op: "GET", Key: k}
+	for _, tc := range []struct {
+		name string
+		ops  []porcupine.Operation
+		ok   bool
+	}{
+		{"read your write", []porcupine.Operation{op(0, set("1"), 0, Output{}, 1), op(1, get, 2, Output{Val: "1"}, 3)}, true},
+		{"lost write", []porcupine.Operation{op(0, set("1"), 0, Output{}, 1), op(0, set("2"), 2, Output{}, 3), op(1, get, 4, Output{Val: "1"}, 5)}, false},
+		{"concurrent", []porcupine.Operation{op(0, set("1"), 0, Output{}, 10), op(1, get, 2, Output{Nil: true}, 3)}, true},
+		{"deleted comes back", []porcupine.Operation{op(0, set("1"), 0, Output{}, 1), op(0, Input{Op: "DEL", Key: k}, 2, Output{N: 1}, 3),
+			op(1, get, 4, Output{Val: "1"}, 5)}, false},
+		{"incr and append", []porcupine.Operation{op(0, Input{Op: "INCR", Key: k}, 0, Output{N: 1}, 1),
+			op(0, Input{Op: "APPEND", Key: k, Arg: "5"}, 2, Output{N: 2}, 3), op(1, Input{Op: "INCR", Key: k}, 4, Output{N: 16}, 5)}, true},
+		{"incr counted twice", []porcupine.Operation{op(0, Input{Op: "INCR", Key: k}, 0, Output{N: 1}, 1),
+			op(1, Input{Op: "INCR", Key: k}, 2, Output{N: 3}, 3)}, false},
+		{"unknown took effect", []porcupine.Operation{op(0, set("1"), 0, Output{Unknown: true}, never), op(1, get, 2, Output{Val: "1"}, 3)}, true},
+		{"unknown did not", []porcupine.Operation{op(0, set("1"), 0, Output{Unknown: true}, never), op(1, get, 2, Output{Nil: true}, 3)}, true},
+		{"incr of a leading zero", []porcupine.Operation{op(0, set("0"), 0, Output{}, 1), op(0, Input{Op: "APPEND", Key: k, Arg: "5"}, 2, Output{N: 2}, 3),
+			op(1, Input{Op: "INCR", Key: k}, 4, Output{Err: true}, 5)}, true},
+		{"expire keeps", []porcupine.Operation{op(0, set("1"), 0, Output{}, 1), op(0, Input{Op: "EXPIRE", Key: k}, 2, Output{N: 1}, 3),
+			op(1, get, 4, Output{Val: "1"}, 5)}, true},
+	} {
+		res, _ := Check(tc.ops, 10*time.Second)
+		if (res == porcupine.Ok) != tc.ok {
+			t.Errorf("%s: %v, want ok %v", tc.name, res, tc.ok)
+		}
+	}
+}
+
+// TestRealServerLinearizable: the workload against one redis-server,
+// which is linearizable, gives a history the check passes.
+func TestRealServerLinearizable(t *testing.T) {
+	bin := realprog.Binary(t, "redis-server", "redis-server")
+	port := realprog.FreePorts(t, 1)[0]
+	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+	realprog.WaitListening(t, "redis-server", []int{port}, exited)
+	r := Start(Config{Addrs: []string{fmt.Sprintf("127.0.0.1:%d", port)}, Keys: 16, Seed: 1})
+	time.Sleep(time.Second)
+	history := r.Stop()
+	if r.Answered < 1000 || r.Unknown > 0 {
+		t.Fatalf("%d answered, %d unknown: %v", r.Answered, r.Unknown, r.Errors)
+	}
+	if res, why := Check(history, time.Minute); res != porcupine.Ok {
+		t.Fatalf("%v: %s", res, why)
+	}
+	t.Logf("%d requests of 8 clients on 16 keys: linearizable", len(history))
+}

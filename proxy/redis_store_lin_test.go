@@ -1,0 +1,133 @@
+package proxy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/kolco-dev/kolco/internal/storecheck"
+)
+
+// storeFillers is how many keys a store test writes before its workload,
+// so that each move has keys for the mover to move while the clients run.
+const storeFillers = 3000
+
+// TestStoreLinearizable: eight clients doing SET, GET, INCR, APPEND, DEL
+// and EXPIRE through a store pool while it goes from 4 redis-servers to 5
+// and back to 4, its mover slowed so that the clients run through each
+// move: the history of every client is linearizable (porcupine), and
+// after each move every key is on the server the placement names and on
+// no other, checked on the servers. Also with the second change made
+// before the first move ended.
+func TestStoreLinearizable(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		overlap bool
+	}{{"one change at a time", false}, {"a change before the move ended", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+			const extra = "  timeout: 5000\n"
+			yaml := func(servers []*redisServer) string {
+				return redisPoolYAML("  distribution: ring\n  store: {enabled: true, rate: 200}\n"+extra, servers...)
+			}
+			s := startProxy(t, yaml(rs[:4]))
+			fillers := fillStore(t, s.Addr("p").String(), storeFillers)
+			run := storecheck.Start(storecheck.Config{Addrs: []string{s.Addr("p").String()}, Seed: 3})
+			time.Sleep(500 * time.Millisecond)
+			reload(t, s, yaml(rs))
+			if !tc.overlap {
+				waitMoved(t, s.testPool("p"))
+				checkPlaced(t, s.testPool("p"), rs, fillers, true)
+			} else {
+				time.Sleep(100 * time.Millisecond)
+				if s.testPool("p").place.Load().move == nil {
+					t.Fatal("the first move ended before the second change: the test tests nothing")
+				}
+			}
+			reload(t, s, yaml(rs[:4]))
+			waitMoved(t, s.testPool("p"))
+			time.Sleep(300 * time.Millisecond)
+			history := run.Stop()
+			checkHistory(t, run, history)
+			checkPlaced(t, s.testPool("p"), rs, fillers, true)
+			checkPlaced(t, s.testPool("p"), rs, workloadKeys(run, 64), false)
+		})
+	}
+}
+
+// fillStore writes n keys through the pool at addr and returns them.
+func fillStore(t *testing.T, addr string, n int) []string {
+	t.Helper()
+	c := dialRedis(t, addr)
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("fill:%d", i)
+		c.send("SET", keys[i], "v")
+	}
+	for range keys {
+		if got, err := c.read(); err != nil || got != "+OK\r\n" {
+			t.Fatalf("filling: %q %v", got, err)
+		}
+	}
+	return keys
+}
+
+// waitMoved waits for p's move to end.
+func waitMoved(t *testing.T, p *pool) {
+	t.Helper()
+	eventually(t, "the store's move done", func() bool { return p.place.Load().move == nil })
+}
+
+// workloadKeys returns the n keys of run.
+func workloadKeys(run *storecheck.Run, n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = run.Key(i)
+	}
+	return keys
+}
+
+// checkHistory checks a workload's history for linearizability.
+func checkHistory(t *testing.T, run *storecheck.Run, history []porcupine.Operation) {
+	t.Helper()
+	t.Logf("%d requests answered, %d refused with -TRYAGAIN, %d of unknown outcome; first failures: %s",
+		run.Answered, run.Retried, run.Unknown, strings.Join(run.Errors, "; "))
+	if run.Answered < 1000 {
+		t.Fatalf("only %d requests answered: the test tests little", run.Answered)
+	}
+	res, why := storecheck.Check(history, 2*time.Minute)
+	if res != porcupine.Ok {
+		t.Fatalf("the history is not linearizable (%v):\n%s", res, why)
+	}
+}
+
+// checkPlaced checks on the servers that each key is on the server p's
+// placement names and on no other; must says that each exists.
+func checkPlaced(t *testing.T, p *pool, servers []*redisServer, keys []string, must bool) {
+	t.Helper()
+	direct := make([]*rc, len(servers))
+	for i, r := range servers {
+		direct[i] = dialRedis(t, r.addr)
+	}
+	bad := 0
+	for _, k := range keys {
+		owner := ownerOf(p, k)
+		var on []string
+		for i, c := range direct {
+			if c.do("EXISTS", k) == ":1\r\n" {
+				on = append(on, servers[i].addr)
+			}
+		}
+		if len(on) > 1 || len(on) == 1 && on[0] != owner || must && len(on) == 0 {
+			if bad++; bad <= 5 {
+				t.Errorf("%s is on %v; its server is %s", k, on, owner)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d keys misplaced", bad, len(keys))
+	}
+}
