@@ -272,6 +272,14 @@ func (p *pool) moveLoop() {
 	}
 }
 
+// moveRetry and moveRetryMax bound the wait between two questions to the
+// fleet before a move opens: short, since requests for moving keys wait
+// for it.
+const (
+	moveRetry    = 50 * time.Millisecond
+	moveRetryMax = time.Second
+)
+
 // openMove waits until nothing routes by an older placement (see above)
 // and opens m. It returns false when the pool closes or m is replaced.
 func (p *pool) openMove(m *storeMove) bool {
@@ -284,7 +292,7 @@ func (p *pool) openMove(m *storeMove) bool {
 			return false
 		}
 	}
-	wait := sweepRetry
+	wait := moveRetry
 	for p.fleet != nil {
 		reason, why := p.fleet.check(p.moveCtx, p)
 		if p.moveCtx.Err() != nil {
@@ -311,7 +319,7 @@ func (p *pool) openMove(m *storeMove) bool {
 		if p.place.Load().move != m {
 			return false
 		}
-		wait = min(2*wait, 2*sweepRetry)
+		wait = min(2*wait, moveRetryMax)
 	}
 	m.stats.waiting.Store(nil)
 	m.openOnce.Do(func() { close(m.open) })

@@ -7,7 +7,10 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/storecheck"
+	"github.com/kolco-dev/kolco/membership/etcd"
+	"github.com/kolco-dev/kolco/membership/etcdtest"
 )
 
 // storeFillers is how many keys a store test writes before its workload,
@@ -130,4 +133,63 @@ func checkPlaced(t *testing.T, p *pool, servers []*redisServer, keys []string, m
 	if bad > 0 {
 		t.Errorf("%d of %d keys misplaced", bad, len(keys))
 	}
+}
+
+// TestStoreFleetLinearizable: three proxies follow one etcd prefix, each
+// naming the others in kolco.admin_peers, and the workload's clients are
+// spread over them while `kolco members` adds a fifth redis-server and
+// removes it: every history linearizable, every key on its server alone
+// after each move. No key moves before all three place by the new
+// membership.
+func TestStoreFleetLinearizable(t *testing.T) {
+	srv := etcdtest.Start(t, etcdtest.Config{})
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	st := storeFor(t, srv, "/kolco/store/")
+	node := func(i int) kolco.Node { return kolco.Node{ID: fmt.Sprintf("r%d", i), Addr: rs[i].addr} }
+	apply(t, st, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{node(0), node(1), node(2), node(3)}}})
+	ports := []int{freePort(t), freePort(t), freePort(t)}
+	var proxies []*Server
+	for i := range 3 {
+		var peers []string
+		for j, port := range ports {
+			if j != i {
+				peers = append(peers, fmt.Sprintf("\"127.0.0.1:%d\"", port))
+			}
+		}
+		proxies = append(proxies, startProxy(t, fmt.Sprintf("kolco:\n  admin_listen: 127.0.0.1:%d\n  admin_peers: [%s]\n", ports[i], strings.Join(peers, ", "))+
+			"p:\n  listen: 127.0.0.1:0\n  redis: true\n  distribution: ring\n  timeout: 5000\n  store: {enabled: true, rate: 200}\n"+
+			"  servers: [\""+rs[0].addr+":1 r0\"]\n  membership: {etcd: {endpoints: [\""+srv.Endpoint+"\"], prefix: /kolco/store/, check_interval: 100, timeout: 1000}}\n"))
+	}
+	agreed := func() {
+		t.Helper()
+		eventually(t, "every proxy on the store's revision, its move done", func() bool {
+			fp := ""
+			for _, s := range proxies {
+				m := membershipOf(t, s, "p")
+				if fp != "" && m.Fingerprint != fp || s.testPool("p").place.Load().move != nil {
+					return false
+				}
+				fp = m.Fingerprint
+			}
+			return true
+		})
+	}
+	agreed()
+	fillers := fillStore(t, proxies[0].Addr("p").String(), storeFillers)
+	var addrs []string
+	for _, s := range proxies {
+		addrs = append(addrs, s.Addr("p").String())
+	}
+	run := storecheck.Start(storecheck.Config{Addrs: addrs, Seed: 5})
+	time.Sleep(300 * time.Millisecond)
+	apply(t, st, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{node(4)}}})
+	agreed()
+	checkPlaced(t, proxies[1].testPool("p"), rs, fillers, true)
+	apply(t, st, etcd.Edit{Change: kolco.Change{Remove: []string{"r4"}}})
+	agreed()
+	time.Sleep(300 * time.Millisecond)
+	history := run.Stop()
+	checkHistory(t, run, history)
+	checkPlaced(t, proxies[2].testPool("p"), rs, fillers, true)
+	checkPlaced(t, proxies[0].testPool("p"), rs, workloadKeys(run, 64), false)
 }
