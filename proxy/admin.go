@@ -28,6 +28,8 @@ import (
 //	                                 servers, shares, revision, and whether
 //	                                 the proxy agrees with kolco.admin_peers
 //	GET /metrics                     the Prometheus metrics
+//	POST /v1/pools/{pool}/move/pause (and .../resume)
+//	                                 pause a store's mover, and let it go on
 //	POST /v1/pools/{pool}/servers/{server}/rejoin
 //	                                 an operator emptied a down server whose
 //	                                 outage journal overflowed: it rejoins
@@ -61,6 +63,8 @@ type PoolStatus struct {
 	// StateMissing is set when the pool started without the record of its
 	// placement's history while its servers held data.
 	StateMissing *StateMissing `json:"state_missing,omitempty"`
+	// Move is a store's move of its keys, while one is under way.
+	Move *MoveStatus `json:"move,omitempty"`
 }
 
 // ServerStatus is a server of a pool as the admin endpoint reports it.
@@ -128,6 +132,7 @@ func (e poolEntry) status() PoolStatus {
 		ps.SweepDeferred = *why
 	}
 	ps.StateMissing = p.stats.stateMissing.Load()
+	ps.Move = p.moveStatus()
 	return ps
 }
 
@@ -175,6 +180,7 @@ func (s *Server) adminHandler(token []byte) http.Handler {
 		writeJSON(w, http.StatusOK, all)
 	})
 	s.handlePage(mux, token)
+	s.handleMove(mux)
 	mux.HandleFunc("GET /v1/pools/{pool}/locate", func(w http.ResponseWriter, r *http.Request) {
 		p := s.adminPool(w, r)
 		if p == nil {

@@ -39,6 +39,14 @@ var (
 		"Bytes written to clients, by pool.", []string{"pool"}, nil)
 	descStateMissing = prometheus.NewDesc("kolco_proxy_state_missing",
 		"1 when the pool, of a history-dependent distribution, started without the record of its placement's history while its servers held data: keys placed afresh.", []string{"pool"}, nil)
+	descStoreMoved = prometheus.NewDesc("kolco_proxy_store_moved_keys_total",
+		"Keys a store moved to their new servers, by its mover and by requests.", []string{"pool"}, nil)
+	descStoreMove = prometheus.NewDesc("kolco_proxy_store_move_keys",
+		"A store's move under way: keys scanned on the old servers, estimated to move, moved by the mover and by requests, MIGRATEs failed.", []string{"pool", "kind"}, nil)
+	descStoreMoving = prometheus.NewDesc("kolco_proxy_store_moving",
+		"1 while a store's move is under way (waiting, moving or paused), else 0.", []string{"pool"}, nil)
+	descStoreETA = prometheus.NewDesc("kolco_proxy_store_move_eta_seconds",
+		"The seconds a store's move has left at its rate so far, while one is under way and the rate is known.", []string{"pool"}, nil)
 	descBuffered = prometheus.NewDesc("kolco_proxy_buffered_bytes",
 		"Bytes of requests and replies held, against kolco.buffer_limit.", nil, nil)
 )
@@ -56,6 +64,10 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descBytesIn
 	ch <- descBytesOut
 	ch <- descStateMissing
+	ch <- descStoreMoved
+	ch <- descStoreMove
+	ch <- descStoreMoving
+	ch <- descStoreETA
 	ch <- descBuffered
 }
 
@@ -68,6 +80,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			missing = 1
 		}
 		ch <- prometheus.MustNewConstMetric(descStateMissing, prometheus.GaugeValue, missing, p.name)
+		if p.cfg.Store.Enabled {
+			collectMove(ch, p)
+		}
 		shares := p.shares()
 		for _, b := range p.backends {
 			labels := []string{p.name, b.name(), b.addr}
@@ -96,4 +111,23 @@ func (s *Server) pools() []*pool {
 		}
 	}
 	return ps
+}
+
+// collectMove reports a store's move.
+func collectMove(ch chan<- prometheus.Metric, p *pool) {
+	ch <- prometheus.MustNewConstMetric(descStoreMoved, prometheus.CounterValue, float64(p.stats.storeMoved.Load()), p.name)
+	ms := p.moveStatus()
+	ch <- prometheus.MustNewConstMetric(descStoreMoving, prometheus.GaugeValue, b2f(ms != nil), p.name)
+	if ms == nil {
+		return
+	}
+	for _, k := range []struct {
+		kind string
+		n    int64
+	}{{"scanned", ms.Scanned}, {"to_move", ms.ToMove}, {"moved", ms.Moved}, {"moved_by_requests", ms.MovedByRequests}, {"failed", ms.Failed}} {
+		ch <- prometheus.MustNewConstMetric(descStoreMove, prometheus.GaugeValue, float64(k.n), p.name, k.kind)
+	}
+	if ms.ETA >= 0 {
+		ch <- prometheus.MustNewConstMetric(descStoreETA, prometheus.GaugeValue, ms.ETA, p.name)
+	}
 }

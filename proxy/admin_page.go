@@ -159,6 +159,7 @@ fingerprint <code class="fingerprint">{{.Membership.Fingerprint}}</code>, since 
 {{if .Membership.Stale}}<span class="down">Stale: {{.Membership.Error}}</span>{{end}}
 {{if .Membership.Drained}}Drained: {{range .Membership.Drained}}{{.}} {{end}}{{end}}</p>
 <p class="agreement" data-agree="{{.Agree}}">{{.Summary}}</p>
+{{with .Move}}<p class="move" data-state="{{.State}}">Moving keys to their new servers: {{.State}}{{if .Waiting}} ({{.Waiting}}){{end}}; {{.Moved}} moved by the mover and {{.MovedByRequests}} by requests, of about {{.ToMove}}; {{printf "%.0f" .Rate}} keys/s{{if ge .ETA 0.0}}, about {{printf "%.0f" .ETA}} s left{{end}}.{{if .LastError}} <span class="down">Last error: {{.LastError}}</span>{{end}}</p>{{end}}
 {{with .StateMissing}}<p class="state-missing down">Started without its placement history ({{.Why}}) while its servers held {{.Items}} items, at <time datetime="{{time .Since}}">{{time .Since}}</time>: keys are placed afresh, and reads of those that moved miss.</p>{{end}}
 {{if .Peers}}<table class="peers"><tr><th>proxy</th><th>revision</th><th>fingerprint</th><th>state</th><th>since</th></tr>
 {{range .Peers}}<tr class="peer" data-peer="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td>{{.Revision}}</td><td><code>{{.Fingerprint}}</code></td><td>{{.State}}</td><td>{{if not .Since.IsZero}}<time datetime="{{time .Since}}">{{time .Since}}</time>{{end}}</td></tr>

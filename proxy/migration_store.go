@@ -85,14 +85,30 @@ type moveStats struct {
 	// sources is how many old servers the mover goes through, and
 	// finished how many it has been through.
 	sources, finished atomic.Int64
-	// toMove is the mover's estimate of the keys still to move: the keys
-	// the old servers held when it began, times the share of those
-	// listed so far that moved.
-	held atomic.Int64
+	// held is how many keys the old servers held when the mover began,
+	// and found how many of those it listed were to move: held times
+	// the share found is the estimate of the keys to move.
+	held, found atomic.Int64
+	// opened is when the move opened, in Unix nanoseconds; 0 before.
+	opened atomic.Int64
+	// bySource are the mover's figures of each old server, by address.
+	bySource sync.Map // string -> *sourceStats
 	// lastErr says why the last MIGRATE failed, while the mover retries.
 	lastErr atomic.Pointer[string]
 	// waiting says why the move is not open yet, while it is not.
 	waiting atomic.Pointer[string]
+}
+
+// sourceStats are the mover's figures of one old server.
+type sourceStats struct {
+	scanned, moved atomic.Int64
+	done           atomic.Bool
+}
+
+// source returns the figures of the old server at addr.
+func (st *moveStats) source(addr string) *sourceStats {
+	v, _ := st.bySource.LoadOrStore(addr, new(sourceStats))
+	return v.(*sourceStats)
 }
 
 // errMoveClosed is the error of a request for a moving key while the move
@@ -322,6 +338,7 @@ func (p *pool) openMove(m *storeMove) bool {
 		wait = min(2*wait, moveRetryMax)
 	}
 	m.stats.waiting.Store(nil)
+	m.stats.opened.CompareAndSwap(0, time.Now().UnixNano())
 	m.openOnce.Do(func() { close(m.open) })
 	p.log.Info("store move open: keys move to their new servers", "placements", len(m.views))
 	return true
@@ -359,6 +376,7 @@ func (p *pool) runMover(m *storeMove) bool {
 				return
 			}
 			m.stats.finished.Add(1)
+			m.stats.source(src.addr).done.Store(true)
 		}()
 	}
 	wg.Wait()
@@ -370,6 +388,7 @@ func (p *pool) runMover(m *storeMove) bool {
 func (p *pool) moveFrom(m *storeMove, src *backend) bool {
 	cfg := p.cfg.Store
 	limit := newRate(cfg.Rate)
+	ss := m.stats.source(src.addr)
 	cursor := "0"
 	batches := map[*backend][]string{}
 	var sc routeScratch
@@ -382,6 +401,7 @@ func (p *pool) moveFrom(m *storeMove, src *backend) bool {
 			size, err := p.front.migrate(p.moveCtx, src, dst, keys)
 			if err == nil {
 				m.stats.moved.Add(int64(len(keys)))
+				ss.moved.Add(int64(len(keys)))
 				m.stats.bytes.Add(size)
 				p.stats.storeMoved.Add(int64(len(keys)))
 				break
@@ -418,12 +438,14 @@ func (p *pool) moveFrom(m *storeMove, src *backend) bool {
 			return false
 		}
 		m.stats.scanned.Add(int64(len(keys)))
+		ss.scanned.Add(int64(len(keys)))
 		for _, k := range keys {
 			owners := pl.route([]byte(k), false, &sc)
 			if len(owners) == 0 || owners[0].addr == src.addr {
 				continue
 			}
 			dst := owners[0]
+			m.stats.found.Add(1)
 			batches[dst] = append(batches[dst], k)
 			if len(batches[dst]) >= cfg.Batch && !flush(dst) {
 				return false

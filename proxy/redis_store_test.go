@@ -84,3 +84,55 @@ func checkStoreKeys(t *testing.T, p *pool, all []*redisServer, n int) {
 		t.Errorf("%d keys misplaced", wrong)
 	}
 }
+
+// TestStoreMoveSeenAndSteered: while a store moves its keys, /v1/pools
+// shows the move with its progress, per old server, the status page and
+// the metrics say so; an operator's pause stops the mover (the keys moved
+// stay as they are) and resume lets it finish.
+func TestStoreMoveSeenAndSteered(t *testing.T) {
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	yaml := func(servers []*redisServer) string {
+		return "kolco:\n  admin_listen: 127.0.0.1:0\n" + storeYAML("ring", servers, "  store: {enabled: true, rate: 100}\n")
+	}
+	s := startProxy(t, strings.Replace(yaml(rs[:4]), "  store: {enabled: true}\n", "", 1))
+	fillStore(t, s.Addr("p").String(), 2000)
+	reload(t, s, strings.Replace(yaml(rs), "  store: {enabled: true}\n", "", 1))
+	var ps PoolStatus
+	eventually(t, "the mover moving", func() bool {
+		adminGet(t, s, "/v1/pools/p", "", &ps)
+		return ps.Move != nil && ps.Move.State == "moving" && ps.Move.Moved > 0
+	})
+	if len(ps.Move.From) != 1 || len(ps.Move.From[0]) != 4 || len(ps.Move.Servers) != 4 || ps.Move.ToMove < 200 || ps.Move.ToMove > 700 {
+		t.Errorf("the move as /v1/pools shows it: %+v", ps.Move)
+	}
+	if page := adminBody(t, s, "/status"); !strings.Contains(page, `class="move" data-state="moving"`) {
+		t.Error("the status page does not show the move")
+	}
+	if m := adminBody(t, s, "/metrics"); !strings.Contains(m, `kolco_proxy_store_moving{pool="p"} 1`) || !strings.Contains(m, `kolco_proxy_store_move_keys{kind="to_move",pool="p"}`) {
+		t.Error("the metrics do not show the move")
+	}
+	if code := adminPost(t, s, "/v1/pools/p/move/pause"); code != 200 {
+		t.Fatalf("pause: %d", code)
+	}
+	time.Sleep(300 * time.Millisecond) // a batch under way finishes
+	adminGet(t, s, "/v1/pools/p", "", &ps)
+	paused := ps.Move.Moved
+	time.Sleep(time.Second)
+	adminGet(t, s, "/v1/pools/p", "", &ps)
+	if ps.Move.State != "paused" || ps.Move.Moved != paused {
+		t.Errorf("paused: state %s, moved %d then %d", ps.Move.State, paused, ps.Move.Moved)
+	}
+	if code := adminPost(t, s, "/v1/pools/p/move/resume"); code != 200 {
+		t.Fatalf("resume: %d", code)
+	}
+	waitMoved(t, s.testPool("p"))
+	ps = PoolStatus{}
+	adminGet(t, s, "/v1/pools/p", "", &ps)
+	m := adminBody(t, s, "/metrics")
+	if ps.Move != nil || !strings.Contains(m, `kolco_proxy_store_moving{pool="p"} 0`) || strings.Contains(m, `kolco_proxy_store_moved_keys_total{pool="p"} 0`) {
+		t.Errorf("after the move: %+v", ps.Move)
+	}
+	if code := adminPost(t, s, "/v1/pools/p/move/pause"); code != 409 {
+		t.Errorf("pause with no move: %d, want 409", code)
+	}
+}
