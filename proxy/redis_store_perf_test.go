@@ -1,0 +1,151 @@
+package proxy
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestStoreMoveLatency measures a store's move under load, with
+// KOLCO_STORE_LONG=1: eight closed-loop clients GET and SET 100,000 keys
+// through a store of 4 redis-servers, steady, then while a fifth server is
+// added and the keys that change owner move, then while a 100 MB hash
+// moves; it logs each phase's requests a second and p50/p99/max latency,
+// and the keys moved a second.
+func TestStoreMoveLatency(t *testing.T) {
+	if os.Getenv("KOLCO_STORE_LONG") == "" {
+		t.Skip("set KOLCO_STORE_LONG=1 to measure a store's move under load")
+	}
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	yaml := func(servers []*redisServer) string {
+		return "kolco:\n  admin_listen: 127.0.0.1:0\n" + redisPoolYAML("  distribution: ring\n  timeout: 10000\n  store: {enabled: true}\n", servers...)
+	}
+	s := startProxy(t, yaml(rs[:4]))
+	addr := s.Addr("p").String()
+	const nkeys = 100_000
+	value := strings.Repeat("v", 100)
+	c := dialRedis(t, addr)
+	for i := range nkeys {
+		c.send("SET", fmt.Sprintf("key:%d", i), value)
+		if i%1000 == 999 {
+			for range 1000 {
+				if _, err := c.read(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	var mu sync.Mutex
+	var lat []time.Duration
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close()
+			r := bufio.NewReader(conn)
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			for !stop.Load() {
+				k := fmt.Sprintf("key:%d", rng.IntN(nkeys))
+				req := fmt.Sprintf("*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", len(k), k)
+				if rng.IntN(4) == 0 {
+					req = fmt.Sprintf("*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(k), k, len(value), value)
+				}
+				start := time.Now()
+				if _, err := conn.Write([]byte(req)); err != nil {
+					t.Error(err)
+					return
+				}
+				line, err := r.ReadString('\n')
+				if err == nil && strings.HasPrefix(line, "$") && line != "$-1\r\n" {
+					_, err = r.Discard(len(value) + 2)
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				d := time.Since(start)
+				mu.Lock()
+				lat = append(lat, d)
+				mu.Unlock()
+			}
+		}()
+	}
+	phase := func(name string, run func()) {
+		mu.Lock()
+		lat = lat[:0]
+		mu.Unlock()
+		start := time.Now()
+		run()
+		elapsed := time.Since(start)
+		mu.Lock()
+		ls := slices.Clone(lat)
+		mu.Unlock()
+		slices.Sort(ls)
+		q := func(f float64) time.Duration { return ls[min(len(ls)-1, int(f*float64(len(ls))))] }
+		t.Logf("%-34s %6.1f s: %7.0f requests/s, latency p50 %v, p99 %v, max %v", name, elapsed.Seconds(), float64(len(ls))/elapsed.Seconds(),
+			q(0.5).Round(time.Microsecond), q(0.99).Round(time.Microsecond), ls[len(ls)-1].Round(time.Microsecond))
+	}
+	phase("steady", func() { time.Sleep(5 * time.Second) })
+	p := s.testPool("p")
+	var moved int64
+	phase("4 -> 5 servers, keys moving", func() {
+		reload(t, s, yaml(rs))
+		m := s.testPool("p").place.Load().move
+		waitMovedLong(t, s)
+		moved = m.stats.moved.Load() + m.stats.onRequest.Load()
+	})
+	t.Logf("moved %d keys in that phase", moved)
+	_ = p
+	// A 100 MB hash on a key whose owner changes when the fifth server goes.
+	big := ""
+	for i := 0; big == ""; i++ {
+		k := fmt.Sprintf("bighash:%d", i)
+		if ownerOf(s.testPool("p"), k) == rs[4].addr {
+			big = k
+		}
+	}
+	field := strings.Repeat("f", 1000)
+	for i := range 100_000 {
+		c.send("HSET", big, fmt.Sprintf("%d", i), field)
+		if i%1000 == 999 {
+			for range 1000 {
+				if _, err := c.read(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	t.Logf("%s: %s bytes (MEMORY USAGE)", big, strings.TrimSpace(dialRedis(t, rs[4].addr).do("MEMORY", "USAGE", big, "SAMPLES", "0")))
+	phase("steady, with the hash", func() { time.Sleep(3 * time.Second) })
+	phase("5 -> 4 servers, the hash moving", func() {
+		reload(t, s, yaml(rs[:4]))
+		waitMovedLong(t, s)
+	})
+	stop.Store(true)
+	wg.Wait()
+}
+
+func waitMovedLong(t *testing.T, s *Server) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for s.testPool("p").place.Load().move != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the move did not end")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
