@@ -1,0 +1,130 @@
+package kolcotest
+
+import (
+	"math"
+	"testing"
+)
+
+// BucketFunc is a consistent range hash: it maps a 64-bit key hash to a
+// bucket in [0, buckets), and growing buckets from n to n+1 moves a key
+// only to bucket n. It returns -1 when buckets < 1. Jump hash and its
+// successors are such functions; package memento turns one into a
+// placement with arbitrary removals.
+type BucketFunc func(key uint64, buckets int) int
+
+// RunBucket checks the promises of a consistent range hash as subtests of
+// t, on fixed keys (every run is the same):
+//
+//   - Range: -1 for fewer than one bucket, else a bucket in range, up to
+//     2^31-1 buckets.
+//   - Monotone: growing from n to n+1 buckets moves a key only to bucket
+//     n, for every n up to 600 (crossing several powers of two, where
+//     most such functions change their top range).
+//   - Uniform: a chi-square statistic of the bucket counts stays below a
+//     bound six standard deviations into its tail, for counts just above,
+//     at and below powers of two.
+//   - MovedShare: growing to n+1 buckets moves 1/(n+1) of the keys,
+//     within four standard deviations.
+func RunBucket(t *testing.T, bucket BucketFunc) {
+	t.Run("Range", func(t *testing.T) { testBucketRange(t, bucket) })
+	t.Run("Monotone", func(t *testing.T) { testBucketMonotone(t, bucket) })
+	t.Run("Uniform", func(t *testing.T) { testBucketUniform(t, bucket) })
+	t.Run("MovedShare", func(t *testing.T) { testBucketMoved(t, bucket) })
+}
+
+// bucketKey returns the i-th key hash of the checks: spread over all 64
+// bits, as a good key hash's values are.
+func bucketKey(i uint64) uint64 { return i*0x9e3779b97f4a7c15 + 12345 }
+
+func testBucketRange(t *testing.T, bucket BucketFunc) {
+	for _, n := range []int{0, -1, -1 << 62} {
+		if got := bucket(42, n); got != -1 {
+			t.Errorf("Bucket(42, %d) = %d, want -1", n, got)
+		}
+	}
+	for _, n := range []int{1, 2, 3, 1 << 20, 1<<31 - 1} {
+		for i := range uint64(200) {
+			if got := bucket(bucketKey(i), n); got < 0 || got >= n {
+				t.Fatalf("Bucket(%#x, %d) = %d", bucketKey(i), n, got)
+			}
+		}
+	}
+}
+
+func testBucketMonotone(t *testing.T, bucket BucketFunc) {
+	keys := uint64(scaled(3000))
+	for i := range keys {
+		key := bucketKey(i)
+		prev := bucket(key, 1)
+		if prev != 0 {
+			t.Fatalf("Bucket(%#x, 1) = %d", key, prev)
+		}
+		for n := 2; n <= 600; n++ {
+			b := bucket(key, n)
+			if b != prev && b != n-1 {
+				t.Fatalf("Bucket(%#x, %d) = %d, was %d for %d buckets", key, n, b, prev, n-1)
+			}
+			prev = b
+		}
+	}
+}
+
+func testBucketUniform(t *testing.T, bucket BucketFunc) {
+	for _, n := range []int{2, 3, 7, 8, 9, 11, 100, 127, 128, 129, 1000} {
+		const perBucket = 400
+		count := make([]int, n)
+		for i := range uint64(n * perBucket) {
+			count[bucket(bucketKey(i), n)]++
+		}
+		chi := 0.0
+		for _, c := range count {
+			d := float64(c - perBucket)
+			chi += d * d / perBucket
+		}
+		// Mean n-1, standard deviation sqrt(2(n-1)).
+		bound := float64(n-1) + 6*math.Sqrt(2*float64(n-1))
+		if chi > bound {
+			t.Errorf("%d buckets: chi-square %.1f above %.1f", n, chi, bound)
+		}
+	}
+}
+
+func testBucketMoved(t *testing.T, bucket BucketFunc) {
+	for _, n := range []int{10, 63, 64, 1000} {
+		moved := 0
+		const keys = 50000
+		for i := range uint64(keys) {
+			if bucket(bucketKey(i), n) != bucket(bucketKey(i), n+1) {
+				moved++
+			}
+		}
+		share, want := float64(moved)/keys, 1/float64(n+1)
+		t.Logf("%d -> %d buckets moves %.4f (1/%d = %.4f)", n, n+1, share, n+1, want)
+		if math.Abs(share-want) > 4*math.Sqrt(want/keys)+0.001 {
+			t.Errorf("%d -> %d buckets moves %.4f, want %.4f", n, n+1, share, want)
+		}
+	}
+}
+
+// FuzzBucket checks the range of bucket on any key and count; a fuzz
+// target calls it with the fuzzer's values.
+func FuzzBucket(t *testing.T, bucket BucketFunc, key uint64, n int) {
+	got := bucket(key, n)
+	if n < 1 && got != -1 || n >= 1 && (got < 0 || got >= min(n, 1<<31-1)) {
+		t.Fatalf("Bucket(%#x, %d) = %d", key, n, got)
+	}
+}
+
+// BucketFuzzSeeds adds the seed corpus of a FuzzBucket target: the edges
+// of the key and of the count.
+func BucketFuzzSeeds(f *testing.F) {
+	f.Add(uint64(0), 1)          // one bucket
+	f.Add(uint64(1), 0)          // none: -1
+	f.Add(^uint64(0), 1<<31)     // past the 32-bit counts
+	f.Add(uint64(42), -5)        // negative
+	f.Add(uint64(7), 1<<31-1)    // the largest count
+	f.Add(uint64(1<<63), 1<<40)  // a huge count
+	f.Add(uint64(12345), 65537)  // just above a power of two
+	f.Add(^uint64(0)>>1, 1<<16)  // a power of two
+	f.Add(uint64(0x9e37), 10001) // an odd size
+}
