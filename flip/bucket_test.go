@@ -9,11 +9,6 @@ import (
 
 func TestBucket(t *testing.T) { kolcotest.RunBucket(t, flip.Bucket) }
 
-func FuzzBucket(f *testing.F) {
-	kolcotest.BucketFuzzSeeds(f)
-	f.Fuzz(func(t *testing.T, key uint64, n int) { kolcotest.FuzzBucket(t, flip.Bucket, key, n) })
-}
-
 // TestBucketCrate checks values printed by fliphash_64(key, ..=end) of
 // the authors' crate (github.com/DataDog/fliphash-rs, version 0.1.0, the
 // implementation released with the paper), built with rustc 1.95, for the

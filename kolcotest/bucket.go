@@ -106,12 +106,13 @@ func testBucketMoved(t *testing.T, bucket BucketFunc) {
 	}
 }
 
-// FuzzBucket checks the range of bucket on any key and count; a fuzz
-// target calls it with the fuzzer's values.
-func FuzzBucket(t *testing.T, bucket BucketFunc, key uint64, n int) {
+// FuzzBucket checks the range of the bucket function of package name on
+// any key and count (counts above 2^31-1 read as 2^31-1); a fuzz target
+// calls it with the fuzzer's values.
+func FuzzBucket(t *testing.T, name string, bucket BucketFunc, key uint64, n int) {
 	got := bucket(key, n)
 	if n < 1 && got != -1 || n >= 1 && (got < 0 || got >= min(n, 1<<31-1)) {
-		t.Fatalf("Bucket(%#x, %d) = %d", key, n, got)
+		t.Fatalf("%s.Bucket(%#x, %d) = %d", name, key, n, got)
 	}
 }
 

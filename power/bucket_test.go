@@ -8,8 +8,3 @@ import (
 )
 
 func TestBucket(t *testing.T) { kolcotest.RunBucket(t, power.Bucket) }
-
-func FuzzBucket(f *testing.F) {
-	kolcotest.BucketFuzzSeeds(f)
-	f.Fuzz(func(t *testing.T, key uint64, n int) { kolcotest.FuzzBucket(t, power.Bucket, key, n) })
-}

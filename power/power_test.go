@@ -33,10 +33,9 @@ func algorithm() kolcotest.Algorithm {
 
 func TestProperties(t *testing.T) { kolcotest.Run(t, algorithm()) }
 
-func FuzzOps(f *testing.F) {
-	kolcotest.FuzzSeeds(f)
-	f.Fuzz(func(t *testing.T, data []byte) { kolcotest.Ops(t, algorithm(), data) })
-}
+// The placement is package memento's, whose changes are fuzzed through
+// jump's and jumpback's FuzzOps; Bucket is fuzzed with the other bucket
+// functions by memento's FuzzBucket, and Restore by algo's FuzzRestore.
 
 func BenchmarkPower(b *testing.B) { kolcotest.Benchmark(b, algorithm()) }
 
