@@ -16,34 +16,24 @@ type Config struct {
 	Hash keyhash.Func
 }
 
-// Placement places keys on nodes with BinomialHash over buckets, and handles
-// the removal of any node with MementoHash. It is safe for concurrent use.
-//
-// It runs the MementoHash table of packages jump and jumpback over
-// [Bucket]: a *Placement is a kolco.Placement (Locate, LocateN, Nodes),
-// kolco.IDLocator (LocateID), kolco.IndexLocator (LocateIndex),
-// kolco.Mutable (Apply, Add, Remove, Reweight), kolco.StateMarshaler
-// (MarshalState) and kolco.Identity (AppendIdentity), with the errors
-// those interfaces name, and has Buckets() (total, working int): the size
-// of the bucket array, removed buckets included, and the number of working
-// buckets. Changes, replicas and state are those of package jump.
+// Placement places keys on nodes with BinomialHash over buckets, and removes
+// any node with MementoHash. It is safe for concurrent use. It is package
+// jump's Placement over another bucket function: the same methods
+// (kolco.Placement, IDLocator, IndexLocator, Mutable, StateMarshaler,
+// Identity, and Buckets), errors, changes, replicas and state, weights
+// other than 1 refused with kolco.ErrBadWeight.
 type Placement struct{ *placement }
 
 type placement = memento.Placement
 
 // New returns a placement with nodes on buckets 0..len(nodes)-1 in ID
-// order, so that the same set gives the same placement whatever the order
-// of the slice. The error wraps kolco.ErrBadNodeID, kolco.ErrDuplicateNode
-// or kolco.ErrBadWeight (also for any weight other than 1 or 0: BinomialHash
-// has no weights). An empty set is allowed: lookups then fail with
-// kolco.ErrNoNodes until nodes are added.
+// order, as jump.New does. The error wraps kolco.ErrBadNodeID,
+// kolco.ErrDuplicateNode or kolco.ErrBadWeight (any weight other than 1).
 func New(nodes []kolco.Node, cfg Config) (*Placement, error) { return Restore(nodes, cfg, nil) }
 
-// Restore returns the placement over nodes in the state that MarshalState
-// wrote: it places every key as the placement that wrote the state, and
-// changes as it would. An empty state gives the placement of [New]. The
-// error wraps kolco.ErrBadState for a state that is not one of binomial's over
-// these nodes, or is an error of New.
+// Restore returns the placement over nodes in the state MarshalState
+// wrote, as jump.Restore does: the error wraps kolco.ErrBadState for a
+// state that is not one of binomial's over these nodes, or is an error of New.
 func Restore(nodes []kolco.Node, cfg Config, state []byte) (*Placement, error) {
 	p, err := memento.Restore(memento.Spec{Name: "binomial", Hash: cfg.Hash, Finalize: true, Bucket: Bucket}, nodes, state)
 	if err != nil {

@@ -42,18 +42,11 @@ func (s *state) marshal() []byte {
 // equal to it. An empty state gives the placement of [New]. The error
 // wraps [kolco.ErrBadState] for a state that is not one of dx's over these
 // nodes or disagrees with cfg.Capacity, or is an error of New.
-func Restore(nodes []kolco.Node, cfg Config, state []byte) (*Placement, error) {
-	if len(state) == 0 {
+func Restore(nodes []kolco.Node, cfg Config, data []byte) (*Placement, error) {
+	if len(data) == 0 {
 		return New(nodes, cfg)
 	}
-	capacity, err := readCapacity(state)
-	switch {
-	case err != nil:
-	case cfg.Capacity != 0 && cfg.Capacity != capacity:
-		err = fmt.Errorf("%w: capacity %d, configured %d", kolco.ErrBadState, capacity, cfg.Capacity)
-	case capacity < len(nodes):
-		err = fmt.Errorf("%w: capacity %d, %d nodes", kolco.ErrBadState, capacity, len(nodes))
-	}
+	capacity, err := nodeset.StateCapacity("dx", data, cfg.Capacity, len(nodes), func(c uint64) bool { return c >= 1 && c <= MaxCapacity && c&(c-1) == 0 })
 	if err != nil {
 		return nil, fmt.Errorf("dx: %w", err)
 	}
@@ -63,30 +56,10 @@ func Restore(nodes []kolco.Node, cfg Config, state []byte) (*Placement, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := unmarshal(state, p.m.Load().set)
-	if err == nil {
-		err = nodeset.CheckCanonical(state, s.marshal())
+	if err := p.m.Restore(data, unmarshal, (*state).marshal); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("dx: %w", err)
-	}
-	p.m.Store(s)
 	return p, nil
-}
-
-// readCapacity returns the capacity a state holds. Every slot takes at
-// least one byte, an inactive one's number or an active one's ID, which
-// bounds the capacity by the state's size.
-func readCapacity(data []byte) (int, error) {
-	r, err := nodeset.StateReader("dx", data)
-	if err != nil {
-		return 0, err
-	}
-	c := r.Uint()
-	if !r.Ok() || c < 1 || c > MaxCapacity || c&(c-1) != 0 || c > uint64(len(data)) {
-		return 0, fmt.Errorf("%w: capacity %d out of range", kolco.ErrBadState, c)
-	}
-	return int(c), nil
 }
 
 // unmarshal reads a state of set.
@@ -95,7 +68,7 @@ func unmarshal(data []byte, set nodeset.Set) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	capacity := int(r.Uint()) // within bounds: see readCapacity
+	capacity := int(r.Uint()) // within bounds: see nodeset.StateCapacity
 	s := &state{ids: make([]string, capacity), top: math.Float64frombits(r.Uint())}
 	if !(s.top >= 1) || math.IsInf(s.top, 0) {
 		return nil, fmt.Errorf("%w: top weight %v", kolco.ErrBadState, s.top)

@@ -1,7 +1,6 @@
 package power_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
@@ -10,71 +9,24 @@ import (
 	"github.com/kolco-dev/kolco/power"
 )
 
-func algorithm() kolcotest.Algorithm {
-	return kolcotest.Algorithm{
-		Name: "power",
-		New:  func(nodes []kolco.Node) (kolco.Placement, error) { return power.New(nodes, power.Config{}) },
-		Restore: func(nodes []kolco.Node, state []byte) (kolco.Placement, error) {
-			return power.Restore(nodes, power.Config{}, state)
-		},
-		MinimalAdd:    true,
-		MinimalRemove: true,
-		FairShare:     true,
-		Balance:       func(int) float64 { return 1 },
-		NewHashed: func(nodes []kolco.Node, h keyhash.Func) (kolco.Placement, error) {
-			return power.New(nodes, power.Config{Hash: h})
-		},
-		// Every node's share is 1/N: the loads differ from the mean by
-		// sampling noise alone, 0.7% for 18,000 keys a node (see doc.go).
-		MaxOverMean: 1.10,
-		MinOverMean: 0.90,
-	}
+var algorithm = kolcotest.BucketAlgorithm{
+	Name: "power",
+	New: func(nodes []kolco.Node, h keyhash.Func) (kolco.Placement, error) {
+		return power.New(nodes, power.Config{Hash: h})
+	},
+	Restore: func(nodes []kolco.Node, state []byte) (kolco.Placement, error) {
+		return power.Restore(nodes, power.Config{}, state)
+	},
+	Bucket: power.Bucket,
+	Pinned: 0xef9f5d10d4db1802,
 }
 
-func TestProperties(t *testing.T) { kolcotest.Run(t, algorithm()) }
-
+// TestPlacement runs the property suite, the checks of the bucket
+// function and the pinned placement.
+//
 // The placement is package memento's, whose changes are fuzzed through
 // jump's and jumpback's FuzzOps; Bucket is fuzzed with the other bucket
 // functions by memento's FuzzBucket, and Restore by algo's FuzzRestore.
+func TestPlacement(t *testing.T) { kolcotest.RunBucketAlgorithm(t, algorithm) }
 
-func BenchmarkPower(b *testing.B) { kolcotest.Benchmark(b, algorithm()) }
-
-func TestWeightsRejected(t *testing.T) {
-	if _, err := power.New([]kolco.Node{{ID: "a", Weight: 2}}, power.Config{}); !errors.Is(err, kolco.ErrBadWeight) {
-		t.Fatalf("New with weight 2: %v", err)
-	}
-}
-
-// TestNoRemovalIsBucket checks that without removals the owner of a key is
-// the node on bucket Bucket(hash(key), N), buckets in ID order.
-func TestNoRemovalIsBucket(t *testing.T) {
-	p, _ := power.New(kolcotest.Nodes(37), power.Config{})
-	sorted := p.Nodes()
-	for _, k := range kolcotest.Keys(3000) {
-		got, _ := p.Locate(k)
-		if want := sorted[power.Bucket(keyhash.XXH3(k), len(sorted))]; got.ID != want.ID {
-			t.Fatalf("Locate(%q) = %s, want %s", k, got.ID, want.ID)
-		}
-	}
-}
-
-// TestPinned pins the placement of 1000 keys on 10 nodes after a few
-// changes. The value is the package's own output, recorded when the
-// package was written: it changes only if placement changes, which breaks
-// every deployed cluster.
-func TestPinned(t *testing.T) {
-	p, err := power.New(kolcotest.Nodes(10), power.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = p.Remove("node-2", "node-9")
-	_ = p.Add(kolco.Node{ID: "node-x"})
-	got, err := kolcotest.Fingerprint(p, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const want = 0xef9f5d10d4db1802
-	if got != want {
-		t.Errorf("fingerprint %#x, pinned %#x", got, uint64(want))
-	}
-}
+func BenchmarkPower(b *testing.B) { algorithm.Benchmark(b) }

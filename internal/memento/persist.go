@@ -53,19 +53,14 @@ func (s *state) stack() []int32 {
 // wraps kolco.ErrBadState for data that is not such a state of these
 // nodes, or is an error of New.
 func Restore(spec Spec, nodes []kolco.Node, data []byte) (*Placement, error) {
-	name := spec.Name
 	p, err := New(spec, nodes)
 	if err != nil || len(data) == 0 {
 		return p, err
 	}
-	s, err := unmarshal(name, data, p.m.Load().set)
-	if err == nil {
-		err = nodeset.CheckCanonical(data, s.marshal(name))
+	read := func(data []byte, set nodeset.Set) (*state, error) { return unmarshal(spec.Name, data, set) }
+	if err := p.m.Restore(data, read, func(s *state) []byte { return s.marshal(spec.Name) }); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	p.m.Store(s)
 	return p, nil
 }
 

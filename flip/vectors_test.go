@@ -4,10 +4,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco/flip"
-	"github.com/kolco-dev/kolco/kolcotest"
 )
-
-func TestBucket(t *testing.T) { kolcotest.RunBucket(t, flip.Bucket) }
 
 // TestBucketCrate checks values printed by fliphash_64(key, ..=end) of
 // the authors' crate (github.com/DataDog/fliphash-rs, version 0.1.0, the
