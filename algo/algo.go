@@ -226,6 +226,18 @@ func Names() []string {
 	return names
 }
 
+// HistoryDependent returns the names of the history-dependent algorithms,
+// those whose placement a state decides (see [Restore]), sorted.
+func HistoryDependent() []string {
+	var names []string
+	for _, a := range All() {
+		if a.HistoryDependent {
+			names = append(names, a.Name)
+		}
+	}
+	return names
+}
+
 // Lookup returns the algorithm with the given name.
 func Lookup(name string) (Info, bool) {
 	for _, a := range all {

@@ -144,7 +144,7 @@ func TestRestoreRefusesStateOfAnotherKind(t *testing.T) {
 // kolco.ErrBadState, and a state that restores is the canonical encoding
 // of the restored placement, which answers lookups and takes changes.
 func FuzzRestore(f *testing.F) {
-	names := historyDependent()
+	names := algo.HistoryDependent()
 	nodes := map[string][]kolco.Node{}
 	for i, name := range names {
 		p := lived(f, name)
@@ -201,16 +201,4 @@ func ExampleRestore() {
 	// Output:
 	// restored places alike: true
 	// fresh build places alike: false
-}
-
-// historyDependent returns the names of the algorithms that keep a state,
-// as the registry lists them.
-func historyDependent() []string {
-	var names []string
-	for _, a := range algo.All() {
-		if a.HistoryDependent {
-			names = append(names, a.Name)
-		}
-	}
-	return names
 }

@@ -222,3 +222,33 @@ func (b BucketAlgorithm) algorithm() Algorithm {
 		MinOverMean: 0.90,
 	}
 }
+
+// BucketCases calls f with count pairs of a key hash and a bucket count,
+// the same every time, for comparing a bucket function with another
+// implementation of it: the i-th key is i times 0x9e3779b97f4a7c15 xor
+// i>>3, and the counts cycle through sizes up to 10, 1000, 100,000 and a
+// billion: for i mod 4 = 0, 1, 2 and 3, i mod 10 + 1, i mod 1000 + 1,
+// i mod 100000 + 1 and i*2654435761 mod 1000000007 + 1.
+func BucketCases(count int, f func(key uint64, n int)) {
+	for i := range uint64(count) {
+		n := i*2654435761%1000000007 + 1
+		switch i % 4 {
+		case 0:
+			n = i%10 + 1
+		case 1:
+			n = i%1000 + 1
+		case 2:
+			n = i%100000 + 1
+		}
+		f(i*0x9e3779b97f4a7c15^i>>3, int(n))
+	}
+}
+
+// BucketDigest returns h = 31*h + bucket(key, n) over the pairs of
+// [BucketCases], starting from 0: one number to compare with what another
+// implementation prints for the same pairs.
+func BucketDigest(bucket BucketFunc, count int) uint64 {
+	var h uint64
+	BucketCases(count, func(key uint64, n int) { h = h*31 + uint64(bucket(key, n)) })
+	return h
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/kolco-dev/kolco/kolcotest"
 	"github.com/kolco-dev/kolco/power"
 )
 
@@ -63,28 +64,17 @@ func naive(k uint64, n int) int {
 	return naiveF(k, m/2)
 }
 
-// TestBucketNaive compares Bucket with the naive implementation on a
-// million keys (100,000 with -short), each with its own bucket count.
+// TestBucketNaive compares Bucket with the naive implementation on the
+// million pairs of kolcotest.BucketCases (100,000 with -short), each key
+// with its own bucket count.
 func TestBucketNaive(t *testing.T) {
-	keys := uint64(1_000_000)
+	count := 1_000_000
 	if testing.Short() {
-		keys = 100_000
+		count = 100_000
 	}
-	for i := range keys {
-		key := i*0x9e3779b97f4a7c15 ^ i>>3
-		var n uint64
-		switch i % 4 {
-		case 0:
-			n = i%10 + 1
-		case 1:
-			n = i%1000 + 1
-		case 2:
-			n = i%100000 + 1
-		default:
-			n = i*2654435761%(1<<31-1) + 1
-		}
-		if got, want := power.Bucket(key, int(n)), naive(key, int(n)); got != want {
+	kolcotest.BucketCases(count, func(key uint64, n int) {
+		if got, want := power.Bucket(key, n), naive(key, n); got != want {
 			t.Fatalf("Bucket(%#x, %d) = %d, the naive implementation gives %d", key, n, got, want)
 		}
-	}
+	})
 }
