@@ -33,7 +33,8 @@ var floors = []struct {
 	// 2: the algorithms with their shared engine, the registry, the
 	// property suite, the node file format.
 	{"ring", 2}, {"modulo", 2}, {"slots", 2}, {"rendezvous", 2}, {"jump", 2}, {"jumpback", 2},
-	{"maglev", 2}, {"multiprobe", 2}, {"anchor", 2}, {"bounded", 2},
+	{"maglev", 2}, {"multiprobe", 2}, {"anchor", 2}, {"bounded", 2}, {"flip", 2}, {"binomial", 2},
+	{"power", 2}, {"dx", 2},
 	{"internal/nodeset", 2}, {"internal/memento", 2}, {"algo", 2}, {"kolcotest", 2}, {"nodefile", 2},
 	// 3: compatibility with other systems: its foundation, the systems,
 	// the registry.

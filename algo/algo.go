@@ -11,13 +11,17 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/anchor"
+	"github.com/kolco-dev/kolco/binomial"
 	"github.com/kolco-dev/kolco/bounded"
+	"github.com/kolco-dev/kolco/dx"
+	"github.com/kolco-dev/kolco/flip"
 	"github.com/kolco-dev/kolco/jump"
 	"github.com/kolco-dev/kolco/jumpback"
 	"github.com/kolco-dev/kolco/keyhash"
 	"github.com/kolco-dev/kolco/maglev"
 	"github.com/kolco-dev/kolco/modulo"
 	"github.com/kolco-dev/kolco/multiprobe"
+	"github.com/kolco-dev/kolco/power"
 	"github.com/kolco-dev/kolco/rendezvous"
 	"github.com/kolco-dev/kolco/ring"
 	"github.com/kolco-dev/kolco/slots"
@@ -59,7 +63,8 @@ type Options struct {
 	TableSize int
 	// Slots is the number of hash slots.
 	Slots int
-	// Capacity is anchor's fixed number of buckets.
+	// Capacity is anchor's fixed number of buckets, and dx's of slots (a
+	// power of two).
 	Capacity int
 	// Probes is multiprobe's number of probes per key.
 	Probes int
@@ -147,6 +152,26 @@ var all = []Info{
 		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
 			return placement(anchor.Restore(n, anchor.Config{Hash: o.Hash, Capacity: o.Capacity}, state))
 		}},
+	{Name: "flip", Summary: "FlipHash with arbitrary removals (Masson & Lee 2024; MementoHash 2023)", HistoryDependent: true,
+		Options: HashOption,
+		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
+			return placement(flip.Restore(n, flip.Config{Hash: o.Hash}, state))
+		}},
+	{Name: "binomial", Summary: "BinomialHash with arbitrary removals (Coluzzi et al. 2024; MementoHash 2023)", HistoryDependent: true,
+		Options: HashOption,
+		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
+			return placement(binomial.Restore(n, binomial.Config{Hash: o.Hash}, state))
+		}},
+	{Name: "power", Summary: "power consistent hash with arbitrary removals (Leu 2023; MementoHash 2023)", HistoryDependent: true,
+		Options: HashOption,
+		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
+			return placement(power.Restore(n, power.Config{Hash: o.Hash}, state))
+		}},
+	{Name: "dx", Summary: "DxHash with weights and fixed capacity (Dong et al. 2021)", HistoryDependent: true,
+		Options: HashOption | CapacityOption,
+		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
+			return placement(dx.Restore(n, dx.Config{Hash: o.Hash, Capacity: o.Capacity}, state))
+		}},
 	{Name: "multiprobe", Summary: "multi-probe consistent hashing, one point per node (Appleton & O'Reilly 2015)",
 		Options: HashOption | ProbesOption,
 		build: stateless("multiprobe", func(n []kolco.Node, o Options) (Placement, error) {
@@ -201,6 +226,18 @@ func Names() []string {
 	return names
 }
 
+// HistoryDependent returns the names of the history-dependent algorithms,
+// those whose placement a state decides (see [Restore]), sorted.
+func HistoryDependent() []string {
+	var names []string
+	for _, a := range All() {
+		if a.HistoryDependent {
+			names = append(names, a.Name)
+		}
+	}
+	return names
+}
+
 // Lookup returns the algorithm with the given name.
 func Lookup(name string) (Info, bool) {
 	for _, a := range all {
@@ -220,7 +257,8 @@ func New(name string, nodes []kolco.Node, opts Options) (Placement, error) {
 
 // Restore builds the algorithm name over nodes in state, the placement
 // state that [State] returned, in this process or another: for a
-// history-dependent algorithm (jump, jumpback, anchor, slots) it places
+// history-dependent algorithm (jump, jumpback, flip, binomial, power,
+// anchor, dx, slots) it places
 // every key as the placement that returned the state, and changes as it
 // would. Empty state gives the placement of New; a history-independent
 // algorithm takes only that. The error wraps [ErrUnknown] for an unknown

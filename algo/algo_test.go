@@ -137,7 +137,7 @@ func TestOptionsAreWhatEachAlgorithmReads(t *testing.T) {
 		{"Article", algo.ArticleOption, func(o *algo.Options) { o.Article = true }},
 		{"TableSize", algo.TableSizeOption, func(o *algo.Options) { o.TableSize = 251 }},
 		{"Slots", algo.SlotsOption, func(o *algo.Options) { o.Slots = 64 }},
-		{"Capacity", algo.CapacityOption, func(o *algo.Options) { o.Capacity = 50 }},
+		{"Capacity", algo.CapacityOption, func(o *algo.Options) { o.Capacity = 64 }}, // a power of two, as dx takes
 		{"Probes", algo.ProbesOption, func(o *algo.Options) { o.Probes = 5 }},
 		{"Epsilon", algo.EpsilonOption, func(o *algo.Options) { o.Epsilon = 0.9 }},
 	}

@@ -144,7 +144,7 @@ func TestRestoreRefusesStateOfAnotherKind(t *testing.T) {
 // kolco.ErrBadState, and a state that restores is the canonical encoding
 // of the restored placement, which answers lookups and takes changes.
 func FuzzRestore(f *testing.F) {
-	names := []string{"jump", "jumpback", "anchor", "slots"}
+	names := algo.HistoryDependent()
 	nodes := map[string][]kolco.Node{}
 	for i, name := range names {
 		p := lived(f, name)

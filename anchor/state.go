@@ -43,18 +43,11 @@ func (s *state) marshal() []byte {
 // it. An empty state gives the anchor of [New]. The error wraps
 // [kolco.ErrBadState] for a state that is not an anchor's over these nodes
 // or disagrees with cfg.Capacity, or is an error of New.
-func Restore(nodes []kolco.Node, cfg Config, state []byte) (*Placement, error) {
-	if len(state) == 0 {
+func Restore(nodes []kolco.Node, cfg Config, data []byte) (*Placement, error) {
+	if len(data) == 0 {
 		return New(nodes, cfg)
 	}
-	capacity, err := readCapacity(state)
-	switch {
-	case err != nil:
-	case cfg.Capacity != 0 && cfg.Capacity != capacity:
-		err = fmt.Errorf("%w: capacity %d, configured %d", kolco.ErrBadState, capacity, cfg.Capacity)
-	case capacity < len(nodes):
-		err = fmt.Errorf("%w: capacity %d, %d nodes", kolco.ErrBadState, capacity, len(nodes))
-	}
+	capacity, err := nodeset.StateCapacity("anchor", data, cfg.Capacity, len(nodes), func(c uint64) bool { return c >= 1 && c <= MaxCapacity })
 	if err != nil {
 		return nil, fmt.Errorf("anchor: %w", err)
 	}
@@ -64,30 +57,10 @@ func Restore(nodes []kolco.Node, cfg Config, state []byte) (*Placement, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := unmarshal(state, h.m.Load().set)
-	if err == nil {
-		err = nodeset.CheckCanonical(state, s.marshal())
+	if err := h.m.Restore(data, unmarshal, (*state).marshal); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("anchor: %w", err)
-	}
-	h.m.Store(s)
 	return h, nil
-}
-
-// readCapacity returns the capacity a state holds. Every bucket takes at
-// least one byte, a removed one's number or a working one's ID, which
-// bounds the capacity by the state's size.
-func readCapacity(data []byte) (int, error) {
-	r, err := nodeset.StateReader("anchor", data)
-	if err != nil {
-		return 0, err
-	}
-	c := r.Uint()
-	if !r.Ok() || c < 1 || c > MaxCapacity || c > uint64(len(data)) {
-		return 0, fmt.Errorf("%w: capacity %d out of range", kolco.ErrBadState, c)
-	}
-	return int(c), nil
 }
 
 // unmarshal reads a state of set: an all-working anchor of the state's
@@ -97,7 +70,7 @@ func unmarshal(data []byte, set nodeset.Set) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	capacity := int(r.Uint()) // within bounds: see readCapacity
+	capacity := int(r.Uint()) // within bounds: see nodeset.StateCapacity
 	s := emptyState(capacity)
 	s.r, s.n = s.r[:0], uint32(capacity)
 	clear(s.a)

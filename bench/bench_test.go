@@ -59,3 +59,25 @@ func vnodeSettings(l Lib) []int {
 	}
 	return []int{l.DefaultVNodes, 100, 1000}
 }
+
+// BenchmarkScale runs kolco's consistent hashes at 10 to a million nodes
+// (cmd/compare -scale prints them as a table). With -short only 1000
+// nodes run, so CI can check that each still builds and looks up.
+func BenchmarkScale(b *testing.B) {
+	for _, n := range []int{10, 1000, 100_000, 1_000_000} {
+		if testing.Short() && n != 1000 {
+			continue
+		}
+		ids := NodeIDs(n)
+		for _, l := range ScaleLibs() {
+			b.Run(fmt.Sprintf("nodes=%d/%s", n, l.Name), func(b *testing.B) {
+				loop, err := l.New(ids)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer() // the build is not a lookup
+				benchLoop(b, loop)
+			})
+		}
+	}
+}

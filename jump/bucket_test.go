@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco/jump"
+	"github.com/kolco-dev/kolco/kolcotest"
 )
 
 // TestBucketGuava checks the golden values of Guava's HashingTest
@@ -55,32 +56,9 @@ func TestBucketReference(t *testing.T) {
 	}
 }
 
-// TestBucketConsistent checks the defining property on many keys: growing
-// from n to n+1 buckets moves a key only to bucket n.
-func TestBucketConsistent(t *testing.T) {
-	for k := range uint64(2000) {
-		key := k * 0x9e3779b97f4a7c15
-		prev := jump.Bucket(key, 1)
-		if prev != 0 {
-			t.Fatalf("Bucket(%d, 1) = %d", key, prev)
-		}
-		for n := 2; n <= 300; n++ {
-			b := jump.Bucket(key, n)
-			if b != prev && b != n-1 {
-				t.Fatalf("Bucket(%d, %d) = %d, was %d for %d buckets", key, n, b, prev, n-1)
-			}
-			prev = b
-		}
-	}
-}
-
-func TestBucketBadBuckets(t *testing.T) {
-	for _, n := range []int{0, -1, -1 << 62} {
-		if got := jump.Bucket(42, n); got != -1 {
-			t.Errorf("Bucket(42, %d) = %d, want -1", n, got)
-		}
-	}
-}
+// TestBucket checks the promises of a consistent range hash (range,
+// monotone growth, uniformity, the moved share): see kolcotest.RunBucket.
+func TestBucket(t *testing.T) { kolcotest.RunBucket(t, jump.Bucket) }
 
 func FuzzBucket(f *testing.F) {
 	f.Add(uint64(0), 1)

@@ -55,7 +55,7 @@ func New(nodes []kolco.Node, cfg Config) (*Placement, error) { return Restore(no
 // for a state that is not one of jumpback's over these nodes, or is an
 // error of New.
 func Restore(nodes []kolco.Node, cfg Config, state []byte) (*Placement, error) {
-	p, err := memento.Restore("jumpback", nodes, cfg.Hash, Bucket, state)
+	p, err := memento.Restore(memento.Spec{Name: "jumpback", Hash: cfg.Hash, Bucket: Bucket}, nodes, state)
 	if err != nil {
 		return nil, err
 	}

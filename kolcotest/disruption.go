@@ -2,6 +2,7 @@ package kolcotest
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -178,4 +179,52 @@ func testChurn(t *testing.T, a Algorithm, keys []string) {
 		}
 		cur = next
 	}
+}
+
+// testFairShare grows 10 nodes to 11 and then removes one of the 11 chosen
+// at random, and holds each moved share within a percentage point of its
+// ideal: 1/11 for the add, and both the removed node's share and 1/11 for
+// the removal.
+func testFairShare(t *testing.T, a Algorithm) {
+	if !a.FairShare {
+		t.Skip("not promised")
+	}
+	keys := Keys(scaled(40000))
+	nodes := Nodes(11)
+	p := build(t, a, nodes[:10])
+	before := placement(t, p, keys)
+	m, ok := p.(kolco.Mutable)
+	if !ok {
+		p, m = build(t, a, nodes), nil
+	} else if err := m.Add(nodes[10]); err != nil {
+		t.Fatal(err)
+	}
+	grown := placement(t, p, keys)
+	near := func(what string, got, want float64) {
+		t.Helper()
+		t.Logf("%s: %s moves %.2f%% of keys (ideal %.2f%%)", a.Name, what, 100*got, 100*want)
+		if math.Abs(got-want) > 0.01 {
+			t.Errorf("%s moves %.2f%% of keys, more than a point from %.2f%%", what, 100*got, 100*want)
+		}
+	}
+	share := func(before, after []string) float64 { return float64(moved(before, after)) / float64(len(keys)) }
+	near("10 -> 11 nodes", share(before, grown), 1.0/11)
+
+	victim := nodes[rand.New(rand.NewPCG(7, 8)).IntN(len(nodes))].ID
+	if m != nil {
+		if err := m.Remove(victim); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		p = build(t, a, without(nodes, victim))
+	}
+	held := 0
+	for _, id := range grown {
+		if id == victim {
+			held++
+		}
+	}
+	gone := share(grown, placement(t, p, keys))
+	near("removing "+victim+" of 11", gone, float64(held)/float64(len(keys)))
+	near("removing "+victim+" of 11", gone, 1.0/11)
 }

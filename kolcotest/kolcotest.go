@@ -62,6 +62,11 @@ type Algorithm struct {
 	// balance check.
 	Balance func(nodes int) float64
 
+	// FairShare promises that adding an 11th node to 10 moves 1/11 of
+	// the keys, and that removing one of the 11 at random moves its own
+	// share of the keys, also 1/11, each within one percentage point.
+	FairShare bool
+
 	// MaxMovedAdd and MaxMovedRemove are loose upper bounds on the share of
 	// keys that move when one node is added to, or removed from, a set of
 	// 10, for algorithms that do not promise minimal disruption. The share
@@ -131,6 +136,9 @@ type Algorithm struct {
 //     only off a removed one (first, middle, last), if promised, plus a
 //     40-step add/remove churn for a Mutable; the moved share is
 //     always logged and held to MaxMovedAdd/MaxMovedRemove if set.
+//   - FairShare (if promised): 10 -> 11 nodes moves 1/11 of the keys, and
+//     removing a random one of the 11 moves its share, 1/11, each within
+//     a percentage point.
 //   - Balance: max/avg load at 10, 100 and 1000 nodes within Balance times
 //     [SamplingAllowance].
 //   - HashBalance: with every hash of package keyhash, over 11 nodes of
@@ -171,6 +179,7 @@ func Run(t *testing.T, a Algorithm) {
 	t.Run("OrderIndependence", func(t *testing.T) { testOrder(t, a) })
 	t.Run("DisruptionAdd", func(t *testing.T) { testDisruptionAdd(t, a) })
 	t.Run("DisruptionRemove", func(t *testing.T) { testDisruptionRemove(t, a) })
+	t.Run("FairShare", func(t *testing.T) { testFairShare(t, a) })
 	t.Run("Balance", func(t *testing.T) { testBalance(t, a) })
 	t.Run("HashBalance", func(t *testing.T) { testHashBalance(t, a) })
 	t.Run("Weights", func(t *testing.T) { testWeights(t, a) })

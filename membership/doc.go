@@ -42,7 +42,7 @@
 // ([Follower.SetDown]), for an admin endpoint and a fleet-wide status
 // (package fleet compares them).
 //
-// For history-dependent algorithms (jump, jumpback, anchor, slots) the
+// For history-dependent algorithms (jump, anchor, dx, slots, ...) the
 // node set does not decide the placement alone: the store keeps a
 // [PlacementState] beside the nodes, and the placement at a version is a
 // function of that version, the same in every process. Writers of

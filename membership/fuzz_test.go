@@ -44,7 +44,7 @@ func FuzzParseNutcracker(f *testing.F) {
 // state that encodes back to the same bytes and places over its own nodes,
 // or fails with ErrBadContent, and never panics.
 func FuzzParsePlacementState(f *testing.F) {
-	for _, name := range []string{"jump", "jumpback", "anchor", "slots"} {
+	for _, name := range algo.HistoryDependent() {
 		ps, err := membership.NewPlacementState(name, kolcotest.Nodes(3), algo.Options{Slots: 16, Capacity: 4})
 		if err != nil {
 			f.Fatal(err)
@@ -77,11 +77,14 @@ func FuzzParsePlacementState(f *testing.F) {
 // from a state, and the placement from the state a writer stores for the
 // same nodes, are the same placement, or both refused.
 func FuzzPlacementStateChanges(f *testing.F) {
-	f.Add(uint8(0), []byte{0x0f, 0x03}, []byte{0x1c}) // jump: two removals and an addition
-	f.Add(uint8(2), []byte{0x07}, []byte{0x05, 0x80}) // anchor
-	f.Add(uint8(3), []byte{0x1f}, []byte{0x0e, 0x81}) // slots with a weight
-	f.Add(uint8(1), []byte{}, []byte{0x1f})
-	names := []string{"jump", "jumpback", "anchor", "slots"}
+	// which indexes algo.HistoryDependent(): anchor, binomial, dx, flip, jump,
+	// jumpback, power, slots.
+	f.Add(uint8(4), []byte{0x0f, 0x03}, []byte{0x1c}) // jump: two removals and an addition
+	f.Add(uint8(0), []byte{0x07}, []byte{0x05, 0x80}) // anchor
+	f.Add(uint8(7), []byte{0x1f}, []byte{0x0e, 0x81}) // slots with a weight
+	f.Add(uint8(2), []byte{0x1f}, []byte{0x0e, 0x81}) // dx with a weight
+	f.Add(uint8(5), []byte{}, []byte{0x1f})
+	names := algo.HistoryDependent()
 	pool := kolcotest.Nodes(5)
 	nodesOf := func(b byte) []kolco.Node {
 		var nodes []kolco.Node

@@ -17,7 +17,7 @@ import (
 const maxStateSize = 4 << 20
 
 // PlacementState is what a store keeps beside the nodes for a
-// history-dependent placement (jump, jumpback, anchor, slots), so that
+// history-dependent placement (jump, anchor, dx, slots, ...), so that
 // every process following the store places keys alike, however late it
 // started: the algorithm, the nodes the state was computed for, and the
 // state itself ([algo.State]). It is the content of [Version.State].

@@ -72,7 +72,7 @@ func TestPlacementStateEncoding(t *testing.T) {
 // a state left behind by changes made without it gives, with the nodes of
 // the moment, what its Next would store.
 func TestPlacementStateFollowsChanges(t *testing.T) {
-	for _, name := range []string{"jump", "jumpback", "anchor", "slots"} {
+	for _, name := range algo.HistoryDependent() {
 		t.Run(name, func(t *testing.T) {
 			pool := kolcotest.Nodes(6)
 			p, err := algo.New(name, pool[:4], algo.Options{})

@@ -30,7 +30,7 @@ type Config struct {
 type GlobalConfig struct {
 	// StateFile is where the proxy keeps what decides the placement of
 	// its pools whose distribution depends on the history of changes
-	// (jump, jumpback, anchor, slots), written after each change, so that
+	// (jump, anchor, dx, slots, ...), written after each change, so that
 	// a restart, or a second proxy started beside it, places every key as
 	// the proxy that lived through the changes; a start whose
 	// configuration does not match the servers it records is refused.

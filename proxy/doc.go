@@ -78,7 +78,7 @@
 // A reload that adds, removes, re-weights or readdresses servers is applied
 // to a kolco distribution's running placement as one change
 // (kolco.Diff, Mutable.Apply), so that a history-dependent algorithm
-// (jump, jumpback, anchor, slots) keeps every surviving key in place. What
+// (jump, anchor, dx, slots, ...) keeps every surviving key in place. What
 // decides such a placement beyond its servers is kept in a state file
 // (kolco.state_file, by default beside the configuration file) and
 // restored at start; see [GlobalConfig].

@@ -43,7 +43,7 @@ func settingsOf(cfg *PoolConfig) settings {
 
 // historyDependent reports whether the settings name an algorithm whose
 // placement depends on the order of past changes, not only on the node
-// set (jump, jumpback, anchor, slots): its state must be kept to place
+// set (jump, anchor, dx, slots, ...): its state must be kept to place
 // keys alike after a restart.
 func (s settings) historyDependent() bool {
 	a, ok := algo.Lookup(s.Distribution)

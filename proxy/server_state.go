@@ -16,7 +16,7 @@ import (
 )
 
 // The state file keeps what decides the placement of the pools whose
-// distribution depends on the history of changes (jump, jumpback, anchor,
+// distribution depends on the history of changes (jump, anchor, dx, ...,
 // slots: which servers hold which buckets or slots, and the order of
 // removals), so that a proxy restarted on the same configuration, or a
 // second one started later beside the file, places every key as the one

@@ -18,7 +18,7 @@
 //
 // A [Live] placement changes by [kolco.Change]s applied with
 // [kolco.Mutable.Apply], never by a rebuild, so that history-dependent
-// algorithms (jump, jumpback, anchor, slots) move only the keys a change
+// algorithms (jump, anchor, dx, slots, ...) move only the keys a change
 // must move. The change is applied to a copy restored from the placement's
 // state (algo.Restore), and the copy is published together with the new
 // per-server values in one atomic swap: a lookup never sees a placement

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -46,7 +48,8 @@ func newMembersStateCmd(ef *etcdFlags) *cobra.Command {
 		Use:   "state",
 		Short: "Print, set up or clear the placement state of a history-dependent algorithm",
 		Long: `Print, set up or clear the placement state that the membership keeps for a
-history-dependent algorithm: jump, jumpback, anchor or slots.
+history-dependent algorithm: jump, jumpback, flip, binomial, power, anchor, dx
+or slots.
 
 Those algorithms place keys by the history of changes, not by the node set
 alone, so that two proxies that lived through different histories place
@@ -74,8 +77,8 @@ to the nodes of the moment), and the next change brings it up to date.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&sf.init, "init", "", "keep the state of this algorithm (jump, jumpback, anchor, slots) over the nodes that take keys now")
-	fs.IntVar(&sf.capacity, "capacity", 0, "with --init anchor: its fixed number of buckets, the most nodes it can hold")
+	fs.StringVar(&sf.init, "init", "", "keep the state of this algorithm ("+strings.Join(stateful(0), ", ")+") over the nodes that take keys now")
+	fs.IntVar(&sf.capacity, "capacity", 0, "with --init "+strings.Join(stateful(algo.CapacityOption), " or ")+": its fixed number of buckets, the most nodes it can hold")
 	fs.IntVar(&sf.slots, "slots", 0, "with --init slots: the number of hash slots")
 	fs.BoolVar(&sf.clear, "clear", false, "stop keeping a placement state")
 	fs.StringVar(&sf.hash, "hash", "", "the key hash the fleet places with, for the fingerprint (default: the algorithm's)")
@@ -89,8 +92,8 @@ func (sf *stateFlags) check(cmd *cobra.Command) error {
 	switch {
 	case sf.init != "" && sf.clear:
 		return usagef("--init and --clear exclude each other")
-	case fs.Changed("capacity") && sf.init != "anchor":
-		return usagef("--capacity applies to --init anchor")
+	case fs.Changed("capacity") && !slices.Contains(stateful(algo.CapacityOption), sf.init):
+		return usagef("--capacity applies to --init %s", strings.Join(stateful(algo.CapacityOption), " or "))
 	case fs.Changed("slots") && sf.init != "slots":
 		return usagef("--slots applies to --init slots")
 	case sf.hash != "" && (sf.init != "" || sf.clear):
@@ -100,7 +103,7 @@ func (sf *stateFlags) check(cmd *cobra.Command) error {
 		info, ok := algo.Lookup(sf.init)
 		switch {
 		case !ok || info.Name != sf.init:
-			return usagef("--init %q: not an algorithm (history-dependent ones: jump, jumpback, anchor, slots)", sf.init)
+			return usagef("--init %q: not an algorithm (history-dependent ones: %s)", sf.init, strings.Join(stateful(0), ", "))
 		case !info.HistoryDependent:
 			return usagef("--init %s: %s keeps no state, its placement follows from the node set alone", sf.init, sf.init)
 		}
@@ -202,4 +205,16 @@ func (r stateReport) write(w io.Writer) error {
 			r.Source, r.Revision, r.Algorithm, report.Count(r.Nodes, "node", "nodes"), r.Bytes, current, r.Fingerprint, r.Hash)
 	}
 	return err
+}
+
+// stateful returns the names of the history-dependent algorithms that
+// read every option of opts, in the registry's order.
+func stateful(opts algo.Option) []string {
+	var names []string
+	for _, a := range algo.All() {
+		if a.HistoryDependent && a.Options.Has(opts) {
+			names = append(names, a.Name)
+		}
+	}
+	return names
 }

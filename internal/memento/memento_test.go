@@ -14,7 +14,7 @@ import (
 func linear(key uint64, buckets int) int { return int(key % uint64(buckets)) }
 
 func TestBucketsLIFO(t *testing.T) {
-	p, err := memento.New("test", []kolco.Node{{ID: "a"}, {ID: "b"}, {ID: "c"}}, nil, linear)
+	p, err := memento.New(memento.Spec{Name: "test", Bucket: linear}, []kolco.Node{{ID: "a"}, {ID: "b"}, {ID: "c"}})
 	if err != nil {
 		t.Fatal(err)
 	}

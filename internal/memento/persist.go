@@ -5,7 +5,6 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/internal/nodeset"
-	"github.com/kolco-dev/kolco/keyhash"
 )
 
 // The state that decides placement, besides the node set, is the bucket
@@ -49,23 +48,19 @@ func (s *state) stack() []int32 {
 	return out
 }
 
-// Restore returns the placement named name over nodes in the state data,
-// as MarshalState wrote it; empty data gives the placement of New. The
-// error wraps kolco.ErrBadState for data that is not such a state of these
+// Restore returns the placement of spec over nodes in the state data, as
+// MarshalState wrote it; empty data gives the placement of New. The error
+// wraps kolco.ErrBadState for data that is not such a state of these
 // nodes, or is an error of New.
-func Restore(name string, nodes []kolco.Node, hash keyhash.Func, bucket BucketFunc, data []byte) (*Placement, error) {
-	p, err := New(name, nodes, hash, bucket)
+func Restore(spec Spec, nodes []kolco.Node, data []byte) (*Placement, error) {
+	p, err := New(spec, nodes)
 	if err != nil || len(data) == 0 {
 		return p, err
 	}
-	s, err := unmarshal(name, data, p.m.Load().set)
-	if err == nil {
-		err = nodeset.CheckCanonical(data, s.marshal(name))
+	read := func(data []byte, set nodeset.Set) (*state, error) { return unmarshal(spec.Name, data, set) }
+	if err := p.m.Restore(data, read, func(s *state) []byte { return s.marshal(spec.Name) }); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	p.m.Store(s)
 	return p, nil
 }
 
@@ -116,7 +111,7 @@ func unmarshal(name string, data []byte, set nodeset.Set) (*state, error) {
 func (p *Placement) AppendIdentity(dst []byte) ([]byte, error) {
 	s := p.m.Load()
 	return nodeset.Identity(dst, p.m.Name, s.nodes, func(w *nodeset.Writer) error {
-		if err := w.HashName(p.m.Name, p.hash); err != nil {
+		if err := w.HashName(p.m.Name, p.named); err != nil {
 			return err
 		}
 		w.String(string(s.marshal(p.m.Name)))

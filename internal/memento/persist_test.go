@@ -13,6 +13,8 @@ import (
 
 func linearBucket(key uint64, buckets int) int { return int(key % uint64(buckets)) }
 
+var testSpec = Spec{Name: "test", Bucket: linearBucket}
+
 // TestRestoreRebuildsTheState checks the claim the encoding rests on: the
 // replacers and predecessors of the removed buckets follow from the order
 // of removal alone. After every step of a random history of adds and
@@ -20,7 +22,7 @@ func linearBucket(key uint64, buckets int) int { return int(key % uint64(buckets
 // every field a lookup or a later change reads.
 func TestRestoreRebuildsTheState(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	p, err := New("test", nil, nil, linearBucket)
+	p, err := New(Spec{Name: "test", Bucket: linearBucket}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +44,7 @@ func TestRestoreRebuildsTheState(t *testing.T) {
 			}
 			in = slices.Delete(in, i, i+1)
 		}
-		q, err := Restore("test", p.Nodes(), nil, linearBucket, p.MarshalState())
+		q, err := Restore(testSpec, p.Nodes(), p.MarshalState())
 		if err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
@@ -61,14 +63,14 @@ func TestRestoreRebuildsTheState(t *testing.T) {
 
 func TestRestoreRefusesOtherStates(t *testing.T) {
 	nodes := []kolco.Node{{ID: "a"}, {ID: "b"}, {ID: "c"}}
-	p, _ := New("test", nodes, nil, linearBucket)
+	p, _ := New(Spec{Name: "test", Bucket: linearBucket}, nodes)
 	_ = p.Remove("b")
 	good := p.MarshalState()
 	left := []kolco.Node{{ID: "a"}, {ID: "c"}}
-	if _, err := Restore("test", left, nil, linearBucket, good); err != nil {
+	if _, err := Restore(testSpec, left, good); err != nil {
 		t.Fatalf("the state itself: %v", err)
 	}
-	other, _ := New("other", left, nil, linearBucket)
+	other, _ := New(Spec{Name: "other", Bucket: linearBucket}, left)
 	// The size written in two bytes where one is enough.
 	head := len(nodeset.StateWriter("test").B)
 	overlong := append(append(slices.Clone(good[:head]), good[head]|0x80, 0), good[head+1:]...)
@@ -86,7 +88,7 @@ func TestRestoreRefusesOtherStates(t *testing.T) {
 		{"Garbage", nil, []byte("kolco")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := Restore("test", c.nodes, nil, linearBucket, c.data); !errors.Is(err, kolco.ErrBadState) {
+			if _, err := Restore(testSpec, c.nodes, c.data); !errors.Is(err, kolco.ErrBadState) {
 				t.Errorf("error %v, want ErrBadState", err)
 			}
 		})

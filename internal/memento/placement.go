@@ -13,10 +13,26 @@ import (
 // buckets is at least 1.
 type BucketFunc func(key uint64, buckets int) int
 
+// Spec is what a MementoHash placement runs on.
+type Spec struct {
+	// Name prefixes the placement's errors and tags its state.
+	Name string
+	// Hash is the key hash, by a name keyhash knows for the identity.
+	// Nil means keyhash.XXH3.
+	Hash keyhash.Func
+	// Finalize passes a weak Hash (fnv1a, crc32) through
+	// keyhash.Finalized before Bucket, for a bucket function that reads
+	// the low bits of the key hash as they are.
+	Finalize bool
+	// Bucket maps a key hash to a bucket.
+	Bucket BucketFunc
+}
+
 // Placement is a MementoHash placement over a bucket function. It is safe
 // for concurrent use. The zero value is not usable; call [New].
 type Placement struct {
-	hash   keyhash.Func
+	named  keyhash.Func // Spec.Hash, for the identity
+	hash   keyhash.Func // named, finalized if Spec.Finalize
 	bucket BucketFunc
 	m      nodeset.Engine[state]
 }
@@ -30,17 +46,19 @@ var (
 	_ kolco.Identity       = (*Placement)(nil)
 )
 
-// New returns a placement named name (the prefix of its errors) with nodes
-// on buckets 0..len(nodes)-1 in ID order. The error wraps
-// kolco.ErrBadNodeID, kolco.ErrDuplicateNode or kolco.ErrBadWeight (for
-// any weight but 1).
-func New(name string, nodes []kolco.Node, hash keyhash.Func, bucket BucketFunc) (*Placement, error) {
-	if hash == nil {
-		hash = keyhash.XXH3
+// New returns the placement of spec with nodes on buckets
+// 0..len(nodes)-1 in ID order. The error wraps kolco.ErrBadNodeID,
+// kolco.ErrDuplicateNode or kolco.ErrBadWeight (for any weight but 1).
+func New(spec Spec, nodes []kolco.Node) (*Placement, error) {
+	if spec.Hash == nil {
+		spec.Hash = keyhash.XXH3
 	}
-	p := &Placement{hash: hash, bucket: bucket}
+	p := &Placement{named: spec.Hash, hash: spec.Hash, bucket: spec.Bucket}
+	if spec.Finalize {
+		p.hash = keyhash.Finalized(spec.Hash)
+	}
 	p.m = nodeset.Engine[state]{
-		Name:       name,
+		Name:       spec.Name,
 		Unweighted: true,
 		Set:        func(s *state) nodeset.Set { return s.set },
 		Next:       next,

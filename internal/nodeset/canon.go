@@ -210,3 +210,26 @@ func (w *Writer) Weights(nodes []kolco.Node) {
 		w.Float(math.Ldexp(n.EffectiveWeight(), 1-exp))
 	}
 }
+
+// StateCapacity returns the capacity that a state of the algorithm name
+// holds, its first number, for an algorithm of fixed capacity: within the
+// algorithm's bounds (ok), equal to the configured capacity unless that is
+// zero, and at least the node count. Every slot of such a state takes at
+// least one byte, a free slot's number or a node's ID, which bounds the
+// capacity by the state's size too. The error wraps kolco.ErrBadState.
+func StateCapacity(name string, data []byte, configured, nodes int, ok func(c uint64) bool) (int, error) {
+	r, err := StateReader(name, data)
+	if err != nil {
+		return 0, err
+	}
+	c := r.Uint()
+	switch {
+	case !r.Ok() || !ok(c) || c > uint64(len(data)):
+		return 0, fmt.Errorf("%w: capacity %d out of range", kolco.ErrBadState, c)
+	case configured != 0 && uint64(configured) != c:
+		return 0, fmt.Errorf("%w: capacity %d, configured %d", kolco.ErrBadState, c, configured)
+	case c < uint64(nodes):
+		return 0, fmt.Errorf("%w: capacity %d, %d nodes", kolco.ErrBadState, c, nodes)
+	}
+	return int(c), nil
+}

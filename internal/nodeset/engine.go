@@ -158,3 +158,20 @@ func (e unweightedError) Error() string {
 }
 
 func (e unweightedError) Unwrap() error { return kolco.ErrBadWeight }
+
+// Restore publishes the state that read makes of data over the current
+// node set, for a constructor restoring a placement: data must be that
+// state's own encoding by marshal, the one form a state restores from.
+// The error wraps read's (kolco.ErrBadState for a state that is not one of
+// this node set) or kolco.ErrBadState, prefixed with Name.
+func (e *Engine[S]) Restore(data []byte, read func(data []byte, set Set) (*S, error), marshal func(s *S) []byte) error {
+	s, err := read(data, e.Set(e.Load()))
+	if err == nil {
+		err = CheckCanonical(data, marshal(s))
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", e.Name, err)
+	}
+	e.Store(s)
+	return nil
+}

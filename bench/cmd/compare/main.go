@@ -3,7 +3,7 @@
 // the machine, one table of every library, and the ring's targets as ratios
 // measured in this one run.
 //
-//	cd bench && go run ./cmd/compare [-d 10ms] [-rounds 5]
+//	cd bench && go run ./cmd/compare [-d 10ms] [-rounds 5] [-targets | -scale]
 //
 // Lookups of all libraries of one size are measured in interleaved rounds
 // and the median round of each is kept, so that a neighbour's load on a
@@ -25,8 +25,16 @@ func main() {
 	d := flag.Duration("d", 10*time.Millisecond, "time per library per round of lookups")
 	rounds := flag.Int("rounds", 5, "interleaved rounds; the median is kept (the targets run twice as many)")
 	only := flag.Bool("targets", false, "measure only the ring's targets, not the table of libraries")
+	scale := flag.Bool("scale", false, "measure only the consistent hashes from 10 to a million nodes")
 	flag.Parse()
-	if err := run(*d, *rounds, *only); err != nil {
+	var err error
+	if *scale {
+		fmt.Println(machine())
+		err = scaleTable(*d, *rounds)
+	} else {
+		err = run(*d, *rounds, *only)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
@@ -45,6 +53,9 @@ func run(d time.Duration, rounds int, onlyTargets bool) error {
 			return err
 		}
 		printTable(rows)
+		if err := scaleTable(d, rounds); err != nil {
+			return err
+		}
 	}
 	if err := targets(keys, d, rounds); err != nil {
 		return err

@@ -1,0 +1,21 @@
+package flip_test
+
+import (
+	"fmt"
+
+	"github.com/kolco-dev/kolco/flip"
+)
+
+// Growing from 10 to 11 buckets moves a key only to the new bucket 10.
+func ExampleBucket() {
+	for key := uint64(1); key <= 5; key++ {
+		h := key * 0x9e3779b97f4a7c15 // a key hash spreads over all 64 bits
+		fmt.Println(flip.Bucket(h, 10), flip.Bucket(h, 11))
+	}
+	// Output:
+	// 8 8
+	// 4 4
+	// 1 1
+	// 1 1
+	// 6 6
+}
