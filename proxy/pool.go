@@ -54,6 +54,9 @@ type pool struct {
 	moveChanged   chan struct{}
 	moveLog       logLimit
 	onStateChange func()
+	// migrateRoles keeps the MIGRATEs of the pool, and of the pools it
+	// replaced, from waiting on each other.
+	migrateRoles *migrateRoles
 	// shareCache holds the servers' shares of keys under a placement.
 	shareCache atomic.Pointer[keyShares]
 
@@ -102,7 +105,8 @@ func newPool(spec poolSpec) (*pool, error) { return newPoolAfter(spec, nil, nil)
 // follow); both nil for a pool placed afresh.
 func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 	p := &pool{name: spec.name, cfg: spec.cfg, front: spec.front, members: spec.members, log: spec.log.With("pool", spec.name),
-		met: spec.met, stats: spec.met.forPool(spec.name, spec.front), drained: make(chan struct{}), returns: new(sync.RWMutex)}
+		met: spec.met, stats: spec.met.forPool(spec.name, spec.front), drained: make(chan struct{}), returns: new(sync.RWMutex),
+		migrateRoles: newMigrateRoles()}
 	for _, n := range spec.servers() {
 		b := newBackend(p, n)
 		b.slot = len(p.backends)

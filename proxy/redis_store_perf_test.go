@@ -33,84 +33,18 @@ func TestStoreMoveLatency(t *testing.T) {
 	const nkeys = 100_000
 	value := strings.Repeat("v", 100)
 	c := dialRedis(t, addr)
-	for i := range nkeys {
-		c.send("SET", fmt.Sprintf("key:%d", i), value)
-		if i%1000 == 999 {
-			for range 1000 {
-				if _, err := c.read(); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
-	var mu sync.Mutex
-	var lat []time.Duration
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer conn.Close()
-			r := bufio.NewReader(conn)
-			rng := rand.New(rand.NewPCG(uint64(g), 1))
-			for !stop.Load() {
-				k := fmt.Sprintf("key:%d", rng.IntN(nkeys))
-				req := fmt.Sprintf("*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", len(k), k)
-				if rng.IntN(4) == 0 {
-					req = fmt.Sprintf("*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(k), k, len(value), value)
-				}
-				start := time.Now()
-				if _, err := conn.Write([]byte(req)); err != nil {
-					t.Error(err)
-					return
-				}
-				line, err := r.ReadString('\n')
-				if err == nil && strings.HasPrefix(line, "$") && line != "$-1\r\n" {
-					_, err = r.Discard(len(value) + 2)
-				}
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				d := time.Since(start)
-				mu.Lock()
-				lat = append(lat, d)
-				mu.Unlock()
-			}
-		}()
-	}
-	phase := func(name string, run func()) {
-		mu.Lock()
-		lat = lat[:0]
-		mu.Unlock()
-		start := time.Now()
-		run()
-		elapsed := time.Since(start)
-		mu.Lock()
-		ls := slices.Clone(lat)
-		mu.Unlock()
-		slices.Sort(ls)
-		q := func(f float64) time.Duration { return ls[min(len(ls)-1, int(f*float64(len(ls))))] }
-		t.Logf("%-34s %6.1f s: %7.0f requests/s, latency p50 %v, p99 %v, max %v", name, elapsed.Seconds(), float64(len(ls))/elapsed.Seconds(),
-			q(0.5).Round(time.Microsecond), q(0.99).Round(time.Microsecond), ls[len(ls)-1].Round(time.Microsecond))
-	}
-	phase("steady", func() { time.Sleep(5 * time.Second) })
-	p := s.testPool("p")
+	pipeline(t, c, nkeys, func(i int) []string { return []string{"SET", fmt.Sprintf("key:%d", i), value} })
+	l := startLatencyLoad(t, addr, 8, nkeys, value)
+	defer l.stop()
+	l.phase("steady", func() { time.Sleep(5 * time.Second) })
 	var moved int64
-	phase("4 -> 5 servers, keys moving", func() {
+	l.phase("4 -> 5 servers, keys moving", func() {
 		reload(t, s, yaml(rs))
 		m := s.testPool("p").place.Load().move
 		waitMovedLong(t, s)
 		moved = m.stats.moved.Load() + m.stats.onRequest.Load()
 	})
 	t.Logf("moved %d keys in that phase", moved)
-	_ = p
 	// A 100 MB hash on a key whose owner changes when the fifth server goes.
 	big := ""
 	for i := 0; big == ""; i++ {
@@ -120,24 +54,114 @@ func TestStoreMoveLatency(t *testing.T) {
 		}
 	}
 	field := strings.Repeat("f", 1000)
-	for i := range 100_000 {
-		c.send("HSET", big, fmt.Sprintf("%d", i), field)
-		if i%1000 == 999 {
-			for range 1000 {
+	pipeline(t, c, 100_000, func(i int) []string { return []string{"HSET", big, fmt.Sprintf("%d", i), field} })
+	t.Logf("%s: %s bytes (MEMORY USAGE)", big, strings.TrimSpace(dialRedis(t, rs[4].addr).do("MEMORY", "USAGE", big, "SAMPLES", "0")))
+	l.phase("steady, with the hash", func() { time.Sleep(3 * time.Second) })
+	l.phase("5 -> 4 servers, the hash moving", func() {
+		reload(t, s, yaml(rs[:4]))
+		waitMovedLong(t, s)
+	})
+}
+
+// pipeline sends n commands, 1000 at a time, and reads their replies.
+func pipeline(t *testing.T, c *rc, n int, cmd func(i int) []string) {
+	t.Helper()
+	for i := range n {
+		c.send(cmd(i)...)
+		if i%1000 == 999 || i == n-1 {
+			for range i%1000 + 1 {
 				if _, err := c.read(); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 	}
-	t.Logf("%s: %s bytes (MEMORY USAGE)", big, strings.TrimSpace(dialRedis(t, rs[4].addr).do("MEMORY", "USAGE", big, "SAMPLES", "0")))
-	phase("steady, with the hash", func() { time.Sleep(3 * time.Second) })
-	phase("5 -> 4 servers, the hash moving", func() {
-		reload(t, s, yaml(rs[:4]))
-		waitMovedLong(t, s)
-	})
-	stop.Store(true)
-	wg.Wait()
+}
+
+// latencyLoad is clients sending GET and SET (one in four) of random keys,
+// one request at a time, recording each request's latency.
+type latencyLoad struct {
+	t     *testing.T
+	mu    sync.Mutex
+	lat   []time.Duration
+	done  atomic.Bool
+	wg    sync.WaitGroup
+	nkeys int
+	value string
+}
+
+func startLatencyLoad(t *testing.T, addr string, clients, nkeys int, value string) *latencyLoad {
+	l := &latencyLoad{t: t, nkeys: nkeys, value: value}
+	for g := range clients {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			if err := l.client(addr, uint64(g)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	return l
+}
+
+func (l *latencyLoad) client(addr string, seed uint64) error {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for !l.done.Load() {
+		k := fmt.Sprintf("key:%d", rng.IntN(l.nkeys))
+		req := fmt.Sprintf("*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", len(k), k)
+		if rng.IntN(4) == 0 {
+			req = fmt.Sprintf("*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(k), k, len(l.value), l.value)
+		}
+		start := time.Now()
+		if _, err := conn.Write([]byte(req)); err != nil {
+			return err
+		}
+		line, err := r.ReadString('\n')
+		if err == nil && strings.HasPrefix(line, "$") && line != "$-1\r\n" {
+			_, err = r.Discard(len(l.value) + 2)
+		}
+		if err != nil {
+			return err
+		}
+		d := time.Since(start)
+		l.mu.Lock()
+		l.lat = append(l.lat, d)
+		l.mu.Unlock()
+	}
+	return nil
+}
+
+// phase runs run and logs the requests served meanwhile: how many a
+// second, and their latency.
+func (l *latencyLoad) phase(name string, run func()) {
+	l.mu.Lock()
+	l.lat = l.lat[:0]
+	l.mu.Unlock()
+	start := time.Now()
+	run()
+	elapsed := time.Since(start)
+	l.mu.Lock()
+	ls := slices.Clone(l.lat)
+	l.mu.Unlock()
+	if len(ls) == 0 {
+		l.t.Errorf("%s: no request was served", name)
+		return
+	}
+	slices.Sort(ls)
+	q := func(f float64) time.Duration { return ls[min(len(ls)-1, int(f*float64(len(ls))))] }
+	l.t.Logf("%-34s %6.1f s: %7.0f requests/s, latency p50 %v, p99 %v, max %v", name, elapsed.Seconds(), float64(len(ls))/elapsed.Seconds(),
+		q(0.5).Round(time.Microsecond), q(0.99).Round(time.Microsecond), ls[len(ls)-1].Round(time.Microsecond))
+}
+
+func (l *latencyLoad) stop() {
+	l.done.Store(true)
+	l.wg.Wait()
 }
 
 func waitMovedLong(t *testing.T, s *Server) {

@@ -152,7 +152,7 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 	p.onStateChange = func() { go s.rewriteState() }
 	if ch.cur != nil {
 		old := ch.cur.pool.Load()
-		p.predecessor = old
+		p.predecessor, p.migrateRoles = old, old.migrateRoles
 		p.stats = old.stats // figures survive a reload
 		if err := p.inherit(old); err != nil {
 			return ch, err // p is not started yet: nothing of it to stop

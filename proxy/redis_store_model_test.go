@@ -1,0 +1,173 @@
+package proxy
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// storeModel runs a sequence of steps against a store pool and a model of
+// it, a map: a client's SET, GET, DEL, INCR and APPEND, each reply
+// compared with the model's; changes of the pool's servers to any
+// non-empty subset of five, made while the mover is slowed, paused or
+// not; restarts from the configuration and state files; and, at the end,
+// a check on the servers that every key of the model is on the server the
+// placement names and on no other.
+type storeModel struct {
+	t      *testing.T
+	rs     []*redisServer
+	f      *configFile
+	s      *Server
+	c      *rc
+	model  map[string]string
+	steps  int
+	writes int
+}
+
+func newStoreModel(t *testing.T, rs []*redisServer) *storeModel {
+	lines := make([]string, len(rs))
+	for i, r := range rs {
+		lines[i] = fmt.Sprintf("%s:1 r%d", r.addr, i)
+	}
+	m := &storeModel{t: t, rs: rs, model: map[string]string{},
+		f: &configFile{t: t, path: filepath.Join(t.TempDir(), "nutcracker.yml"), lines: lines,
+			extra: "  redis: true\n  distribution: jump\n  timeout: 5000\n  store: {enabled: true, rate: 500, batch: 4}\n"}}
+	m.f.write(0, 1, 2, 3)
+	m.start()
+	return m
+}
+
+func (m *storeModel) start() {
+	m.s = mustStart(m.f)
+	m.c = dialRedis(m.t, m.s.Addr("p").String())
+}
+
+// step runs one step chosen by b, a byte of the sequence, and k, the key
+// it picks.
+func (m *storeModel) step(b, k byte) {
+	m.steps++
+	key := "m:" + strconv.Itoa(int(k%32))
+	switch op := b % 16; {
+	case op < 3:
+		v := strconv.Itoa(m.steps)
+		m.expect([]string{"SET", key, v}, "+OK\r\n")
+		m.model[key] = v
+	case op < 6:
+		want := "$-1\r\n"
+		if v, ok := m.model[key]; ok {
+			want = fmt.Sprintf("$%d\r\n%s\r\n", len(v), v)
+		}
+		m.expect([]string{"GET", key}, want)
+	case op < 7:
+		_, had := m.model[key]
+		m.expect([]string{"DEL", key}, ":"+map[bool]string{true: "1", false: "0"}[had]+"\r\n")
+		delete(m.model, key)
+	case op < 9:
+		v, had := m.model[key]
+		n, err := strconv.ParseInt(v, 10, 64)
+		if had && (err != nil || v != strconv.FormatInt(n, 10)) {
+			m.c.send("INCR", key)
+			if got, _ := m.c.read(); len(got) == 0 || got[0] != '-' {
+				m.t.Fatalf("step %d: INCR %s of %q: %q, want an error", m.steps, key, v, got)
+			}
+			return
+		}
+		m.expect([]string{"INCR", key}, fmt.Sprintf(":%d\r\n", n+1))
+		m.model[key] = strconv.FormatInt(n+1, 10)
+	case op < 11:
+		v := m.model[key] + "x"
+		m.expect([]string{"APPEND", key, "x"}, fmt.Sprintf(":%d\r\n", len(v)))
+		m.model[key] = v
+	case op < 14:
+		var servers []int
+		for i := range m.rs {
+			if k>>i&1 == 1 {
+				servers = append(servers, i)
+			}
+		}
+		if len(servers) == 0 {
+			servers = []int{int(k) % len(m.rs)}
+		}
+		m.f.write(servers...)
+		reloadFile(m.t, m.s, m.f.path)
+	case op < 15:
+		if pl := m.s.testPool("p").place.Load(); pl.move != nil {
+			pl.move.paused.Store(k%2 == 0)
+		}
+	default:
+		shutdown(m.s)
+		m.start()
+	}
+}
+
+// expect sends args and checks the reply.
+func (m *storeModel) expect(args []string, want string) {
+	m.t.Helper()
+	if got := m.c.do(args...); got != want {
+		m.t.Fatalf("step %d: %v: %q, want %q", m.steps, args, got, want)
+	}
+}
+
+// end lets the move finish and checks every key on the servers.
+func (m *storeModel) end() {
+	p := m.s.testPool("p")
+	if pl := p.place.Load(); pl.move != nil {
+		pl.move.paused.Store(false)
+	}
+	waitMoved(m.t, p)
+	keys := make([]string, 0, len(m.model))
+	for k := range m.model {
+		keys = append(keys, k)
+	}
+	checkPlaced(m.t, p, m.rs, keys, true)
+	for k, v := range m.model {
+		m.expect([]string{"GET", k}, fmt.Sprintf("$%d\r\n%s\r\n", len(v), v))
+	}
+}
+
+// TestStoreModel: random sequences of client requests, changes of
+// servers, pauses and restarts against a store pool (jump, so that the
+// history of changes decides the placement) agree with a map, step by
+// step, and leave every key on its server alone.
+func TestStoreModel(t *testing.T) {
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	for seed := range uint64(3) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			for _, r := range rs {
+				dialRedis(t, r.addr).do("FLUSHALL")
+			}
+			m := newStoreModel(t, rs)
+			rng := rand.New(rand.NewPCG(seed, 42))
+			for range 200 {
+				m.step(byte(rng.IntN(256)), byte(rng.IntN(256)))
+			}
+			m.end()
+		})
+	}
+}
+
+// FuzzStoreModel: any sequence of steps (two bytes each) against a store
+// pool over five redis-servers agrees with the model.
+func FuzzStoreModel(f *testing.F) {
+	f.Add([]byte{0, 1, 3, 1, 12, 0x1f, 4, 1, 11, 0x03, 5, 1, 15, 0, 4, 1})
+	f.Add([]byte{0, 2, 12, 0x10, 7, 2, 12, 0x0f, 9, 2, 4, 2})
+	var rs []*redisServer
+	for range 5 {
+		rs = append(rs, startRedis(f, 0))
+	}
+	f.Fuzz(func(t *testing.T, seq []byte) {
+		if len(seq) > 120 {
+			seq = seq[:120]
+		}
+		for _, r := range rs {
+			dialRedis(t, r.addr).do("FLUSHALL")
+		}
+		m := newStoreModel(t, rs)
+		for i := 0; i+1 < len(seq); i += 2 {
+			m.step(seq[i], seq[i+1])
+		}
+		m.end()
+	})
+}
