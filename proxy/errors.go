@@ -70,8 +70,8 @@ var (
 	// treated as down until it is ready.
 	ErrServerLoading = errors.New("proxy: server loading its data")
 	// ErrRedisHandshake is the cause of a failed connect to a Redis
-	// server that refused the AUTH or SELECT the proxy sends first.
-	ErrRedisHandshake = errors.New("proxy: server refused the connection's AUTH or SELECT")
+	// server that refused the SELECT of redis_db the proxy sends first.
+	ErrRedisHandshake = errors.New("proxy: server refused the connection's SELECT")
 	// ErrBadStateFile is wrapped by the error for a state file
 	// (kolco.state_file) that cannot be read as one, or that records a
 	// pool over other servers than the configuration's, or a placement it
