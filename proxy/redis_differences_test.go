@@ -63,6 +63,7 @@ func TestRedisNutcrackerDifferences(t *testing.T) {
 		{"SINTER across servers", []string{"SINTER", a, b}, ncFirstServer, "", ""},
 		{"EVAL across servers", []string{"EVAL", "return redis.call('scard', KEYS[2])", "2", a, b}, ncFirstServer, "", ""},
 		{"EXISTS across servers", []string{"EXISTS", a, b}, ncFirstServer, "", sum},
+		{"AUTH with a user name", []string{"AUTH", "default", "x"}, ncCloses, "", "+OK\r\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := tc.kolco
