@@ -88,12 +88,14 @@ func (s *Server) serveClient(l *listener, c *client) {
 		return
 	}
 	st.connOpened()
+	s.log.Debug("client accepted", "pool", l.name, "remote", conn.RemoteAddr())
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer s.untrack(c)
 		defer st.connClosed()
 		p.front.serve(c)
+		s.log.Debug("client closed", "pool", l.name, "remote", conn.RemoteAddr())
 	}()
 }
 

@@ -3,9 +3,7 @@ package main
 import (
 	"net"
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -80,7 +78,9 @@ buffers itself):
 SIGHUP reopens the log file and reloads the configuration; SIGUSR2 hands the
 listening sockets to a new process started from the same program (an
 upgrade), which serves while this one finishes its clients' requests and
-exits; SIGTERM and SIGINT shut down.`,
+exits; SIGTTIN raises and SIGTTOU lowers the log level by one of -v's steps;
+SIGTERM and SIGINT shut down. Each signal is logged by name, as nutcracker
+logs it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
@@ -151,15 +151,9 @@ func (f *proxyFlags) run(cmd *cobra.Command) error {
 	if f.statsInterval <= 0 || f.statsPort < 0 || f.statsPort > 65535 {
 		return usagef("-s wants a port and -i a positive interval (got %d and %d)", f.statsPort, f.statsInterval)
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		// The first signal starts a graceful shutdown; with the
-		// handler gone, a second one ends the process at once.
-		<-ctx.Done()
-		stop()
-	}()
-	err = run.serve(ctx)
+	// SIGTERM and SIGINT start a graceful shutdown, logged (see
+	// proxyRun.loop); a second one ends the process at once.
+	err = run.serve(cmd.Context())
 	if err != nil && run.ready != nil {
 		run.ready(err)
 	}
