@@ -208,3 +208,62 @@ func TestStatsPortAnswersFromTheStart(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsPortNoreplyMatchesNutcracker sends nutcracker and the proxy the
+// same writes with noreply, as pymemcache sends them by default, and
+// compares the server's figures: requests, their bytes, responses (none
+// for a noreply write) and their bytes.
+func TestStatsPortNoreplyMatchesNutcracker(t *testing.T) {
+	bin := needBinary(t, "nutcracker")
+	m := startMemcached(t, 0)
+	servers := fmt.Sprintf("  servers:\n   - %s:1 mc\n", m.addr)
+	ncListen, ncStats := fmt.Sprintf("127.0.0.1:%d", freePort(t)), freePort(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "nc.yml")
+	if err := os.WriteFile(conf, []byte("p:\n  listen: "+ncListen+"\n"+servers), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nc := exec.Command(bin, "-c", conf, "-s", fmt.Sprint(ncStats), "-a", "127.0.0.1", "-i", "200", "-o", filepath.Join(dir, "nc.log"))
+	if err := nc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = nc.Process.Kill(); _ = nc.Wait() })
+	waitListening(t, ncListen)
+	s := startProxy(t, "kolco:\n  stats_listen: 127.0.0.1:0\n  stats_interval: 200\np:\n  listen: 127.0.0.1:0\n  timeout: 10000\n"+servers)
+	waitListening(t, s.Addr("p").String()) // as nutcracker's: one client more, closed
+	traffic := func(addr string) {
+		c := dial(t, addr)
+		var b strings.Builder
+		for i := range 40 {
+			fmt.Fprintf(&b, "set nr%d 0 0 5 noreply\r\nhello\r\n", i)
+		}
+		b.WriteString("add nr0 0 0 1 noreply\r\nx\r\n") // NOT_STORED, unsaid
+		b.WriteString("incr nr1 1 noreply\r\n")          // CLIENT_ERROR at the server, unsaid
+		b.WriteString("delete nr2 noreply\r\n")
+		b.WriteString("touch nr3 10 noreply\r\n")
+		c.send(b.String())
+		if got := c.do("get nr5\r\n"); got != "VALUE nr5 0 5\r\nhello\r\nEND\r\n" {
+			t.Fatalf("%s: get after the noreply writes: %q", addr, got)
+		}
+		c.conn.Close()
+	}
+	traffic(ncListen)
+	traffic(s.Addr("p").String())
+	settled := func(addr string) map[string]any {
+		var doc map[string]any
+		eventually(t, "the stats refreshed after the traffic", func() bool {
+			doc = readStatsPort(t, addr)
+			p, _ := doc["p"].(map[string]any)
+			return p != nil && p["client_eof"] == 2.0
+		})
+		return doc
+	}
+	ncDoc, kDoc := settled(fmt.Sprintf("127.0.0.1:%d", ncStats)), settled(s.StatsAddr().String())
+	for _, f := range []string{"requests", "request_bytes", "responses", "response_bytes", "server_eof", "server_err"} {
+		compareStat(t, ncDoc, kDoc, "p", "mc", f)
+	}
+	for _, f := range []string{"client_eof", "client_err", "forward_error"} {
+		compareStat(t, ncDoc, kDoc, "p", f)
+	}
+	t.Logf("nutcracker's server figures: %v", statAt(ncDoc, "p", "mc"))
+}

@@ -104,6 +104,11 @@ type op struct {
 	// front is the front's own op that holds this one (mcOp, redisOp):
 	// what its reply reader needs to read the reply, and what it finds.
 	front any
+	// unsaid is set when the client asked for no reply (memcached's
+	// noreply): the proxy sends the request without it, and reads the
+	// reply only to learn the outcome; the stats port counts the request
+	// and no reply, as nutcracker forwards it (see serverStats.unsaid).
+	unsaid bool
 }
 
 // finish ends o with err, nil when the server answered.
@@ -297,7 +302,10 @@ type serverStats struct {
 	requests, requestBytes   atomic.Uint64 // sent
 	responses, responseBytes atomic.Uint64 // received
 	hits, misses             atomic.Uint64 // keys of get, gets, gat, gats, mg
-	errors                   atomic.Uint64 // requests failed at the server
+	// unsaid and unsaidBytes count the replies of the above to requests
+	// with noreply: read for the proxy, never written to a client.
+	unsaid, unsaidBytes atomic.Uint64
+	errors              atomic.Uint64 // requests failed at the server
 	ejections, restores      atomic.Uint64
 	settled                  atomic.Uint64 // keys settled on the server's returns
 	ejectedAt                atomic.Int64  // unix microseconds of the last ejection
@@ -335,6 +343,10 @@ func (s *serverStats) sent(n, size int) {
 func (s *serverStats) answered(o *op, now time.Time, timeout time.Duration) {
 	s.responses.Add(1)
 	s.responseBytes.Add(uint64(len(o.reply)))
+	if o.unsaid {
+		s.unsaid.Add(1)
+		s.unsaidBytes.Add(uint64(len(o.reply)))
+	}
 	s.latency.Observe(now.Sub(o.deadline.Add(-timeout)).Seconds())
 }
 
