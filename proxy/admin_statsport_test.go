@@ -238,7 +238,7 @@ func TestStatsPortNoreplyMatchesNutcracker(t *testing.T) {
 			fmt.Fprintf(&b, "set nr%d 0 0 5 noreply\r\nhello\r\n", i)
 		}
 		b.WriteString("add nr0 0 0 1 noreply\r\nx\r\n") // NOT_STORED, unsaid
-		b.WriteString("incr nr1 1 noreply\r\n")          // CLIENT_ERROR at the server, unsaid
+		b.WriteString("incr nr1 1 noreply\r\n")         // CLIENT_ERROR at the server, unsaid
 		b.WriteString("delete nr2 noreply\r\n")
 		b.WriteString("touch nr3 10 noreply\r\n")
 		c.send(b.String())

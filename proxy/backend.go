@@ -306,9 +306,9 @@ type serverStats struct {
 	// with noreply: read for the proxy, never written to a client.
 	unsaid, unsaidBytes atomic.Uint64
 	errors              atomic.Uint64 // requests failed at the server
-	ejections, restores      atomic.Uint64
-	settled                  atomic.Uint64 // keys settled on the server's returns
-	ejectedAt                atomic.Int64  // unix microseconds of the last ejection
+	ejections, restores atomic.Uint64
+	settled             atomic.Uint64 // keys settled on the server's returns
+	ejectedAt           atomic.Int64  // unix microseconds of the last ejection
 	// Connections ended by the server (eof), by an error, or by a
 	// timeout; opened now, and ever dialled.
 	eof, err, timedout atomic.Uint64
