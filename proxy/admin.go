@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
 // The admin endpoint answers questions about the running proxy in JSON,
@@ -112,7 +110,7 @@ func (e poolEntry) status() PoolStatus {
 	c := p.cfg
 	ps := PoolStatus{Name: p.name, Listen: c.Listen, Protocol: c.protocol(), Distribution: c.Distribution, Hash: c.Hash, HashTag: c.HashTag,
 		Ejection: c.Ejection, Replicas: c.Replicas}
-	if c.Distribution != twemproxy.Ketama && c.Distribution != twemproxy.Modula {
+	if !isTwemproxy(c) {
 		ps.Hash = c.KeyHash
 	}
 	shares := p.shares()

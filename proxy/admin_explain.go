@@ -54,9 +54,12 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 	if p.HashTag != "" {
 		tag = fmt.Sprintf("the text between %q and %q when present, else the whole key", p.HashTag[0], p.HashTag[1])
 	}
-	if p.Hash != "" {
+	switch {
+	case p.Distribution == "random":
+		fmt.Fprintf(b, "  placement: random: each request to a server picked at random among the live ones, whatever the key and the weights, as twemproxy 0.5 does (hash and hash_tag are not used)\n")
+	case p.Hash != "":
 		fmt.Fprintf(b, "  placement: %s over %s of %s, as twemproxy 0.5 places it\n", p.Distribution, p.Hash, tag)
-	} else {
+	default:
 		keyHash := p.KeyHash
 		if keyHash == "" {
 			keyHash = "crc16" // slots without key_hash, as Redis Cluster
@@ -154,4 +157,7 @@ func (p *PoolConfig) explainLimits(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "  flush_all: %s\n", map[string]string{"refuse": "refused", "broadcast": "sent to every server"}[p.FlushAll])
 	p.explainChanges(b)
+	for _, why := range p.ignoredSettings() {
+		fmt.Fprintf(b, "  ignored, as nutcracker ignores it: %s\n", why)
+	}
 }

@@ -104,8 +104,9 @@ type PoolConfig struct {
 	// answer. nutcracker waits forever by default; this proxy defaults to
 	// 1 s.
 	Timeout time.Duration `yaml:"-"`
-	// Backlog is the listen backlog. Accepted for compatibility; the
-	// operating system's setting applies.
+	// Backlog is the listen backlog, as nutcracker's: the connections the
+	// kernel completes before the proxy accepts them, capped by the
+	// system's somaxconn.
 	Backlog int `yaml:"backlog"`
 	// Preconnect connects to every server at start.
 	Preconnect bool `yaml:"preconnect"`
@@ -117,7 +118,8 @@ type PoolConfig struct {
 	// server on connecting (see RedisClientAuth and RedisServerAuth).
 	RedisAuth string `yaml:"redis_auth"`
 	// RedisDB is the database the proxy selects on every server
-	// connection; clients see it as database 0.
+	// connection; clients see it as database 0. In a memcached pool it is
+	// ignored, as nutcracker ignores it, and the start logs that it is.
 	RedisDB int `yaml:"redis_db"`
 	// ServerConnections is the number of connections to each server.
 	// Default 1.
@@ -346,9 +348,12 @@ func (p *PoolConfig) nodes() []kolco.Node {
 	return nodes
 }
 
+// distRandom is twemproxy's random distribution (see randomPicker).
+const distRandom = twemproxy.Random
+
 // isTwemproxy reports whether the pool is placed by twemproxy's own
 // distributions, which keep nutcracker's semantics: a rebuild over the
 // servers not down.
 func isTwemproxy(cfg *PoolConfig) bool {
-	return cfg.Distribution == twemproxy.Ketama || cfg.Distribution == twemproxy.Modula
+	return cfg.Distribution == twemproxy.Ketama || cfg.Distribution == twemproxy.Modula || cfg.Distribution == twemproxy.Random
 }

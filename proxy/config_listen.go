@@ -23,6 +23,10 @@ type listenSpec struct {
 	network, addr string
 	mode          os.FileMode
 	hasMode       bool
+	// backlog is the pool's backlog: the queue of connections the kernel
+	// completes before the proxy accepts them; 0 leaves Go's (the
+	// system's somaxconn).
+	backlog int
 }
 
 func parseListen(s string) (listenSpec, error) {
@@ -61,7 +65,11 @@ func parseListen(s string) (listenSpec, error) {
 func (l listenSpec) open(ctx context.Context) (net.Listener, error) {
 	var lc net.ListenConfig
 	if l.network != "unix" {
-		return lc.Listen(ctx, l.network, l.addr)
+		ln, err := lc.Listen(ctx, l.network, l.addr)
+		if err != nil {
+			return nil, err
+		}
+		return ln, l.setBacklog(ln)
 	}
 	if fi, err := os.Lstat(l.addr); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {
@@ -82,6 +90,9 @@ func (l listenSpec) open(ctx context.Context) (net.Listener, error) {
 	}
 	ln, err := lc.Listen(ctx, "unix", l.addr)
 	if err != nil {
+		return nil, err
+	}
+	if err := l.setBacklog(ln); err != nil {
 		return nil, err
 	}
 	if l.hasMode {

@@ -16,7 +16,9 @@ func (p *PoolConfig) checkRedis(bad badSetting) error {
 			key string
 			set bool
 		}{
-			{"redis_auth", p.RedisAuth != ""}, {"redis_db", p.RedisDB != 0},
+			// redis_db is not among them: nutcracker takes it in a
+			// memcached pool and ignores it (see ignoredSettings).
+			{"redis_auth", p.RedisAuth != ""},
 			{"redis_client_auth", p.RedisClientAuth != ""}, {"redis_server_auth", len(p.RedisServerAuth) > 0},
 		} {
 			if k.set {
@@ -138,4 +140,16 @@ func (p *PoolConfig) explainRedis(b *strings.Builder) {
 	fmt.Fprintf(b, "  redis: %s; AUTH sent to %d of %d servers on connecting; %s; a restored server is never emptied\n",
 		auth, servers, len(p.Servers), db)
 	fmt.Fprintf(b, "  changes: cold, as under nutcracker: a key a change moves is not found at its new server until it is written there; its old copy stays where it was (warm changes and the sweep are for memcached pools)\n")
+}
+
+// ignoredSettings returns the settings of the pool that nutcracker accepts
+// and ignores, and so does the proxy, each with why: redis_db in a
+// memcached pool. The start logs them and --check lists them, so that a
+// file that means something else is noticed.
+func (p *PoolConfig) ignoredSettings() []string {
+	var out []string
+	if !p.Redis && p.RedisDB != 0 {
+		out = append(out, fmt.Sprintf("redis_db %d: a memcached pool has no databases", p.RedisDB))
+	}
+	return out
 }

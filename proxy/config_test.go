@@ -156,7 +156,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unix listen path too long", "p:\n  listen: /" + strings.Repeat("x", 107) + "\n  servers: [\"a:1:1\"]\n", "p", "listen", nil},
 		{"bad hash", pool("  hash: sha1\n"), "p", "hash", nil},
 		{"bad hash tag", pool("  hash_tag: \"{\"\n"), "p", "hash_tag", nil},
-		{"random", pool("  distribution: random\n"), "p", "distribution", nil},
+		{"random with warm changes", pool("  distribution: random\n  warm: {enabled: true}\n"), "p", "distribution", nil},
 		{"bad distribution", pool("  distribution: chaos\n"), "p", "distribution", nil},
 		{"twemproxy hash with kolco algorithm", pool("  distribution: ring\n  hash: md5\n"), "p", "hash", nil},
 		{"key_hash with ketama", pool("  key_hash: xxh3\n"), "p", "key_hash", nil},
