@@ -69,6 +69,14 @@ type GlobalConfig struct {
 	Threads int `yaml:"threads"`
 	// LogLevel is debug, info (default), warn or error.
 	LogLevel string `yaml:"log_level"`
+	// WatchConfig makes the program apply its configuration file when the
+	// file changes and has stayed the same for two seconds, besides on
+	// SIGHUP. Off by default, as in
+	// nutcracker, which applies nothing until told: a file staged by
+	// configuration management would otherwise go live half reviewed, and
+	// a fleet pushed to in turn would disagree meanwhile. The program's
+	// --watch-config turns it on too.
+	WatchConfig bool `yaml:"watch_config"`
 	// ShutdownTimeout (shutdown_timeout, in milliseconds in the file) is
 	// how long a shutdown waits for requests in flight. Default 5 s.
 	ShutdownTimeout time.Duration `yaml:"-"`

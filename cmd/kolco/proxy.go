@@ -46,10 +46,12 @@ type proxyRun struct {
 	logPath string
 	verbose int // nutcracker's -v; negative when not given
 	stderr  io.Writer
-	// watch is how often the file is checked for changes; not above zero,
-	// never (SIGHUP still reloads). settle is how long a change must stay
-	// the same before it is applied.
+	// watch is how often the file is checked for changes while watching
+	// is on (watchConfig, or the file's kolco.watch_config); not above
+	// zero, never (SIGHUP still reloads). settle is how long a change must
+	// stay the same before it is applied.
 	watch, settle time.Duration
+	watchConfig   bool
 	// started, when not nil, is called with the running server.
 	started func(*proxy.Server)
 	// statsListen and statsInterval, when set, override the file's
@@ -146,8 +148,9 @@ func (l *proxyLogs) always(msg string, args ...any) {
 }
 
 // serve loads the configuration and serves it until ctx is done. SIGHUP
-// reopens the log file and reloads the configuration at once; a change of
-// the file is applied once it has settled (see fileWatch). A file that
+// reopens the log file and reloads the configuration at once; with
+// watching on (--watch-config, kolco.watch_config), a change of the file
+// is applied once it has settled (see fileWatch). A file that
 // does not validate is logged and counted, and changes nothing. SIGUSR2
 // hands the listening sockets to a new process (see handover). It shuts
 // down within the shutdown_timeout of the configuration it runs.
@@ -251,6 +254,9 @@ func (r proxyRun) loop(ctx context.Context, s *proxy.Server, logs *proxyLogs, si
 			watch.applied(data)
 			r.reload(ctx, s, logs, data)
 		case now := <-tick:
+			if !r.watchConfig && !s.Config().Global.WatchConfig {
+				continue // nutcracker's way: only SIGHUP and the admin reload apply the file
+			}
 			if data := watch.check(now); data != nil {
 				logs.Info("configuration file changed and settled: reloading", "path", r.path)
 				r.reload(ctx, s, logs, data)
