@@ -157,6 +157,7 @@ func (l *proxyLogs) always(msg string, args ...any) {
 func (r proxyRun) serve(ctx context.Context) error {
 	cfg, err := proxy.LoadConfig(r.path)
 	if err != nil {
+		r.logFatal(err)
 		return err
 	}
 	if r.statsListen != "" {
@@ -179,6 +180,7 @@ func (r proxyRun) serve(ctx context.Context) error {
 	s := proxy.New(cfg, logs.Logger)
 	s.Inherit(r.inherit)
 	if err := s.Start(); err != nil {
+		logs.Error("cannot start", "err", err)
 		return err
 	}
 	if r.adopt != nil {
@@ -189,6 +191,7 @@ func (r proxyRun) serve(ctx context.Context) error {
 	}
 	if r.pidFile != "" {
 		if err := writePidFile(r.pidFile); err != nil {
+			logs.Error("cannot start", "err", err)
 			_ = s.Shutdown(context.Background())
 			return err
 		}
@@ -204,6 +207,22 @@ func (r proxyRun) serve(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.Background(), s.Config().Global.ShutdownTimeout)
 	defer cancel()
 	return s.Shutdown(sctx)
+}
+
+// logFatal writes why the proxy cannot start to the -o log file, besides
+// stderr, where the error goes too: a service whose stderr goes nowhere
+// (a daemon) says why it stopped where its operator reads its logs. It is
+// used before the log is opened for the run (a file that does not load).
+func (r proxyRun) logFatal(err error) {
+	if r.logPath == "" || r.log != nil {
+		return
+	}
+	file, w, ferr := openLog(r.logPath, r.stderr)
+	if ferr != nil {
+		return
+	}
+	defer file.Close()
+	slog.New(slog.NewTextHandler(w, nil)).Error("cannot start", "err", err)
 }
 
 // loop handles signals and the file watch until ctx is done or the

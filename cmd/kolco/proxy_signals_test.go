@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
 )
@@ -115,5 +117,64 @@ func TestProxyVerbose11LogsDebug(t *testing.T) {
 			b, _ := os.ReadFile(logPath)
 			return strings.Contains(string(b), want) && strings.Contains(string(b), server)
 		})
+	}
+}
+
+// TestFatalStartErrorsInLogFile: a proxy that cannot start - its address
+// taken, its file broken - says why in the -o log file, as the real
+// nutcracker does, and exits non-zero.
+func TestFatalStartErrorsInLogFile(t *testing.T) {
+	ncBin := realprog.Binary(t, "nutcracker", "nutcracker")
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := t.TempDir()
+	busy := filepath.Join(dir, "busy.yml")
+	if err := os.WriteFile(busy, []byte("p:\n  listen: "+taken.Addr().String()+"\n  servers:\n   - 127.0.0.1:11211:1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(dir, "broken.yml")
+	if err := os.WriteFile(broken, []byte("p:\n  listen: 127.0.0.1:1\n  servers:\n   - 127.0.0.1:11211:0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, conf, want, ncWant string
+		progs                    []string
+	}{
+		{"address in use", busy, "address already in use", "Address already in use", []string{"nutcracker (the real one)", "nutcracker"}},
+		{"bad file", broken, "cannot start", "", []string{"nutcracker"}}, // nutcracker checks no weight of 0
+	} {
+		for _, prog := range tc.progs {
+			t.Run(tc.name+"/"+prog, func(t *testing.T) {
+				logPath := filepath.Join(t.TempDir(), "nutcracker.log")
+				args := []string{"-c", tc.conf, "-s", strconv.Itoa(realprog.FreePorts(t, 1)[0]), "-a", "127.0.0.1", "-o", logPath}
+				cmd := program(t, "nutcracker", args...)
+				want := tc.want
+				if prog != "nutcracker" {
+					cmd, want = exec.Command(ncBin, args...), tc.ncWant
+				}
+				done := make(chan error, 1)
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				go func() { done <- cmd.Wait() }()
+				select {
+				case err := <-done:
+					if err == nil {
+						t.Errorf("exit 0")
+					}
+				case <-time.After(10 * time.Second):
+					_ = cmd.Process.Kill()
+					<-done
+					t.Fatal("still running after 10 s")
+				}
+				b, _ := os.ReadFile(logPath)
+				if !strings.Contains(string(b), want) {
+					t.Errorf("the log file lacks %q:\n%s", want, b)
+				}
+			})
+		}
 	}
 }
