@@ -174,10 +174,42 @@ type health struct {
 	// down is set while the server is ejected or marked down; requests
 	// read it without a lock.
 	down atomic.Bool
-	// mu guards failures and retryAt.
+	// mu guards failures and retryAt, and seen.
 	mu       sync.Mutex
 	failures int
 	retryAt  time.Time
+	// seen is what the proxy observed of the server under every ejection
+	// policy (failures counts only towards ejection), for the status page:
+	// a server failing every request under ejection none is never marked
+	// down, and must not look healthy.
+	seen observed
+}
+
+// observed is a server's health as the proxy saw it: its failures in a
+// row since the last reply (failing) and since when, and its last error.
+type observed struct {
+	failing      int
+	failingSince time.Time
+	lastErr      string
+	lastErrAt    time.Time
+}
+
+// failedWith notes a request failed with err at now.
+func (h *health) failedWith(err error, now time.Time) {
+	h.mu.Lock()
+	if h.seen.failing == 0 {
+		h.seen.failingSince = now
+	}
+	h.seen.failing++
+	h.seen.lastErr, h.seen.lastErrAt = err.Error(), now
+	h.mu.Unlock()
+}
+
+// observedNow returns what the proxy observed of the server.
+func (h *health) observedNow() observed {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seen
 }
 
 func (h *health) isDown() bool { return h.down.Load() }
@@ -186,6 +218,7 @@ func (h *health) isDown() bool { return h.down.Load() }
 func (h *health) succeeded() {
 	h.mu.Lock()
 	h.failures = 0
+	h.seen.failing = 0
 	h.mu.Unlock()
 }
 
@@ -263,6 +296,7 @@ func (b *backend) fail(err error, n int) {
 	if errors.Is(err, ErrPoolClosed) || errors.Is(err, ErrServerDown) {
 		return
 	}
+	b.health.failedWith(err, time.Now())
 	b.logFailure(err, n)
 	if cfg.Ejection == EjectNone {
 		return
@@ -315,8 +349,9 @@ type serverStats struct {
 	conns              atomic.Int64
 	dials              atomic.Uint64
 	// latency observes the time from a request's dispatch to the server's
-	// reply.
-	latency prometheus.Observer
+	// reply; latencyNanos sums it, for the mean the status page shows.
+	latency      prometheus.Observer
+	latencyNanos atomic.Int64
 }
 
 func newServerStats(m *metrics, pool string, b *backend) *serverStats {
@@ -347,7 +382,9 @@ func (s *serverStats) answered(o *op, now time.Time, timeout time.Duration) {
 		s.unsaid.Add(1)
 		s.unsaidBytes.Add(uint64(len(o.reply)))
 	}
-	s.latency.Observe(now.Sub(o.deadline.Add(-timeout)).Seconds())
+	d := now.Sub(o.deadline.Add(-timeout))
+	s.latency.Observe(d.Seconds())
+	s.latencyNanos.Add(int64(d))
 }
 
 // closed counts a connection the server ended or failed: cleanly (EOF),
