@@ -240,8 +240,16 @@ func (s *Server) adminHandler(token []byte) http.Handler {
 			Rejoin string `json:"rejoin"`
 		}{"at the server's next successful probe"})
 	})
+	return requireToken(mux, token)
+}
+
+// requireToken returns h, asking for the token first unless it is empty:
+// as a bearer token, or from a browser as basic authentication's password.
+// The admin endpoint and the metrics endpoint ask for the same, so that
+// /metrics on its own port is no more open than on the admin port.
+func requireToken(h http.Handler, token []byte) http.Handler {
 	if len(token) == 0 {
-		return mux
+		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -257,7 +265,7 @@ func (s *Server) adminHandler(token []byte) http.Handler {
 			writeJSON(w, http.StatusUnauthorized, adminError{"this endpoint wants Authorization: Bearer <token>"})
 			return
 		}
-		mux.ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
 	})
 }
 
@@ -286,8 +294,10 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = enc.Encode(v) // the client is gone
 }
 
-// adminAddr returns the address the admin endpoint listens on: listen, on
-// 127.0.0.1 when it names no host.
+// adminAddr returns the address the admin or metrics endpoint listens on:
+// listen, on 127.0.0.1 when it names no host (":22223"), since what they
+// tell - where keys live, the servers' addresses - is not for every
+// network the machine is on; a host names where, 0.0.0.0 every interface.
 func adminAddr(listen string) string {
 	host, port, err := net.SplitHostPort(listen)
 	if err == nil && host == "" {

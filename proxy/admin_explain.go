@@ -24,7 +24,11 @@ func (c *Config) Explain(w io.Writer) error {
 	}
 	g := c.Global
 	if g.MetricsListen != "" {
-		fmt.Fprintf(&b, "metrics: Prometheus /metrics on %s\n", g.MetricsListen)
+		auth := "no token"
+		if g.AdminTokenFile != "" {
+			auth = "the admin endpoint's bearer token from " + g.AdminTokenFile
+		}
+		fmt.Fprintf(&b, "metrics: Prometheus /metrics on http://%s (%s)\n", adminAddr(g.MetricsListen), auth)
 	}
 	if g.StatsListen != "" {
 		fmt.Fprintf(&b, "stats: nutcracker's JSON stats on %s, refreshed every %d ms\n", g.StatsListen, g.StatsInterval.Milliseconds())

@@ -65,7 +65,7 @@ func parseListen(s string) (listenSpec, error) {
 func (l listenSpec) open(ctx context.Context) (net.Listener, error) {
 	var lc net.ListenConfig
 	if l.network != "unix" {
-		ln, err := lc.Listen(ctx, l.network, l.addr)
+		ln, err := lc.Listen(ctx, tcpNetwork(l.addr), l.addr)
 		if err != nil {
 			return nil, err
 		}
@@ -129,4 +129,22 @@ func network(addr string) string {
 		return "unix"
 	}
 	return "tcp"
+}
+
+// tcpNetwork returns the network to listen on addr with: tcp4 for an IPv4
+// address, so that 0.0.0.0 is every IPv4 interface and nothing more, as
+// nutcracker binds it (Go's "tcp" takes 0.0.0.0 as IPv6's [::] too);
+// tcp6 for an IPv6 address; tcp for a name, or none.
+func tcpNetwork(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "tcp"
+	}
+	switch ip := net.ParseIP(host); {
+	case ip == nil:
+		return "tcp"
+	case ip.To4() != nil:
+		return "tcp4"
+	}
+	return "tcp6"
 }

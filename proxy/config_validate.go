@@ -65,8 +65,8 @@ func (g *GlobalConfig) Validate() error {
 			return bad(key, "%w", err)
 		}
 	}
-	if g.AdminTokenFile != "" && g.AdminListen == "" {
-		return bad("admin_token_file", "given without admin_listen")
+	if g.AdminTokenFile != "" && g.AdminListen == "" && g.MetricsListen == "" {
+		return bad("admin_token_file", "given without admin_listen or metrics_listen, the endpoints that ask for it")
 	}
 	if err := checkPeers(g); err != nil {
 		return bad("admin_peers", "%w", err)
