@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kolco-dev/kolco/algo"
+	"github.com/kolco-dev/kolco/bounded"
+	"github.com/kolco-dev/kolco/ring"
 )
 
 // Explain writes a plain-language account of the configuration: for each
@@ -68,8 +72,8 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 		if keyHash == "" {
 			keyHash = "crc16" // slots without key_hash, as Redis Cluster
 		}
-		fmt.Fprintf(b, "  placement: kolco %s over %s of %s (vnodes %d; 0 = default); not twemproxy's placement\n",
-			p.Distribution, keyHash, tag, p.VNodes)
+		fmt.Fprintf(b, "  placement: kolco %s over %s of %s%s; not twemproxy's placement\n",
+			p.Distribution, keyHash, tag, vnodesText(p))
 	}
 	total := 0
 	for _, s := range p.Servers {
@@ -164,4 +168,22 @@ func (p *PoolConfig) explainLimits(b *strings.Builder) {
 	for _, why := range p.ignoredSettings() {
 		fmt.Fprintf(b, "  ignored, as nutcracker ignores it: %s\n", why)
 	}
+}
+
+// vnodesText says the points per unit of weight of a distribution that
+// has them, the default given as its number: " (160 vnodes per unit of
+// weight, the default)"; "" for one without.
+func vnodesText(p *PoolConfig) string {
+	info, ok := algo.Lookup(p.Distribution)
+	if !ok || info.Options&algo.VNodesOption == 0 {
+		return ""
+	}
+	if p.VNodes != 0 {
+		return fmt.Sprintf(" (%d vnodes per unit of weight)", p.VNodes)
+	}
+	n := ring.DefaultVNodes
+	if info.Name == "bounded" {
+		n = bounded.DefaultVNodes
+	}
+	return fmt.Sprintf(" (%d vnodes per unit of weight, the default)", n)
 }

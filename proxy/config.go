@@ -284,8 +284,9 @@ type Sweep struct {
 	// another proxy's pools, their keys would be taken for orphans. An
 	// exclusive server added by a reload is emptied (flush_all) before it
 	// takes keys: one that served the pool before would otherwise serve
-	// values from before it left. Default none: no sweep.
-	Exclusive []string `yaml:"exclusive"`
+	// values from before it left. Default none: no sweep. The file may
+	// give one name alone, as in exclusive: "*".
+	Exclusive ServerNames `yaml:"exclusive"`
 	// Rate (rate) is the most deletes per second sent to one server.
 	// Default 1000.
 	Rate int `yaml:"rate"`
