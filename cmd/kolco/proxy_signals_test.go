@@ -39,22 +39,7 @@ func TestSignalsAsNutcracker(t *testing.T) {
 			}
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan struct{})
-			var waitErr error
-			go func() {
-				waitErr = cmd.Wait()
-				close(exited)
-			}()
-			t.Cleanup(func() {
-				_ = cmd.Process.Kill()
-				<-exited
-			})
-			_, port, _ := strings.Cut(listen, ":")
-			n, _ := strconv.Atoi(port)
-			realprog.WaitListening(t, prog, []int{n}, exited)
+			exited, waitErr := startProgram(t, cmd, prog, listen)
 			logged := func() string {
 				b, _ := os.ReadFile(logPath)
 				return string(b)
@@ -95,7 +80,7 @@ func TestSignalsAsNutcracker(t *testing.T) {
 			signal(syscall.SIGHUP, "signal 1 (SIGHUP) received, reopening log file")
 			signal(syscall.SIGINT, "signal 2 (SIGINT) received, exiting")
 			<-exited
-			t.Logf("%s: %v after SIGINT", prog, waitErr)
+			t.Logf("%s: %v after SIGINT", prog, *waitErr)
 		})
 	}
 }
@@ -177,4 +162,27 @@ func TestFatalStartErrorsInLogFile(t *testing.T) {
 			})
 		}
 	}
+}
+
+// startProgram starts cmd, named name, and waits until it listens on
+// listen (host:port); Cleanup kills it. exited is closed once it has
+// exited, with its Wait's error in *waitErr.
+func startProgram(t *testing.T, cmd *exec.Cmd, name, listen string) (exited chan struct{}, waitErr *error) {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited, waitErr = make(chan struct{}), new(error)
+	go func() {
+		*waitErr = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	_, port, _ := strings.Cut(listen, ":")
+	n, _ := strconv.Atoi(port)
+	realprog.WaitListening(t, name, []int{n}, exited)
+	return exited, waitErr
 }
