@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -54,10 +55,16 @@ type NutcrackerError struct {
 	Line int
 	// Err says what is wrong.
 	Err error
+	// Path is the file's path, when the reader of the file knows it;
+	// the message says "nutcracker.yml" without it.
+	Path string
 }
 
 func (e *NutcrackerError) Error() string {
 	s := "nutcracker.yml: "
+	if e.Path != "" {
+		s = e.Path + ": "
+	}
 	if e.Line > 0 {
 		s += fmt.Sprintf("line %d: ", e.Line)
 	}
@@ -97,6 +104,10 @@ func ReadNutcracker(data []byte) (file *NutcrackerFile, err error) {
 	}()
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
+		if line := TabIndentLine(data); line > 0 {
+			// The YAML library names the line before the tab.
+			return nil, &NutcrackerError{Line: line, Err: errTabIndent}
+		}
 		return nil, &NutcrackerError{Err: err}
 	}
 	file = &NutcrackerFile{}
@@ -198,4 +209,20 @@ func poolList(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// errTabIndent is what is wrong with a line indented with a tab.
+var errTabIndent = errors.New("indented with a tab: YAML indents with spaces only")
+
+// TabIndentLine returns the first line, from 1, whose indentation holds a
+// tab, which YAML forbids; 0 for none. The YAML library's error for it
+// names the line before, so readers of YAML files name this one instead.
+func TabIndentLine(data []byte) int {
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		indent := line[:len(line)-len(bytes.TrimLeft(line, " \t"))]
+		if bytes.IndexByte(indent, '\t') >= 0 && len(bytes.TrimSpace(line)) > 0 {
+			return i + 1
+		}
+	}
+	return 0
 }

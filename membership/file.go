@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/compat"
 	"github.com/kolco-dev/kolco/nodefile"
 )
 
@@ -227,10 +228,19 @@ func (f *File) parse(data []byte) ([]kolco.Node, error) {
 		nodes, err = nodefile.Parse(bytes.NewReader(data))
 	}
 	if err != nil {
+		// The path once: a nutcracker.yml's error names the file and its
+		// line itself, given the path.
+		var ne *compat.NutcrackerError
+		if errors.As(err, &ne) && err.Error() == ErrBadContent.Error()+": "+ne.Error() {
+			ne.Path = f.Path
+			err = fmt.Errorf("%w: %w", ErrBadContent, ne)
+		} else {
+			err = fmt.Errorf("%s: %w", f.Path, err)
+		}
 		if !errors.Is(err, ErrBadContent) {
 			err = fmt.Errorf("%w: %w", ErrBadContent, err)
 		}
-		return nil, fmt.Errorf("%s: %w", f.Path, err)
+		return nil, err
 	}
 	SortNodes(nodes)
 	return nodes, nil

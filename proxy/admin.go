@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
 // The admin endpoint answers questions about the running proxy in JSON,
@@ -81,6 +79,49 @@ type ServerStatus struct {
 	// placement in use (with replicas, of the copies), measured over
 	// 65536 sample keys.
 	Share float64 `json:"share"`
+	// Health is the server as the proxy observes it: "down" while marked
+	// down, "failing" while every request since its last reply failed
+	// (under ejection none a dead server is never marked down, and is
+	// failing), else "up".
+	Health string `json:"health"`
+	// Failing is the requests in a row that failed since the server's last
+	// reply; FailingSince is when the server was marked down, or when the
+	// first of them failed.
+	Failing      int       `json:"failing,omitempty"`
+	FailingSince time.Time `json:"failing_since,omitzero"`
+	// LastError is the last error of a request at the server, and
+	// LastErrorAt when it came, whatever the server's health now.
+	LastError   string    `json:"last_error,omitempty"`
+	LastErrorAt time.Time `json:"last_error_at,omitzero"`
+	// Requests, Errors and Connections are the server's figures since the
+	// proxy started: requests sent, requests failed, connections open now.
+	// MeanLatency is the mean time from sending a request to its reply.
+	Requests    uint64        `json:"requests"`
+	Errors      uint64        `json:"errors"`
+	Connections int64         `json:"connections"`
+	MeanLatency time.Duration `json:"mean_latency_ns"`
+}
+
+// serverStatus returns b as the admin endpoint reports it, with share its
+// share of keys.
+func (b *backend) serverStatus(share float64) ServerStatus {
+	seen, st := b.health.observedNow(), b.stats
+	ss := ServerStatus{Name: b.name(), Addr: b.addr, Weight: b.node.EffectiveWeight(), Zone: b.node.Zone,
+		Up: !b.health.isDown(), Share: share, Health: "up", Failing: seen.failing, LastError: seen.lastErr,
+		LastErrorAt: seen.lastErrAt, Requests: st.requests.Load(), Errors: st.errors.Load(), Connections: st.conns.Load()}
+	switch {
+	case !ss.Up:
+		ss.Health, ss.FailingSince = "down", seen.failingSince
+		if at := st.ejectedAt.Load(); at != 0 {
+			ss.FailingSince = time.UnixMicro(at)
+		}
+	case seen.failing > 0:
+		ss.Health, ss.FailingSince = "failing", seen.failingSince
+	}
+	if n := st.responses.Load(); n > 0 {
+		ss.MeanLatency = time.Duration(st.latencyNanos.Load() / int64(n))
+	}
+	return ss
 }
 
 // Location is where one key lives under the placement a pool uses now.
@@ -119,13 +160,12 @@ func (e poolEntry) status() PoolStatus {
 	c := p.cfg
 	ps := PoolStatus{Name: p.name, Listen: c.Listen, Protocol: c.protocol(), Distribution: c.Distribution, Hash: c.Hash, HashTag: c.HashTag,
 		Ejection: c.Ejection, Replicas: c.Replicas}
-	if c.Distribution != twemproxy.Ketama && c.Distribution != twemproxy.Modula {
+	if !isTwemproxy(c) {
 		ps.Hash = c.KeyHash
 	}
 	shares := p.shares()
 	for _, b := range p.backends {
-		ps.Servers = append(ps.Servers, ServerStatus{Name: b.name(), Addr: b.addr, Weight: b.node.EffectiveWeight(),
-			Zone: b.node.Zone, Up: !b.health.isDown(), Share: shares[b]})
+		ps.Servers = append(ps.Servers, b.serverStatus(shares[b]))
 	}
 	ps.Membership = e.membershipStatus()
 	if why := p.mig.stats.deferWhy.Load(); why != nil {
@@ -210,8 +250,16 @@ func (s *Server) adminHandler(token []byte) http.Handler {
 			Rejoin string `json:"rejoin"`
 		}{"at the server's next successful probe"})
 	})
+	return requireToken(mux, token)
+}
+
+// requireToken returns h, asking for the token first unless it is empty:
+// as a bearer token, or from a browser as basic authentication's password.
+// The admin endpoint and the metrics endpoint ask for the same, so that
+// /metrics on its own port is no more open than on the admin port.
+func requireToken(h http.Handler, token []byte) http.Handler {
 	if len(token) == 0 {
-		return mux
+		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -227,7 +275,7 @@ func (s *Server) adminHandler(token []byte) http.Handler {
 			writeJSON(w, http.StatusUnauthorized, adminError{"this endpoint wants Authorization: Bearer <token>"})
 			return
 		}
-		mux.ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
 	})
 }
 
@@ -256,8 +304,10 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = enc.Encode(v) // the client is gone
 }
 
-// adminAddr returns the address the admin endpoint listens on: listen, on
-// 127.0.0.1 when it names no host.
+// adminAddr returns the address the admin or metrics endpoint listens on:
+// listen, on 127.0.0.1 when it names no host (":22223"), since what they
+// tell - where keys live, the servers' addresses - is not for every
+// network the machine is on; a host names where, 0.0.0.0 every interface.
 func adminAddr(listen string) string {
 	host, port, err := net.SplitHostPort(listen)
 	if err == nil && host == "" {

@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kolco-dev/kolco/algo"
+	"github.com/kolco-dev/kolco/bounded"
+	"github.com/kolco-dev/kolco/ring"
 )
 
 // Explain writes a plain-language account of the configuration: for each
@@ -25,7 +29,11 @@ func (c *Config) Explain(w io.Writer) error {
 	}
 	g := c.Global
 	if g.MetricsListen != "" {
-		fmt.Fprintf(&b, "metrics: Prometheus /metrics on %s\n", g.MetricsListen)
+		auth := "no token"
+		if g.AdminTokenFile != "" {
+			auth = "the admin endpoint's bearer token from " + g.AdminTokenFile
+		}
+		fmt.Fprintf(&b, "metrics: Prometheus /metrics on http://%s (%s)\n", adminAddr(g.MetricsListen), auth)
 	}
 	if g.StatsListen != "" {
 		fmt.Fprintf(&b, "stats: nutcracker's JSON stats on %s, refreshed every %d ms\n", g.StatsListen, g.StatsInterval.Milliseconds())
@@ -55,15 +63,18 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 	if p.HashTag != "" {
 		tag = fmt.Sprintf("the text between %q and %q when present, else the whole key", p.HashTag[0], p.HashTag[1])
 	}
-	if p.Hash != "" {
+	switch {
+	case p.Distribution == "random":
+		fmt.Fprintf(b, "  placement: random: each request to a server picked at random among the live ones, whatever the key and the weights, as twemproxy 0.5 does (hash and hash_tag are not used)\n")
+	case p.Hash != "":
 		fmt.Fprintf(b, "  placement: %s over %s of %s, as twemproxy 0.5 places it\n", p.Distribution, p.Hash, tag)
-	} else {
+	default:
 		keyHash := p.KeyHash
 		if keyHash == "" {
 			keyHash = "crc16" // slots without key_hash, as Redis Cluster
 		}
-		fmt.Fprintf(b, "  placement: kolco %s over %s of %s (vnodes %d; 0 = default); not twemproxy's placement\n",
-			p.Distribution, keyHash, tag, p.VNodes)
+		fmt.Fprintf(b, "  placement: kolco %s over %s of %s%s; not twemproxy's placement\n",
+			p.Distribution, keyHash, tag, vnodesText(p))
 	}
 	total := 0
 	for _, s := range p.Servers {
@@ -174,4 +185,25 @@ func (p *PoolConfig) explainLimits(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "  flush_all: %s\n", map[string]string{"refuse": "refused", "broadcast": "sent to every server"}[p.FlushAll])
 	p.explainChanges(b)
+	for _, why := range p.ignoredSettings() {
+		fmt.Fprintf(b, "  ignored, as nutcracker ignores it: %s\n", why)
+	}
+}
+
+// vnodesText says the points per unit of weight of a distribution that
+// has them, the default given as its number: " (160 vnodes per unit of
+// weight, the default)"; "" for one without.
+func vnodesText(p *PoolConfig) string {
+	info, ok := algo.Lookup(p.Distribution)
+	if !ok || info.Options&algo.VNodesOption == 0 {
+		return ""
+	}
+	if p.VNodes != 0 {
+		return fmt.Sprintf(" (%d vnodes per unit of weight)", p.VNodes)
+	}
+	n := ring.DefaultVNodes
+	if info.Name == "bounded" {
+		n = bounded.DefaultVNodes
+	}
+	return fmt.Sprintf(" (%d vnodes per unit of weight, the default)", n)
 }

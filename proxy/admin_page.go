@@ -145,7 +145,7 @@ const pageHTML = `<!DOCTYPE html>
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
 h1{font-size:1.3em}h2{font-size:1.1em;margin-top:1.5em}
 table{border-collapse:collapse;margin:.5em 0}td,th{padding:.2em .8em;border-bottom:1px solid #ddd;text-align:left}
-code{font-size:.95em}.down{color:#b00}.up{color:#070}
+code{font-size:.95em}.down{color:#b00}.up{color:#070}td.failing{color:#b00;font-weight:bold}td.down{font-weight:bold}
 p.agreement[data-agree=yes]{color:#070}p.agreement[data-agree=no]{color:#b00;font-weight:bold}p.agreement[data-agree=unknown]{color:#a60}
 meter{width:8em}
 </style></head>
@@ -164,9 +164,11 @@ fingerprint <code class="fingerprint">{{.Membership.Fingerprint}}</code>, since 
 {{if .Peers}}<table class="peers"><tr><th>proxy</th><th>revision</th><th>fingerprint</th><th>state</th><th>since</th></tr>
 {{range .Peers}}<tr class="peer" data-peer="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td>{{.Revision}}</td><td><code>{{.Fingerprint}}</code></td><td>{{.State}}</td><td>{{if not .Since.IsZero}}<time datetime="{{time .Since}}">{{time .Since}}</time>{{end}}</td></tr>
 {{end}}</table>{{end}}
-<table class="nodes"><tr><th>server</th><th>address</th><th>weight</th><th>zone</th><th>health</th><th>share of keys</th></tr>
+<table class="nodes"><tr><th>server</th><th>address</th><th>weight</th><th>zone</th><th>health</th><th>share of keys</th><th>requests</th><th>errors</th><th>mean latency</th><th>connections</th><th>last error</th></tr>
 {{range .Servers}}<tr class="node" data-node="{{.Name}}"><td>{{.Name}}</td><td>{{.Addr}}</td><td>{{.Weight}}</td><td>{{.Zone}}</td>
-<td class="{{if .Up}}up{{else}}down{{end}}">{{if .Up}}up{{else}}down{{end}}</td><td><meter min="0" max="1" value="{{.Share}}"></meter> <span class="share">{{pct .Share}}</span></td></tr>
+<td class="health {{.Health}}" data-health="{{.Health}}">{{.Health}}{{if .Failing}}: {{.Failing}} requests in a row failed{{end}}{{if not .FailingSince.IsZero}}, since <time datetime="{{time .FailingSince}}">{{time .FailingSince}}</time>{{end}}</td><td><meter min="0" max="1" value="{{.Share}}"></meter> <span class="share">{{pct .Share}}</span></td>
+<td class="requests">{{.Requests}}</td><td class="errors">{{.Errors}}</td><td class="latency">{{if .MeanLatency}}{{.MeanLatency}}{{end}}</td><td class="connections">{{.Connections}}</td>
+<td class="last-error">{{if .LastError}}{{.LastError}}, <time datetime="{{time .LastErrorAt}}">{{time .LastErrorAt}}</time>{{end}}</td></tr>
 {{end}}</table>
 </section>
 {{end}}

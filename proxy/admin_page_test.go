@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -163,6 +164,63 @@ func TestAdminPeersConfig(t *testing.T) {
 		_, err := ParseConfig([]byte("kolco:\n  " + tc.global + "\n" + pool))
 		if err == nil || !strings.Contains(err.Error(), "admin_peers") || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an admin_peers error saying %q", tc.global, err, tc.want)
+		}
+	}
+}
+
+// TestStatusPageShowsFailingServer: under ejection none, the default of
+// kolco's distributions, a dead server is never marked down; the page,
+// opened in headless Chromium, shows it failing in red - not green "up" -
+// with its errors, its last error and since when, beside the live
+// server's requests, latency and connections.
+func TestStatusPageShowsFailingServer(t *testing.T) {
+	br := startBrowser(t)
+	live, dead := startMemcached(t, 0), refusedAddr(t)
+	s := startProxy(t, "kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  timeout: 10000\n"+
+		"  servers:\n   - "+live.addr+":1 live\n   - "+dead+":1 dead\n")
+	if got := s.testPool("p").cfg.Ejection; got != EjectNone {
+		t.Fatalf("ejection %q, want none by default", got)
+	}
+	c := dial(t, s.Addr("p").String())
+	failed := 0
+	for i := range 200 {
+		if got := c.do(fmt.Sprintf("set k%d 0 0 1\r\nx\r\n", i)); got != "STORED\r\n" {
+			failed++
+		}
+	}
+	if failed == 0 || failed == 200 {
+		t.Fatalf("%d of 200 sets failed: want the dead server's share", failed)
+	}
+	br.open("http://" + s.AdminAddr().String() + "/status?refresh=0")
+	var rows []struct {
+		Name, Health, HealthText, Color, Requests, Errors, Latency, Connections, LastError string
+		Times                                                                              int
+	}
+	br.eval(`return Array.from(document.querySelectorAll("tr.node")).map(function (r) {
+  var q = function (sel) { return r.querySelector(sel); };
+  return {Name: r.dataset.node, Health: q("td.health").dataset.health, HealthText: q("td.health").textContent,
+    Color: getComputedStyle(q("td.health")).color, Requests: q(".requests").textContent, Errors: q(".errors").textContent,
+    Latency: q(".latency").textContent, Connections: q(".connections").textContent, LastError: q(".last-error").textContent,
+    Times: q("td.health").querySelectorAll("time").length};
+});`, &rows)
+	if len(rows) != 2 {
+		t.Fatalf("rows %+v", rows)
+	}
+	byName := map[string]int{rows[0].Name: 0, rows[1].Name: 1}
+	d, l := rows[byName["dead"]], rows[byName["live"]]
+	green := "rgb(0, 119, 0)"
+	if d.Health != "failing" || !strings.Contains(d.HealthText, "failing") || d.Color == green || d.Times != 1 {
+		t.Errorf("dead server shown %+v: want failing, not green, with since when", d)
+	}
+	if d.Errors != strconv.Itoa(failed) || !strings.Contains(d.LastError, "connection refused") {
+		t.Errorf("dead server's errors %q, last error %q: want %d, connection refused", d.Errors, d.LastError, failed)
+	}
+	if l.Health != "up" || l.Color != green || l.Requests != strconv.Itoa(200-failed) || l.Errors != "0" || l.Latency == "" || l.Connections != "1" {
+		t.Errorf("live server shown %+v: want up in green, %d requests, no error, a latency, one connection", l, 200-failed)
+	}
+	for _, e := range br.console() {
+		if e.Level == "SEVERE" || e.Level == "WARNING" {
+			t.Errorf("console %s: %s", e.Level, e.Message)
 		}
 	}
 }

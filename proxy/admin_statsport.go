@@ -249,9 +249,17 @@ func (be *backend) appendStatsJSON(b []byte) []byte {
 	q := be.queues()
 	b = jsonKey(b, be.name())
 	b = append(b, '{')
+	// A request with noreply counts as nutcracker forwards it: with
+	// " noreply", which the proxy leaves out to get the reply it reads for
+	// itself, and with no response (see op.unsaid). The metrics count the
+	// bytes the wire carries. The unsaid figures are loaded first: a reply
+	// is counted in them after the totals, so the differences never wrap.
+	unsaid, unsaidBytes := st.unsaid.Load(), st.unsaidBytes.Load()
+	reqBytes := st.requestBytes.Load() + unsaid*uint64(len(" noreply"))
+	responses, respBytes := st.responses.Load()-unsaid, st.responseBytes.Load()-unsaidBytes
 	for i, v := range []int64{int64(st.eof.Load()), int64(st.err.Load()), int64(st.timedout.Load()), st.conns.Load(),
-		st.ejectedAt.Load(), int64(st.requests.Load()), int64(st.requestBytes.Load()),
-		int64(st.responses.Load()), int64(st.responseBytes.Load()),
+		st.ejectedAt.Load(), int64(st.requests.Load()), int64(reqBytes),
+		int64(responses), int64(respBytes),
 		q.in, q.inBytes, q.out, q.outBytes} {
 		b = jsonNumber(b, serverFields[i].name, v)
 	}

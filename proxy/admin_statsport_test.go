@@ -56,28 +56,38 @@ func statsTraffic(t *testing.T, addr, multi string) {
 	c.conn.Close()
 }
 
+// statsPair starts nutcracker and the proxy with pool p over servers,
+// each with its stats port on loopback refreshed every 200 ms; it returns
+// nutcracker's pool and stats addresses, and the proxy.
+func statsPair(t *testing.T, servers string) (ncListen, ncStats string, s *Server) {
+	t.Helper()
+	bin := needBinary(t, "nutcracker")
+	ncListen, ncStats = fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "nc.yml")
+	if err := os.WriteFile(conf, []byte("p:\n  listen: "+ncListen+"\n"+servers), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(ncStats)
+	nc := exec.Command(bin, "-c", conf, "-s", port, "-a", "127.0.0.1", "-i", "200", "-o", filepath.Join(dir, "nc.log"))
+	if err := nc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = nc.Process.Kill(); _ = nc.Wait() })
+	waitListening(t, ncListen)
+	s = startProxy(t, "kolco:\n  stats_listen: 127.0.0.1:0\n  stats_interval: 200\np:\n  listen: 127.0.0.1:0\n  timeout: 10000\n"+servers)
+	return ncListen, ncStats, s
+}
+
 // TestStatsPortMatchesNutcracker runs nutcracker and the proxy with the
 // same pool in front of the same servers and the same traffic, and
 // compares their stats JSON: the same fields with the same types, and the
 // same traffic figures where they mean the same (see proxy/README.md for
 // the differences).
 func TestStatsPortMatchesNutcracker(t *testing.T) {
-	bin := needBinary(t, "nutcracker")
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	servers := fmt.Sprintf("  servers:\n   - %s:1 named\n   - %s:1\n", ms[0].addr, ms[1].addr)
-	ncListen, ncStats := fmt.Sprintf("127.0.0.1:%d", freePort(t)), freePort(t)
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "nc.yml")
-	if err := os.WriteFile(conf, []byte("p:\n  listen: "+ncListen+"\n"+servers), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	nc := exec.Command(bin, "-c", conf, "-s", fmt.Sprint(ncStats), "-a", "127.0.0.1", "-i", "200", "-o", filepath.Join(dir, "nc.log"))
-	if err := nc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = nc.Process.Kill(); _ = nc.Wait() })
-	waitListening(t, ncListen)
-	s := startProxy(t, "kolco:\n  stats_listen: 127.0.0.1:0\n  stats_interval: 200\np:\n  listen: 127.0.0.1:0\n  timeout: 10000\n"+servers)
+	ncListen, ncStats, s := statsPair(t, servers)
 
 	waitListening(t, s.Addr("p").String()) // as nutcracker's: one client more, closed
 	var multi []string                     // keys of both servers
@@ -97,7 +107,7 @@ func TestStatsPortMatchesNutcracker(t *testing.T) {
 		})
 		return doc
 	}
-	ncDoc, kDoc := settled(fmt.Sprintf("127.0.0.1:%d", ncStats)), settled(s.StatsAddr().String())
+	ncDoc, kDoc := settled(ncStats), settled(s.StatsAddr().String())
 	compareStatsShape(t, "", ncDoc, kDoc)
 	for _, path := range [][]string{
 		{"curr_connections"}, {"total_connections"},
@@ -207,4 +217,50 @@ func TestStatsPortAnswersFromTheStart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestStatsPortNoreplyMatchesNutcracker sends nutcracker and the proxy the
+// same writes with noreply, as pymemcache sends them by default, and
+// compares the server's figures: requests, their bytes, responses (none
+// for a noreply write) and their bytes.
+func TestStatsPortNoreplyMatchesNutcracker(t *testing.T) {
+	m := startMemcached(t, 0)
+	servers := fmt.Sprintf("  servers:\n   - %s:1 mc\n", m.addr)
+	ncListen, ncStats, s := statsPair(t, servers)
+	waitListening(t, s.Addr("p").String()) // as nutcracker's: one client more, closed
+	traffic := func(addr string) {
+		c := dial(t, addr)
+		var b strings.Builder
+		for i := range 40 {
+			fmt.Fprintf(&b, "set nr%d 0 0 5 noreply\r\nhello\r\n", i)
+		}
+		b.WriteString("add nr0 0 0 1 noreply\r\nx\r\n") // NOT_STORED, unsaid
+		b.WriteString("incr nr1 1 noreply\r\n")         // CLIENT_ERROR at the server, unsaid
+		b.WriteString("delete nr2 noreply\r\n")
+		b.WriteString("touch nr3 10 noreply\r\n")
+		c.send(b.String())
+		if got := c.do("get nr5\r\n"); got != "VALUE nr5 0 5\r\nhello\r\nEND\r\n" {
+			t.Fatalf("%s: get after the noreply writes: %q", addr, got)
+		}
+		c.conn.Close()
+	}
+	traffic(ncListen)
+	traffic(s.Addr("p").String())
+	settled := func(addr string) map[string]any {
+		var doc map[string]any
+		eventually(t, "the stats refreshed after the traffic", func() bool {
+			doc = readStatsPort(t, addr)
+			p, _ := doc["p"].(map[string]any)
+			return p != nil && p["client_eof"] == 2.0
+		})
+		return doc
+	}
+	ncDoc, kDoc := settled(ncStats), settled(s.StatsAddr().String())
+	for _, f := range []string{"requests", "request_bytes", "responses", "response_bytes", "server_eof", "server_err"} {
+		compareStat(t, ncDoc, kDoc, "p", "mc", f)
+	}
+	for _, f := range []string{"client_eof", "client_err", "forward_error"} {
+		compareStat(t, ncDoc, kDoc, "p", f)
+	}
+	t.Logf("nutcracker's server figures: %v", statAt(ncDoc, "p", "mc"))
 }

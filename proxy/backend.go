@@ -107,6 +107,11 @@ type op struct {
 	// front is the front's own op that holds this one (mcOp, redisOp):
 	// what its reply reader needs to read the reply, and what it finds.
 	front any
+	// unsaid is set when the client asked for no reply (memcached's
+	// noreply): the proxy sends the request without it, and reads the
+	// reply only to learn the outcome; the stats port counts the request
+	// and no reply, as nutcracker forwards it (see serverStats.unsaid).
+	unsaid bool
 }
 
 // finish ends o with err, nil when the server answered.
@@ -172,10 +177,42 @@ type health struct {
 	// down is set while the server is ejected or marked down; requests
 	// read it without a lock.
 	down atomic.Bool
-	// mu guards failures and retryAt.
+	// mu guards failures and retryAt, and seen.
 	mu       sync.Mutex
 	failures int
 	retryAt  time.Time
+	// seen is what the proxy observed of the server under every ejection
+	// policy (failures counts only towards ejection), for the status page:
+	// a server failing every request under ejection none is never marked
+	// down, and must not look healthy.
+	seen observed
+}
+
+// observed is a server's health as the proxy saw it: its failures in a
+// row since the last reply (failing) and since when, and its last error.
+type observed struct {
+	failing      int
+	failingSince time.Time
+	lastErr      string
+	lastErrAt    time.Time
+}
+
+// failedWith notes a request failed with err at now.
+func (h *health) failedWith(err error, now time.Time) {
+	h.mu.Lock()
+	if h.seen.failing == 0 {
+		h.seen.failingSince = now
+	}
+	h.seen.failing++
+	h.seen.lastErr, h.seen.lastErrAt = err.Error(), now
+	h.mu.Unlock()
+}
+
+// observedNow returns what the proxy observed of the server.
+func (h *health) observedNow() observed {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seen
 }
 
 func (h *health) isDown() bool { return h.down.Load() }
@@ -184,6 +221,7 @@ func (h *health) isDown() bool { return h.down.Load() }
 func (h *health) succeeded() {
 	h.mu.Lock()
 	h.failures = 0
+	h.seen.failing = 0
 	h.mu.Unlock()
 }
 
@@ -261,6 +299,7 @@ func (b *backend) fail(err error, n int) {
 	if errors.Is(err, ErrPoolClosed) || errors.Is(err, ErrServerDown) {
 		return
 	}
+	b.health.failedWith(err, time.Now())
 	b.logFailure(err, n)
 	if cfg.Ejection == EjectNone {
 		return
@@ -300,18 +339,22 @@ type serverStats struct {
 	requests, requestBytes   atomic.Uint64 // sent
 	responses, responseBytes atomic.Uint64 // received
 	hits, misses             atomic.Uint64 // keys of get, gets, gat, gats, mg
-	errors                   atomic.Uint64 // requests failed at the server
-	ejections, restores      atomic.Uint64
-	settled                  atomic.Uint64 // keys settled on the server's returns
-	ejectedAt                atomic.Int64  // unix microseconds of the last ejection
+	// unsaid and unsaidBytes count the replies of the above to requests
+	// with noreply: read for the proxy, never written to a client.
+	unsaid, unsaidBytes atomic.Uint64
+	errors              atomic.Uint64 // requests failed at the server
+	ejections, restores atomic.Uint64
+	settled             atomic.Uint64 // keys settled on the server's returns
+	ejectedAt           atomic.Int64  // unix microseconds of the last ejection
 	// Connections ended by the server (eof), by an error, or by a
 	// timeout; opened now, and ever dialled.
 	eof, err, timedout atomic.Uint64
 	conns              atomic.Int64
 	dials              atomic.Uint64
 	// latency observes the time from a request's dispatch to the server's
-	// reply.
-	latency prometheus.Observer
+	// reply; latencyNanos sums it, for the mean the status page shows.
+	latency      prometheus.Observer
+	latencyNanos atomic.Int64
 }
 
 func newServerStats(m *metrics, pool string, b *backend) *serverStats {
@@ -338,7 +381,13 @@ func (s *serverStats) sent(n, size int) {
 func (s *serverStats) answered(o *op, now time.Time, timeout time.Duration) {
 	s.responses.Add(1)
 	s.responseBytes.Add(uint64(len(o.reply)))
-	s.latency.Observe(now.Sub(o.deadline.Add(-timeout)).Seconds())
+	if o.unsaid {
+		s.unsaid.Add(1)
+		s.unsaidBytes.Add(uint64(len(o.reply)))
+	}
+	d := now.Sub(o.deadline.Add(-timeout))
+	s.latency.Observe(d.Seconds())
+	s.latencyNanos.Add(int64(d))
 }
 
 // closed counts a connection the server ended or failed: cleanly (EOF),

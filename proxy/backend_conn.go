@@ -390,6 +390,7 @@ func (s *session) read(b *backend) {
 		b.stats.closed(failure)
 	}
 	b.stats.conns.Add(-1)
+	b.pool.log.Debug("server connection closed", "server", b.addr, "err", failure)
 	// Stopped and the queue taken in one step: an op queued before it is
 	// failed here, and a sender that comes after finds the session stopped
 	// and takes a new connection.

@@ -71,6 +71,7 @@ func (c *serverConn) dial(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	c.b.stats.conns.Add(1)
+	c.b.pool.log.Debug("server connection opened", "server", c.b.addr, "local", conn.LocalAddr())
 	s := &session{conn: conn, rw: conn}
 	if r := newRawIO(conn); r != nil {
 		s.rw = r

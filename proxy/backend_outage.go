@@ -132,8 +132,11 @@ const settleBatch = 512
 var errOverflow = errors.New("its outage journal overflowed (more keys written elsewhere than outage_journal, or flush_all): what it missed is unknown, and it is not marked exclusive (sweep.exclusive), so it is not emptied")
 
 // journals reports whether the pool keeps outage journals: whether a down
-// server's keys are written elsewhere.
-func (p *pool) journals() bool { return p.cfg.Ejection == EjectRehash || p.cfg.Replicas > 1 }
+// server's keys are written elsewhere. Under random no key is any
+// server's: there is nothing a returning server missed of its own.
+func (p *pool) journals() bool {
+	return p.cfg.Distribution != distRandom && (p.cfg.Ejection == EjectRehash || p.cfg.Replicas > 1)
+}
 
 // openOutage opens b's outage journal as b is marked down, before any
 // request can be routed around it.

@@ -69,6 +69,14 @@ type GlobalConfig struct {
 	Threads int `yaml:"threads"`
 	// LogLevel is debug, info (default), warn or error.
 	LogLevel string `yaml:"log_level"`
+	// WatchConfig makes the program apply its configuration file when the
+	// file changes and has stayed the same for two seconds, besides on
+	// SIGHUP. Off by default, as in
+	// nutcracker, which applies nothing until told: a file staged by
+	// configuration management would otherwise go live half reviewed, and
+	// a fleet pushed to in turn would disagree meanwhile. The program's
+	// --watch-config turns it on too.
+	WatchConfig bool `yaml:"watch_config"`
 	// ShutdownTimeout (shutdown_timeout, in milliseconds in the file) is
 	// how long a shutdown waits for requests in flight. Default 5 s.
 	ShutdownTimeout time.Duration `yaml:"-"`
@@ -104,8 +112,9 @@ type PoolConfig struct {
 	// answer. nutcracker waits forever by default; this proxy defaults to
 	// 1 s.
 	Timeout time.Duration `yaml:"-"`
-	// Backlog is the listen backlog. Accepted for compatibility; the
-	// operating system's setting applies.
+	// Backlog is the listen backlog, as nutcracker's: the connections the
+	// kernel completes before the proxy accepts them, capped by the
+	// system's somaxconn.
 	Backlog int `yaml:"backlog"`
 	// Preconnect connects to every server at start.
 	Preconnect bool `yaml:"preconnect"`
@@ -117,7 +126,8 @@ type PoolConfig struct {
 	// server on connecting (see RedisClientAuth and RedisServerAuth).
 	RedisAuth string `yaml:"redis_auth"`
 	// RedisDB is the database the proxy selects on every server
-	// connection; clients see it as database 0.
+	// connection; clients see it as database 0. In a memcached pool it is
+	// ignored, as nutcracker ignores it, and the start logs that it is.
 	RedisDB int `yaml:"redis_db"`
 	// ServerConnections is the number of connections to each server.
 	// Default 1.
@@ -299,8 +309,9 @@ type Sweep struct {
 	// another proxy's pools, their keys would be taken for orphans. An
 	// exclusive server added by a reload is emptied (flush_all) before it
 	// takes keys: one that served the pool before would otherwise serve
-	// values from before it left. Default none: no sweep.
-	Exclusive []string `yaml:"exclusive"`
+	// values from before it left. Default none: no sweep. The file may
+	// give one name alone, as in exclusive: "*".
+	Exclusive ServerNames `yaml:"exclusive"`
 	// Rate (rate) is the most deletes per second sent to one server.
 	// Default 1000.
 	Rate int `yaml:"rate"`
@@ -371,9 +382,12 @@ func (p *PoolConfig) nodes() []kolco.Node {
 	return nodes
 }
 
+// distRandom is twemproxy's random distribution (see randomPicker).
+const distRandom = twemproxy.Random
+
 // isTwemproxy reports whether the pool is placed by twemproxy's own
 // distributions, which keep nutcracker's semantics: a rebuild over the
 // servers not down.
 func isTwemproxy(cfg *PoolConfig) bool {
-	return cfg.Distribution == twemproxy.Ketama || cfg.Distribution == twemproxy.Modula
+	return cfg.Distribution == twemproxy.Ketama || cfg.Distribution == twemproxy.Modula || cfg.Distribution == twemproxy.Random
 }

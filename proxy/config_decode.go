@@ -8,11 +8,13 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kolco-dev/kolco/compat"
+	"github.com/kolco-dev/kolco/internal/suggest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -66,9 +68,47 @@ func ParseConfig(data []byte) (cfg *Config, err error) {
 	}
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) && ce.Line == 0 {
+			ce.Line = keyLine(f, ce.Pool, ce.Key)
+		}
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// keyLine returns the line of the file where the setting key of pool (of
+// the kolco: mapping when pool is empty) is written, or the nearest line
+// above it written: its mapping's, its pool's; 0 when neither is.
+func keyLine(f *compat.NutcrackerFile, pool, key string) int {
+	var node *yaml.Node
+	if pool == "" {
+		var ok bool
+		if key, ok = strings.CutPrefix(key, GlobalKey+"."); !ok {
+			return 0
+		}
+		node = f.Kolco
+	}
+	for _, p := range f.Pools {
+		if pool != "" && p.Name == pool {
+			node = p.Node
+		}
+	}
+	line := 0
+	for _, k := range strings.Split(key, ".") {
+		if node == nil || node.Kind != yaml.MappingNode {
+			break
+		}
+		line = node.Line
+		var next *yaml.Node
+		for i := 0; i+1 < len(node.Content); i += 2 {
+			if node.Content[i].Value == k {
+				line, next = node.Content[i].Line, node.Content[i+1]
+			}
+		}
+		node = next
+	}
+	return line
 }
 
 // poolFile is a pool as the file writes it: PoolConfig's keys, and its
@@ -189,9 +229,11 @@ func refuseZeros(pool string, node *yaml.Node) error {
 }
 
 // decodeKeys decodes a mapping node into dst, a pointer to a struct,
-// rejecting keys dst does not have. The error names the key at fault when
-// one alone is: a key dst does not have, with [ErrUnknownKey], or one whose
-// value does not decode.
+// rejecting keys dst does not have. The error names the key at fault and
+// its line: a key dst does not have, with [ErrUnknownKey] and the nearest
+// key it has; or one whose value does not decode, with what it wants. The
+// YAML library's own words ("cannot unmarshal !!str into []string") and
+// lines (of the value re-encoded alone) are not shown.
 func decodeKeys(node *yaml.Node, dst any) *ConfigError {
 	err := decodeStrict(node, dst)
 	if err == nil {
@@ -201,21 +243,69 @@ func decodeKeys(node *yaml.Node, dst any) *ConfigError {
 		node = node.Alias
 	}
 	if node.Kind != yaml.MappingNode {
-		return &ConfigError{Err: err}
+		return &ConfigError{Line: node.Line, Err: errors.New("want a mapping of settings (key: value)")}
 	}
 	t := reflect.TypeOf(dst).Elem()
-	known := yamlKeys(t)
+	fields := yamlFields(t)
 	for i := 0; i+1 < len(node.Content); i += 2 {
-		key := node.Content[i].Value
-		if !known[key] && key != "<<" {
-			return &ConfigError{Key: key, Err: ErrUnknownKey}
+		k, v := node.Content[i], node.Content[i+1]
+		ft, known := fields[k.Value]
+		if !known && k.Value != "<<" {
+			return &ConfigError{Key: k.Value, Line: k.Line, Err: unknownKey(k.Value, fields)}
 		}
 		one := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: node.Content[i : i+2]}
 		if err := decodeStrict(one, reflect.New(t).Interface()); err != nil {
-			return &ConfigError{Key: key, Err: err}
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct && v.Kind == yaml.MappingNode {
+				if ce := decodeKeys(v, reflect.New(ft).Interface()); ce != nil {
+					ce.Key = strings.TrimSuffix(k.Value+"."+ce.Key, ".")
+					return ce
+				}
+			}
+			return &ConfigError{Key: k.Value, Line: v.Line, Err: valueError(ft, v)}
 		}
 	}
-	return &ConfigError{Err: err}
+	return &ConfigError{Line: node.Line, Err: err}
+}
+
+// unknownKey is the error for a key the setting does not have: the
+// nearest one it has, as the command line answers a misspelt flag.
+func unknownKey(key string, fields map[string]reflect.Type) error {
+	names := slices.Sorted(maps.Keys(fields))
+	if near := suggest.Nearest(key, names); near != "" {
+		return fmt.Errorf("%w (did you mean %s?)", ErrUnknownKey, near)
+	}
+	return fmt.Errorf("%w: remove it, or see proxy/README.md for the keys", ErrUnknownKey)
+}
+
+// valueError says what a setting of type t wants, given v.
+func valueError(t reflect.Type, v *yaml.Node) error {
+	got := v.Value
+	if v.Kind != yaml.ScalarNode {
+		got = map[yaml.Kind]string{yaml.MappingNode: "a mapping", yaml.SequenceNode: "a list"}[v.Kind]
+	} else {
+		got = strconv.Quote(got)
+	}
+	want := "another value"
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Uint32:
+		want = "a whole number"
+	case reflect.Bool:
+		want = "true or false"
+	case reflect.String:
+		want = "a single value, quoted if need be"
+	case reflect.Float64, reflect.Float32:
+		want = "a number"
+	case reflect.Slice:
+		want = "a list: [a, b]"
+	case reflect.Map:
+		want = "a mapping: {a: x, b: y}"
+	case reflect.Struct:
+		want = "a mapping of its settings: {key: value}"
+	}
+	return fmt.Errorf("%s is not %s", got, want)
 }
 
 // decodeStrict decodes node into dst, rejecting unknown fields.
@@ -229,19 +319,41 @@ func decodeStrict(node *yaml.Node, dst any) error {
 	return dec.Decode(dst)
 }
 
-// yamlKeys returns the keys a struct of type t decodes, those of its
-// inline structs included.
-func yamlKeys(t reflect.Type) map[string]bool {
-	keys := map[string]bool{}
+// yamlFields returns the keys a struct of type t decodes, those of its
+// inline structs included, each with the type it decodes into: the outer
+// struct's where both have one, as the decoder takes it.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	keys := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if _, opts, _ := strings.Cut(f.Tag.Get("yaml"), ","); opts == "inline" {
+			maps.Copy(keys, yamlFields(f.Type))
+		}
+	}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		switch {
-		case opts == "inline":
-			maps.Copy(keys, yamlKeys(f.Type))
-		case name != "" && name != "-":
-			keys[name] = true
+		if opts != "inline" && name != "" && name != "-" {
+			keys[name] = f.Type
 		}
 	}
 	return keys
+}
+
+// ServerNames are servers named by name or address: a list in the file,
+// or one name alone ("*").
+type ServerNames []string
+
+// UnmarshalYAML reads a list of names, or a single name as a list of one.
+func (l *ServerNames) UnmarshalYAML(node *yaml.Node) error {
+	if node.Kind == yaml.ScalarNode {
+		*l = ServerNames{node.Value}
+		return nil
+	}
+	var names []string
+	if err := node.Decode(&names); err != nil {
+		return errors.New("want a server's name or address, \"*\" for all, or a list of them")
+	}
+	*l = names
+	return nil
 }

@@ -22,7 +22,8 @@ func DefaultPoolConfig() PoolConfig {
 		// rather have an error to fall back on than a request that hangs,
 		// and a memcached on a LAN answers in well under a millisecond.
 		Timeout: time.Second,
-		// nutcracker's; accepted, though the system's setting applies.
+		// nutcracker's: a file run unchanged queues as many connections
+		// waiting to be accepted as under nutcracker.
 		Backlog: 512,
 		// One pipelined connection carries many clients' requests per
 		// write (see serverConn); more help only when one connection is
@@ -162,7 +163,7 @@ func (g *GlobalConfig) WithDefaults() *GlobalConfig {
 func (p *PoolConfig) WithDefaults() *PoolConfig {
 	d, c := DefaultPoolConfig(), *p
 	setDefault(&c.Distribution, d.Distribution)
-	if c.Distribution == twemproxy.Ketama || c.Distribution == twemproxy.Modula {
+	if isTwemproxy(&c) {
 		setDefault(&c.Hash, d.Hash)
 	} else if c.Distribution != "slots" { // slots hashes with Redis Cluster's CRC16 unless told
 		setDefault(&c.KeyHash, keyhash.Default)

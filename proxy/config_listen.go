@@ -23,6 +23,10 @@ type listenSpec struct {
 	network, addr string
 	mode          os.FileMode
 	hasMode       bool
+	// backlog is the pool's backlog: the queue of connections the kernel
+	// completes before the proxy accepts them; 0 leaves Go's (the
+	// system's somaxconn).
+	backlog int
 }
 
 func parseListen(s string) (listenSpec, error) {
@@ -61,7 +65,11 @@ func parseListen(s string) (listenSpec, error) {
 func (l listenSpec) open(ctx context.Context) (net.Listener, error) {
 	var lc net.ListenConfig
 	if l.network != "unix" {
-		return lc.Listen(ctx, l.network, l.addr)
+		ln, err := lc.Listen(ctx, tcpNetwork(l.addr), l.addr)
+		if err != nil {
+			return nil, err
+		}
+		return ln, l.setBacklog(ln)
 	}
 	if fi, err := os.Lstat(l.addr); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {
@@ -82,6 +90,9 @@ func (l listenSpec) open(ctx context.Context) (net.Listener, error) {
 	}
 	ln, err := lc.Listen(ctx, "unix", l.addr)
 	if err != nil {
+		return nil, err
+	}
+	if err := l.setBacklog(ln); err != nil {
 		return nil, err
 	}
 	if l.hasMode {
@@ -118,4 +129,22 @@ func network(addr string) string {
 		return "unix"
 	}
 	return "tcp"
+}
+
+// tcpNetwork returns the network to listen on addr with: tcp4 for an IPv4
+// address, so that 0.0.0.0 is every IPv4 interface and nothing more, as
+// nutcracker binds it (Go's "tcp" takes 0.0.0.0 as IPv6's [::] too);
+// tcp6 for an IPv6 address; tcp for a name, or none.
+func tcpNetwork(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "tcp"
+	}
+	switch ip := net.ParseIP(host); {
+	case ip == nil:
+		return "tcp"
+	case ip.To4() != nil:
+		return "tcp4"
+	}
+	return "tcp6"
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/dns"
+	"github.com/kolco-dev/kolco/membership/etcd"
 )
 
 // Membership takes a pool's servers from a membership source instead of
@@ -210,6 +211,10 @@ func (e *EtcdMembership) check() error {
 		return errors.New("etcd: no endpoints")
 	case e.Prefix == "":
 		return errors.New("etcd: no prefix: the membership must be under a prefix of its own, such as /kolco/cache/")
+	case etcd.CheckPrefix(e.Prefix) != nil:
+		// The check "kolco members" makes: kolco/cache and /kolco/cache
+		// are two memberships to etcd.
+		return etcd.CheckPrefix(e.Prefix)
 	case (e.CertFile == "") != (e.KeyFile == ""):
 		return errors.New("etcd: a client certificate needs both cert_file and key_file")
 	case (e.Username == "") != (e.PasswordFile == ""):

@@ -19,7 +19,9 @@ func (p *PoolConfig) checkRedis(bad badSetting) error {
 			key string
 			set bool
 		}{
-			{"redis_auth", p.RedisAuth != ""}, {"redis_db", p.RedisDB != 0},
+			// redis_db is not among them: nutcracker takes it in a
+			// memcached pool and ignores it (see ignoredSettings).
+			{"redis_auth", p.RedisAuth != ""},
 			{"redis_client_auth", p.RedisClientAuth != ""}, {"redis_server_auth", len(p.RedisServerAuth) > 0},
 		} {
 			if k.set {
@@ -161,4 +163,16 @@ func (p *PoolConfig) checkStore(bad badSetting) error {
 		return bad("store.enabled", "a store's server that fails keeps its keys, which must not move to other servers meanwhile: set auto_eject_hosts: false, or ejection: fail-fast")
 	}
 	return nil
+}
+
+// ignoredSettings returns the settings of the pool that nutcracker accepts
+// and ignores, and so does the proxy, each with why: redis_db in a
+// memcached pool. The start logs them and --check lists them, so that a
+// file that means something else is noticed.
+func (p *PoolConfig) ignoredSettings() []string {
+	var out []string
+	if !p.Redis && p.RedisDB != 0 {
+		out = append(out, fmt.Sprintf("redis_db %d: a memcached pool has no databases", p.RedisDB))
+	}
+	return out
 }

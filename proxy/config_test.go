@@ -146,7 +146,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unknown key", pool("  listn: x\n"), "p", "listn", ErrUnknownKey},
 		{"unknown kolco key", pool("") + "kolco:\n  metrics: x\n", "", "kolco.metrics", ErrUnknownKey},
 		{"value of the wrong type", pool("  timeout: soon\n"), "p", "timeout", nil},
-		{"unknown health_check key", pool("  health_check: {intervl: 5}\n"), "p", "health_check", nil},
+		{"unknown health_check key", pool("  health_check: {intervl: 5}\n"), "p", "health_check.intervl", ErrUnknownKey},
 		{"redis_auth in a memcached pool", pool("  redis_auth: x\n"), "p", "redis_auth", nil},
 		{"bad listen", "p:\n  listen: nowhere\n  servers: [\"a:1:1\"]\n", "p", "listen", nil},
 		{"unix listen bad mode", "p:\n  listen: /tmp/x.sock 0999\n  servers: [\"a:1:1\"]\n", "p", "listen", nil},
@@ -156,7 +156,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unix listen path too long", "p:\n  listen: /" + strings.Repeat("x", 107) + "\n  servers: [\"a:1:1\"]\n", "p", "listen", nil},
 		{"bad hash", pool("  hash: sha1\n"), "p", "hash", nil},
 		{"bad hash tag", pool("  hash_tag: \"{\"\n"), "p", "hash_tag", nil},
-		{"random", pool("  distribution: random\n"), "p", "distribution", nil},
+		{"random with warm changes", pool("  distribution: random\n  warm: {enabled: true}\n"), "p", "distribution", nil},
 		{"bad distribution", pool("  distribution: chaos\n"), "p", "distribution", nil},
 		{"twemproxy hash with kolco algorithm", pool("  distribution: ring\n  hash: md5\n"), "p", "hash", nil},
 		{"key_hash with ketama", pool("  key_hash: xxh3\n"), "p", "key_hash", nil},
@@ -182,14 +182,14 @@ func TestParseConfigErrors(t *testing.T) {
 		{"same listen", pool("") + "q:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\"]\n", "q", "listen", nil},
 		{"bad log level", pool("") + "kolco:\n  log_level: loud\n", "", "kolco.log_level", nil},
 		{"negative shutdown timeout", pool("") + "kolco:\n  shutdown_timeout: -1\n", "", "kolco.shutdown_timeout", nil},
-		{"unknown warm key", pool("  warm: {windw: 5}\n"), "p", "warm", nil},
+		{"unknown warm key", pool("  warm: {windw: 5}\n"), "p", "warm.windw", ErrUnknownKey},
 		{"negative warm window", pool("  warm: {window: -1}\n"), "p", "warm.window", nil},
 		{"warm depth over 8", pool("  warm: {depth: 9}\n"), "p", "warm.depth", nil},
 		{"negative warm quiet", pool("  warm: {quiet: -1}\n"), "p", "warm.quiet", nil},
 		{"warm with replicas", "p:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\", \"127.0.0.1:11212:1\"]\n  distribution: ring\n  replicas: 2\n  warm: {enabled: true}\n", "p", "warm.enabled", nil},
 		{"sweep of an unknown server", pool("  sweep: {exclusive: [mc9]}\n"), "p", "sweep.exclusive", nil},
 		{"negative sweep rate", pool("  sweep: {rate: -5}\n"), "p", "sweep.rate", nil},
-		{"unknown sweep key", pool("  sweep: {servers: [x]}\n"), "p", "sweep", nil},
+		{"unknown sweep key", pool("  sweep: {servers: [x]}\n"), "p", "sweep.servers", ErrUnknownKey},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -308,6 +308,11 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("p:\n  listen: /tmp/kolco.sock 0660\n  servers: [\"/tmp/mc.sock:1 a\", \"/tmp/mc2.sock:2\"]\n"))
 	f.Add([]byte(nutcrackerRedisYAML + "  redis_client_auth: x\n  redis_server_auth: {server1: y, \"127.0.0.1:6381\": \"\"}\n"))
 	f.Add([]byte("p:\n  listen: 127.0.0.1:1\n  distribution: jump\n  warm: {window: 5000, depth: 3, quiet: 10}\n  sweep: {exclusive: [a, \"*\"], rate: 10}\n  servers: [\"a:1:1\"]\n"))
+	// One exclusive name alone; random; a misspelt nested key, a tab and a
+	// value of the wrong kind, whose errors name their lines.
+	f.Add([]byte("p:\n  listen: 127.0.0.1:1\n  distribution: ring\n  sweep: {exclusive: \"*\"}\n  servers: [\"a:1:1\"]\n"))
+	f.Add([]byte("p:\n  listen: 127.0.0.1:1\n  distribution: random\n  auto_eject_hosts: true\n  servers: [\"a:1:1\", \"b:1:1\"]\n"))
+	f.Add([]byte("p:\n  listen: 127.0.0.1:1\n  health_check:\n    intervl: 5\n\t timeout: [1]\n  servers: [\"a:1:1\"]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := ParseConfig(data)
 		if err != nil {

@@ -65,8 +65,8 @@ func (g *GlobalConfig) Validate() error {
 			return bad(key, "%w", err)
 		}
 	}
-	if g.AdminTokenFile != "" && g.AdminListen == "" {
-		return bad("admin_token_file", "given without admin_listen")
+	if g.AdminTokenFile != "" && g.AdminListen == "" && g.MetricsListen == "" {
+		return bad("admin_token_file", "given without admin_listen or metrics_listen, the endpoints that ask for it")
 	}
 	if err := checkPeers(g); err != nil {
 		return bad("admin_peers", "%w", err)
@@ -120,16 +120,18 @@ func (p *PoolConfig) validate(pool string) error {
 // own algorithms.
 func (p *PoolConfig) checkPlacement(bad badSetting) error {
 	switch p.Distribution {
-	case twemproxy.Ketama, twemproxy.Modula:
+	case twemproxy.Ketama, twemproxy.Modula, twemproxy.Random:
 		if !slices.Contains(twemproxyHashes, p.Hash) { // twemproxy.New checks too; this names the key
 			return bad("hash", "%q: want one of %s", p.Hash, strings.Join(twemproxyHashes, ", "))
 		}
 		if p.KeyHash != "" || p.VNodes != 0 {
-			return bad("key_hash", "key_hash and vnodes apply to kolco's distributions; ketama and modula use hash")
+			return bad("key_hash", "key_hash and vnodes apply to kolco's distributions; ketama, modula and random use hash")
+		}
+		if p.Distribution == twemproxy.Random && (p.Warm.on() || len(p.Sweep.Exclusive) > 0) {
+			return bad("distribution", "random sends each request to any live server, so a key has no server of its own for warm changes or a sweep to follow; "+
+				"set warm: {enabled: false} and no sweep.exclusive, or use ketama")
 		}
 		return nil
-	case "random":
-		return bad("distribution", "random places keys by chance; use ketama or modula")
 	}
 	if _, ok := algo.Lookup(p.Distribution); !ok {
 		return bad("distribution", "%q: want ketama or modula (twemproxy's), or one of kolco's: %s",
@@ -230,7 +232,7 @@ func (p *PoolConfig) checkReplicas(bad badSetting) error {
 		return bad("replicas", "want 1 to %d (got %d)", maxReplicas, p.Replicas)
 	case p.Replicas > len(p.Servers):
 		return bad("replicas", "%d replicas of each key need at least %d servers (got %d)", p.Replicas, p.Replicas, len(p.Servers))
-	case p.Replicas > 1 && (p.Distribution == twemproxy.Ketama || p.Distribution == twemproxy.Modula):
+	case p.Replicas > 1 && isTwemproxy(p):
 		return bad("replicas", "twemproxy's %s places one copy of a key; use a kolco distribution, such as ring, for replicas", p.Distribution)
 	}
 	if len(p.Zones) == 0 {

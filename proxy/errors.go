@@ -3,15 +3,20 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
+	"syscall"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The proxy's errors. A client never reads their text as it is: the reply
 // it gets for a failed request is derived from the error by its front
-// (appendErrorReply, appendRedisError), which says the server's address
-// once and drops the package prefix.
+// (appendErrorReply, appendRedisError, both by appendReplyCause), in
+// nutcracker's words for a server's failure and without the server's
+// address, which only the log says.
 var (
 	// ErrServerClosed is returned by [Server.Start] and [Server.Reload] after
 	// [Server.Shutdown].
@@ -65,8 +70,8 @@ var (
 	// treated as down until it is ready.
 	ErrServerLoading = errors.New("proxy: server loading its data")
 	// ErrRedisHandshake is the cause of a failed connect to a Redis
-	// server that refused the AUTH or SELECT the proxy sends first.
-	ErrRedisHandshake = errors.New("proxy: server refused the connection's AUTH or SELECT")
+	// server that refused the SELECT of redis_db the proxy sends first.
+	ErrRedisHandshake = errors.New("proxy: server refused the connection's SELECT")
 	// ErrBadStateFile is wrapped by the error for a state file
 	// (kolco.state_file) that cannot be read as one, or that records a
 	// pool over other servers than the configuration's, or a placement it
@@ -168,4 +173,49 @@ func (e *ServerError) appendText(dst []byte) []byte {
 // for a message that has said it already, or a client, who need not read it.
 func withoutPrefix(err error) string {
 	return strings.TrimPrefix(err.Error(), "proxy: ")
+}
+
+// appendReplyCause appends what a client reads after SERVER_ERROR or -ERR
+// for a request that failed with err. For a server's failure it is what
+// nutcracker 0.5.0 answers, word for word, since alerts and client code
+// match on it: the C library's text for the error number ("Connection
+// refused", "Connection timed out", "Connection reset by peer"), "unknown"
+// for a server that closed the connection, and "Connection refused" for a
+// key whose server is marked down (nutcracker's answer when no live server
+// is left). The server's address is never in it: a client has no use for
+// the pool's topology, and the log names the server. A failure nutcracker
+// cannot have (a limit of kolco's) is said in kolco's words.
+func appendReplyCause(dst []byte, err error) []byte {
+	var se *ServerError
+	if !errors.As(err, &se) {
+		if errors.Is(err, ErrNoServers) {
+			return append(dst, "Connection refused"...)
+		}
+		return append(dst, withoutPrefix(err)...)
+	}
+	var errno syscall.Errno
+	var dns *net.DNSError
+	switch {
+	case errors.Is(se.Err, ErrTimeout):
+		return append(dst, "Connection timed out"...)
+	case errors.Is(se.Err, ErrServerDown):
+		return append(dst, "Connection refused"...)
+	case errors.As(se.Err, &errno):
+		return appendCapitalized(dst, errno.Error())
+	case errors.As(se.Err, &dns):
+		// nutcracker's answer for a server whose name does not resolve.
+		return append(dst, "Host is down"...)
+	case errors.Is(se.Err, io.EOF), errors.Is(se.Err, io.ErrUnexpectedEOF), errors.Is(se.Err, ErrConnLost):
+		// nutcracker's strerror of no error number: the server closed.
+		return append(dst, "unknown"...)
+	}
+	return append(dst, withoutPrefix(se.Err)...)
+}
+
+// appendCapitalized appends s with its first letter upper-cased: Go's
+// texts for error numbers are the C library's with the first letter
+// lowered ("connection refused" for "Connection refused").
+func appendCapitalized(dst []byte, s string) []byte {
+	r, n := utf8.DecodeRuneInString(s)
+	return append(utf8.AppendRune(dst, unicode.ToUpper(r)), s[n:]...)
 }

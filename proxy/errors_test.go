@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -26,7 +27,8 @@ func refusedAddr(t *testing.T) string {
 }
 
 // TestErrorReply derives the line a client reads from each kind of
-// failure: the server's address once, the cause once, no package prefix.
+// failure: nutcracker's words for it (see TestErrorRepliesAsNutcracker for
+// the real program's), never the server's address.
 func TestErrorReply(t *testing.T) {
 	addr := refusedAddr(t)
 	_, dialErr := net.DialTimeout("tcp", addr, time.Second)
@@ -39,15 +41,16 @@ func TestErrorReply(t *testing.T) {
 		want string
 		is   error
 	}{
-		{"connect refused", serverError(addr, "connect", dialErr), "SERVER_ERROR " + addr + ": connect: connection refused\r\n", syscall.ECONNREFUSED},
-		{"connect timeout", serverError(addr, "connect", &net.OpError{Op: "dial", Err: timeoutError{}}), "SERVER_ERROR " + addr + ": connect: timeout\r\n", ErrTimeout},
-		{"read timeout", serverError(addr, "", timeoutError{}), "SERVER_ERROR " + addr + ": timeout\r\n", ErrTimeout},
-		{"closed by the server", serverError(addr, "", io.EOF), "SERVER_ERROR " + addr + ": EOF\r\n", io.EOF},
-		{"reset", serverError(addr, "", &net.OpError{Op: "read", Err: syscall.ECONNRESET}), "SERVER_ERROR " + addr + ": connection reset by peer\r\n", syscall.ECONNRESET},
-		{"down", &ServerError{Addr: addr, Err: ErrServerDown}, "SERVER_ERROR " + addr + ": server down\r\n", ErrServerDown},
-		{"connection lost", &ServerError{Addr: addr, Err: ErrConnLost}, "SERVER_ERROR " + addr + ": connection lost\r\n", ErrConnLost},
-		{"value too large", serverError(addr, "", fmt.Errorf("%w: 9 bytes", memcache.ErrValueTooLarge)), "SERVER_ERROR " + addr + ": value too large for the proxy: 9 bytes\r\n", memcache.ErrValueTooLarge},
-		{"no servers", ErrNoServers, "SERVER_ERROR no live servers\r\n", ErrNoServers},
+		{"connect refused", serverError(addr, "connect", dialErr), "SERVER_ERROR Connection refused\r\n", syscall.ECONNREFUSED},
+		{"connect timeout", serverError(addr, "connect", &net.OpError{Op: "dial", Err: timeoutError{}}), "SERVER_ERROR Connection timed out\r\n", ErrTimeout},
+		{"read timeout", serverError(addr, "", timeoutError{}), "SERVER_ERROR Connection timed out\r\n", ErrTimeout},
+		{"closed by the server", serverError(addr, "", io.EOF), "SERVER_ERROR unknown\r\n", io.EOF},
+		{"reset", serverError(addr, "", &net.OpError{Op: "read", Err: syscall.ECONNRESET}), "SERVER_ERROR Connection reset by peer\r\n", syscall.ECONNRESET},
+		{"unresolved", serverError(addr, "connect", &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "mc-9"}}), "SERVER_ERROR Host is down\r\n", nil},
+		{"down", &ServerError{Addr: addr, Err: ErrServerDown}, "SERVER_ERROR Connection refused\r\n", ErrServerDown},
+		{"connection lost", &ServerError{Addr: addr, Err: ErrConnLost}, "SERVER_ERROR unknown\r\n", ErrConnLost},
+		{"value too large", serverError(addr, "", fmt.Errorf("%w: 9 bytes", memcache.ErrValueTooLarge)), "SERVER_ERROR value too large for the proxy: 9 bytes\r\n", memcache.ErrValueTooLarge},
+		{"no servers", ErrNoServers, "SERVER_ERROR Connection refused\r\n", ErrNoServers},
 		{"pool closed", ErrPoolClosed, "SERVER_ERROR pool closed\r\n", ErrPoolClosed},
 		{"stats args", fmt.Errorf("%w %s", ErrStatsArgs, "items"), "SERVER_ERROR the proxy answers stats (its own figures) only; ask the servers for stats items\r\n", ErrStatsArgs},
 		{"client error", &memcache.Error{Err: memcache.ErrBadCommand, Reply: "CLIENT_ERROR bad command line format\r\n"}, "CLIENT_ERROR bad command line format\r\n", memcache.ErrBadCommand},
@@ -56,7 +59,11 @@ func TestErrorReply(t *testing.T) {
 			if got := string(appendErrorReply(nil, tc.err)); got != tc.want {
 				t.Errorf("reply %q, want %q", got, tc.want)
 			}
-			if !errors.Is(tc.err, tc.is) {
+			redisWant := "-ERR " + strings.TrimPrefix(tc.want, "SERVER_ERROR ")
+			if got := string(appendRedisError(nil, tc.err)); got != redisWant && !strings.HasPrefix(tc.want, "CLIENT_ERROR") {
+				t.Errorf("Redis reply %q, want %q", got, redisWant)
+			}
+			if tc.is != nil && !errors.Is(tc.err, tc.is) {
 				t.Errorf("%v does not wrap %v", tc.err, tc.is)
 			}
 			var se *ServerError
@@ -74,15 +81,90 @@ func (timeoutError) Error() string   { return "i/o timeout" }
 func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return true }
 
-// TestRefusedServerReply: a request for a server that refuses connections
-// reads its address once and the cause once.
-func TestRefusedServerReply(t *testing.T) {
-	addr := refusedAddr(t)
-	s := startProxy(t, "p:\n  listen: 127.0.0.1:0\n  timeout: 10000\n  servers:\n   - "+addr+":1\n")
-	want := "SERVER_ERROR " + addr + ": connect: connection refused\r\n"
-	if got := dial(t, s.Addr("p").String()).do("get k\r\n"); got != want {
-		t.Fatalf("get on a refusing server: %q, want %q", got, want)
+// TestErrorRepliesAsNutcracker runs the real nutcracker and the proxy in
+// front of the same failing servers - one refusing connections, one that
+// never answers, one that closes the connection on a request, one that
+// resets it - memcached and Redis pools alike, and requires the same
+// replies, word for word, none naming a server's address.
+func TestErrorRepliesAsNutcracker(t *testing.T) {
+	needBinary(t, "nutcracker")
+	refused := refusedAddr(t)
+	stalled := fakeServer(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
+	closing := fakeServer(t, func(c net.Conn) {
+		_, _ = c.Read(make([]byte, 512))
+		c.Close()
+	})
+	resetting := fakeServer(t, func(c net.Conn) {
+		_, _ = c.Read(make([]byte, 512))
+		_ = c.(*net.TCPConn).SetLinger(0)
+		c.Close()
+	})
+	servers := []struct{ name, addr string }{{"refused", refused}, {"stalled", stalled}, {"closing", closing}, {"resetting", resetting}}
+	var ncConf, kConf strings.Builder
+	ncListen := map[string]string{}
+	for _, srv := range servers {
+		for _, redis := range []bool{false, true} {
+			name := srv.name + map[bool]string{false: "_mc", true: "_redis"}[redis]
+			// A short timeout, so that the stalled server's requests time
+			// out soon; the same settings for both.
+			settings := fmt.Sprintf("  timeout: 300\n  redis: %v\n  servers:\n   - %s:1\n", redis, srv.addr)
+			ncListen[name] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+			fmt.Fprintf(&ncConf, "%s:\n  listen: %s\n%s", name, ncListen[name], settings)
+			fmt.Fprintf(&kConf, "%s:\n  listen: 127.0.0.1:%d\n%s", name, freePort(t), settings)
+		}
 	}
+	first := servers[0].name + "_mc"
+	startNutcracker(t, ncConf.String(), ncListen[first])
+	for name, addr := range ncListen {
+		if name != first {
+			waitListening(t, addr)
+		}
+	}
+	s := startProxy(t, kConf.String())
+	requests := map[bool][]string{
+		false: {"get k\r\n", "set k 0 0 1\r\nx\r\n"},
+		true:  {"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"},
+	}
+	for _, srv := range servers {
+		for _, redis := range []bool{false, true} {
+			name := srv.name + map[bool]string{false: "_mc", true: "_redis"}[redis]
+			for _, req := range requests[redis] {
+				t.Run(fmt.Sprintf("%s %.3s", name, strings.TrimLeft(req, "*23\r\n$")), func(t *testing.T) {
+					nc := oneReply(t, ncListen[name], req)
+					k := oneReply(t, s.Addr(name).String(), req)
+					if k != nc {
+						t.Errorf("kolco %q, nutcracker %q", k, nc)
+					}
+					if !strings.HasPrefix(nc, "SERVER_ERROR ") && !strings.HasPrefix(nc, "-ERR ") {
+						t.Errorf("nutcracker answered %q: not an error reply", nc)
+					}
+					if _, port, _ := net.SplitHostPort(srv.addr); strings.Contains(k, port) {
+						t.Errorf("kolco's reply %q names the server", k)
+					}
+				})
+			}
+		}
+	}
+}
+
+// oneReply sends req on a new connection to addr and returns the first
+// line of the reply.
+func oneReply(t *testing.T, addr, req string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, req); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		t.Fatalf("%s: %v (read %q)", addr, err, line)
+	}
+	return line
 }
 
 // TestSharedFailedConnectCountsEveryRequest: when many senders wait for

@@ -194,6 +194,7 @@ func (r *mcRequest) addOp(cmd memcache.Command, deadline time.Time) *mcOp {
 // encode encodes req as the op's request, a large data block by reference.
 func (o *mcOp) encode(req *memcache.Request) {
 	o.keys = len(req.Keys)
+	o.unsaid = req.Noreply && !req.Cmd.IsMeta()
 	if req.Cmd.IsStorage() && len(req.Data) > byRef {
 		o.buf = memcache.AppendHead(o.buf[:0], req)
 		o.data = req.Data
@@ -209,7 +210,7 @@ func (r *mcRequest) reset() {
 		m := mcOf(o)
 		o.reply, m.spans, o.err, o.buf = trim(o.reply), m.spans[:0], nil, trim(o.buf)
 		o.data, o.held, o.small = nil, 0, 0
-		m.role, m.to, o.batch = 0, nil, r.batch
+		m.role, m.to, o.batch, o.unsaid = 0, nil, r.batch, false
 	}
 	if r.warm != nil {
 		r.warm.reset()

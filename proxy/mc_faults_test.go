@@ -307,7 +307,7 @@ func TestNoEjectionServesAgainAtOnce(t *testing.T) {
 	c := dial(t, s.Addr("p").String())
 	ms[1].stop()
 	for range 3 {
-		if got := c.do("get " + k + "\r\n"); !strings.HasPrefix(got, "SERVER_ERROR "+ms[1].addr) {
+		if got := c.do("get " + k + "\r\n"); got != "SERVER_ERROR Connection refused\r\n" {
 			t.Fatalf("get on the stopped server: %q", got)
 		}
 	}
@@ -334,7 +334,7 @@ func TestServerValueOverLimit(t *testing.T) {
 		}
 	}
 	for range 3 {
-		if got := c.do("get big\r\n"); !strings.HasPrefix(got, "SERVER_ERROR "+m.addr+": value too large") {
+		if got := c.do("get big\r\n"); !strings.HasPrefix(got, "SERVER_ERROR value too large") {
 			t.Fatalf("get of an 1800-byte value: %q", got)
 		}
 		if got := c.do("get small\r\n"); got != "VALUE small 0 1\r\ns\r\nEND\r\n" {
@@ -354,7 +354,7 @@ func TestServerValueOverLimit(t *testing.T) {
 func TestUnreachableServerDoesNotQueueClients(t *testing.T) {
 	for _, tc := range []struct{ policy, extra, reply string }{
 		{"rehash", "  auto_eject_hosts: true\n  server_failure_limit: 1\n  server_retry_timeout: 600000\n  health_check: {interval: 600000}\n", "SERVER_ERROR "},
-		{"none", "", "SERVER_ERROR %s: connect"},
+		{"none", "", "SERVER_ERROR Connection timed out\r\n"},
 	} {
 		t.Run(tc.policy, func(t *testing.T) {
 			m := startMemcached(t, 0)
@@ -379,7 +379,7 @@ func TestUnreachableServerDoesNotQueueClients(t *testing.T) {
 			for _, c := range cs {
 				c.send("get " + dead + "\r\nget " + live + "\r\n")
 			}
-			want := strings.ReplaceAll(tc.reply, "%s", hole)
+			want := tc.reply
 			for _, c := range cs {
 				if got := c.reply(memcache.CmdGet); !strings.HasPrefix(got, want) {
 					t.Fatalf("unreachable server's key: %q, want %q...", got, want)

@@ -116,7 +116,7 @@ func TestBufferLimits(t *testing.T) {
 	if got := dial(t, m.addr).do(fmt.Sprintf("set big 0 0 %d\r\n%s\r\n", len(big), big)); got != "STORED\r\n" {
 		t.Fatalf("set on the server: %q", got)
 	}
-	want := fmt.Sprintf("SERVER_ERROR %s: a value of %d bytes: kolco.buffer_limit is full\r\n", m.addr, len(big))
+	want := fmt.Sprintf("SERVER_ERROR a value of %d bytes: kolco.buffer_limit is full\r\n", len(big))
 	if got := c.do("get big\r\n"); got != want {
 		t.Fatalf("get over the limit: %q, want %q", got, want)
 	}

@@ -231,18 +231,13 @@ func (r *mcRequest) writeBroadcast(w *bufio.Writer) error {
 
 // appendErrorReply appends the line a client reads for a request that
 // failed with err: a protocol error's own reply (CLIENT_ERROR ..., ERROR),
-// else SERVER_ERROR and the error's text without the package prefix.
+// else SERVER_ERROR and the cause as nutcracker says it (appendReplyCause).
 func appendErrorReply(dst []byte, err error) []byte {
 	var pe *memcache.Error
 	if errors.As(err, &pe) {
 		return append(dst, pe.Reply...)
 	}
 	dst = append(dst, "SERVER_ERROR "...)
-	var se *ServerError
-	if errors.As(err, &se) {
-		dst = se.appendText(dst)
-	} else {
-		dst = append(dst, withoutPrefix(err)...)
-	}
+	dst = appendReplyCause(dst, err)
 	return append(dst, "\r\n"...)
 }

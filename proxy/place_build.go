@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"strconv"
 
@@ -135,6 +136,9 @@ func (p *pool) rebuildPlacement(served bool) error {
 // twemproxy's for ketama and modula, else the kolco algorithm named by
 // distribution.
 func newPicker(cfg *PoolConfig, nodes []kolco.Node) (picker, error) {
+	if cfg.Distribution == twemproxy.Random {
+		return randomPicker(len(nodes)), nil
+	}
 	if isTwemproxy(cfg) {
 		return twemproxy.New(twemproxy.Config{Hash: cfg.Hash, HashTag: cfg.HashTag, Distribution: cfg.Distribution}, ringServers(nodes))
 	}
@@ -181,3 +185,14 @@ func (p *pool) shares() map[*backend]float64 {
 	p.shareCache.Store(ks)
 	return ks.shares
 }
+
+// randomPicker is twemproxy's "distribution: random": each request goes to
+// a server picked at random, with equal chances whatever the weights,
+// among the servers of the placement (under rehash those not down), as
+// nutcracker's random_dispatch picks among its live servers. It places no
+// key: a read finds a value only where some write happened to go, which is
+// what a pool of servers that hold the same data wants.
+type randomPicker int
+
+// Index returns a server's index at random; the key is not read.
+func (n randomPicker) Index([]byte) int { return rand.IntN(int(n)) }

@@ -160,12 +160,12 @@ func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
 	switch {
 	case req.Cmd == redisAuth:
 		var ok bool
-		if r.local, ok = redis.AppendAuth(r.local, req, p.cfg.clientPassword()); ok && !c.authed {
+		if r.local, ok = appendAuthReply(r.local, req, p.cfg.clientPassword()); ok && !c.authed {
 			c.authed = true
 			rd.SetLimits(c.limits(p))
 		}
 	case !c.authed && req.Cmd != redisQuit:
-		r.local = append(r.local, redis.NoAuth...)
+		r.local = append(r.local, ncNoAuth...)
 	case req.Cmd.Class() == redis.ClassLocal:
 		r.local, r.close = redis.AppendLocal(r.local, req)
 	case p.cfg.MaxKeys > 0 && req.NumKeys() > p.cfg.MaxKeys:
@@ -328,3 +328,31 @@ func newRedisOp(done func(*op)) *redisOp {
 
 // redisOf returns the Redis op that holds o.
 func redisOf(o *op) *redisOp { return o.front.(*redisOp) }
+
+// nutcracker's replies to a client's AUTH, and to a request before it,
+// which scripts and alerts written for nutcracker match on; redis-server
+// words them otherwise ("-NOAUTH Authentication required.", "-WRONGPASS
+// ...").
+const (
+	ncNoAuth     = "-NOAUTH Authentication required\r\n"
+	ncNoPassword = "-ERR Client sent AUTH, but no password is set\r\n"
+	ncWrongPass  = "-ERR invalid password\r\n"
+)
+
+// appendAuthReply appends the reply to AUTH for a pool whose clients give
+// password (none when empty), and reports whether the client is now
+// authenticated: nutcracker's replies to "AUTH password", and
+// redis-server's to "AUTH user password", which nutcracker answers by
+// closing the connection.
+func appendAuthReply(dst []byte, req *redis.Request, password string) ([]byte, bool) {
+	if len(req.Args) != 2 {
+		return redis.AppendAuth(dst, req, password)
+	}
+	if password == "" {
+		return append(dst, ncNoPassword...), false
+	}
+	if out, ok := redis.AppendAuth(dst, req, password); ok {
+		return out, true
+	}
+	return append(dst, ncWrongPass...), false
+}

@@ -76,7 +76,6 @@ func TestRedisConfigErrors(t *testing.T) {
 	}
 	memcached := "p:\n  listen: 127.0.0.1:22121\n" + servers
 	for _, tc := range []struct{ name, yaml, key string }{
-		{"redis_db in a memcached pool", memcached + "  redis_db: 1\n", "redis_db"},
 		{"redis_client_auth in a memcached pool", memcached + "  redis_client_auth: x\n", "redis_client_auth"},
 		{"redis_server_auth in a memcached pool", memcached + "  redis_server_auth: {a: x}\n", "redis_server_auth"},
 		{"negative redis_db", pool("  redis_db: -1\n"), "redis_db"},

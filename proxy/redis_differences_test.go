@@ -63,8 +63,7 @@ func TestRedisNutcrackerDifferences(t *testing.T) {
 		{"SINTER across servers", []string{"SINTER", a, b}, ncFirstServer, "", ""},
 		{"EVAL across servers", []string{"EVAL", "return redis.call('scard', KEYS[2])", "2", a, b}, ncFirstServer, "", ""},
 		{"EXISTS across servers", []string{"EXISTS", a, b}, ncFirstServer, "", sum},
-		{"AUTH without a password", []string{"AUTH", "x"}, ncReplies, "-ERR Client sent AUTH, but no password is set\r\n",
-			"-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n"},
+		{"AUTH with a user name", []string{"AUTH", "default", "x"}, ncCloses, "", "+OK\r\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := tc.kolco
@@ -170,11 +169,11 @@ func TestRedisNutcrackerQuit(t *testing.T) {
 	}
 }
 
-// TestRedisNutcrackerAuth holds the differences of a pool with redis_auth
-// and redis_db: nutcracker's own error texts where kolco answers as
-// redis-server 7.0 does, and the database: nutcracker sends SELECT ahead
-// of AUTH, the server refuses it ("NOAUTH"), and the keys go to database
-// 0, where kolco authenticates first and selects the pool's database.
+// TestRedisNutcrackerAuth holds the difference of a pool with redis_auth
+// and redis_db: nutcracker sends SELECT ahead of AUTH, the server refuses
+// it ("NOAUTH"), and the keys go to database 0, where kolco authenticates
+// first and selects the pool's database. The replies to the clients are
+// the same (see TestRedisAuthAsNutcracker).
 func TestRedisNutcrackerAuth(t *testing.T) {
 	needBinary(t, "nutcracker")
 	r := startRedis(t, 0, "--requirepass", "s3cret")
@@ -187,7 +186,7 @@ func TestRedisNutcrackerAuth(t *testing.T) {
 		noAuth, wrongPass, wantDB string
 	}{
 		{"nutcracker", ncListen, "nc", "-NOAUTH Authentication required\r\n", "-ERR invalid password\r\n", "0"},
-		{"kolco", s.Addr("p").String(), "kolco", redis.NoAuth, "-WRONGPASS invalid username-password pair or user is disabled.\r\n", "2"},
+		{"kolco", s.Addr("p").String(), "kolco", "-NOAUTH Authentication required\r\n", "-ERR invalid password\r\n", "2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := dialRedis(t, tc.addr)
@@ -208,6 +207,45 @@ func TestRedisNutcrackerAuth(t *testing.T) {
 			direct.do("SELECT", tc.wantDB)
 			if got := direct.do("EXISTS", tc.db); got != ":1\r\n" {
 				t.Errorf("the key is not in database %s", tc.wantDB)
+			}
+		})
+	}
+}
+
+// TestRedisAuthAsNutcracker runs the real nutcracker and the proxy over the
+// same redis-servers and requires the same replies, step by step, from
+// pools without a password, with one the servers take, with one the
+// servers reject (their -NOAUTH passed to the client, as nutcracker passes
+// it), and with one the servers do not need.
+func TestRedisAuthAsNutcracker(t *testing.T) {
+	needBinary(t, "nutcracker")
+	open := startRedis(t, 0)
+	locked := startRedis(t, 0, "--requirepass", "s3cret")
+	other := startRedis(t, 0, "--requirepass", "other")
+	for _, tc := range []struct {
+		name, auth string
+		server     *redisServer
+		steps      [][]string
+	}{
+		{"no password", "", open, [][]string{{"AUTH", "x"}, {"SET", "k", "v"}, {"GET", "k"}}},
+		{"password the servers take", "s3cret", locked, [][]string{{"GET", "k"}, {"AUTH", "wrong"}, {"GET", "k"}, {"AUTH", "s3cret"}, {"SET", "k", "v"}, {"GET", "k"}}},
+		{"password the servers reject", "s3cret", other, [][]string{{"GET", "k"}, {"AUTH", "s3cret"}, {"GET", "k"}, {"SET", "k", "v"}, {"PING"}}},
+		{"password the servers do not need", "s3cret", open, [][]string{{"GET", "k"}, {"AUTH", "s3cret"}, {"SET", "k", "v"}, {"GET", "k"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			settings := fmt.Sprintf("  redis: true\n  timeout: 10000\n  servers:\n   - %s:1\n", tc.server.addr)
+			if tc.auth != "" {
+				settings += "  redis_auth: " + tc.auth + "\n"
+			}
+			ncListen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+			startNutcracker(t, "p:\n  listen: "+ncListen+"\n"+settings, ncListen)
+			s := startProxy(t, "p:\n  listen: 127.0.0.1:0\n"+settings)
+			nc, k := dialRedis(t, ncListen), dialRedis(t, s.Addr("p").String())
+			for _, step := range tc.steps {
+				want := nc.do(step...)
+				if got := k.do(step...); got != want {
+					t.Errorf("%q: kolco %q, nutcracker %q", step, got, want)
+				}
 			}
 		})
 	}

@@ -217,11 +217,15 @@ func handshakeRequest(b *backend) [][]byte {
 }
 
 // handshake sends the handshake requests on a new connection and checks
-// their replies, within timeout. A server that refuses one fails the
-// connect with [ErrRedisHandshake], where nutcracker ignores the refusal
-// and lets the requests fail one by one, or reach database 0; an AUTH
-// refused because the server has no password is no failure, as it is
-// none to nutcracker, whose redis_auth also sets the clients' password.
+// their replies, within timeout. A server that refuses the AUTH is
+// connected all the same, as nutcracker connects it: its replies to the
+// requests that follow say so to the clients (-NOAUTH Authentication
+// required.), word for word as through nutcracker, and the refusal is
+// logged. A SELECT refused for any other reason than that AUTH fails the
+// connect with [ErrRedisHandshake], where nutcracker would let the keys
+// reach database 0; an AUTH refused because the server has no password is
+// no failure, as it is none to nutcracker, whose redis_auth also sets the
+// clients' password.
 func (redisFront) handshake(b *backend, conn net.Conn) error {
 	return redisHandshake(b, conn, b.pool.cfg.Timeout)
 }
@@ -239,19 +243,25 @@ func redisHandshake(b *backend, conn net.Conn, timeout time.Duration) error {
 		return serverError(b.addr, "handshake", err)
 	}
 	rr := redis.NewReplyReader(conn, redis.ReplyLimits{MaxReply: 64 << 10})
+	authRefused := false
 	for _, req := range reqs {
 		reply, _, err := rr.Read(nil, nil)
 		if err != nil {
 			return serverError(b.addr, "handshake", err)
 		}
-		if bytes.Equal(reply, []byte("+OK\r\n")) || noPassword(reply) {
+		selecting := bytes.HasPrefix(req, []byte("*2\r\n$6\r\nSELECT"))
+		switch {
+		case bytes.Equal(reply, []byte("+OK\r\n")) || noPassword(reply):
 			continue
+		case !selecting:
+			authRefused = true
+			b.pool.log.Warn("the server refused the proxy's AUTH; its replies to the clients' requests say so, as through nutcracker",
+				"server", b.addr, "reply", string(bytes.TrimSpace(reply)))
+			continue
+		case authRefused && bytes.HasPrefix(reply, []byte("-NOAUTH")):
+			continue // it refuses every request: none reaches database 0
 		}
-		cmd := "AUTH"
-		if bytes.HasPrefix(req, []byte("*2\r\n$6\r\nSELECT")) {
-			cmd = fmt.Sprintf("SELECT %d", b.pool.cfg.RedisDB)
-		}
-		return &ServerError{Addr: b.addr, Err: fmt.Errorf("%w: %s: %s", ErrRedisHandshake, cmd, bytes.TrimSpace(reply[1:]))}
+		return &ServerError{Addr: b.addr, Err: fmt.Errorf("%w: SELECT %d: %s", ErrRedisHandshake, b.pool.cfg.RedisDB, bytes.TrimSpace(reply[1:]))}
 	}
 	return conn.SetDeadline(time.Time{})
 }

@@ -90,13 +90,9 @@ func (r *redisRequest) writeReply(w *bufio.Writer) error {
 
 // appendRedisError appends the error reply a Redis client reads for a
 // request that failed with err: "-ERR " and what a memcached client reads
-// after SERVER_ERROR, the server's address once and the cause.
+// after SERVER_ERROR (appendReplyCause), as nutcracker answers.
 func appendRedisError(dst []byte, err error) []byte {
-	var se *ServerError
-	if errors.As(err, &se) {
-		return redis.AppendError(dst, string(se.appendText([]byte("ERR "))))
-	}
-	return redis.AppendError(dst, "ERR "+withoutPrefix(err))
+	return redis.AppendError(dst, string(appendReplyCause([]byte("ERR "), err)))
 }
 
 func (redisFront) replies(r io.Reader, b *backend) replies {

@@ -101,7 +101,7 @@ func (s *Server) Start() error {
 // mu.
 func (s *Server) startSide(g *GlobalConfig) error {
 	if g.MetricsListen != "" {
-		if err := s.startMetrics(g.MetricsListen); err != nil {
+		if err := s.startMetrics(adminAddr(g.MetricsListen), g.AdminTokenFile); err != nil {
 			return err
 		}
 	}
@@ -129,14 +129,21 @@ func (s *Server) stopSide() {
 	}
 }
 
-func (s *Server) startMetrics(addr string) error {
+func (s *Server) startMetrics(addr, tokenFile string) error {
+	var token []byte
+	if tokenFile != "" {
+		var err error
+		if token, err = readToken(tokenFile); err != nil {
+			return err
+		}
+	}
 	ln, err := s.listenTCP(addr)
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", s.met.handler())
-	s.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	s.metrics = &http.Server{Handler: requireToken(mux, token), ReadHeaderTimeout: 5 * time.Second}
 	s.metricsLn = ln
 	s.wg.Add(1)
 	go func() {

@@ -55,7 +55,7 @@ func (s *Server) listenTCP(addr string) (net.Listener, error) {
 	if ln := s.take(listenKey("tcp", addr)); ln != nil {
 		return ln, nil
 	}
-	return net.Listen("tcp", addr)
+	return net.Listen(tcpNetwork(addr), addr)
 }
 
 // openListen opens a pool's listener on spec, or takes the inherited one.
@@ -103,7 +103,7 @@ func (s *Server) ListenerFiles() (map[string]*os.File, error) {
 	for _, side := range []struct {
 		addr string
 		ln   net.Listener
-	}{{g.MetricsListen, s.metricsLn}, {g.StatsListen, s.statsLn()}, {adminAddr(g.AdminListen), s.adminLn}} {
+	}{{adminAddr(g.MetricsListen), s.metricsLn}, {g.StatsListen, s.statsLn()}, {adminAddr(g.AdminListen), s.adminLn}} {
 		if err == nil && side.ln != nil {
 			err = add(listenKey("tcp", side.addr), side.ln)
 		}

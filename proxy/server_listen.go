@@ -27,6 +27,7 @@ func (s *Server) listen(ctx context.Context, name, addr string, p *pool) (*liste
 	if err != nil {
 		return nil, fmt.Errorf("pool %q: %w", name, err)
 	}
+	spec.backlog = p.cfg.Backlog
 	ln, err := s.openListen(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("pool %q: %w", name, err)
@@ -34,6 +35,9 @@ func (s *Server) listen(ctx context.Context, name, addr string, p *pool) (*liste
 	l := &listener{name: name, ln: ln, key: listenKey(spec.network, spec.addr), pool: new(atomicPool)}
 	l.pool.Store(p)
 	s.log.Info("listening", "pool", name, "addr", ln.Addr().String(), "servers", len(p.backends))
+	for _, why := range p.cfg.ignoredSettings() {
+		s.log.Warn("setting ignored, as nutcracker ignores it", "pool", name, "setting", why)
+	}
 	return l, nil
 }
 
@@ -88,12 +92,14 @@ func (s *Server) serveClient(l *listener, c *client) {
 		return
 	}
 	st.connOpened()
+	s.log.Debug("client accepted", "pool", l.name, "remote", conn.RemoteAddr())
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer s.untrack(c)
 		defer st.connClosed()
 		p.front.serve(c)
+		s.log.Debug("client closed", "pool", l.name, "remote", conn.RemoteAddr())
 	}()
 }
 

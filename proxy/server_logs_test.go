@@ -26,6 +26,13 @@ func (b *logBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
+// String returns what was logged so far.
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // lines returns the records logged so far whose message is msg.
 func (b *logBuffer) lines(t testing.TB, msg string) []map[string]any {
 	t.Helper()

@@ -86,6 +86,7 @@ func newPoolSource(name string, pc *PoolConfig, dir string, initial []kolco.Node
 	if err != nil {
 		return nil, err
 	}
+	src = loggedSource(src, log.With("pool", name))
 	ctx, cancel := context.WithCancel(context.Background())
 	ps := &poolSource{name: name, key: keyOf(pc, dir), desc: pc.Membership.String(), log: log.With("pool", name),
 		closeSrc: closeSrc, base: pc, changed: make(chan struct{}, 1), ctx: ctx, cancel: cancel, done: make(chan struct{})}
@@ -298,4 +299,75 @@ func nodeIDs(nodes []kolco.Node) []string {
 		ids[i] = n.ID
 	}
 	return ids
+}
+
+// loggedSource returns src, whose answers that keep the servers in use - a
+// file that does not parse, a store that cannot be reached - are logged
+// as warnings when they begin or change, and its recovery when it comes:
+// at the default level, so that an operator reads in the log why the
+// servers did not change, not only on the status page.
+func loggedSource(src membership.Source, log *slog.Logger) membership.Source {
+	ls := logSource{Source: src, log: log}
+	if w, ok := src.(membership.StateWriter); ok {
+		return logStateSource{ls, w}
+	}
+	return ls
+}
+
+type logSource struct {
+	membership.Source
+	log *slog.Logger
+}
+
+// logStateSource is a logSource over a source that writes placement
+// states (etcd's), which the follower asks for.
+type logStateSource struct {
+	logSource
+	membership.StateWriter
+}
+
+func (s logSource) Follow(ctx context.Context, r membership.Reporter) error {
+	return s.Source.Follow(ctx, &logReporter{Reporter: r, log: s.log})
+}
+
+// logReporter logs what a source reports that keeps the servers in use.
+type logReporter struct {
+	membership.Reporter
+	log *slog.Logger
+	// mu guards last, the text of the last error logged.
+	mu   sync.Mutex
+	last string
+}
+
+func (r *logReporter) Answered(err error) {
+	r.note(err, "membership: the source's answer is refused; keeping the servers in use")
+	r.Reporter.Answered(err)
+}
+
+func (r *logReporter) Failed(err error) {
+	if err == nil {
+		err = membership.ErrUnreachable
+	}
+	r.note(err, "membership: the source cannot be read; keeping the servers in use")
+	r.Reporter.Failed(err)
+}
+
+func (r *logReporter) Yield(ctx context.Context, v membership.Version) error {
+	r.note(nil, "")
+	return r.Reporter.Yield(ctx, v)
+}
+
+// note logs err when it differs from the last one logged, and the end of
+// the trouble when err is nil after one.
+func (r *logReporter) note(err error, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case err == nil && r.last != "":
+		r.log.Info("membership: the source answers again")
+		r.last = ""
+	case err != nil && err.Error() != r.last:
+		r.log.Warn(msg, "err", err)
+		r.last = err.Error()
+	}
 }

@@ -46,10 +46,12 @@ type proxyRun struct {
 	logPath string
 	verbose int // nutcracker's -v; negative when not given
 	stderr  io.Writer
-	// watch is how often the file is checked for changes; not above zero,
-	// never (SIGHUP still reloads). settle is how long a change must stay
-	// the same before it is applied.
+	// watch is how often the file is checked for changes while watching
+	// is on (watchConfig, or the file's kolco.watch_config); not above
+	// zero, never (SIGHUP still reloads). settle is how long a change must
+	// stay the same before it is applied.
 	watch, settle time.Duration
+	watchConfig   bool
 	// started, when not nil, is called with the running server.
 	started func(*proxy.Server)
 	// statsListen and statsInterval, when set, override the file's
@@ -92,7 +94,10 @@ type proxyLogs struct {
 	*slog.Logger
 	file  *logFile
 	level *slog.LevelVar
-	fixed bool // the level was given on the command line
+	// verbosity is the level as nutcracker's -v counts it (0 to 11),
+	// which SIGTTIN raises and SIGTTOU lowers by one.
+	verbosity int
+	fixed     bool // the level was given on the command line, or by a signal
 }
 
 // logs opens the log output of the run.
@@ -104,7 +109,8 @@ func (r proxyRun) logs(cfg *proxy.Config) (*proxyLogs, error) {
 	l := &proxyLogs{file: file, level: new(slog.LevelVar), fixed: r.verbose >= 0}
 	l.setLevel(cfg)
 	if r.verbose >= 0 {
-		l.level.Set(nutcrackerLevel(r.verbose))
+		l.verbosity = min(r.verbose, maxVerbosity)
+		l.level.Set(nutcrackerLevel(l.verbosity))
 	}
 	l.Logger = r.log
 	if l.Logger == nil {
@@ -121,17 +127,37 @@ func (l *proxyLogs) setLevel(cfg *proxy.Config) {
 		return
 	}
 	l.level.Set(level)
+	l.verbosity = levelVerbosity(level)
+}
+
+// step raises (by 1) or lowers (by -1) the level by one of nutcracker's
+// verbosities, within 0 to 11, as SIGTTIN and SIGTTOU do; the level then
+// stays until a restart, whatever the file's kolco.log_level.
+func (l *proxyLogs) step(by int) {
+	l.verbosity = min(max(l.verbosity+by, 0), maxVerbosity)
+	l.level.Set(nutcrackerLevel(l.verbosity))
+	l.fixed = true
+}
+
+// always logs msg whatever the level, as nutcracker logs the signals it
+// handles: an operator who sent one reads that it was taken.
+func (l *proxyLogs) always(msg string, args ...any) {
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, msg, 0)
+	r.Add(args...)
+	_ = l.Handler().Handle(context.Background(), r)
 }
 
 // serve loads the configuration and serves it until ctx is done. SIGHUP
-// reopens the log file and reloads the configuration at once; a change of
-// the file is applied once it has settled (see fileWatch). A file that
+// reopens the log file and reloads the configuration at once; with
+// watching on (--watch-config, kolco.watch_config), a change of the file
+// is applied once it has settled (see fileWatch). A file that
 // does not validate is logged and counted, and changes nothing. SIGUSR2
 // hands the listening sockets to a new process (see handover). It shuts
 // down within the shutdown_timeout of the configuration it runs.
 func (r proxyRun) serve(ctx context.Context) error {
 	cfg, err := proxy.LoadConfig(r.path)
 	if err != nil {
+		r.logFatal(err)
 		return err
 	}
 	if r.statsListen != "" {
@@ -149,12 +175,13 @@ func (r proxyRun) serve(ctx context.Context) error {
 	}
 	defer logs.file.Close()
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGHUP, syscall.SIGUSR2)
+	signal.Notify(sig, handledSignals...)
 	defer signal.Stop(sig)
 	s := proxy.New(cfg, logs.Logger)
 	s.Inherit(r.inherit)
 	s.ManageMemory()
 	if err := s.Start(); err != nil {
+		logs.Error("cannot start", "err", err)
 		return err
 	}
 	if r.adopt != nil {
@@ -165,6 +192,7 @@ func (r proxyRun) serve(ctx context.Context) error {
 	}
 	if r.pidFile != "" {
 		if err := writePidFile(r.pidFile); err != nil {
+			logs.Error("cannot start", "err", err)
 			_ = s.Shutdown(context.Background())
 			return err
 		}
@@ -182,6 +210,22 @@ func (r proxyRun) serve(ctx context.Context) error {
 	return s.Shutdown(sctx)
 }
 
+// logFatal writes why the proxy cannot start to the -o log file, besides
+// stderr, where the error goes too: a service whose stderr goes nowhere
+// (a daemon) says why it stopped where its operator reads its logs. It is
+// used before the log is opened for the run (a file that does not load).
+func (r proxyRun) logFatal(err error) {
+	if r.logPath == "" || r.log != nil {
+		return
+	}
+	file, w, ferr := openLog(r.logPath, r.stderr)
+	if ferr != nil {
+		return
+	}
+	defer file.Close()
+	slog.New(slog.NewTextHandler(w, nil)).Error("cannot start", "err", err)
+}
+
 // loop handles signals and the file watch until ctx is done or the
 // listening sockets were handed over.
 func (r proxyRun) loop(ctx context.Context, s *proxy.Server, logs *proxyLogs, sig chan os.Signal) {
@@ -197,8 +241,22 @@ func (r proxyRun) loop(ctx context.Context, s *proxy.Server, logs *proxyLogs, si
 		case <-ctx.Done():
 			return
 		case got := <-sig:
-			if got == syscall.SIGUSR2 {
-				logs.Info("SIGUSR2: handing the listening sockets over to a new process")
+			switch got {
+			case syscall.SIGTERM, syscall.SIGINT:
+				logSignal(logs, got, "exiting")
+				// A second one ends the process at once.
+				signal.Reset(got)
+				return
+			case syscall.SIGTTIN, syscall.SIGTTOU:
+				by, what := 1, "up logging level"
+				if got == syscall.SIGTTOU {
+					by, what = -1, "down logging level"
+				}
+				logs.step(by)
+				logSignal(logs, got, what, "verbosity", logs.verbosity, "level", logs.level.Level())
+				continue
+			case syscall.SIGUSR2:
+				logSignal(logs, got, "handing the listening sockets over to a new process")
 				if handover(s, logs.Logger) {
 					return
 				}
@@ -207,7 +265,7 @@ func (r proxyRun) loop(ctx context.Context, s *proxy.Server, logs *proxyLogs, si
 			if err := logs.file.reopen(); err != nil {
 				logs.Error("SIGHUP: keeping the old log file", "err", err)
 			}
-			logs.Info("SIGHUP: log file reopened; reloading", "path", r.path)
+			logSignal(logs, got, "reopening log file, reloading the configuration", "path", r.path)
 			data, err := os.ReadFile(r.path)
 			if err != nil {
 				logs.Error("reload failed; keeping the running configuration", "err", err)
@@ -216,12 +274,37 @@ func (r proxyRun) loop(ctx context.Context, s *proxy.Server, logs *proxyLogs, si
 			watch.applied(data)
 			r.reload(ctx, s, logs, data)
 		case now := <-tick:
+			if !r.watchConfig && !s.Config().Global.WatchConfig {
+				continue // nutcracker's way: only SIGHUP and the admin reload apply the file
+			}
 			if data := watch.check(now); data != nil {
 				logs.Info("configuration file changed and settled: reloading", "path", r.path)
 				r.reload(ctx, s, logs, data)
 			}
 		}
 	}
+}
+
+// handledSignals are the signals the running proxy handles, each logged by
+// name as it comes: SIGHUP reloads, SIGUSR2 hands over, SIGTTIN and
+// SIGTTOU raise and lower the log level, SIGTERM and SIGINT shut down.
+var handledSignals = []os.Signal{syscall.SIGHUP, syscall.SIGUSR2, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGTERM, syscall.SIGINT}
+
+// logSignal logs a signal taken, by number and name as nutcracker does
+// ("signal 21 (SIGTTIN) received, up logging level"), whatever the level.
+func logSignal(logs *proxyLogs, sig os.Signal, action string, args ...any) {
+	n := sig.(syscall.Signal)
+	logs.always(fmt.Sprintf("signal %d (%s) received, %s", int(n), signalName(n), action), args...)
+}
+
+// signalName returns a signal's name as C spells it: SIGHUP.
+func signalName(s syscall.Signal) string {
+	names := map[syscall.Signal]string{syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM",
+		syscall.SIGUSR1: "SIGUSR1", syscall.SIGUSR2: "SIGUSR2", syscall.SIGTTIN: "SIGTTIN", syscall.SIGTTOU: "SIGTTOU"}
+	if n, ok := names[s]; ok {
+		return n
+	}
+	return s.String()
 }
 
 // reload applies the file's contents; a failure is logged and counted by

@@ -85,22 +85,7 @@ func TestNutcrackerCommandLine(t *testing.T) {
 					t.Logf("%s's stderr:\n%s", prog.name, stderr.String())
 				}
 			})
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			var waitErr error
-			exited := make(chan struct{})
-			go func() {
-				waitErr = cmd.Wait()
-				close(exited)
-			}()
-			t.Cleanup(func() {
-				_ = cmd.Process.Kill()
-				<-exited
-			})
-			_, port, _ := strings.Cut(listen, ":")
-			n, _ := strconv.Atoi(port)
-			realprog.WaitListening(t, prog.name, []int{n}, exited)
+			exited, waitErr := startProgram(t, cmd, prog.name, listen)
 			c := dialMC(t, listen)
 			if got := c.set("unit"); got != "STORED\r\n" {
 				t.Fatalf("set: %q", got)
@@ -112,8 +97,8 @@ func TestNutcrackerCommandLine(t *testing.T) {
 				t.Fatal(err)
 			}
 			<-exited
-			if waitErr != nil {
-				t.Fatalf("exit after SIGTERM: %v\n%s", waitErr, stderr.String())
+			if *waitErr != nil {
+				t.Fatalf("exit after SIGTERM: %v\n%s", *waitErr, stderr.String())
 			}
 			log, _ := os.ReadFile(logPath)
 			for _, want := range []string{"listening", "shut down"} {

@@ -3,9 +3,7 @@ package main
 import (
 	"net"
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,6 +25,7 @@ type proxyFlags struct {
 	statsAddr     string // -a/--stats-addr
 	statsInterval int    // -i/--stats-interval, ms
 	mbuf          int    // -m/--mbuf-size, accepted and not needed
+	watchConfig   bool   // --watch-config
 	// nutcracker is set when the program runs as nutcracker: nutcracker's
 	// defaults apply (the stats port on 0.0.0.0:22222, the config file
 	// /etc/nutcracker/nutcracker.yml).
@@ -51,7 +50,8 @@ func proxyCommand(f *proxyFlags) *cobra.Command {
 "host:port:weight [name]", auto_eject_hosts, server_retry_timeout, ...) and
 places every key on the server twemproxy would, so that it can replace
 nutcracker without moving a key. On top of that it reloads its config on
-SIGHUP and when the file has changed and settled, lets a pool choose
+SIGHUP (and, with --watch-config, when the file has changed and settled),
+lets a pool choose
 "ejection: rehash" or "none" (twemproxy with and without auto_eject_hosts) or
 "ejection: fail-fast" (no key ever read from a server that does not own it),
 probes failed servers, speaks the meta protocol, serves Prometheus /metrics
@@ -80,7 +80,9 @@ buffers itself):
 SIGHUP reopens the log file and reloads the configuration; SIGUSR2 hands the
 listening sockets to a new process started from the same program (an
 upgrade), which serves while this one finishes its clients' requests and
-exits; SIGTERM and SIGINT shut down.`,
+exits; SIGTTIN raises and SIGTTOU lowers the log level by one of -v's steps;
+SIGTERM and SIGINT shut down. Each signal is logged by name, as nutcracker
+logs it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
@@ -99,6 +101,7 @@ exits; SIGTERM and SIGINT shut down.`,
 	fl.StringVarP(&f.statsAddr, "stats-addr", "a", nutcrackerStatsAddr, "the stats port's address")
 	fl.IntVarP(&f.statsInterval, "stats-interval", "i", 30000, "refresh the stats port's figures every this many ms (default: kolco.stats_interval)")
 	fl.IntVarP(&f.mbuf, "mbuf-size", "m", 16384, "accepted for nutcracker's command line; not needed (kolco sizes its buffers itself)")
+	fl.BoolVar(&f.watchConfig, "watch-config", false, "apply the config file when it changes and has settled for 2 s (as kolco.watch_config: true); off, only SIGHUP reloads it, as in nutcracker")
 	cmd.AddCommand(newProxyLocateCmd(), newProxyPoolsCmd(), newProxyRejoinCmd())
 	return cmd
 }
@@ -122,7 +125,7 @@ func (f *proxyFlags) run(cmd *cobra.Command) error {
 	if f.daemonize && os.Getenv(readyEnv) == "" {
 		return daemonize(f, cmd.Flags())
 	}
-	run := proxyRun{path: f.config, watch: time.Second, settle: settleFor, logPath: f.output,
+	run := proxyRun{path: f.config, watch: time.Second, settle: settleFor, watchConfig: f.watchConfig, logPath: f.output,
 		verbose: -1, stderr: cmd.ErrOrStderr(), pidFile: f.pidFile, ready: readyPipe()}
 	inherited, err := inheritedListeners()
 	if err != nil {
@@ -151,15 +154,9 @@ func (f *proxyFlags) run(cmd *cobra.Command) error {
 	if f.statsInterval <= 0 || f.statsPort < 0 || f.statsPort > 65535 {
 		return usagef("-s wants a port and -i a positive interval (got %d and %d)", f.statsPort, f.statsInterval)
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		// The first signal starts a graceful shutdown; with the
-		// handler gone, a second one ends the process at once.
-		<-ctx.Done()
-		stop()
-	}()
-	err = run.serve(ctx)
+	// SIGTERM and SIGINT start a graceful shutdown, logged (see
+	// proxyRun.loop); a second one ends the process at once.
+	err = run.serve(cmd.Context())
 	if err != nil && run.ready != nil {
 		run.ready(err)
 	}

@@ -66,9 +66,29 @@ func (l *logFile) Close() error {
 	return l.f.Close()
 }
 
+// maxVerbosity is nutcracker's highest -v, its LOG_PVERB.
+const maxVerbosity = 11
+
+// levelVerbosity returns the verbosity, as nutcracker counts it, that a
+// log level stands for: the lowest that nutcrackerLevel maps to it, so
+// that from info (5, nutcracker's default) two SIGTTINs reach debug, as
+// they do in nutcracker.
+func levelVerbosity(l slog.Level) int {
+	switch {
+	case l >= slog.LevelError:
+		return 3
+	case l >= slog.LevelWarn:
+		return 4
+	case l >= slog.LevelInfo:
+		return 5
+	}
+	return 7
+}
+
 // nutcrackerLevel maps nutcracker's verbosity (-v, 0 to 11, default 5:
 // emerg, alert, crit, err, warn, notice, info, debug, and finer debug) to
-// a log level.
+// a log level: kolco logs at four levels, so 0-3 are errors, 5 and 6
+// info, 7 to 11 debug (client and server connections opened and closed).
 func nutcrackerLevel(v int) slog.Level {
 	switch {
 	case v <= 3:

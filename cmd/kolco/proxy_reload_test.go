@@ -39,7 +39,7 @@ func TestProxyWatchNeverAppliesAPartialFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(before), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := serveRun(t, proxyRun{path: path, watch: 20 * time.Millisecond, settle: settleFor, verbose: -1})
+	s := serveRun(t, proxyRun{path: path, watch: 20 * time.Millisecond, settle: settleFor, watchConfig: true, verbose: -1})
 	after := strings.Replace(before, "   - 127.0.0.1:40022:1\n", "   - 127.0.0.1:40022:1\n   - 127.0.0.1:40023:1\n", 1)
 	cut := strings.Index(after, "   - ") + len("   - 127.0.0.1:40000:1\n")
 

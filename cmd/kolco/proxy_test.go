@@ -151,12 +151,13 @@ func writeProxyConfig(t *testing.T, path, listen, server string) {
 	}
 }
 
-// serveProxy serves the file at path as "kolco proxy" does, checking it
-// for changes every watch (never when negative), and returns the running
-// server; Cleanup stops it and checks that serve returned cleanly.
+// serveProxy serves the file at path as "kolco proxy --watch-config"
+// does, checking it for changes every watch (never when negative), and
+// returns the running server; Cleanup stops it and checks that serve
+// returned cleanly.
 func serveProxy(t *testing.T, path string, watch time.Duration) *proxy.Server {
 	t.Helper()
-	return serveRun(t, proxyRun{path: path, watch: watch, log: slog.New(slog.NewTextHandler(io.Discard, nil)), keepThreads: true})
+	return serveRun(t, proxyRun{path: path, watch: watch, watchConfig: watch > 0, log: slog.New(slog.NewTextHandler(io.Discard, nil)), keepThreads: true})
 }
 
 // serveRun serves run as "kolco proxy" does and returns the running
@@ -306,5 +307,49 @@ func TestProxyReloadsOnSIGHUP(t *testing.T) {
 		n++
 		k := fmt.Sprint("after-hup-", n)
 		return c.set(k) == "STORED\r\n" && holds(t, b, k)
+	})
+}
+
+// TestProxyWatchIsOptIn: by default an edited file is not applied until
+// SIGHUP, as under nutcracker; kolco.watch_config: true (applied by that
+// SIGHUP) turns the watch on, and the next edit is applied by itself.
+func TestProxyWatchIsOptIn(t *testing.T) {
+	a, b, c := startMemcached(t), startMemcached(t), startMemcached(t)
+	path := filepath.Join(t.TempDir(), "kolco.yml")
+	listen := fmt.Sprintf("127.0.0.1:%d", realprog.FreePorts(t, 1)[0])
+	write := func(server, global string) {
+		y := fmt.Sprintf("%sp:\n  listen: %s\n  timeout: 10000\n  servers:\n   - %s:1\n", global, listen, server)
+		if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(a, "")
+	serveRun(t, proxyRun{path: path, watch: 5 * time.Millisecond, log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	conn := dialMC(t, listen)
+	write(b, "")
+	// Watching off: 40 ticks of the watch pass and the edit is not
+	// applied. (An absence can only be watched for a while.)
+	deadline := time.Now().Add(200 * time.Millisecond)
+	for n := 0; time.Now().Before(deadline); n++ {
+		k := fmt.Sprint("off-", n)
+		if got := conn.set(k); got != "STORED\r\n" || !holds(t, a, k) {
+			t.Fatalf("with watching off, an edit was applied (set %q: %q)", k, got)
+		}
+	}
+	write(b, "kolco:\n  watch_config: true\n")
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	eventually(t, "SIGHUP to apply the file", func() bool {
+		n++
+		k := fmt.Sprint("hup-", n)
+		return conn.set(k) == "STORED\r\n" && holds(t, b, k)
+	})
+	write(c, "kolco:\n  watch_config: true\n")
+	eventually(t, "the watch to apply the edit", func() bool {
+		n++
+		k := fmt.Sprint("watched-", n)
+		return conn.set(k) == "STORED\r\n" && holds(t, c, k)
 	})
 }

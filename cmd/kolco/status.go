@@ -68,7 +68,8 @@ it did. Servers a proxy treats as down are its local health, listed beside,
 not a disagreement.
 
 The exit status is 0 when every proxy answered and all agree on every pool,
-1 otherwise.
+and not all of a pool's proxies are stale; 1 otherwise, with every pool at
+fault named.
 
   $ kolco status --proxy 10.0.0.1:22223 --proxy 10.0.0.2:22223 --proxy 10.0.0.3:22223
   pool cache: all 3 proxies agree: fingerprint 3f1c9a0b7d2e4c55 at revision 42, since 2026-01-05T10:00:01Z (3 min ago)`,
@@ -100,10 +101,14 @@ The exit status is 0 when every proxy answered and all agree on every pool,
 			} else if err := printVerdicts(cmd.OutOrStdout(), verdicts, len(answers), time.Now()); err != nil {
 				return err
 			}
+			var problems []string
 			for _, v := range verdicts {
-				if !v.Agree {
-					return fmt.Errorf("the proxies do not agree on pool %q", v.Pool)
+				if why := v.problem(len(answers)); why != "" {
+					problems = append(problems, fmt.Sprintf("pool %q: %s", v.Pool, why))
 				}
+			}
+			if len(problems) > 0 {
+				return errors.New(strings.Join(problems, "; "))
 			}
 			return nil
 		},
@@ -196,6 +201,8 @@ func printVerdicts(w io.Writer, verdicts []poolAgreement, n int, now time.Time) 
 			}
 		}
 		switch {
+		case v.Agree && len(v.Stale) > 0 && len(v.Stale) == n:
+			fmt.Fprintf(tw, "pool %s: agreement unknown: all %d proxies are stale (they agree, but may be behind their source): %s\n", v.Pool, n, ref)
 		case v.Agree && n == 1:
 			fmt.Fprintf(tw, "pool %s: 1 proxy, none to compare it with: %s\n", v.Pool, ref)
 		case v.Agree:
@@ -219,6 +226,25 @@ func printVerdicts(w io.Writer, verdicts []poolAgreement, n int, now time.Time) 
 		}
 	}
 	return tw.Flush()
+}
+
+// problem says why v is not a fleet in step, or "" when it is: proxies
+// that differ, proxies that did not answer (agreement unknown), or every
+// proxy that answered stale, when nothing confirms that the placement
+// they agree on is the source's.
+func (v poolAgreement) problem(n int) string {
+	answered := n - len(v.Unreachable)
+	switch {
+	case len(v.Differing) > 0:
+		return "the proxies do not agree"
+	case len(v.Unreachable) > 0:
+		return fmt.Sprintf("agreement unknown: %d of %d proxies did not answer", len(v.Unreachable), n)
+	case answered > 0 && len(v.Stale) == answered:
+		return "every proxy is stale: their view may be behind the membership source"
+	case !v.Agree:
+		return "agreement unknown"
+	}
+	return ""
 }
 
 // when writes t with its age at now.

@@ -36,7 +36,7 @@ func TestStatusNamesTheProxyThatDiffers(t *testing.T) {
 	other := adminProxy(t, "ring", a)
 	code, out, errs := runCLI(t, "", "status", "--proxy", same1+","+other, "--proxy", same2)
 	if code != 1 || !strings.Contains(out, "pool p: the proxies DO NOT AGREE: 2 of 3") || !hasLine(out, other, "differs: fingerprint") ||
-		hasLine(out, same1, "differs") || !strings.Contains(errs, `do not agree on pool "p"`) {
+		hasLine(out, same1, "differs") || !strings.Contains(errs, `pool "p": the proxies do not agree`) {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
 	}
 
@@ -87,4 +87,53 @@ func hasLine(out string, parts ...string) bool {
 		}
 	}
 	return false
+}
+
+// TestStatusStaleAndUnknown: when every proxy is stale (their membership
+// file stopped parsing), status exits 1 and says so; when a proxy does not
+// answer, it says the agreement is unknown - never also that the proxies
+// do not agree - and names every pool at fault.
+func TestStatusStaleAndUnknown(t *testing.T) {
+	m := startMemcached(t)
+	dir := t.TempDir()
+	members := filepath.Join(dir, "members.yml")
+	if err := os.WriteFile(members, []byte("p:\n  servers: [\""+m+":1 a\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var admins []string
+	for i := range 2 {
+		path := filepath.Join(dir, fmt.Sprintf("p%d.yml", i))
+		y := "kolco:\n  admin_listen: 127.0.0.1:0\n"
+		for _, pool := range []string{"p", "q"} {
+			y += pool + fmt.Sprintf(":\n  listen: 127.0.0.1:%d\n", realprog.FreePorts(t, 1)[0]) + "  distribution: ring\n  servers: [\"" + m + ":1 a\"]\n" +
+				"  membership: {file: {path: " + members + ", pool: p, interval: 20, settle: 40}}\n"
+		}
+		if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		admins = append(admins, serveProxy(t, path, -1).AdminAddr().String())
+	}
+	eventually(t, "the proxies in step with the file", func() bool {
+		code, _, _ := runCLI(t, "", "status", "--proxy", admins[0], "--proxy", admins[1])
+		return code == 0
+	})
+	if err := os.WriteFile(members, []byte("p:\n  servers: [\""+m+":x a\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	var out, errs string
+	eventually(t, "both proxies stale", func() bool {
+		code, out, errs = runCLI(t, "", "status", "--proxy", admins[0], "--proxy", admins[1])
+		return strings.Count(out, "are stale") == 2
+	})
+	if code != 1 || !strings.Contains(errs, `pool "p": every proxy is stale`) || !strings.Contains(errs, `pool "q": every proxy is stale`) {
+		t.Errorf("all stale: exit %d\n%s%s", code, out, errs)
+	}
+
+	refused := fmt.Sprintf("127.0.0.1:%d", realprog.FreePorts(t, 1)[0])
+	code, out, errs = runCLI(t, "", "status", "--proxy", admins[0], "--proxy", refused)
+	if code != 1 || !strings.Contains(out, "agreement unknown") || strings.Contains(out+errs, "do not agree") ||
+		!strings.Contains(errs, `pool "p": agreement unknown`) || !strings.Contains(errs, `pool "q": agreement unknown`) {
+		t.Errorf("one not answering: exit %d\n%s%s", code, out, errs)
+	}
 }

@@ -272,9 +272,6 @@ func (r *Reader) parseStorage(req *Request, args [][]byte) error {
 	if len(args) != want && !(len(args) == want+1 && isNoreply(args[want])) {
 		return closing(badFormat())
 	}
-	if e := checkKey(args[0]); e != nil {
-		return closing(e)
-	}
 	flags, ok1 := wire.ParseUint(args[1])
 	exp, ok2 := parseInt(args[2])
 	n, ok3 := wire.ParseUint(args[3])
@@ -288,9 +285,20 @@ func (r *Reader) parseStorage(req *Request, args [][]byte) error {
 		}
 		req.Cas = cas
 	}
+	req.Noreply = len(args) == want+1
+	if e := checkKey(args[0]); e != nil {
+		// memcached answers CLIENT_ERROR and keeps the connection, then
+		// reads the data block as a command line (ERROR, or worse: a
+		// value "flush_all" would run). The block is read and dropped
+		// here, so that the request gets the one reply its client waits
+		// for and no value is ever run as a command.
+		if err := r.skipData(int(n)); err != nil {
+			return err
+		}
+		return e
+	}
 	req.Keys = append(req.Keys, args[0])
 	req.Flags, req.Exptime = uint32(flags), exp
-	req.Noreply = len(args) == want+1
 	return r.readData(req, int(n))
 }
 

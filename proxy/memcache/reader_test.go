@@ -113,7 +113,7 @@ func TestReadErrors(t *testing.T) {
 		{"set bad length", "set k 0 0 -1\r\n", ErrBadCommand, "CLIENT_ERROR bad command line format\r\n", true},
 		{"set missing field", "set k 0 0\r\n", ErrBadCommand, "CLIENT_ERROR bad command line format\r\n", true},
 		{"set flags overflow", "set k 4294967296 0 1\r\nx\r\n", ErrBadCommand, "CLIENT_ERROR bad command line format\r\n", true},
-		{"set long key", "set " + long + " 0 0 1\r\nx\r\n", ErrKeyTooLong, "CLIENT_ERROR bad command line format\r\n", true},
+		{"set long key", "set " + long + " 0 0 1\r\nx\r\n", ErrKeyTooLong, "CLIENT_ERROR bad command line format\r\n", false},
 		{"bad data chunk", "set k 0 0 1\r\nxyz\r\n", ErrBadDataChunk, "CLIENT_ERROR bad data chunk\r\n", true},
 		{"too large", "set k 0 0 11\r\nhello world\r\n", ErrTooLarge, "SERVER_ERROR object too large for cache\r\n", false},
 		{"line too long", "get " + strings.Repeat("a ", 600000) + "\r\n", ErrLineTooLong, "CLIENT_ERROR line too long\r\n", true},
