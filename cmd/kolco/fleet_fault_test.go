@@ -115,8 +115,8 @@ func TestFleetLeaseExpiry(t *testing.T) {
 }
 
 // TestFleetEtcdStopped: with etcd stopped the proxies keep serving their
-// last view, alike, and report it stale ("kolco status" too, without
-// calling it a disagreement); with etcd back they catch up with a change
+// last view, alike, and report it stale ("kolco status" too, exiting 1,
+// without calling it a disagreement); with etcd back they catch up with a change
 // written then, without a restart.
 func TestFleetEtcdStopped(t *testing.T) {
 	f := startFleet(t)
@@ -132,7 +132,10 @@ func TestFleetEtcdStopped(t *testing.T) {
 	detected := time.Since(stopped)
 	f.checkShared(t, "stopped", 2)
 	code, out, errs := f.status(t)
-	if code != 0 || !strings.Contains(out, "all 3 proxies agree") || strings.Count(out, "stale: ") != 3 {
+	// Every proxy stale is a failure of the fleet's source: status says
+	// so and exits 1, with each proxy's view still shown.
+	if code != 1 || !strings.Contains(out, "all 3 proxies are stale") || strings.Count(out, "stale: ") != 3 ||
+		!strings.Contains(errs, "every proxy is stale") {
 		t.Errorf("kolco status with etcd stopped: exit %d\n%s%s", code, out, errs)
 	}
 

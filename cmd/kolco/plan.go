@@ -28,7 +28,14 @@ type planFlags struct {
 	rps, hitRate    float64
 	warm            bool
 	down            []string
+	redis           bool    // the servers are Redis: read with SCAN and MEMORY USAGE
+	redisDB         int     // the database SELECTed on them
+	moveRate        float64 // a store mover's keys a second per server
 }
+
+// defaultMoveRate is kolco proxy's store.rate default, the rate --redis
+// plans a store's move at unless --move-rate says otherwise.
+const defaultMoveRate = 5000
 
 func newPlanCmd() *cobra.Command {
 	var (
@@ -99,6 +106,16 @@ SIZE like 512, 4KB or 1.5GiB), the keys running memcached servers hold
 --size-dist around --size and rates from --rate-dist. --data scales the sizes
 so the sample stands for that many bytes in all.
 
+A Redis store (kolco proxy's store pools move their keys on a change): with
+--redis, --keys-from and --keys-from-servers list each server's keys with
+SCAN and their bytes with MEMORY USAGE (AUTH with $REDISCLI_AUTH, as
+redis-cli; --redis-db to SELECT), and the plan adds how long the move takes
+at --move-rate keys a second from each server (store.rate, 5000 unless
+given):
+
+  $ kolco plan --algo ring --nodes redis-1:6379,redis-2:6379,redis-3:6379,redis-4:6379 \
+        --add redis-5:6379 --redis --keys-from-servers
+
 --moves FILE (- for stdout, in place of the tables) lists every key that
 moves: "KEY<TAB>FROM<TAB>TO", and in a history two more columns, the step
 (1 for the change into the first --to) and "stale" when the key returns to
@@ -142,8 +159,11 @@ a server that held it before, else "-".
 	fs.StringArrayVar(&lf.to, "to", nil, "the description after the change, in the form of the one before (a file or a list); repeat for a history")
 	fs.StringVar(&lf.moves, "moves", "", "write every moved key to FILE (- for stdout): KEY<TAB>FROM<TAB>TO")
 	fs.StringVar(&lf.keysFile, "keys-file", "", "key sample: one \"KEY [SIZE [RATE]]\" per line")
-	fs.StringSliceVar(&lf.keysFrom, "keys-from", nil, "key sample: the keys the memcached servers HOST:PORT,... hold, with their sizes")
-	fs.BoolVar(&lf.keysFromServers, "keys-from-servers", false, "key sample: the keys the servers of the placement before hold (memcached)")
+	fs.StringSliceVar(&lf.keysFrom, "keys-from", nil, "key sample: the keys the memcached (or, with --redis, Redis) servers HOST:PORT,... hold, with their sizes")
+	fs.BoolVar(&lf.keysFromServers, "keys-from-servers", false, "key sample: the keys the servers of the placement before hold (memcached, or Redis with --redis)")
+	fs.BoolVar(&lf.redis, "redis", false, "the servers are a Redis store: keys read with SCAN and MEMORY USAGE, and the time its move takes (AUTH from $REDISCLI_AUTH)")
+	fs.IntVar(&lf.redisDB, "redis-db", 0, "with --redis: the database to read (SELECT)")
+	fs.Float64Var(&lf.moveRate, "move-rate", 0, "keys a second a store's mover sends from each server, as kolco proxy's store.rate: adds the time the move takes (5000 with --redis)")
 	fs.IntVar(&lf.keys, "keys", 1_000_000, "synthetic keys \"key:0\", ... when the sample is not read")
 	fs.StringVar(&lf.size, "size", "1KB", "mean size of a synthetic key")
 	fs.StringVar(&lf.sizeDist, "size-dist", "const", "synthetic sizes: const, exp or pareto:A")

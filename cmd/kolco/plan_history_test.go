@@ -146,6 +146,10 @@ func TestPlanRefusesFlagsThatDoNotFit(t *testing.T) {
 		{"keys from both", []string{"--nodes", "a,b", "--add", "c", "--keys-from", "h:1", "--keys-from-servers"}, "exclude each other"},
 		{"size with a key file", []string{"--nodes", "a,b", "--add", "c", "--keys-file", keys, "--size", "1KB"}, "--size shapes the synthetic sample"},
 		{"plot of a history", []string{"--nodes", "a,b", "--to", "a,b,c", "--to", "a,b", "--plot", "x.svg"}, "--plot draws one change"},
+		{"redis-db without redis", []string{"--nodes", "a,b", "--add", "c", "--redis-db", "2"}, "--redis-db needs --redis"},
+		{"negative redis-db", []string{"--nodes", "a,b", "--add", "c", "--redis", "--redis-db", "-1"}, "--redis-db must be >= 0"},
+		{"negative move rate", []string{"--nodes", "a,b", "--add", "c", "--move-rate", "-5"}, "--move-rate must be a finite number"},
+		{"infinite move rate", []string{"--nodes", "a,b", "--add", "c", "--move-rate", "+Inf"}, "--move-rate must be a finite number"},
 		{"moves on stdout and json", []string{"--nodes", "a,b", "--add", "c", "--moves", "-", "--json"}, "excludes --json"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -38,6 +38,16 @@ func (lf *planFlags) config(fs *pflag.FlagSet) (plan.Config, error) {
 		return cfg, usagef("--warm needs --rps: it gives the database's load")
 	case len(lf.down) > 0 && !lf.warm:
 		return cfg, usagef("--down needs --warm: only a warm change reads the previous owners")
+	case !(lf.moveRate >= 0) || math.IsInf(lf.moveRate, 1):
+		return cfg, usagef("--move-rate must be a finite number of keys a second >= 0 (got %v)", lf.moveRate)
+	case fs.Changed("redis-db") && !lf.redis:
+		return cfg, usagef("--redis-db needs --redis: memcached servers have no databases")
+	case lf.redisDB < 0:
+		return cfg, usagef("--redis-db must be >= 0 (got %d)", lf.redisDB)
+	}
+	cfg.MoveRate = lf.moveRate
+	if lf.redis && !fs.Changed("move-rate") {
+		cfg.MoveRate = defaultMoveRate
 	}
 	cfg.RPS, cfg.HitRate, cfg.Warm = lf.rps, lf.hitRate, lf.warm
 	if lf.data != "" {
@@ -84,13 +94,13 @@ func (lf *planFlags) keySet(ctx context.Context, first planStep) (*keys.Set, err
 		}
 		return ks, nil
 	case len(lf.keysFrom) > 0:
-		return serverKeys(ctx, lf.keysFrom)
+		return lf.serverKeys(ctx, lf.keysFrom)
 	case lf.keysFromServers:
 		var addrs []string
 		for _, n := range first.p.Nodes() {
 			addrs = append(addrs, addrOf(n))
 		}
-		return serverKeys(ctx, addrs)
+		return lf.serverKeys(ctx, addrs)
 	}
 	return lf.synthetic()
 }
@@ -117,14 +127,21 @@ func (lf *planFlags) synthetic() (*keys.Set, error) {
 	return ks, nil
 }
 
-// serverKeys lists the keys the memcached servers at addrs hold, with
-// their items' sizes; a key held by several counts once, as the first
+// serverKeys lists the keys the servers at addrs hold, with their sizes:
+// memcached's items with metadump, or, with --redis, Redis's keys with
+// SCAN and MEMORY USAGE. A key held by several counts once, as the first
 // server listed holds it.
-func serverKeys(ctx context.Context, addrs []string) (*keys.Set, error) {
+func (lf *planFlags) serverKeys(ctx context.Context, addrs []string) (*keys.Set, error) {
 	var items []keys.Item
 	for _, a := range addrs {
 		c, cancel := context.WithTimeout(ctx, metadumpTimeout)
-		got, err := keys.Metadump(c, a)
+		var got []keys.Item
+		var err error
+		if lf.redis {
+			got, err = keys.RedisItems(c, a, keys.RedisOptions{Password: os.Getenv("REDISCLI_AUTH"), DB: lf.redisDB})
+		} else {
+			got, err = keys.Metadump(c, a)
+		}
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("listing the keys of %s: %w", a, err)

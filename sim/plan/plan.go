@@ -21,6 +21,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/kolco-dev/kolco"
@@ -62,6 +63,11 @@ type Config struct {
 	// [theory.MovedShares], the least any placement can move given the
 	// weights.
 	Theory func(before, after []kolco.Node) float64
+	// MoveRate, for a store whose change moves its data (kolco proxy's
+	// store pools), is the keys a second the mover sends from each old
+	// node, all old nodes at once (store.rate); it adds the time the move
+	// takes, Result.MoveSeconds. Zero leaves it out.
+	MoveRate float64
 }
 
 // Result is what a change costs.
@@ -89,6 +95,10 @@ type Result struct {
 	Loads []Load `json:"loads"`
 	// Cache is set when a request rate was given.
 	Cache *CacheImpact `json:"cache,omitempty"`
+	// MoveSeconds, when Config.MoveRate is set, is how long a store's
+	// mover takes to send the moved keys: the most any one old node sends,
+	// over the rate. Keys that requests move first shorten it.
+	MoveSeconds float64 `json:"move_seconds,omitempty"`
 	// Step numbers the change in a history (ComputeHistory) from 1; it is
 	// 0 for a single change.
 	Step int `json:"step,omitempty"`
@@ -174,6 +184,9 @@ func (cfg Config) check() (*keys.Set, error) {
 	if cfg.RPS < 0 || cfg.HitRate < 0 || cfg.HitRate > 1 || cfg.Data < 0 {
 		return nil, fmt.Errorf("%w: rps and data must be >= 0 and the hit rate in [0, 1]", kolco.ErrBadConfig)
 	}
+	if !(cfg.MoveRate >= 0) || math.IsInf(cfg.MoveRate, 1) {
+		return nil, fmt.Errorf("%w: the move rate must be a finite number of keys a second >= 0 (got %v)", kolco.ErrBadConfig, cfg.MoveRate)
+	}
 	if cfg.Data > 0 {
 		return cfg.Keys.ScaledTo(cfg.Data), nil
 	}
@@ -210,13 +223,15 @@ func compare(cfg Config, ks *keys.Set, before, after keys.Assignment) *Result {
 		TheoryShare: theoryShare(cfg, before.Nodes, after.Nodes)}
 	totalRate := ks.TotalRate()
 	sends, recv := make([]float64, len(d.From)), make([]float64, len(d.To))
-	downCold := 0.0 // requests to moved keys whose previous owner is down
+	sent := make([]int, len(d.From)) // keys
+	downCold := 0.0                  // requests to moved keys whose previous owner is down
 	for _, e := range d.Edges {
 		res.Flows = append(res.Flows, Flow{From: d.From[e.From].ID, To: d.To[e.To].ID, Keys: e.Keys,
 			Bytes: e.Bytes, Requests: e.Requests / totalRate})
 		res.MovedBytes += e.Bytes
 		res.MovedRequests += e.Requests / totalRate
 		sends[e.From] += e.Bytes
+		sent[e.From] += e.Keys
 		recv[e.To] += e.Bytes
 		if slices.Contains(cfg.Down, d.From[e.From].ID) {
 			downCold += e.Requests / totalRate
@@ -224,6 +239,9 @@ func compare(cfg Config, ks *keys.Set, before, after keys.Assignment) *Result {
 	}
 	slices.SortStableFunc(res.Flows, func(a, b Flow) int { return b.Keys - a.Keys })
 	res.Loads = loads(before, after, ks, sends, recv)
+	if cfg.MoveRate > 0 && len(sent) > 0 {
+		res.MoveSeconds = float64(slices.Max(sent)) / cfg.MoveRate
+	}
 	if cfg.RPS > 0 {
 		res.Cache = cacheImpact(cfg.RPS, cfg.HitRate, res.MovedRequests, res.TheoryShare)
 		if cfg.Warm {

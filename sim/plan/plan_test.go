@@ -185,3 +185,35 @@ func TestComputeRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestMoveSeconds: a store's move takes the keys the busiest old node
+// sends over the rate, every old node sending at once; rehashing modulo
+// 4 -> 5 sends from all four, a ring's join only what the newcomer takes
+// from each; a rate that is not a finite number >= 0 is refused.
+func TestMoveSeconds(t *testing.T) {
+	nodes := kolcotest.Nodes(4)
+	for _, name := range []string{"ring", "modulo", "jump"} {
+		before, after := adding(t, name, 0, nodes, kolco.Node{ID: "node-4", Weight: 1})
+		r, err := plan.Compute(plan.Config{Before: before, After: after, Keys: keys.Synthetic(20_000), MoveRate: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := map[string]int{}
+		for _, f := range r.Flows {
+			sent[f.From] += f.Keys
+		}
+		most := 0
+		for _, n := range sent {
+			most = max(most, n)
+		}
+		if want := float64(most) / 100; r.MoveSeconds != want || most == 0 {
+			t.Errorf("%s: MoveSeconds %v, want %v (the busiest of %v over 100 keys/s)", name, r.MoveSeconds, want, sent)
+		}
+	}
+	before, after := adding(t, "ring", 0, nodes, kolco.Node{ID: "node-4", Weight: 1})
+	for _, rate := range []float64{-1, math.Inf(1), math.NaN()} {
+		if _, err := plan.Compute(plan.Config{Before: before, After: after, Keys: keys.Synthetic(10), MoveRate: rate}); !errors.Is(err, kolco.ErrBadConfig) {
+			t.Errorf("MoveRate %v: %v, want ErrBadConfig", rate, err)
+		}
+	}
+}

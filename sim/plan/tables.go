@@ -26,6 +26,9 @@ func (r *Result) Tables(f report.Format) []report.Table {
 	sum.Add("bytes moved", f.Bytes(r.MovedBytes), f.Bytes(r.TheoryShare*r.TotalBytes))
 	sum.Add("bytes sent per old node", f.Bytes(r.MovedBytes/float64(max(r.Before, 1))), f.Bytes(r.TheoryShare*r.TotalBytes/float64(max(r.Before, 1))))
 	sum.Add("requests to moved keys", f.Pct(r.MovedRequests, 2), f.Pct(r.TheoryShare, 2))
+	if r.MoveSeconds > 0 {
+		sum.Add("seconds to move (a store's mover)", f.Num(r.MoveSeconds, 1)+f.Unit(" s"), "")
+	}
 	if k := r.Cache; k != nil {
 		sum.Add("database RPS, steady", f.Num(k.SteadyDB, 0), f.Num(k.SteadyDB, 0))
 		sum.Add("database RPS, right after", f.Num(k.DB, 0), f.Num(k.TheoryDB, 0))

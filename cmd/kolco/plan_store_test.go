@@ -1,0 +1,151 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPlanPredictsTheStoresMove: kolco plan --redis reads the keys of a
+// store pool's four redis-servers with SCAN and MEMORY USAGE and lists the
+// keys a fifth server takes; then the proxy's store makes that change and
+// moves exactly those keys, each from the server the plan names to the one
+// it names (read on the servers before and after). The plan's bytes are
+// the servers' MEMORY USAGE of the moved keys, and its time the busiest
+// server's keys over --move-rate.
+func TestPlanPredictsTheStoresMove(t *testing.T) {
+	p := newStoreProc(t, "")
+	p.write(4)
+	p.start()
+	keys := fill(t, p.addr(), 3000)
+	c := dialRaw(t, p.addr())
+	for i := range 50 {
+		if got := c.do("HSET", "big", fmt.Sprint(i), strings.Repeat("h", 2000)); got != ":1\r\n" {
+			t.Fatalf("HSET: %q", got)
+		}
+	}
+	keys = append(keys, "big")
+	before := serverOf(t, p.redis, keys)
+
+	moves := filepath.Join(p.dir, "moves.tsv")
+	nodes := make([]string, 4)
+	for i := range nodes {
+		nodes[i] = fmt.Sprintf("r%d", i)
+	}
+	code, out, errs := runCLI(t, "", "plan", "--algo", "ring", "--nodes", strings.Join(nodes, ","), "--add", "r4",
+		"--redis", "--keys-from", strings.Join(p.redis[:4], ","), "--move-rate", "100", "--moves", moves, "--json")
+	if code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, errs)
+	}
+	var r struct {
+		Keys        int     `json:"keys"`
+		Moved       int     `json:"moved_keys"`
+		MovedBytes  float64 `json:"moved_bytes"`
+		MoveSeconds float64 `json:"move_seconds"`
+		Flows       []struct {
+			From string `json:"from"`
+			Keys int    `json:"keys"`
+		} `json:"flows"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("plan JSON: %v\n%s", err, out)
+	}
+	if r.Keys != len(keys) {
+		t.Errorf("the plan read %d keys from the servers, %d were written", r.Keys, len(keys))
+	}
+	planned := plannedMoves(t, moves)
+	if len(planned) != r.Moved || r.Moved == 0 {
+		t.Errorf("%d moves listed, %d in the summary", len(planned), r.Moved)
+	}
+	most := 0
+	sent := map[string]int{}
+	for _, f := range r.Flows {
+		sent[f.From] += f.Keys
+		most = max(most, sent[f.From])
+	}
+	if r.MoveSeconds != float64(most)/100 {
+		t.Errorf("move_seconds %v, want the busiest server's %d keys over 100 keys/s", r.MoveSeconds, most)
+	}
+	if usage := memoryUsage(t, p.redis, before, planned); r.MovedBytes != usage {
+		t.Errorf("moved bytes %v, the servers' MEMORY USAGE of the moved keys %v", r.MovedBytes, usage)
+	}
+
+	p.reload(5)
+	p.moved()
+	after := serverOf(t, p.redis, keys)
+	changed := 0
+	for _, k := range keys {
+		m, ok := planned[k]
+		switch {
+		case before[k] != after[k]:
+			changed++
+			if !ok || m.from != fmt.Sprintf("r%d", before[k]) || m.to != fmt.Sprintf("r%d", after[k]) {
+				t.Errorf("%s moved r%d -> r%d; the plan: %+v (listed %v)", k, before[k], after[k], m, ok)
+			}
+		case ok:
+			t.Errorf("%s stayed on r%d; the plan moved it %+v", k, before[k], m)
+		}
+	}
+	t.Logf("planned %d of %d keys to move (%.0f bytes, %.1f s at 100 keys/s per server); the store moved %d", r.Moved, r.Keys, r.MovedBytes, r.MoveSeconds, changed)
+}
+
+type plannedMove struct{ from, to string }
+
+// plannedMoves reads a single change's --moves file: KEY, FROM, TO.
+func plannedMoves(t *testing.T, path string) map[string]plannedMove {
+	out := map[string]plannedMove{}
+	for _, line := range readMoves(t, path) {
+		fields := strings.Split(line, "\t")
+		if len(fields) != 3 {
+			t.Fatalf("moves line %q", line)
+		}
+		out[fields[0]] = plannedMove{fields[1], fields[2]}
+	}
+	return out
+}
+
+// serverOf returns the index of the one server of servers that holds each
+// key, failing when a key is on none or on several.
+func serverOf(t *testing.T, servers []string, keys []string) map[string]int {
+	conns := make([]*rawRedis, len(servers))
+	for i, a := range servers {
+		conns[i] = dialRaw(t, a)
+	}
+	out := map[string]int{}
+	for _, k := range keys {
+		on := -1
+		for i, c := range conns {
+			if c.do("EXISTS", k) == ":1\r\n" {
+				if on >= 0 {
+					t.Fatalf("%s is on r%d and r%d", k, on, i)
+				}
+				on = i
+			}
+		}
+		if on < 0 {
+			t.Fatalf("%s is on no server", k)
+		}
+		out[k] = on
+	}
+	return out
+}
+
+// memoryUsage sums MEMORY USAGE of the keys of moves, each asked of the
+// server on holds it on.
+func memoryUsage(t *testing.T, servers []string, on map[string]int, moves map[string]plannedMove) float64 {
+	conns := make([]*rawRedis, len(servers))
+	for i, a := range servers {
+		conns[i] = dialRaw(t, a)
+	}
+	var usage float64
+	for k := range moves {
+		var n float64
+		if _, err := fmt.Sscanf(conns[on[k]].do("MEMORY", "USAGE", k), ":%g", &n); err != nil {
+			t.Fatalf("MEMORY USAGE %s: %v", k, err)
+		}
+		usage += n
+	}
+	return usage
+}
