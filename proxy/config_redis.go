@@ -142,7 +142,12 @@ func (p *PoolConfig) explainRedis(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "  redis: %s; AUTH sent to %d of %d servers on connecting; %s; a restored server is never emptied\n",
 		auth, servers, len(p.Servers), db)
-	fmt.Fprintf(b, "  changes: cold, as under nutcracker: a key a change moves is not found at its new server until it is written there; its old copy stays where it was (warm changes and the sweep are for memcached pools)\n")
+	if s := p.Store; s.Enabled {
+		fmt.Fprintf(b, "  changes: a store's: the keys a change gives another server move there with MIGRATE while the pool serves, at most %d keys a second from each server, %d per MIGRATE (timeout %d ms); a request for a key not moved yet moves it first, and a read finds every key; no key moves before every proxy named in kolco.admin_peers places by the new servers; progress in /v1/pools and the state file\n",
+			s.Rate, s.Batch, s.MigrateTimeout)
+		return
+	}
+	fmt.Fprintf(b, "  changes: cold, as under nutcracker: a key a change moves is not found at its new server until it is written there; its old copy stays where it was (warm changes and the sweep are for memcached pools; store: {enabled: true} moves a Redis pool's keys)\n")
 }
 
 // checkStore checks a store's settings: a Redis pool whose servers keep

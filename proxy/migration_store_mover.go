@@ -179,3 +179,64 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 		return true
 	}
 }
+
+// migrateRoles keeps a proxy's MIGRATEs from waiting on each other. A
+// MIGRATE blocks its source until the target answers, and a server that
+// is itself in a MIGRATE answers nothing meanwhile: a MIGRATE from A to B
+// and one from B to A at once each wait for the other until
+// migrate_timeout, and so does any cycle of them. So a server is, at any
+// moment, the source of a proxy's MIGRATEs or their target, never both;
+// MIGRATEs in one direction run side by side. The roles outlive a reload:
+// the pool that replaces another takes its roles with its MIGRATEs in
+// flight.
+type migrateRoles struct {
+	mu      sync.Mutex
+	role    map[string]int // > 0: the source of that many; < 0: the target
+	changed chan struct{}  // closed and replaced when a MIGRATE ends
+}
+
+func newMigrateRoles() *migrateRoles {
+	return &migrateRoles{role: map[string]int{}, changed: make(chan struct{})}
+}
+
+// acquire waits until src may be a source and dst a target, and takes
+// both roles; it fails when ctx ends or at deadline (none when zero).
+func (m *migrateRoles) acquire(ctx context.Context, deadline time.Time, src, dst string) error {
+	var timer <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		timer = t.C
+	}
+	for {
+		m.mu.Lock()
+		if m.role[src] >= 0 && m.role[dst] <= 0 {
+			m.role[src]++
+			m.role[dst]--
+			m.mu.Unlock()
+			return nil
+		}
+		changed := m.changed
+		m.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer:
+			return fmt.Errorf("%s is the target of a MIGRATE still running, or %s its source", src, dst)
+		}
+	}
+}
+
+// release gives back the roles acquire took.
+func (m *migrateRoles) release(src, dst string) {
+	m.mu.Lock()
+	for addr, d := range map[string]int{src: -1, dst: 1} {
+		if m.role[addr] += d; m.role[addr] == 0 {
+			delete(m.role, addr)
+		}
+	}
+	close(m.changed)
+	m.changed = make(chan struct{})
+	m.mu.Unlock()
+}

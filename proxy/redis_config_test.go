@@ -115,6 +115,20 @@ func TestRedisChangesCold(t *testing.T) {
 	}
 }
 
+// TestStoreExplained: --check of a store pool says its changes move the
+// keys, at the rate, batch and timeout configured.
+func TestStoreExplained(t *testing.T) {
+	cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:22121\n  redis: true\n  distribution: jump\n  store: {enabled: true, rate: 300}\n  servers: [\"127.0.0.1:6379:1 a\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := cfg.Explain(&b); err != nil || !strings.Contains(b.String(), "  changes: a store's: ") ||
+		!strings.Contains(b.String(), "at most 300 keys a second from each server, 16 per MIGRATE (timeout 5000 ms)") {
+		t.Errorf("--check: %v\n%s", err, b.String())
+	}
+}
+
 // TestRedisServerAuthOfSourcedPool: redis_server_auth naming a server the
 // servers list lacks is an error in a static pool and allowed in a pool on
 // a membership source, whose servers come and go.
