@@ -1,0 +1,197 @@
+// Package sentineltest starts Redis shards of a primary and a replica
+// each, watched by three redis-sentinel processes, on 127.0.0.1, for
+// tests of what follows Sentinel's failovers.
+package sentineltest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/resp"
+)
+
+// Process is a redis-server or redis-sentinel the test started.
+type Process struct {
+	Addr   string
+	Port   int
+	args   []string
+	bin    string
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+func start(t testing.TB, bin string, port int, args ...string) *Process {
+	p := &Process{Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port, args: args, bin: bin}
+	p.Start(t)
+	t.Cleanup(p.Kill)
+	return p
+}
+
+// Start starts the process again, with the arguments it was first
+// started with, and waits until it listens.
+func (p *Process) Start(t testing.TB) {
+	t.Helper()
+	cmd := exec.Command(p.bin, p.args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	p.mu.Lock()
+	p.cmd, p.exited = cmd, exited
+	p.mu.Unlock()
+	realprog.WaitListening(t, filepath.Base(p.bin), []int{p.Port}, exited)
+}
+
+// Kill kills the process (SIGKILL) and waits for it to exit.
+func (p *Process) Kill() {
+	p.mu.Lock()
+	cmd, exited := p.cmd, p.exited
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	<-exited
+}
+
+// Shard is a primary and its replica under one master name.
+type Shard struct {
+	Name             string
+	Primary, Replica *Process
+}
+
+// Cluster is the shards and the Sentinels that watch them.
+type Cluster struct {
+	Shards    []*Shard
+	Sentinels []*Process
+	// DownAfter is the Sentinels' down-after-milliseconds: how long a
+	// primary is silent before they fail it over.
+	DownAfter time.Duration
+}
+
+// SentinelAddrs returns the Sentinels' addresses.
+func (c *Cluster) SentinelAddrs() []string {
+	out := make([]string, len(c.Sentinels))
+	for i, s := range c.Sentinels {
+		out[i] = s.Addr
+	}
+	return out
+}
+
+// Start starts a shard of a primary and a replica per name, and three
+// Sentinels (quorum 2) that fail a primary over after downAfter of
+// silence, and waits until every Sentinel knows every shard's replica and
+// the other Sentinels, so that a failover can happen. It skips the test
+// when redis-server or redis-sentinel is not installed (fails it in CI).
+func Start(t testing.TB, downAfter time.Duration, names ...string) *Cluster {
+	t.Helper()
+	server := realprog.Binary(t, "redis-server", "redis-server")
+	sentinel := realprog.Binary(t, "redis-sentinel", "redis-sentinel")
+	ports := realprog.FreePorts(t, 2*len(names)+3)
+	c := &Cluster{DownAfter: downAfter}
+	base := []string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no"}
+	for i, name := range names {
+		primary := start(t, server, ports[2*i], append([]string{"--port", strconv.Itoa(ports[2*i])}, base...)...)
+		replica := start(t, server, ports[2*i+1], append([]string{"--port", strconv.Itoa(ports[2*i+1]),
+			"--replicaof", "127.0.0.1", strconv.Itoa(ports[2*i])}, base...)...)
+		c.Shards = append(c.Shards, &Shard{Name: name, Primary: primary, Replica: replica})
+	}
+	dir := t.TempDir()
+	for i := range 3 {
+		port := ports[2*len(names)+i]
+		conf := fmt.Sprintf("port %d\nbind 127.0.0.1\nsentinel resolve-hostnames no\n", port)
+		for _, s := range c.Shards {
+			conf += fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %s %d\n"+
+				"sentinel failover-timeout %s 5000\nsentinel parallel-syncs %s 1\n",
+				s.Name, s.Primary.Port, s.Name, downAfter.Milliseconds(), s.Name, s.Name)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i))
+		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c.Sentinels = append(c.Sentinels, start(t, sentinel, port, path))
+	}
+	c.WaitReady(t)
+	return c
+}
+
+// WaitReady waits, up to 30 s, until every Sentinel knows each shard's
+// replica and the two other Sentinels.
+func (c *Cluster) WaitReady(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, sp := range c.Sentinels {
+		for _, s := range c.Shards {
+			for !c.knows(sp.Addr, s.Name) {
+				if time.Now().After(deadline) {
+					t.Fatalf("sentinel %s does not know %s's replica and the other sentinels after 30 s", sp.Addr, s.Name)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}
+}
+
+func (c *Cluster) knows(sentinel, name string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	conn, err := resp.Dial(ctx, sentinel)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(time.Second))
+	replicas, err := conn.Do("SENTINEL", "REPLICAS", name)
+	if err != nil || len(replicas.Elems) == 0 {
+		return false
+	}
+	others, err := conn.Do("SENTINEL", "SENTINELS", name)
+	return err == nil && len(others.Elems) == len(c.Sentinels)-1
+}
+
+// Do runs a command on addr and returns its reply.
+func Do(addr string, args ...string) (resp.Value, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	conn, err := resp.Dial(ctx, addr)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	return conn.Do(args...)
+}
+
+// Role returns "master" or "slave", as the server at addr says of itself.
+func Role(addr string) string {
+	v, err := Do(addr, "ROLE")
+	if err != nil || len(v.Elems) == 0 {
+		return ""
+	}
+	return v.Elems[0].Str
+}
+
+// WaitPromoted waits, up to timeout, until s's replica says it is a
+// primary, and swaps s's Primary and Replica.
+func (s *Shard) WaitPromoted(t testing.TB, timeout time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for Role(s.Replica.Addr) != "master" {
+		if time.Since(start) > timeout {
+			t.Fatalf("%s: the replica %s was not promoted within %v", s.Name, s.Replica.Addr, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.Primary, s.Replica = s.Replica, s.Primary
+	return time.Since(start)
+}
