@@ -28,9 +28,30 @@ import (
 // In the file, the durations are in milliseconds, and relative paths are
 // taken from the configuration file's directory.
 type Membership struct {
-	Etcd *EtcdMembership `yaml:"etcd"`
-	DNS  *DNSMembership  `yaml:"dns"`
-	File *FileMembership `yaml:"file"`
+	Etcd     *EtcdMembership     `yaml:"etcd"`
+	DNS      *DNSMembership      `yaml:"dns"`
+	File     *FileMembership     `yaml:"file"`
+	Sentinel *SentinelMembership `yaml:"sentinel"`
+}
+
+// SentinelMembership makes a Redis pool's servers Sentinel masters
+// (package membership/sentinel): each server's name is a master name the
+// Sentinels monitor, which the pool places by, and its address is the
+// master's primary as the Sentinels report it, followed through
+// failovers. The addresses the servers list serve until the Sentinels
+// first answer.
+type SentinelMembership struct {
+	// Sentinels are the Sentinels' "host:port" addresses. Required.
+	Sentinels []string `yaml:"sentinels"`
+	// Username and Password authenticate to the Sentinels (AUTH), when
+	// Password is set.
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+	// Interval (interval) between askings of the Sentinels, besides each
+	// failover they announce. Default 1 s.
+	Interval time.Duration `yaml:"-"`
+	// Timeout (timeout) of one asking. Default 1 s.
+	Timeout time.Duration `yaml:"-"`
 }
 
 // EtcdMembership follows nodes under a prefix in etcd, as "kolco members"
@@ -121,6 +142,11 @@ type membershipFile struct {
 		Interval       int `yaml:"interval"`
 		Settle         int `yaml:"settle"`
 	} `yaml:"file"`
+	Sentinel *struct {
+		SentinelMembership `yaml:",inline"`
+		Interval           int `yaml:"interval"`
+		Timeout            int `yaml:"timeout"`
+	} `yaml:"sentinel"`
 }
 
 // UnmarshalYAML decodes the membership key, refusing unknown keys, with
@@ -152,6 +178,11 @@ func (m *Membership) UnmarshalYAML(node *yaml.Node) error {
 		set(&m.File.Interval, fl.Interval)
 		set(&m.File.Settle, fl.Settle)
 	}
+	if sn := f.Sentinel; sn != nil {
+		m.Sentinel = &sn.SentinelMembership
+		set(&m.Sentinel.Interval, sn.Interval)
+		set(&m.Sentinel.Timeout, sn.Timeout)
+	}
 	return err
 }
 
@@ -167,6 +198,8 @@ func (m *Membership) String() string {
 		return fmt.Sprintf("dns %s %s", cmp.Or(m.DNS.Records, dns.SRV), m.DNS.Name)
 	case m.File != nil:
 		return "file " + m.File.Path
+	case m.Sentinel != nil:
+		return "sentinel at " + strings.Join(m.Sentinel.Sentinels, ",")
 	}
 	return "none"
 }
@@ -179,13 +212,13 @@ func (p *PoolConfig) checkMembership(bad badSetting) error {
 		return nil
 	}
 	n := 0
-	for _, set := range []bool{m.Etcd != nil, m.DNS != nil, m.File != nil} {
+	for _, set := range []bool{m.Etcd != nil, m.DNS != nil, m.File != nil, m.Sentinel != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return bad("membership", "give one source: etcd, dns or file (got %d)", n)
+		return bad("membership", "give one source: etcd, dns, file or sentinel (got %d)", n)
 	}
 	if len(p.Zones) > 0 || p.Zone != "" {
 		return bad("zones", "a pool on a membership source takes its servers, and their zones, from the source")
@@ -196,6 +229,8 @@ func (p *PoolConfig) checkMembership(bad badSetting) error {
 		err = m.Etcd.check()
 	case m.DNS != nil:
 		err = m.DNS.check()
+	case m.Sentinel != nil:
+		err = p.checkSentinel()
 	default:
 		err = m.File.check()
 	}
@@ -253,6 +288,36 @@ func (d *DNSMembership) check() error {
 	return nil
 }
 
+// checkSentinel checks a Sentinel source and the pool it serves: a Redis
+// pool whose servers are named by their master names.
+func (p *PoolConfig) checkSentinel() error {
+	sn := p.Membership.Sentinel
+	switch {
+	case !p.Redis:
+		return errors.New("sentinel: Sentinel watches Redis primaries: set redis: true")
+	case len(sn.Sentinels) == 0:
+		return errors.New("sentinel: no sentinels to ask")
+	case sn.Username != "" && sn.Password == "":
+		return errors.New("sentinel: a username needs a password")
+	case sn.Interval < 0 || sn.Timeout < 0:
+		return errors.New("sentinel: interval and timeout must not be negative")
+	}
+	for _, a := range sn.Sentinels {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("sentinel: sentinel %q: want host:port", a)
+		}
+	}
+	for _, s := range p.Servers {
+		if s.Name == "" {
+			return fmt.Errorf("sentinel: server %s has no name: name each server by its Sentinel master name (\"%s:%d NAME\")", s.String(), s.Addr(), s.Weight)
+		}
+		if strings.ContainsAny(s.Name, " \t") {
+			return fmt.Errorf("sentinel: master name %q has a space", s.Name)
+		}
+	}
+	return nil
+}
+
 func (f *FileMembership) check() error {
 	switch {
 	case f.Path == "":
@@ -271,6 +336,11 @@ func (f *FileMembership) check() error {
 // --check.
 func (p *PoolConfig) explainMembership(b *strings.Builder) {
 	if p.Membership == nil {
+		return
+	}
+	if p.Membership.Sentinel != nil {
+		fmt.Fprintf(b, "  membership: each server is the Sentinel master of its name, at its primary's address as %s reports it, followed through failovers (asked every %d ms, and at each +switch-master); a failover moves no key; the addresses below serve until the Sentinels answer\n",
+			p.Membership, cmp.Or(p.Membership.Sentinel.Interval, time.Second).Milliseconds())
 		return
 	}
 	fmt.Fprintf(b, "  membership: servers from %s, each version applied as a change; the servers below serve until its first version\n",

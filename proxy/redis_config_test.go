@@ -142,3 +142,29 @@ func TestRedisServerAuthOfSourcedPool(t *testing.T) {
 		t.Errorf("pool on a source: %v", err)
 	}
 }
+
+// TestSentinelConfig: a Sentinel pool is a Redis pool of named servers,
+// explained by --check; anything else is refused, naming the fix.
+func TestSentinelConfig(t *testing.T) {
+	const head = "p:\n  listen: 127.0.0.1:22121\n"
+	cfg, err := ParseConfig([]byte(head + "  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"], interval: 250}}\n  servers: [\"127.0.0.1:6379:1 shard-a\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := cfg.Explain(&b); err != nil || !strings.Contains(b.String(), "each server is the Sentinel master of its name") || !strings.Contains(b.String(), "asked every 250 ms") {
+		t.Errorf("--check: %v\n%s", err, b.String())
+	}
+	for yaml, want := range map[string]string{
+		"  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"]}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                             "set redis: true",
+		"  redis: true\n  membership: {sentinel: {sentinels: []}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                 "no sentinels",
+		"  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1\"]}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                    "want host:port",
+		"  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"]}}\n  servers: [\"127.0.0.1:6379:1\"]\n":                "has no name",
+		"  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"], username: u}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n": "a username needs a password",
+		"  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"], timeout: -1}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n": "must not be negative",
+	} {
+		if _, err := ParseConfig([]byte(head + yaml)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error saying %q", yaml, err, want)
+		}
+	}
+}

@@ -82,7 +82,7 @@ type poolSource struct {
 // nodes the pool places until the source's first version. The error is a
 // [*ConfigError] for the pool's membership key.
 func newPoolSource(name string, pc *PoolConfig, dir string, initial []kolco.Node, log *slog.Logger) (*poolSource, error) {
-	src, closeSrc, err := pc.Membership.source(name, dir)
+	src, closeSrc, err := pc.Membership.source(name, dir, pc.Servers)
 	if err != nil {
 		return nil, err
 	}

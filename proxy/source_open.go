@@ -8,16 +8,19 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/compat/twemproxy"
 	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/dns"
 	"github.com/kolco-dev/kolco/membership/etcd"
+	"github.com/kolco-dev/kolco/membership/sentinel"
 )
 
 // source returns the membership source m describes, with relative paths
 // taken from dir, and what closes it. The error is a [*ConfigError] for
 // the pool's membership key: a password file that cannot be read, TLS
 // files that do not load.
-func (m *Membership) source(pool, dir string) (membership.Source, func() error, error) {
+func (m *Membership) source(pool, dir string, servers []twemproxy.Server) (membership.Source, func() error, error) {
 	bad := func(err error) error { return &ConfigError{Pool: pool, Key: "membership", Err: err} }
 	nop := func() error { return nil }
 	switch {
@@ -45,6 +48,14 @@ func (m *Membership) source(pool, dir string) (membership.Source, func() error, 
 			UseWeights: d.UseWeights, Interval: d.Interval, Timeout: d.Timeout}
 		if d.Resolver != "" {
 			src.Resolver = resolverAt(d.Resolver)
+		}
+		return src, nop, nil
+	case m.Sentinel != nil:
+		sn := m.Sentinel
+		src := &sentinel.Source{Sentinels: sn.Sentinels, Username: sn.Username, Password: sn.Password,
+			Interval: sn.Interval, Timeout: sn.Timeout}
+		for _, s := range servers {
+			src.Masters = append(src.Masters, kolco.Node{ID: s.Name, Weight: float64(s.Weight)})
 		}
 		return src, nop, nil
 	default:

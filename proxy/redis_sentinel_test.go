@@ -1,0 +1,142 @@
+package proxy
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kolco-dev/kolco/membership/sentinel/sentineltest"
+)
+
+// sentinelPoolYAML is a Redis pool whose servers are the cluster's
+// shards, named by their master names, on its Sentinels.
+func sentinelPoolYAML(c *sentineltest.Cluster, listen string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "p:\n  listen: %s\n  redis: true\n  distribution: ring\n  timeout: 1000\n", listen)
+	fmt.Fprintf(&b, "  membership: {sentinel: {sentinels: [%s], interval: 500, timeout: 300}}\n  servers:\n", strings.Join(c.SentinelAddrs(), ", "))
+	for _, s := range c.Shards {
+		fmt.Fprintf(&b, "   - %s:1 %s\n", s.Primary.Addr, s.Name)
+	}
+	return b.String()
+}
+
+// writeLoad is clients writing distinct keys through a proxy, one request
+// at a time, recording what was acknowledged and what failed.
+type writeLoad struct {
+	prefix   string
+	mu       sync.Mutex
+	acked    map[string]string
+	failed   atomic.Int64
+	lastFail atomic.Int64 // unix nanoseconds
+	lastErr  atomic.Value
+	stop     atomic.Bool
+	wg       sync.WaitGroup
+}
+
+func startWriteLoad(t *testing.T, addr, prefix string, clients int) *writeLoad {
+	l := &writeLoad{prefix: prefix, acked: map[string]string{}}
+	for c := range clients {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			conn := dialRedis(t, addr)
+			for i := 0; !l.stop.Load() && i < 1_000_000; i++ {
+				k, v := fmt.Sprintf("%s:%d:%d", prefix, c, i), fmt.Sprint(i)
+				conn.send("SET", k, v)
+				reply, err := conn.read()
+				if err != nil {
+					conn = dialRedis(t, addr)
+				}
+				if reply == "+OK\r\n" {
+					l.mu.Lock()
+					l.acked[k] = v
+					l.mu.Unlock()
+					continue
+				}
+				l.failed.Add(1)
+				l.lastFail.Store(time.Now().UnixNano())
+				l.lastErr.Store(strings.TrimSpace(reply))
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	return l
+}
+
+func (l *writeLoad) end() {
+	l.stop.Store(true)
+	l.wg.Wait()
+}
+
+// lost reads every acknowledged key through addr and counts those not
+// read back with their value, by the server p places them on.
+func (l *writeLoad) lost(t *testing.T, addr string, p *pool) (int, map[string]int) {
+	c := dialRedis(t, addr)
+	lost, by := 0, map[string]int{}
+	for k, v := range l.acked {
+		if got := c.do("GET", k); got != fmt.Sprintf("$%d\r\n%s\r\n", len(v), v) {
+			lost++
+			by[ownerOf(p, k)]++
+		}
+	}
+	return lost, by
+}
+
+// TestSentinelFailoverUnderLoad: three shards of a primary and a replica
+// behind Sentinel; eight clients write through kolco and eight through
+// nutcracker (the same shards by address) while shard-b's primary is
+// killed. kolco follows the failover: its writes to every shard succeed
+// again within a bound, and the failed requests and acknowledged writes
+// lost are reported; nutcracker's shard stays down.
+func TestSentinelFailoverUnderLoad(t *testing.T) {
+	c := sentineltest.Start(t, 1000*time.Millisecond, "shard-a", "shard-b", "shard-c")
+	s := startProxy(t, sentinelPoolYAML(c, "127.0.0.1:0"))
+	addr := s.Addr("p").String()
+	ncListen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	ncYAML := fmt.Sprintf("p:\n  listen: %s\n  redis: true\n  hash: fnv1a_64\n  distribution: ketama\n  timeout: 1000\n  servers:\n", ncListen)
+	for _, sh := range c.Shards {
+		ncYAML += fmt.Sprintf("   - %s:1 %s\n", sh.Primary.Addr, sh.Name)
+	}
+	startNutcracker(t, ncYAML, ncListen)
+
+	kolco, nc := startWriteLoad(t, addr, "k", 8), startWriteLoad(t, ncListen, "n", 8)
+	time.Sleep(time.Second)
+	if kolco.failed.Load() != 0 {
+		t.Fatalf("%d writes failed before the kill: %v", kolco.failed.Load(), kolco.lastErr.Load())
+	}
+	killed := time.Now()
+	c.Shards[1].Primary.Kill()
+	deadline := killed.Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		last := time.Unix(0, kolco.lastFail.Load())
+		if kolco.failed.Load() > 0 && time.Since(last) > 2*time.Second {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ncFailedBefore := nc.failed.Load()
+	time.Sleep(500 * time.Millisecond)
+	kolco.end()
+	nc.end()
+	recovered := time.Unix(0, kolco.lastFail.Load()).Sub(killed)
+	if time.Since(time.Unix(0, kolco.lastFail.Load())) < 2*time.Second {
+		t.Fatalf("kolco's writes still fail %v after the kill: %v", time.Since(killed).Round(time.Millisecond), kolco.lastErr.Load())
+	}
+	// Replication is asynchronous: what the killed primary acknowledged
+	// and had not sent its replica is lost (min-replicas-max-lag bounds
+	// how much).
+	lost, by := kolco.lost(t, addr, s.testPool("p"))
+	t.Logf("kolco: %d of %d writes failed, the last %v after the kill (down-after %v), e.g. %v; %d acknowledged writes lost %v",
+		kolco.failed.Load(), int(kolco.failed.Load())+len(kolco.acked), recovered.Round(time.Millisecond), c.DownAfter, kolco.lastErr.Load(), lost, by)
+	t.Logf("nutcracker: %d writes failed, %d of them in the last 500 ms of the test: its shard stays down, e.g. %v",
+		nc.failed.Load(), nc.failed.Load()-ncFailedBefore, nc.lastErr.Load())
+	if nc.failed.Load() == ncFailedBefore {
+		t.Errorf("nutcracker's writes succeed again: the comparison does not hold")
+	}
+	if recovered > 10*time.Second {
+		t.Errorf("kolco took %v to write to every shard again", recovered)
+	}
+}
