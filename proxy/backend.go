@@ -301,6 +301,7 @@ func (b *backend) fail(err error, n int) {
 	}
 	b.health.failedWith(err, time.Now())
 	b.logFailure(err, n)
+	b.pool.askSource()
 	if cfg.Ejection == EjectNone {
 		return
 	}

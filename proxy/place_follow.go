@@ -102,6 +102,9 @@ type sourceView struct {
 	lay *layout
 	// err is why no pool can serve the version's nodes as its servers.
 	err error
+	// nudge asks the source again at once; nil for a source that cannot
+	// be (see pool.askSource).
+	nudge func()
 }
 
 // check returns why the pool configured as pc cannot serve v, or nil.

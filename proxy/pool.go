@@ -57,6 +57,10 @@ type pool struct {
 	// migrateRoles keeps the MIGRATEs of the pool, and of the pools it
 	// replaced, from waiting on each other.
 	migrateRoles *migrateRoles
+	// nudgeSource, set for a pool on a membership source that can be
+	// asked again at once (Sentinel), is called when a server fails or
+	// answers as a replica: its address may have changed.
+	nudgeSource func()
 	// shareCache holds the servers' shares of keys under a placement.
 	shareCache atomic.Pointer[keyShares]
 
@@ -111,6 +115,9 @@ func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 		b := newBackend(p, n)
 		b.slot = len(p.backends)
 		p.backends = append(p.backends, b)
+	}
+	if spec.members != nil {
+		p.nudgeSource = spec.members.nudge
 	}
 	p.initMigrations()
 	if err := p.follow(from, prev); err != nil {
@@ -202,4 +209,12 @@ func (p *pool) abort() {
 		b.close()
 	}
 	p.closeFormers()
+}
+
+// askSource asks the pool's membership source again now, when it can be:
+// a server failed or was demoted, and the source may know where it went.
+func (p *pool) askSource() {
+	if p.nudgeSource != nil {
+		p.nudgeSource()
+	}
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"bufio"
 	"errors"
 	"fmt"
@@ -96,12 +97,13 @@ func appendRedisError(dst []byte, err error) []byte {
 }
 
 func (redisFront) replies(r io.Reader, b *backend) replies {
-	return &redisReplies{rr: redis.NewReplyReader(r, redis.ReplyLimits{MaxBulk: b.pool.cfg.MaxValueSize})}
+	return &redisReplies{rr: redis.NewReplyReader(r, redis.ReplyLimits{MaxBulk: b.pool.cfg.MaxValueSize}), pool: b.pool}
 }
 
 // redisReplies reads a Redis server's replies.
 type redisReplies struct {
-	rr *redis.ReplyReader
+	rr   *redis.ReplyReader
+	pool *pool
 }
 
 func (r *redisReplies) Wait() error     { return r.rr.Wait() }
@@ -126,8 +128,17 @@ func (r *redisReplies) read(o *op) (err error) {
 	if err == nil && loading(o.reply) {
 		return errLoadingReply
 	}
+	if err == nil && bytes.HasPrefix(o.reply, readOnlyReply) {
+		// A replica now: a failover demoted the server, and the source
+		// may know its successor.
+		r.pool.askSource()
+	}
 	return err
 }
+
+// readOnlyReply begins a replica's answer to a write ("-READONLY You
+// can't write against a read only replica.").
+var readOnlyReply = []byte("-READONLY ")
 
 // loading reports whether a reply is redis-server's answer while it loads
 // its data set at start ("-LOADING Redis is loading the dataset in

@@ -59,6 +59,8 @@ type poolSource struct {
 	f        *membership.Follower
 	w        *membership.Watcher
 	closeSrc func() error
+	// nudger is the source when it can be asked again at once (Sentinel).
+	nudger interface{ Nudge() }
 	// base is the pool's configuration as the file gives it (defaults
 	// set); guarded by the server's mu.
 	base *PoolConfig
@@ -86,9 +88,10 @@ func newPoolSource(name string, pc *PoolConfig, dir string, initial []kolco.Node
 	if err != nil {
 		return nil, err
 	}
+	nudger, _ := src.(interface{ Nudge() })
 	src = loggedSource(src, log.With("pool", name))
 	ctx, cancel := context.WithCancel(context.Background())
-	ps := &poolSource{name: name, key: keyOf(pc, dir), desc: pc.Membership.String(), log: log.With("pool", name),
+	ps := &poolSource{name: name, key: keyOf(pc, dir), desc: pc.Membership.String(), log: log.With("pool", name), nudger: nudger,
 		closeSrc: closeSrc, base: pc, changed: make(chan struct{}, 1), ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	if isTwemproxy(pc) {
 		ps.publish(ps.listView(0, initial, nil))
@@ -114,6 +117,15 @@ func newPoolSource(name string, pc *PoolConfig, dir string, initial []kolco.Node
 	return ps, nil
 }
 
+// nudgeFunc returns what asks the source again at once, or nil when it
+// cannot be.
+func (ps *poolSource) nudgeFunc() func() {
+	if ps.nudger == nil {
+		return nil
+	}
+	return ps.nudger.Nudge
+}
+
 // publish makes v the newest view unless a newer one is there, and
 // signals the server.
 func (ps *poolSource) publish(v *sourceView) {
@@ -133,14 +145,14 @@ func (ps *poolSource) publish(v *sourceView) {
 // kolcoView returns the view of a follower's view.
 func (ps *poolSource) kolcoView(v *membership.View) *sourceView {
 	nodes := v.Placement.Nodes()
-	return &sourceView{revision: v.Revision, nodes: nodes, drained: nodeIDs(v.Drained), fingerprint: v.Fingerprint,
+	return &sourceView{revision: v.Revision, nodes: nodes, drained: nodeIDs(v.Drained), fingerprint: v.Fingerprint, nudge: ps.nudgeFunc(),
 		shared: v.Shared, lay: &layout{settings: ps.key.set, p: v.Placement, nodes: nodes, fingerprint: v.Fingerprint},
 		err: checkNodes(nodes, false)}
 }
 
 // listView returns the view of a version for ketama and modula.
 func (ps *poolSource) listView(rev int64, nodes []kolco.Node, drained []kolco.Node) *sourceView {
-	sv := &sourceView{revision: rev, nodes: nodes, drained: nodeIDs(drained), shared: true, err: checkNodes(nodes, true)}
+	sv := &sourceView{revision: rev, nodes: nodes, drained: nodeIDs(drained), shared: true, err: checkNodes(nodes, true), nudge: ps.nudgeFunc()}
 	if sv.err == nil {
 		sv.fingerprint = twemproxyFingerprint(ps.key.set.Distribution, ps.key.hash, ps.key.hashTag, nodes)
 	}

@@ -130,6 +130,7 @@ func (s *Source) Follow(ctx context.Context, r membership.Reporter) error {
 	var last []kolco.Node
 	var rev int64
 	for {
+		asked := time.Now()
 		nodes, err := s.primaries(ctx)
 		switch {
 		case ctx.Err() != nil:
@@ -151,13 +152,24 @@ func (s *Source) Follow(ctx context.Context, r membership.Reporter) error {
 		select {
 		case <-t.C:
 		case <-s.nudges():
-			t.Stop()
+			// Nudges come with every failed request while a primary is
+			// down: ask at most every minAskGap.
+			t.Reset(minAskGap - time.Since(asked))
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			}
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
 		}
 	}
 }
+
+// minAskGap is the least time between two askings that nudges bring.
+const minAskGap = 100 * time.Millisecond
 
 // primary is one Sentinel's answer for one master.
 type primary struct {
