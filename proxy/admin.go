@@ -63,6 +63,9 @@ type PoolStatus struct {
 	StateMissing *StateMissing `json:"state_missing,omitempty"`
 	// Move is a store's move of its keys, while one is under way.
 	Move *MoveStatus `json:"move,omitempty"`
+	// Failovers are the latest servers the membership source repointed
+	// (a Sentinel failover), oldest first.
+	Failovers []Failover `json:"failovers,omitempty"`
 }
 
 // ServerStatus is a server of a pool as the admin endpoint reports it.
@@ -173,6 +176,7 @@ func (e poolEntry) status() PoolStatus {
 	}
 	ps.StateMissing = p.stats.stateMissing.Load()
 	ps.Move = p.moveStatus()
+	ps.Failovers, _ = p.stats.failovers.snapshot()
 	return ps
 }
 

@@ -47,6 +47,10 @@ var (
 		"1 while a store's move is under way (waiting, moving or paused), else 0.", []string{"pool"}, nil)
 	descStoreETA = prometheus.NewDesc("kolco_proxy_store_move_eta_seconds",
 		"The seconds a store's move has left at its rate so far, while one is under way and the rate is known.", []string{"pool"}, nil)
+	descFailovers = prometheus.NewDesc("kolco_proxy_failovers_total",
+		"Times the membership source repointed the server at another address (a Sentinel failover).", []string{"pool", "server"}, nil)
+	descFailoverUnavailable = prometheus.NewDesc("kolco_proxy_failover_unavailable_seconds",
+		"The seconds the server failed at its old address before its last failover, as the proxy saw it.", []string{"pool", "server"}, nil)
 	descBuffered = prometheus.NewDesc("kolco_proxy_buffered_bytes",
 		"Bytes of requests and replies held, against kolco.buffer_limit.", nil, nil)
 )
@@ -68,6 +72,8 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descStoreMove
 	ch <- descStoreMoving
 	ch <- descStoreETA
+	ch <- descFailovers
+	ch <- descFailoverUnavailable
 	ch <- descBuffered
 }
 
@@ -83,6 +89,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		if p.cfg.Store.Enabled {
 			collectMove(ch, p)
 		}
+		collectFailovers(ch, p)
 		shares := p.shares()
 		for _, b := range p.backends {
 			labels := []string{p.name, b.name(), b.addr}
@@ -129,5 +136,20 @@ func collectMove(ch chan<- prometheus.Metric, p *pool) {
 	}
 	if ms.ETA >= 0 {
 		ch <- prometheus.MustNewConstMetric(descStoreETA, prometheus.GaugeValue, ms.ETA, p.name)
+	}
+}
+
+// collectFailovers reports the pool's failovers per server.
+func collectFailovers(ch chan<- prometheus.Metric, p *pool) {
+	latest, counts := p.stats.failovers.snapshot()
+	for server, n := range counts {
+		ch <- prometheus.MustNewConstMetric(descFailovers, prometheus.CounterValue, float64(n), p.name, server)
+	}
+	last := map[string]float64{}
+	for _, fo := range latest {
+		last[fo.Server] = fo.Unavailable
+	}
+	for server, secs := range last {
+		ch <- prometheus.MustNewConstMetric(descFailoverUnavailable, prometheus.GaugeValue, secs, p.name, server)
 	}
 }

@@ -95,6 +95,8 @@ type poolStats struct {
 	bytesIn, bytesOut        atomic.Uint64
 	clientEOF, clientErr     atomic.Uint64
 	forwardErrors, fragments atomic.Uint64
+	// failovers are the servers the membership source repointed.
+	failovers failovers
 	// stateMissing is set when the pool started without its placement's
 	// history while its servers held data (see pool.checkAfresh).
 	stateMissing atomic.Pointer[StateMissing]

@@ -139,4 +139,12 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	if recovered > 10*time.Second {
 		t.Errorf("kolco took %v to write to every shard again", recovered)
 	}
+	latest, counts := s.testPool("p").stats.failovers.snapshot()
+	b := c.Shards[1]
+	if len(latest) != 1 || latest[0].Server != b.Name || latest[0].From != b.Primary.Addr || latest[0].To != b.Replica.Addr ||
+		counts[b.Name] != 1 || latest[0].Unavailable <= 0 || latest[0].Unavailable > recovered.Seconds()+0.5 {
+		t.Errorf("failovers %+v %v; want one of %s from %s to %s, unavailable for up to %v", latest, counts, b.Name, b.Primary.Addr, b.Replica.Addr, recovered)
+	} else {
+		t.Logf("the failover as the admin endpoint reports it: %+v", latest[0])
+	}
 }

@@ -169,8 +169,12 @@ func (s *Server) applySource(ps *poolSource) {
 		views := s.views()
 		views[ps.name] = v
 		var t *transition
+		old := s.listeners[ps.name].pool.Load()
 		if t, err = s.prepare(context.Background(), s.cfg, views); err == nil {
 			s.commit(t)
+			if l := s.listeners[ps.name]; l != nil {
+				l.pool.Load().noteRepoints(old)
+			}
 			s.notePlacements()
 			ps.applied.Add(1)
 			removed, added, updated := describeChange(kolco.Diff(serving.nodes, v.nodes))
