@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -146,5 +147,45 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 		t.Errorf("failovers %+v %v; want one of %s from %s to %s, unavailable for up to %v", latest, counts, b.Name, b.Primary.Addr, b.Replica.Addr, recovered)
 	} else {
 		t.Logf("the failover as the admin endpoint reports it: %+v", latest[0])
+	}
+}
+
+// TestSentinelsDownAndReload: with every Sentinel down the proxy keeps
+// serving each shard at the primary it knows, not one write failing; a
+// reload of the configuration while a primary is being failed over, and
+// the Sentinels' return, end with every shard written at its primary.
+func TestSentinelsDownAndReload(t *testing.T) {
+	c := sentineltest.Start(t, 1000*time.Millisecond, "shard-a", "shard-b")
+	yaml := sentinelPoolYAML(c, "127.0.0.1:0")
+	s := startProxy(t, yaml)
+	addr := s.Addr("p").String()
+	load := startWriteLoad(t, addr, "k", 8)
+	defer load.end()
+	time.Sleep(300 * time.Millisecond)
+	for _, sp := range c.Sentinels {
+		sp.Kill()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if n := load.failed.Load(); n != 0 {
+		t.Fatalf("%d writes failed with the Sentinels down: %v", n, load.lastErr.Load())
+	}
+	for _, sp := range c.Sentinels {
+		sp.Start(t)
+	}
+	c.WaitReady(t)
+	// A failover, and a reload in its midst: the reload keeps the
+	// running source, which follows the failover.
+	killed := time.Now()
+	c.Shards[0].Primary.Kill()
+	if err := s.ReloadData(context.Background(), "test", []byte(yaml)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "writes to every shard to succeed again", func() bool {
+		return load.failed.Load() > 0 && time.Since(time.Unix(0, load.lastFail.Load())) > time.Second
+	})
+	t.Logf("Sentinels down 1.5 s: 0 writes failed; a failover with a reload in its midst: %d writes failed, the last %v after the kill",
+		load.failed.Load(), time.Unix(0, load.lastFail.Load()).Sub(killed).Round(time.Millisecond))
+	if got := s.testPool("p").backendNamed("shard-a").addr; got != c.Shards[0].Replica.Addr {
+		t.Errorf("shard-a at %s after the failover, want its replica %s", got, c.Shards[0].Replica.Addr)
 	}
 }
