@@ -237,6 +237,26 @@ type PoolConfig struct {
 	// Store (store) makes a Redis pool a store, whose changes move its
 	// keys to their new servers: see [Store].
 	Store Store `yaml:"store"`
+	// ReplicaReads (replica_reads) sends a Sentinel pool's reads to its
+	// shards' replicas: see [ReplicaReads].
+	ReplicaReads ReplicaReads `yaml:"replica_reads"`
+}
+
+// ReplicaReads configures reads from replicas in a Redis pool on Sentinel
+// (membership: {sentinel: ...}): a read-only command of one shard goes to
+// a replica of it, one the Sentinels list, that is no further behind its
+// primary than MaxLag, and to the primary when none is; a client that
+// wrote to a shard reads that shard from its primary for the rest of its
+// connection, so that it reads its own writes. Off by default: every
+// request goes to the primary.
+type ReplicaReads struct {
+	// Enabled (enabled) turns replica reads on.
+	Enabled bool `yaml:"enabled"`
+	// MaxLag (max_lag), in milliseconds, is how far behind its primary a
+	// replica may be and still be read: the time since the replica last
+	// held everything its primary had written, measured every 100 ms
+	// from their INFO replication offsets. Default 1000.
+	MaxLag int `yaml:"max_lag"`
 }
 
 // Store configures a Redis pool whose servers hold data, not copies of

@@ -96,6 +96,12 @@ func DefaultPoolConfig() PoolConfig {
 			// As redis-cli --cluster's default for MIGRATE.
 			MigrateTimeout: 5000,
 		},
+		ReplicaReads: ReplicaReads{
+			// A second of writes is what a client reading a replica may
+			// miss; as Redis's own min-replicas-max-lag of 10 s bounds
+			// what a failover loses, tighter.
+			MaxLag: 1000,
+		},
 		Sweep: Sweep{
 			// No server is assumed to be the pool's alone: a sweep of a
 			// shared server would delete other pools' keys.
@@ -206,6 +212,7 @@ func (p *PoolConfig) WithDefaults() *PoolConfig {
 	setDefault(&c.Store.Rate, d.Store.Rate)
 	setDefault(&c.Store.Batch, d.Store.Batch)
 	setDefault(&c.Store.MigrateTimeout, d.Store.MigrateTimeout)
+	setDefault(&c.ReplicaReads.MaxLag, d.ReplicaReads.MaxLag)
 	return &c
 }
 

@@ -14,6 +14,9 @@ func (p *PoolConfig) checkRedis(bad badSetting) error {
 	if err := p.checkStore(bad); err != nil {
 		return err
 	}
+	if err := p.checkReplicaReads(bad); err != nil {
+		return err
+	}
 	if !p.Redis {
 		for _, k := range []struct {
 			key string
@@ -142,12 +145,32 @@ func (p *PoolConfig) explainRedis(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "  redis: %s; AUTH sent to %d of %d servers on connecting; %s; a restored server is never emptied\n",
 		auth, servers, len(p.Servers), db)
+	if r := p.ReplicaReads; r.Enabled {
+		fmt.Fprintf(b, "  reads: from a replica no more than %d ms behind its primary (the Sentinels list the replicas; lag measured every 100 ms), else the primary; a client that wrote to a shard reads it from the primary from then on\n", r.MaxLag)
+	}
 	if s := p.Store; s.Enabled {
 		fmt.Fprintf(b, "  changes: a store's: the keys a change gives another server move there with MIGRATE while the pool serves, at most %d keys a second from each server, %d per MIGRATE (timeout %d ms); a request for a key not moved yet moves it first, and a read finds every key; no key moves before every proxy named in kolco.admin_peers places by the new servers; progress in /v1/pools and the state file\n",
 			s.Rate, s.Batch, s.MigrateTimeout)
 		return
 	}
 	fmt.Fprintf(b, "  changes: cold, as under nutcracker: a key a change moves is not found at its new server until it is written there; its old copy stays where it was (warm changes and the sweep are for memcached pools; store: {enabled: true} moves a Redis pool's keys)\n")
+}
+
+// checkReplicaReads checks replica_reads: a Sentinel pool's, which knows
+// its shards' replicas, and not a store's, whose moves a replica would not
+// see in time.
+func (p *PoolConfig) checkReplicaReads(bad badSetting) error {
+	switch r := p.ReplicaReads; {
+	case r.MaxLag < 0:
+		return bad("replica_reads.max_lag", "must not be negative (got %d)", r.MaxLag)
+	case !r.Enabled:
+		return nil
+	case !p.Redis || p.Membership == nil || p.Membership.Sentinel == nil:
+		return bad("replica_reads.enabled", "reads go to the replicas Sentinel lists: it applies to Redis pools on Sentinel (redis: true, membership: {sentinel: ...})")
+	case p.Store.Enabled:
+		return bad("replica_reads.enabled", "a store's move deletes each key at its old primary as it moves: a replica read could miss it at both; read a store from its primaries")
+	}
+	return nil
 }
 
 // checkStore checks a store's settings: a Redis pool whose servers keep

@@ -204,6 +204,9 @@ func (memcacheFront) sweep(p *pool, m *migration) { p.sweepAfter(m) }
 
 func (memcacheFront) errorReply(err error) []byte { return appendErrorReply(nil, err) }
 
+// startPool starts nothing: a memcached pool runs nothing of its front's.
+func (memcacheFront) startPool(context.Context, *pool) {}
+
 func (memcacheFront) commands() int { return int(memcache.CmdMetaDebug) + 1 }
 
 func (memcacheFront) commandName(i int) string { return memcache.Command(i).String() }

@@ -61,6 +61,9 @@ type pool struct {
 	// asked again at once (Sentinel), is called when a server fails or
 	// answers as a replica: its address may have changed.
 	nudgeSource func()
+	// frontState is what the front keeps of the pool while it runs (a
+	// Redis pool's replica reads).
+	frontState atomic.Value
 	// shareCache holds the servers' shares of keys under a placement.
 	shareCache atomic.Pointer[keyShares]
 
@@ -172,6 +175,7 @@ func (p *pool) start() {
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.startMigrations()
 	p.startMove()
+	p.front.startPool(p.ctx, p)
 	p.wg.Add(2)
 	go func() {
 		defer p.wg.Done()

@@ -60,6 +60,10 @@ type front interface {
 	// command i of them in the figures, as its clients call it.
 	commands() int
 	commandName(i int) string
+	// startPool starts what the front runs beside a pool for the pool's
+	// life, until ctx ends, under the pool's wait group (a Redis pool's
+	// replica reads).
+	startPool(ctx context.Context, p *pool)
 }
 
 // replies reads a server's replies, each into the op it answers, in its

@@ -32,6 +32,9 @@ type redisClient struct {
 	// err is the read error that ended the client's requests, nil when
 	// it quit, was drained or its connection had to be closed.
 	err error
+	// wrote are the shards the client wrote to, by server name, with
+	// replica reads on: it reads them from their primaries.
+	wrote map[string]bool
 	// batch holds the server connections the round's requests were
 	// queued on: each is written once, when the round is read.
 	batch flushBatch
@@ -223,6 +226,9 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 			b = p.anyServer()
 		case part.Server < len(p.backends):
 			b = p.backends[part.Server]
+			if p.cfg.ReplicaReads.Enabled {
+				b = c.readServer(p, r, b)
+			}
 		}
 		if b == nil {
 			r.ops[i].finish(ErrNoServers)

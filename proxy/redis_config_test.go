@@ -147,21 +147,26 @@ func TestRedisServerAuthOfSourcedPool(t *testing.T) {
 // explained by --check; anything else is refused, naming the fix.
 func TestSentinelConfig(t *testing.T) {
 	const head = "p:\n  listen: 127.0.0.1:22121\n"
-	cfg, err := ParseConfig([]byte(head + "  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"], interval: 250}}\n  servers: [\"127.0.0.1:6379:1 shard-a\"]\n"))
+	cfg, err := ParseConfig([]byte(head + "  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"], interval: 250}}\n  replica_reads: {enabled: true}\n  servers: [\"127.0.0.1:6379:1 shard-a\"]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := cfg.Explain(&b); err != nil || !strings.Contains(b.String(), "each server is the Sentinel master of its name") || !strings.Contains(b.String(), "asked every 250 ms") {
+	if err := cfg.Explain(&b); err != nil || !strings.Contains(b.String(), "each server is the Sentinel master of its name") || !strings.Contains(b.String(), "asked every 250 ms") ||
+		!strings.Contains(b.String(), "reads: from a replica no more than 1000 ms behind") {
 		t.Errorf("--check: %v\n%s", err, b.String())
 	}
 	for yaml, want := range map[string]string{
-		"  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"]}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                             "set redis: true",
-		"  redis: true\n  membership: {sentinel: {sentinels: []}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                 "no sentinels",
-		"  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1\"]}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                    "want host:port",
-		"  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"]}}\n  servers: [\"127.0.0.1:6379:1\"]\n":                "has no name",
-		"  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"], username: u}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n": "a username needs a password",
-		"  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"], timeout: -1}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n": "must not be negative",
+		"  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"]}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                                                            "set redis: true",
+		"  redis: true\n  membership: {sentinel: {sentinels: []}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                                                                "no sentinels",
+		"  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1\"]}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                                                   "want host:port",
+		"  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"]}}\n  servers: [\"127.0.0.1:6379:1\"]\n":                                                               "has no name",
+		"  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"], username: u}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                                "a username needs a password",
+		"  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"], timeout: -1}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                                "must not be negative",
+		"  redis: true\n  replica_reads: {enabled: true}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                                                                         "applies to Redis pools on Sentinel",
+		"  replica_reads: {enabled: true}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                                                                                        "applies to Redis pools on Sentinel",
+		"  redis: true\n  store: {enabled: true}\n  replica_reads: {enabled: true}\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"]}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n": "read a store from its primaries",
+		"  redis: true\n  replica_reads: {max_lag: -5}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                                                                           "replica_reads.max_lag",
 	} {
 		if _, err := ParseConfig([]byte(head + yaml)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error saying %q", yaml, err, want)

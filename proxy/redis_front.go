@@ -27,6 +27,13 @@ func (redisFront) sweep(p *pool, m *migration) { p.settle(m) }
 
 func (redisFront) errorReply(err error) []byte { return appendRedisError(nil, err) }
 
+// startPool starts the replica reads of a pool that has them.
+func (redisFront) startPool(ctx context.Context, p *pool) {
+	if p.cfg.ReplicaReads.Enabled {
+		startReplicaReads(ctx, p)
+	}
+}
+
 func (redisFront) commands() int { return redis.NumCommands() }
 
 func (redisFront) commandName(i int) string { return redis.CommandByID(i).Name() }

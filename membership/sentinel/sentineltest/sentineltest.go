@@ -64,6 +64,13 @@ func (p *Process) Kill() {
 	<-exited
 }
 
+// Signal sends sig to the process (SIGSTOP freezes it, SIGCONT resumes).
+func (p *Process) Signal(sig os.Signal) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cmd.Process.Signal(sig)
+}
+
 // Shard is a primary and its replica under one master name.
 type Shard struct {
 	Name             string
