@@ -103,6 +103,9 @@ type ServerStatus struct {
 	Errors      uint64        `json:"errors"`
 	Connections int64         `json:"connections"`
 	MeanLatency time.Duration `json:"mean_latency_ns"`
+	// Replicas are the server's replicas a Redis pool on Sentinel reads
+	// from (replica_reads), with their lag.
+	Replicas []ReplicaStatus `json:"replicas,omitempty"`
 }
 
 // serverStatus returns b as the admin endpoint reports it, with share its
@@ -168,7 +171,9 @@ func (e poolEntry) status() PoolStatus {
 	}
 	shares := p.shares()
 	for _, b := range p.backends {
-		ps.Servers = append(ps.Servers, b.serverStatus(shares[b]))
+		ss := b.serverStatus(shares[b])
+		ss.Replicas = p.front.replicas(p, b.name())
+		ps.Servers = append(ps.Servers, ss)
 	}
 	ps.Membership = e.membershipStatus()
 	if why := p.mig.stats.deferWhy.Load(); why != nil {

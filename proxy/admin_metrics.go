@@ -51,6 +51,10 @@ var (
 		"Times the membership source repointed the server at another address (a Sentinel failover).", []string{"pool", "server"}, nil)
 	descFailoverUnavailable = prometheus.NewDesc("kolco_proxy_failover_unavailable_seconds",
 		"The seconds the server failed at its old address before its last failover, as the proxy saw it.", []string{"pool", "server"}, nil)
+	descReplicaLag = prometheus.NewDesc("kolco_proxy_replica_lag_seconds",
+		"How far behind its primary a replica the pool reads from is (replica_reads); -1 when it did not answer.", []string{"pool", "server", "addr"}, nil)
+	descReplicaReadable = prometheus.NewDesc("kolco_proxy_replica_readable",
+		"1 while reads go to the replica: its lag is known and within replica_reads.max_lag.", []string{"pool", "server", "addr"}, nil)
 	descBuffered = prometheus.NewDesc("kolco_proxy_buffered_bytes",
 		"Bytes of requests and replies held, against kolco.buffer_limit.", nil, nil)
 )
@@ -74,6 +78,8 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descStoreETA
 	ch <- descFailovers
 	ch <- descFailoverUnavailable
+	ch <- descReplicaLag
+	ch <- descReplicaReadable
 	ch <- descBuffered
 }
 
@@ -101,6 +107,14 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descShare, prometheus.GaugeValue, shares[b], labels...)
 			for _, d := range descServerCounters {
 				ch <- prometheus.MustNewConstMetric(d.desc, prometheus.CounterValue, float64(d.get(b.stats).Load()), labels...)
+			}
+			for _, r := range p.front.replicas(p, b.name()) {
+				lag := r.LagMs / 1000
+				if r.LagMs < 0 {
+					lag = -1
+				}
+				ch <- prometheus.MustNewConstMetric(descReplicaLag, prometheus.GaugeValue, lag, p.name, b.name(), r.Addr)
+				ch <- prometheus.MustNewConstMetric(descReplicaReadable, prometheus.GaugeValue, b2f(r.Readable), p.name, b.name(), r.Addr)
 			}
 		}
 	}

@@ -207,6 +207,9 @@ func (memcacheFront) errorReply(err error) []byte { return appendErrorReply(nil,
 // startPool starts nothing: a memcached pool runs nothing of its front's.
 func (memcacheFront) startPool(context.Context, *pool) {}
 
+// replicas: a memcached pool reads no replicas.
+func (memcacheFront) replicas(*pool, string) []ReplicaStatus { return nil }
+
 func (memcacheFront) commands() int { return int(memcache.CmdMetaDebug) + 1 }
 
 func (memcacheFront) commandName(i int) string { return memcache.Command(i).String() }

@@ -64,6 +64,21 @@ type front interface {
 	// life, until ctx ends, under the pool's wait group (a Redis pool's
 	// replica reads).
 	startPool(ctx context.Context, p *pool)
+	// replicas returns the replicas the front reads for server of p
+	// (a Redis pool's replica reads), or nil.
+	replicas(p *pool, server string) []ReplicaStatus
+}
+
+// ReplicaStatus is a replica a pool reads from, as the admin endpoint
+// reports it.
+type ReplicaStatus struct {
+	Addr string `json:"addr"`
+	// LagMs is how far behind its primary the replica is, in
+	// milliseconds; -1 when not known (it did not answer).
+	LagMs float64 `json:"lag_ms"`
+	// Readable reports that reads go to it: its lag is known and within
+	// replica_reads.max_lag.
+	Readable bool `json:"readable"`
 }
 
 // replies reads a server's replies, each into the op it answers, in its

@@ -342,3 +342,24 @@ func (c *redisClient) noteWrite(b *backend) {
 	}
 	c.wrote[b.name()] = true
 }
+
+// replicas returns the replicas of server that p's tracker knows.
+func (redisFront) replicas(p *pool, server string) []ReplicaStatus {
+	t, _ := p.frontState.Load().(*replicaTracker)
+	if t == nil || t.shards[server] == nil {
+		return nil
+	}
+	reps := t.shards[server].replicas.Load()
+	if reps == nil {
+		return nil
+	}
+	out := make([]ReplicaStatus, len(*reps))
+	for i, r := range *reps {
+		lag := float64(-1)
+		if ns := r.lag.Load(); ns >= 0 {
+			lag = float64(ns) / 1e6
+		}
+		out[i] = ReplicaStatus{Addr: r.b.addr, LagMs: lag, Readable: r.readable.Load()}
+	}
+	return out
+}

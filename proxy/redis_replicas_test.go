@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -104,6 +105,14 @@ func TestReplicaReads(t *testing.T) {
 	eventually(t, "the frozen replica unreadable", func() bool {
 		return !(*trackerOf(s.testPool("p")).shards["shard-a"].replicas.Load())[0].readable.Load()
 	})
+	st := poolEntry{p: s.testPool("p")}.status()
+	if reps := st.Servers[0].Replicas; len(reps) != 1 || reps[0].Addr != sh.Replica.Addr || reps[0].Readable || reps[0].LagMs != -1 {
+		t.Errorf("/v1/pools shows the frozen replica as %+v", reps)
+	}
+	var page bytes.Buffer
+	if err := pageTemplate.Execute(&page, pageData{Pools: []pagePool{pageOf(st, nil)}}); err != nil || !strings.Contains(page.String(), "Replica of shard-a: "+sh.Replica.Addr+", not answering") {
+		t.Errorf("the status page: %v; lacks the frozen replica", err)
+	}
 	t.Logf("frozen replica unreadable after %v (max_lag 300 ms, measured every %v)", time.Since(stopped).Round(time.Millisecond), lagTick)
 	if got := writer.do("SET", "k", "fresh"); got != "+OK\r\n" {
 		t.Fatal(got)
