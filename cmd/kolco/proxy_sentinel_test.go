@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/membership/sentinel/sentineltest"
+	"github.com/kolco-dev/kolco/proxy"
+)
+
+// TestProxySentinelFailoverDuringHandover: a kolco proxy process serving
+// two Sentinel shards is handed over (SIGUSR2) at the moment a primary is
+// killed, under eight writing clients that reconnect when their
+// connection ends. The new process learns the new primary from the
+// Sentinels: writes to every shard succeed again, and its /v1/pools names
+// the promoted replica.
+func TestProxySentinelFailoverDuringHandover(t *testing.T) {
+	c := sentineltest.Start(t, 1000*time.Millisecond, "shard-a", "shard-b")
+	ports := realprog.FreePorts(t, 2)
+	dir := t.TempDir()
+	conf, pid := filepath.Join(dir, "nutcracker.yml"), filepath.Join(dir, "kolco.pid")
+	y := fmt.Sprintf("kolco:\n  admin_listen: 127.0.0.1:%d\np:\n  listen: 127.0.0.1:%d\n  redis: true\n  distribution: ring\n  timeout: 1000\n"+
+		"  membership: {sentinel: {sentinels: [%s], interval: 500}}\n  servers:\n", ports[1], ports[0], strings.Join(c.SentinelAddrs(), ", "))
+	for _, s := range c.Shards {
+		y += fmt.Sprintf("   - %s:1 %s\n", s.Primary.Addr, s.Name)
+	}
+	if err := os.WriteFile(conf, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := program(t, "kolco", "proxy", "-c", conf, "-p", pid, "-o", filepath.Join(dir, "kolco.log"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	realprog.WaitListening(t, "kolco proxy", ports, exited)
+	t.Cleanup(func() {
+		if n := readPid(pid); n != 0 {
+			_ = syscall.Kill(n, syscall.SIGKILL)
+		}
+		_ = cmd.Process.Kill()
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+
+	var stop atomic.Bool
+	var failed, acked atomic.Int64
+	var lastFail atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var r *rawRedis
+			for n := 0; !stop.Load() && n < 1_000_000; n++ {
+				if r == nil {
+					var err error
+					if r, err = dialRedisOnce(t, addr); err != nil {
+						failed.Add(1)
+						lastFail.Store(time.Now().UnixNano())
+						time.Sleep(10 * time.Millisecond)
+						continue
+					}
+				}
+				reply, err := r.tryDo("SET", fmt.Sprintf("h:%d:%d", i, n), "v")
+				switch {
+				case err != nil:
+					r.c.Close()
+					r = nil
+				case reply == "+OK\r\n":
+					acked.Add(1)
+					continue
+				}
+				failed.Add(1)
+				lastFail.Store(time.Now().UnixNano())
+				time.Sleep(time.Millisecond)
+			}
+			if r != nil {
+				r.c.Close()
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond)
+	old := readPid(pid)
+	killed := time.Now()
+	c.Shards[0].Primary.Kill()
+	if err := syscall.Kill(old, syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for failed.Load() == 0 || time.Since(time.Unix(0, lastFail.Load())) < 2*time.Second || readPid(pid) == old {
+		if time.Now().After(deadline) {
+			t.Fatalf("writes still fail 30 s after the kill and handover (%d failed)", failed.Load())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop.Store(true)
+	wg.Wait()
+	t.Logf("a primary killed and the proxy handed over at once: %d writes failed, the last %v after; %d acknowledged",
+		failed.Load(), time.Unix(0, lastFail.Load()).Sub(killed).Round(time.Millisecond), acked.Load())
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/v1/pools/p", ports[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var ps proxy.PoolStatus
+	if err := json.NewDecoder(resp.Body).Decode(&ps); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ps.Servers {
+		if s.Name == "shard-a" && s.Addr != c.Shards[0].Replica.Addr {
+			t.Errorf("the new process serves shard-a at %s, not its promoted replica %s", s.Addr, c.Shards[0].Replica.Addr)
+		}
+	}
+}
+
+// readPid returns the pid a pid file holds, or 0.
+func readPid(path string) int {
+	b, _ := os.ReadFile(path)
+	var n int
+	fmt.Sscanf(strings.TrimSpace(string(b)), "%d", &n)
+	return n
+}
+
+// dialRedisOnce connects to addr, or returns the error.
+func dialRedisOnce(t *testing.T, addr string) (*rawRedis, error) {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &rawRedis{t: t, c: c, r: bufio.NewReader(c)}, nil
+}
+
+// tryDo sends a command and returns its one-line reply, or the error of a
+// connection that failed or ended, within 5 s.
+func (r *rawRedis) tryDo(args ...string) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	_ = r.c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := r.c.Write([]byte(b.String())); err != nil {
+		return "", err
+	}
+	return r.r.ReadString('\n')
+}
