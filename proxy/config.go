@@ -229,6 +229,11 @@ type PoolConfig struct {
 	// source it may name servers the source does not list (yet): each
 	// applies when its server appears.
 	RedisServerAuth map[string]string `yaml:"redis_server_auth"`
+	// RedisServerUser is the ACL user (Redis 6 and later) the proxy
+	// authenticates as with every server, with the server's password:
+	// AUTH user password, and MIGRATE's AUTH2. Empty: AUTH with the
+	// password alone, as the default user.
+	RedisServerUser string `yaml:"redis_server_user"`
 	// Warm (warm) applies changes of placement warm: see [Warm].
 	Warm Warm `yaml:"-"`
 	// Sweep (sweep) removes the copies a change leaves on servers that

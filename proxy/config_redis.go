@@ -26,6 +26,7 @@ func (p *PoolConfig) checkRedis(bad badSetting) error {
 			// memcached pool and ignores it (see ignoredSettings).
 			{"redis_auth", p.RedisAuth != ""},
 			{"redis_client_auth", p.RedisClientAuth != ""}, {"redis_server_auth", len(p.RedisServerAuth) > 0},
+			{"redis_server_user", p.RedisServerUser != ""},
 		} {
 			if k.set {
 				return bad(k.key, "applies to Redis pools only (redis: true)")
@@ -34,6 +35,10 @@ func (p *PoolConfig) checkRedis(bad badSetting) error {
 		return nil
 	}
 	switch {
+	case p.RedisServerUser != "" && p.RedisAuth == "" && len(p.RedisServerAuth) == 0:
+		return bad("redis_server_user", "an ACL user authenticates with a password: give it in redis_auth or redis_server_auth")
+	case strings.ContainsAny(p.RedisServerUser, " \t\r\n"):
+		return bad("redis_server_user", "%q: a user name has no spaces", p.RedisServerUser)
 	case p.RedisDB < 0:
 		return bad("redis_db", "must not be negative (got %d)", p.RedisDB)
 	case p.Replicas > 1:
@@ -88,6 +93,19 @@ func (p *PoolConfig) clientPassword() string {
 		return p.RedisClientAuth
 	}
 	return p.RedisAuth
+}
+
+// serverAuth returns the arguments of the AUTH the proxy sends the Redis
+// server n on connecting ("user", "password" or "password"), or nil.
+func (p *PoolConfig) serverAuth(n kolco.Node) []string {
+	pw := p.serverPassword(n)
+	switch {
+	case pw == "":
+		return nil
+	case p.RedisServerUser != "":
+		return []string{p.RedisServerUser, pw}
+	}
+	return []string{pw}
 }
 
 // serverPassword returns the password the proxy gives the Redis server n

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -171,5 +172,60 @@ func TestSentinelConfig(t *testing.T) {
 		if _, err := ParseConfig([]byte(head + yaml)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error saying %q", yaml, err, want)
 		}
+	}
+}
+
+// TestRedisServerUser: with redis_server_user the proxy authenticates to
+// a redis-server whose default user is off as that ACL user, and serves;
+// without it the server's refusal reaches the client, as nutcracker's
+// would. A user without a password, or with a space, is refused.
+func TestRedisServerUser(t *testing.T) {
+	r := startRedis(t, 0, "--user", "kolco", "on", ">s3cret", "~*", "&*", "+@all", "--user", "default", "off")
+	base := "p:\n  listen: 127.0.0.1:0\n  redis: true\n  timeout: 5000\n  redis_server_auth: {a: s3cret}\n  servers: [\"" + r.addr + ":1 a\"]\n"
+	s := startProxy(t, base+"  redis_server_user: kolco\n")
+	c := dialRedis(t, s.Addr("p").String())
+	if got := c.do("SET", "k", "v"); got != "+OK\r\n" {
+		t.Errorf("as the ACL user: SET gets %q", got)
+	}
+	s2 := startProxy(t, base)
+	if got := dialRedis(t, s2.Addr("p").String()).do("SET", "k", "v"); !strings.HasPrefix(got, "-") {
+		t.Errorf("as the default user, which is off: SET gets %q, want the server's refusal", got)
+	}
+	for yaml, want := range map[string]string{
+		"  redis: true\n  redis_server_user: kolco\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                    "authenticates with a password",
+		"  redis: true\n  redis_auth: x\n  redis_server_user: \"a b\"\n  servers: [\"127.0.0.1:6379:1 a\"]\n": "has no spaces",
+		"  redis_server_user: kolco\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                   "applies to Redis pools only",
+	} {
+		if _, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:22121\n" + yaml)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error saying %q", yaml, err, want)
+		}
+	}
+}
+
+// TestStoreMovesAsACLUser: a store's MIGRATE authenticates to the new
+// server as redis_server_user (AUTH2): a change of a store whose servers
+// have the default user off moves every key.
+func TestStoreMovesAsACLUser(t *testing.T) {
+	acl := []string{"--user", "kolco", "on", ">s3cret", "~*", "&*", "+@all", "--user", "default", "off"}
+	rs := []*redisServer{startRedis(t, 0, acl...), startRedis(t, 0, acl...)}
+	extra := "  distribution: ring\n  store: {enabled: true}\n  redis_auth: s3cret\n  redis_server_user: kolco\n"
+	s := startProxy(t, redisPoolYAML(extra, rs[0]))
+	c := dialRedis(t, s.Addr("p").String())
+	c.do("AUTH", "s3cret")
+	for i := range 200 {
+		if got := c.do("SET", fmt.Sprint("k:", i), "v"); got != "+OK\r\n" {
+			t.Fatal(got)
+		}
+	}
+	reload(t, s, redisPoolYAML(extra, rs...))
+	p := s.testPool("p")
+	eventually(t, "the move to end", func() bool { return p.place.Load().move == nil })
+	for i := range 200 {
+		if got := c.do("GET", fmt.Sprint("k:", i)); got != "$1\r\nv\r\n" {
+			t.Fatalf("k:%d after the move: %q", i, got)
+		}
+	}
+	if moved := p.stats.storeMoved.Load(); moved == 0 {
+		t.Error("no key moved to the second server")
 	}
 }

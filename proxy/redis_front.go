@@ -214,8 +214,12 @@ func redisDo(conn net.Conn, b *backend, req []byte, n int) ([][]byte, error) {
 func handshakeRequest(b *backend) [][]byte {
 	cfg := b.pool.cfg
 	var reqs [][]byte
-	if pw := cfg.serverPassword(b.node); pw != "" {
-		reqs = append(reqs, redis.AppendArgs(nil, [][]byte{[]byte("AUTH"), []byte(pw)}))
+	if auth := cfg.serverAuth(b.node); auth != nil {
+		args := [][]byte{[]byte("AUTH")}
+		for _, a := range auth {
+			args = append(args, []byte(a))
+		}
+		reqs = append(reqs, redis.AppendArgs(nil, args))
 	}
 	if cfg.RedisDB > 0 {
 		reqs = append(reqs, redis.AppendArgs(nil, [][]byte{[]byte("SELECT"), fmt.Append(nil, cfg.RedisDB)}))

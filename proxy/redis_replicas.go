@@ -151,7 +151,14 @@ func (t *replicaTracker) list(ctx context.Context) {
 // the first Sentinel to answer lists as up and linked to their primary.
 func (t *replicaTracker) askReplicas(ctx context.Context, sn *SentinelMembership, name string) ([]string, bool) {
 	for _, addr := range sn.Sentinels {
-		c, err := t.dial(ctx, addr, sn.Username, sn.Password)
+		var auth []string
+		switch {
+		case sn.Password != "" && sn.Username != "":
+			auth = []string{sn.Username, sn.Password}
+		case sn.Password != "":
+			auth = []string{sn.Password}
+		}
+		c, err := t.dial(ctx, addr, auth)
 		if err != nil {
 			continue
 		}
@@ -194,8 +201,8 @@ func replicaAddrs(v resp.Value) []string {
 func (t *replicaTracker) measure(ctx context.Context) {
 	now := time.Now()
 	for _, sh := range t.shards {
-		pw := t.p.cfg.serverPassword(sh.primary.node)
-		if info, err := t.info(ctx, sh.primary.addr, pw); err == nil {
+		auth := t.p.cfg.serverAuth(sh.primary.node)
+		if info, err := t.info(ctx, sh.primary.addr, auth); err == nil {
 			if off, ok := infoInt(info, "master_repl_offset"); ok {
 				sh.samples = append(sh.samples, offsetAt{off, now})
 			}
@@ -210,7 +217,7 @@ func (t *replicaTracker) measure(ctx context.Context) {
 		}
 		for _, r := range *reps {
 			lag := time.Duration(-1)
-			if info, err := t.info(ctx, r.b.addr, pw); err == nil && infoField(info, "master_link_status") == "up" {
+			if info, err := t.info(ctx, r.b.addr, auth); err == nil && infoField(info, "master_link_status") == "up" {
 				if off, ok := infoInt(info, "slave_repl_offset"); ok {
 					lag = lagOf(sh.samples, off, now)
 				}
@@ -235,8 +242,8 @@ func lagOf(samples []offsetAt, offset int64, now time.Time) time.Duration {
 
 // info runs INFO replication on addr, on the tracker's connection to it,
 // within a tick.
-func (t *replicaTracker) info(ctx context.Context, addr, password string) (string, error) {
-	c, err := t.dial(ctx, addr, "", password)
+func (t *replicaTracker) info(ctx context.Context, addr string, auth []string) (string, error) {
+	c, err := t.dial(ctx, addr, auth)
 	if err != nil {
 		return "", err
 	}
@@ -249,8 +256,9 @@ func (t *replicaTracker) info(ctx context.Context, addr, password string) (strin
 	return v.Str, nil
 }
 
-// dial returns the tracker's connection to addr, authenticated.
-func (t *replicaTracker) dial(ctx context.Context, addr, user, password string) (*resp.Conn, error) {
+// dial returns the tracker's connection to addr, authenticated with
+// auth's AUTH arguments, if any.
+func (t *replicaTracker) dial(ctx context.Context, addr string, auth []string) (*resp.Conn, error) {
 	if c := t.conns[addr]; c != nil {
 		return c, nil
 	}
@@ -261,12 +269,8 @@ func (t *replicaTracker) dial(ctx context.Context, addr, user, password string) 
 		return nil, err
 	}
 	_ = c.SetDeadline(time.Now().Add(lagTick))
-	if password != "" {
-		args := []string{"AUTH", password}
-		if user != "" {
-			args = []string{"AUTH", user, password}
-		}
-		if _, err := c.Do(args...); err != nil {
+	if auth != nil {
+		if _, err := c.Do(append([]string{"AUTH"}, auth...)...); err != nil {
 			_ = c.Close()
 			return nil, err
 		}

@@ -114,8 +114,11 @@ func appendMigrate(req []byte, cfg *PoolConfig, dst *backend, keys [][]byte) ([]
 	}
 	args := [][]byte{[]byte("MIGRATE"), []byte(host), []byte(port), nil, []byte(strconv.Itoa(cfg.RedisDB)),
 		[]byte(strconv.Itoa(cfg.Store.MigrateTimeout)), []byte("REPLACE")}
-	if pw := cfg.serverPassword(dst.node); pw != "" {
-		args = append(args, []byte("AUTH"), []byte(pw))
+	switch auth := cfg.serverAuth(dst.node); len(auth) {
+	case 1:
+		args = append(args, []byte("AUTH"), []byte(auth[0]))
+	case 2:
+		args = append(args, []byte("AUTH2"), []byte(auth[0]), []byte(auth[1]))
 	}
 	args = append(args, []byte("KEYS"))
 	return redis.AppendArgs(req, append(args, keys...)), nil
