@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kolco-dev/kolco/internal/realprog"
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
@@ -62,12 +63,21 @@ type memcached struct {
 // it.
 func startMemcached(t testing.TB, port int, extra ...string) *memcached {
 	t.Helper()
-	if port == 0 {
-		port = freePort(t)
+	for attempt := 0; ; attempt++ {
+		p := port
+		if p == 0 {
+			p = freePort(t)
+		}
+		m := &memcached{addr: fmt.Sprintf("127.0.0.1:%d", p), port: p}
+		m.run(t, append([]string{"-l", "127.0.0.1", "-p", fmt.Sprint(p)}, extra...)...)
+		// Another program may have taken the port between its choice
+		// and the bind: then the memcached answering is not this one.
+		pid, err := realprog.MemcachedPID(m.addr)
+		if err != nil || pid == m.cmd.Process.Pid || port != 0 || attempt == 4 {
+			return m
+		}
+		m.stop()
 	}
-	m := &memcached{addr: fmt.Sprintf("127.0.0.1:%d", port), port: port}
-	m.run(t, append([]string{"-l", "127.0.0.1", "-p", fmt.Sprint(port)}, extra...)...)
-	return m
 }
 
 // startMemcachedUnix starts memcached on a unix socket in a temporary

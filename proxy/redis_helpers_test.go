@@ -31,15 +31,28 @@ type redisServer struct {
 // and kills it when the test ends.
 func startRedis(t testing.TB, port int, extra ...string) *redisServer {
 	t.Helper()
-	if port == 0 {
-		port = realprog.FreePorts(t, 1)[0]
+	for attempt := 0; ; attempt++ {
+		p := port
+		if p == 0 {
+			p = realprog.FreePorts(t, 1)[0]
+		}
+		r := &redisServer{addr: fmt.Sprintf("127.0.0.1:%d", p), port: p}
+		r.args = append([]string{"--port", strconv.Itoa(p), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--logfile", ""}, extra...)
+		r.start(t)
+		if r.ours() || port != 0 || attempt == 4 {
+			t.Cleanup(r.stop)
+			return r
+		}
+		r.stop() // another program took the port: try another
 	}
-	r := &redisServer{addr: fmt.Sprintf("127.0.0.1:%d", port), port: port}
-	r.args = append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--logfile", ""}, extra...)
-	r.start(t)
-	t.Cleanup(r.stop)
-	return r
+}
+
+// ours reports whether the server answering at r's address is r's
+// process, or cannot tell (a server speaking TLS or wanting a password).
+func (r *redisServer) ours() bool {
+	pid, err := realprog.RedisPID(r.addr)
+	return err != nil || pid == r.cmd.Process.Pid
 }
 
 // start runs the server with its arguments and waits until it listens.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,22 +22,10 @@ import (
 func startRedisServer(t *testing.T) string {
 	t.Helper()
 	bin := realprog.Binary(t, "redis-server", "redis-server")
-	port := realprog.FreePorts(t, 1)[0]
-	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--logfile", "")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	realprog.WaitListening(t, "redis-server", []int{port}, exited)
-	return fmt.Sprintf("127.0.0.1:%d", port)
+	st := realprog.StartOwned(t, "redis-server", bin, func(port int) []string {
+		return []string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--logfile", ""}
+	}, realprog.RedisPID)
+	return fmt.Sprintf("127.0.0.1:%d", st.Port)
 }
 
 // longClient is a client on one connection for the whole of a test, as

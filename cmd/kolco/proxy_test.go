@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -69,27 +68,15 @@ func TestProxyCheckErrors(t *testing.T) {
 func startMemcached(t *testing.T, extra ...string) string {
 	t.Helper()
 	bin := realprog.Binary(t, "memcached", "memcached")
-	port := realprog.FreePorts(t, 1)[0]
-	args := []string{"-l", "127.0.0.1", "-p", fmt.Sprint(port), "-U", "0", "-m", "64", "-t", "1"}
-	args = append(args, extra...) // a later -m wins
-	if os.Geteuid() == 0 {
-		args = append(args, "-u", "root") // memcached refuses to run as root otherwise
-	}
-	cmd := exec.Command(bin, args...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	realprog.WaitListening(t, "memcached", []int{port}, exited)
-	return fmt.Sprintf("127.0.0.1:%d", port)
+	st := realprog.StartOwned(t, "memcached", bin, func(port int) []string {
+		args := []string{"-l", "127.0.0.1", "-p", fmt.Sprint(port), "-U", "0", "-m", "64", "-t", "1"}
+		args = append(args, extra...) // a later -m wins
+		if os.Geteuid() == 0 {
+			args = append(args, "-u", "root") // memcached refuses to run as root otherwise
+		}
+		return args
+	}, realprog.MemcachedPID)
+	return fmt.Sprintf("127.0.0.1:%d", st.Port)
 }
 
 // mcConn is a minimal memcached text protocol client.

@@ -26,12 +26,14 @@ type Process struct {
 	bin    string
 	mu     sync.Mutex
 	cmd    *exec.Cmd
-	exited chan struct{}
+	exited <-chan struct{}
 }
 
-func start(t testing.TB, bin string, port int, args ...string) *Process {
-	p := &Process{Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port, args: args, bin: bin}
-	p.Start(t)
+// start starts bin with args(port) on a free port that it is the one to
+// answer on (see realprog.StartOwned); Cleanup kills it.
+func start(t testing.TB, bin string, args func(port int) []string) *Process {
+	st := realprog.StartOwned(t, filepath.Base(bin), bin, args, realprog.RedisPID)
+	p := &Process{Addr: fmt.Sprintf("127.0.0.1:%d", st.Port), Port: st.Port, args: st.Args, bin: bin, cmd: st.Cmd, exited: st.Exited}
 	t.Cleanup(p.Kill)
 	return p
 }
@@ -104,29 +106,30 @@ func Start(t testing.TB, downAfter time.Duration, names ...string) *Cluster {
 	t.Helper()
 	server := realprog.Binary(t, "redis-server", "redis-server")
 	sentinel := realprog.Binary(t, "redis-sentinel", "redis-sentinel")
-	ports := realprog.FreePorts(t, 2*len(names)+3)
 	c := &Cluster{DownAfter: downAfter}
 	base := []string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no"}
-	for i, name := range names {
-		primary := start(t, server, ports[2*i], append([]string{"--port", strconv.Itoa(ports[2*i])}, base...)...)
-		replica := start(t, server, ports[2*i+1], append([]string{"--port", strconv.Itoa(ports[2*i+1]),
-			"--replicaof", "127.0.0.1", strconv.Itoa(ports[2*i])}, base...)...)
+	for _, name := range names {
+		primary := start(t, server, func(port int) []string { return append([]string{"--port", strconv.Itoa(port)}, base...) })
+		replica := start(t, server, func(port int) []string {
+			return append([]string{"--port", strconv.Itoa(port), "--replicaof", "127.0.0.1", strconv.Itoa(primary.Port)}, base...)
+		})
 		c.Shards = append(c.Shards, &Shard{Name: name, Primary: primary, Replica: replica})
 	}
 	dir := t.TempDir()
 	for i := range 3 {
-		port := ports[2*len(names)+i]
-		conf := fmt.Sprintf("port %d\nbind 127.0.0.1\nsentinel resolve-hostnames no\n", port)
-		for _, s := range c.Shards {
-			conf += fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %s %d\n"+
-				"sentinel failover-timeout %s 5000\nsentinel parallel-syncs %s 1\n",
-				s.Name, s.Primary.Port, s.Name, downAfter.Milliseconds(), s.Name, s.Name)
-		}
 		path := filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i))
-		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		c.Sentinels = append(c.Sentinels, start(t, sentinel, port, path))
+		c.Sentinels = append(c.Sentinels, start(t, sentinel, func(port int) []string {
+			conf := fmt.Sprintf("port %d\nbind 127.0.0.1\nsentinel resolve-hostnames no\n", port)
+			for _, s := range c.Shards {
+				conf += fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %s %d\n"+
+					"sentinel failover-timeout %s 5000\nsentinel parallel-syncs %s 1\n",
+					s.Name, s.Primary.Port, s.Name, downAfter.Milliseconds(), s.Name, s.Name)
+			}
+			if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return []string{path}
+		}))
 	}
 	c.WaitReady(t)
 	return c
