@@ -81,6 +81,7 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 		total += max(s.Weight, 1)
 	}
 	p.explainMembership(b)
+	p.explainTLS(b)
 	fmt.Fprintf(b, "  servers (%d):\n", len(p.Servers))
 	for _, s := range p.Servers {
 		zone := ""

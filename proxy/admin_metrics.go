@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -55,6 +56,8 @@ var (
 		"How far behind its primary a replica the pool reads from is (replica_reads); -1 when it did not answer.", []string{"pool", "server", "addr"}, nil)
 	descReplicaReadable = prometheus.NewDesc("kolco_proxy_replica_readable",
 		"1 while reads go to the replica: its lag is known and within replica_reads.max_lag.", []string{"pool", "server", "addr"}, nil)
+	descCertExpiry = prometheus.NewDesc("kolco_proxy_tls_certificate_expiry_seconds",
+		"Seconds until a TLS certificate the proxy presents (tls, server_tls) expires, by file; negative once expired.", []string{"file"}, nil)
 	descBuffered = prometheus.NewDesc("kolco_proxy_buffered_bytes",
 		"Bytes of requests and replies held, against kolco.buffer_limit.", nil, nil)
 )
@@ -80,6 +83,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descFailoverUnavailable
 	ch <- descReplicaLag
 	ch <- descReplicaReadable
+	ch <- descCertExpiry
 	ch <- descBuffered
 }
 
@@ -119,6 +123,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(descBuffered, prometheus.GaugeValue, float64(c.srv.budget.inUse()))
+	for _, e := range c.srv.certs.expiries() {
+		ch <- prometheus.MustNewConstMetric(descCertExpiry, prometheus.GaugeValue, time.Until(e.notAfter).Seconds(), e.file)
+	}
 }
 
 // pools returns the pools the server runs now, in name order.

@@ -60,6 +60,9 @@ func (c *serverConn) dial(ctx context.Context) (*session, error) {
 	d := net.Dialer{Timeout: c.b.pool.cfg.Timeout}
 	c.b.stats.dials.Add(1)
 	conn, err := d.DialContext(ctx, network(c.b.addr), c.b.addr)
+	if err == nil {
+		conn, err = c.b.clientTLS(ctx, conn, c.b.pool.cfg.Timeout)
+	}
 	if err != nil {
 		err = serverError(c.b.addr, "connect", err)
 		c.b.stats.closed(err)
@@ -87,6 +90,9 @@ func (c *serverConn) dial(ctx context.Context) (*session, error) {
 func (b *backend) dialOwn(ctx context.Context, timeout time.Duration) (net.Conn, error) {
 	d := net.Dialer{Timeout: timeout}
 	conn, err := d.DialContext(ctx, network(b.addr), b.addr)
+	if err == nil {
+		conn, err = b.clientTLS(ctx, conn, timeout)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -242,6 +242,11 @@ type PoolConfig struct {
 	// Store (store) makes a Redis pool a store, whose changes move its
 	// keys to their new servers: see [Store].
 	Store Store `yaml:"store"`
+	// TLS (tls) makes the pool's listener speak TLS: see [ClientTLS].
+	TLS *ClientTLS `yaml:"tls"`
+	// ServerTLS (server_tls) reaches the servers over TLS: see
+	// [ServerTLS].
+	ServerTLS *ServerTLS `yaml:"server_tls"`
 	// ReplicaReads (replica_reads) sends a Sentinel pool's reads to its
 	// shards' replicas: see [ReplicaReads].
 	ReplicaReads ReplicaReads `yaml:"replica_reads"`

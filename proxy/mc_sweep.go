@@ -103,7 +103,7 @@ func (p *pool) listOrphans(ctx context.Context, b *backend) (orphans []orphan, m
 	var sc routeScratch
 	pl := p.place.Load()
 	listed := 0
-	err = metadump.List(ctx, network(b.addr), b.addr, func(it metadump.Item) error {
+	err = metadump.ListDial(ctx, b.dialSweep, func(it metadump.Item) error {
 		listed++
 		if pl.owns(b, bytestr.Of(it.Key), &sc) {
 			return nil

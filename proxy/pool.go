@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -61,6 +62,11 @@ type pool struct {
 	// asked again at once (Sentinel), is called when a server fails or
 	// answers as a replica: its address may have changed.
 	nudgeSource func()
+	// serverTLS are the TLS files of connections to the servers, when
+	// server_tls is set; clientTLS the listener's configuration, when tls
+	// is.
+	serverTLS *certFiles
+	clientTLS *tls.Config
 	// frontState is what the front keeps of the pool while it runs (a
 	// Redis pool's replica reads).
 	frontState atomic.Value

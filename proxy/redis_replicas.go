@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -264,10 +266,19 @@ func (t *replicaTracker) dial(ctx context.Context, addr string, auth []string) (
 	}
 	dctx, cancel := context.WithTimeout(ctx, lagTick)
 	defer cancel()
-	c, err := resp.Dial(dctx, addr)
+	var d net.Dialer
+	conn, err := d.DialContext(dctx, "tcp", addr)
+	if err == nil && t.p.serverTLS != nil && !t.sentinel(addr) {
+		tc := tls.Client(conn, t.p.serverTLS.dialConfig(t.p.cfg.ServerTLS.serverName("", addr)))
+		if err = tc.HandshakeContext(dctx); err != nil {
+			conn.Close()
+		}
+		conn = tc
+	}
 	if err != nil {
 		return nil, err
 	}
+	c := resp.NewConn(conn)
 	_ = c.SetDeadline(time.Now().Add(lagTick))
 	if auth != nil {
 		if _, err := c.Do(append([]string{"AUTH"}, auth...)...); err != nil {
@@ -277,6 +288,12 @@ func (t *replicaTracker) dial(ctx context.Context, addr string, auth []string) (
 	}
 	t.conns[addr] = c
 	return c, nil
+}
+
+// sentinel reports whether addr is one of the pool's Sentinels, which
+// are reached without TLS.
+func (t *replicaTracker) sentinel(addr string) bool {
+	return slices.Contains(t.p.cfg.Membership.Sentinel.Sentinels, addr)
 }
 
 // drop closes and forgets the connection to addr, after an error.

@@ -65,32 +65,7 @@ func TestReplicaReads(t *testing.T) {
 		t.Errorf("%d of 50 GETs of a client that wrote nothing reached the replica", n)
 	}
 
-	// Read your writes: SET and GET pipelined on the writer.
-	stale := 0
-	for i := range 200 {
-		v := "w" + strconv.Itoa(i)
-		writer.send("SET", "k", v)
-		writer.send("GET", "k")
-		if got, _ := writer.read(); got != "+OK\r\n" {
-			t.Fatal(got)
-		}
-		if got, _ := writer.read(); got != fmt.Sprintf("$%d\r\n%s\r\n", len(v), v) {
-			stale++
-		}
-	}
-	// The same from two clients: the reader's GET goes to the replica.
-	otherStale := 0
-	for i := range 200 {
-		v := "r" + strconv.Itoa(i)
-		writer.send("SET", "k", v)
-		reader.send("GET", "k")
-		_ = writer.w.Flush()
-		_ = reader.w.Flush()
-		writer.read()
-		if got, _ := reader.read(); got != fmt.Sprintf("$%d\r\n%s\r\n", len(v), v) {
-			otherStale++
-		}
-	}
+	stale, otherStale := readYourWrites(writer, reader)
 	t.Logf("SET then GET pipelined: %d of 200 stale on the writer's connection; %d of 200 read stale by another client at once (from the replica)", stale, otherStale)
 	if stale != 0 {
 		t.Errorf("a client read %d of its own writes stale", stale)
@@ -181,4 +156,32 @@ func TestReplicaAddrs(t *testing.T) {
 	if infoField(info, "master_link_status") != "up" || infoField(info, "nope") != "" {
 		t.Error("infoField")
 	}
+}
+
+// readYourWrites pipelines SET and GET of one key 200 times on writer,
+// and 200 times SET on writer with a GET on reader sent at once; it
+// returns how many GETs read a value other than the SET's, on each.
+func readYourWrites(writer, reader *rc) (stale, otherStale int) {
+	for i := range 200 {
+		v := "w" + strconv.Itoa(i)
+		writer.send("SET", "k", v)
+		writer.send("GET", "k")
+		writer.read()
+		if got, _ := writer.read(); got != fmt.Sprintf("$%d\r\n%s\r\n", len(v), v) {
+			stale++
+		}
+	}
+	// The same from two clients: the reader's GET goes to the replica.
+	for i := range 200 {
+		v := "r" + strconv.Itoa(i)
+		writer.send("SET", "k", v)
+		reader.send("GET", "k")
+		_ = writer.w.Flush()
+		_ = reader.w.Flush()
+		writer.read()
+		if got, _ := reader.read(); got != fmt.Sprintf("$%d\r\n%s\r\n", len(v), v) {
+			otherStale++
+		}
+	}
+	return stale, otherStale
 }

@@ -46,6 +46,8 @@ type Server struct {
 	fleet sweepFleet
 	// memory is set by ManageMemory.
 	memory bool
+	// certs are the TLS files of the pools, read again when they change.
+	certs certRegistry
 
 	wg sync.WaitGroup // accept loops, clients, retired pools
 }
@@ -90,6 +92,7 @@ func (s *Server) Start() error {
 	s.commit(t)
 	sources.commit()
 	s.closeInherited()
+	go s.watchCerts()
 	if s.memory {
 		go s.returnMemory()
 	}

@@ -64,6 +64,7 @@ func (s *Server) acceptLoop(l *listener) {
 			continue
 		}
 		backoff = time.Millisecond
+		conn = clientConn(l.pool.Load(), conn)
 		c := &client{conn: conn, pool: l.pool, budget: s.budget, log: s.log, listenKey: l.key}
 		if !s.track(c) {
 			conn.Close()
@@ -98,6 +99,10 @@ func (s *Server) serveClient(l *listener, c *client) {
 		defer s.wg.Done()
 		defer s.untrack(c)
 		defer st.connClosed()
+		if !handshakeClient(p, c) {
+			conn.Close()
+			return
+		}
 		p.front.serve(c)
 		s.log.Debug("client closed", "pool", l.name, "remote", conn.RemoteAddr())
 	}()

@@ -26,6 +26,8 @@ import (
 //
 // Limits read when a client connects (max_value_size, max_keys,
 // max_pending) apply to new connections; metrics_listen needs a restart.
+// TLS files that changed are read again (they are also checked every
+// second), for the next handshakes.
 func (s *Server) Reload(ctx context.Context, cfg *Config) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -35,6 +37,7 @@ func (s *Server) Reload(ctx context.Context, cfg *Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	s.certs.reloadAll(s.log) // SIGHUP reads changed TLS files at once
 	t, sources, err := s.prepareSourced(ctx, cfg.WithDefaults())
 	if err != nil {
 		return err
@@ -141,6 +144,9 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 	}
 	p, err := newPoolAfter(spec, from, prev)
 	if err != nil {
+		return ch, err
+	}
+	if err := s.poolTLS(p); err != nil {
 		return ch, err
 	}
 	if len(moving) > 0 {

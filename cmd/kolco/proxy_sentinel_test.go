@@ -54,43 +54,7 @@ func TestProxySentinelFailoverDuringHandover(t *testing.T) {
 	})
 	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 
-	var stop atomic.Bool
-	var failed, acked atomic.Int64
-	var lastFail atomic.Int64
-	var wg sync.WaitGroup
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var r *rawRedis
-			for n := 0; !stop.Load() && n < 1_000_000; n++ {
-				if r == nil {
-					var err error
-					if r, err = dialRedisOnce(t, addr); err != nil {
-						failed.Add(1)
-						lastFail.Store(time.Now().UnixNano())
-						time.Sleep(10 * time.Millisecond)
-						continue
-					}
-				}
-				reply, err := r.tryDo("SET", fmt.Sprintf("h:%d:%d", i, n), "v")
-				switch {
-				case err != nil:
-					r.c.Close()
-					r = nil
-				case reply == "+OK\r\n":
-					acked.Add(1)
-					continue
-				}
-				failed.Add(1)
-				lastFail.Store(time.Now().UnixNano())
-				time.Sleep(time.Millisecond)
-			}
-			if r != nil {
-				r.c.Close()
-			}
-		}()
-	}
+	w := startWriters(t, addr, 8)
 	time.Sleep(500 * time.Millisecond)
 	old := readPid(pid)
 	killed := time.Now()
@@ -99,16 +63,15 @@ func TestProxySentinelFailoverDuringHandover(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for failed.Load() == 0 || time.Since(time.Unix(0, lastFail.Load())) < 2*time.Second || readPid(pid) == old {
+	for w.failed.Load() == 0 || time.Since(time.Unix(0, w.lastFail.Load())) < 2*time.Second || readPid(pid) == old {
 		if time.Now().After(deadline) {
-			t.Fatalf("writes still fail 30 s after the kill and handover (%d failed)", failed.Load())
+			t.Fatalf("writes still fail 30 s after the kill and handover (%d failed)", w.failed.Load())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	stop.Store(true)
-	wg.Wait()
+	w.stop()
 	t.Logf("a primary killed and the proxy handed over at once: %d writes failed, the last %v after; %d acknowledged",
-		failed.Load(), time.Unix(0, lastFail.Load()).Sub(killed).Round(time.Millisecond), acked.Load())
+		w.failed.Load(), time.Unix(0, w.lastFail.Load()).Sub(killed).Round(time.Millisecond), w.acked.Load())
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/v1/pools/p", ports[1]))
 	if err != nil {
 		t.Fatal(err)
@@ -155,4 +118,65 @@ func (r *rawRedis) tryDo(args ...string) (string, error) {
 		return "", err
 	}
 	return r.r.ReadString('\n')
+}
+
+// writers are clients writing distinct keys through a proxy, one request
+// at a time, connecting again when their connection ends.
+type writers struct {
+	done          atomic.Bool
+	failed, acked atomic.Int64
+	lastFail      atomic.Int64 // unix nanoseconds
+	wg            sync.WaitGroup
+}
+
+func startWriters(t *testing.T, addr string, n int) *writers {
+	w := &writers{}
+	for i := range n {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			w.run(t, addr, i)
+		}()
+	}
+	return w
+}
+
+func (w *writers) run(t *testing.T, addr string, i int) {
+	var r *rawRedis
+	defer func() {
+		if r != nil {
+			r.c.Close()
+		}
+	}()
+	for n := 0; !w.done.Load() && n < 1_000_000; n++ {
+		if r == nil {
+			var err error
+			if r, err = dialRedisOnce(t, addr); err != nil {
+				w.fail()
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+		}
+		reply, err := r.tryDo("SET", fmt.Sprintf("h:%d:%d", i, n), "v")
+		switch {
+		case err != nil:
+			r.c.Close()
+			r = nil
+		case reply == "+OK\r\n":
+			w.acked.Add(1)
+			continue
+		}
+		w.fail()
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (w *writers) fail() {
+	w.failed.Add(1)
+	w.lastFail.Store(time.Now().UnixNano())
+}
+
+func (w *writers) stop() {
+	w.done.Store(true)
+	w.wg.Wait()
 }

@@ -26,9 +26,17 @@ const (
 // while the server is still busy, or is the network's own, or ctx's error
 // when it ends first.
 func List(ctx context.Context, network, addr string, each func(Item) error) error {
+	return ListDial(ctx, func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}, each)
+}
+
+// ListDial is List over connections dial opens, such as TLS ones.
+func ListDial(ctx context.Context, dial func(context.Context) (net.Conn, error), each func(Item) error) error {
 	wait := busyRetry
 	for busy := false; ; busy = true {
-		err := listOnce(ctx, network, addr, each)
+		err := listOnce(ctx, dial, each)
 		if busy && err != nil && ctx.Err() != nil {
 			// ctx ended during a later attempt: what kept the dump from
 			// being read is still the other crawl.
@@ -48,10 +56,9 @@ func List(ctx context.Context, network, addr string, each func(Item) error) erro
 	}
 }
 
-// listOnce asks addr for its items once.
-func listOnce(ctx context.Context, network, addr string, each func(Item) error) error {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, network, addr)
+// listOnce asks the server dial reaches for its items once.
+func listOnce(ctx context.Context, dial func(context.Context) (net.Conn, error), each func(Item) error) error {
+	conn, err := dial(ctx)
 	if err != nil {
 		return err
 	}
