@@ -118,13 +118,19 @@ func (a Answer) Report(pool string) Report {
 // with the bearer token unless it is empty. The answers are in the order
 // of addrs; a body over 16 MiB is refused.
 func Ask(ctx context.Context, addrs []string, token string, timeout time.Duration) []Answer {
+	return AskWith(ctx, http.DefaultClient, addrs, token, timeout)
+}
+
+// AskWith is Ask with client, such as one that trusts the authority of
+// the proxies' https endpoints.
+func AskWith(ctx context.Context, client *http.Client, addrs []string, token string, timeout time.Duration) []Answer {
 	out := make([]Answer, len(addrs))
 	var wg sync.WaitGroup
 	for i, addr := range addrs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pools, err := askOne(ctx, addr, token, timeout)
+			pools, err := askOne(ctx, client, addr, token, timeout)
 			out[i] = Answer{Addr: addr, Pools: pools, Err: err}
 		}()
 	}
@@ -132,7 +138,7 @@ func Ask(ctx context.Context, addrs []string, token string, timeout time.Duratio
 	return out
 }
 
-func askOne(ctx context.Context, addr, token string, timeout time.Duration) (map[string]PoolStatus, error) {
+func askOne(ctx context.Context, client *http.Client, addr, token string, timeout time.Duration) (map[string]PoolStatus, error) {
 	base, err := AdminURL(addr)
 	if err != nil {
 		return nil, err
@@ -146,7 +152,7 @@ func askOne(ctx context.Context, addr, token string, timeout time.Duration) (map
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}

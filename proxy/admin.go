@@ -2,9 +2,11 @@ package proxy
 
 import (
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -341,7 +343,7 @@ func readToken(path string) ([]byte, error) {
 
 // startAdmin listens on the admin address and serves the admin endpoint.
 // The caller holds s.mu.
-func (s *Server) startAdmin(g *GlobalConfig) error {
+func (s *Server) startAdmin(g *GlobalConfig, tlsCfg *tls.Config) error {
 	var token []byte
 	if g.AdminTokenFile != "" {
 		var err error
@@ -354,12 +356,12 @@ func (s *Server) startAdmin(g *GlobalConfig) error {
 		return fmt.Errorf("admin: %w", err)
 	}
 	s.fleet.token.Store(&token)
-	s.admin = &http.Server{Handler: s.adminHandler(token), ReadHeaderTimeout: 5 * time.Second}
+	s.admin = &http.Server{Handler: s.adminHandler(token), ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	s.adminLn = ln
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if err := s.admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.admin.Serve(tlsListener(ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("admin server", "err", err)
 		}
 	}()

@@ -63,8 +63,9 @@ func (s *Server) handlePage(mux *http.ServeMux, token []byte) {
 			}
 			refresh = n
 		}
+		peers, client := s.fleet.asker()
 		d := pageData{Addr: r.Host, Now: time.Now(), Refresh: refresh, Peers: s.Config().Global.AdminPeers}
-		answers := askPeers(r.Context(), d.Peers, token)
+		answers := askPeers(r.Context(), client, peers, token)
 		for _, e := range s.poolEntries() {
 			d.Pools = append(d.Pools, pageOf(e.status(), answers))
 		}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -17,8 +18,8 @@ const peerTimeout = 2 * time.Second
 
 // askPeers asks each peer for its membership statuses, all at once, each
 // within peerTimeout.
-func askPeers(ctx context.Context, peers []string, token []byte) []fleet.Answer {
-	return fleet.Ask(ctx, peers, string(token), peerTimeout)
+func askPeers(ctx context.Context, client *http.Client, peers []string, token []byte) []fleet.Answer {
+	return fleet.AskWith(ctx, client, peers, string(token), peerTimeout)
 }
 
 // agreement compares the pool's status here with the peers' answers.
@@ -35,13 +36,31 @@ func agreement(self string, ms MembershipStatus, peers []fleet.Answer) fleet.Agr
 // must never wait for the server's lock, which a reload holds while it
 // closes pools and waits for their sweeps.
 type sweepFleet struct {
-	peers   atomic.Pointer[[]string]               // kolco.admin_peers
+	peers   atomic.Pointer[[]string]               // kolco.admin_peers, as asked (https with admin_peer_ca_file)
+	client  atomic.Pointer[http.Client]            // what they are asked with
 	token   atomic.Pointer[[]byte]                 // the admin token peers are asked with
 	sources atomic.Pointer[map[string]*poolSource] // the pools' sources, by name
 }
 
-// setPeers records kolco.admin_peers of the configuration in force.
-func (f *sweepFleet) setPeers(peers []string) { f.peers.Store(&peers) }
+// setPeers records kolco.admin_peers of the configuration in force, as
+// they are asked, and the client that asks them.
+func (f *sweepFleet) setPeers(peers []string, client *http.Client) {
+	f.client.Store(client)
+	f.peers.Store(&peers)
+}
+
+// asker returns the peers and the client to ask them with.
+func (f *sweepFleet) asker() ([]string, *http.Client) {
+	var peers []string
+	if l := f.peers.Load(); l != nil {
+		peers = *l
+	}
+	c := f.client.Load()
+	if c == nil {
+		c = http.DefaultClient
+	}
+	return peers, c
+}
 
 // setSources records the pools' sources; nil once they stop.
 func (f *sweepFleet) setSources(m map[string]*poolSource) { f.sources.Store(&m) }
@@ -55,15 +74,12 @@ func (f *sweepFleet) check(ctx context.Context, p *pool) (reason, why string) {
 		ps = (*m)[p.name]
 	}
 	ms := poolEntry{p: p, ps: ps}.membershipStatus()
-	var peers []string
-	if l := f.peers.Load(); l != nil {
-		peers = *l
-	}
+	peers, client := f.asker()
 	var token []byte
 	if t := f.token.Load(); t != nil {
 		token = *t
 	}
-	answers := askPeers(ctx, peers, token)
+	answers := askPeers(ctx, client, peers, token)
 	a := agreement("this proxy", ms, answers)
 	switch {
 	case len(a.Unreachable) > 0:

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,6 +86,7 @@ func Version() string {
 type statsPort struct {
 	srv      *Server
 	ln       net.Listener
+	tls      *tls.Config // nil: plaintext, as nutcracker
 	interval time.Duration
 	started  time.Time
 	source   string
@@ -102,13 +104,13 @@ type statsPort struct {
 
 // startStatsPort listens on addr and serves the stats JSON. The caller
 // holds s.mu.
-func (s *Server) startStatsPort(addr string, interval time.Duration) error {
+func (s *Server) startStatsPort(addr string, interval time.Duration, tlsCfg *tls.Config) error {
 	ln, err := s.listenTCP(addr)
 	if err != nil {
 		return fmt.Errorf("stats port: %w", err)
 	}
 	host, _ := os.Hostname()
-	sp := &statsPort{srv: s, ln: ln, interval: interval, started: time.Now(), source: host,
+	sp := &statsPort{srv: s, ln: ln, tls: tlsCfg, interval: interval, started: time.Now(), source: host,
 		version: Version(), stop: make(chan struct{}), ready: make(chan struct{})}
 	s.stats = sp
 	s.wg.Add(2)
@@ -173,6 +175,9 @@ func (sp *statsPort) serve() {
 		sp.mu.Lock()
 		doc := sp.doc
 		sp.mu.Unlock()
+		if sp.tls != nil {
+			c = tls.Server(c, sp.tls)
+		}
 		_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 		_, _ = c.Write(doc)
 		c.Close()

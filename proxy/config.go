@@ -61,6 +61,18 @@ type GlobalConfig struct {
 	// their fingerprints and says whether they agree with this one. They
 	// are asked with this proxy's token, if any.
 	AdminPeers []string `yaml:"admin_peers"`
+	// AdminTLS (admin_tls) serves the admin endpoint and /metrics over
+	// TLS (https), with a client certificate required when
+	// client_ca_file is set; the files are read again as a pool's tls
+	// files are. StatsTLS serves the stats port over TLS with them too
+	// (nutcracker's is plaintext).
+	AdminTLS *ClientTLS `yaml:"admin_tls"`
+	StatsTLS bool       `yaml:"stats_tls"`
+	// AdminPeerCAFile is the authority that signs the peers' admin
+	// certificates: peers given as host:port are then asked over https,
+	// and their certificates verified against it. Empty: the system's
+	// authorities for https peers.
+	AdminPeerCAFile string `yaml:"admin_peer_ca_file"`
 	// Threads is how many threads (GOMAXPROCS) the program runs the
 	// proxy on: 0, the default, adapts them to the load (see
 	// AdaptThreads); a number fixes them. A GOMAXPROCS environment

@@ -71,6 +71,15 @@ func (g *GlobalConfig) Validate() error {
 	if err := checkPeers(g); err != nil {
 		return bad("admin_peers", "%w", err)
 	}
+	if t := g.AdminTLS; t != nil && (t.CertFile == "" || t.KeyFile == "") {
+		return bad("admin_tls", "serving https needs cert_file and key_file")
+	}
+	if g.AdminTLS != nil && g.AdminListen == "" && g.MetricsListen == "" {
+		return bad("admin_tls", "given without admin_listen or metrics_listen, the endpoints it serves")
+	}
+	if g.StatsTLS && (g.AdminTLS == nil || g.StatsListen == "") {
+		return bad("stats_tls", "the stats port serves TLS with admin_tls's files: give admin_tls and stats_listen")
+	}
 	if g.StatsInterval < 0 {
 		return bad("stats_interval", "must not be negative (got %v)", g.StatsInterval)
 	}

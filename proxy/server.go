@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -78,7 +79,11 @@ func (s *Server) Start() error {
 	if err := s.cfg.Validate(); err != nil {
 		return err
 	}
-	s.fleet.setPeers(s.cfg.Global.AdminPeers) // before any pool can sweep
+	client, err := s.peerClient(&s.cfg.Global)
+	if err != nil {
+		return err
+	}
+	s.fleet.setPeers(peerAddrs(&s.cfg.Global), client) // before any pool can sweep
 	t, sources, err := s.prepareSourced(context.Background(), s.cfg.WithDefaults())
 	if err != nil {
 		return err
@@ -103,18 +108,26 @@ func (s *Server) Start() error {
 // the stats port and the admin endpoint, as configured. The caller holds
 // mu.
 func (s *Server) startSide(g *GlobalConfig) error {
+	tlsCfg, err := s.adminTLS(g)
+	if err != nil {
+		return err
+	}
 	if g.MetricsListen != "" {
-		if err := s.startMetrics(adminAddr(g.MetricsListen), g.AdminTokenFile); err != nil {
+		if err := s.startMetrics(adminAddr(g.MetricsListen), g.AdminTokenFile, tlsCfg); err != nil {
 			return err
 		}
 	}
 	if g.StatsListen != "" {
-		if err := s.startStatsPort(g.StatsListen, g.StatsInterval); err != nil {
+		statsTLS := tlsCfg
+		if !g.StatsTLS {
+			statsTLS = nil
+		}
+		if err := s.startStatsPort(g.StatsListen, g.StatsInterval, statsTLS); err != nil {
 			return err
 		}
 	}
 	if g.AdminListen != "" {
-		return s.startAdmin(g)
+		return s.startAdmin(g, tlsCfg)
 	}
 	return nil
 }
@@ -132,7 +145,7 @@ func (s *Server) stopSide() {
 	}
 }
 
-func (s *Server) startMetrics(addr, tokenFile string) error {
+func (s *Server) startMetrics(addr, tokenFile string, tlsCfg *tls.Config) error {
 	var token []byte
 	if tokenFile != "" {
 		var err error
@@ -146,12 +159,12 @@ func (s *Server) startMetrics(addr, tokenFile string) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", s.met.handler())
-	s.metrics = &http.Server{Handler: requireToken(mux, token), ReadHeaderTimeout: 5 * time.Second}
+	s.metrics = &http.Server{Handler: requireToken(mux, token), ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	s.metricsLn = ln
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if err := s.metrics.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.metrics.Serve(tlsListener(ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("metrics server", "err", err)
 		}
 	}()

@@ -38,6 +38,9 @@ func (s *Server) Reload(ctx context.Context, cfg *Config) error {
 		return err
 	}
 	s.certs.reloadAll(s.log) // SIGHUP reads changed TLS files at once
+	if _, err := s.peerClient(&cfg.Global); err != nil {
+		return err
+	}
 	t, sources, err := s.prepareSourced(ctx, cfg.WithDefaults())
 	if err != nil {
 		return err
@@ -213,7 +216,11 @@ func (s *Server) commit(t *transition) {
 		s.commitPool(ch)
 	}
 	s.cfg = t.cfg
-	s.fleet.setPeers(t.cfg.Global.AdminPeers)
+	if client, err := s.peerClient(&t.cfg.Global); err == nil {
+		s.fleet.setPeers(peerAddrs(&t.cfg.Global), client)
+	} else {
+		s.log.Error("reload: the peers' authority does not load; they are asked as before", "err", err)
+	}
 	s.budget.setLimit(t.cfg.Global.BufferLimit)
 	if s.memory {
 		s.limitMemory(t.cfg.Global.BufferLimit)

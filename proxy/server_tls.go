@@ -4,7 +4,9 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -89,4 +91,75 @@ func handshakeClient(p *pool, c *client) bool {
 	}
 	p.log.Debug("client TLS handshake failed", "remote", tc.RemoteAddr(), "err", err)
 	return false
+}
+
+// adminTLS returns the TLS configuration of the admin endpoint, /metrics
+// and (with stats_tls) the stats port, or nil for plaintext.
+func (s *Server) adminTLS(g *GlobalConfig) (*tls.Config, error) {
+	t := g.AdminTLS
+	if t == nil {
+		return nil, nil
+	}
+	dir := ""
+	if s.cfg.Path != "" {
+		dir = filepath.Dir(s.cfg.Path)
+	}
+	files, err := s.certs.get(inDir(dir, t.CertFile), inDir(dir, t.KeyFile), inDir(dir, t.ClientCAFile))
+	if err != nil {
+		return nil, &ConfigError{Key: GlobalKey + ".admin_tls", Err: err}
+	}
+	return files.listenConfig(), nil
+}
+
+// peerClient returns the HTTP client the proxy asks its peers with:
+// verifying their https certificates against admin_peer_ca_file when set,
+// presenting admin_tls's certificate to peers that ask for one.
+func (s *Server) peerClient(g *GlobalConfig) (*http.Client, error) {
+	if g.AdminPeerCAFile == "" && g.AdminTLS == nil {
+		return http.DefaultClient, nil
+	}
+	dir := ""
+	if s.cfg.Path != "" {
+		dir = filepath.Dir(s.cfg.Path)
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if g.AdminPeerCAFile != "" {
+		files, err := s.certs.get("", "", inDir(dir, g.AdminPeerCAFile))
+		if err != nil {
+			return nil, &ConfigError{Key: GlobalKey + ".admin_peer_ca_file", Err: err}
+		}
+		cfg.RootCAs = files.ca.Load()
+	}
+	if t := g.AdminTLS; t != nil {
+		files, err := s.certs.get(inDir(dir, t.CertFile), inDir(dir, t.KeyFile), inDir(dir, t.ClientCAFile))
+		if err != nil {
+			return nil, &ConfigError{Key: GlobalKey + ".admin_tls", Err: err}
+		}
+		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return files.cert.Load(), nil }
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg, Proxy: nil}}, nil
+}
+
+// peerAddrs returns the peers as the proxy asks them: host:port as https
+// when the fleet's admin endpoints serve it (admin_peer_ca_file set).
+func peerAddrs(g *GlobalConfig) []string {
+	if g.AdminPeerCAFile == "" {
+		return g.AdminPeers
+	}
+	out := make([]string, len(g.AdminPeers))
+	for i, p := range g.AdminPeers {
+		if !strings.Contains(p, "://") {
+			p = "https://" + p
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// tlsListener returns ln serving TLS with cfg, or ln when cfg is nil.
+func tlsListener(ln net.Listener, cfg *tls.Config) net.Listener {
+	if cfg == nil {
+		return ln
+	}
+	return tls.NewListener(ln, cfg)
 }

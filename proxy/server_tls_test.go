@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -243,5 +244,55 @@ func TestTLSCertRotationUnderLoad(t *testing.T) {
 	t.Logf("%d requests over 8 TLS connections through two certificate changes: %d failed or dropped", served.Load(), failed.Load())
 	if failed.Load() != 0 || served.Load() < 100 {
 		t.Errorf("%d failed (of %d served)", failed.Load(), served.Load())
+	}
+}
+
+// TestAdminTLS: with admin_tls the admin endpoint, /metrics and (with
+// stats_tls) the stats port serve TLS only; two proxies naming each other
+// in admin_peers with admin_peer_ca_file ask each other over https and
+// agree; /metrics reports each certificate's expiry.
+func TestAdminTLS(t *testing.T) {
+	s := newTLSSetup(t)
+	mc := startMemcached(t, 0)
+	admin := s.clients.Issue(t, "admin", tlstest.Options{})
+	ports := []int{freePort(t), freePort(t)}
+	var servers []*Server
+	for i := range 2 {
+		yaml := fmt.Sprintf("kolco:\n  admin_listen: 127.0.0.1:%d\n  stats_listen: 127.0.0.1:0\n  stats_tls: true\n"+
+			"  admin_tls: {cert_file: %s, key_file: %s}\n  admin_peer_ca_file: %s\n  admin_peers: [\"127.0.0.1:%d\"]\n",
+			ports[i], admin.CertFile, admin.KeyFile, s.clients.CertFile, ports[1-i]) + poolYAML("  distribution: ring\n", mc)
+		servers = append(servers, startProxy(t, yaml))
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: s.clients.Pool()}}}
+	get := func(url string) (string, error) {
+		resp, err := client.Get(url)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	base := fmt.Sprintf("https://127.0.0.1:%d", ports[0])
+	if page, err := get(base + "/status"); err != nil || !strings.Contains(page, `data-agree="yes"`) {
+		t.Errorf("the status page over https, asking its peer over https: %v\n%.600s", err, page)
+	}
+	if m, err := get(base + "/metrics"); err != nil || !strings.Contains(m, "kolco_proxy_tls_certificate_expiry_seconds{file=\""+admin.CertFile+"\"}") {
+		t.Errorf("/metrics over https lacks the certificate's expiry: %v", err)
+	}
+	if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/v1/pools", ports[0])); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("plain http to the https admin endpoint: %s", resp.Status)
+		}
+	}
+	conn, err := tls.Dial("tcp", servers[0].StatsAddr().String(), &tls.Config{RootCAs: s.clients.Pool(), ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatalf("the stats port over TLS: %v", err)
+	}
+	doc, _ := io.ReadAll(conn)
+	conn.Close()
+	if !strings.Contains(string(doc), `"service":"nutcracker"`) {
+		t.Errorf("the stats port over TLS sent %.200q", doc)
 	}
 }

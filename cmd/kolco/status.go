@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -52,6 +56,7 @@ func newStatusCmd() *cobra.Command {
 	var (
 		proxies         []string
 		pool, tokenFile string
+		tlsFiles        statusTLS
 		timeout         time.Duration
 		asJSON          bool
 	)
@@ -72,7 +77,12 @@ and not all of a pool's proxies are stale; 1 otherwise, with every pool at
 fault named.
 
   $ kolco status --proxy 10.0.0.1:22223 --proxy 10.0.0.2:22223 --proxy 10.0.0.3:22223
-  pool cache: all 3 proxies agree: fingerprint 3f1c9a0b7d2e4c55 at revision 42, since 2026-01-05T10:00:01Z (3 min ago)`,
+  pool cache: all 3 proxies agree: fingerprint 3f1c9a0b7d2e4c55 at revision 42, since 2026-01-05T10:00:01Z (3 min ago)
+
+Proxies whose admin endpoints serve https (kolco.admin_tls) are asked with
+--ca-file, the authority that signs their certificates (host:port is then
+https), and --cert-file and --key-file when they ask for a client
+certificate.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(proxies) == 0 {
@@ -84,13 +94,19 @@ fault named.
 			if timeout <= 0 {
 				return usagef("--timeout must be positive (got %v)", timeout)
 			}
-			answers, err := askProxies(proxies, tokenFile, timeout)
+			answers, err := askProxies(proxies, tokenFile, tlsFiles, timeout)
 			if err != nil {
 				return err
 			}
 			verdicts := compareProxies(answers, pool)
 			if len(verdicts) == 0 {
-				return errors.New("no proxy answered: no pool to compare")
+				var why []string
+				for _, a := range answers {
+					if a.Err != nil {
+						why = append(why, fmt.Sprintf("%s: %v", a.Addr, a.Err))
+					}
+				}
+				return fmt.Errorf("no proxy answered: no pool to compare (%s)", strings.Join(why, "; "))
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -116,24 +132,66 @@ fault named.
 	cmd.Flags().StringSliceVar(&proxies, "proxy", nil, "a proxy's admin endpoint, host:port or URL (repeat, or separate by commas)")
 	cmd.Flags().StringVar(&pool, "pool", "", "compare this pool only (default: every pool)")
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "a file holding the admin endpoints' bearer token")
+	cmd.Flags().StringVar(&tlsFiles.ca, "ca-file", "", "the authority of the proxies' https certificates; host:port is then asked over https")
+	cmd.Flags().StringVar(&tlsFiles.cert, "cert-file", "", "a client certificate, for proxies that ask for one (with --key-file)")
+	cmd.Flags().StringVar(&tlsFiles.key, "key-file", "", "the client certificate's key")
 	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Second, "how long to wait for each proxy")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the verdicts as JSON")
 	return cmd
 }
 
+// statusTLS are the files kolco status asks https endpoints with.
+type statusTLS struct{ ca, cert, key string }
+
+// client returns the HTTP client for the files, or the default one.
+func (f statusTLS) client() (*http.Client, error) {
+	if f.ca == "" && f.cert == "" && f.key == "" {
+		return http.DefaultClient, nil
+	}
+	if (f.cert == "") != (f.key == "") {
+		return nil, usagef("--cert-file and --key-file go together")
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if f.ca != "" {
+		data, err := os.ReadFile(f.ca)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(data) {
+			return nil, fmt.Errorf("--ca-file %s: no PEM certificate in it", f.ca)
+		}
+	}
+	if f.cert != "" {
+		kp, err := tls.LoadX509KeyPair(f.cert, f.key)
+		if err != nil {
+			return nil, fmt.Errorf("--cert-file: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{kp}
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}, nil
+}
+
 // askProxies asks every proxy at once for its pools' membership.
-func askProxies(addrs []string, tokenFile string, timeout time.Duration) ([]fleet.Answer, error) {
+func askProxies(addrs []string, tokenFile string, files statusTLS, timeout time.Duration) ([]fleet.Answer, error) {
 	trimmed := make([]string, len(addrs))
 	for i, addr := range addrs {
 		if trimmed[i] = strings.TrimSpace(addr); trimmed[i] == "" {
 			return nil, usagef("--proxy ADDR is required: the proxy's kolco.admin_listen")
+		}
+		if files.ca != "" && !strings.Contains(trimmed[i], "://") {
+			trimmed[i] = "https://" + trimmed[i]
 		}
 	}
 	token, err := readToken(tokenFile)
 	if err != nil {
 		return nil, err
 	}
-	return fleet.Ask(context.Background(), trimmed, token, timeout), nil
+	client, err := files.client()
+	if err != nil {
+		return nil, err
+	}
+	return fleet.AskWith(context.Background(), client, trimmed, token, timeout), nil
 }
 
 // compareProxies compares the answers pool by pool: pool alone, or every
