@@ -19,6 +19,11 @@ type ClientTLS struct {
 	// by one of its authorities (mutual TLS), and refuses a client
 	// without one.
 	ClientCAFile string `yaml:"client_ca_file"`
+	// Listen, when set, is a second address of the pool's, that speaks
+	// TLS, while listen stays plaintext: both during a migration of the
+	// clients to TLS. Empty: listen itself speaks TLS. (Not for
+	// admin_tls.)
+	Listen string `yaml:"listen"`
 }
 
 // ServerTLS (server_tls) makes the proxy reach a pool's servers over
@@ -46,8 +51,16 @@ func (p *PoolConfig) checkTLS(bad badSetting) error {
 		if t.CertFile == "" || t.KeyFile == "" {
 			return bad("tls", "a TLS listener needs cert_file and key_file")
 		}
-		if spec, err := parseListen(p.Listen); err == nil && spec.network == "unix" {
-			return bad("tls", "listen is a unix socket: TLS is for TCP listeners")
+		if spec, err := parseListen(p.Listen); err == nil && spec.network == "unix" && t.Listen == "" {
+			return bad("tls", "listen is a unix socket: TLS is for TCP listeners (tls.listen gives a TCP address of its own)")
+		}
+		if t.Listen != "" {
+			if spec, err := parseListen(t.Listen); err != nil || spec.network == "unix" {
+				return bad("tls.listen", "%q: want a TCP host:port", t.Listen)
+			}
+			if t.Listen == p.Listen {
+				return bad("tls.listen", "the same address as listen: give another, or leave it out to make listen speak TLS")
+			}
 		}
 	}
 	if t := p.ServerTLS; t != nil {
@@ -95,7 +108,11 @@ func (p *PoolConfig) explainTLS(b *strings.Builder) {
 		if t.ClientCAFile != "" {
 			auth = "clients must present a certificate signed by " + t.ClientCAFile
 		}
-		fmt.Fprintf(b, "  tls: clients over TLS 1.2 or later (certificate %s); %s; the files are read again on SIGHUP and when they change\n", t.CertFile, auth)
+		where := "listen speaks TLS only"
+		if t.Listen != "" {
+			where = "on " + t.Listen + ", beside plaintext on " + p.Listen
+		}
+		fmt.Fprintf(b, "  tls: clients over TLS 1.2 or later, %s (certificate %s); %s; the files are read again on SIGHUP and when they change\n", where, t.CertFile, auth)
 	}
 	if t := p.ServerTLS; t != nil {
 		ca := "the system's authorities"

@@ -203,7 +203,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.closed = true
 	for _, l := range s.listeners {
-		l.ln.Close()
+		l.close()
 	}
 	for _, c := range s.clients {
 		c.drains.handoff.Store(s.handoff)

@@ -98,6 +98,11 @@ func (s *Server) ListenerFiles() (map[string]*os.File, error) {
 		if err = add(listenKey(spec.network, spec.addr), l.ln); err != nil {
 			break
 		}
+		if l.side != nil {
+			if err = add(l.sideKey, l.side); err != nil {
+				break
+			}
+		}
 	}
 	g := s.cfg.WithDefaults().Global
 	for _, side := range []struct {

@@ -15,6 +15,10 @@ type listener struct {
 	ln   net.Listener
 	// key names the socket for a process it is handed to (listenKey).
 	key string
+	// side is the pool's TLS listener beside a plaintext ln (tls.listen),
+	// named sideKey; nil without one.
+	side    net.Listener
+	sideKey string
 	// pool is shared with the listener that replaces this one when the
 	// pool moves to another address, so that clients accepted here follow
 	// every later reload of the pool.
@@ -33,6 +37,19 @@ func (s *Server) listen(ctx context.Context, name, addr string, p *pool) (*liste
 		return nil, fmt.Errorf("pool %q: %w", name, err)
 	}
 	l := &listener{name: name, ln: ln, key: listenKey(spec.network, spec.addr), pool: new(atomicPool)}
+	if t := p.cfg.TLS; t != nil && t.Listen != "" {
+		sideSpec, err := parseListen(t.Listen)
+		if err == nil {
+			sideSpec.backlog = p.cfg.Backlog
+			l.side, err = s.openListen(ctx, sideSpec)
+		}
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("pool %q: tls.listen: %w", name, err)
+		}
+		l.sideKey = listenKey(sideSpec.network, sideSpec.addr)
+		s.log.Info("listening with TLS", "pool", name, "addr", l.side.Addr().String())
+	}
 	l.pool.Store(p)
 	s.log.Info("listening", "pool", name, "addr", ln.Addr().String(), "servers", len(p.backends))
 	for _, why := range p.cfg.ignoredSettings() {
@@ -45,14 +62,31 @@ func (s *Server) acceptIn(l *listener) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.acceptLoop(l)
+		s.acceptLoop(l, l.ln, l.key, false)
 	}()
+	if l.side != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.acceptLoop(l, l.side, l.sideKey, true)
+		}()
+	}
 }
 
-func (s *Server) acceptLoop(l *listener) {
+// close closes the listener's sockets.
+func (l *listener) close() {
+	l.ln.Close()
+	if l.side != nil {
+		l.side.Close()
+	}
+}
+
+// acceptLoop accepts the clients of ln, a socket of l named key; side
+// says it is l's TLS socket beside a plaintext one.
+func (s *Server) acceptLoop(l *listener, ln net.Listener, key string, side bool) {
 	backoff := time.Millisecond
 	for {
-		conn, err := l.ln.Accept()
+		conn, err := ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -64,8 +98,8 @@ func (s *Server) acceptLoop(l *listener) {
 			continue
 		}
 		backoff = time.Millisecond
-		conn = clientConn(l.pool.Load(), conn)
-		c := &client{conn: conn, pool: l.pool, budget: s.budget, log: s.log, listenKey: l.key}
+		conn = clientConn(l.pool.Load(), conn, side)
+		c := &client{conn: conn, pool: l.pool, budget: s.budget, log: s.log, listenKey: key}
 		if !s.track(c) {
 			conn.Close()
 			return

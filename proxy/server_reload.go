@@ -175,6 +175,10 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		p.checkAfresh(afresh)
 	}
 	ch.next = p
+	if ch.cur != nil && sameAddress(ch.cur.pool.Load().cfg.Listen, pc.Listen) && tlsListen(ch.cur.pool.Load().cfg) != tlsListen(pc) {
+		p.close()
+		return ch, &ConfigError{Pool: name, Key: "tls.listen", Err: errors.New("cannot change on reload while listen stays: restart the proxy, or move listen too")}
+	}
 	if ch.cur != nil && sameAddress(ch.cur.pool.Load().cfg.Listen, pc.Listen) {
 		ch.remode = true
 		return ch, nil
@@ -190,7 +194,7 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 func (t *transition) undo() {
 	for _, ch := range t.pools {
 		if ch.ln != nil {
-			ch.ln.ln.Close()
+			ch.ln.close()
 		}
 		if ch.next != nil {
 			ch.next.close()
@@ -243,7 +247,7 @@ func (s *Server) commitPool(ch poolChange) {
 		if ch.ln != nil {
 			// Moved: the old address's clients stay, and share the pool
 			// with the new address's from now on, through every reload.
-			ch.cur.ln.Close()
+			ch.cur.close()
 			ch.ln.pool = ch.cur.pool
 		}
 	}
@@ -257,7 +261,7 @@ func (s *Server) commitPool(ch poolChange) {
 // before the pool moved to its last address included, and closes the
 // pool once their requests in flight are done.
 func (s *Server) retire(l *listener) {
-	l.ln.Close()
+	l.close()
 	for c, cl := range s.clients {
 		if cl.pool == l.pool {
 			stopReading(c)
@@ -318,4 +322,12 @@ func (s *Server) Config() *Config {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cfg
+}
+
+// tlsListen returns the pool's TLS address beside listen, or "".
+func tlsListen(pc *PoolConfig) string {
+	if pc.TLS == nil {
+		return ""
+	}
+	return pc.TLS.Listen
 }

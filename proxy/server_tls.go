@@ -53,10 +53,11 @@ func (s *Server) watchCerts() {
 	}
 }
 
-// clientConn returns conn as the pool's clients speak: over TLS when the
-// pool's listener serves TLS (the handshake is made at the first read).
-func clientConn(p *pool, conn net.Conn) net.Conn {
-	if p.clientTLS == nil {
+// clientConn returns conn as the pool's clients speak on the socket it
+// came in on: over TLS on the TLS socket beside a plaintext one (side),
+// or on listen when it speaks TLS alone.
+func clientConn(p *pool, conn net.Conn, side bool) net.Conn {
+	if p.clientTLS == nil || !side && p.cfg.TLS.Listen != "" {
 		return conn
 	}
 	return tls.Server(conn, p.clientTLS)

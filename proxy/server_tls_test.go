@@ -296,3 +296,39 @@ func TestAdminTLS(t *testing.T) {
 		t.Errorf("the stats port over TLS sent %.200q", doc)
 	}
 }
+
+// TestTLSBesidePlaintext: with tls.listen a pool serves plaintext on
+// listen and TLS on tls.listen at once, one pool behind both: what a
+// plaintext client writes a TLS client reads. --check says so.
+func TestTLSBesidePlaintext(t *testing.T) {
+	s := newTLSSetup(t)
+	mc := startMemcached(t, 0)
+	tlsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	yaml := poolYAML(fmt.Sprintf("  tls: {cert_file: %s, key_file: %s, listen: %s}\n", s.listener.CertFile, s.listener.KeyFile, tlsAddr), mc)
+	p := startProxy(t, yaml)
+	plain, err := net.Dial("tcp", p.Addr("p").String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if got, err := roundTrip(plain, bufio.NewReader(plain), "set k 0 0 5\r\nplain\r\n"); err != nil || got != "STORED\r\n" {
+		t.Fatalf("plaintext beside TLS: %q %v", got, err)
+	}
+	conn, err := s.dialTLS(t, tlsAddr, nil)
+	if err != nil {
+		t.Fatalf("TLS beside plaintext: %v", err)
+	}
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	if got, err := roundTrip(conn, r, "get k\r\n"); err != nil || got != "VALUE k 0 5\r\n" {
+		t.Errorf("TLS beside plaintext reads %q %v", got, err)
+	}
+	cfg, err := ParseConfig([]byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := cfg.Explain(&b); err != nil || !strings.Contains(b.String(), "on "+tlsAddr+", beside plaintext on 127.0.0.1:0") {
+		t.Errorf("--check: %v\n%s", err, b.String())
+	}
+}
