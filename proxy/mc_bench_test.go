@@ -112,6 +112,11 @@ func cpuTime(t *testing.T, pid int) time.Duration {
 // not 0). Each client writes depth requests at once and reads their
 // replies; a request's latency runs from that write to its reply.
 func drive(t *testing.T, addr string, pid, conns int, d time.Duration, req string, cmd memcache.Command, depth int) benchResult {
+	return driveDial(t, func() (net.Conn, error) { return net.Dial("tcp", addr) }, addr, pid, conns, d, req, cmd, depth)
+}
+
+// driveDial is drive over connections dial opens.
+func driveDial(t *testing.T, dial func() (net.Conn, error), addr string, pid, conns int, d time.Duration, req string, cmd memcache.Command, depth int) benchResult {
 	var wg sync.WaitGroup
 	lat := make([][]time.Duration, conns)
 	var cpu0 time.Duration
@@ -121,7 +126,7 @@ func drive(t *testing.T, addr string, pid, conns int, d time.Duration, req strin
 	start := time.Now()
 	stopAt := start.Add(d)
 	for i := range conns {
-		conn, err := net.Dial("tcp", addr)
+		conn, err := dial()
 		if err != nil {
 			t.Fatal(err)
 		}
