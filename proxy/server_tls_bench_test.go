@@ -64,7 +64,9 @@ func TestTLSCost(t *testing.T) {
 				rs[tg.name] = append(rs[tg.name], driveDial(t, tg.dial, tg.addr, tg.pid, 16, 500*time.Millisecond, l.req, l.cmd, 1))
 			}
 		}
-		cpu := func(name string) float64 { return median(rs[name], func(r benchResult) float64 { return float64(r.cpuPerOp()) }) }
+		cpu := func(name string) float64 {
+			return median(rs[name], func(r benchResult) float64 { return float64(r.cpuPerOp()) })
+		}
 		for _, tg := range targets {
 			r := rs[tg.name]
 			fmt.Fprintf(&report, "%-5s %-16s %10.0f %9v %9v %9v %7.2f\n", l.name, tg.name, median(r, benchResult.rate),
