@@ -38,7 +38,7 @@ func startRedis(t testing.TB, port int, extra ...string) *redisServer {
 		}
 		r := &redisServer{addr: fmt.Sprintf("127.0.0.1:%d", p), port: p}
 		r.args = append([]string{"--port", strconv.Itoa(p), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--logfile", ""}, extra...)
+			"--save", "", "--appendonly", "no", "--logfile", "", "--dir", t.TempDir()}, extra...)
 		r.start(t)
 		if r.ours() || port != 0 || attempt == 4 {
 			t.Cleanup(r.stop)

@@ -23,7 +23,7 @@ func startRedisServer(t *testing.T) string {
 	t.Helper()
 	bin := realprog.Binary(t, "redis-server", "redis-server")
 	st := realprog.StartOwned(t, "redis-server", bin, func(port int) []string {
-		return []string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--logfile", ""}
+		return []string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--logfile", "", "--dir", t.TempDir()}
 	}, realprog.RedisPID)
 	return fmt.Sprintf("127.0.0.1:%d", st.Port)
 }

@@ -107,11 +107,16 @@ func Start(t testing.TB, downAfter time.Duration, names ...string) *Cluster {
 	server := realprog.Binary(t, "redis-server", "redis-server")
 	sentinel := realprog.Binary(t, "redis-sentinel", "redis-sentinel")
 	c := &Cluster{DownAfter: downAfter}
-	base := []string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no"}
 	for _, name := range names {
-		primary := start(t, server, func(port int) []string { return append([]string{"--port", strconv.Itoa(port)}, base...) })
+		// Each server in a directory of its own: a replica writes the
+		// data its primary sends it to dump.rdb there, which a server
+		// started later in the same directory would load.
+		base := func() []string {
+			return []string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}
+		}
+		primary := start(t, server, func(port int) []string { return append([]string{"--port", strconv.Itoa(port)}, base()...) })
 		replica := start(t, server, func(port int) []string {
-			return append([]string{"--port", strconv.Itoa(port), "--replicaof", "127.0.0.1", strconv.Itoa(primary.Port)}, base...)
+			return append([]string{"--port", strconv.Itoa(port), "--replicaof", "127.0.0.1", strconv.Itoa(primary.Port)}, base()...)
 		})
 		c.Shards = append(c.Shards, &Shard{Name: name, Primary: primary, Replica: replica})
 	}
