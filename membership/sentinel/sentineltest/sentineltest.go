@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -112,7 +113,9 @@ func Start(t testing.TB, downAfter time.Duration, names ...string) *Cluster {
 		// data its primary sends it to dump.rdb there, which a server
 		// started later in the same directory would load.
 		base := func() []string {
-			return []string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}
+			// A replica synchronises at once, not after diskless sync's
+			// default wait of five seconds for more replicas.
+			return []string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir(), "--repl-diskless-sync-delay", "0"}
 		}
 		primary := start(t, server, func(port int) []string { return append([]string{"--port", strconv.Itoa(port)}, base()...) })
 		replica := start(t, server, func(port int) []string {
@@ -140,11 +143,20 @@ func Start(t testing.TB, downAfter time.Duration, names ...string) *Cluster {
 	return c
 }
 
-// WaitReady waits, up to 30 s, until every Sentinel knows each shard's
+// WaitReady waits, up to 30 s, until each shard's replica has
+// synchronised with its primary, and every Sentinel knows each shard's
 // replica and the two other Sentinels.
 func (c *Cluster) WaitReady(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
+	for _, s := range c.Shards {
+		for !linked(s.Replica.Addr) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the replica %s has not synchronised with its primary after 30 s", s.Name, s.Replica.Addr)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	for _, sp := range c.Sentinels {
 		for _, s := range c.Shards {
 			for !c.knows(sp.Addr, s.Name) {
@@ -209,4 +221,11 @@ func (s *Shard) WaitPromoted(t testing.TB, timeout time.Duration) time.Duration 
 	}
 	s.Primary, s.Replica = s.Replica, s.Primary
 	return time.Since(start)
+}
+
+// linked reports whether the replica at addr has synchronised with its
+// primary and is linked to it.
+func linked(addr string) bool {
+	v, err := Do(addr, "INFO", "replication")
+	return err == nil && strings.Contains(v.Str, "master_link_status:up") && !strings.Contains(v.Str, "master_sync_in_progress:1")
 }
