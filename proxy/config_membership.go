@@ -31,6 +31,8 @@ type Membership struct {
 	Etcd *EtcdMembership `yaml:"etcd"`
 	DNS  *DNSMembership  `yaml:"dns"`
 	File *FileMembership `yaml:"file"`
+	// Gossip joins a gossip pool (see config_gossip.go).
+	Gossip *GossipMembership `yaml:"gossip"`
 }
 
 // EtcdMembership follows nodes under a prefix in etcd, as "kolco members"
@@ -121,6 +123,7 @@ type membershipFile struct {
 		Interval       int `yaml:"interval"`
 		Settle         int `yaml:"settle"`
 	} `yaml:"file"`
+	Gossip *gossipFile `yaml:"gossip"`
 }
 
 // UnmarshalYAML decodes the membership key, refusing unknown keys, with
@@ -152,6 +155,9 @@ func (m *Membership) UnmarshalYAML(node *yaml.Node) error {
 		set(&m.File.Interval, fl.Interval)
 		set(&m.File.Settle, fl.Settle)
 	}
+	if f.Gossip != nil && err == nil {
+		m.Gossip, err = f.Gossip.decode()
+	}
 	return err
 }
 
@@ -167,6 +173,8 @@ func (m *Membership) String() string {
 		return fmt.Sprintf("dns %s %s", cmp.Or(m.DNS.Records, dns.SRV), m.DNS.Name)
 	case m.File != nil:
 		return "file " + m.File.Path
+	case m.Gossip != nil:
+		return m.Gossip.String()
 	}
 	return "none"
 }
@@ -179,13 +187,13 @@ func (p *PoolConfig) checkMembership(bad badSetting) error {
 		return nil
 	}
 	n := 0
-	for _, set := range []bool{m.Etcd != nil, m.DNS != nil, m.File != nil} {
+	for _, set := range []bool{m.Etcd != nil, m.DNS != nil, m.File != nil, m.Gossip != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return bad("membership", "give one source: etcd, dns or file (got %d)", n)
+		return bad("membership", "give one source: etcd, dns, file or gossip (got %d)", n)
 	}
 	if len(p.Zones) > 0 || p.Zone != "" {
 		return bad("zones", "a pool on a membership source takes its servers, and their zones, from the source")
@@ -196,6 +204,8 @@ func (p *PoolConfig) checkMembership(bad badSetting) error {
 		err = m.Etcd.check()
 	case m.DNS != nil:
 		err = m.DNS.check()
+	case m.Gossip != nil:
+		err = m.Gossip.check(p.Distribution)
 	default:
 		err = m.File.check()
 	}
@@ -275,6 +285,9 @@ func (p *PoolConfig) explainMembership(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "  membership: servers from %s, each version applied as a change; the servers below serve until its first version\n",
 		p.Membership)
+	if g := p.Membership.Gossip; g != nil {
+		g.explain(b)
+	}
 }
 
 // explainPeers names the peers the status page compares with, for

@@ -47,6 +47,8 @@ func (m *Membership) source(pool, dir string) (membership.Source, func() error, 
 			src.Resolver = resolverAt(d.Resolver)
 		}
 		return src, nop, nil
+	case m.Gossip != nil:
+		return m.Gossip.source(pool, dir)
 	default:
 		f := m.File
 		return &membership.File{Path: inDir(dir, f.Path), Format: cmp.Or(f.Format, membership.FormatNutcracker),
