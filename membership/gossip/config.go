@@ -172,10 +172,15 @@ func (c *Config) memberlist() *memberlist.Config {
 	if c.SuspicionMult > 0 {
 		mc.SuspicionMult = c.SuspicionMult
 	}
-	// A sidecar restarted on another port takes its node's name back
-	// once the old member is dead, instead of waiting for memberlist to
-	// forget it.
-	mc.DeadNodeReclaimTime = mc.ProbeInterval
+	// A sidecar restarted on another port takes its node's name back as
+	// soon as the old member is dead. memberlist's default (0) never lets
+	// it, and a wait of a probe interval lost the restarted member's alive
+	// messages on a member that had only just learnt of the death (a
+	// fleet test caught it after a pause): they are sent a few times, and
+	// the next full exchange of state is 30 s away. A name is one node's:
+	// two live claimants are an operator's mistake that memberlist still
+	// reports as a conflict.
+	mc.DeadNodeReclaimTime = time.Nanosecond
 	mc.Label = c.Label
 	mc.LogOutput = c.Log
 	if mc.LogOutput == nil {
