@@ -86,9 +86,7 @@ func TestPoolOnGossip(t *testing.T) {
 	if first.Stale || !strings.HasPrefix(first.Source, "gossip at ") || first.Fingerprint == "" {
 		t.Errorf("after the first version: %+v", first)
 	}
-	if n := seed.Members(); n != 3 {
-		t.Errorf("the pool has %d members, want 3 (two sidecars and the proxy)", n)
-	}
+	eventually(t, "the proxy counted among the pool's 3 members", func() bool { return seed.Members() == 3 })
 	n2 := sidecar(t, keys, "n2", ms[2].addr, seed.Addr())
 	eventually(t, "n2's join served", func() bool { return len(membershipOf(t, s, "p").Nodes) == 3 })
 	c := dial(t, s.Addr("p").String())
