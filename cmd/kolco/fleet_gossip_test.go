@@ -79,9 +79,9 @@ func startGossipFleet(t *testing.T, proxies int) *gossipFleet {
 	return f
 }
 
-// startSidecar registers node id (m0..m3) beside its memcached; Cleanup
-// kills it.
-func (f *gossipFleet) startSidecar(t *testing.T, id string) *sidecar {
+// startSidecar registers node id (m0..m3) beside its memcached, with
+// extra flags; Cleanup kills it.
+func (f *gossipFleet) startSidecar(t *testing.T, id string, extra ...string) *sidecar {
 	t.Helper()
 	port := realprog.FreePorts(t, 1)[0]
 	sc := &sidecar{gossip: fmt.Sprintf("127.0.0.1:%d", port), exited: make(chan struct{})}
@@ -93,7 +93,7 @@ func (f *gossipFleet) startSidecar(t *testing.T, id string) *sidecar {
 	if len(seeds) > 0 {
 		args = append(args, "--seed", strings.Join(seeds, ","))
 	}
-	sc.cmd = program(t, "kolco", append(args, id, f.servers[id[1]-'0'])...)
+	sc.cmd = program(t, "kolco", append(append(args, extra...), id, f.servers[id[1]-'0'])...)
 	stderr := &lockedBuffer{}
 	sc.cmd.Stderr = stderr
 	if err := sc.cmd.Start(); err != nil {

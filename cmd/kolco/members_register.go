@@ -20,6 +20,7 @@ func newMembersRegisterCmd(ef *etcdFlags) *cobra.Command {
 	var nf nodeFlags
 	var ttl time.Duration
 	var gf gossipFlags
+	var drained bool
 	cmd := &cobra.Command{
 		Use:   "register (--ttl DURATION | --gossip HOST:PORT --seed HOST:PORT) NAME ADDR",
 		Short: "Keep a node registered while this command runs (a sidecar)",
@@ -33,7 +34,8 @@ stays drained.
 
 With --gossip, the node joins a gossip pool instead (package
 membership/gossip): it gossips on the address given, joins through --seed,
-and carries its name, address, weight and zone to the other members.
+and carries its name, address, weight and zone to the other members
+(--drained: listed, taking no keys).
 Stopped, it leaves the pool at once; killed or cut off, the failure
 detector drops it a few probe intervals later.
 
@@ -42,10 +44,13 @@ detector drops it a few probe intervals later.
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if gf.bind != "" {
-				return registerGossipCmd(cmd, &gf, &nf, args[0], args[1])
+				return registerGossipCmd(cmd, &gf, &nf, drained, args[0], args[1])
 			}
 			if err := refuseGossipFlags(cmd); err != nil {
 				return err
+			}
+			if drained {
+				return usagef("--drained applies to --gossip: in etcd, drain with \"kolco members drain\"")
 			}
 			if ttl < time.Second {
 				return usagef("--ttl must be at least 1s (got %v)", ttl)
@@ -86,13 +91,14 @@ detector drops it a few probe intervals later.
 	}
 	nf.register(cmd.Flags())
 	gf.register(cmd.Flags())
+	cmd.Flags().BoolVar(&drained, "drained", false, "with --gossip: register the node drained, listed but taking no keys")
 	cmd.Flags().DurationVar(&ttl, "ttl", 10*time.Second, "lease TTL: how long the node stays after renewals stop (whole seconds)")
 	return cmd
 }
 
 // registerGossipCmd registers the node id at addr in a gossip pool until
 // a signal stops it.
-func registerGossipCmd(cmd *cobra.Command, gf *gossipFlags, nf *nodeFlags, id, addr string) error {
+func registerGossipCmd(cmd *cobra.Command, gf *gossipFlags, nf *nodeFlags, drained bool, id, addr string) error {
 	if cmd.Flags().Changed("ttl") {
 		return usagef("--ttl applies to etcd: a gossip member stays while it answers probes")
 	}
@@ -100,7 +106,7 @@ func registerGossipCmd(cmd *cobra.Command, gf *gossipFlags, nf *nodeFlags, id, a
 	if err != nil {
 		return err
 	}
-	cfg, err := gf.config(cmd, gossip.Meta{Role: gossip.RoleNode, Node: node})
+	cfg, err := gf.config(cmd, gossip.Meta{Role: gossip.RoleNode, Node: node, Drained: drained})
 	if err != nil {
 		return err
 	}
