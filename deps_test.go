@@ -11,7 +11,7 @@ import (
 // sources and the client adapters, which no library package may pull in.
 var heavy = []string{"github.com/spf13/", "yaml", "github.com/prometheus/", "gonum.org/", "github.com/redis/", "gomemcache", "/proxy", "/cmd/", "/chart",
 	"/membership", "go.etcd.io/", "google.golang.org/grpc", "github.com/miekg/", "github.com/golang/groupcache", "github.com/golang/protobuf",
-	"/adapter/"}
+	"github.com/hashicorp/", "/adapter/"}
 
 // TestLibraryStaysLight checks that the library packages - what a program
 // placing keys imports - pull in none of the command's, the proxy's or
@@ -73,12 +73,14 @@ func TestAdaptersStayApart(t *testing.T) {
 }
 
 // TestLightSourcesStayLight checks that following a file or DNS pulls in
-// neither the etcd client nor gRPC: only package membership/etcd does.
+// neither the etcd client nor gRPC nor memberlist: only packages
+// membership/etcd and membership/gossip do.
 // The DNS source uses the standard resolver; its tests' DNS server is
 // theirs alone.
 func TestLightSourcesStayLight(t *testing.T) {
 	for _, dep := range deps(t, "./membership", "./membership/dns") {
-		for _, heavy := range []string{"go.etcd.io/", "google.golang.org/grpc", "github.com/miekg/", "/membership/etcd"} {
+		for _, heavy := range []string{"go.etcd.io/", "google.golang.org/grpc", "github.com/miekg/", "/membership/etcd",
+			"github.com/hashicorp/", "/membership/gossip"} {
 			if strings.Contains(dep, heavy) {
 				t.Errorf("a file or DNS membership source depends on %s", dep)
 			}

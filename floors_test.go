@@ -42,7 +42,7 @@ var floors = []struct {
 	{"compat", 3}, {"compat/", 3},
 	// 4: measurement, membership, and what the processes of a fleet say
 	// to each other.
-	{"sim", 4}, {"sim/", 4}, {"chart", 4}, {"membership", 4}, {"membership/", 4}, {"fleet", 4},
+	{"sim", 4}, {"sim/", 4}, {"chart", 4}, {"membership", 4}, {"membership/", 4}, {"membership/gossip", 4}, {"fleet", 4},
 	// 5: the faces.
 	{"cmd/", 5}, {"proxy", 5}, {"proxy/", 5}, {"adapter/", 5},
 }

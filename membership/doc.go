@@ -7,8 +7,11 @@
 // who the servers are; a client with a different view reads and writes
 // different servers. This package does not build that agreement: it reads
 // it from a store that already has it - a file on one box ([File]), DNS on
-// Kubernetes (package membership/dns), or etcd for fleets (package
-// membership/etcd, whose watch delivers every change in revision order).
+// Kubernetes (package membership/dns), etcd for fleets (package
+// membership/etcd, whose watch delivers every change in revision order),
+// or a gossip pool for fleets without a store (package membership/gossip,
+// whose members converge on one node set but not on one order of changes:
+// it is [Unordered], and history-dependent algorithms are refused on it).
 //
 // # Versions
 //

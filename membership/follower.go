@@ -96,9 +96,10 @@ type Follower struct {
 // Follow starts following src with the placement cfg describes. The
 // follower runs until Close is called or ctx is done; Close must be called
 // to release it either way. The error wraps [ErrBadConfig] for an
-// algorithm package algo does not know, a key hash without a name, or
-// WriteState with a source that cannot write; or is the algorithm's error
-// for the Initial nodes.
+// algorithm package algo does not know, a key hash without a name,
+// WriteState with a source that cannot write, or a history-dependent
+// algorithm on an [Unordered] source (wrapping [ErrUnordered] too); or is
+// the algorithm's error for the Initial nodes.
 func Follow(ctx context.Context, src Source, cfg FollowConfig) (*Follower, error) {
 	info, ok := algo.Lookup(cfg.Algorithm)
 	if !ok {
@@ -111,6 +112,9 @@ func Follow(ctx context.Context, src Source, cfg FollowConfig) (*Follower, error
 			// not show it until later.
 			return nil, fmt.Errorf("%w: follow: a key hash without a name has no fingerprint: use one of package keyhash's", ErrBadConfig)
 		}
+	}
+	if u, ok := src.(Unordered); ok && info.HistoryDependent {
+		return nil, fmt.Errorf("%w: %w: follow: %s is history-dependent: %s", ErrBadConfig, ErrUnordered, info.Name, u.Unordered())
 	}
 	f := &Follower{cfg: cfg, hist: info.HistoryDependent, done: make(chan struct{})}
 	if cfg.WriteState {

@@ -33,6 +33,10 @@ var (
 	ErrUnreachable = errors.New("membership: store unreachable")
 	// ErrStopped is returned by a wait on a [Follower] that has stopped.
 	ErrStopped = errors.New("membership: follower stopped")
+	// ErrUnordered is wrapped when a history-dependent algorithm is asked
+	// to follow a source that gives no order of changes every follower
+	// shares ([Unordered]).
+	ErrUnordered = errors.New("membership: a history-dependent algorithm on a source without one order of changes")
 )
 
 // Version is one state of a membership: the nodes that take keys, at a
@@ -130,6 +134,17 @@ type Source interface {
 	// configuration, wrapping [ErrBadConfig]; a closed store). Follow
 	// starts no goroutine that outlives it.
 	Follow(ctx context.Context, r Reporter) error
+}
+
+// Unordered is implemented by a source whose followers do not all see one
+// sequence of changes: each member of a gossip pool learns of joins and
+// failures in its own order. [Follow] refuses history-dependent
+// algorithms on such a source, since their placement depends on that
+// order.
+type Unordered interface {
+	// Unordered says why the source's followers may see its changes in
+	// different orders.
+	Unordered() string
 }
 
 // Reporter receives what a [Source] finds while it follows its store. A

@@ -32,6 +32,8 @@ type Membership struct {
 	DNS      *DNSMembership      `yaml:"dns"`
 	File     *FileMembership     `yaml:"file"`
 	Sentinel *SentinelMembership `yaml:"sentinel"`
+	// Gossip joins a gossip pool (see config_gossip.go).
+	Gossip *GossipMembership `yaml:"gossip"`
 }
 
 // SentinelMembership makes a Redis pool's servers Sentinel masters
@@ -147,6 +149,7 @@ type membershipFile struct {
 		Interval           int `yaml:"interval"`
 		Timeout            int `yaml:"timeout"`
 	} `yaml:"sentinel"`
+	Gossip *gossipFile `yaml:"gossip"`
 }
 
 // UnmarshalYAML decodes the membership key, refusing unknown keys, with
@@ -183,6 +186,9 @@ func (m *Membership) UnmarshalYAML(node *yaml.Node) error {
 		set(&m.Sentinel.Interval, sn.Interval)
 		set(&m.Sentinel.Timeout, sn.Timeout)
 	}
+	if f.Gossip != nil && err == nil {
+		m.Gossip, err = f.Gossip.decode()
+	}
 	return err
 }
 
@@ -200,6 +206,8 @@ func (m *Membership) String() string {
 		return "file " + m.File.Path
 	case m.Sentinel != nil:
 		return "sentinel at " + strings.Join(m.Sentinel.Sentinels, ",")
+	case m.Gossip != nil:
+		return m.Gossip.String()
 	}
 	return "none"
 }
@@ -212,13 +220,13 @@ func (p *PoolConfig) checkMembership(bad badSetting) error {
 		return nil
 	}
 	n := 0
-	for _, set := range []bool{m.Etcd != nil, m.DNS != nil, m.File != nil, m.Sentinel != nil} {
+	for _, set := range []bool{m.Etcd != nil, m.DNS != nil, m.File != nil, m.Sentinel != nil, m.Gossip != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return bad("membership", "give one source: etcd, dns, file or sentinel (got %d)", n)
+		return bad("membership", "give one source: etcd, dns, file, sentinel or gossip (got %d)", n)
 	}
 	if len(p.Zones) > 0 || p.Zone != "" {
 		return bad("zones", "a pool on a membership source takes its servers, and their zones, from the source")
@@ -231,6 +239,8 @@ func (p *PoolConfig) checkMembership(bad badSetting) error {
 		err = m.DNS.check()
 	case m.Sentinel != nil:
 		err = p.checkSentinel()
+	case m.Gossip != nil:
+		err = m.Gossip.check(p.Distribution)
 	default:
 		err = m.File.check()
 	}
@@ -345,6 +355,9 @@ func (p *PoolConfig) explainMembership(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "  membership: servers from %s, each version applied as a change; the servers below serve until its first version\n",
 		p.Membership)
+	if g := p.Membership.Gossip; g != nil {
+		g.explain(b)
+	}
 }
 
 // explainPeers names the peers the status page compares with, for

@@ -10,7 +10,7 @@ import (
 
 // TestReadmeFleetExamples: every configuration the fleet sections of
 // README.md and proxy/changes-and-fleets.md show is one the proxy accepts,
-// each of the three sources among them, and the server file shown is one
+// each of the four sources among them, and the server file shown is one
 // the file source reads.
 func TestReadmeFleetExamples(t *testing.T) {
 	for _, readme := range []struct{ path, heading string }{
@@ -49,7 +49,7 @@ func checkFleetExamples(t *testing.T, path, section string) {
 		m := cfg.Pools["cache"].Membership
 		sources[strings.Fields(m.String())[0]] = true
 	}
-	for _, want := range []string{"file", "dns", "etcd"} {
+	for _, want := range []string{"file", "dns", "etcd", "gossip"} {
 		if !sources[want] {
 			t.Errorf("%s: no %s example among %d blocks", path, want, len(blocks))
 		}

@@ -58,6 +58,8 @@ func (m *Membership) source(pool, dir string, servers []twemproxy.Server) (membe
 			src.Masters = append(src.Masters, kolco.Node{ID: s.Name, Weight: float64(s.Weight)})
 		}
 		return src, nop, nil
+	case m.Gossip != nil:
+		return m.Gossip.source(pool, dir)
 	default:
 		f := m.File
 		return &membership.File{Path: inDir(dir, f.Path), Format: cmp.Or(f.Format, membership.FormatNutcracker),

@@ -80,6 +80,7 @@ func FuzzMembershipConfig(f *testing.F) {
 	f.Add("{dns: {name: _mc._tcp.svc, resolver: \"127.0.0.1:53\", interval: 10}}")
 	f.Add("{dns: {name: mc, records: A, port: 1, stable_addresses: true}}")
 	f.Add("{file: {path: n.yml, pool: p, settle: 0}}")
+	f.Add("{gossip: {bind: 127.0.0.1:7946, seeds: [127.0.0.1:7947], probe_interval: 100, suspicion_mult: 3}}")
 	f.Fuzz(func(t *testing.T, m string) {
 		cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:1\n  servers: [\"a:1:1 x\"]\n  membership: " + m + "\n"))
 		if err != nil {

@@ -33,13 +33,21 @@ type fleetProxy struct {
 // prefix, placed by distribution; Cleanup kills it.
 func startFleetProxy(t *testing.T, endpoint, prefix, distribution, static string) *fleetProxy {
 	t.Helper()
+	return startSourcedProxy(t, distribution, static,
+		fmt.Sprintf("etcd: {endpoints: [%q], prefix: %s, check_interval: 200}", endpoint, prefix))
+}
+
+// startSourcedProxy runs "kolco proxy" with one pool, p, whose membership
+// key is source, placed by distribution; Cleanup kills it.
+func startSourcedProxy(t *testing.T, distribution, static, source string) *fleetProxy {
+	t.Helper()
 	ports := realprog.FreePorts(t, 2)
 	fp := &fleetProxy{listen: fmt.Sprintf("127.0.0.1:%d", ports[0]), admin: fmt.Sprintf("127.0.0.1:%d", ports[1]),
 		exited: make(chan struct{})}
 	conf := filepath.Join(t.TempDir(), "nutcracker.yml")
 	y := fmt.Sprintf("kolco:\n  admin_listen: %s\np:\n  listen: %s\n  distribution: %s\n  timeout: 10000\n"+
-		"  servers:\n   - %s:1 static\n  membership:\n    etcd: {endpoints: [%q], prefix: %s, check_interval: 200}\n",
-		fp.admin, fp.listen, distribution, static, endpoint, prefix)
+		"  servers:\n   - %s:1 static\n  membership:\n    %s\n",
+		fp.admin, fp.listen, distribution, static, source)
 	if err := os.WriteFile(conf, []byte(y), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -112,6 +112,9 @@ prints what a DNS name or a node file gives.
                                           # that decides placement beside the nodes
   kolco members list --dns _memcache._tcp.mc.default.svc.cluster.local.
   kolco members list --file /etc/nutcracker/nutcracker.yml --pool alpha
+  kolco members register --gossip 10.0.0.9:7946 --seed 10.0.0.8:7946 mc-1 10.0.0.9:11211
+                                          # no etcd: hold mc-1 in a gossip pool
+  kolco members list --gossip 10.0.0.7:7999 --seed 10.0.0.8:7946
 
 etcd is reached at --endpoints, over TLS with --cacert (and --cert/--key for
 client certificates), as --user when it has auth on.`,

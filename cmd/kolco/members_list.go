@@ -13,6 +13,7 @@ import (
 
 	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/dns"
+	"github.com/kolco-dev/kolco/membership/gossip"
 	"github.com/kolco-dev/kolco/sim/report"
 )
 
@@ -24,6 +25,7 @@ type sourceFlags struct {
 	records         string
 	port            int
 	stable, weights bool
+	gossip          gossipFlags
 }
 
 // listed is one node as "members list" prints it.
@@ -46,6 +48,7 @@ type listing struct {
 
 func newMembersListCmd(ef *etcdFlags) *cobra.Command {
 	var sf sourceFlags
+	gf := &sf.gossip
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -53,11 +56,14 @@ func newMembersListCmd(ef *etcdFlags) *cobra.Command {
 		Long: `Print the nodes of a membership, as a table or --json: from etcd (the
 default), from DNS (--dns: SRV records, nodes named by target host; A records
 only with --records A --port N --stable-addresses), or from a file (--file:
-kolco's node list, or one pool of a nutcracker.yml with --pool).
+kolco's node list, or one pool of a nutcracker.yml with --pool), or from a
+gossip pool (--gossip: joins it briefly as an observer through --seed, and
+leaves).
 
   kolco members --prefix /kolco/cache/ list
   kolco members list --dns _memcache._tcp.mc.default.svc.cluster.local.
-  kolco members list --file nutcracker.yml --pool alpha --json`,
+  kolco members list --file nutcracker.yml --pool alpha --json
+  kolco members list --gossip 127.0.0.1:7999 --seed 10.0.0.9:7946`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := sf.list(cmd, ef)
@@ -83,6 +89,7 @@ kolco's node list, or one pool of a nutcracker.yml with --pool).
 	fs.BoolVar(&sf.stable, "stable-addresses", false, "the addresses DNS gives keep naming the same servers across restarts")
 	fs.BoolVar(&sf.weights, "srv-weights", false, "take SRV weights as node weights (CoreDNS's change with every scale event)")
 	fs.BoolVar(&asJSON, "json", false, "print the membership as one JSON document")
+	gf.register(fs)
 	return cmd
 }
 
@@ -96,6 +103,19 @@ type listResult struct {
 func (sf *sourceFlags) list(cmd *cobra.Command, ef *etcdFlags) (listResult, error) {
 	fs := cmd.Flags()
 	dnsOnly := []string{"dns-server", "records", "port", "stable-addresses", "srv-weights"}
+	if sf.gossip.bind != "" {
+		if sf.file != "" || sf.dnsName != "" {
+			return listResult{}, usagef("--gossip excludes --file and --dns")
+		}
+		cfg, err := sf.gossip.config(cmd, gossip.Meta{Role: gossip.RoleObserver})
+		if err != nil {
+			return listResult{}, err
+		}
+		return listGossip(cmd.Context(), cfg)
+	}
+	if err := refuseGossipFlags(cmd); err != nil {
+		return listResult{}, err
+	}
 	switch {
 	case sf.file != "" && sf.dnsName != "":
 		return listResult{}, usagef("--file and --dns exclude each other")

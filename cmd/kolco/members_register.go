@@ -13,13 +13,16 @@ import (
 
 	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/etcd"
+	"github.com/kolco-dev/kolco/membership/gossip"
 )
 
 func newMembersRegisterCmd(ef *etcdFlags) *cobra.Command {
 	var nf nodeFlags
 	var ttl time.Duration
+	var gf gossipFlags
+	var drained bool
 	cmd := &cobra.Command{
-		Use:   "register --ttl DURATION NAME ADDR",
+		Use:   "register (--ttl DURATION | --gossip HOST:PORT --seed HOST:PORT) NAME ADDR",
 		Short: "Keep a node registered while this command runs (a sidecar)",
 		Long: `Register a node under an etcd lease and keep renewing the lease until
 stopped: a sidecar for a server that cannot register itself, such as
@@ -29,9 +32,26 @@ lease expires, within --ttl. If the lease is lost while etcd is away, the
 node is registered again when etcd is back; a node drained by an operator
 stays drained.
 
-  kolco members --prefix /kolco/cache/ register --ttl 10s mc-1 10.0.0.9:11211`,
+With --gossip, the node joins a gossip pool instead (package
+membership/gossip): it gossips on the address given, joins through --seed,
+and carries its name, address, weight and zone to the other members
+(--drained: listed, taking no keys).
+Stopped, it leaves the pool at once; killed or cut off, the failure
+detector drops it a few probe intervals later.
+
+  kolco members --prefix /kolco/cache/ register --ttl 10s mc-1 10.0.0.9:11211
+  kolco members register --gossip 10.0.0.9:7946 --seed 10.0.0.8:7946 --key-file gossip.keys mc-1 10.0.0.9:11211`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if gf.bind != "" {
+				return registerGossipCmd(cmd, &gf, &nf, drained, args[0], args[1])
+			}
+			if err := refuseGossipFlags(cmd); err != nil {
+				return err
+			}
+			if drained {
+				return usagef("--drained applies to --gossip: in etcd, drain with \"kolco members drain\"")
+			}
 			if ttl < time.Second {
 				return usagef("--ttl must be at least 1s (got %v)", ttl)
 			}
@@ -70,8 +90,29 @@ stays drained.
 		},
 	}
 	nf.register(cmd.Flags())
+	gf.register(cmd.Flags())
+	cmd.Flags().BoolVar(&drained, "drained", false, "with --gossip: register the node drained, listed but taking no keys")
 	cmd.Flags().DurationVar(&ttl, "ttl", 10*time.Second, "lease TTL: how long the node stays after renewals stop (whole seconds)")
 	return cmd
+}
+
+// registerGossipCmd registers the node id at addr in a gossip pool until
+// a signal stops it.
+func registerGossipCmd(cmd *cobra.Command, gf *gossipFlags, nf *nodeFlags, drained bool, id, addr string) error {
+	if cmd.Flags().Changed("ttl") {
+		return usagef("--ttl applies to etcd: a gossip member stays while it answers probes")
+	}
+	node, err := nf.node(id, addr)
+	if err != nil {
+		return err
+	}
+	cfg, err := gf.config(cmd, gossip.Meta{Role: gossip.RoleNode, Node: node, Drained: drained})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return registerGossip(ctx, cmd, cfg)
 }
 
 // reportRegistration prints each change of the registration's health on

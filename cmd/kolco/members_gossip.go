@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/kolco-dev/kolco/membership/gossip"
+)
+
+// gossipFlags say how to join a gossip pool instead of using etcd.
+type gossipFlags struct {
+	bind    string
+	seeds   []string
+	keyFile string
+	label   string
+	probe   time.Duration
+	wait    time.Duration
+}
+
+// gossipFlagNames are the flags below, refused without --gossip.
+var gossipFlagNames = []string{"seed", "key-file", "label", "probe-interval"}
+
+func (g *gossipFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&g.bind, "gossip", "", "join a gossip pool, listening on this host:port (UDP and TCP), instead of using etcd")
+	fs.StringSliceVar(&g.seeds, "seed", nil, "a member of the gossip pool to join through (host:port; repeat or comma-separate)")
+	fs.StringVar(&g.keyFile, "key-file", "", "file of base64 keys encrypting the gossip, the one in use first")
+	fs.StringVar(&g.label, "label", "", "the gossip pool's label, keeping pools on one network apart")
+	fs.DurationVar(&g.probe, "probe-interval", time.Second, "how often a member probes another: a dead member is dropped a few intervals later")
+}
+
+// config returns the pool configuration the flags describe, for a member
+// carrying meta. Mistakes in the flags are usage errors; a key file that
+// cannot be read is not.
+func (g *gossipFlags) config(cmd *cobra.Command, meta gossip.Meta) (gossip.Config, error) {
+	fs := cmd.Flags()
+	for _, name := range etcdFlagNames {
+		if fs.Changed(name) {
+			return gossip.Config{}, usagef("--%s applies to etcd, not to --gossip", name)
+		}
+	}
+	if g.probe <= 0 {
+		return gossip.Config{}, usagef("--probe-interval must be positive (got %v)", g.probe)
+	}
+	cfg := gossip.Config{Bind: g.bind, Seeds: g.seeds, Label: g.label, Meta: meta,
+		ProbeInterval: g.probe, ProbeTimeout: g.probe / 2, GossipInterval: g.probe / 5, RejoinInterval: g.probe}
+	if g.keyFile != "" {
+		data, err := os.ReadFile(g.keyFile)
+		if err != nil {
+			return gossip.Config{}, err
+		}
+		if cfg.Keys, err = gossip.ParseKeys(data); err != nil {
+			return gossip.Config{}, usageError{fmt.Errorf("--key-file: %w", err)}
+		}
+	}
+	return cfg, nil
+}
+
+// refuseGossipFlags refuses the gossip flags without --gossip.
+func refuseGossipFlags(cmd *cobra.Command) error {
+	for _, name := range gossipFlagNames {
+		if cmd.Flags().Changed(name) {
+			return usagef("--%s applies to --gossip", name)
+		}
+	}
+	return nil
+}
+
+// join joins the pool cfg describes; a bad configuration is a usage
+// error.
+func joinGossip(cfg gossip.Config) (*gossip.Pool, error) {
+	p, err := gossip.Join(cfg)
+	if isConfigError(err) {
+		return nil, usageError{err}
+	}
+	return p, err
+}
+
+// registerGossip holds the node in the gossip pool until ctx is done,
+// then leaves gracefully. Killed, the node is dropped by the failure
+// detector.
+func registerGossip(ctx context.Context, cmd *cobra.Command, cfg gossip.Config) error {
+	p, err := joinGossip(cfg)
+	if err != nil {
+		return err
+	}
+	lo, hi := cfg.FailureTimeout(1)
+	fmt.Fprintf(cmd.OutOrStdout(), "registered %s at %s in the gossip pool as %s (gossip at %s); a member found dead is dropped %v..%v after it is suspected; holding until stopped\n",
+		cfg.Meta.Node.ID, cfg.Meta.Node.Addr, p.Name(), p.Addr(), lo, hi)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	last := ""
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+			continue
+		case <-tick.C:
+		}
+		msg := "joined"
+		if _, err := p.Read(ctx); err != nil {
+			msg = err.Error()
+		}
+		if msg != last {
+			fmt.Fprintf(cmd.ErrOrStderr(), "kolco: gossip: %s (%d members)\n", msg, p.Members())
+			last = msg
+		}
+	}
+	if err := p.Close(); err != nil {
+		return fmt.Errorf("%s is dropped when found dead: %w", cfg.Meta.Node.ID, err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "left the gossip pool: deregistered %s\n", cfg.Meta.Node.ID)
+	return nil
+}
+
+// listGossip joins the pool as an observer, waits until it has joined,
+// and lists the node members it sees, then leaves.
+func listGossip(ctx context.Context, cfg gossip.Config) (listResult, error) {
+	if len(cfg.Seeds) == 0 {
+		return listResult{}, usagef("--gossip needs --seed: a member of the pool to join through")
+	}
+	p, err := joinGossip(cfg)
+	if err != nil {
+		return listResult{}, err
+	}
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*cfg.ProbeInterval+5*time.Second)
+	defer cancel()
+	for {
+		v, err := p.Read(ctx)
+		if err == nil {
+			out := fromVersion(fmt.Sprintf("gossip via %s (%d members)", cfg.Seeds[0], p.Members()), v)
+			out.Revision = 0 // local to this short-lived member: nothing to compare
+			return listResult{out: out}, nil
+		}
+		t := time.NewTimer(cfg.ProbeInterval / 2)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return listResult{}, fmt.Errorf("gossip: no member answered: %w", err)
+		case <-t.C:
+		}
+	}
+}

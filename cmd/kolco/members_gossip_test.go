@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kolco-dev/kolco/internal/realprog"
+)
+
+// TestMembersGossipUsage: flags that do not go with --gossip, or that need
+// it, are usage errors (exit 2) naming the flag; so is a key file without
+// a valid key.
+func TestMembersGossipUsage(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.keys")
+	if err := os.WriteFile(bad, []byte("c2hvcnQ=\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"members", "register", "--gossip", "127.0.0.1:0", "--ttl", "5s", "m1", "127.0.0.1:11211"}, "--ttl"},
+		{[]string{"members", "--prefix", "/k/", "register", "--gossip", "127.0.0.1:0", "m1", "127.0.0.1:11211"}, "--prefix"},
+		{[]string{"members", "register", "--seed", "127.0.0.1:1", "m1", "127.0.0.1:11211"}, "--seed"},
+		{[]string{"members", "register", "--gossip", "127.0.0.1:0", "--key-file", bad, "m1", "127.0.0.1:11211"}, "--key-file"},
+		{[]string{"members", "register", "--gossip", "nohost", "m1", "127.0.0.1:11211"}, "bind"},
+		{[]string{"members", "register", "--gossip", "127.0.0.1:0", "--probe-interval", "0s", "m1", "127.0.0.1:11211"}, "--probe-interval"},
+		{[]string{"members", "list", "--gossip", "127.0.0.1:0"}, "--seed"},
+		{[]string{"members", "list", "--gossip", "127.0.0.1:0", "--dns", "x"}, "--gossip"},
+		{[]string{"members", "list", "--label", "x"}, "--label"},
+		{[]string{"members", "--prefix", "/k/", "register", "--drained", "m1", "127.0.0.1:11211"}, "--drained"},
+	} {
+		t.Run(strings.Join(c.args[1:], " "), func(t *testing.T) {
+			code, _, errs := runCLI(t, "", c.args...)
+			if code != 2 || !strings.Contains(errs, c.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 naming %s", code, errs, c.want)
+			}
+		})
+	}
+}
+
+// TestMembersRegisterGossipDrained: a node registered --drained is listed
+// drained by "members list --gossip", beside a serving one, with its
+// weight and zone.
+func TestMembersRegisterGossipDrained(t *testing.T) {
+	f := &gossipFleet{sidecars: map[string]*sidecar{}, keyFile: filepath.Join(t.TempDir(), "gossip.keys"),
+		servers: []string{"127.0.0.1:11211", "127.0.0.1:11212"}}
+	if err := os.WriteFile(f.keyFile, []byte(gossipKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	seed := f.startSidecar(t, "m0")
+	f.startSidecar(t, "m1", "--drained", "--weight", "2", "--zone", "z1")
+	var out, errs string
+	eventually(t, "m1 listed drained", func() bool {
+		var code int
+		code, out, errs = runCLI(t, "", "members", "list", "--gossip", fmt.Sprintf("127.0.0.1:%d", realprog.FreePorts(t, 1)[0]),
+			"--seed", seed.gossip, "--key-file", f.keyFile, "--probe-interval", gossipProbe.String())
+		return code == 0 && hasLine(out, "m1", "2", "z1", "drained") && hasLine(out, "m0", "serving")
+	})
+	t.Logf("members list --gossip:\n%s%s", out, errs)
+}

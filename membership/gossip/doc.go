@@ -1,0 +1,55 @@
+// Package gossip is a membership source over a gossip pool
+// (hashicorp/memberlist: SWIM, Das, Gupta and Motivala 2002, "SWIM:
+// Scalable Weakly-consistent Infection-style Process Group Membership
+// Protocol", with Lifeguard's refinements, 2017), for fleets without a
+// consensus store.
+//
+// # Members
+//
+// Every process of the fleet is a member of one pool ([Join]): a sidecar
+// beside each cache server is a node member ([RoleNode], "kolco members
+// register --gossip"), carrying the node's ID (its name in the pool),
+// address, weight, zone and whether it is drained in memberlist's node
+// metadata ([Meta], at most [MaxMetaSize] bytes); proxies and clients are
+// observers ([RoleObserver]), never placed. A member joins by naming one
+// or more seeds, leaves gracefully ([Pool.Close]: the others drop it at
+// once), or is found dead by the failure detector: a member that stops
+// answering probes is suspected, and declared dead unless it refutes the
+// suspicion in time ([Config.FailureTimeout]). The traffic is encrypted
+// with a keyring of AES keys ([Config].Keys, [ParseKeys]).
+//
+// # Versions
+//
+// A [Pool] is a [membership.Source]: each member's own view of the pool -
+// the node members, sorted by ID, drained ones apart - is a
+// [membership.Version] whose revision increases each time the node set
+// changes in that view. Revisions are local: two members that agree on the
+// node set may number it differently, which is why agreement is read off
+// the placement's fingerprint, never the revision. A member alone in the
+// pool with seeds to join keeps its last view and reports it stale rather
+// than take every other member for dead.
+//
+// # Why history-dependent algorithms are refused
+//
+// jump, jumpback, anchor, slots, dx and the other algorithms algo lists as
+// history-dependent place keys by the order in which nodes were removed,
+// not by the node set alone: two followers that applied the same removals
+// in different orders place keys differently. Gossip gives no order to
+// agree on. Each member learns of joins and deaths by infection, in its
+// own order; two failures close together reach different members in
+// different orders, a member paused past the failure timeout misses the
+// intermediate states altogether, and a member that starts later sees only
+// the present. A replicated placement state would need the members to
+// agree on one sequence of changes, which is consensus; a CRDT that merges
+// concurrent removals (as dskit's memberlist KV merges ring tokens) would
+// have to invent an order that a lagging member's history contradicts.
+// So [Pool] implements [membership.Unordered], and membership.Follow
+// refuses those algorithms on it with an error wrapping
+// [membership.ErrUnordered]. The algorithms whose placement is a function
+// of the node set alone (ring, rendezvous, maglev, multiprobe, modulo, and
+// the compat systems) need only that the members converge on one node
+// set, which gossip gives: every member reports the same fingerprint once
+// the failure detector and the gossip have settled. For a history-
+// dependent algorithm across a fleet, use etcd (package membership/etcd),
+// which keeps the placement state beside the nodes under one revision.
+package gossip

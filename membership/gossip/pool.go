@@ -1,0 +1,351 @@
+package gossip
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/membership"
+)
+
+// ErrClosed is returned by the methods of a [Pool] after [Pool.Close].
+var ErrClosed = errors.New("gossip: member closed")
+
+// Pool is this process's membership of a gossip pool, and a
+// [membership.Source] over the pool's members as it sees them. It owns
+// memberlist's goroutines and sockets and one goroutine of its own (that
+// rejoins the seeds when the member is alone) from [Join] until
+// [Pool.Close].
+type Pool struct {
+	cfg   Config
+	ml    *memberlist.Memberlist
+	seeds []string
+	stop  chan struct{}
+	done  chan struct{}
+
+	mu      sync.Mutex // guards everything below
+	meta    []byte     // this member's encoded metadata
+	drained bool
+	members map[string][]byte // metadata of the live members by name, this one included
+	view    membership.Version
+	bad     error // why a member's metadata was refused; nil when none was
+	alone   bool  // no other member is known, and there are seeds to join
+	joinErr error // the last failure to join the seeds
+	changed chan struct{}
+	closed  bool
+	ready   bool // memberlist is created: events may recompute
+}
+
+// Join starts a member of the pool cfg describes: it binds cfg.Bind,
+// tries the seeds once, and keeps trying them in the background while it
+// is alone, so that members started together find each other whatever
+// their order. The error wraps [membership.ErrBadConfig] for a bad
+// configuration, or is memberlist's (an address in use).
+func Join(cfg Config) (*Pool, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	cfg.Keys = slices.Clone(cfg.Keys)
+	meta := cfg.meta()
+	enc, _ := EncodeMeta(meta) // checked above
+	mc := cfg.memberlist()
+	host, port, _ := splitAddr(cfg.Bind)
+	mc.BindAddr, mc.BindPort = host, port
+	mc.AdvertiseAddr, mc.AdvertisePort = host, port
+	if cfg.Advertise != "" {
+		mc.AdvertiseAddr, mc.AdvertisePort, _ = splitAddr(cfg.Advertise)
+	}
+	mc.Name = cfg.Name
+	switch {
+	case meta.Role == RoleNode:
+		mc.Name = meta.Node.ID
+	case mc.Name == "" && mc.AdvertisePort != 0:
+		mc.Name = "observer@" + net.JoinHostPort(mc.AdvertiseAddr, strconv.Itoa(mc.AdvertisePort))
+	case mc.Name == "":
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		mc.Name = "observer@" + mc.AdvertiseAddr + "/" + hex.EncodeToString(b[:])
+	}
+	if len(cfg.Keys) > 0 {
+		kr, err := memberlist.NewKeyring(cfg.Keys, cfg.Keys[0])
+		if err != nil {
+			return nil, fmt.Errorf("%w: gossip: keys: %w", membership.ErrBadConfig, err)
+		}
+		mc.Keyring = kr
+	}
+	p := &Pool{cfg: cfg, meta: enc, drained: meta.Drained, members: map[string][]byte{},
+		changed: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	mc.Delegate = (*delegate)(p)
+	mc.Events = (*events)(p)
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		return nil, fmt.Errorf("gossip: member %s at %s: %w", mc.Name, cfg.Bind, err)
+	}
+	p.ml = ml
+	self := ml.LocalNode().Address()
+	p.mu.Lock()
+	p.seeds = cfg.seeds(self, cfg.Bind, cfg.Advertise)
+	p.ready = true
+	p.recompute()
+	p.mu.Unlock()
+	p.join()
+	go p.rejoin()
+	return p, nil
+}
+
+// Name returns the member's name in the pool.
+func (p *Pool) Name() string { return p.ml.LocalNode().Name }
+
+// Addr returns the "host:port" the others reach the member at: the one
+// to give as a seed.
+func (p *Pool) Addr() string { return p.ml.LocalNode().Address() }
+
+// Members returns how many members the pool has as this member sees it,
+// itself and observers included.
+func (p *Pool) Members() int { return p.ml.NumMembers() }
+
+// Unordered implements [membership.Unordered]: gossip gives no order of
+// changes that every member shares.
+func (p *Pool) Unordered() string {
+	return "gossip gives each member its own order of joins and failures, with no agreed sequence of changes (use etcd, which keeps the placement state beside the nodes)"
+}
+
+// Read returns the node set as this member sees it now. The error wraps
+// [membership.ErrUnreachable] while the member is alone and has seeds to
+// join (it has not joined yet, or lost every other member), or is
+// [ErrClosed].
+func (p *Pool) Read(ctx context.Context) (membership.Version, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.closed:
+		return membership.Version{}, ErrClosed
+	case p.alone:
+		return membership.Version{}, p.aloneErr()
+	}
+	v := p.view
+	v.Resync = true
+	return v, ctx.Err()
+}
+
+// aloneErr says why the view is stale while the member is alone.
+func (p *Pool) aloneErr() error {
+	if p.joinErr != nil {
+		return fmt.Errorf("%w: gossip: alone, joining %v: %w", membership.ErrUnreachable, p.seeds, p.joinErr)
+	}
+	return fmt.Errorf("%w: gossip: alone, joining %v", membership.ErrUnreachable, p.seeds)
+}
+
+// Follow implements [membership.Source]: it yields this member's view of
+// the pool each time the node set changes (an observer joining or leaving
+// changes nothing). While the member is alone with seeds to join it keeps
+// the last view and reports it stale, rather than take every other member
+// for dead: a member cut off from the pool is more likely than a pool
+// that died around it. It returns ctx's error, or [ErrClosed].
+func (p *Pool) Follow(ctx context.Context, r membership.Reporter) error {
+	var last int64
+	tick := time.NewTicker(p.cfg.rejoin())
+	defer tick.Stop()
+	for {
+		p.mu.Lock()
+		v, bad, alone, closed, changed := p.view, p.bad, p.alone, p.closed, p.changed
+		var err error
+		if alone {
+			err = p.aloneErr()
+		}
+		p.mu.Unlock()
+		switch {
+		case closed:
+			return ErrClosed
+		case alone:
+			r.Failed(err)
+		case v.Revision > last:
+			v.Resync = last == 0
+			if err := r.Yield(ctx, v); err != nil {
+				return err
+			}
+			last = v.Revision
+			if bad != nil {
+				r.Answered(bad)
+			}
+		default:
+			r.Answered(bad)
+		}
+		select {
+		case <-changed:
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// SetDrained changes whether this member's node takes keys, and tells the
+// pool. The error wraps [membership.ErrBadConfig] for an observer, or is
+// [ErrClosed], or memberlist's when the update could not be sent within
+// the leave timeout.
+func (p *Pool) SetDrained(drained bool) error {
+	p.mu.Lock()
+	m := p.cfg.meta()
+	if p.closed {
+		p.mu.Unlock()
+		return ErrClosed
+	}
+	if m.Role != RoleNode {
+		p.mu.Unlock()
+		return fmt.Errorf("%w: gossip: an observer has no node to drain", membership.ErrBadConfig)
+	}
+	m.Drained = drained
+	p.meta, _ = EncodeMeta(m)
+	p.drained = drained
+	p.mu.Unlock()
+	return p.ml.UpdateNode(p.cfg.leave())
+}
+
+// Close leaves the pool gracefully (the others drop this member at once,
+// without waiting for the failure detector), within the leave timeout,
+// and releases the sockets. It returns the leave's error, if any; calling
+// it again returns nil.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.signal()
+	p.mu.Unlock()
+	close(p.stop)
+	<-p.done
+	err := p.ml.Leave(p.cfg.leave())
+	if e := p.ml.Shutdown(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// join tries the seeds once if the member is alone.
+func (p *Pool) join() {
+	p.mu.Lock()
+	alone := p.alone
+	p.mu.Unlock()
+	if !alone {
+		return
+	}
+	_, err := p.ml.Join(p.seeds)
+	p.mu.Lock()
+	p.joinErr = err
+	p.mu.Unlock()
+}
+
+// rejoin tries the seeds every rejoin interval while the member is alone.
+func (p *Pool) rejoin() {
+	defer close(p.done)
+	t := time.NewTicker(p.cfg.rejoin())
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.join()
+		}
+	}
+}
+
+// signal wakes the followers; p.mu is held.
+func (p *Pool) signal() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// recompute derives the view from the members' metadata, giving it a new
+// revision when the node set changed; p.mu is held. A member whose
+// metadata is refused is left out, and the first refusal (by name) kept
+// as the reason the view is not whole.
+func (p *Pool) recompute() {
+	var nodes, drained []kolco.Node
+	var bad error
+	badName := ""
+	for name, raw := range p.members {
+		m, err := ParseMeta(raw)
+		if err == nil && m.Role == RoleNode && m.Node.ID != name {
+			err = fmt.Errorf("%w: gossip: %w (%q)", membership.ErrBadContent, errNotNode, m.Node.ID)
+		}
+		if err != nil {
+			if bad == nil || name < badName {
+				bad, badName = fmt.Errorf("member %q: %w", name, err), name
+			}
+			continue
+		}
+		switch {
+		case m.Role != RoleNode:
+		case m.Drained:
+			drained = append(drained, m.Node)
+		default:
+			nodes = append(nodes, m.Node)
+		}
+	}
+	membership.SortNodes(nodes)
+	membership.SortNodes(drained)
+	alone := len(p.seeds) > 0 && len(p.members) <= 1
+	changed := alone != p.alone || fmt.Sprint(bad) != fmt.Sprint(p.bad)
+	p.alone, p.bad = alone, bad
+	if !alone && (p.view.Revision == 0 || !slices.Equal(nodes, p.view.Nodes) || !slices.Equal(drained, p.view.Drained)) {
+		p.view = membership.Version{Revision: p.view.Revision + 1, Nodes: nodes, Drained: drained}
+		changed = true
+	}
+	if changed {
+		p.signal()
+	}
+}
+
+// delegate gives memberlist this member's metadata; the pool carries no
+// user messages of its own.
+type delegate Pool
+
+func (d *delegate) NodeMeta(limit int) []byte {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.meta[:min(len(d.meta), limit)] // EncodeMeta kept it under the limit
+}
+func (d *delegate) NotifyMsg([]byte)                           {}
+func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
+func (d *delegate) LocalState(join bool) []byte                { return nil }
+func (d *delegate) MergeRemoteState(buf []byte, join bool)     {}
+
+// events keeps the pool's members as memberlist reports them. memberlist
+// calls it with its own lock held, so it must not call back into it.
+type events Pool
+
+func (e *events) NotifyJoin(n *memberlist.Node)   { e.set(n.Name, n.Meta) }
+func (e *events) NotifyUpdate(n *memberlist.Node) { e.set(n.Name, n.Meta) }
+func (e *events) NotifyLeave(n *memberlist.Node) {
+	p := (*Pool)(e)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.members, n.Name)
+	if p.ready {
+		p.recompute()
+	}
+}
+
+func (e *events) set(name string, meta []byte) {
+	p := (*Pool)(e)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.members[name] = slices.Clone(meta)
+	if p.ready {
+		p.recompute()
+	}
+}

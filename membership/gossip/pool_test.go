@@ -1,0 +1,257 @@
+package gossip
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/algo"
+	"github.com/kolco-dev/kolco/membership"
+)
+
+// fast is the tuning of the tests: probes every 100 ms, so that a member
+// that stops answering is dead within a second or so.
+func fast(cfg Config) Config {
+	cfg.Bind = "127.0.0.1:0"
+	cfg.ProbeInterval = 100 * time.Millisecond
+	cfg.ProbeTimeout = 50 * time.Millisecond
+	cfg.GossipInterval = 20 * time.Millisecond
+	cfg.SuspicionMult = 3
+	cfg.RejoinInterval = 100 * time.Millisecond
+	cfg.LeaveTimeout = time.Second
+	return cfg
+}
+
+// node is the metadata of a node member named id.
+func node(id string) Meta {
+	return Meta{Role: RoleNode, Node: kolco.Node{ID: id, Addr: "127.0.0.1:1" + id[len(id)-1:]}}
+}
+
+// join starts a member and closes it when the test ends.
+func join(t *testing.T, cfg Config) *Pool {
+	t.Helper()
+	p, err := Join(fast(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// waitFor polls cond until it holds, or fails the test after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the members' views
+	}
+}
+
+// sees reports whether every pool reads the node set ids.
+func sees(pools []*Pool, ids ...string) func() bool {
+	return func() bool {
+		for _, p := range pools {
+			v, err := p.Read(context.Background())
+			if err != nil || !slices.Equal(v.IDs(), ids) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// TestPoolAgrees: three node members and an observer joined through one
+// seed all read the three nodes, sorted, and never the observer; a
+// graceful leave and a member that stops dead are both dropped by all.
+func TestPoolAgrees(t *testing.T) {
+	seed := join(t, Config{Meta: node("m1")})
+	m2 := join(t, Config{Meta: node("m2"), Seeds: []string{seed.Addr()}})
+	m3 := join(t, Config{Meta: node("m3"), Seeds: []string{seed.Addr()}})
+	obs := join(t, Config{Seeds: []string{m2.Addr()}})
+	all := []*Pool{seed, m2, m3, obs}
+	waitFor(t, "every member to see m1, m2, m3", sees(all, "m1", "m2", "m3"))
+	if n := obs.Members(); n != 4 {
+		t.Errorf("the observer counts %d members, want 4", n)
+	}
+
+	start := time.Now()
+	if err := m2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "m2's leave", sees([]*Pool{seed, m3, obs}, "m1", "m3"))
+	t.Logf("a graceful leave reached every member in %v", time.Since(start).Round(time.Millisecond))
+
+	start = time.Now()
+	m3.kill() // no leave: found dead by the failure detector
+	waitFor(t, "m3 found dead", sees([]*Pool{seed, obs}, "m1"))
+	lo, hi := m3.cfg.FailureTimeout(3)
+	t.Logf("a member stopped dead was dropped by all in %v (suspicion timeout %v..%v, probe interval %v)",
+		time.Since(start).Round(time.Millisecond), lo, hi, m3.cfg.ProbeInterval)
+}
+
+// TestDrainedMember: a member that drains its node is listed as drained
+// by the others and takes no keys.
+func TestDrainedMember(t *testing.T) {
+	seed := join(t, Config{Meta: node("m1")})
+	m2 := join(t, Config{Meta: node("m2"), Seeds: []string{seed.Addr()}})
+	waitFor(t, "both nodes", sees([]*Pool{seed, m2}, "m1", "m2"))
+	if err := m2.SetDrained(true); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "m2 drained", func() bool {
+		v, err := seed.Read(context.Background())
+		return err == nil && slices.Equal(v.IDs(), []string{"m1"}) && len(v.Drained) == 1 && v.Drained[0].ID == "m2"
+	})
+	obs := join(t, Config{Seeds: []string{seed.Addr()}})
+	if err := obs.SetDrained(true); !errors.Is(err, membership.ErrBadConfig) {
+		t.Errorf("an observer drained: %v, want ErrBadConfig", err)
+	}
+}
+
+// TestKeyring: a member with the pool's key joins; one with another key,
+// or none, stays alone and reports why.
+func TestKeyring(t *testing.T) {
+	key := []byte("0123456789abcdef")
+	other := []byte("fedcba9876543210")
+	seed := join(t, Config{Meta: node("m1"), Keys: [][]byte{key}})
+	// A member rotating keys encrypts with its first and reads both.
+	m2 := join(t, Config{Meta: node("m2"), Keys: [][]byte{key, other}, Seeds: []string{seed.Addr()}})
+	waitFor(t, "the member with the key", sees([]*Pool{seed, m2}, "m1", "m2"))
+	for _, c := range []struct {
+		name string
+		keys [][]byte
+	}{{"other key", [][]byte{other}}, {"no key", nil}} {
+		t.Run(c.name, func(t *testing.T) {
+			p := join(t, Config{Meta: node("m9"), Keys: c.keys, Seeds: []string{seed.Addr()}})
+			time.Sleep(500 * time.Millisecond) // five rejoin rounds: none may succeed
+			if _, err := p.Read(context.Background()); !errors.Is(err, membership.ErrUnreachable) {
+				t.Errorf("a member with %s: Read %v, want ErrUnreachable (alone)", c.name, err)
+			}
+			if v, _ := seed.Read(context.Background()); slices.Contains(v.IDs(), "m9") {
+				t.Errorf("the pool took a member with %s: %v", c.name, v)
+			}
+		})
+	}
+}
+
+// TestRefusesHistoryDependent: membership.Follow refuses every algorithm
+// algo lists as history-dependent on a gossip pool, and follows the
+// others.
+func TestRefusesHistoryDependent(t *testing.T) {
+	p := join(t, Config{Meta: node("m1")})
+	n := 0
+	for _, info := range algo.All() {
+		f, err := membership.Follow(context.Background(), p, membership.FollowConfig{Algorithm: info.Name})
+		switch {
+		case info.HistoryDependent && !errors.Is(err, membership.ErrUnordered):
+			t.Errorf("%s on gossip: %v, want ErrUnordered", info.Name, err)
+		case info.HistoryDependent:
+			n++
+		case err != nil:
+			t.Errorf("%s on gossip: %v", info.Name, err)
+		}
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+	if n == 0 {
+		t.Fatal("no history-dependent algorithm was tried")
+	}
+}
+
+// TestFollowersAgree: two observers following the pool through
+// membership.Follow report one fingerprint after each change.
+func TestFollowersAgree(t *testing.T) {
+	seed := join(t, Config{Meta: node("m1")})
+	var followers []*membership.Follower
+	for range 2 {
+		obs := join(t, Config{Seeds: []string{seed.Addr()}})
+		f, err := membership.Follow(context.Background(), obs, membership.FollowConfig{Algorithm: "ring"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = f.Close() })
+		followers = append(followers, f)
+	}
+	agree := func(ids ...string) func() bool {
+		return func() bool {
+			v0, v1 := followers[0].View(), followers[1].View()
+			return slices.Equal(nodeIDs(v0.Placement.Nodes()), ids) && v0.Fingerprint == v1.Fingerprint
+		}
+	}
+	waitFor(t, "m1 followed", agree("m1"))
+	m2 := join(t, Config{Meta: node("m2"), Seeds: []string{seed.Addr()}})
+	waitFor(t, "m2 followed", agree("m1", "m2"))
+	_ = m2.Close()
+	waitFor(t, "m2's leave followed", agree("m1"))
+	if st := followers[0].Report(); st.Stale {
+		t.Errorf("a follower of a joined pool reports stale: %+v", st)
+	}
+}
+
+func nodeIDs(nodes []kolco.Node) []string {
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
+		ids[i] = n.ID
+	}
+	return ids
+}
+
+// TestRefusedMetadata: a member whose metadata is refused is left out of
+// the view, and the refusal is kept as the reason the view is not whole.
+func TestRefusedMetadata(t *testing.T) {
+	p := join(t, Config{Meta: node("m1")})
+	ok, _ := EncodeMeta(node("m2"))
+	p.mu.Lock()
+	p.members["m2"] = ok
+	p.members["m3"] = []byte(`{"v":1,"role":"node","id":"other","addr":"a:1"}`) // its name is not its ID
+	p.members["m4"] = []byte(`garbage`)
+	p.recompute()
+	v, bad := p.view, p.bad
+	p.mu.Unlock()
+	if !slices.Equal(v.IDs(), []string{"m1", "m2"}) || !errors.Is(bad, membership.ErrBadContent) || !strings.Contains(fmt.Sprint(bad), `"m3"`) {
+		t.Fatalf("view %v, refusal %v; want m1, m2 and m3's refusal", v, bad)
+	}
+}
+
+func TestConfigRefused(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"no bind", Config{}},
+		{"bad seed", Config{Bind: "127.0.0.1:0", Seeds: []string{"nowhere"}}},
+		{"short key", Config{Bind: "127.0.0.1:0", Keys: [][]byte{[]byte("short")}}},
+		{"name not the node", Config{Bind: "127.0.0.1:0", Name: "x", Meta: node("m1")}},
+		{"node without addr", Config{Bind: "127.0.0.1:0", Meta: Meta{Role: RoleNode, Node: kolco.Node{ID: "m1"}}}},
+		{"unknown role", Config{Bind: "127.0.0.1:0", Meta: Meta{Role: "boss"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if p, err := Join(c.cfg); !errors.Is(err, membership.ErrBadConfig) {
+				if p != nil {
+					_ = p.Close()
+				}
+				t.Fatalf("Join: %v; want ErrBadConfig", err)
+			}
+		})
+	}
+}
+
+// kill stops the member as a crash would: no leave, the sockets closed.
+func (p *Pool) kill() {
+	p.mu.Lock()
+	p.closed = true
+	p.signal()
+	p.mu.Unlock()
+	close(p.stop)
+	<-p.done
+	_ = p.ml.Shutdown()
+}

@@ -1,0 +1,112 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/membership/gossip"
+)
+
+// TestGossipConfig: the gossip key takes its durations in milliseconds,
+// --check says where the servers come from, and history-dependent
+// distributions and bad addresses are refused with errors naming the key.
+func TestGossipConfig(t *testing.T) {
+	cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:1\n  distribution: ring\n  servers: [\"a:1:1 x\"]\n" +
+		"  membership:\n    gossip: {bind: 127.0.0.1:7946, seeds: [127.0.0.1:7947], key_file: k, probe_interval: 100, suspicion_mult: 3}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := cfg.Pools["p"].Membership.Gossip
+	if g == nil || g.Bind != "127.0.0.1:7946" || g.ProbeInterval != 100*time.Millisecond || g.SuspicionMult != 3 || g.KeyFile != "k" {
+		t.Fatalf("gossip membership %+v", g)
+	}
+	var b strings.Builder
+	if err := cfg.Explain(&b); err != nil || !strings.Contains(b.String(), "servers from gossip at 127.0.0.1:7946, seeds 127.0.0.1:7947") ||
+		!strings.Contains(b.String(), "observer") {
+		t.Errorf("--check does not say where the servers come from (%v):\n%s", err, b.String())
+	}
+	for _, tc := range []struct{ dist, yaml, want string }{
+		{"jump", "{gossip: {bind: 127.0.0.1:1}}", "history-dependent"},
+		{"slots", "{gossip: {bind: 127.0.0.1:1}}", "history-dependent"},
+		{"ring", "{gossip: {}}", "no bind address"},
+		{"ring", "{gossip: {bind: 127.0.0.1:1, seeds: [nohost]}}", "nohost"},
+		{"ring", "{gossip: {bind: 127.0.0.1:1, probe_interval: -1}}", "negative"},
+		{"ring", "{gossip: {bind: 127.0.0.1:1, colour: red}}", "colour"},
+	} {
+		_, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:1\n  distribution: " + tc.dist + "\n  servers: [\"a:1:1 x\"]\n  membership: " + tc.yaml + "\n"))
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "membership") {
+			t.Errorf("%s, membership %s: %v, want a ConfigError about membership saying %q", tc.dist, tc.yaml, err, tc.want)
+		}
+	}
+}
+
+// sidecar joins the gossip pool at seed as the node id at addr, as
+// "kolco members register --gossip" does; Cleanup leaves.
+func sidecar(t *testing.T, keys [][]byte, id, addr string, seeds ...string) *gossip.Pool {
+	t.Helper()
+	p, err := gossip.Join(gossip.Config{Bind: "127.0.0.1:0", Seeds: seeds, Keys: keys,
+		Meta:          gossip.Meta{Role: gossip.RoleNode, Node: kolco.Node{ID: id, Addr: addr}},
+		ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 50 * time.Millisecond, GossipInterval: 20 * time.Millisecond,
+		RejoinInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// TestPoolOnGossip: a pool on a gossip pool, encrypted, serves the node
+// members the sidecars register, never itself (an observer); a sidecar
+// that joins or leaves changes the pool's servers, and keys set through
+// the proxy land on the servers the members name.
+func TestPoolOnGossip(t *testing.T) {
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
+	keyFile := filepath.Join(t.TempDir(), "gossip.keys")
+	if err := os.WriteFile(keyFile, []byte("# in use\nMDEyMzQ1Njc4OWFiY2RlZg==\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys := [][]byte{[]byte("0123456789abcdef")}
+	seed := sidecar(t, keys, "n0", ms[0].addr)
+	sidecar(t, keys, "n1", ms[1].addr, seed.Addr())
+	s := startProxy(t, fmt.Sprintf("kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  timeout: 10000\n"+
+		"  servers:\n   - %s:1 static\n  membership: {gossip: {bind: \"127.0.0.1:%d\", seeds: [%q], key_file: %s, probe_interval: 100, probe_timeout: 50, gossip_interval: 20}}\n",
+		ms[2].addr, freePort(t), seed.Addr(), keyFile))
+	eventually(t, "the members' servers served", func() bool {
+		return slices.Equal(membershipOf(t, s, "p").Nodes, []string{"n0", "n1"})
+	})
+	first := membershipOf(t, s, "p")
+	if first.Stale || !strings.HasPrefix(first.Source, "gossip at ") || first.Fingerprint == "" {
+		t.Errorf("after the first version: %+v", first)
+	}
+	eventually(t, "the proxy counted among the pool's 3 members", func() bool { return seed.Members() == 3 })
+	n2 := sidecar(t, keys, "n2", ms[2].addr, seed.Addr())
+	eventually(t, "n2's join served", func() bool { return len(membershipOf(t, s, "p").Nodes) == 3 })
+	c := dial(t, s.Addr("p").String())
+	for _, k := range diffKeys(30) {
+		var locs []Location
+		adminGet(t, s, "/v1/pools/p/locate?key="+urlKey(k), "", &locs)
+		if got := c.do("set " + k + " 0 0 1\r\nx\r\n"); got != "STORED\r\n" {
+			t.Fatalf("set %q: %q", k, got)
+		}
+		if owner := locs[0].Servers[0]; !holds(t, &memcached{addr: owner.Addr}, k) {
+			t.Errorf("%q: the admin endpoint says %s, which does not hold it", k, owner.Name)
+		}
+	}
+	if err := n2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "n2's leave served", func() bool {
+		return slices.Equal(membershipOf(t, s, "p").Nodes, []string{"n0", "n1"})
+	})
+	if last := membershipOf(t, s, "p"); last.Fingerprint != first.Fingerprint {
+		t.Errorf("back on n0, n1 the fingerprint is %s, was %s", last.Fingerprint, first.Fingerprint)
+	}
+}
