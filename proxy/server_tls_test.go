@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -132,12 +133,21 @@ func TestTLSBothSides(t *testing.T) {
 		}
 	}
 
-	// The proxy trusting another authority, or verifying another name.
-	for _, c := range []struct{ name, serverTLS, want string }{
-		{"wrong authority", "  server_tls: {ca_file: " + s.clients.CertFile + "}\n", "certificate signed by unknown authority"},
-		{"name mismatch", "  server_tls: {ca_file: " + s.servers.CertFile + ", server_name: cache.example}\n", "cache.example"},
+	checkTLSClients(t, s, mp.Addr("p").String(), rp.Addr("p").String())
+
+	// The proxy trusting another authority, verifying another name, or
+	// facing a server whose certificate has expired.
+	expired := s.servers.Issue(t, "expired-server", tlstest.Options{NotAfter: time.Now().Add(-time.Minute)})
+	old := startMemcached(t, freePort(t), "-Z", "-o", fmt.Sprintf("ssl_chain_cert=%s,ssl_key=%s", expired.CertFile, expired.KeyFile))
+	for _, c := range []struct {
+		name, serverTLS, want string
+		server                *memcached
+	}{
+		{"wrong authority", "  server_tls: {ca_file: " + s.clients.CertFile + "}\n", "certificate signed by unknown authority", mc},
+		{"name mismatch", "  server_tls: {ca_file: " + s.servers.CertFile + ", server_name: cache.example}\n", "cache.example", mc},
+		{"expired server certificate", "  server_tls: {ca_file: " + s.servers.CertFile + "}\n", "certificate has expired", old},
 	} {
-		bad := startProxy(t, poolYAML(c.serverTLS, mc))
+		bad := startProxy(t, poolYAML(c.serverTLS, c.server))
 		conn, err := net.Dial("tcp", bad.Addr("p").String())
 		if err != nil {
 			t.Fatal(err)
@@ -330,5 +340,41 @@ func TestTLSBesidePlaintext(t *testing.T) {
 	var b strings.Builder
 	if err := cfg.Explain(&b); err != nil || !strings.Contains(b.String(), "on "+tlsAddr+", beside plaintext on 127.0.0.1:0") {
 		t.Errorf("--check: %v\n%s", err, b.String())
+	}
+}
+
+// checkTLSClients: the TLS listeners serve the usual command-line clients,
+// openssl s_client for memcached and redis-cli --tls for Redis.
+func checkTLSClients(t *testing.T, s *tlsSetup, mcAddr, redisAddr string) {
+	host, port, _ := net.SplitHostPort(mcAddr)
+	cmd := exec.Command("openssl", "s_client", "-quiet", "-CAfile", s.clients.CertFile, "-connect", mcAddr, "-verify_return_error", "-servername", host)
+	cmd.Stdin = strings.NewReader("get k\r\nquit\r\n") // quit: the proxy closes, and s_client ends
+	out, err := runWithin(cmd, 10*time.Second)
+	if err != nil || !strings.Contains(out, "VALUE k 0 1") {
+		t.Errorf("openssl s_client through the memcached pool on port %s: %v\n%s", port, err, out)
+	}
+	host, port, _ = net.SplitHostPort(redisAddr)
+	cli := exec.Command("redis-cli", "--tls", "--cacert", s.clients.CertFile, "-h", host, "-p", port, "GET", "k")
+	if out, err := runWithin(cli, 10*time.Second); err != nil || strings.TrimSpace(out) != "v" {
+		t.Errorf("redis-cli --tls through the Redis pool: %v %q", err, out)
+	}
+}
+
+// runWithin runs cmd and returns its combined output, killing it after d.
+func runWithin(cmd *exec.Cmd, d time.Duration) (string, error) {
+	var b strings.Builder
+	cmd.Stdout, cmd.Stderr = &b, &b
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return b.String(), err
+	case <-time.After(d):
+		_ = cmd.Process.Kill()
+		<-done
+		return b.String(), fmt.Errorf("still running after %v", d)
 	}
 }
