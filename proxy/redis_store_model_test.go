@@ -130,10 +130,13 @@ func (m *storeModel) end() {
 // TestStoreModel: random sequences of client requests, changes of
 // servers, pauses and restarts against a store pool (jump, so that the
 // history of changes decides the placement) agree with a map, step by
-// step, and leave every key on its server alone.
+// step, and leave every key on its server alone. A property test rather
+// than a fuzz target: a step runs real servers and a proxy, seconds per
+// sequence, which Go's fuzzer, expecting many executions a second, does
+// not serve (its workers stall).
 func TestStoreModel(t *testing.T) {
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
-	for seed := range uint64(3) {
+	for seed := range uint64(6) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			for _, r := range rs {
 				dialRedis(t, r.addr).do("FLUSHALL")
@@ -146,28 +149,4 @@ func TestStoreModel(t *testing.T) {
 			m.end()
 		})
 	}
-}
-
-// FuzzStoreModel: any sequence of steps (two bytes each) against a store
-// pool over five redis-servers agrees with the model.
-func FuzzStoreModel(f *testing.F) {
-	f.Add([]byte{0, 1, 3, 1, 12, 0x1f, 4, 1, 11, 0x03, 5, 1, 15, 0, 4, 1})
-	f.Add([]byte{0, 2, 12, 0x10, 7, 2, 12, 0x0f, 9, 2, 4, 2})
-	var rs []*redisServer
-	for range 5 {
-		rs = append(rs, startRedis(f, 0))
-	}
-	f.Fuzz(func(t *testing.T, seq []byte) {
-		if len(seq) > 120 {
-			seq = seq[:120]
-		}
-		for _, r := range rs {
-			dialRedis(t, r.addr).do("FLUSHALL")
-		}
-		m := newStoreModel(t, rs)
-		for i := 0; i+1 < len(seq); i += 2 {
-			m.step(seq[i], seq[i+1])
-		}
-		m.end()
-	})
 }
