@@ -135,31 +135,7 @@ func TestTLSBothSides(t *testing.T) {
 
 	checkTLSClients(t, s, mp.Addr("p").String(), rp.Addr("p").String())
 
-	// The proxy trusting another authority, verifying another name, or
-	// facing a server whose certificate has expired.
-	expired := s.servers.Issue(t, "expired-server", tlstest.Options{NotAfter: time.Now().Add(-time.Minute)})
-	old := startMemcached(t, freePort(t), "-Z", "-o", fmt.Sprintf("ssl_chain_cert=%s,ssl_key=%s", expired.CertFile, expired.KeyFile))
-	for _, c := range []struct {
-		name, serverTLS, want string
-		server                *memcached
-	}{
-		{"wrong authority", "  server_tls: {ca_file: " + s.clients.CertFile + "}\n", "certificate signed by unknown authority", mc},
-		{"name mismatch", "  server_tls: {ca_file: " + s.servers.CertFile + ", server_name: cache.example}\n", "cache.example", mc},
-		{"expired server certificate", "  server_tls: {ca_file: " + s.servers.CertFile + "}\n", "certificate has expired", old},
-	} {
-		bad := startProxy(t, poolYAML(c.serverTLS, c.server))
-		conn, err := net.Dial("tcp", bad.Addr("p").String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _ := roundTrip(conn, bufio.NewReader(conn), "get k\r\n")
-		conn.Close()
-		errs := bad.testPool("p").backends[0].health.observedNow().lastErr
-		t.Logf("%s: the client reads %q; the server's last error: %s", c.name, strings.TrimSpace(got), errs)
-		if !strings.HasPrefix(got, "SERVER_ERROR") || !strings.Contains(errs, c.want) {
-			t.Errorf("%s: the client reads %q, the server's error %q; want SERVER_ERROR and an error naming %q", c.name, got, errs, c.want)
-		}
-	}
+	checkServerTLSErrors(t, s, mc)
 	// A good proxy still serves after all that.
 	conn, err := s.dialTLS(t, mp.Addr("p").String(), nil)
 	if err != nil {
@@ -376,5 +352,35 @@ func runWithin(cmd *exec.Cmd, d time.Duration) (string, error) {
 		_ = cmd.Process.Kill()
 		<-done
 		return b.String(), fmt.Errorf("still running after %v", d)
+	}
+}
+
+// checkServerTLSErrors: a proxy trusting another authority than the
+// servers', verifying another name, or facing a server whose certificate
+// has expired answers SERVER_ERROR naming the cause, and records it as
+// the server's last error.
+func checkServerTLSErrors(t *testing.T, s *tlsSetup, mc *memcached) {
+	expired := s.servers.Issue(t, "expired-server", tlstest.Options{NotAfter: time.Now().Add(-time.Minute)})
+	old := startMemcached(t, freePort(t), "-Z", "-o", fmt.Sprintf("ssl_chain_cert=%s,ssl_key=%s", expired.CertFile, expired.KeyFile))
+	for _, c := range []struct {
+		name, serverTLS, want string
+		server                *memcached
+	}{
+		{"wrong authority", "  server_tls: {ca_file: " + s.clients.CertFile + "}\n", "certificate signed by unknown authority", mc},
+		{"name mismatch", "  server_tls: {ca_file: " + s.servers.CertFile + ", server_name: cache.example}\n", "cache.example", mc},
+		{"expired server certificate", "  server_tls: {ca_file: " + s.servers.CertFile + "}\n", "certificate has expired", old},
+	} {
+		bad := startProxy(t, poolYAML(c.serverTLS, c.server))
+		conn, err := net.Dial("tcp", bad.Addr("p").String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := roundTrip(conn, bufio.NewReader(conn), "get k\r\n")
+		conn.Close()
+		errs := bad.testPool("p").backends[0].health.observedNow().lastErr
+		t.Logf("%s: the client reads %q; the server's last error: %s", c.name, strings.TrimSpace(got), errs)
+		if !strings.HasPrefix(got, "SERVER_ERROR") || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: the client reads %q, the server's error %q; want SERVER_ERROR and an error naming %q", c.name, got, errs, c.want)
+		}
 	}
 }
