@@ -22,8 +22,26 @@ type node struct {
 	r    *bufio.Reader
 }
 
+// startNode starts a redis-server in cluster mode on a free port. A port
+// is free when chosen, not when the server binds it (nor is the cluster
+// bus's, the port plus 10000): a server that exits before it is ready is
+// started again on another, up to five times.
 func startNode(t *testing.T, bin string) *node {
 	t.Helper()
+	for attempt := 1; ; attempt++ {
+		n, exited := tryNode(t, bin)
+		if n != nil {
+			return n
+		}
+		if !exited || attempt == 5 {
+			t.Fatal("redis-server exited before it was ready, five times")
+		}
+	}
+}
+
+// tryNode starts one node; it returns nil and true when the server exited
+// before it was ready.
+func tryNode(t *testing.T, bin string) (*node, bool) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +78,7 @@ func startNode(t *testing.T, bin string) *node {
 	select {
 	case ok := <-ready:
 		if !ok {
-			t.Fatal("redis-server exited before it was ready")
+			return nil, true
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("redis-server not ready after 10s")
@@ -71,7 +89,7 @@ func startNode(t *testing.T, bin string) *node {
 	}
 	t.Cleanup(func() { conn.Close() })
 	conn.SetDeadline(time.Now().Add(time.Minute))
-	return &node{port: port, conn: conn, r: bufio.NewReader(conn)}
+	return &node{port: port, conn: conn, r: bufio.NewReader(conn)}, false
 }
 
 func appendCommand(b []byte, args ...string) []byte {
