@@ -22,8 +22,11 @@ import (
 // ever. A key moves whether it is read or written, and keys sharing a
 // hash tag are on one server under every placement, so a multi-key
 // command finds them all. While the move is not open r waits, up to the
-// pool's timeout, with the client's earlier requests sent. The error is
-// what r is answered with.
+// pool's timeout, with the client's earlier requests answered first: the
+// move opens once the pool this one replaced has answered its requests in
+// flight, and a pipelining client's earlier requests may be in that pool,
+// waiting to be answered with the round r is read in. The error is what r
+// is answered with.
 func (c *redisClient) moveKeys(p *pool, r *redisRequest, m *storeMove) error {
 	var sc routeScratch
 	var from []*backend
@@ -39,7 +42,9 @@ func (c *redisClient) moveKeys(p *pool, r *redisRequest, m *storeMove) error {
 			continue
 		}
 		if !m.isOpen() {
-			c.batch.flush()
+			if !c.endRound() {
+				return errClientGone
+			}
 			if err := m.wait(deadline); err != nil {
 				return err
 			}

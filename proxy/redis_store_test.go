@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -153,5 +155,56 @@ func TestStoreMoveSeenAndSteered(t *testing.T) {
 	}
 	if code := adminPost(t, s, "/v1/pools/p/move/pause"); code != 409 {
 		t.Errorf("pause with no move: %d, want 409", code)
+	}
+}
+
+// TestStoreMoveAfterPipelinedRequests: a client pipelines a request that
+// the replaced pool serves and, in the same read, one whose keys move. The
+// move opens only once the replaced pool has answered its requests, so
+// the earlier request is answered before the later one waits for the move
+// to open: the later one is served, not answered -TRYAGAIN when the pool's
+// timeout ends a wait for a move that could not open.
+func TestStoreMoveAfterPipelinedRequests(t *testing.T) {
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0)}
+	const timeout = 3 * time.Second
+	extra := fmt.Sprintf("  timeout: %d\n", timeout.Milliseconds())
+	s := startProxy(t, storeYAML("ring", rs[:1], extra))
+	c := dialRedis(t, s.Addr("p").String())
+	args := []string{"MSET"}
+	for i := range 32 {
+		args = append(args, fmt.Sprint("b", i), "x")
+	}
+	var pipe bytes.Buffer
+	c.w = bufio.NewWriter(&pipe)
+	c.send("SET", "a", "1")
+	c.send(args...)
+	_ = c.w.Flush()
+	c.w = bufio.NewWriter(c.conn)
+	whole := pipe.Bytes()
+	// The first request and the second's start, in one write: the proxy
+	// reads the first, sends it, and waits for the rest of the second.
+	_, _ = c.w.Write(whole[:len(whole)-3])
+	_ = c.w.Flush()
+	direct := dialRedis(t, rs[0].addr)
+	eventually(t, "the first request on its server", func() bool { return direct.do("GET", "a") == "$1\r\n1\r\n" })
+	reload(t, s, storeYAML("ring", rs, extra))
+	moving := 0
+	for i := range 32 {
+		if ownerOf(s.testPool("p"), fmt.Sprint("b", i)) == rs[1].addr {
+			moving++
+		}
+	}
+	if moving == 0 {
+		t.Fatal("none of the second request's keys moves: the test tests nothing")
+	}
+	_, _ = c.w.Write(whole[len(whole)-3:])
+	for i, want := range []string{"+OK\r\n", "+OK\r\n"} {
+		if got, err := c.read(); err != nil || got != want {
+			t.Fatalf("reply %d: %q %v, want %q", i+1, got, err, want)
+		}
+	}
+	waitMoved(t, s.testPool("p"))
+	if got := c.do("GET", "b0"); got != "$1\r\nx\r\n" {
+		t.Errorf("after the move b0 reads %q", got)
 	}
 }
