@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -149,34 +148,7 @@ func (s *Source) Follow(ctx context.Context, r membership.Reporter) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	var last []kolco.Node
-	var rev int64
-	for {
-		nodes, err := s.lookup(ctx)
-		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case errors.Is(err, membership.ErrBadContent):
-			r.Answered(err)
-		case err != nil:
-			r.Failed(err)
-		case rev > 0 && slices.Equal(nodes, last):
-			r.Answered(nil)
-		default:
-			rev++
-			if err := r.Yield(ctx, membership.Version{Revision: rev, Nodes: nodes, Resync: rev == 1}); err != nil {
-				return err
-			}
-			last = nodes
-		}
-		t := time.NewTimer(s.interval())
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		}
-	}
+	return membership.Poll{Ask: s.lookup, Interval: s.interval()}.Follow(ctx, r)
 }
 
 // lookup returns the nodes the name gives now, sorted by ID.

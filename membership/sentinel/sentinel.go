@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,45 +126,7 @@ func (s *Source) Follow(ctx context.Context, r membership.Reporter) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.listen(ctx, addr) }()
 	}
-	var last []kolco.Node
-	var rev int64
-	for {
-		asked := time.Now()
-		nodes, err := s.primaries(ctx)
-		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case errors.Is(err, membership.ErrBadContent):
-			r.Answered(err)
-		case err != nil:
-			r.Failed(err)
-		case rev > 0 && slices.Equal(nodes, last):
-			r.Answered(nil)
-		default:
-			rev++
-			if err := r.Yield(ctx, membership.Version{Revision: rev, Nodes: nodes, Resync: rev == 1}); err != nil {
-				return err
-			}
-			last = nodes
-		}
-		t := time.NewTimer(s.interval())
-		select {
-		case <-t.C:
-		case <-s.nudges():
-			// Nudges come with every failed request while a primary is
-			// down: ask at most every minAskGap.
-			t.Reset(minAskGap - time.Since(asked))
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			}
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		}
-	}
+	return membership.Poll{Ask: s.primaries, Interval: s.interval(), Nudge: s.nudges(), MinGap: minAskGap}.Follow(ctx, r)
 }
 
 // minAskGap is the least time between two askings that nudges bring.

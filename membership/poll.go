@@ -1,0 +1,84 @@
+package membership
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/kolco-dev/kolco"
+)
+
+// Poll is the Follow of a source that can only be asked, not watched: a
+// DNS name, a set of Sentinels, a service registry's HTTP API. It asks
+// every Interval, and at once (at most every MinGap) when Nudge delivers,
+// and reports each answer that differs from the last one taken as the
+// next version, numbered from 1.
+type Poll struct {
+	// Ask returns the node set now, sorted with SortNodes. Its error
+	// wraps ErrBadContent for an answer the source refuses, which leaves
+	// the view stale as an answer; any other error is a failure to ask.
+	Ask func(ctx context.Context) ([]kolco.Node, error)
+	// Interval is the time between two askings.
+	Interval time.Duration
+	// Nudge, when not nil, asks again before Interval ends: for a
+	// follower that learns the set may have changed (a server stopped
+	// answering, or answered as a replica).
+	Nudge <-chan struct{}
+	// MinGap is the least time between two askings a nudge brings:
+	// nudges may come with every failed request.
+	MinGap time.Duration
+}
+
+// Follow asks until ctx ends, reporting to r as a [Source]'s Follow does:
+// each answer with r.Answered, each failure with r.Failed, and each new
+// node set with r.Yield; the first version has Resync set. It returns
+// ctx's error, or r.Yield's.
+func (p Poll) Follow(ctx context.Context, r Reporter) error {
+	var last []kolco.Node
+	var rev int64
+	for {
+		asked := time.Now()
+		nodes, err := p.Ask(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, ErrBadContent):
+			r.Answered(err)
+		case err != nil:
+			r.Failed(err)
+		case rev > 0 && slices.Equal(nodes, last):
+			r.Answered(nil)
+		default:
+			rev++
+			if err := r.Yield(ctx, Version{Revision: rev, Nodes: nodes, Resync: rev == 1}); err != nil {
+				return err
+			}
+			last = nodes
+		}
+		if err := p.wait(ctx, asked); err != nil {
+			return err
+		}
+	}
+}
+
+// wait returns when it is time to ask again after asking at asked, or
+// with ctx's error.
+func (p Poll) wait(ctx context.Context, asked time.Time) error {
+	t := time.NewTimer(p.Interval)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-p.Nudge:
+		t.Reset(p.MinGap - time.Since(asked))
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
