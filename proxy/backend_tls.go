@@ -199,11 +199,19 @@ type certExpiry struct {
 // so, the handshake done within timeout; else conn. On error conn is
 // closed.
 func (b *backend) clientTLS(ctx context.Context, conn net.Conn, timeout time.Duration) (net.Conn, error) {
-	files := b.pool.serverTLS
+	return b.pool.serverConn(ctx, conn, b.name(), b.addr, timeout)
+}
+
+// serverConn returns conn over TLS to the server of the pool named name
+// (empty for a server the pool reaches but does not name, such as a
+// replica) at addr when the pool reaches its servers so, the handshake
+// done within timeout; else conn. On error conn is closed.
+func (p *pool) serverConn(ctx context.Context, conn net.Conn, name, addr string, timeout time.Duration) (net.Conn, error) {
+	files := p.serverTLS
 	if files == nil {
 		return conn, nil
 	}
-	tc := tls.Client(conn, files.dialConfig(b.pool.cfg.ServerTLS.serverName(b.name(), b.addr)))
+	tc := tls.Client(conn, files.dialConfig(p.cfg.ServerTLS.serverName(name, addr)))
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {

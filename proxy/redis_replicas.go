@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net"
 	"slices"
@@ -268,12 +267,8 @@ func (t *replicaTracker) dial(ctx context.Context, addr string, auth []string) (
 	defer cancel()
 	var d net.Dialer
 	conn, err := d.DialContext(dctx, "tcp", addr)
-	if err == nil && t.p.serverTLS != nil && !t.sentinel(addr) {
-		tc := tls.Client(conn, t.p.serverTLS.dialConfig(t.p.cfg.ServerTLS.serverName("", addr)))
-		if err = tc.HandshakeContext(dctx); err != nil {
-			conn.Close()
-		}
-		conn = tc
+	if err == nil && !t.sentinel(addr) {
+		conn, err = t.p.serverConn(dctx, conn, "", addr, lagTick)
 	}
 	if err != nil {
 		return nil, err
