@@ -11,7 +11,6 @@ package redisscan
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +18,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/kolco-dev/kolco/internal/resp"
 )
 
 // Options are how to reach a server's keys.
@@ -43,9 +44,6 @@ type Item struct {
 // ErrBad is wrapped by every error about a reply that is not what the
 // command returns, and by the server's own error replies.
 var ErrBad = errors.New("redisscan: unexpected reply")
-
-// maxBulk bounds one key's length in a reply, as Redis bounds a string.
-const maxBulk = 512 << 20
 
 // List calls each for every key of the server at addr (network "tcp" or
 // "unix"), on a connection of its own that it closes before returning.
@@ -81,7 +79,7 @@ func list(conn io.ReadWriter, o Options, each func(Item) error) error {
 		setup = append(setup, []string{"SELECT", strconv.Itoa(o.DB)})
 	}
 	for _, cmd := range setup {
-		writeCommand(w, cmd...)
+		resp.WriteCommand(w, cmd...)
 		if err := w.Flush(); err != nil {
 			return err
 		}
@@ -95,7 +93,7 @@ func list(conn io.ReadWriter, o Options, each func(Item) error) error {
 	}
 	cursor := "0"
 	for {
-		writeCommand(w, "SCAN", cursor, "COUNT", count)
+		resp.WriteCommand(w, "SCAN", cursor, "COUNT", count)
 		if err := w.Flush(); err != nil {
 			return err
 		}
@@ -104,7 +102,7 @@ func list(conn io.ReadWriter, o Options, each func(Item) error) error {
 			return fmt.Errorf("SCAN: %w", err)
 		}
 		for _, k := range keys {
-			writeCommand(w, "MEMORY", "USAGE", k)
+			resp.WriteCommand(w, "MEMORY", "USAGE", k)
 		}
 		if err := w.Flush(); err != nil {
 			return err
@@ -128,147 +126,71 @@ func list(conn io.ReadWriter, o Options, each func(Item) error) error {
 	}
 }
 
-// writeCommand writes args as a RESP array of bulk strings.
-func writeCommand(w *bufio.Writer, args ...string) {
-	w.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
-	for _, a := range args {
-		w.WriteString("$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n")
-	}
-}
-
-// reader reads the few replies the listing needs.
+// reader reads the few replies the listing needs, with package resp: an
+// error reply, or one that is not RESP, is an error wrapping ErrBad, and a
+// reply cut short is io.ErrUnexpectedEOF.
 type reader struct{ br *bufio.Reader }
 
-// line reads one reply line without its CRLF.
-func (r *reader) line() (string, error) {
-	s, err := r.br.ReadString('\n')
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return "", err
+// value reads one reply.
+func (r *reader) value() (resp.Value, error) {
+	v, err := resp.Read(r.br)
+	var re resp.Error
+	switch {
+	case errors.As(err, &re):
+		return v, fmt.Errorf("%w: the server answered %q", ErrBad, string(re))
+	case errors.Is(err, resp.ErrProtocol):
+		return v, fmt.Errorf("%w: %w", ErrBad, err)
+	case errors.Is(err, io.EOF):
+		return v, io.ErrUnexpectedEOF // a reply was due
 	}
-	if len(s) < 3 || s[len(s)-2] != '\r' {
-		return "", fmt.Errorf("%w: %q", ErrBad, s)
-	}
-	return s[:len(s)-2], nil
-}
-
-// head reads a reply line, turning an error reply into an error.
-func (r *reader) head() (byte, string, error) {
-	s, err := r.line()
-	if err != nil {
-		return 0, "", err
-	}
-	if s[0] == '-' {
-		return 0, "", fmt.Errorf("%w: the server answered %q", ErrBad, s[1:])
-	}
-	return s[0], s[1:], nil
+	return v, err
 }
 
 // simple reads +OK or another simple string.
 func (r *reader) simple() (string, error) {
-	t, s, err := r.head()
-	if err == nil && t != '+' {
-		err = fmt.Errorf("%w: %q where a status was expected", ErrBad, string(t)+s)
+	v, err := r.value()
+	if err == nil && v.Kind != '+' {
+		err = fmt.Errorf("%w: a reply of type %q where a status was expected", ErrBad, v.Kind)
 	}
-	return s, err
+	return v.Str, err
 }
 
-// length parses a length or integer field.
-func length(s string, limit int64) (int64, error) {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < -1 || n > limit {
-		return 0, fmt.Errorf("%w: length %q", ErrBad, s)
-	}
-	return n, nil
-}
-
-// bulk reads a bulk string; ok is false for a nil one.
-func (r *reader) bulk() (string, bool, error) {
-	t, s, err := r.head()
-	if err != nil {
-		return "", false, err
-	}
-	if t != '$' {
-		return "", false, fmt.Errorf("%w: %q where a bulk string was expected", ErrBad, string(t)+s)
-	}
-	n, err := length(s, maxBulk)
-	if err != nil || n < 0 {
-		return "", false, err
-	}
-	// Read as the bytes arrive, so that a length no server sent
-	// allocates no more than what is there.
-	var b bytes.Buffer
-	if _, err := io.CopyN(&b, r.br, n+2); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return "", false, err
-	}
-	buf := b.Bytes()
-	if buf[n] != '\r' || buf[n+1] != '\n' {
-		return "", false, fmt.Errorf("%w: a bulk string not ended by CRLF", ErrBad)
-	}
-	return string(buf[:n]), true, nil
-}
-
-// integerOrNil reads an integer, or a nil bulk string (ok false).
+// integerOrNil reads an integer, or a nil (ok false).
 func (r *reader) integerOrNil() (int64, bool, error) {
-	t, s, err := r.head()
-	if err != nil {
-		return 0, false, err
-	}
+	v, err := r.value()
 	switch {
-	case t == ':':
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return 0, false, fmt.Errorf("%w: integer %q", ErrBad, s)
-		}
-		return n, true, nil
-	case t == '$' && s == "-1", t == '_' && s == "":
+	case err != nil:
+		return 0, false, err
+	case v.Kind == ':':
+		return v.Int, true, nil
+	case v.Nil && v.Kind == '$':
 		return 0, false, nil
 	}
-	return 0, false, fmt.Errorf("%w: %q where an integer was expected", ErrBad, string(t)+s)
+	return 0, false, fmt.Errorf("%w: a reply of type %q where an integer was expected", ErrBad, v.Kind)
 }
 
 // scanReply reads SCAN's reply: the next cursor and the keys.
 func (r *reader) scanReply() (string, []string, error) {
-	t, s, err := r.head()
+	v, err := r.value()
 	if err != nil {
 		return "", nil, err
 	}
-	if t != '*' || s != "2" {
-		return "", nil, fmt.Errorf("%w: %q where SCAN's two-element array was expected", ErrBad, string(t)+s)
+	if v.Kind != '*' || v.Nil || len(v.Elems) != 2 {
+		return "", nil, fmt.Errorf("%w: a reply of type %q where SCAN's two-element array was expected", ErrBad, v.Kind)
 	}
-	cursor, ok, err := r.bulk()
-	if err != nil {
-		return "", nil, err
+	cur := v.Elems[0]
+	if _, perr := strconv.ParseUint(cur.Str, 10, 64); cur.Kind != '$' || cur.Nil || perr != nil {
+		return "", nil, fmt.Errorf("%w: cursor %q", ErrBad, cur.Str)
 	}
-	if _, perr := strconv.ParseUint(cursor, 10, 64); !ok || perr != nil {
-		return "", nil, fmt.Errorf("%w: cursor %q", ErrBad, cursor)
+	if ks := v.Elems[1]; ks.Kind != '*' || ks.Nil {
+		return "", nil, fmt.Errorf("%w: a reply of type %q where SCAN's keys were expected", ErrBad, ks.Kind)
 	}
-	t, s, err = r.head()
-	if err != nil {
-		return "", nil, err
-	}
-	if t != '*' {
-		return "", nil, fmt.Errorf("%w: %q where SCAN's keys were expected", ErrBad, string(t)+s)
-	}
-	n, err := length(s, 1<<20)
-	if err != nil || n < 0 {
-		return "", nil, fmt.Errorf("%w: SCAN's keys: %q", ErrBad, s)
-	}
-	keys := make([]string, 0, n)
-	for range n {
-		k, ok, err := r.bulk()
-		if err != nil {
-			return "", nil, err
+	keys := make([]string, 0, len(v.Elems[1].Elems))
+	for _, k := range v.Elems[1].Elems {
+		if k.Kind != '$' || k.Nil {
+			return "", nil, fmt.Errorf("%w: a key of type %q, nil %v, in SCAN's reply", ErrBad, k.Kind, k.Nil)
 		}
-		if !ok {
-			return "", nil, fmt.Errorf("%w: a nil key in SCAN's reply", ErrBad)
-		}
-		keys = append(keys, k)
+		keys = append(keys, k.Str)
 	}
-	return cursor, keys, nil
+	return cur.Str, keys, nil
 }

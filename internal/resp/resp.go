@@ -99,11 +99,17 @@ func (c *Conn) Do(args ...string) (Value, error) {
 
 // Send writes a command without reading its reply.
 func (c *Conn) Send(args ...string) error {
-	c.bw.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
-	for _, a := range args {
-		c.bw.WriteString("$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n")
-	}
+	WriteCommand(c.bw, args...)
 	return c.bw.Flush()
+}
+
+// WriteCommand writes args to w as a command, an array of bulk strings,
+// without flushing: commands written one after another are pipelined.
+func WriteCommand(w *bufio.Writer, args ...string) {
+	w.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
+	for _, a := range args {
+		w.WriteString("$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n")
+	}
 }
 
 // Receive reads one reply: of a command sent, or a message of a
