@@ -141,7 +141,14 @@ func signature(cfg *PoolConfig, pl *placement) string {
 		b.WriteString(cfg.Distribution + " " + cfg.Hash)
 	}
 	b.WriteString(" " + cfg.HashTag + " " + strconv.Itoa(pl.replicas))
-	for _, s := range pl.servers {
+	return b.String() + serversSignature(pl.servers)
+}
+
+// serversSignature is the end of a signature: the servers, each by name,
+// address and weight.
+func serversSignature(servers []*backend) string {
+	var b strings.Builder
+	for _, s := range servers {
 		b.WriteString(" " + s.name() + "@" + s.addr + ":" + strconv.FormatFloat(s.node.EffectiveWeight(), 'g', -1, 64))
 	}
 	return b.String()

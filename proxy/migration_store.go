@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -165,16 +166,41 @@ func (p *pool) moveAfter(prev, pl *placement) *storeMove {
 			views = append(views, v)
 		}
 	}
-	add(p.viewOf(prev))
+	add(p.byShard(p.viewOf(prev)))
 	if old := prev.move; old != nil && !old.done.Load() {
 		for _, v := range p.remapViews(old.views) {
-			add(v)
+			add(p.byShard(v))
 		}
 	}
 	if len(views) == 0 {
 		return nil
 	}
 	return &storeMove{views: views, open: make(chan struct{}), began: time.Now()}
+}
+
+// byShard returns v with each server taken by name, in a pool on Sentinel:
+// the server of this pool of the same name stands for it. A failover puts
+// a master's name at the address of the replica it promoted, which holds
+// the shard's keys, as replication sent them; that is no move, and the old
+// primary, down, could not send them anyway. So a change of addresses
+// alone makes no move, and a move that follows another change too (a
+// shard added at a failover) moves keys from the shards' primaries now.
+// In any other pool a server at another address is another server, whose
+// keys move, and v is returned as it is.
+func (p *pool) byShard(v *view) *view {
+	if m := p.cfg.Membership; m == nil || m.Sentinel == nil {
+		return v
+	}
+	cp := *v.pl
+	cp.servers = make([]*backend, len(v.pl.servers))
+	for i, b := range v.pl.servers {
+		cp.servers[i] = b
+		if c := p.backendNamed(b.name()); c != nil {
+			cp.servers[i] = c
+		}
+	}
+	cp.sig = strings.TrimSuffix(v.pl.sig, serversSignature(v.pl.servers)) + serversSignature(cp.servers)
+	return &view{pl: &cp, down: v.down}
 }
 
 // movePlacement is a placement a move follows, as the state file records

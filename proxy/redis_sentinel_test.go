@@ -195,3 +195,46 @@ func TestSentinelsDownAndReload(t *testing.T) {
 		t.Errorf("shard-a at %s after the failover, want its replica %s", got, c.Shards[0].Replica.Addr)
 	}
 }
+
+// TestStoreFollowsFailover: a store on Sentinel. A failover puts a
+// shard's name at its replica's address, which holds the shard's keys:
+// that is no move. The keys written before it (replicated first) read
+// back after it, the pool has no move going on, and writes to every shard
+// succeed again as in a pool that is no store.
+func TestStoreFollowsFailover(t *testing.T) {
+	c := sentineltest.Start(t, 1000*time.Millisecond, "shard-a", "shard-b")
+	s := startProxy(t, sentinelPoolYAML(c, "127.0.0.1:0")+"  store: {enabled: true}\n")
+	addr := s.Addr("p").String()
+	keys := fillStore(t, addr, 1000)
+	for _, sh := range c.Shards {
+		if v, err := sentineltest.Do(sh.Primary.Addr, "WAIT", "1", "5000"); err != nil || v.Int != 1 {
+			t.Fatalf("%s: WAIT for its replica: %+v %v", sh.Name, v, err)
+		}
+	}
+	load := startWriteLoad(t, addr, "k", 4)
+	defer load.end()
+	time.Sleep(300 * time.Millisecond)
+	killed := time.Now()
+	c.Shards[0].Primary.Kill()
+	eventually(t, "shard-a at its replica", func() bool {
+		return s.testPool("p").backendNamed("shard-a").addr == c.Shards[0].Replica.Addr
+	})
+	eventually(t, "writes to every shard to succeed again", func() bool {
+		return load.failed.Load() > 0 && time.Since(time.Unix(0, load.lastFail.Load())) > time.Second
+	})
+	t.Logf("a store's failover: %d writes failed, the last %v after the kill (%v)", load.failed.Load(),
+		time.Unix(0, load.lastFail.Load()).Sub(killed).Round(time.Millisecond), load.lastErr.Load())
+	if m := s.testPool("p").place.Load().move; m != nil {
+		t.Errorf("a move after a failover, over %d placements", len(m.views))
+	}
+	cl := dialRedis(t, addr)
+	lost := 0
+	for _, k := range keys {
+		if cl.do("GET", k) != "$1\r\nv\r\n" {
+			lost++
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d of %d keys written before the failover not read after it", lost, len(keys))
+	}
+}
