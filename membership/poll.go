@@ -71,13 +71,7 @@ func (p Poll) wait(ctx context.Context, asked time.Time) error {
 	case <-t.C:
 		return nil
 	case <-p.Nudge:
-		t.Reset(p.MinGap - time.Since(asked))
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case <-t.C:
-		return nil
+		return sleep(ctx, p.MinGap-time.Since(asked))
 	case <-ctx.Done():
 		return ctx.Err()
 	}
