@@ -238,3 +238,70 @@ func TestStoreFollowsFailover(t *testing.T) {
 		t.Errorf("%d of %d keys written before the failover not read after it", lost, len(keys))
 	}
 }
+
+// TestStoreFailoverMidMove: a store on Sentinel gets a third shard, and
+// while its keys move there the primary of a shard they move from is
+// killed. The move goes on from the promoted replica: it ends, every key
+// written before (replicated first) reads back, and each is on its
+// shard's primary alone, checked on the servers.
+func TestStoreFailoverMidMove(t *testing.T) {
+	c := sentineltest.Start(t, 1000*time.Millisecond, "shard-a", "shard-b", "shard-c")
+	all := sentinelPoolYAML(c, "127.0.0.1:0") + "  store: {enabled: true, rate: 300}\n"
+	two := strings.Replace(all, fmt.Sprintf("   - %s:1 shard-c\n", c.Shards[2].Primary.Addr), "", 1)
+	s := startProxy(t, two)
+	addr := s.Addr("p").String()
+	keys := fillStore(t, addr, 3000)
+	for _, sh := range c.Shards[:2] {
+		if v, err := sentineltest.Do(sh.Primary.Addr, "WAIT", "1", "5000"); err != nil || v.Int != 1 {
+			t.Fatalf("%s: WAIT for its replica: %+v %v", sh.Name, v, err)
+		}
+	}
+	if err := s.ReloadData(context.Background(), "test", []byte(all)); err != nil {
+		t.Fatal(err)
+	}
+	// The Sentinels are asked for the third master's primary first.
+	eventually(t, "keys moving to shard-c", func() bool {
+		p := s.testPool("p")
+		m := p.place.Load().move
+		return len(p.backends) == 3 && m != nil && m.stats.moved.Load() > 100
+	})
+	c.Shards[0].Primary.Kill()
+	eventually(t, "shard-a at its replica", func() bool { return s.testPool("p").backendNamed("shard-a").addr == c.Shards[0].Replica.Addr })
+	p := s.testPool("p")
+	waitMoved(t, p)
+	cl := dialRedis(t, addr)
+	lost := 0
+	for _, k := range keys {
+		if cl.do("GET", k) != "$1\r\nv\r\n" {
+			lost++
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d of %d keys written before the change not read after it", lost, len(keys))
+	}
+	var primaries []*redisServer
+	for _, b := range p.backends {
+		primaries = append(primaries, &redisServer{addr: b.addr})
+	}
+	checkPlaced(t, p, primaries, keys, true)
+}
+
+// TestSentinelReloadChangesMasters: the servers of a pool on Sentinel
+// name the masters its source asks for; a reload that adds or removes one
+// starts the source again over the new masters.
+func TestSentinelReloadChangesMasters(t *testing.T) {
+	c := sentineltest.Start(t, 1000*time.Millisecond, "shard-a", "shard-b")
+	all := sentinelPoolYAML(c, "127.0.0.1:0")
+	one := strings.Replace(all, fmt.Sprintf("   - %s:1 shard-b\n", c.Shards[1].Primary.Addr), "", 1)
+	s := startProxy(t, one)
+	for _, yaml := range []string{all, one} {
+		if err := s.ReloadData(context.Background(), "test", []byte(yaml)); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Count(yaml, " shard-")
+		eventually(t, fmt.Sprintf("the pool on %d masters", want), func() bool {
+			p := s.testPool("p")
+			return len(p.backends) == want && p.members.revision > 0
+		})
+	}
+}

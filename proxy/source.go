@@ -41,11 +41,21 @@ type sourceKey struct {
 	twemproxy  bool
 	hash       string
 	hashTag    string
+	// masters are a Sentinel pool's servers, by name and weight: the
+	// masters its source asks for, where other sources' servers are only
+	// where they start from.
+	masters string
 }
 
 func keyOf(pc *PoolConfig, dir string) sourceKey {
-	return sourceKey{membership: *pc.Membership, dir: dir, set: settingsOf(pc), twemproxy: isTwemproxy(pc),
+	k := sourceKey{membership: *pc.Membership, dir: dir, set: settingsOf(pc), twemproxy: isTwemproxy(pc),
 		hash: pc.Hash, hashTag: pc.HashTag}
+	if pc.Membership.Sentinel != nil {
+		for _, s := range pc.Servers {
+			k.masters += fmt.Sprintf("%s:%d ", s.Name, s.Weight)
+		}
+	}
+	return k
 }
 
 // poolSource follows one pool's membership source, with a
