@@ -268,3 +268,73 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond) // polling on an external process, with a deadline
 	}
 }
+
+// TestFaultOneFailurePerCheck: with etcd gone, the source reports one
+// failure per progress check, not one for the unanswered request and
+// another for the next one failing: a reporter that logs each new error
+// would log two lines every check.
+func TestFaultOneFailurePerCheck(t *testing.T) {
+	srv := etcdtest.Start(t, etcdtest.Config{})
+	s := newStore(t, srv.Endpoint, "/kolco/test/")
+	rev, err := s.Apply(ctx(t), 1, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "a"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &failureCounter{yielded: make(chan struct{}, 1)}
+	fctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Follow(fctx, r) }()
+	defer func() { cancel(); <-done }()
+	yielded := func() {
+		t.Helper()
+		select {
+		case <-r.yielded:
+		case <-time.After(bound):
+			t.Fatal("no version yielded")
+		}
+	}
+	yielded()
+	// A change seen through the watch: it is open before etcd stops.
+	if _, err := s.Apply(ctx(t), rev, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "b"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	yielded()
+
+	srv.Stop()
+	const checks = 20
+	time.Sleep(checks * checkInterval) // counting what a fixed span of checks reports
+	r.mu.Lock()
+	failed := slices.Clone(r.failed)
+	r.mu.Unlock()
+	if len(failed) == 0 || len(failed) > checks+1 {
+		t.Errorf("%d failures reported over %d checks, want 1 to %d:\n%v", len(failed), checks, checks+1, failed)
+	}
+	for _, err := range failed {
+		if !errors.Is(err, membership.ErrUnreachable) {
+			t.Errorf("failure %v, want one wrapping ErrUnreachable", err)
+		}
+	}
+}
+
+// failureCounter is a Reporter that keeps every failure reported.
+type failureCounter struct {
+	yielded chan struct{}
+	mu      sync.Mutex
+	failed  []error
+}
+
+func (r *failureCounter) Yield(ctx context.Context, v membership.Version) error {
+	select {
+	case r.yielded <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (r *failureCounter) Answered(error) {}
+
+func (r *failureCounter) Failed(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = append(r.failed, err)
+}

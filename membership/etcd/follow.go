@@ -140,18 +140,21 @@ func (s *Store) watchOnce(ctx context.Context, cli *clientv3.Client, st *state, 
 				r.Answered(st.listing().problem())
 			}
 		case <-tick.C:
-			switch {
-			case events == nil:
+			if events == nil {
 				r.Failed(fmt.Errorf("%w: etcd %s: watch not open after %v", membership.ErrUnreachable, s.where(), s.checkInterval()))
 				continue
-			case asked:
-				r.Failed(fmt.Errorf("%w: etcd %s: no reply to a progress request in %v", membership.ErrUnreachable, s.where(), s.checkInterval()))
 			}
+			// One failure per check, the request's own when it fails: the
+			// view is stale for one reason at a time.
 			pctx, pcancel := context.WithTimeout(wctx, s.checkInterval())
 			err := cli.RequestProgress(pctx)
 			pcancel()
-			if err != nil && ctx.Err() == nil {
+			switch {
+			case ctx.Err() != nil:
+			case err != nil:
 				r.Failed(fmt.Errorf("%w: etcd %s: progress request: %w", membership.ErrUnreachable, s.where(), err))
+			case asked:
+				r.Failed(fmt.Errorf("%w: etcd %s: no reply to a progress request in %v", membership.ErrUnreachable, s.where(), s.checkInterval()))
 			}
 			asked = true
 		}
