@@ -18,8 +18,10 @@ package sentinel
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +48,10 @@ type Source struct {
 	Interval time.Duration
 	// Timeout of one asking of one Sentinel. Default 1 s.
 	Timeout time.Duration
+	// TLS, when set, reaches the Sentinels over TLS (a Sentinel's
+	// tls-port) with a copy of it whose ServerName, when empty, is the
+	// host of the Sentinel's address.
+	TLS *tls.Config
 
 	nudgeOnce sync.Once
 	nudge     chan struct{}
@@ -223,9 +229,22 @@ func (s *Source) ask(ctx context.Context, addr string) ([]primary, error) {
 // dial connects to a Sentinel, authenticated, with ctx's deadline on
 // the connection.
 func (s *Source) dial(ctx context.Context, addr string) (*resp.Conn, error) {
-	c, err := resp.Dial(ctx, addr)
-	if err != nil {
-		return nil, err
+	var c *resp.Conn
+	if s.TLS == nil {
+		var err error
+		if c, err = resp.Dial(ctx, addr); err != nil {
+			return nil, err
+		}
+	} else {
+		cfg := s.TLS.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		conn, err := (&tls.Dialer{Config: cfg}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: TLS: %w", addr, err)
+		}
+		c = resp.NewConn(conn)
 	}
 	if d, ok := ctx.Deadline(); ok {
 		_ = c.SetDeadline(d)

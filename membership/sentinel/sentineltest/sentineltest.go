@@ -17,17 +17,22 @@ import (
 
 	"github.com/kolco-dev/kolco/internal/realprog"
 	"github.com/kolco-dev/kolco/internal/resp"
+	"github.com/kolco-dev/kolco/internal/tlstest"
 )
 
 // Process is a redis-server or redis-sentinel the test started.
 type Process struct {
-	Addr   string
-	Port   int
-	args   []string
-	bin    string
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited <-chan struct{}
+	Addr string
+	Port int
+	// TLSAddr is where a Sentinel started by StartTLS speaks TLS; empty
+	// for the others.
+	TLSAddr string
+	tlsPort int
+	args    []string
+	bin     string
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	exited  <-chan struct{}
 }
 
 // start starts bin with args(port) on a free port that it is the one to
@@ -52,7 +57,11 @@ func (p *Process) Start(t testing.TB) {
 	p.mu.Lock()
 	p.cmd, p.exited = cmd, exited
 	p.mu.Unlock()
-	realprog.WaitListening(t, filepath.Base(p.bin), []int{p.Port}, exited)
+	ports := []int{p.Port}
+	if p.tlsPort != 0 {
+		ports = append(ports, p.tlsPort)
+	}
+	realprog.WaitListening(t, filepath.Base(p.bin), ports, exited)
 }
 
 // Kill kills the process (SIGKILL) and waits for it to exit.
@@ -87,6 +96,9 @@ type Cluster struct {
 	// DownAfter is the Sentinels' down-after-milliseconds: how long a
 	// primary is silent before they fail it over.
 	DownAfter time.Duration
+	// ClientTLS, for Sentinels started by StartTLS, is what a client of
+	// their tls-port needs: their authority, and a certificate it signed.
+	ClientTLS TLSFiles
 }
 
 // SentinelAddrs returns the Sentinels' addresses.
@@ -98,12 +110,49 @@ func (c *Cluster) SentinelAddrs() []string {
 	return out
 }
 
+// SentinelTLSAddrs returns the addresses where the Sentinels speak TLS
+// (see StartTLS).
+func (c *Cluster) SentinelTLSAddrs() []string {
+	out := make([]string, len(c.Sentinels))
+	for i, s := range c.Sentinels {
+		out[i] = s.TLSAddr
+	}
+	return out
+}
+
+// TLSFiles are PEM files of a certificate authority and a certificate it
+// signed, with its key.
+type TLSFiles struct {
+	CAFile, CertFile, KeyFile string
+}
+
 // Start starts a shard of a primary and a replica per name, and three
 // Sentinels (quorum 2) that fail a primary over after downAfter of
 // silence, and waits until every Sentinel knows every shard's replica and
 // the other Sentinels, so that a failover can happen. It skips the test
 // when redis-server or redis-sentinel is not installed (fails it in CI).
 func Start(t testing.TB, downAfter time.Duration, names ...string) *Cluster {
+	t.Helper()
+	return startCluster(t, downAfter, nil, names)
+}
+
+// StartTLS is Start with Sentinels that also listen on a tls-port
+// (SentinelTLSAddrs) with a certificate of a new authority, asking each
+// client there for a certificate it signed (ClientTLS has one). Among
+// themselves and to the servers they speak plaintext, on their port.
+func StartTLS(t testing.TB, downAfter time.Duration, names ...string) *Cluster {
+	t.Helper()
+	dir := t.TempDir()
+	ca := tlstest.NewCA(t, dir, "sentinels")
+	server, client := ca.Issue(t, "sentinel", tlstest.Options{}), ca.Issue(t, "client", tlstest.Options{})
+	c := startCluster(t, downAfter, &TLSFiles{CAFile: ca.CertFile, CertFile: server.CertFile, KeyFile: server.KeyFile}, names)
+	c.ClientTLS = TLSFiles{CAFile: ca.CertFile, CertFile: client.CertFile, KeyFile: client.KeyFile}
+	return c
+}
+
+// startCluster starts the shards and the Sentinels, with a tls-port of
+// files when files is not nil.
+func startCluster(t testing.TB, downAfter time.Duration, files *TLSFiles, names []string) *Cluster {
 	t.Helper()
 	server := realprog.Binary(t, "redis-server", "redis-server")
 	sentinel := realprog.Binary(t, "redis-sentinel", "redis-sentinel")
@@ -126,8 +175,16 @@ func Start(t testing.TB, downAfter time.Duration, names ...string) *Cluster {
 	dir := t.TempDir()
 	for i := range 3 {
 		path := filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i))
-		c.Sentinels = append(c.Sentinels, start(t, sentinel, func(port int) []string {
+		tlsPort := 0
+		if files != nil {
+			tlsPort = realprog.FreePorts(t, 1)[0]
+		}
+		p := start(t, sentinel, func(port int) []string {
 			conf := fmt.Sprintf("port %d\nbind 127.0.0.1\nsentinel resolve-hostnames no\n", port)
+			if files != nil {
+				conf += fmt.Sprintf("tls-port %d\ntls-cert-file %s\ntls-key-file %s\ntls-ca-cert-file %s\ntls-auth-clients yes\n",
+					tlsPort, files.CertFile, files.KeyFile, files.CAFile)
+			}
 			for _, s := range c.Shards {
 				conf += fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %s %d\n"+
 					"sentinel failover-timeout %s 5000\nsentinel parallel-syncs %s 1\n",
@@ -137,7 +194,12 @@ func Start(t testing.TB, downAfter time.Duration, names ...string) *Cluster {
 				t.Fatal(err)
 			}
 			return []string{path}
-		}))
+		})
+		if files != nil {
+			p.tlsPort, p.TLSAddr = tlsPort, fmt.Sprintf("127.0.0.1:%d", tlsPort)
+			realprog.WaitListening(t, "redis-sentinel", []int{tlsPort}, p.exited)
+		}
+		c.Sentinels = append(c.Sentinels, p)
 	}
 	c.WaitReady(t)
 	return c
