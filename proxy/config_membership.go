@@ -54,6 +54,21 @@ type SentinelMembership struct {
 	Interval time.Duration `yaml:"-"`
 	// Timeout (timeout) of one asking. Default 1 s.
 	Timeout time.Duration `yaml:"-"`
+	// TLS (tls) reaches the Sentinels over TLS, at their tls-port.
+	TLS *SentinelTLS `yaml:"tls"`
+}
+
+// SentinelTLS is how a pool reaches its Sentinels over TLS: ca_file is
+// the authority that signs their certificates (the system's without it),
+// cert_file and key_file the proxy's certificate for Sentinels that ask
+// for one (tls-auth-clients), server_name the name verified in each
+// Sentinel's certificate (default the host of its address). The files are
+// read again when they change, as a pool's server_tls.
+type SentinelTLS struct {
+	CAFile     string `yaml:"ca_file"`
+	CertFile   string `yaml:"cert_file"`
+	KeyFile    string `yaml:"key_file"`
+	ServerName string `yaml:"server_name"`
 }
 
 // EtcdMembership follows nodes under a prefix in etcd, as "kolco members"
@@ -317,6 +332,14 @@ func (p *PoolConfig) checkSentinel() error {
 			return fmt.Errorf("sentinel: sentinel %q: want host:port", a)
 		}
 	}
+	if t := sn.TLS; t != nil {
+		switch {
+		case (t.CertFile == "") != (t.KeyFile == ""):
+			return errors.New("sentinel: tls: a client certificate needs both cert_file and key_file")
+		case strings.ContainsAny(t.ServerName, " \t"):
+			return fmt.Errorf("sentinel: tls: server_name %q is not a name to verify", t.ServerName)
+		}
+	}
 	for _, s := range p.Servers {
 		if s.Name == "" {
 			return fmt.Errorf("sentinel: server %s has no name: name each server by its Sentinel master name (\"%s:%d NAME\")", s.String(), s.Addr(), s.Weight)
@@ -351,6 +374,14 @@ func (p *PoolConfig) explainMembership(b *strings.Builder) {
 	if p.Membership.Sentinel != nil {
 		fmt.Fprintf(b, "  membership: each server is the Sentinel master of its name, at its primary's address as %s reports it, followed through failovers (asked every %d ms, and at each +switch-master); a failover moves no key; the addresses below serve until the Sentinels answer\n",
 			p.Membership, cmp.Or(p.Membership.Sentinel.Interval, time.Second).Milliseconds())
+		if t := p.Membership.Sentinel.TLS; t != nil {
+			cert := ""
+			if t.CertFile != "" {
+				cert = ", presenting " + t.CertFile
+			}
+			fmt.Fprintf(b, "  membership: the Sentinels are reached over TLS, verified against %s%s\n",
+				cmp.Or(t.CAFile, "the system's authorities"), cert)
+		}
 		return
 	}
 	fmt.Fprintf(b, "  membership: servers from %s, each version applied as a change; the servers below serve until its first version\n",

@@ -64,9 +64,11 @@ type pool struct {
 	nudgeSource func()
 	// serverTLS are the TLS files of connections to the servers, when
 	// server_tls is set; clientTLS the listener's configuration, when tls
-	// is.
-	serverTLS *certFiles
-	clientTLS *tls.Config
+	// is; sentinelTLS that of connections to the Sentinels, when their
+	// tls is.
+	serverTLS   *certFiles
+	clientTLS   *tls.Config
+	sentinelTLS *tls.Config
 	// frontState is what the front keeps of the pool while it runs (a
 	// Redis pool's replica reads).
 	frontState atomic.Value

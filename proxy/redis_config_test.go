@@ -157,6 +157,14 @@ func TestSentinelConfig(t *testing.T) {
 		!strings.Contains(b.String(), "reads: from a replica no more than 1000 ms behind") {
 		t.Errorf("--check: %v\n%s", err, b.String())
 	}
+	cfg, err = ParseConfig([]byte(head + "  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"], tls: {ca_file: ca.pem, cert_file: c.pem, key_file: k.pem}}}\n  servers: [\"127.0.0.1:6379:1 shard-a\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	if err := cfg.Explain(&b); err != nil || !strings.Contains(b.String(), "the Sentinels are reached over TLS, verified against ca.pem, presenting c.pem") {
+		t.Errorf("--check of Sentinels over TLS: %v\n%s", err, b.String())
+	}
 	for yaml, want := range map[string]string{
 		"  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"]}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                                                            "set redis: true",
 		"  redis: true\n  membership: {sentinel: {sentinels: []}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                                                                "no sentinels",
@@ -168,6 +176,9 @@ func TestSentinelConfig(t *testing.T) {
 		"  replica_reads: {enabled: true}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                                                                                        "applies to Redis pools on Sentinel",
 		"  redis: true\n  store: {enabled: true}\n  replica_reads: {enabled: true}\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"]}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n": "read a store from its primaries",
 		"  redis: true\n  replica_reads: {max_lag: -5}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                                                                           "replica_reads.max_lag",
+		"  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"], tls: {cert_file: c.pem}}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                    "needs both cert_file and key_file",
+		"  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"], tls: {server_name: \"a b\"}}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                "not a name to verify",
+		"  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"], tls: {ca: x.pem}}}\n  servers: [\"127.0.0.1:6379:1 a\"]\n":                                           "did you mean ca_file?",
 	} {
 		if _, err := ParseConfig([]byte(head + yaml)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error saying %q", yaml, err, want)

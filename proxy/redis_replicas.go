@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"slices"
@@ -267,8 +268,12 @@ func (t *replicaTracker) dial(ctx context.Context, addr string, auth []string) (
 	defer cancel()
 	var d net.Dialer
 	conn, err := d.DialContext(dctx, "tcp", addr)
-	if err == nil && !t.sentinel(addr) {
+	switch {
+	case err != nil:
+	case !t.sentinel(addr):
 		conn, err = t.p.serverConn(dctx, conn, "", addr, lagTick)
+	case t.p.sentinelTLS != nil:
+		conn, err = sentinelConn(dctx, conn, t.p.sentinelTLS, addr)
 	}
 	if err != nil {
 		return nil, err
@@ -286,7 +291,7 @@ func (t *replicaTracker) dial(ctx context.Context, addr string, auth []string) (
 }
 
 // sentinel reports whether addr is one of the pool's Sentinels, which
-// are reached without TLS.
+// are reached as their tls setting says, not as the servers are.
 func (t *replicaTracker) sentinel(addr string) bool {
 	return slices.Contains(t.p.cfg.Membership.Sentinel.Sentinels, addr)
 }
@@ -378,4 +383,20 @@ func (redisFront) replicas(p *pool, server string) []ReplicaStatus {
 		out[i] = ReplicaStatus{Addr: r.b.addr, LagMs: lag, Readable: r.readable.Load()}
 	}
 	return out
+}
+
+// sentinelConn returns conn over TLS to the Sentinel at addr with cfg,
+// verifying the host of addr when cfg names none, as the pool's source
+// does; on error conn is closed.
+func sentinelConn(ctx context.Context, conn net.Conn, cfg *tls.Config, addr string) (net.Conn, error) {
+	cfg = cfg.Clone()
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	tc := tls.Client(conn, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("TLS handshake: %w", err)
+	}
+	return tc, nil
 }

@@ -3,6 +3,7 @@ package proxy
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -60,7 +61,15 @@ func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
 			plan.next[name] = cur
 			continue
 		}
-		ps, err := newPoolSource(name, pc, dir, s.initialNodes(name, pc), s.log)
+		var sentinelTLS *tls.Config
+		if sn := pc.Membership.Sentinel; sn != nil && sn.TLS != nil {
+			var err error
+			if sentinelTLS, err = s.certs.sentinelTLS(sn.TLS, dir); err != nil {
+				plan.undo()
+				return nil, &ConfigError{Pool: name, Key: "membership", Err: err}
+			}
+		}
+		ps, err := newPoolSource(name, pc, dir, s.initialNodes(name, pc), sentinelTLS, s.log)
 		if err != nil {
 			plan.undo()
 			return nil, err

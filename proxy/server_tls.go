@@ -34,6 +34,13 @@ func (s *Server) poolTLS(p *pool) error {
 		}
 		p.serverTLS = files
 	}
+	if m := p.cfg.Membership; m != nil && m.Sentinel != nil && m.Sentinel.TLS != nil {
+		cfg, err := s.certs.sentinelTLS(m.Sentinel.TLS, dir)
+		if err != nil {
+			return &ConfigError{Pool: p.name, Key: "membership", Err: err}
+		}
+		p.sentinelTLS = cfg
+	}
 	return nil
 }
 
@@ -163,4 +170,14 @@ func tlsListener(ln net.Listener, cfg *tls.Config) net.Listener {
 		return ln
 	}
 	return tls.NewListener(ln, cfg)
+}
+
+// sentinelTLS returns the TLS configuration of connections to a pool's
+// Sentinels, its files taken from dir when relative.
+func (r *certRegistry) sentinelTLS(t *SentinelTLS, dir string) (*tls.Config, error) {
+	files, err := r.get(inDir(dir, t.CertFile), inDir(dir, t.KeyFile), inDir(dir, t.CAFile))
+	if err != nil {
+		return nil, err
+	}
+	return files.verifyingConfig(t.ServerName), nil
 }

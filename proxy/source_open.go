@@ -3,6 +3,7 @@ package proxy
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,10 +18,11 @@ import (
 )
 
 // source returns the membership source m describes, with relative paths
-// taken from dir, and what closes it. The error is a [*ConfigError] for
+// taken from dir (and a Sentinel source's TLS configuration sentinelTLS),
+// and what closes it. The error is a [*ConfigError] for
 // the pool's membership key: a password file that cannot be read, TLS
 // files that do not load.
-func (m *Membership) source(pool, dir string, servers []twemproxy.Server) (membership.Source, func() error, error) {
+func (m *Membership) source(pool, dir string, servers []twemproxy.Server, sentinelTLS *tls.Config) (membership.Source, func() error, error) {
 	bad := func(err error) error { return &ConfigError{Pool: pool, Key: "membership", Err: err} }
 	nop := func() error { return nil }
 	switch {
@@ -53,7 +55,7 @@ func (m *Membership) source(pool, dir string, servers []twemproxy.Server) (membe
 	case m.Sentinel != nil:
 		sn := m.Sentinel
 		src := &sentinel.Source{Sentinels: sn.Sentinels, Username: sn.Username, Password: sn.Password,
-			Interval: sn.Interval, Timeout: sn.Timeout}
+			Interval: sn.Interval, Timeout: sn.Timeout, TLS: sentinelTLS}
 		for _, s := range servers {
 			src.Masters = append(src.Masters, kolco.Node{ID: s.Name, Weight: float64(s.Weight)})
 		}
