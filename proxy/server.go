@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/kolco-dev/kolco"
 )
 
 // Server is a running proxy: one listener per pool, a goroutine per client
@@ -32,8 +34,12 @@ type Server struct {
 	admin     *http.Server
 	adminLn   net.Listener
 	// inherited are listening sockets from the process this one took
-	// over from, by listenKey, until Start takes them.
-	inherited map[string]net.Listener
+	// over from, by listenKey, until Start takes them; inheritedViews
+	// the nodes its gossip pools served (see InheritViews); tookOver is
+	// set once sockets are inherited.
+	inherited      map[string]net.Listener
+	inheritedViews map[string][]kolco.Node
+	tookOver       bool
 	// handoff, when set, takes the clients to a new process in a drain;
 	// adopting is where clients come from a process this one took over
 	// from (see Server.HandOff, Server.Adopt).

@@ -9,6 +9,8 @@ import (
 	"net"
 	"os"
 	"slices"
+
+	"github.com/kolco-dev/kolco"
 )
 
 // An upgrade or restart without refusing clients hands the listening
@@ -30,6 +32,49 @@ func (s *Server) Inherit(lns map[string]net.Listener) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.inherited = lns
+	s.tookOver = s.tookOver || len(lns) > 0
+}
+
+// Views returns the nodes each pool on a gossip pool serves now, by pool
+// name, for a process taking over from this one (InheritViews): its gossip
+// member joins only once this one has left, and serves these meanwhile.
+func (s *Server) Views() map[string][]kolco.Node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string][]kolco.Node{}
+	for name, ps := range s.sources {
+		if v := s.serving(name); v != nil && ps.key.membership.Gossip != nil {
+			out[name] = slices.Clone(v.nodes)
+		}
+	}
+	return out
+}
+
+// InheritViews gives the server the nodes the process it takes over from
+// served (Views) for its pools on a gossip pool, to serve until its own
+// member has joined: call it before Start. A view of nodes that do not
+// validate is ignored.
+func (s *Server) InheritViews(views map[string][]kolco.Node) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inheritedViews = map[string][]kolco.Node{}
+	for name, nodes := range views {
+		if validNodes(nodes) {
+			s.inheritedViews[name] = nodes
+		}
+	}
+}
+
+// validNodes reports whether nodes are some, each valid, none named twice.
+func validNodes(nodes []kolco.Node) bool {
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		if n.Validate() != nil || seen[n.ID] {
+			return false
+		}
+		seen[n.ID] = true
+	}
+	return len(nodes) > 0
 }
 
 // take returns the inherited listener for key, or nil. The caller holds mu.

@@ -3,7 +3,6 @@ package proxy
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -61,15 +60,18 @@ func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
 			plan.next[name] = cur
 			continue
 		}
-		var sentinelTLS *tls.Config
+		var env sourceEnv
 		if sn := pc.Membership.Sentinel; sn != nil && sn.TLS != nil {
 			var err error
-			if sentinelTLS, err = s.certs.sentinelTLS(sn.TLS, dir); err != nil {
+			if env.sentinelTLS, err = s.certs.sentinelTLS(sn.TLS, dir); err != nil {
 				plan.undo()
 				return nil, &ConfigError{Pool: name, Key: "membership", Err: err}
 			}
 		}
-		ps, err := newPoolSource(name, pc, dir, s.initialNodes(name, pc), sentinelTLS, s.log)
+		if g := pc.Membership.Gossip; g != nil {
+			env.gossipWaits = s.gossipWaits(g.Bind)
+		}
+		ps, err := newPoolSource(name, pc, dir, s.initialNodes(name, pc), env, s.log)
 		if err != nil {
 			plan.undo()
 			return nil, err
@@ -87,12 +89,32 @@ func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
 
 // initialNodes returns the nodes a new source of the pool name starts
 // from: those the pool serves now when it is on a source already (the
-// source's settings changed), else its configured servers.
+// source's settings changed), those the process this one took over from
+// served for a gossip pool, else its configured servers.
 func (s *Server) initialNodes(name string, pc *PoolConfig) []kolco.Node {
 	if v := s.serving(name); v != nil {
 		return v.nodes
 	}
+	if nodes := s.inheritedViews[name]; nodes != nil && pc.Membership.Gossip != nil {
+		return nodes
+	}
 	return pc.nodes()
+}
+
+// gossipWaits reports whether a gossip member of bind may find its
+// address held by the member it replaces, and should join once that one
+// has left: a member of the process this one took over from, or of a
+// source of this server's that a reload retires. The caller holds mu.
+func (s *Server) gossipWaits(bind string) bool {
+	if s.tookOver {
+		return true
+	}
+	for _, ps := range s.sources {
+		if g := ps.key.membership.Gossip; g != nil && g.Bind == bind {
+			return true
+		}
+	}
+	return false
 }
 
 // serving returns the source's version the pool name serves, or nil. The

@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -92,11 +91,11 @@ type poolSource struct {
 
 // newPoolSource starts following the source of pc, the pool name of a
 // configuration read from a file in dir. Its first view is initial, the
-// nodes the pool places until the source's first version; sentinelTLS is
-// the TLS configuration of a Sentinel source. The error is a
+// nodes the pool places until the source's first version; env is what
+// the server gives the source besides the configuration. The error is a
 // [*ConfigError] for the pool's membership key.
-func newPoolSource(name string, pc *PoolConfig, dir string, initial []kolco.Node, sentinelTLS *tls.Config, log *slog.Logger) (*poolSource, error) {
-	src, closeSrc, err := pc.Membership.source(name, dir, pc.Servers, sentinelTLS)
+func newPoolSource(name string, pc *PoolConfig, dir string, initial []kolco.Node, env sourceEnv, log *slog.Logger) (*poolSource, error) {
+	src, closeSrc, err := pc.Membership.source(name, dir, pc.Servers, env)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,14 @@
 package proxy
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
 	"os"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/gossip"
@@ -10,8 +17,10 @@ import (
 // source joins the gossip pool g describes as an observer, with the key
 // file taken from dir when relative, and returns what leaves it. The
 // error is a [*ConfigError] for the pool's membership key: a key file
-// that cannot be read or holds no valid key, an address in use.
-func (g *GossipMembership) source(pool, dir string) (membership.Source, func() error, error) {
+// that cannot be read or holds no valid key, an address in use. With
+// wait, an address in use is taken for the member this one replaces (see
+// joiningGossip), which frees it when it leaves.
+func (g *GossipMembership) source(pool, dir string, wait bool) (membership.Source, func() error, error) {
 	bad := func(err error) error { return &ConfigError{Pool: pool, Key: "membership", Err: err} }
 	cfg := gossip.Config{Name: g.Name, Bind: g.Bind, Advertise: g.Advertise, Seeds: g.Seeds, Label: g.Label,
 		ProbeInterval: g.ProbeInterval, ProbeTimeout: g.ProbeTimeout, GossipInterval: g.GossipInterval,
@@ -25,9 +34,107 @@ func (g *GossipMembership) source(pool, dir string) (membership.Source, func() e
 			return nil, nil, bad(err)
 		}
 	}
+	if wait && addrInUse(g.Bind) {
+		j := &joiningGossip{cfg: cfg}
+		return j, j.Close, nil
+	}
 	p, err := gossip.Join(cfg)
 	if err != nil {
 		return nil, nil, bad(err)
 	}
 	return p, p.Close, nil
+}
+
+// addrInUse reports whether a TCP listener of another holds addr.
+func addrInUse(addr string) bool {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return errors.Is(err, syscall.EADDRINUSE)
+	}
+	ln.Close()
+	return false
+}
+
+// joiningGossip is the source of a gossip member whose address the member
+// it replaces still holds: that of the process this one took over from
+// (SIGUSR2), or of the source a reload retires. It joins once the address
+// is free, which the other member's leaving makes it within moments; until
+// then the view is stale and says why, and the pool serves the nodes the
+// replaced member served.
+type joiningGossip struct {
+	cfg gossip.Config
+
+	mu     sync.Mutex
+	p      *gossip.Pool
+	closed bool
+}
+
+// Unordered implements [membership.Unordered], as the pool it joins does.
+func (j *joiningGossip) Unordered() string { return (*gossip.Pool)(nil).Unordered() }
+
+// Read returns the pool's view once joined.
+func (j *joiningGossip) Read(ctx context.Context) (membership.Version, error) {
+	p, err := j.join()
+	if err != nil {
+		return membership.Version{}, err
+	}
+	return p.Read(ctx)
+}
+
+// Follow joins as soon as the address is free, trying every 100 ms and
+// reporting the view stale meanwhile, then follows the pool.
+func (j *joiningGossip) Follow(ctx context.Context, r membership.Reporter) error {
+	t := time.NewTicker(joinRetry)
+	defer t.Stop()
+	for {
+		p, err := j.join()
+		if p != nil {
+			return p.Follow(ctx, r)
+		}
+		if errors.Is(err, gossip.ErrClosed) {
+			return err
+		}
+		r.Failed(err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// joinRetry is how often a joiningGossip tries its address.
+const joinRetry = 100 * time.Millisecond
+
+// join returns the pool, joining it if the address is free. The error
+// wraps membership.ErrUnreachable while it is not, or is gossip.ErrClosed.
+func (j *joiningGossip) join() (*gossip.Pool, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case j.closed:
+		return nil, gossip.ErrClosed
+	case j.p != nil:
+		return j.p, nil
+	case addrInUse(j.cfg.Bind):
+		return nil, fmt.Errorf("%w: gossip: %s is still held by the member this one replaces; joining once it leaves", membership.ErrUnreachable, j.cfg.Bind)
+	}
+	p, err := gossip.Join(j.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: gossip: %w", membership.ErrUnreachable, err)
+	}
+	j.p = p
+	return p, nil
+}
+
+// Close leaves the pool if it was joined.
+func (j *joiningGossip) Close() error {
+	j.mu.Lock()
+	j.closed = true
+	p := j.p
+	j.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.Close()
 }

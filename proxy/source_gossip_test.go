@@ -110,3 +110,38 @@ func TestPoolOnGossip(t *testing.T) {
 		t.Errorf("back on n0, n1 the fingerprint is %s, was %s", last.Fingerprint, first.Fingerprint)
 	}
 }
+
+// TestGossipReloadChangesSettings: a reload that changes a gossip pool's
+// settings on the same address starts the new member while the old one
+// holds the address: the pool serves what it served, the new member joins
+// once the old one has left, and follows the pool from then on (a sidecar
+// joining after is served).
+func TestGossipReloadChangesSettings(t *testing.T) {
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
+	seed := sidecar(t, nil, "n0", ms[0].addr)
+	sidecar(t, nil, "n1", ms[1].addr, seed.Addr())
+	bind := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	conf := func(probe int) string {
+		return fmt.Sprintf("kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  timeout: 10000\n"+
+			"  servers:\n   - %s:1 static\n  membership: {gossip: {bind: %q, seeds: [%q], probe_interval: %d, probe_timeout: 50, gossip_interval: 20}}\n",
+			ms[2].addr, bind, seed.Addr(), probe)
+	}
+	s := startProxy(t, conf(100))
+	eventually(t, "the members' servers served", func() bool {
+		return slices.Equal(membershipOf(t, s, "p").Nodes, []string{"n0", "n1"})
+	})
+	before := membershipOf(t, s, "p").Fingerprint
+
+	reload(t, s, conf(150))
+	if got := membershipOf(t, s, "p"); !slices.Equal(got.Nodes, []string{"n0", "n1"}) || got.Fingerprint != before {
+		t.Errorf("right after the reload the pool serves %v (%s), want n0, n1 as before (%s)", got.Nodes, got.Fingerprint, before)
+	}
+	eventually(t, "the new member joined, the view current", func() bool {
+		m := membershipOf(t, s, "p")
+		return !m.Stale && slices.Equal(m.Nodes, []string{"n0", "n1"})
+	})
+	sidecar(t, nil, "n2", ms[2].addr, seed.Addr())
+	eventually(t, "n2's join served by the new member", func() bool {
+		return slices.Equal(membershipOf(t, s, "p").Nodes, []string{"n0", "n1", "n2"})
+	})
+}

@@ -17,12 +17,19 @@ import (
 	"github.com/kolco-dev/kolco/membership/sentinel"
 )
 
+// sourceEnv is what a membership source is given besides its settings:
+// the TLS configuration of a Sentinel source's connections, and whether a
+// gossip member joins once its address is free (see joiningGossip).
+type sourceEnv struct {
+	sentinelTLS *tls.Config
+	gossipWaits bool
+}
+
 // source returns the membership source m describes, with relative paths
-// taken from dir (and a Sentinel source's TLS configuration sentinelTLS),
-// and what closes it. The error is a [*ConfigError] for
+// taken from dir, and what closes it. The error is a [*ConfigError] for
 // the pool's membership key: a password file that cannot be read, TLS
 // files that do not load.
-func (m *Membership) source(pool, dir string, servers []twemproxy.Server, sentinelTLS *tls.Config) (membership.Source, func() error, error) {
+func (m *Membership) source(pool, dir string, servers []twemproxy.Server, env sourceEnv) (membership.Source, func() error, error) {
 	bad := func(err error) error { return &ConfigError{Pool: pool, Key: "membership", Err: err} }
 	nop := func() error { return nil }
 	switch {
@@ -55,13 +62,13 @@ func (m *Membership) source(pool, dir string, servers []twemproxy.Server, sentin
 	case m.Sentinel != nil:
 		sn := m.Sentinel
 		src := &sentinel.Source{Sentinels: sn.Sentinels, Username: sn.Username, Password: sn.Password,
-			Interval: sn.Interval, Timeout: sn.Timeout, TLS: sentinelTLS}
+			Interval: sn.Interval, Timeout: sn.Timeout, TLS: env.sentinelTLS}
 		for _, s := range servers {
 			src.Masters = append(src.Masters, kolco.Node{ID: s.Name, Weight: float64(s.Weight)})
 		}
 		return src, nop, nil
 	case m.Gossip != nil:
-		return m.Gossip.source(pool, dir)
+		return m.Gossip.source(pool, dir, env.gossipWaits)
 	default:
 		f := m.File
 		return &membership.File{Path: inDir(dir, f.Path), Format: cmp.Or(f.Format, membership.FormatNutcracker),
