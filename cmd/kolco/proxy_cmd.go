@@ -135,6 +135,9 @@ func (f *proxyFlags) run(cmd *cobra.Command) error {
 	if run.adopt, err = handedClients(); err != nil {
 		return err
 	}
+	if run.views, err = handedViews(); err != nil {
+		return err
+	}
 	fl := cmd.Flags()
 	if fl.Changed("verbose") {
 		run.verbose = f.verbose

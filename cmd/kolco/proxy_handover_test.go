@@ -142,3 +142,42 @@ func TestProxyHandover(t *testing.T) {
 	}
 	t.Logf("%d requests answered, none refused or lost, across the handover", lc.ok)
 }
+
+// pidProxy is a "kolco proxy" process started with a pid file, in which
+// a test finds the process a handover starts.
+type pidProxy struct {
+	pid, log string
+	exited   chan struct{} // closed when the first process has exited
+}
+
+// startPidProxy runs "kolco proxy" on the configuration y with a pid file
+// and a log file, and waits until ports listen; Cleanup kills the process
+// the pid file names and the first one, and logs the log file if the test
+// failed.
+func startPidProxy(t *testing.T, y string, ports ...int) *pidProxy {
+	t.Helper()
+	dir := t.TempDir()
+	p := &pidProxy{pid: filepath.Join(dir, "kolco.pid"), log: filepath.Join(dir, "kolco.log"), exited: make(chan struct{})}
+	conf := filepath.Join(dir, "nutcracker.yml")
+	if err := os.WriteFile(conf, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := program(t, "kolco", "proxy", "-c", conf, "-p", p.pid, "-o", p.log)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() {
+		if n := readPid(p.pid); n != 0 {
+			_ = syscall.Kill(n, syscall.SIGKILL)
+		}
+		_ = cmd.Process.Kill()
+		<-p.exited
+		if t.Failed() {
+			log, _ := os.ReadFile(p.log)
+			t.Logf("the proxies' log:\n%s", log)
+		}
+	})
+	realprog.WaitListening(t, "kolco proxy", ports, p.exited)
+	return p
+}

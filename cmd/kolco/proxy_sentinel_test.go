@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,29 +28,12 @@ import (
 func TestProxySentinelFailoverDuringHandover(t *testing.T) {
 	c := sentineltest.Start(t, 1000*time.Millisecond, "shard-a", "shard-b")
 	ports := realprog.FreePorts(t, 2)
-	dir := t.TempDir()
-	conf, pid := filepath.Join(dir, "nutcracker.yml"), filepath.Join(dir, "kolco.pid")
 	y := fmt.Sprintf("kolco:\n  admin_listen: 127.0.0.1:%d\np:\n  listen: 127.0.0.1:%d\n  redis: true\n  distribution: ring\n  timeout: 1000\n"+
 		"  membership: {sentinel: {sentinels: [%s], interval: 500}}\n  servers:\n", ports[1], ports[0], strings.Join(c.SentinelAddrs(), ", "))
 	for _, s := range c.Shards {
 		y += fmt.Sprintf("   - %s:1 %s\n", s.Primary.Addr, s.Name)
 	}
-	if err := os.WriteFile(conf, []byte(y), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := program(t, "kolco", "proxy", "-c", conf, "-p", pid, "-o", filepath.Join(dir, "kolco.log"))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	realprog.WaitListening(t, "kolco proxy", ports, exited)
-	t.Cleanup(func() {
-		if n := readPid(pid); n != 0 {
-			_ = syscall.Kill(n, syscall.SIGKILL)
-		}
-		_ = cmd.Process.Kill()
-	})
+	pid := startPidProxy(t, y, ports...).pid
 	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 
 	w := startWriters(t, addr, 8)

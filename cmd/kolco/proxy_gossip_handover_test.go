@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kolco-dev/kolco/internal/realprog"
+)
+
+// TestProxyHandoverGossip: a kolco proxy process on an encrypted gossip
+// pool of four memcached and their sidecars is handed over (SIGUSR2). The
+// new process cannot bind the gossip address until the old one has left
+// the pool; meanwhile it serves the nodes the old one served (never the
+// configured server), then joins and follows the pool: every key written
+// before reads back through it, and a sidecar that leaves after is served
+// as the Go follower of the pool serves it.
+func TestProxyHandoverGossip(t *testing.T) {
+	f := startGossipFleet(t, 0)
+	ports := realprog.FreePorts(t, 3)
+	fp := &fleetProxy{listen: fmt.Sprintf("127.0.0.1:%d", ports[0]), admin: fmt.Sprintf("127.0.0.1:%d", ports[1])}
+	p := startPidProxy(t, fmt.Sprintf("kolco:\n  admin_listen: %s\np:\n  listen: %s\n  distribution: ring\n  timeout: 10000\n"+
+		"  servers:\n   - %s:1 static\n  membership:\n    gossip: {bind: \"127.0.0.1:%d\", seeds: [%s], key_file: %s, %s}\n",
+		fp.admin, fp.listen, startMemcached(t), ports[2], strings.Join(f.seeds, ", "), f.keyFile, gossipTuning), ports[:2]...)
+	all := []string{"m0", "m1", "m2", "m3"}
+	before, _ := f.agree(t, time.Now(), []*fleetProxy{fp}, all...)
+	keys := fleetKeys("handover", 2000)
+	setKeys(t, fp.listen, keys)
+
+	old := readPid(p.pid)
+	start := time.Now()
+	if err := syscall.Kill(old, syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	// Until the old process has exited and the new one's member is
+	// current, whichever process answers serves the four nodes.
+	stale := 0
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) { // polling on other processes
+		if time.Now().After(deadline) {
+			t.Fatal("no new process serving the pool's view, current, 30 s after SIGUSR2")
+		}
+		pm, ok := fp.membership(t)
+		if !ok {
+			continue
+		}
+		if !slices.Equal(pm.Nodes, all) || pm.Fingerprint != before {
+			t.Fatalf("during the handover the pool serves %v (%s), want %v (%s)", pm.Nodes, pm.Fingerprint, all, before)
+		}
+		if pm.Stale {
+			stale++
+			continue
+		}
+		if readPid(p.pid) != old && isDone(p.exited) {
+			break
+		}
+	}
+	t.Logf("handed over: the new process current %v after SIGUSR2 (%d answers said stale meanwhile)", time.Since(start).Round(time.Millisecond), stale)
+	if hits := countHits(t, fp.listen, keys); hits != len(keys) {
+		t.Errorf("%d of %d keys written before the handover read after it", hits, len(keys))
+	}
+	f.stop(t, "m3", syscall.SIGTERM)
+	f.agree(t, time.Now(), []*fleetProxy{fp}, "m0", "m1", "m2")
+}
+
+// isDone reports whether ch is closed.
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
