@@ -6,13 +6,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 
@@ -314,4 +319,81 @@ func (r proxyRun) reload(ctx context.Context, s *proxy.Server, logs *proxyLogs, 
 	if s.ReloadData(ctx, r.path, data) == nil {
 		logs.setLevel(s.Config())
 	}
+}
+
+// handover starts the program again with the same command line, hands it
+// the server's listening sockets and waits until it serves, and reports
+// whether it does: then this process stops accepting and drains its
+// clients, handing each to the new one at a request boundary, while the
+// new one accepts on the same sockets, so no client is refused and none
+// loses a request. If the new process fails, this one goes on serving.
+func handover(s *proxy.Server, log *slog.Logger) bool {
+	err := startSuccessor(s, log)
+	if err != nil {
+		log.Error("SIGUSR2: no handover; serving on", "err", err)
+		return false
+	}
+	return true
+}
+
+func startSuccessor(s *proxy.Server, log *slog.Logger) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	files, err := s.ListenerFiles()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	ours, theirs, err := clientSockets()
+	if err != nil {
+		return err
+	}
+	fds := map[string]int{}
+	var extra []*os.File
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		fds[name] = 3 + len(extra)
+		extra = append(extra, files[name])
+	}
+	extra = append(extra, theirs, w)
+	env, _ := json.Marshal(fds)
+	cmd := &exec.Cmd{Path: exe, Args: os.Args, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: extra,
+		Env: append(environ(), listenFDsEnv+"="+string(env), fmt.Sprintf("%s=%d", clientsFDEnv, 1+len(extra)),
+			fmt.Sprintf("%s=%d", readyEnv, 2+len(extra)))}
+	if views := s.Views(); len(views) > 0 {
+		if data, _ := json.Marshal(views); len(data) <= maxViewsEnv {
+			cmd.Env = append(cmd.Env, viewsEnv+"="+string(data))
+		} else {
+			log.Warn("SIGUSR2: the gossip pools' views are too large to hand over; the new process serves their configured servers until its member joins", "bytes", len(data))
+		}
+	}
+	err = cmd.Start()
+	w.Close()
+	theirs.Close()
+	if err != nil {
+		ours.Close()
+		return err
+	}
+	if word := readWord(r, handoverTimeout); word != "ready" {
+		ours.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if word == "" {
+			return errors.New("the new process did not serve")
+		}
+		return errors.New(word)
+	}
+	log.Info("SIGUSR2: the new process serves on the listening sockets; handing it the clients", "pid", cmd.Process.Pid)
+	s.HandOff(ours)
+	return cmd.Process.Release()
 }

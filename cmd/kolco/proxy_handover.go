@@ -2,26 +2,21 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
-	"maps"
 	"net"
 	"os"
-	"os/exec"
-	"slices"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/proxy"
 )
 
-// A handover (SIGUSR2) starts the program again with the same command
-// line and passes it, as inherited file descriptors and environment
-// variables, what it takes over: the listening sockets, the socket the
-// clients are handed over on, and the views of the gossip pools.
+// A handover (SIGUSR2, see handover in proxy.go) starts the program again
+// with the same command line and passes it, as inherited file descriptors
+// and environment variables, what it takes over: the listening sockets,
+// the socket the clients are handed over on, and the views of the gossip
+// pools. This file reads them in the new process.
 
 // listenFDsEnv passes a new process the listening sockets it takes over:
 // JSON mapping each socket's name (proxy.Server.ListenerFiles) to its file
@@ -108,83 +103,6 @@ func inheritedListeners() (map[string]net.Listener, error) {
 		lns[name] = ln
 	}
 	return lns, nil
-}
-
-// handover starts the program again with the same command line, hands it
-// the server's listening sockets and waits until it serves, and reports
-// whether it does: then this process stops accepting and drains its
-// clients, handing each to the new one at a request boundary, while the
-// new one accepts on the same sockets, so no client is refused and none
-// loses a request. If the new process fails, this one goes on serving.
-func handover(s *proxy.Server, log *slog.Logger) bool {
-	err := startSuccessor(s, log)
-	if err != nil {
-		log.Error("SIGUSR2: no handover; serving on", "err", err)
-		return false
-	}
-	return true
-}
-
-func startSuccessor(s *proxy.Server, log *slog.Logger) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	files, err := s.ListenerFiles()
-	if err != nil {
-		return err
-	}
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	ours, theirs, err := clientSockets()
-	if err != nil {
-		return err
-	}
-	fds := map[string]int{}
-	var extra []*os.File
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		fds[name] = 3 + len(extra)
-		extra = append(extra, files[name])
-	}
-	extra = append(extra, theirs, w)
-	env, _ := json.Marshal(fds)
-	cmd := &exec.Cmd{Path: exe, Args: os.Args, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: extra,
-		Env: append(environ(), listenFDsEnv+"="+string(env), fmt.Sprintf("%s=%d", clientsFDEnv, 1+len(extra)),
-			fmt.Sprintf("%s=%d", readyEnv, 2+len(extra)))}
-	if views := s.Views(); len(views) > 0 {
-		if data, _ := json.Marshal(views); len(data) <= maxViewsEnv {
-			cmd.Env = append(cmd.Env, viewsEnv+"="+string(data))
-		} else {
-			log.Warn("SIGUSR2: the gossip pools' views are too large to hand over; the new process serves their configured servers until its member joins", "bytes", len(data))
-		}
-	}
-	err = cmd.Start()
-	w.Close()
-	theirs.Close()
-	if err != nil {
-		ours.Close()
-		return err
-	}
-	if word := readWord(r, handoverTimeout); word != "ready" {
-		ours.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if word == "" {
-			return errors.New("the new process did not serve")
-		}
-		return errors.New(word)
-	}
-	log.Info("SIGUSR2: the new process serves on the listening sockets; handing it the clients", "pid", cmd.Process.Pid)
-	s.HandOff(ours)
-	return cmd.Process.Release()
 }
 
 // clientSockets returns the two ends of the unix socket the clients are
