@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/kolco-dev/kolco"
 )
@@ -246,4 +247,43 @@ func (s *Server) listenerOf(key string) *listener {
 		}
 	}
 	return nil
+}
+
+// WaitSources waits until every pool on a membership source other than
+// gossip serves a version its source gave, or ctx ends, and returns the
+// pools that still serve their configured servers then. A process taking
+// over from another calls it before it says it serves: until then the
+// old process serves each pool as its source says, where the new one
+// would place keys by the servers of its file. (A gossip pool's member
+// joins only once the old one has left; it serves the old one's view
+// meanwhile, see InheritViews.)
+func (s *Server) WaitSources(ctx context.Context) []string {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		pending := s.pendingSources()
+		if len(pending) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return pending
+		case <-tick.C: // a source's first version comes from another process
+		}
+	}
+}
+
+// pendingSources returns the pools on a source other than gossip that
+// serve no version of it yet, sorted.
+func (s *Server) pendingSources() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var pending []string
+	for name, ps := range s.sources {
+		if v := s.serving(name); ps.key.membership.Gossip == nil && (v == nil || v.revision == 0) {
+			pending = append(pending, name)
+		}
+	}
+	slices.Sort(pending)
+	return pending
 }

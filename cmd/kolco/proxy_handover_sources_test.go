@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/membership/etcdtest"
 )
 
 // TestProxyHandoverGossip: a kolco proxy process on an encrypted gossip
@@ -63,6 +64,51 @@ func TestProxyHandoverGossip(t *testing.T) {
 	}
 	f.stop(t, "m3", syscall.SIGTERM)
 	f.agree(t, time.Now(), []*fleetProxy{fp}, "m0", "m1", "m2")
+}
+
+// TestProxyHandoverEtcd: a kolco proxy process on etcd is handed over
+// (SIGUSR2). The new process says it serves only once its pool serves
+// etcd's version, so the pool, asked every millisecond through the
+// admin socket both processes share, never shows the configured server.
+func TestProxyHandoverEtcd(t *testing.T) {
+	srv := etcdtest.Start(t, etcdtest.Config{})
+	prefix := "/kolco/" + t.Name() + "/"
+	var all []string
+	for i := range 4 {
+		membersDo(t, srv, prefix, "add", fmt.Sprintf("m%d", i), "--addr", startMemcached(t))
+		all = append(all, fmt.Sprintf("m%d", i))
+	}
+	ports := realprog.FreePorts(t, 2)
+	fp := &fleetProxy{listen: fmt.Sprintf("127.0.0.1:%d", ports[0]), admin: fmt.Sprintf("127.0.0.1:%d", ports[1])}
+	p := startPidProxy(t, fmt.Sprintf("kolco:\n  admin_listen: %s\np:\n  listen: %s\n  distribution: ring\n  timeout: 10000\n"+
+		"  servers:\n   - %s:1 static\n  membership:\n    etcd: {endpoints: [%q], prefix: %s, check_interval: 200}\n",
+		fp.admin, fp.listen, startMemcached(t), srv.Endpoint, prefix), ports...)
+	eventually(t, "the pool on etcd's nodes", func() bool {
+		pm, ok := fp.membership(t)
+		return ok && slices.Equal(pm.Nodes, all)
+	})
+	old := readPid(p.pid)
+	if err := syscall.Kill(old, syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	answers := 0
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) { // polling on other processes
+		if time.Now().After(deadline) {
+			t.Fatal("no new process serving etcd's nodes 30 s after SIGUSR2")
+		}
+		pm, ok := fp.membership(t)
+		if !ok {
+			continue
+		}
+		answers++
+		if !slices.Equal(pm.Nodes, all) {
+			t.Fatalf("answer %d during the handover: the pool serves %v (stale %v), want %v", answers, pm.Nodes, pm.Stale, all)
+		}
+		if readPid(p.pid) != old && isDone(p.exited) {
+			break
+		}
+	}
+	t.Logf("handed over: %d answers, each etcd's four nodes", answers)
 }
 
 // isDone reports whether ch is closed.
