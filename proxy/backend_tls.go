@@ -129,35 +129,6 @@ func (c *certFiles) dialConfig(serverName string) *tls.Config {
 	return cfg
 }
 
-// verifyingConfig returns the TLS configuration of connections to peers
-// named serverName (empty: the dialer sets it) for what is given one
-// configuration to dial with many times, such as a membership source:
-// each peer is verified at its handshake against the files' authority as
-// read last (the system's without one), and offered their certificate,
-// if any, so that both follow the files as dialConfig does.
-func (c *certFiles) verifyingConfig(serverName string) *tls.Config {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName,
-		// Verified in VerifyConnection instead, against the authority of
-		// the moment, which RootCAs set here once would not follow.
-		InsecureSkipVerify: true,
-		VerifyConnection: func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) == 0 {
-				return errors.New("the peer sent no certificate")
-			}
-			opts := x509.VerifyOptions{Roots: c.ca.Load(), DNSName: cs.ServerName, Intermediates: x509.NewCertPool()}
-			for _, ic := range cs.PeerCertificates[1:] {
-				opts.Intermediates.AddCert(ic)
-			}
-			_, err := cs.PeerCertificates[0].Verify(opts)
-			return err
-		},
-	}
-	if c.certFile != "" {
-		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return c.cert.Load(), nil }
-	}
-	return cfg
-}
-
 // certRegistry holds the TLS files the server's pools use, each read
 // once however many pools name it, and reads them again when they change.
 type certRegistry struct {

@@ -62,8 +62,10 @@ type SentinelMembership struct {
 // the authority that signs their certificates (the system's without it),
 // cert_file and key_file the proxy's certificate for Sentinels that ask
 // for one (tls-auth-clients), server_name the name verified in each
-// Sentinel's certificate (default the host of its address). The files are
-// read again when they change, as a pool's server_tls.
+// Sentinel's certificate (default the host of its address, an IP address
+// too). The client certificate is read again when its files change, as a
+// pool's server_tls; the authority when the source starts (a restart, or
+// a reload that changes the pool's membership settings).
 type SentinelTLS struct {
 	CAFile     string `yaml:"ca_file"`
 	CertFile   string `yaml:"cert_file"`

@@ -1,11 +1,15 @@
 package proxy
 
 import (
+	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kolco-dev/kolco/internal/tlstest"
 	"github.com/kolco-dev/kolco/membership/sentinel/sentineltest"
 )
 
@@ -51,4 +55,63 @@ func TestSentinelOverTLS(t *testing.T) {
 	eventually(t, "writes through the proxy again", func() bool {
 		return dialRedis(t, addr).do("SET", "k2", "v") == "+OK\r\n"
 	})
+}
+
+// TestSentinelTLSVerifiesTheName: the configuration a pool reaches its
+// Sentinels with verifies each one's certificate for the host of its
+// address, an IP address too, or for server_name when set, against
+// ca_file.
+func TestSentinelTLSVerifiesTheName(t *testing.T) {
+	dir := t.TempDir()
+	ca := tlstest.NewCA(t, dir, "sentinels")
+	caFile := ca.CertFile
+	var certs certRegistry
+	for _, tc := range []struct {
+		names      []string // the peer certificate's
+		serverName string   // server_name
+		ok         bool
+	}{
+		{[]string{"127.0.0.1"}, "", true},
+		{[]string{"10.9.9.9", "sentinel.example"}, "", false},
+		{[]string{"sentinel.example"}, "sentinel.example", true},
+		{[]string{"127.0.0.1"}, "sentinel.example", false},
+	} {
+		cfg, err := certs.sentinelTLS(&SentinelTLS{CAFile: caFile, ServerName: tc.serverName}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := tlsPeer(t, ca.Issue(t, strings.Join(tc.names, "-"), tlstest.Options{Names: tc.names}))
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err = sentinelConn(context.Background(), conn, cfg, addr)
+		if err == nil {
+			conn.Close()
+		}
+		if (err == nil) != tc.ok {
+			t.Errorf("a certificate for %v, server_name %q, the Sentinel at %s: %v, want accepted %v", tc.names, tc.serverName, addr, err, tc.ok)
+		}
+	}
+}
+
+// tlsPeer serves TLS with pair on 127.0.0.1 until the test ends, closing
+// each connection after its handshake.
+func tlsPeer(t *testing.T, pair tlstest.Pair) string {
+	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{pair.Load(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.(*tls.Conn).Handshake()
+			c.Close()
+		}
+	}()
+	return l.Addr().String()
 }

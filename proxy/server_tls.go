@@ -173,11 +173,14 @@ func tlsListener(ln net.Listener, cfg *tls.Config) net.Listener {
 }
 
 // sentinelTLS returns the TLS configuration of connections to a pool's
-// Sentinels, its files taken from dir when relative.
+// Sentinels, its files taken from dir when relative: verified against the
+// authority as read now, and offering the client certificate as read at
+// each handshake. Its ServerName is empty unless server_name is set: the
+// dialer sets each Sentinel's host.
 func (r *certRegistry) sentinelTLS(t *SentinelTLS, dir string) (*tls.Config, error) {
 	files, err := r.get(inDir(dir, t.CertFile), inDir(dir, t.KeyFile), inDir(dir, t.CAFile))
 	if err != nil {
 		return nil, err
 	}
-	return files.verifyingConfig(t.ServerName), nil
+	return files.dialConfig(t.ServerName), nil
 }

@@ -17,8 +17,8 @@ import (
 // read over TLS, and followed through a failover they announce on the
 // same TLS connection (the source's interval is a minute, so only the
 // announcement brings the new primary at once). Without TLS, without a
-// client certificate, or trusting another authority, the source cannot
-// read them.
+// client certificate, trusting another authority, or verifying a name
+// their certificate is not for, the source cannot read them.
 func TestTLS(t *testing.T) {
 	c := sentineltest.StartTLS(t, 1000*time.Millisecond, "shard-a")
 	sh := c.Shards[0]
@@ -38,6 +38,7 @@ func TestTLS(t *testing.T) {
 		"plaintext":             nil,
 		"no client certificate": {RootCAs: roots},
 		"another authority":     {RootCAs: other.Pool(), Certificates: []tls.Certificate{cert}},
+		"another name":          {RootCAs: roots, Certificates: []tls.Certificate{cert}, ServerName: "10.9.9.9"},
 	} {
 		s := source(c)
 		s.Sentinels, s.TLS = c.SentinelTLSAddrs(), cfg
