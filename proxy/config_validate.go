@@ -29,7 +29,7 @@ func (c *Config) Validate() error {
 	if err := c.Global.Validate(); err != nil {
 		return err
 	}
-	listens := map[string]string{}
+	listens, gossips := map[string]string{}, map[string]string{}
 	for _, name := range c.PoolNames() {
 		p := c.Pools[name]
 		if err := p.validate(name); err != nil {
@@ -43,6 +43,12 @@ func (c *Config) Validate() error {
 			return &ConfigError{Pool: name, Key: "listen", Err: fmt.Errorf("pools %q and %q both listen on %s", other, name, l.addr)}
 		}
 		listens[l.addr] = name
+		if m := p.Membership; m != nil && m.Gossip != nil {
+			if other, dup := gossips[m.Gossip.Bind]; dup {
+				return &ConfigError{Pool: name, Key: "membership", Err: fmt.Errorf("pools %q and %q both gossip on %s: a member each, on an address each", other, name, m.Gossip.Bind)}
+			}
+			gossips[m.Gossip.Bind] = name
+		}
 	}
 	return nil
 }

@@ -40,6 +40,9 @@ type Server struct {
 	inherited      map[string]net.Listener
 	inheritedViews map[string][]kolco.Node
 	tookOver       bool
+	// accepting is closed once the server accepts on inherited sockets
+	// (see Serving).
+	accepting chan struct{}
 	// handoff, when set, takes the clients to a new process in a drain;
 	// adopting is where clients come from a process this one took over
 	// from (see Server.HandOff, Server.Adopt).
@@ -103,6 +106,7 @@ func (s *Server) Start() error {
 	s.commit(t)
 	sources.commit()
 	s.closeInherited()
+	s.acceptWhenPlaced()
 	go s.watchCerts()
 	if s.memory {
 		go s.returnMemory()

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/kolco-dev/kolco"
@@ -78,11 +79,15 @@ func validNodes(nodes []kolco.Node) bool {
 	return len(nodes) > 0
 }
 
-// take returns the inherited listener for key, or nil. The caller holds mu.
+// take returns the inherited listener for key, accepting once the server
+// serves (see Serving), or nil. The caller holds mu.
 func (s *Server) take(key string) net.Listener {
 	ln := s.inherited[key]
+	if ln == nil {
+		return nil
+	}
 	delete(s.inherited, key)
-	return ln
+	return &gatedListener{Listener: ln, open: s.acceptGate(), closed: make(chan struct{})}
 }
 
 // closeInherited closes the inherited listeners nothing took. The caller
@@ -123,6 +128,9 @@ func (s *Server) ListenerFiles() (map[string]*os.File, error) {
 	defer s.mu.Unlock()
 	files := map[string]*os.File{}
 	add := func(key string, ln net.Listener) error {
+		if g, ok := ln.(*gatedListener); ok {
+			ln = g.Listener
+		}
 		if ul, ok := ln.(*net.UnixListener); ok {
 			ul.SetUnlinkOnClose(false)
 		}
@@ -249,41 +257,98 @@ func (s *Server) listenerOf(key string) *listener {
 	return nil
 }
 
-// WaitSources waits until every pool on a membership source other than
-// gossip serves a version its source gave, or ctx ends, and returns the
-// pools that still serve their configured servers then. A process taking
-// over from another calls it before it says it serves: until then the
-// old process serves each pool as its source says, where the new one
-// would place keys by the servers of its file. (A gossip pool's member
-// joins only once the old one has left; it serves the old one's view
-// meanwhile, see InheritViews.)
-func (s *Server) WaitSources(ctx context.Context) []string {
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		pending := s.pendingSources()
-		if len(pending) == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return pending
-		case <-tick.C: // a source's first version comes from another process
-		}
-	}
+// Serving returns a channel closed once the server accepts clients on
+// every socket: at Start, or, for a server that took over another's
+// sockets (Inherit), once each of its pools on a membership source serves
+// a version of its source (gossip pools serve the old process's view, see
+// InheritViews) - for at most sourceWait. Until then the process it takes
+// over from accepts them alone, and places their keys as its sources say,
+// where this one would place them by the servers of its file. A process
+// taking over says it serves once this is closed.
+func (s *Server) Serving() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.acceptGate()
 }
 
-// pendingSources returns the pools on a source other than gossip that
-// serve no version of it yet, sorted.
+// acceptGate returns the channel Serving returns. The caller holds mu.
+func (s *Server) acceptGate() chan struct{} {
+	if s.accepting == nil {
+		s.accepting = make(chan struct{})
+	}
+	return s.accepting
+}
+
+// sourceWait bounds how long a server that took over waits for its pools'
+// membership sources before it accepts clients.
+const sourceWait = 5 * time.Second
+
+// acceptWhenPlaced opens the accept gate: at once, or, for a server that
+// took over, once its sources have placed its pools or sourceWait has
+// passed (then it says which have not). It forgets what it inherited. The
+// caller holds mu.
+func (s *Server) acceptWhenPlaced() {
+	gate := s.acceptGate()
+	took := s.tookOver
+	s.tookOver, s.inheritedViews = false, nil
+	if !took {
+		close(gate)
+		return
+	}
+	go func() {
+		defer close(gate)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		deadline := time.Now().Add(sourceWait)
+		for pending := s.pendingSources(); len(pending) > 0; pending = s.pendingSources() {
+			if time.Now().After(deadline) {
+				s.log.Warn("taking over before the membership sources of these pools gave a version they serve: they serve their configured servers until then",
+					"pools", pending, "waited", sourceWait)
+				return
+			}
+			<-tick.C // a source's first version comes from another process
+		}
+	}()
+}
+
+// pendingSources returns the pools on a source other than gossip whose
+// source has given no version yet, or gave one they can serve and do not
+// serve yet, sorted; none once the server is closed.
 func (s *Server) pendingSources() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var pending []string
 	for name, ps := range s.sources {
-		if v := s.serving(name); ps.key.membership.Gossip == nil && (v == nil || v.revision == 0) {
+		if ps.key.membership.Gossip != nil || s.closed {
+			continue
+		}
+		newest, served := ps.view.Load(), s.serving(name)
+		if newest == nil || newest.revision == 0 || newest.err == nil && (served == nil || served.revision < newest.revision) {
 			pending = append(pending, name)
 		}
 	}
 	slices.Sort(pending)
 	return pending
+}
+
+// gatedListener is an inherited socket that accepts once open is closed.
+type gatedListener struct {
+	net.Listener
+	open   <-chan struct{}
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (g *gatedListener) Accept() (net.Conn, error) {
+	select {
+	case <-g.open:
+		return g.Listener.Accept()
+	case <-g.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (g *gatedListener) Close() error {
+	g.once.Do(func() { close(g.closed) })
+	return g.Listener.Close()
 }

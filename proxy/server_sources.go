@@ -69,7 +69,7 @@ func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
 			}
 		}
 		if g := pc.Membership.Gossip; g != nil {
-			env.gossipWaits = s.gossipWaits(g.Bind)
+			env.gossipWaits = s.gossipWaits(name, g.Bind)
 		}
 		ps, err := newPoolSource(name, pc, dir, s.initialNodes(name, pc), env, s.log)
 		if err != nil {
@@ -101,15 +101,16 @@ func (s *Server) initialNodes(name string, pc *PoolConfig) []kolco.Node {
 	return pc.nodes()
 }
 
-// gossipWaits reports whether a gossip member of bind may find its
-// address held by the member it replaces, and should join once that one
-// has left: a member of the process this one took over from, or of a
-// source of this server's that a reload retires. The caller holds mu.
-func (s *Server) gossipWaits(bind string) bool {
+// gossipWaits reports whether the pool name's gossip member of bind may
+// find its address held by the member it replaces, and should join once
+// that one has left: a member of the process this one takes over from (at
+// Start), or the pool's running source, which a reload that starts a new
+// one retires. The caller holds mu.
+func (s *Server) gossipWaits(name, bind string) bool {
 	if s.tookOver {
 		return true
 	}
-	for _, ps := range s.sources {
+	if ps := s.sources[name]; ps != nil {
 		if g := ps.key.membership.Gossip; g != nil && g.Bind == bind {
 			return true
 		}

@@ -45,13 +45,19 @@ func (g *GossipMembership) source(pool, dir string, wait bool) (membership.Sourc
 	return p, p.Close, nil
 }
 
-// addrInUse reports whether a TCP listener of another holds addr.
+// addrInUse reports whether another socket holds addr, TCP or UDP (a
+// gossip member binds both).
 func addrInUse(addr string) bool {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return errors.Is(err, syscall.EADDRINUSE)
 	}
 	ln.Close()
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return errors.Is(err, syscall.EADDRINUSE)
+	}
+	pc.Close()
 	return false
 }
 
@@ -72,11 +78,16 @@ type joiningGossip struct {
 // Unordered implements [membership.Unordered], as the pool it joins does.
 func (j *joiningGossip) Unordered() string { return (*gossip.Pool)(nil).Unordered() }
 
-// Read returns the pool's view once joined.
+// Read returns the pool's view once Follow has joined it.
 func (j *joiningGossip) Read(ctx context.Context) (membership.Version, error) {
-	p, err := j.join()
-	if err != nil {
-		return membership.Version{}, err
+	j.mu.Lock()
+	closed, p := j.closed, j.p
+	j.mu.Unlock()
+	switch {
+	case closed:
+		return membership.Version{}, gossip.ErrClosed
+	case p == nil:
+		return membership.Version{}, fmt.Errorf("%w: gossip: not joined yet at %s", membership.ErrUnreachable, j.cfg.Bind)
 	}
 	return p.Read(ctx)
 }
@@ -108,20 +119,28 @@ const joinRetry = 100 * time.Millisecond
 
 // join returns the pool, joining it if the address is free. The error
 // wraps membership.ErrUnreachable while it is not, or is gossip.ErrClosed.
+// Only Follow joins; Read and Close do not wait for a join under way.
 func (j *joiningGossip) join() (*gossip.Pool, error) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
+	closed, p := j.closed, j.p
+	j.mu.Unlock()
 	switch {
-	case j.closed:
+	case closed:
 		return nil, gossip.ErrClosed
-	case j.p != nil:
-		return j.p, nil
+	case p != nil:
+		return p, nil
 	case addrInUse(j.cfg.Bind):
-		return nil, fmt.Errorf("%w: gossip: %s is still held by the member this one replaces; joining once it leaves", membership.ErrUnreachable, j.cfg.Bind)
+		return nil, fmt.Errorf("%w: gossip: %s is held by another socket (the member this one replaces, until it leaves); joining once it is free", membership.ErrUnreachable, j.cfg.Bind)
 	}
-	p, err := gossip.Join(j.cfg)
+	p, err := gossip.Join(j.cfg) // seeds answer within memberlist's timeouts
 	if err != nil {
 		return nil, fmt.Errorf("%w: gossip: %w", membership.ErrUnreachable, err)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		_ = p.Close()
+		return nil, gossip.ErrClosed
 	}
 	j.p = p
 	return p, nil

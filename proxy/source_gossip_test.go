@@ -46,6 +46,10 @@ func TestGossipConfig(t *testing.T) {
 			t.Errorf("%s, membership %s: %v, want a ConfigError about membership saying %q", tc.dist, tc.yaml, err, tc.want)
 		}
 	}
+	two := "  distribution: ring\n  servers: [\"a:1:1 x\"]\n  membership: {gossip: {bind: 127.0.0.1:7946}}\n"
+	if _, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:1\n" + two + "q:\n  listen: 127.0.0.1:2\n" + two)); err == nil || !strings.Contains(err.Error(), "both gossip on 127.0.0.1:7946") {
+		t.Errorf("two pools gossiping on one address: %v", err)
+	}
 }
 
 // sidecar joins the gossip pool at seed as the node id at addr, as

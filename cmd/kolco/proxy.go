@@ -196,12 +196,10 @@ func (r proxyRun) serve(ctx context.Context) error {
 	if r.inherit != nil {
 		// Taking over: the old process serves each pool as its membership
 		// source says until this one can.
-		wctx, cancel := context.WithTimeout(ctx, sourceWait)
-		if pending := s.WaitSources(wctx); len(pending) > 0 {
-			logs.Warn("taking over before the membership sources of these pools gave a version: they serve their configured servers until then",
-				"pools", pending, "waited", sourceWait)
+		select {
+		case <-s.Serving():
+		case <-ctx.Done():
 		}
-		cancel()
 	}
 	if !r.keepThreads {
 		r.threads(ctx, cfg, logs.Logger)

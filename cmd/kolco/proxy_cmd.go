@@ -138,6 +138,9 @@ func (f *proxyFlags) run(cmd *cobra.Command) error {
 	if run.views, err = handedViews(); err != nil {
 		return err
 	}
+	if run.inherit == nil {
+		run.views = nil // views are for a process taking over sockets
+	}
 	fl := cmd.Flags()
 	if fl.Changed("verbose") {
 		run.verbose = f.verbose

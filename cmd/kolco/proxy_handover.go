@@ -31,11 +31,6 @@ const (
 	viewsEnv = "KOLCO_GOSSIP_VIEWS"
 )
 
-// sourceWait bounds how long a process taking over waits for its pools'
-// membership sources to give a version before it serves (see
-// proxy.Server.WaitSources); past it, it serves without.
-const sourceWait = 5 * time.Second
-
 // maxViewsEnv bounds the views passed in the environment (an argument or
 // variable of Linux holds at most 128 KiB); past it the new process starts
 // its gossip pools from their configured servers.

@@ -270,7 +270,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // TestFaultOneFailurePerCheck: with etcd gone, the source reports one
-// failure per progress check, not one for the unanswered request and
+// failure per progress check (at least every other one on a busy machine), not one for the unanswered request and
 // another for the next one failing: a reporter that logs each new error
 // would log two lines every check.
 func TestFaultOneFailurePerCheck(t *testing.T) {
@@ -306,8 +306,8 @@ func TestFaultOneFailurePerCheck(t *testing.T) {
 	r.mu.Lock()
 	failed := slices.Clone(r.failed)
 	r.mu.Unlock()
-	if len(failed) == 0 || len(failed) > checks+1 {
-		t.Errorf("%d failures reported over %d checks, want 1 to %d:\n%v", len(failed), checks, checks+1, failed)
+	if len(failed) < checks/2 || len(failed) > checks+1 {
+		t.Errorf("%d failures reported over %d checks, want %d to %d (one a check):\n%v", len(failed), checks, checks/2, checks+1, failed)
 	}
 	for _, err := range failed {
 		if !errors.Is(err, membership.ErrUnreachable) {

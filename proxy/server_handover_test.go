@@ -1,0 +1,84 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestTakeOverAcceptsOncePlaced: a server that takes over another's
+// listening sockets accepts on them only once its pool on a membership
+// source serves a version of it: a client that connects before waits,
+// unanswered (the old process would answer it), and is answered once the
+// source's file is there, by a pool that serves the file's servers.
+func TestTakeOverAcceptsOncePlaced(t *testing.T) {
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
+	path := filepath.Join(t.TempDir(), "members.yml") // not written yet: the source gives no version
+	// Sockets are handed over by their configured addresses: no port 0.
+	y := fmt.Sprintf("kolco:\n  admin_listen: 127.0.0.1:%d\np:\n  listen: 127.0.0.1:%d\n  distribution: ring\n  timeout: 10000\n"+
+		"  servers:\n   - %s:1 n0\n  membership: {file: {path: %s, interval: 20, settle: 40}}\n", freePort(t), freePort(t), ms[0].addr, path)
+	old := startProxy(t, y)
+	files, err := old.ListenerFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lns := map[string]net.Listener{}
+	for key, f := range files {
+		if lns[key], err = net.FileListener(f); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	addr := old.Addr("p").String()
+	if err := old.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg, err := ParseConfig([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(cfg, nil)
+	s.Inherit(lns)
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	c, err := net.Dial("tcp", addr) // queued on the socket the new server has not accepted on
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("get k\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if line, err := r.ReadString('\n'); err == nil {
+		t.Fatalf("answered %q before the pool served its source's version", line)
+	}
+	select {
+	case <-s.Serving():
+		t.Fatal("serving before the pool's source gave a version")
+	default:
+	}
+
+	writeServers(t, path, ms[0], ms[1])
+	select {
+	case <-s.Serving():
+	case <-time.After(sourceWait):
+		t.Fatalf("not serving %v after the source's file was written", sourceWait)
+	}
+	if got := membershipOf(t, s, "p"); got.Revision == 0 || !slices.Equal(got.Nodes, []string{"n0", "n1"}) {
+		t.Errorf("serving with the pool on %v (revision %d), want the file's n0, n1", got.Nodes, got.Revision)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if line, err := r.ReadString('\n'); err != nil || line != "END\r\n" {
+		t.Errorf("the waiting client's request, once serving: %q %v", line, err)
+	}
+}
