@@ -67,6 +67,16 @@ func pool(t *testing.T, path string, backends []*backend) {
 }
 
 func call(t *testing.T, client testpb.TestServiceClient, key string, viaHeader bool) string {
+	id, err := tryCall(client, key, viaHeader)
+	if err != nil {
+		t.Fatalf("request %q: %v", key, err)
+	}
+	return id
+}
+
+// tryCall sends a request for key and returns the ID of the backend that
+// answered it.
+func tryCall(client testpb.TestServiceClient, key string, viaHeader bool) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if viaHeader {
@@ -76,9 +86,9 @@ func call(t *testing.T, client testpb.TestServiceClient, key string, viaHeader b
 	}
 	resp, err := client.UnaryCall(ctx, &testpb.SimpleRequest{}, grpc.WaitForReady(true))
 	if err != nil {
-		t.Fatalf("request %q: %v", key, err)
+		return "", err
 	}
-	return resp.ServerId
+	return resp.ServerId, nil
 }
 
 // expect returns where p sends key with the backends in down skipped: the
@@ -146,6 +156,18 @@ func TestPlacesByKeyAndFollowsMembership(t *testing.T) {
 	check(t, client, p, keys, "")
 
 	backends[1].srv.Stop()
+	// A request picked for backend-b before the client saw its connection
+	// close fails, as gRPC fails a request in flight on a connection that
+	// ends; once a request of backend-b's is answered, the picker skips it.
+	stopped := firstKeyOf(t, keys, nodes, "backend-b")
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if _, err := tryCall(client, stopped, false); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("backend-b's requests still fail 30s after it stopped")
+		}
+	}
 	check(t, client, p, keys, "backend-b")
 
 	pool(t, path, append(backends[:2:2], backends[3:]...)) // backend-c leaves
