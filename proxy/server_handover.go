@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/membership"
 )
 
 // An upgrade or restart without refusing clients hands the listening
@@ -54,29 +55,18 @@ func (s *Server) Views() map[string][]kolco.Node {
 
 // InheritViews gives the server the nodes the process it takes over from
 // served (Views) for its pools on a gossip pool, to serve until its own
-// member has joined: call it before Start. A view of nodes that do not
-// validate is ignored.
+// member has joined: call it before Start. A view a source's version could
+// not be - nodes invalid, unsorted or named twice, none, or one without an
+// address - is ignored.
 func (s *Server) InheritViews(views map[string][]kolco.Node) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.inheritedViews = map[string][]kolco.Node{}
 	for name, nodes := range views {
-		if validNodes(nodes) {
+		if (membership.Version{Nodes: nodes}).Validate() == nil && checkNodes(nodes, false) == nil {
 			s.inheritedViews[name] = nodes
 		}
 	}
-}
-
-// validNodes reports whether nodes are some, each valid, none named twice.
-func validNodes(nodes []kolco.Node) bool {
-	seen := map[string]bool{}
-	for _, n := range nodes {
-		if n.Validate() != nil || seen[n.ID] {
-			return false
-		}
-		seen[n.ID] = true
-	}
-	return len(nodes) > 0
 }
 
 // take returns the inherited listener for key, accepting once the server

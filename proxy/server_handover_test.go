@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/kolco-dev/kolco"
 )
 
 // TestTakeOverAcceptsOncePlaced: a server that takes over another's
@@ -80,5 +83,23 @@ func TestTakeOverAcceptsOncePlaced(t *testing.T) {
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if line, err := r.ReadString('\n'); err != nil || line != "END\r\n" {
 		t.Errorf("the waiting client's request, once serving: %q %v", line, err)
+	}
+}
+
+// TestInheritViewsRefusesBadViews: a view handed over is kept only if a
+// source's version could have been it.
+func TestInheritViewsRefusesBadViews(t *testing.T) {
+	a, b := kolco.Node{ID: "a", Addr: "127.0.0.1:1"}, kolco.Node{ID: "b", Addr: "127.0.0.1:2"}
+	s := New(&Config{}, nil)
+	s.InheritViews(map[string][]kolco.Node{
+		"good":       {a, b},
+		"none":       {},
+		"twice":      {a, a},
+		"unsorted":   {b, a},
+		"no address": {a, {ID: "c"}},
+		"bad id":     {{ID: "", Addr: "127.0.0.1:3"}},
+	})
+	if got := slices.Sorted(maps.Keys(s.inheritedViews)); !slices.Equal(got, []string{"good"}) {
+		t.Errorf("views kept: %v, want only good", got)
 	}
 }
