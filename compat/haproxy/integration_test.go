@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -50,10 +51,22 @@ var backendCases = []backendCase{
 func TestAgainstHAProxy(t *testing.T) {
 	bin := realprog.Binary(t, "haproxy", "haproxy", "/usr/sbin/haproxy")
 	const nResponders = 8
-	ports := realprog.FreePorts(t, nResponders+len(backendCases))
-	responders, fronts := ports[:nResponders], ports[nResponders:]
-	cfg, placements := haproxyConfig(t, responders, fronts)
-	startHAProxy(t, bin, cfg, ports)
+	var responders, fronts []int
+	var placements []*Placement
+	// A free port can be taken by another test's program before haproxy
+	// binds it: then haproxy exits, and starts again on other ports.
+	for attempt := 1; ; attempt++ {
+		ports := realprog.FreePorts(t, nResponders+len(backendCases))
+		responders, fronts = ports[:nResponders], ports[nResponders:]
+		var cfg string
+		cfg, placements = haproxyConfig(t, responders, fronts)
+		if !startHAProxy(t, bin, cfg, ports) {
+			break
+		}
+		if attempt == 3 {
+			t.Fatal("haproxy found one of its ports taken three times in a row")
+		}
+	}
 
 	keys := headerKeys(2000)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
@@ -113,8 +126,9 @@ func haproxyConfig(t *testing.T, responders, fronts []int) (string, []*Placement
 }
 
 // startHAProxy runs haproxy in the foreground until the test ends and waits
-// until every port listens.
-func startHAProxy(t *testing.T, bin, cfg string, ports []int) {
+// until every port listens. It reports whether haproxy exited because an
+// address was in use; any other exit fails the test.
+func startHAProxy(t *testing.T, bin, cfg string, ports []int) (inUse bool) {
 	cfgPath := filepath.Join(t.TempDir(), "haproxy.cfg")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -135,7 +149,29 @@ func startHAProxy(t *testing.T, bin, cfg string, ports []int) {
 			t.Logf("haproxy output: %s", out.String())
 		}
 	})
-	realprog.WaitListening(t, "haproxy", ports, exited)
+	deadline := time.Now().Add(10 * time.Second)
+	for _, p := range ports {
+		for {
+			c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			select {
+			case <-exited:
+				if strings.Contains(out.String(), "Address already in use") {
+					return true
+				}
+				t.Fatal("haproxy exited during startup")
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("haproxy: port %d not listening after 10s", p)
+			}
+			time.Sleep(20 * time.Millisecond) // polling for readiness, not ordering
+		}
+	}
+	return false
 }
 
 // checkFrontend sends every key as X-Key through the frontend and compares
