@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -17,12 +18,20 @@ import (
 // the server is marked down, and when the server comes back exactly those
 // keys are settled before it serves (see pool.restore): its copies of
 // them removed, or replaced by the values written meanwhile (its front's
-// settle), and, once it owns the keys again, the stand-ins' copies
-// removed (release), so that it serves no value older than one written
-// meanwhile, a second failure finds no stand-in's old copy, and nothing
-// else it holds is touched. A pool whose down server's keys are not
-// written elsewhere (fail-fast with one copy; none, which marks no server
-// down) keeps no journal.
+// settle), and the stand-ins' copies removed (release), so that it serves
+// no value older than one written meanwhile, a second failure finds no
+// stand-in's old copy, and nothing else it holds is touched. A pool whose
+// down server's keys are not written elsewhere (fail-fast with one copy;
+// none, which marks no server down) keeps no journal.
+//
+// With two servers out at once a server's keys are not the only ones its
+// copies of grow old: a server that stood in for another's keys and went
+// out itself holds copies of them, and serves them again if it returns
+// first. So a key is noted in the outage of every server out that would
+// serve it were it up (placement.servesIfUp), and a return settles the
+// keys it serves from then on and removes its copies of the others; a
+// stand-in's copies that cannot be removed because it is out are noted in
+// its own outage, for its return to remove.
 //
 // A write is noted once it is done, holding the pool's returns lock for
 // reading from before it is routed until then, and a return settles the
@@ -172,33 +181,33 @@ func (p *pool) doneWrite(keys [][]byte) {
 	p.returns.RUnlock()
 }
 
-// noteWrites records each key in the outage of each server that holds it
-// by the configured placement and is marked down, with the stand-in the
-// key goes to now.
+// noteWrites records each key in the outage of each server marked down
+// that would serve it were it up (see placement.servesIfUp) - its owner,
+// and a server that stood in for its owner while the owner is out too -
+// with the stand-in the key goes to now.
 func (p *pool) noteWrites(keys [][]byte) {
 	pl := p.place.Load()
-	full := pl.configured()
-	if len(full.servers) == 0 {
+	if len(pl.configured().servers) == 0 {
 		return
 	}
 	var sc routeScratch
 	for _, key := range keys {
-		if full.replicas <= 1 {
-			b := full.servers[full.pick.Index(key)]
-			if o := b.outage.Load(); o != nil {
-				to := ""
-				if r := pl.route(key, false, &sc); len(r) > 0 && r[0] != b {
-					to = r[0].addr
-				}
-				o.note(key, to)
+		to := ""
+		if pl.replicas <= 1 {
+			if r := pl.route(key, false, &sc); len(r) > 0 {
+				to = r[0].addr
 			}
-			continue
 		}
-		sc.idx, sc.nodes = full.copies(sc.idx[:0], sc.nodes, key)
-		for _, i := range sc.idx {
-			if o := full.servers[i].outage.Load(); o != nil {
-				o.note(key, "")
+		for _, b := range p.backends {
+			o := b.outage.Load()
+			if o == nil || !pl.servesIfUp(key, b, &sc) {
+				continue
 			}
+			if to == b.addr { // written to b itself, before it was marked down
+				o.note(key, "")
+				continue
+			}
+			o.note(key, to)
 		}
 	}
 }
@@ -213,13 +222,21 @@ func (p *pool) spillOutages() {
 	}
 }
 
-// settleKeys settles b's copies of keys from the servers the placement
-// sends each key to while b is out.
+// settleKeys settles b's copies of keys: those b serves once it is up
+// again from the servers the placement sends each key to while b is out,
+// and b's copies of the others removed - a key it stood in for whose own
+// server is back, or one of another server's a stand-in of b's wrote while
+// b was out - so that no later failure finds them.
 func (p *pool) settleKeys(ctx context.Context, b *backend, keys []string) error {
 	pl := b.pool.place.Load()
 	from := map[*backend][]string{}
+	var drop []string
 	var sc routeScratch
 	for _, k := range keys {
+		if !pl.servesIfUp([]byte(k), b, &sc) {
+			drop = append(drop, k)
+			continue
+		}
 		r := pl.route([]byte(k), false, &sc)
 		if len(r) == 0 || r[0] == b {
 			return fmt.Errorf("%w: no server stands in for %s's key %q", ErrNoServers, b.addr, k)
@@ -229,6 +246,11 @@ func (p *pool) settleKeys(ctx context.Context, b *backend, keys []string) error 
 	for src, ks := range from {
 		if err := p.front.settle(ctx, b, src, ks); err != nil {
 			return err
+		}
+	}
+	if len(drop) > 0 {
+		if err := p.front.release(ctx, b, drop); err != nil {
+			return fmt.Errorf("removing copies of keys it no longer serves: %w", err)
 		}
 	}
 	return nil
@@ -275,68 +297,66 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 	if o.overflowed() && !p.cfg.exclusive(b.node) {
 		return errOverflow // overflowed since: settled nothing that counts
 	}
+	if err := p.releaseStandIns(ctx, b, settled); err != nil {
+		o.putBack(slices.Collect(maps.Keys(settled)), settled)
+		return err
+	}
 	b.stats.settled.Add(uint64(len(settled)))
 	b.outage.Store(nil)
 	p.outages.Add(-1)
 	p.restoreChange(b.restore)
 	p.log.Info("server settled and restored", "server", b.name(), "addr", b.addr, "keys", len(settled),
 		"outage", time.Since(o.began).Round(time.Millisecond))
-	p.releaseAfter(settled)
 	return nil
 }
 
-// releaseAfter removes, from the stand-ins, the copies of keys whose
-// server came back, once it owns them for good: after the writes routed
-// around it are done (within the pool's timeout) and any migration
-// window that reads the stand-ins has closed.
-func (p *pool) releaseAfter(settled map[string][]string) {
+// releaseStandIns removes, from the stand-ins, their copies of the keys
+// settled on b as it returns, before it is restored and with no write in
+// flight around it (the caller holds the returns lock): from then on b
+// serves them, and a copy left on a stand-in would be read again, older
+// than what b serves, when b is out a second time. A stand-in out itself
+// has the keys noted in its own outage, so that its return removes them.
+// The error is a stand-in's that could not remove them: b stays down until
+// they are removed, as staying down costs misses and a stale copy a wrong
+// answer.
+//
+// Reads of the keys still go to the stand-ins until b is restored: they
+// miss meanwhile, and a client that refills one writes after b is back.
+func (p *pool) releaseStandIns(ctx context.Context, b *backend, settled map[string][]string) error {
 	byAddr := map[string][]string{}
 	for k, addrs := range settled {
 		for _, a := range addrs {
-			byAddr[a] = append(byAddr[a], k)
-		}
-	}
-	if len(byAddr) == 0 {
-		return
-	}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		if !p.waitReleasable() {
-			return
-		}
-		for addr, keys := range byAddr {
-			b := p.backendAt(addr)
-			if b == nil || b.health.isDown() {
-				continue // no longer the pool's, or out itself: its copies wait for its own return
+			if a != b.addr {
+				byAddr[a] = append(byAddr[a], k)
 			}
-			for i := 0; i < len(keys); i += settleBatch {
-				if err := p.front.release(p.ctx, b, keys[i:min(i+settleBatch, len(keys))]); err != nil {
-					p.log.Warn("stand-in's copies of a returned server's keys not removed", "server", b.name(), "addr", addr, "err", err)
-					break
+		}
+	}
+	for addr, keys := range byAddr {
+		s := p.backendAt(addr)
+		if s == nil {
+			continue // no longer the pool's
+		}
+		for i := 0; i < len(keys); i += settleBatch {
+			if s.outage.Load() == nil {
+				err := p.front.release(ctx, s, keys[i:min(i+settleBatch, len(keys))])
+				if err == nil {
+					continue
+				}
+				if s.outage.Load() == nil {
+					return fmt.Errorf("removing the copies stand-in %s holds of its keys: %w", s.addr, err)
 				}
 			}
+			o := s.outage.Load() // out, or out since the release failed
+			if o == nil {
+				return fmt.Errorf("removing the copies stand-in %s holds of its keys: it came back meanwhile", s.addr)
+			}
+			for _, k := range keys[i:] {
+				o.note([]byte(k), "")
+			}
+			break
 		}
-	}()
-}
-
-// waitReleasable waits a timeout, and then while a migration window is
-// open; false when the pool closes first.
-func (p *pool) waitReleasable() bool {
-	wait := p.cfg.Timeout
-	for {
-		t := time.NewTimer(wait)
-		select {
-		case <-p.ctx.Done():
-			t.Stop()
-			return false
-		case <-t.C:
-		}
-		if pl := p.place.Load(); pl.mig == nil || !pl.mig.open() {
-			return true
-		}
-		wait = 100 * time.Millisecond
 	}
+	return nil
 }
 
 // errNotOverflowed is the error of a rejoin asked of a server whose

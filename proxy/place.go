@@ -38,7 +38,11 @@ type placement struct {
 	// (rehash), the placement over every configured server: where a key
 	// belongs while its server is out (see outage); nil when pl is over
 	// every configured server itself.
-	full     *placement
+	full *placement
+	// ifUp is, for twemproxy's distributions with servers left out, the
+	// placement each server left out would make were it up and the others
+	// as they are: what its return takes back (see servesIfUp).
+	ifUp     map[*backend]*placement
 	replicas int
 	zone     string
 	// prev is the placement this one replaced by a change of membership,
@@ -141,6 +145,64 @@ func (pl *placement) standInBy(key []byte, sc *routeScratch, down []bool) *backe
 		}
 		for _, node := range sc.nodes[min(seen, len(sc.nodes)):] {
 			if i := k.lay.index(node.ID); i >= 0 && (down == nil && !pl.servers[i].health.isDown() || down != nil && !down[i]) {
+				return pl.servers[i]
+			}
+		}
+		if n >= total {
+			return nil
+		}
+		seen = len(sc.nodes)
+	}
+}
+
+// servesIfUp reports whether b, marked down, would be the server a read
+// of key goes to were it up, every other server's health as it is: the
+// keys its return takes back, its own and those it stands in for while
+// their own server is out too. Under rehash these are the keys whose
+// writes go elsewhere while b is out and whose copies on b grow old (see
+// outage), whoever owns them by the configured placement.
+func (pl *placement) servesIfUp(key []byte, b *backend, sc *routeScratch) bool {
+	switch {
+	case pl.replicas > 1: // b holds its own keys' copies, and no others
+		full := pl.configured()
+		sc.idx, sc.nodes = full.copies(sc.idx[:0], sc.nodes, key)
+		for _, i := range sc.idx {
+			if full.servers[i] == b {
+				return true
+			}
+		}
+		return false
+	case pl.skipDown:
+		owner := pl.servers[pl.pick.Index(key)]
+		if owner == b || !owner.health.isDown() {
+			return owner == b
+		}
+		return pl.firstUp(key, sc, b) == b
+	case pl.full != nil:
+		alt := pl.ifUp[b]
+		if alt == nil { // not reached: every server left out has its own
+			alt = pl.full
+		}
+		return alt.servers[alt.pick.Index(key)] == b
+	default:
+		return pl.servers[pl.pick.Index(key)] == b
+	}
+}
+
+// firstUp is standIn with up counted as up whatever its health: the first
+// server in key's preference list, after its owner, that is up or is up.
+func (pl *placement) firstUp(key []byte, sc *routeScratch, up *backend) *backend {
+	k := pl.kolco
+	ks := k.key(key)
+	total := len(pl.servers)
+	seen := 1 // the owner
+	for n := min(2, total); ; n = min(2*n, total) {
+		var err error
+		if sc.nodes, err = k.p.LocateN(sc.nodes[:0], ks, n); err != nil {
+			return nil // not reached: the pool has servers
+		}
+		for _, node := range sc.nodes[min(seen, len(sc.nodes)):] {
+			if i := k.lay.index(node.ID); i >= 0 && (pl.servers[i] == up || !pl.servers[i].health.isDown()) {
 				return pl.servers[i]
 			}
 		}

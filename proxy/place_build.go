@@ -67,6 +67,9 @@ func (p *pool) twemproxyPlacement() (*placement, error) {
 			return nil, err
 		}
 		full.pick, pl.full = pick, full
+		if err := p.placeIfUp(pl); err != nil {
+			return nil, err
+		}
 	}
 	if len(pl.servers) == 0 {
 		return pl, nil
@@ -77,6 +80,33 @@ func (p *pool) twemproxyPlacement() (*placement, error) {
 	}
 	pl.pick = pick
 	return pl, nil
+}
+
+// placeIfUp builds, for each server pl leaves out, the placement it would
+// make were that server up (see placement.servesIfUp): nutcracker's
+// placement over a set of servers is not the one over fewer with their
+// keys passed on, so what a return takes back is asked of the placement
+// it makes.
+func (p *pool) placeIfUp(pl *placement) error {
+	pl.ifUp = map[*backend]*placement{}
+	for _, b := range p.backends {
+		if !b.health.isDown() {
+			continue
+		}
+		alt := &placement{servers: make([]*backend, 0, len(pl.servers)+1), replicas: pl.replicas, zone: pl.zone}
+		for _, s := range p.backends {
+			if s == b || !s.health.isDown() {
+				alt.servers = append(alt.servers, s)
+			}
+		}
+		pick, err := newPicker(p.cfg, nodesOf(alt.servers))
+		if err != nil {
+			return err
+		}
+		alt.pick = pick
+		pl.ifUp[b] = alt
+	}
+	return nil
 }
 
 // kolcoPlacement returns the placement of the pool over its servers for

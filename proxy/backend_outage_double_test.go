@@ -1,0 +1,183 @@
+package proxy
+
+import (
+	"fmt"
+	"testing"
+)
+
+// doublePool is a pool under rehash over four real servers of one
+// protocol whose health a test drives itself: no probe and no retry
+// restores a server it marked down, so each step happens when the test
+// says.
+type doublePool struct {
+	t       *testing.T
+	proto   string
+	s       *Server
+	p       *pool
+	servers []string
+	client  kvConn
+}
+
+func startDoublePool(t *testing.T, proto, dist string) *doublePool {
+	settings := "  distribution: " + dist + "\n  auto_eject_hosts: true\n  server_failure_limit: 1\n" +
+		"  timeout: 2000\n  server_retry_timeout: 3600000\n"
+	if dist == "ketama" {
+		settings += "  hash: fnv1a_64\n"
+	}
+	d := &doublePool{t: t, proto: proto}
+	var y string
+	if proto == "redis" {
+		rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+		y = redisPoolYAML(settings, rs...)
+		for _, r := range rs {
+			d.servers = append(d.servers, r.addr)
+		}
+	} else {
+		ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
+		y = poolYAML(settings, ms...)
+		for _, m := range ms {
+			d.servers = append(d.servers, m.addr)
+		}
+	}
+	d.s = startProxy(t, y)
+	d.p = d.s.testPool("p")
+	c, err := dialKV(proto, d.s.Addr("p").String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	d.client = c
+	return d
+}
+
+func (d *doublePool) setAll(keys []string, val string) {
+	d.t.Helper()
+	for _, k := range keys {
+		if err := d.client.set(k, val); err != nil {
+			d.t.Fatalf("set %s: %v", k, err)
+		}
+	}
+}
+
+// older counts the keys that read a value other than want through the
+// proxy (a miss is no value: a cache refills it).
+func (d *doublePool) older(keys []string, want string) (n int, example string) {
+	d.t.Helper()
+	for _, k := range keys {
+		v, found, err := d.client.get(k)
+		if err != nil {
+			d.t.Fatalf("get %s: %v", k, err)
+		}
+		if found && v != want {
+			if n == 0 {
+				example = fmt.Sprintf("%s reads %q", k, v)
+			}
+			n++
+		}
+	}
+	return n, example
+}
+
+// copiesElsewhere counts the keys a server other than the one their
+// reads go to holds a copy of.
+func (d *doublePool) copiesElsewhere(keys []string) int {
+	d.t.Helper()
+	n := 0
+	for _, addr := range d.servers {
+		c, err := dialKV(d.proto, addr)
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		for _, k := range keys {
+			if ownerOf(d.p, k) == addr {
+				continue
+			}
+			if _, found, err := c.get(k); err != nil {
+				d.t.Fatal(err)
+			} else if found {
+				n++
+			}
+		}
+		c.close()
+	}
+	return n
+}
+
+// mostOwned returns the server a read of most of keys goes to, and those
+// keys.
+func (d *doublePool) mostOwned(keys []string) (*backend, []string) {
+	by := map[string][]string{}
+	best := ""
+	for _, k := range keys {
+		o := ownerOf(d.p, k)
+		by[o] = append(by[o], k)
+		if best == "" || len(by[o]) > len(by[best]) {
+			best = o
+		}
+	}
+	return d.p.backendAt(best), by[best]
+}
+
+// TestDoubleFailureServesNoStaleValue: two servers out at once under
+// rehash, A and then B, where B stood in for some of A's keys while A was
+// out, and both back in either order. Each return settles every key the
+// returning server would serve from then on - its own, and those it
+// stands in for while the other is still out - from the newest
+// acknowledged copy, and removes its copies of the keys it does not
+// serve: no read after either return gives a value older than the last
+// one written, and once both are back no server but the one a key's reads
+// go to holds a copy of it, so a later failure of A finds none of the
+// stand-ins' old copies. For memcached and Redis, and the three ways a
+// stand-in is found: nutcracker's placement rebuilt over the servers up
+// (ketama), and a kolco placement's preference list walked past the
+// servers down, of a stateless algorithm (ring, maglev, power) and of a
+// history-dependent one (jump).
+func TestDoubleFailureServesNoStaleValue(t *testing.T) {
+	for _, proto := range []string{"memcached", "redis"} {
+		for _, dist := range []string{"ketama", "ring", "maglev", "power", "jump"} {
+			for _, order := range []string{"B back first", "A back first"} {
+				t.Run(proto+"/"+dist+"/"+order, func(t *testing.T) {
+					t.Parallel()
+					runDoubleFailure(t, proto, dist, order == "A back first")
+				})
+			}
+		}
+	}
+}
+
+func runDoubleFailure(t *testing.T, proto, dist string, aFirst bool) {
+	d := startDoublePool(t, proto, dist)
+	keys := testKeys("double:"+dist, 1200)
+	d.setAll(keys, "v1")
+	a, aKeys := d.mostOwned(keys)
+	a.fail(ErrConnLost, 1)
+	if !a.health.isDown() {
+		t.Fatal("A not marked down")
+	}
+	d.setAll(aKeys, "v2") // to A's stand-ins
+	b, bStood := d.mostOwned(aKeys)
+	if len(bStood) < 10 {
+		t.Fatalf("the busiest stand-in took %d of A's %d keys: too few to check", len(bStood), len(aKeys))
+	}
+	b.fail(ErrConnLost, 1)
+	d.setAll(aKeys, "v3") // to the stand-ins of both
+	steps := []*backend{b, a}
+	if aFirst {
+		steps = []*backend{a, b}
+	}
+	for _, back := range steps {
+		d.p.restore(back)
+		if back.health.isDown() {
+			t.Fatalf("%s not restored", back.addr)
+		}
+		if n, ex := d.older(aKeys, "v3"); n > 0 {
+			t.Errorf("after %s came back: %d of A's %d keys read an older value (%s)", back.addr, n, len(aKeys), ex)
+		}
+	}
+	eventually(t, "the stand-ins' copies of A's keys removed", func() bool { return d.copiesElsewhere(aKeys) == 0 })
+	d.setAll(aKeys, "v4")
+	a.fail(ErrConnLost, 1)
+	if n, ex := d.older(aKeys, "v4"); n > 0 {
+		t.Errorf("A out again: %d of A's %d keys read a stand-in's old copy (%s)", n, len(aKeys), ex)
+	}
+}
