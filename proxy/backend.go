@@ -46,6 +46,10 @@ type backend struct {
 	// former marks a server the pool no longer has, kept for the reads
 	// and deletes of a migration window: its failures mark nothing down.
 	former bool
+	// checkNow marks a server that starts down to be checked as its pool
+	// starts, not a health check interval later (see
+	// pool.inheritRepointed).
+	checkNow bool
 }
 
 func newBackend(p *pool, n kolco.Node) *backend {
@@ -249,6 +253,16 @@ func (h *health) restore() bool {
 	defer h.mu.Unlock()
 	h.failures = 0
 	return h.down.Swap(false)
+}
+
+// markDown marks the server down, to be tried again at once: a server
+// that starts with what another missed to settle (see
+// pool.inheritRepointed).
+func (h *health) markDown() {
+	h.mu.Lock()
+	h.failures, h.retryAt = 0, time.Now()
+	h.down.Store(true)
+	h.mu.Unlock()
 }
 
 // retryAfter sets the next try of a down server to d from now.

@@ -50,6 +50,11 @@ func (p *pool) healthLoop() {
 	}
 	t := time.NewTicker(max(every, 10*time.Millisecond))
 	defer t.Stop()
+	for _, b := range p.backends {
+		if b.checkNow && b.health.isDown() {
+			p.check(b)
+		}
+	}
 	for {
 		select {
 		case <-p.ctx.Done():

@@ -155,6 +155,7 @@ func (p *pool) inherit(old *pool) error {
 	for _, b := range p.backends {
 		ob := was[id{b.name(), b.addr}]
 		if ob == nil {
+			changed = p.inheritRepointed(old, b) || changed
 			continue
 		}
 		b.stats = ob.stats // figures survive a reload
@@ -173,6 +174,31 @@ func (p *pool) inherit(old *pool) error {
 		return placementError(p.name, err)
 	}
 	return nil
+}
+
+// inheritRepointed takes over, for b, the outage of the server of b's name
+// in old at another address: a failover (Sentinel promoting a replica)
+// of a server that was marked down under rehash, whose keys were written
+// to stand-ins meanwhile. The promoted server has none of those writes;
+// so b starts down with the outage to settle, and its first check moves
+// them onto it (see outage) before it serves, at once rather than a retry
+// timeout later. It reports whether b starts down.
+func (p *pool) inheritRepointed(old *pool, b *backend) bool {
+	ob := old.backendNamed(b.name())
+	if ob == nil || !p.journals() {
+		return false
+	}
+	o := ob.outage.Load()
+	if o == nil {
+		return false
+	}
+	b.health.markDown()
+	b.checkNow = true
+	b.outage.Store(o)
+	p.outages.Add(1)
+	p.log.Info("server repointed while marked down: what its stand-ins took is moved onto its new address before it serves",
+		"server", b.name(), "from", ob.addr, "to", b.addr, "keys", o.size())
+	return true
 }
 
 // start runs the pool's goroutines; close stops them. Preconnecting runs

@@ -14,9 +14,9 @@ import (
 
 // sentinelPoolYAML is a Redis pool whose servers are the cluster's
 // shards, named by their master names, on its Sentinels.
-func sentinelPoolYAML(c *sentineltest.Cluster, listen string) string {
+func sentinelPoolYAML(c *sentineltest.Cluster, listen string, extra ...string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "p:\n  listen: %s\n  redis: true\n  distribution: ring\n  timeout: 1000\n", listen)
+	fmt.Fprintf(&b, "p:\n  listen: %s\n  redis: true\n  distribution: ring\n  timeout: 1000\n%s", listen, strings.Join(extra, ""))
 	fmt.Fprintf(&b, "  membership: {sentinel: {sentinels: [%s], interval: 500, timeout: 300}}\n  servers:\n", strings.Join(c.SentinelAddrs(), ", "))
 	for _, s := range c.Shards {
 		fmt.Fprintf(&b, "   - %s:1 %s\n", s.Primary.Addr, s.Name)
@@ -92,10 +92,20 @@ func (l *writeLoad) lost(t *testing.T, addr string, p *pool) (int, map[string]in
 // killed. kolco follows the failover: its writes to every shard succeed
 // again within a bound, and the failed requests and acknowledged writes
 // lost are reported; nutcracker's shard stays down.
+//
+// Eight more clients write through a second kolco pool on the same
+// Sentinels with twemproxy's ejection (auto_eject_hosts, as a migrated
+// nutcracker.yml carries it): while the primary is down its keys are
+// written to the other shards, and once the replica is promoted those
+// writes are moved onto it before it serves, so that it loses no more
+// than the pool without ejection.
 func TestSentinelFailoverUnderLoad(t *testing.T) {
 	c := sentineltest.Start(t, 1000*time.Millisecond, "shard-a", "shard-b", "shard-c")
 	s := startProxy(t, sentinelPoolYAML(c, "127.0.0.1:0"))
 	addr := s.Addr("p").String()
+	rs := startProxy(t, sentinelPoolYAML(c, "127.0.0.1:0", "  auto_eject_hosts: true\n  server_failure_limit: 1\n"))
+	rehashAddr := rs.Addr("p").String()
+	rehash := startWriteLoad(t, rehashAddr, "r", 8)
 	ncListen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	ncYAML := fmt.Sprintf("p:\n  listen: %s\n  redis: true\n  hash: fnv1a_64\n  distribution: ketama\n  timeout: 1000\n  servers:\n", ncListen)
 	for _, sh := range c.Shards {
@@ -122,6 +132,7 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	kolco.end()
 	nc.end()
+	rehash.end()
 	recovered := time.Unix(0, kolco.lastFail.Load()).Sub(killed)
 	if time.Since(time.Unix(0, kolco.lastFail.Load())) < 2*time.Second {
 		t.Fatalf("kolco's writes still fail %v after the kill: %v", time.Since(killed).Round(time.Millisecond), kolco.lastErr.Load())
@@ -139,6 +150,16 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	// two per client.
 	if lost > 16 {
 		t.Errorf("%d acknowledged writes lost: more than the writes in flight at the kill", lost)
+	}
+	eventually(t, "the ejecting pool's promoted replica serving", func() bool {
+		b := rs.testPool("p").backendNamed(c.Shards[1].Name)
+		return b.addr == c.Shards[1].Replica.Addr && !b.health.isDown()
+	})
+	rehashLost, rehashBy := rehash.lost(t, rehashAddr, rs.testPool("p"))
+	t.Logf("kolco with auto_eject_hosts: %d of %d writes failed; %d acknowledged writes lost %v",
+		rehash.failed.Load(), int(rehash.failed.Load())+len(rehash.acked), rehashLost, rehashBy)
+	if rehashLost > 16 {
+		t.Errorf("with auto_eject_hosts, %d acknowledged writes lost: more than the writes in flight at the kill", rehashLost)
 	}
 	if nc.failed.Load() == ncFailedBefore {
 		t.Errorf("nutcracker's writes succeed again: the comparison does not hold")
