@@ -181,6 +181,11 @@ type stallLoad struct {
 	keys      []string
 	acked     []atomic.Int64 // the highest version acknowledged
 	attempted []atomic.Int64 // the highest version sent
+	// failed are the versions whose write failed, by key: each may take
+	// effect at any time after it was sent (a timed-out write is in
+	// doubt), so a read of one is no stale read.
+	failed   []map[int64]bool
+	failedMu sync.Mutex
 	run       stallRun
 	deadline  time.Time // a bound on the load, whatever happens
 	stop      chan struct{}
@@ -195,6 +200,7 @@ func runStall(t *testing.T, tg stallTarget, stall time.Duration) stallRun {
 	l := &stallLoad{t: t, tg: tg, keys: make([]string, 1200), deadline: time.Now().Add(4*stall + 20*time.Second),
 		stop: make(chan struct{})}
 	l.acked, l.attempted = make([]atomic.Int64, len(l.keys)), make([]atomic.Int64, len(l.keys))
+	l.failed = make([]map[int64]bool, len(l.keys))
 	loader, err := dialKV(tg.proto, tg.addr)
 	if err != nil {
 		t.Fatal(err)
@@ -202,8 +208,21 @@ func runStall(t *testing.T, tg stallTarget, stall time.Duration) stallRun {
 	names := rand.New(rand.NewPCG(5, 6))
 	for i := range l.keys {
 		l.keys[i] = fmt.Sprintf("stall:%d:%x", i, names.Uint64())
-		if err := loader.set(l.keys[i], "0"); err != nil {
-			t.Fatal(err)
+		// A write the proxy timed out on a busy machine (its timeout is
+		// short, to find a stall soon) is written again: the value is
+		// the same.
+		for attempt := 1; ; attempt++ {
+			err := loader.set(l.keys[i], "0")
+			if err == nil {
+				break
+			}
+			if attempt == 20 {
+				t.Fatal(err)
+			}
+			loader.close()
+			if loader, err = dialKV(tg.proto, tg.addr); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	loader.close()
@@ -288,6 +307,12 @@ func (l *stallLoad) write(c kvConn, rng *rand.Rand, w int) (kvConn, bool) {
 	atomic.AddInt64(&l.run.writes, 1)
 	if err := c.set(l.keys[i], strconv.FormatInt(v, 10)); err != nil {
 		atomic.AddInt64(&l.run.failedWrites, 1)
+		l.failedMu.Lock()
+		if l.failed[i] == nil {
+			l.failed[i] = map[int64]bool{}
+		}
+		l.failed[i][v] = true
+		l.failedMu.Unlock()
 		return l.redial(c)
 	}
 	for a := l.acked[i].Load(); a < v && !l.acked[i].CompareAndSwap(a, v); a = l.acked[i].Load() {
@@ -309,14 +334,25 @@ func (l *stallLoad) read(c kvConn, rng *rand.Rand) (kvConn, bool) {
 		return c, true // a miss is no value: a cache refills it
 	}
 	v, _ := strconv.ParseInt(val, 10, 64)
-	if v < floor {
+	switch {
+	case l.failedWrite(i, v):
+		atomic.AddInt64(&l.run.inDoubt, 1)
+	case v < floor:
 		if atomic.AddInt64(&l.run.stale, 1) <= 3 {
 			l.t.Logf("%s read %d after %d was acknowledged", l.keys[i], v, floor)
 		}
-	} else if v > l.acked[i].Load() && v <= l.attempted[i].Load() {
-		atomic.AddInt64(&l.run.inDoubt, 1)
+	case v > l.acked[i].Load() && v <= l.attempted[i].Load():
+		atomic.AddInt64(&l.run.inDoubt, 1) // a write in flight as it was read
 	}
 	return c, true
+}
+
+// failedWrite reports whether version v of key i was written and the write
+// failed.
+func (l *stallLoad) failedWrite(i int, v int64) bool {
+	l.failedMu.Lock()
+	defer l.failedMu.Unlock()
+	return l.failed[i][v]
 }
 
 // checkVictim counts the victim's keys, those rewritten, and those nobody
@@ -416,7 +452,7 @@ func proxyStallTarget(t *testing.T, proto, dist string) stallTarget {
 	s := startProxy(t, y)
 	tg.addr = s.Addr("p").String()
 	p := s.testPool("p")
-	tg.owner = func(key string) string { return ownerOf(p, key) }
+	tg.owner = func(key string) string { return configuredOwnerOf(p, key) }
 	tg.victimAt = func(i int) (func(syscall.Signal), func() bool) {
 		return stop[i], func() bool { return s.testPool("p").backends[i].health.isDown() }
 	}

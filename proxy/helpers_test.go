@@ -239,6 +239,17 @@ func ownerOf(p *pool, key string) string {
 	return owners[0].addr
 }
 
+// configuredOwnerOf returns the address of the server that owns key by
+// the pool's configured placement, whatever the servers' health: where a
+// key lives with every server up.
+func configuredOwnerOf(p *pool, key string) string {
+	full := p.place.Load().configured()
+	if len(full.servers) == 0 {
+		return ""
+	}
+	return full.servers[full.pick.Index([]byte(key))].addr
+}
+
 // testPool returns a pool of cfg named "p", placed, not started.
 func testPool(cfg *PoolConfig) (*pool, error) {
 	return newPool(poolSpec{name: "p", cfg: cfg, front: frontOf(cfg), log: slog.New(slog.NewTextHandler(io.Discard, nil)), met: newMetrics()})
