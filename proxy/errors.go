@@ -205,8 +205,19 @@ func appendReplyCause(dst []byte, err error) []byte {
 	case errors.As(se.Err, &dns):
 		// nutcracker's answer for a server whose name does not resolve.
 		return append(dst, "Host is down"...)
-	case errors.Is(se.Err, io.EOF), errors.Is(se.Err, io.ErrUnexpectedEOF), errors.Is(se.Err, ErrConnLost):
-		// nutcracker's strerror of no error number: the server closed.
+	case errors.Is(se.Err, io.EOF), errors.Is(se.Err, io.ErrUnexpectedEOF), errors.Is(se.Err, ErrConnLost),
+		errors.Is(se.Err, net.ErrClosed):
+		// nutcracker's strerror of no error number: the server closed, or
+		// the proxy closed the connection with the request on it.
+		return append(dst, "unknown"...)
+	case errors.Is(se.Err, errTLSHandshake):
+		return append(dst, errTLSHandshake.Error()...)
+	}
+	var oe *net.OpError
+	var sys *os.SyscallError
+	if errors.As(se.Err, &oe) || errors.As(se.Err, &sys) {
+		// The network's failure of no error number: Go's words name the
+		// connection's addresses, which a client is never told.
 		return append(dst, "unknown"...)
 	}
 	return append(dst, withoutPrefix(se.Err)...)

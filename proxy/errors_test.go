@@ -49,6 +49,9 @@ func TestErrorReply(t *testing.T) {
 		{"unresolved", serverError(addr, "connect", &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "mc-9"}}), "SERVER_ERROR Host is down\r\n", nil},
 		{"down", &ServerError{Addr: addr, Err: ErrServerDown}, "SERVER_ERROR Connection refused\r\n", ErrServerDown},
 		{"connection lost", &ServerError{Addr: addr, Err: ErrConnLost}, "SERVER_ERROR unknown\r\n", ErrConnLost},
+		{"closed by the proxy", serverError(addr, "", &net.OpError{Op: "raw-read", Net: "tcp", Source: tcpAddr(addr), Addr: tcpAddr(addr), Err: net.ErrClosed}), "SERVER_ERROR unknown\r\n", net.ErrClosed},
+		{"network error of no number", serverError(addr, "", &net.OpError{Op: "write", Net: "tcp", Addr: tcpAddr(addr), Err: errors.New("broken somehow")}), "SERVER_ERROR unknown\r\n", nil},
+		{"TLS", serverError(addr, "connect", fmt.Errorf("%w: %w", errTLSHandshake, errors.New("x509: certificate is valid for 10.0.0.1, not kv-3.example"))), "SERVER_ERROR TLS handshake failed\r\n", nil},
 		{"value too large", serverError(addr, "", fmt.Errorf("%w: 9 bytes", memcache.ErrValueTooLarge)), "SERVER_ERROR value too large for the proxy: 9 bytes\r\n", memcache.ErrValueTooLarge},
 		{"no servers", ErrNoServers, "SERVER_ERROR Connection refused\r\n", ErrNoServers},
 		{"pool closed", ErrPoolClosed, "SERVER_ERROR pool closed\r\n", ErrPoolClosed},
@@ -70,8 +73,17 @@ func TestErrorReply(t *testing.T) {
 			if errors.As(tc.err, &se) && strings.Count(tc.err.Error(), se.Addr) != 1 {
 				t.Errorf("%q names the server more than once", tc.err.Error())
 			}
+			if reply := string(appendRedisError(nil, tc.err)); strings.Contains(reply, addr) || strings.Contains(reply, "tcp ") {
+				t.Errorf("the reply %q names the server or the network", reply)
+			}
 		})
 	}
+}
+
+// tcpAddr returns addr as a TCP address.
+func tcpAddr(addr string) *net.TCPAddr {
+	a, _ := net.ResolveTCPAddr("tcp", addr)
+	return a
 }
 
 // timeoutError is a network error that timed out.
