@@ -186,10 +186,10 @@ type stallLoad struct {
 	// doubt), so a read of one is no stale read.
 	failed   []map[int64]bool
 	failedMu sync.Mutex
-	run       stallRun
-	deadline  time.Time // a bound on the load, whatever happens
-	stop      chan struct{}
-	wg        sync.WaitGroup
+	run      stallRun
+	deadline time.Time // a bound on the load, whatever happens
+	stop     chan struct{}
+	wg       sync.WaitGroup
 }
 
 const stallWriters, stallReaders = 4, 4
