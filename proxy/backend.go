@@ -50,6 +50,11 @@ type backend struct {
 	// starts, not a health check interval later (see
 	// pool.inheritRepointed).
 	checkNow bool
+	// replicaOf is, for a replica a pool reads (see ReplicaReads), its
+	// shard's primary: where a read the replica fails goes, and why its
+	// failures mark nothing down (the tracker decides whether it is
+	// read); nil for the pool's own servers.
+	replicaOf *backend
 }
 
 func newBackend(p *pool, n kolco.Node) *backend {
@@ -116,10 +121,23 @@ type op struct {
 	// reply only to learn the outcome; the stats port counts the request
 	// and no reply, as nutcracker forwards it (see serverStats.unsaid).
 	unsaid bool
+	// fallback is, for a read sent to a replica, the shard's primary: a
+	// read the replica fails (it died, its connection was let go, it is
+	// loading) is sent there, within the same deadline, so that no read
+	// fails while the primary serves. Set for each send.
+	fallback *backend
 }
 
-// finish ends o with err, nil when the server answered.
+// finish ends o with err, nil when the server answered; a read a replica
+// failed goes to its primary instead.
 func (o *op) finish(err error) {
+	if err != nil && o.fallback != nil && !errors.Is(err, ErrPoolClosed) {
+		fb := o.fallback
+		o.fallback = nil
+		o.batch = nil // its round may be written already: written at once
+		fb.send(o)
+		return
+	}
 	o.err = err
 	o.done(o)
 }
@@ -169,6 +187,11 @@ func (b *backend) answered(err error) error {
 		return nil
 	case errors.Is(err, ErrServerLoading):
 		b.fail(serverError(b.addr, "", err), 1)
+		if b.replicaOf != nil {
+			// A replica loading what its primary sent it: the read goes
+			// to the primary (see op.fallback).
+			return serverError(b.addr, "", err)
+		}
 		return nil
 	}
 	b.served()
@@ -306,8 +329,10 @@ func (b *backend) served() { b.health.succeeded() }
 // ejection none no server is ever marked down.
 func (b *backend) fail(err error, n int) {
 	b.stats.failed(n)
-	if b.former {
-		return // not the pool's: a migration stops reading it instead
+	if b.former || b.replicaOf != nil {
+		// Not the pool's: a migration stops reading it, or the replica
+		// tracker, instead.
+		return
 	}
 	cfg := b.pool.cfg
 	if errors.Is(err, ErrPoolClosed) || errors.Is(err, ErrServerDown) {

@@ -221,6 +221,7 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 	r.left.Store(int32(len(parts)))
 	for i, part := range parts {
 		var b *backend
+		r.ops[i].fallback = nil
 		switch {
 		case part.Server == redis.AnyServer:
 			b = p.anyServer()
@@ -228,6 +229,7 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 			b = p.backends[part.Server]
 			if p.cfg.ReplicaReads.Enabled {
 				b = c.readServer(p, r, b)
+				r.ops[i].fallback = b.replicaOf
 			}
 		}
 		if b == nil {

@@ -40,6 +40,9 @@ type replicaTracker struct {
 	maxLag time.Duration
 	shards map[string]*shardReplicas // by the primary's server name
 	conns  map[string]*resp.Conn     // by address, kept between ticks
+	// retired are replicas no longer listed whose connections are not
+	// closed yet: a read in flight on one finishes.
+	retired []retiredReplica
 }
 
 // shardReplicas are a shard's primary's offsets and its replicas.
@@ -113,6 +116,7 @@ func (t *replicaTracker) close() {
 			}
 		}
 	}
+	t.closeRetired(true)
 }
 
 // list asks the Sentinels for each shard's replicas and updates the
@@ -135,18 +139,58 @@ func (t *replicaTracker) list(ctx context.Context) {
 				old = slices.Delete(old, i, i+1)
 				continue
 			}
+			if r := t.revive(a); r != nil {
+				next = append(next, r)
+				continue
+			}
 			r := &replica{b: newBackend(t.p, kolco.Node{ID: name, Addr: a, Weight: 1})}
+			r.b.replicaOf = sh.primary
 			r.lag.Store(-1)
 			next = append(next, r)
 		}
 		sh.replicas.Store(&next)
 		for _, r := range old {
-			// No longer listed: new reads go elsewhere; one in flight
-			// fails, as on a replica gone.
+			// No longer listed: new reads go elsewhere; those in flight
+			// are let finish (see retire).
 			r.readable.Store(false)
-			r.b.close()
+			t.retired = append(t.retired, retiredReplica{r, time.Now()})
 		}
 	}
+	t.closeRetired(false)
+}
+
+// retiredReplica is a replica no longer listed, and since when.
+type retiredReplica struct {
+	r  *replica
+	at time.Time
+}
+
+// closeRetired closes the connections of the replicas retired longer ago
+// than the pool's timeout, by when the reads in flight on them are done,
+// or of all of them.
+func (t *replicaTracker) closeRetired(all bool) {
+	keep := t.retired[:0]
+	for _, rr := range t.retired {
+		if all || time.Since(rr.at) > t.p.cfg.Timeout+lagTick {
+			rr.r.b.close()
+			continue
+		}
+		keep = append(keep, rr)
+	}
+	clear(t.retired[len(keep):])
+	t.retired = keep
+}
+
+// revive returns the replica at addr retired and not closed yet, listed
+// again, or nil: its connections and lag are good still.
+func (t *replicaTracker) revive(addr string) *replica {
+	for i, rr := range t.retired {
+		if rr.r.b.addr == addr {
+			t.retired = slices.Delete(t.retired, i, i+1)
+			return rr.r
+		}
+	}
+	return nil
 }
 
 // askReplicas returns the addresses of the replicas of master name that
