@@ -82,20 +82,6 @@ type Bars struct {
 	Groups     []Group
 }
 
-// percentTicks labels shares as percentages.
-type percentTicks struct{}
-
-// Ticks returns the default ticks labelled as percentages.
-func (percentTicks) Ticks(lo, hi float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.4f", ticks[i].Value*100), "0"), ".") + "%"
-		}
-	}
-	return ticks
-}
-
 // theoryDashes are the dash patterns of theory lines, in turn.
 var theoryDashes = [][]vg.Length{
 	{vg.Points(5), vg.Points(3)},
@@ -110,12 +96,10 @@ func (c Lines) plot() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = c.Title, c.XLabel, c.YLabel
 	if c.LogX {
-		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
 	}
 	if c.LogY {
-		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	} else if c.Percent {
-		p.Y.Tick.Marker = percentTicks{}
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{percent: c.Percent}
 	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
@@ -156,6 +140,9 @@ func (c Lines) plot() (*plot.Plot, error) {
 		p.Add(line, pts)
 		p.Legend.Add(s.Name, line, pts)
 	}
+	if !c.LogY {
+		niceAxis(&p.Y, c.Percent)
+	}
 	return p, nil
 }
 
@@ -165,9 +152,6 @@ func (c Bars) plot() (*plot.Plot, error) {
 	}
 	p := plot.New()
 	p.Title.Text, p.Y.Label.Text = c.Title, c.YLabel
-	if c.Percent {
-		p.Y.Tick.Marker = percentTicks{}
-	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	// Bars share the width of one category, whatever the count, so that
@@ -188,7 +172,7 @@ func (c Bars) plot() (*plot.Plot, error) {
 		p.Add(bars)
 		p.Legend.Add(g.Name, bars)
 	}
-	p.Y.Min = math.Min(p.Y.Min, 0)
+	niceAxis(&p.Y, c.Percent)
 	p.NominalX(c.Categories...)
 	if len(c.Categories) > 8 {
 		p.X.Tick.Label.Rotation = math.Pi / 3
