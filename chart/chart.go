@@ -26,6 +26,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // ErrFormat is returned for a file name whose extension is neither .svg
@@ -234,12 +235,26 @@ func Write(w io.Writer, format string, c Chart) error {
 	}
 	legend := takeLegend(p)
 	width, height := size(p, legend)
-	cv, err := draw.NewFormattedCanvas(width, height, format)
+	if format == "png" {
+		cv, err := draw.NewFormattedCanvas(width, height, format)
+		if err != nil {
+			return err
+		}
+		drawAll(p, legend, draw.New(cv))
+		_, err = cv.WriteTo(w)
+		return err
+	}
+	cv := &svgCanvas{Canvas: vgsvg.New(width, height)}
+	drawAll(p, legend, draw.New(cv))
+	var buf bytes.Buffer
+	if _, err := cv.WriteTo(&buf); err != nil {
+		return err
+	}
+	svg, err := fitTexts(buf.Bytes(), cv.widths)
 	if err != nil {
 		return err
 	}
-	drawAll(p, legend, draw.New(cv))
-	_, err = cv.WriteTo(w)
+	_, err = w.Write(svg)
 	return err
 }
 
