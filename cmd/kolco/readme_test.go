@@ -4,8 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/kolco-dev/kolco/algo"
 )
@@ -286,4 +289,61 @@ func theoryCell(out, row string) string {
 		return cols[len(cols)-1]
 	}
 	return ""
+}
+
+// TestReadmePaperYears: where a command's help or an algorithm's summary
+// cites a paper of the README's algorithms table with a year, it gives the
+// year the table gives (it may give another beside it, such as the year
+// the paper appeared at a conference).
+func TestReadmePaperYears(t *testing.T) {
+	texts := map[string]string{} // where -> text
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		texts[c.CommandPath()+" --help"] = c.Short + "\n" + c.Long
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd())
+	for _, info := range algo.All() {
+		texts["algorithm "+info.Name] = info.Summary
+	}
+	year := regexp.MustCompile(`\b(19|20)\d\d\b`)
+	cited := 0
+	for _, line := range strings.Split(readmeText(t), "\n") {
+		if strings.Count(line, "|") != 8 || !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		paper := strings.Split(line, "|")[2]
+		for _, part := range strings.Split(paper, "+") {
+			words := strings.Fields(part)
+			years := year.FindAllString(part, -1)
+			if len(words) == 0 || len(years) == 0 {
+				continue
+			}
+			author := strings.Trim(words[0], ",")
+			for where, text := range texts {
+				for _, at := range regexp.MustCompile(regexp.QuoteMeta(author)).FindAllStringIndex(text, -1) {
+					// The citation runs to its closing parenthesis.
+					rest := strings.ReplaceAll(text[at[1]:], "\n", " ")
+					if end := strings.IndexAny(rest, ")"); end >= 0 {
+						rest = rest[:end]
+					}
+					given := year.FindAllString(rest, -1)
+					if len(given) == 0 {
+						continue
+					}
+					cited++
+					for _, y := range years {
+						if !slices.Contains(given, y) {
+							t.Errorf("%s cites %s %s; the README's table says %s", where, author, strings.Join(given, ", "), strings.Join(years, ", "))
+						}
+					}
+				}
+			}
+		}
+	}
+	if cited < 10 {
+		t.Errorf("found %d citations with a year in the help and the summaries; the test is reading too little", cited)
+	}
 }
