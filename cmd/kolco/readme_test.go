@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -96,21 +97,7 @@ func TestReadmeCommandLinesParse(t *testing.T) {
 	for _, block := range fencedBlocks(text, "sh") {
 		for _, args := range kolcoInvocations(block) {
 			n++
-			root := newRootCmd()
-			cmd, rest, err := root.Find(args)
-			if err != nil {
-				t.Errorf("kolco %s: %v", strings.Join(args, " "), err)
-				continue
-			}
-			if cmd == root || !cmd.Runnable() {
-				t.Errorf("kolco %s: names no runnable command", strings.Join(args, " "))
-				continue
-			}
-			if err := cmd.ParseFlags(rest); err != nil {
-				t.Errorf("kolco %s: %v", strings.Join(args, " "), err)
-				continue
-			}
-			if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
+			if err := parseCommandLine(args); err != nil {
 				t.Errorf("kolco %s: %v", strings.Join(args, " "), err)
 			}
 		}
@@ -118,6 +105,87 @@ func TestReadmeCommandLinesParse(t *testing.T) {
 	if n < 15 {
 		t.Fatalf("found %d kolco command lines in the README; the parser is missing some", n)
 	}
+}
+
+// parseCommandLine finds the command args name and parses its flags and
+// arguments as kolco would, without running it.
+func parseCommandLine(args []string) error {
+	root := newRootCmd()
+	cmd, rest, err := root.Find(args)
+	if err != nil {
+		return err
+	}
+	if cmd == root || !cmd.Runnable() {
+		return errors.New("names no runnable command")
+	}
+	if err := cmd.ParseFlags(rest); err != nil {
+		return err
+	}
+	return cmd.ValidateArgs(cmd.Flags().Args())
+}
+
+// shellVar is a shell variable set on a line of its own: NAME="value".
+var shellVar = regexp.MustCompile(`^([A-Z_]+)="([^"]*)"$`)
+
+// TestDocsCommandLinesParse: the kolco command lines of the other docs
+// pages' shell and console blocks (with the variables a block sets
+// expanded) name commands and flags that exist.
+func TestDocsCommandLinesParse(t *testing.T) {
+	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, filepath.Join("..", "..", "proxy", "README.md"), filepath.Join("..", "..", "proxy", "changes-and-fleets.md"))
+	n := 0
+	for _, page := range pages {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, block := range codeBlocks(string(b), "", "sh", "console") {
+			vars := map[string]string{}
+			for i, line := range block {
+				if m := shellVar.FindStringSubmatch(line); m != nil {
+					vars[m[1]] = m[2]
+				}
+				for name, value := range vars {
+					block[i] = strings.ReplaceAll(block[i], "$"+name, value)
+				}
+			}
+			for _, args := range kolcoInvocations(block) {
+				n++
+				if err := parseCommandLine(args); err != nil {
+					t.Errorf("%s: kolco %s: %v", filepath.ToSlash(strings.TrimPrefix(page, filepath.Join("..", "..")+string(filepath.Separator))), strings.Join(args, " "), err)
+				}
+			}
+		}
+	}
+	if n < 15 {
+		t.Fatalf("found %d kolco command lines in the docs pages; the parser is missing some", n)
+	}
+}
+
+// codeBlocks returns the lines of every fenced code block whose info
+// string is one of langs, telling each fence that closes a block from one
+// that opens one, whatever the block's language.
+func codeBlocks(text string, langs ...string) [][]string {
+	var blocks [][]string
+	var cur []string
+	in, keep := false, false
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case !in && strings.HasPrefix(line, "```"):
+			in, keep, cur = true, slices.Contains(langs, strings.TrimPrefix(line, "```")), nil
+		case in && line == "```":
+			in = false
+			if keep {
+				blocks = append(blocks, cur)
+			}
+		case in:
+			cur = append(cur, line)
+		}
+	}
+	return blocks
 }
 
 // readmeExample is one `$ printf '...' | go run ./cmd/kolco ...` line of the
