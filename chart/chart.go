@@ -26,6 +26,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // ErrFormat is returned for a file name whose extension is neither .svg
@@ -82,20 +83,6 @@ type Bars struct {
 	Groups     []Group
 }
 
-// percentTicks labels shares as percentages.
-type percentTicks struct{}
-
-// Ticks returns the default ticks labelled as percentages.
-func (percentTicks) Ticks(lo, hi float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.4f", ticks[i].Value*100), "0"), ".") + "%"
-		}
-	}
-	return ticks
-}
-
 // theoryDashes are the dash patterns of theory lines, in turn.
 var theoryDashes = [][]vg.Length{
 	{vg.Points(5), vg.Points(3)},
@@ -110,15 +97,15 @@ func (c Lines) plot() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = c.Title, c.XLabel, c.YLabel
 	if c.LogX {
-		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
 	}
 	if c.LogY {
-		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	} else if c.Percent {
-		p.Y.Tick.Marker = percentTicks{}
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{percent: c.Percent}
 	}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
+	// Theories first, so that a measurement on its closed form is drawn
+	// over it, not hidden under it; the legend keeps the given order.
+	var drawn []plot.Plotter
 	measured, theories := 0, 0
 	for _, s := range c.Series {
 		if len(s.X) != len(s.Y) || len(s.X) == 0 {
@@ -137,9 +124,11 @@ func (c Lines) plot() (*plot.Plot, error) {
 		}
 		line.Width = vg.Points(1.5)
 		if s.Theory {
-			// Grey and dashed, each theory in its own dashes so that
-			// two of them (one per node count) stay apart.
-			line.Color = color.Gray{Y: 90}
+			// A wide pale grey band: a measurement drawn on it in a
+			// thin coloured line stays visible, and so does the band
+			// on either side of it. Each theory has its own dashes so
+			// that two of them (one per node count) stay apart.
+			line.Color, line.Width = color.Gray{Y: 175}, vg.Points(4)
 			line.Dashes = theoryDashes[theories%len(theoryDashes)]
 			theories++
 			p.Add(line)
@@ -153,8 +142,12 @@ func (c Lines) plot() (*plot.Plot, error) {
 		}
 		pts.Color, pts.Shape = line.Color, plotutil.Shape(measured)
 		measured++
-		p.Add(line, pts)
+		drawn = append(drawn, line, pts)
 		p.Legend.Add(s.Name, line, pts)
+	}
+	p.Add(drawn...)
+	if !c.LogY {
+		niceAxis(&p.Y, c.Percent)
 	}
 	return p, nil
 }
@@ -165,11 +158,7 @@ func (c Bars) plot() (*plot.Plot, error) {
 	}
 	p := plot.New()
 	p.Title.Text, p.Y.Label.Text = c.Title, c.YLabel
-	if c.Percent {
-		p.Y.Tick.Marker = percentTicks{}
-	}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
 	// Bars share the width of one category, whatever the count, so that
 	// 100 nodes still fit the page.
 	slot := vg.Points(math.Max(2, math.Min(40, 480/float64(len(c.Categories)))))
@@ -188,7 +177,7 @@ func (c Bars) plot() (*plot.Plot, error) {
 		p.Add(bars)
 		p.Legend.Add(g.Name, bars)
 	}
-	p.Y.Min = math.Min(p.Y.Min, 0)
+	niceAxis(&p.Y, c.Percent)
 	p.NominalX(c.Categories...)
 	if len(c.Categories) > 8 {
 		p.X.Tick.Label.Rotation = math.Pi / 3
@@ -207,10 +196,20 @@ func (c Bars) plot() (*plot.Plot, error) {
 	return p, nil
 }
 
-// Width and Height are the size of a chart: 16 cm by 10 cm.
+// Width and Height are the size of a chart without its legend: 16 cm by
+// 10 cm. The legend stands to the right of the plot, where it covers no
+// data whatever its length, and widens the image by its own width (the
+// image grows taller too if the legend would not fit).
 const (
 	Width  = 16 * vg.Centimeter
 	Height = 10 * vg.Centimeter
+)
+
+// margin is kept free around the image's edges, and legendGap between the
+// plot and the legend.
+const (
+	margin    = 4 * vg.Millimeter
+	legendGap = 4 * vg.Millimeter
 )
 
 // Format returns "svg" or "png" from a file name's extension. The error is
@@ -234,60 +233,88 @@ func Write(w io.Writer, format string, c Chart) error {
 	if err != nil {
 		return err
 	}
-	cv, err := draw.NewFormattedCanvas(Width, Height, format)
+	legend := takeLegend(p)
+	width, height := size(p, legend)
+	if format == "png" {
+		cv, err := draw.NewFormattedCanvas(width, height, format)
+		if err != nil {
+			return err
+		}
+		drawAll(p, legend, draw.New(cv))
+		_, err = cv.WriteTo(w)
+		return err
+	}
+	cv := &svgCanvas{Canvas: vgsvg.New(width, height)}
+	drawAll(p, legend, draw.New(cv))
+	var buf bytes.Buffer
+	if _, err := cv.WriteTo(&buf); err != nil {
+		return err
+	}
+	svg, err := fitTexts(buf.Bytes(), cv.widths)
 	if err != nil {
 		return err
 	}
-	dc := draw.New(cv)
-	clearLegend(p, dc)
-	p.Draw(dc)
-	_, err = cv.WriteTo(w)
+	_, err = w.Write(svg)
 	return err
 }
 
-// clearLegend raises the top of p's y axis until the highest value is
-// drawn below the legend, which sits in the top right corner of the data
-// area: there it covers no bar, line or point, wherever the data peaks.
-// The legend's height is known only on the canvas, in points, so the
-// axis is fitted there; the data area's height barely moves with the
-// axis's range (only the tick labels' width and the glyphs' padding do),
-// so a few rounds settle it.
-func clearLegend(p *plot.Plot, dc draw.Canvas) {
-	top := p.Y.Max // the data's highest value, before any headroom
-	_, logY := p.Y.Scale.(plot.LogScale)
-	if logY && (p.Y.Min <= 0 || top <= p.Y.Min) || !logY && top <= p.Y.Min {
-		return
-	}
-	for range 4 {
-		data := p.DataCanvas(dc)
-		legend := p.Legend.Rectangle(legendCanvas(p, dc))
-		// The last entry's text descends below the rectangle, and a
-		// point's mark reaches above its value.
-		gap := p.Legend.TextStyle.FontExtents().Descent + vg.Points(3)
-		room := float64((legend.Min.Y - gap - data.Min.Y) / (data.Max.Y - data.Min.Y))
-		if room <= 0.05 { // a legend as tall as the chart: nothing helps
-			return
-		}
-		if p.Y.Norm(top) <= room {
-			return
-		}
-		if logY {
-			p.Y.Max = p.Y.Min * math.Exp(math.Log(top/p.Y.Min)/room)
-		} else {
-			p.Y.Max = p.Y.Min + (top-p.Y.Min)/room
-		}
-	}
+// takeLegend returns p's legend and leaves p an empty one, so that p.Draw
+// draws no legend over the data: drawAll puts it beside the plot.
+func takeLegend(p *plot.Plot) plot.Legend {
+	l := p.Legend
+	p.Legend = plot.NewLegend()
+	l.Top, l.Left = true, true // the icons on the left, the texts after
+	l.Padding = vg.Points(3)
+	return l
 }
 
-// legendCanvas returns the part of dc that p.Draw hands its legend: dc
-// without the title and the axes.
-func legendCanvas(p *plot.Plot, dc draw.Canvas) draw.Canvas {
-	if p.Title.Text != "" {
-		dc.Max.Y -= p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+// size returns the image's size for p with legend beside it.
+func size(p *plot.Plot, legend plot.Legend) (w, h vg.Length) {
+	box := legend.Rectangle(draw.Canvas{}).Size()
+	w, h = Width, Height
+	if box.X > 0 {
+		w += legendGap + box.X
 	}
-	data := p.DataCanvas(dc)
-	dc.Min.X, dc.Min.Y = data.Min.X, data.Min.Y
-	return dc
+	// The legend's top is level with the data area's, below the title.
+	if need := 2*margin + titleHeight(p) + box.Y; need > h {
+		h = need
+	}
+	return w, h
+}
+
+// titleHeight returns the height p.Draw gives its title.
+func titleHeight(p *plot.Plot) vg.Length {
+	if p.Title.Text == "" {
+		return 0
+	}
+	return p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+}
+
+// arrange splits dc, inside its margin, into the plot's canvas and the
+// legend's column to its right, from the data area's top down.
+func arrange(p *plot.Plot, legend plot.Legend, dc draw.Canvas) (plotC, legendC draw.Canvas) {
+	dc = draw.Crop(dc, margin, -margin, margin, -margin)
+	lw := legend.Rectangle(draw.Canvas{}).Size().X
+	plotC = dc
+	if lw > 0 {
+		plotC = draw.Crop(dc, 0, -(legendGap + lw), 0, 0)
+	}
+	legendC = dc
+	legendC.Min.X = plotC.Max.X + legendGap
+	legendC.Max.Y = dc.Max.Y - titleHeight(p)
+	return plotC, legendC
+}
+
+// drawAll draws p and its legend on dc.
+func drawAll(p *plot.Plot, legend plot.Legend, dc draw.Canvas) {
+	// The whole image is white, margin and legend included: p.Draw
+	// would paint its own part only.
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	p.BackgroundColor = nil
+	plotC, legendC := arrange(p, legend, dc)
+	p.Draw(plotC)
+	legend.Draw(legendC)
 }
 
 // Check returns the error [Save] would return for path before anything

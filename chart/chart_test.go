@@ -13,9 +13,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 )
@@ -40,7 +44,7 @@ func kinds() map[string]Chart {
 		"load-per-node": Bars{Title: "load", YLabel: "share", Percent: true, Categories: []string{"a", "b", "c"}, Groups: []Group{
 			{Name: "before", Values: []float64{0.3, 0.3, 0.4}}, {Name: "after", Values: []float64{0.5, 0.5, 0}},
 		}},
-		"side-by-side": Bars{Title: "moved", Categories: []string{"ring", "modulo", "rendezvous", "maglev"}, Groups: []Group{
+		"side-by-side": Bars{Title: "keys moved", Categories: []string{"ring", "modulo", "rendezvous", "maglev"}, Groups: []Group{
 			{Name: "moved", Values: []float64{0.09, 0.9, 0.09, 0.1}}, {Name: "theory", Values: []float64{0.09, 0.9, 0.09, 0.09}},
 		}},
 		"many-nodes": Bars{Title: "load", Categories: many, Groups: []Group{{Name: "share", Values: vals}}},
@@ -134,25 +138,10 @@ func crowded() map[string]Chart {
 	return map[string]Chart{"bars": bars, "lines": lines, "log-y": logs}
 }
 
-// peak returns the highest value a chart holds.
-func peak(c Chart) float64 {
-	top := math.Inf(-1)
-	switch c := c.(type) {
-	case Bars:
-		for _, g := range c.Groups {
-			top = max(top, slices.Max(g.Values))
-		}
-	case Lines:
-		for _, s := range c.Series {
-			top = max(top, slices.Max(s.Y))
-		}
-	}
-	return top
-}
-
-// TestLegendCoversNoData lays every chart out as Write does and checks
-// that the highest value is drawn below the legend's last entry.
-func TestLegendCoversNoData(t *testing.T) {
+// TestLegendFitsBesideThePlot lays every chart out as Write does and checks
+// that the legend, as drawn, lies in the image and right of the plot -
+// title, axes, tick labels and data - however many and long its entries.
+func TestLegendFitsBesideThePlot(t *testing.T) {
 	all := kinds()
 	maps.Copy(all, crowded())
 	for name, c := range all {
@@ -161,15 +150,137 @@ func TestLegendCoversNoData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dc := draw.New(vgimg.New(Width, Height))
-			clearLegend(p, dc)
-			data := p.DataCanvas(dc)
-			top := data.Y(p.Y.Norm(peak(c)))
-			legend := p.Legend.Rectangle(legendCanvas(p, dc)).Min.Y - p.Legend.TextStyle.FontExtents().Descent
-			if top >= legend {
-				t.Errorf("the highest value is drawn at %.1fpt, the legend reaches down to %.1fpt", top, legend)
+			legend := takeLegend(p)
+			w, h := size(p, legend)
+			dc := draw.New(vgimg.New(w, h))
+			plotC, legendC := arrange(p, legend, dc)
+			box := legend.Rectangle(draw.Canvas{}).Size()
+			drawn := vg.Rectangle{Min: vg.Point{X: legendC.Min.X, Y: legendC.Max.Y - box.Y}, Max: vg.Point{X: legendC.Min.X + box.X, Y: legendC.Max.Y}}
+			if drawn.Min.X <= plotC.Max.X || drawn.Min.X <= p.DataCanvas(plotC).Max.X {
+				t.Errorf("the legend starts at x %.1fpt, the plot ends at %.1fpt", drawn.Min.X, plotC.Max.X)
+			}
+			if drawn.Max.X > w || drawn.Min.Y < 0 || drawn.Max.Y > h {
+				t.Errorf("the legend %v runs out of the %vx%v image", drawn, w, h)
+			}
+			if box.X == 0 || box.Y == 0 {
+				t.Errorf("the legend is %v: its entries were lost", box)
 			}
 		})
+	}
+}
+
+// legendNames returns the texts of c's legend entries.
+func legendNames(c Chart) map[string]bool {
+	names := map[string]bool{}
+	switch c := c.(type) {
+	case Lines:
+		for _, s := range c.Series {
+			names[s.Name] = true
+		}
+	case Bars:
+		for _, g := range c.Groups {
+			names[g.Name] = true
+		}
+	}
+	return names
+}
+
+// TestLegendStandsRightOfThePlot reads the level texts of each chart's
+// SVG and checks that every legend entry starts right of where every
+// other text (title, axis label, tick label) ends: the legend is beside
+// the plot, not inside it.
+func TestLegendStandsRightOfThePlot(t *testing.T) {
+	all := kinds()
+	maps.Copy(all, crowded())
+	for name, c := range all {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Write(&buf, "svg", c); err != nil {
+				t.Fatal(err)
+			}
+			names := legendNames(c)
+			legendStart, plotEnd := math.Inf(1), math.Inf(-1)
+			for _, x := range levelTexts(t, buf.Bytes()) {
+				if names[x.text] {
+					legendStart = min(legendStart, x.left)
+				} else {
+					plotEnd = max(plotEnd, x.right)
+				}
+			}
+			if math.IsInf(legendStart, 0) || math.IsInf(plotEnd, 0) {
+				t.Fatalf("legend from %v, plot to %v: texts not found", legendStart, plotEnd)
+			}
+			if legendStart <= plotEnd {
+				t.Errorf("the legend starts at x %.1fpt, left of the plot's texts' end at %.1fpt", legendStart, plotEnd)
+			}
+		})
+	}
+}
+
+// placedText is a text of an SVG and its horizontal extent in points.
+type placedText struct {
+	text        string
+	left, right float64
+}
+
+// levelTexts returns the texts of svg that are not rotated, each with its
+// extent as laid out in gonum/plot's font.
+func levelTexts(t *testing.T, svg []byte) []placedText {
+	t.Helper()
+	var out []placedText
+	var rotated []bool // one per open <g>
+	var cur *placedText
+	var size float64
+	dec := xml.NewDecoder(bytes.NewReader(svg))
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			attrs := map[string]string{}
+			for _, a := range tok.Attr {
+				attrs[a.Name.Local] = a.Value
+			}
+			switch tok.Name.Local {
+			case "g":
+				rotated = append(rotated, strings.Contains(attrs["transform"], "rotate") || slices.Contains(rotated, true))
+			case "text":
+				if slices.Contains(rotated, true) {
+					continue
+				}
+				x, err := strconv.ParseFloat(attrs["x"], 64)
+				if err != nil {
+					t.Fatalf("text x %q: %v", attrs["x"], err)
+				}
+				_, sz, _ := strings.Cut(attrs["style"], "font-size:")
+				sz, _, _ = strings.Cut(sz, "px")
+				if size, err = strconv.ParseFloat(sz, 64); err != nil {
+					t.Fatalf("text style %q: %v", attrs["style"], err)
+				}
+				cur = &placedText{left: x}
+			}
+		case xml.CharData:
+			if cur != nil {
+				cur.text += string(tok)
+			}
+		case xml.EndElement:
+			switch tok.Name.Local {
+			case "g":
+				rotated = rotated[:len(rotated)-1]
+			case "text":
+				if cur != nil {
+					face := font.DefaultCache.Lookup(plot.DefaultFont, vg.Length(size))
+					cur.right = cur.left + face.Width(cur.text).Points()
+					out = append(out, *cur)
+					cur = nil
+				}
+			}
+		}
 	}
 }
 

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/kolco-dev/kolco/algo"
 )
@@ -93,21 +97,7 @@ func TestReadmeCommandLinesParse(t *testing.T) {
 	for _, block := range fencedBlocks(text, "sh") {
 		for _, args := range kolcoInvocations(block) {
 			n++
-			root := newRootCmd()
-			cmd, rest, err := root.Find(args)
-			if err != nil {
-				t.Errorf("kolco %s: %v", strings.Join(args, " "), err)
-				continue
-			}
-			if cmd == root || !cmd.Runnable() {
-				t.Errorf("kolco %s: names no runnable command", strings.Join(args, " "))
-				continue
-			}
-			if err := cmd.ParseFlags(rest); err != nil {
-				t.Errorf("kolco %s: %v", strings.Join(args, " "), err)
-				continue
-			}
-			if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
+			if err := parseCommandLine(args); err != nil {
 				t.Errorf("kolco %s: %v", strings.Join(args, " "), err)
 			}
 		}
@@ -115,6 +105,87 @@ func TestReadmeCommandLinesParse(t *testing.T) {
 	if n < 15 {
 		t.Fatalf("found %d kolco command lines in the README; the parser is missing some", n)
 	}
+}
+
+// parseCommandLine finds the command args name and parses its flags and
+// arguments as kolco would, without running it.
+func parseCommandLine(args []string) error {
+	root := newRootCmd()
+	cmd, rest, err := root.Find(args)
+	if err != nil {
+		return err
+	}
+	if cmd == root || !cmd.Runnable() {
+		return errors.New("names no runnable command")
+	}
+	if err := cmd.ParseFlags(rest); err != nil {
+		return err
+	}
+	return cmd.ValidateArgs(cmd.Flags().Args())
+}
+
+// shellVar is a shell variable set on a line of its own: NAME="value".
+var shellVar = regexp.MustCompile(`^([A-Z_]+)="([^"]*)"$`)
+
+// TestDocsCommandLinesParse: the kolco command lines of the other docs
+// pages' shell and console blocks (with the variables a block sets
+// expanded) name commands and flags that exist.
+func TestDocsCommandLinesParse(t *testing.T) {
+	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, filepath.Join("..", "..", "proxy", "README.md"), filepath.Join("..", "..", "proxy", "changes-and-fleets.md"))
+	n := 0
+	for _, page := range pages {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, block := range codeBlocks(string(b), "", "sh", "console") {
+			vars := map[string]string{}
+			for i, line := range block {
+				if m := shellVar.FindStringSubmatch(line); m != nil {
+					vars[m[1]] = m[2]
+				}
+				for name, value := range vars {
+					block[i] = strings.ReplaceAll(block[i], "$"+name, value)
+				}
+			}
+			for _, args := range kolcoInvocations(block) {
+				n++
+				if err := parseCommandLine(args); err != nil {
+					t.Errorf("%s: kolco %s: %v", filepath.ToSlash(strings.TrimPrefix(page, filepath.Join("..", "..")+string(filepath.Separator))), strings.Join(args, " "), err)
+				}
+			}
+		}
+	}
+	if n < 15 {
+		t.Fatalf("found %d kolco command lines in the docs pages; the parser is missing some", n)
+	}
+}
+
+// codeBlocks returns the lines of every fenced code block whose info
+// string is one of langs, telling each fence that closes a block from one
+// that opens one, whatever the block's language.
+func codeBlocks(text string, langs ...string) [][]string {
+	var blocks [][]string
+	var cur []string
+	in, keep := false, false
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case !in && strings.HasPrefix(line, "```"):
+			in, keep, cur = true, slices.Contains(langs, strings.TrimPrefix(line, "```")), nil
+		case in && line == "```":
+			in = false
+			if keep {
+				blocks = append(blocks, cur)
+			}
+		case in:
+			cur = append(cur, line)
+		}
+	}
+	return blocks
 }
 
 // readmeExample is one `$ printf '...' | go run ./cmd/kolco ...` line of the
@@ -286,4 +357,61 @@ func theoryCell(out, row string) string {
 		return cols[len(cols)-1]
 	}
 	return ""
+}
+
+// TestReadmePaperYears: where a command's help or an algorithm's summary
+// cites a paper of the README's algorithms table with a year, it gives the
+// year the table gives (it may give another beside it, such as the year
+// the paper appeared at a conference).
+func TestReadmePaperYears(t *testing.T) {
+	texts := map[string]string{} // where -> text
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		texts[c.CommandPath()+" --help"] = c.Short + "\n" + c.Long
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd())
+	for _, info := range algo.All() {
+		texts["algorithm "+info.Name] = info.Summary
+	}
+	year := regexp.MustCompile(`\b(19|20)\d\d\b`)
+	cited := 0
+	for _, line := range strings.Split(readmeText(t), "\n") {
+		if strings.Count(line, "|") != 8 || !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		paper := strings.Split(line, "|")[2]
+		for _, part := range strings.Split(paper, "+") {
+			words := strings.Fields(part)
+			years := year.FindAllString(part, -1)
+			if len(words) == 0 || len(years) == 0 {
+				continue
+			}
+			author := strings.Trim(words[0], ",")
+			for where, text := range texts {
+				for _, at := range regexp.MustCompile(regexp.QuoteMeta(author)).FindAllStringIndex(text, -1) {
+					// The citation runs to its closing parenthesis.
+					rest := strings.ReplaceAll(text[at[1]:], "\n", " ")
+					if end := strings.IndexAny(rest, ")"); end >= 0 {
+						rest = rest[:end]
+					}
+					given := year.FindAllString(rest, -1)
+					if len(given) == 0 {
+						continue
+					}
+					cited++
+					for _, y := range years {
+						if !slices.Contains(given, y) {
+							t.Errorf("%s cites %s %s; the README's table says %s", where, author, strings.Join(given, ", "), strings.Join(years, ", "))
+						}
+					}
+				}
+			}
+		}
+	}
+	if cited < 10 {
+		t.Errorf("found %d citations with a year in the help and the summaries; the test is reading too little", cited)
+	}
 }
