@@ -67,16 +67,11 @@ func (m *missCount) rate() float64 { return 100 * float64(m.misses) / float64(ma
 // back.
 func runStallMisses(t *testing.T, tg stallTarget) (steady, during, after *missCount) {
 	const nkeys = 5000
-	loader, err := dialKV(tg.proto, tg.addr)
-	if err != nil {
-		t.Fatal(err)
+	keys := make([]string, nkeys)
+	for k := range keys {
+		keys[k] = fmt.Sprintf("z:%d", k)
 	}
-	for k := range nkeys {
-		if err := loader.set(fmt.Sprintf("z:%d", k), "v"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	loader.close()
+	fillKV(t, tg.proto, tg.addr, keys, func(int) string { return "v" })
 	weights := workload.ZipfWeights(nkeys, 0.99)
 	var phase atomic.Pointer[missCount]
 	steady, during, after = &missCount{}, &missCount{}, &missCount{}

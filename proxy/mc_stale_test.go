@@ -40,7 +40,7 @@ func staleRun(t *testing.T, c *cluster, settings string, sc staleScenario, n int
 	s := startProxy(t, c.yaml(settings, sc.before...))
 	defer func() { _ = s.Shutdown(t.Context()) }()
 	cl := dial(t, s.Addr("p").String())
-	keys := testKeys("stale", n)
+	keys := spreadKeys("stale", n)
 	for _, k := range keys {
 		setValue(cl, k, "old", 0, 0)
 	}
@@ -94,7 +94,7 @@ func (d *direct) flush() {
 // sweep, those rewritten after the window (the counts are logged for
 // comparison).
 func TestNoStaleValueAfterChanges(t *testing.T) {
-	const n = 600
+	const n = 200
 	dists := append(algo.Names(), "ketama", "modula")
 	var mu sync.Mutex
 	var table []string

@@ -221,3 +221,14 @@ func testKeys(prefix string, n int) []string {
 	}
 	return keys
 }
+
+// spreadKeys returns n keys that differ in more than a counter: under a
+// weak key hash (nutcracker's fnv1a_64, 32 bits of it) a few hundred keys
+// of one prefix and consecutive numbers land on a narrow arc of the ring.
+func spreadKeys(prefix string, n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%s:%d:%x", prefix, i, uint32(i)*2654435761)
+	}
+	return keys
+}
