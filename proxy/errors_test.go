@@ -220,3 +220,17 @@ func TestSharedFailedConnectCountsEveryRequest(t *testing.T) {
 		t.Errorf("stats proxy lacks %q:\n%s", want, got)
 	}
 }
+
+// TestTryAgainNamesNoServer: a request whose key could not move is
+// answered -TRYAGAIN with the proxy's words, not the servers' addresses
+// and errors.
+func TestTryAgainNamesNoServer(t *testing.T) {
+	failed := fmt.Errorf("%w: moving the key from %s to %s: %w", errMoveFailed, "127.0.0.1:7001", "127.0.0.1:7002",
+		&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})
+	for _, err := range []error{failed, errMoveClosed} {
+		got := tryAgainCause(err)
+		if strings.Contains(got, "127.0.0.1") || strings.Contains(got, "tcp") || got == "" {
+			t.Errorf("TRYAGAIN %s", got)
+		}
+	}
+}

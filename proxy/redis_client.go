@@ -196,7 +196,7 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 	c.place, c.none = p.place.Load(), len(p.backends)
 	if m := c.place.move; m != nil && r.req.NumKeys() > 0 {
 		if err := c.moveKeys(p, r, m); err != nil {
-			r.local = redis.AppendError(r.local, "TRYAGAIN "+err.Error())
+			r.local = redis.AppendError(r.local, "TRYAGAIN "+tryAgainCause(err))
 			r.ready()
 			return
 		}

@@ -66,6 +66,17 @@ func (c *redisClient) moveKeys(p *pool, r *redisRequest, m *storeMove) error {
 	return nil
 }
 
+// tryAgainCause returns what a client reads after TRYAGAIN for a request
+// whose keys could not move: the proxy's words, without the servers'
+// addresses and the server's error, which the log and the move's figures
+// (last_error) give.
+func tryAgainCause(err error) string {
+	if errors.Is(err, errMoveFailed) {
+		return errMoveFailed.Error()
+	}
+	return withoutPrefix(err)
+}
+
 // errMoveFailed is the error of a request whose key could not be moved to
 // its new server: it is still on its old one, which is the only one a read
 // finds, and the client may try again.
