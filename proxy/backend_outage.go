@@ -172,31 +172,36 @@ func (p *pool) guardWrite(flush func()) {
 	p.returns.RLock()
 }
 
-// doneWrite notes the keys of a write that is done in the outages of their
-// down servers, and releases the returns lock guardWrite took.
-func (p *pool) doneWrite(keys [][]byte) {
+// doneWrite notes the keys of a write that began at since and is done in
+// the outages of their down servers, and releases the returns lock
+// guardWrite took.
+func (p *pool) doneWrite(keys [][]byte, since time.Time) {
 	if p.outages.Load() > 0 {
-		p.noteWrites(keys)
+		p.noteWrites(keys, since)
 	}
 	p.returns.RUnlock()
 }
 
-// noteWrites records each key in the outage of each server marked down
-// that would serve it were it up (see placement.servesIfUp) - its owner,
-// and a server that stood in for its owner while the owner is out too -
-// with the stand-in the key goes to now.
-func (p *pool) noteWrites(keys [][]byte) {
+// noteWrites records each key of a write that began at since in the
+// outage of each server marked down that would serve it were it up (see
+// placement.servesIfUp) - its owner, and a server that stood in for its
+// owner while the owner is out too - with the servers the write may have
+// reached: the stand-in the key goes to now, or with replicas its other
+// copies up, or out since the write began.
+func (p *pool) noteWrites(keys [][]byte, since time.Time) {
 	pl := p.place.Load()
 	if len(pl.configured().servers) == 0 {
 		return
 	}
 	var sc routeScratch
 	for _, key := range keys {
+		if pl.replicas > 1 {
+			p.noteCopies(pl, key, since, &sc)
+			continue
+		}
 		to := ""
-		if pl.replicas <= 1 {
-			if r := pl.route(key, false, &sc); len(r) > 0 {
-				to = r[0].addr
-			}
+		if r := pl.route(key, false, &sc); len(r) > 0 {
+			to = r[0].addr
 		}
 		for _, b := range p.backends {
 			o := b.outage.Load()
@@ -212,6 +217,32 @@ func (p *pool) noteWrites(keys [][]byte) {
 	}
 }
 
+// noteCopies notes key in the outage of each of its copies marked down,
+// with its other copies the write may have reached: those up, and those
+// marked down since the write began. None means the write reached no
+// copy: nothing newer than what each holds is anywhere.
+func (p *pool) noteCopies(pl *placement, key []byte, since time.Time, sc *routeScratch) {
+	full := pl.configured()
+	sc.idx, sc.nodes = full.copies(sc.idx[:0], sc.nodes, key)
+	for _, i := range sc.idx {
+		b := full.servers[i]
+		o := b.outage.Load()
+		if o == nil {
+			continue
+		}
+		o.note(key, "")
+		for _, j := range sc.idx {
+			c := full.servers[j]
+			if c == b {
+				continue
+			}
+			if co := c.outage.Load(); co == nil || !co.began.Before(since) {
+				o.note(key, c.addr)
+			}
+		}
+	}
+}
+
 // spillOutages marks every open outage overflowed: a write reached every
 // key of the pool at once (flush_all broadcast).
 func (p *pool) spillOutages() {
@@ -222,26 +253,28 @@ func (p *pool) spillOutages() {
 	}
 }
 
-// settleKeys settles b's copies of keys: those b serves once it is up
-// again from the servers the placement sends each key to while b is out,
-// and b's copies of the others removed - a key it stood in for whose own
-// server is back, or one of another server's a stand-in of b's wrote while
-// b was out - so that no later failure finds them.
-func (p *pool) settleKeys(ctx context.Context, b *backend, keys []string) error {
+// settleKeys settles b's copies of keys, which settled maps to the
+// servers each was written to while b was out: those b serves once it is
+// up again from the servers the placement sends each key to while b is
+// out, and b's copies of the others removed - a key it stood in for whose
+// own server is back, or one of another server's a stand-in of b's wrote
+// while b was out - so that no later failure finds them. A key whose
+// newest value is on no server up (every one it was written to is out)
+// is removed from b too: a miss, never an older value, and b need not
+// wait for the others.
+func (p *pool) settleKeys(ctx context.Context, b *backend, keys []string, settled map[string][]string) error {
 	pl := b.pool.place.Load()
 	from := map[*backend][]string{}
 	var drop []string
 	var sc routeScratch
 	for _, k := range keys {
-		if !pl.servesIfUp([]byte(k), b, &sc) {
+		src, ok := p.settleSource(pl, b, k, settled[k], &sc)
+		switch {
+		case !ok:
 			drop = append(drop, k)
-			continue
+		case src != nil:
+			from[src] = append(from[src], k)
 		}
-		r := pl.route([]byte(k), false, &sc)
-		if len(r) == 0 || r[0] == b {
-			return fmt.Errorf("%w: no server stands in for %s's key %q", ErrNoServers, b.addr, k)
-		}
-		from[r[0]] = append(from[r[0]], k)
 	}
 	for src, ks := range from {
 		if err := p.front.settle(ctx, b, src, ks); err != nil {
@@ -254,6 +287,30 @@ func (p *pool) settleKeys(ctx context.Context, b *backend, keys []string) error 
 		}
 	}
 	return nil
+}
+
+// settleSource returns the server b's copy of key is settled from, nil
+// when it stands as it is, or false when it is removed: the key's server
+// while b is out, for a key b serves once up; with replicas, the first of
+// its other copies it was written to (to) that is up, none when it was
+// written to none.
+func (p *pool) settleSource(pl *placement, b *backend, key string, to []string, sc *routeScratch) (*backend, bool) {
+	if !pl.servesIfUp([]byte(key), b, sc) {
+		return nil, false
+	}
+	if pl.replicas > 1 {
+		for _, a := range to {
+			if c := p.backendAt(a); c != nil && c != b && !c.health.isDown() {
+				return c, true
+			}
+		}
+		return nil, len(to) == 0
+	}
+	r := pl.route([]byte(key), false, sc)
+	if len(r) == 0 || r[0] == b {
+		return nil, false // no server is up to stand in
+	}
+	return r[0], true
 }
 
 // settleReturn settles what b missed while it was out, restores it and,
@@ -279,7 +336,7 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 			if len(keys) == 0 {
 				break
 			}
-			if err := p.settleKeys(ctx, b, keys); err != nil {
+			if err := p.settleKeys(ctx, b, keys, settled); err != nil {
 				o.putBack(keys, settled)
 				return err
 			}
@@ -289,7 +346,7 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 	p.returns.Lock()
 	defer p.returns.Unlock()
 	for keys := o.take(settleBatch, settled); len(keys) > 0; keys = o.take(settleBatch, settled) {
-		if err := p.settleKeys(ctx, b, keys); err != nil {
+		if err := p.settleKeys(ctx, b, keys, settled); err != nil {
 			o.putBack(keys, settled)
 			return err
 		}
@@ -323,6 +380,9 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 // Reads of the keys still go to the stand-ins until b is restored: they
 // miss meanwhile, and a client that refills one writes after b is back.
 func (p *pool) releaseStandIns(ctx context.Context, b *backend, settled map[string][]string) error {
+	if p.cfg.Replicas > 1 {
+		return nil // a key's servers are its copies: no stand-in took it
+	}
 	byAddr := map[string][]string{}
 	for k, addrs := range settled {
 		for _, a := range addrs {

@@ -24,6 +24,11 @@ func startDoublePool(t *testing.T, proto, dist string) *doublePool {
 	if dist == "ketama" {
 		settings += "  hash: fnv1a_64\n"
 	}
+	return startDoublePoolWith(t, proto, settings)
+}
+
+// startDoublePoolWith is startDoublePool with the pool's settings given.
+func startDoublePoolWith(t *testing.T, proto, settings string) *doublePool {
 	d := &doublePool{t: t, proto: proto}
 	var y string
 	if proto == "redis" {
@@ -179,5 +184,57 @@ func runDoubleFailure(t *testing.T, proto, dist string, aFirst bool) {
 	a.fail(ErrConnLost, 1)
 	if n, ex := d.older(aKeys, "v4"); n > 0 {
 		t.Errorf("A out again: %d of A's %d keys read a stand-in's old copy (%s)", n, len(aKeys), ex)
+	}
+}
+
+// TestReplicasDoubleFailure: a pool of two copies per key whose copies
+// are both marked down, one after the other, with a write acknowledged
+// by the second while the first was out and one that reached neither;
+// both back in either order, each while the other is still out and its
+// server up (a stalled server that answers again before it is restored).
+// No read after either return gives a value older than the one
+// acknowledged, and neither return waits for the other: a copy that
+// cannot learn the newest value from a copy that is up drops its own, as
+// a cache may miss. (A Redis pool keeps one copy of each key.)
+func TestReplicasDoubleFailure(t *testing.T) {
+	for _, order := range []string{"second back first", "first back first"} {
+		t.Run(order, func(t *testing.T) {
+			t.Parallel()
+			d := startDoublePoolWith(t, "memcached", "  distribution: ring\n  replicas: 2\n  auto_eject_hosts: true\n"+
+				"  server_failure_limit: 1\n  timeout: 2000\n  server_retry_timeout: 3600000\n")
+			keys := testKeys("copies", 300)
+			d.setAll(keys, "v1")
+			var sc routeScratch
+			owners := d.p.place.Load().route([]byte(keys[0]), true, &sc)
+			x, y := owners[0], owners[1]
+			var both []string // the keys whose copies are x and y
+			for _, k := range keys {
+				o := d.p.place.Load().route([]byte(k), true, &sc)
+				if (o[0] == x && o[1] == y) || (o[0] == y && o[1] == x) {
+					both = append(both, k)
+				}
+			}
+			x.fail(ErrConnLost, 1)
+			d.setAll(both, "v2") // to y alone
+			y.fail(ErrConnLost, 1)
+			for _, k := range both { // reaches no copy
+				if err := d.client.set(k, "v3"); err == nil {
+					t.Fatalf("a write with both copies down succeeded")
+				}
+			}
+			steps := []*backend{y, x}
+			if order == "first back first" {
+				steps = []*backend{x, y}
+			}
+			for _, back := range steps {
+				d.p.restore(back)
+				if back.health.isDown() {
+					t.Fatalf("%s stays down while the other copy is out", back.addr)
+				}
+				if n, ex := d.older(both, "v2"); n > 0 {
+					t.Errorf("after %s came back: %d of %d keys read an older value (%s)", back.addr, n, len(both), ex)
+				}
+			}
+		})
 	}
 }

@@ -248,7 +248,7 @@ func (c *call) guardWrite(p *pool, flush func()) {
 // the keys it wrote.
 func (c *call) unguard() {
 	if c.guard != nil {
-		c.guard.doneWrite(c.guardKeys)
+		c.guard.doneWrite(c.guardKeys, c.start)
 		c.guard, c.guardKeys = nil, dropKeys(c.guardKeys)
 	}
 }
