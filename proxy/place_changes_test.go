@@ -122,9 +122,10 @@ func (r *changeRun) step(op, arg byte) {
 				break
 			}
 		}
-	case 4: // a new address: the server is up again under it
+	case 4: // a new address: up again under it, unless it was down: then
+		// its stand-ins' writes are settled onto it first (see
+		// pool.inheritRepointed), and no server answers here
 		r.port[name] += 100
-		delete(r.down, name)
 	case 5: // a new weight
 		if r.weighted {
 			r.weight[name] = 1 + int(arg)%3

@@ -189,7 +189,7 @@ func (p *pool) inheritRepointed(old *pool, b *backend) bool {
 		return false
 	}
 	o := ob.outage.Load()
-	if o == nil {
+	if o == nil || !ob.health.isDown() {
 		return false
 	}
 	b.health.markDown()
