@@ -221,11 +221,6 @@ func (p *pool) serverConn(ctx context.Context, conn net.Conn, name, addr string,
 	return tc, nil
 }
 
-// errTLSHandshake is the cause of a failed connect to a server over TLS;
-// a client reads it alone, without the certificate's names and the
-// addresses the log gives.
-var errTLSHandshake = errors.New("TLS handshake failed")
-
 // dialSweep opens a connection of its own to b for a listing of its
 // items, over TLS when the pool reaches its servers so; the listing sets
 // its own deadlines.

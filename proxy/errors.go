@@ -223,6 +223,11 @@ func appendReplyCause(dst []byte, err error) []byte {
 	return append(dst, withoutPrefix(se.Err)...)
 }
 
+// errTLSHandshake is the cause of a failed connect to a server over TLS;
+// a client reads it alone, without the certificate's names and the
+// addresses the log gives.
+var errTLSHandshake = errors.New("TLS handshake failed")
+
 // appendCapitalized appends s with its first letter upper-cased: Go's
 // texts for error numbers are the C library's with the first letter
 // lowered ("connection refused" for "Connection refused").
