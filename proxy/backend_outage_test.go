@@ -346,12 +346,29 @@ func (l *stallLoad) read(c kvConn, rng *rand.Rand) (kvConn, bool) {
 		atomic.AddInt64(&l.run.inDoubt, 1)
 	case v < floor:
 		if atomic.AddInt64(&l.run.stale, 1) <= 3 {
-			l.t.Logf("%s read %d after %d was acknowledged", l.keys[i], v, floor)
+			l.t.Logf("%s read %d after %d was acknowledged; the servers hold %s", l.keys[i], v, floor, l.held(l.keys[i]))
 		}
 	case v > l.acked[i].Load() && v <= l.attempted[i].Load():
 		atomic.AddInt64(&l.run.inDoubt, 1) // a write in flight as it was read
 	}
 	return c, true
+}
+
+// held says what each server holds of key now, for the log of a stale
+// read.
+func (l *stallLoad) held(key string) string {
+	var b strings.Builder
+	for _, addr := range l.tg.servers {
+		c, err := dialKV(l.tg.proto, addr)
+		if err != nil {
+			fmt.Fprintf(&b, " %s: %v;", addr, err)
+			continue
+		}
+		v, found, err := c.get(key)
+		c.close()
+		fmt.Fprintf(&b, " %s: %q %v %v;", addr, v, found, err)
+	}
+	return b.String()
 }
 
 // failedWrite reports whether version v of key i was written and the write
