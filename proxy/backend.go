@@ -112,6 +112,9 @@ type op struct {
 	// reply only to learn the outcome; the stats port counts the request
 	// and no reply, as nutcracker forwards it (see serverStats.unsaid).
 	unsaid bool
+	// sent is when the request was written whole, in unix nanoseconds; 0
+	// before. Guarded by the serverConn's mu.
+	sent int64
 }
 
 // finish ends o with err, nil when the server answered.
