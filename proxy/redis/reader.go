@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/kolco-dev/kolco/proxy/internal/wire"
@@ -298,27 +297,27 @@ func (r *Reader) readBulk(req *Request) error {
 // the Budget has no room for the request. The Budget is asked for the
 // whole argument at once, as a memcached data block is reserved: requests
 // that each held part of their room while waiting for the rest could
-// wait for each other until their timeouts. Without a Budget the buffer
-// grows as the bytes come, never to more than twice what has arrived;
-// with one, an argument over KeepMax is given its room whole once the
-// Budget has reserved it.
+// wait for each other until their timeouts. The buffer grows as the
+// bytes come, by doubling, until an eighth of the argument has come, and
+// then to the argument's whole size at once: it never holds more than
+// eight times what has arrived, and the buffers it outgrew are given back
+// to the system at once (see release) rather than held as garbage until
+// collected.
 func (r *Reader) readData(req *Request, n int) error {
 	if !r.reserveBulk(len(req.buf), n) {
 		_, err := r.br.Discard(n) // the request is dropped
 		return wire.Unexpected(err)
 	}
-	if n > KeepMax && r.lim.Budget != nil {
-		// Reserved whole: one buffer of its size (and room for the
-		// arguments after it), not one that grows to it by doubling,
-		// whose earlier copies are garbage as large as the value until
-		// collected - 8 values of 100 MB at once peaked at 1.6-1.9 GiB
-		// that way, 830 MiB this way. Memory the process had not used
-		// is committed as the bytes come; the Budget bounds the rest.
-		req.buf = slices.Grow(req.buf, n+KeepMax)
-	}
+	whole, from := n, len(req.buf)
 	for n > 0 {
 		c := min(n, bulkChunk)
-		req.buf = growFor(req.buf, c, n)
+		if n > KeepMax && len(req.buf)-from >= whole/8 && cap(req.buf)-len(req.buf) < n {
+			// An eighth came: the rest is taken at the client's word,
+			// in one buffer, rather than doubling through copies as
+			// large as the value.
+			req.buf = growOwn(req.buf, n+KeepMax, n+KeepMax)
+		}
+		req.buf = growOwn(req.buf, c, n)
 		var err error
 		if req.buf, err = appendFull(req.buf, r.br, c); err != nil {
 			return err
