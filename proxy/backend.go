@@ -126,6 +126,9 @@ type op struct {
 	// loading) is sent there, within the same deadline, so that no read
 	// fails while the primary serves. Set for each send.
 	fallback *backend
+	// sent is when the request was written whole, in unix nanoseconds; 0
+	// before. Guarded by the serverConn's mu.
+	sent int64
 }
 
 // finish ends o with err, nil when the server answered; a read a replica

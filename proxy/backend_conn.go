@@ -127,10 +127,14 @@ func (c *serverConn) writeQueued(s *session) {
 		s.buf, s.ins, s.bufOps = s.spare[:0], s.spareIns[:0], 0
 		s.writeDeadline = s.bufDeadline // watched by pool.watch
 		n, size := s.writing, s.writingBytes
+		s.wroteAt.Store(time.Now().UnixNano()) // the write's clock starts
 		c.mu.Unlock()
 		c.b.stats.sent(n, size)
 		err := s.writeOut(out, ins)
 		c.mu.Lock()
+		if err == nil {
+			s.markSent(n)
+		}
 		s.writing, s.writingBytes, s.writeDeadline = 0, 0, time.Time{}
 		clear(ins) // the data blocks belong to their requests
 		s.spare, s.spareIns = out[:0], ins[:0]
@@ -229,6 +233,10 @@ type session struct {
 	// timedOut is set by the watchdog before it closes the connection, so
 	// that the reader fails what is queued with ErrTimeout.
 	timedOut atomic.Bool
+	// readAt and wroteAt are when bytes last came from the server and
+	// went to it, in unix nanoseconds: the watchdog's measure of progress
+	// (see session.stalled).
+	readAt, wroteAt atomic.Int64
 }
 
 // insert is a data block passed by reference, to be written before
@@ -244,6 +252,7 @@ func (s *session) appendOp(o *op) {
 	if s.bufOps == 0 {
 		s.bufDeadline = o.deadline
 	}
+	o.sent = 0
 	s.bufOps++
 	s.buf = append(s.buf, o.buf...)
 	if o.data != nil {
@@ -257,16 +266,15 @@ func (s *session) appendOp(o *op) {
 func (s *session) writeOut(out []byte, ins []insert) error {
 	prev := 0
 	for _, in := range ins {
-		if _, err := s.rw.Write(out[prev:in.at]); err != nil {
+		if err := s.write(out[prev:in.at]); err != nil {
 			return err
 		}
-		if _, err := s.rw.Write(in.data); err != nil {
+		if err := s.write(in.data); err != nil {
 			return err
 		}
 		prev = in.at
 	}
-	_, err := s.rw.Write(out[prev:])
-	return err
+	return s.write(out[prev:])
 }
 
 // maxSpare is the largest write buffer a session keeps for reuse.
@@ -314,14 +322,15 @@ func (s *session) answered() {
 }
 
 // overdue reports whether the session's first op, or the write under
-// way, is past its deadline at now. The caller holds the serverConn's mu.
-func (s *session) overdue(now time.Time) bool {
-	if !s.writeDeadline.IsZero() && now.After(s.writeDeadline) {
+// way, is past its deadline at now with the server stalled for a timeout
+// (see session.stalled). The caller holds the serverConn's mu.
+func (s *session) overdue(now time.Time, timeout time.Duration) bool {
+	if s.writeStalled(now, timeout) {
 		return true
 	}
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
-	return s.head < len(s.queue) && now.After(s.queue[s.head].deadline)
+	return s.head < len(s.queue) && s.stalled(s.queue[s.head], now, timeout)
 }
 
 // stop marks the session stopped, so that enqueue takes no more ops, and
@@ -339,7 +348,7 @@ func (s *session) stop() []*op {
 // ends; then it fails whatever is still queued, and every later op.
 func (s *session) read(b *backend) {
 	defer s.readerWG.Done()
-	rr := b.pool.front.replies(s.rw, b)
+	rr := b.pool.front.replies(progressReader{r: s.rw, at: &s.readAt}, b)
 	var failure error
 	var now time.Time // when the replies being read arrived
 	for {
@@ -426,4 +435,50 @@ func (s *session) kill() {
 func (s *session) end() {
 	s.kill()
 	s.readerWG.Wait()
+}
+
+// progressChunk is the most written in one call while a write is watched
+// for progress: a large value is written in pieces, each marking progress.
+const progressChunk = 1 << 20
+
+// progressReader reads the server's replies, noting when bytes came.
+type progressReader struct {
+	r  io.Reader
+	at *atomic.Int64 // unix nanoseconds
+}
+
+func (p progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.at.Store(time.Now().UnixNano())
+	}
+	return n, err
+}
+
+// write writes b to the server in pieces of progressChunk, noting when
+// each was taken.
+func (s *session) write(b []byte) error {
+	for len(b) > 0 {
+		n := min(len(b), progressChunk)
+		if _, err := s.rw.Write(b[:n]); err != nil {
+			return err
+		}
+		s.wroteAt.Store(time.Now().UnixNano())
+		b = b[n:]
+	}
+	return nil
+}
+
+// markSent records when the ops of the write just done were written
+// whole: the last written ops queued, before the bufOps not written yet.
+// The caller holds the serverConn's mu.
+func (s *session) markSent(written int) {
+	now := time.Now().UnixNano()
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	waiting := s.queue[s.head:]
+	end := max(len(waiting)-s.bufOps, 0)
+	for _, o := range waiting[max(end-written, 0):end] {
+		o.sent = now
+	}
 }

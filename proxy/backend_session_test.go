@@ -53,25 +53,41 @@ func TestSessionStopRefusesOps(t *testing.T) {
 }
 
 // TestSessionOverdue: a session is overdue once its first request, or its
-// write under way, is past its deadline, which the watchdog then closes.
+// write under way, is past its deadline and the server has moved nothing
+// for it for a timeout - then the watchdog closes it. Bytes coming, or
+// being taken, keep a large value's request alive past its deadline.
 func TestSessionOverdue(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()
 	s := &session{conn: a}
+	const timeout = time.Second
 	now := time.Now()
-	if s.overdue(now) {
+	at := func(d time.Duration) int64 { return now.Add(d).UnixNano() }
+	if s.overdue(now, timeout) {
 		t.Error("an idle session is overdue")
 	}
-	s.enqueue(&op{deadline: now.Add(time.Second)})
+	first := &op{deadline: now.Add(time.Second), sent: at(-time.Second)}
+	s.enqueue(first)
 	s.enqueue(&op{deadline: now.Add(-time.Second)}) // the first one decides
-	if s.overdue(now) || !s.overdue(now.Add(2*time.Second)) {
+	if s.overdue(now, timeout) || !s.overdue(now.Add(2*time.Second), timeout) {
 		t.Error("overdue does not follow the first request's deadline")
+	}
+	s.readAt.Store(at(1500 * time.Millisecond)) // its reply is coming
+	if s.overdue(now.Add(2*time.Second), timeout) || !s.overdue(now.Add(3*time.Second), timeout) {
+		t.Error("a reply that keeps coming does not keep its request alive for a timeout")
+	}
+	first.sent = 0 // not written whole yet: the write's progress counts
+	s.readAt.Store(0)
+	s.wroteAt.Store(at(2500 * time.Millisecond))
+	if s.overdue(now.Add(3*time.Second), timeout) || !s.overdue(now.Add(4*time.Second), timeout) {
+		t.Error("a request being written does not live while the server takes its bytes")
 	}
 	s.answered()
 	s.answered()
 	s.writeDeadline = now.Add(-time.Millisecond)
-	if !s.overdue(now) {
-		t.Error("a write past its deadline is not overdue")
+	s.wroteAt.Store(at(-500 * time.Millisecond))
+	if s.overdue(now, timeout) || !s.overdue(now.Add(time.Second), timeout) {
+		t.Error("a write past its deadline is overdue before the server stalled for a timeout, or not after")
 	}
 }

@@ -105,6 +105,14 @@ type sourceView struct {
 	// nudge asks the source again at once; nil for a source that cannot
 	// be (see pool.askSource).
 	nudge func()
+	// placeholder marks the view a pool starts from before its source's
+	// first version when its nodes are the configured servers: no source
+	// named them, and they may be anything - a server that left the fleet
+	// long ago. A pool on it is placed afresh by the first version (no
+	// migration window reads from its servers, no write deletes there, a
+	// store moves nothing off them), and its listener accepts only once
+	// the source has answered (see listener.placed).
+	placeholder bool
 }
 
 // check returns why the pool configured as pc cannot serve v, or nil.

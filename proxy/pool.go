@@ -41,6 +41,9 @@ type pool struct {
 	// refuseLog limits the lines logged for clients refused over
 	// max_client_connections.
 	refuseLog logLimit
+	// garbageLog limits the lines logged for clients closed after
+	// maxErrorsInRow protocol errors.
+	garbageLog logLimit
 	// fleet is what the sweep asks the pool's other proxies with (see
 	// placementAgreed); sweepLog limits the lines of deferred sweeps.
 	fleet    fleetCheck

@@ -211,6 +211,11 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 		return
 	}
 	parts := r.split.Parts()
+	if err := c.chargeCopies(r, len(parts)); err != nil {
+		r.local = redis.AppendError(r.local, "OOM the proxy has no room for the request")
+		r.ready()
+		return
+	}
 	deadline := r.start.Add(p.cfg.Timeout)
 	for i := range parts {
 		o := r.addOp(deadline)

@@ -118,8 +118,8 @@ func (s *Server) ListenerFiles() (map[string]*os.File, error) {
 	defer s.mu.Unlock()
 	files := map[string]*os.File{}
 	add := func(key string, ln net.Listener) error {
-		if g, ok := ln.(*gatedListener); ok {
-			ln = g.Listener
+		for g, ok := ln.(*gatedListener); ok; g, ok = ln.(*gatedListener) {
+			ln = g.Listener // held for a handover, a source, or both
 		}
 		if ul, ok := ln.(*net.UnixListener); ok {
 			ul.SetUnlinkOnClose(false)

@@ -23,6 +23,9 @@ type listener struct {
 	// pool moves to another address, so that clients accepted here follow
 	// every later reload of the pool.
 	pool *atomicPool
+	// gate, when not nil, holds the sockets until the pool's source has
+	// answered (see gatePlaced).
+	gate *placeGate
 }
 
 // listen opens a listener for the pool p named name on addr.
@@ -51,6 +54,9 @@ func (s *Server) listen(ctx context.Context, name, addr string, p *pool) (*liste
 		s.log.Info("listening with TLS", "pool", name, "addr", l.side.Addr().String())
 	}
 	l.pool.Store(p)
+	if p.members != nil && p.members.placeholder {
+		s.gatePlaced(l)
+	}
 	s.log.Info("listening", "pool", name, "addr", ln.Addr().String(), "servers", len(p.backends))
 	for _, why := range p.cfg.ignoredSettings() {
 		s.log.Warn("setting ignored, as nutcracker ignores it", "pool", name, "setting", why)

@@ -132,9 +132,13 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 	var prev *placement
 	afresh := ""               // why a new pool of a history-dependent distribution starts without its history
 	var moving []movePlacement // the placements a store's move follows, from the state file
+	fromPlaceholder := false   // the pool replaced ran on servers no source named: nothing of them is read
 	if ch.cur != nil {
 		prev = ch.cur.pool.Load().place.Load()
 		from = prev.layout()
+		if fromPlaceholder = s.replacesPlaceholder(ch.cur.pool.Load(), spec); fromPlaceholder {
+			prev = nil
+		}
 	} else {
 		var err error
 		if from, err = states.layoutFor(name, pc, s.log); err != nil {
@@ -166,7 +170,9 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		if err := p.inherit(old); err != nil {
 			return ch, err // p is not started yet: nothing of it to stop
 		}
-		if err := p.emptyAdded(ctx, old); err != nil {
+		if fromPlaceholder {
+			// Placed afresh, as at a start: no server was added.
+		} else if err := p.emptyAdded(ctx, old); err != nil {
 			return ch, err
 		}
 	}
@@ -188,6 +194,20 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		return ch, err
 	}
 	return ch, nil
+}
+
+// replacesPlaceholder reports whether cur, the pool spec replaces, ran on
+// its configured servers before its source's first version (see
+// sourceView.placeholder): spec's pool is then placed afresh.
+func (s *Server) replacesPlaceholder(cur *pool, spec poolSpec) bool {
+	if cur.members == nil || !cur.members.placeholder {
+		return false
+	}
+	if spec.members != nil && !spec.members.placeholder {
+		s.log.Info("membership: the source's first version replaces the configured servers: keys placed by it afresh, nothing read from those servers",
+			"pool", spec.name)
+	}
+	return true
 }
 
 // undo closes what prepare opened.

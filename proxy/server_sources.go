@@ -71,7 +71,9 @@ func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
 		if g := pc.Membership.Gossip; g != nil {
 			env.gossipWaits = s.gossipWaits(name, g.Bind)
 		}
-		ps, err := newPoolSource(name, pc, dir, s.initialNodes(name, pc), env, s.log)
+		initial, placeholder := s.initialNodes(name, pc)
+		env.placeholder = placeholder
+		ps, err := newPoolSource(name, pc, dir, initial, env, s.log)
 		if err != nil {
 			plan.undo()
 			return nil, err
@@ -90,15 +92,17 @@ func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
 // initialNodes returns the nodes a new source of the pool name starts
 // from: those the pool serves now when it is on a source already (the
 // source's settings changed), those the process this one took over from
-// served for a gossip pool, else its configured servers.
-func (s *Server) initialNodes(name string, pc *PoolConfig) []kolco.Node {
+// served for a gossip pool, else its configured servers. placeholder
+// reports the last when the pool does not run yet: servers no source
+// named and no pool of this process served (see sourceView.placeholder).
+func (s *Server) initialNodes(name string, pc *PoolConfig) (nodes []kolco.Node, placeholder bool) {
 	if v := s.serving(name); v != nil {
-		return v.nodes
+		return v.nodes, false
 	}
 	if nodes := s.inheritedViews[name]; nodes != nil && pc.Membership.Gossip != nil {
-		return nodes
+		return nodes, false
 	}
-	return pc.nodes()
+	return pc.nodes(), s.listeners[name] == nil
 }
 
 // gossipWaits reports whether the pool name's gossip member of bind may
@@ -206,6 +210,7 @@ func (s *Server) applySource(ps *poolSource) {
 			s.commit(t)
 			if l := s.listeners[ps.name]; l != nil {
 				l.pool.Load().noteRepoints(old)
+				l.placed()
 			}
 			s.notePlacements()
 			ps.applied.Add(1)
@@ -215,6 +220,14 @@ func (s *Server) applySource(ps *poolSource) {
 		}
 	}
 	ps.setRefused(v, err)
+	if err != nil && v.revision > 0 {
+		// The source answered, with nothing the pool can serve: its
+		// configured servers serve meanwhile, as they would after an
+		// unanswered wait.
+		if l := s.listeners[ps.name]; l != nil {
+			l.placed()
+		}
+	}
 }
 
 // stopSources stops following every source; for Shutdown, after closed

@@ -74,6 +74,10 @@ type poolSource struct {
 	// base is the pool's configuration as the file gives it (defaults
 	// set); guarded by the server's mu.
 	base *PoolConfig
+	// placeholder marks a source whose initial nodes are the pool's
+	// configured servers, which no source named (see
+	// sourceView.placeholder).
+	placeholder bool
 
 	view    atomic.Pointer[sourceView] // the newest version
 	applied atomic.Int64               // versions the pool was changed to
@@ -103,7 +107,7 @@ func newPoolSource(name string, pc *PoolConfig, dir string, initial []kolco.Node
 	src = loggedSource(src, log.With("pool", name))
 	ctx, cancel := context.WithCancel(context.Background())
 	ps := &poolSource{name: name, key: keyOf(pc, dir), desc: pc.Membership.String(), log: log.With("pool", name), nudger: nudger,
-		closeSrc: closeSrc, base: pc, changed: make(chan struct{}, 1), ctx: ctx, cancel: cancel, done: make(chan struct{})}
+		closeSrc: closeSrc, base: pc, placeholder: env.placeholder, changed: make(chan struct{}, 1), ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	if isTwemproxy(pc) {
 		ps.publish(ps.listView(0, initial, nil))
 		ps.w = membership.Watch(ctx, src)
@@ -158,12 +162,13 @@ func (ps *poolSource) kolcoView(v *membership.View) *sourceView {
 	nodes := v.Placement.Nodes()
 	return &sourceView{revision: v.Revision, nodes: nodes, drained: nodeIDs(v.Drained), fingerprint: v.Fingerprint, nudge: ps.nudgeFunc(),
 		shared: v.Shared, lay: &layout{settings: ps.key.set, p: v.Placement, nodes: nodes, fingerprint: v.Fingerprint},
-		err: checkNodes(nodes, false)}
+		err: checkNodes(nodes, false), placeholder: ps.placeholder && v.Revision == 0}
 }
 
 // listView returns the view of a version for ketama and modula.
 func (ps *poolSource) listView(rev int64, nodes []kolco.Node, drained []kolco.Node) *sourceView {
-	sv := &sourceView{revision: rev, nodes: nodes, drained: nodeIDs(drained), shared: true, err: checkNodes(nodes, true), nudge: ps.nudgeFunc()}
+	sv := &sourceView{revision: rev, nodes: nodes, drained: nodeIDs(drained), shared: true, err: checkNodes(nodes, true), nudge: ps.nudgeFunc(),
+		placeholder: ps.placeholder && rev == 0}
 	if sv.err == nil {
 		sv.fingerprint = twemproxyFingerprint(ps.key.set.Distribution, ps.key.hash, ps.key.hashTag, nodes)
 	}

@@ -23,6 +23,9 @@ import (
 type sourceEnv struct {
 	sentinelTLS *tls.Config
 	gossipWaits bool
+	// placeholder: the initial nodes are the pool's configured servers,
+	// which no source named (see sourceView.placeholder).
+	placeholder bool
 }
 
 // source returns the membership source m describes, with relative paths

@@ -26,23 +26,22 @@ const bigValue, bigWriters = 100 << 20, 8
 // returned under the memory limit set from the budget.
 const memoryOverhead = 256 << 20
 
-// TestProxyMemoryBounded: eight clients each write a 100 MB value at once,
-// to a memcached pool and then to a Redis pool, through a kolco proxy
-// process under the default kolco.buffer_limit (2 GiB); every write
-// succeeds, the process's peak RSS stays within the budget plus the
-// documented overhead, and once the writes are done its RSS returns to
-// the system, within 30 s of idling.
+// TestProxyMemoryBounded: eight clients each write a 100 MB value at once
+// to a memcached pool with the default settings (a 1 s timeout), through
+// a kolco proxy process under the default kolco.buffer_limit (2 GiB);
+// every write succeeds, the process's peak RSS stays within the budget
+// plus the documented overhead, and once the writes are done its RSS
+// returns to the system, within 30 s of idling. (A Redis pool's are
+// measured beside nutcracker: TestBigValuesBesideNutcracker.)
 func TestProxyMemoryBounded(t *testing.T) {
 	if testing.Short() {
-		t.Skip("moves 1.6 GB through the proxy")
+		t.Skip("moves 800 MB through the proxy")
 	}
 	mc := startMemcached(t, "-m", "1200", "-I", "128m")
-	rd := startRedisServer(t)
-	ports := realprog.FreePorts(t, 2)
+	ports := realprog.FreePorts(t, 1)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "nutcracker.yml")
-	y := fmt.Sprintf("mc:\n  listen: 127.0.0.1:%d\n  timeout: 60000\n  servers: [\"%s:1\"]\n"+
-		"rd:\n  listen: 127.0.0.1:%d\n  redis: true\n  timeout: 60000\n  servers: [\"%s:1\"]\n", ports[0], mc, ports[1], rd)
+	y := fmt.Sprintf("mc:\n  listen: 127.0.0.1:%d\n  servers: [\"%s:1\"]\n", ports[0], mc)
 	if err := os.WriteFile(conf, []byte(y), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +56,7 @@ func TestProxyMemoryBounded(t *testing.T) {
 	pid := proxy.Process.Pid
 	t.Logf("RSS at start: %d MiB", procMemory(t, pid, "VmRSS")>>20)
 
-	for i, proto := range []string{"memcached", "redis"} {
+	for i, proto := range []string{"memcached"} {
 		resetPeak(t, pid)
 		start := time.Now()
 		writeBig(t, proto, fmt.Sprintf("127.0.0.1:%d", ports[i]))

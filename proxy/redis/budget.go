@@ -9,6 +9,16 @@ type Budget interface {
 	Reserve(n int) error
 }
 
+// A BulkBudget is a Budget that is told which room is for one argument of
+// over KeepMax bytes, whole, as its length is read: a proxy passes such an
+// argument on by reference and holds it once, where it copies the others.
+type BulkBudget interface {
+	Budget
+	// ReserveBulk makes room for an argument of n bytes, or returns why
+	// there is none.
+	ReserveBulk(n int) error
+}
+
 // A request's first freeRequest bytes are held without asking the
 // Reader's Budget (a client has few requests in flight); past them the
 // Reader asks for budgetStep bytes or more at a time: a bulk string whole,
@@ -36,6 +46,22 @@ func (r *Reader) reserve(held, n int) bool {
 		return false
 	}
 	r.charged += step
+	return true
+}
+
+// reserveBulk asks the Reader's Budget for room for an argument of n
+// bytes whole, through ReserveBulk when it is a BulkBudget and the
+// argument is over KeepMax, else as reserve does.
+func (r *Reader) reserveBulk(held, n int) bool {
+	bb, ok := r.lim.Budget.(BulkBudget)
+	if !ok || n <= KeepMax || r.noRoom != nil {
+		return r.reserve(held, n)
+	}
+	if err := bb.ReserveBulk(n); err != nil {
+		r.noRoom = replyError(fmt.Errorf("%w: %w", ErrNoRoom, err), "OOM the proxy has no room for the request: "+err.Error(), false)
+		return false
+	}
+	r.charged += n
 	return true
 }
 

@@ -39,3 +39,22 @@ func growFor(dst []byte, c, left int) []byte {
 	}
 	return slices.Grow(dst, min(left, max(len(dst), c)))
 }
+
+// growOwn is growFor for a buffer that grows while one value is read into
+// it and nothing else reads it meanwhile (a request's arguments, before
+// they are parsed): the buffer it outgrows, copied, is given back to the
+// system at once (see release) rather than held as garbage as large as
+// the value until collected.
+func growOwn(dst []byte, c, left int) []byte {
+	grown := growFor(dst, c, left)
+	if cap(dst) >= releaseMin && cap(grown) != cap(dst) {
+		release(dst[:cap(dst)])
+	}
+	return grown
+}
+
+// releaseMin is the smallest outgrown buffer whose memory is given back.
+// Eight values of 100 MB read at once peaked at 1.4-1.9 GiB of RSS with
+// their outgrown buffers kept until collected; 879-882 MiB with them
+// given back and the last growth to the value's size (see Reader.readData).
+const releaseMin = 1 << 20

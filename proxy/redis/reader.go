@@ -298,15 +298,26 @@ func (r *Reader) readBulk(req *Request) error {
 // whole argument at once, as a memcached data block is reserved: requests
 // that each held part of their room while waiting for the rest could
 // wait for each other until their timeouts. The buffer grows as the
-// bytes come, never to more than twice what has arrived.
+// bytes come, by doubling, until an eighth of the argument has come, and
+// then to the argument's whole size at once: it never holds more than
+// eight times what has arrived, and the buffers it outgrew are given back
+// to the system at once (see release) rather than held as garbage until
+// collected.
 func (r *Reader) readData(req *Request, n int) error {
-	if !r.reserve(len(req.buf), n) {
+	if !r.reserveBulk(len(req.buf), n) {
 		_, err := r.br.Discard(n) // the request is dropped
 		return wire.Unexpected(err)
 	}
+	whole, from := n, len(req.buf)
 	for n > 0 {
 		c := min(n, bulkChunk)
-		req.buf = growFor(req.buf, c, n)
+		if n > KeepMax && len(req.buf)-from >= whole/8 && cap(req.buf)-len(req.buf) < n {
+			// An eighth came: the rest is taken at the client's word,
+			// in one buffer, rather than doubling through copies as
+			// large as the value.
+			req.buf = growOwn(req.buf, n+KeepMax, n+KeepMax)
+		}
+		req.buf = growOwn(req.buf, c, n)
 		var err error
 		if req.buf, err = appendFull(req.buf, r.br, c); err != nil {
 			return err

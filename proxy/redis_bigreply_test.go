@@ -1,0 +1,81 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLargeReplyOutlivesTimeout: an MGET of large binary values (16 MB
+// each, as twemproxy's own test_mget_large_binary sends them) whose reply
+// takes several times the pool's timeout to arrive, because the server
+// sends it slowly but steadily, is answered; a server that stops in the
+// middle of such a reply fails it with nutcracker's "Connection timed out"
+// a timeout later. Such an MGET once succeeded alone and timed out after
+// other traffic on the same proxy: the timeout counted the whole transfer
+// from the request's dispatch, and how long 32 MB take to arrive grows
+// with whatever else the proxy and its machine are doing.
+func TestLargeReplyOutlivesTimeout(t *testing.T) {
+	const timeout, value, piece, pause = 250 * time.Millisecond, 16 << 20, 1 << 20, 25 * time.Millisecond
+	for _, stop := range []bool{false, true} {
+		t.Run(fmt.Sprint("stops midway ", stop), func(t *testing.T) {
+			addr := fakeServer(t, func(c net.Conn) {
+				r := bufio.NewReader(c)
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					var n int
+					if _, err := fmt.Sscanf(line, "*%d", &n); err != nil {
+						continue
+					}
+					for range 2 * n { // the request's arguments, read and dropped
+						if _, err := r.ReadString('\n'); err != nil {
+							return
+						}
+					}
+					// The reply: an array of two values, sent a piece at a
+					// time, the whole taking 32 pauses, over 3 timeouts.
+					reply := fmt.Appendf(nil, "*2\r\n$%d\r\n", value)
+					reply = append(reply, bytes.Repeat([]byte("v"), value)...)
+					reply = fmt.Appendf(reply, "\r\n$%d\r\n", value)
+					reply = append(reply, bytes.Repeat([]byte("w"), value)...)
+					reply = append(reply, "\r\n"...)
+					for i := 0; len(reply) > 0; i++ {
+						if stop && i == 16 {
+							<-t.Context().Done() // stops until the test ends
+							return
+						}
+						k := min(len(reply), piece)
+						if _, err := c.Write(reply[:k]); err != nil {
+							return
+						}
+						reply = reply[k:]
+						time.Sleep(pause)
+					}
+				}
+			})
+			s := startProxy(t, "p:\n  listen: 127.0.0.1:0\n  redis: true\n  timeout: "+fmt.Sprint(timeout.Milliseconds())+
+				"\n  servers: [\""+addr+":1 r0\"]\n")
+			c := dialRedis(t, s.Addr("p").String())
+			start := time.Now()
+			got := c.do("MGET", "kkk-0", "kkk-1")
+			took := time.Since(start)
+			if stop {
+				if got != "-ERR Connection timed out\r\n" {
+					t.Errorf("a reply stopped midway: %.40q, want nutcracker's timeout", got)
+				}
+				return
+			}
+			want := fmt.Sprintf("*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", value, strings.Repeat("v", value), value, strings.Repeat("w", value))
+			if got != want {
+				t.Errorf("MGET of 2 values of 16 MB sent over %v with a %v timeout: %.60q (%d bytes)", took.Round(time.Millisecond), timeout, got, len(got))
+			}
+		})
+	}
+}
