@@ -280,6 +280,9 @@ func (p *pool) settleKeys(ctx context.Context, b *backend, keys []string, settle
 		if err := p.front.settle(ctx, b, src, ks); err != nil {
 			return err
 		}
+		if pl.replicas <= 1 {
+			p.noteStandIn(pl, b, ks)
+		}
 	}
 	if len(drop) > 0 {
 		if err := p.front.release(ctx, b, drop); err != nil {
@@ -287,6 +290,25 @@ func (p *pool) settleKeys(ctx context.Context, b *backend, keys []string, settle
 		}
 	}
 	return nil
+}
+
+// noteStandIn notes keys, settled onto b, in the outage of each other
+// server out that would serve them were it up: b stands in for them from
+// its return on, holding copies as a write routed to it would have left,
+// and their own server's return must remove those (see releaseStandIns).
+func (p *pool) noteStandIn(pl *placement, b *backend, keys []string) {
+	var sc routeScratch
+	for _, d := range p.backends {
+		o := d.outage.Load()
+		if d == b || o == nil {
+			continue
+		}
+		for _, k := range keys {
+			if pl.servesIfUp([]byte(k), d, &sc) {
+				o.note([]byte(k), b.addr)
+			}
+		}
+	}
 }
 
 // settleSource returns the server b's copy of key is settled from, nil
