@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"fmt"
 	"net"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -89,5 +91,54 @@ func TestSessionOverdue(t *testing.T) {
 	s.wroteAt.Store(at(-500 * time.Millisecond))
 	if s.overdue(now, timeout) || !s.overdue(now.Add(time.Second), timeout) {
 		t.Error("a write past its deadline is overdue before the server stalled for a timeout, or not after")
+	}
+}
+
+// TestUnreadReplyIsNoTimeout: a reply that has reached the proxy's socket
+// and is not read yet (a proxy starved of CPU reads late) keeps its
+// session from timing out; a server that sent nothing times out.
+func TestUnreadReplyIsNoTimeout(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the socket's receive queue is asked on Linux")
+	}
+	for _, sent := range []bool{true, false} {
+		t.Run(fmt.Sprint("reply sent ", sent), func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			conn, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			server, err := ln.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer server.Close()
+			const timeout = time.Second
+			c := &serverConn{b: &backend{pool: &pool{cfg: &PoolConfig{Timeout: timeout}}}}
+			s := &session{conn: conn}
+			c.s = s
+			now := time.Now()
+			s.enqueue(&op{deadline: now.Add(-time.Second), sent: now.Add(-2 * time.Second).UnixNano()})
+			if sent {
+				if _, err := server.Write([]byte("+OK\r\n")); err != nil {
+					t.Fatal(err)
+				}
+				for deadline := time.Now().Add(time.Minute); unread(conn) == 0; {
+					if time.Now().After(deadline) {
+						t.Fatal("the reply never reached the socket")
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+			c.timeOut(now)
+			if s.dead.Load() == sent {
+				t.Errorf("session closed: %v, with a reply waiting to be read: %v", s.dead.Load(), sent)
+			}
+		})
 	}
 }

@@ -48,13 +48,24 @@ func (p *pool) watch() {
 // timeOut closes the connection's session if a request on it is past its
 // deadline at now; the session's reader fails its requests with
 // ErrTimeout.
+//
+// A reply that has reached the proxy's socket and is not read yet is the
+// proxy's delay, not the server's: a proxy starved of CPU reads late, and
+// would otherwise time out - and eject - servers that answered in time.
+// Such bytes count as the server's progress.
 func (c *serverConn) timeOut(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if s := c.s; s != nil && !s.dead.Load() && s.overdue(now, c.b.pool.cfg.Timeout) {
-		s.timedOut.Store(true)
-		s.kill()
+	s := c.s
+	if s == nil || s.dead.Load() || !s.overdue(now, c.b.pool.cfg.Timeout) {
+		return
 	}
+	if unread(s.conn) > 0 {
+		s.readAt.Store(now.UnixNano())
+		return
+	}
+	s.timedOut.Store(true)
+	s.kill()
 }
 
 // stalled reports whether the server has moved nothing for a timeout at
