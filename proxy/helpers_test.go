@@ -115,10 +115,10 @@ func (m *memcached) stop() {
 }
 
 // waitListening polls addr (host:port or a unix socket path) until it
-// accepts a connection (10 s at most).
+// accepts a connection (realprog.Patience at most).
 func waitListening(t testing.TB, addr string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(realprog.Patience)
 	for {
 		c, err := net.DialTimeout(network(addr), addr, time.Second)
 		if err == nil {

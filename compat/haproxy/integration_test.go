@@ -149,7 +149,7 @@ func startHAProxy(t *testing.T, bin, cfg string, ports []int) (inUse bool) {
 			t.Logf("haproxy output: %s", out.String())
 		}
 	})
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(realprog.Patience)
 	for _, p := range ports {
 		for {
 			c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), time.Second)
@@ -166,7 +166,7 @@ func startHAProxy(t *testing.T, bin, cfg string, ports []int) (inUse bool) {
 			default:
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("haproxy: port %d not listening after 10s", p)
+				t.Fatalf("haproxy: port %d not listening after %v", p, realprog.Patience)
 			}
 			time.Sleep(20 * time.Millisecond) // polling for readiness, not ordering
 		}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kolco-dev/kolco/internal/realprog"
 )
 
 // node is one redis-server started by a test.
@@ -80,8 +82,8 @@ func tryNode(t *testing.T, bin string) (*node, bool) {
 		if !ok {
 			return nil, true
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("redis-server not ready after 10s")
+	case <-time.After(realprog.Patience):
+		t.Fatalf("redis-server not ready after %v", realprog.Patience)
 	}
 	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 5*time.Second)
 	if err != nil {

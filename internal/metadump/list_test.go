@@ -44,7 +44,7 @@ func startMemcached(t *testing.T, unix bool) (string, string) {
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(realprog.Patience)
 	for {
 		c, err := net.DialTimeout(network, addr, time.Second)
 		if err == nil {

@@ -50,12 +50,19 @@ func FreePorts(t testing.TB, n int) []int {
 	return ports
 }
 
-// WaitListening waits up to 10 seconds until every port accepts a
+// Patience bounds a test's wait for what must happen - a program
+// listening, a server answering, a condition holding. It is no measure of
+// how soon: generous, so that a machine busy with other work makes a test
+// slower, never fail; a wait that runs out is a defect found, not a slow
+// machine.
+const Patience = time.Minute
+
+// WaitListening waits up to Patience until every port accepts a
 // connection, failing the test if it does not or if exited is closed first
 // (the program died while starting).
 func WaitListening(t testing.TB, what string, ports []int, exited <-chan struct{}) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(Patience)
 	for _, p := range ports {
 		for {
 			c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), time.Second)
@@ -69,7 +76,7 @@ func WaitListening(t testing.TB, what string, ports []int, exited <-chan struct{
 			default:
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: port %d not listening after 10s", what, p)
+				t.Fatalf("%s: port %d not listening after %v", what, p, Patience)
 			}
 			time.Sleep(20 * time.Millisecond) // polling for readiness, not ordering
 		}

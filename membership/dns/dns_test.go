@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kolco-dev/kolco/internal/realprog"
+
 	mdns "github.com/miekg/dns"
 
 	"github.com/kolco-dev/kolco"
@@ -218,7 +220,7 @@ func TestFollowKeepsLastViewWhileTheServerFails(t *testing.T) {
 // polls a server on its own timer, so there is no event to wait on.
 func waitStatus(t *testing.T, w *membership.Watcher, cond func(membership.Status) bool) membership.Status {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(realprog.Patience)
 	for {
 		st := w.Status()
 		if cond(st) {

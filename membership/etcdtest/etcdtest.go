@@ -54,7 +54,7 @@ type Server struct {
 	log   bytes.Buffer
 }
 
-// Start starts etcd and waits until it serves (10 s at most). The test's
+// Start starts etcd and waits until it serves (realprog.Patience at most). The test's
 // Cleanup kills it and removes its data.
 func Start(t testing.TB, cfg Config) *Server {
 	t.Helper()
@@ -136,11 +136,11 @@ func (s *Server) Log() string {
 }
 
 // waitHealthy polls the server's /health until it reports a leader, for
-// 10 s at most, failing the test if the server exits first.
+// realprog.Patience at most, failing the test if the server exits first.
 func (s *Server) waitHealthy(exited <-chan struct{}) {
 	s.t.Helper()
 	client := &http.Client{Timeout: time.Second, Transport: s.transport()}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(realprog.Patience)
 	for {
 		resp, err := client.Get(s.Endpoint + "/health")
 		if err == nil {
@@ -156,7 +156,7 @@ func (s *Server) waitHealthy(exited <-chan struct{}) {
 		default:
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("etcd not healthy after 10s (last error %v): %s", err, s.Log())
+			s.t.Fatalf("etcd not healthy after %v (last error %v): %s", realprog.Patience, err, s.Log())
 		}
 		time.Sleep(20 * time.Millisecond) // polling an external process with a deadline
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kolco-dev/kolco/internal/realprog"
+
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/sentinel"
@@ -105,10 +107,10 @@ func TestSentinelsFailAndReturn(t *testing.T) {
 
 func waitStatus(t *testing.T, w *membership.Watcher, ok func(membership.Status) bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(realprog.Patience)
 	for !ok(w.Status()) {
 		if time.Now().After(deadline) {
-			t.Fatalf("not %s within 10 s: %v", what, w.Status())
+			t.Fatalf("not %s within %v: %v", what, realprog.Patience, w.Status())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
