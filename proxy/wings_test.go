@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -184,15 +185,9 @@ func wingViolations(t *testing.T, extra map[string]string) []string {
 // imports from the export data the go command builds for them.
 func exportImporter(t *testing.T, fset *token.FileSet) types.Importer {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", ".").Output()
+	exports, err := exportFiles()
 	if err != nil {
-		t.Fatalf("go list -export: %v", err)
-	}
-	exports := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if path, file, ok := strings.Cut(line, "\t"); ok && file != "" {
-			exports[path] = file
-		}
+		t.Fatal(err)
 	}
 	return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
 		file, ok := exports[path]
@@ -202,3 +197,20 @@ func exportImporter(t *testing.T, fset *token.FileSet) types.Importer {
 		return os.Open(file)
 	})
 }
+
+// exportFiles maps the packages the proxy imports to their export data,
+// asked of the go command once for every test that type-checks: it builds
+// them, which takes most of such a test's time.
+var exportFiles = sync.OnceValues(func() (map[string]string, error) {
+	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", ".").Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -export: %w", err)
+	}
+	exports := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if path, file, ok := strings.Cut(line, "\t"); ok && file != "" {
+			exports[path] = file
+		}
+	}
+	return exports, nil
+})
