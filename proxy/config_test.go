@@ -12,6 +12,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
+	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/keyhash"
 )
 
@@ -98,7 +99,7 @@ func TestNutcrackerAcceptsTestConfig(t *testing.T) {
 	if err := os.WriteFile(path, []byte(nutcrackerYAML), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(bin, "-t", "-c", path).CombinedOutput()
+	out, err := testproc.CombinedOutput(exec.Command(bin, "-t", "-c", path))
 	if err != nil || !strings.Contains(string(out), "syntax is ok") {
 		t.Fatalf("nutcracker -t: %v\n%s", err, out)
 	}

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // The package's files are its map: each belongs to a wing by its name's
@@ -184,7 +186,7 @@ func wingViolations(t *testing.T, extra map[string]string) []string {
 // imports from the export data the go command builds for them.
 func exportImporter(t *testing.T, fset *token.FileSet) types.Importer {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", ".").Output()
+	out, err := testproc.Output(exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", "."))
 	if err != nil {
 		t.Fatalf("go list -export: %v", err)
 	}

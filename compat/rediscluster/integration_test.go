@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // node is one redis-server started by a test.
@@ -57,7 +59,7 @@ func tryNode(t *testing.T, bin string) (*node, bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
