@@ -25,10 +25,15 @@ import (
 	"github.com/kolco-dev/kolco/proxy"
 )
 
-// explainConfig validates the file at path and explains it to w (--check).
+// explainConfig validates the file at path, and the files it names that a
+// start reads (the state file, membership files), and explains it to w
+// (--check).
 func explainConfig(path string, w io.Writer) error {
 	cfg, err := proxy.LoadConfig(path)
 	if err != nil {
+		return err
+	}
+	if err := cfg.CheckFiles(); err != nil {
 		return err
 	}
 	return cfg.Explain(w)
