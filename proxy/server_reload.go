@@ -130,7 +130,8 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 	}
 	var from *layout
 	var prev *placement
-	afresh := ""               // why a new pool of a history-dependent distribution starts without its history
+	afresh := "" // why a new pool of a history-dependent distribution starts without its history
+	var afreshMark *StateMissing
 	var moving []movePlacement // the placements a store's move follows, from the state file
 	if ch.cur != nil {
 		prev = ch.cur.pool.Load().place.Load()
@@ -142,6 +143,8 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		}
 		if from == nil {
 			afresh = states.missing(name, pc)
+		} else {
+			afreshMark = states.afreshFor(name)
 		}
 		moving = states.movingFor(name, pc)
 	}
@@ -171,8 +174,13 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		}
 	}
 	p.start()
-	if afresh != "" {
+	switch {
+	case afresh != "":
 		p.checkAfresh(afresh)
+	case afreshMark != nil:
+		p.resumeAfresh(afreshMark)
+	case ch.cur != nil && p.stats.stateMissing.Load() != nil:
+		p.recheckAfresh(afreshRecheck)
 	}
 	ch.next = p
 	if ch.cur != nil && sameAddress(ch.cur.pool.Load().cfg.Listen, pc.Listen) && tlsListen(ch.cur.pool.Load().cfg) != tlsListen(pc) {

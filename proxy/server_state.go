@@ -51,6 +51,10 @@ type poolState struct {
 	// Moving are the placements a store's move follows, newest first,
 	// while it has keys to move (see storeMove).
 	Moving []movingState `json:"moving,omitempty"`
+	// Afresh is set while keys miss because the placement began without
+	// its history (see StateMissing): kept here so that a restart, which
+	// restores the fresh placement, still says so.
+	Afresh *StateMissing `json:"afresh,omitempty"`
 }
 
 // movingState is a placement a store's move follows: its servers in the
@@ -263,6 +267,7 @@ func poolRecord(p *pool) *poolState {
 	var rec *poolState
 	if l := pl.layout(); l != nil && (l.settings.historyDependent() && p.cfg.Membership == nil || pl.move != nil) {
 		rec = recordOf(l)
+		rec.Afresh = p.stats.stateMissing.Load()
 	}
 	m := pl.move
 	if m == nil || m.done.Load() {
@@ -284,6 +289,15 @@ func stateNodes(nodes []kolco.Node) []stateNode {
 		out[i] = stateNode{ID: n.ID, Weight: n.EffectiveWeight(), Zone: n.Zone, Addr: n.Addr}
 	}
 	return out
+}
+
+// afreshFor returns the mark the state file keeps for the pool name whose
+// placement began afresh, or nil.
+func (st *stateFile) afreshFor(name string) *StateMissing {
+	if st == nil || st.Pools[name] == nil {
+		return nil
+	}
+	return st.Pools[name].Afresh
 }
 
 // movingFor returns the placements the state file records a store's move
