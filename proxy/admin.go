@@ -355,7 +355,7 @@ func (s *Server) startAdmin(g *GlobalConfig, tlsCfg *tls.Config) error {
 	var token []byte
 	if g.AdminTokenFile != "" {
 		var err error
-		if token, err = readToken(g.AdminTokenFile); err != nil {
+		if token, err = readToken(inDir(s.cfg.dir(), g.AdminTokenFile)); err != nil {
 			return err
 		}
 	}

@@ -159,7 +159,7 @@ func (s *Server) startMetrics(addr, tokenFile string, tlsCfg *tls.Config) error 
 	var token []byte
 	if tokenFile != "" {
 		var err error
-		if token, err = readToken(tokenFile); err != nil {
+		if token, err = readToken(inDir(s.cfg.dir(), tokenFile)); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,5 +102,32 @@ func TestCheckFilesMembershipFile(t *testing.T) {
 	}
 	if err := cfg.CheckFiles(); err != nil {
 		t.Errorf("a good membership file: %v", err)
+	}
+}
+
+// TestAdminTokenFileBesideTheConfiguration: a relative admin_token_file is
+// taken from the configuration file's directory, as the TLS files, the
+// state file and membership files are, not from where the proxy started.
+func TestAdminTokenFileBesideTheConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "nutcracker.yml")
+	y := "kolco:\n  admin_listen: 127.0.0.1:0\n  admin_token_file: token\n" + poolYAML("", startMemcached(t, 0))
+	if err := os.WriteFile(conf, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(cfg, nil)
+	if err := s.Start(); err != nil {
+		t.Fatalf("start from another directory: %v", err)
+	}
+	t.Cleanup(func() { shutdown(s) })
+	if code := adminGet(t, s, "/v1/pools", "s3cret", nil); code != http.StatusOK {
+		t.Errorf("GET /v1/pools with the token: %d", code)
 	}
 }
