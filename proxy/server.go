@@ -105,6 +105,7 @@ func (s *Server) Start() error {
 	}
 	s.commit(t)
 	sources.commit()
+	s.logEndpoints(&t.cfg.Global)
 	s.closeInherited()
 	s.acceptWhenPlaced()
 	go s.watchCerts()

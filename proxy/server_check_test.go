@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -129,5 +130,34 @@ func TestAdminTokenFileBesideTheConfiguration(t *testing.T) {
 	t.Cleanup(func() { shutdown(s) })
 	if code := adminGet(t, s, "/v1/pools", "s3cret", nil); code != http.StatusOK {
 		t.Errorf("GET /v1/pools with the token: %d", code)
+	}
+}
+
+// TestEndpointsLogged: the start logs where the admin endpoint, /metrics
+// and the stats port listen, as it logs each pool's address: the log said
+// nothing of them.
+func TestEndpointsLogged(t *testing.T) {
+	y := "kolco:\n  admin_listen: 127.0.0.1:0\n  metrics_listen: 127.0.0.1:0\n  stats_listen: 127.0.0.1:0\n" + poolYAML("", startMemcached(t, 0))
+	cfg, err := ParseConfig([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{}
+	s := New(cfg, slog.New(slog.NewJSONHandler(logs, nil)))
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shutdown(s) })
+	want := map[string]string{"admin": s.AdminAddr().String(), "metrics": s.MetricsAddr().String(), "stats": s.StatsAddr().String()}
+	got := map[string]string{}
+	for _, l := range logs.lines(t, "listening") {
+		if e, ok := l["endpoint"].(string); ok {
+			got[e], _ = l["addr"].(string)
+		}
+	}
+	for e, addr := range want {
+		if got[e] != addr {
+			t.Errorf("endpoint %s logged at %q, listens on %s", e, got[e], addr)
+		}
 	}
 }
