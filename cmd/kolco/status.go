@@ -77,9 +77,11 @@ the fingerprint of each pool's placement, and say plainly whether they agree:
 equal fingerprints place every key alike. A proxy that differs is named,
 with the fingerprint and revision it places by and since when; one that does
 not answer within --timeout is named too. A proxy whose view may be behind
-its membership source (etcd away, say) is reported stale: it still places as
-it did. Servers a proxy treats as down are its local health, listed beside,
-not a disagreement.
+its membership source (etcd away, say) is reported stale, with the reason it
+gives: it still places as it did. Servers a proxy treats as down are its
+local health, listed beside, not a disagreement. A proxy given twice, under
+two addresses, is counted once. A proxy's status page words
+the same comparison the same way.
 
 The exit status is 0 when every proxy answered and all agree on every pool,
 and not all of a pool's proxies are stale; 1 otherwise, with every pool at
