@@ -370,7 +370,7 @@ func (s *Server) startAdmin(g *GlobalConfig, tlsCfg *tls.Config) error {
 	go func() {
 		defer s.wg.Done()
 		if err := s.admin.Serve(tlsListener(ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("admin server", "err", err)
+			s.log.Error("the admin endpoint stopped serving", "addr", ln.Addr().String(), "err", err)
 		}
 	}()
 	return nil

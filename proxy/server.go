@@ -176,7 +176,7 @@ func (s *Server) startMetrics(addr, tokenFile string, tlsCfg *tls.Config) error 
 	go func() {
 		defer s.wg.Done()
 		if err := s.metrics.Serve(tlsListener(ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("metrics server", "err", err)
+			s.log.Error("the metrics endpoint stopped serving", "addr", ln.Addr().String(), "err", err)
 		}
 	}()
 	return nil
