@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // heavy are the dependencies of the command, the proxy, the membership
@@ -101,7 +103,7 @@ func goList(t *testing.T, args ...string) []string {
 	if err != nil {
 		t.Skip("no go command on PATH")
 	}
-	out, err := exec.Command(goTool, append([]string{"list"}, args...)...).CombinedOutput()
+	out, err := testproc.CombinedOutput(exec.Command(goTool, append([]string{"list"}, args...)...))
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}

@@ -29,7 +29,7 @@ var floors = []struct {
 	{".", 0},
 	// 1: key hashing and small internal helpers.
 	{"keyhash", 1}, {"internal/crc16", 1}, {"internal/bytestr", 1}, {"internal/mix", 1}, {"internal/suggest", 1},
-	{"internal/continuum", 1}, {"internal/realprog", 1}, {"internal/metadump", 1},
+	{"internal/continuum", 1}, {"internal/realprog", 1}, {"internal/testproc", 1}, {"internal/metadump", 1},
 	{"internal/storecheck", 1}, {"internal/redisscan", 1}, {"internal/resp", 1}, {"internal/tlstest", 1},
 	// 2: the algorithms with their shared engine, the registry, the
 	// property suite, the node file format.

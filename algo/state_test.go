@@ -13,6 +13,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/algo"
+	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/kolcotest"
 )
 
@@ -90,7 +91,7 @@ func TestRestoreInAnotherProcess(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRestoreInAnotherProcess$", "-test.v")
 	cmd.Env = append(os.Environ(), restoreEnv+"="+path)
-	out, err := cmd.CombinedOutput()
+	out, err := testproc.CombinedOutput(cmd)
 	if err != nil {
 		t.Fatalf("the second process: %v\n%s", err, out)
 	}

@@ -90,11 +90,21 @@ func AdminURL(addr string) (string, error) {
 	return strings.TrimSuffix(base, "/"), nil
 }
 
+// InstanceHeader is the header in which a proxy's admin endpoint names
+// the process that answers: an ID it draws when it starts. Two addresses
+// answered by one process - a proxy listed among its own peers, as a
+// template shared by a fleet lists every proxy, or one proxy under two
+// names - are one process, and [Distinct] counts it once.
+const InstanceHeader = "Kolco-Instance"
+
 // Answer is what one admin endpoint said of its pools' membership, or
 // why it could not be asked.
 type Answer struct {
 	// Addr is the endpoint as given to [Ask].
 	Addr string
+	// Instance is the answering process's ID (see [InstanceHeader]);
+	// empty when it gave none or could not be asked.
+	Instance string
 	// Pools are its statuses by pool name; nil when Err is set.
 	Pools map[string]PoolStatus
 	Err   error
@@ -130,47 +140,71 @@ func AskWith(ctx context.Context, client *http.Client, addrs []string, token str
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pools, err := askOne(ctx, client, addr, token, timeout)
-			out[i] = Answer{Addr: addr, Pools: pools, Err: err}
+			pools, instance, err := askOne(ctx, client, addr, token, timeout)
+			out[i] = Answer{Addr: addr, Instance: instance, Pools: pools, Err: err}
 		}()
 	}
 	wg.Wait()
 	return out
 }
 
-func askOne(ctx context.Context, client *http.Client, addr, token string, timeout time.Duration) (map[string]PoolStatus, error) {
+func askOne(ctx context.Context, client *http.Client, addr, token string, timeout time.Duration) (map[string]PoolStatus, string, error) {
 	base, err := AdminURL(addr)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", base+"/v1/membership", nil)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer resp.Body.Close()
+	instance := resp.Header.Get(InstanceHeader)
 	if resp.StatusCode != http.StatusOK {
 		var e struct{ Error string }
 		if json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&e) == nil && e.Error != "" {
-			return nil, fmt.Errorf("%s: %s", resp.Status, e.Error)
+			return nil, instance, fmt.Errorf("%s: %s", resp.Status, e.Error)
 		}
-		return nil, fmt.Errorf("%s", resp.Status)
+		return nil, instance, fmt.Errorf("%s", resp.Status)
 	}
 	var all []PoolStatus
 	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, maxAnswer)).Decode(&all); err != nil {
-		return nil, fmt.Errorf("its answer: %w", err)
+		return nil, instance, fmt.Errorf("its answer: %w", err)
 	}
 	pools := make(map[string]PoolStatus, len(all))
 	for _, s := range all {
 		pools[s.Pool] = s
 	}
-	return pools, nil
+	return pools, instance, nil
+}
+
+// Distinct returns the answers of distinct processes, in order: an answer
+// from self (the asking process's own instance ID; empty for none) or
+// from a process that answered already under another address is left
+// out, and returned in same, so that a caller can say which addresses
+// were one process.
+func Distinct(answers []Answer, self string) (distinct, same []Answer) {
+	seen := map[string]bool{}
+	if self != "" {
+		seen[self] = true
+	}
+	for _, a := range answers {
+		if a.Instance != "" && seen[a.Instance] {
+			same = append(same, a)
+			continue
+		}
+		if a.Instance != "" {
+			seen[a.Instance] = true
+		}
+		distinct = append(distinct, a)
+	}
+	return distinct, same
 }

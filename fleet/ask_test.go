@@ -41,15 +41,18 @@ func TestAskReadsEachEndpoint(t *testing.T) {
 		{Pool: "cache", Fingerprint: "3f1c", Revision: 42, Since: since, Stale: true, Nodes: []string{"a", "b"}, Down: []string{"b"}},
 		{Pool: "sessions", Fingerprint: "9e0d", Revision: 7, Since: since},
 	}
-	addr := adminServer(t, func(w http.ResponseWriter, _ *http.Request) { _ = json.NewEncoder(w).Encode(served) })
+	addr := adminServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set(fleet.InstanceHeader, "3b9f")
+		_ = json.NewEncoder(w).Encode(served)
+	})
 	addrs := []string{addr, "http://" + addr + "/"}
 	answers := fleet.Ask(context.Background(), addrs, "s3cret", 10*time.Second)
 	if len(answers) != len(addrs) {
 		t.Fatalf("%d answers for %d endpoints", len(answers), len(addrs))
 	}
 	for i, a := range answers {
-		if a.Addr != addrs[i] || a.Err != nil || len(a.Pools) != 2 {
-			t.Fatalf("answer %d: %+v, want endpoint %s's two pools", i, a, addrs[i])
+		if a.Addr != addrs[i] || a.Err != nil || len(a.Pools) != 2 || a.Instance != "3b9f" {
+			t.Fatalf("answer %d: %+v, want endpoint %s's two pools, from instance 3b9f", i, a, addrs[i])
 		}
 		r := a.Report("cache")
 		want := fleet.Report{Name: addrs[i], Fingerprint: "3f1c", Revision: 42, Since: since, Stale: true}

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kolco-dev/kolco/fleet"
 )
 
 // The admin endpoint answers questions about the running proxy in JSON,
@@ -99,8 +101,11 @@ type ServerStatus struct {
 	LastError   string    `json:"last_error,omitempty"`
 	LastErrorAt time.Time `json:"last_error_at,omitzero"`
 	// Requests, Errors and Connections are the server's figures since the
-	// proxy started: requests sent, requests failed, connections open now.
-	// MeanLatency is the mean time from sending a request to its reply.
+	// proxy started: requests that ended at the server, answered or failed
+	// (those that could not be sent, to a server refusing connections or
+	// marked down, among them); of those, the ones that failed; and
+	// connections open now. MeanLatency is the mean time from sending a
+	// request to its reply, over the replies.
 	Requests    uint64        `json:"requests"`
 	Errors      uint64        `json:"errors"`
 	Connections int64         `json:"connections"`
@@ -116,15 +121,17 @@ func (b *backend) serverStatus(share float64) ServerStatus {
 	seen, st := b.health.observedNow(), b.stats
 	ss := ServerStatus{Name: b.name(), Addr: b.addr, Weight: b.node.EffectiveWeight(), Zone: b.node.Zone,
 		Up: !b.health.isDown(), Share: share, Health: "up", Failing: seen.failing, LastError: seen.lastErr,
-		LastErrorAt: seen.lastErrAt, Requests: st.requests.Load(), Errors: st.errors.Load(), Connections: st.conns.Load()}
+		LastErrorAt: seen.lastErrAt, Requests: st.responses.Load() + st.errors.Load(), Errors: st.errors.Load(), Connections: st.conns.Load()}
 	switch {
 	case !ss.Up:
 		ss.Health, ss.FailingSince = "down", seen.failingSince
 		if at := st.ejectedAt.Load(); at != 0 {
 			ss.FailingSince = time.UnixMicro(at)
 		}
-	case seen.failing > 0:
+	case seen.failingNow(time.Now(), b.pool.cfg.HealthCheck.Interval >= 0, b.pool.cfg.ServerRetryTimeout):
 		ss.Health, ss.FailingSince = "failing", seen.failingSince
+	default:
+		ss.Failing = 0
 	}
 	if n := st.responses.Load(); n > 0 {
 		ss.MeanLatency = time.Duration(st.latencyNanos.Load() / int64(n))
@@ -224,6 +231,7 @@ func (s *Server) adminHandler(token []byte) http.Handler {
 		s.adminPool(w, r) // answers 404
 	})
 	mux.HandleFunc("GET /v1/membership", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set(fleet.InstanceHeader, s.fleet.instance())
 		all := []MembershipStatus{}
 		for _, e := range s.poolEntries() {
 			all = append(all, e.membershipStatus())
@@ -347,7 +355,7 @@ func (s *Server) startAdmin(g *GlobalConfig, tlsCfg *tls.Config) error {
 	var token []byte
 	if g.AdminTokenFile != "" {
 		var err error
-		if token, err = readToken(g.AdminTokenFile); err != nil {
+		if token, err = readToken(inDir(s.cfg.dir(), g.AdminTokenFile)); err != nil {
 			return err
 		}
 	}
@@ -362,7 +370,7 @@ func (s *Server) startAdmin(g *GlobalConfig, tlsCfg *tls.Config) error {
 	go func() {
 		defer s.wg.Done()
 		if err := s.admin.Serve(tlsListener(ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("admin server", "err", err)
+			s.log.Error("the admin endpoint stopped serving", "addr", ln.Addr().String(), "err", err)
 		}
 	}()
 	return nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // browser is a headless Chromium driven through chromedriver's WebDriver
@@ -30,7 +31,7 @@ func startBrowser(t *testing.T) *browser {
 	chromium := realprog.Binary(t, "chromium", "chromium")
 	port := realprog.FreePorts(t, 1)[0]
 	cmd := exec.Command(driver, fmt.Sprintf("--port=%d", port), "--allowed-ips=127.0.0.1")
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})

@@ -117,10 +117,13 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 	}
 	p.explainReturns(b)
 	switch {
+	case p.Ejection == EjectNone && p.HealthCheck.Interval > 0:
+		fmt.Fprintf(b, "  health: no server is ever marked down; a failing one is probed with %q every %d ms (timeout %d ms), and shown up once it answers\n",
+			p.probeName(), p.HealthCheck.Interval.Milliseconds(), p.HealthCheck.Timeout.Milliseconds())
 	case p.Ejection == EjectNone:
-		fmt.Fprintf(b, "  health: no probes; under ejection none no server is ever marked down, so there is nothing to restore\n")
+		fmt.Fprintf(b, "  health: no probes; no server is ever marked down; a failing one is shown up %d ms after its last failure\n", p.ServerRetryTimeout.Milliseconds())
 	case p.HealthCheck.Interval > 0:
-		fmt.Fprintf(b, "  health: a down server is probed with %q every %d ms (timeout %d ms) and restored when it answers\n",
+		fmt.Fprintf(b, "  health: a down server is probed with %q every %d ms (timeout %d ms) and restored when it answers; a failing one not marked down yet is probed too, and shown up once it answers\n",
 			p.probeName(), p.HealthCheck.Interval.Milliseconds(), p.HealthCheck.Timeout.Milliseconds())
 	default:
 		fmt.Fprintf(b, "  health: no probes; a down server returns %d ms after it was marked down\n", p.ServerRetryTimeout.Milliseconds())

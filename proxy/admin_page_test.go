@@ -88,7 +88,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 			t.Errorf("node row %+v, want %s with share %s, up, visible", n, sv.Name, want)
 		}
 	}
-	if got.Agree != "no" || !strings.Contains(got.Summary, "1 of 3 proxies differ") {
+	if got.Agree != "no" || got.Summary != "the proxies DO NOT AGREE: 2 of 3 place alike, 1 differs" {
 		t.Errorf("agreement %q: %q, want one of three differing", got.Agree, got.Summary)
 	}
 	states := map[string]string{}

@@ -2,9 +2,12 @@ package proxy
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,9 +20,13 @@ import (
 const peerTimeout = 2 * time.Second
 
 // askPeers asks each peer for its membership statuses, all at once, each
-// within peerTimeout.
-func askPeers(ctx context.Context, client *http.Client, peers []string, token []byte) []fleet.Answer {
-	return fleet.AskWith(ctx, client, peers, string(token), peerTimeout)
+// within peerTimeout, and returns the answers of distinct processes other
+// than self (this proxy's instance ID), and in same the peers that were
+// this proxy or a process already asked under another address: a
+// template shared by a fleet lists every proxy in each one's admin_peers,
+// its own address among them, and one process must count once.
+func askPeers(ctx context.Context, client *http.Client, peers []string, token []byte, self string) (distinct, same []fleet.Answer) {
+	return fleet.Distinct(fleet.AskWith(ctx, client, peers, string(token), peerTimeout), self)
 }
 
 // agreement compares the pool's status here with the peers' answers.
@@ -40,6 +47,21 @@ type sweepFleet struct {
 	client  atomic.Pointer[http.Client]            // what they are asked with
 	token   atomic.Pointer[[]byte]                 // the admin token peers are asked with
 	sources atomic.Pointer[map[string]*poolSource] // the pools' sources, by name
+
+	instanceOnce sync.Once
+	instanceID   string // this process's, drawn once (see fleet.InstanceHeader)
+}
+
+// instance returns this process's instance ID, which the admin endpoint
+// sends with its answers, so that a peer list naming this proxy counts it
+// once.
+func (f *sweepFleet) instance() string {
+	f.instanceOnce.Do(func() {
+		b := make([]byte, 8)
+		_, _ = rand.Read(b) // crypto/rand.Read does not fail
+		f.instanceID = hex.EncodeToString(b)
+	})
+	return f.instanceID
 }
 
 // setPeers records kolco.admin_peers of the configuration in force, as
@@ -79,7 +101,7 @@ func (f *sweepFleet) check(ctx context.Context, p *pool) (reason, why string) {
 	if t := f.token.Load(); t != nil {
 		token = *t
 	}
-	answers := askPeers(ctx, client, peers, token)
+	answers, _ := askPeers(ctx, client, peers, token, f.instance())
 	a := agreement("this proxy", ms, answers)
 	switch {
 	case len(a.Unreachable) > 0:

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // readStatsPort connects to a stats port and decodes the JSON it sends
@@ -70,7 +72,7 @@ func statsPair(t *testing.T, servers string) (ncListen, ncStats string, s *Serve
 	}
 	_, port, _ := net.SplitHostPort(ncStats)
 	nc := exec.Command(bin, "-c", conf, "-s", port, "-a", "127.0.0.1", "-i", "200", "-o", filepath.Join(dir, "nc.log"))
-	if err := nc.Start(); err != nil {
+	if err := testproc.Start(nc); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = nc.Process.Kill(); _ = nc.Wait() })
@@ -181,7 +183,7 @@ func compareStat(t *testing.T, nc, k map[string]any, path ...string) {
 // TestDescribeStatsMatchesNutcracker: -D lists the fields nutcracker -D
 // lists, with the same descriptions.
 func TestDescribeStatsMatchesNutcracker(t *testing.T) {
-	out, err := exec.Command(needBinary(t, "nutcracker"), "-D").CombinedOutput()
+	out, err := testproc.CombinedOutput(exec.Command(needBinary(t, "nutcracker"), "-D"))
 	if err != nil {
 		t.Fatal(err)
 	}

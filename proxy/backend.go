@@ -273,11 +273,13 @@ func (h *health) failed(limit int, retry time.Duration, opening func()) bool {
 	return true
 }
 
-// restore marks the server up and reports whether it was down.
+// restore marks the server up and reports whether it was down. Its run
+// of failures ends: it answered a probe, or its retry time came.
 func (h *health) restore() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.failures = 0
+	h.seen.failing = 0
 	return h.down.Swap(false)
 }
 

@@ -39,7 +39,8 @@ func (p *pool) restore(b *backend) {
 }
 
 // healthLoop restores down servers: with probes, when a probe succeeds;
-// without, when their retry time has come (twemproxy's behaviour).
+// without, when their retry time has come (twemproxy's behaviour). It
+// probes failing servers not marked down too (see probeFailing).
 func (p *pool) healthLoop() {
 	every := p.cfg.HealthCheck.Interval
 	if every <= 0 {
@@ -64,6 +65,8 @@ func (p *pool) healthLoop() {
 		for _, b := range p.backends {
 			if b.health.isDown() {
 				p.check(b)
+			} else {
+				p.probeFailing(b)
 			}
 		}
 	}

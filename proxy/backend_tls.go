@@ -24,6 +24,10 @@ type certFiles struct {
 
 	mu    sync.Mutex // serializes reloads
 	stamp string     // the files' sizes and times as last read
+	// refused is the stamp of files refused, or the error of files that
+	// could not be looked at, so that each refusal is reported once per
+	// change of the files, not at every check while they stay.
+	refused string
 
 	cert atomic.Pointer[tls.Certificate]
 	ca   atomic.Pointer[x509.CertPool]
@@ -36,17 +40,39 @@ type certFiles struct {
 var errCertExpired = errors.New("the certificate has expired")
 
 // reload reads the files again if they changed since the last read. It
-// reports whether it took new ones; on error the ones in use stay.
+// reports whether it took new ones - or found again the ones in use,
+// after files it refused; on error the ones in use stay. Files refused
+// once, unchanged since, are neither read nor reported again.
 func (c *certFiles) reload(now time.Time) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	stamp, err := c.statFiles()
 	if err != nil {
+		if c.refused == err.Error() {
+			return false, nil
+		}
+		c.refused = err.Error()
 		return false, err
 	}
-	if stamp == c.stamp {
+	switch stamp {
+	case c.stamp:
+		back := c.refused != ""
+		c.refused = ""
+		return back, nil
+	case c.refused:
 		return false, nil
 	}
+	changed, err := c.load(now, stamp)
+	if err != nil {
+		c.refused = stamp
+		return false, err
+	}
+	c.refused = ""
+	return changed, nil
+}
+
+// load reads the files, whose stamp is stamp, and takes them.
+func (c *certFiles) load(now time.Time, stamp string) (bool, error) {
 	var cert *tls.Certificate
 	if c.certFile != "" {
 		kp, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
@@ -156,7 +182,7 @@ func (r *certRegistry) get(cert, key, ca string) (*certFiles, error) {
 }
 
 // reloadAll reads again every file that changed, logging each reload and
-// each refusal (the files in use stay).
+// each refusal (the files in use stay), once per change of the files.
 func (r *certRegistry) reloadAll(log *slog.Logger) {
 	r.mu.Lock()
 	all := make([]*certFiles, 0, len(r.files))
@@ -168,7 +194,7 @@ func (r *certRegistry) reloadAll(log *slog.Logger) {
 		changed, err := c.reload(time.Now())
 		switch {
 		case err != nil:
-			log.Error("TLS files not reloaded: the ones in use stay", "cert", c.certFile, "ca", c.caFile, "err", err)
+			log.Error("TLS files not reloaded: the ones in use stay; said again only when the files change", "cert", c.certFile, "ca", c.caFile, "err", err)
 		case changed:
 			log.Info("TLS files reloaded", "cert", c.certFile, "ca", c.caFile, "not_after", time.Unix(c.notAfter.Load(), 0).UTC())
 		}

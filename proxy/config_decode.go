@@ -69,7 +69,12 @@ func ParseConfig(data []byte) (cfg *Config, err error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		var ce *ConfigError
-		if errors.As(err, &ce) && ce.Line == 0 {
+		var at serverAt
+		switch {
+		case !errors.As(err, &ce) || ce.Line != 0:
+		case errors.As(err, &at):
+			ce.Line = serverLine(f, ce.Pool, at.index)
+		default:
 			ce.Line = keyLine(f, ce.Pool, ce.Key)
 		}
 		return nil, err
@@ -107,6 +112,23 @@ func keyLine(f *compat.NutcrackerFile, pool, key string) int {
 			}
 		}
 		node = next
+	}
+	return line
+}
+
+// serverLine returns the line of the file where the server line index
+// (from 0) of pool is written, or that of its servers key.
+func serverLine(f *compat.NutcrackerFile, pool string, index int) int {
+	line := keyLine(f, pool, "servers")
+	for _, p := range f.Pools {
+		if p.Name != pool || p.Node.Kind != yaml.MappingNode {
+			continue
+		}
+		for i := 0; i+1 < len(p.Node.Content); i += 2 {
+			if seq := p.Node.Content[i+1]; p.Node.Content[i].Value == "servers" && seq.Kind == yaml.SequenceNode && index < len(seq.Content) {
+				line = seq.Content[index].Line
+			}
+		}
 	}
 	return line
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // TestNutcrackerConfigsAccepted: files nutcracker takes (nutcracker -t
@@ -27,7 +29,7 @@ func TestNutcrackerConfigsAccepted(t *testing.T) {
 			if err := os.WriteFile(conf, []byte(yaml), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if out, err := exec.Command(bin, "-t", "-c", conf).CombinedOutput(); err != nil {
+			if out, err := testproc.CombinedOutput(exec.Command(bin, "-t", "-c", conf)); err != nil {
 				t.Fatalf("nutcracker -t refuses it: %v\n%s", err, out)
 			}
 			cfg, err := ParseConfig([]byte(yaml))
@@ -105,7 +107,7 @@ func TestBacklogAsNutcracker(t *testing.T) {
 	startNutcracker(t, "p:\n  listen: "+ncListen+"\n"+settings, ncListen)
 	s := startProxy(t, "p:\n  listen: 127.0.0.1:0\n"+settings)
 	backlog := func(addr string) string {
-		out, err := exec.Command(ss, "-ltnH", "src", addr).Output()
+		out, err := testproc.Output(exec.Command(ss, "-ltnH", "src", addr))
 		if err != nil {
 			t.Fatalf("ss: %v", err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
+	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/keyhash"
 )
 
@@ -98,7 +99,7 @@ func TestNutcrackerAcceptsTestConfig(t *testing.T) {
 	if err := os.WriteFile(path, []byte(nutcrackerYAML), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(bin, "-t", "-c", path).CombinedOutput()
+	out, err := testproc.CombinedOutput(exec.Command(bin, "-t", "-c", path))
 	if err != nil || !strings.Contains(string(out), "syntax is ok") {
 		t.Fatalf("nutcracker -t: %v\n%s", err, out)
 	}
@@ -266,17 +267,20 @@ func TestExplain(t *testing.T) {
 	}
 }
 
-// TestExplainNoneDoesNotProbe: under ejection none no server is marked
-// down, so --check must not describe probes that never run.
-func TestExplainNoneDoesNotProbe(t *testing.T) {
+// TestExplainProbes: --check describes the probes that run: under
+// ejection none no server is marked down, and a failing one is probed
+// (so that it is shown up once back), unless probes are off.
+func TestExplainProbes(t *testing.T) {
 	for _, tc := range []struct {
 		extra  string
 		probes bool
 	}{
-		{"", false},
-		{"  health_check: {interval: 500}\n", false},
+		{"", true},
+		{"  health_check: {interval: 500}\n", true},
+		{"  health_check: {interval: -1}\n", false},
 		{"  auto_eject_hosts: true\n", true},
 		{"  ejection: fail-fast\n", true},
+		{"  ejection: fail-fast\n  health_check: {interval: -1}\n", false},
 	} {
 		t.Run(strings.TrimSpace(tc.extra), func(t *testing.T) {
 			cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:1\n" + tc.extra + "  servers: [\"127.0.0.1:2:1\"]\n"))

@@ -119,7 +119,7 @@ func (p *PoolConfig) validate(pool string) error {
 	if c.HashTag != "" && len(c.HashTag) != 2 {
 		return bad("hash_tag", "%q: want two characters, such as \"{}\"", c.HashTag)
 	}
-	for _, check := range []func(badSetting) error{c.checkPlacement, c.checkNumbers, c.checkPolicies, c.checkServers, c.checkRedis, c.checkReplicas, c.checkChanges, c.checkTLS} {
+	for _, check := range []func(badSetting) error{c.checkPlacement, c.checkNumbers, c.checkPolicies, c.checkServers, c.checkWeights, c.checkRedis, c.checkReplicas, c.checkChanges, c.checkTLS} {
 		if err := check(bad); err != nil {
 			return err
 		}
@@ -206,6 +206,10 @@ func (p *PoolConfig) checkPolicies(bad badSetting) error {
 		}
 	case EjectFailFast:
 	case EjectNone:
+		if p.AutoEjectHosts {
+			return bad("ejection", "none never marks a server down, and auto_eject_hosts: true asks for a failed server to be ejected: "+
+				"remove auto_eject_hosts, or set ejection: rehash (twemproxy's auto_eject_hosts: the keys move to the live servers) or fail-fast (they fail at once)")
+		}
 		if p.Replicas > 1 {
 			return bad("ejection", "none cannot be used with replicas: a copy that missed writes must be marked down and emptied before it serves again")
 		}
@@ -230,10 +234,10 @@ func (p *PoolConfig) checkServers(bad badSetting) error {
 	names := map[string]int{}
 	for i, s := range p.Servers {
 		if s.Port == 0 && len(s.Host) > maxSocketPath {
-			return bad("servers", "%d: %q: a unix socket path is at most %d bytes", i+1, s.String(), maxSocketPath)
+			return bad("servers", "%w", serverAt{i, fmt.Errorf("%q: a unix socket path is at most %d bytes", s.String(), maxSocketPath)})
 		}
 		if j, dup := names[s.RingName()]; dup {
-			return bad("servers", "%d and %d have the same name %q", j+1, i+1, s.RingName())
+			return bad("servers", "%w", serverAt{i, fmt.Errorf("%q has the name %q, as server %d has", s.String(), s.RingName(), j+1)})
 		}
 		names[s.RingName()] = i
 	}

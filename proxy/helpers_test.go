@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
@@ -99,7 +100,7 @@ func (m *memcached) run(t testing.TB, where ...string) {
 		args = append(args, "-u", "root") // memcached refuses to run as root otherwise
 	}
 	m.cmd = exec.Command(bin, args...)
-	if err := m.cmd.Start(); err != nil {
+	if err := testproc.Start(m.cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(m.stop)

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // testParallel is how many parallel tests run at once unless
@@ -23,5 +25,5 @@ func TestMain(m *testing.M) {
 	if fuzz := flag.Lookup("test.fuzz"); !given && (fuzz == nil || fuzz.Value.String() == "") && runtime.GOMAXPROCS(0) < testParallel {
 		_ = flag.Set("test.parallel", strconv.Itoa(testParallel))
 	}
-	os.Exit(m.Run())
+	os.Exit(testproc.Main(m.Run))
 }

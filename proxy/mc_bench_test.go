@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
@@ -288,7 +289,7 @@ func startProxyProcess(t *testing.T, bin, yaml, addr string, procs int) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

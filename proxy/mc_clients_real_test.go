@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // runTool runs a load tool with a time limit and returns its output.
@@ -14,7 +16,7 @@ func runTool(t *testing.T, bin string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	out, err := testproc.CombinedOutput(exec.CommandContext(ctx, bin, args...))
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, out)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
@@ -25,7 +26,7 @@ func startNutcracker(t *testing.T, yaml, listen string) int {
 	}
 	cmd := exec.Command(bin, "-c", conf, "-s", fmt.Sprint(freePort(t)), "-a", "127.0.0.1",
 		"-o", filepath.Join(dir, "nc.log"), "-p", filepath.Join(dir, "nc.pid"))
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

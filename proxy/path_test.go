@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // The request paths docs/architecture.md traces are checked two ways:
@@ -229,7 +231,7 @@ func perRequestFiles(t *testing.T, kind string, lo, hi int) []string {
 		out := t.TempDir() + "/cover.out"
 		cmd := exec.Command("go", "test", "-count=1", "-run", "^TestRequestPathLoad$", "-covermode=count", "-coverprofile="+out, ".")
 		cmd.Env = append(os.Environ(), fmt.Sprintf("KOLCO_PATH_LOAD=%s:%d", kind, n))
-		if b, err := cmd.CombinedOutput(); err != nil {
+		if b, err := testproc.CombinedOutput(cmd); err != nil {
 			t.Fatalf("%s: %v\n%s", cmd, err, b)
 		}
 		f, err := os.Open(out)

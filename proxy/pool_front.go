@@ -37,6 +37,12 @@ type front interface {
 	// scan lists the keys b holds from cursor, about count of them, and
 	// returns the cursor to go on from, "0" at the end (Redis's SCAN).
 	scan(ctx context.Context, b *backend, cursor string, count int) (keys []string, next string, err error)
+	// listKeys calls each for every key b holds, on a connection of its
+	// own, until each returns an error, which it returns.
+	listKeys(ctx context.Context, b *backend, each func(key string) error) error
+	// holds reports whether b holds each of keys, asked on a connection
+	// of its own.
+	holds(ctx context.Context, b *backend, keys []string) ([]bool, error)
 	// migrate moves keys from src to dst, each with its time to live, as
 	// one step per key on src (Redis's MIGRATE ... REPLACE KEYS): a key
 	// src does not hold is skipped. It returns the keys' size where src

@@ -8,6 +8,12 @@ import "time"
 // changes that led to it; placed afresh over the same servers, keys can
 // sit elsewhere than where they were written, and a read of one that moved
 // misses until it is written again.
+//
+// It lasts as long as it is true, not as long as the process: it is kept
+// in the state file with the fresh placement, so that a restart says it
+// again, and it ends when a check of the servers finds no key whose read
+// misses because of it - each such key written again where the placement
+// looks, expired, evicted or deleted (see pool.afreshMisses).
 type StateMissing struct {
 	// Why is what was missing: the state file, the pool's record in it,
 	// or a record of the pool's placement settings.
@@ -16,44 +22,151 @@ type StateMissing struct {
 	// (memcached's curr_items, Redis's DBSIZE).
 	Items int64     `json:"items"`
 	Since time.Time `json:"since"`
+	// Misses is how many keys the servers held, at the last check, where
+	// the placement does not look and where it looks they were not: keys
+	// whose reads miss (at least that many when the check stopped at
+	// maxAfreshMisses); -1 when the servers could not be listed.
+	Misses int64 `json:"misses"`
+	// CheckedAt is when they were last counted.
+	CheckedAt time.Time `json:"checked_at,omitzero"`
 }
 
+// afreshRecheck is how often a pool whose placement began afresh counts
+// again the keys that miss because of it: each count lists every key of
+// its servers, so not often; a restart counts at once.
+const afreshRecheck = time.Hour
+
 // checkAfresh counts the items the pool's servers hold, once, after the
-// pool started placing keys afresh for why, and when they hold any,
-// records it (the status page, /v1/pools and kolco_proxy_state_missing say
-// so) and logs a warning. Servers that do not answer are asked again,
-// a few times.
+// pool started placing keys afresh for why, and when some of them miss
+// because of it, records it (the status page, /v1/pools and
+// kolco_proxy_state_missing say so; the state file keeps it) and logs a
+// warning. Servers that do not answer are asked again, a few times.
 func (p *pool) checkAfresh(why string) {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		var items int64
-		answered := 0
-		for _, b := range p.backends {
-			for try := 0; try < 3; try++ {
-				n, err := p.front.items(p.ctx, b)
-				if err == nil {
-					items += n
-					answered++
-					break
-				}
-				select {
-				case <-p.ctx.Done():
-					return
-				case <-time.After(time.Second):
-				}
-			}
-		}
+		items, answered, ok := p.countItems()
 		switch {
+		case !ok:
+			return
 		case answered > 0 && items == 0:
 			p.log.Debug("pool started without its placement history; its servers hold no data", "why", why)
+			return
 		case answered == 0:
 			p.log.Warn("pool started without its placement history, and no server answered to say whether it holds data", "why", why)
-		case items > 0:
-			p.stats.stateMissing.Store(&StateMissing{Why: why, Items: items, Since: time.Now()})
-			p.log.Warn("pool started without its placement history while its servers hold data: keys are placed afresh, and reads of those that moved miss; "+
-				"if the pool ran before, stop the proxy, put the state file back (from a backup or a proxy beside it) and start again",
-				"why", why, "items", items, "distribution", p.cfg.Distribution)
+			return
+		}
+		misses, err := p.afreshMisses(p.ctx)
+		switch {
+		case p.ctx.Err() != nil:
+			return
+		case err == nil && misses == 0:
+			p.log.Info("pool started without its placement history; its servers hold data, but every key is where the placement looks for it: nothing misses",
+				"why", why, "items", items)
+			return
+		case err != nil:
+			p.log.Warn("pool started without its placement history: its servers could not be listed to count the keys that miss", "err", err)
+			misses = -1
+		}
+		now := time.Now()
+		p.stats.stateMissing.Store(&StateMissing{Why: why, Items: items, Since: now, Misses: misses, CheckedAt: now})
+		p.log.Warn("pool started without its placement history while its servers hold data: keys are placed afresh, and reads of those that moved miss; "+
+			"if the pool ran before, stop the proxy, put the state file back (from a backup or a proxy beside it) and start again",
+			"why", why, "items", items, "misses", misses, "distribution", p.cfg.Distribution)
+		p.stateChanged()
+		p.recheckAfresh(afreshRecheck)
+	}()
+}
+
+// countItems counts the items the pool's servers hold, asking each up to
+// three times; ok is false when the pool closed meanwhile.
+func (p *pool) countItems() (items int64, answered int, ok bool) {
+	for _, b := range p.backends {
+		for try := 0; try < 3; try++ {
+			n, err := p.front.items(p.ctx, b)
+			if err == nil {
+				items += n
+				answered++
+				break
+			}
+			select {
+			case <-p.ctx.Done():
+				return 0, 0, false
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	return items, answered, true
+}
+
+// recheckAfresh counts again, after wait and then every afreshRecheck,
+// the keys that miss because the pool's placement began afresh, while it
+// is marked so: the mark ends, and the state file forgets it, once none
+// does; until then each count updates it, and a restart warns again.
+func (p *pool) recheckAfresh(wait time.Duration) {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			select {
+			case <-p.ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			if p.checkAfreshAgain() {
+				return
+			}
+			wait = afreshRecheck
 		}
 	}()
+}
+
+// checkAfreshAgain counts the keys that miss because the pool's placement
+// began afresh, and reports whether the mark has ended.
+func (p *pool) checkAfreshAgain() bool {
+	mark := p.stats.stateMissing.Load()
+	if mark == nil {
+		return true
+	}
+	misses, err := p.afreshMisses(p.ctx)
+	if p.ctx.Err() != nil {
+		return true
+	}
+	if err != nil {
+		p.log.Warn("the pool's placement began afresh without its history; its servers could not be listed to count the keys that still miss",
+			"since", mark.Since, "err", err)
+		return false
+	}
+	if misses == 0 {
+		p.stats.stateMissing.CompareAndSwap(mark, nil)
+		p.log.Info("no key misses any more because the pool's placement began afresh without its history: each was written again, expired or was deleted",
+			"since", mark.Since)
+		p.stateChanged()
+		return true
+	}
+	next := *mark
+	next.Misses, next.CheckedAt = misses, time.Now()
+	p.stats.stateMissing.CompareAndSwap(mark, &next)
+	p.log.Warn("the pool's placement began afresh without its history, and its servers still hold keys whose reads miss: "+
+		"this ends once each is written again, expires or is deleted",
+		"why", mark.Why, "since", mark.Since, "misses", misses, "distribution", p.cfg.Distribution)
+	p.stateChanged()
+	return false
+}
+
+// stateChanged has the state file written again with the pool's record.
+func (p *pool) stateChanged() {
+	if p.onStateChange != nil {
+		p.onStateChange()
+	}
+}
+
+// resumeAfresh takes over the mark the state file kept for the pool, and
+// counts at once whether keys still miss because of it.
+func (p *pool) resumeAfresh(mark *StateMissing) {
+	if mark == nil {
+		return
+	}
+	p.stats.stateMissing.Store(mark)
+	p.recheckAfresh(0)
 }

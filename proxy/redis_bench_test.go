@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // The Redis comparison runs only when KOLCO_PROXY_BENCH=1 (about 90 s):
@@ -120,7 +121,7 @@ func runBenchmark(t *testing.T, bin string, tg benchTarget, l redisLoad) benchRo
 	if tg.pid != 0 {
 		cpu0 = cpuTime(t, tg.pid)
 	}
-	out, err := exec.Command(bin, args...).CombinedOutput()
+	out, err := testproc.CombinedOutput(exec.Command(bin, args...))
 	if err != nil {
 		t.Fatalf("redis-benchmark %q: %v\n%s", args, err, out)
 	}

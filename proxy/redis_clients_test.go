@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -111,7 +112,7 @@ func TestRedisCLIThroughProxy(t *testing.T) {
 	cli := func(stdin string, args ...string) string {
 		cmd := exec.Command(bin, append([]string{"-h", host, "-p", p, "-a", "pw", "--no-auth-warning"}, args...)...)
 		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
+		out, err := testproc.CombinedOutput(cmd)
 		if err != nil {
 			t.Fatalf("redis-cli %q: %v\n%s", args, err, out)
 		}
@@ -163,7 +164,7 @@ func TestRedisBenchmarkThroughProxy(t *testing.T) {
 	} {
 		t.Run(run.name, func(t *testing.T) {
 			args := append([]string{"-h", host, "-p", port, "-a", "pw", "-n", "2000", "-c", "8", "-r", "1000", "-q"}, run.args...)
-			out, err := exec.Command(bin, args...).CombinedOutput()
+			out, err := testproc.CombinedOutput(exec.Command(bin, args...))
 			if err != nil {
 				t.Fatalf("redis-benchmark %q: %v\n%s", run.args, err, out)
 			}

@@ -63,13 +63,13 @@ func TestRedisFaultEjectAndRestore(t *testing.T) {
 		t.Run(policy, func(t *testing.T) {
 			rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 			s := startProxy(t, redisPoolYAML(fmt.Sprintf(`  hash: md5
-  auto_eject_hosts: true
+  auto_eject_hosts: %v
   ejection: %s
   timeout: 5000
   server_failure_limit: 1
   server_retry_timeout: 600000
   health_check: {interval: 20, timeout: 1000}
-`, policy), rs...))
+`, policy != EjectNone, policy), rs...))
 			keys := make([]string, 300)
 			owner := map[string]string{}
 			for i := range keys {

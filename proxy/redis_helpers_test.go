@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/proxy/redis"
 )
 
@@ -60,7 +61,7 @@ func (r *redisServer) start(t testing.TB) {
 	t.Helper()
 	bin := realprog.Binary(t, "redis-server", "redis-server")
 	r.cmd = exec.Command(bin, r.args...)
-	if err := r.cmd.Start(); err != nil {
+	if err := testproc.Start(r.cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})

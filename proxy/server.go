@@ -105,6 +105,7 @@ func (s *Server) Start() error {
 	}
 	s.commit(t)
 	sources.commit()
+	s.logEndpoints(&t.cfg.Global)
 	s.closeInherited()
 	s.acceptWhenPlaced()
 	go s.watchCerts()
@@ -159,7 +160,7 @@ func (s *Server) startMetrics(addr, tokenFile string, tlsCfg *tls.Config) error 
 	var token []byte
 	if tokenFile != "" {
 		var err error
-		if token, err = readToken(tokenFile); err != nil {
+		if token, err = readToken(inDir(s.cfg.dir(), tokenFile)); err != nil {
 			return err
 		}
 	}
@@ -175,7 +176,7 @@ func (s *Server) startMetrics(addr, tokenFile string, tlsCfg *tls.Config) error 
 	go func() {
 		defer s.wg.Done()
 		if err := s.metrics.Serve(tlsListener(ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("metrics server", "err", err)
+			s.log.Error("the metrics endpoint stopped serving", "addr", ln.Addr().String(), "err", err)
 		}
 	}()
 	return nil

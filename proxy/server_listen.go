@@ -98,7 +98,7 @@ func (s *Server) acceptLoop(l *listener, ln net.Listener, key string, side bool)
 				return
 			}
 			// Out of file descriptors and the like: wait, as net/http does.
-			s.log.Warn("accept", "pool", l.name, "err", err)
+			s.log.Warn("accepting a client failed", "pool", l.name, "err", err)
 			time.Sleep(backoff)
 			backoff = min(2*backoff, time.Second)
 			continue

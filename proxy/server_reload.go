@@ -130,7 +130,8 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 	}
 	var from *layout
 	var prev *placement
-	afresh := ""               // why a new pool of a history-dependent distribution starts without its history
+	afresh := "" // why a new pool of a history-dependent distribution starts without its history
+	var afreshMark *StateMissing
 	var moving []movePlacement // the placements a store's move follows, from the state file
 	fromPlaceholder := false   // the pool replaced ran on servers no source named: nothing of them is read
 	if ch.cur != nil {
@@ -146,6 +147,8 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		}
 		if from == nil {
 			afresh = states.missing(name, pc)
+		} else {
+			afreshMark = states.afreshFor(name)
 		}
 		moving = states.movingFor(name, pc)
 	}
@@ -177,8 +180,13 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		}
 	}
 	p.start()
-	if afresh != "" {
+	switch {
+	case afresh != "":
 		p.checkAfresh(afresh)
+	case afreshMark != nil:
+		p.resumeAfresh(afreshMark)
+	case ch.cur != nil && p.stats.stateMissing.Load() != nil:
+		p.recheckAfresh(afreshRecheck)
 	}
 	ch.next = p
 	if ch.cur != nil && sameAddress(ch.cur.pool.Load().cfg.Listen, pc.Listen) && tlsListen(ch.cur.pool.Load().cfg) != tlsListen(pc) {

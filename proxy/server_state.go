@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -50,6 +51,10 @@ type poolState struct {
 	// Moving are the placements a store's move follows, newest first,
 	// while it has keys to move (see storeMove).
 	Moving []movingState `json:"moving,omitempty"`
+	// Afresh is set while keys miss because the placement began without
+	// its history (see StateMissing): kept here so that a restart, which
+	// restores the fresh placement, still says so.
+	Afresh *StateMissing `json:"afresh,omitempty"`
 }
 
 // movingState is a placement a store's move follows: its servers in the
@@ -120,10 +125,11 @@ func parseState(data []byte) (*stateFile, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&st); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadStateFile, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadStateFile, jsonErrorAt(data, dec.InputOffset(), err))
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("%w: data after the JSON document", ErrBadStateFile)
+		line, col := lineCol(data, dec.InputOffset())
+		return nil, fmt.Errorf("%w: line %d, column %d: data after the JSON document", ErrBadStateFile, line, col)
 	}
 	if st.Format != stateFormat {
 		return nil, fmt.Errorf("%w: format %d, want %d (kolco_proxy_state)", ErrBadStateFile, st.Format, stateFormat)
@@ -134,6 +140,36 @@ func parseState(data []byte) (*stateFile, error) {
 		}
 	}
 	return &st, nil
+}
+
+// jsonErrorAt says where in data a JSON decoder stopped with err, at
+// offset unless err says where: the line and column, or that the file is
+// empty or cut short (a disk that filled, a copy that stopped), which
+// "unexpected EOF" alone does not tell.
+func jsonErrorAt(data []byte, offset int64, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case len(bytes.TrimSpace(data)) == 0:
+		return errors.New("the file is empty")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		offset, err = int64(len(data)), errors.New("the file ends in the middle of its JSON document (cut short?)")
+	case errors.As(err, &se):
+		offset = se.Offset - 1 // it counts the byte at fault as read
+	case errors.As(err, &te):
+		offset = te.Offset
+	}
+	line, col := lineCol(data, offset)
+	return fmt.Errorf("line %d, column %d: %w", line, col, err)
+}
+
+// lineCol returns the line and column, from 1, of the byte at offset in
+// data.
+func lineCol(data []byte, offset int64) (line, col int) {
+	offset = min(max(offset, 0), int64(len(data)))
+	before := data[:offset]
+	line = 1 + bytes.Count(before, []byte("\n"))
+	return line, int(offset) - bytes.LastIndexByte(before, '\n')
 }
 
 // readState reads the state file at path: nil when there is no path, and
@@ -231,6 +267,7 @@ func poolRecord(p *pool) *poolState {
 	var rec *poolState
 	if l := pl.layout(); l != nil && (l.settings.historyDependent() && p.cfg.Membership == nil || pl.move != nil) {
 		rec = recordOf(l)
+		rec.Afresh = p.stats.stateMissing.Load()
 	}
 	m := pl.move
 	if m == nil || m.done.Load() {
@@ -252,6 +289,15 @@ func stateNodes(nodes []kolco.Node) []stateNode {
 		out[i] = stateNode{ID: n.ID, Weight: n.EffectiveWeight(), Zone: n.Zone, Addr: n.Addr}
 	}
 	return out
+}
+
+// afreshFor returns the mark the state file keeps for the pool name whose
+// placement began afresh, or nil.
+func (st *stateFile) afreshFor(name string) *StateMissing {
+	if st == nil || st.Pools[name] == nil {
+		return nil
+	}
+	return st.Pools[name].Afresh
 }
 
 // movingFor returns the placements the state file records a store's move
@@ -321,9 +367,15 @@ func writeFileAtomic(path string, data []byte) (err error) {
 // running yet has a history-dependent distribution: such a pool starts
 // from its record. The error is a [*ConfigError] for kolco.state_file.
 func (s *Server) statesFor(cfg *Config) (*stateFile, error) {
+	return readStatesFor(cfg, func(name string) bool { return s.listeners[name] != nil })
+}
+
+// readStatesFor is statesFor, with running saying which pools run
+// already.
+func readStatesFor(cfg *Config, running func(name string) bool) (*stateFile, error) {
 	need := false
 	for name, pc := range cfg.Pools {
-		if s.listeners[name] == nil && (pc.Store.Enabled || !isTwemproxy(pc) && pc.Membership == nil && settingsOf(pc).historyDependent()) {
+		if !running(name) && (pc.Store.Enabled || !isTwemproxy(pc) && pc.Membership == nil && settingsOf(pc).historyDependent()) {
 			need = true
 		}
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,11 +13,12 @@ import (
 )
 
 // TestStateMissingWarns: a pool of a history-dependent distribution that
-// starts without its state file while its servers hold data says so - a
-// WARN naming the file, the pool's state_missing in /v1/pools and on the
-// status page, and kolco_proxy_state_missing 1 - where a first start on
-// empty servers, and a restart with the file, say nothing of it. For
-// memcached and Redis.
+// starts without its state file while its servers hold keys that then
+// miss says so - a WARN naming the file, the pool's state_missing in
+// /v1/pools and on the status page, and kolco_proxy_state_missing 1 -
+// where a first start on empty servers, and a restart with the file, say
+// nothing of it. The history matters here: a server was removed before
+// the keys were written. For memcached and Redis.
 func TestStateMissingWarns(t *testing.T) {
 	for _, proto := range []string{"memcached", "redis"} {
 		t.Run(proto, func(t *testing.T) {
@@ -45,6 +47,10 @@ func TestStateMissingWarns(t *testing.T) {
 				return len(logs.lines(t, "pool started without its placement history; its servers hold no data")) == 1
 			})
 			checkStateMissing(t, s, logs, false)
+			f.write(0, 2) // a history: m1 removed
+			if err := s.ReloadFile(context.Background(), f.path); err != nil {
+				t.Fatal(err)
+			}
 			c, err := dialKV(proto, s.Addr("p").String())
 			if err != nil {
 				t.Fatal(err)
@@ -72,7 +78,8 @@ func TestStateMissingWarns(t *testing.T) {
 				`if the pool ran before, stop the proxy, put the state file back (from a backup or a proxy beside it) and start again`
 			eventually(t, "the WARN", func() bool { return len(logs.lines(t, warn)) == 1 })
 			rec := logs.lines(t, warn)[0]
-			if rec["level"] != "WARN" || rec["why"] != "no state file at "+statePath || rec["items"] != float64(50) || rec["pool"] != "p" {
+			if rec["level"] != "WARN" || rec["why"] != "no state file at "+statePath || rec["items"] != float64(50) || rec["pool"] != "p" ||
+				rec["misses"].(float64) <= 0 {
 				t.Errorf("the WARN says %v", rec)
 			}
 			checkStateMissing(t, s, logs, true)

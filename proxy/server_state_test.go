@@ -181,6 +181,10 @@ func FuzzStateFile(f *testing.F) {
 		` "state": null}}}`))
 	f.Add([]byte(`{"kolco_proxy_state": 1, "pools": {"p": {"distribution": "anchor", "key_hash": "xxh3", "nodes": [], "state": "////"}}}`))
 	f.Add([]byte(`[]`))
+	f.Add([]byte(""))                             // empty: said so, with no line
+	f.Add([]byte("{\"kolco_proxy_state\": 1,\n")) // cut short: its line
+	f.Add([]byte(`{"kolco_proxy_state": 1, "pools": {"p": {"distribution": "jump", "nodes": [], "state": null,` +
+		` "afresh": {"why": "no state file", "items": 3, "since": "2026-01-05T10:00:01Z", "misses": 2}}}}`))
 	cfgs := map[string]*PoolConfig{}
 	for _, d := range []string{"jump", "slots", "anchor"} {
 		c, err := ParseConfig([]byte(placementYAML("  distribution: "+d+"\n", []string{"127.0.0.1:1:1 m0", "127.0.0.1:2:1 m1"})))

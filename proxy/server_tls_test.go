@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/internal/tlstest"
 )
 
@@ -340,7 +341,7 @@ func checkTLSClients(t *testing.T, s *tlsSetup, mcAddr, redisAddr string) {
 func runWithin(cmd *exec.Cmd, d time.Duration) (string, error) {
 	var b strings.Builder
 	cmd.Stdout, cmd.Stderr = &b, &b
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		return "", err
 	}
 	done := make(chan error, 1)

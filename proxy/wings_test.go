@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // The package's files are its map: each belongs to a wing by its name's
@@ -202,7 +204,7 @@ func exportImporter(t *testing.T, fset *token.FileSet) types.Importer {
 // asked of the go command once for every test that type-checks: it builds
 // them, which takes most of such a test's time.
 var exportFiles = sync.OnceValues(func() (map[string]string, error) {
-	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", ".").Output()
+	out, err := testproc.Output(exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", "."))
 	if err != nil {
 		return nil, fmt.Errorf("go list -export: %w", err)
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // startRedis runs a cluster-enabled redis-server on a free 127.0.0.1 port
@@ -42,7 +44,7 @@ func startRedis(t *testing.T) net.Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); _ = cmd.Wait() })

@@ -19,6 +19,7 @@ import (
 	"github.com/kolco-dev/kolco/adapter/shards"
 	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // The environment of a peer process: this test binary run again.
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(testproc.Main(m.Run))
 }
 
 func parseNodes(s string) []kolco.Node {
@@ -96,7 +97,7 @@ func startPeer(t *testing.T, self, nodes string) {
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })

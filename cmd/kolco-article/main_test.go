@@ -8,7 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
+
+// TestMain fails the tests when a program they started outlives them
+// (testproc.Main).
+func TestMain(m *testing.M) { os.Exit(testproc.Main(m.Run)) }
 
 // TestTables: the tables start as the article's first one does, and the
 // JSON holds the same figures.
@@ -44,7 +50,7 @@ func TestUsageErrors(t *testing.T) {
 // TestBuildStaysLight: the program links the simulator and the standard
 // library's few, and none of what makes the kolco command slow to build.
 func TestBuildStaysLight(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	out, err := testproc.Output(exec.Command("go", "list", "-deps", "."))
 	if err != nil {
 		t.Fatal(err)
 	}

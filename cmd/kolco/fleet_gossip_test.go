@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/gossip"
 )
@@ -96,7 +97,7 @@ func (f *gossipFleet) startSidecar(t *testing.T, id string, extra ...string) *si
 	sc.cmd = program(t, "kolco", append(append(args, extra...), id, f.servers[id[1]-'0'])...)
 	stderr := &lockedBuffer{}
 	sc.cmd.Stderr = stderr
-	if err := sc.cmd.Start(); err != nil {
+	if err := testproc.Start(sc.cmd); err != nil {
 		t.Fatal(err)
 	}
 	go func() {

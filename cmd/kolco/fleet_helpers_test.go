@@ -18,6 +18,7 @@ import (
 
 	"github.com/kolco-dev/kolco/fleet"
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/membership/etcdtest"
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
@@ -59,7 +60,7 @@ func startSourcedProxy(t *testing.T, distribution, static, source string) *fleet
 			t.Logf("proxy %s's stderr:\n%s", fp.admin, stderr.String())
 		}
 	})
-	if err := fp.cmd.Start(); err != nil {
+	if err := testproc.Start(fp.cmd); err != nil {
 		t.Fatal(err)
 	}
 	go func() {

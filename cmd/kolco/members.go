@@ -163,7 +163,7 @@ func (u unchanged) Error() string { return u.what }
 // edit applies the change fn computes to the store the flags describe and
 // prints what was done.
 func edit(cmd *cobra.Command, ef *etcdFlags, done string, fn func(etcd.Listing) (etcd.Edit, error)) error {
-	s, err := ef.store()
+	s, err := ef.storeNow()
 	if err != nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func edit(cmd *cobra.Command, ef *etcdFlags, done string, fn func(etcd.Listing) 
 		return nil
 	}
 	if err != nil {
-		return err
+		return ef.hint(err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s (revision %d)\n", done, rev)
 	return nil

@@ -169,14 +169,14 @@ func (sf *sourceFlags) listDNS(ctx context.Context) (listResult, error) {
 }
 
 func listEtcd(ctx context.Context, ef *etcdFlags) (listResult, error) {
-	s, err := ef.store()
+	s, err := ef.storeNow()
 	if err != nil {
 		return listResult{}, err
 	}
 	defer s.Close()
 	snap, err := s.List(ctx)
 	if err != nil {
-		return listResult{}, err
+		return listResult{}, ef.hint(err)
 	}
 	out := listing{Source: "etcd " + ef.endpoints + " " + s.Prefix(), Revision: snap.Revision, Nodes: []listed{}, StateBytes: len(snap.State)}
 	for _, m := range snap.Members {

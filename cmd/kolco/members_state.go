@@ -141,14 +141,14 @@ func (sf *stateFlags) run(cmd *cobra.Command, ef *etcdFlags) error {
 			return etcd.Edit{ClearState: true}, nil
 		})
 	}
-	s, err := ef.store()
+	s, err := ef.storeNow()
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	v, err := s.Read(cmd.Context())
 	if err != nil {
-		return err
+		return ef.hint(err)
 	}
 	r, err := sf.report(v)
 	if err != nil {

@@ -25,10 +25,15 @@ import (
 	"github.com/kolco-dev/kolco/proxy"
 )
 
-// explainConfig validates the file at path and explains it to w (--check).
+// explainConfig validates the file at path, and the files it names that a
+// start reads (the state file, membership files), and explains it to w
+// (--check).
 func explainConfig(path string, w io.Writer) error {
 	cfg, err := proxy.LoadConfig(path)
 	if err != nil {
+		return err
+	}
+	if err := cfg.CheckFiles(); err != nil {
 		return err
 	}
 	return cfg.Explain(w)
@@ -96,6 +101,7 @@ func (r proxyRun) threads(ctx context.Context, cfg *proxy.Config, log *slog.Logg
 type proxyLogs struct {
 	*slog.Logger
 	file  *logFile
+	out   io.Writer // what the log is written to: the file, or stderr
 	level *slog.LevelVar
 	// verbosity is the level as nutcracker's -v counts it (0 to 11),
 	// which SIGTTIN raises and SIGTTOU lowers by one.
@@ -109,7 +115,7 @@ func (r proxyRun) logs(cfg *proxy.Config) (*proxyLogs, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &proxyLogs{file: file, level: new(slog.LevelVar), fixed: r.verbose >= 0}
+	l := &proxyLogs{file: file, out: w, level: new(slog.LevelVar), fixed: r.verbose >= 0}
 	l.setLevel(cfg)
 	if r.verbose >= 0 {
 		l.verbosity = min(r.verbose, maxVerbosity)
@@ -269,6 +275,8 @@ func (r proxyRun) loop(ctx context.Context, s *proxy.Server, logs *proxyLogs, si
 				logs.step(by)
 				logSignal(logs, got, what, "verbosity", logs.verbosity, "level", logs.level.Level())
 				continue
+			case syscall.SIGSEGV:
+				dumpCore(logs, got) // does not return
 			case syscall.SIGUSR2:
 				logSignal(logs, got, "handing the listening sockets over to a new process")
 				if handover(s, logs.Logger) {
@@ -301,8 +309,9 @@ func (r proxyRun) loop(ctx context.Context, s *proxy.Server, logs *proxyLogs, si
 
 // handledSignals are the signals the running proxy handles, each logged by
 // name as it comes: SIGHUP reloads, SIGUSR2 hands over, SIGTTIN and
-// SIGTTOU raise and lower the log level, SIGTERM and SIGINT shut down.
-var handledSignals = []os.Signal{syscall.SIGHUP, syscall.SIGUSR2, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGTERM, syscall.SIGINT}
+// SIGTTOU raise and lower the log level, SIGTERM and SIGINT shut down, and
+// a SIGSEGV sent by kill dumps core as nutcracker does (see dumpCore).
+var handledSignals = []os.Signal{syscall.SIGHUP, syscall.SIGUSR2, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGTERM, syscall.SIGINT, syscall.SIGSEGV}
 
 // logSignal logs a signal taken, by number and name as nutcracker does
 // ("signal 21 (SIGTTIN) received, up logging level"), whatever the level.
@@ -314,7 +323,7 @@ func logSignal(logs *proxyLogs, sig os.Signal, action string, args ...any) {
 // signalName returns a signal's name as C spells it: SIGHUP.
 func signalName(s syscall.Signal) string {
 	names := map[syscall.Signal]string{syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM",
-		syscall.SIGUSR1: "SIGUSR1", syscall.SIGUSR2: "SIGUSR2", syscall.SIGTTIN: "SIGTTIN", syscall.SIGTTOU: "SIGTTOU"}
+		syscall.SIGUSR1: "SIGUSR1", syscall.SIGUSR2: "SIGUSR2", syscall.SIGTTIN: "SIGTTIN", syscall.SIGTTOU: "SIGTTOU", syscall.SIGSEGV: "SIGSEGV"}
 	if n, ok := names[s]; ok {
 		return n
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // mainEnv makes the test binary run main, as the kolco program, so that
@@ -23,9 +24,12 @@ const mainEnv = "KOLCO_TEST_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
+		// A proxy this process starts on SIGUSR2, or as a daemon, has no
+		// parent-death signal: it exits once the tests are gone.
+		testproc.FollowOwner()
 		main()
 	}
-	os.Exit(m.Run())
+	os.Exit(testproc.Main(m.Run))
 }
 
 // program returns a command running this test binary as the program named
@@ -135,7 +139,7 @@ func TestNutcrackerTestConf(t *testing.T) {
 		{"nutcracker", []string{"-t", "-c", conf}, 0},
 		{"nutcracker", []string{"--test-conf", "--conf-file=" + bad}, 1},
 	} {
-		err := program(t, tc.name, tc.args...).Run()
+		err := testproc.Run(program(t, tc.name, tc.args...))
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
@@ -159,7 +163,7 @@ func TestNutcrackerDaemonize(t *testing.T) {
 	starter := program(t, "nutcracker", "-d", "-c", conf, "-p", pidPath, "-o", logPath, "-s", strconv.Itoa(realprog.FreePorts(t, 1)[0]), "-a", "127.0.0.1")
 	var out bytes.Buffer
 	starter.Stdout, starter.Stderr = &out, &out
-	if err := starter.Start(); err != nil {
+	if err := testproc.Start(starter); err != nil {
 		t.Fatal(err)
 	}
 	bound := time.AfterFunc(30*time.Second, func() { _ = starter.Process.Kill() })
@@ -187,7 +191,7 @@ func TestNutcrackerDaemonize(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the daemon gone", func() bool { return syscall.Kill(pid, 0) != nil })
+	eventually(t, "the daemon gone", func() bool { return testproc.Gone(pid) })
 	if _, err := os.Stat(pidPath); !os.IsNotExist(err) {
 		t.Errorf("pid file left behind: %v", err)
 	}
@@ -239,7 +243,7 @@ func TestNutcrackerStatsPortFromFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := program(t, "nutcracker", "-c", conf)
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})

@@ -58,7 +58,10 @@ probes failed servers, speaks the meta protocol, serves Prometheus /metrics
 (kolco.metrics_listen), nutcracker's stats port and an admin endpoint that
 says where a key lives (see "kolco proxy locate"), and uses every core.
 
---check validates the file and explains what it would do, without serving.
+--check validates the file and explains what it would do, without serving;
+it also reads the files the configuration names that a start reads (the
+state file, membership files) and fails, naming the file and line, on one
+the start would refuse or a pool could not follow.
 
   $ kolco proxy --check --config /etc/nutcracker/nutcracker.yml
   pool "alpha": memcached on 127.0.0.1:22121

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // startRedisServer starts a real redis-server on a free loopback port and
@@ -156,12 +157,12 @@ func TestProxyHandoverKeepsClients(t *testing.T) {
 		eventually(t, "a new process in the pid file, the old one gone", func() bool {
 			b, _ := os.ReadFile(pidPath)
 			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-			return pid != 0 && pid != old && syscall.Kill(old, 0) != nil
+			return pid != 0 && pid != old && testproc.Gone(old)
 		})
 	}
 	t.Cleanup(func() {
 		_ = syscall.Kill(pid, syscall.SIGTERM)
-		eventually(t, "the last process gone", func() bool { return syscall.Kill(pid, 0) != nil })
+		eventually(t, "the last process gone", func() bool { return testproc.Gone(pid) })
 	})
 	after := answered()
 	eventually(t, "requests answered by the last process", func() bool { return answered() >= after+500 })

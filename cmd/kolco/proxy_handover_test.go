@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
@@ -117,12 +118,12 @@ func TestProxyHandover(t *testing.T) {
 	}
 	b, _ := os.ReadFile(pidPath)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	if pid == 0 || pid == old.Process.Pid || syscall.Kill(pid, 0) != nil {
+	if pid == 0 || pid == old.Process.Pid || testproc.Gone(pid) {
 		t.Fatalf("pid file %q after the handover: want the new process, alive", b)
 	}
 	t.Cleanup(func() {
 		_ = syscall.Kill(pid, syscall.SIGTERM)
-		eventually(t, "the new process gone", func() bool { return syscall.Kill(pid, 0) != nil })
+		eventually(t, "the new process gone", func() bool { return testproc.Gone(pid) })
 	})
 	after := lc.okCount()
 	eventually(t, "the loop served by the new process", func() bool { return lc.okCount() >= after+200 })

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // TestSignalsAsNutcracker sends the real nutcracker and kolco installed as
@@ -141,7 +142,7 @@ func TestFatalStartErrorsInLogFile(t *testing.T) {
 					cmd, want = exec.Command(ncBin, args...), tc.ncWant
 				}
 				done := make(chan error, 1)
-				if err := cmd.Start(); err != nil {
+				if err := testproc.Start(cmd); err != nil {
 					t.Fatal(err)
 				}
 				go func() { done <- cmd.Wait() }()
@@ -169,7 +170,7 @@ func TestFatalStartErrorsInLogFile(t *testing.T) {
 // exited, with its Wait's error in *waitErr.
 func startProgram(t *testing.T, cmd *exec.Cmd, name, listen string) (exited chan struct{}, waitErr *error) {
 	t.Helper()
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited, waitErr = make(chan struct{}), new(error)

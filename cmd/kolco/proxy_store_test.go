@@ -19,6 +19,7 @@ import (
 	"github.com/anishathalye/porcupine"
 	"github.com/kolco-dev/kolco/internal/realprog"
 	"github.com/kolco-dev/kolco/internal/storecheck"
+	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/proxy"
 )
 
@@ -69,7 +70,7 @@ func (p *storeProc) write(n int) {
 // start starts a proxy process and waits for it to listen.
 func (p *storeProc) start() {
 	p.cmd = program(p.t, "kolco", "proxy", "-c", p.conf, "-p", p.pid, "-o", filepath.Join(p.dir, "kolco.log"))
-	if err := p.cmd.Start(); err != nil {
+	if err := testproc.Start(p.cmd); err != nil {
 		p.t.Fatal(err)
 	}
 	p.exited = make(chan struct{})
@@ -255,7 +256,7 @@ func TestProxyStoreSurvivesCrashAndHandover(t *testing.T) {
 					t.Fatal(err)
 				}
 				deadline := time.Now().Add(20 * time.Second)
-				for syscall.Kill(old, 0) == nil || p.pidFile() == old {
+				for !testproc.Gone(old) || p.pidFile() == old {
 					if time.Now().After(deadline) {
 						t.Fatal("the handover did not end")
 					}

@@ -26,8 +26,11 @@ const maxStatusProxies = 256
 
 // poolAgreement is status's verdict on one pool, as --json prints it.
 type poolAgreement struct {
-	Pool        string         `json:"pool"`
-	Agree       bool           `json:"agree"`
+	Pool  string `json:"pool"`
+	Agree bool   `json:"agree"`
+	// Verdict says it in words, as a proxy's status page does (see
+	// fleet.Verdict).
+	Verdict     string         `json:"verdict"`
 	Fingerprint string         `json:"fingerprint,omitempty"`
 	Revision    int64          `json:"revision,omitempty"`
 	Since       *time.Time     `json:"since,omitempty"`
@@ -35,6 +38,12 @@ type poolAgreement struct {
 	Differing   []proxyDiffers `json:"differing,omitempty"`
 	Unreachable []proxyFailed  `json:"unreachable,omitempty"`
 	Stale       []string       `json:"stale,omitempty"`
+	// StaleWhy is why each stale proxy's view may be behind its source,
+	// as the proxy says it.
+	StaleWhy map[string]string `json:"stale_why,omitempty"`
+	// Same are the addresses given that were a proxy already asked under
+	// another address, each as "B is A": counted once.
+	Same []string `json:"same,omitempty"`
 	// Down is the servers each proxy treats as down: local health, not
 	// disagreement.
 	Down map[string][]string `json:"down,omitempty"`
@@ -68,9 +77,11 @@ the fingerprint of each pool's placement, and say plainly whether they agree:
 equal fingerprints place every key alike. A proxy that differs is named,
 with the fingerprint and revision it places by and since when; one that does
 not answer within --timeout is named too. A proxy whose view may be behind
-its membership source (etcd away, say) is reported stale: it still places as
-it did. Servers a proxy treats as down are its local health, listed beside,
-not a disagreement.
+its membership source (etcd away, say) is reported stale, with the reason it
+gives: it still places as it did. Servers a proxy treats as down are its
+local health, listed beside, not a disagreement. A proxy given twice, under
+two addresses, is counted once. A proxy's status page words
+the same comparison the same way.
 
 The exit status is 0 when every proxy answered and all agree on every pool,
 and not all of a pool's proxies are stale; 1 otherwise, with every pool at
@@ -94,11 +105,15 @@ certificate.`,
 			if timeout <= 0 {
 				return usagef("--timeout must be positive (got %v)", timeout)
 			}
-			answers, err := askProxies(proxies, tokenFile, tlsFiles, timeout)
+			all, err := askProxies(proxies, tokenFile, tlsFiles, timeout)
 			if err != nil {
 				return err
 			}
+			answers, same := fleet.Distinct(all, "")
 			verdicts := compareProxies(answers, pool)
+			for i := range verdicts {
+				verdicts[i].Same = sameAs(same, answers)
+			}
 			if len(verdicts) == 0 {
 				var why []string
 				for _, a := range answers {
@@ -114,7 +129,7 @@ certificate.`,
 				if err := enc.Encode(verdicts); err != nil {
 					return err
 				}
-			} else if err := printVerdicts(cmd.OutOrStdout(), verdicts, len(answers), time.Now()); err != nil {
+			} else if err := printVerdicts(cmd.OutOrStdout(), verdicts, time.Now()); err != nil {
 				return err
 			}
 			var problems []string
@@ -212,21 +227,28 @@ func compareProxies(answers []fleet.Answer, pool string) []poolAgreement {
 	var out []poolAgreement
 	for _, name := range names {
 		reports := make([]fleet.Report, 0, len(answers))
-		down := map[string][]string{}
+		down, why := map[string][]string{}, map[string]string{}
 		for _, a := range answers {
 			r := a.Report(name)
 			reports = append(reports, r)
 			if pm := a.Pools[name]; r.Err == nil && len(pm.Down) > 0 {
 				down[a.Addr] = pm.Down
 			}
+			if pm := a.Pools[name]; r.Err == nil && pm.Stale && pm.Error != "" {
+				why[a.Addr] = pm.Error
+			}
 		}
-		out = append(out, verdictOf(name, fleet.Compare(reports), down))
+		v := verdictOf(name, fleet.Compare(reports), down)
+		if len(why) > 0 {
+			v.StaleWhy = why
+		}
+		out = append(out, v)
 	}
 	return out
 }
 
 func verdictOf(pool string, a fleet.Agreement, down map[string][]string) poolAgreement {
-	v := poolAgreement{Pool: pool, Agree: a.Agree(), Fingerprint: a.Fingerprint, Revision: a.Revision,
+	v := poolAgreement{Pool: pool, Agree: a.Agree(), Verdict: a.Verdict().Text, Fingerprint: a.Fingerprint, Revision: a.Revision,
 		Agreeing: a.Agreeing, Stale: a.Stale}
 	if len(down) > 0 {
 		v.Down = down
@@ -246,9 +268,10 @@ func verdictOf(pool string, a fleet.Agreement, down map[string][]string) poolAgr
 	return v
 }
 
-// printVerdicts says, a pool at a time, whether the n proxies agree, and
-// names each one that differs, did not answer, or may be behind.
-func printVerdicts(w io.Writer, verdicts []poolAgreement, n int, now time.Time) error {
+// printVerdicts says, a pool at a time, whether the proxies agree, and
+// names each one that differs, did not answer, or may be behind (and
+// why), and each address given that was a proxy already asked.
+func printVerdicts(w io.Writer, verdicts []poolAgreement, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, v := range verdicts {
 		ref := "no fingerprint"
@@ -258,18 +281,7 @@ func printVerdicts(w io.Writer, verdicts []poolAgreement, n int, now time.Time) 
 				ref += ", since " + when(*v.Since, now)
 			}
 		}
-		switch {
-		case v.Agree && len(v.Stale) > 0 && len(v.Stale) == n:
-			fmt.Fprintf(tw, "pool %s: agreement unknown: all %d proxies are stale (they agree, but may be behind their source): %s\n", v.Pool, n, ref)
-		case v.Agree && n == 1:
-			fmt.Fprintf(tw, "pool %s: 1 proxy, none to compare it with: %s\n", v.Pool, ref)
-		case v.Agree:
-			fmt.Fprintf(tw, "pool %s: all %d proxies agree: %s\n", v.Pool, n, ref)
-		case len(v.Differing) > 0:
-			fmt.Fprintf(tw, "pool %s: the proxies DO NOT AGREE: %d of %d place by %s\n", v.Pool, len(v.Agreeing), n, ref)
-		default:
-			fmt.Fprintf(tw, "pool %s: agreement unknown: %d of %d answered and agree: %s\n", v.Pool, len(v.Agreeing), n, ref)
-		}
+		fmt.Fprintf(tw, "pool %s: %s: %s\n", v.Pool, v.Verdict, ref)
 		for _, d := range v.Differing {
 			fmt.Fprintf(tw, "  %s\tdiffers: fingerprint %s at revision %d, since %s\n", d.Proxy, d.Fingerprint, d.Revision, when(d.Since, now))
 		}
@@ -277,13 +289,35 @@ func printVerdicts(w io.Writer, verdicts []poolAgreement, n int, now time.Time) 
 			fmt.Fprintf(tw, "  %s\tdid not answer: %s\n", u.Proxy, u.Error)
 		}
 		for _, s := range v.Stale {
-			fmt.Fprintf(tw, "  %s\tstale: its view may be behind its membership source (it still places as shown)\n", s)
+			why := "its view may be behind its membership source (it still places as shown)"
+			if w := v.StaleWhy[s]; w != "" {
+				why += ": " + w
+			}
+			fmt.Fprintf(tw, "  %s\tstale: %s\n", s, why)
+		}
+		for _, s := range v.Same {
+			fmt.Fprintf(tw, "  %s\t(counted once)\n", s)
 		}
 		for _, p := range slices.Sorted(maps.Keys(v.Down)) {
 			fmt.Fprintf(tw, "  %s\ttreats as down: %s (local health, not in the fingerprint)\n", p, strings.Join(v.Down[p], ", "))
 		}
 	}
 	return tw.Flush()
+}
+
+// sameAs says what each answer of same was: "B is A", A the address
+// given first for the same proxy.
+func sameAs(same, distinct []fleet.Answer) []string {
+	var out []string
+	for _, a := range same {
+		for _, d := range distinct {
+			if d.Instance == a.Instance {
+				out = append(out, fmt.Sprintf("%s is %s", a.Addr, d.Addr))
+				break
+			}
+		}
+	}
+	return out
 }
 
 // problem says why v is not a fleet in step, or "" when it is: proxies
@@ -298,7 +332,14 @@ func (v poolAgreement) problem(n int) string {
 	case len(v.Unreachable) > 0:
 		return fmt.Sprintf("agreement unknown: %d of %d proxies did not answer", len(v.Unreachable), n)
 	case answered > 0 && len(v.Stale) == answered:
-		return "every proxy is stale: their view may be behind the membership source"
+		why := "every proxy is stale: their view may be behind the membership source"
+		for _, p := range v.Stale {
+			if w := v.StaleWhy[p]; w != "" {
+				why += fmt.Sprintf(" (%s: %s)", p, w)
+				break
+			}
+		}
+		return why
 	case !v.Agree:
 		return "agreement unknown"
 	}

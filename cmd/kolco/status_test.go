@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kolco-dev/kolco/fleet"
 	"github.com/kolco-dev/kolco/internal/realprog"
 )
 
@@ -57,6 +59,12 @@ func TestStatusNamesTheProxyThatDiffers(t *testing.T) {
 	if code, out, errs := runCLI(t, "", "status", "--proxy", same1, "--proxy", same2); code != 0 || !strings.Contains(out, "all 2 proxies agree") {
 		t.Errorf("two alike: exit %d\n%s%s", code, out, errs)
 	}
+	// A proxy given twice, under two addresses, is one proxy.
+	again := "localhost:" + same2[strings.LastIndexByte(same2, ':')+1:]
+	if code, out, errs := runCLI(t, "", "status", "--proxy", same1, "--proxy", same2, "--proxy", again); code != 0 ||
+		!strings.Contains(out, "all 2 proxies agree") || !hasLine(out, again+" is "+same2, "(counted once)") {
+		t.Errorf("one proxy given twice: exit %d\n%s%s", code, out, errs)
+	}
 	if code, out, errs := runCLI(t, "", "status", "--proxy", same1); code != 0 || strings.Contains(out, "1 proxies") || !strings.Contains(out, "1 proxy") {
 		t.Errorf("one proxy: exit %d\n%s%s", code, out, errs)
 	}
@@ -76,6 +84,19 @@ func TestStatusUsage(t *testing.T) {
 	refused := fmt.Sprintf("127.0.0.1:%d", realprog.FreePorts(t, 1)[0]) // closed again: nothing listens there
 	if code, _, errs := runCLI(t, "", "status", "--proxy", refused); code != 1 || !strings.Contains(errs, "no proxy answered") {
 		t.Errorf("no proxy answering: exit %d, %q", code, errs)
+	}
+}
+
+// getJSON decodes the JSON answer to GET url into v.
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
 	}
 }
 
@@ -128,6 +149,16 @@ func TestStatusStaleAndUnknown(t *testing.T) {
 	})
 	if code != 1 || !strings.Contains(errs, `pool "p": every proxy is stale`) || !strings.Contains(errs, `pool "q": every proxy is stale`) {
 		t.Errorf("all stale: exit %d\n%s%s", code, out, errs)
+	}
+	// Why each is stale, as its /v1/membership says: the file's error.
+	var ms []fleet.PoolStatus
+	getJSON(t, "http://"+admins[0]+"/v1/membership", &ms)
+	if len(ms) == 0 || ms[0].Error == "" {
+		t.Fatalf("/v1/membership: %+v, want the pools stale with an error", ms)
+	}
+	if !hasLine(out, admins[0], "stale: its view may be behind its membership source (it still places as shown): "+ms[0].Error) ||
+		!strings.Contains(errs, ms[0].Error) {
+		t.Errorf("all stale: the reason %q not given:\n%s%s", ms[0].Error, out, errs)
 	}
 
 	refused := fmt.Sprintf("127.0.0.1:%d", realprog.FreePorts(t, 1)[0])

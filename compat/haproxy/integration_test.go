@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // backendCase is one backend: its hash-type line and its server lines, with
@@ -137,7 +138,7 @@ func startHAProxy(t *testing.T, bin, cfg string, ports []int) (inUse bool) {
 	cmd := exec.CommandContext(ctx, bin, "-db", "-f", cfgPath)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})

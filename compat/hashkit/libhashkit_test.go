@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco/compat/hashkit"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // libhashkitProgram reads hex-encoded keys, one a line, and prints for each
@@ -76,7 +77,7 @@ func buildC(t *testing.T, src string) string {
 	if err := os.WriteFile(c, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(cc, "-O1", "-o", bin, c, "-lmemcached", "-lhashkit").CombinedOutput()
+	out, err := testproc.CombinedOutput(exec.Command(cc, "-O1", "-o", bin, c, "-lmemcached", "-lhashkit"))
 	if err != nil {
 		skipOrFail(t, "cannot build against libmemcached (install libmemcached-dev libsasl2-dev): "+err.Error()+"\n"+string(out))
 	}
@@ -129,7 +130,7 @@ func TestLibhashkit(t *testing.T) {
 	}
 	cmd := exec.Command(bin)
 	cmd.Stdin = &in
-	out, err := cmd.Output()
+	out, err := testproc.Output(cmd)
 	if err != nil {
 		t.Fatalf("%s: %v", bin, err)
 	}

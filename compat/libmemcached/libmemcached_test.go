@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco/compat/libmemcached"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // generateHashProgram reads configurations until end of input, each a line
@@ -82,7 +83,7 @@ func buildC(t *testing.T, src string) string {
 	if err := os.WriteFile(c, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(cc, "-O1", "-o", bin, c, "-lmemcached", "-lhashkit").CombinedOutput(); err != nil {
+	if out, err := testproc.CombinedOutput(exec.Command(cc, "-O1", "-o", bin, c, "-lmemcached", "-lhashkit")); err != nil {
 		skipOrFail(t, "cannot build against libmemcached (install libmemcached-dev libsasl2-dev): "+err.Error()+"\n"+string(out))
 	}
 	return bin
@@ -201,7 +202,7 @@ func TestGenerateHash(t *testing.T) {
 	}
 	cmd := exec.Command(bin)
 	cmd.Stdin = &in
-	out, err := cmd.Output()
+	out, err := testproc.Output(cmd)
 	if err != nil {
 		t.Fatalf("%s: %v", bin, err)
 	}

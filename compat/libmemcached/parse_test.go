@@ -14,6 +14,7 @@ import (
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/compat/libmemcached"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // parseProgram reads hex-encoded server lists, one a line, parses each
@@ -95,7 +96,7 @@ func TestParseServersLibmemcached(t *testing.T) {
 	}
 	cmd := exec.Command(bin)
 	cmd.Stdin = &stdin
-	out, err := cmd.Output()
+	out, err := testproc.Output(cmd)
 	if err != nil {
 		t.Fatalf("%s: %v", bin, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 type upstreamCase struct {
@@ -141,7 +142,7 @@ func startNginx(t *testing.T, bin, dir, conf string, ports []int) {
 		"-g", fmt.Sprintf("daemon off; master_process off; pid %s; error_log %s;", filepath.Join(dir, "nginx.pid"), errLog))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kolco-dev/kolco/compat/pymemcache"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // pythonProgram reads a JSON list of server specs, then keys as "k<hex>"
@@ -52,7 +53,7 @@ func python(t *testing.T) string {
 	const py = "/usr/bin/python3"
 	msg := "Debian's /usr/bin/python3 with pymemcache not found (install python3-pymemcache)"
 	if _, err := os.Stat(py); err == nil {
-		if exec.Command(py, "-c", "import pymemcache.client.rendezvous").Run() == nil {
+		if testproc.Run(exec.Command(py, "-c", "import pymemcache.client.rendezvous")) == nil {
 			return py
 		}
 	}
@@ -132,7 +133,7 @@ func TestRendezvousHash(t *testing.T) {
 		cmd.Stdin = &in
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
-		out, err := cmd.Output()
+		out, err := testproc.Output(cmd)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", py, err, stderr.String())
 		}

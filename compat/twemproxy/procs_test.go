@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // lookPathOrSkip returns the path of a program, skipping the test when it
@@ -55,7 +57,7 @@ func startOn(t *testing.T, network, addr string, name string, args ...string) {
 	cmd := exec.Command(name, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // startMemcached runs a real memcached until the test ends, on a free
@@ -38,7 +39,7 @@ func startMemcached(t *testing.T, unix bool) (string, string) {
 		args = append(args, "-u", "root")
 	}
 	cmd := exec.Command(bin, args...)
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})

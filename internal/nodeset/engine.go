@@ -154,7 +154,7 @@ type unweightedError struct {
 
 func (e unweightedError) Error() string {
 	return fmt.Sprintf("node %q has weight %v, but this algorithm takes no weights (every node weighs 1): "+
-		"leave the weight out, or use an algorithm that takes weights, such as ring or rendezvous", e.node, e.weight)
+		"give it weight 1, or use an algorithm that takes weights, such as ring or rendezvous", e.node, e.weight)
 }
 
 func (e unweightedError) Unwrap() error { return kolco.ErrBadWeight }

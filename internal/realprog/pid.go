@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/resp"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // A port FreePorts returns is free when it is chosen, not when the
@@ -93,7 +94,7 @@ func StartOwned(t testing.TB, what, bin string, args func(port int) []string, pi
 		port := FreePorts(t, 1)[0]
 		argv := args(port)
 		cmd := exec.Command(bin, argv...)
-		if err := cmd.Start(); err != nil {
+		if err := testproc.Start(cmd); err != nil {
 			t.Fatal(err)
 		}
 		exited := make(chan struct{})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kolco-dev/kolco/internal/realprog"
 	"github.com/kolco-dev/kolco/internal/resp"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // startRedis starts redis-server on a free port with extra arguments and
@@ -24,7 +25,7 @@ func startRedis(t *testing.T, extra ...string) string {
 	bin := realprog.Binary(t, "redis-server", "redis-server")
 	port := realprog.FreePorts(t, 1)[0]
 	cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"}, extra...)...)
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 func op(client int, in Input, call int64, out Output, ret int64) porcupine.Operation {
@@ -55,7 +56,7 @@ func TestRealServerLinearizable(t *testing.T) {
 	bin := realprog.Binary(t, "redis-server", "redis-server")
 	port := realprog.FreePorts(t, 1)[0]
 	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // Config sets up a server. The zero value is a plain HTTP server.
@@ -100,7 +101,7 @@ func (s *Server) Restart() {
 	cmd := exec.Command(s.bin, s.args...)
 	cmd.Stdout = io.Discard
 	cmd.Stderr = &lockedWriter{mu: &s.logMu, w: &s.log}
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		s.mu.Unlock()
 		s.t.Fatal(err)
 	}

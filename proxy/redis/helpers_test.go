@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // server is a redis-server started by a test on 127.0.0.1.
@@ -26,7 +27,7 @@ func startServer(t testing.TB, extra ...string) *server {
 	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--logfile", ""}, extra...)
 	cmd := exec.Command(bin, args...)
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})

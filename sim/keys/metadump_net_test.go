@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // startMemcached runs a real memcached on a free loopback port until the
@@ -26,7 +27,7 @@ func startMemcached(t *testing.T) string {
 		args = append(args, "-u", "root")
 	}
 	cmd := exec.Command(bin, args...)
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})

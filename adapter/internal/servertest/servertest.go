@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // Server is a server process started by a test; Cleanup stops it.
@@ -66,7 +67,7 @@ func start(t testing.TB, bin string, port int, args []string) *Server {
 func (s *Server) Start() {
 	s.t.Helper()
 	s.cmd = exec.Command(s.args[0], s.args[1:]...)
-	if err := s.cmd.Start(); err != nil {
+	if err := testproc.Start(s.cmd); err != nil {
 		s.t.Fatal(err)
 	}
 	s.exited = make(chan struct{})
@@ -104,7 +105,7 @@ func Kolco(t testing.TB) string {
 		}
 		kolco.path = filepath.Join(kolco.dir, "kolco")
 		cmd := exec.Command("go", "build", "-o", kolco.path, "github.com/kolco-dev/kolco/cmd/kolco")
-		kolco.out, kolco.err = cmd.CombinedOutput()
+		kolco.out, kolco.err = testproc.CombinedOutput(cmd)
 	})
 	if kolco.err != nil {
 		t.Fatalf("building kolco: %v\n%s", kolco.err, kolco.out)
@@ -112,14 +113,17 @@ func Kolco(t testing.TB) string {
 	return kolco.path
 }
 
-// Main runs a package's tests and then removes the kolco command built
-// for them: call it from TestMain.
+// Main runs a package's tests, then removes the kolco command built for
+// them, and fails when a process they started outlives them (see
+// testproc.Main): call it from TestMain.
 func Main(m *testing.M) int {
-	code := m.Run()
-	if kolco.dir != "" {
-		os.RemoveAll(kolco.dir)
-	}
-	return code
+	return testproc.Main(func() int {
+		code := m.Run()
+		if kolco.dir != "" {
+			os.RemoveAll(kolco.dir)
+		}
+		return code
+	})
 }
 
 // Locate runs "kolco locate" with args over keys and returns each key's
@@ -130,7 +134,7 @@ func Locate(t testing.TB, keys []string, args ...string) []string {
 	cmd.Stdin = strings.NewReader(strings.Join(keys, "\n") + "\n")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := testproc.Output(cmd)
 	if err != nil {
 		t.Fatalf("kolco locate %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}

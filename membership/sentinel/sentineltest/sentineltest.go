@@ -17,6 +17,7 @@ import (
 
 	"github.com/kolco-dev/kolco/internal/realprog"
 	"github.com/kolco-dev/kolco/internal/resp"
+	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/internal/tlstest"
 )
 
@@ -49,7 +50,7 @@ func start(t testing.TB, bin string, args func(port int) []string) *Process {
 func (p *Process) Start(t testing.TB) {
 	t.Helper()
 	cmd := exec.Command(p.bin, p.args...)
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})

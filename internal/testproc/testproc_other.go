@@ -1,0 +1,22 @@
+//go:build !linux
+
+package testproc
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// On systems other than Linux there is no parent-death signal and no
+// child reaper: the programs are started plainly, and Main checks
+// nothing.
+
+func prepare(*exec.Cmd) {}
+
+func becomeReaper() error { return nil }
+
+func leftovers() ([]leftover, error) { return nil, nil }
+
+func kill(int) {}
+
+func gone(pid int) bool { return syscall.Kill(pid, 0) != nil }
