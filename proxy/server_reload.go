@@ -128,30 +128,12 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		// The clients connected speak the pool's protocol.
 		return ch, &ConfigError{Pool: name, Key: "redis", Err: errors.New("cannot change on reload; restart the proxy, or give the pool a new name")}
 	}
-	var from *layout
-	var prev *placement
-	afresh := "" // why a new pool of a history-dependent distribution starts without its history
-	var afreshMark *StateMissing
-	var moving []movePlacement // the placements a store's move follows, from the state file
-	fromPlaceholder := false   // the pool replaced ran on servers no source named: nothing of them is read
-	if ch.cur != nil {
-		prev = ch.cur.pool.Load().place.Load()
-		from = prev.layout()
-		if fromPlaceholder = s.replacesPlaceholder(ch.cur.pool.Load(), spec); fromPlaceholder {
-			prev = nil
-		}
-	} else {
-		var err error
-		if from, err = states.layoutFor(name, pc, s.log); err != nil {
-			return ch, &ConfigError{Pool: name, Key: GlobalKey + ".state_file", Err: err}
-		}
-		if from == nil {
-			afresh = states.missing(name, pc)
-		} else {
-			afreshMark = states.afreshFor(name)
-		}
-		moving = states.movingFor(name, pc)
+	h, err := s.poolHistory(ch.cur, spec, states)
+	if err != nil {
+		return ch, err
 	}
+	from, prev, fromPlaceholder := h.from, h.prev, h.fromPlaceholder
+	afresh, afreshMark := h.afresh, h.afreshMark
 	p, err := newPoolAfter(spec, from, prev)
 	if err != nil {
 		return ch, err
@@ -159,8 +141,8 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 	if err := s.poolTLS(p); err != nil {
 		return ch, err
 	}
-	if len(moving) > 0 {
-		if err := p.resumeMove(moving); err != nil {
+	if len(h.moving) > 0 {
+		if err := p.resumeMove(h.moving); err != nil {
 			return ch, &ConfigError{Pool: name, Key: GlobalKey + ".state_file", Err: fmt.Errorf("%w: the store's move it records: %w", ErrBadStateFile, err)}
 		}
 	}
@@ -202,6 +184,50 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		return ch, err
 	}
 	return ch, nil
+}
+
+// poolHistory is what a new pool follows from: the layout and placement
+// of the pool it replaces, or at a start the state file's.
+type poolHistory struct {
+	from *layout
+	prev *placement
+	// afresh says why a new pool of a history-dependent distribution
+	// starts without its history; afreshMark is the state file's mark of
+	// one that did, still missing keys.
+	afresh     string
+	afreshMark *StateMissing
+	// moving are the placements a store's move follows, from the state
+	// file.
+	moving []movePlacement
+	// fromPlaceholder: the pool replaced ran on servers no source named,
+	// and nothing of them is read.
+	fromPlaceholder bool
+}
+
+// poolHistory returns what spec's pool follows from: cur's placement on a
+// reload, the state file's at a start.
+func (s *Server) poolHistory(cur *listener, spec poolSpec, states *stateFile) (poolHistory, error) {
+	var h poolHistory
+	if cur != nil {
+		h.prev = cur.pool.Load().place.Load()
+		h.from = h.prev.layout()
+		if h.fromPlaceholder = s.replacesPlaceholder(cur.pool.Load(), spec); h.fromPlaceholder {
+			h.prev = nil
+		}
+		return h, nil
+	}
+	name, pc := spec.name, spec.cfg
+	var err error
+	if h.from, err = states.layoutFor(name, pc, s.log); err != nil {
+		return h, &ConfigError{Pool: name, Key: GlobalKey + ".state_file", Err: err}
+	}
+	if h.from == nil {
+		h.afresh = states.missing(name, pc)
+	} else {
+		h.afreshMark = states.afreshFor(name)
+	}
+	h.moving = states.movingFor(name, pc)
+	return h, nil
 }
 
 // replacesPlaceholder reports whether cur, the pool spec replaces, ran on
