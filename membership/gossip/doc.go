@@ -29,6 +29,16 @@
 // pool with seeds to join keeps its last view and reports it stale rather
 // than take every other member for dead.
 //
+// A member with seeds publishes its first view once it has the pool's
+// state whole: memberlist merges the state a seed sends one member at a
+// time, and a view taken halfway would place every key on the first node
+// merged. So the view is held until the merge is done, and until the state
+// merged is that of a member in the pool: a seed that has not joined its
+// own pool yet (its seeds are down, or it is joining them at that moment)
+// knows only itself, and an observer joined through it stays alone until
+// it has. Nodes started together, each with the others as seeds, form the
+// pool by joining one another; observers never do.
+//
 // # Why history-dependent algorithms are refused
 //
 // jump, jumpback, anchor, slots, dx and the other algorithms algo lists as

@@ -39,7 +39,11 @@ type Pool struct {
 	members map[string][]byte // metadata of the live members by name, this one included
 	view    membership.Version
 	bad     error // why a member's metadata was refused; nil when none was
-	alone   bool  // no other member is known, and there are seeds to join
+	// alone is true while the member has seeds and has not merged the
+	// state of a member in the pool (see merged), and again once it has
+	// lost every other member: its view is held meanwhile.
+	alone   bool
+	merges  int   // the pool states merged (see merged)
 	joinErr error // the last failure to join the seeds
 	changed chan struct{}
 	closed  bool
@@ -95,6 +99,7 @@ func Join(cfg Config) (*Pool, error) {
 	self := ml.LocalNode().Address()
 	p.mu.Lock()
 	p.seeds = cfg.seeds(self, cfg.Bind, cfg.Advertise)
+	p.alone = len(p.seeds) > 0
 	p.ready = true
 	p.recompute()
 	p.mu.Unlock()
@@ -122,8 +127,8 @@ func (p *Pool) Unordered() string {
 
 // Read returns the node set as this member sees it now. The error wraps
 // [membership.ErrUnreachable] while the member is alone and has seeds to
-// join (it has not joined yet, or lost every other member), or is
-// [ErrClosed].
+// join (it has not joined yet - no member in the pool has answered - or
+// it lost every other member), or is [ErrClosed].
 func (p *Pool) Read(ctx context.Context) (membership.Version, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -140,8 +145,11 @@ func (p *Pool) Read(ctx context.Context) (membership.Version, error) {
 
 // aloneErr says why the view is stale while the member is alone.
 func (p *Pool) aloneErr() error {
-	if p.joinErr != nil {
+	switch {
+	case p.joinErr != nil:
 		return fmt.Errorf("%w: gossip: alone, joining %v: %w", membership.ErrUnreachable, p.seeds, p.joinErr)
+	case len(p.members) > 1:
+		return fmt.Errorf("%w: gossip: joining %v: the members reached have not joined the pool themselves yet", membership.ErrUnreachable, p.seeds)
 	}
 	return fmt.Errorf("%w: gossip: alone, joining %v", membership.ErrUnreachable, p.seeds)
 }
@@ -242,10 +250,75 @@ func (p *Pool) join() {
 	if !alone {
 		return
 	}
-	_, err := p.ml.Join(p.seeds)
 	p.mu.Lock()
-	p.joinErr = err
+	merges := p.merges
 	p.mu.Unlock()
+	n, err := p.ml.Join(p.seeds)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.joinErr = err
+	if n > 0 && p.merges == merges && p.alone && len(p.members) > 1 {
+		// The seeds told nothing of their own state (a kolco before
+		// joinState): taken, as then, for the pool.
+		p.settle()
+	}
+}
+
+// settle ends the member's being alone and publishes its view of the
+// pool; p.mu is held.
+func (p *Pool) settle() {
+	p.alone = false
+	p.recompute()
+	p.signal() // the followers learn that the view is current again
+}
+
+// merged is told the state of the member whose pool state was just
+// merged into this one's, whole (memberlist merges it a member at a time,
+// and calls the delegate's MergeRemoteState once it has). A member alone
+// takes that state for the pool's, and publishes a view again, once it
+// comes from a member in the pool, or, for a node member, from another
+// node: nodes started together each with the others as seeds form the
+// pool that way. An observer joined through a seed that is itself alone
+// stays alone: the seed's state is not the pool's, and a view of the seed
+// alone would place every key on it.
+func (p *Pool) merged(remote joinState) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.merges++
+	if !p.alone || len(p.members) <= 1 || p.closed {
+		return
+	}
+	if remote.joined || remote.node && p.cfg.meta().Role == RoleNode {
+		p.settle()
+	}
+}
+
+// joinState is what a member tells another of itself in a push-pull, the
+// exchange of the whole pool state by which members join and re-sync:
+// whether it is in the pool (not alone) and whether it is a node.
+type joinState struct{ joined, node bool }
+
+// joinStateVersion is the first byte of the encoding; a state of another
+// version is taken for a member in the pool, as a kolco member that tells
+// nothing is.
+const joinStateVersion = 1
+
+func (j joinState) encode() []byte {
+	b := []byte{joinStateVersion, 0}
+	if j.joined {
+		b[1] |= 1
+	}
+	if j.node {
+		b[1] |= 2
+	}
+	return b
+}
+
+func parseJoinState(b []byte) joinState {
+	if len(b) < 2 || b[0] != joinStateVersion {
+		return joinState{joined: true}
+	}
+	return joinState{joined: b[1]&1 != 0, node: b[1]&2 != 0}
 }
 
 // rejoin tries the seeds every rejoin interval while the member is alone.
@@ -298,7 +371,8 @@ func (p *Pool) recompute() {
 	}
 	membership.SortNodes(nodes)
 	membership.SortNodes(drained)
-	alone := len(p.seeds) > 0 && len(p.members) <= 1
+	// Alone again once every other member is gone; only settle ends it.
+	alone := p.alone || len(p.seeds) > 0 && len(p.members) <= 1
 	changed := alone != p.alone || fmt.Sprint(bad) != fmt.Sprint(p.bad)
 	p.alone, p.bad = alone, bad
 	if !alone && (p.view.Revision == 0 || !slices.Equal(nodes, p.view.Nodes) || !slices.Equal(drained, p.view.Drained)) {
@@ -310,8 +384,8 @@ func (p *Pool) recompute() {
 	}
 }
 
-// delegate gives memberlist this member's metadata; the pool carries no
-// user messages of its own.
+// delegate gives memberlist this member's metadata and its joinState;
+// the pool carries no user messages of its own.
 type delegate Pool
 
 func (d *delegate) NodeMeta(limit int) []byte {
@@ -321,8 +395,16 @@ func (d *delegate) NodeMeta(limit int) []byte {
 }
 func (d *delegate) NotifyMsg([]byte)                           {}
 func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
-func (d *delegate) LocalState(join bool) []byte                { return nil }
-func (d *delegate) MergeRemoteState(buf []byte, join bool)     {}
+
+// LocalState is this member's joinState, sent with its pool state.
+func (d *delegate) LocalState(join bool) []byte {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return joinState{joined: !d.alone, node: d.cfg.meta().Role == RoleNode}.encode()
+}
+
+// MergeRemoteState follows the merge of another member's pool state.
+func (d *delegate) MergeRemoteState(buf []byte, join bool) { (*Pool)(d).merged(parseJoinState(buf)) }
 
 // events keeps the pool's members as memberlist reports them. memberlist
 // calls it with its own lock held, so it must not call back into it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -254,4 +255,79 @@ func (p *Pool) kill() {
 	close(p.stop)
 	<-p.done
 	_ = p.ml.Shutdown()
+}
+
+// freeAddr returns a loopback address no one listens on, for a member
+// started later.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// joinAt starts a member bound to addr and closes it when the test ends.
+func joinAt(t *testing.T, addr string, cfg Config) *Pool {
+	t.Helper()
+	cfg = fast(cfg)
+	cfg.Bind = addr
+	p, err := Join(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// revision returns the revision of p's view: how many views it has
+// published.
+func (p *Pool) revision() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.view.Revision
+}
+
+// TestJoinsWholePool: a member whose seed answers only later (here a
+// node that binds the seed's address and joins a pool of four itself)
+// publishes no part of the pool on its way in: its first view is the
+// whole pool, not the nodes one by one as memberlist merges the pool's
+// state.
+func TestJoinsWholePool(t *testing.T) {
+	seedAddr := freeAddr(t)
+	obs := join(t, Config{Seeds: []string{seedAddr}})
+	if _, err := obs.Read(context.Background()); !errors.Is(err, membership.ErrUnreachable) {
+		t.Fatalf("a member whose seed does not answer: Read %v, want ErrUnreachable (alone)", err)
+	}
+	m0 := join(t, Config{Meta: node("m0")})
+	for _, id := range []string{"m1", "m2", "m3"} {
+		join(t, Config{Meta: node(id), Seeds: []string{m0.Addr()}})
+	}
+	waitFor(t, "m0 to see the pool", sees([]*Pool{m0}, "m0", "m1", "m2", "m3"))
+	joinAt(t, seedAddr, Config{Meta: node("m4"), Seeds: []string{m0.Addr()}})
+	waitFor(t, "the observer to see the pool", sees([]*Pool{obs}, "m0", "m1", "m2", "m3", "m4"))
+	if rev := obs.revision(); rev != 1 {
+		t.Errorf("the observer published %d views on its way to the pool's five nodes; want one, the whole pool", rev)
+	}
+}
+
+// TestSeedNotJoined: a seed that has not joined its own pool yet (its
+// seeds do not answer) is not the pool: a member that joins through it
+// stays stale rather than place every key on the seed, and takes the
+// pool once the seed has joined it.
+func TestSeedNotJoined(t *testing.T) {
+	poolAddr := freeAddr(t)
+	seed := join(t, Config{Meta: node("m4"), Seeds: []string{poolAddr}})
+	obs := join(t, Config{Seeds: []string{seed.Addr()}})
+	if n := obs.Members(); n != 2 {
+		t.Fatalf("the observer counts %d members, want itself and the seed", n)
+	}
+	if v, err := obs.Read(context.Background()); !errors.Is(err, membership.ErrUnreachable) {
+		t.Fatalf("joined through a seed that is alone: Read %v, %v; want ErrUnreachable (alone)", v.IDs(), err)
+	}
+	m0 := joinAt(t, poolAddr, Config{Meta: node("m0")})
+	join(t, Config{Meta: node("m1"), Seeds: []string{m0.Addr()}})
+	waitFor(t, "the observer to see the pool", sees([]*Pool{obs}, "m0", "m1", "m4"))
 }
