@@ -63,6 +63,10 @@ type Config struct {
 	LeaveTimeout time.Duration
 	// Log receives memberlist's log lines; nil discards them.
 	Log io.Writer
+
+	// noPushPull turns memberlist's periodic exchange of the whole state
+	// off, for tests of what the gossip alone delivers.
+	noPushPull bool
 }
 
 func (c *Config) rejoin() time.Duration { return or(c.RejoinInterval, time.Second) }
@@ -181,6 +185,9 @@ func (c *Config) memberlist() *memberlist.Config {
 	// two live claimants are an operator's mistake that memberlist still
 	// reports as a conflict.
 	mc.DeadNodeReclaimTime = time.Nanosecond
+	if c.noPushPull {
+		mc.PushPullInterval = 0
+	}
 	mc.Label = c.Label
 	mc.LogOutput = c.Log
 	if mc.LogOutput == nil {

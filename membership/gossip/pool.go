@@ -30,21 +30,25 @@ type Pool struct {
 	cfg   Config
 	ml    *memberlist.Memberlist
 	seeds []string
+	name  string // this member's name in the pool
 	stop  chan struct{}
 	done  chan struct{}
+	poke  chan struct{} // wakes the rejoin loop for claims to take (see claims.go)
 
 	mu      sync.Mutex // guards everything below
 	meta    []byte     // this member's encoded metadata
 	drained bool
-	members map[string][]byte // metadata of the live members by name, this one included
+	members map[string]member // the live members by name, this one included
 	view    membership.Version
 	bad     error // why a member's metadata was refused; nil when none was
 	// alone is true while the member has seeds and has not merged the
 	// state of a member in the pool (see merged), and again once it has
 	// lost every other member: its view is held meanwhile.
 	alone   bool
-	merges  int   // the pool states merged (see merged)
-	joinErr error // the last failure to join the seeds
+	merges  int              // the pool states merged (see merged)
+	joinErr error            // the last failure to join the seeds
+	claims  map[string]claim // names claimed at another address, by name
+	pending []string         // claimants to ask for their state
 	changed chan struct{}
 	closed  bool
 	ready   bool // memberlist is created: events may recompute
@@ -87,10 +91,12 @@ func Join(cfg Config) (*Pool, error) {
 		}
 		mc.Keyring = kr
 	}
-	p := &Pool{cfg: cfg, meta: enc, drained: meta.Drained, members: map[string][]byte{},
-		changed: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	p := &Pool{cfg: cfg, meta: enc, drained: meta.Drained, members: map[string]member{},
+		changed: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), poke: make(chan struct{}, 1),
+		name: mc.Name, claims: map[string]claim{}}
 	mc.Delegate = (*delegate)(p)
 	mc.Events = (*events)(p)
+	mc.Conflict = (*conflicts)(p)
 	ml, err := memberlist.Create(mc)
 	if err != nil {
 		return nil, fmt.Errorf("gossip: member %s at %s: %w", mc.Name, cfg.Bind, err)
@@ -332,6 +338,8 @@ func (p *Pool) rejoin() {
 			return
 		case <-t.C:
 			p.join()
+		case <-p.poke:
+			p.askClaimants()
 		}
 	}
 }
@@ -350,8 +358,8 @@ func (p *Pool) recompute() {
 	var nodes, drained []kolco.Node
 	var bad error
 	badName := ""
-	for name, raw := range p.members {
-		m, err := ParseMeta(raw)
+	for name, mb := range p.members {
+		m, err := ParseMeta(mb.meta)
 		if err == nil && m.Role == RoleNode && m.Node.ID != name {
 			err = fmt.Errorf("%w: gossip: %w (%q)", membership.ErrBadContent, errNotNode, m.Node.ID)
 		}
@@ -384,6 +392,13 @@ func (p *Pool) recompute() {
 	}
 }
 
+// member is what the pool knows of a live member: its metadata and the
+// address it gossips at.
+type member struct {
+	meta []byte
+	addr string
+}
+
 // delegate gives memberlist this member's metadata and its joinState;
 // the pool carries no user messages of its own.
 type delegate Pool
@@ -410,23 +425,24 @@ func (d *delegate) MergeRemoteState(buf []byte, join bool) { (*Pool)(d).merged(p
 // calls it with its own lock held, so it must not call back into it.
 type events Pool
 
-func (e *events) NotifyJoin(n *memberlist.Node)   { e.set(n.Name, n.Meta) }
-func (e *events) NotifyUpdate(n *memberlist.Node) { e.set(n.Name, n.Meta) }
+func (e *events) NotifyJoin(n *memberlist.Node)   { e.set(n.Name, n.Address(), n.Meta) }
+func (e *events) NotifyUpdate(n *memberlist.Node) { e.set(n.Name, n.Address(), n.Meta) }
 func (e *events) NotifyLeave(n *memberlist.Node) {
 	p := (*Pool)(e)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.members, n.Name)
+	p.claimFreed(n)
 	if p.ready {
 		p.recompute()
 	}
 }
 
-func (e *events) set(name string, meta []byte) {
+func (e *events) set(name, addr string, meta []byte) {
 	p := (*Pool)(e)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.members[name] = slices.Clone(meta)
+	p.members[name] = member{meta: slices.Clone(meta), addr: addr}
 	if p.ready {
 		p.recompute()
 	}
