@@ -149,17 +149,6 @@ func (p *Pool) Read(ctx context.Context) (membership.Version, error) {
 	return v, ctx.Err()
 }
 
-// aloneErr says why the view is stale while the member is alone.
-func (p *Pool) aloneErr() error {
-	switch {
-	case p.joinErr != nil:
-		return fmt.Errorf("%w: gossip: alone, joining %v: %w", membership.ErrUnreachable, p.seeds, p.joinErr)
-	case len(p.members) > 1:
-		return fmt.Errorf("%w: gossip: joining %v: the members reached have not joined the pool themselves yet", membership.ErrUnreachable, p.seeds)
-	}
-	return fmt.Errorf("%w: gossip: alone, joining %v", membership.ErrUnreachable, p.seeds)
-}
-
 // Follow implements [membership.Source]: it yields this member's view of
 // the pool each time the node set changes (an observer joining or leaving
 // changes nothing). While the member is alone with seeds to join it keeps
@@ -246,102 +235,6 @@ func (p *Pool) Close() error {
 		err = e
 	}
 	return err
-}
-
-// join tries the seeds once if the member is alone.
-func (p *Pool) join() {
-	p.mu.Lock()
-	alone := p.alone
-	p.mu.Unlock()
-	if !alone {
-		return
-	}
-	p.mu.Lock()
-	merges := p.merges
-	p.mu.Unlock()
-	n, err := p.ml.Join(p.seeds)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.joinErr = err
-	if n > 0 && p.merges == merges && p.alone && len(p.members) > 1 {
-		// The seeds told nothing of their own state (a kolco before
-		// joinState): taken, as then, for the pool.
-		p.settle()
-	}
-}
-
-// settle ends the member's being alone and publishes its view of the
-// pool; p.mu is held.
-func (p *Pool) settle() {
-	p.alone = false
-	p.recompute()
-	p.signal() // the followers learn that the view is current again
-}
-
-// merged is told the state of the member whose pool state was just
-// merged into this one's, whole (memberlist merges it a member at a time,
-// and calls the delegate's MergeRemoteState once it has). A member alone
-// takes that state for the pool's, and publishes a view again, once it
-// comes from a member in the pool, or, for a node member, from another
-// node: nodes started together each with the others as seeds form the
-// pool that way. An observer joined through a seed that is itself alone
-// stays alone: the seed's state is not the pool's, and a view of the seed
-// alone would place every key on it.
-func (p *Pool) merged(remote joinState) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.merges++
-	if !p.alone || len(p.members) <= 1 || p.closed {
-		return
-	}
-	if remote.joined || remote.node && p.cfg.meta().Role == RoleNode {
-		p.settle()
-	}
-}
-
-// joinState is what a member tells another of itself in a push-pull, the
-// exchange of the whole pool state by which members join and re-sync:
-// whether it is in the pool (not alone) and whether it is a node.
-type joinState struct{ joined, node bool }
-
-// joinStateVersion is the first byte of the encoding; a state of another
-// version is taken for a member in the pool, as a kolco member that tells
-// nothing is.
-const joinStateVersion = 1
-
-func (j joinState) encode() []byte {
-	b := []byte{joinStateVersion, 0}
-	if j.joined {
-		b[1] |= 1
-	}
-	if j.node {
-		b[1] |= 2
-	}
-	return b
-}
-
-func parseJoinState(b []byte) joinState {
-	if len(b) < 2 || b[0] != joinStateVersion {
-		return joinState{joined: true}
-	}
-	return joinState{joined: b[1]&1 != 0, node: b[1]&2 != 0}
-}
-
-// rejoin tries the seeds every rejoin interval while the member is alone.
-func (p *Pool) rejoin() {
-	defer close(p.done)
-	t := time.NewTicker(p.cfg.rejoin())
-	defer t.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-			p.join()
-		case <-p.poke:
-			p.askClaimants()
-		}
-	}
 }
 
 // signal wakes the followers; p.mu is held.

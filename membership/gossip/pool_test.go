@@ -118,29 +118,38 @@ func TestDrainedMember(t *testing.T) {
 }
 
 // TestKeyring: a member with the pool's key joins; one with another key,
-// or none, stays alone and reports why.
+// none, or another label stays alone and says, from its first attempt,
+// that the seed answers but refuses it (ErrRefused), naming the key and
+// label; one whose seed does not answer says only that.
 func TestKeyring(t *testing.T) {
 	key := []byte("0123456789abcdef")
 	other := []byte("fedcba9876543210")
-	seed := join(t, Config{Meta: node("m1"), Keys: [][]byte{key}})
+	seed := join(t, Config{Meta: node("m1"), Keys: [][]byte{key}, Label: "cache"})
 	// A member rotating keys encrypts with its first and reads both.
-	m2 := join(t, Config{Meta: node("m2"), Keys: [][]byte{key, other}, Seeds: []string{seed.Addr()}})
+	m2 := join(t, Config{Meta: node("m2"), Keys: [][]byte{key, other}, Label: "cache", Seeds: []string{seed.Addr()}})
 	waitFor(t, "the member with the key", sees([]*Pool{seed, m2}, "m1", "m2"))
 	for _, c := range []struct {
-		name string
-		keys [][]byte
-	}{{"other key", [][]byte{other}}, {"no key", nil}} {
+		name  string
+		keys  [][]byte
+		label string
+	}{{"other key", [][]byte{other}, "cache"}, {"no key", nil, "cache"}, {"other label", [][]byte{key}, "db"}, {"no label", [][]byte{key}, ""}} {
 		t.Run(c.name, func(t *testing.T) {
-			p := join(t, Config{Meta: node("m9"), Keys: c.keys, Seeds: []string{seed.Addr()}})
-			time.Sleep(500 * time.Millisecond) // five rejoin rounds: none may succeed
-			if _, err := p.Read(context.Background()); !errors.Is(err, membership.ErrUnreachable) {
-				t.Errorf("a member with %s: Read %v, want ErrUnreachable (alone)", c.name, err)
+			p := join(t, Config{Meta: node("m9"), Keys: c.keys, Label: c.label, Seeds: []string{seed.Addr()}})
+			_, err := p.Read(context.Background())
+			if !errors.Is(err, membership.ErrUnreachable) || !errors.Is(err, ErrRefused) {
+				t.Errorf("a member with %s: Read %v, want ErrUnreachable and ErrRefused", c.name, err)
 			}
 			if v, _ := seed.Read(context.Background()); slices.Contains(v.IDs(), "m9") {
 				t.Errorf("the pool took a member with %s: %v", c.name, v)
 			}
 		})
 	}
+	t.Run("no seed answering", func(t *testing.T) {
+		p := join(t, Config{Meta: node("m9"), Keys: [][]byte{key}, Label: "cache", Seeds: []string{freeAddr(t)}})
+		if _, err := p.Read(context.Background()); !errors.Is(err, membership.ErrUnreachable) || errors.Is(err, ErrRefused) {
+			t.Errorf("a member whose seed does not answer: Read %v, want ErrUnreachable, not ErrRefused", err)
+		}
+	})
 }
 
 // TestRefusesHistoryDependent: membership.Follow refuses every algorithm
