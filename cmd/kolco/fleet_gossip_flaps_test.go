@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +13,13 @@ import (
 // an idle fleet (four sidecars, three proxies and a Go follower, none of
 // them stopped) is watched for KOLCO_GOSSIP_FLAPS (a duration, such as
 // 60s), and every time a proxy or the follower served fewer than the four
-// nodes is counted, with how long it lasted. Run it beside a CPU hog to
-// see what a busy machine does:
+// nodes is counted, with how long it lasted. The members are tuned as
+// the other fleet tests' (fastGossip) unless KOLCO_GOSSIP_FLAPS_PROBE (a
+// probe interval) and KOLCO_GOSSIP_FLAPS_MULT (suspicion_mult) say
+// otherwise. Run it beside a CPU hog to see what a busy machine does:
 //
 //	for i in $(seq 8); do timeout 120 sh -c 'while :; do :; done' & done
-//	KOLCO_GOSSIP_FLAPS=60s go test -count=1 -run TestGossipFleetFlaps -v ./cmd/kolco
+//	KOLCO_GOSSIP_FLAPS=60s KOLCO_GOSSIP_FLAPS_PROBE=1s go test -count=1 -run TestGossipFleetFlaps -v ./cmd/kolco
 //
 // It asserts nothing about the count: a figure of the machine, reported.
 func TestGossipFleetFlaps(t *testing.T) {
@@ -24,7 +27,18 @@ func TestGossipFleetFlaps(t *testing.T) {
 	if err != nil {
 		t.Skip("a measurement: set KOLCO_GOSSIP_FLAPS to how long to watch (60s)")
 	}
-	f := startGossipFleet(t, 3)
+	tuning := fastGossip
+	if v := os.Getenv("KOLCO_GOSSIP_FLAPS_PROBE"); v != "" {
+		if tuning.probe, err = time.ParseDuration(v); err != nil {
+			t.Fatalf("KOLCO_GOSSIP_FLAPS_PROBE: %v", err)
+		}
+	}
+	if v := os.Getenv("KOLCO_GOSSIP_FLAPS_MULT"); v != "" {
+		if tuning.suspicion, err = strconv.Atoi(v); err != nil {
+			t.Fatalf("KOLCO_GOSSIP_FLAPS_MULT: %v", err)
+		}
+	}
+	f := startTunedGossipFleet(t, 3, tuning)
 	all := []string{"m0", "m1", "m2", "m3"}
 	f.agree(t, time.Now(), f.proxies, all...)
 	revs := func() []int64 {
@@ -44,7 +58,10 @@ func TestGossipFleetFlaps(t *testing.T) {
 	for time.Since(start) < d {
 		views := [][]string{nodeIDsOf(f.follower.View())}
 		for _, fp := range f.proxies {
-			pm, _ := fp.membership(t)
+			pm, ok := fp.membership(t)
+			if !ok { // not answering in time under the load: no news of its view
+				pm.Nodes = all
+			}
 			views = append(views, pm.Nodes)
 		}
 		for i, v := range views {
@@ -64,8 +81,8 @@ func TestGossipFleetFlaps(t *testing.T) {
 	for i := range before {
 		changes += after[i] - before[i]
 	}
-	t.Logf("%v idle: %d view changes in the follower and 3 proxies (revisions %v -> %v); %d times a view lacked a live node, lasting %s",
-		d, changes, before, after, len(drops), summary(drops))
+	t.Logf("probe interval %v, suspicion_mult %d, %v idle: %d view changes in the follower and 3 proxies (revisions %v -> %v); %d times a view lacked a live node, lasting %s",
+		tuning.probe, tuning.suspicion, d, changes, before, after, len(drops), summary(drops))
 	for _, l := range lows {
 		t.Logf("  served %s", l)
 	}

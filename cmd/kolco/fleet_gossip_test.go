@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,14 +18,38 @@ import (
 	"github.com/kolco-dev/kolco/membership/gossip"
 )
 
-// The gossip fleets' failure detector: probes every 100 ms, memberlist's
-// LAN suspicion multiplier (4), so that a member killed is dead within
-// 0.4..2.4 s of being suspected.
-const (
-	gossipProbe  = 100 * time.Millisecond
-	gossipTuning = "probe_interval: 100, probe_timeout: 50, gossip_interval: 20"
-	gossipKey    = "MDEyMzQ1Njc4OWFiY2RlZg==" // base64 of 0123456789abcdef
-)
+// gossipTuning is a gossip fleet's failure detector, the same on every
+// member: probes every probe, timed out at half of it, gossip every fifth
+// of it, and a suspect declared dead suspicion probe intervals or more
+// after it is suspected.
+type gossipTuning struct {
+	probe     time.Duration
+	suspicion int
+}
+
+// fastGossip is the tests' tuning: probes every 100 ms, so that a member
+// killed is found dead within a second or so.
+var fastGossip = gossipTuning{probe: 100 * time.Millisecond, suspicion: 4}
+
+const gossipKey = "MDEyMzQ1Njc4OWFiY2RlZg==" // base64 of 0123456789abcdef
+
+// yaml is the tuning as a pool's gossip key takes it.
+func (g gossipTuning) yaml() string {
+	return fmt.Sprintf("probe_interval: %d, probe_timeout: %d, gossip_interval: %d, suspicion_mult: %d",
+		g.probe.Milliseconds(), g.probe.Milliseconds()/2, g.probe.Milliseconds()/5, g.suspicion)
+}
+
+// flags is the tuning as "kolco members" takes it.
+func (g gossipTuning) flags() []string {
+	return []string{"--probe-interval", g.probe.String(), "--suspicion-mult", strconv.Itoa(g.suspicion)}
+}
+
+// config is the tuning of a Go member.
+func (g gossipTuning) config(cfg gossip.Config) gossip.Config {
+	cfg.ProbeInterval, cfg.ProbeTimeout, cfg.GossipInterval = g.probe, g.probe/2, g.probe/5
+	cfg.SuspicionMult, cfg.RejoinInterval = g.suspicion, g.probe
+	return cfg
+}
 
 // sidecar is a "kolco members register --gossip" process holding one
 // node in the pool.
@@ -38,6 +63,7 @@ type sidecar struct {
 // encrypted gossip pool whose node members are sidecars beside four
 // memcached.
 type gossipFleet struct {
+	tuning   gossipTuning
 	keyFile  string
 	servers  []string // memcached m0..m3
 	sidecars map[string]*sidecar
@@ -49,7 +75,13 @@ type gossipFleet struct {
 
 func startGossipFleet(t *testing.T, proxies int) *gossipFleet {
 	t.Helper()
-	f := &gossipFleet{keyFile: filepath.Join(t.TempDir(), "gossip.keys"), sidecars: map[string]*sidecar{}}
+	return startTunedGossipFleet(t, proxies, fastGossip)
+}
+
+// startTunedGossipFleet starts a fleet whose members are tuned alike.
+func startTunedGossipFleet(t *testing.T, proxies int, tuning gossipTuning) *gossipFleet {
+	t.Helper()
+	f := &gossipFleet{tuning: tuning, keyFile: filepath.Join(t.TempDir(), "gossip.keys"), sidecars: map[string]*sidecar{}}
 	if err := os.WriteFile(f.keyFile, []byte(gossipKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -63,10 +95,9 @@ func startGossipFleet(t *testing.T, proxies int) *gossipFleet {
 	for range proxies {
 		port := realprog.FreePorts(t, 1)[0]
 		f.proxies = append(f.proxies, startSourcedProxy(t, "ring", f.servers[0],
-			fmt.Sprintf("gossip: {bind: \"127.0.0.1:%d\", seeds: [%s], key_file: %s, %s}", port, strings.Join(f.seeds, ", "), f.keyFile, gossipTuning)))
+			fmt.Sprintf("gossip: {bind: \"127.0.0.1:%d\", seeds: [%s], key_file: %s, %s}", port, strings.Join(f.seeds, ", "), f.keyFile, tuning.yaml())))
 	}
-	pool, err := gossip.Join(gossip.Config{Bind: "127.0.0.1:0", Seeds: f.seeds, Keys: [][]byte{[]byte("0123456789abcdef")},
-		ProbeInterval: gossipProbe, ProbeTimeout: gossipProbe / 2, GossipInterval: gossipProbe / 5, RejoinInterval: gossipProbe})
+	pool, err := gossip.Join(tuning.config(gossip.Config{Bind: "127.0.0.1:0", Seeds: f.seeds, Keys: [][]byte{[]byte("0123456789abcdef")}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +120,7 @@ func (f *gossipFleet) startSidecar(t *testing.T, id string, extra ...string) *si
 	for _, other := range f.sidecars {
 		seeds = append(seeds, other.gossip)
 	}
-	args := []string{"members", "register", "--gossip", sc.gossip, "--probe-interval", gossipProbe.String(), "--key-file", f.keyFile}
+	args := append([]string{"members", "register", "--gossip", sc.gossip, "--key-file", f.keyFile}, f.tuning.flags()...)
 	if len(seeds) > 0 {
 		args = append(args, "--seed", strings.Join(seeds, ","))
 	}
@@ -215,15 +246,16 @@ func TestGossipFleetAgrees(t *testing.T) {
 		_, d := f.agree(t, start, f.proxies, want...)
 		took[event] = append(took[event], d)
 	}
-	lo, hi := (&gossip.Config{ProbeInterval: gossipProbe}).FailureTimeout(10)
+	cfg := f.tuning.config(gossip.Config{})
+	lo, hi := cfg.FailureTimeout(10)
 	for _, event := range []string{"join", "graceful leave", "kill -9"} {
 		t.Logf("5 proxies and a Go follower agreed after a sidecar's %s: %s", event, summary(took[event]))
 	}
-	t.Logf("failure detector: probe interval %v, a suspect declared dead %v..%v after it is suspected", gossipProbe, lo, hi)
+	t.Logf("failure detector: probe interval %v, suspicion_mult %d, a suspect declared dead %v..%v after it is suspected", cfg.ProbeInterval, cfg.SuspicionMult, lo, hi)
 	f.checkShared(t, "after", 3, f.proxies)
 
-	code, out, errs := runCLI(t, "", "members", "list", "--gossip", fmt.Sprintf("127.0.0.1:%d", realprog.FreePorts(t, 1)[0]),
-		"--seed", f.seeds[0], "--key-file", f.keyFile, "--probe-interval", gossipProbe.String(), "--json")
+	code, out, errs := runCLI(t, "", append([]string{"members", "list", "--gossip", fmt.Sprintf("127.0.0.1:%d", realprog.FreePorts(t, 1)[0]),
+		"--seed", f.seeds[0], "--key-file", f.keyFile, "--json"}, f.tuning.flags()...)...)
 	if code != 0 || !strings.Contains(out, `"id": "m3"`) || !strings.Contains(out, `"id": "m0"`) {
 		t.Errorf("members list --gossip: exit %d\n%s%s", code, out, errs)
 	}

@@ -14,23 +14,26 @@ import (
 
 // gossipFlags say how to join a gossip pool instead of using etcd.
 type gossipFlags struct {
-	bind    string
-	seeds   []string
-	keyFile string
-	label   string
-	probe   time.Duration
-	wait    time.Duration
+	bind      string
+	seeds     []string
+	keyFile   string
+	label     string
+	probe     time.Duration
+	suspicion int
 }
 
 // gossipFlagNames are the flags below, refused without --gossip.
-var gossipFlagNames = []string{"seed", "key-file", "label", "probe-interval"}
+var gossipFlagNames = []string{"seed", "key-file", "label", "probe-interval", "suspicion-mult"}
 
 func (g *gossipFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&g.bind, "gossip", "", "join a gossip pool, listening on this host:port (UDP and TCP), instead of using etcd")
 	fs.StringSliceVar(&g.seeds, "seed", nil, "a member of the gossip pool to join through (host:port; repeat or comma-separate)")
 	fs.StringVar(&g.keyFile, "key-file", "", "file of base64 keys encrypting the gossip, the one in use first")
 	fs.StringVar(&g.label, "label", "", "the gossip pool's label, keeping pools on one network apart")
-	fs.DurationVar(&g.probe, "probe-interval", time.Second, "how often a member probes another: a dead member is dropped a few intervals later")
+	fs.DurationVar(&g.probe, "probe-interval", gossip.DefaultProbeInterval,
+		"how often a member probes another; probes time out at half of it and gossip goes out at a fifth (give every member of the pool the same)")
+	fs.IntVar(&g.suspicion, "suspicion-mult", gossip.DefaultSuspicionMult,
+		"probe intervals a suspect has to answer before it is declared dead (give every member of the pool the same)")
 }
 
 // config returns the pool configuration the flags describe, for a member
@@ -46,7 +49,10 @@ func (g *gossipFlags) config(cmd *cobra.Command, meta gossip.Meta) (gossip.Confi
 	if g.probe <= 0 {
 		return gossip.Config{}, usagef("--probe-interval must be positive (got %v)", g.probe)
 	}
-	cfg := gossip.Config{Bind: g.bind, Seeds: g.seeds, Label: g.label, Meta: meta,
+	if g.suspicion <= 0 {
+		return gossip.Config{}, usagef("--suspicion-mult must be positive (got %d)", g.suspicion)
+	}
+	cfg := gossip.Config{Bind: g.bind, Seeds: g.seeds, Label: g.label, Meta: meta, SuspicionMult: g.suspicion,
 		ProbeInterval: g.probe, ProbeTimeout: g.probe / 2, GossipInterval: g.probe / 5, RejoinInterval: g.probe}
 	if g.keyFile != "" {
 		data, err := os.ReadFile(g.keyFile)

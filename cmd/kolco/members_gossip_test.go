@@ -46,7 +46,7 @@ func TestMembersGossipUsage(t *testing.T) {
 // drained by "members list --gossip", beside a serving one, with its
 // weight and zone.
 func TestMembersRegisterGossipDrained(t *testing.T) {
-	f := &gossipFleet{sidecars: map[string]*sidecar{}, keyFile: filepath.Join(t.TempDir(), "gossip.keys"),
+	f := &gossipFleet{tuning: fastGossip, sidecars: map[string]*sidecar{}, keyFile: filepath.Join(t.TempDir(), "gossip.keys"),
 		servers: []string{"127.0.0.1:11211", "127.0.0.1:11212"}}
 	if err := os.WriteFile(f.keyFile, []byte(gossipKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -56,8 +56,8 @@ func TestMembersRegisterGossipDrained(t *testing.T) {
 	var out, errs string
 	eventually(t, "m1 listed drained", func() bool {
 		var code int
-		code, out, errs = runCLI(t, "", "members", "list", "--gossip", fmt.Sprintf("127.0.0.1:%d", realprog.FreePorts(t, 1)[0]),
-			"--seed", seed.gossip, "--key-file", f.keyFile, "--probe-interval", gossipProbe.String())
+		code, out, errs = runCLI(t, "", append([]string{"members", "list", "--gossip", fmt.Sprintf("127.0.0.1:%d", realprog.FreePorts(t, 1)[0]),
+			"--seed", seed.gossip, "--key-file", f.keyFile}, f.tuning.flags()...)...)
 		return code == 0 && hasLine(out, "m1", "2", "z1", "drained") && hasLine(out, "m0", "serving")
 	})
 	t.Logf("members list --gossip:\n%s%s", out, errs)

@@ -14,6 +14,28 @@ import (
 	"github.com/kolco-dev/kolco/membership"
 )
 
+// The failure detector's defaults, [Config]'s zero values: memberlist's
+// for a LAN (memberlist.DefaultLANConfig), which Consul's LAN pools run
+// on. Every member of a pool should have the same: a member declares
+// another dead by its own timers, and tells the others, who take its word.
+const (
+	// DefaultProbeInterval: each member probes one other member, in turn,
+	// once a second, so a member that stops is suspected within about a
+	// second.
+	DefaultProbeInterval = time.Second
+	// DefaultProbeTimeout: a probe's ack is awaited half a second before
+	// other members are asked to probe too (the rest of the interval).
+	DefaultProbeTimeout = 500 * time.Millisecond
+	// DefaultGossipInterval: news (a join, a suspicion, a refutation)
+	// goes to three members every 200 ms.
+	DefaultGossipInterval = 200 * time.Millisecond
+	// DefaultSuspicionMult: a suspect has at least 4 probe intervals (4 s)
+	// to refute the suspicion - more in a pool of 10 members or more, and
+	// up to 6 times that until other members confirm it - before it is
+	// declared dead.
+	DefaultSuspicionMult = 4
+)
+
 // Config says how a member joins the gossip pool and what it tells the
 // others. Zero values mean the documented defaults: memberlist's for a
 // LAN (memberlist.DefaultLANConfig), which Consul and Grafana's rings run
