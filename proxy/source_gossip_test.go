@@ -53,13 +53,14 @@ func TestGossipConfig(t *testing.T) {
 }
 
 // sidecar joins the gossip pool at seed as the node id at addr, as
-// "kolco members register --gossip" does; Cleanup leaves.
+// "kolco members register --gossip" does, tuned as cmd/kolco's fleet
+// tests are (fastGossip); Cleanup leaves.
 func sidecar(t *testing.T, keys [][]byte, id, addr string, seeds ...string) *gossip.Pool {
 	t.Helper()
 	p, err := gossip.Join(gossip.Config{Bind: "127.0.0.1:0", Seeds: seeds, Keys: keys,
 		Meta:          gossip.Meta{Role: gossip.RoleNode, Node: kolco.Node{ID: id, Addr: addr}},
 		ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 50 * time.Millisecond, GossipInterval: 20 * time.Millisecond,
-		RejoinInterval: 100 * time.Millisecond})
+		SuspicionMult: 8, RejoinInterval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestPoolOnGossip(t *testing.T) {
 	seed := sidecar(t, keys, "n0", ms[0].addr)
 	sidecar(t, keys, "n1", ms[1].addr, seed.Addr())
 	s := startProxy(t, fmt.Sprintf("kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  timeout: 10000\n"+
-		"  servers:\n   - %s:1 static\n  membership: {gossip: {bind: \"127.0.0.1:%d\", seeds: [%q], key_file: %s, probe_interval: 100, probe_timeout: 50, gossip_interval: 20}}\n",
+		"  servers:\n   - %s:1 static\n  membership: {gossip: {bind: \"127.0.0.1:%d\", seeds: [%q], key_file: %s, probe_interval: 100, probe_timeout: 50, gossip_interval: 20, suspicion_mult: 8}}\n",
 		ms[2].addr, freePort(t), seed.Addr(), keyFile))
 	eventually(t, "the members' servers served", func() bool {
 		return slices.Equal(membershipOf(t, s, "p").Nodes, []string{"n0", "n1"})
@@ -127,7 +128,7 @@ func TestGossipReloadChangesSettings(t *testing.T) {
 	bind := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	conf := func(probe int) string {
 		return fmt.Sprintf("kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  timeout: 10000\n"+
-			"  servers:\n   - %s:1 static\n  membership: {gossip: {bind: %q, seeds: [%q], probe_interval: %d, probe_timeout: 50, gossip_interval: 20}}\n",
+			"  servers:\n   - %s:1 static\n  membership: {gossip: {bind: %q, seeds: [%q], probe_interval: %d, probe_timeout: 50, gossip_interval: 20, suspicion_mult: 8}}\n",
 			ms[2].addr, bind, seed.Addr(), probe)
 	}
 	s := startProxy(t, conf(100))

@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,12 +13,11 @@ import (
 // them stopped) is watched for KOLCO_GOSSIP_FLAPS (a duration, such as
 // 60s), and every time a proxy or the follower served fewer than the four
 // nodes is counted, with how long it lasted. The members are tuned as
-// the other fleet tests' (fastGossip) unless KOLCO_GOSSIP_FLAPS_PROBE (a
-// probe interval) and KOLCO_GOSSIP_FLAPS_MULT (suspicion_mult) say
-// otherwise. Run it beside a CPU hog to see what a busy machine does:
+// the other fleet tests' (fleetTuning: fastGossip unless
+// KOLCO_GOSSIP_PROBE and KOLCO_GOSSIP_MULT say otherwise). Run it beside a CPU hog to see what a busy machine does:
 //
 //	for i in $(seq 8); do timeout 120 sh -c 'while :; do :; done' & done
-//	KOLCO_GOSSIP_FLAPS=60s KOLCO_GOSSIP_FLAPS_PROBE=1s go test -count=1 -run TestGossipFleetFlaps -v ./cmd/kolco
+//	KOLCO_GOSSIP_FLAPS=60s KOLCO_GOSSIP_PROBE=1s KOLCO_GOSSIP_MULT=4 go test -count=1 -run TestGossipFleetFlaps -v ./cmd/kolco
 //
 // It asserts nothing about the count: a figure of the machine, reported.
 func TestGossipFleetFlaps(t *testing.T) {
@@ -27,17 +25,7 @@ func TestGossipFleetFlaps(t *testing.T) {
 	if err != nil {
 		t.Skip("a measurement: set KOLCO_GOSSIP_FLAPS to how long to watch (60s)")
 	}
-	tuning := fastGossip
-	if v := os.Getenv("KOLCO_GOSSIP_FLAPS_PROBE"); v != "" {
-		if tuning.probe, err = time.ParseDuration(v); err != nil {
-			t.Fatalf("KOLCO_GOSSIP_FLAPS_PROBE: %v", err)
-		}
-	}
-	if v := os.Getenv("KOLCO_GOSSIP_FLAPS_MULT"); v != "" {
-		if tuning.suspicion, err = strconv.Atoi(v); err != nil {
-			t.Fatalf("KOLCO_GOSSIP_FLAPS_MULT: %v", err)
-		}
-	}
+	tuning := fleetTuning(t)
 	f := startTunedGossipFleet(t, 3, tuning)
 	all := []string{"m0", "m1", "m2", "m3"}
 	f.agree(t, time.Now(), f.proxies, all...)

@@ -28,8 +28,55 @@ type gossipTuning struct {
 }
 
 // fastGossip is the tests' tuning: probes every 100 ms, so that a member
-// killed is found dead within a second or so.
-var fastGossip = gossipTuning{probe: 100 * time.Millisecond, suspicion: 4}
+// killed is found dead within a second or two, and a suspect given 8
+// probe intervals (0.8 s) or more to answer, up to 4.8 s until others
+// confirm the suspicion. With memberlist's 4 (0.4 s), the views of an
+// idle fleet beside 8 busy processes changed 34 and 9 times in 5 minutes
+// (TestGossipFleetFlaps, two runs: live members found dead and back);
+// with 8, 2 and 0 times.
+var fastGossip = gossipTuning{probe: 100 * time.Millisecond, suspicion: 8}
+
+// fleetTuning is the tuning of the fleet tests: fastGossip, or the probe
+// interval and suspicion_mult of KOLCO_GOSSIP_PROBE and KOLCO_GOSSIP_MULT
+// (the documented figures are measured with both unset, and with 1s and
+// 4, the defaults).
+func fleetTuning(t *testing.T) gossipTuning {
+	t.Helper()
+	tuning := fastGossip
+	var err error
+	if v := os.Getenv("KOLCO_GOSSIP_PROBE"); v != "" {
+		if tuning.probe, err = time.ParseDuration(v); err != nil || tuning.probe <= 0 {
+			t.Fatalf("KOLCO_GOSSIP_PROBE=%q: want a positive duration", v)
+		}
+	}
+	if v := os.Getenv("KOLCO_GOSSIP_MULT"); v != "" {
+		if tuning.suspicion, err = strconv.Atoi(v); err != nil || tuning.suspicion <= 0 {
+			t.Fatalf("KOLCO_GOSSIP_MULT=%q: want a positive integer", v)
+		}
+	}
+	return tuning
+}
+
+// budget is how long a fleet test waits for a change the failure detector
+// makes: its upper bound for a pool of members, with 10 s to spare for a
+// busy machine.
+func (g gossipTuning) budget(members int) time.Duration {
+	cfg := g.config(gossip.Config{})
+	_, hi := cfg.FailureTimeout(members)
+	return hi + 2*cfg.ProbeInterval + 10*time.Second
+}
+
+// eventuallyWithin polls cond until it holds, or fails the test after d.
+func eventuallyWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond) // polling with a deadline, not synchronisation by sleep
+	}
+}
 
 const gossipKey = "MDEyMzQ1Njc4OWFiY2RlZg==" // base64 of 0123456789abcdef
 
@@ -75,7 +122,7 @@ type gossipFleet struct {
 
 func startGossipFleet(t *testing.T, proxies int) *gossipFleet {
 	t.Helper()
-	return startTunedGossipFleet(t, proxies, fastGossip)
+	return startTunedGossipFleet(t, proxies, fleetTuning(t))
 }
 
 // startTunedGossipFleet starts a fleet whose members are tuned alike.
@@ -162,7 +209,7 @@ func (f *gossipFleet) stop(t *testing.T, id string, sig syscall.Signal) {
 func (f *gossipFleet) agree(t *testing.T, start time.Time, proxies []*fleetProxy, ids ...string) (string, time.Duration) {
 	t.Helper()
 	var agreed string
-	eventually(t, fmt.Sprintf("the fleet to agree on %v", ids), func() bool {
+	eventuallyWithin(t, f.tuning.budget(10), fmt.Sprintf("the fleet to agree on %v", ids), func() bool {
 		v := f.follower.View()
 		if !slices.Equal(nodeIDsOf(v), ids) {
 			return false
@@ -285,7 +332,7 @@ func TestGossipFleetPausedProxy(t *testing.T) {
 	before, _ := f.agree(t, time.Now(), f.proxies[:2], "m0", "m1")
 	// Two sidecars, two running proxies and the Go follower: the paused
 	// proxy found dead too.
-	eventually(t, "the paused proxy dropped by the failure detector", func() bool { return f.pool.Members() == 5 })
+	eventuallyWithin(t, f.tuning.budget(10), "the paused proxy dropped by the failure detector", func() bool { return f.pool.Members() == 5 })
 	resumed := time.Now()
 	if err := paused.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -296,7 +343,7 @@ func TestGossipFleetPausedProxy(t *testing.T) {
 	}
 	t.Logf("a proxy paused until the others found it dead, while a node left and one died, agreed with them %v after it was resumed",
 		took.Round(time.Millisecond))
-	eventually(t, "the resumed proxy back in the pool", func() bool { return f.pool.Members() == 6 })
+	eventuallyWithin(t, f.tuning.budget(10), "the resumed proxy back in the pool", func() bool { return f.pool.Members() == 6 })
 	f.checkShared(t, "resumed", 2, f.proxies)
 
 	if err := f.proxies[0].cmd.Process.Kill(); err != nil {
