@@ -49,9 +49,16 @@ type Pool struct {
 	joinErr error            // the last failure to join the seeds
 	claims  map[string]claim // names claimed at another address, by name
 	pending []string         // claimants to ask for their state
-	changed chan struct{}
-	closed  bool
-	ready   bool // memberlist is created: events may recompute
+
+	// What Status reports besides the members.
+	addr                                string
+	suspects                            map[string]bool // members whose last probe by this one went unanswered
+	gone                                map[string]bool // members found dead or gone, until they come back
+	suspected, refuted, deaths, returns int64
+	lastDeath                           time.Time
+	changed                             chan struct{}
+	closed                              bool
+	ready                               bool // memberlist is created: events may recompute
 }
 
 // Join starts a member of the pool cfg describes: it binds cfg.Bind,
@@ -93,10 +100,12 @@ func Join(cfg Config) (*Pool, error) {
 	}
 	p := &Pool{cfg: cfg, meta: enc, drained: meta.Drained, members: map[string]member{},
 		changed: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), poke: make(chan struct{}, 1),
-		name: mc.Name, claims: map[string]claim{}}
+		name: mc.Name, claims: map[string]claim{}, suspects: map[string]bool{}, gone: map[string]bool{}}
 	mc.Delegate = (*delegate)(p)
 	mc.Events = (*events)(p)
 	mc.Conflict = (*conflicts)(p)
+	mc.Ping = (*pings)(p)
+	mc.Logger, mc.LogOutput = p.logger(mc.LogOutput), nil
 	ml, err := memberlist.Create(mc)
 	if err != nil {
 		return nil, fmt.Errorf("gossip: member %s at %s: %w", mc.Name, cfg.Bind, err)
@@ -104,6 +113,7 @@ func Join(cfg Config) (*Pool, error) {
 	p.ml = ml
 	self := ml.LocalNode().Address()
 	p.mu.Lock()
+	p.addr = self
 	p.seeds = cfg.seeds(self, cfg.Bind, cfg.Advertise)
 	p.alone = len(p.seeds) > 0
 	p.ready = true
@@ -285,6 +295,10 @@ func (p *Pool) recompute() {
 	}
 }
 
+// maxGone bounds the names of members gone that a pool remembers, to
+// count those that come back.
+const maxGone = 1024
+
 // member is what the pool knows of a live member: its metadata and the
 // address it gossips at.
 type member struct {
@@ -325,7 +339,13 @@ func (e *events) NotifyLeave(n *memberlist.Node) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.members, n.Name)
+	delete(p.suspects, n.Name)
 	p.claimFreed(n)
+	p.deaths++
+	p.lastDeath = time.Now()
+	if len(p.gone) < maxGone {
+		p.gone[n.Name] = true
+	}
 	if p.ready {
 		p.recompute()
 	}
@@ -336,6 +356,10 @@ func (e *events) set(name, addr string, meta []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.members[name] = member{meta: slices.Clone(meta), addr: addr}
+	if p.gone[name] {
+		delete(p.gone, name)
+		p.returns++
+	}
 	if p.ready {
 		p.recompute()
 	}

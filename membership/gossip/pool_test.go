@@ -388,3 +388,51 @@ func TestRestartedElsewhereRejoins(t *testing.T) {
 		return sees(others, "m0", "m1", "m2")()
 	})
 }
+
+// TestStatus: a member's Status lists the pool's members with their roles,
+// marks one that stops answering its probes as a suspect until it is found
+// dead, and counts the death, and the return of a member of that name.
+func TestStatus(t *testing.T) {
+	m1 := join(t, Config{Meta: node("m1")})
+	obs := join(t, Config{Seeds: []string{m1.Addr()}})
+	m2, err := Join(fast(Config{Meta: node("m2"), Seeds: []string{m1.Addr()}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the observer to see m1 and m2", sees([]*Pool{obs}, "m1", "m2"))
+	st := obs.Status()
+	var roles []string
+	for _, m := range st.Members {
+		roles = append(roles, m.Name+" "+m.Role)
+	}
+	if st.Name != obs.Name() || st.Addr != obs.Addr() || st.Alone ||
+		!slices.Equal(roles, []string{"m1 node", "m2 node", obs.Name() + " observer"}) {
+		t.Fatalf("the observer's status: %+v", st)
+	}
+	m2.kill()
+	waitFor(t, "m2 suspected by the observer", func() bool {
+		st := obs.Status()
+		return slices.ContainsFunc(st.Members, func(m MemberStatus) bool { return m.Name == "m2" && m.Suspect }) || st.Deaths > 0
+	})
+	waitFor(t, "m2 found dead", func() bool { return obs.Status().Deaths == 1 })
+	if st := obs.Status(); st.Suspected == 0 || len(st.Members) != 2 || st.LastDeath.IsZero() {
+		t.Errorf("after m2 was found dead: %+v; want it counted suspected, gone from the members", st)
+	}
+	join(t, Config{Meta: node("m2"), Seeds: []string{m1.Addr()}})
+	waitFor(t, "m2 back", func() bool { return obs.Status().Returns == 1 })
+}
+
+// TestLogWatch: the lines of memberlist's log that Status counts, as
+// memberlist writes them, reach Config.Log as they are.
+func TestLogWatch(t *testing.T) {
+	var out strings.Builder
+	p := &Pool{members: map[string]member{"m2": {}}, suspects: map[string]bool{}}
+	l := p.logger(&out)
+	l.Printf("[INFO] memberlist: Suspect %s has failed, no acks received", "m2")
+	l.Printf("[WARN] memberlist: Refuting a suspect message (from: %s)", "m3")
+	l.Printf("[WARN] memberlist: Refuting a dead message (from: %s)", "m3")
+	l.Printf("[DEBUG] memberlist: Stream connection from=%s", "127.0.0.1:1")
+	if !p.suspects["m2"] || p.suspected != 1 || p.refuted != 2 || strings.Count(out.String(), "\n") != 4 {
+		t.Errorf("suspects %v, suspected %d, refuted %d; log:\n%s", p.suspects, p.suspected, p.refuted, out.String())
+	}
+}
