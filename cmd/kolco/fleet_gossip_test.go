@@ -261,7 +261,8 @@ func summary(ds []time.Duration) string {
 // each of 20 joins, graceful leaves and kill -9s of a node's sidecar (the
 // time to agreement is printed beside the failure detector's timeout);
 // keys written through one proxy are read through the others; "kolco
-// members list --gossip" lists what they serve.
+// members list --gossip" lists what they serve, and "kolco status" says
+// they agree, each numbering its own revisions.
 func TestGossipFleetAgrees(t *testing.T) {
 	f := startGossipFleet(t, 5)
 	all := []string{"m0", "m1", "m2", "m3"}
@@ -310,7 +311,8 @@ func TestGossipFleetAgrees(t *testing.T) {
 	for _, fp := range f.proxies {
 		args = append(args, "--proxy", fp.admin)
 	}
-	if code, out, errs := runCLI(t, "", args...); code != 0 || !strings.Contains(out, "all 5 proxies agree") {
+	if code, out, errs := runCLI(t, "", args...); code != 0 || !strings.Contains(out, "all 5 proxies agree") ||
+		!strings.Contains(out, "each proxy numbers its own revisions") {
 		t.Errorf("kolco status: exit %d\n%s%s", code, out, errs)
 	}
 }

@@ -38,6 +38,10 @@ type poolAgreement struct {
 	// Down is the servers each proxy treats as down: local health, not
 	// disagreement.
 	Down map[string][]string `json:"down,omitempty"`
+	// LocalRevisions is true for a pool on gossip, where each proxy
+	// numbers the node sets it sees itself: proxies in step may differ in
+	// revision, never in fingerprint.
+	LocalRevisions bool `json:"local_revisions,omitempty"`
 }
 
 type proxyDiffers struct {
@@ -213,14 +217,18 @@ func compareProxies(answers []fleet.Answer, pool string) []poolAgreement {
 	for _, name := range names {
 		reports := make([]fleet.Report, 0, len(answers))
 		down := map[string][]string{}
+		local := false
 		for _, a := range answers {
 			r := a.Report(name)
 			reports = append(reports, r)
 			if pm := a.Pools[name]; r.Err == nil && len(pm.Down) > 0 {
 				down[a.Addr] = pm.Down
 			}
+			local = local || a.Pools[name].Gossip != nil
 		}
-		out = append(out, verdictOf(name, fleet.Compare(reports), down))
+		v := verdictOf(name, fleet.Compare(reports), down)
+		v.LocalRevisions = local
+		out = append(out, v)
 	}
 	return out
 }
@@ -254,6 +262,9 @@ func printVerdicts(w io.Writer, verdicts []poolAgreement, n int, now time.Time) 
 		ref := "no fingerprint"
 		if v.Fingerprint != "" {
 			ref = fmt.Sprintf("fingerprint %s at revision %d", v.Fingerprint, v.Revision)
+			if v.LocalRevisions {
+				ref = fmt.Sprintf("fingerprint %s (over gossip each proxy numbers its own revisions)", v.Fingerprint)
+			}
 			if v.Since != nil {
 				ref += ", since " + when(*v.Since, now)
 			}
