@@ -100,7 +100,11 @@ func Join(cfg Config) (*Pool, error) {
 	}
 	p := &Pool{cfg: cfg, meta: enc, drained: meta.Drained, members: map[string]member{},
 		changed: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), poke: make(chan struct{}, 1),
-		name: mc.Name, claims: map[string]claim{}, suspects: map[string]bool{}, gone: map[string]bool{}}
+		name: mc.Name, claims: map[string]claim{}, suspects: map[string]bool{}, gone: map[string]bool{},
+		// Alone from the start: memberlist answers push-pulls as soon as
+		// it listens, before Join returns, and a member that said it was
+		// in the pool then was taken for the pool by one joining it.
+		alone: len(cfg.seeds(cfg.Bind, cfg.Advertise)) > 0}
 	mc.Delegate = (*delegate)(p)
 	mc.Events = (*events)(p)
 	mc.Conflict = (*conflicts)(p)
