@@ -89,6 +89,9 @@ type Config struct {
 	// noPushPull turns memberlist's periodic exchange of the whole state
 	// off, for tests of what the gossip alone delivers.
 	noPushPull bool
+	// transport, for tests, wraps memberlist's network transport (bound
+	// to Bind, which must name a port) to lose what a test says.
+	transport func(memberlist.NodeAwareTransport) memberlist.NodeAwareTransport
 }
 
 func (c *Config) rejoin() time.Duration { return or(c.RejoinInterval, time.Second) }

@@ -122,6 +122,7 @@ func (p *Pool) rejoin() {
 			return
 		case <-t.C:
 			p.join()
+			p.verifyDeaths()
 		case <-p.poke:
 			p.askClaimants()
 		}

@@ -52,8 +52,9 @@ type Pool struct {
 
 	// What Status reports besides the members.
 	addr                                string
-	suspects                            map[string]bool // members whose last probe by this one went unanswered
-	gone                                map[string]bool // members found dead or gone, until they come back
+	verify                              map[string]verifying // members found dead, to ask (see verify.go)
+	suspects                            map[string]bool      // members whose last probe by this one went unanswered
+	gone                                map[string]bool      // members found dead or gone, until they come back
 	suspected, refuted, deaths, returns int64
 	lastDeath                           time.Time
 	changed                             chan struct{}
@@ -100,7 +101,7 @@ func Join(cfg Config) (*Pool, error) {
 	}
 	p := &Pool{cfg: cfg, meta: enc, drained: meta.Drained, members: map[string]member{},
 		changed: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), poke: make(chan struct{}, 1),
-		name: mc.Name, claims: map[string]claim{}, suspects: map[string]bool{}, gone: map[string]bool{},
+		name: mc.Name, claims: map[string]claim{}, verify: map[string]verifying{}, suspects: map[string]bool{}, gone: map[string]bool{},
 		// Alone from the start: memberlist answers push-pulls as soon as
 		// it listens, before Join returns, and a member that said it was
 		// in the pool then was taken for the pool by one joining it.
@@ -110,6 +111,13 @@ func Join(cfg Config) (*Pool, error) {
 	mc.Conflict = (*conflicts)(p)
 	mc.Ping = (*pings)(p)
 	mc.Logger, mc.LogOutput = p.logger(mc.LogOutput), nil
+	if cfg.transport != nil {
+		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{host}, BindPort: port, Logger: mc.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("gossip: member %s at %s: %w", mc.Name, cfg.Bind, err)
+		}
+		mc.Transport = cfg.transport(nt)
+	}
 	ml, err := memberlist.Create(mc)
 	if err != nil {
 		return nil, fmt.Errorf("gossip: member %s at %s: %w", mc.Name, cfg.Bind, err)
@@ -345,6 +353,7 @@ func (e *events) NotifyLeave(n *memberlist.Node) {
 	delete(p.members, n.Name)
 	delete(p.suspects, n.Name)
 	p.claimFreed(n)
+	p.toVerify(n)
 	p.deaths++
 	p.lastDeath = time.Now()
 	if len(p.gone) < maxGone {

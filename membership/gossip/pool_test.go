@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/memberlist"
+
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/membership"
@@ -414,12 +416,17 @@ func TestStatus(t *testing.T) {
 		st := obs.Status()
 		return slices.ContainsFunc(st.Members, func(m MemberStatus) bool { return m.Name == "m2" && m.Suspect }) || st.Deaths > 0
 	})
-	waitFor(t, "m2 found dead", func() bool { return obs.Status().Deaths == 1 })
+	waitFor(t, "m2 found dead", func() bool { return obs.Status().Deaths >= 1 })
 	if st := obs.Status(); st.Suspected == 0 || len(st.Members) != 2 || st.LastDeath.IsZero() {
 		t.Errorf("after m2 was found dead: %+v; want it counted suspected, gone from the members", st)
 	}
 	join(t, Config{Meta: node("m2"), Seeds: []string{m1.Addr()}})
-	waitFor(t, "m2 back", func() bool { return obs.Status().Returns == 1 })
+	defer func() {
+		if t.Failed() {
+			t.Logf("the observer's status: %+v", obs.Status())
+		}
+	}()
+	waitFor(t, "m2 back", func() bool { return obs.Status().Returns >= 1 })
 }
 
 // TestLogWatch: the lines of memberlist's log that Status counts, as
@@ -435,4 +442,38 @@ func TestLogWatch(t *testing.T) {
 	if !p.suspects["m2"] || p.suspected != 1 || p.refuted != 2 || strings.Count(out.String(), "\n") != 4 {
 		t.Errorf("suspects %v, suspected %d, refuted %d; log:\n%s", p.suspects, p.suspected, p.refuted, out.String())
 	}
+}
+
+// TestFalseDeathUndone: a member that finds a live member dead on its own
+// - it was cut off from it, and the suspicion never reached the suspect,
+// which so never refuted it - takes it back once it can reach it again,
+// by asking the member itself; nothing else would tell it (the periodic
+// exchange of the whole state is off here; every 30 s otherwise), since
+// the others never found it dead.
+func TestFalseDeathUndone(t *testing.T) {
+	quiet := func(c Config) Config { c.noPushPull = true; return c }
+	m1 := join(t, quiet(Config{Meta: node("m1")}))
+	m2 := join(t, quiet(Config{Meta: node("m2"), Seeds: []string{m1.Addr()}}))
+	var ct *cutTransport
+	cfg := quiet(Config{Seeds: []string{m2.Addr()}})
+	cfg.transport = func(t memberlist.NodeAwareTransport) memberlist.NodeAwareTransport {
+		ct = cut(t)
+		return ct
+	}
+	obs := joinAt(t, freeAddr(t), cfg)
+	waitFor(t, "the observer to see m1 and m2", sees([]*Pool{obs}, "m1", "m2"))
+	// m1 cut off altogether, m2's packets too (no probe through it, no
+	// suspicion sent to it): m2 answers the observer's probes over TCP.
+	ct.set([]string{m1.Addr(), m2.Addr()}, []string{m1.Addr()})
+	waitFor(t, "the observer to find m1 dead", sees([]*Pool{obs}, "m2"))
+	// The news of the death goes out a few times (4 in a pool of three),
+	// with every packet the observer sends, until it is spent: 10 packets
+	// lost and it is, as a refutation is once it has passed a member by.
+	lost := ct.lostSent()
+	waitFor(t, "the news of m1's death spent", func() bool { return ct.lostSent() >= lost+10 })
+	ct.set(nil, nil)
+	if v, _ := m2.Read(context.Background()); !slices.Equal(v.IDs(), []string{"m1", "m2"}) {
+		t.Fatalf("m2 sees %v: the others were meant to keep m1", v.IDs())
+	}
+	waitFor(t, "the observer to take m1 back", sees([]*Pool{obs}, "m1", "m2"))
 }
