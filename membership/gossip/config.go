@@ -68,15 +68,19 @@ type Config struct {
 	// or RoleObserver (the zero Meta means an observer).
 	Meta Meta
 
-	// ProbeInterval is how often a member probes another. Default 1s.
+	// ProbeInterval is how often a member probes another. Default
+	// DefaultProbeInterval (1s). Every member of a pool should have the
+	// same failure detector: see the constants.
 	ProbeInterval time.Duration
-	// ProbeTimeout is how long a probe waits for an ack. Default 500ms.
+	// ProbeTimeout is how long a probe waits for an ack before other
+	// members are asked to probe too. Default DefaultProbeTimeout (500ms).
 	ProbeTimeout time.Duration
-	// GossipInterval is how often a member gossips. Default 200ms.
+	// GossipInterval is how often a member gossips. Default
+	// DefaultGossipInterval (200ms).
 	GossipInterval time.Duration
 	// SuspicionMult multiplies the probe interval into the time a
 	// suspect has to refute the suspicion before it is declared dead.
-	// Default 4.
+	// Default DefaultSuspicionMult (4).
 	SuspicionMult int
 	// RejoinInterval is how often the seeds are tried while the member is
 	// alone. Default 1s.
