@@ -48,10 +48,14 @@ func join(t *testing.T, cfg Config) *Pool {
 	return p
 }
 
-// waitFor polls cond until it holds, or fails the test after 10 s.
+// waitFor polls cond until it holds, or fails the test after the failure
+// detector's upper bound for the tests' tuning and 10 s more, which a busy
+// machine may take.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	cfg := fast(Config{})
+	_, hi := cfg.FailureTimeout(10)
+	deadline := time.Now().Add(hi + 10*time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
