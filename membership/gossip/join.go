@@ -29,18 +29,24 @@ func (p *Pool) aloneErr() error {
 	return fmt.Errorf("%w: gossip: alone, joining %v", membership.ErrUnreachable, p.seeds)
 }
 
-// join tries the seeds once if the member is alone.
+// join tries the seeds once if the member is alone, and the members it
+// knows of: those it met through a seed that was not in the pool either
+// (nodes that have only observers for seeds form the pool by meeting one
+// another so).
 func (p *Pool) join() {
 	p.mu.Lock()
-	alone := p.alone
+	alone, merges := p.alone, p.merges
+	targets := slices.Clone(p.seeds)
+	for name, m := range p.members {
+		if name != p.name && m.addr != "" && !slices.Contains(targets, m.addr) {
+			targets = append(targets, m.addr)
+		}
+	}
 	p.mu.Unlock()
 	if !alone {
 		return
 	}
-	p.mu.Lock()
-	merges := p.merges
-	p.mu.Unlock()
-	n, err := p.ml.Join(p.seeds)
+	n, err := p.ml.Join(targets)
 	if err != nil && n == 0 {
 		err = p.joinError(err)
 	}

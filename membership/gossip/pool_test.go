@@ -481,3 +481,17 @@ func TestFalseDeathUndone(t *testing.T) {
 	}
 	waitFor(t, "the observer to take m1 back", sees([]*Pool{obs}, "m1", "m2"))
 }
+
+// TestPoolFormsThroughObservers: nodes whose only seed is an observer,
+// and an observer whose seed is a node, all started at once, form a pool:
+// none of them is in one, so none answers for the pool, but each node
+// learns of the other from the observer's state and joins it, and the
+// observer then joins them.
+func TestPoolFormsThroughObservers(t *testing.T) {
+	quiet := func(c Config) Config { c.noPushPull = true; return c }
+	n1Addr, obsAddr := freeAddr(t), freeAddr(t)
+	obs := joinAt(t, obsAddr, quiet(Config{Seeds: []string{n1Addr}}))
+	n1 := joinAt(t, n1Addr, quiet(Config{Meta: node("n1"), Seeds: []string{obsAddr}}))
+	n2 := join(t, quiet(Config{Meta: node("n2"), Seeds: []string{obsAddr}}))
+	waitFor(t, "all three to see n1 and n2", sees([]*Pool{obs, n1, n2}, "n1", "n2"))
+}
