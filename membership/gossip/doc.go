@@ -37,7 +37,9 @@
 // own pool yet (its seeds are down, or it is joining them at that moment)
 // knows only itself, and an observer joined through it stays alone until
 // it has. Nodes started together, each with the others as seeds, form the
-// pool by joining one another; observers never do.
+// pool by joining one another; observers never do. A member alone tries
+// the members it has learnt of beside its seeds, so that nodes whose seeds
+// are observers meet through them and form the pool too.
 //
 // # The failure detector
 //
