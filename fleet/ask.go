@@ -26,7 +26,10 @@ type PoolStatus struct {
 	Source       string `json:"source"`
 	Distribution string `json:"distribution"`
 	// Revision is the source's revision of the servers in use (0 for the
-	// configuration); for etcd the store's, the same in every proxy.
+	// configuration); for etcd the store's, the same in every proxy; for
+	// gossip each proxy's own count of the node sets it has seen, so that
+	// proxies in step may differ in it (gossip has no shared sequence of
+	// changes): compare fingerprints.
 	Revision int64 `json:"revision"`
 	// Fingerprint is that of the placement in use: equal for two pools
 	// exactly when they place every key alike (kolco.Fingerprint; for
@@ -62,6 +65,48 @@ type PoolStatus struct {
 	Nodes   []string `json:"nodes"`
 	Drained []string `json:"drained,omitempty"`
 	Down    []string `json:"down,omitempty"`
+	// Gossip is what the proxy's member of a gossip pool knows of the
+	// pool; nil for other sources.
+	Gossip *GossipStatus `json:"gossip,omitempty"`
+}
+
+// GossipStatus is what a proxy's member of a gossip pool knows of it
+// (membership/gossip's Status): the pool's members, the ones that did
+// not answer its probes, and how the failure detector has fared.
+type GossipStatus struct {
+	// Member and Addr are the proxy's name and gossip address in the
+	// pool; JoinError says why it has not joined it, while Alone.
+	Member    string `json:"member"`
+	Addr      string `json:"addr"`
+	Alone     bool   `json:"alone,omitempty"`
+	JoinError string `json:"join_error,omitempty"`
+	// Health is memberlist's health score of the proxy's member, 0 to 7:
+	// above 0 it misses its own probes' answers (a busy machine), probes
+	// more slowly, and its suspicions of others are the doubtful ones.
+	Health int `json:"health"`
+	// Nodes and Observers are the pool's live members, by name.
+	Nodes     []GossipMember `json:"nodes"`
+	Observers []GossipMember `json:"observers"`
+	// Suspects are the members that did not answer the proxy's last
+	// probe of them: found dead unless they refute it in time.
+	Suspects []string `json:"suspects,omitempty"`
+	// Suspected counts the proxy's suspicions of others, Refuted its
+	// answers to suspicions of itself, Deaths the members it saw found
+	// dead or leave, and Returns those that came back after (a restart,
+	// or a live member wrongly found dead: see Refuted on its side).
+	Suspected int64      `json:"suspected"`
+	Refuted   int64      `json:"refuted"`
+	Deaths    int64      `json:"deaths"`
+	Returns   int64      `json:"returns"`
+	LastDeath *time.Time `json:"last_death,omitempty"`
+}
+
+// GossipMember is a live member of a gossip pool.
+type GossipMember struct {
+	Name    string `json:"name"`
+	Addr    string `json:"addr"`
+	Drained bool   `json:"drained,omitempty"`
+	Suspect bool   `json:"suspect,omitempty"`
 }
 
 // Report returns s as the report of the process name, for [Compare].

@@ -28,9 +28,10 @@ var (
 	// changed after the revision the write was computed from; nothing was
 	// written. Read again and retry.
 	ErrConflict = errors.New("membership: changed since the revision read")
-	// ErrUnreachable is wrapped when a source got no answer from its store
-	// in time.
-	ErrUnreachable = errors.New("membership: store unreachable")
+	// ErrUnreachable is wrapped when a source got no answer in time from
+	// what it reads the membership from (etcd, a DNS server, Sentinels), or
+	// a gossip member has not joined its pool.
+	ErrUnreachable = errors.New("membership: source unreachable")
 	// ErrStopped is returned by a wait on a [Follower] that has stopped.
 	ErrStopped = errors.New("membership: follower stopped")
 	// ErrUnordered is wrapped when a history-dependent algorithm is asked

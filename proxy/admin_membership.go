@@ -51,6 +51,9 @@ func (e poolEntry) membershipStatus() MembershipStatus {
 	if e.ps == nil {
 		return ms
 	}
+	if e.ps.gossip != nil {
+		ms.Gossip = gossipWire(e.ps.gossip.Status())
+	}
 	st := e.ps.state()
 	ms.SourceRevision, ms.Versions, ms.Changes, ms.Resyncs = st.revision, st.versions, e.ps.applied.Load(), st.resyncs
 	if !st.lastAnswer.IsZero() {

@@ -39,9 +39,11 @@ type GossipMembership struct {
 	// ProbeInterval (probe_interval), ProbeTimeout (probe_timeout) and
 	// GossipInterval (gossip_interval) tune the failure detector and the
 	// gossip, with SuspicionMult (suspicion_mult): a member that stops
-	// answering is dead about suspicion_mult probe intervals after it is
-	// suspected. Defaults: memberlist's for a LAN, 1 s, 500 ms, 200 ms
-	// and 4.
+	// answering is dead suspicion_mult probe intervals or more after it
+	// is suspected. Defaults: memberlist's for a LAN, 1 s, 500 ms, 200 ms
+	// and 4 (gossip.DefaultProbeInterval, ...), which held on a busy
+	// machine where 100 ms probes found live members dead; every member
+	// of the pool should have the same.
 	ProbeInterval  time.Duration `yaml:"-"`
 	ProbeTimeout   time.Duration `yaml:"-"`
 	GossipInterval time.Duration `yaml:"-"`

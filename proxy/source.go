@@ -71,6 +71,8 @@ type poolSource struct {
 	closeSrc func() error
 	// nudger is the source when it can be asked again at once (Sentinel).
 	nudger interface{ Nudge() }
+	// gossip is the source of a gossip pool, which reports the pool.
+	gossip gossipStatus
 	// base is the pool's configuration as the file gives it (defaults
 	// set); guarded by the server's mu.
 	base *PoolConfig
@@ -104,9 +106,10 @@ func newPoolSource(name string, pc *PoolConfig, dir string, initial []kolco.Node
 		return nil, err
 	}
 	nudger, _ := src.(interface{ Nudge() })
+	gs, _ := src.(gossipStatus)
 	src = loggedSource(src, log.With("pool", name))
 	ctx, cancel := context.WithCancel(context.Background())
-	ps := &poolSource{name: name, key: keyOf(pc, dir), desc: pc.Membership.String(), log: log.With("pool", name), nudger: nudger,
+	ps := &poolSource{name: name, key: keyOf(pc, dir), desc: pc.Membership.String(), log: log.With("pool", name), nudger: nudger, gossip: gs,
 		closeSrc: closeSrc, base: pc, placeholder: env.placeholder, changed: make(chan struct{}, 1), ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	if isTwemproxy(pc) {
 		ps.publish(ps.listView(0, initial, nil))

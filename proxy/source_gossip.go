@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kolco-dev/kolco/fleet"
 	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/gossip"
 )
@@ -156,4 +157,42 @@ func (j *joiningGossip) Close() error {
 		return nil
 	}
 	return p.Close()
+}
+
+// gossipStatus is a gossip pool's source, joined or joining: what the
+// admin endpoint reports of the pool (see gossipWire).
+type gossipStatus interface{ Status() gossip.Status }
+
+// Status returns the pool's status once joined; until then, that the
+// member waits for its address.
+func (j *joiningGossip) Status() gossip.Status {
+	j.mu.Lock()
+	p := j.p
+	j.mu.Unlock()
+	if p == nil {
+		return gossip.Status{Alone: true, JoinError: "not joined yet: " + j.cfg.Bind + " is held by the member this one replaces"}
+	}
+	return p.Status()
+}
+
+// gossipWire returns st as the admin endpoint reports it.
+func gossipWire(st gossip.Status) *fleet.GossipStatus {
+	w := &fleet.GossipStatus{Member: st.Name, Addr: st.Addr, Alone: st.Alone, JoinError: st.JoinError, Health: st.Health,
+		Suspected: st.Suspected, Refuted: st.Refuted, Deaths: st.Deaths, Returns: st.Returns,
+		Nodes: []fleet.GossipMember{}, Observers: []fleet.GossipMember{}}
+	if !st.LastDeath.IsZero() {
+		w.LastDeath = &st.LastDeath
+	}
+	for _, m := range st.Members {
+		gm := fleet.GossipMember{Name: m.Name, Addr: m.Addr, Drained: m.Drained, Suspect: m.Suspect}
+		if m.Role == gossip.RoleNode {
+			w.Nodes = append(w.Nodes, gm)
+		} else {
+			w.Observers = append(w.Observers, gm)
+		}
+		if m.Suspect {
+			w.Suspects = append(w.Suspects, m.Name)
+		}
+	}
+	return w
 }

@@ -53,13 +53,14 @@ func TestGossipConfig(t *testing.T) {
 }
 
 // sidecar joins the gossip pool at seed as the node id at addr, as
-// "kolco members register --gossip" does; Cleanup leaves.
+// "kolco members register --gossip" does, tuned as cmd/kolco's fleet
+// tests are (fastGossip); Cleanup leaves.
 func sidecar(t *testing.T, keys [][]byte, id, addr string, seeds ...string) *gossip.Pool {
 	t.Helper()
 	p, err := gossip.Join(gossip.Config{Bind: "127.0.0.1:0", Seeds: seeds, Keys: keys,
 		Meta:          gossip.Meta{Role: gossip.RoleNode, Node: kolco.Node{ID: id, Addr: addr}},
 		ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 50 * time.Millisecond, GossipInterval: 20 * time.Millisecond,
-		RejoinInterval: 100 * time.Millisecond})
+		SuspicionMult: 8, RejoinInterval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,9 @@ func sidecar(t *testing.T, keys [][]byte, id, addr string, seeds ...string) *gos
 // TestPoolOnGossip: a pool on a gossip pool, encrypted, serves the node
 // members the sidecars register, never itself (an observer); a sidecar
 // that joins or leaves changes the pool's servers, and keys set through
-// the proxy land on the servers the members name.
+// the proxy land on the servers the members name. /v1/membership reports
+// the gossip pool: its nodes and observers by gossip address, and the
+// members gone.
 func TestPoolOnGossip(t *testing.T) {
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	keyFile := filepath.Join(t.TempDir(), "gossip.keys")
@@ -80,9 +83,10 @@ func TestPoolOnGossip(t *testing.T) {
 	keys := [][]byte{[]byte("0123456789abcdef")}
 	seed := sidecar(t, keys, "n0", ms[0].addr)
 	sidecar(t, keys, "n1", ms[1].addr, seed.Addr())
+	bind := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	s := startProxy(t, fmt.Sprintf("kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  timeout: 10000\n"+
-		"  servers:\n   - %s:1 static\n  membership: {gossip: {bind: \"127.0.0.1:%d\", seeds: [%q], key_file: %s, probe_interval: 100, probe_timeout: 50, gossip_interval: 20}}\n",
-		ms[2].addr, freePort(t), seed.Addr(), keyFile))
+		"  servers:\n   - %s:1 static\n  membership: {gossip: {bind: %q, seeds: [%q], key_file: %s, probe_interval: 100, probe_timeout: 50, gossip_interval: 20, suspicion_mult: 8}}\n",
+		ms[2].addr, bind, seed.Addr(), keyFile))
 	eventually(t, "the members' servers served", func() bool {
 		return slices.Equal(membershipOf(t, s, "p").Nodes, []string{"n0", "n1"})
 	})
@@ -91,6 +95,14 @@ func TestPoolOnGossip(t *testing.T) {
 		t.Errorf("after the first version: %+v", first)
 	}
 	eventually(t, "the proxy counted among the pool's 3 members", func() bool { return seed.Members() == 3 })
+	eventually(t, "the pool's members reported", func() bool {
+		g := membershipOf(t, s, "p").Gossip
+		return g != nil && len(g.Nodes) == 2 && len(g.Observers) == 1
+	})
+	if g := membershipOf(t, s, "p").Gossip; g.Member != g.Observers[0].Name || g.Addr != bind || g.Observers[0].Addr != bind ||
+		g.Nodes[0].Name != "n0" || g.Nodes[0].Addr != seed.Addr() || g.Nodes[1].Name != "n1" || g.Alone {
+		t.Errorf("/v1/membership's gossip: %+v, want the proxy at %s the observer beside n0 and n1", g, bind)
+	}
 	n2 := sidecar(t, keys, "n2", ms[2].addr, seed.Addr())
 	eventually(t, "n2's join served", func() bool { return len(membershipOf(t, s, "p").Nodes) == 3 })
 	c := dial(t, s.Addr("p").String())
@@ -113,6 +125,9 @@ func TestPoolOnGossip(t *testing.T) {
 	if last := membershipOf(t, s, "p"); last.Fingerprint != first.Fingerprint {
 		t.Errorf("back on n0, n1 the fingerprint is %s, was %s", last.Fingerprint, first.Fingerprint)
 	}
+	if g := membershipOf(t, s, "p").Gossip; g.Deaths != 1 || g.LastDeath == nil {
+		t.Errorf("after n2 left, /v1/membership's gossip counts %d deaths (last %v), want 1", g.Deaths, g.LastDeath)
+	}
 }
 
 // TestGossipReloadChangesSettings: a reload that changes a gossip pool's
@@ -127,7 +142,7 @@ func TestGossipReloadChangesSettings(t *testing.T) {
 	bind := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	conf := func(probe int) string {
 		return fmt.Sprintf("kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  timeout: 10000\n"+
-			"  servers:\n   - %s:1 static\n  membership: {gossip: {bind: %q, seeds: [%q], probe_interval: %d, probe_timeout: 50, gossip_interval: 20}}\n",
+			"  servers:\n   - %s:1 static\n  membership: {gossip: {bind: %q, seeds: [%q], probe_interval: %d, probe_timeout: 50, gossip_interval: 20, suspicion_mult: 8}}\n",
 			ms[2].addr, bind, seed.Addr(), probe)
 	}
 	s := startProxy(t, conf(100))

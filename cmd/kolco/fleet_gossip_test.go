@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,14 +19,85 @@ import (
 	"github.com/kolco-dev/kolco/membership/gossip"
 )
 
-// The gossip fleets' failure detector: probes every 100 ms, memberlist's
-// LAN suspicion multiplier (4), so that a member killed is dead within
-// 0.4..2.4 s of being suspected.
-const (
-	gossipProbe  = 100 * time.Millisecond
-	gossipTuning = "probe_interval: 100, probe_timeout: 50, gossip_interval: 20"
-	gossipKey    = "MDEyMzQ1Njc4OWFiY2RlZg==" // base64 of 0123456789abcdef
-)
+// gossipTuning is a gossip fleet's failure detector, the same on every
+// member: probes every probe, timed out at half of it, gossip every fifth
+// of it, and a suspect declared dead suspicion probe intervals or more
+// after it is suspected.
+type gossipTuning struct {
+	probe     time.Duration
+	suspicion int
+}
+
+// fastGossip is the tests' tuning: probes every 100 ms, so that a member
+// killed is found dead within a second or two, and a suspect given 8
+// probe intervals (0.8 s) or more to answer, up to 4.8 s until others
+// confirm the suspicion. With memberlist's 4 (0.4 s), the views of an
+// idle fleet beside 8 busy processes changed 34 and 9 times in 5 minutes
+// (TestGossipFleetFlaps, two runs: live members found dead and back);
+// with 8, 2 and 0 times.
+var fastGossip = gossipTuning{probe: 100 * time.Millisecond, suspicion: 8}
+
+// fleetTuning is the tuning of the fleet tests: fastGossip, or the probe
+// interval and suspicion_mult of KOLCO_GOSSIP_PROBE and KOLCO_GOSSIP_MULT
+// (the documented figures are measured with both unset, and with 1s and
+// 4, the defaults).
+func fleetTuning(t *testing.T) gossipTuning {
+	t.Helper()
+	tuning := fastGossip
+	var err error
+	if v := os.Getenv("KOLCO_GOSSIP_PROBE"); v != "" {
+		if tuning.probe, err = time.ParseDuration(v); err != nil || tuning.probe <= 0 {
+			t.Fatalf("KOLCO_GOSSIP_PROBE=%q: want a positive duration", v)
+		}
+	}
+	if v := os.Getenv("KOLCO_GOSSIP_MULT"); v != "" {
+		if tuning.suspicion, err = strconv.Atoi(v); err != nil || tuning.suspicion <= 0 {
+			t.Fatalf("KOLCO_GOSSIP_MULT=%q: want a positive integer", v)
+		}
+	}
+	return tuning
+}
+
+// budget is how long a fleet test waits for a change the failure detector
+// makes: its upper bound for a pool of members, with 10 s to spare for a
+// busy machine.
+func (g gossipTuning) budget(members int) time.Duration {
+	cfg := g.config(gossip.Config{})
+	_, hi := cfg.FailureTimeout(members)
+	return hi + 2*cfg.ProbeInterval + 10*time.Second
+}
+
+// eventuallyWithin polls cond until it holds, or fails the test after d.
+func eventuallyWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond) // polling with a deadline, not synchronisation by sleep
+	}
+}
+
+const gossipKey = "MDEyMzQ1Njc4OWFiY2RlZg==" // base64 of 0123456789abcdef
+
+// yaml is the tuning as a pool's gossip key takes it.
+func (g gossipTuning) yaml() string {
+	return fmt.Sprintf("probe_interval: %d, probe_timeout: %d, gossip_interval: %d, suspicion_mult: %d",
+		g.probe.Milliseconds(), g.probe.Milliseconds()/2, g.probe.Milliseconds()/5, g.suspicion)
+}
+
+// flags is the tuning as "kolco members" takes it.
+func (g gossipTuning) flags() []string {
+	return []string{"--probe-interval", g.probe.String(), "--suspicion-mult", strconv.Itoa(g.suspicion)}
+}
+
+// config is the tuning of a Go member.
+func (g gossipTuning) config(cfg gossip.Config) gossip.Config {
+	cfg.ProbeInterval, cfg.ProbeTimeout, cfg.GossipInterval = g.probe, g.probe/2, g.probe/5
+	cfg.SuspicionMult, cfg.RejoinInterval = g.suspicion, g.probe
+	return cfg
+}
 
 // sidecar is a "kolco members register --gossip" process holding one
 // node in the pool.
@@ -39,6 +111,7 @@ type sidecar struct {
 // encrypted gossip pool whose node members are sidecars beside four
 // memcached.
 type gossipFleet struct {
+	tuning   gossipTuning
 	keyFile  string
 	servers  []string // memcached m0..m3
 	sidecars map[string]*sidecar
@@ -50,7 +123,13 @@ type gossipFleet struct {
 
 func startGossipFleet(t *testing.T, proxies int) *gossipFleet {
 	t.Helper()
-	f := &gossipFleet{keyFile: filepath.Join(t.TempDir(), "gossip.keys"), sidecars: map[string]*sidecar{}}
+	return startTunedGossipFleet(t, proxies, fleetTuning(t))
+}
+
+// startTunedGossipFleet starts a fleet whose members are tuned alike.
+func startTunedGossipFleet(t *testing.T, proxies int, tuning gossipTuning) *gossipFleet {
+	t.Helper()
+	f := &gossipFleet{tuning: tuning, keyFile: filepath.Join(t.TempDir(), "gossip.keys"), sidecars: map[string]*sidecar{}}
 	if err := os.WriteFile(f.keyFile, []byte(gossipKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -64,10 +143,9 @@ func startGossipFleet(t *testing.T, proxies int) *gossipFleet {
 	for range proxies {
 		port := realprog.FreePorts(t, 1)[0]
 		f.proxies = append(f.proxies, startSourcedProxy(t, "ring", f.servers[0],
-			fmt.Sprintf("gossip: {bind: \"127.0.0.1:%d\", seeds: [%s], key_file: %s, %s}", port, strings.Join(f.seeds, ", "), f.keyFile, gossipTuning)))
+			fmt.Sprintf("gossip: {bind: \"127.0.0.1:%d\", seeds: [%s], key_file: %s, %s}", port, strings.Join(f.seeds, ", "), f.keyFile, tuning.yaml())))
 	}
-	pool, err := gossip.Join(gossip.Config{Bind: "127.0.0.1:0", Seeds: f.seeds, Keys: [][]byte{[]byte("0123456789abcdef")},
-		ProbeInterval: gossipProbe, ProbeTimeout: gossipProbe / 2, GossipInterval: gossipProbe / 5, RejoinInterval: gossipProbe})
+	pool, err := gossip.Join(tuning.config(gossip.Config{Bind: "127.0.0.1:0", Seeds: f.seeds, Keys: [][]byte{[]byte("0123456789abcdef")}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +168,7 @@ func (f *gossipFleet) startSidecar(t *testing.T, id string, extra ...string) *si
 	for _, other := range f.sidecars {
 		seeds = append(seeds, other.gossip)
 	}
-	args := []string{"members", "register", "--gossip", sc.gossip, "--probe-interval", gossipProbe.String(), "--key-file", f.keyFile}
+	args := append([]string{"members", "register", "--gossip", sc.gossip, "--key-file", f.keyFile}, f.tuning.flags()...)
 	if len(seeds) > 0 {
 		args = append(args, "--seed", strings.Join(seeds, ","))
 	}
@@ -132,7 +210,7 @@ func (f *gossipFleet) stop(t *testing.T, id string, sig syscall.Signal) {
 func (f *gossipFleet) agree(t *testing.T, start time.Time, proxies []*fleetProxy, ids ...string) (string, time.Duration) {
 	t.Helper()
 	var agreed string
-	eventually(t, fmt.Sprintf("the fleet to agree on %v", ids), func() bool {
+	eventuallyWithin(t, f.tuning.budget(10), fmt.Sprintf("the fleet to agree on %v", ids), func() bool {
 		v := f.follower.View()
 		if !slices.Equal(nodeIDsOf(v), ids) {
 			return false
@@ -184,7 +262,8 @@ func summary(ds []time.Duration) string {
 // each of 20 joins, graceful leaves and kill -9s of a node's sidecar (the
 // time to agreement is printed beside the failure detector's timeout);
 // keys written through one proxy are read through the others; "kolco
-// members list --gossip" lists what they serve.
+// members list --gossip" lists what they serve, and "kolco status" says
+// they agree, each numbering its own revisions.
 func TestGossipFleetAgrees(t *testing.T) {
 	f := startGossipFleet(t, 5)
 	all := []string{"m0", "m1", "m2", "m3"}
@@ -216,15 +295,16 @@ func TestGossipFleetAgrees(t *testing.T) {
 		_, d := f.agree(t, start, f.proxies, want...)
 		took[event] = append(took[event], d)
 	}
-	lo, hi := (&gossip.Config{ProbeInterval: gossipProbe}).FailureTimeout(10)
+	cfg := f.tuning.config(gossip.Config{})
+	lo, hi := cfg.FailureTimeout(10)
 	for _, event := range []string{"join", "graceful leave", "kill -9"} {
 		t.Logf("5 proxies and a Go follower agreed after a sidecar's %s: %s", event, summary(took[event]))
 	}
-	t.Logf("failure detector: probe interval %v, a suspect declared dead %v..%v after it is suspected", gossipProbe, lo, hi)
+	t.Logf("failure detector: probe interval %v, suspicion_mult %d, a suspect declared dead %v..%v after it is suspected", cfg.ProbeInterval, cfg.SuspicionMult, lo, hi)
 	f.checkShared(t, "after", 3, f.proxies)
 
-	code, out, errs := runCLI(t, "", "members", "list", "--gossip", fmt.Sprintf("127.0.0.1:%d", realprog.FreePorts(t, 1)[0]),
-		"--seed", f.seeds[0], "--key-file", f.keyFile, "--probe-interval", gossipProbe.String(), "--json")
+	code, out, errs := runCLI(t, "", append([]string{"members", "list", "--gossip", fmt.Sprintf("127.0.0.1:%d", realprog.FreePorts(t, 1)[0]),
+		"--seed", f.seeds[0], "--key-file", f.keyFile, "--json"}, f.tuning.flags()...)...)
 	if code != 0 || !strings.Contains(out, `"id": "m3"`) || !strings.Contains(out, `"id": "m0"`) {
 		t.Errorf("members list --gossip: exit %d\n%s%s", code, out, errs)
 	}
@@ -232,7 +312,8 @@ func TestGossipFleetAgrees(t *testing.T) {
 	for _, fp := range f.proxies {
 		args = append(args, "--proxy", fp.admin)
 	}
-	if code, out, errs := runCLI(t, "", args...); code != 0 || !strings.Contains(out, "all 5 proxies agree") {
+	if code, out, errs := runCLI(t, "", args...); code != 0 || !strings.Contains(out, "all 5 proxies agree") ||
+		!strings.Contains(out, "each proxy numbers its own revisions") {
 		t.Errorf("kolco status: exit %d\n%s%s", code, out, errs)
 	}
 }
@@ -254,7 +335,7 @@ func TestGossipFleetPausedProxy(t *testing.T) {
 	before, _ := f.agree(t, time.Now(), f.proxies[:2], "m0", "m1")
 	// Two sidecars, two running proxies and the Go follower: the paused
 	// proxy found dead too.
-	eventually(t, "the paused proxy dropped by the failure detector", func() bool { return f.pool.Members() == 5 })
+	eventuallyWithin(t, f.tuning.budget(10), "the paused proxy dropped by the failure detector", func() bool { return f.pool.Members() == 5 })
 	resumed := time.Now()
 	if err := paused.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -265,7 +346,7 @@ func TestGossipFleetPausedProxy(t *testing.T) {
 	}
 	t.Logf("a proxy paused until the others found it dead, while a node left and one died, agreed with them %v after it was resumed",
 		took.Round(time.Millisecond))
-	eventually(t, "the resumed proxy back in the pool", func() bool { return f.pool.Members() == 6 })
+	eventuallyWithin(t, f.tuning.budget(10), "the resumed proxy back in the pool", func() bool { return f.pool.Members() == 6 })
 	f.checkShared(t, "resumed", 2, f.proxies)
 
 	if err := f.proxies[0].cmd.Process.Kill(); err != nil {

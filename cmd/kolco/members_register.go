@@ -22,7 +22,7 @@ func newMembersRegisterCmd(ef *etcdFlags) *cobra.Command {
 	var gf gossipFlags
 	var drained bool
 	cmd := &cobra.Command{
-		Use:   "register (--ttl DURATION | --gossip HOST:PORT --seed HOST:PORT) NAME ADDR",
+		Use:   "register (--ttl DURATION | --gossip HOST:PORT [--seed HOST:PORT]) NAME ADDR",
 		Short: "Keep a node registered while this command runs (a sidecar)",
 		Long: `Register a node under an etcd lease and keep renewing the lease until
 stopped: a sidecar for a server that cannot register itself, such as
@@ -33,11 +33,14 @@ node is registered again when etcd is back; a node drained by an operator
 stays drained.
 
 With --gossip, the node joins a gossip pool instead (package
-membership/gossip): it gossips on the address given, joins through --seed,
-and carries its name, address, weight and zone to the other members
-(--drained: listed, taking no keys).
+membership/gossip): it gossips on the address given, joins through --seed
+(the first member of a pool has none), and carries its name, address,
+weight and zone to the other members (--drained: listed, taking no keys).
+It says it registered once it has joined; seeds that answer but refuse it
+(another --key-file or --label than theirs) end it with exit status 1.
 Stopped, it leaves the pool at once; killed or cut off, the failure
-detector drops it a few probe intervals later.
+detector drops it some seconds later (--probe-interval, --suspicion-mult:
+give every member of the pool the same).
 
   kolco members --prefix /kolco/cache/ register --ttl 10s mc-1 10.0.0.9:11211
   kolco members register --gossip 10.0.0.9:7946 --seed 10.0.0.8:7946 --key-file gossip.keys mc-1 10.0.0.9:11211`,

@@ -25,7 +25,7 @@ func TestProxyHandoverGossip(t *testing.T) {
 	fp := &fleetProxy{listen: fmt.Sprintf("127.0.0.1:%d", ports[0]), admin: fmt.Sprintf("127.0.0.1:%d", ports[1])}
 	p := startPidProxy(t, fmt.Sprintf("kolco:\n  admin_listen: %s\np:\n  listen: %s\n  distribution: ring\n  timeout: 10000\n"+
 		"  servers:\n   - %s:1 static\n  membership:\n    gossip: {bind: \"127.0.0.1:%d\", seeds: [%s], key_file: %s, %s}\n",
-		fp.admin, fp.listen, startMemcached(t), ports[2], strings.Join(f.seeds, ", "), f.keyFile, gossipTuning), ports[:2]...)
+		fp.admin, fp.listen, startMemcached(t), ports[2], strings.Join(f.seeds, ", "), f.keyFile, f.tuning.yaml()), ports[:2]...)
 	all := []string{"m0", "m1", "m2", "m3"}
 	before, _ := f.agree(t, time.Now(), []*fleetProxy{fp}, all...)
 	keys := fleetKeys("handover", 2000)

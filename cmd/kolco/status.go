@@ -47,6 +47,10 @@ type poolAgreement struct {
 	// Down is the servers each proxy treats as down: local health, not
 	// disagreement.
 	Down map[string][]string `json:"down,omitempty"`
+	// LocalRevisions is true for a pool on gossip, where each proxy
+	// numbers the node sets it sees itself: proxies in step may differ in
+	// revision, never in fingerprint.
+	LocalRevisions bool `json:"local_revisions,omitempty"`
 }
 
 type proxyDiffers struct {
@@ -228,6 +232,7 @@ func compareProxies(answers []fleet.Answer, pool string) []poolAgreement {
 	for _, name := range names {
 		reports := make([]fleet.Report, 0, len(answers))
 		down, why := map[string][]string{}, map[string]string{}
+		local := false
 		for _, a := range answers {
 			r := a.Report(name)
 			reports = append(reports, r)
@@ -237,11 +242,13 @@ func compareProxies(answers []fleet.Answer, pool string) []poolAgreement {
 			if pm := a.Pools[name]; r.Err == nil && pm.Stale && pm.Error != "" {
 				why[a.Addr] = pm.Error
 			}
+			local = local || a.Pools[name].Gossip != nil
 		}
 		v := verdictOf(name, fleet.Compare(reports), down)
 		if len(why) > 0 {
 			v.StaleWhy = why
 		}
+		v.LocalRevisions = local
 		out = append(out, v)
 	}
 	return out
@@ -277,6 +284,9 @@ func printVerdicts(w io.Writer, verdicts []poolAgreement, now time.Time) error {
 		ref := "no fingerprint"
 		if v.Fingerprint != "" {
 			ref = fmt.Sprintf("fingerprint %s at revision %d", v.Fingerprint, v.Revision)
+			if v.LocalRevisions {
+				ref = fmt.Sprintf("fingerprint %s (over gossip each proxy numbers its own revisions)", v.Fingerprint)
+			}
 			if v.Since != nil {
 				ref += ", since " + when(*v.Since, now)
 			}

@@ -14,6 +14,28 @@ import (
 	"github.com/kolco-dev/kolco/membership"
 )
 
+// The failure detector's defaults, [Config]'s zero values: memberlist's
+// for a LAN (memberlist.DefaultLANConfig), which Consul's LAN pools run
+// on. Every member of a pool should have the same: a member declares
+// another dead by its own timers, and tells the others, who take its word.
+const (
+	// DefaultProbeInterval: each member probes one other member, in turn,
+	// once a second, so a member that stops is suspected within about a
+	// second.
+	DefaultProbeInterval = time.Second
+	// DefaultProbeTimeout: a probe's ack is awaited half a second before
+	// other members are asked to probe too (the rest of the interval).
+	DefaultProbeTimeout = 500 * time.Millisecond
+	// DefaultGossipInterval: news (a join, a suspicion, a refutation)
+	// goes to three members every 200 ms.
+	DefaultGossipInterval = 200 * time.Millisecond
+	// DefaultSuspicionMult: a suspect has at least 4 probe intervals (4 s)
+	// to refute the suspicion - more in a pool of 10 members or more, and
+	// up to 6 times that until other members confirm it - before it is
+	// declared dead.
+	DefaultSuspicionMult = 4
+)
+
 // Config says how a member joins the gossip pool and what it tells the
 // others. Zero values mean the documented defaults: memberlist's for a
 // LAN (memberlist.DefaultLANConfig), which Consul and Grafana's rings run
@@ -46,15 +68,19 @@ type Config struct {
 	// or RoleObserver (the zero Meta means an observer).
 	Meta Meta
 
-	// ProbeInterval is how often a member probes another. Default 1s.
+	// ProbeInterval is how often a member probes another. Default
+	// DefaultProbeInterval (1s). Every member of a pool should have the
+	// same failure detector: see the constants.
 	ProbeInterval time.Duration
-	// ProbeTimeout is how long a probe waits for an ack. Default 500ms.
+	// ProbeTimeout is how long a probe waits for an ack before other
+	// members are asked to probe too. Default DefaultProbeTimeout (500ms).
 	ProbeTimeout time.Duration
-	// GossipInterval is how often a member gossips. Default 200ms.
+	// GossipInterval is how often a member gossips. Default
+	// DefaultGossipInterval (200ms).
 	GossipInterval time.Duration
 	// SuspicionMult multiplies the probe interval into the time a
 	// suspect has to refute the suspicion before it is declared dead.
-	// Default 4.
+	// Default DefaultSuspicionMult (4).
 	SuspicionMult int
 	// RejoinInterval is how often the seeds are tried while the member is
 	// alone. Default 1s.
@@ -63,6 +89,13 @@ type Config struct {
 	LeaveTimeout time.Duration
 	// Log receives memberlist's log lines; nil discards them.
 	Log io.Writer
+
+	// noPushPull turns memberlist's periodic exchange of the whole state
+	// off, for tests of what the gossip alone delivers.
+	noPushPull bool
+	// transport, for tests, wraps memberlist's network transport (bound
+	// to Bind, which must name a port) to lose what a test says.
+	transport func(memberlist.NodeAwareTransport) memberlist.NodeAwareTransport
 }
 
 func (c *Config) rejoin() time.Duration { return or(c.RejoinInterval, time.Second) }
@@ -181,6 +214,9 @@ func (c *Config) memberlist() *memberlist.Config {
 	// two live claimants are an operator's mistake that memberlist still
 	// reports as a conflict.
 	mc.DeadNodeReclaimTime = time.Nanosecond
+	if c.noPushPull {
+		mc.PushPullInterval = 0
+	}
 	mc.Label = c.Label
 	mc.LogOutput = c.Log
 	if mc.LogOutput == nil {

@@ -30,20 +30,36 @@ type Pool struct {
 	cfg   Config
 	ml    *memberlist.Memberlist
 	seeds []string
+	name  string // this member's name in the pool
 	stop  chan struct{}
 	done  chan struct{}
+	poke  chan struct{} // wakes the rejoin loop for claims to take (see claims.go)
 
 	mu      sync.Mutex // guards everything below
 	meta    []byte     // this member's encoded metadata
 	drained bool
-	members map[string][]byte // metadata of the live members by name, this one included
+	members map[string]member // the live members by name, this one included
 	view    membership.Version
 	bad     error // why a member's metadata was refused; nil when none was
-	alone   bool  // no other member is known, and there are seeds to join
-	joinErr error // the last failure to join the seeds
-	changed chan struct{}
-	closed  bool
-	ready   bool // memberlist is created: events may recompute
+	// alone is true while the member has seeds and has not merged the
+	// state of a member in the pool (see merged), and again once it has
+	// lost every other member: its view is held meanwhile.
+	alone   bool
+	merges  int              // the pool states merged (see merged)
+	joinErr error            // the last failure to join the seeds
+	claims  map[string]claim // names claimed at another address, by name
+	pending []string         // claimants to ask for their state
+
+	// What Status reports besides the members.
+	addr                                string
+	verify                              map[string]verifying // members found dead, to ask (see verify.go)
+	suspects                            map[string]bool      // members whose last probe by this one went unanswered
+	gone                                map[string]bool      // members found dead or gone, until they come back
+	suspected, refuted, deaths, returns int64
+	lastDeath                           time.Time
+	changed                             chan struct{}
+	closed                              bool
+	ready                               bool // memberlist is created: events may recompute
 }
 
 // Join starts a member of the pool cfg describes: it binds cfg.Bind,
@@ -83,10 +99,25 @@ func Join(cfg Config) (*Pool, error) {
 		}
 		mc.Keyring = kr
 	}
-	p := &Pool{cfg: cfg, meta: enc, drained: meta.Drained, members: map[string][]byte{},
-		changed: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	p := &Pool{cfg: cfg, meta: enc, drained: meta.Drained, members: map[string]member{},
+		changed: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), poke: make(chan struct{}, 1),
+		name: mc.Name, claims: map[string]claim{}, verify: map[string]verifying{}, suspects: map[string]bool{}, gone: map[string]bool{},
+		// Alone from the start: memberlist answers push-pulls as soon as
+		// it listens, before Join returns, and a member that said it was
+		// in the pool then was taken for the pool by one joining it.
+		alone: len(cfg.seeds(cfg.Bind, cfg.Advertise)) > 0}
 	mc.Delegate = (*delegate)(p)
 	mc.Events = (*events)(p)
+	mc.Conflict = (*conflicts)(p)
+	mc.Ping = (*pings)(p)
+	mc.Logger, mc.LogOutput = p.logger(mc.LogOutput), nil
+	if cfg.transport != nil {
+		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{host}, BindPort: port, Logger: mc.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("gossip: member %s at %s: %w", mc.Name, cfg.Bind, err)
+		}
+		mc.Transport = cfg.transport(nt)
+	}
 	ml, err := memberlist.Create(mc)
 	if err != nil {
 		return nil, fmt.Errorf("gossip: member %s at %s: %w", mc.Name, cfg.Bind, err)
@@ -94,7 +125,9 @@ func Join(cfg Config) (*Pool, error) {
 	p.ml = ml
 	self := ml.LocalNode().Address()
 	p.mu.Lock()
+	p.addr = self
 	p.seeds = cfg.seeds(self, cfg.Bind, cfg.Advertise)
+	p.alone = len(p.seeds) > 0
 	p.ready = true
 	p.recompute()
 	p.mu.Unlock()
@@ -122,8 +155,8 @@ func (p *Pool) Unordered() string {
 
 // Read returns the node set as this member sees it now. The error wraps
 // [membership.ErrUnreachable] while the member is alone and has seeds to
-// join (it has not joined yet, or lost every other member), or is
-// [ErrClosed].
+// join (it has not joined yet - no member in the pool has answered - or
+// it lost every other member), or is [ErrClosed].
 func (p *Pool) Read(ctx context.Context) (membership.Version, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -136,14 +169,6 @@ func (p *Pool) Read(ctx context.Context) (membership.Version, error) {
 	v := p.view
 	v.Resync = true
 	return v, ctx.Err()
-}
-
-// aloneErr says why the view is stale while the member is alone.
-func (p *Pool) aloneErr() error {
-	if p.joinErr != nil {
-		return fmt.Errorf("%w: gossip: alone, joining %v: %w", membership.ErrUnreachable, p.seeds, p.joinErr)
-	}
-	return fmt.Errorf("%w: gossip: alone, joining %v", membership.ErrUnreachable, p.seeds)
 }
 
 // Follow implements [membership.Source]: it yields this member's view of
@@ -234,35 +259,6 @@ func (p *Pool) Close() error {
 	return err
 }
 
-// join tries the seeds once if the member is alone.
-func (p *Pool) join() {
-	p.mu.Lock()
-	alone := p.alone
-	p.mu.Unlock()
-	if !alone {
-		return
-	}
-	_, err := p.ml.Join(p.seeds)
-	p.mu.Lock()
-	p.joinErr = err
-	p.mu.Unlock()
-}
-
-// rejoin tries the seeds every rejoin interval while the member is alone.
-func (p *Pool) rejoin() {
-	defer close(p.done)
-	t := time.NewTicker(p.cfg.rejoin())
-	defer t.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-			p.join()
-		}
-	}
-}
-
 // signal wakes the followers; p.mu is held.
 func (p *Pool) signal() {
 	close(p.changed)
@@ -277,8 +273,8 @@ func (p *Pool) recompute() {
 	var nodes, drained []kolco.Node
 	var bad error
 	badName := ""
-	for name, raw := range p.members {
-		m, err := ParseMeta(raw)
+	for name, mb := range p.members {
+		m, err := ParseMeta(mb.meta)
 		if err == nil && m.Role == RoleNode && m.Node.ID != name {
 			err = fmt.Errorf("%w: gossip: %w (%q)", membership.ErrBadContent, errNotNode, m.Node.ID)
 		}
@@ -298,7 +294,8 @@ func (p *Pool) recompute() {
 	}
 	membership.SortNodes(nodes)
 	membership.SortNodes(drained)
-	alone := len(p.seeds) > 0 && len(p.members) <= 1
+	// Alone again once every other member is gone; only settle ends it.
+	alone := p.alone || len(p.seeds) > 0 && len(p.members) <= 1
 	changed := alone != p.alone || fmt.Sprint(bad) != fmt.Sprint(p.bad)
 	p.alone, p.bad = alone, bad
 	if !alone && (p.view.Revision == 0 || !slices.Equal(nodes, p.view.Nodes) || !slices.Equal(drained, p.view.Drained)) {
@@ -310,8 +307,19 @@ func (p *Pool) recompute() {
 	}
 }
 
-// delegate gives memberlist this member's metadata; the pool carries no
-// user messages of its own.
+// maxGone bounds the names of members gone that a pool remembers, to
+// count those that come back.
+const maxGone = 1024
+
+// member is what the pool knows of a live member: its metadata and the
+// address it gossips at.
+type member struct {
+	meta []byte
+	addr string
+}
+
+// delegate gives memberlist this member's metadata and its joinState;
+// the pool carries no user messages of its own.
 type delegate Pool
 
 func (d *delegate) NodeMeta(limit int) []byte {
@@ -321,30 +329,50 @@ func (d *delegate) NodeMeta(limit int) []byte {
 }
 func (d *delegate) NotifyMsg([]byte)                           {}
 func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
-func (d *delegate) LocalState(join bool) []byte                { return nil }
-func (d *delegate) MergeRemoteState(buf []byte, join bool)     {}
+
+// LocalState is this member's joinState, sent with its pool state.
+func (d *delegate) LocalState(join bool) []byte {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return joinState{joined: !d.alone, node: d.cfg.meta().Role == RoleNode}.encode()
+}
+
+// MergeRemoteState follows the merge of another member's pool state.
+func (d *delegate) MergeRemoteState(buf []byte, join bool) { (*Pool)(d).merged(parseJoinState(buf)) }
 
 // events keeps the pool's members as memberlist reports them. memberlist
 // calls it with its own lock held, so it must not call back into it.
 type events Pool
 
-func (e *events) NotifyJoin(n *memberlist.Node)   { e.set(n.Name, n.Meta) }
-func (e *events) NotifyUpdate(n *memberlist.Node) { e.set(n.Name, n.Meta) }
+func (e *events) NotifyJoin(n *memberlist.Node)   { e.set(n.Name, n.Address(), n.Meta) }
+func (e *events) NotifyUpdate(n *memberlist.Node) { e.set(n.Name, n.Address(), n.Meta) }
 func (e *events) NotifyLeave(n *memberlist.Node) {
 	p := (*Pool)(e)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.members, n.Name)
+	delete(p.suspects, n.Name)
+	p.claimFreed(n)
+	p.toVerify(n)
+	p.deaths++
+	p.lastDeath = time.Now()
+	if len(p.gone) < maxGone {
+		p.gone[n.Name] = true
+	}
 	if p.ready {
 		p.recompute()
 	}
 }
 
-func (e *events) set(name string, meta []byte) {
+func (e *events) set(name, addr string, meta []byte) {
 	p := (*Pool)(e)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.members[name] = slices.Clone(meta)
+	p.members[name] = member{meta: slices.Clone(meta), addr: addr}
+	if p.gone[name] {
+		delete(p.gone, name)
+		p.returns++
+	}
 	if p.ready {
 		p.recompute()
 	}
