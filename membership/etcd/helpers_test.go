@@ -33,7 +33,9 @@ func newStoreWith(t *testing.T, cfg etcd.Config) *etcd.Store {
 		cfg.CheckInterval = checkInterval
 	}
 	if cfg.Timeout == 0 {
-		cfg.Timeout = 2 * time.Second
+		// Generous: a TLS handshake and an authentication on a busy
+		// machine took longer than 2 s; a test of a timeout sets its own.
+		cfg.Timeout = 6 * time.Second
 	}
 	s, err := etcd.New(cfg)
 	if err != nil {
