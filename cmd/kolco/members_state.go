@@ -48,8 +48,8 @@ func newMembersStateCmd(ef *etcdFlags) *cobra.Command {
 		Use:   "state",
 		Short: "Print, set up or clear the placement state of a history-dependent algorithm",
 		Long: `Print, set up or clear the placement state that the membership keeps for a
-history-dependent algorithm: jump, jumpback, flip, binomial, power, anchor, dx
-or slots.
+history-dependent algorithm: jump, jumpback, jumpbackanchor, flip, binomial,
+power, anchor, dx or slots.
 
 Those algorithms place keys by the history of changes, not by the node set
 alone, so that two proxies that lived through different histories place
