@@ -44,7 +44,7 @@ func TestSharpEdges(t *testing.T) {
 		{"no input", []string{"locate", "--nodes", "a,b"}, "", 1, []string{"no keys on stdin"}, ""},
 		{"only empty lines", []string{"locate", "--nodes", "a,b"}, "\n\r\n\n", 1, []string{"no keys on stdin"}, ""},
 		{"duplicate ID in a node file", []string{"locate", "--nodes-file", dup}, "k\n", 1, []string{`duplicate node ID: "a"`, "line 3"}, "syntax"},
-		{"sim weights of an algorithm without weights", []string{"sim", "weights", "--algo", "ring,jump", "--keys", "100"}, "", 2, []string{"--algo jump", "takes no weights", "ring, rendezvous"}, "positive finite"},
+		{"sim weights of algorithms without weights", []string{"sim", "weights", "--algo", "jump,flip", "--keys", "100"}, "", 2, []string{"--algo jump,flip", "take no weights", "ring, rendezvous"}, "positive finite"},
 		{"a weighted node under jump", []string{"sim", "failure", "--algo", "jump", "--nodes-file", weighted, "--keys", "100"}, "", 1, []string{`"b"`, "takes no weights"}, "jump: jump"},
 		{"data in an unknown unit", []string{"plan", "--nodes", "a", "--add", "b", "--data", "3XB"}, "", 2, []string{`"3XB"`, "k, M, G, T, P", "Ki, Mi, Gi, Ti, Pi"}, ""},
 	} {
