@@ -103,7 +103,7 @@ func (sf *stateFlags) check(cmd *cobra.Command) error {
 		info, ok := algo.Lookup(sf.init)
 		switch {
 		case !ok || info.Name != sf.init:
-			return usagef("--init %q: not an algorithm (history-dependent ones: %s)", sf.init, strings.Join(stateful(0), ", "))
+			return unknownName("--init", sf.init, stateful(0))
 		case !info.HistoryDependent:
 			return usagef("--init %s: %s keeps no state, its placement follows from the node set alone", sf.init, sf.init)
 		}

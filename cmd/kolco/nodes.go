@@ -165,7 +165,7 @@ func rejectUnread(fs *pflag.FlagSet, algos ...algo.Info) error {
 func (p *placementFlags) options(fs *pflag.FlagSet) (algo.Options, error) {
 	a, ok := algo.Lookup(p.algo)
 	if !ok {
-		return algo.Options{}, usagef("unknown --algo %q (known: %s)", p.algo, algoNames(algo.Names()))
+		return algo.Options{}, unknownName("--algo", p.algo, algoNames(algo.Names()))
 	}
 	if err := rejectUnread(fs, a); err != nil {
 		return algo.Options{}, err
