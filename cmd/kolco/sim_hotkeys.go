@@ -69,7 +69,7 @@ Example:
 	sf.register(cmd.Flags(), defaultVNodes())
 	of.register(cmd.Flags())
 	fs := cmd.Flags()
-	fs.IntVar(&nodes, "nodes", 10, "number of nodes")
+	countFlag(fs, &nodes, 10, false, "number of nodes (one count of made-up nodes, not IDs)")
 	fs.IntVar(&keys, "keys", 10_000, "number of distinct keys")
 	fs.Float64Var(&zipf, "zipf", 1.1, "Zipf exponent s: key rank i is requested in proportion to 1/i^s")
 	fs.IntVar(&requests, "requests", 1_000_000, "number of requests replayed")
