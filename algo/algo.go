@@ -183,7 +183,7 @@ var all = []Info{
 		build: stateless("multiprobe", func(n []kolco.Node, o Options) (Placement, error) {
 			return placement(multiprobe.New(n, multiprobe.Config{Hash: o.Hash, Probes: o.Probes}))
 		})},
-	{Name: "bounded", Summary: "consistent hashing with bounded loads (Mirrokni et al. 2016); Locate is the ring owner, Assign and Acquire bound the load",
+	{Name: "bounded", Summary: "consistent hashing with bounded loads (Mirrokni et al., SODA 2018); Locate is the ring owner, Assign and Acquire bound the load",
 		Options: HashOption | VNodesOption | EpsilonOption,
 		build: stateless("bounded", func(n []kolco.Node, o Options) (Placement, error) {
 			return placement(bounded.New(n, bounded.Config{Hash: o.Hash, Epsilon: o.Epsilon, VNodes: o.VNodes}))

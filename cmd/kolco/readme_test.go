@@ -287,3 +287,18 @@ func theoryCell(out, row string) string {
 	}
 	return ""
 }
+
+// TestBoundedLoadsCitedAlike: the README's table and sim hotkeys' help
+// cite the bounded-loads paper alike, by its venue and year (SODA 2018;
+// its preprint is of 2016), so that neither dates it by the other.
+func TestBoundedLoadsCitedAlike(t *testing.T) {
+	const cite = "SODA 2018"
+	row := regexp.MustCompile("(?m)^\\| `bounded` \\| ([^|]*)\\|").FindStringSubmatch(readmeText(t))
+	if row == nil || !strings.Contains(row[1], cite) {
+		t.Errorf("README's bounded row cites %q, want %q", row, cite)
+	}
+	code, out, _ := runCLI(t, "", "sim", "hotkeys", "--help")
+	if code != 0 || !strings.Contains(strings.Join(strings.Fields(out), " "), "Zadimoghaddam, "+cite) {
+		t.Errorf("sim hotkeys --help does not cite the paper as %q:\n%s", cite, out)
+	}
+}

@@ -30,8 +30,8 @@ was served.
 
 Every --algo places each request on its key's owner, so the node holding a
 hot key carries all of it. The last row is consistent hashing with bounded
-loads (Mirrokni, Thorup and Zadimoghaddam 2018), placing each request live
-with Acquire and Release: no node holds more than
+loads (Mirrokni, Thorup and Zadimoghaddam, SODA 2018; arXiv 2016), placing
+each request live with Acquire and Release: no node holds more than
 ceil((1+epsilon) * open requests / N), and a hot key overflows to the next
 nodes on the ring.
 
