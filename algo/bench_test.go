@@ -16,7 +16,7 @@ var sinkNode *kolco.Node
 // or slot of the placement is then far outside the caches.
 var largeSizes = map[string]bool{
 	"jump": true, "jumpback": true, "flip": true, "binomial": true, "power": true,
-	"anchor": true, "dx": true, "maglev": true,
+	"anchor": true, "dx": true, "maglev": true, "jumpbackanchor": true,
 }
 
 // bigTable is the largest prime table maglev takes (2^24-3): above 1000
