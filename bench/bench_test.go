@@ -101,8 +101,8 @@ func BenchmarkScale(b *testing.B) {
 	}
 }
 
-// BenchmarkRemovals runs kolco's placements that take arbitrary removals
-// at 100, 1000 and 10,000 nodes, as built and with 10% of the nodes
+// BenchmarkRemovals runs kolco's placements that keep a table of removed
+// nodes (RemovalLibs) at 100, 1000 and 10,000 nodes, as built and with 10% of the nodes
 // removed at random: what removals cost a lookup. With -short only 1000
 // nodes run.
 func BenchmarkRemovals(b *testing.B) {
@@ -111,7 +111,7 @@ func BenchmarkRemovals(b *testing.B) {
 			continue
 		}
 		ids := NodeIDs(n)
-		for _, l := range ScaleLibs() {
+		for _, l := range RemovalLibs() {
 			for _, share := range []float64{0, 0.1} {
 				b.Run(fmt.Sprintf("nodes=%d/%s/removed=%d%%", n, l.Name, int(100*share)), func(b *testing.B) {
 					loop, err := l.Removed(ids, share)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math/rand/v2"
+	"slices"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/anchor"
@@ -30,6 +31,14 @@ type ScaleLib struct {
 	Removed func(ids []string, share float64) (Loop, error)
 }
 
+// RemovalLibs returns the placements of [ScaleLibs] that keep removed
+// nodes in a table of their own (all but maglev, which builds its table
+// afresh on every change).
+func RemovalLibs() []ScaleLib {
+	libs := ScaleLibs()
+	return slices.DeleteFunc(libs, func(l ScaleLib) bool { return l.Name == "maglev" })
+}
+
 // BigTable is the maglev table of the scale measurements above 1000 nodes:
 // the largest prime maglev takes (2^24-3), 168 entries a node at 100,000
 // nodes and 17 at a million (the paper advises 100 or more).
@@ -42,9 +51,9 @@ type locator interface {
 	Remove(ids ...string) error
 }
 
-// locateLoop returns the loop of Locate on p, summing the owners' name
+// LocateLoop returns the loop of Locate on p, summing the owners' name
 // lengths.
-func locateLoop[P locator](p P) Loop {
+func LocateLoop[P locator](p P) Loop {
 	return func(keys []string) (acc int) {
 		for _, k := range keys {
 			n, _ := p.Locate(k)
@@ -62,7 +71,7 @@ func scaleLib[P locator](name string, build func(nodes []kolco.Node) (P, error))
 			if err != nil {
 				return nil, err
 			}
-			return locateLoop(p), nil
+			return LocateLoop(p), nil
 		},
 		Removed: func(ids []string, share float64) (Loop, error) {
 			p, err := build(kolcoNodes(ids))
@@ -74,7 +83,7 @@ func scaleLib[P locator](name string, build func(nodes []kolco.Node) (P, error))
 					return nil, err
 				}
 			}
-			return locateLoop(p), nil
+			return LocateLoop(p), nil
 		}}
 }
 

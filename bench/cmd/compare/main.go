@@ -3,7 +3,7 @@
 // the machine, one table of every library, and the ring's targets as ratios
 // measured in this one run.
 //
-//	cd bench && go run ./cmd/compare [-d 10ms] [-rounds 5] [-targets | -scale]
+//	cd bench && go run ./cmd/compare [-d 10ms] [-rounds 5] [-targets | -scale | -removals]
 //
 // Lookups of all libraries of one size are measured in interleaved rounds
 // and the median round of each is kept, so that a neighbour's load on a
@@ -25,15 +25,20 @@ func main() {
 	d := flag.Duration("d", 10*time.Millisecond, "time per library per round of lookups")
 	rounds := flag.Int("rounds", 5, "interleaved rounds; the median is kept (the targets run twice as many)")
 	only := flag.Bool("targets", false, "measure only the ring's targets, not the table of libraries")
-	scale := flag.Bool("scale", false, "measure only the consistent hashes from 10 to a million nodes")
+	scale := flag.Bool("scale", false, "measure only the consistent hashes from 10 to a million nodes, and removals")
+	removals := flag.Bool("removals", false, "measure only lookups after removals, and dx against anchor")
 	flag.Parse()
 	var err error
-	if *scale {
+	switch {
+	case *removals:
+		fmt.Println(machine())
+		err = removalsTable(*d, *rounds)
+	case *scale:
 		fmt.Println(machine())
 		if err = scaleTable(*d, *rounds); err == nil {
 			err = removalsTable(*d, *rounds)
 		}
-	} else {
+	default:
 		err = run(*d, *rounds, *only)
 	}
 	if err != nil {
