@@ -34,7 +34,12 @@ func (s *state) replacer(b int, chosen []kolco.Node) int {
 // removal would give them. The caller guarantees at least one working
 // bucket below size that is not chosen.
 func (s *state) locate(bucket BucketFunc, kh uint64, size int, chosen []kolco.Node) int {
-	b := bucket(kh, size)
+	return s.walk(kh, bucket(kh, size), chosen)
+}
+
+// walk returns the bucket of the key with hash kh whose bucket function
+// gave b, following replacers from b as locate does.
+func (s *state) walk(kh uint64, b int, chosen []kolco.Node) int {
 	r := s.replacer(b, chosen)
 	// Every step moves to a bucket removed later (a smaller replacer) or
 	// to a working one, so the loops end; the bound only guards against a

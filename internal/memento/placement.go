@@ -101,7 +101,14 @@ func (p *Placement) find(key string) (*kolco.Node, int) {
 	if s.working == 0 {
 		return nil, -1
 	}
-	i := int(s.idx[s.locate(p.bucket, p.hash(key), len(s.ids), nil)])
+	// A working bucket's index answers at once: one array read, where
+	// the replacer's test would read a second array first.
+	kh := p.hash(key)
+	b := p.bucket(kh, len(s.ids))
+	i := int(s.idx[b])
+	if i < 0 {
+		i = int(s.idx[s.walk(kh, b, nil)])
+	}
 	return &s.nodes[i], i
 }
 
