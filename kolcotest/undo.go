@@ -73,7 +73,7 @@ func testUndo(t *testing.T, a Algorithm) {
 	}
 	start := len(pool) * 2 / 3
 	p, m := mutable(t, a, pool[:start])
-	keys := Keys(scaled(3000))
+	keys := Keys(scaled(2000))
 	changes := history(rand.New(rand.NewPCG(11, 12)), pool, start, 12, false)
 	worst := 0.0
 	for step := -1; step < len(changes); step++ {
@@ -82,7 +82,7 @@ func testUndo(t *testing.T, a Algorithm) {
 				t.Fatalf("history step %d: Apply(%+v): %v", step, changes[step], err)
 			}
 		}
-		if step%3 != 2 && step != -1 {
+		if step%4 != 3 && step != -1 {
 			continue
 		}
 		in, out := splitPool(p.Nodes(), pool)
@@ -126,8 +126,7 @@ type undo struct {
 
 // undos returns the undone changes tried on a placement holding in, with
 // out available to add: add then remove one node, and two, the second
-// removed first; remove one node (the first, a middle and the last by ID)
-// and add it back.
+// removed first; remove one node (two of them in turn) and add it back.
 func undos(in, out []kolco.Node) []undo {
 	var us []undo
 	if len(out) > 0 {
@@ -151,7 +150,7 @@ func undos(in, out []kolco.Node) []undo {
 		}})
 	}
 	if len(in) > 1 {
-		for _, x := range []kolco.Node{in[0], in[len(in)/2], in[len(in)-1]} {
+		for _, x := range []kolco.Node{in[0], in[len(in)-1]} {
 			us = append(us, undo{"remove " + x.ID + ", add it back", func(m kolco.Mutable) error {
 				if err := m.Remove(x.ID); err != nil {
 					return err
