@@ -36,10 +36,20 @@
 // list: O(n^2) entry reads for n owners; it allocates nothing for up to 65
 // owners.
 //
+// Measured in the bench module (go run ./cmd/compare -scale; CPU time,
+// interleaved rounds, over a million keys) beside jumpback, anchor and
+// jump on a busy 2-core machine: 12.2 ns a lookup at 1000 nodes against
+// 13.4, 19.9 and 62.0; 68.5 ns at 100,000 nodes against 82.2, 64.4 and
+// 154.2; 144 ns at a million against 159, 175 and 302. With 10% of the
+// nodes removed at random a lookup costs 1.09-1.20x what it costs with
+// none at 100 and 1000 nodes (two runs).
+//
 // # Memory
 //
 // Per bucket ever used, removed or working: the node's ID and index (20
-// bytes), and 8 bytes of replacement entry while any bucket is removed. The
+// bytes), and 8 bytes of replacement entry while any bucket is removed: 78
+// heap bytes a node in all at a million nodes (the node set included),
+// against 86 for jumpback's and 160 for anchor's. The
 // state that decides placement ([Placement.MarshalState]) holds the number
 // of buckets and the removed buckets in the order of their removal, as
 // hash4j's 4(n_max - n + 1) bytes do, plus the node on each working bucket.
