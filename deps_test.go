@@ -23,7 +23,7 @@ var heavy = []string{"github.com/spf13/", "yaml", "github.com/prometheus/", "gon
 func TestLibraryStaysLight(t *testing.T) {
 	systems := slices.DeleteFunc(goList(t, "./compat/..."), func(p string) bool { return p == module+"/compat" })
 	library := append([]string{".", "./keyhash", "./ring", "./modulo", "./slots", "./rendezvous", "./jump",
-		"./jumpback", "./maglev", "./multiprobe", "./anchor", "./bounded", "./algo", "./nodefile", "./sim/..."}, systems...)
+		"./jumpback", "./jumpbackanchor", "./maglev", "./multiprobe", "./anchor", "./bounded", "./algo", "./nodefile", "./sim/..."}, systems...)
 	for _, c := range []struct {
 		name     string
 		packages []string

@@ -29,13 +29,14 @@ var floors = []struct {
 	{".", 0},
 	// 1: key hashing and small internal helpers.
 	{"keyhash", 1}, {"internal/crc16", 1}, {"internal/bytestr", 1}, {"internal/mix", 1}, {"internal/suggest", 1},
+	{"internal/jumpbackhash", 1},
 	{"internal/continuum", 1}, {"internal/realprog", 1}, {"internal/testproc", 1}, {"internal/metadump", 1},
 	{"internal/storecheck", 1}, {"internal/redisscan", 1}, {"internal/resp", 1}, {"internal/tlstest", 1},
 	// 2: the algorithms with their shared engine, the registry, the
 	// property suite, the node file format.
 	{"ring", 2}, {"modulo", 2}, {"slots", 2}, {"rendezvous", 2}, {"jump", 2}, {"jumpback", 2},
 	{"maglev", 2}, {"multiprobe", 2}, {"anchor", 2}, {"bounded", 2}, {"flip", 2}, {"binomial", 2},
-	{"power", 2}, {"dx", 2},
+	{"power", 2}, {"dx", 2}, {"jumpbackanchor", 2},
 	{"internal/nodeset", 2}, {"internal/memento", 2}, {"algo", 2}, {"kolcotest", 2}, {"nodefile", 2},
 	// 3: compatibility with other systems: its foundation, the systems,
 	// the registry.

@@ -7,8 +7,8 @@ import (
 )
 
 // StateMarshaler is implemented by placements whose placement depends on
-// the history of changes, not only on the node set: jump, jumpback, flip,
-// binomial, power, anchor and dx (which buckets the nodes hold and in
+// the history of changes, not only on the node set: jump, jumpback,
+// jumpbackanchor, flip, binomial, power, anchor and dx (which buckets the nodes hold and in
 // which order buckets were removed) and slots (which node owns each slot). Their packages' Restore
 // functions, and algo.Restore, rebuild exactly the same placement from the
 // state in another process, so that a restarted server, or one that joins

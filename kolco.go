@@ -7,8 +7,8 @@
 // they return.
 //
 // The algorithms live in packages of their own (ring, modulo, slots,
-// rendezvous, jump, jumpback, flip, binomial, power, maglev, multiprobe,
-// anchor, dx, bounded), so that a program importing one of them pulls in
+// rendezvous, jump, jumpback, jumpbackanchor, flip, binomial, power,
+// maglev, multiprobe, anchor, dx, bounded), so that a program importing one of them pulls in
 // nothing else; package algo builds
 // any of them by name. Consistent hashing itself is described by Karger et al., "Consistent
 // Hashing and Random Trees" (STOC 1997).

@@ -17,6 +17,7 @@ import (
 	"github.com/kolco-dev/kolco/flip"
 	"github.com/kolco-dev/kolco/jump"
 	"github.com/kolco-dev/kolco/jumpback"
+	"github.com/kolco-dev/kolco/jumpbackanchor"
 	"github.com/kolco-dev/kolco/keyhash"
 	"github.com/kolco-dev/kolco/maglev"
 	"github.com/kolco-dev/kolco/modulo"
@@ -142,6 +143,11 @@ var all = []Info{
 		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
 			return placement(jumpback.Restore(n, jumpback.Config{Hash: o.Hash}, state))
 		}},
+	{Name: "jumpbackanchor", Summary: "JumpBackAnchorHash: JumpBackHash with AnchorHash's removals and no fixed capacity (Ertl, hash4j 2025)", HistoryDependent: true,
+		Options: HashOption,
+		build: func(n []kolco.Node, o Options, state []byte) (Placement, error) {
+			return placement(jumpbackanchor.Restore(n, jumpbackanchor.Config{Hash: o.Hash}, state))
+		}},
 	{Name: "maglev", Summary: "Maglev lookup table (Eisenbud et al. 2016)",
 		Options: HashOption | TableSizeOption,
 		build: stateless("maglev", func(n []kolco.Node, o Options) (Placement, error) {
@@ -177,7 +183,7 @@ var all = []Info{
 		build: stateless("multiprobe", func(n []kolco.Node, o Options) (Placement, error) {
 			return placement(multiprobe.New(n, multiprobe.Config{Hash: o.Hash, Probes: o.Probes}))
 		})},
-	{Name: "bounded", Summary: "consistent hashing with bounded loads (Mirrokni et al. 2016); Locate is the ring owner, Assign and Acquire bound the load",
+	{Name: "bounded", Summary: "consistent hashing with bounded loads (Mirrokni et al., SODA 2018; arXiv 2016); Locate is the ring owner, Assign and Acquire bound the load",
 		Options: HashOption | VNodesOption | EpsilonOption,
 		build: stateless("bounded", func(n []kolco.Node, o Options) (Placement, error) {
 			return placement(bounded.New(n, bounded.Config{Hash: o.Hash, Epsilon: o.Epsilon, VNodes: o.VNodes}))
@@ -257,8 +263,8 @@ func New(name string, nodes []kolco.Node, opts Options) (Placement, error) {
 
 // Restore builds the algorithm name over nodes in state, the placement
 // state that [State] returned, in this process or another: for a
-// history-dependent algorithm (jump, jumpback, flip, binomial, power,
-// anchor, dx, slots) it places
+// history-dependent algorithm (jump, jumpback, jumpbackanchor, flip,
+// binomial, power, anchor, dx, slots) it places
 // every key as the placement that returned the state, and changes as it
 // would. Empty state gives the placement of New; a history-independent
 // algorithm takes only that. The error wraps [ErrUnknown] for an unknown

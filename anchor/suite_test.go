@@ -25,6 +25,7 @@ func algorithm() kolcotest.Algorithm {
 		OrderIndependent: false,
 		MinimalAdd:       true,
 		MinimalRemove:    true,
+		Undo:             true,
 		Weighted:         false, // rejects weights other than 1
 		// Each key is uniform over the working buckets: balance is that of
 		// a uniform random assignment, left to the sampling allowance.

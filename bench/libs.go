@@ -18,6 +18,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 
 	"github.com/bradfitz/gomemcache/memcache"
 	buraksezer "github.com/buraksezer/consistent"
@@ -77,6 +78,53 @@ type Lib struct {
 	// New builds the placement over the named nodes with vnodes points
 	// each (ignored where not configurable).
 	New func(ids []string, vnodes int) (Instance, error)
+}
+
+// BuildBudget bounds nodes² × points per node for the libraries that re-sort
+// all their points for each node they add (a build of N nodes of P points
+// costs N·P·log P per node): sizes above it are not built. A library's own
+// default points are built up to the largest size of the tables, 10,000
+// nodes × 20 points (N²·P = 2·10⁹), which takes buraksezer/consistent and
+// stathat/consistent 2-4 minutes each on the 2-core machine of the README;
+// other settings up to 2·10⁷.
+const (
+	BuildBudget        = 20_000_000
+	DefaultBuildBudget = 2_000_000_000
+)
+
+// Fits reports whether l is built at n nodes of vnodes points (see
+// [BuildBudget]).
+func (l Lib) Fits(n, vnodes int) bool {
+	cost := n * n * max(vnodes, 1)
+	return !l.SortsPerNode || cost <= BuildBudget || vnodes == l.DefaultVNodes && cost <= DefaultBuildBudget
+}
+
+// Builds holds libraries built once each, so that the builds that take
+// minutes are paid once by every benchmark and table that measures them.
+// The zero value is empty and ready.
+type Builds struct {
+	mu sync.Mutex // guards m
+	m  map[string]Instance
+}
+
+// Get returns l built over n nodes of vnodes points, building it on the
+// first call.
+func (b *Builds) Get(l Lib, n, vnodes int) (Instance, error) {
+	key := fmt.Sprint(l.Short, "/", n, "/", vnodes)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if inst, ok := b.m[key]; ok {
+		return inst, nil
+	}
+	inst, err := l.New(NodeIDs(n), vnodes)
+	if err != nil {
+		return Instance{}, err
+	}
+	if b.m == nil {
+		b.m = map[string]Instance{}
+	}
+	b.m[key] = inst
+	return inst, nil
 }
 
 // NodeIDs returns n node names. They are addresses, because gomemcache's

@@ -18,6 +18,7 @@ func algorithm() kolcotest.Algorithm {
 		Name:             "bounded",
 		New:              func(nodes []kolco.Node) (kolco.Placement, error) { return bounded.New(nodes, bounded.Config{}) },
 		OrderIndependent: true,
+		Undo:             true,
 		MinimalAdd:       true,
 		MinimalRemove:    true,
 		Weighted:         true,

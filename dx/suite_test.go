@@ -27,6 +27,7 @@ func algorithm() kolcotest.Algorithm {
 		},
 		MinimalAdd:    true,
 		MinimalRemove: true,
+		Undo:          true,
 		FairShare:     true,
 		Weighted:      true,
 		// Each key is uniform over the working slots: balance is that of a

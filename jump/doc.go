@@ -15,7 +15,13 @@
 // lookup on [Placement] is one key hash and one [Bucket] over the bucket array,
 // plus, if the key lands on a removed bucket, a short chain of re-hashes
 // (expected O(1) while few buckets are removed; the paper bounds it by the
-// ratio of removed to working buckets). No lookup allocates.
+// ratio of removed to working buckets). No lookup allocates. A working
+// bucket answers with one read of the bucket array; a removed one adds a
+// mispredicted branch, a re-hash and a division per step, about 25-35 ns
+// of CPU time here, so that with 10% of the nodes removed at random a
+// lookup costs 1.03-1.13x what it costs with none at 100 to 10,000 nodes,
+// and the faster bucket functions of jumpback, flip, binomial and power
+// 1.1-1.3x (bench module, go run ./cmd/compare -removals).
 // Placement.LocateN repeats the lookup once per owner, treating the owners
 // found so far as removed: O(n^2) table checks for n owners.
 //
@@ -56,11 +62,31 @@
 //
 // Any node can be removed. Nodes are tied to buckets: [New] gives buckets
 // 0..N-1 in ID order, Placement.Add gives a node the most recently removed
-// bucket (or a new one), Placement.Remove records the bucket in the
-// replacement table. The placement therefore depends on history: the same
-// final node set reached by different changes can place keys differently.
-// Removing a node and adding it back (with nothing in between) restores
-// every key. Unlike the paper, removing the last bucket is recorded in the
-// table rather than shrinking the array, so that the replica rule above
-// holds for every removal.
+// bucket (or a new one at the end), and Placement.Remove takes the node's
+// bucket out of work by one of two rules, as the paper's reference
+// implementation does: the last bucket, while no bucket is removed, goes by
+// shrinking the array (jump hash over one bucket fewer); any other bucket
+// is recorded in the replacement table. The placement therefore depends on
+// history: the same final node set reached by different changes can place
+// keys differently.
+//
+// Undoing a change restores every key, with nothing in between: removing a
+// node and adding it back gives it its bucket again, and removing the node
+// just added gives back what was there before it came. A node added with
+// none removed takes a new last bucket, and the key moves of [Bucket] are
+// reversible: shrinking the array by that bucket sends each of its keys to
+// the bucket jump hash gave it before, so a scale-out undone (10 -> 11 ->
+// 10 nodes) moves no key twice. Had the removal gone to the replacement
+// table instead, as earlier versions of this package did, the added node's
+// keys would have been re-hashed over all ten nodes: about 90% of them
+// would have landed elsewhere than where they were.
+//
+// The replica rule holds under both rules of removal: Placement.LocateN
+// finds replica i+1 by treating replicas 1..i as removed in that order, each
+// by the rule Remove would apply to it at that point - a shrink while each
+// is on the last bucket of what is left and none is removed, the table
+// otherwise (with the replacer that removal would record). So replica i+1
+// is exactly the owner after Remove of replicas 1..i, one at a time, in
+// that order; TestReplicasAreFailover checks it with and without removed
+// buckets.
 package jump

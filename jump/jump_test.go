@@ -21,6 +21,7 @@ func algorithm() kolcotest.Algorithm {
 		},
 		MinimalAdd:    true,
 		MinimalRemove: true,
+		Undo:          true,
 		Balance:       func(int) float64 { return 1 },
 		NewHashed: func(nodes []kolco.Node, h keyhash.Func) (kolco.Placement, error) {
 			return jump.New(nodes, jump.Config{Hash: h})
@@ -71,25 +72,29 @@ func TestNoRemovalIsJump(t *testing.T) {
 }
 
 // TestReplicasAreFailover checks the documented replica rule: replica i+1
-// is the owner once replicas 1..i are removed in order.
+// is the owner once replicas 1..i are removed in order, both while no
+// bucket is removed (owners on the last bucket then go by shrinking the
+// array) and after some history (they go to the replacement table).
 func TestReplicasAreFailover(t *testing.T) {
 	nodes := kolcotest.Nodes(12)
-	base, _ := jump.New(nodes, jump.Config{})
-	_ = base.Remove("node-3", "node-7") // some history first
-	for _, k := range kolcotest.Keys(200) {
-		reps, err := base.LocateN(nil, k, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		j, _ := jump.New(nodes, jump.Config{})
-		_ = j.Remove("node-3", "node-7")
-		for i, r := range reps {
-			owner, err := j.Locate(k)
-			if err != nil || owner.ID != r.ID {
-				t.Fatalf("key %q: replica %d is %s, owner after removing the first %d is %s (%v)", k, i, r.ID, i, owner.ID, err)
-			}
-			if err := j.Remove(r.ID); err != nil {
+	for _, history := range [][]string{nil, {"node-3", "node-7"}} {
+		base, _ := jump.New(nodes, jump.Config{})
+		_ = base.Remove(history...)
+		for _, k := range kolcotest.Keys(300) {
+			reps, err := base.LocateN(nil, k, 10)
+			if err != nil {
 				t.Fatal(err)
+			}
+			j, _ := jump.New(nodes, jump.Config{})
+			_ = j.Remove(history...)
+			for i, r := range reps {
+				owner, err := j.Locate(k)
+				if err != nil || owner.ID != r.ID {
+					t.Fatalf("history %v, key %q: replica %d is %s, owner after removing the first %d is %s (%v)", history, k, i, r.ID, i, owner.ID, err)
+				}
+				if err := j.Remove(r.ID); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 	}

@@ -11,9 +11,11 @@ import (
 	"github.com/kolco-dev/kolco/kolcotest"
 )
 
-// refMemento is MementoHash as the paper's pseudocode reads, with a map as
-// the replacement set and the removal of the last bucket recorded like any
-// other (as package jump documents).
+// refMemento is MementoHash as the paper's pseudocode and its authors'
+// reference implementation (MementoEngine in
+// github.com/SUPSI-DTI-ISIN/java-consistent-hashing-algorithms) read, with a
+// map as the replacement set: the last bucket, while none is removed, goes
+// by shrinking the array.
 type refMemento struct {
 	n       int
 	removed map[int][2]int // bucket -> {replacer, previous removed}
@@ -45,11 +47,15 @@ func (m *refMemento) add(id string) {
 
 func (m *refMemento) remove(id string) {
 	b := m.bucket[id]
+	defer func() { delete(m.bucket, id); delete(m.owner, b) }()
+	if len(m.removed) == 0 && b == m.n-1 {
+		m.n--
+		m.last = m.n
+		return
+	}
 	working := m.n - len(m.removed)
 	m.removed[b] = [2]int{working - 1, m.last}
 	m.last = b
-	delete(m.bucket, id)
-	delete(m.owner, b)
 }
 
 func (m *refMemento) replacer(b int) int {

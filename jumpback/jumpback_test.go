@@ -19,6 +19,7 @@ func algorithm() kolcotest.Algorithm {
 		},
 		MinimalAdd:    true,
 		MinimalRemove: true,
+		Undo:          true,
 		Balance:       func(int) float64 { return 1 },
 		NewHashed: func(nodes []kolco.Node, h keyhash.Func) (kolco.Placement, error) {
 			return jumpback.New(nodes, jumpback.Config{Hash: h})

@@ -156,7 +156,7 @@ type BucketAlgorithm struct {
 }
 
 // RunBucketAlgorithm runs, as subtests of t, [Run] with the promises of
-// such a placement (minimal disruption, fair shares, even balance, within
+// such a placement (minimal disruption, fair shares, undo, even balance, within
 // 1.10 and 0.90 of the mean under every key hash, no weights) and [RunBucket]
 // on its bucket function, and checks that:
 //
@@ -214,6 +214,7 @@ func (b BucketAlgorithm) algorithm() Algorithm {
 		MinimalAdd:    true,
 		MinimalRemove: true,
 		FairShare:     true,
+		Undo:          true,
 		Balance:       func(int) float64 { return 1 },
 		NewHashed:     b.New,
 		// Every node's share is 1/N: the loads differ from the mean by

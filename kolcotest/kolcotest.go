@@ -67,6 +67,18 @@ type Algorithm struct {
 	// share of the keys, also 1/11, each within one percentage point.
 	FairShare bool
 
+	// Undo promises that undoing the last change restores the placement
+	// exactly: removing the node just added, or adding back the node just
+	// removed, with nothing in between, gives every key its owner and
+	// replica list back, and leaves the same fingerprint and state, so
+	// that later changes go on as if nothing had happened.
+	Undo bool
+
+	// MaxMovedUndo is a loose upper bound on the share of keys an undone
+	// change moves, for algorithms that do not promise Undo. The share is
+	// always measured and logged. Zero means no bound.
+	MaxMovedUndo float64
+
 	// MaxMovedAdd and MaxMovedRemove are loose upper bounds on the share of
 	// keys that move when one node is added to, or removed from, a set of
 	// 10, for algorithms that do not promise minimal disruption. The share
@@ -139,6 +151,11 @@ type Algorithm struct {
 //   - FairShare (if promised): 10 -> 11 nodes moves 1/11 of the keys, and
 //     removing a random one of the 11 moves its share, 1/11, each within
 //     a percentage point.
+//   - Undo (for a Mutable): removing the node just added, adding back the
+//     node just removed, and two adds undone in reverse order, on a fresh
+//     placement and along a random history, restore owners, replica
+//     lists, fingerprint and state, if promised; the moved share is
+//     always logged and held to MaxMovedUndo if set.
 //   - Balance: max/avg load at 10, 100 and 1000 nodes within Balance times
 //     [SamplingAllowance].
 //   - HashBalance: with every hash of package keyhash, over 11 nodes of
@@ -180,6 +197,7 @@ func Run(t *testing.T, a Algorithm) {
 	t.Run("DisruptionAdd", func(t *testing.T) { testDisruptionAdd(t, a) })
 	t.Run("DisruptionRemove", func(t *testing.T) { testDisruptionRemove(t, a) })
 	t.Run("FairShare", func(t *testing.T) { testFairShare(t, a) })
+	t.Run("Undo", func(t *testing.T) { testUndo(t, a) })
 	t.Run("Balance", func(t *testing.T) { testBalance(t, a) })
 	t.Run("HashBalance", func(t *testing.T) { testHashBalance(t, a) })
 	t.Run("Weights", func(t *testing.T) { testWeights(t, a) })

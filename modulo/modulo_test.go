@@ -17,6 +17,7 @@ func TestProperties(t *testing.T) {
 		Name:             "modulo",
 		New:              func(nodes []kolco.Node) (kolco.Placement, error) { return modulo.New(nodes, modulo.Config{}) },
 		OrderIndependent: true,
+		Undo:             true,
 		Weighted:         true,
 		Balance:          func(int) float64 { return 1 },
 		MaxMovedAdd:      0.95,

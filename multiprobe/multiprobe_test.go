@@ -16,6 +16,7 @@ func algorithm(cfg multiprobe.Config) kolcotest.Algorithm {
 		Name:             "multiprobe",
 		New:              func(nodes []kolco.Node) (kolco.Placement, error) { return multiprobe.New(nodes, cfg) },
 		OrderIndependent: true,
+		Undo:             true,
 		MinimalAdd:       true,
 		MinimalRemove:    true,
 		Weighted:         true,

@@ -69,6 +69,9 @@
 // # Arbitrary removal and history
 //
 // As in package jump: any node can be removed, nodes are tied to buckets
-// ([New] in ID order, adds take the most recently removed bucket), and the
-// placement depends on the history of changes, not only on the final set.
+// ([New] in ID order, adds take the most recently removed bucket, the last
+// bucket goes by shrinking the array while none is removed), the placement
+// depends on the history of changes, not only on the final set, and undoing
+// a change (removing the node just added, or adding back the one just
+// removed) restores every key.
 package power

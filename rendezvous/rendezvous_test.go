@@ -19,6 +19,7 @@ func algorithm(name string, cfg rendezvous.Config) kolcotest.Algorithm {
 		Name:             name,
 		New:              func(nodes []kolco.Node) (kolco.Placement, error) { return rendezvous.New(nodes, cfg) },
 		OrderIndependent: true,
+		Undo:             true,
 		MinimalAdd:       true,
 		MinimalRemove:    true,
 		Weighted:         true,

@@ -66,6 +66,27 @@ import (
 // then waits for, or streams, two lines instead of one); the owner's line
 // read early in the search (no difference); loads without bounds checks
 // through unsafe (3.13x against 3.21x, within the noise).
+//
+// Against buraksezer/consistent, whose lookup reads a 271-entry partition
+// map whatever the node count (71-80 ns of CPU time here), the ring is 6-8x
+// faster up to 100 nodes and at 1000 nodes × 20 points, but 2.3x at 1000 ×
+// 160 and 1.5x at 10,000 × 160 (bench/README.md). What it reads decides
+// it: at 10,000 × 160 the slot table alone is 8 MB, and one random read in
+// a table of 4-16 MB cost 14-54 ns on this machine (with other work on it,
+// the range of several runs), more than a fifth of buraksezer's lookup, so
+// no layout that reads such a table at all can be 5x faster. Tried for the
+// larger rings, in alternating processes (CPU time, 9 interleaved rounds,
+// two runs each, load average 17-56): 2 slots a point, which halves the
+// searched share, measured 9.9-10.9 ns at 100 × 160 against 12.8-13.5,
+// 24.9-29.9 against 30.3-34.2 at 1000 × 160, the same within the noise at
+// 10,000 nodes, and 1.63-1.72x the one-read floor at a million points
+// against 1.76-1.91x, for 3 more bytes a point (18.3, over the goal of
+// 16); 2.5 slots a point 1.68-1.97x there; 1 and 0.75 slots a point were
+// slower everywhere (more searches: 30.6-64.6 and 40.5-80.7 ns at 1000 ×
+// 160). At a million points the searched 7.6% take more than half of a
+// lookup's time (a CPU profile: 520 of 960 ms in searchOwner): each waits
+// behind its mispredicted branch for the slot's offset and then its
+// points.
 
 // superShift sets the slots per entry of the base array: 1024. Each has the
 // index of the first point at or after its first slot; offsets into it,

@@ -16,6 +16,7 @@ func TestSharedSuite(t *testing.T) {
 		Name:             "ring",
 		New:              func(nodes []kolco.Node) (kolco.Placement, error) { return ring.New(nodes, ring.Config{}) },
 		OrderIndependent: true,
+		Undo:             true,
 		MinimalAdd:       true,
 		MinimalRemove:    true,
 		Weighted:         true,

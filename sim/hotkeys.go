@@ -18,7 +18,7 @@ import (
 // ("key:0" the hottest), with InFlight requests open at a time (each
 // request ends when InFlight newer ones have started). Each setup places
 // every request on its key's owner; the bounded-loads ring (Mirrokni,
-// Thorup and Zadimoghaddam 2018) places it live with Acquire and Release,
+// Thorup and Zadimoghaddam, SODA 2018; arXiv 2016) places it live with Acquire and Release,
 // no node holding more than ceil((1+Epsilon) * open requests / N).
 type HotkeysConfig struct {
 	// Setups are the plain placements to compare with the bounded ring.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/kolco-dev/kolco"
@@ -25,6 +26,10 @@ type WeightsResult struct {
 	Keys int `json:"keys"`
 	// Rows hold one entry per node of each setup.
 	Rows []WeightStat `json:"rows"`
+	// Skipped are the labels of the setups left out because their
+	// algorithm takes no weights (every node weighs 1), in the order
+	// given.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // WeightStat is one node of one setup.
@@ -38,14 +43,27 @@ type WeightStat struct {
 	Obtained  float64 `json:"obtained"`
 }
 
-// Weights runs the weights experiment.
+// Weights runs the weights experiment on every setup whose algorithm
+// takes weights, and lists the others in Skipped. The error wraps
+// kolco.ErrNoNodes without nodes, kolco.ErrBadWeight for a node whose
+// weight no algorithm could take (negative, NaN or infinite) or when no
+// setup takes weights, or is a setup's error.
 func Weights(cfg WeightsConfig) (*WeightsResult, error) {
 	if len(cfg.Nodes) == 0 {
 		return nil, kolco.ErrNoNodes
 	}
+	for _, n := range cfg.Nodes {
+		if err := n.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	res := &WeightsResult{Keys: cfg.Keys.Len()}
 	for _, s := range cfg.Setups {
 		p, err := s.New(cfg.Nodes)
+		if errors.Is(err, kolco.ErrBadWeight) { // the nodes are valid: the algorithm takes no weights
+			res.Skipped = append(res.Skipped, s.Label())
+			continue
+		}
 		if err != nil {
 			return nil, s.wrap(err)
 		}
@@ -62,6 +80,9 @@ func Weights(cfg WeightsConfig) (*WeightsResult, error) {
 			res.Rows = append(res.Rows, WeightStat{Setup: s.Label(), Node: n.ID, Weight: n.EffectiveWeight(),
 				Requested: n.EffectiveWeight() / total, Obtained: float64(counts[i]) / float64(cfg.Keys.Len())})
 		}
+	}
+	if len(res.Skipped) == len(cfg.Setups) && len(cfg.Setups) > 0 {
+		return nil, fmt.Errorf("%w: no setup takes weights (%v)", kolco.ErrBadWeight, res.Skipped)
 	}
 	return res, nil
 }

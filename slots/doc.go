@@ -57,4 +57,15 @@
 // set, exactly as in a real cluster. The number of slots each node owns
 // does not: it is always the weighted target share (except in a map from
 // [FromRanges] before its first change or [Map.Rebalance]).
+//
+// Undoing a change is therefore not free, unlike in the module's other
+// algorithms: the table keeps no memory of where a slot came from. A node
+// added and removed again hands its slots back by the rule of every
+// removal (to the nodes below target in ID order and slot order), which
+// gives each node its own slots back in a map as New builds it, but not
+// after other changes: kolco's property suite measures 6.9-7.5% of keys
+// moved by such an undo along a random history of 14 nodes (11.9% for two
+// nodes added and removed in turn). A node removed and added back takes
+// each node's highest-numbered slots rather than its own, 2.7-22.7% of
+// keys. A Redis Cluster resharded by hand behaves alike.
 package slots

@@ -22,7 +22,15 @@ func algorithm() kolcotest.Algorithm {
 		OrderIndependent: false,
 		MinimalAdd:       true,
 		MinimalRemove:    true,
-		Weighted:         true,
+		// No undo: the table keeps no memory of where slots came from. A
+		// node added and removed again gives its slots back by the rule
+		// of every removal, in ID order, which restores a fresh map but
+		// after other changes sent 7-12% of keys elsewhere; a node removed
+		// and added back takes each node's highest slots, 3-23% of keys
+		// (see doc.go).
+		Undo:         false,
+		MaxMovedUndo: 0.30,
+		Weighted:     true,
 		// A node owns at most ceil(16384/n) slots of 16384/n on average.
 		Balance: func(n int) float64 {
 			avg := float64(slots.DefaultCount) / float64(n)

@@ -69,8 +69,8 @@ func (c Config) Validate() error {
 }
 
 // HistoryDependent reports whether the distribution places keys by the
-// history of changes as well as by the node set (jump, jumpback, flip,
-// binomial, power, anchor, dx, slots; see algo.Info).
+// history of changes as well as by the node set (jump, jumpback,
+// jumpbackanchor, flip, binomial, power, anchor, dx, slots; see algo.Info).
 func (c Config) HistoryDependent() bool {
 	a, ok := algo.Lookup(c.distribution())
 	return ok && a.HistoryDependent

@@ -44,7 +44,7 @@ func TestSharpEdges(t *testing.T) {
 		{"no input", []string{"locate", "--nodes", "a,b"}, "", 1, []string{"no keys on stdin"}, ""},
 		{"only empty lines", []string{"locate", "--nodes", "a,b"}, "\n\r\n\n", 1, []string{"no keys on stdin"}, ""},
 		{"duplicate ID in a node file", []string{"locate", "--nodes-file", dup}, "k\n", 1, []string{`duplicate node ID: "a"`, "line 3"}, "syntax"},
-		{"sim weights of an algorithm without weights", []string{"sim", "weights", "--algo", "ring,jump", "--keys", "100"}, "", 2, []string{"--algo jump", "takes no weights", "ring, rendezvous"}, "positive finite"},
+		{"sim weights of algorithms without weights", []string{"sim", "weights", "--algo", "jump,flip", "--keys", "100"}, "", 2, []string{"--algo jump,flip", "take no weights", "ring, rendezvous"}, "positive finite"},
 		{"a weighted node under jump", []string{"sim", "failure", "--algo", "jump", "--nodes-file", weighted, "--keys", "100"}, "", 1, []string{`"b"`, "takes no weights"}, "jump: jump"},
 		{"data in an unknown unit", []string{"plan", "--nodes", "a", "--add", "b", "--data", "3XB"}, "", 2, []string{`"3XB"`, "k, M, G, T, P", "Ki, Mi, Gi, Ti, Pi"}, ""},
 	} {
@@ -134,5 +134,42 @@ func TestOneIsSingular(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNodesFlagKinds: --nodes takes IDs in locate and plan, one count in
+// sim remap, failure, hotkeys and replicas, and a list of counts in sim
+// balance and lookup; a value of another kind is refused with one line
+// saying which kind the command takes, never read as the wrong kind.
+func TestNodesFlagKinds(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"locate", "--nodes", "10"}, []string{`one node named "10"`, "node IDs"}},
+		{[]string{"plan", "--nodes", "10", "--add", "11"}, []string{`one node named "10"`, "--nodes-file"}},
+		{[]string{"sim", "remap", "--nodes", "a,b"}, []string{"a node count here, not node IDs", "sim remap --help"}},
+		{[]string{"sim", "remap", "--nodes", "10,100"}, []string{"one node count here, not a list", "sim balance"}},
+		{[]string{"sim", "failure", "--nodes", "a,b"}, []string{"not node IDs", "--nodes-file"}},
+		{[]string{"sim", "replicas", "--nodes", "3,4"}, []string{"one node count here, not a list"}},
+		{[]string{"sim", "hotkeys", "--nodes", "ten"}, []string{"a node count here"}},
+		{[]string{"sim", "balance", "--nodes", "a,b"}, []string{"node counts here", "not node IDs", `"a,b"`}},
+		{[]string{"sim", "lookup", "--nodes", "10,cache-a"}, []string{"node counts here"}},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			code, out, errs := runCLI(t, "k\n", c.args...)
+			if code != 2 || out != "" || strings.Count(errs, "\n") != 1 {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 and one line", code, out, errs)
+			}
+			for _, w := range c.wants {
+				if !strings.Contains(errs, w) {
+					t.Errorf("stderr %q lacks %q", errs, w)
+				}
+			}
+		})
+	}
+	// Numeric IDs are still IDs when there are several of them.
+	if code, out, errs := runCLI(t, "k\n", "locate", "--nodes", "1,2,3"); code != 0 || !strings.HasPrefix(out, "k\t") {
+		t.Errorf("locate --nodes 1,2,3: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }

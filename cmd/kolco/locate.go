@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kolco-dev/kolco"
-	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/compat"
 	"github.com/kolco-dev/kolco/sim/report"
 )
@@ -93,7 +92,7 @@ A node file holds one node per line, "ID [WEIGHT [ZONE]]":
 	}
 	pf.register(cmd.Flags())
 	cf.register(cmd.Flags())
-	cmd.Flags().Lookup("algo").Usage = "placement algorithm or system to reproduce: " + algoNames(algo.Names())
+	cmd.Flags().Lookup("algo").Usage = "placement algorithm or system to reproduce: " + algoList()
 	cmd.Flags().IntVar(&replicas, "replicas", 1, "number of distinct owners to print per key")
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/compat"
 )
 
@@ -192,8 +193,11 @@ func compatFlag(f compat.Field, sel string) string {
 }
 
 // algoNames lists every --algo value: kolco's algorithms, then the systems.
-func algoNames(own []string) string {
+func algoNames(own []string) []string {
 	all := append(append([]string(nil), own...), compat.Names()...)
 	sort.Strings(all[len(own):])
-	return strings.Join(all, ", ")
+	return all
 }
+
+// algoList is algoNames of kolco's algorithms as one line, for help texts.
+func algoList() string { return strings.Join(algoNames(algo.Names()), ", ") }

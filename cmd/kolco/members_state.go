@@ -48,8 +48,8 @@ func newMembersStateCmd(ef *etcdFlags) *cobra.Command {
 		Use:   "state",
 		Short: "Print, set up or clear the placement state of a history-dependent algorithm",
 		Long: `Print, set up or clear the placement state that the membership keeps for a
-history-dependent algorithm: jump, jumpback, flip, binomial, power, anchor, dx
-or slots.
+history-dependent algorithm: jump, jumpback, jumpbackanchor, flip, binomial,
+power, anchor, dx or slots.
 
 Those algorithms place keys by the history of changes, not by the node set
 alone, so that two proxies that lived through different histories place
@@ -103,7 +103,7 @@ func (sf *stateFlags) check(cmd *cobra.Command) error {
 		info, ok := algo.Lookup(sf.init)
 		switch {
 		case !ok || info.Name != sf.init:
-			return usagef("--init %q: not an algorithm (history-dependent ones: %s)", sf.init, strings.Join(stateful(0), ", "))
+			return unknownName("--init", sf.init, stateful(0))
 		case !info.HistoryDependent:
 			return usagef("--init %s: %s keeps no state, its placement follows from the node set alone", sf.init, sf.init)
 		}

@@ -154,3 +154,30 @@ func TestMembersReweight(t *testing.T) {
 		}
 	})
 }
+
+// TestMembersScaleOutUndone: under a stored jump state, a node added with
+// "members add" and removed again with "members remove" leaves the state
+// and the fingerprint as they were, so that followers place every key as
+// before the scale-out.
+func TestMembersScaleOutUndone(t *testing.T) {
+	srv := etcdtest.Start(t, etcdtest.Config{})
+	for _, step := range [][]string{{"add", "a"}, {"add", "b"}, {"add", "c"}, {"state", "--init", "jump"}} {
+		if code, _, errs := membersCLI(t, srv, step...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", step, code, errs)
+		}
+	}
+	before := stateJSON(t, srv)
+	if code, _, errs := membersCLI(t, srv, "add", "d"); code != 0 {
+		t.Fatalf("add d: exit %d: %s", code, errs)
+	}
+	if grown := stateJSON(t, srv); grown.Fingerprint == before.Fingerprint {
+		t.Fatalf("adding d left the fingerprint %s: the test would not test an undo", grown.Fingerprint)
+	}
+	if code, _, errs := membersCLI(t, srv, "remove", "d"); code != 0 {
+		t.Fatalf("remove d: exit %d: %s", code, errs)
+	}
+	after := stateJSON(t, srv)
+	if after.Fingerprint != before.Fingerprint || after.Bytes != before.Bytes || after.Nodes != before.Nodes {
+		t.Errorf("after add d, remove d: %+v; before: %+v", after, before)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -34,7 +35,7 @@ func (p *placementFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&p.vnodes, "vnodes", ring.DefaultVNodes, "virtual nodes per unit of weight (ring)")
 	registerArticle(fs, &p.article, "the article's semantics: md5 and 100 vnodes for the ring, md5 of \"node:key\" for rendezvous")
 	fs.BoolVar(&p.zoneAware, "zone-aware", false, "replicas in distinct zones first (ring)")
-	fs.StringVar(&p.nodes, "nodes", "", "comma-separated node IDs (IDs may contain ':')")
+	fs.StringVar(&p.nodes, "nodes", "", "comma-separated node IDs, such as cache-a,cache-b (IDs, not a count; IDs may contain ':')")
 	fs.StringVar(&p.nodesFile, "nodes-file", "", "file of nodes, one per line: ID [WEIGHT [ZONE]]")
 	fs.StringVar(&p.add, "add", "", "comma-separated node IDs to add after building (weight 1)")
 	fs.StringVar(&p.remove, "remove", "", "comma-separated node IDs to remove after adding")
@@ -57,6 +58,10 @@ func (p *placementFlags) loadNodes() ([]kolco.Node, error) {
 	case p.nodes != "" && p.nodesFile != "":
 		return nil, usagef("--nodes and --nodes-file exclude each other")
 	case p.nodes != "":
+		if isCount(p.nodes) {
+			return nil, usagef("--nodes %s would be one node named %q: --nodes takes node IDs here, such as --nodes cache-a,cache-b "+
+				"(a node of that name goes in --nodes-file); counts of made-up nodes are for kolco sim", p.nodes, p.nodes)
+		}
 		return nodeList("--nodes", p.nodes)
 	case p.nodesFile != "":
 		return readNodeFile(p.nodesFile)
@@ -89,6 +94,79 @@ func nodeList(flag, list string) ([]kolco.Node, error) {
 		return nil, usagef("%s lists no node IDs", flag)
 	}
 	return nodes, nil
+}
+
+// The flag --nodes takes what each command needs, and its help says which:
+// node IDs where keys are placed on named nodes (locate, plan), one count of
+// made-up nodes where an experiment runs on one node set (sim remap,
+// failure, hotkeys, replicas), and a list of counts where an experiment
+// compares node counts (sim balance, lookup). A value of another kind is
+// refused with a line that says which kind the command takes and where
+// the other kinds go, never read as the wrong kind: --nodes 10 to locate
+// would otherwise place every key on one node named "10".
+
+// isCount reports whether s is a decimal number alone, which --nodes of
+// locate and plan would read as the ID of a single node.
+func isCount(s string) bool {
+	s = strings.TrimSpace(s)
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// nodeCount is the --nodes of an experiment on one set of made-up nodes:
+// a count. It implements pflag.Value, so that a value of another kind is
+// refused while the flags are parsed, with a line saying what to give.
+type nodeCount struct {
+	n    *int
+	file bool // the command also takes its nodes from --nodes-file
+}
+
+func (c nodeCount) String() string {
+	if c.n == nil {
+		return "0"
+	}
+	return strconv.Itoa(*c.n)
+}
+
+func (c nodeCount) Type() string { return "count" }
+
+func (c nodeCount) Set(s string) error {
+	if v, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
+		*c.n = v
+		return nil
+	}
+	if _, err := parseInts("--nodes", s, 0); err == nil {
+		return fmt.Errorf("one node count here, not a list: kolco sim balance and sim lookup compare several counts")
+	}
+	if c.file {
+		return fmt.Errorf("a node count here, not node IDs: give your own nodes in --nodes-file")
+	}
+	return fmt.Errorf("a node count here, not node IDs: the experiment makes up its nodes")
+}
+
+// countFlag registers --nodes on fs as one count, def by default.
+func countFlag(fs *pflag.FlagSet, n *int, def int, file bool, usage string) {
+	*n = def
+	fs.Var(nodeCount{n: n, file: file}, "nodes", usage)
+}
+
+// nodeCounts reads the --nodes of an experiment that compares node counts.
+func nodeCounts(s string) ([]int, error) {
+	ns, err := parseInts("--nodes", s, 1)
+	if err != nil && !isCountList(s) {
+		return nil, usagef("--nodes takes node counts here, one run each (such as 10,100,1000), not node IDs: "+
+			"the experiment makes up its nodes (got %q)", s)
+	}
+	return ns, err
+}
+
+// isCountList reports whether s is a comma-separated list of numbers.
+func isCountList(s string) bool {
+	for _, f := range splitIDs(s) {
+		if !isCount(f) {
+			return false
+		}
+	}
+	return true
 }
 
 // readNodeFile reads a node file; its failures are runtime errors.
@@ -165,7 +243,7 @@ func rejectUnread(fs *pflag.FlagSet, algos ...algo.Info) error {
 func (p *placementFlags) options(fs *pflag.FlagSet) (algo.Options, error) {
 	a, ok := algo.Lookup(p.algo)
 	if !ok {
-		return algo.Options{}, usagef("unknown --algo %q (known: %s)", p.algo, algoNames(algo.Names()))
+		return algo.Options{}, unknownName("--algo", p.algo, algoNames(algo.Names()))
 	}
 	if err := rejectUnread(fs, a); err != nil {
 		return algo.Options{}, err

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/chart"
 	"github.com/kolco-dev/kolco/sim"
 	"github.com/kolco-dev/kolco/sim/plan"
@@ -153,7 +152,7 @@ a server that held it before, else "-".
 	pf.register(cmd.Flags())
 	cf.register(cmd.Flags())
 	of.register(cmd.Flags())
-	cmd.Flags().Lookup("algo").Usage = "placement algorithm or system to reproduce: " + algoNames(algo.Names())
+	cmd.Flags().Lookup("algo").Usage = "placement algorithm or system to reproduce: " + algoList()
 	fs := cmd.Flags()
 	fs.StringSliceVar(&lf.reweight, "reweight", nil, "set node weights: ID=W (comma-separated or repeated)")
 	fs.StringArrayVar(&lf.to, "to", nil, "the description after the change, in the form of the one before (a file or a list); repeat for a history")

@@ -25,7 +25,14 @@ func newSimCmd() *cobra.Command {
   kolco sim failure --vnodes 1,100 --cascade 2         # who absorbs a failed node
   kolco sim hotkeys --algo ring,bounded --zipf 1.1     # request load under hot keys
 
-Each experiment takes --json, --csv and --plot FILE.svg|.png.`,
+Each experiment takes --json, --csv and --plot FILE.svg|.png.
+
+The experiments make up their nodes, so their --nodes is a count: one count
+for remap, failure, hotkeys and replicas (--nodes 10), a list of counts to
+compare for balance and lookup (--nodes 10,100,1000). failure, replicas and
+weights take nodes of your own from --nodes-file. kolco locate and kolco
+plan place keys on named nodes: their --nodes is a list of IDs
+(--nodes cache-a,cache-b).`,
 		RunE: groupCmd,
 	}
 	cmd.AddCommand(newSimArticleCmd())

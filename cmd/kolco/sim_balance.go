@@ -42,7 +42,7 @@ Example:
 			if err != nil {
 				return err
 			}
-			ns, err := parseInts("--nodes", nodes, 1)
+			ns, err := nodeCounts(nodes)
 			if err != nil {
 				return err
 			}
@@ -59,7 +59,7 @@ Example:
 	}
 	sf.register(cmd.Flags(), defaultVNodes())
 	of.register(cmd.Flags())
-	cmd.Flags().StringVar(&nodes, "nodes", "10", "comma-separated node counts")
+	cmd.Flags().StringVar(&nodes, "nodes", "10", "comma-separated node counts, one run each (counts of made-up nodes, not IDs)")
 	keysFlag(cmd.Flags(), &numKeys, 1_000_000)
 	cmd.Flags().IntVar(&sets, "sets", 1, "node name sets to average over")
 	return cmd

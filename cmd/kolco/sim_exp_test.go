@@ -150,6 +150,30 @@ func TestSimUsageErrors(t *testing.T) {
 	}
 }
 
+// TestSimWeightsLeavesOutUnweighted: of algorithms with and without
+// weights, sim weights runs those with, leaves the others out with one
+// line on stderr, and lists them under "skipped" in --json.
+func TestSimWeightsLeavesOutUnweighted(t *testing.T) {
+	code, out, errs := runCLI(t, "", "sim", "weights", "--algo", "flip,binomial,power,dx", "--keys", "2000")
+	if code != 0 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "left out --algo flip,binomial,power") {
+		t.Fatalf("exit %d, stderr %q; want exit 0 and one line leaving out flip, binomial and power", code, errs)
+	}
+	if !strings.Contains(out, "dx") || strings.Contains(out, "flip") {
+		t.Errorf("stdout %q: want dx's shares only", out)
+	}
+	code, out, _ = runCLI(t, "", "sim", "weights", "--algo", "ring,jump", "--keys", "2000", "--json")
+	var res struct {
+		Rows    []struct{ Setup string }
+		Skipped []string
+	}
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v: %q", code, err, out)
+	}
+	if len(res.Rows) != 3 || !strings.HasPrefix(res.Rows[0].Setup, "ring") || len(res.Skipped) != 1 || res.Skipped[0] != "jump" {
+		t.Errorf("--json: %+v, want the ring's three nodes and jump skipped", res)
+	}
+}
+
 func TestSimNodesFileErrorNamesLine(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "nodes.txt")

@@ -72,7 +72,7 @@ Example:
 	}
 	sf.register(cmd.Flags(), defaultVNodes())
 	of.register(cmd.Flags())
-	cmd.Flags().IntVar(&nodes, "nodes", 10, "number of nodes \"node-0\", ... (unless --nodes-file)")
+	countFlag(cmd.Flags(), &nodes, 10, true, "number of nodes \"node-0\", ... (one count, not IDs; your own nodes go in --nodes-file)")
 	cmd.Flags().StringVar(&nodesFile, "nodes-file", "", "file of nodes, one per line: ID [WEIGHT [ZONE]]")
 	cmd.Flags().StringVar(&victim, "victim", "", "the node to fail first (default: the most loaded)")
 	cmd.Flags().IntVar(&cascade, "cascade", 1, "number of failures, one after the other")

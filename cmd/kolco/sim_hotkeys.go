@@ -30,7 +30,7 @@ was served.
 
 Every --algo places each request on its key's owner, so the node holding a
 hot key carries all of it. The last row is consistent hashing with bounded
-loads (Mirrokni, Thorup and Zadimoghaddam, arXiv 2016, SODA 2018), placing
+loads (Mirrokni, Thorup and Zadimoghaddam, SODA 2018; arXiv 2016), placing
 each request live with Acquire and Release: no node holds more than
 ceil((1+epsilon) * open requests / N), and a hot key overflows to the next
 nodes on the ring.
@@ -69,7 +69,7 @@ Example:
 	sf.register(cmd.Flags(), defaultVNodes())
 	of.register(cmd.Flags())
 	fs := cmd.Flags()
-	fs.IntVar(&nodes, "nodes", 10, "number of nodes")
+	countFlag(fs, &nodes, 10, false, "number of nodes (one count of made-up nodes, not IDs)")
 	fs.IntVar(&keys, "keys", 10_000, "number of distinct keys")
 	fs.Float64Var(&zipf, "zipf", 1.1, "Zipf exponent s: key rank i is requested in proportion to 1/i^s")
 	fs.IntVar(&requests, "requests", 1_000_000, "number of requests replayed")

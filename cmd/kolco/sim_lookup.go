@@ -31,7 +31,7 @@ Example:
 			if err != nil {
 				return err
 			}
-			ns, err := parseInts("--nodes", nodes, 1)
+			ns, err := nodeCounts(nodes)
 			if err != nil {
 				return err
 			}
@@ -44,7 +44,7 @@ Example:
 	}
 	sf.register(cmd.Flags(), defaultVNodes())
 	of.register(cmd.Flags())
-	cmd.Flags().StringVar(&nodes, "nodes", "10,100,1000", "comma-separated node counts")
+	cmd.Flags().StringVar(&nodes, "nodes", "10,100,1000", "comma-separated node counts, one run each (counts of made-up nodes, not IDs)")
 	keysFlag(cmd.Flags(), &keys, 1_000_000)
 	return cmd
 }

@@ -59,7 +59,7 @@ func (s *setupFlags) setups(fs *pflag.FlagSet) ([]sim.Setup, error) {
 		name = strings.ToLower(name)
 		a, ok := algo.Lookup(name)
 		if !ok {
-			return nil, usagef("unknown --algo %q (known: %s)", name, strings.Join(algo.Names(), ", "))
+			return nil, unknownName("--algo", name, algo.Names())
 		}
 		infos = append(infos, a)
 		if name != "ring" {

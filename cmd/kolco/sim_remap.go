@@ -63,7 +63,7 @@ Example:
 	}
 	sf.register(cmd.Flags(), defaultVNodes())
 	of.register(cmd.Flags())
-	cmd.Flags().IntVar(&nodes, "nodes", 10, "number of nodes before the change")
+	countFlag(cmd.Flags(), &nodes, 10, false, "number of nodes before the change (one count of made-up nodes, not IDs)")
 	cmd.Flags().IntVar(&add, "add", 1, "nodes to add")
 	cmd.Flags().IntVar(&remove, "remove", 0, "nodes to remove, the last by name (then --add defaults to 0)")
 	keysFlag(cmd.Flags(), &numKeys, 1_000_000)

@@ -72,7 +72,7 @@ Example:
 	}
 	sf.register(cmd.Flags(), defaultVNodes())
 	of.register(cmd.Flags())
-	cmd.Flags().IntVar(&nodes, "nodes", 12, "number of nodes (unless --nodes-file)")
+	countFlag(cmd.Flags(), &nodes, 12, true, "number of nodes (one count, not IDs; your own nodes go in --nodes-file)")
 	cmd.Flags().IntVar(&zones, "zones", 3, "number of zones the nodes are spread over (unless --nodes-file)")
 	cmd.Flags().StringVar(&nodesFile, "nodes-file", "", "file of nodes, one per line: ID [WEIGHT [ZONE]]")
 	cmd.Flags().IntVar(&replicas, "replicas", 3, "owners per key")

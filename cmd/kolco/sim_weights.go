@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +28,11 @@ the share its weight requests (weight / total weight). The nodes come from
 --nodes-file ("ID [WEIGHT [ZONE]]" per line); by default the article's
 small-1, small-2 and big (weight 2).
 
+Algorithms that take no weights (jump, jumpback, jumpbackanchor, flip,
+binomial, power, anchor) are left out of the run, with a line on stderr
+saying so and their names under "skipped" in --json; a run of none but
+them is refused.
+
 Example:
 
   $ kolco sim weights --algo ring,rendezvous,maglev --vnodes 100,1000`,
@@ -49,6 +56,10 @@ Example:
 			if err != nil {
 				return err
 			}
+			if len(res.Skipped) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "kolco: sim weights: left out --algo %s: %s no weights (every node weighs 1)\n",
+					strings.Join(res.Skipped, ","), takeOrTakes(len(res.Skipped)))
+			}
 			return of.emit(cmd, res, func() chart.Chart { return weightsChart(res) })
 		},
 	}
@@ -59,17 +70,32 @@ Example:
 	return cmd
 }
 
-// takeWeights refuses, as a usage error naming --algo, an algorithm that
-// refuses weighted nodes: the experiment is about weights, so the fix is
-// another algorithm, not other nodes.
+// takeWeights refuses, as a usage error naming --algo, a run in which no
+// algorithm takes weighted nodes: the experiment is about weights, so the
+// fix is another algorithm, not other nodes. A run in which some do runs
+// those and leaves the others out (sim.Weights lists them).
 func takeWeights(setups []sim.Setup, nodes []kolco.Node) error {
+	var refused []string
 	for _, s := range setups {
 		if _, err := s.New(nodes); errors.Is(err, kolco.ErrBadWeight) {
-			return usagef("--algo %s: it takes no weights (every node weighs 1), so there are no weighted shares to compare; "+
-				"choose algorithms that take weights, such as ring, rendezvous or maglev", s.Algo)
+			refused = append(refused, s.Algo)
+		} else if err != nil {
+			return err
 		}
 	}
-	return nil
+	if len(refused) < len(setups) {
+		return nil
+	}
+	return usagef("--algo %s: %s no weights (every node weighs 1), so there are no weighted shares to compare; "+
+		"choose algorithms that take weights, such as ring, rendezvous, maglev or dx", strings.Join(refused, ","), takeOrTakes(len(refused)))
+}
+
+// takeOrTakes is "it takes" for one algorithm and "they take" for more.
+func takeOrTakes(n int) string {
+	if n == 1 {
+		return "it takes"
+	}
+	return "they take"
 }
 
 // weightsChart draws requested and obtained shares of every node of every setup.

@@ -89,5 +89,15 @@ func groupCmd(cmd *cobra.Command, args []string) error {
 	return usagef("unknown command %q for %q; %s", args[0], cmd.CommandPath(), seeHelp(cmd))
 }
 
+// unknownName returns the usage error for a value of flag (such as
+// "--algo") that names none of known: the nearest name, if one is near,
+// and the list of them.
+func unknownName(flag, typed string, known []string) error {
+	if near := nearest(typed, known); near != "" {
+		return usagef("unknown %s %q (did you mean %s?); known: %s", flag, typed, near, strings.Join(known, ", "))
+	}
+	return usagef("unknown %s %q; known: %s", flag, typed, strings.Join(known, ", "))
+}
+
 // nearest returns the name of names closest to typed (see suggest.Nearest).
 func nearest(typed string, names []string) string { return suggest.Nearest(typed, names) }

@@ -29,6 +29,12 @@ func TestMistakesNameTheNearestAndTheHelp(t *testing.T) {
 		{"misspelt subcommand", []string{"sim", "artcle"}, []string{`did you mean "article"?`, "'kolco sim --help'"}},
 		{"prefix of a command", []string{"pla"}, []string{`did you mean "plan"?`}},
 		{"unknown command", []string{"frobnicate"}, []string{`unknown command "frobnicate"`, "'kolco --help'"}},
+		{"misspelt algorithm to sim", []string{"sim", "remap", "--algo", "ring,rign"}, []string{`unknown --algo "rign"`, "did you mean ring?", "known: anchor"}},
+		{"misspelt algorithm to locate", []string{"locate", "--algo", "jmup", "--nodes", "a"}, []string{`unknown --algo "jmup"`, "did you mean jump?", "twemproxy"}},
+		{"misspelt algorithm to plan", []string{"plan", "--algo", "rendevous", "--nodes", "a", "--add", "b"}, []string{"did you mean rendezvous?"}},
+		{"misspelt system", []string{"locate", "--algo", "twemprxy", "--nodes", "a"}, []string{"did you mean twemproxy?"}},
+		{"unknown algorithm", []string{"sim", "remap", "--algo", "zzzzzz"}, []string{`unknown --algo "zzzzzz"; known: anchor`}},
+		{"misspelt state algorithm", []string{"members", "state", "--init", "jmup"}, []string{`unknown --init "jmup"`, "did you mean jump?"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errs := runCLI(t, "", c.args...)

@@ -27,11 +27,19 @@ func (s *state) replacer(b int, chosen []kolco.Node) int {
 	return -1
 }
 
-// locate returns the bucket of the key with hash kh, treating the chosen
-// owners as removed. The caller guarantees at least one working bucket
-// that is not chosen.
-func (s *state) locate(bucket BucketFunc, kh uint64, chosen []kolco.Node) int {
-	b := bucket(kh, len(s.ids))
+// locate returns the bucket of the key with hash kh over the first size
+// buckets, treating the chosen owners as removed. The chosen owners past
+// size were removed by shrinking the array (see state.remove), so no
+// bucket below size is theirs and the rest keep the replacers their
+// removal would give them. The caller guarantees at least one working
+// bucket below size that is not chosen.
+func (s *state) locate(bucket BucketFunc, kh uint64, size int, chosen []kolco.Node) int {
+	return s.walk(kh, bucket(kh, size), chosen)
+}
+
+// walk returns the bucket of the key with hash kh whose bucket function
+// gave b, following replacers from b as locate does.
+func (s *state) walk(kh uint64, b int, chosen []kolco.Node) int {
 	r := s.replacer(b, chosen)
 	// Every step moves to a bucket removed later (a smaller replacer) or
 	// to a working one, so the loops end; the bound only guards against a

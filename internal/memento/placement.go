@@ -101,7 +101,14 @@ func (p *Placement) find(key string) (*kolco.Node, int) {
 	if s.working == 0 {
 		return nil, -1
 	}
-	i := int(s.idx[s.locate(p.bucket, p.hash(key), nil)])
+	// A working bucket's index answers at once: one array read, where
+	// the replacer's test would read a second array first.
+	kh := p.hash(key)
+	b := p.bucket(kh, len(s.ids))
+	i := int(s.idx[b])
+	if i < 0 {
+		i = int(s.idx[s.walk(kh, b, nil)])
+	}
 	return &s.nodes[i], i
 }
 
@@ -117,8 +124,16 @@ func (p *Placement) LocateN(dst []kolco.Node, key string, n int) ([]kolco.Node, 
 	}
 	kh := p.hash(key)
 	start := len(dst)
+	// size is the bucket array as the removal of the owners so far would
+	// leave it: it shrinks while each owner is on its last bucket and no
+	// bucket is removed, as state.remove does.
+	size, shrinking := len(s.ids), s.shrinks(len(s.ids)-1)
 	for range min(n, s.working) {
-		dst = append(dst, s.nodes[s.idx[s.locate(p.bucket, kh, dst[start:])]])
+		b := s.locate(p.bucket, kh, size, dst[start:])
+		dst = append(dst, s.nodes[s.idx[b]])
+		if shrinking = shrinking && b == size-1; shrinking {
+			size--
+		}
 	}
 	return dst, nil
 }

@@ -10,9 +10,12 @@
 // buckets left after the removal, and the previously removed bucket. A
 // lookup that lands on a removed bucket re-hashes the key into [0, r) and
 // follows replacers until it reaches a working bucket, so only the keys of
-// the removed bucket move. An add restores the most recently removed bucket
-// (or appends a new one when none is removed), so a remove followed by an
-// add gives every key back.
+// the removed bucket move. The last bucket, while none is removed, goes by
+// shrinking the array instead, as with the bucket function alone. An add
+// restores the most recently removed bucket (or appends a new one when none
+// is removed), so that undoing a change - a remove followed by an add, or
+// an add followed by the removal of the node it added - gives every key
+// back.
 package memento
 
 import (
@@ -72,11 +75,15 @@ func (s *state) add(id string) {
 	s.working++
 }
 
-// remove records the bucket of id as removed, its replacer being the
-// number of working buckets left. Unlike the paper it never shrinks the
-// bucket array when the last bucket goes, so that removing a key's owners
-// one by one always follows the same rule LocateN uses for replicas. s must
-// be a private copy.
+// remove takes the bucket of id out of work. The last bucket of the array,
+// with none removed, goes by shrinking the array, as in the paper: the keys
+// it held go where the bucket function sends them over one bucket fewer,
+// which is where they were before that bucket was added, so that removing
+// the node just added restores the placement exactly. Any other bucket is
+// recorded as removed, its replacer being the number of working buckets
+// left. LocateN treats the owners it has chosen as removed by the same two
+// rules (see locate), so that replica i+1 stays the owner once replicas
+// 1..i are removed in order. s must be a private copy.
 func (s *state) remove(id string) {
 	// A linear scan: writers are rare, and a map from ID to bucket would
 	// have to be copied on every change.
@@ -88,8 +95,17 @@ func (s *state) remove(id string) {
 		}
 	}
 	s.working--
+	if s.shrinks(int(b)) {
+		s.ids, s.rep, s.prev = s.ids[:b], s.rep[:b], s.prev[:b]
+		s.last = b
+		return
+	}
 	s.rep[b] = int32(s.working) + 1
 	s.prev[b] = s.last
 	s.last = b
 	s.ids[b] = ""
 }
+
+// shrinks reports whether removing bucket b shrinks the array: b is the
+// last bucket and none is removed.
+func (s *state) shrinks(b int) bool { return b == len(s.ids)-1 && int(s.last) == len(s.ids) }

@@ -14,7 +14,8 @@
 //
 // SRV weights are ignored unless enabled: CoreDNS sets them to floor(100/n)
 // for n endpoints, which would re-weight every node at every scale event,
-// and jump, jumpback, flip, binomial, power and anchor take no weights.
+// and jump, jumpback, jumpbackanchor, flip, binomial, power and anchor take
+// no weights.
 //
 // The source needs only the standard library's resolver; tests run it
 // against a DNS server on loopback.

@@ -3,7 +3,7 @@
 // the machine, one table of every library, and the ring's targets as ratios
 // measured in this one run.
 //
-//	cd bench && go run ./cmd/compare [-d 10ms] [-rounds 5] [-targets | -scale]
+//	cd bench && go run ./cmd/compare [-d 10ms] [-rounds 5] [-targets | -scale | -removals]
 //
 // Lookups of all libraries of one size are measured in interleaved rounds
 // and the median round of each is kept, so that a neighbour's load on a
@@ -25,13 +25,20 @@ func main() {
 	d := flag.Duration("d", 10*time.Millisecond, "time per library per round of lookups")
 	rounds := flag.Int("rounds", 5, "interleaved rounds; the median is kept (the targets run twice as many)")
 	only := flag.Bool("targets", false, "measure only the ring's targets, not the table of libraries")
-	scale := flag.Bool("scale", false, "measure only the consistent hashes from 10 to a million nodes")
+	scale := flag.Bool("scale", false, "measure only the consistent hashes from 10 to a million nodes, and removals")
+	removals := flag.Bool("removals", false, "measure only lookups after removals, and dx against anchor")
 	flag.Parse()
 	var err error
-	if *scale {
+	switch {
+	case *removals:
 		fmt.Println(machine())
-		err = scaleTable(*d, *rounds)
-	} else {
+		err = removalsTable(*d, *rounds)
+	case *scale:
+		fmt.Println(machine())
+		if err = scaleTable(*d, *rounds); err == nil {
+			err = removalsTable(*d, *rounds)
+		}
+	default:
 		err = run(*d, *rounds, *only)
 	}
 	if err != nil {
@@ -53,7 +60,11 @@ func run(d time.Duration, rounds int, onlyTargets bool) error {
 			return err
 		}
 		printTable(rows)
+		printRingRatios(rows)
 		if err := scaleTable(d, rounds); err != nil {
+			return err
+		}
+		if err := removalsTable(d, rounds); err != nil {
 			return err
 		}
 	}
@@ -84,11 +95,11 @@ func machine() string {
 }
 
 // sizes are the node counts of the lookup columns.
-var sizes = []int{10, 100, 1000}
+var sizes = []int{10, 100, 1000, 10000}
 
-// buildBudget bounds nodes × points for libraries that re-sort all points
-// per added node, whose builds would otherwise take minutes.
-const buildBudget = 20_000_000
+// builds keeps every library built for the lookup table, for the targets
+// to measure again without building again.
+var builds bench.Builds
 
 // row is one library at one points-per-node setting.
 type row struct {
@@ -105,15 +116,16 @@ type row struct {
 	moved  float64
 }
 
-func (r *row) fits(nodes int) bool {
-	return !r.lib.SortsPerNode || nodes*nodes*max(r.vnodes, 1) <= buildBudget
-}
+func (r *row) fits(nodes int) bool { return r.lib.Fits(nodes, r.vnodes) }
 
+// newRows returns a row per library at its default points, and per
+// configurable library at 100 and 1000 points; the kolco ring also at 20,
+// the default of buraksezer/consistent and stathat/consistent.
 func newRows() []*row {
 	var rows []*row
-	for _, setting := range []int{0, 100, 1000} {
+	for _, setting := range []int{0, 20, 100, 1000} {
 		for _, l := range bench.Libs() {
-			if setting != 0 && !l.Configurable {
+			if setting != 0 && !l.Configurable || setting == 20 && !l.Kolco {
 				continue
 			}
 			r := &row{lib: l, vnodes: setting, label: fmt.Sprint(setting), ns: map[int]float64{}}
@@ -134,14 +146,13 @@ func newRows() []*row {
 func lookupTable(keys []string, d time.Duration, rounds int) ([]*row, error) {
 	rows := newRows()
 	for _, n := range sizes {
-		ids := bench.NodeIDs(n)
 		var live []*row
 		var loops []bench.Loop
 		for _, r := range rows {
 			if !r.fits(n) {
 				continue
 			}
-			inst, b, err := bench.HeapBytes(func() (bench.Instance, error) { return r.lib.New(ids, r.vnodes) })
+			inst, b, err := bench.HeapBytes(func() (bench.Instance, error) { return builds.Get(r.lib, n, r.vnodes) })
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", r.lib.Name, err)
 			}
@@ -189,8 +200,8 @@ func changeColumns(rows []*row) error {
 }
 
 func printTable(rows []*row) {
-	fmt.Println("| library | points per node | lookup ns, 10 nodes | 100 nodes | 1000 nodes | allocs per lookup | build, 100 nodes | add 101st node | heap bytes per point | max/avg load, 10 nodes | moved 10 -> 11 |")
-	fmt.Println("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Println("| library | points per node | lookup ns, 10 nodes | 100 nodes | 1000 nodes | 10 000 nodes | allocs per lookup | build, 100 nodes | add 101st node | heap bytes per point | max/avg load, 10 nodes | moved 10 -> 11 |")
+	fmt.Println("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, r := range rows {
 		cells := []string{r.lib.Name, r.label}
 		for _, n := range sizes {
@@ -204,8 +215,57 @@ func printTable(rows []*row) {
 			fmt.Sprintf("%.1f (%d nodes)", r.bytes, r.bytesN), fmt.Sprintf("%.3f", r.load), fmt.Sprintf("%.3f", r.moved))
 		fmt.Println("| " + strings.Join(cells, " | ") + " |")
 	}
-	fmt.Printf("\n¹ Not built: this library re-sorts all its points for every node it adds, so a build of N nodes costs N·P·log P; sizes with N²·V above %d are skipped to keep the run within minutes.\n", buildBudget)
+	fmt.Printf("\n¹ Not built: this library re-sorts all its points for every node it adds, so a build of N nodes costs N·P·log P; sizes with N²·P above %d are skipped (above %d for its default points) to keep the run within minutes.\n", bench.BuildBudget, bench.DefaultBuildBudget)
 	fmt.Println("Lookups: the median of interleaved rounds over 65536 keys \"user:<i>\", each library called directly in a loop as a program calls it. Heap bytes per point: live heap after GC, before and after building, over points (nodes for the non-ring placements). Build and add: the fastest of 5, wall time. Load and movement: 100k keys.")
+}
+
+// printRingRatios prints how many times faster than buraksezer/consistent
+// the kolco ring looks up, at each size, from the rows of the table: each
+// library at its default points (the ring's 160 against buraksezer's 20),
+// and both at equal points.
+func printRingRatios(rows []*row) {
+	find := func(short string, v int) *row {
+		for _, r := range rows {
+			if r.lib.Short == short && r.vnodes == v {
+				return r
+			}
+		}
+		return nil
+	}
+	var ringDef, burDef int
+	for _, l := range bench.Libs() {
+		switch l.Short {
+		case "kolco-ring":
+			ringDef = l.DefaultVNodes
+		case "buraksezer":
+			burDef = l.DefaultVNodes
+		}
+	}
+	fmt.Println("\nThe kolco ring against buraksezer/consistent, the fastest other ring library, from the table above (goal: at least 5x at every size):")
+	fmt.Println()
+	var head, rule strings.Builder
+	for _, n := range sizes {
+		fmt.Fprintf(&head, " %d nodes |", n)
+		rule.WriteString("--:|")
+	}
+	fmt.Printf("| points per node: ring, buraksezer |%s\n|---|%s\n", head.String(), rule.String())
+	for _, p := range [][2]int{{ringDef, burDef}, {20, 20}, {100, 100}, {1000, 1000}} {
+		k, b := find("kolco-ring", p[0]), find("buraksezer", p[1])
+		if k == nil || b == nil {
+			continue
+		}
+		cells := []string{fmt.Sprintf("%d, %d", p[0], p[1])}
+		for _, n := range sizes {
+			kn, ok1 := k.ns[n]
+			bn, ok2 := b.ns[n]
+			if ok1 && ok2 {
+				cells = append(cells, fmt.Sprintf("%.1fx (%.1f vs %.1f ns)", bn/kn, kn, bn))
+			} else {
+				cells = append(cells, "-")
+			}
+		}
+		fmt.Println("| " + strings.Join(cells, " | ") + " |")
+	}
 }
 
 func dur(d time.Duration) string {
