@@ -382,7 +382,8 @@ func TestReadmePaperYears(t *testing.T) {
 		if strings.Count(line, "|") != 8 || !strings.HasPrefix(line, "| `") {
 			continue
 		}
-		paper := strings.Split(line, "|")[2]
+		cells := strings.Split(line, "|")
+		name, paper := strings.Trim(cells[1], " `"), cells[2]
 		for _, part := range strings.Split(paper, "+") {
 			words := strings.Fields(part)
 			years := year.FindAllString(part, -1)
@@ -391,6 +392,9 @@ func TestReadmePaperYears(t *testing.T) {
 			}
 			author := strings.Trim(words[0], ",")
 			for where, text := range texts {
+				if alg, ok := strings.CutPrefix(where, "algorithm "); ok && alg != name {
+					continue // an algorithm's summary cites its own paper; one author may have several
+				}
 				for _, at := range regexp.MustCompile(regexp.QuoteMeta(author)).FindAllStringIndex(text, -1) {
 					// The citation runs to its closing parenthesis.
 					rest := strings.ReplaceAll(text[at[1]:], "\n", " ")
