@@ -124,6 +124,7 @@ func (c *mcConn) set(key string) string {
 // holds reports whether the memcached at addr holds key.
 func holds(t *testing.T, addr, key string) bool {
 	c := dialMC(t, addr)
+	defer c.conn.Close() // a test asks often: memcached takes 1,024 connections
 	c.send("get " + key + "\r\n")
 	return strings.HasPrefix(c.reply(memcache.CmdGet), "VALUE")
 }
