@@ -77,6 +77,7 @@ func TestTrafficPredictsReplayedMisses(t *testing.T) {
 			minute := missesWithin(t, tr, 60)
 			t.Logf("added misses: planned %.0f in %v s, %.0f in the first minute; replayed %d and %d", last.Misses, last.Seconds, minute, got.added, got.addedMinute)
 			t.Logf("moved reads/s planned %.1f, replayed %.1f; busiest node planned %.1f req/s, replayed %.1f", tr.MovedReadRPS, got.movedRPS, maxRPSAfter(tr), got.peakRPS)
+			t.Logf("the plug-in sum of 1 - exp(-c) over the moved keys would have planned %.0f", plugIn(t, p, before, after))
 			if math.Abs(last.Misses/float64(got.added)-1) > 0.10 || math.Abs(minute/float64(got.addedMinute)-1) > 0.10 {
 				t.Errorf("added misses: planned %.0f and %.0f, replayed %d and %d", last.Misses, minute, got.added, got.addedMinute)
 			}
@@ -147,6 +148,27 @@ func missesWithin(t *testing.T, tr *plan.TrafficImpact, s float64) float64 {
 	}
 	t.Fatalf("no %v s span in %+v", s, tr.Misses)
 	return 0
+}
+
+// plugIn returns the naive estimate of the added misses over a window as
+// long as the trace: each moved key read c times returns with probability
+// 1 - exp(-c), its rate taken to be what the trace shows.
+func plugIn(t *testing.T, p *trace.Profile, before, after kolco.Placement) float64 {
+	sum := 0.0
+	for _, k := range p.Keys {
+		b, err := before.Locate(k.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := after.Locate(k.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.ID != b.ID && k.Reads > 0 {
+			sum += 1 - math.Exp(-float64(k.Reads))
+		}
+	}
+	return sum
 }
 
 func maxRPSAfter(tr *plan.TrafficImpact) float64 {
