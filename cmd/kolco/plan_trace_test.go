@@ -35,9 +35,10 @@ type tracePlan struct {
 		MovedRPS     float64 `json:"moved_rps"`
 		MovedReadRPS float64 `json:"moved_read_rps"`
 		Nodes        []struct {
-			Node     string  `json:"node"`
-			RPSAfter float64 `json:"rps_after"`
-			Hot      []struct {
+			Node      string  `json:"node"`
+			RPSBefore float64 `json:"rps_before"`
+			RPSAfter  float64 `json:"rps_after"`
+			Hot       []struct {
 				Key string  `json:"key"`
 				RPS float64 `json:"rps"`
 			} `json:"hot_keys"`
@@ -86,12 +87,13 @@ func (tr *traced) check(t *testing.T, p tracePlan, movesFile string) {
 	}
 	var total, movedReq, movedRead int
 	var wantMoves []string
-	load, hottest := map[string]int{}, map[string]string{}
+	load, loadBefore, hottest := map[string]int{}, map[string]int{}, map[string]string{}
 	for k, n := range tr.requests {
 		b, _ := before.Locate(k)
 		a, _ := after.Locate(k)
 		total += n
 		load[a.ID] += n
+		loadBefore[b.ID] += n
 		if h, ok := hottest[a.ID]; !ok || n > tr.requests[h] {
 			hottest[a.ID] = k
 		}
@@ -113,9 +115,11 @@ func (tr *traced) check(t *testing.T, p tracePlan, movesFile string) {
 		t.Errorf("moved requests %.4f and reads %.4f of the rate, sent %d and %d of %d", p.Traffic.MovedRPS/rps, p.Traffic.MovedReadRPS/rps, movedReq, movedRead, total)
 	}
 	for _, n := range p.Traffic.Nodes {
-		if !near(n.RPSAfter/rps, float64(load[n.Node])/float64(total)) || len(n.Hot) == 0 && load[n.Node] > 0 ||
+		if !near(n.RPSAfter/rps, float64(load[n.Node])/float64(total)) || !near(n.RPSBefore/rps, float64(loadBefore[n.Node])/float64(total)) ||
+			len(n.Hot) == 0 && load[n.Node] > 0 ||
 			len(n.Hot) > 0 && tr.requests[n.Hot[0].Key] != tr.requests[hottest[n.Node]] {
-			t.Errorf("node %s: %.2f req/s of %.2f, hottest %+v; sent %d of %d, hottest %q", n.Node, n.RPSAfter, rps, n.Hot, load[n.Node], total, hottest[n.Node])
+			t.Errorf("node %s: %.2f req/s before, %.2f after of %.2f, hottest %+v; sent %d before, %d after of %d, hottest %q",
+				n.Node, n.RPSBefore, n.RPSAfter, rps, n.Hot, loadBefore[n.Node], load[n.Node], total, hottest[n.Node])
 		}
 	}
 }

@@ -282,8 +282,10 @@ func nodeTraffic(p *trace.Profile, before, after keys.Assignment, topK int) []No
 		}
 		return &out[i]
 	}
-	for _, n := range before.Nodes {
-		node(n.ID)
+	for _, a := range []keys.Assignment{before, after} { // every node first: node's pointers stay valid
+		for _, n := range a.Nodes {
+			node(n.ID)
+		}
 	}
 	hot := make([][]int32, len(after.Nodes)) // each node's keys after, hottest first
 	for i, k := range p.Keys {

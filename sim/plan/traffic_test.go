@@ -213,3 +213,48 @@ func TestTrafficRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestTrafficNodeLoads: each node's requests and reads per second before
+// and after a change from two nodes to three are the sums over the keys
+// the library places on it, and its hot keys are its most requested.
+func TestTrafficNodeLoads(t *testing.T) {
+	two := []kolco.Node{{ID: "a"}, {ID: "b"}}
+	before, after := adding(t, "ring", 100, two, kolco.Node{ID: "c"})
+	reqs := zipfTrace(5000, 300, 1.1, 3)
+	for i := range reqs {
+		if i%4 == 0 {
+			reqs[i].Op, reqs[i].Command = trace.Write, "set"
+		}
+	}
+	p, err := trace.Summarize(&reqReader{reqs}, trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := plan.Compute(plan.Config{Before: before, After: after, Traffic: &plan.Traffic{Profile: p, TopK: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type load struct{ before, after, readsBefore, readsAfter float64 }
+	want := map[string]*load{"a": {}, "b": {}, "c": {}}
+	top := map[string]int{} // each node's hottest key after, by index
+	for i, k := range p.Keys {
+		b, _ := before.Locate(k.Key)
+		a, _ := after.Locate(k.Key)
+		r, reads := float64(k.Requests)/p.Seconds(), float64(k.Reads)/p.Seconds()
+		want[b.ID].before += r
+		want[b.ID].readsBefore += reads
+		want[a.ID].after += r
+		want[a.ID].readsAfter += reads
+		if h, ok := top[a.ID]; !ok || k.Requests > p.Keys[h].Requests {
+			top[a.ID] = i
+		}
+	}
+	near := func(x, y float64) bool { return math.Abs(x-y) < 1e-9*max(1, y) }
+	for _, n := range res.Traffic.Nodes {
+		w := want[n.Node]
+		if !near(n.RPSBefore, w.before) || !near(n.RPSAfter, w.after) || !near(n.ReadRPSBefore, w.readsBefore) || !near(n.ReadRPSAfter, w.readsAfter) ||
+			len(n.Hot) != 2 || n.Hot[0].Key != p.Keys[top[n.Node]].Key {
+			t.Errorf("node %s: %+v; want %+v, hottest %q", n.Node, n, *w, p.Keys[top[n.Node]].Key)
+		}
+	}
+}
