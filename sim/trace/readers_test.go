@@ -74,10 +74,10 @@ func TestMonitor(t *testing.T) {
 // TestMonitorBigValue: a value longer than the part of an argument kept
 // whole is counted by its length.
 func TestMonitorBigValue(t *testing.T) {
-	big := strings.Repeat("x", 3<<20)
+	big := strings.Repeat("x", 3<<19)
 	got, _, err := readAll(t, trace.Monitor, `1700000000.5 [0 c:1] "set" "k" "`+big+`"`+"\n")
-	if err != nil || len(got) != 1 || got[0].Size != 3<<20 || got[0].Key != "k" {
-		t.Fatalf("got %v, %v; want one SET of k, 3 MiB", err, len(got))
+	if err != nil || len(got) != 1 || got[0].Size != 3<<19 || got[0].Key != "k" {
+		t.Fatalf("got %v, %v; want one SET of k, 1.5 MiB", err, len(got))
 	}
 }
 
