@@ -24,10 +24,11 @@ import (
 
 // tracePlan is what the trace tests read of kolco plan --json.
 type tracePlan struct {
-	Keys    int     `json:"keys"`
-	Moved   int     `json:"moved_keys"`
-	Bytes   float64 `json:"moved_bytes"`
-	Traffic struct {
+	MoveSeconds float64 `json:"move_seconds"`
+	Keys        int     `json:"keys"`
+	Moved       int     `json:"moved_keys"`
+	Bytes       float64 `json:"moved_bytes"`
+	Traffic     struct {
 		Seconds      float64 `json:"trace_seconds"`
 		Requests     int64   `json:"requests"`
 		Reads        int64   `json:"reads"`
@@ -259,8 +260,9 @@ func startMonitor(t *testing.T, addr, file string) func(marker string) {
 // TestPlanFromTwitterTrace plans a 10 -> 11 change from a cache trace in
 // the Twitter format the test writes: Zipf gets and sets over 3 000 keys
 // across 600 seconds, a header, a key holding a comma. Every key and
-// request counts, the request rate is the requests over the span, and the
-// moves, loads and hot keys are the library's.
+// request counts, the request rate is the requests over the span, the
+// moves, loads and hot keys are the library's, and a store's move at 100
+// keys a second takes the time of the node that sends the most.
 func TestPlanFromTwitterTrace(t *testing.T) {
 	ranks := workload.Stream(workload.ZipfWeights(3000, 0.9), 30_000, 43)
 	var b strings.Builder
@@ -282,8 +284,19 @@ func TestPlanFromTwitterTrace(t *testing.T) {
 	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, moves := planTrace(t, file, "--trace-format", "twitter")
+	p, moves := planTrace(t, file, "--trace-format", "twitter", "--move-rate", "100")
 	sent.check(t, p, moves)
+	donors := map[string]int{}
+	for _, m := range readMoves(t, moves) {
+		donors[strings.Split(m, "\t")[1]]++
+	}
+	most := 0
+	for _, n := range donors {
+		most = max(most, n)
+	}
+	if p.MoveSeconds != float64(most)/100 {
+		t.Errorf("a store's move at 100 keys/s: %v s, want %v (the most keys one node sends, %d)", p.MoveSeconds, float64(most)/100, most)
+	}
 	if span := float64((len(ranks) - 1) / 50); p.Traffic.Seconds != span || p.Traffic.RPS != float64(len(ranks))/span {
 		t.Errorf("span %v s, %v req/s; want %v s, %v", p.Traffic.Seconds, p.Traffic.RPS, span, float64(len(ranks))/span)
 	}
