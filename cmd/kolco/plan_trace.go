@@ -28,6 +28,7 @@ type traceFlags struct {
 	eviction   string
 	sampleKeys int
 	plotCurve  string
+	hitRate    bool // --hit-rate was given, to be refused where the trace says
 }
 
 func (tf *traceFlags) register(fs *pflag.FlagSet) {
@@ -52,11 +53,15 @@ func (tf *traceFlags) check(fs *pflag.FlagSet) error {
 		}
 		return nil
 	}
-	for _, f := range []string{"keys-file", "keys-from", "keys-from-servers", "keys", "size", "size-dist", "rate-dist"} {
+	for _, f := range []string{"keys-file", "keys-from", "keys-from-servers", "keys", "size", "size-dist", "rate-dist", "redis-db"} {
 		if fs.Changed(f) {
 			return usagef("--trace and --%s exclude each other: the keys, their sizes and their rates come from the trace", f)
 		}
 	}
+	if fs.Changed("hit-rate") && len(tf.memory) > 0 {
+		return usagef("--hit-rate and --memory exclude each other: the miss-ratio curves give the miss ratio")
+	}
+	tf.hitRate = fs.Changed("hit-rate")
 	switch {
 	case fs.Changed("rps"):
 		return usagef("--trace and --rps exclude each other: the request rate comes from the trace")
@@ -135,6 +140,9 @@ func (tf *traceFlags) traffic(cmd *cobra.Command, hist []planStep) (*plan.Traffi
 	}
 	if p.Seconds() <= 0 {
 		return nil, fmt.Errorf("%s: its %d requests all bear one time: a plan from traffic needs the trace's timing for request rates", name, p.Requests)
+	}
+	if tf.hitRate && p.Results() {
+		return nil, usagef("--hit-rate: the trace says which reads hit (%d of %d), and gives the miss ratio", p.Hits, p.Hits+p.Misses)
 	}
 	if w := tf.window.Seconds(); w > p.Seconds() {
 		return nil, usagef("--window %v is longer than the trace's span of %v: what comes after the trace is not in it", tf.window, time.Duration(p.Seconds()*1e9).Round(time.Millisecond))
