@@ -30,6 +30,7 @@ type planFlags struct {
 	redis           bool    // the servers are Redis: read with SCAN and MEMORY USAGE
 	redisDB         int     // the database SELECTed on them
 	moveRate        float64 // a store mover's keys a second per server
+	tr              traceFlags
 }
 
 // defaultMoveRate is kolco proxy's store.rate default, the rate --redis
@@ -115,6 +116,29 @@ given):
   $ kolco plan --algo ring --nodes redis-1:6379,redis-2:6379,redis-3:6379,redis-4:6379 \
         --add redis-5:6379 --redis --keys-from-servers
 
+From traffic: --trace FILE plans with the keys a trace requests, each
+weighed by its requests per second rather than counted once: redis-cli
+MONITOR output, memcached's "watch fetchers mutations" stream, a Twitter
+cache-trace CSV or kolco's own trace (docs/trace.md; --trace-format names
+the format when the first lines do not tell). Beside the keys and bytes
+that move it reports the moved keys' requests and reads per second, the
+database's reads right after the change, the misses the change adds
+within spans after it (up to --window, at most the trace's span, the
+caches taken to hold what the trace read), and each node's requests per
+second and hottest keys after it (--top). With each cache node's memory
+(--memory 64MiB, or ID=SIZE for each), it draws each node's miss-ratio
+curve from a SHARDS sample of the trace (Waldspurger et al., FAST 2015;
+at most --sample-keys keys), replaying memcached's segmented LRU and slab
+chunks (--eviction lru for plain LRU), and adds the steady misses the
+change's new shares of memory cost or save; --plot-curve draws the pool's
+curve before and after. --plot draws each node's requests per second. For
+a store, --move-rate (or --redis) adds the time its move takes.
+
+  $ redis-cli monitor > monitor.txt     # a few minutes of traffic, then ^C
+  $ kolco plan --nodes-file ten.txt --add node-10 --trace monitor.txt
+  $ kolco plan --algo twemproxy --config nutcracker.yml --pool alpha --to new.yml \
+        --trace watch.log --memory 4GiB --plot-curve mrc.svg
+
 --moves FILE (- for stdout, in place of the tables) lists every key that
 moves: "KEY<TAB>FROM<TAB>TO", and in a history two more columns, the step
 (1 for the change into the first --to) and "stale" when the key returns to
@@ -143,7 +167,12 @@ a server that held it before, else "-".
 			if cfg.Down, err = resolveDown(lf.down, hist); err != nil {
 				return err
 			}
-			if cfg.Keys, err = lf.keySet(cmd.Context(), hist[0]); err != nil {
+			if lf.tr.file != "" {
+				cfg.Traffic, err = lf.tr.traffic(cmd, hist)
+			} else {
+				cfg.Keys, err = lf.keySet(cmd.Context(), hist[0])
+			}
+			if err != nil {
 				return err
 			}
 			return lf.run(cmd, cfg, hist, &of)
@@ -172,6 +201,7 @@ a server that held it before, else "-".
 	fs.Float64Var(&lf.hitRate, "hit-rate", 0.95, "steady cache hit rate, 0..1")
 	fs.BoolVar(&lf.warm, "warm", false, "also the database's load with the change applied warm (needs --rps)")
 	fs.StringSliceVar(&lf.down, "down", nil, "with --warm: nodes that do not answer during the migration window")
+	lf.tr.register(fs)
 	return cmd
 }
 
@@ -188,7 +218,16 @@ func (lf *planFlags) run(cmd *cobra.Command, cfg plan.Config, hist []planStep, o
 		if err := lf.writeMoves(cmd, []*plan.Result{res}, false); err != nil || lf.moves == "-" {
 			return err
 		}
-		return of.emit(cmd, res, func() chart.Chart { return planChart(res) })
+		if lf.tr.plotCurve != "" {
+			if err := chart.Save(lf.tr.plotCurve, curveChart(res)); err != nil {
+				return fmt.Errorf("--plot-curve: %w", err)
+			}
+		}
+		draw := func() chart.Chart { return planChart(res) }
+		if res.Traffic != nil {
+			draw = func() chart.Chart { return trafficChart(res) }
+		}
+		return of.emit(cmd, res, draw)
 	}
 	h, err := plan.ComputeHistory(cfg, ps)
 	if err != nil {
@@ -208,8 +247,10 @@ func (lf *planFlags) checkOutput(of *outputFlags) error {
 	switch {
 	case len(lf.to) > 1 && of.plot != "":
 		return usagef("--plot draws one change; a history of %d changes has no chart", len(lf.to))
-	case lf.moves == "-" && (of.asJSON || of.asCSV || of.plot != ""):
-		return usagef("--moves - writes the moved keys on stdout in place of the report: it excludes --json, --csv and --plot")
+	case len(lf.to) > 1 && lf.tr.plotCurve != "":
+		return usagef("--plot-curve draws one change; a history of %d changes has no chart", len(lf.to))
+	case lf.moves == "-" && (of.asJSON || of.asCSV || of.plot != "" || lf.tr.plotCurve != ""):
+		return usagef("--moves - writes the moved keys on stdout in place of the report: it excludes --json, --csv, --plot and --plot-curve")
 	}
 	return nil
 }

@@ -27,6 +27,9 @@ const metadumpTimeout = 2 * time.Minute
 // sample's flags, before any file or server is read.
 func (lf *planFlags) config(fs *pflag.FlagSet) (plan.Config, error) {
 	var cfg plan.Config
+	if err := lf.tr.check(fs); err != nil {
+		return cfg, err
+	}
 	switch {
 	case !(lf.rps >= 0) || math.IsInf(lf.rps, 1):
 		return cfg, usagef("--rps must be a finite number >= 0 (got %v)", lf.rps)
@@ -34,8 +37,8 @@ func (lf *planFlags) config(fs *pflag.FlagSet) (plan.Config, error) {
 		return cfg, usagef("--hit-rate is a fraction in [0, 1] (got %v; for %v%% write %v)", lf.hitRate, lf.hitRate, lf.hitRate/100)
 	case !(lf.hitRate >= 0 && lf.hitRate <= 1):
 		return cfg, usagef("--hit-rate must be a fraction in [0, 1] (got %v)", lf.hitRate)
-	case lf.warm && lf.rps == 0:
-		return cfg, usagef("--warm needs --rps: it gives the database's load")
+	case lf.warm && lf.rps == 0 && lf.tr.file == "":
+		return cfg, usagef("--warm needs --rps or --trace: they give the database's load")
 	case len(lf.down) > 0 && !lf.warm:
 		return cfg, usagef("--down needs --warm: only a warm change reads the previous owners")
 	case !(lf.moveRate >= 0) || math.IsInf(lf.moveRate, 1):
@@ -55,6 +58,9 @@ func (lf *planFlags) config(fs *pflag.FlagSet) (plan.Config, error) {
 		if cfg.Data, err = keys.ParseBytes(lf.data); err != nil {
 			return cfg, usageError{fmt.Errorf("--data: %w", err)}
 		}
+	}
+	if lf.tr.file != "" {
+		return cfg, nil // the keys come from the trace: tf.check refused the other sources
 	}
 	given := []string{}
 	for _, f := range []string{"keys-file", "keys-from", "keys-from-servers", "keys"} {

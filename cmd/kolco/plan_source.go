@@ -246,15 +246,7 @@ func (v addrView) Nodes() []kolco.Node {
 func resolveDown(down []string, steps []planStep) ([]string, error) {
 	var out []string
 	for _, d := range down {
-		id, ok := "", false
-		for _, s := range steps[:len(steps)-1] {
-			if a, named := s.names[d]; named {
-				id, ok = a, true
-			}
-			if slices.ContainsFunc(s.p.Nodes(), func(n kolco.Node) bool { return n.ID == d }) {
-				id, ok = d, true
-			}
-		}
+		id, ok := resolveNode(d, steps[:len(steps)-1])
 		if !ok {
 			var known []string
 			for _, n := range steps[0].p.Nodes() {
@@ -265,4 +257,20 @@ func resolveDown(down []string, steps []planStep) ([]string, error) {
 		out = append(out, id)
 	}
 	return out, nil
+}
+
+// resolveNode returns the ID of the node called name in one of steps: by
+// its ID or, where nodes are named by address, by its name in the
+// system's description.
+func resolveNode(name string, steps []planStep) (string, bool) {
+	id, ok := "", false
+	for _, s := range steps {
+		if a, named := s.names[name]; named {
+			id, ok = a, true
+		}
+		if slices.ContainsFunc(s.p.Nodes(), func(n kolco.Node) bool { return n.ID == name }) {
+			id, ok = name, true
+		}
+	}
+	return id, ok
 }

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/algo"
@@ -10,6 +11,7 @@ import (
 	"github.com/kolco-dev/kolco/sim/plan"
 	"github.com/kolco-dev/kolco/sim/report"
 	"github.com/kolco-dev/kolco/sim/theory"
+	"github.com/kolco-dev/kolco/sim/trace"
 )
 
 // The article's cache example: 100 000 RPS at 95% hits, from 10 to 11
@@ -127,4 +129,55 @@ func ExampleComputeHistory() {
 	// Output:
 	// step 1: 2896 keys moved, 0 back to a former owner; database 361 RPS cold, 100 warm
 	// step 2: 2896 keys moved, 2896 back to a former owner; database 361 RPS cold, 361 warm
+}
+
+// A plan from a trace weighs each key by its requests per second: here
+// ten seconds of reads, half of them of one hot key, the others of 97 cold
+// ones, and three nodes to four. The hot key stays where it is, so the
+// reads that miss right after the change are the cold keys' that move.
+func ExampleCompute_traffic() {
+	var b strings.Builder
+	b.WriteString("#kolco-trace v1\n")
+	for i := range 1000 {
+		key := "hot"
+		if i%2 == 1 {
+			key = fmt.Sprintf("cold:%d", i%97)
+		}
+		fmt.Fprintf(&b, "%d.%02d %s 100 get hit\n", 1700000000+i/100, i%100, key)
+	}
+	r, err := trace.Open(strings.NewReader(b.String()), trace.Auto)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, err := trace.Summarize(r, trace.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	nodes := []kolco.Node{{ID: "a"}, {ID: "b"}, {ID: "c"}}
+	before, _ := algo.New("ring", nodes, algo.Options{})
+	after, _ := algo.New("ring", nodes, algo.Options{})
+	if err := after.Add(kolco.Node{ID: "d"}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := plan.Compute(plan.Config{Label: "ring", Before: before, After: after, Traffic: &plan.Traffic{Profile: p, TopK: 1}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tr := res.Traffic
+	fmt.Printf("%.1f reads/s over %.2f s; %d of %d keys move, %.1f reads/s of them\n", tr.ReadRPS, tr.Seconds, res.Moved, res.Keys, tr.MovedReadRPS)
+	for _, n := range tr.Nodes {
+		for _, h := range n.Hot {
+			fmt.Printf("%s: %.1f req/s after, hottest %s at %.1f\n", n.Node, n.RPSAfter, h.Key, h.RPS)
+		}
+	}
+	// Output:
+	// 100.1 reads/s over 9.99 s; 32 of 98 keys move, 17.0 reads/s of them
+	// a: 8.6 req/s after, hottest cold:19 at 0.6
+	// b: 60.7 req/s after, hottest hot at 50.1
+	// c: 13.8 req/s after, hottest cold:9 at 0.6
+	// d: 17.0 req/s after, hottest cold:1 at 0.6
 }

@@ -41,7 +41,10 @@ func ComputeHistory(cfg Config, history []kolco.Placement) (*History, error) {
 	owners := globalOwners(as)
 	h := &History{}
 	for s := 1; s < len(as); s++ {
-		res := compare(cfg, ks, as[s-1], as[s])
+		res, err := compare(cfg, ks, as[s-1], as[s])
+		if err != nil {
+			return nil, err
+		}
 		res.Step = s
 		returns(res, ks, owners, s)
 		h.Steps = append(h.Steps, res)

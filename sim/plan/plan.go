@@ -63,6 +63,12 @@ type Config struct {
 	// [theory.MovedShares], the least any placement can move given the
 	// weights.
 	Theory func(before, after []kolco.Node) float64
+	// Traffic, when set, weighs the keys by a trace's requests ([Traffic]):
+	// the key sample is then the trace's keys (Keys nil, or KeysOf's),
+	// RPS must be zero, and Result.Traffic says what the change costs by
+	// that traffic; HitRate is the steady hit rate when the trace does not
+	// say and no memory is given.
+	Traffic *Traffic
 	// MoveRate, for a store whose change moves its data (kolco proxy's
 	// store pools), is the keys a second the mover sends from each old
 	// node, all old nodes at once (store.rate); it adds the time the move
@@ -114,6 +120,9 @@ type Result struct {
 	// Moves lists every moved key when Config.ListMoves is set, in the
 	// sample's order.
 	Moves []Move `json:"-"`
+	// Traffic is the change by a trace's traffic, when Config.Traffic is
+	// set.
+	Traffic *TrafficImpact `json:"traffic,omitempty"`
 }
 
 // Move is one key that changes owner.
@@ -172,12 +181,20 @@ func Compute(cfg Config) (*Result, error) {
 	if err := checkDown(cfg.Down, as[:1]); err != nil {
 		return nil, err
 	}
-	return compare(cfg, ks, as[0], as[1]), nil
+	return compare(cfg, ks, as[0], as[1])
 }
 
 // check validates what every plan reads besides its placements and
 // returns the key sample, scaled to Data.
 func (cfg Config) check() (*keys.Set, error) {
+	if cfg.Traffic != nil {
+		if err := cfg.Traffic.check(cfg); err != nil {
+			return nil, err
+		}
+		if cfg.Keys == nil {
+			cfg.Keys = KeysOf(cfg.Traffic.Profile)
+		}
+	}
 	if cfg.Keys == nil || cfg.Keys.Len() == 0 {
 		return nil, fmt.Errorf("%w: a plan needs a key sample of one key or more", kolco.ErrBadConfig)
 	}
@@ -216,7 +233,7 @@ func checkDown(down []string, as []keys.Assignment) error {
 }
 
 // compare measures the change from the two assignments of the sample.
-func compare(cfg Config, ks *keys.Set, before, after keys.Assignment) *Result {
+func compare(cfg Config, ks *keys.Set, before, after keys.Assignment) (*Result, error) {
 	d := keys.Compare(before, after, ks)
 	res := &Result{Label: cfg.Label, Keys: ks.Len(), Before: len(before.Nodes), After: len(after.Nodes),
 		Moved: d.Moved, MovedShare: float64(d.Moved) / float64(ks.Len()), TotalBytes: ks.TotalSize(),
@@ -251,7 +268,13 @@ func compare(cfg Config, ks *keys.Set, before, after keys.Assignment) *Result {
 	if cfg.ListMoves {
 		res.Moves = moves(ks, before, after)
 	}
-	return res
+	if cfg.Traffic != nil {
+		var err error
+		if res.Traffic, err = trafficImpact(cfg, before, after); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 // moves lists the keys whose owner differs between the assignments.

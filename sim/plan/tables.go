@@ -59,7 +59,11 @@ func (r *Result) Tables(f report.Format) []report.Table {
 		loads.Add(x.Node, strconv.Itoa(x.KeysBefore), strconv.Itoa(x.KeysAfter), f.Bytes(x.BytesBefore), f.Bytes(x.BytesAfter),
 			f.Pct(x.ShareBefore, 2), f.Pct(x.ShareAfter, 2), f.Bytes(x.Sends), f.Bytes(x.Receives))
 	}
-	return []report.Table{sum, flows, loads}
+	out := []report.Table{sum, flows, loads}
+	if r.Traffic != nil {
+		out = append(out, r.Traffic.Tables(f)...)
+	}
+	return out
 }
 
 // Tables renders every step's tables in format f, after a summary of the
