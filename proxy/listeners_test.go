@@ -9,14 +9,15 @@ import (
 	"testing"
 )
 
-// TestListenerTable checks the README's table of listeners against what
-// listens: the metrics and admin endpoints given as ":PORT" listen on
-// 127.0.0.1 and ask for the admin token when there is one; the stats port
-// asks for nothing; an IPv4 address such as nutcracker's 0.0.0.0 is
-// listened on as IPv4 alone (tests bind loopback only, so for 0.0.0.0 the
-// network chosen is what is checked).
+// TestListenerTable checks the table of listeners (docs/operations.md,
+// "What the proxy listens on") against what listens: the metrics and admin
+// endpoints given as ":PORT" listen on 127.0.0.1 and ask for the admin
+// token when there is one; the stats port asks for nothing; an IPv4
+// address such as nutcracker's 0.0.0.0 is listened on as IPv4 alone (tests
+// bind loopback only, so for 0.0.0.0 the network chosen is what is
+// checked).
 func TestListenerTable(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/operations.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestListenerTable(t *testing.T) {
 	pool, stats := rows["`listen`"], rows["`kolco.stats_listen`, `-s`, `-a`"]
 	metrics, admin := rows["`kolco.metrics_listen`"], rows["`kolco.admin_listen`"]
 	if pool == nil || stats == nil || metrics == nil || admin == nil {
-		t.Fatalf("README.md's listener table lacks a row: %v", rows)
+		t.Fatalf("docs/operations.md's listener table lacks a row: %v", rows)
 	}
 
 	token := filepath.Join(t.TempDir(), "token")

@@ -8,14 +8,14 @@ import (
 	"github.com/kolco-dev/kolco/membership"
 )
 
-// TestReadmeFleetExamples: every configuration the fleet sections of
-// README.md and proxy/changes-and-fleets.md show is one the proxy accepts,
-// each of the four sources among them, and the server file shown is one
-// the file source reads.
+// TestReadmeFleetExamples: every configuration the two fleet sections of
+// docs/fleets.md show (the sources at a glance, and in full) is one the
+// proxy accepts, each of the four sources among them, and the server file
+// shown is one the file source reads.
 func TestReadmeFleetExamples(t *testing.T) {
 	for _, readme := range []struct{ path, heading string }{
-		{"changes-and-fleets.md", "A fleet: servers from a membership source"},
-		{"../README.md", "A fleet on one membership"},
+		{"../docs/fleets.md", "A fleet: servers from a membership source"},
+		{"../docs/fleets.md", "A fleet on one membership"},
 	} {
 		b, err := os.ReadFile(readme.path)
 		if err != nil {

@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestReadmeCheckOutput: the --check output README.md shows is what the
-// proxy prints for the pool it shows.
+// TestReadmeCheckOutput: the --check output docs/proxy.md shows is what
+// the proxy prints for the pool it shows.
 func TestReadmeCheckOutput(t *testing.T) {
-	b, err := os.ReadFile("README.md")
+	b, err := os.ReadFile("../docs/proxy.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +20,7 @@ func TestReadmeCheckOutput(t *testing.T) {
 	_, yaml, ok3 := strings.Cut(readme, "holds this twemproxy pool, unchanged:\n\n```yaml\n")
 	yaml, _, ok4 := strings.Cut(yaml, "```")
 	if !ok || !ok2 || !ok3 || !ok4 {
-		t.Fatal("README.md lacks the --check example or its pool")
+		t.Fatal("docs/proxy.md lacks the --check example or its pool")
 	}
 	cfg, err := ParseConfig([]byte(yaml))
 	if err != nil {
@@ -31,6 +31,6 @@ func TestReadmeCheckOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	if out.String() != shown {
-		t.Errorf("README.md shows:\n%s\nkolco proxy --check prints:\n%s", shown, out.String())
+		t.Errorf("docs/proxy.md shows:\n%s\nkolco proxy --check prints:\n%s", shown, out.String())
 	}
 }
