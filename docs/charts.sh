@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerates the charts the README shows. Run from the repository root:
+# Regenerates the charts docs/command.md shows. Run from the repository root:
 #   sh docs/charts.sh
 set -e
 go run ./cmd/kolco sim balance --algo ring,rendezvous --vnodes 1,3,10,30,100,300,1000 \

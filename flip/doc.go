@@ -26,8 +26,9 @@
 // than two more draws on average for the rest, at most 64 (the crate's
 // bound; reaching it has probability below 2^-64). A lookup on
 // [Placement] adds the replacement-table walk of package jump, short while
-// few nodes are removed. No lookup allocates. The README's tables give
-// measured times beside jump, jumpback, anchor and maglev.
+// few nodes are removed. No lookup allocates. The tables of
+// docs/algorithms.md give measured times beside jump, jumpback, anchor and
+// maglev.
 //
 // # Memory
 //

@@ -84,7 +84,7 @@ func statsPair(t *testing.T, servers string) (ncListen, ncStats string, s *Serve
 // TestStatsPortMatchesNutcracker runs nutcracker and the proxy with the
 // same pool in front of the same servers and the same traffic, and
 // compares their stats JSON: the same fields with the same types, and the
-// same traffic figures where they mean the same (see proxy/README.md for
+// same traffic figures where they mean the same (see docs/operations.md for
 // the differences).
 func TestStatsPortMatchesNutcracker(t *testing.T) {
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}

@@ -210,7 +210,7 @@ type PoolConfig struct {
 	// OutageJournal (outage_journal) is the most keys the pool notes as
 	// written elsewhere while one of its servers is marked down (under
 	// rehash, or with replicas), so that its return settles exactly those
-	// (see the README's failures): about 100 bytes each. Past it, what
+	// (see docs/failures.md): about 100 bytes each. Past it, what
 	// the server missed is unknown: it is emptied (flush_all) when it is
 	// the pool's alone (sweep.exclusive), else it stays down until an
 	// operator empties it. Default 100000.

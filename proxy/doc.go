@@ -71,7 +71,7 @@
 // keys were written elsewhere meanwhile is settled first: the pool notes
 // each such key while the server is out (up to outage_journal keys) and
 // copies the values written onto it before it serves again, never
-// flushing it (see the README).
+// flushing it (see docs/failures.md).
 //
 // # Membership changes
 //

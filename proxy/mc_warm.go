@@ -35,7 +35,7 @@ import (
 // stored (and wins). The reads and deletes at a previous server go on one
 // connection chosen by the key, so that a delete sent before a read is
 // done before it. This orders one proxy's requests; proxies that share
-// servers do not see each other's deletes (see changes-and-fleets.md). A client's
+// servers do not see each other's deletes (see docs/changes.md). A client's
 // own requests keep their order through a window: see warmGate.
 
 // opRole is what an op is to a request in a migration window.

@@ -21,7 +21,7 @@ import (
 const bigValue, bigWriters = 100 << 20, 8
 
 // memoryOverhead is what the proxy holds beyond kolco.buffer_limit at the
-// most, as proxy/README.md documents it: the runtime, the placement and
+// most, as docs/operations.md documents it: the runtime, the placement and
 // the connections' buffers, and the garbage the collector has not yet
 // returned under the memory limit set from the budget.
 const memoryOverhead = 256 << 20
