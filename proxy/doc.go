@@ -5,6 +5,9 @@
 // server fails, active health probes, the meta protocol, and more than one
 // core.
 //
+// The operator's manual is docs/proxy.md in the repository, and the pages
+// it links: stores, fleets, failures, changes, TLS, operations.
+//
 // Placement is ketama consistent hashing (Richard Jones, last.fm, 2007), an
 // instance of Karger et al., "Consistent Hashing and Random Trees" (STOC
 // 1997), or twemproxy's modula, both from package compat/twemproxy; or, for
