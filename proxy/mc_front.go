@@ -202,6 +202,8 @@ func (memcacheFront) empty(ctx context.Context, b *backend) error {
 // (see mc_sweep.go).
 func (memcacheFront) sweep(p *pool, m *migration) { p.sweepAfter(m) }
 
+func (memcacheFront) presweep(ctx context.Context, p, next *pool) error { return p.presweep(ctx, next) }
+
 func (memcacheFront) errorReply(err error) []byte { return appendErrorReply(nil, err) }
 
 // startPool starts nothing: a memcached pool runs nothing of its front's.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"time"
@@ -69,6 +70,7 @@ func (p *pool) sweepAfter(m *migration) {
 		err := p.sweepServer(ctx, m, b)
 		switch {
 		case err == nil:
+			p.markClean(m, b.addr)
 		case ctx.Err() != nil || errors.Is(err, errMigrationChanged):
 			return
 		default:
@@ -81,6 +83,104 @@ func (p *pool) sweepAfter(m *migration) {
 	p.log.Info("sweep done", "servers", len(done), "listed", st.listed.Load(), "deleted", st.deleted.Load(), "kept", st.kept.Load())
 }
 
+// markClean records that the server at addr holds no orphan, swept while
+// m's placement is the pool's.
+func (p *pool) markClean(m *migration, addr string) {
+	p.mig.sweepMu.Lock()
+	defer p.mig.sweepMu.Unlock()
+	if p.place.Load().mig != m {
+		return // a change since: what it moved is not swept
+	}
+	if p.mig.clean == nil {
+		p.mig.clean = map[string]bool{}
+	}
+	p.mig.clean[addr] = true
+}
+
+// The presweep. The sweep after a change removes the copies it left on
+// servers that no longer own them, but a newer change may come first -
+// while the window is open, before the sweep is done, or after a restart
+// or a handover, whose process knows of no earlier window - and give some
+// of those keys back to the server holding the old copy, which would then
+// serve it, older than the writes made since (found by the fault schedule:
+// modula with warm changes, a server added, the proxy started again, a key
+// written, the server removed). So before a change that moves keys
+// replaces a pool, each server of both that is not known clean is listed,
+// and its copies of the keys the change gives it - keys the placement now
+// does not give it - are deleted by their listed CAS values; a value
+// written since stays. Only those wait for the change: the rest are swept
+// after its window, as always.
+
+// presweep removes, from the servers of p that next keeps, the orphaned
+// copies of keys next gives them (see above). The error is a server's that
+// could not be listed or swept: the change is not applied.
+func (p *pool) presweep(ctx context.Context, next *pool) error {
+	cur, nextPl := p.place.Load(), next.place.Load()
+	if len(p.cfg.Sweep.Exclusive) == 0 || cur.sig == nextPl.sig {
+		p.mig.sweepMu.RLock()
+		next.mig.clean = maps.Clone(p.mig.clean)
+		p.mig.sweepMu.RUnlock()
+		return nil
+	}
+	p.mig.sweepMu.RLock()
+	clean := maps.Clone(p.mig.clean)
+	p.mig.sweepMu.RUnlock()
+	var done []string
+	for _, b := range p.backends {
+		if !p.cfg.exclusive(b.node) || !next.cfg.exclusive(b.node) || b.health.isDown() || clean[b.addr] ||
+			slices.Contains(done, b.addr) || next.backendAt(b.addr) == nil {
+			continue
+		}
+		done = append(done, b.addr)
+		if err := p.presweepServer(ctx, b, nextPl); err != nil {
+			return fmt.Errorf("pool %s: server %s may hold copies of keys the change gives it, older than what was written since; removing them failed: %w",
+				p.name, b.addr, err)
+		}
+	}
+	if len(done) > 0 {
+		p.log.Info("servers swept of the old copies of keys the change gives them", "servers", len(done))
+	}
+	return nil
+}
+
+// presweepServer lists b and deletes its copies of keys pl, the placement
+// to come, gives it and the pool's does not, trying again when a change of
+// health replaces the pool's placement meanwhile.
+func (p *pool) presweepServer(ctx context.Context, b *backend, pl *placement) error {
+	for attempt := 1; ; attempt++ {
+		m := p.place.Load().mig
+		gained, err := p.listGained(ctx, b, pl)
+		if err != nil {
+			return err
+		}
+		// At the servers' speed, not the sweep's rate: the change waits,
+		// and these are only the keys it gives back.
+		_, err = p.deleteOrphans(ctx, m, b, gained, 0)
+		if !errors.Is(err, errMigrationChanged) || attempt == 3 {
+			return err
+		}
+	}
+}
+
+// listGained lists b's items and returns those of keys pl gives b and the
+// pool's placement does not.
+func (p *pool) listGained(ctx context.Context, b *backend, pl *placement) ([]orphan, error) {
+	var sc routeScratch
+	cur := p.place.Load()
+	var gained []orphan
+	err := metadump.ListDial(ctx, b.dialSweep, func(it metadump.Item) error {
+		key := bytestr.Of(it.Key)
+		if !cur.owns(b, key, &sc) && pl.owns(b, key, &sc) {
+			gained = append(gained, orphan{it.Key, it.Cas})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing its keys: %w", err)
+	}
+	return gained, nil
+}
+
 // sweepServer sweeps one server, in passes of at most maxOrphans, until a
 // pass deletes nothing more.
 func (p *pool) sweepServer(ctx context.Context, m *migration, b *backend) error {
@@ -89,7 +189,7 @@ func (p *pool) sweepServer(ctx context.Context, m *migration, b *backend) error 
 		if err != nil {
 			return err
 		}
-		deleted, err := p.deleteOrphans(ctx, m, b, orphans)
+		deleted, err := p.deleteOrphans(ctx, m, b, orphans, p.cfg.Sweep.Rate)
 		if err != nil || !more || deleted == 0 {
 			return err
 		}
@@ -149,9 +249,9 @@ func (pl *placement) owns(b *backend, key []byte, sc *routeScratch) bool {
 }
 
 // deleteOrphans deletes orphans from b, by the CAS values listed, in
-// batches at sweep.rate a second, each judged against the placement
-// published when it is sent. It returns how many it deleted.
-func (p *pool) deleteOrphans(ctx context.Context, m *migration, b *backend, orphans []orphan) (int, error) {
+// batches at rate a second (0: as fast as b answers), each judged against
+// the placement published when it is sent. It returns how many it deleted.
+func (p *pool) deleteOrphans(ctx context.Context, m *migration, b *backend, orphans []orphan, rate int) (int, error) {
 	if len(orphans) == 0 {
 		return 0, nil
 	}
@@ -162,8 +262,10 @@ func (p *pool) deleteOrphans(ctx context.Context, m *migration, b *backend, orph
 	}
 	defer conn.Close()
 	rr := memcache.NewReplyReader(conn, 0)
-	rate := p.cfg.Sweep.Rate
-	batch := max(1, min(100, rate/10))
+	batch := 100
+	if rate > 0 {
+		batch = max(1, min(100, rate/10))
+	}
 	deleted := 0
 	var buf, keys []byte
 	var reply []byte
@@ -176,6 +278,9 @@ func (p *pool) deleteOrphans(ctx context.Context, m *migration, b *backend, orph
 			return deleted, err
 		}
 		orphans = orphans[n:]
+		if rate == 0 {
+			continue
+		}
 		if err := pause(ctx, time.Duration(n)*time.Second/time.Duration(rate)-time.Since(start)); err != nil {
 			return deleted, err
 		}

@@ -25,6 +25,11 @@ type migrations struct {
 	sweepCtx  context.Context
 	sweepStop context.CancelFunc
 	stats     *migStats
+	// clean are the addresses of the servers swept since the last change
+	// that moved keys: they hold no orphaned copy (see pool.presweep).
+	// A pool that replaces another without moving a key keeps them; at a
+	// start none is known. Guarded by sweepMu.
+	clean map[string]bool
 }
 
 // initMigrations prepares the pool's migration state; it is called

@@ -58,6 +58,11 @@ type front interface {
 	// sweep runs once a migration's window has closed, and settles m
 	// (see migration).
 	sweep(p *pool, m *migration)
+	// presweep readies next, which replaces p, before it serves: each
+	// server's copies of keys next gives it and p's placement does not,
+	// left by an earlier change no sweep has removed yet, are removed
+	// (see mc_sweep.go). An error keeps p.
+	presweep(ctx context.Context, p, next *pool) error
 	// errorReply returns the reply a client reads for a request that
 	// failed with err, as a client refused over max_client_connections
 	// gets it.

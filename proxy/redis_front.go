@@ -25,6 +25,9 @@ func (redisFront) empty(context.Context, *backend) error { return errNotEmptied 
 // sweep has nothing to do: a Redis pool is not swept (see checkRedis).
 func (redisFront) sweep(p *pool, m *migration) { p.settle(m) }
 
+// presweep: a Redis pool does not sweep (a store moves its keys instead).
+func (redisFront) presweep(context.Context, *pool, *pool) error { return nil }
+
 func (redisFront) errorReply(err error) []byte { return appendRedisError(nil, err) }
 
 // startPool starts the replica reads of a pool that has them.

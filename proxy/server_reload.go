@@ -160,6 +160,9 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		} else if err := p.emptyAdded(ctx, old); err != nil {
 			return ch, err
 		}
+		if err := p.front.presweep(ctx, old, p); err != nil {
+			return ch, err
+		}
 	}
 	p.start()
 	switch {
