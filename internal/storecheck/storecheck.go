@@ -34,6 +34,13 @@ type Config struct {
 	Seed uint64
 	// Timeout bounds each request. Default 5 s.
 	Timeout time.Duration
+	// Pace, when set, is the least time between the starts of one
+	// client's requests: a run beside other work, or one whose history
+	// must stay small enough to check, sends at most 1/Pace a second per
+	// client.
+	Pace time.Duration
+	// Limit, when set, is how many requests each client sends at most.
+	Limit int
 }
 
 // Input is one request of the history.
@@ -124,7 +131,20 @@ func (r *Run) client(ctx context.Context, id int) {
 			c.close()
 		}
 	}()
-	for ctx.Err() == nil {
+	var pace <-chan time.Time
+	if r.cfg.Pace > 0 {
+		t := time.NewTicker(r.cfg.Pace)
+		defer t.Stop()
+		pace = t.C
+	}
+	for sent := 0; ctx.Err() == nil && (r.cfg.Limit == 0 || sent < r.cfg.Limit); sent++ {
+		if pace != nil {
+			select {
+			case <-pace:
+			case <-ctx.Done():
+				return
+			}
+		}
 		if c == nil {
 			var err error
 			if c, err = dial(r.cfg.Addrs[id%len(r.cfg.Addrs)], r.cfg.Timeout); err != nil {

@@ -49,9 +49,9 @@ func TestModel(t *testing.T) {
 	}
 }
 
-// TestRealServerLinearizable: the workload against one redis-server,
-// which is linearizable, gives a history the check passes.
-func TestRealServerLinearizable(t *testing.T) {
+// startRedis starts a redis-server and returns its address.
+func startRedis(t *testing.T) string {
+	t.Helper()
 	bin := realprog.Binary(t, "redis-server", "redis-server")
 	port := realprog.FreePorts(t, 1)[0]
 	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
@@ -62,7 +62,13 @@ func TestRealServerLinearizable(t *testing.T) {
 	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
 	realprog.WaitListening(t, "redis-server", []int{port}, exited)
-	r := Start(Config{Addrs: []string{fmt.Sprintf("127.0.0.1:%d", port)}, Keys: 16, Seed: 1})
+	return fmt.Sprintf("127.0.0.1:%d", port)
+}
+
+// TestRealServerLinearizable: the workload against one redis-server,
+// which is linearizable, gives a history the check passes.
+func TestRealServerLinearizable(t *testing.T) {
+	r := Start(Config{Addrs: []string{startRedis(t)}, Keys: 16, Seed: 1})
 	time.Sleep(time.Second)
 	history := r.Stop()
 	if r.Answered < 1000 || r.Unknown > 0 {
@@ -72,4 +78,22 @@ func TestRealServerLinearizable(t *testing.T) {
 		t.Fatalf("%v: %s", res, why)
 	}
 	t.Logf("%d requests of 8 clients on 16 keys: linearizable", len(history))
+}
+
+// TestLimitAndPace: each client sends at most Limit requests, one a Pace
+// at most, and stops by itself.
+func TestLimitAndPace(t *testing.T) {
+	addr := startRedis(t)
+	start := time.Now()
+	r := Start(Config{Addrs: []string{addr}, Clients: 3, Keys: 4, Seed: 2, Limit: 20, Pace: 10 * time.Millisecond})
+	r.wg.Wait() // the clients end by themselves
+	elapsed := time.Since(start)
+	history := r.Stop()
+	if len(history) != 60 || r.Answered != 60 {
+		t.Errorf("%d requests, %d answered; want 60 (3 clients, 20 each): %v", len(history), r.Answered, r.Errors)
+	}
+	// 20 requests a client, the first after one Pace: 200 ms at least.
+	if elapsed < 20*10*time.Millisecond {
+		t.Errorf("20 paced requests a client took %v, under 20 paces", elapsed)
+	}
 }
