@@ -220,7 +220,11 @@ const expireSeconds = "100000"
 // parse reads a reply to in.
 func parse(in Input, reply string) (Output, bool) {
 	if strings.HasPrefix(reply, "-") {
-		return Output{Err: true}, in.Op == "INCR" // the only command here with an error of its own
+		// INCR is the only command here with an error of its own: of a
+		// value that is not an integer, or at the integers' end. Any
+		// other error - a server down, a timeout - leaves the outcome
+		// unknown: the proxy may have sent the command on.
+		return Output{Err: true}, in.Op == "INCR" && incrError(reply)
 	}
 	switch in.Op {
 	case "SET":
@@ -238,6 +242,13 @@ func parse(in Input, reply string) (Output, bool) {
 		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(reply, ":"), "\r\n"), 10, 64)
 		return Output{N: n}, err == nil && strings.HasPrefix(reply, ":")
 	}
+}
+
+// incrError reports whether reply is Redis's own error for an INCR: the
+// value is not an integer, or would overflow.
+func incrError(reply string) bool {
+	return strings.HasPrefix(reply, "-ERR value is not an integer or out of range") ||
+		strings.HasPrefix(reply, "-ERR increment or decrement would overflow")
 }
 
 // conn is one client's connection.

@@ -97,3 +97,28 @@ func TestLimitAndPace(t *testing.T) {
 		t.Errorf("20 paced requests a client took %v, under 20 paces", elapsed)
 	}
 }
+
+// TestParseErrors: INCR's own error is an outcome of the model; any other
+// error reply - a proxy's for a server that is down - is an unknown
+// outcome, as a timeout is: the command may have reached the server.
+func TestParseErrors(t *testing.T) {
+	incr := Input{Op: "INCR", Key: "k"}
+	for _, c := range []struct {
+		in     Input
+		reply  string
+		ok     bool
+		output Output
+	}{
+		{incr, "-ERR value is not an integer or out of range\r\n", true, Output{Err: true}},
+		{incr, "-ERR increment or decrement would overflow\r\n", true, Output{Err: true}},
+		{incr, "-ERR Connection refused\r\n", false, Output{Err: true}},
+		{incr, "-ERR Connection timed out\r\n", false, Output{Err: true}},
+		{Input{Op: "SET", Key: "k", Arg: "1"}, "-ERR Connection refused\r\n", false, Output{Err: true}},
+		{incr, ":7\r\n", true, Output{N: 7}},
+	} {
+		out, ok := parse(c.in, c.reply)
+		if ok != c.ok || ok && out != c.output {
+			t.Errorf("%s %q: %+v, %v; want %+v, %v", c.in.Op, c.reply, out, ok, c.output, c.ok)
+		}
+	}
+}
