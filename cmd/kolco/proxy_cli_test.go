@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kolco-dev/kolco/internal/faults"
 	"github.com/kolco-dev/kolco/internal/realprog"
 )
 
@@ -22,6 +23,7 @@ import (
 const mainEnv = "KOLCO_TEST_MAIN"
 
 func TestMain(m *testing.M) {
+	faults.Reap() // returns at once unless the process is a fault schedule's reaper
 	if os.Getenv(mainEnv) == "1" {
 		main()
 	}
