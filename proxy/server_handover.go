@@ -99,13 +99,17 @@ func (s *Server) listenTCP(addr string) (net.Listener, error) {
 	return net.Listen(tcpNetwork(addr), addr)
 }
 
-// openListen opens a pool's listener on spec, or takes the inherited one.
-// The caller holds mu.
+// openListen opens a pool's listener on spec, or takes the inherited one,
+// accepting once the server serves (see Serving). The caller holds mu.
 func (s *Server) openListen(ctx context.Context, spec listenSpec) (net.Listener, error) {
 	if ln := s.take(listenKey(spec.network, spec.addr)); ln != nil {
 		return ln, nil
 	}
-	return spec.open(ctx)
+	ln, err := spec.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &gatedListener{Listener: ln, open: s.acceptGate(), closed: make(chan struct{})}, nil
 }
 
 // ListenerFiles returns copies of the server's listening sockets - the
@@ -248,13 +252,16 @@ func (s *Server) listenerOf(key string) *listener {
 }
 
 // Serving returns a channel closed once the server accepts clients on
-// every socket: at Start, or, for a server that took over another's
-// sockets (Inherit), once each of its pools on a membership source serves
-// a version of its source (gossip pools serve the old process's view, see
-// InheritViews) - for at most sourceWait. Until then the process it takes
-// over from accepts them alone, and places their keys as its sources say,
-// where this one would place them by the servers of its file. A process
-// taking over says it serves once this is closed.
+// its pools' sockets: once each of its pools on a membership source
+// serves a version of its source (gossip pools serve their configured
+// servers, or, in a server that took over another's sockets, the old
+// process's view, see InheritViews) - for at most sourceWait; at Start
+// when none is on a source. Until then a server taking over leaves its
+// clients to the process it takes over from, which places their keys as
+// its sources say, and a server started afresh keeps them waiting: by the
+// servers of its file it would place keys where a change since may have
+// moved them away, and read the values they left behind. A process says
+// it serves once this is closed.
 func (s *Server) Serving() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -269,19 +276,18 @@ func (s *Server) acceptGate() chan struct{} {
 	return s.accepting
 }
 
-// sourceWait bounds how long a server that took over waits for its pools'
-// membership sources before it accepts clients.
+// sourceWait bounds how long a server waits for its pools' membership
+// sources before it accepts clients.
 const sourceWait = 5 * time.Second
 
-// acceptWhenPlaced opens the accept gate: at once, or, for a server that
-// took over, once its sources have placed its pools or sourceWait has
-// passed (then it says which have not). It forgets what it inherited. The
-// caller holds mu.
+// acceptWhenPlaced opens the accept gate once the sources have placed the
+// pools or sourceWait has passed (then it says which have not): at once
+// when no pool is on a source. It forgets what it inherited. The caller
+// holds mu.
 func (s *Server) acceptWhenPlaced() {
 	gate := s.acceptGate()
-	took := s.tookOver
 	s.tookOver, s.inheritedViews = false, nil
-	if !took {
+	if len(s.pendingLocked()) == 0 {
 		close(gate)
 		return
 	}
@@ -292,7 +298,7 @@ func (s *Server) acceptWhenPlaced() {
 		deadline := time.Now().Add(sourceWait)
 		for pending := s.pendingSources(); len(pending) > 0; pending = s.pendingSources() {
 			if time.Now().After(deadline) {
-				s.log.Warn("taking over before the membership sources of these pools gave a version they serve: they serve their configured servers until then",
+				s.log.Warn("serving before the membership sources of these pools gave a version they serve: they serve their configured servers until then",
 					"pools", pending, "waited", sourceWait)
 				return
 			}
@@ -307,6 +313,11 @@ func (s *Server) acceptWhenPlaced() {
 func (s *Server) pendingSources() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.pendingLocked()
+}
+
+// pendingLocked is pendingSources for a caller that holds mu.
+func (s *Server) pendingLocked() []string {
 	var pending []string
 	for name, ps := range s.sources {
 		if ps.key.membership.Gossip != nil || s.closed {
@@ -321,7 +332,7 @@ func (s *Server) pendingSources() []string {
 	return pending
 }
 
-// gatedListener is an inherited socket that accepts once open is closed.
+// gatedListener is a pool's socket that accepts once open is closed.
 type gatedListener struct {
 	net.Listener
 	open   <-chan struct{}
