@@ -40,6 +40,9 @@ type poolStatus struct {
 	Membership struct {
 		Fingerprint string `json:"fingerprint"`
 		Stale       bool   `json:"stale"`
+		Error       string `json:"error"`
+		Revision    int64  `json:"revision"`
+		Source      int64  `json:"source_revision"`
 	} `json:"membership"`
 	Move json.RawMessage `json:"move"`
 }
@@ -220,7 +223,7 @@ func (s poolStatus) settled() (bool, string) {
 		return false, "a move is under way"
 	}
 	if s.Membership.Stale {
-		return false, "its view of the source is stale"
+		return false, fmt.Sprintf("its view of the source is stale (revision %d of %d): %s", s.Membership.Revision, s.Membership.Source, s.Membership.Error)
 	}
 	return true, ""
 }
