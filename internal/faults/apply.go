@@ -11,15 +11,46 @@ import (
 
 // applySchedule applies every fault at its time from now, each ended after
 // its For, and returns once all have ended.
+//
+// Faults on one target (a shard's two nodes are one) hold its lock from
+// start to end, a start again included, so that one that comes while
+// another is still being undone - a proxy's restart slower than planned,
+// on a starved machine - waits for it rather than find no process.
+// Membership changes apply in the schedule's order whatever the
+// goroutines' wake-ups: each waits for the one before.
 func (r *run) applySchedule() {
 	r.faultStart = time.Now()
-	var wg sync.WaitGroup
+	locks := map[string]*sync.Mutex{}
 	for _, f := range r.sched.Faults {
+		if locks[group(f.Target)] == nil {
+			locks[group(f.Target)] = &sync.Mutex{}
+		}
+	}
+	var wg sync.WaitGroup
+	prev := make(chan struct{})
+	close(prev)
+	for _, f := range r.sched.Faults {
+		turn, done := prev, make(chan struct{})
+		if f.Kind == "member" {
+			prev = done
+		} else {
+			close(done)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if f.Kind == "member" {
+				defer close(done)
+			}
 			time.Sleep(time.Until(r.faultStart.Add(f.At))) // the schedule's clock
-			if err := r.apply(f); err != nil {
+			if f.Kind == "member" {
+				<-turn
+			}
+			mu := locks[group(f.Target)]
+			mu.Lock()
+			err := r.apply(f)
+			mu.Unlock()
+			if err != nil {
 				r.trouble(fmt.Sprintf("%s: %v", f, err))
 			}
 			r.mu.Lock()

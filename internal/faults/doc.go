@@ -36,8 +36,8 @@
 //
 // # The checks
 //
-// A store's history (SET, GET, INCR, APPEND, DEL, EXPIRE of eight clients
-// over the proxies, ending with a read of every key) is checked for
+// A store's history (SET, GET, INCR, APPEND, DEL, EXPIRE of two clients
+// a proxy, ending with a read of every key) is checked for
 // linearizability with porcupine (package internal/storecheck), and its
 // keys for acknowledged writes no final read found. A cache's history
 // (set, delete, get of one and of several keys) is checked against
