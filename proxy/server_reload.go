@@ -166,8 +166,16 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		if err := p.inherit(old); err != nil {
 			return ch, err // p is not started yet: nothing of it to stop
 		}
-		if err := p.emptyAdded(ctx, old); err != nil {
-			return ch, err
+		// A source's first version is what the fleet serves already,
+		// not servers added: the configured ones were only what the pool
+		// placed by until it came. Emptied, the servers beyond them would
+		// lose what the fleet wrote there - and at each restart and
+		// handover, what this process did.
+		first := old.members != nil && old.members.revision == 0 && spec.members != nil && spec.members.revision > 0
+		if !first {
+			if err := p.emptyAdded(ctx, old); err != nil {
+				return ch, err
+			}
 		}
 	}
 	p.start()
