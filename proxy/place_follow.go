@@ -27,7 +27,7 @@ import (
 //
 // The error is the algorithm's refusal of the change; then nothing is
 // published.
-func (p *pool) follow(from *layout, prev *placement) error {
+func (p *pool) follow(from *layout, prev *placement, window bool) error {
 	p.placeMu.Lock()
 	defer p.placeMu.Unlock()
 	var pl *placement
@@ -47,7 +47,9 @@ func (p *pool) follow(from *layout, prev *placement) error {
 		detached := *prev
 		detached.prev, detached.mig = nil, nil // one placement back, not a chain of every one
 		pl.prev = &detached
-		pl.mig = p.migrationAfter(prev, pl, prev.sig != pl.sig)
+		if window {
+			pl.mig = p.migrationAfter(prev, pl, prev.sig != pl.sig)
+		}
 		pl.move = p.moveAfter(prev, pl)
 	}
 	p.publish(pl)

@@ -101,6 +101,11 @@ type poolSpec struct {
 	members *sourceView
 	log     *slog.Logger
 	met     *metrics
+	// first is set for the first version of the pool's source after it
+	// started on its configured servers: that version is what the fleet
+	// serves, not a change - no window reads the configured servers, no
+	// server it lists is emptied as added.
+	first bool
 }
 
 // servers returns the nodes the pool's servers are: the source's
@@ -131,7 +136,7 @@ func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 		p.nudgeSource = spec.members.nudge
 	}
 	p.initMigrations()
-	if err := p.follow(from, prev); err != nil {
+	if err := p.follow(from, prev, !spec.first); err != nil {
 		return nil, placementError(p.name, err)
 	}
 	return p, nil

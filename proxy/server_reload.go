@@ -135,6 +135,7 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 	if ch.cur != nil {
 		prev = ch.cur.pool.Load().place.Load()
 		from = prev.layout()
+		spec.first = firstVersion(ch.cur.pool.Load().members, spec.members)
 	} else {
 		var err error
 		if from, err = states.layoutFor(name, pc, s.log); err != nil {
@@ -166,13 +167,7 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		if err := p.inherit(old); err != nil {
 			return ch, err // p is not started yet: nothing of it to stop
 		}
-		// A source's first version is what the fleet serves already,
-		// not servers added: the configured ones were only what the pool
-		// placed by until it came. Emptied, the servers beyond them would
-		// lose what the fleet wrote there - and at each restart and
-		// handover, what this process did.
-		first := old.members != nil && old.members.revision == 0 && spec.members != nil && spec.members.revision > 0
-		if !first {
+		if !spec.first {
 			if err := p.emptyAdded(ctx, old); err != nil {
 				return ch, err
 			}
@@ -196,6 +191,17 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		return ch, err
 	}
 	return ch, nil
+}
+
+// firstVersion reports whether next is the first version of a pool's
+// source after the pool started on its configured servers (old, the view
+// of revision 0). It is what the fleet serves already, not a change: the
+// configured servers were only what the pool placed by until it came, a
+// window would read them for keys moved long since, and emptying would
+// wipe, on the servers beyond them, what the fleet wrote there - at each
+// restart and handover, what this process did.
+func firstVersion(old, next *sourceView) bool {
+	return old != nil && old.revision == 0 && next != nil && next.revision > 0
 }
 
 // undo closes what prepare opened.
