@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,10 +18,17 @@ import (
 // another is still being undone - a proxy's restart slower than planned,
 // on a starved machine - waits for it rather than find no process.
 // Membership changes apply in the schedule's order whatever the
-// goroutines' wake-ups: each waits for the one before.
+// goroutines' wake-ups: each waits for the one before, and for what it
+// goes through - etcd, or every proxy whose configuration it rewrites
+// (one started again meanwhile would read the new servers beside a state
+// file of the old ones, and refuse them, as an operator's edit made while
+// it is down would be refused).
 func (r *run) applySchedule() {
 	r.faultStart = time.Now()
-	locks := map[string]*sync.Mutex{}
+	locks := map[string]*sync.Mutex{"etcd": {}}
+	for _, p := range r.proxies {
+		locks[p.Name] = &sync.Mutex{}
+	}
 	for _, f := range r.sched.Faults {
 		if locks[group(f.Target)] == nil {
 			locks[group(f.Target)] = &sync.Mutex{}
@@ -46,10 +54,14 @@ func (r *run) applySchedule() {
 			if f.Kind == "member" {
 				<-turn
 			}
-			mu := locks[group(f.Target)]
-			mu.Lock()
+			held := r.locksFor(f, locks)
+			for _, mu := range held {
+				mu.Lock()
+			}
 			err := r.apply(f)
-			mu.Unlock()
+			for _, mu := range held {
+				mu.Unlock()
+			}
 			if err != nil {
 				r.trouble(fmt.Sprintf("%s: %v", f, err))
 			}
@@ -59,6 +71,28 @@ func (r *run) applySchedule() {
 		}()
 	}
 	wg.Wait()
+}
+
+// locksFor returns the locks f holds while it is applied, in one order
+// for every fault: the target's, and a membership change's path.
+func (r *run) locksFor(f Fault, locks map[string]*sync.Mutex) []*sync.Mutex {
+	names := []string{group(f.Target)}
+	if f.Kind == "member" {
+		switch r.combo.Source {
+		case "etcd":
+			names = append(names, "etcd")
+		case "static", "sentinel":
+			for _, p := range r.proxies {
+				names = append(names, p.Name)
+			}
+		}
+	}
+	slices.Sort(names)
+	var out []*sync.Mutex
+	for _, n := range names {
+		out = append(out, locks[n])
+	}
+	return out
 }
 
 // event notes what was done, when, for the report.

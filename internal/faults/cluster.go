@@ -106,7 +106,7 @@ func (r *run) startCluster() error {
 // startSentinels starts three Sentinels watching every shard, quorum 2,
 // and waits until each knows every shard's replica and the other two.
 func (r *run) startSentinels() error {
-	ports := realprog.FreePorts(r.t, 3)
+	ports := realprog.RestartablePorts(r.t, 3)
 	for i, port := range ports {
 		conf := filepath.Join(r.dir, fmt.Sprintf("sentinel%d.conf", i))
 		c := fmt.Sprintf("port %d\nbind 127.0.0.1\nsentinel resolve-hostnames no\n", port)
@@ -212,7 +212,7 @@ func serverRole(addr string) string {
 // startEtcd starts etcd, adds the initial members, and for a
 // history-dependent distribution keeps its state there.
 func (r *run) startEtcd() error {
-	ports := realprog.FreePorts(r.t, 2)
+	ports := realprog.RestartablePorts(r.t, 2)
 	client := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
 	peer := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
 	data := filepath.Join(r.dir, "etcd")
@@ -274,7 +274,7 @@ func (r *run) members1(args ...string) error {
 func (r *run) startSidecar(name string) error {
 	sc := r.sidecars[name]
 	if sc == nil {
-		port := realprog.FreePorts(r.t, 1)[0]
+		port := realprog.RestartablePorts(r.t, 1)[0]
 		sc = &sidecarProc{gossip: fmt.Sprintf("127.0.0.1:%d", port)}
 		seeds := r.gossipSeeds()
 		addr := r.addrOf(name)

@@ -49,7 +49,7 @@ type poolStatus struct {
 
 // startProxies writes each proxy's configuration and starts it.
 func (r *run) startProxies() error {
-	ports := realprog.FreePorts(r.t, 3*r.cfg.Proxies)
+	ports := realprog.RestartablePorts(r.t, 3*r.cfg.Proxies)
 	for i := range r.cfg.Proxies {
 		dir := filepath.Join(r.dir, fmt.Sprintf("proxy%d", i))
 		if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -84,7 +84,7 @@ func (r *run) starve(p *proxyProc, busy int, d time.Duration) error {
 	}
 	cpu := strconv.Itoa(runtime.NumCPU() - 1)
 	pid := strconv.Itoa(p.pid())
-	if out, err := r.sp.run(exec.Command(taskset, "-a", "-p", "-c", cpu, pid), 10*time.Second); err != nil {
+	if out, err := r.sp.run(exec.Command(taskset, "-a", "-p", "-c", cpu, pid), time.Minute); err != nil {
 		return fmt.Errorf("taskset: %v: %s", err, out)
 	}
 	r.event("starve %s (pid %s): %d busy processes on core %s", p.Name, pid, busy, cpu)
@@ -104,7 +104,7 @@ func (r *run) starve(p *proxyProc, busy int, d time.Duration) error {
 		l.Kill()
 	}
 	all := fmt.Sprintf("0-%d", runtime.NumCPU()-1)
-	if out, err := r.sp.run(exec.Command(taskset, "-a", "-p", "-c", all, pid), 10*time.Second); err != nil && alive(p.pid()) {
+	if out, err := r.sp.run(exec.Command(taskset, "-a", "-p", "-c", all, pid), time.Minute); err != nil && alive(p.pid()) {
 		return fmt.Errorf("taskset: %v: %s", err, out)
 	}
 	r.event("%s fed again", p.Name)

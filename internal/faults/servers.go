@@ -75,7 +75,7 @@ func (r *run) startServer(name string, redis bool, replicaOf func(*Server) strin
 	}
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		s.Port = realprog.FreePorts(r.t, 1)[0]
+		s.Port = realprog.RestartablePorts(r.t, 1)[0]
 		s.Proc = newProc(r.sp, name, func() *exec.Cmd { return s.command(r.bins) })
 		if err = s.Proc.Start(); err != nil {
 			return nil, err
