@@ -44,8 +44,8 @@ var floors = []struct {
 	// 4: measurement, membership, and what the processes of a fleet say
 	// to each other.
 	{"sim", 4}, {"sim/", 4}, {"chart", 4}, {"membership", 4}, {"membership/", 4}, {"membership/gossip", 4}, {"fleet", 4},
-	// 5: the faces.
-	{"cmd/", 5}, {"proxy", 5}, {"proxy/", 5}, {"adapter/", 5},
+	// 5: the faces, and the fault schedules that run them as processes.
+	{"cmd/", 5}, {"proxy", 5}, {"proxy/", 5}, {"adapter/", 5}, {"internal/faults", 5},
 }
 
 // floorOf returns the floor of the package in dir (slash-separated,

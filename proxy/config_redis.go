@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/proxy/redis"
 )
 
@@ -207,8 +208,20 @@ func (p *PoolConfig) checkStore(bad badSetting) error {
 		return bad("store.enabled", "a store moves its keys with Redis's MIGRATE: it applies to Redis pools (redis: true); a memcached pool's changes are warm")
 	case p.Ejection == EjectRehash:
 		return bad("store.enabled", "a store's server that fails keeps its keys, which must not move to other servers meanwhile: set auto_eject_hosts: false, or ejection: fail-fast")
+	case p.Membership != nil && p.Membership.Etcd == nil && historyDependent(p.Distribution):
+		return bad("store.enabled", "distribution %s places keys by the order of changes, and a %s source keeps no history: a proxy started again "+
+			"places keys by the changes it sees from then, apart from the fleet, and reads a key where it is not; keep the history in etcd "+
+			"(membership: {etcd: ...}), or use a distribution whose placement is the servers' (ring, rendezvous, maglev, ketama)",
+			p.Distribution, strings.Fields(p.Membership.String())[0])
 	}
 	return nil
+}
+
+// historyDependent reports whether distribution is one of kolco's whose
+// placement depends on the order of changes.
+func historyDependent(distribution string) bool {
+	info, ok := algo.Lookup(distribution)
+	return ok && info.HistoryDependent
 }
 
 // ignoredSettings returns the settings of the pool that nutcracker accepts

@@ -248,13 +248,14 @@ func (s *Server) listenerOf(key string) *listener {
 }
 
 // Serving returns a channel closed once the server accepts clients on
-// every socket: at Start, or, for a server that took over another's
-// sockets (Inherit), once each of its pools on a membership source serves
-// a version of its source (gossip pools serve the old process's view, see
-// InheritViews) - for at most sourceWait. Until then the process it takes
-// over from accepts them alone, and places their keys as its sources say,
-// where this one would place them by the servers of its file. A process
-// taking over says it serves once this is closed.
+// every socket: once each of its pools on a membership source serves a
+// version of its source (gossip pools serve their configured servers or,
+// in a server that took over another's sockets, the old process's view,
+// see InheritViews) - for at most sourceWait; at Start when no pool is on
+// a source. Until then a server taking over leaves its clients to the
+// process it takes over from, which places their keys as its sources
+// say, and a server started afresh keeps them waiting (see gatePlaced). A
+// process says it serves once this is closed.
 func (s *Server) Serving() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -269,19 +270,20 @@ func (s *Server) acceptGate() chan struct{} {
 	return s.accepting
 }
 
-// sourceWait bounds how long a server that took over waits for its pools'
-// membership sources before it accepts clients.
+// sourceWait bounds how long a server waits for its pools' membership
+// sources before it accepts clients.
 const sourceWait = 5 * time.Second
 
-// acceptWhenPlaced opens the accept gate: at once, or, for a server that
-// took over, once its sources have placed its pools or sourceWait has
-// passed (then it says which have not). It forgets what it inherited. The
+// acceptWhenPlaced opens the accept gate once the sources have placed the
+// pools or sourceWait has passed (then a server that took over says which
+// have not; one started afresh says it per pool, see gatePlaced): at once
+// when no pool waits for its source. It forgets what it inherited. The
 // caller holds mu.
 func (s *Server) acceptWhenPlaced() {
 	gate := s.acceptGate()
 	took := s.tookOver
 	s.tookOver, s.inheritedViews = false, nil
-	if !took {
+	if len(s.pendingLocked()) == 0 {
 		close(gate)
 		return
 	}
@@ -292,6 +294,9 @@ func (s *Server) acceptWhenPlaced() {
 		deadline := time.Now().Add(sourceWait)
 		for pending := s.pendingSources(); len(pending) > 0; pending = s.pendingSources() {
 			if time.Now().After(deadline) {
+				if !took {
+					return
+				}
 				s.log.Warn("taking over before the membership sources of these pools gave a version they serve: they serve their configured servers until then",
 					"pools", pending, "waited", sourceWait)
 				return
@@ -307,6 +312,11 @@ func (s *Server) acceptWhenPlaced() {
 func (s *Server) pendingSources() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.pendingLocked()
+}
+
+// pendingLocked is pendingSources for a caller that holds mu.
+func (s *Server) pendingLocked() []string {
 	var pending []string
 	for name, ps := range s.sources {
 		if ps.key.membership.Gossip != nil || s.closed {

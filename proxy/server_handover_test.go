@@ -86,6 +86,52 @@ func TestTakeOverAcceptsOncePlaced(t *testing.T) {
 	}
 }
 
+// TestStartAcceptsOncePlaced: a server started afresh - a proxy killed
+// and started again, in a fleet whose source changed since its file was
+// written - accepts on a pool's socket only once the pool serves its
+// source's version, as one taking over does: before, it answered at once
+// from its configured servers, where a change had moved keys away and
+// their old values stayed (a fault schedule's seed 7: 49 stale reads in
+// the 0.3 s before a Redis cache's file source answered).
+func TestStartAcceptsOncePlaced(t *testing.T) {
+	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
+	path := filepath.Join(t.TempDir(), "members.yml") // not written yet: the source gives no version
+	y := fmt.Sprintf("kolco:\n  admin_listen: 127.0.0.1:0\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  timeout: 10000\n"+
+		"  servers:\n   - %s:1 n0\n  membership: {file: {path: %s, interval: 20, settle: 40}}\n", ms[0].addr, path)
+	s := startProxy(t, y)
+	c, err := net.Dial("tcp", s.Addr("p").String()) // queued on the socket the server has not accepted on
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("get k\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if line, err := r.ReadString('\n'); err == nil {
+		t.Fatalf("answered %q before the pool served its source's version", line)
+	}
+	select {
+	case <-s.Serving():
+		t.Fatal("serving before the pool's source gave a version")
+	default:
+	}
+	writeServers(t, path, ms[0], ms[1])
+	select {
+	case <-s.Serving():
+	case <-time.After(sourceWait):
+		t.Fatalf("not serving %v after the source's file was written", sourceWait)
+	}
+	if got := membershipOf(t, s, "p"); got.Revision == 0 || !slices.Equal(got.Nodes, []string{"n0", "n1"}) {
+		t.Errorf("serving with the pool on %v (revision %d), want the file's n0, n1", got.Nodes, got.Revision)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if line, err := r.ReadString('\n'); err != nil || line != "END\r\n" {
+		t.Errorf("the waiting client's request, once serving: %q %v", line, err)
+	}
+}
+
 // TestInheritViewsRefusesBadViews: a view handed over is kept only if a
 // source's version could have been it.
 func TestInheritViewsRefusesBadViews(t *testing.T) {

@@ -51,6 +51,10 @@ func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
 		dir = filepath.Dir(path)
 	}
 	plan := &sourcePlan{s: s, cfg: cfg, next: map[string]*poolSource{}}
+	states, err := s.statesFor(cfg)
+	if err != nil {
+		return nil, err
+	}
 	for _, name := range cfg.PoolNames() {
 		pc := cfg.Pools[name]
 		if pc.Membership == nil {
@@ -71,7 +75,7 @@ func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
 		if g := pc.Membership.Gossip; g != nil {
 			env.gossipWaits = s.gossipWaits(name, g.Bind)
 		}
-		initial, placeholder := s.initialNodes(name, pc)
+		initial, placeholder := s.initialNodes(name, pc, states)
 		env.placeholder = placeholder
 		ps, err := newPoolSource(name, pc, dir, initial, env, s.log)
 		if err != nil {
@@ -92,14 +96,21 @@ func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
 // initialNodes returns the nodes a new source of the pool name starts
 // from: those the pool serves now when it is on a source already (the
 // source's settings changed), those the process this one took over from
-// served for a gossip pool, else its configured servers. placeholder
-// reports the last when the pool does not run yet: servers no source
-// named and no pool of this process served (see sourceView.placeholder).
-func (s *Server) initialNodes(name string, pc *PoolConfig) (nodes []kolco.Node, placeholder bool) {
+// served for a gossip pool, those the state file records a store's pool
+// as serving (see poolState.Served), else its configured servers.
+// placeholder reports the last when the pool does not run yet: servers no
+// source named and no pool of this process served (see
+// sourceView.placeholder).
+func (s *Server) initialNodes(name string, pc *PoolConfig, states *stateFile) (nodes []kolco.Node, placeholder bool) {
 	if v := s.serving(name); v != nil {
 		return v.nodes, false
 	}
 	if nodes := s.inheritedViews[name]; nodes != nil && pc.Membership.Gossip != nil {
+		return nodes, false
+	}
+	if nodes := states.servedFor(name, pc); nodes != nil && s.listeners[name] == nil {
+		s.log.Info("membership: starting from the servers the state file records the store as serving, until the source's first version",
+			"pool", name, "servers", serverList(nodes))
 		return nodes, false
 	}
 	return pc.nodes(), s.listeners[name] == nil

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,6 +56,14 @@ type poolState struct {
 	// its history (see StateMissing): kept here so that a restart, which
 	// restores the fresh placement, still says so.
 	Afresh *StateMissing `json:"afresh,omitempty"`
+	// Served are the servers a store's pool on a membership source
+	// served: a process started again places keys by them until its
+	// source's first version, and moves, as a change, the keys that
+	// version gives other servers. Without them it would start from its
+	// configured servers, which no source named, and read a key whose
+	// owner changed while no process ran at its new server before
+	// anything moved it there.
+	Served []stateNode `json:"served,omitempty"`
 }
 
 // movingState is a placement a store's move follows: its servers in the
@@ -269,6 +278,12 @@ func poolRecord(p *pool) *poolState {
 		rec = recordOf(l)
 		rec.Afresh = p.stats.stateMissing.Load()
 	}
+	if p.cfg.Store.Enabled && p.members != nil && !p.members.placeholder {
+		if rec == nil {
+			rec = &poolState{Distribution: p.cfg.Distribution, Nodes: stateNodes(nodesOf(pl.servers))}
+		}
+		rec.Served = stateNodes(p.members.nodes)
+	}
 	m := pl.move
 	if m == nil || m.done.Load() {
 		return rec
@@ -298,6 +313,20 @@ func (st *stateFile) afreshFor(name string) *StateMissing {
 		return nil
 	}
 	return st.Pools[name].Afresh
+}
+
+// servedFor returns the servers the state file records the store pool
+// name of cfg, on a membership source, as serving; nil when it records
+// none.
+func (st *stateFile) servedFor(name string, cfg *PoolConfig) []kolco.Node {
+	if st == nil || st.Pools[name] == nil || !cfg.Store.Enabled || cfg.Membership == nil || len(st.Pools[name].Served) == 0 {
+		return nil
+	}
+	nodes := make([]kolco.Node, len(st.Pools[name].Served))
+	for i, n := range st.Pools[name].Served {
+		nodes[i] = kolco.Node{ID: n.ID, Weight: n.Weight, Zone: n.Zone, Addr: n.Addr}
+	}
+	return nodes
 }
 
 // movingFor returns the placements the state file records a store's move
@@ -432,7 +461,7 @@ func (s *Server) rewriteState() {
 // the same already, or there is nothing to record and no file.
 func (s *Server) writeState(path string, records map[string]*poolState) error {
 	if path == "" {
-		if len(records) > 0 {
+		if slices.ContainsFunc(slices.Collect(maps.Values(records)), func(r *poolState) bool { return r.State != nil || r.Moving != nil }) {
 			s.log.Warn("no state file: a restart will place the keys of history-dependent pools afresh; set kolco.state_file")
 		}
 		return nil

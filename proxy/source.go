@@ -186,21 +186,52 @@ func (ps *poolSource) watchList() {
 	}
 }
 
-// start runs apply for each new view, the first one included, until
-// close.
+// Tries again of a view the pool could not apply: the first after
+// retryFirst, each later one after twice the time before, up to
+// retryMost. A view is refused for a reason that passes as well as for
+// one that does not: a server added and marked exclusive is emptied
+// before it takes keys, and one whose link is down for a moment cannot be
+// - the source gives no new version when it is back.
+const (
+	retryFirst = 250 * time.Millisecond
+	retryMost  = 10 * time.Second
+)
+
+// start runs apply for each new view, the first one included, and again
+// while the newest is refused, until close.
 func (ps *poolSource) start(apply func(*poolSource)) {
 	ps.running = true
 	go func() {
 		defer close(ps.done)
+		wait := retryFirst
 		for {
 			apply(ps)
+			var again <-chan time.Time
+			var t *time.Timer
+			if ps.refusal() != nil {
+				t = time.NewTimer(wait)
+				again, wait = t.C, min(2*wait, retryMost)
+			} else {
+				wait = retryFirst
+			}
 			select {
 			case <-ps.ctx.Done():
 				return
 			case <-ps.changed:
+			case <-again:
+			}
+			if t != nil {
+				t.Stop()
 			}
 		}
 	}()
+}
+
+// refusal is why the newest view is not served, nil when it is.
+func (ps *poolSource) refusal() error {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.refused
 }
 
 // close stops following the source and waits for the goroutines.

@@ -199,13 +199,11 @@ func (r proxyRun) serve(ctx context.Context) error {
 	if r.adopt != nil {
 		s.Adopt(r.adopt)
 	}
-	if r.inherit != nil {
-		// Taking over: the old process serves each pool as its membership
-		// source says until this one can.
-		select {
-		case <-s.Serving():
-		case <-ctx.Done():
-		}
+	// Serving once each pool on a membership source serves its source's
+	// version: taking over, the old process serves meanwhile.
+	select {
+	case <-s.Serving():
+	case <-ctx.Done():
 	}
 	if !r.keepThreads {
 		r.threads(ctx, cfg, logs.Logger)

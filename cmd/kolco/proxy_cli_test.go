@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kolco-dev/kolco/internal/faults"
 	"github.com/kolco-dev/kolco/internal/realprog"
 	"github.com/kolco-dev/kolco/internal/testproc"
 )
@@ -23,6 +24,7 @@ import (
 const mainEnv = "KOLCO_TEST_MAIN"
 
 func TestMain(m *testing.M) {
+	faults.Reap() // returns at once unless the process is a fault schedule's reaper
 	if os.Getenv(mainEnv) == "1" {
 		// A proxy this process starts on SIGUSR2, or as a daemon, has no
 		// parent-death signal: it exits once the tests are gone.

@@ -5,9 +5,12 @@ package realprog
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -56,6 +59,44 @@ func FreePorts(t testing.TB, n int) []int {
 // slower, never fail; a wait that runs out is a defect found, not a slow
 // machine.
 const Patience = time.Minute
+
+// RestartablePorts returns n free ports on 127.0.0.1 below the kernel's
+// range of ephemeral ports. A server a test starts again must bind its
+// ports again while other programs run: a port of the ephemeral range may
+// meanwhile be the local end of any outgoing connection (a client
+// retrying, a proxy's connection to a server), and the start would fail
+// with "address already in use".
+func RestartablePorts(t testing.TB, n int) []int {
+	t.Helper()
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil && v > 20000 {
+				low = v
+			}
+		}
+	}
+	var ports []int
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	for tries := 0; len(ports) < n && tries < 1000; tries++ {
+		p := 20000 + rand.IntN(low-20000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue // in use
+		}
+		held = append(held, l)
+		ports = append(ports, p)
+	}
+	if len(ports) < n {
+		return FreePorts(t, n) // a range with no room: take ephemeral ones
+	}
+	return ports
+}
 
 // WaitListening waits up to Patience until every port accepts a
 // connection, failing the test if it does not or if exited is closed first

@@ -34,6 +34,13 @@ type Config struct {
 	Seed uint64
 	// Timeout bounds each request. Default 5 s.
 	Timeout time.Duration
+	// Pace, when set, is the least time between the starts of one
+	// client's requests: a run beside other work, or one whose history
+	// must stay small enough to check, sends at most 1/Pace a second per
+	// client.
+	Pace time.Duration
+	// Limit, when set, is how many requests each client sends at most.
+	Limit int
 }
 
 // Input is one request of the history.
@@ -124,7 +131,20 @@ func (r *Run) client(ctx context.Context, id int) {
 			c.close()
 		}
 	}()
-	for ctx.Err() == nil {
+	var pace <-chan time.Time
+	if r.cfg.Pace > 0 {
+		t := time.NewTicker(r.cfg.Pace)
+		defer t.Stop()
+		pace = t.C
+	}
+	for sent := 0; ctx.Err() == nil && (r.cfg.Limit == 0 || sent < r.cfg.Limit); sent++ {
+		if pace != nil {
+			select {
+			case <-pace:
+			case <-ctx.Done():
+				return
+			}
+		}
 		if c == nil {
 			var err error
 			if c, err = dial(r.cfg.Addrs[id%len(r.cfg.Addrs)], r.cfg.Timeout); err != nil {
@@ -200,7 +220,11 @@ const expireSeconds = "100000"
 // parse reads a reply to in.
 func parse(in Input, reply string) (Output, bool) {
 	if strings.HasPrefix(reply, "-") {
-		return Output{Err: true}, in.Op == "INCR" // the only command here with an error of its own
+		// INCR is the only command here with an error of its own: of a
+		// value that is not an integer, or at the integers' end. Any
+		// other error - a server down, a timeout - leaves the outcome
+		// unknown: the proxy may have sent the command on.
+		return Output{Err: true}, in.Op == "INCR" && incrError(reply)
 	}
 	switch in.Op {
 	case "SET":
@@ -218,6 +242,13 @@ func parse(in Input, reply string) (Output, bool) {
 		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(reply, ":"), "\r\n"), 10, 64)
 		return Output{N: n}, err == nil && strings.HasPrefix(reply, ":")
 	}
+}
+
+// incrError reports whether reply is Redis's own error for an INCR: the
+// value is not an integer, or would overflow.
+func incrError(reply string) bool {
+	return strings.HasPrefix(reply, "-ERR value is not an integer or out of range") ||
+		strings.HasPrefix(reply, "-ERR increment or decrement would overflow")
 }
 
 // conn is one client's connection.

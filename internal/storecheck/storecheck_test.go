@@ -50,9 +50,9 @@ func TestModel(t *testing.T) {
 	}
 }
 
-// TestRealServerLinearizable: the workload against one redis-server,
-// which is linearizable, gives a history the check passes.
-func TestRealServerLinearizable(t *testing.T) {
+// startRedis starts a redis-server and returns its address.
+func startRedis(t *testing.T) string {
+	t.Helper()
 	bin := realprog.Binary(t, "redis-server", "redis-server")
 	port := realprog.FreePorts(t, 1)[0]
 	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
@@ -63,7 +63,13 @@ func TestRealServerLinearizable(t *testing.T) {
 	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
 	realprog.WaitListening(t, "redis-server", []int{port}, exited)
-	r := Start(Config{Addrs: []string{fmt.Sprintf("127.0.0.1:%d", port)}, Keys: 16, Seed: 1})
+	return fmt.Sprintf("127.0.0.1:%d", port)
+}
+
+// TestRealServerLinearizable: the workload against one redis-server,
+// which is linearizable, gives a history the check passes.
+func TestRealServerLinearizable(t *testing.T) {
+	r := Start(Config{Addrs: []string{startRedis(t)}, Keys: 16, Seed: 1})
 	time.Sleep(time.Second)
 	history := r.Stop()
 	if r.Answered < 1000 || r.Unknown > 0 {
@@ -73,4 +79,47 @@ func TestRealServerLinearizable(t *testing.T) {
 		t.Fatalf("%v: %s", res, why)
 	}
 	t.Logf("%d requests of 8 clients on 16 keys: linearizable", len(history))
+}
+
+// TestLimitAndPace: each client sends at most Limit requests, one a Pace
+// at most, and stops by itself.
+func TestLimitAndPace(t *testing.T) {
+	addr := startRedis(t)
+	start := time.Now()
+	r := Start(Config{Addrs: []string{addr}, Clients: 3, Keys: 4, Seed: 2, Limit: 20, Pace: 10 * time.Millisecond})
+	r.wg.Wait() // the clients end by themselves
+	elapsed := time.Since(start)
+	history := r.Stop()
+	if len(history) != 60 || r.Answered != 60 {
+		t.Errorf("%d requests, %d answered; want 60 (3 clients, 20 each): %v", len(history), r.Answered, r.Errors)
+	}
+	// 20 requests a client, the first after one Pace: 200 ms at least.
+	if elapsed < 20*10*time.Millisecond {
+		t.Errorf("20 paced requests a client took %v, under 20 paces", elapsed)
+	}
+}
+
+// TestParseErrors: INCR's own error is an outcome of the model; any other
+// error reply - a proxy's for a server that is down - is an unknown
+// outcome, as a timeout is: the command may have reached the server.
+func TestParseErrors(t *testing.T) {
+	incr := Input{Op: "INCR", Key: "k"}
+	for _, c := range []struct {
+		in     Input
+		reply  string
+		ok     bool
+		output Output
+	}{
+		{incr, "-ERR value is not an integer or out of range\r\n", true, Output{Err: true}},
+		{incr, "-ERR increment or decrement would overflow\r\n", true, Output{Err: true}},
+		{incr, "-ERR Connection refused\r\n", false, Output{Err: true}},
+		{incr, "-ERR Connection timed out\r\n", false, Output{Err: true}},
+		{Input{Op: "SET", Key: "k", Arg: "1"}, "-ERR Connection refused\r\n", false, Output{Err: true}},
+		{incr, ":7\r\n", true, Output{N: 7}},
+	} {
+		out, ok := parse(c.in, c.reply)
+		if ok != c.ok || ok && out != c.output {
+			t.Errorf("%s %q: %+v, %v; want %+v, %v", c.in.Op, c.reply, out, ok, c.output, c.ok)
+		}
+	}
 }

@@ -12,14 +12,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -60,7 +55,7 @@ type Server struct {
 func Start(t testing.TB, cfg Config) *Server {
 	t.Helper()
 	bin := realprog.Binary(t, "etcd-server", "etcd")
-	ports := restartablePorts(t, 2)
+	ports := realprog.RestartablePorts(t, 2)
 	s := &Server{t: t, bin: bin, dir: t.TempDir(), clientPort: ports[0], cfg: cfg}
 	scheme := "http"
 	if cfg.CertFile != "" && cfg.KeyFile != "" {
@@ -188,42 +183,4 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-// restartablePorts returns n free ports on 127.0.0.1 below the kernel's
-// range of ephemeral ports. A server that Restart starts again must bind
-// its ports again while other programs run: a port of the ephemeral range
-// may meanwhile be the local end of any outgoing connection (a client
-// retrying etcd, a test's memcached client), and the restart would fail
-// with "address already in use".
-func restartablePorts(t testing.TB, n int) []int {
-	t.Helper()
-	low := 32768
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if v, err := strconv.Atoi(f[0]); err == nil && v > 20000 {
-				low = v
-			}
-		}
-	}
-	var ports []int
-	var held []net.Listener
-	defer func() {
-		for _, l := range held {
-			l.Close()
-		}
-	}()
-	for tries := 0; len(ports) < n && tries < 1000; tries++ {
-		p := 20000 + rand.IntN(low-20000)
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			continue // in use
-		}
-		held = append(held, l)
-		ports = append(ports, p)
-	}
-	if len(ports) < n {
-		return realprog.FreePorts(t, n) // a range with no room: take ephemeral ones
-	}
-	return ports
 }

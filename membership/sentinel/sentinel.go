@@ -10,7 +10,8 @@
 // The source asks every Sentinel for each master (SENTINEL MASTER) and
 // takes, of those that answer, the address of the greatest config-epoch:
 // the epoch of the newest failover, which a Sentinel that missed it does
-// not have. It asks again every Interval, at once when a Sentinel
+// not have - never, unless more than half of the Sentinels answer so, an
+// older one than it took before. It asks again every Interval, at once when a Sentinel
 // announces a failover (its +switch-master channel), and when Nudge is
 // called (by a client whose primary answered READONLY or stopped). One
 // Sentinel answering is enough; Sentinels may fail and come back.
@@ -55,6 +56,9 @@ type Source struct {
 
 	nudgeOnce sync.Once
 	nudge     chan struct{}
+
+	mu     sync.Mutex         // guards newest
+	newest map[string]primary // by master: the answer of the greatest config-epoch seen
 }
 
 func (s *Source) interval() time.Duration { return durationOr(s.Interval, time.Second) }
@@ -160,21 +164,22 @@ func (s *Source) primaries(ctx context.Context) ([]kolco.Node, error) {
 	}
 	wg.Wait()
 	best := make([]primary, len(s.Masters))
-	answered := false
+	answered := 0
 	for i, a := range answers {
 		if errs[i] != nil {
 			continue
 		}
-		answered = true
+		answered++
 		for j, p := range a {
 			if p.addr != "" && (best[j].addr == "" || p.epoch > best[j].epoch) {
 				best[j] = p
 			}
 		}
 	}
-	if !answered {
+	if answered == 0 {
 		return nil, fmt.Errorf("%w: sentinel: no Sentinel answered: %w", membership.ErrUnreachable, errors.Join(errs...))
 	}
+	s.keepNewest(best, answered)
 	nodes := make([]kolco.Node, len(s.Masters))
 	for j, m := range s.Masters {
 		if best[j].addr == "" {
@@ -184,6 +189,32 @@ func (s *Source) primaries(ctx context.Context) ([]kolco.Node, error) {
 	}
 	membership.SortNodes(nodes)
 	return nodes, nil
+}
+
+// keepNewest never lets an asking take a master back to a primary of an
+// older config-epoch than one taken before: the Sentinels that saw the
+// newer failover may just not have answered in time (a busy machine, a
+// Sentinel away), and those that answered missed it. Only when more
+// than half of the Sentinels answered, none with that epoch, is their
+// older word taken - their state was lost, and they watch the master
+// afresh. answered is how many Sentinels answered.
+func (s *Source) keepNewest(best []primary, answered int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.newest == nil {
+		s.newest = map[string]primary{}
+	}
+	quorum := answered > len(s.Sentinels)/2
+	for j, m := range s.Masters {
+		seen, ok := s.newest[m.ID]
+		if ok && best[j].epoch < seen.epoch && (!quorum || best[j].addr == "") {
+			best[j] = seen
+			continue
+		}
+		if best[j].addr != "" {
+			s.newest[m.ID] = best[j]
+		}
+	}
 }
 
 func cmpOr(w, def float64) float64 {

@@ -1,0 +1,112 @@
+package faults
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// change applies a membership change, "add NAME" or "remove NAME",
+// through the pool's source: a reload of every proxy for a static list
+// (and a Sentinel pool's masters), the members file, etcd (kolco members),
+// or a gossip sidecar started or stopped.
+func (r *run) change(spec string) error {
+	r.memberMu.Lock()
+	defer r.memberMu.Unlock()
+	op, name, _ := strings.Cut(spec, " ")
+	if op == "add" {
+		if !slices.Contains(r.members, name) {
+			r.members = append(r.members, name)
+		}
+	} else {
+		r.members = slices.DeleteFunc(r.members, func(m string) bool { return m == name })
+	}
+	r.event("membership: %s", spec)
+	switch r.combo.Source {
+	case "file":
+		return r.writeMembersFile()
+	case "etcd":
+		args := []string{"remove", name}
+		if op == "add" {
+			args = []string{"add", name, "--addr", r.addrOf(name)}
+		}
+		var err error
+		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
+			if err = r.members1(args...); err == nil {
+				return nil
+			}
+			time.Sleep(500 * time.Millisecond) // etcd away: the next try
+		}
+		return err
+	case "gossip":
+		if op == "add" {
+			return r.startSidecar(name)
+		}
+		sc := r.sidecars[name]
+		if sc == nil || !sc.proc.Running() {
+			return nil
+		}
+		if err := sc.proc.Signal(syscall.SIGTERM); err != nil {
+			return err
+		}
+		select {
+		case <-sc.proc.Exited():
+			return nil
+		case <-time.After(10 * time.Second):
+			return fmt.Errorf("sidecar %s still running 10 s after SIGTERM", name)
+		}
+	}
+	for _, p := range r.proxies {
+		if err := os.WriteFile(p.conf, []byte(r.proxyConfig(p)), 0o600); err != nil {
+			return err
+		}
+		if err := p.signal(syscall.SIGHUP); err != nil {
+			return fmt.Errorf("%s: SIGHUP: %w", p.Name, err)
+		}
+	}
+	return nil
+}
+
+// starve pins the proxy's threads to one core and runs busy processes
+// pinned beside it for d: the proxy gets a share of one core, as on a
+// machine whose other work took the rest.
+func (r *run) starve(p *proxyProc, busy int, d time.Duration) error {
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		r.event("no taskset (util-linux): %s not starved", p.Name)
+		return nil
+	}
+	cpu := strconv.Itoa(runtime.NumCPU() - 1)
+	pid := strconv.Itoa(p.pid())
+	if out, err := r.sp.run(exec.Command(taskset, "-a", "-p", "-c", cpu, pid), time.Minute); err != nil {
+		return fmt.Errorf("taskset: %v: %s", err, out)
+	}
+	r.event("starve %s (pid %s): %d busy processes on core %s", p.Name, pid, busy, cpu)
+	var loops []*Proc
+	for i := range busy {
+		loop := newProc(r.sp, fmt.Sprintf("busy%d", i), func() *exec.Cmd {
+			return exec.Command(taskset, "-c", cpu, "sh", "-c", "while :; do :; done")
+		})
+		if err := loop.Start(); err != nil {
+			return err
+		}
+		r.cleanup(loop.Kill)
+		loops = append(loops, loop)
+	}
+	time.Sleep(d) // the fault's length
+	for _, l := range loops {
+		l.Kill()
+	}
+	all := fmt.Sprintf("0-%d", runtime.NumCPU()-1)
+	if out, err := r.sp.run(exec.Command(taskset, "-a", "-p", "-c", all, pid), time.Minute); err != nil && alive(p.pid()) {
+		return fmt.Errorf("taskset: %v: %s", err, out)
+	}
+	r.event("%s fed again", p.Name)
+	return nil
+}

@@ -1,0 +1,82 @@
+package faults
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/kolco-dev/kolco/internal/storecheck"
+)
+
+// storeCheck checks a store's history key by key, so that a failure names
+// the keys that are not linearizable and shows their requests; with a
+// failure, the first such key's history is drawn (porcupine's HTML) into
+// a file under the directory dir returns, and its path returned.
+func storeCheck(history []porcupine.Operation, timeout time.Duration, dir func() string) (res porcupine.CheckResult, why, drawn string) {
+	model := storecheck.Model.ToModel()
+	res = porcupine.Ok
+	var bad []string
+	deadline := time.Now().Add(timeout)
+	for _, part := range model.Partition(history) {
+		r, info := porcupine.CheckOperationsVerbose(model, part, max(time.Until(deadline), time.Second))
+		switch r {
+		case porcupine.Illegal:
+			res = porcupine.Illegal
+			key := part[0].Input.(storecheck.Input).Key
+			if len(bad) < 3 {
+				why += describeKey(key, part)
+			}
+			if d := dir(); drawn == "" && d != "" {
+				drawn = filepath.Join(d, "history-"+strings.ReplaceAll(key, ":", "-")+".html")
+				if err := porcupine.VisualizePath(model, info, drawn); err != nil {
+					drawn = ""
+				}
+			}
+			bad = append(bad, key)
+		case porcupine.Unknown:
+			if res == porcupine.Ok {
+				res = porcupine.Unknown
+			}
+		}
+	}
+	if len(bad) > 0 {
+		why = fmt.Sprintf("not linearizable: %d keys (%s)\n%s", len(bad), strings.Join(bad, ", "), why)
+	}
+	return res, why, drawn
+}
+
+// describeKey lists a key's requests by the time they were sent.
+func describeKey(key string, ops []porcupine.Operation) string {
+	ops = slices.Clone(ops)
+	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %s, %d requests:\n", key, len(ops))
+	for _, op := range ops {
+		ret := "never answered"
+		if op.Return < 1<<61 {
+			ret = fmt.Sprintf("%.3fs", time.Duration(op.Return).Seconds())
+		}
+		fmt.Fprintf(&b, "    client %2d  %8.3fs .. %-14s  %s\n", op.ClientId, time.Duration(op.Call).Seconds(), ret,
+			storecheck.Model.DescribeOperation(op.Input, op.Output))
+	}
+	return b.String()
+}
+
+// keepDir returns a directory for what a failure leaves to look at: under
+// KOLCO_FAULTS_KEEP when set, else the system's temporary directory.
+func keepDir(seed uint64) string {
+	base := os.Getenv("KOLCO_FAULTS_KEEP")
+	if base == "" {
+		base = os.TempDir()
+	}
+	dir := filepath.Join(base, fmt.Sprintf("kolco-faults-seed-%d", seed))
+	if os.MkdirAll(dir, 0o755) != nil {
+		return ""
+	}
+	return dir
+}
