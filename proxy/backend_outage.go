@@ -53,6 +53,9 @@ type outage struct {
 	// or a write reached every key at once (flush_all): the journal no
 	// longer says what the server missed.
 	overflow bool
+	// fenced are the keys of the server whose copies stand-ins removed
+	// before a read (see outage.fence), each with their addresses.
+	fenced map[string][]string
 }
 
 func newOutage(limit int) *outage {

@@ -275,6 +275,13 @@ func (r *mcRequest) forward(p *pool) {
 	if pl := p.place.Load(); pl.mig != nil && pl.mig.open() && r.forwardWarm(p, pl) {
 		return
 	}
+	if r.req.Cmd.IsRetrieval() && p.outages.Load() > 0 {
+		keys := make([][]byte, len(r.req.Keys))
+		for i := range keys {
+			keys[i] = r.req.Key(i)
+		}
+		p.fenceReads(p.place.Load(), keys, r.batch.flush)
+	}
 	switch {
 	case r.req.Cmd == memcache.CmdFlushAll:
 		r.broadcast(p)
