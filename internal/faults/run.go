@@ -189,6 +189,16 @@ func refused(t *testing.T, env Env, c Combo) string {
 	if err := os.WriteFile(in.source.keyFile, []byte(gossipKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A file source's file, as the run writes it before its proxies
+	// start: --check reads it as a start does.
+	var members strings.Builder
+	fmt.Fprintf(&members, "%s:\n  servers:\n", poolName)
+	for _, s := range in.servers {
+		fmt.Fprintf(&members, "   - %s:1 %s\n", s[0], s[1])
+	}
+	if err := os.WriteFile(in.source.membersFile, []byte(members.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	sp := newSpawner()
 	defer sp.close()
 	out, err := sp.run(env.Kolco("proxy", "--check", "--config", conf), 30*time.Second)
