@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,103 +21,120 @@ import (
 // removes its copy, and misses (see outage.fence). The second read
 // misses too, and a key written meanwhile reads what was written.
 func TestRehashAfterAChangeReadsNoOldCopy(t *testing.T) {
-	const extra = "  auto_eject_hosts: true\n  ejection: rehash\n  timeout: 300\n  server_failure_limit: 1\n" +
-		"  server_retry_timeout: 600000\n  health_check: {interval: 600000}\n"
-	type kv struct {
-		set  func(k, v string) string
-		get  func(k string) string
-		ok   string
-	}
-	run := func(t *testing.T, start func(n int) (yaml func(n int) string, c func(s *Server) kv, addr func(i int) string, stop func(i int))) {
-		yaml, client, addr, stop := start(4)
-		s := startProxy(t, yaml(3))
-		c := client(s)
-		const n = 200
-		for i := range n {
-			if got := c.set(fmt.Sprintf("k:%d", i), "old"); got != c.ok {
-				t.Fatalf("set: %q", got)
-			}
-		}
-		reload(t, s, yaml(4)) // the fourth joins: cold, the old copies stay
-		var onNew []string
-		for i := range n {
-			k := fmt.Sprintf("k:%d", i)
-			if got := c.set(k, "new"); got != c.ok {
-				t.Fatalf("set: %q", got)
-			}
-			if ownerOf(s.testPool("p"), k) == addr(3) {
-				onNew = append(onNew, k)
-			}
-		}
-		if len(onNew) < 2 {
-			t.Fatalf("%d keys on the fourth server", len(onNew))
-		}
-		stop(3)
-		eventually(t, "the fourth server ejected", func() bool {
-			c.get(onNew[0]) // fails on it, which is then ejected
-			return ownerOf(s.testPool("p"), onNew[0]) != addr(3)
-		})
-		if got := c.set(onNew[1], "again"); got != c.ok {
-			t.Fatalf("set %s with its server out: %q", onNew[1], got)
-		}
-		old := 0
-		for round := range 2 {
-			for _, k := range onNew {
-				got := c.get(k)
-				if strings.Contains(got, "old") {
-					old++
-				}
-				if k == onNew[1] && !strings.Contains(got, "again") {
-					t.Errorf("read %d of %s, written with its server out: %q", round, k, got)
-				}
-			}
-		}
-		if old > 0 {
-			t.Errorf("%d reads of the %d keys the fourth server took read their value from before it came, with it ejected", old, len(onNew))
+	t.Run("memcached", func(t *testing.T) { checkNoOldCopy(t, fenceMemcached(t)) })
+	t.Run("redis", func(t *testing.T) { checkNoOldCopy(t, fenceRedis(t)) })
+}
+
+// fenceRehash are the settings of TestRehashAfterAChangeReadsNoOldCopy's
+// pools: one failure ejects, and the server stays out.
+const fenceRehash = "  auto_eject_hosts: true\n  ejection: rehash\n  timeout: 300\n  server_failure_limit: 1\n" +
+	"  server_retry_timeout: 600000\n  health_check: {interval: 600000}\n"
+
+// fenceKV is a client of one protocol through a proxy.
+type fenceKV struct {
+	set func(k, v string) string
+	get func(k string) string
+	ok  string
+}
+
+// fenceSetup is four servers of one protocol: the configuration of a pool
+// over the first n, a client through a proxy, a server's address, and a
+// stop (SIGSTOP) of one.
+type fenceSetup struct {
+	yaml   func(n int) string
+	client func(s *Server) fenceKV
+	addr   func(i int) string
+	stop   func(i int)
+}
+
+func checkNoOldCopy(t *testing.T, f fenceSetup) {
+	s := startProxy(t, f.yaml(3))
+	c := f.client(s)
+	const n = 200
+	for i := range n {
+		if got := c.set(fmt.Sprintf("k:%d", i), "old"); got != c.ok {
+			t.Fatalf("set: %q", got)
 		}
 	}
-	t.Run("memcached", func(t *testing.T) {
-		run(t, func(n int) (func(int) string, func(*Server) kv, func(int) string, func(int)) {
-			ms := make([]*memcached, n)
-			for i := range ms {
-				ms[i] = startMemcached(t, 0)
-			}
-			yaml := func(k int) string {
-				return poolYAML("  distribution: ring\n  warm: {enabled: false}\n"+extra, ms[:k]...)
-			}
-			client := func(s *Server) kv {
-				c := dial(t, s.Addr("p").String())
-				return kv{set: func(k, v string) string { return c.do(fmt.Sprintf("set %s 0 0 %d\r\n%s\r\n", k, len(v), v)) },
-					get: func(k string) string { return c.do("get " + k + "\r\n") }, ok: "STORED\r\n"}
-			}
-			stop := func(i int) {
-				if err := ms[i].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = ms[i].cmd.Process.Signal(syscall.SIGCONT) })
-			}
-			return yaml, client, func(i int) string { return ms[i].addr }, stop
-		})
+	reload(t, s, f.yaml(4)) // the fourth joins: cold, the old copies stay
+	var onNew []string
+	for i := range n {
+		k := fmt.Sprintf("k:%d", i)
+		if got := c.set(k, "new"); got != c.ok {
+			t.Fatalf("set: %q", got)
+		}
+		if ownerOf(s.testPool("p"), k) == f.addr(3) {
+			onNew = append(onNew, k)
+		}
+	}
+	if len(onNew) < 2 {
+		t.Fatalf("%d keys on the fourth server", len(onNew))
+	}
+	f.stop(3)
+	eventually(t, "the fourth server ejected", func() bool {
+		c.get(onNew[0]) // fails on it, which is then ejected
+		return ownerOf(s.testPool("p"), onNew[0]) != f.addr(3)
 	})
-	t.Run("redis", func(t *testing.T) {
-		run(t, func(n int) (func(int) string, func(*Server) kv, func(int) string, func(int)) {
-			rs := make([]*redisServer, n)
-			for i := range rs {
-				rs[i] = startRedis(t, 0)
+	if got := c.set(onNew[1], "again"); got != c.ok {
+		t.Fatalf("set %s with its server out: %q", onNew[1], got)
+	}
+	old := 0
+	for round := range 2 {
+		for _, k := range onNew {
+			got := c.get(k)
+			if strings.Contains(got, "old") {
+				old++
 			}
-			yaml := func(k int) string { return redisPoolYAML("  distribution: ring\n"+extra, rs[:k]...) }
-			client := func(s *Server) kv {
-				c := dialRedis(t, s.Addr("p").String())
-				return kv{set: func(k, v string) string { return c.do("SET", k, v) },
-					get: func(k string) string { return c.do("GET", k) }, ok: "+OK\r\n"}
+			if k == onNew[1] && !strings.Contains(got, "again") {
+				t.Errorf("read %d of %s, written with its server out: %q", round, k, got)
 			}
-			stop := func(i int) {
-				if err := rs[i].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = rs[i].cmd.Process.Signal(syscall.SIGCONT) })
-			}
-			return yaml, client, func(i int) string { return rs[i].addr }, stop
-		})
-	})
+		}
+	}
+	if old > 0 {
+		t.Errorf("%d reads of the %d keys the fourth server took read their value from before it came, with it ejected", old, len(onNew))
+	}
+}
+
+func fenceMemcached(t *testing.T) fenceSetup {
+	ms := make([]*memcached, 4)
+	for i := range ms {
+		ms[i] = startMemcached(t, 0)
+	}
+	return fenceSetup{
+		yaml: func(k int) string {
+			return poolYAML("  distribution: ring\n  warm: {enabled: false}\n"+fenceRehash, ms[:k]...)
+		},
+		client: func(s *Server) fenceKV {
+			c := dial(t, s.Addr("p").String())
+			return fenceKV{set: func(k, v string) string { return c.do(fmt.Sprintf("set %s 0 0 %d\r\n%s\r\n", k, len(v), v)) },
+				get: func(k string) string { return c.do("get " + k + "\r\n") }, ok: "STORED\r\n"}
+		},
+		addr: func(i int) string { return ms[i].addr },
+		stop: func(i int) { sigstop(t, ms[i].cmd.Process) },
+	}
+}
+
+func fenceRedis(t *testing.T) fenceSetup {
+	rs := make([]*redisServer, 4)
+	for i := range rs {
+		rs[i] = startRedis(t, 0)
+	}
+	return fenceSetup{
+		yaml: func(k int) string { return redisPoolYAML("  distribution: ring\n"+fenceRehash, rs[:k]...) },
+		client: func(s *Server) fenceKV {
+			c := dialRedis(t, s.Addr("p").String())
+			return fenceKV{set: func(k, v string) string { return c.do("SET", k, v) },
+				get: func(k string) string { return c.do("GET", k) }, ok: "+OK\r\n"}
+		},
+		addr: func(i int) string { return rs[i].addr },
+		stop: func(i int) { sigstop(t, rs[i].cmd.Process) },
+	}
+}
+
+// sigstop stops p until the test ends.
+func sigstop(t *testing.T, p *os.Process) {
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Signal(syscall.SIGCONT) })
 }
