@@ -275,18 +275,14 @@ func (r *mcRequest) forward(p *pool) {
 	if pl := p.place.Load(); pl.mig != nil && pl.mig.open() && r.forwardWarm(p, pl) {
 		return
 	}
-	if r.req.Cmd.IsRetrieval() && p.outages.Load() > 0 {
-		keys := make([][]byte, len(r.req.Keys))
-		for i := range keys {
-			keys[i] = r.req.Key(i)
-		}
-		p.fenceReads(p.place.Load(), keys, r.batch.flush)
-	}
 	switch {
 	case r.req.Cmd == memcache.CmdFlushAll:
 		r.broadcast(p)
 	case r.req.Cmd.IsRetrieval() && len(r.req.Keys) > 1:
-		r.sendParts(r.splitKeys(p, p.place.Load()))
+		pl := p.place.Load()
+		to := r.splitKeys(p, pl)
+		r.fence(p, pl)
+		r.sendParts(to)
 	default:
 		r.single(p)
 	}
@@ -301,11 +297,15 @@ func (r *mcRequest) single(p *pool) {
 		r.ready()
 		return
 	}
-	owners := p.place.Load().route(r.req.Key(0), write, &r.route)
+	pl := p.place.Load()
+	owners := pl.route(r.req.Key(0), write, &r.route)
 	if len(owners) == 0 {
 		r.answerError(ErrNoServers)
 		r.ready()
 		return
+	}
+	if !write && r.req.Cmd.IsRetrieval() {
+		r.fence(p, pl)
 	}
 	deadline := r.start.Add(p.cfg.Timeout)
 	for range owners {
@@ -316,6 +316,21 @@ func (r *mcRequest) single(p *pool) {
 	for i, o := range r.ops {
 		owners[i].send(o)
 	}
+}
+
+// fence removes the stand-ins' old copies of the keys of a retrieval
+// about to be sent, routed by pl, while a server is out (see
+// pool.fenceReads): after routing, so that a server marked down since has
+// its outage open.
+func (r *mcRequest) fence(p *pool, pl *placement) {
+	if p.outages.Load() == 0 {
+		return
+	}
+	keys := make([][]byte, len(r.req.Keys))
+	for i := range keys {
+		keys[i] = r.req.Key(i)
+	}
+	p.fenceReads(pl, keys, r.batch.flush)
 }
 
 // splitKeys makes the ops of a retrieval of several keys for the servers

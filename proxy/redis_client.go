@@ -194,13 +194,6 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 		r.guardWrite(p, c.batch.flush)
 	}
 	c.place, c.none = p.place.Load(), len(p.backends)
-	if r.req.Cmd.ReadOnly() && r.req.NumKeys() > 0 && p.outages.Load() > 0 {
-		keys := make([][]byte, r.req.NumKeys())
-		for i := range keys {
-			keys[i] = r.req.Key(i)
-		}
-		p.fenceReads(c.place, keys, c.batch.flush)
-	}
 	if m := c.place.move; m != nil && r.req.NumKeys() > 0 {
 		if err := c.moveKeys(p, r, m); err != nil {
 			r.local = redis.AppendError(r.local, "TRYAGAIN "+tryAgainCause(err))
@@ -231,6 +224,15 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 		o.charge = c.charge // its reply's bulk strings are charged
 	}
 	r.left.Store(int32(len(parts)))
+	if r.req.Cmd.ReadOnly() && r.req.NumKeys() > 0 && p.outages.Load() > 0 {
+		// After the split has routed the keys: a server marked down
+		// since has its outage open (see pool.fenceReads).
+		keys := make([][]byte, r.req.NumKeys())
+		for i := range keys {
+			keys[i] = r.req.Key(i)
+		}
+		p.fenceReads(c.place, keys, c.batch.flush)
+	}
 	for i, part := range parts {
 		var b *backend
 		r.ops[i].fallback = nil
