@@ -66,7 +66,7 @@ func (p *pool) fenceReads(pl *placement, keys [][]byte, flush func()) {
 		s := r[0]
 		for _, b := range p.backends {
 			o := b.outage.Load()
-			if o == nil || b == s || !pl.servesIfUp(key, b, &sc) || !o.fence(key, s.addr) {
+			if o == nil || b == s || !pl.movesOnReturn(key, b, s, &sc) || !o.fence(key, s.addr) {
 				continue
 			}
 			if at == nil {

@@ -1,10 +1,8 @@
 package proxy
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -32,6 +30,13 @@ import (
 // keys it serves from then on and removes its copies of the others; a
 // stand-in's copies that cannot be removed because it is out are noted in
 // its own outage, for its return to remove.
+//
+// Under twemproxy's distributions an ejection places every key afresh
+// over the servers up (modula moves most keys, ketama with unequal
+// weights some of other servers'), and a return moves them back: a key
+// of a server still up written while another is out is noted in that
+// one's outage too (placement.movesOnReturn), and its return settles it
+// on the server it sends the key back to, whose copy is from before.
 //
 // A write is noted once it is done, holding the pool's returns lock for
 // reading from before it is routed until then, and a return settles the
@@ -203,12 +208,14 @@ func (p *pool) noteWrites(keys [][]byte, since time.Time) {
 			continue
 		}
 		to := ""
+		var now *backend
 		if r := pl.route(key, false, &sc); len(r) > 0 {
-			to = r[0].addr
+			now = r[0]
+			to = now.addr
 		}
 		for _, b := range p.backends {
 			o := b.outage.Load()
-			if o == nil || !pl.servesIfUp(key, b, &sc) {
+			if o == nil || !pl.movesOnReturn(key, b, now, &sc) {
 				continue
 			}
 			if to == b.addr { // written to b itself, before it was marked down
@@ -254,194 +261,6 @@ func (p *pool) spillOutages() {
 			o.spill()
 		}
 	}
-}
-
-// settleKeys settles b's copies of keys, which settled maps to the
-// servers each was written to while b was out: those b serves once it is
-// up again from the servers the placement sends each key to while b is
-// out, and b's copies of the others removed - a key it stood in for whose
-// own server is back, or one of another server's a stand-in of b's wrote
-// while b was out - so that no later failure finds them. A key whose
-// newest value is on no server up (every one it was written to is out)
-// is removed from b too: a miss, never an older value, and b need not
-// wait for the others.
-func (p *pool) settleKeys(ctx context.Context, b *backend, keys []string, settled map[string][]string) error {
-	pl := b.pool.place.Load()
-	from := map[*backend][]string{}
-	var drop []string
-	var sc routeScratch
-	for _, k := range keys {
-		src, ok := p.settleSource(pl, b, k, settled[k], &sc)
-		switch {
-		case !ok:
-			drop = append(drop, k)
-		case src != nil:
-			from[src] = append(from[src], k)
-		}
-	}
-	for src, ks := range from {
-		if err := p.front.settle(ctx, b, src, ks); err != nil {
-			return err
-		}
-		if pl.replicas <= 1 {
-			p.noteStandIn(pl, b, ks)
-		}
-	}
-	if len(drop) > 0 {
-		if err := p.front.release(ctx, b, drop); err != nil {
-			return fmt.Errorf("removing copies of keys it no longer serves: %w", err)
-		}
-	}
-	return nil
-}
-
-// noteStandIn notes keys, settled onto b, in the outage of each other
-// server out that would serve them were it up: b stands in for them from
-// its return on, holding copies as a write routed to it would have left,
-// and their own server's return must remove those (see releaseStandIns).
-func (p *pool) noteStandIn(pl *placement, b *backend, keys []string) {
-	var sc routeScratch
-	for _, d := range p.backends {
-		o := d.outage.Load()
-		if d == b || o == nil {
-			continue
-		}
-		for _, k := range keys {
-			if pl.servesIfUp([]byte(k), d, &sc) {
-				o.note([]byte(k), b.addr)
-			}
-		}
-	}
-}
-
-// settleSource returns the server b's copy of key is settled from, nil
-// when it stands as it is, or false when it is removed: the key's server
-// while b is out, for a key b serves once up; with replicas, the first of
-// its other copies it was written to (to) that is up, none when it was
-// written to none.
-func (p *pool) settleSource(pl *placement, b *backend, key string, to []string, sc *routeScratch) (*backend, bool) {
-	if !pl.servesIfUp([]byte(key), b, sc) {
-		return nil, false
-	}
-	if pl.replicas > 1 {
-		for _, a := range to {
-			if c := p.backendAt(a); c != nil && c != b && !c.health.isDown() {
-				return c, true
-			}
-		}
-		return nil, len(to) == 0
-	}
-	r := pl.route([]byte(key), false, sc)
-	if len(r) == 0 || r[0] == b {
-		return nil, false // no server is up to stand in
-	}
-	return r[0], true
-}
-
-// settleReturn settles what b missed while it was out, restores it and,
-// once it owns its keys again, removes the stand-ins' copies. The error
-// says why b stays down: its front could not settle, or its journal
-// overflowed and it is not the pool's alone.
-func (p *pool) settleReturn(b *backend, o *outage) error {
-	ctx, settled := p.ctx, map[string][]string{}
-	if o.overflowed() {
-		if !p.cfg.exclusive(b.node) {
-			return errOverflow
-		}
-		if err := p.front.empty(ctx, b); err != nil {
-			return fmt.Errorf("its outage journal overflowed; emptying it (exclusive): %w", err)
-		}
-		p.log.Warn("server emptied before rejoining: its outage journal overflowed, so what it missed is unknown", "server", b.name(), "addr", b.addr)
-	} else {
-		// While writes go on around it; what they write meanwhile is
-		// noted, and settled in the next batches, up to a bound: writes
-		// that outrun the settling are settled under the lock.
-		for round := o.size()/settleBatch + 16; round > 0; round-- {
-			keys := o.take(settleBatch, settled)
-			if len(keys) == 0 {
-				break
-			}
-			if err := p.settleKeys(ctx, b, keys, settled); err != nil {
-				o.putBack(keys, settled)
-				return err
-			}
-		}
-	}
-	// The last keys, with no write in flight around b.
-	p.returns.Lock()
-	defer p.returns.Unlock()
-	for keys := o.take(settleBatch, settled); len(keys) > 0; keys = o.take(settleBatch, settled) {
-		if err := p.settleKeys(ctx, b, keys, settled); err != nil {
-			o.putBack(keys, settled)
-			return err
-		}
-	}
-	if o.overflowed() && !p.cfg.exclusive(b.node) {
-		return errOverflow // overflowed since: settled nothing that counts
-	}
-	if err := p.releaseStandIns(ctx, b, settled); err != nil {
-		o.putBack(slices.Collect(maps.Keys(settled)), settled)
-		return err
-	}
-	b.stats.settled.Add(uint64(len(settled)))
-	b.outage.Store(nil)
-	p.outages.Add(-1)
-	p.restoreChange(b.restore)
-	p.log.Info("server settled and restored", "server", b.name(), "addr", b.addr, "keys", len(settled),
-		"outage", time.Since(o.began).Round(time.Millisecond))
-	return nil
-}
-
-// releaseStandIns removes, from the stand-ins, their copies of the keys
-// settled on b as it returns, before it is restored and with no write in
-// flight around it (the caller holds the returns lock): from then on b
-// serves them, and a copy left on a stand-in would be read again, older
-// than what b serves, when b is out a second time. A stand-in out itself
-// has the keys noted in its own outage, so that its return removes them.
-// The error is a stand-in's that could not remove them: b stays down until
-// they are removed, as staying down costs misses and a stale copy a wrong
-// answer.
-//
-// Reads of the keys still go to the stand-ins until b is restored: they
-// miss meanwhile, and a client that refills one writes after b is back.
-func (p *pool) releaseStandIns(ctx context.Context, b *backend, settled map[string][]string) error {
-	if p.cfg.Replicas > 1 {
-		return nil // a key's servers are its copies: no stand-in took it
-	}
-	byAddr := map[string][]string{}
-	for k, addrs := range settled {
-		for _, a := range addrs {
-			if a != b.addr {
-				byAddr[a] = append(byAddr[a], k)
-			}
-		}
-	}
-	for addr, keys := range byAddr {
-		s := p.backendAt(addr)
-		if s == nil {
-			continue // no longer the pool's
-		}
-		for i := 0; i < len(keys); i += settleBatch {
-			if s.outage.Load() == nil {
-				err := p.front.release(ctx, s, keys[i:min(i+settleBatch, len(keys))])
-				if err == nil {
-					continue
-				}
-				if s.outage.Load() == nil {
-					return fmt.Errorf("removing the copies stand-in %s holds of its keys: %w", s.addr, err)
-				}
-			}
-			o := s.outage.Load() // out, or out since the release failed
-			if o == nil {
-				return fmt.Errorf("removing the copies stand-in %s holds of its keys: it came back meanwhile", s.addr)
-			}
-			for _, k := range keys[i:] {
-				o.note([]byte(k), "")
-			}
-			break
-		}
-	}
-	return nil
 }
 
 // errNotOverflowed is the error of a rejoin asked of a server whose

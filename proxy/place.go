@@ -189,6 +189,50 @@ func (pl *placement) servesIfUp(key []byte, b *backend, sc *routeScratch) bool {
 	}
 }
 
+// movesOnReturn reports whether the return of b, marked down, moves key
+// away from now, the server a read of it goes to while b is out: to b,
+// for the keys servesIfUp names, and under twemproxy's distributions with
+// one copy, which place every key afresh over the servers up (modula
+// moves most keys; ketama with unequal weights some), to another server
+// too. Such a key written while b is out is settled where b's return
+// sends it (see outage).
+func (pl *placement) movesOnReturn(key []byte, b, now *backend, sc *routeScratch) bool {
+	if pl.full == nil || pl.replicas > 1 {
+		return pl.servesIfUp(key, b, sc)
+	}
+	return pl.twemproxyIfUp(key, b) != now
+}
+
+// twemproxyIfUp is the server a read of key goes to once b is up, every
+// other server's health as it is, under twemproxy's distributions with
+// servers left out (pl.full set).
+func (pl *placement) twemproxyIfUp(key []byte, b *backend) *backend {
+	alt := pl.ifUp[b]
+	if alt == nil { // not reached: every server left out has its own
+		alt = pl.full
+	}
+	return alt.servers[alt.pick.Index(key)]
+}
+
+// returnMove returns, for a key b's return moves to a server other than
+// b, that server and the one the key is read from now (see
+// movesOnReturn); nil when the return moves it nowhere else, or the
+// server it goes to is down.
+func (pl *placement) returnMove(key []byte, b *backend, sc *routeScratch) (dst, src *backend) {
+	if pl.full == nil || pl.replicas > 1 {
+		return nil, nil
+	}
+	r := pl.route(key, false, sc)
+	if len(r) == 0 {
+		return nil, nil
+	}
+	dst = pl.twemproxyIfUp(key, b)
+	if dst == b || dst == r[0] || dst.health.isDown() {
+		return nil, nil
+	}
+	return dst, r[0]
+}
+
 // firstUp is standIn with up counted as up whatever its health: the first
 // server in key's preference list, after its owner, that is up or is up.
 func (pl *placement) firstUp(key []byte, sc *routeScratch, up *backend) *backend {
