@@ -56,6 +56,9 @@ type outage struct {
 	// fenced are the keys of the server whose copies stand-ins removed
 	// before a read (see outage.fence), each with their addresses.
 	fenced map[string][]string
+	// marked is when the server was marked down and writes began to be
+	// routed around it; zero until then (see outage.routedAround).
+	marked time.Time
 }
 
 func newOutage(limit int) *outage {
@@ -216,6 +219,9 @@ func (p *pool) noteWrites(keys [][]byte, since time.Time) {
 				continue
 			}
 			o.note(key, to)
+			if !o.routedAround(since) {
+				o.note(key, unsureStandIn)
+			}
 		}
 	}
 }
@@ -316,7 +322,8 @@ func (p *pool) noteStandIn(pl *placement, b *backend, keys []string) {
 
 // settleSource returns the server b's copy of key is settled from, nil
 // when it stands as it is, or false when it is removed: the key's server
-// while b is out, for a key b serves once up; with replicas, the first of
+// while b is out, for a key b serves once up, unless a write noted may
+// have gone to b itself (see unsureStandIn); with replicas, the first of
 // its other copies it was written to (to) that is up, none when it was
 // written to none.
 func (p *pool) settleSource(pl *placement, b *backend, key string, to []string, sc *routeScratch) (*backend, bool) {
@@ -334,6 +341,9 @@ func (p *pool) settleSource(pl *placement, b *backend, key string, to []string, 
 	r := pl.route([]byte(key), false, sc)
 	if len(r) == 0 || r[0] == b {
 		return nil, false // no server is up to stand in
+	}
+	if slices.Contains(to, unsureStandIn) {
+		return nil, false // the stand-in's copy may be older than b's
 	}
 	return r[0], true
 }
