@@ -352,6 +352,12 @@ func (b *backend) fail(err error, n int) {
 	if b.health.failed(cfg.ServerFailureLimit, cfg.ServerRetryTimeout, func() { b.pool.openOutage(b) }) {
 		b.stats.ejected()
 		b.pool.healthChanged(b, false, err)
+		if o := b.outage.Load(); o != nil {
+			o.markedDown(time.Now()) // placed around it from here on (rebuilt, for twemproxy's)
+		}
+		if next := b.pool.successor.Load(); next != nil {
+			next.downWith(b, true) // a request in flight in a replaced pool
+		}
 	}
 }
 

@@ -1,6 +1,9 @@
 package proxy
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
 // A stand-in's own copies of the keys it stands in for may be older than
 // any the pool serves: a change that moved a key from it to another
@@ -15,6 +18,40 @@ import "slices"
 // longer says which keys were written: each read of the server's keys at
 // a stand-in removes its copy first, until the server is back.
 
+// A write is noted in the outage once it is done, with the stand-in the
+// key goes to then; but a write that began before the server was marked
+// down may have been sent to the server itself (and failed there, or
+// succeeded just before), the stand-in never reached: its copy may be
+// older than the server's, and copied onto the server at its return it
+// would be served there (found by the fault schedules: a Redis cache
+// under bounded, a server cut as a key of its was set). Such a key is
+// noted with unsureStandIn among its stand-ins: a read at the stand-in
+// removes its copy first, and the return removes the key from the server
+// and from its stand-ins rather than copy it - a miss, never an older
+// value.
+
+// unsureStandIn is noted among a key's stand-ins for a write that may not
+// have reached the stand-in it was noted with.
+const unsureStandIn = "?"
+
+// markedDown records that the server was marked down at t: writes that
+// begin from then on are routed around it.
+func (o *outage) markedDown(t time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.marked.IsZero() {
+		o.marked = t
+	}
+}
+
+// routedAround reports whether a write that began at since was routed
+// around the server: it began once the server was marked down.
+func (o *outage) routedAround(since time.Time) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return !o.marked.IsZero() && !since.Before(o.marked)
+}
+
 // fence reports whether a read of key at the stand-in at addr must remove
 // the stand-in's copy first, and records that it was removed.
 func (o *outage) fence(key []byte, addr string) bool {
@@ -23,7 +60,8 @@ func (o *outage) fence(key []byte, addr string) bool {
 	if o.overflow {
 		return true
 	}
-	if slices.Contains(o.keys[string(key)], addr) || slices.Contains(o.fenced[string(key)], addr) {
+	to := o.keys[string(key)]
+	if slices.Contains(to, addr) && !slices.Contains(to, unsureStandIn) || slices.Contains(o.fenced[string(key)], addr) {
 		return false
 	}
 	if o.fenced == nil {

@@ -61,6 +61,9 @@ type outage struct {
 	// fenced are the keys of the server whose copies stand-ins removed
 	// before a read (see outage.fence), each with their addresses.
 	fenced map[string][]string
+	// marked is when the server was marked down and writes began to be
+	// routed around it; zero until then (see outage.routedAround).
+	marked time.Time
 }
 
 func newOutage(limit int) *outage {
@@ -223,6 +226,9 @@ func (p *pool) noteWrites(keys [][]byte, since time.Time) {
 				continue
 			}
 			o.note(key, to)
+			if !o.routedAround(since) {
+				o.note(key, unsureStandIn)
+			}
 		}
 	}
 }

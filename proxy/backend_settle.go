@@ -79,7 +79,8 @@ func (p *pool) noteStandIn(pl *placement, b *backend, keys []string) {
 
 // settleSource returns the server b's copy of key is settled from, nil
 // when it stands as it is, or false when it is removed: the key's server
-// while b is out, for a key b serves once up; with replicas, the first of
+// while b is out, for a key b serves once up, unless a write noted may
+// have gone to b itself (see unsureStandIn); with replicas, the first of
 // its other copies it was written to (to) that is up, none when it was
 // written to none.
 func (p *pool) settleSource(pl *placement, b *backend, key string, to []string, sc *routeScratch) (*backend, bool) {
@@ -97,6 +98,9 @@ func (p *pool) settleSource(pl *placement, b *backend, key string, to []string, 
 	r := pl.route([]byte(key), false, sc)
 	if len(r) == 0 || r[0] == b {
 		return nil, false // no server is up to stand in
+	}
+	if slices.Contains(to, unsureStandIn) {
+		return nil, false // the stand-in's copy may be older than b's
 	}
 	return r[0], true
 }

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,11 @@ type pool struct {
 	log     *slog.Logger
 	met     *metrics
 	stats   *poolStats
+
+	// successor is the pool that replaced this one, once committed: a
+	// server this pool marks down from then on (a request in flight
+	// failing) is marked down there too (see catchUp).
+	successor atomic.Pointer[pool]
 
 	// placeMu serializes the writers of place.
 	placeMu sync.Mutex
@@ -202,6 +208,54 @@ func (p *pool) inheritRepointed(old *pool, b *backend) bool {
 	p.log.Info("server repointed while marked down: what its stand-ins took is moved onto its new address before it serves",
 		"server", b.name(), "from", ob.addr, "to", b.addr, "keys", o.size())
 	return true
+}
+
+// errDownBefore is the cause logged for a server marked down in a pool
+// because the pool it replaces marked it down.
+var errDownBefore = errors.New("marked down by the pool this one replaces")
+
+// catchUp marks down in p, which replaces old, the servers old marked
+// down since p inherited their health (see inherit): a change is prepared
+// beside the running pool, which serves meanwhile, and under rehash or
+// with replicas writes around a server it marks down. Taken as up, such a
+// server would serve again without what it missed - every read of its
+// keys a value older than one acknowledged. It is called as p is
+// committed, before it serves; a server old marks down later, failing
+// its requests in flight, is marked down in p as old marks it.
+func (p *pool) catchUp(old *pool) {
+	old.successor.Store(p)
+	for _, ob := range old.backends {
+		if ob.health.isDown() || ob.outage.Load() != nil {
+			p.downWith(ob, false)
+		}
+	}
+}
+
+// downWith marks down p's server of ob's name and address, which the
+// pool p replaces marked down, with ob's outage journal: what it misses
+// is noted in the one journal from both pools, and settled by p's return
+// of it. A server p marked down itself keeps its own. served says whether
+// p serves already (see rebuildPlacement).
+func (p *pool) downWith(ob *backend, served bool) {
+	b := p.backendNamed(ob.name())
+	if b == nil || b.addr != ob.addr || b.health.isDown() {
+		return
+	}
+	if o := ob.outage.Load(); o != nil && p.journals() && b.outage.CompareAndSwap(nil, o) {
+		p.outages.Add(1) // before b is down: nothing routed around it goes unnoted
+	}
+	if !b.health.inherit(&ob.health) {
+		b.health.markDown() // ob's journal is open, its mark on the way
+	}
+	p.log.Warn("server down", "server", b.name(), "addr", b.addr, "policy", p.cfg.Ejection, "cause", errDownBefore)
+	if p.cfg.Ejection == EjectRehash {
+		if err := p.rebuildPlacement(served); err != nil {
+			p.log.Error("placement rebuild failed", "err", err)
+		}
+	}
+	if n := p.successor.Load(); n != nil {
+		n.downWith(b, true)
+	}
 }
 
 // start runs the pool's goroutines; close stops them. Preconnecting runs

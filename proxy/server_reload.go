@@ -295,6 +295,7 @@ func (s *Server) commitPool(ch poolChange) {
 	if ch.cur != nil {
 		ch.cur.pool.Load().haltSweep() // it judges by a placement about to be replaced
 		ch.cur.pool.Load().haltMove()  // the new pool's move supersedes its
+		ch.next.catchUp(ch.cur.pool.Load())
 		s.retirePool(ch.cur.pool.Swap(ch.next))
 		if ch.remode {
 			if err := remode(ch.next.cfg.Listen); err != nil {
