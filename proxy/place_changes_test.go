@@ -105,8 +105,13 @@ func (r *changeRun) step(op, arg byte) {
 		r.down[name] = true
 		r.check(nil)
 		return
-	case 1: // restore (the flush before it is the health loop's)
-		r.backend(name).restore()
+	case 1: // restore (the settling before it is the health loop's: the
+		// journal is closed as a return closes it)
+		b := r.backend(name)
+		if b.outage.Swap(nil) != nil {
+			b.pool.outages.Add(-1)
+		}
+		b.restore()
 		r.down[name] = false
 		r.check(nil)
 		return
