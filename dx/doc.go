@@ -27,9 +27,10 @@
 // # Properties
 //
 //   - Lookup cost: one key hash, then on average Capacity x top / (sum of
-//     the weights) probes, each a CRC step of eight table reads (2 to 4
-//     probes for the default capacity, twice the nodes rounded up to a
-//     power of two, with equal weights); no lock and no allocation. A key whose sequence cycles without a working
+//     the weights) probes, each a CRC step: one crc32q instruction on
+//     amd64 without weights, else eight table reads (2 to 4 probes for
+//     the default capacity, twice the nodes rounded up to a power of two,
+//     with equal weights); no lock and no allocation. A key whose sequence cycles without a working
 //     slot (rare, the generator being a 32-bit affine map) pays 4 x
 //     Capacity probes and the scan.
 //   - Memory: 4 bytes per slot of capacity for the lookup (the node's index),
@@ -61,22 +62,34 @@
 //
 // # Cost against anchor
 //
-// dx costs 1.5-2.1x what anchor costs per lookup (bench module, `go run
-// ./cmd/compare -removals`: CPU time, interleaved rounds, 100 to 10,000
-// nodes at the default capacities). The number of probes is not the
-// reason: with every slot and every bucket working (1024 nodes, capacity
-// 1024: one probe, one hop) dx still measured 10.2 ns against anchor's 6.8
+// The number of probes does not decide what dx costs against anchor: with
+// every slot and every bucket working (1024 nodes, capacity 1024: one
+// probe, one hop) the lookup in Go measured 10.2 ns against anchor's 6.8
 // (1.51x; the key hash alone 3.1), and at the default capacities, where dx
 // makes 2 probes and anchor 1.69 hops on average, 28.7 against 18.5
-// (1.55x). What dx pays more is its generator: each value, the first
-// included, is a CRC-32C step of eight table reads, where anchor's first
+// (1.55x). What dx paid more was its generator: each value, the first
+// included, a CRC-32C step of eight table reads in Go, where anchor's first
 // bucket is one multiplication and each further hop one SplitMix64 mix.
-// The authors' code runs the step on the SSE 4.2 instruction; Go reaches
-// it only through hash/crc32, whose call through a function value makes
-// the eight bytes escape (a lookup must not allocate). An assembly step,
-// not tried, would pay a call that Go cannot inline per probe; the whole
-// probe loop in assembly, with a twin in Go for processors without the
-// instruction, is what could close the gap.
+// The authors' code runs the step on the SSE 4.2 instruction crc32q; Go
+// reaches it only through hash/crc32, whose call through a function value
+// makes the eight bytes escape (a lookup must not allocate), and an
+// assembly function per step would pay a call Go cannot inline per probe.
+//
+// So on amd64 with SSE 4.2 the lookup runs the whole probe loop in
+// assembly (probe_amd64.s): one call per lookup, a crc32q per value. It
+// serves [Placement.Locate], LocateID and LocateIndex when no weights
+// differ; weighted placements, [Placement.LocateN] and other processors
+// (or the purego build tag) run the loop in Go (probe_other.go), and the
+// tests hold both to the authors' vectors and to each other. Measured
+// with the Go loop (build tag purego) and the assembly one in alternating
+// processes, three each (bench module, `go test -run '^$' -bench
+// 'Removals/nodes=(100|1000|10000)/(anchor|dx)/removed=0'
+// -benchtime 1000000x`, ns per lookup, CPU time): dx 32.4-34.3 -> 21.8-23.4
+// at 100 nodes, 25.9-31.7 -> 21.0-22.7 at 1000 and 36.6-40.6 -> 23.8-30.3
+// at 10,000, with anchor at 15.7-18.8, 16.1-18.8 and 18.2-26.3 in the same
+// runs: from 1.6-2.0x anchor to 1.2-1.4x. What is left is the loop's exit,
+// a branch that mispredicts as often as the number of probes varies, and
+// the call into assembly, which Go does not inline.
 //
 // # Placement depends on history
 //
