@@ -30,9 +30,9 @@
 //     the weights) probes, each a CRC step: one crc32q instruction on
 //     amd64 without weights, else eight table reads (2 to 4 probes for
 //     the default capacity, twice the nodes rounded up to a power of two,
-//     with equal weights); no lock and no allocation. A key whose sequence cycles without a working
-//     slot (rare, the generator being a 32-bit affine map) pays 4 x
-//     Capacity probes and the scan.
+//     with equal weights); no lock and no allocation. A key whose
+//     sequence cycles without a working slot (rare, the generator being a
+//     32-bit affine map) pays 4 x Capacity probes and the scan.
 //   - Memory: 4 bytes per slot of capacity for the lookup (the node's index),
 //     8 more per slot once weights differ, and 20 or so per slot for the
 //     writers (IDs and the free slots). The paper's 1 bit per slot leaves
@@ -76,20 +76,29 @@
 // assembly function per step would pay a call Go cannot inline per probe.
 //
 // So on amd64 with SSE 4.2 the lookup runs the whole probe loop in
-// assembly (probe_amd64.s): one call per lookup, a crc32q per value. It
-// serves [Placement.Locate], LocateID and LocateIndex when no weights
-// differ; weighted placements, [Placement.LocateN] and other processors
-// (or the purego build tag) run the loop in Go (probe_other.go), and the
-// tests hold both to the authors' vectors and to each other. Measured
-// with the Go loop (build tag purego) and the assembly one in alternating
-// processes, three each (bench module, `go test -run '^$' -bench
-// 'Removals/nodes=(100|1000|10000)/(anchor|dx)/removed=0'
-// -benchtime 1000000x`, ns per lookup, CPU time): dx 32.4-34.3 -> 21.8-23.4
-// at 100 nodes, 25.9-31.7 -> 21.0-22.7 at 1000 and 36.6-40.6 -> 23.8-30.3
-// at 10,000, with anchor at 15.7-18.8, 16.1-18.8 and 18.2-26.3 in the same
-// runs: from 1.6-2.0x anchor to 1.2-1.4x. What is left is the loop's exit,
-// a branch that mispredicts as often as the number of probes varies, and
-// the call into assembly, which Go does not inline.
+// assembly (probe_amd64.s): one call per lookup, a crc32q per value, and
+// four values at a time, their slots read together and the first working
+// one chosen by conditional moves, so that only a key whose four slots
+// are all inactive (a seventh to a sixteenth of keys at the default
+// capacities) takes a branch that may mispredict. It serves
+// [Placement.Locate], LocateID and LocateIndex when no weights differ;
+// weighted placements, [Placement.LocateN] and other processors (or the
+// purego build tag) run the loop in Go (probe_other.go), and the tests
+// hold both to the authors' vectors and to each other.
+//
+// Measured in alternating processes, three rounds of each (bench module,
+// `go test -run '^$' -bench 'Removals/nodes=(100|1000|10000)/(anchor|dx)/removed=0'
+// -benchtime 1000000x`, ns per lookup, CPU time, load average 23-29), at
+// 100, 1000 and 10,000 nodes:
+//
+//   - the loop in Go (-tags purego): dx 29.8-38.1, 26.9-29.2 and
+//     37.6-54.3; anchor 16.1-17.3, 16.9-18.4 and 17.9-21.9 (1.6-2.8x);
+//   - in assembly one value at a time: dx 22.0-24.9, 19.4-22.6 and
+//     26.3-32.6, anchor 16.5-20.9, 15.9-17.8 and 19.8-33.6 (0.9-1.4x;
+//     the loop's exit mispredicted about once a lookup);
+//   - four at a time, as kept: dx 10.4-13.8, 9.4-10.1 and 15.3-21.1,
+//     anchor 15.5-20.7, 15.9-20.4 and 17.4-25.2 (0.6-1.04x): dx is now
+//     the faster of the two but at 10,000 nodes, where they are even.
 //
 // # Placement depends on history
 //

@@ -18,9 +18,10 @@ func probeCRC(kh uint64, slot []int32, limit int) int
 
 // first returns the slot of the key with hash kh: find without chosen
 // nodes. Without weights, on a processor with the instruction, the whole
-// probe loop runs in assembly: one call per lookup, where a call per step
-// would cost as much as the step saves; a key that runs past the bound
-// goes to find, which does it all again and then scans.
+// probe loop runs in assembly, four values at a time: one call per
+// lookup, where a call per step would cost as much as the step saves; a
+// key that runs past the bound goes to find, which does it all again and
+// then scans.
 func (s *state) first(kh uint64) int {
 	if hasCRC && s.accept == nil {
 		if b := probeCRC(kh, s.slot, probes*len(s.slot)); b >= 0 {
