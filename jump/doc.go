@@ -21,7 +21,7 @@
 // of CPU time here, so that with 10% of the nodes removed at random a
 // lookup costs 1.03-1.13x what it costs with none at 100 to 10,000 nodes,
 // and the faster bucket functions of jumpback, flip, binomial and power
-// 1.1-1.3x (bench module, go run ./cmd/compare -removals). Tried and
+// 1.1-1.4x (bench module, go run ./cmd/compare -removals). Tried and
 // dropped: when any bucket is removed, taking the first re-hash and
 // division for every key and choosing its bucket by a conditional move,
 // so that only keys whose first step lands on another removed bucket
