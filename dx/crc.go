@@ -6,7 +6,9 @@ package dx
 // the inversions a CRC of a message adds. This is the same step in
 // software, eight table look-ups (slicing by 8); hash/crc32 would compute
 // it with the instruction, but through a function value that makes the
-// eight bytes escape, and a lookup must not allocate.
+// eight bytes escape, and a lookup must not allocate. On amd64 the
+// lookup's probe loop runs the instruction itself (probe_amd64.s); this
+// step serves the other paths and processors.
 
 // castagnoli is the reversed CRC-32C polynomial.
 const castagnoli = 0x82f63b78

@@ -98,7 +98,7 @@ func (p *Placement) owner(key string) (*kolco.Node, int) {
 	if len(s.nodes) == 0 {
 		return nil, -1
 	}
-	i := int(s.slot[s.find(p.hash(key), nil)])
+	i := int(s.slot[s.first(p.hash(key))])
 	return &s.nodes[i], i
 }
 

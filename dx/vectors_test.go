@@ -33,7 +33,8 @@ func slotted(t *testing.T, capacity, working int, removed []int) *state {
 // built with g++ 12 on an SSE 4.2 machine, over a DxHash(capacity,
 // working) after updateRemoval of the removed slots, for 32-bit keys (the
 // authors' key type; a key hash's upper 32 bits here enter the first
-// generator step).
+// generator step). It checks find and first, which runs the probe loop of
+// probe_amd64.s on amd64.
 func TestFindAuthors(t *testing.T) {
 	keys := []uint64{0, 1, 42, 0xdeadbeef, 0x7fffffff, 0xffffffff, 0x9e3779b9, 123456789}
 	for _, c := range []struct {
@@ -52,12 +53,16 @@ func TestFindAuthors(t *testing.T) {
 				t.Errorf("capacity %d, %d working, removed %v: key %#x on slot %d, the authors' code gives %d",
 					c.capacity, c.working, c.removed, k, got, c.want[i])
 			}
+			if got := s.first(k); got != c.want[i] {
+				t.Errorf("capacity %d, %d working, removed %v: key %#x on slot %d by first, the authors' code gives %d",
+					c.capacity, c.working, c.removed, k, got, c.want[i])
+			}
 		}
 	}
 }
 
 // TestFindAuthorsDigest compares a million more lookups with the authors'
-// code: over 1024 slots with slots 0..699 working less those equal to 2
+// code, by find and by first (the probe loop of probe_amd64.s on amd64): over 1024 slots with slots 0..699 working less those equal to 2
 // modulo 5, h = 31*h + getNodeID(uint32(i*2654435761)) over i < 1,000,000
 // gave 0x726fba9fa4eeefe0 there.
 func TestFindAuthorsDigest(t *testing.T) {
@@ -68,11 +73,16 @@ func TestFindAuthorsDigest(t *testing.T) {
 		}
 	}
 	s := slotted(t, 1024, 700, removed)
-	var h uint64
+	var h, hf uint64
 	for i := range uint64(1_000_000) {
-		h = h*31 + uint64(s.find(uint64(uint32(i*2654435761)), nil))
+		k := uint64(uint32(i * 2654435761))
+		h = h*31 + uint64(s.find(k, nil))
+		hf = hf*31 + uint64(s.first(k))
 	}
 	if h != 0x726fba9fa4eeefe0 {
 		t.Errorf("digest %#x, the authors' code gives 0x726fba9fa4eeefe0", h)
+	}
+	if hf != 0x726fba9fa4eeefe0 {
+		t.Errorf("digest by first %#x, the authors' code gives 0x726fba9fa4eeefe0", hf)
 	}
 }

@@ -73,7 +73,8 @@ import (
 // 160 and 1.5x at 10,000 × 160 (bench/README.md). What it reads decides
 // it: at 10,000 × 160 the slot table alone is 8 MB, and one random read in
 // a table of 4-16 MB cost 14-54 ns on this machine (with other work on it,
-// the range of several runs), more than a fifth of buraksezer's lookup, so
+// the range of several runs; 21.2 ns in 8 MB beside buraksezer's 60.1 in
+// the latest targets run), more than a fifth of buraksezer's lookup, so
 // no layout that reads such a table at all can be 5x faster. Tried for the
 // larger rings, in alternating processes (CPU time, 9 interleaved rounds,
 // two runs each, load average 17-56): 2 slots a point, which halves the
@@ -87,6 +88,52 @@ import (
 // lookup's time (a CPU profile: 520 of 960 ms in searchOwner): each waits
 // behind its mispredicted branch for the slot's offset and then its
 // points.
+//
+// Tried next for 1000 and 10,000 nodes and the million points, as
+// prototypes in this package built from a ring's points and owners (each
+// checked against the ring's lookup on 100,000-200,000 random hashes), all
+// in one process in 9 interleaved rounds of 20 ms of CPU time, medians, ns
+// per lookup over the 65,536 keys of the bench module (a million keys at
+// 1000 × 1000), load average 14-29. Ring sizes in the order 100 × 160,
+// 1000 × 20, 1000 × 160, 10,000 × 20, 10,000 × 160, 1000 × 1000; this
+// layout measured 8.1, 8.8, 18.3, 20.6, 28.4 and 28.2 in the same run:
+//
+//   - No search at all, the entries' answer taken for every hash (wrong for
+//     7.6% of them; a bound, not a design): 8.6, 9.0, 14.6, 13.6, 17.3,
+//     18.1 (12.5, 14.6, 17.3 and 21.2 in another run).
+//     buraksezer/consistent's lookup costs 50-60 ns in go test runs of
+//     that day, so 5x means 10-12 ns: even without searches the ring
+//     reaches it at 1000 × 160 only in its best rounds (10.9-11.5), and
+//     not at 10,000 × 160 (15.9 at best), where the hash and one random
+//     read in a 16 MB table alone, over the same 65,536 keys, cost
+//     10.5-13.
+//   - A direct table of cache-line buckets indexed by the hash's top bits:
+//     per bucket 8 or 16 points' 15-bit positions and owners, and the
+//     owner after its last point; the hash's position counted against the
+//     bucket's without a branch (SWAR: two subtractions a word of four
+//     lanes, a popcount), the points searched only when a position equals
+//     the hash's or the bucket overflows (0.6-5% of hashes). 8 lanes at 5
+//     and 6 points a bucket, 16 lanes at 10 and 12: 9.9-11.4 at 100 × 160,
+//     24.4-27.2 at 1000 × 160, 38.6-44.0 at 10,000 × 160, 37.7-49.3 at a
+//     million points (37.2 against 41.4 in the best of another run): the
+//     count costs more than the searches it saves, and it needs 5.7-7.2
+//     bytes a point where the slot table needs 5.3.
+//   - The points in Eytzinger order with their owners, searched without a
+//     branch but the loop's: 25.6, 38.0, 108.7, 118.1, 480.8, 435.0.
+//   - The search run for every hash and chosen by conditional moves, so
+//     that no hash mispredicts: 13.4, 15.9, 43.6, 44.9, 100.3, 92.3 (each
+//     hash then waits for the offset and the points).
+//   - 64-bit entries that also hold the owner of the slot's second point,
+//     which answer slots of two points (1.7-1.85% of hashes searched):
+//     7.5, 9.8, 16.2, 22.1, 33.1, 52.7 against 8.4, 9.5, 18.0, 27.8, 36.5,
+//     45.3 for this layout in their run: faster up to 10,000 × 160 by
+//     the searches saved, slower at a million points where the table
+//     doubled to 10 MB misses more, and 20.3 bytes a point (goal 16).
+//
+// So no layout tried reaches 5x buraksezer/consistent at 1000 × 160 or at
+// 10,000 nodes, and the one that comes closest at a million points (the
+// 16-lane buckets) is within the noise of this one there and slower
+// everywhere else; this layout stays. (The prototypes are not kept.)
 
 // superShift sets the slots per entry of the base array: 1024. Each has the
 // index of the first point at or after its first slot; offsets into it,

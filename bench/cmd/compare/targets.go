@@ -67,7 +67,14 @@ func lookupTargets(keys []string, d time.Duration, rounds int) error {
 		}
 		rows = append(rows, lookupRow{fmt.Sprintf("kolco ring `Locate`, %d × 160", n), bench.RingLocate(r)})
 	}
-	rows = append(rows, lookupRow{"floor: hash, then 1 random read in a 256 KB table (the size of 100 × 160)", bench.RandomReads(256<<10, 1)})
+	rows = append(rows,
+		lookupRow{"floor: hash, then 1 random read in a 256 KB table (the size of 100 × 160)", bench.RandomReads(256<<10, 1)},
+		// The slot tables of 1000 × 160 and 10,000 × 160 (5 bytes a point):
+		// what any lookup that reads such a table pays at least, to set
+		// beside a fifth of buraksezer/consistent's lookup.
+		lookupRow{"floor: hash, then 1 random read in a 1 MB table (the slot table of 1000 × 160 is 0.8 MB)", bench.RandomReads(1<<20, 1)},
+		lookupRow{"floor: hash, then 1 random read in an 8 MB table (the slot table of 10000 × 160)", bench.RandomReads(8<<20, 1)},
+	)
 	firstLib := len(rows)
 	for _, l := range bench.Libs() {
 		if !l.Ring || l.Kolco {
