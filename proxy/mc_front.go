@@ -149,9 +149,9 @@ func mcAskAll(conn net.Conn, timeout time.Duration, req []byte, n int, cmd memca
 	return replies, nil
 }
 
-// release deletes keys from b, which held them for another server, on a
+// dropCopies deletes keys from b, which held them for another server, on a
 // connection of its own, all sent at once and their replies read after.
-func (memcacheFront) release(ctx context.Context, b *backend, keys []string) error {
+func (memcacheFront) dropCopies(ctx context.Context, b *backend, keys []string) error {
 	conn, err := b.dialOwn(ctx, b.pool.cfg.Timeout)
 	if err != nil {
 		return err

@@ -43,10 +43,10 @@ type Server struct {
 	// accepting is closed once the server accepts on inherited sockets
 	// (see Serving).
 	accepting chan struct{}
-	// handoff, when set, takes the clients to a new process in a drain;
+	// handover, when set, takes the clients to a new process in a drain;
 	// adopting is where clients come from a process this one took over
-	// from (see Server.HandOff, Server.Adopt).
-	handoff  *handoff
+	// from (see Server.HandOver, Server.Adopt).
+	handover *clientHandover
 	adopting *net.UnixConn
 	// sources follow the membership sources of pools, by pool name;
 	// placed says since when each pool places by its fingerprint.
@@ -217,13 +217,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		l.close()
 	}
 	for _, c := range s.clients {
-		c.drains.handoff.Store(s.handoff)
+		c.drains.handover.Store(s.handover)
 		c.drain()
 	}
 	if s.adopting != nil {
 		s.adopting.Close() // no client comes from a process this one took over from
 	}
-	if s.handoff != nil {
+	if s.handover != nil {
 		s.log.Info("shutting down: listeners closed, handing each client to the new process once its requests in flight are answered", "clients", len(s.clients))
 	} else {
 		s.log.Info("shutting down: listeners closed, answering the requests in flight", "clients", len(s.clients))
@@ -256,8 +256,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, l := range s.listeners {
 		l.pool.Load().close()
 	}
-	if s.handoff != nil {
-		s.handoff.conn.Close() // every client is handed over or gone
+	if s.handover != nil {
+		s.handover.conn.Close() // every client is handed over or gone
 	}
 	if err != nil {
 		s.log.Warn("shut down: clients still open at the deadline were closed", "took", time.Since(start), "err", err)

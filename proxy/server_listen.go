@@ -161,7 +161,7 @@ func (s *Server) track(c *client) bool {
 	}
 	s.clients[c.conn] = c
 	if s.closed {
-		c.drains.handoff.Store(s.handoff)
+		c.drains.handover.Store(s.handover)
 		c.drain()
 	}
 	return true

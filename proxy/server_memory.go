@@ -55,7 +55,7 @@ func (s *Server) returnMemory() {
 		if closed {
 			return
 		}
-		high, now := s.budget.takeHigh()
+		high, now := s.budget.highSinceLast()
 		burst = burst || high > returnAfter
 		if burst && now < returnBelow {
 			debug.FreeOSMemory()

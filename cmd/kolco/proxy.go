@@ -409,6 +409,6 @@ func startSuccessor(s *proxy.Server, log *slog.Logger) error {
 		return errors.New(word)
 	}
 	log.Info("SIGUSR2: the new process serves on the listening sockets; handing it the clients", "pid", cmd.Process.Pid)
-	s.HandOff(ours)
+	s.HandOver(ours)
 	return cmd.Process.Release()
 }
