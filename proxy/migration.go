@@ -206,21 +206,26 @@ func (p *pool) migrationAfter(prev, pl *placement, moved bool) *migration {
 	}
 	m.tainted = make([]atomic.Bool, len(p.backends)+len(p.mig.formers))
 	if old != nil && m.open() {
-		// A server tainted in the old window stays so: it may hold a copy
-		// a write could not delete.
-		var bad []string
-		for _, b := range old.allServers() {
-			if old.tainted[b.slot].Load() {
-				bad = append(bad, b.addr)
-			}
-		}
-		for _, b := range m.allServers() {
-			if slices.Contains(bad, b.addr) {
-				m.taint(b)
-			}
-		}
+		m.carryTaint(old)
 	}
 	return m
+}
+
+// carryTaint taints the servers of m that old tainted: a server tainted
+// in the old window stays so, as it may hold a copy a write could not
+// delete.
+func (m *migration) carryTaint(old *migration) {
+	var bad []string
+	for _, b := range old.allServers() {
+		if old.tainted[b.slot].Load() {
+			bad = append(bad, b.addr)
+		}
+	}
+	for _, b := range m.allServers() {
+		if slices.Contains(bad, b.addr) {
+			m.taint(b)
+		}
+	}
 }
 
 // allServers returns the servers of m's priors.

@@ -149,19 +149,8 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 	p.fleet = &s.fleet
 	p.onStateChange = func() { go s.rewriteState() }
 	if ch.cur != nil {
-		old := ch.cur.pool.Load()
-		p.predecessor, p.migrateRoles = old, old.migrateRoles
-		p.stats = old.stats // figures survive a reload
-		if err := p.inherit(old); err != nil {
+		if err := succeed(ctx, p, ch.cur.pool.Load(), fromPlaceholder); err != nil {
 			return ch, err // p is not started yet: nothing of it to stop
-		}
-		if fromPlaceholder {
-			// Placed afresh, as at a start: no server was added.
-		} else if err := p.emptyAdded(ctx, old); err != nil {
-			return ch, err
-		}
-		if err := p.front.presweep(ctx, old, p); err != nil {
-			return ch, err
 		}
 	}
 	p.start()
@@ -187,6 +176,24 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		return ch, err
 	}
 	return ch, nil
+}
+
+// succeed readies p, not started yet, to replace old: it keeps old's
+// figures and its servers' down marks (pool.inherit), empties the servers
+// it adds (unless it is placed afresh, fromPlaceholder, as at a start) and
+// lets the front sweep before p serves.
+func succeed(ctx context.Context, p, old *pool, fromPlaceholder bool) error {
+	p.predecessor, p.migrateRoles = old, old.migrateRoles
+	p.stats = old.stats // figures survive a reload
+	if err := p.inherit(old); err != nil {
+		return err
+	}
+	if !fromPlaceholder { // placed afresh, as at a start: no server was added
+		if err := p.emptyAdded(ctx, old); err != nil {
+			return err
+		}
+	}
+	return p.front.presweep(ctx, old, p)
 }
 
 // poolHistory is what a new pool follows from: the layout and placement

@@ -202,6 +202,12 @@ func TestWings(t *testing.T) {
 // the engine, and a listening socket opened in the config wing are
 // reported, each for what it does.
 func TestWingsCatchViolations(t *testing.T) {
+	// The memcached front's budget at its width, wherever it is set: one
+	// name more is over it.
+	k := "memcached -> engine"
+	n, budget := uses(t, nil)[k], widths[k]
+	widths[k] = n
+	defer func() { widths[k] = budget }()
 	got := wingViolations(t, map[string]string{
 		"pool_planted.go": `package proxy
 
@@ -223,7 +229,6 @@ import "net"
 var plantedListen = net.Listen
 `,
 	})
-	n := uses(t, nil)["memcached -> engine"]
 	want := []string{
 		"config_planted.go (config) opens a listening socket (net.Listen): only the server wing does",
 		"io_planted.go (io) uses pool of pool.go (pool)",
