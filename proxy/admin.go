@@ -359,7 +359,7 @@ func (s *Server) startAdmin(g *GlobalConfig, tlsCfg *tls.Config) error {
 			return err
 		}
 	}
-	ln, err := s.listenTCP(adminAddr(g.AdminListen))
+	ln, err := s.sockets.listenTCP(adminAddr(g.AdminListen))
 	if err != nil {
 		return fmt.Errorf("admin: %w", err)
 	}

@@ -33,16 +33,13 @@ type Server struct {
 	stats     *statsPort
 	admin     *http.Server
 	adminLn   net.Listener
-	// inherited are listening sockets from the process this one took
-	// over from, by listenKey, until Start takes them; inheritedViews
-	// the nodes its gossip pools served (see InheritViews); tookOver is
-	// set once sockets are inherited.
-	inherited      map[string]net.Listener
+	// sockets are the listening sockets the server opens or inherits.
+	sockets sockets
+	// inheritedViews are the nodes the gossip pools of the process this
+	// one took over from served (see InheritViews); tookOver is set once
+	// sockets are inherited.
 	inheritedViews map[string][]kolco.Node
 	tookOver       bool
-	// accepting is closed once the server accepts on inherited sockets
-	// (see Serving).
-	accepting chan struct{}
 	// handover, when set, takes the clients to a new process in a drain;
 	// adopting is where clients come from a process this one took over
 	// from (see Server.HandOver, Server.Adopt).
@@ -106,7 +103,7 @@ func (s *Server) Start() error {
 	s.commit(t)
 	sources.commit()
 	s.logEndpoints(&t.cfg.Global)
-	s.closeInherited()
+	s.sockets.closeUnclaimed(s.log)
 	s.acceptWhenPlaced()
 	go s.watchCerts()
 	if s.memory {
@@ -164,7 +161,7 @@ func (s *Server) startMetrics(addr, tokenFile string, tlsCfg *tls.Config) error 
 			return err
 		}
 	}
-	ln, err := s.listenTCP(addr)
+	ln, err := s.sockets.listenTCP(addr)
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -34,7 +33,7 @@ func listenKey(network, addr string) string { return network + ":" + addr }
 func (s *Server) Inherit(lns map[string]net.Listener) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.inherited = lns
+	s.sockets.inherited = lns
 	s.tookOver = s.tookOver || len(lns) > 0
 }
 
@@ -67,45 +66,6 @@ func (s *Server) InheritViews(views map[string][]kolco.Node) {
 			s.inheritedViews[name] = nodes
 		}
 	}
-}
-
-// claimInherited returns the inherited listener for key, accepting once the server
-// serves (see Serving), or nil. The caller holds mu.
-func (s *Server) claimInherited(key string) net.Listener {
-	ln := s.inherited[key]
-	if ln == nil {
-		return nil
-	}
-	delete(s.inherited, key)
-	return &gatedListener{Listener: ln, open: s.acceptGate(), closed: make(chan struct{})}
-}
-
-// closeInherited closes the inherited listeners nothing took. The caller
-// holds mu.
-func (s *Server) closeInherited() {
-	for key, ln := range s.inherited {
-		s.log.Info("inherited socket not in the configuration: closed", "socket", key)
-		ln.Close()
-	}
-	s.inherited = nil
-}
-
-// listenTCP listens on addr, or takes the inherited socket for it. The
-// caller holds mu.
-func (s *Server) listenTCP(addr string) (net.Listener, error) {
-	if ln := s.claimInherited(listenKey("tcp", addr)); ln != nil {
-		return ln, nil
-	}
-	return net.Listen(tcpNetwork(addr), addr)
-}
-
-// openListen opens a pool's listener on spec, or takes the inherited one.
-// The caller holds mu.
-func (s *Server) openListen(ctx context.Context, spec listenSpec) (net.Listener, error) {
-	if ln := s.claimInherited(listenKey(spec.network, spec.addr)); ln != nil {
-		return ln, nil
-	}
-	return spec.open(ctx)
 }
 
 // ListenerFiles returns copies of the server's listening sockets - the
@@ -259,15 +219,7 @@ func (s *Server) listenerOf(key string) *listener {
 func (s *Server) Serving() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.acceptGate()
-}
-
-// acceptGate returns the channel Serving returns. The caller holds mu.
-func (s *Server) acceptGate() chan struct{} {
-	if s.accepting == nil {
-		s.accepting = make(chan struct{})
-	}
-	return s.accepting
+	return s.sockets.gate()
 }
 
 // sourceWait bounds how long a server waits for its pools' membership
@@ -280,7 +232,7 @@ const sourceWait = 5 * time.Second
 // when no pool waits for its source. It forgets what it inherited. The
 // caller holds mu.
 func (s *Server) acceptWhenPlaced() {
-	gate := s.acceptGate()
+	gate := s.sockets.gate()
 	took := s.tookOver
 	s.tookOver, s.inheritedViews = false, nil
 	if len(s.pendingLocked()) == 0 {

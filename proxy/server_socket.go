@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"syscall"
@@ -13,6 +14,62 @@ import (
 // The server opens every socket the process listens on, so that each is
 // one it knows, hands over (server_handover.go) and closes; the config
 // wing only reads the settings (config_listen.go).
+
+// sockets are the listening sockets a server opens, or takes from the
+// process it took over from (see server_handover.go). The server's mu
+// guards them.
+type sockets struct {
+	// inherited are the listening sockets of the process this one took
+	// over from, by listenKey, until Start takes them.
+	inherited map[string]net.Listener
+	// accepting is closed once the server accepts on inherited sockets
+	// (see Server.Serving).
+	accepting chan struct{}
+}
+
+// claim returns the inherited listener for key, accepting once the
+// server serves (see Server.Serving), or nil.
+func (k *sockets) claim(key string) net.Listener {
+	ln := k.inherited[key]
+	if ln == nil {
+		return nil
+	}
+	delete(k.inherited, key)
+	return &gatedListener{Listener: ln, open: k.gate(), closed: make(chan struct{})}
+}
+
+// closeUnclaimed closes the inherited listeners nothing claimed.
+func (k *sockets) closeUnclaimed(log *slog.Logger) {
+	for key, ln := range k.inherited {
+		log.Info("inherited socket not in the configuration: closed", "socket", key)
+		ln.Close()
+	}
+	k.inherited = nil
+}
+
+// listenTCP listens on addr, or claims the inherited socket for it.
+func (k *sockets) listenTCP(addr string) (net.Listener, error) {
+	if ln := k.claim(listenKey("tcp", addr)); ln != nil {
+		return ln, nil
+	}
+	return net.Listen(tcpNetwork(addr), addr)
+}
+
+// open opens a pool's listener on spec, or claims the inherited one.
+func (k *sockets) open(ctx context.Context, spec listenSpec) (net.Listener, error) {
+	if ln := k.claim(listenKey(spec.network, spec.addr)); ln != nil {
+		return ln, nil
+	}
+	return spec.open(ctx)
+}
+
+// gate returns the channel Server.Serving returns.
+func (k *sockets) gate() chan struct{} {
+	if k.accepting == nil {
+		k.accepting = make(chan struct{})
+	}
+	return k.accepting
+}
 
 // open listens on the spec. A unix socket file left by a process that no
 // longer listens is replaced, as nutcracker does; one that still answers,

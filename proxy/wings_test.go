@@ -116,7 +116,7 @@ var widths = map[string]int{
 	// Between the wings.
 	"admin -> config":     68,
 	"admin -> engine":     127,
-	"admin -> server":     23,
+	"admin -> server":     24,
 	"admin -> source":     12,
 	"engine -> config":    59,
 	"fronts -> config":    2,
@@ -151,10 +151,10 @@ var widths = map[string]int{
 	"pool -> place":        11,
 }
 
-// sockets are the functions that open a listening socket; only the
+// listenCalls are the functions that open a listening socket; only the
 // server wing calls them, so that every socket the process serves on is
 // one the server knows, hands over and closes.
-var sockets = map[string][]string{
+var listenCalls = map[string][]string{
 	"net":     {"Listen", "ListenPacket", "ListenTCP", "ListenUDP", "ListenUnix", "ListenUnixgram", "ListenIP", "ListenMulticastUDP", "FileListener", "FilePacketConn"},
 	"syscall": {"Listen", "Socket"},
 }
@@ -368,7 +368,7 @@ func wingViolations(t *testing.T, extra map[string]string) []string {
 		}
 	}
 	for id, obj := range c.info.Uses {
-		if obj.Pkg() == nil || obj.Pkg() == c.pkg || !slices.Contains(sockets[obj.Pkg().Path()], obj.Name()) {
+		if obj.Pkg() == nil || obj.Pkg() == c.pkg || !slices.Contains(listenCalls[obj.Pkg().Path()], obj.Name()) {
 			continue
 		}
 		if user := c.fset.Position(id.Pos()).Filename; wingOf(user) != "server" {
