@@ -85,7 +85,7 @@ func (s *Server) Start() error {
 	if err := s.cfg.Validate(); err != nil {
 		return err
 	}
-	client, err := s.peerClient(&s.cfg.Global)
+	client, err := s.certs.peerClient(&s.cfg.Global, s.cfg.dir())
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (s *Server) Start() error {
 // the stats port and the admin endpoint, as configured. The caller holds
 // mu.
 func (s *Server) startSide(g *GlobalConfig) error {
-	tlsCfg, err := s.adminTLS(g)
+	tlsCfg, err := s.certs.adminTLS(g, s.cfg.dir())
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func (s *Server) Reload(ctx context.Context, cfg *Config) error {
 		return err
 	}
 	s.certs.reloadAll(s.log) // SIGHUP reads changed TLS files at once
-	if _, err := s.peerClient(&cfg.Global); err != nil {
+	if _, err := s.certs.peerClient(&cfg.Global, s.cfg.dir()); err != nil {
 		return err
 	}
 	t, sources, err := s.prepareSourced(ctx, cfg.WithDefaults())
@@ -138,7 +138,7 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 	if err != nil {
 		return ch, err
 	}
-	if err := s.poolTLS(p); err != nil {
+	if err := s.certs.forPool(p, s.cfg.dir()); err != nil {
 		return ch, err
 	}
 	if len(h.moving) > 0 {
@@ -284,7 +284,7 @@ func (s *Server) commit(t *transition) {
 		s.commitPool(ch)
 	}
 	s.cfg = t.cfg
-	if client, err := s.peerClient(&t.cfg.Global); err == nil {
+	if client, err := s.certs.peerClient(&t.cfg.Global, s.cfg.dir()); err == nil {
 		s.fleet.setPeers(peerAddrs(&t.cfg.Global), client)
 	} else {
 		s.log.Error("reload: the peers' authority does not load; they are asked as before", "err", err)
