@@ -27,7 +27,7 @@ func (s *Server) ManageMemory() {
 }
 
 // limitMemory sets the runtime's memory limit for a buffer limit.
-func (s *Server) limitMemory(bufferLimit int64) {
+func limitMemory(bufferLimit int64) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}

@@ -291,7 +291,7 @@ func (s *Server) commit(t *transition) {
 	}
 	s.budget.setLimit(t.cfg.Global.BufferLimit)
 	if s.memory {
-		s.limitMemory(t.cfg.Global.BufferLimit)
+		limitMemory(t.cfg.Global.BufferLimit)
 	}
 }
 
