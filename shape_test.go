@@ -55,6 +55,17 @@ var methodLimits = map[string]int{
 // (test tables, help texts) and leaving out cobra command definitions,
 // whose length is their help text and flags.
 func TestShape(t *testing.T) {
+	eachGoFile(t, func(p string, fset *token.FileSet, f *ast.File) {
+		for _, problem := range shapeProblems(fset, f, p) {
+			t.Errorf("%s: %s", p, problem)
+		}
+	})
+}
+
+// eachGoFile calls fn with each Go file of the module, parsed, but for
+// those under testdata and hidden folders.
+func eachGoFile(t *testing.T, fn func(path string, fset *token.FileSet, f *ast.File)) {
+	t.Helper()
 	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -73,9 +84,7 @@ func TestShape(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for _, problem := range shapeProblems(fset, f, p) {
-			t.Errorf("%s: %s", p, problem)
-		}
+		fn(p, fset, f)
 		return nil
 	})
 	if err != nil {
@@ -142,29 +151,9 @@ func shapeProblems(fset *token.FileSet, f *ast.File, path string) []string {
 // its limit in methodLimits), counted over the files of its folder.
 func TestShapeMethods(t *testing.T) {
 	counts := map[string]int{}
-	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	eachGoFile(t, func(p string, _ *token.FileSet, f *ast.File) {
 		countMethods(counts, filepath.ToSlash(filepath.Dir(p)), f)
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, problem := range methodProblems(counts) {
 		t.Error(problem)
 	}
