@@ -7,21 +7,66 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// Size limits that keep each file and function readable in one sitting.
+// Size limits that keep each file, function and type readable in one
+// sitting.
 const (
 	maxFileLines = 500
-	maxFuncLines = 80
+	maxFuncLines = 60
+	// maxTestFuncLines holds a test function: a test's setup reads top to
+	// bottom, and the tests still past 60 lines are split as they are
+	// reorganised by behaviour.
+	maxTestFuncLines = 80
+	maxMethods       = 30
 )
+
+// funcLimits are the functions past maxFuncLines, each held at its length
+// until it is split: the store's mover loop, rewritten as a whole.
+var funcLimits = map[string]int{
+	"proxy/migration_store_mover.go moveFrom": 77,
+}
+
+// methodLimits are the types past maxMethods, each held at the methods it
+// has until it is cut into the parts it holds (a sweep's, an outage's, a
+// store move's state; listeners, handover, TLS material): "dir.Type" to
+// its most methods, those of test files included.
+var methodLimits = map[string]int{
+	// The engine's pool: its outages, windows, sweep, state-file checks
+	// and the store's move (migration_store*.go, rewritten as a whole)
+	// are still its methods. The outage fixes (fenceReads, catchUp,
+	// downWith) took it from 92 to 95.
+	"proxy.pool": 95,
+	// The process: reload, sources applied, handover and the state file
+	// are still its methods; its listening sockets and TLS material are
+	// parts of their own.
+	"proxy.Server": 70,
+	// A memcached request: the warm path's methods are still its own.
+	"proxy.mcRequest": 31,
+	// A fault schedule's run: the Sentinels' and the cluster's start and
+	// watch are still its methods.
+	"internal/faults.run": 37,
+}
 
 // TestShape fails for a Go file over maxFileLines lines, and for a function
 // over maxFuncLines lines, not counting the lines of its composite literals
 // (test tables, help texts) and leaving out cobra command definitions,
 // whose length is their help text and flags.
 func TestShape(t *testing.T) {
+	eachGoFile(t, func(p string, fset *token.FileSet, f *ast.File) {
+		for _, problem := range shapeProblems(fset, f, p) {
+			t.Errorf("%s: %s", p, problem)
+		}
+	})
+}
+
+// eachGoFile calls fn with each Go file of the module, parsed, but for
+// those under testdata and hidden folders.
+func eachGoFile(t *testing.T, fn func(path string, fset *token.FileSet, f *ast.File)) {
+	t.Helper()
 	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -40,9 +85,7 @@ func TestShape(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for _, problem := range shapeProblems(fset, f) {
-			t.Errorf("%s: %s", p, problem)
-		}
+		fn(p, fset, f)
 		return nil
 	})
 	if err != nil {
@@ -63,6 +106,8 @@ func TestShapeProblems(t *testing.T) {
 		{"short function with a long table", "package p\nfunc f() {\n" + table + "}\n", 0},
 		{"cobra command", "package p\nfunc newCmd() *cobra.Command {\n\tx := 0\n" + long + "\t_ = x\n\treturn nil\n}\n", 0},
 		{"long file", "package p\n" + strings.Repeat("var _ = 1\n", maxFileLines), 1},
+		{"function one line past the limit", "package p\nfunc f() {\n" + strings.Repeat("\tx++\n", maxFuncLines-1) + "}\n", 1},
+		{"function at the limit", "package p\nfunc f() {\n" + strings.Repeat("\tx++\n", maxFuncLines-2) + "}\n", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fset := token.NewFileSet()
@@ -70,27 +115,117 @@ func TestShapeProblems(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := shapeProblems(fset, f); len(got) != c.want {
+			if got := shapeProblems(fset, f, "x.go"); len(got) != c.want {
 				t.Errorf("got %d problems %q, want %d", len(got), got, c.want)
 			}
 		})
 	}
 }
 
-func shapeProblems(fset *token.FileSet, f *ast.File) []string {
+// shapeProblems returns what breaks the limits in f, the file at path.
+func shapeProblems(fset *token.FileSet, f *ast.File, path string) []string {
 	var out []string
 	if n := fset.File(f.Pos()).LineCount(); n > maxFileLines {
 		out = append(out, fmt.Sprintf("%d lines, more than %d: split it by concern", n, maxFileLines))
+	}
+	limit := maxFuncLines
+	if strings.HasSuffix(path, "_test.go") {
+		limit = maxTestFuncLines
 	}
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
 		if !ok || fd.Body == nil || isCobraCommand(fd) {
 			continue
 		}
-		if n := funcLines(fset, fd); n > maxFuncLines {
-			out = append(out, fmt.Sprintf("func %s has %d lines outside literals, more than %d", fd.Name.Name, n, maxFuncLines))
+		most := limit
+		if n, ok := funcLimits[filepath.ToSlash(path)+" "+fd.Name.Name]; ok {
+			most = n
+		}
+		if n := funcLines(fset, fd); n > most {
+			out = append(out, fmt.Sprintf("func %s has %d lines outside literals, more than %d", fd.Name.Name, n, most))
 		}
 	}
+	return out
+}
+
+// TestShapeMethods fails for a type with more than maxMethods methods (or
+// its limit in methodLimits), counted over the files of its folder.
+func TestShapeMethods(t *testing.T) {
+	counts := map[string]int{}
+	eachGoFile(t, func(p string, _ *token.FileSet, f *ast.File) {
+		countMethods(counts, filepath.ToSlash(filepath.Dir(p)), f)
+	})
+	for _, problem := range methodProblems(counts) {
+		t.Error(problem)
+	}
+}
+
+// TestShapeMethodProblems checks that a type past the limit is reported,
+// and one at it is not.
+func TestShapeMethodProblems(t *testing.T) {
+	methods := func(n int) string {
+		var b strings.Builder
+		b.WriteString("package p\ntype T struct{}\n")
+		for i := range n {
+			fmt.Fprintf(&b, "func (T) m%d() {}\n", i)
+		}
+		return b.String()
+	}
+	for _, c := range []struct {
+		name string
+		n    int
+		want int
+	}{{"at the limit", maxMethods, 0}, {"one past the limit", maxMethods + 1, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := parser.ParseFile(token.NewFileSet(), "x.go", methods(c.n), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			counts := map[string]int{}
+			countMethods(counts, "planted", f)
+			if got := methodProblems(counts); len(got) != c.want {
+				t.Errorf("got %d problems %q, want %d", len(got), got, c.want)
+			}
+		})
+	}
+}
+
+// countMethods adds the methods f declares to counts, by "dir.Type".
+func countMethods(counts map[string]int, dir string, f *ast.File) {
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv == nil || len(fd.Recv.List) == 0 {
+			continue
+		}
+		typ := fd.Recv.List[0].Type
+		if star, ok := typ.(*ast.StarExpr); ok {
+			typ = star.X
+		}
+		switch x := typ.(type) {
+		case *ast.IndexExpr:
+			typ = x.X
+		case *ast.IndexListExpr:
+			typ = x.X
+		}
+		if id, ok := typ.(*ast.Ident); ok {
+			counts[dir+"."+id.Name]++
+		}
+	}
+}
+
+// methodProblems returns the types of counts past their limits, sorted.
+func methodProblems(counts map[string]int) []string {
+	var out []string
+	for typ, n := range counts {
+		most := maxMethods
+		if m, ok := methodLimits[typ]; ok {
+			most = m
+		}
+		if n > most {
+			out = append(out, fmt.Sprintf("type %s has %d methods, more than %d: cut it into the parts it holds", typ, n, most))
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

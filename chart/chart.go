@@ -111,12 +111,9 @@ func (c Lines) plot() (*plot.Plot, error) {
 		if len(s.X) != len(s.Y) || len(s.X) == 0 {
 			return nil, fmt.Errorf("%w: series %q has %d x and %d y values", ErrEmpty, s.Name, len(s.X), len(s.Y))
 		}
-		xys := make(plotter.XYs, len(s.X))
-		for i := range s.X {
-			xys[i].X, xys[i].Y = s.X[i], s.Y[i]
-			if math.IsNaN(s.Y[i]) || math.IsInf(s.Y[i], 0) {
-				return nil, fmt.Errorf("%w: series %q has a non-finite value", ErrEmpty, s.Name)
-			}
+		xys, err := s.points()
+		if err != nil {
+			return nil, err
 		}
 		line, err := plotter.NewLine(xys)
 		if err != nil {
@@ -150,6 +147,19 @@ func (c Lines) plot() (*plot.Plot, error) {
 		niceAxis(&p.Y, c.Percent)
 	}
 	return p, nil
+}
+
+// points returns the series' points. The error wraps ErrEmpty for a
+// non-finite value.
+func (s Series) points() (plotter.XYs, error) {
+	xys := make(plotter.XYs, len(s.X))
+	for i := range s.X {
+		xys[i].X, xys[i].Y = s.X[i], s.Y[i]
+		if math.IsNaN(s.Y[i]) || math.IsInf(s.Y[i], 0) {
+			return nil, fmt.Errorf("%w: series %q has a non-finite value", ErrEmpty, s.Name)
+		}
+	}
+	return xys, nil
 }
 
 func (c Bars) plot() (*plot.Plot, error) {

@@ -33,7 +33,7 @@ type snapshot struct {
 	owners []string
 }
 
-func take(t *testing.T, p kolco.Placement, keys []string) snapshot {
+func placeAll(t *testing.T, p kolco.Placement, keys []string) snapshot {
 	t.Helper()
 	return snapshot{p.Nodes(), placement(t, p, keys)}
 }
@@ -83,12 +83,12 @@ func testMutableErrors(t *testing.T, a Algorithm) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			before := take(t, p, keys)
+			before := placeAll(t, p, keys)
 			err := c.do()
 			if !errors.Is(err, c.want) {
 				t.Fatalf("error %v, want one wrapping %v", err, c.want)
 			}
-			after := take(t, p, keys)
+			after := placeAll(t, p, keys)
 			if !slices.Equal(before.nodes, after.nodes) {
 				t.Fatalf("failed change altered Nodes(): %v -> %v", ids(before.nodes), ids(after.nodes))
 			}
@@ -97,9 +97,9 @@ func testMutableErrors(t *testing.T, a Algorithm) {
 	}
 	// The same ID removed twice in one call: the second is unknown by the
 	// time it is applied, so the call fails and changes nothing.
-	before := take(t, p, keys)
+	before := placeAll(t, p, keys)
 	if err := m.Remove(nodes[3].ID, nodes[3].ID); err == nil {
-		after := take(t, p, keys)
+		after := placeAll(t, p, keys)
 		if len(after.nodes) != len(before.nodes)-1 {
 			t.Errorf("Remove(x, x) succeeded but left %d nodes", len(after.nodes))
 		}

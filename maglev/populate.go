@@ -49,7 +49,7 @@ func populate(nodes []kolco.Node, size int) []int32 {
 	}
 	if equal {
 		for filled := 0; filled < size; filled++ {
-			f.take(int32(filled % len(nodes)))
+			f.claim(int32(filled % len(nodes)))
 		}
 		return f.entry
 	}
@@ -59,7 +59,7 @@ func populate(nodes []kolco.Node, size int) []int32 {
 	}
 	for filled := 0; filled < size; filled++ {
 		it := &h.items[0]
-		f.take(it.node)
+		f.claim(it.node)
 		it.taken++
 		it.at = turn(it.taken, it.ratio)
 		h.down(0)
@@ -74,8 +74,8 @@ type filler struct {
 	m         uint64
 }
 
-// take gives node i the next free entry of its permutation.
-func (f *filler) take(i int32) {
+// claim gives node i the next free entry of its permutation.
+func (f *filler) claim(i int32) {
 	p, step := f.pos[i], f.skip[i]
 	for f.entry[p] >= 0 {
 		if p += step; p >= f.m { // p, step < m: one subtraction, no division

@@ -144,12 +144,12 @@ func Follow(ctx context.Context, src Source, cfg FollowConfig) (*Follower, error
 func (f *Follower) run(ctx context.Context) {
 	defer close(f.done)
 	for v := range f.w.Versions() {
-		f.take(ctx, v)
+		f.applyVersion(ctx, v)
 	}
 }
 
-// take applies v and publishes the result, or records why it cannot.
-func (f *Follower) take(ctx context.Context, v Version) {
+// applyVersion applies v and publishes the result, or records why it cannot.
+func (f *Follower) applyVersion(ctx context.Context, v Version) {
 	prev := f.view.Load()
 	next, adopted, behind, err := f.build(prev, v)
 	if err != nil {

@@ -359,7 +359,7 @@ func (s *Server) startAdmin(g *GlobalConfig, tlsCfg *tls.Config) error {
 			return err
 		}
 	}
-	ln, err := s.listenTCP(adminAddr(g.AdminListen))
+	ln, err := s.sockets.listenTCP(adminAddr(g.AdminListen))
 	if err != nil {
 		return fmt.Errorf("admin: %w", err)
 	}
@@ -396,7 +396,7 @@ func (pl *placement) previous(key []byte, n *backend, sc *routeScratch) []Server
 	}
 	var seen []*backend
 	var out []ServerRef
-	for _, v := range m.views {
+	for _, v := range m.priors {
 		o := v.owner(key, sc)
 		if o == nil || o == n || o.addr == n.addr || slices.Contains(seen, o) || o.health.isDown() || !m.readable(o) {
 			continue

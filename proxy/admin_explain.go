@@ -24,8 +24,8 @@ func (c *Config) Explain(w io.Writer) error {
 		if _, err := newPicker(p, p.nodes()); err != nil {
 			return placementError(name, err)
 		}
-		p.explain(&b, name)
-		p.explainState(&b, c.statePath())
+		explainPool(&b, p, name)
+		explainState(&b, p, c.statePath())
 	}
 	g := c.Global
 	if g.MetricsListen != "" {
@@ -57,8 +57,32 @@ func (c *Config) Explain(w io.Writer) error {
 	return err
 }
 
-func (p *PoolConfig) explain(b *strings.Builder, name string) {
+// explainPool writes what the pool name does, as its settings p say.
+func explainPool(b *strings.Builder, p *PoolConfig, name string) {
 	fmt.Fprintf(b, "pool %q: %s on %s\n", name, p.protocol(), p.Listen)
+	explainPlacement(b, p)
+	explainMembership(b, p)
+	explainTLS(b, p)
+	explainServers(b, p)
+	fmt.Fprintf(b, "  connections: %d per server, pipelined; reply timeout %d ms; preconnect %v\n",
+		p.ServerConnections, p.Timeout.Milliseconds(), p.Preconnect)
+	switch p.Ejection {
+	case EjectRehash:
+		fmt.Fprintf(b, "  failures: after %d consecutive failures a server is ejected and its keys move to the live servers (rehash); it is retried after %d ms\n",
+			p.ServerFailureLimit, p.ServerRetryTimeout.Milliseconds())
+	case EjectNone:
+		fmt.Fprintf(b, "  failures: a failed server's keys get %s while it fails; every request tries it and it is never marked down, as nutcracker without auto_eject_hosts\n", p.errorName())
+	default:
+		fmt.Fprintf(b, "  failures: a failed server's keys get %s until it is back (fail-fast); no key moves; after %d consecutive failures it is marked down and retried after %d ms\n",
+			p.errorName(), p.ServerFailureLimit, p.ServerRetryTimeout.Milliseconds())
+	}
+	explainReturns(b, p)
+	explainHealth(b, p)
+	explainLimits(b, p)
+}
+
+// explainPlacement writes how the pool places keys.
+func explainPlacement(b *strings.Builder, p *PoolConfig) {
 	tag := "the whole key"
 	if p.HashTag != "" {
 		tag = fmt.Sprintf("the text between %q and %q when present, else the whole key", p.HashTag[0], p.HashTag[1])
@@ -76,12 +100,15 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 		fmt.Fprintf(b, "  placement: kolco %s over %s of %s%s; not twemproxy's placement\n",
 			p.Distribution, keyHash, tag, vnodesText(p))
 	}
+}
+
+// explainServers writes the pool's servers with their nominal shares, and
+// its replicas.
+func explainServers(b *strings.Builder, p *PoolConfig) {
 	total := 0
 	for _, s := range p.Servers {
 		total += max(s.Weight, 1)
 	}
-	p.explainMembership(b)
-	p.explainTLS(b)
 	fmt.Fprintf(b, "  servers (%d):\n", len(p.Servers))
 	for _, s := range p.Servers {
 		zone := ""
@@ -103,19 +130,11 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 		fmt.Fprintf(b, "  replicas: each key on %d servers%s; writes go to all (the reply is the first that is not an error), reads to %s; cas refused; a down server keeps its place\n",
 			p.Replicas, distinct, read)
 	}
-	fmt.Fprintf(b, "  connections: %d per server, pipelined; reply timeout %d ms; preconnect %v\n",
-		p.ServerConnections, p.Timeout.Milliseconds(), p.Preconnect)
-	switch p.Ejection {
-	case EjectRehash:
-		fmt.Fprintf(b, "  failures: after %d consecutive failures a server is ejected and its keys move to the live servers (rehash); it is retried after %d ms\n",
-			p.ServerFailureLimit, p.ServerRetryTimeout.Milliseconds())
-	case EjectNone:
-		fmt.Fprintf(b, "  failures: a failed server's keys get %s while it fails; every request tries it and it is never marked down, as nutcracker without auto_eject_hosts\n", p.errorName())
-	default:
-		fmt.Fprintf(b, "  failures: a failed server's keys get %s until it is back (fail-fast); no key moves; after %d consecutive failures it is marked down and retried after %d ms\n",
-			p.errorName(), p.ServerFailureLimit, p.ServerRetryTimeout.Milliseconds())
-	}
-	p.explainReturns(b)
+}
+
+// explainHealth writes how a failing or down server is probed and shown
+// up again.
+func explainHealth(b *strings.Builder, p *PoolConfig) {
 	switch {
 	case p.Ejection == EjectNone && p.HealthCheck.Interval > 0:
 		fmt.Fprintf(b, "  health: no server is ever marked down; a failing one is probed with %q every %d ms (timeout %d ms), and shown up once it answers\n",
@@ -128,12 +147,11 @@ func (p *PoolConfig) explain(b *strings.Builder, name string) {
 	default:
 		fmt.Fprintf(b, "  health: no probes; a down server returns %d ms after it was marked down\n", p.ServerRetryTimeout.Milliseconds())
 	}
-	p.explainLimits(b)
 }
 
 // explainReturns writes what a down server's return does: the keys
 // written elsewhere while it was out are settled before it serves again.
-func (p *PoolConfig) explainReturns(b *strings.Builder) {
+func explainReturns(b *strings.Builder, p *PoolConfig) {
 	if p.Ejection != EjectRehash && p.Replicas <= 1 {
 		return
 	}
@@ -149,7 +167,7 @@ func (p *PoolConfig) explainReturns(b *strings.Builder) {
 
 // explainState writes where the history of a history-dependent placement
 // is kept, which a restart needs to place keys as before.
-func (p *PoolConfig) explainState(b *strings.Builder, statePath string) {
+func explainState(b *strings.Builder, p *PoolConfig, statePath string) {
 	if isTwemproxy(p) || !settingsOf(p).historyDependent() {
 		return
 	}
@@ -168,7 +186,7 @@ func (p *PoolConfig) explainState(b *strings.Builder, statePath string) {
 
 // explainLimits writes the pool's limits, and what it does with
 // the commands of its protocol that need a word.
-func (p *PoolConfig) explainLimits(b *strings.Builder) {
+func explainLimits(b *strings.Builder, p *PoolConfig) {
 	idle := "never"
 	if p.ClientIdleTimeout > 0 {
 		idle = fmt.Sprintf("after %d ms", p.ClientIdleTimeout.Milliseconds())

@@ -105,7 +105,7 @@ type statsPort struct {
 // startStatsPort listens on addr and serves the stats JSON. The caller
 // holds s.mu.
 func (s *Server) startStatsPort(addr string, interval time.Duration, tlsCfg *tls.Config) error {
-	ln, err := s.listenTCP(addr)
+	ln, err := s.sockets.listenTCP(addr)
 	if err != nil {
 		return fmt.Errorf("stats port: %w", err)
 	}

@@ -83,7 +83,7 @@ func (p *pool) moveStatus() *MoveStatus {
 			ms.ETA = max(float64(left), 0) / ms.Rate
 		}
 	}
-	for _, v := range m.views {
+	for _, v := range m.priors {
 		var addrs []string
 		for _, b := range v.pl.servers {
 			addrs = append(addrs, b.addr)

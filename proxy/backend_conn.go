@@ -393,6 +393,13 @@ func (s *session) read(b *backend) {
 		failure = s.failure(b, err)
 		break
 	}
+	s.readerStopped(b, failure)
+}
+
+// readerStopped ends the session of b, whose reader stopped for failure:
+// the connection is counted closed and killed, and the requests still
+// queued on it fail with failure.
+func (s *session) readerStopped(b *backend, failure error) {
 	if !s.dead.Load() || s.timedOut.Load() {
 		// The server closed, failed or timed out the connection; one
 		// the proxy closed is not counted.

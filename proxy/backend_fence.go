@@ -83,20 +83,21 @@ func (o *outage) unfence(key, addr string) {
 	}
 }
 
-// fenceReads removes, from the stand-ins a read of keys goes to by pl,
-// their copies of the keys of servers out that no write of the outage
-// reached them with (see outage.fence), before the read is sent. flush
+// fenceReads removes, from the stand-ins a read of n keys (keyOf) goes to
+// by pl, their copies of the keys of servers out that no write of the
+// outage reached them with (see outage.fence), before the read is sent. flush
 // writes the client's queued requests first, as the removal waits. A
 // removal that fails is tried again by the next read; the read goes on,
 // to a stand-in that most likely fails it too.
-func (p *pool) fenceReads(pl *placement, keys [][]byte, flush func()) {
+func (p *pool) fenceReads(pl *placement, n int, keyOf func(i int) []byte, flush func()) {
 	if p.outages.Load() == 0 || pl.replicas > 1 {
 		return
 	}
 	var sc routeScratch
 	var at map[*backend][]string
 	var by map[string]*outage
-	for _, key := range keys {
+	for i := range n {
+		key := keyOf(i)
 		r := pl.route(key, false, &sc)
 		if len(r) == 0 {
 			continue
@@ -122,7 +123,7 @@ func (p *pool) fenceReads(pl *placement, keys [][]byte, flush func()) {
 		flush()
 	}
 	for s, ks := range at {
-		if err := p.front.release(p.ctx, s, ks); err != nil {
+		if err := p.front.dropCopies(p.ctx, s, ks); err != nil {
 			for _, k := range ks {
 				by[k].unfence(k, s.addr)
 			}

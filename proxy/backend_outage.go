@@ -16,7 +16,7 @@ import (
 // the server is marked down, and when the server comes back exactly those
 // keys are settled before it serves (see pool.restore): its copies of
 // them removed, or replaced by the values written meanwhile (its front's
-// settle), and the stand-ins' copies removed (release), so that it serves
+// settle), and the stand-ins' copies removed (clearStandIns), so that it serves
 // no value older than one written meanwhile, a second failure finds no
 // stand-in's old copy, and nothing else it holds is touched. A pool whose
 // down server's keys are not written elsewhere (fail-fast with one copy;
@@ -111,9 +111,9 @@ func (o *outage) size() int {
 	return len(o.keys)
 }
 
-// take removes up to n keys from the journal and returns them, and the
+// nextKeys removes up to n keys from the journal and returns them, and the
 // stand-ins each was written to, into settled.
-func (o *outage) take(n int, settled map[string][]string) []string {
+func (o *outage) nextKeys(n int, settled map[string][]string) []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var keys []string

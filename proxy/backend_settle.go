@@ -51,7 +51,7 @@ func (p *pool) settleKeys(ctx context.Context, b *backend, keys []string, settle
 		}
 	}
 	if len(drop) > 0 {
-		if err := p.front.release(ctx, b, drop); err != nil {
+		if err := p.front.dropCopies(ctx, b, drop); err != nil {
 			return fmt.Errorf("removing copies of keys it no longer serves: %w", err)
 		}
 	}
@@ -61,7 +61,7 @@ func (p *pool) settleKeys(ctx context.Context, b *backend, keys []string, settle
 // noteStandIn notes keys, settled onto b, in the outage of each other
 // server out that would serve them were it up: b stands in for them from
 // its return on, holding copies as a write routed to it would have left,
-// and their own server's return must remove those (see releaseStandIns).
+// and their own server's return must remove those (see clearStandIns).
 func (p *pool) noteStandIn(pl *placement, b *backend, keys []string) {
 	var sc routeScratch
 	for _, d := range p.backends {
@@ -124,7 +124,7 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 		// noted, and settled in the next batches, up to a bound: writes
 		// that outrun the settling are settled under the lock.
 		for round := o.size()/settleBatch + 16; round > 0; round-- {
-			keys := o.take(settleBatch, settled)
+			keys := o.nextKeys(settleBatch, settled)
 			if len(keys) == 0 {
 				break
 			}
@@ -137,7 +137,7 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 	// The last keys, with no write in flight around b.
 	p.returns.Lock()
 	defer p.returns.Unlock()
-	for keys := o.take(settleBatch, settled); len(keys) > 0; keys = o.take(settleBatch, settled) {
+	for keys := o.nextKeys(settleBatch, settled); len(keys) > 0; keys = o.nextKeys(settleBatch, settled) {
 		if err := p.settleKeys(ctx, b, keys, settled); err != nil {
 			o.putBack(keys, settled)
 			return err
@@ -146,7 +146,7 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 	if o.overflowed() && !p.cfg.exclusive(b.node) {
 		return errOverflow // overflowed since: settled nothing that counts
 	}
-	if err := p.releaseStandIns(ctx, b, settled); err != nil {
+	if err := p.clearStandIns(ctx, b, settled); err != nil {
 		o.putBack(slices.Collect(maps.Keys(settled)), settled)
 		return err
 	}
@@ -159,7 +159,7 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 	return nil
 }
 
-// releaseStandIns removes, from the stand-ins, their copies of the keys
+// clearStandIns removes, from the stand-ins, their copies of the keys
 // settled on b as it returns, before it is restored and with no write in
 // flight around it (the caller holds the returns lock): from then on b
 // serves them, and a copy left on a stand-in would be read again, older
@@ -171,7 +171,7 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 //
 // Reads of the keys still go to the stand-ins until b is restored: they
 // miss meanwhile, and a client that refills one writes after b is back.
-func (p *pool) releaseStandIns(ctx context.Context, b *backend, settled map[string][]string) error {
+func (p *pool) clearStandIns(ctx context.Context, b *backend, settled map[string][]string) error {
 	if p.cfg.Replicas > 1 {
 		return nil // a key's servers are its copies: no stand-in took it
 	}
@@ -190,7 +190,7 @@ func (p *pool) releaseStandIns(ctx context.Context, b *backend, settled map[stri
 		}
 		for i := 0; i < len(keys); i += settleBatch {
 			if s.outage.Load() == nil {
-				err := p.front.release(ctx, s, keys[i:min(i+settleBatch, len(keys))])
+				err := p.front.dropCopies(ctx, s, keys[i:min(i+settleBatch, len(keys))])
 				if err == nil {
 					continue
 				}
@@ -198,7 +198,7 @@ func (p *pool) releaseStandIns(ctx context.Context, b *backend, settled map[stri
 					return fmt.Errorf("removing the copies stand-in %s holds of its keys: %w", s.addr, err)
 				}
 			}
-			o := s.outage.Load() // out, or out since the release failed
+			o := s.outage.Load() // out, or out since the removal failed
 			if o == nil {
 				return fmt.Errorf("removing the copies stand-in %s holds of its keys: it came back meanwhile", s.addr)
 			}

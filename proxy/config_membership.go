@@ -369,7 +369,7 @@ func (f *FileMembership) check() error {
 
 // explainMembership says where the pool's servers come from, for
 // --check.
-func (p *PoolConfig) explainMembership(b *strings.Builder) {
+func explainMembership(b *strings.Builder, p *PoolConfig) {
 	if p.Membership == nil {
 		return
 	}

@@ -102,7 +102,7 @@ func (t *ServerTLS) serverName(name, addr string) string {
 
 // explainTLS says how the pool's clients and servers are reached, for
 // --check.
-func (p *PoolConfig) explainTLS(b *strings.Builder) {
+func explainTLS(b *strings.Builder, p *PoolConfig) {
 	if t := p.TLS; t != nil {
 		auth := "clients need no certificate"
 		if t.ClientCAFile != "" {

@@ -281,7 +281,9 @@ func (r *mcRequest) forward(p *pool) {
 	case r.req.Cmd.IsRetrieval() && len(r.req.Keys) > 1:
 		pl := p.place.Load()
 		to := r.splitKeys(p, pl)
-		r.fence(p, pl)
+		if p.outages.Load() > 0 { // after routing: see pool.fenceReads
+			p.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
+		}
 		r.sendParts(to)
 	default:
 		r.single(p)
@@ -304,8 +306,8 @@ func (r *mcRequest) single(p *pool) {
 		r.ready()
 		return
 	}
-	if !write && r.req.Cmd.IsRetrieval() {
-		r.fence(p, pl)
+	if !write && r.req.Cmd.IsRetrieval() && p.outages.Load() > 0 { // after routing: see pool.fenceReads
+		p.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
 	}
 	deadline := r.start.Add(p.cfg.Timeout)
 	for range owners {
@@ -316,21 +318,6 @@ func (r *mcRequest) single(p *pool) {
 	for i, o := range r.ops {
 		owners[i].send(o)
 	}
-}
-
-// fence removes the stand-ins' old copies of the keys of a retrieval
-// about to be sent, routed by pl, while a server is out (see
-// pool.fenceReads): after routing, so that a server marked down since has
-// its outage open.
-func (r *mcRequest) fence(p *pool, pl *placement) {
-	if p.outages.Load() == 0 {
-		return
-	}
-	keys := make([][]byte, len(r.req.Keys))
-	for i := range keys {
-		keys[i] = r.req.Key(i)
-	}
-	p.fenceReads(pl, keys, r.batch.flush)
 }
 
 // splitKeys makes the ops of a retrieval of several keys for the servers

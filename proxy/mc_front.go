@@ -93,16 +93,37 @@ func (memcacheFront) settle(ctx context.Context, b, src *backend, keys []string)
 	if err != nil {
 		return fmt.Errorf("reading what %s holds of them: %w", src.addr, err)
 	}
+	writeReq, err := mcSettleWrites(tokens, b64, held, values, src.addr)
+	if err != nil {
+		return err
+	}
+	replies, err := mcAskAll(conn, b.pool.cfg.Timeout, writeReq, len(tokens), memcache.CmdMetaSet)
+	if err != nil {
+		return err
+	}
+	for _, r := range replies {
+		if memcache.IsErrorReply(r) {
+			return fmt.Errorf("%w: %q", memcache.ErrBadReply, r)
+		}
+	}
+	return nil
+}
+
+// mcSettleWrites returns the meta requests that make b's copies of the
+// keys tokens name what src holds, given held, b's cas replies, and
+// values, src's fetch replies: a replace, an add, or a delete of b's
+// copy, under the cas b's reply gave, so that a client's write since wins.
+func mcSettleWrites(tokens [][]byte, b64 []bool, held, values [][]byte, src string) ([]byte, error) {
 	var writeReq []byte
 	now := time.Now().Unix()
 	for i, tok := range tokens {
 		cas, had, err := memcache.ParseMetaCas(held[i])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		v, found, err := memcache.ParseMetaValue(values[i])
 		if err != nil {
-			return fmt.Errorf("reading what %s holds of them: %w", src.addr, err)
+			return nil, fmt.Errorf("reading what %s holds of them: %w", src, err)
 		}
 		exp, live := memcache.StoreTTL(v.TTL, now)
 		switch {
@@ -116,16 +137,7 @@ func (memcacheFront) settle(ctx context.Context, b, src *backend, keys []string)
 			writeReq = memcache.AppendMetaDelete(writeReq, tok, b64[i], 0) // b holds none: NF
 		}
 	}
-	replies, err := mcAskAll(conn, b.pool.cfg.Timeout, writeReq, len(tokens), memcache.CmdMetaSet)
-	if err != nil {
-		return err
-	}
-	for _, r := range replies {
-		if memcache.IsErrorReply(r) {
-			return fmt.Errorf("%w: %q", memcache.ErrBadReply, r)
-		}
-	}
-	return nil
+	return writeReq, nil
 }
 
 // mcAskAll writes req, n meta requests, on conn and reads their n replies
@@ -149,9 +161,9 @@ func mcAskAll(conn net.Conn, timeout time.Duration, req []byte, n int, cmd memca
 	return replies, nil
 }
 
-// release deletes keys from b, which held them for another server, on a
+// dropCopies deletes keys from b, which held them for another server, on a
 // connection of its own, all sent at once and their replies read after.
-func (memcacheFront) release(ctx context.Context, b *backend, keys []string) error {
+func (memcacheFront) dropCopies(ctx context.Context, b *backend, keys []string) error {
 	conn, err := b.dialOwn(ctx, b.pool.cfg.Timeout)
 	if err != nil {
 		return err

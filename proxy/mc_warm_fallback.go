@@ -183,6 +183,14 @@ func (w *warmState) copyFound(r *mcRequest) {
 			stripes[s].mu.Unlock()
 		}
 	}()
+	w.addCopies(r)
+}
+
+// addCopies sends the adds of copyFound, with the keys' stripes locked,
+// and counts what each did: copied, refused (the server holds the key
+// already), or raced (a write was sent since the fallback began).
+func (w *warmState) addCopies(r *mcRequest) {
+	st, stripes := w.pool.mig.stats, w.pool.mig.stripes
 	touch := r.req.Cmd == memcache.CmdGat || r.req.Cmd == memcache.CmdGats
 	now := time.Now().Unix()
 	w.ops = w.ops[:0]

@@ -22,13 +22,13 @@ import (
 // The window ends when its time is up, when fallbacks stop finding data
 // (warm.quiet in a row found nothing), or when a newer change replaces it:
 // the newer migration falls back through the newer placement first and
-// then through those of this window, up to warm.depth of them. The views
+// then through those of this window, up to warm.depth of them. The priors
 // of a closed window are never read again: writes made after it closed
 // did not delete their copies.
 type migration struct {
-	// views are the placements replaced, newest first; empty when warm
+	// priors are the placements replaced, newest first; empty when warm
 	// changes are off.
-	views []*view
+	priors []*prior
 	// ends is when the window closes by time.
 	ends time.Time
 	// state moves from open to sweep to settled, never back.
@@ -67,7 +67,7 @@ const (
 )
 
 // open reports whether the window is open: whether requests fall back.
-func (m *migration) open() bool { return m.state.Load() == migOpen && len(m.views) > 0 }
+func (m *migration) open() bool { return m.state.Load() == migOpen && len(m.priors) > 0 }
 
 // end closes the window, and those of the migrations it carries on
 // from, moving its state to next: no request falls back from then on, and
@@ -103,10 +103,10 @@ func (m *migration) fallbackFound(found bool) {
 	}
 }
 
-// view is a placement as it was when a change replaced it: where it sent
+// prior is a placement as it was when a change replaced it: where it sent
 // each key. Its servers are the pool's own backends, or former ones for
 // addresses the pool no longer has (see pool.backendFor).
-type view struct {
+type prior struct {
 	pl *placement
 	// down marks, by index in pl.servers, the servers down when the
 	// placement was replaced, for the stand-ins of kolco's
@@ -116,7 +116,7 @@ type view struct {
 }
 
 // owner returns the server that held key under v, or nil.
-func (v *view) owner(key []byte, sc *routeScratch) *backend {
+func (v *prior) owner(key []byte, sc *routeScratch) *backend {
 	pl := v.pl
 	if len(pl.servers) == 0 {
 		return nil
@@ -155,7 +155,7 @@ func serversSignature(servers []*backend) string {
 }
 
 // migrationAfter returns the migration of pl, the placement that replaces
-// prev by a change, moved or not: a new window over prev and the views of
+// prev by a change, moved or not: a new window over prev and the priors of
 // prev's open window when the change moved keys, else prev's migration
 // going on. The caller holds placeMu.
 func (p *pool) migrationAfter(prev, pl *placement, moved bool) *migration {
@@ -172,14 +172,14 @@ func (p *pool) migrationAfter(prev, pl *placement, moved bool) *migration {
 	switch {
 	case moved:
 		if warm {
-			m.views = append(m.views, p.viewOf(prev))
+			m.priors = append(m.priors, p.priorOf(prev))
 			if old != nil && old.open() {
-				m.views = append(m.views, p.remapViews(old.views)...)
+				m.priors = append(m.priors, p.remapPriors(old.priors)...)
 			}
-			m.views = m.views[:min(len(m.views), cfg.Warm.Depth)]
+			m.priors = m.priors[:min(len(m.priors), cfg.Warm.Depth)]
 		}
 		m.ends = time.Now().Add(cfg.Warm.Window)
-		if len(m.views) > 0 {
+		if len(m.priors) > 0 {
 			p.mig.stats.opened.Inc()
 		}
 	case old == nil:
@@ -187,11 +187,11 @@ func (p *pool) migrationAfter(prev, pl *placement, moved bool) *migration {
 	default: // the same placement: the old migration goes on
 		m.state.Store(old.state.Load())
 		if warm && old.open() {
-			m.views = p.remapViews(old.views)
+			m.priors = p.remapPriors(old.priors)
 		}
 		m.ends = old.ends
 	}
-	if m.state.Load() == migOpen && len(m.views) == 0 {
+	if m.state.Load() == migOpen && len(m.priors) == 0 {
 		m.state.Store(migSweep)
 	}
 	switch {
@@ -206,27 +206,32 @@ func (p *pool) migrationAfter(prev, pl *placement, moved bool) *migration {
 	}
 	m.tainted = make([]atomic.Bool, len(p.backends)+len(p.mig.formers))
 	if old != nil && m.open() {
-		// A server tainted in the old window stays so: it may hold a copy
-		// a write could not delete.
-		var bad []string
-		for _, b := range old.allServers() {
-			if old.tainted[b.slot].Load() {
-				bad = append(bad, b.addr)
-			}
-		}
-		for _, b := range m.allServers() {
-			if slices.Contains(bad, b.addr) {
-				m.taint(b)
-			}
-		}
+		m.carryTaint(old)
 	}
 	return m
 }
 
-// allServers returns the servers of m's views.
+// carryTaint taints the servers of m that old tainted: a server tainted
+// in the old window stays so, as it may hold a copy a write could not
+// delete.
+func (m *migration) carryTaint(old *migration) {
+	var bad []string
+	for _, b := range old.allServers() {
+		if old.tainted[b.slot].Load() {
+			bad = append(bad, b.addr)
+		}
+	}
+	for _, b := range m.allServers() {
+		if slices.Contains(bad, b.addr) {
+			m.taint(b)
+		}
+	}
+}
+
+// allServers returns the servers of m's priors.
 func (m *migration) allServers() []*backend {
 	var out []*backend
-	for _, v := range m.views {
+	for _, v := range m.priors {
 		for _, b := range v.pl.servers {
 			if !slices.Contains(out, b) {
 				out = append(out, b)
@@ -236,14 +241,14 @@ func (m *migration) allServers() []*backend {
 	return out
 }
 
-// viewOf returns prev, a placement of this pool or of the one it
-// replaces, as a view on this pool's backends, with the servers down now
+// priorOf returns prev, a placement of this pool or of the one it
+// replaces, as a prior on this pool's backends, with the servers down now
 // marked down.
-func (p *pool) viewOf(prev *placement) *view {
+func (p *pool) priorOf(prev *placement) *prior {
 	cp := *prev
 	cp.prev, cp.mig, cp.move = nil, nil, nil
 	cp.servers = make([]*backend, len(prev.servers))
-	v := &view{pl: &cp, down: make([]bool, len(prev.servers))}
+	v := &prior{pl: &cp, down: make([]bool, len(prev.servers))}
 	for i, b := range prev.servers {
 		cp.servers[i] = p.backendFor(b)
 		v.down[i] = b.health.isDown()
@@ -251,16 +256,16 @@ func (p *pool) viewOf(prev *placement) *view {
 	return v
 }
 
-// remapViews returns views on this pool's backends.
-func (p *pool) remapViews(views []*view) []*view {
-	out := make([]*view, len(views))
-	for i, v := range views {
+// remapPriors returns priors on this pool's backends.
+func (p *pool) remapPriors(priors []*prior) []*prior {
+	out := make([]*prior, len(priors))
+	for i, v := range priors {
 		cp := *v.pl
 		cp.servers = make([]*backend, len(v.pl.servers))
 		for j, b := range v.pl.servers {
 			cp.servers[j] = p.backendFor(b)
 		}
-		out[i] = &view{pl: &cp, down: v.down}
+		out[i] = &prior{pl: &cp, down: v.down}
 	}
 	return out
 }
@@ -330,7 +335,7 @@ func (s *stripes) of(h uint64) *stripe { return &s[h%nStripes] }
 // now, nor one found twice. One marked down is tainted, never read in
 // this window even once it is back.
 func (m *migration) sources(dst []*backend, key []byte, n *backend, sc *routeScratch) []*backend {
-	for _, v := range m.views {
+	for _, v := range m.priors {
 		o := v.owner(key, sc)
 		if o == nil || o == n || o.addr == n.addr || slices.Contains(dst, o) {
 			continue

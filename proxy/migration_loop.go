@@ -11,7 +11,7 @@ import (
 // migrations is a pool's state for its migrations beside the placement's.
 type migrations struct {
 	// formers are backends of servers the pool no longer has, made for
-	// the views of its migrations; placeMu guards the slice.
+	// the priors of its migrations; placeMu guards the slice.
 	formers []*backend
 	// stripes order fallback copies with the writes and deletes of the
 	// same keys; a pool that replaces another shares its stripes.
@@ -47,7 +47,7 @@ func (p *pool) publish(pl *placement) {
 	p.mig.sweepMu.Unlock()
 	p.mig.stats.windowOpen.Set(b2f(pl.mig != nil && pl.mig.open()))
 	if pl.mig != nil {
-		p.mig.stats.views.Set(float64(len(pl.mig.views)))
+		p.mig.stats.views.Set(float64(len(pl.mig.priors)))
 	}
 	select {
 	case p.mig.changed <- struct{}{}:

@@ -59,10 +59,10 @@ import (
 
 // storeMove is the move of a store's keys that follows a change.
 type storeMove struct {
-	// views are the placements the move follows, newest first: a
+	// priors are the placements the move follows, newest first: a
 	// moving key is on its server under one of them, or on the one the
 	// placement puts it on.
-	views []*view
+	priors []*prior
 	// open is closed when keys may move (see above).
 	open     chan struct{}
 	openOnce sync.Once
@@ -144,7 +144,7 @@ func (m *storeMove) wait(deadline time.Time) error {
 // sources appends to dst the servers key may be on other than n, its
 // server now: its servers under the move's placements, each once.
 func (m *storeMove) sources(dst []*backend, key []byte, n *backend, sc *routeScratch) []*backend {
-	for _, v := range m.views {
+	for _, v := range m.priors {
 		if o := v.owner(key, sc); o != nil && o.addr != n.addr && !slices.ContainsFunc(dst, func(b *backend) bool { return b.addr == o.addr }) {
 			dst = append(dst, o)
 		}
@@ -160,22 +160,22 @@ func (p *pool) moveAfter(prev, pl *placement) *storeMove {
 	if !p.cfg.Store.Enabled || prev == nil {
 		return nil
 	}
-	var views []*view
-	add := func(v *view) {
-		if v.pl.sig != pl.sig && !slices.ContainsFunc(views, func(w *view) bool { return w.pl.sig == v.pl.sig }) {
-			views = append(views, v)
+	var priors []*prior
+	add := func(v *prior) {
+		if v.pl.sig != pl.sig && !slices.ContainsFunc(priors, func(w *prior) bool { return w.pl.sig == v.pl.sig }) {
+			priors = append(priors, v)
 		}
 	}
-	add(p.byShard(p.viewOf(prev)))
+	add(p.byShard(p.priorOf(prev)))
 	if old := prev.move; old != nil && !old.done.Load() {
-		for _, v := range p.remapViews(old.views) {
+		for _, v := range p.remapPriors(old.priors) {
 			add(p.byShard(v))
 		}
 	}
-	if len(views) == 0 {
+	if len(priors) == 0 {
 		return nil
 	}
-	return &storeMove{views: views, open: make(chan struct{}), began: time.Now()}
+	return &storeMove{priors: priors, open: make(chan struct{}), began: time.Now()}
 }
 
 // byShard returns v with each server taken by name, in a pool on Sentinel:
@@ -187,7 +187,7 @@ func (p *pool) moveAfter(prev, pl *placement) *storeMove {
 // shard added at a failover) moves keys from the shards' primaries now.
 // In any other pool a server at another address is another server, whose
 // keys move, and v is returned as it is.
-func (p *pool) byShard(v *view) *view {
+func (p *pool) byShard(v *prior) *prior {
 	if m := p.cfg.Membership; m == nil || m.Sentinel == nil {
 		return v
 	}
@@ -200,7 +200,7 @@ func (p *pool) byShard(v *view) *view {
 		}
 	}
 	cp.sig = strings.TrimSuffix(v.pl.sig, serversSignature(v.pl.servers)) + serversSignature(cp.servers)
-	return &view{pl: &cp, down: v.down}
+	return &prior{pl: &cp, down: v.down}
 }
 
 // movePlacement is a placement a move follows, as the state file records
@@ -219,7 +219,7 @@ type movePlacement struct {
 // record keeps them.
 func (p *pool) movePlacements(m *storeMove) []movePlacement {
 	var out []movePlacement
-	for _, v := range m.views {
+	for _, v := range m.priors {
 		mp := movePlacement{distribution: p.cfg.Distribution, hash: p.cfg.Hash, hashTag: p.cfg.HashTag,
 			nodes: nodesOf(v.pl.servers), sig: v.pl.sig}
 		if l := v.pl.layout(); l != nil {
@@ -237,28 +237,28 @@ func (p *pool) resumeMove(records []movePlacement) error {
 	p.placeMu.Lock()
 	defer p.placeMu.Unlock()
 	cur := p.place.Load()
-	var views []*view
+	var priors []*prior
 	for _, ms := range records {
-		v, err := p.viewOfRecord(ms)
+		v, err := p.priorOfRecord(ms)
 		if err != nil {
 			return err
 		}
 		if v.pl.sig != cur.sig {
-			views = append(views, v)
+			priors = append(priors, v)
 		}
 	}
-	if len(views) == 0 {
+	if len(priors) == 0 {
 		return nil
 	}
 	cp := *cur
-	cp.move = &storeMove{views: views, open: make(chan struct{}), began: time.Now()}
+	cp.move = &storeMove{priors: priors, open: make(chan struct{}), began: time.Now()}
 	p.publish(&cp)
-	p.log.Info("store move resumed from the state file", "placements", len(views))
+	p.log.Info("store move resumed from the state file", "placements", len(priors))
 	return nil
 }
 
-// viewOfRecord rebuilds a placement a move follows from its record.
-func (p *pool) viewOfRecord(ms movePlacement) (*view, error) {
+// priorOfRecord rebuilds a placement a move follows from its record.
+func (p *pool) priorOfRecord(ms movePlacement) (*prior, error) {
 	cfg := *p.cfg
 	cfg.Distribution, cfg.Hash, cfg.KeyHash, cfg.HashTag, cfg.VNodes = ms.distribution, ms.hash, ms.keyHash, ms.hashTag, ms.vnodes
 	nodes := ms.nodes
@@ -284,7 +284,7 @@ func (p *pool) viewOfRecord(ms movePlacement) (*view, error) {
 	if pl.sig = signature(&cfg, pl); pl.sig != ms.sig {
 		return nil, fmt.Errorf("a placement rebuilds to signature %q where the file records %q", pl.sig, ms.sig)
 	}
-	return &view{pl: pl, down: make([]bool, len(nodes))}, nil
+	return &prior{pl: pl, down: make([]bool, len(nodes))}, nil
 }
 
 // moveLoop opens the pool's move and runs its mover, for each move
@@ -366,7 +366,7 @@ func (p *pool) openMove(m *storeMove) bool {
 	m.stats.waiting.Store(nil)
 	m.stats.opened.CompareAndSwap(0, time.Now().UnixNano())
 	m.openOnce.Do(func() { close(m.open) })
-	p.log.Info("store move open: keys move to their new servers", "placements", len(m.views))
+	p.log.Info("store move open: keys move to their new servers", "placements", len(m.priors))
 	return true
 }
 

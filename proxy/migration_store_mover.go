@@ -20,7 +20,7 @@ import (
 // through all of them; false when the pool closes or m is replaced.
 func (p *pool) runMover(m *storeMove) bool {
 	var sources []*backend
-	for _, v := range m.views {
+	for _, v := range m.priors {
 		for _, b := range v.pl.servers {
 			if !slices.ContainsFunc(sources, func(s *backend) bool { return s.addr == b.addr }) {
 				sources = append(sources, b)

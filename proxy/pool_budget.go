@@ -46,7 +46,7 @@ type budget struct {
 	limit   int64
 	used    int64
 	most    int64 // the most used at once
-	high    int64 // the most used at once since takeHigh
+	high    int64 // the most used at once since highSinceLast
 	waiters []*budgetWaiter
 }
 
@@ -134,9 +134,9 @@ func (b *budget) inUse() int64 {
 	return b.used
 }
 
-// takeHigh returns the most bytes held at once since it was last called,
+// highSinceLast returns the most bytes held at once since it was last called,
 // and the bytes held now.
-func (b *budget) takeHigh() (high, now int64) {
+func (b *budget) highSinceLast() (high, now int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	high, b.high = b.high, b.used

@@ -24,7 +24,7 @@ type client struct {
 	log    *slog.Logger
 	drains drainState
 	// listenKey names the listening socket the client came in on, for
-	// the process it may be handed to (see handoff).
+	// the process it may be handed to (see clientHandover).
 	listenKey string
 	// unread is what the client sent that the process it was handed from
 	// had not read as requests: read before the connection.
@@ -94,12 +94,12 @@ var errDrained = errors.New("drained")
 
 // ended closes the client's connection once its front is done with it,
 // or hands it, with what it sent that was not read as requests (unread),
-// to the process the server drains to (see handoff); and counts in p's
+// to the process the server drains to (see clientHandover); and counts in p's
 // figures how it ended: by the client (it closed or quit: readErr is nil
 // or EOF), by a drain (errDrained), or by an error, a reply that could not
 // be written (written false) among them.
 func (c *client) ended(p *pool, in, out *byteCount, readErr error, written bool, unread []byte) {
-	if h := c.drains.handoff.Load(); h != nil && written && errors.Is(readErr, errDrained) && h.send(c, unread) {
+	if h := c.drains.handover.Load(); h != nil && written && errors.Is(readErr, errDrained) && h.send(c, unread) {
 		readErr = nil // not the client's ending
 	}
 	c.conn.Close()
@@ -355,9 +355,9 @@ type drainState struct {
 	inRequest atomic.Bool // the reader reads a request
 	served    bool        // a request was read (the reader's alone)
 	graced    bool        // the first request was waited for
-	// handoff, when set, takes the client's connection to another
+	// handover, when set, takes the client's connection to another
 	// process instead of it being closed.
-	handoff atomic.Pointer[handoff]
+	handover atomic.Pointer[clientHandover]
 }
 
 // drain asks the client to close once it is idle.
@@ -393,7 +393,7 @@ func (c *client) next(r requestReader) bool {
 		d.inRequest.Store(false)
 		// Handed to another process, a client goes at any boundary,
 		// with what it sent since; closed, at one with nothing sent.
-		handing := d.handoff.Load() != nil
+		handing := d.handover.Load() != nil
 		if d.draining.Load() && (d.served || handing) && (r.Buffered() == 0 || handing) {
 			return false
 		}
@@ -402,7 +402,7 @@ func (c *client) next(r requestReader) bool {
 			if !d.draining.Load() || !isTimeout(err) {
 				return true
 			}
-			if d.served || d.graced || d.handoff.Load() != nil {
+			if d.served || d.graced || d.handover.Load() != nil {
 				return false
 			}
 			d.graced = true

@@ -48,9 +48,9 @@ type front interface {
 	// src does not hold is skipped. It returns the keys' size where src
 	// can say it.
 	migrate(ctx context.Context, src, dst *backend, keys []string) (size int64, err error)
-	// release removes keys from b, which held them for another server
+	// dropCopies removes keys from b, which held them for another server
 	// while it was out.
-	release(ctx context.Context, b *backend, keys []string) error
+	dropCopies(ctx context.Context, b *backend, keys []string) error
 	// empty removes every item b holds, before an exclusive server the
 	// pool did not have takes keys (see Sweep.Exclusive), or when what it
 	// missed while it was out is unknown.

@@ -224,14 +224,16 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 		o.charge = c.charge // its reply's bulk strings are charged
 	}
 	r.left.Store(int32(len(parts)))
-	if r.req.Cmd.ReadOnly() && r.req.NumKeys() > 0 && p.outages.Load() > 0 {
-		// After the split has routed the keys: a server marked down
-		// since has its outage open (see pool.fenceReads).
-		keys := make([][]byte, r.req.NumKeys())
-		for i := range keys {
-			keys[i] = r.req.Key(i)
-		}
-		p.fenceReads(c.place, keys, c.batch.flush)
+	c.send(p, r, parts)
+}
+
+// send sends the parts of r, split and routed, each to its server: after
+// the stand-ins' old copies of the keys of a read are removed while a
+// server is out (see pool.fenceReads) - once the split has routed them,
+// so that a server marked down since has its outage open.
+func (c *redisClient) send(p *pool, r *redisRequest, parts []redis.Part) {
+	if r.req.Cmd.ReadOnly() && p.outages.Load() > 0 {
+		p.fenceReads(c.place, r.req.NumKeys(), r.req.Key, c.batch.flush)
 	}
 	for i, part := range parts {
 		var b *backend

@@ -107,8 +107,8 @@ func redisExec(conn net.Conn, b *backend, keys []string, values []dumped) (bool,
 	return true, nil
 }
 
-// release deletes keys from b, which held them for another server.
-func (redisFront) release(ctx context.Context, b *backend, keys []string) error {
+// dropCopies deletes keys from b, which held them for another server.
+func (redisFront) dropCopies(ctx context.Context, b *backend, keys []string) error {
 	args := [][]byte{[]byte("UNLINK")}
 	for _, k := range keys {
 		args = append(args, []byte(k))

@@ -246,7 +246,7 @@ func TestStoreFollowsFailover(t *testing.T) {
 	t.Logf("a store's failover: %d writes failed, the last %v after the kill (%v)", load.failed.Load(),
 		time.Unix(0, load.lastFail.Load()).Sub(killed).Round(time.Millisecond), load.lastErr.Load())
 	if m := s.testPool("p").place.Load().move; m != nil {
-		t.Errorf("a move after a failover, over %d placements", len(m.views))
+		t.Errorf("a move after a failover, over %d placements", len(m.priors))
 	}
 	cl := dialRedis(t, addr)
 	lost := 0

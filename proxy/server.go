@@ -33,20 +33,17 @@ type Server struct {
 	stats     *statsPort
 	admin     *http.Server
 	adminLn   net.Listener
-	// inherited are listening sockets from the process this one took
-	// over from, by listenKey, until Start takes them; inheritedViews
-	// the nodes its gossip pools served (see InheritViews); tookOver is
-	// set once sockets are inherited.
-	inherited      map[string]net.Listener
+	// sockets are the listening sockets the server opens or inherits.
+	sockets sockets
+	// inheritedViews are the nodes the gossip pools of the process this
+	// one took over from served (see InheritViews); tookOver is set once
+	// sockets are inherited.
 	inheritedViews map[string][]kolco.Node
 	tookOver       bool
-	// accepting is closed once the server accepts on inherited sockets
-	// (see Serving).
-	accepting chan struct{}
-	// handoff, when set, takes the clients to a new process in a drain;
+	// handover, when set, takes the clients to a new process in a drain;
 	// adopting is where clients come from a process this one took over
-	// from (see Server.HandOff, Server.Adopt).
-	handoff  *handoff
+	// from (see Server.HandOver, Server.Adopt).
+	handover *clientHandover
 	adopting *net.UnixConn
 	// sources follow the membership sources of pools, by pool name;
 	// placed says since when each pool places by its fingerprint.
@@ -88,7 +85,7 @@ func (s *Server) Start() error {
 	if err := s.cfg.Validate(); err != nil {
 		return err
 	}
-	client, err := s.peerClient(&s.cfg.Global)
+	client, err := s.certs.peerClient(&s.cfg.Global, s.cfg.dir())
 	if err != nil {
 		return err
 	}
@@ -106,7 +103,7 @@ func (s *Server) Start() error {
 	s.commit(t)
 	sources.commit()
 	s.logEndpoints(&t.cfg.Global)
-	s.closeInherited()
+	s.sockets.closeUnclaimed(s.log)
 	s.acceptWhenPlaced()
 	go s.watchCerts()
 	if s.memory {
@@ -119,7 +116,7 @@ func (s *Server) Start() error {
 // the stats port and the admin endpoint, as configured. The caller holds
 // mu.
 func (s *Server) startSide(g *GlobalConfig) error {
-	tlsCfg, err := s.adminTLS(g)
+	tlsCfg, err := s.certs.adminTLS(g, s.cfg.dir())
 	if err != nil {
 		return err
 	}
@@ -164,7 +161,7 @@ func (s *Server) startMetrics(addr, tokenFile string, tlsCfg *tls.Config) error 
 			return err
 		}
 	}
-	ln, err := s.listenTCP(addr)
+	ln, err := s.sockets.listenTCP(addr)
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
@@ -217,13 +214,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		l.close()
 	}
 	for _, c := range s.clients {
-		c.drains.handoff.Store(s.handoff)
+		c.drains.handover.Store(s.handover)
 		c.drain()
 	}
 	if s.adopting != nil {
 		s.adopting.Close() // no client comes from a process this one took over from
 	}
-	if s.handoff != nil {
+	if s.handover != nil {
 		s.log.Info("shutting down: listeners closed, handing each client to the new process once its requests in flight are answered", "clients", len(s.clients))
 	} else {
 		s.log.Info("shutting down: listeners closed, answering the requests in flight", "clients", len(s.clients))
@@ -256,8 +253,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, l := range s.listeners {
 		l.pool.Load().close()
 	}
-	if s.handoff != nil {
-		s.handoff.conn.Close() // every client is handed over or gone
+	if s.handover != nil {
+		s.handover.conn.Close() // every client is handed over or gone
 	}
 	if err != nil {
 		s.log.Warn("shut down: clients still open at the deadline were closed", "took", time.Since(start), "err", err)

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -34,7 +33,7 @@ func listenKey(network, addr string) string { return network + ":" + addr }
 func (s *Server) Inherit(lns map[string]net.Listener) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.inherited = lns
+	s.sockets.inherited = lns
 	s.tookOver = s.tookOver || len(lns) > 0
 }
 
@@ -67,45 +66,6 @@ func (s *Server) InheritViews(views map[string][]kolco.Node) {
 			s.inheritedViews[name] = nodes
 		}
 	}
-}
-
-// take returns the inherited listener for key, accepting once the server
-// serves (see Serving), or nil. The caller holds mu.
-func (s *Server) take(key string) net.Listener {
-	ln := s.inherited[key]
-	if ln == nil {
-		return nil
-	}
-	delete(s.inherited, key)
-	return &gatedListener{Listener: ln, open: s.acceptGate(), closed: make(chan struct{})}
-}
-
-// closeInherited closes the inherited listeners nothing took. The caller
-// holds mu.
-func (s *Server) closeInherited() {
-	for key, ln := range s.inherited {
-		s.log.Info("inherited socket not in the configuration: closed", "socket", key)
-		ln.Close()
-	}
-	s.inherited = nil
-}
-
-// listenTCP listens on addr, or takes the inherited socket for it. The
-// caller holds mu.
-func (s *Server) listenTCP(addr string) (net.Listener, error) {
-	if ln := s.take(listenKey("tcp", addr)); ln != nil {
-		return ln, nil
-	}
-	return net.Listen(tcpNetwork(addr), addr)
-}
-
-// openListen opens a pool's listener on spec, or takes the inherited one.
-// The caller holds mu.
-func (s *Server) openListen(ctx context.Context, spec listenSpec) (net.Listener, error) {
-	if ln := s.take(listenKey(spec.network, spec.addr)); ln != nil {
-		return ln, nil
-	}
-	return spec.open(ctx)
 }
 
 // ListenerFiles returns copies of the server's listening sockets - the
@@ -176,25 +136,25 @@ func (s *Server) statsLn() net.Listener {
 // A handover hands the clients over too. Once the new process serves, the
 // old one drains (Shutdown) handing each client's connection, at its next
 // request boundary, to the new one over a unix socket the two share
-// (HandOff, Adopt): the connection's descriptor, the name of the
+// (HandOver, Adopt): the connection's descriptor, the name of the
 // listening socket it came in on, and the bytes the client sent that the
 // old process had not read as requests. The new process serves it from
 // there: the client sees one connection throughout, and each request it
 // sent is answered once, by one process or the other.
 
-// HandOff makes the server's drain (Shutdown) hand each client's
+// HandOver makes the server's drain (Shutdown) hand each client's
 // connection to the process at the other end of conn, which calls Adopt,
 // instead of closing it; conn is closed once every client is handed over
 // or gone. Call it when the new process serves, before Shutdown. A
 // connection that cannot be handed over is closed as a drain closes it.
-func (s *Server) HandOff(conn *net.UnixConn) {
+func (s *Server) HandOver(conn *net.UnixConn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.handoff = &handoff{conn: conn}
+	s.handover = &clientHandover{conn: conn}
 }
 
 // Adopt serves the client connections another process hands over on conn
-// (see HandOff), each as if accepted on this server's listening socket of
+// (see HandOver), each as if accepted on this server's listening socket of
 // the same name, until the other process closes conn or this server shuts
 // down. A connection whose socket this server does not listen on is
 // closed.
@@ -206,7 +166,7 @@ func (s *Server) Adopt(conn *net.UnixConn) {
 	go func() {
 		defer s.wg.Done()
 		for {
-			f, key, unread, err := receiveHandoff(conn)
+			f, key, unread, err := receiveHandover(conn)
 			if err != nil {
 				if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 					s.log.Warn("handover: receiving clients", "err", err)
@@ -259,15 +219,7 @@ func (s *Server) listenerOf(key string) *listener {
 func (s *Server) Serving() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.acceptGate()
-}
-
-// acceptGate returns the channel Serving returns. The caller holds mu.
-func (s *Server) acceptGate() chan struct{} {
-	if s.accepting == nil {
-		s.accepting = make(chan struct{})
-	}
-	return s.accepting
+	return s.sockets.gate()
 }
 
 // sourceWait bounds how long a server waits for its pools' membership
@@ -280,7 +232,7 @@ const sourceWait = 5 * time.Second
 // when no pool waits for its source. It forgets what it inherited. The
 // caller holds mu.
 func (s *Server) acceptWhenPlaced() {
-	gate := s.acceptGate()
+	gate := s.sockets.gate()
 	took := s.tookOver
 	s.tookOver, s.inheritedViews = false, nil
 	if len(s.pendingLocked()) == 0 {

@@ -35,7 +35,7 @@ func (s *Server) listen(ctx context.Context, name, addr string, p *pool) (*liste
 		return nil, fmt.Errorf("pool %q: %w", name, err)
 	}
 	spec.backlog = p.cfg.Backlog
-	ln, err := s.openListen(ctx, spec)
+	ln, err := s.sockets.open(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("pool %q: %w", name, err)
 	}
@@ -44,7 +44,7 @@ func (s *Server) listen(ctx context.Context, name, addr string, p *pool) (*liste
 		sideSpec, err := parseListen(t.Listen)
 		if err == nil {
 			sideSpec.backlog = p.cfg.Backlog
-			l.side, err = s.openListen(ctx, sideSpec)
+			l.side, err = s.sockets.open(ctx, sideSpec)
 		}
 		if err != nil {
 			ln.Close()
@@ -161,7 +161,7 @@ func (s *Server) track(c *client) bool {
 	}
 	s.clients[c.conn] = c
 	if s.closed {
-		c.drains.handoff.Store(s.handoff)
+		c.drains.handover.Store(s.handover)
 		c.drain()
 	}
 	return true

@@ -27,7 +27,7 @@ func (s *Server) ManageMemory() {
 }
 
 // limitMemory sets the runtime's memory limit for a buffer limit.
-func (s *Server) limitMemory(bufferLimit int64) {
+func limitMemory(bufferLimit int64) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
@@ -55,7 +55,7 @@ func (s *Server) returnMemory() {
 		if closed {
 			return
 		}
-		high, now := s.budget.takeHigh()
+		high, now := s.budget.highSinceLast()
 		burst = burst || high > returnAfter
 		if burst && now < returnBelow {
 			debug.FreeOSMemory()

@@ -38,7 +38,7 @@ func (s *Server) Reload(ctx context.Context, cfg *Config) error {
 		return err
 	}
 	s.certs.reloadAll(s.log) // SIGHUP reads changed TLS files at once
-	if _, err := s.peerClient(&cfg.Global); err != nil {
+	if _, err := s.certs.peerClient(&cfg.Global, s.cfg.dir()); err != nil {
 		return err
 	}
 	t, sources, err := s.prepareSourced(ctx, cfg.WithDefaults())
@@ -138,7 +138,7 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 	if err != nil {
 		return ch, err
 	}
-	if err := s.poolTLS(p); err != nil {
+	if err := s.certs.forPool(p, s.cfg.dir()); err != nil {
 		return ch, err
 	}
 	if len(h.moving) > 0 {
@@ -149,19 +149,8 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 	p.fleet = &s.fleet
 	p.onStateChange = func() { go s.rewriteState() }
 	if ch.cur != nil {
-		old := ch.cur.pool.Load()
-		p.predecessor, p.migrateRoles = old, old.migrateRoles
-		p.stats = old.stats // figures survive a reload
-		if err := p.inherit(old); err != nil {
+		if err := succeed(ctx, p, ch.cur.pool.Load(), fromPlaceholder); err != nil {
 			return ch, err // p is not started yet: nothing of it to stop
-		}
-		if fromPlaceholder {
-			// Placed afresh, as at a start: no server was added.
-		} else if err := p.emptyAdded(ctx, old); err != nil {
-			return ch, err
-		}
-		if err := p.front.presweep(ctx, old, p); err != nil {
-			return ch, err
 		}
 	}
 	p.start()
@@ -187,6 +176,24 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		return ch, err
 	}
 	return ch, nil
+}
+
+// succeed readies p, not started yet, to replace old: it keeps old's
+// figures and its servers' down marks (pool.inherit), empties the servers
+// it adds (unless it is placed afresh, fromPlaceholder, as at a start) and
+// lets the front sweep before p serves.
+func succeed(ctx context.Context, p, old *pool, fromPlaceholder bool) error {
+	p.predecessor, p.migrateRoles = old, old.migrateRoles
+	p.stats = old.stats // figures survive a reload
+	if err := p.inherit(old); err != nil {
+		return err
+	}
+	if !fromPlaceholder { // placed afresh, as at a start: no server was added
+		if err := p.emptyAdded(ctx, old); err != nil {
+			return err
+		}
+	}
+	return p.front.presweep(ctx, old, p)
 }
 
 // poolHistory is what a new pool follows from: the layout and placement
@@ -277,14 +284,14 @@ func (s *Server) commit(t *transition) {
 		s.commitPool(ch)
 	}
 	s.cfg = t.cfg
-	if client, err := s.peerClient(&t.cfg.Global); err == nil {
+	if client, err := s.certs.peerClient(&t.cfg.Global, s.cfg.dir()); err == nil {
 		s.fleet.setPeers(peerAddrs(&t.cfg.Global), client)
 	} else {
 		s.log.Error("reload: the peers' authority does not load; they are asked as before", "err", err)
 	}
 	s.budget.setLimit(t.cfg.Global.BufferLimit)
 	if s.memory {
-		s.limitMemory(t.cfg.Global.BufferLimit)
+		limitMemory(t.cfg.Global.BufferLimit)
 	}
 }
 

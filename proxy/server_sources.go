@@ -72,8 +72,8 @@ func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
 				return nil, &ConfigError{Pool: name, Key: "membership", Err: err}
 			}
 		}
-		if g := pc.Membership.Gossip; g != nil {
-			env.gossipWaits = s.gossipWaits(name, g.Bind)
+		if g := pc.Membership.Gossip; g != nil && s.gossipWaits(name, g.Bind) {
+			env.gossipInUse = addrInUse
 		}
 		initial, placeholder := s.initialNodes(name, pc, states)
 		env.placeholder = placeholder

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -13,29 +12,26 @@ import (
 // certCheckEvery is how often the TLS files are checked for a change.
 const certCheckEvery = time.Second
 
-// poolTLS reads the TLS files of p's configuration (held once per set of
-// files by the server's registry) into p. The error is a [*ConfigError].
-func (s *Server) poolTLS(p *pool) error {
-	dir := ""
-	if s.cfg.Path != "" {
-		dir = filepath.Dir(s.cfg.Path)
-	}
+// forPool reads the TLS files of p's configuration, relative paths taken
+// from dir (held once per set of files by the registry), into p. The
+// error is a [*ConfigError].
+func (r *certRegistry) forPool(p *pool, dir string) error {
 	if t := p.cfg.TLS; t != nil {
-		files, err := s.certs.get(inDir(dir, t.CertFile), inDir(dir, t.KeyFile), inDir(dir, t.ClientCAFile))
+		files, err := r.get(inDir(dir, t.CertFile), inDir(dir, t.KeyFile), inDir(dir, t.ClientCAFile))
 		if err != nil {
 			return &ConfigError{Pool: p.name, Key: "tls", Err: err}
 		}
 		p.clientTLS = files.listenConfig()
 	}
 	if t := p.cfg.ServerTLS; t != nil {
-		files, err := s.certs.get(inDir(dir, t.CertFile), inDir(dir, t.KeyFile), inDir(dir, t.CAFile))
+		files, err := r.get(inDir(dir, t.CertFile), inDir(dir, t.KeyFile), inDir(dir, t.CAFile))
 		if err != nil {
 			return &ConfigError{Pool: p.name, Key: "server_tls", Err: err}
 		}
 		p.serverTLS = files
 	}
 	if m := p.cfg.Membership; m != nil && m.Sentinel != nil && m.Sentinel.TLS != nil {
-		cfg, err := s.certs.sentinelTLS(m.Sentinel.TLS, dir)
+		cfg, err := r.sentinelTLS(m.Sentinel.TLS, dir)
 		if err != nil {
 			return &ConfigError{Pool: p.name, Key: "membership", Err: err}
 		}
@@ -102,17 +98,14 @@ func handshakeClient(p *pool, c *client) bool {
 }
 
 // adminTLS returns the TLS configuration of the admin endpoint, /metrics
-// and (with stats_tls) the stats port, or nil for plaintext.
-func (s *Server) adminTLS(g *GlobalConfig) (*tls.Config, error) {
+// and (with stats_tls) the stats port, or nil for plaintext; relative
+// paths are taken from dir.
+func (r *certRegistry) adminTLS(g *GlobalConfig, dir string) (*tls.Config, error) {
 	t := g.AdminTLS
 	if t == nil {
 		return nil, nil
 	}
-	dir := ""
-	if s.cfg.Path != "" {
-		dir = filepath.Dir(s.cfg.Path)
-	}
-	files, err := s.certs.get(inDir(dir, t.CertFile), inDir(dir, t.KeyFile), inDir(dir, t.ClientCAFile))
+	files, err := r.get(inDir(dir, t.CertFile), inDir(dir, t.KeyFile), inDir(dir, t.ClientCAFile))
 	if err != nil {
 		return nil, &ConfigError{Key: GlobalKey + ".admin_tls", Err: err}
 	}
@@ -121,25 +114,22 @@ func (s *Server) adminTLS(g *GlobalConfig) (*tls.Config, error) {
 
 // peerClient returns the HTTP client the proxy asks its peers with:
 // verifying their https certificates against admin_peer_ca_file when set,
-// presenting admin_tls's certificate to peers that ask for one.
-func (s *Server) peerClient(g *GlobalConfig) (*http.Client, error) {
+// presenting admin_tls's certificate to peers that ask for one; relative
+// paths are taken from dir.
+func (r *certRegistry) peerClient(g *GlobalConfig, dir string) (*http.Client, error) {
 	if g.AdminPeerCAFile == "" && g.AdminTLS == nil {
 		return http.DefaultClient, nil
 	}
-	dir := ""
-	if s.cfg.Path != "" {
-		dir = filepath.Dir(s.cfg.Path)
-	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if g.AdminPeerCAFile != "" {
-		files, err := s.certs.get("", "", inDir(dir, g.AdminPeerCAFile))
+		files, err := r.get("", "", inDir(dir, g.AdminPeerCAFile))
 		if err != nil {
 			return nil, &ConfigError{Key: GlobalKey + ".admin_peer_ca_file", Err: err}
 		}
 		cfg.RootCAs = files.ca.Load()
 	}
 	if t := g.AdminTLS; t != nil {
-		files, err := s.certs.get(inDir(dir, t.CertFile), inDir(dir, t.KeyFile), inDir(dir, t.ClientCAFile))
+		files, err := r.get(inDir(dir, t.CertFile), inDir(dir, t.KeyFile), inDir(dir, t.ClientCAFile))
 		if err != nil {
 			return nil, &ConfigError{Key: GlobalKey + ".admin_tls", Err: err}
 		}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/kolco-dev/kolco/fleet"
@@ -19,9 +17,9 @@ import (
 // file taken from dir when relative, and returns what leaves it. The
 // error is a [*ConfigError] for the pool's membership key: a key file
 // that cannot be read or holds no valid key, an address in use. With
-// wait, an address in use is taken for the member this one replaces (see
-// joiningGossip), which frees it when it leaves.
-func (g *GossipMembership) source(pool, dir string, wait bool) (membership.Source, func() error, error) {
+// inUse, an address it reports in use is taken for the member this one
+// replaces (see joiningGossip), which frees it when it leaves.
+func (g *GossipMembership) source(pool, dir string, inUse func(addr string) bool) (membership.Source, func() error, error) {
 	bad := func(err error) error { return &ConfigError{Pool: pool, Key: "membership", Err: err} }
 	cfg := gossip.Config{Name: g.Name, Bind: g.Bind, Advertise: g.Advertise, Seeds: g.Seeds, Label: g.Label,
 		ProbeInterval: g.ProbeInterval, ProbeTimeout: g.ProbeTimeout, GossipInterval: g.GossipInterval,
@@ -35,8 +33,8 @@ func (g *GossipMembership) source(pool, dir string, wait bool) (membership.Sourc
 			return nil, nil, bad(err)
 		}
 	}
-	if wait && addrInUse(g.Bind) {
-		j := &joiningGossip{cfg: cfg}
+	if inUse != nil && inUse(g.Bind) {
+		j := &joiningGossip{cfg: cfg, inUse: inUse}
 		return j, j.Close, nil
 	}
 	p, err := gossip.Join(cfg)
@@ -44,22 +42,6 @@ func (g *GossipMembership) source(pool, dir string, wait bool) (membership.Sourc
 		return nil, nil, bad(err)
 	}
 	return p, p.Close, nil
-}
-
-// addrInUse reports whether another socket holds addr, TCP or UDP (a
-// gossip member binds both).
-func addrInUse(addr string) bool {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return errors.Is(err, syscall.EADDRINUSE)
-	}
-	ln.Close()
-	pc, err := net.ListenPacket("udp", addr)
-	if err != nil {
-		return errors.Is(err, syscall.EADDRINUSE)
-	}
-	pc.Close()
-	return false
 }
 
 // joiningGossip is the source of a gossip member whose address the member
@@ -70,6 +52,9 @@ func addrInUse(addr string) bool {
 // replaced member served.
 type joiningGossip struct {
 	cfg gossip.Config
+	// inUse reports whether another socket holds the address (the server
+	// probes it: only the server wing opens sockets).
+	inUse func(addr string) bool
 
 	mu     sync.Mutex
 	p      *gossip.Pool
@@ -130,7 +115,7 @@ func (j *joiningGossip) join() (*gossip.Pool, error) {
 		return nil, gossip.ErrClosed
 	case p != nil:
 		return p, nil
-	case addrInUse(j.cfg.Bind):
+	case j.inUse(j.cfg.Bind):
 		return nil, fmt.Errorf("%w: gossip: %s is held by another socket (the member this one replaces, until it leaves); joining once it is free", membership.ErrUnreachable, j.cfg.Bind)
 	}
 	p, err := gossip.Join(j.cfg) // seeds answer within memberlist's timeouts

@@ -18,11 +18,12 @@ import (
 )
 
 // sourceEnv is what a membership source is given besides its settings:
-// the TLS configuration of a Sentinel source's connections, and whether a
-// gossip member joins once its address is free (see joiningGossip).
+// the TLS configuration of a Sentinel source's connections, and, when a
+// gossip member joins once its address is free (see joiningGossip), how
+// to tell that it is not.
 type sourceEnv struct {
 	sentinelTLS *tls.Config
-	gossipWaits bool
+	gossipInUse func(addr string) bool
 	// placeholder: the initial nodes are the pool's configured servers,
 	// which no source named (see sourceView.placeholder).
 	placeholder bool
@@ -71,7 +72,7 @@ func (m *Membership) source(pool, dir string, servers []twemproxy.Server, env so
 		}
 		return src, nop, nil
 	case m.Gossip != nil:
-		return m.Gossip.source(pool, dir, env.gossipWaits)
+		return m.Gossip.source(pool, dir, env.gossipInUse)
 	default:
 		f := m.File
 		return &membership.File{Path: inDir(dir, f.Path), Format: cmp.Or(f.Format, membership.FormatNutcracker),

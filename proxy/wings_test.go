@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"go/types"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,17 +82,132 @@ func wingOf(file string) string {
 	return wing
 }
 
-// TestWings holds the package's files to the wings' rules.
+// The engine's parts, by their files' prefixes, and which part may use
+// which: placement and servers below the pool, a socket's system calls
+// at the bottom, and a change's window over all of them.
+var parts = []struct {
+	prefix string
+	part   string
+}{
+	{"pool", "pool"}, {"place", "place"}, {"backend", "backend"}, {"migration", "migration"}, {"io_", "io"},
+}
+
+// partMayUse lists the parts of the engine each part may use besides its
+// own. Only the parts that hold sockets (a client's, a server's) use the
+// raw system calls, and those use nothing of the engine. The pool is
+// every part's context (its configuration, log, front), and placement,
+// servers and windows still reach into each other: their widths below
+// hold those seams from growing.
+var partMayUse = map[string][]string{
+	"pool":      {"place", "backend", "migration", "io"},
+	"place":     {"pool", "backend", "migration"},
+	"backend":   {"pool", "place", "migration", "io"},
+	"migration": {"pool", "place", "backend"},
+	"io":        nil,
+}
+
+// widths is how many names (types, functions, methods, fields, constants,
+// variables) each wing uses of another, and each part of the engine of
+// another: a seam's width. Each is set at what the code reaches; a change
+// that widens a seam fails until it narrows another name away, or the
+// budget is raised with the reason in the commit. A pair not listed may
+// use nothing of the other.
+var widths = map[string]int{
+	// Between the wings.
+	"admin -> config":     68,
+	"admin -> engine":     127,
+	"admin -> server":     24,
+	"admin -> source":     12,
+	"engine -> config":    59,
+	"fronts -> config":    2,
+	"fronts -> engine":    1,
+	"fronts -> memcached": 1,
+	"fronts -> redis":     1,
+	"memcached -> config": 22,
+	"memcached -> engine": 151,
+	"redis -> config":     32,
+	"redis -> engine":     111,
+	"server -> admin":     13,
+	"server -> config":    75,
+	"server -> engine":    118,
+	"server -> fronts":    1,
+	"server -> source":    21,
+	"source -> config":    57,
+	"source -> engine":    20,
+	// Between the engine's parts.
+	"backend -> io":        2,
+	"backend -> migration": 1,
+	"backend -> place":     13,
+	"backend -> pool":      31,
+	"migration -> backend": 11,
+	"migration -> place":   27,
+	"migration -> pool":    32,
+	"place -> backend":     5,
+	"place -> migration":   6,
+	"place -> pool":        8,
+	"pool -> backend":      28,
+	"pool -> io":           1,
+	"pool -> migration":    12,
+	"pool -> place":        11,
+}
+
+// listenCalls are the functions that open a listening socket; only the
+// server wing calls them, so that every socket the process serves on is
+// one the server knows, hands over and closes.
+var listenCalls = map[string][]string{
+	"net":     {"Listen", "ListenPacket", "ListenTCP", "ListenUDP", "ListenUnix", "ListenUnixgram", "ListenIP", "ListenMulticastUDP", "FileListener", "FilePacketConn"},
+	"syscall": {"Listen", "Socket"},
+}
+
+// partOf returns the engine's part of a file of the package, or "".
+func partOf(file string) string {
+	for _, p := range parts {
+		if wingOf(file) == "engine" && strings.HasPrefix(file, p.prefix) {
+			return p.part
+		}
+	}
+	return ""
+}
+
+// sideOf names a file's side of a seam: its engine part for an engine
+// file, else its wing.
+func sideOf(file string) string {
+	if p := partOf(file); p != "" {
+		return p
+	}
+	return wingOf(file)
+}
+
+// TestWings holds the package's files to the wings' rules, the engine's
+// parts to theirs, the seams to their widths and the listening sockets to
+// the server wing.
+// With -v it prints each seam's width beside its budget, and a budget
+// the code no longer reaches is to be lowered to the width.
 func TestWings(t *testing.T) {
 	for _, v := range wingViolations(t, nil) {
 		t.Error(v)
 	}
+	if !testing.Verbose() {
+		return
+	}
+	w := uses(t, nil)
+	for _, k := range slices.Sorted(maps.Keys(w)) {
+		t.Logf("%-24q %3d (budget %d)", k, w[k], widths[k])
+	}
 }
 
 // TestWingsCatchViolations: a planted engine file that names the
-// memcached front and imports Redis's codec, and a file of no wing, are
+// memcached front and imports Redis's codec, a file of no wing, a part of
+// the engine using one it may not, a new name the memcached front uses of
+// the engine, and a listening socket opened in the config wing are
 // reported, each for what it does.
 func TestWingsCatchViolations(t *testing.T) {
+	// The memcached front's budget at its width, wherever it is set: one
+	// name more is over it.
+	k := "memcached -> engine"
+	n, budget := uses(t, nil)[k], widths[k]
+	widths[k] = n
+	defer func() { widths[k] = budget }()
 	got := wingViolations(t, map[string]string{
 		"pool_planted.go": `package proxy
 
@@ -100,10 +216,23 @@ import "github.com/kolco-dev/kolco/proxy/redis"
 var plantedFront front = memcacheFront{}
 
 var plantedCommands = redis.NumCommands
+
+func plantedEngineName() {}
 `,
-		"planted.go": "package proxy\n",
+		"planted.go":    "package proxy\n",
+		"io_planted.go": "package proxy\n\nvar plantedPool *pool\n",
+		"mc_planted.go": "package proxy\n\nvar plantedWidth = plantedEngineName\n",
+		"config_planted.go": `package proxy
+
+import "net"
+
+var plantedListen = net.Listen
+`,
 	})
 	want := []string{
+		"config_planted.go (config) opens a listening socket (net.Listen): only the server wing does",
+		"io_planted.go (io) uses pool of pool.go (pool)",
+		fmt.Sprintf("memcached uses %d names of engine, its budget is %d (wings_test.go widths)", n+1, n),
 		"planted.go has no wing: name it for one (see wings_test.go)",
 		"pool_planted.go (engine) imports " + module + "/proxy/redis",
 		"pool_planted.go (engine) uses memcacheFront of mc_front.go (memcached)",
@@ -113,12 +242,18 @@ var plantedCommands = redis.NumCommands
 	}
 }
 
-// wingViolations type-checks the package's files, with extra files added
-// by name, and returns what breaks the wings' rules, sorted.
-func wingViolations(t *testing.T, extra map[string]string) []string {
+// checked is the package type-checked, with extra files added by name.
+type checked struct {
+	fset  *token.FileSet
+	files []*ast.File
+	pkg   *types.Package
+	info  *types.Info
+}
+
+// check type-checks the package's files, with extra files added by name.
+func check(t *testing.T, extra map[string]string) checked {
 	t.Helper()
-	fset := token.NewFileSet()
-	var files []*ast.File
+	c := checked{fset: token.NewFileSet(), info: &types.Info{Uses: map[*ast.Ident]types.Object{}}}
 	names, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
@@ -130,28 +265,90 @@ func wingViolations(t *testing.T, extra map[string]string) []string {
 		if ok, err := build.Default.MatchFile(".", name); err != nil || !ok {
 			continue // another platform's, or a build tag's twin
 		}
-		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(c.fset, name, nil, parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, f)
+		c.files = append(c.files, f)
 	}
-	for name, src := range extra {
-		f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+	for _, name := range slices.Sorted(maps.Keys(extra)) {
+		f, err := parser.ParseFile(c.fset, name, extra[name], parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, f)
+		c.files = append(c.files, f)
 	}
-	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
-	conf := types.Config{Importer: exportImporter(t, fset)}
-	pkg, err := conf.Check(module+"/proxy", fset, files, info)
-	if err != nil {
+	conf := types.Config{Importer: exportImporter(t, c.fset)}
+	if c.pkg, err = conf.Check(module+"/proxy", c.fset, c.files, c.info); err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// use is one name a file uses of another file of the package.
+type use struct {
+	user, owner string // the files
+	obj         types.Object
+}
+
+// uses returns the widths of the package's seams as they are, with extra
+// files added: "user -> owner" to the number of names.
+func uses(t *testing.T, extra map[string]string) map[string]int {
+	t.Helper()
+	return widthsOf(check(t, extra).uses())
+}
+
+// uses returns every name a file uses of another file of the package,
+// each once.
+func (c checked) uses() []use {
+	seen := map[use]bool{}
+	var out []use
+	for id, obj := range c.info.Uses {
+		if obj.Pkg() != c.pkg || !obj.Pos().IsValid() {
+			continue
+		}
+		u := use{c.fset.Position(id.Pos()).Filename, c.fset.Position(obj.Pos()).Filename, obj}
+		if u.user != u.owner && !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// widthsOf counts the names each side of a seam uses of the other: a
+// wing of another wing, a part of the engine of another part.
+func widthsOf(us []use) map[string]int {
+	names := map[string]map[types.Object]bool{}
+	for _, u := range us {
+		a, b := sideOf(u.user), sideOf(u.owner)
+		if partOf(u.user) == "" || partOf(u.owner) == "" {
+			a, b = wingOf(u.user), wingOf(u.owner)
+		}
+		if a == "" || b == "" || a == b {
+			continue
+		}
+		k := a + " -> " + b
+		if names[k] == nil {
+			names[k] = map[types.Object]bool{}
+		}
+		names[k][u.obj] = true
+	}
+	out := map[string]int{}
+	for k, set := range names {
+		out[k] = len(set)
+	}
+	return out
+}
+
+// wingViolations type-checks the package's files, with extra files added
+// by name, and returns what breaks the wings' rules, sorted.
+func wingViolations(t *testing.T, extra map[string]string) []string {
+	t.Helper()
+	c := check(t, extra)
 	var out []string
-	for _, f := range files {
-		name := fset.Position(f.Pos()).Filename
+	for _, f := range c.files {
+		name := c.fset.Position(f.Pos()).Filename
 		if wingOf(name) == "" {
 			out = append(out, fmt.Sprintf("%s has no wing: name it for one (see wings_test.go)", name))
 			continue
@@ -164,19 +361,37 @@ func wingViolations(t *testing.T, extra map[string]string) []string {
 		}
 	}
 	seen := map[string]bool{}
-	for id, obj := range info.Uses {
-		if obj.Pkg() != pkg || !obj.Pos().IsValid() {
-			continue
-		}
-		user, owner := fset.Position(id.Pos()).Filename, fset.Position(obj.Pos()).Filename
-		uw, ow := wingOf(user), wingOf(owner)
-		if uw == "" || uw == ow || slices.Contains(mayUse[uw], ow) {
-			continue
-		}
-		v := fmt.Sprintf("%s (%s) uses %s of %s (%s)", user, uw, obj.Name(), owner, ow)
+	add := func(v string) {
 		if !seen[v] {
 			seen[v] = true
 			out = append(out, v)
+		}
+	}
+	for id, obj := range c.info.Uses {
+		if obj.Pkg() == nil || obj.Pkg() == c.pkg || !slices.Contains(listenCalls[obj.Pkg().Path()], obj.Name()) {
+			continue
+		}
+		if user := c.fset.Position(id.Pos()).Filename; wingOf(user) != "server" {
+			add(fmt.Sprintf("%s (%s) opens a listening socket (%s.%s): only the server wing does", user, sideOf(user), obj.Pkg().Name(), obj.Name()))
+		}
+	}
+	us := c.uses()
+	for _, u := range us {
+		uw, ow := wingOf(u.user), wingOf(u.owner)
+		up, op := partOf(u.user), partOf(u.owner)
+		switch {
+		case uw == "":
+		case uw != ow && !slices.Contains(mayUse[uw], ow):
+			add(fmt.Sprintf("%s (%s) uses %s of %s (%s)", u.user, uw, u.obj.Name(), u.owner, ow))
+		case up != "" && op != "" && up != op && !slices.Contains(partMayUse[up], op):
+			add(fmt.Sprintf("%s (%s) uses %s of %s (%s)", u.user, up, u.obj.Name(), u.owner, op))
+		}
+	}
+	for k, n := range widthsOf(us) {
+		a, b, _ := strings.Cut(k, " -> ")
+		allowed := slices.Contains(mayUse[a], b) || slices.Contains(partMayUse[a], b)
+		if n > widths[k] && allowed { // a use the rules refuse is reported by name above
+			add(fmt.Sprintf("%s uses %d names of %s, its budget is %d (wings_test.go widths)", a, n, b, widths[k]))
 		}
 	}
 	slices.Sort(out)

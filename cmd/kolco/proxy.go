@@ -164,19 +164,9 @@ func (l *proxyLogs) always(msg string, args ...any) {
 // hands the listening sockets to a new process (see handover). It shuts
 // down within the shutdown_timeout of the configuration it runs.
 func (r proxyRun) serve(ctx context.Context) error {
-	cfg, err := proxy.LoadConfig(r.path)
+	cfg, err := r.loadConfig()
 	if err != nil {
-		r.logFatal(err)
 		return err
-	}
-	if r.statsListen != "" {
-		cfg.Global.StatsListen = r.statsListen
-	}
-	if cfg.Global.StatsListen == "" {
-		cfg.Global.StatsListen = r.statsDefault
-	}
-	if r.statsInterval > 0 {
-		cfg.Global.StatsInterval = r.statsInterval
 	}
 	logs, err := r.logs(cfg)
 	if err != nil {
@@ -226,6 +216,26 @@ func (r proxyRun) serve(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.Background(), s.Config().Global.ShutdownTimeout)
 	defer cancel()
 	return s.Shutdown(sctx)
+}
+
+// loadConfig reads the configuration file, with the stats port's flags
+// over its settings; a file that cannot be read is logged as fatal.
+func (r proxyRun) loadConfig() (*proxy.Config, error) {
+	cfg, err := proxy.LoadConfig(r.path)
+	if err != nil {
+		r.logFatal(err)
+		return nil, err
+	}
+	if r.statsListen != "" {
+		cfg.Global.StatsListen = r.statsListen
+	}
+	if cfg.Global.StatsListen == "" {
+		cfg.Global.StatsListen = r.statsDefault
+	}
+	if r.statsInterval > 0 {
+		cfg.Global.StatsInterval = r.statsInterval
+	}
+	return cfg, nil
 }
 
 // logFatal writes why the proxy cannot start to the -o log file, besides
@@ -409,6 +419,6 @@ func startSuccessor(s *proxy.Server, log *slog.Logger) error {
 		return errors.New(word)
 	}
 	log.Info("SIGUSR2: the new process serves on the listening sockets; handing it the clients", "pid", cmd.Process.Pid)
-	s.HandOff(ours)
+	s.HandOver(ours)
 	return cmd.Process.Release()
 }

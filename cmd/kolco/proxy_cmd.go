@@ -130,19 +130,8 @@ func (f *proxyFlags) run(cmd *cobra.Command) error {
 	}
 	run := proxyRun{path: f.config, watch: time.Second, settle: settleFor, watchConfig: f.watchConfig, logPath: f.output,
 		verbose: -1, stderr: cmd.ErrOrStderr(), pidFile: f.pidFile, ready: readyPipe()}
-	inherited, err := inheritedListeners()
-	if err != nil {
+	if err := run.receiveHandover(); err != nil {
 		return err
-	}
-	run.inherit = inherited
-	if run.adopt, err = handedClients(); err != nil {
-		return err
-	}
-	if run.views, err = handedViews(); err != nil {
-		return err
-	}
-	if run.inherit == nil {
-		run.views = nil // views are for a process taking over sockets
 	}
 	fl := cmd.Flags()
 	if fl.Changed("verbose") {
@@ -165,9 +154,30 @@ func (f *proxyFlags) run(cmd *cobra.Command) error {
 	}
 	// SIGTERM and SIGINT start a graceful shutdown, logged (see
 	// proxyRun.loop); a second one ends the process at once.
-	err = run.serve(cmd.Context())
+	err := run.serve(cmd.Context())
 	if err != nil && run.ready != nil {
 		run.ready(err)
 	}
 	return err
+}
+
+// receiveHandover reads what the process this one takes over from hands
+// it, if any (SIGUSR2): its listening sockets, its clients' connections
+// and the views of its pools' sources.
+func (r *proxyRun) receiveHandover() error {
+	inherited, err := inheritedListeners()
+	if err != nil {
+		return err
+	}
+	r.inherit = inherited
+	if r.adopt, err = handedClients(); err != nil {
+		return err
+	}
+	if r.views, err = handedViews(); err != nil {
+		return err
+	}
+	if r.inherit == nil {
+		r.views = nil // views are for a process taking over sockets
+	}
+	return nil
 }

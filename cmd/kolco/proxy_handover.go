@@ -21,7 +21,7 @@ import (
 // listenFDsEnv passes a new process the listening sockets it takes over:
 // JSON mapping each socket's name (proxy.Server.ListenerFiles) to its file
 // descriptor; clientsFDEnv, the descriptor of the unix socket the old
-// process hands its clients over on (proxy.Server.HandOff, Adopt).
+// process hands its clients over on (proxy.Server.HandOver, Adopt).
 const (
 	listenFDsEnv = "KOLCO_LISTEN_FDS"
 	clientsFDEnv = "KOLCO_CLIENTS_FD"

@@ -148,22 +148,7 @@ func read(br *bufio.Reader, depth int) (Value, error) {
 		}
 		return Value{Kind: '$', Nil: true}, nil
 	case '$':
-		n, err := length(rest, maxBulk)
-		if err != nil || n < 0 {
-			return Value{Kind: '$', Nil: true}, err
-		}
-		var b bytes.Buffer // grows with what arrives, not with n
-		if _, err := io.CopyN(&b, br, n+2); err != nil {
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
-			}
-			return Value{}, err
-		}
-		s := b.Bytes()
-		if s[n] != '\r' || s[n+1] != '\n' {
-			return Value{}, fmt.Errorf("%w: a bulk string not ended by CRLF", ErrProtocol)
-		}
-		return Value{Kind: '$', Str: string(s[:n])}, nil
+		return readBulk(br, rest)
 	case '*':
 		n, err := length(rest, maxElems)
 		if err != nil || n < 0 {
@@ -183,6 +168,26 @@ func read(br *bufio.Reader, depth int) (Value, error) {
 		return v, nil
 	}
 	return Value{}, fmt.Errorf("%w: type %q", ErrProtocol, kind)
+}
+
+// readBulk reads the rest of a bulk string whose header line gave rest.
+func readBulk(br *bufio.Reader, rest string) (Value, error) {
+	n, err := length(rest, maxBulk)
+	if err != nil || n < 0 {
+		return Value{Kind: '$', Nil: true}, err
+	}
+	var b bytes.Buffer // grows with what arrives, not with n
+	if _, err := io.CopyN(&b, br, n+2); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return Value{}, err
+	}
+	s := b.Bytes()
+	if s[n] != '\r' || s[n+1] != '\n' {
+		return Value{}, fmt.Errorf("%w: a bulk string not ended by CRLF", ErrProtocol)
+	}
+	return Value{Kind: '$', Str: string(s[:n])}, nil
 }
 
 // length parses a bulk string's or an array's length: -1 (nil) up to

@@ -125,20 +125,10 @@ func (s *Store) watchOnce(ctx context.Context, cli *clientv3.Client, st *state, 
 			if !ok {
 				return fmt.Errorf("%w: etcd %s: watch closed", membership.ErrUnreachable, s.where())
 			}
-			if resp.CompactRevision != 0 {
-				r.Failed(fmt.Errorf("etcd %s: history compacted to revision %d, after %d: reading it all again", s.where(), resp.CompactRevision, st.rev))
-				return errResync
-			}
-			if err := resp.Err(); err != nil {
-				return s.unreachable(err)
-			}
-			asked = false
-			if err := s.apply(ctx, r, st, resp.Events); err != nil {
+			if err := s.watched(ctx, r, st, resp); err != nil {
 				return err
 			}
-			if resp.IsProgressNotify() {
-				r.Answered(st.listing().problem())
-			}
+			asked = false
 		case <-tick.C:
 			if events == nil {
 				r.Failed(fmt.Errorf("%w: etcd %s: watch not open after %v", membership.ErrUnreachable, s.where(), s.checkInterval()))
@@ -159,6 +149,26 @@ func (s *Store) watchOnce(ctx context.Context, cli *clientv3.Client, st *state, 
 			asked = true
 		}
 	}
+}
+
+// watched applies one reply of the watch to st and reports it to r. The
+// error is errResync when the history it follows was compacted, else what
+// ends the watch.
+func (s *Store) watched(ctx context.Context, r membership.Reporter, st *state, resp clientv3.WatchResponse) error {
+	if resp.CompactRevision != 0 {
+		r.Failed(fmt.Errorf("etcd %s: history compacted to revision %d, after %d: reading it all again", s.where(), resp.CompactRevision, st.rev))
+		return errResync
+	}
+	if err := resp.Err(); err != nil {
+		return s.unreachable(err)
+	}
+	if err := s.apply(ctx, r, st, resp.Events); err != nil {
+		return err
+	}
+	if resp.IsProgressNotify() {
+		r.Answered(st.listing().problem())
+	}
+	return nil
 }
 
 // apply applies events, one revision at a time, yielding a version after

@@ -173,71 +173,87 @@ func (s *Store) Apply(ctx context.Context, rev int64, c Edit) (int64, error) {
 // that hold while each touched key is as st saw it, and the members after
 // c.
 func (s *Store) ops(st *state, c Edit) ([]clientv3.Op, []clientv3.Cmp, map[string]Member, error) {
-	var ops []clientv3.Op
-	var cmps []clientv3.Cmp
-	after := maps.Clone(st.members)
-	key := func(id string) string { return s.prefix + nodesKey + id }
-	existing := func(id string) (Member, error) {
-		m, ok := st.members[id]
-		if !ok {
-			return m, fmt.Errorf("%w: %q at revision %d", kolco.ErrUnknownNode, id, st.rev)
-		}
-		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key(id)), "=", m.Revision))
-		return m, nil
-	}
-	put := func(m Member) {
-		var opts []clientv3.OpOption
-		if m.Lease != 0 {
-			opts = append(opts, clientv3.WithLease(clientv3.LeaseID(m.Lease)))
-		}
-		ops = append(ops, clientv3.OpPut(key(m.ID), string(EncodeValue(m)), opts...))
-		after[m.ID] = m
-	}
+	t := &editTxn{s: s, st: st, after: maps.Clone(st.members)}
 	for _, n := range c.Add {
 		_, listed := st.members[n.ID]
 		if _, bad := st.invalid[n.ID]; listed || bad {
 			return nil, nil, nil, fmt.Errorf("%w: %q at revision %d", kolco.ErrDuplicateNode, n.ID, st.rev)
 		}
-		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(key(n.ID)), "=", 0))
-		put(Member{Node: n})
+		t.cmps = append(t.cmps, clientv3.Compare(clientv3.CreateRevision(t.key(n.ID)), "=", 0))
+		t.put(Member{Node: n})
 	}
 	for _, id := range c.Remove {
 		if r, bad := st.invalid[id]; bad {
-			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key(id)), "=", r.revision))
-		} else if _, err := existing(id); err != nil {
+			t.cmps = append(t.cmps, clientv3.Compare(clientv3.ModRevision(t.key(id)), "=", r.revision))
+		} else if _, err := t.existing(id); err != nil {
 			return nil, nil, nil, err
 		}
-		ops = append(ops, clientv3.OpDelete(key(id)))
-		delete(after, id)
+		t.ops = append(t.ops, clientv3.OpDelete(t.key(id)))
+		delete(t.after, id)
 	}
 	for _, n := range c.Update {
-		m, err := existing(n.ID)
+		m, err := t.existing(n.ID)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		m.Node = n
-		put(m)
+		t.put(m)
 	}
 	for _, d := range []struct {
 		ids     []string
 		drained bool
 	}{{c.Drain, true}, {c.Undrain, false}} {
 		for _, id := range d.ids {
-			m, err := existing(id)
+			m, err := t.existing(id)
 			if err != nil {
 				return nil, nil, nil, err
 			}
 			m.Drained = d.drained
-			put(m)
+			t.put(m)
 		}
 	}
 	switch {
 	case c.State != nil:
-		ops = append(ops, clientv3.OpPut(s.prefix+stateKey, string(c.State)))
+		t.ops = append(t.ops, clientv3.OpPut(s.prefix+stateKey, string(c.State)))
 	case c.ClearState:
-		ops = append(ops, clientv3.OpDelete(s.prefix+stateKey))
+		t.ops = append(t.ops, clientv3.OpDelete(s.prefix+stateKey))
 	}
-	return ops, cmps, after, nil
+	return t.ops, t.cmps, t.after, nil
+}
+
+// editTxn is an edit's transaction as it is built: its operations, the
+// comparisons that hold while each key it touches is as st saw it, and
+// the members after it.
+type editTxn struct {
+	s     *Store
+	st    *state
+	ops   []clientv3.Op
+	cmps  []clientv3.Cmp
+	after map[string]Member
+}
+
+// key returns the key of the node id.
+func (t *editTxn) key(id string) string { return t.s.prefix + nodesKey + id }
+
+// existing returns the member id as st saw it, and holds the transaction
+// to its revision. The error wraps kolco.ErrUnknownNode.
+func (t *editTxn) existing(id string) (Member, error) {
+	m, ok := t.st.members[id]
+	if !ok {
+		return m, fmt.Errorf("%w: %q at revision %d", kolco.ErrUnknownNode, id, t.st.rev)
+	}
+	t.cmps = append(t.cmps, clientv3.Compare(clientv3.ModRevision(t.key(id)), "=", m.Revision))
+	return m, nil
+}
+
+// put writes m, with its lease.
+func (t *editTxn) put(m Member) {
+	var opts []clientv3.OpOption
+	if m.Lease != 0 {
+		opts = append(opts, clientv3.WithLease(clientv3.LeaseID(m.Lease)))
+	}
+	t.ops = append(t.ops, clientv3.OpPut(t.key(m.ID), string(EncodeValue(m)), opts...))
+	t.after[m.ID] = m
 }
 
 // nextState returns the placement state to store with a change that

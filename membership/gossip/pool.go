@@ -81,17 +81,7 @@ func Join(cfg Config) (*Pool, error) {
 	if cfg.Advertise != "" {
 		mc.AdvertiseAddr, mc.AdvertisePort, _ = splitAddr(cfg.Advertise)
 	}
-	mc.Name = cfg.Name
-	switch {
-	case meta.Role == RoleNode:
-		mc.Name = meta.Node.ID
-	case mc.Name == "" && mc.AdvertisePort != 0:
-		mc.Name = "observer@" + net.JoinHostPort(mc.AdvertiseAddr, strconv.Itoa(mc.AdvertisePort))
-	case mc.Name == "":
-		var b [6]byte
-		_, _ = rand.Read(b[:])
-		mc.Name = "observer@" + mc.AdvertiseAddr + "/" + hex.EncodeToString(b[:])
-	}
+	mc.Name = memberName(cfg.Name, meta, mc)
 	if len(cfg.Keys) > 0 {
 		kr, err := memberlist.NewKeyring(cfg.Keys, cfg.Keys[0])
 		if err != nil {
@@ -134,6 +124,24 @@ func Join(cfg Config) (*Pool, error) {
 	p.join()
 	go p.rejoin()
 	return p, nil
+}
+
+// memberName returns the name of the member of meta that memberlist's mc
+// advertises: a node's ID; else the name given; else, for an observer,
+// "observer@" and its advertised address, or, without a port, its host
+// and a random suffix.
+func memberName(name string, meta Meta, mc *memberlist.Config) string {
+	switch {
+	case meta.Role == RoleNode:
+		return meta.Node.ID
+	case name == "" && mc.AdvertisePort != 0:
+		return "observer@" + net.JoinHostPort(mc.AdvertiseAddr, strconv.Itoa(mc.AdvertisePort))
+	case name == "":
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		return "observer@" + mc.AdvertiseAddr + "/" + hex.EncodeToString(b[:])
+	}
+	return name
 }
 
 // Name returns the member's name in the pool.

@@ -43,12 +43,12 @@ func growFor(dst []byte, c, left int) []byte {
 // growOwn is growFor for a buffer that grows while one value is read into
 // it and nothing else reads it meanwhile (a request's arguments, before
 // they are parsed): the buffer it outgrows, copied, is given back to the
-// system at once (see release) rather than held as garbage as large as
+// system at once (see dropPages) rather than held as garbage as large as
 // the value until collected.
 func growOwn(dst []byte, c, left int) []byte {
 	grown := growFor(dst, c, left)
 	if cap(dst) >= releaseMin && cap(grown) != cap(dst) {
-		release(dst[:cap(dst)])
+		dropPages(dst[:cap(dst)])
 	}
 	return grown
 }

@@ -301,7 +301,7 @@ func (r *Reader) readBulk(req *Request) error {
 // bytes come, by doubling, until an eighth of the argument has come, and
 // then to the argument's whole size at once: it never holds more than
 // eight times what has arrived, and the buffers it outgrew are given back
-// to the system at once (see release) rather than held as garbage until
+// to the system at once (see dropPages) rather than held as garbage until
 // collected.
 func (r *Reader) readData(req *Request, n int) error {
 	if !r.reserveBulk(len(req.buf), n) {

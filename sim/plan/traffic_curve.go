@@ -60,13 +60,7 @@ func (ti *TrafficImpact) missRatios(cfg Config, before, after keys.Assignment) e
 // curve draws each node's miss-ratio curve before and after, sets each
 // node's miss ratio at its memory, and returns the pool's.
 func (ti *TrafficImpact) curve(t *Traffic, before, after keys.Assignment) (*PoolCurve, error) {
-	fp := t.Footprint
-	if fp == nil {
-		fp = mrc.MemcachedFootprint
-		if t.Policy == mrc.LRU {
-			fp = mrc.PlainFootprint
-		}
-	}
+	fp := t.footprint()
 	c := &PoolCurve{Policy: t.Policy.String(), Factors: curveFactors}
 	c.Before, c.After = make([]float64, len(curveFactors)), make([]float64, len(curveFactors))
 	c.Memory = make([]float64, len(curveFactors))
@@ -121,6 +115,18 @@ func (ti *TrafficImpact) curve(t *Traffic, before, after keys.Assignment) (*Pool
 		}
 	}
 	return c, nil
+}
+
+// footprint returns the traffic's item footprint: the one given, else
+// memcached's for its policies and a plain one for LRU.
+func (t *Traffic) footprint() mrc.Footprint {
+	if t.Footprint != nil {
+		return t.Footprint
+	}
+	if t.Policy == mrc.LRU {
+		return mrc.PlainFootprint
+	}
+	return mrc.MemcachedFootprint
 }
 
 // jsonFloat is a float that JSON writes as null when it is NaN.

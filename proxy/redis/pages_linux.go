@@ -8,13 +8,13 @@ import (
 	"unsafe"
 )
 
-// release gives the whole pages of b back to the system (MADV_DONTNEED),
+// dropPages gives the whole pages of b back to the system (MADV_DONTNEED),
 // b being memory nothing reads or writes again until the collector frees
 // it: the pages read as zeros if touched, and the collector zeroes freed
 // memory before it reuses it anyway. Only pages wholly inside b are given
 // back, so that no other object's memory is touched. It is a hint: an
 // error changes nothing.
-func release(b []byte) {
+func dropPages(b []byte) {
 	if len(b) == 0 {
 		return
 	}

@@ -11,22 +11,22 @@ import (
 	"time"
 )
 
-// handoff sends clients' connections to the process at the other end of
-// conn.
-type handoff struct {
+// clientHandover sends clients' connections to the process at the other
+// end of conn.
+type clientHandover struct {
 	// mu keeps one connection's message whole.
 	mu   sync.Mutex
 	conn *net.UnixConn
 }
 
-// maxHandoffKey bounds the listening socket's name in a handed-over
+// maxHandoverKey bounds the listening socket's name in a handed-over
 // connection's message.
-const maxHandoffKey = 4096
+const maxHandoverKey = 4096
 
 // send hands c's connection, with unread, to the other process, and
 // reports whether it did; if not, the caller closes the connection, as a
 // drain does.
-func (h *handoff) send(c *client, unread []byte) bool {
+func (h *clientHandover) send(c *client, unread []byte) bool {
 	fc, ok := c.conn.(interface{ File() (*os.File, error) })
 	if !ok {
 		return false
@@ -46,9 +46,9 @@ func (h *handoff) send(c *client, unread []byte) bool {
 	return err == nil && n == len(msg)
 }
 
-// receiveHandoff reads one handed-over connection from conn: the file of
+// receiveHandover reads one handed-over connection from conn: the file of
 // its descriptor, the listening socket's name and what it sent unread.
-func receiveHandoff(conn *net.UnixConn) (*os.File, string, []byte, error) {
+func receiveHandover(conn *net.UnixConn) (*os.File, string, []byte, error) {
 	var head [8]byte
 	oob := make([]byte, syscall.CmsgSpace(4))
 	n, oobn, _, _, err := conn.ReadMsgUnix(head[:], oob)
@@ -69,7 +69,7 @@ func receiveHandoff(conn *net.UnixConn) (*os.File, string, []byte, error) {
 		return nil, "", nil, err
 	}
 	keyLen, unreadLen := binary.BigEndian.Uint32(head[:4]), binary.BigEndian.Uint32(head[4:])
-	if keyLen > maxHandoffKey || unreadLen > 1<<30 {
+	if keyLen > maxHandoverKey || unreadLen > 1<<30 {
 		f.Close()
 		return nil, "", nil, fmt.Errorf("handover: a message of %d and %d bytes", keyLen, unreadLen)
 	}
