@@ -34,21 +34,63 @@ type MoveStatus struct {
 	// were, and are tried again); LastError says why the last did.
 	Failed    int64  `json:"failed"`
 	LastError string `json:"last_error,omitempty"`
-	// Rate is keys moved a second since the move opened; ETA the seconds
-	// left at that rate, -1 while unknown.
+	// Rate is keys moved a second since the move opened. ETA is the
+	// seconds left: each old server's keys not listed yet at the pace it
+	// lists them (which the MIGRATEs of its keys set), the slowest
+	// server's; -1 while unknown.
 	Rate float64 `json:"rate"`
 	ETA  float64 `json:"eta_seconds"`
+	// Window is how many MIGRATEs run at once from each server, set from
+	// the clients' p99 (below 1: one, part of the time); LatencyBoundMs
+	// the p99 it keeps them under, SteadyP99Ms their p99 before the move
+	// and PeakP99Ms the highest of a tenth of a second since.
+	Window         float64 `json:"window"`
+	LatencyBoundMs float64 `json:"latency_bound_ms"`
+	SteadyP99Ms    float64 `json:"steady_p99_ms"`
+	PeakP99Ms      float64 `json:"peak_p99_ms"`
 	// Servers are the mover's figures for each old server.
 	Servers []MoveServer `json:"servers"`
 }
 
 // MoveServer is the mover's progress through one old server.
 type MoveServer struct {
-	Addr    string `json:"addr"`
-	Scanned int64  `json:"scanned"`
-	Moved   int64  `json:"moved"`
-	Done    bool   `json:"done"`
+	Addr string `json:"addr"`
+	// Held is how many keys it held when the mover began.
+	Held    int64 `json:"held"`
+	Scanned int64 `json:"scanned"`
+	Moved   int64 `json:"moved"`
+	Done    bool  `json:"done"`
 }
+
+// LastMove is a store's last move, once it ended, as the admin endpoint
+// reports it until the next.
+type LastMove struct {
+	Ended time.Time `json:"ended"`
+	// Keys moved, by the mover and by requests; Bytes their size, by
+	// MEMORY USAGE of a sample; TookSeconds from the change to the end.
+	Keys        int64   `json:"keys"`
+	Bytes       int64   `json:"bytes"`
+	TookSeconds float64 `json:"took_seconds"`
+	// The clients' p99 before the move (SteadyP99Ms), at its worst tenth
+	// of a second meanwhile (PeakP99Ms), the bound the mover kept it
+	// under, and how many times the mover halved its pace for it.
+	SteadyP99Ms    float64 `json:"steady_p99_ms"`
+	PeakP99Ms      float64 `json:"peak_p99_ms"`
+	LatencyBoundMs float64 `json:"latency_bound_ms"`
+	Slowed         int     `json:"slowed"`
+}
+
+// lastMove returns the pool's last move once it ended, or nil.
+func (p *pool) lastMove() *LastMove {
+	sum := p.mig.stats.lastMove.Load()
+	if sum == nil {
+		return nil
+	}
+	return &LastMove{Ended: sum.ended, Keys: sum.keys, Bytes: sum.bytes, TookSeconds: sum.took.Seconds(), SteadyP99Ms: msOf(sum.steady),
+		PeakP99Ms: msOf(sum.peak), LatencyBoundMs: msOf(sum.bound), Slowed: sum.slowed}
+}
+
+func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // moveStatus returns the pool's move as the admin endpoint reports it, or
 // nil when none is under way.
@@ -72,16 +114,18 @@ func (p *pool) moveStatus() *MoveStatus {
 	if e := st.lastErr.Load(); e != nil {
 		ms.LastError = *e
 	}
-	if scanned := st.scanned.Load(); scanned > 0 {
-		ms.ToMove = st.held.Load() * st.found.Load() / scanned
-	}
+	ms.ToMove, ms.ETA = moveEstimate(m)
+	ms.ToMove += ms.MovedByRequests
 	if opened := st.opened.Load(); opened > 0 {
 		if secs := time.Since(time.Unix(0, opened)).Seconds(); secs > 0 {
 			ms.Rate = float64(ms.Moved+ms.MovedByRequests) / secs
 		}
-		if left := ms.ToMove - ms.Moved - ms.MovedByRequests; ms.Rate > 0 && ms.Scanned > 0 {
-			ms.ETA = max(float64(left), 0) / ms.Rate
-		}
+	}
+	ms.SteadyP99Ms = msOf(m.steady)
+	if w := m.window.Load(); w != nil {
+		ms.Window, ms.LatencyBoundMs = w.Size(), msOf(w.Bound())
+		peak, _ := w.Peak()
+		ms.PeakP99Ms = msOf(peak)
 	}
 	for _, v := range m.views {
 		var addrs []string
@@ -92,11 +136,52 @@ func (p *pool) moveStatus() *MoveStatus {
 	}
 	st.bySource.Range(func(k, v any) bool {
 		ss := v.(*sourceStats)
-		ms.Servers = append(ms.Servers, MoveServer{Addr: k.(string), Scanned: ss.scanned.Load(), Moved: ss.moved.Load(), Done: ss.done.Load()})
+		ms.Servers = append(ms.Servers, MoveServer{Addr: k.(string), Held: ss.held.Load(), Scanned: ss.scanned.Load(), Moved: ss.moved.Load(), Done: ss.done.Load()})
 		return true
 	})
 	slices.SortFunc(ms.Servers, func(a, b MoveServer) int { return strings.Compare(a.Addr, b.Addr) })
 	return ms
+}
+
+// moveEstimate returns the keys m's mover moves, estimated server by
+// server (a finished server's keys found, another's keys held times the
+// share of those it listed that moved), and the seconds left: each
+// server's keys not listed yet at the pace it lists them, the slowest
+// server's; -1 while unknown. Server by server, because the servers move
+// at once at their own paces: a server that gives all its keys away
+// lists them at the pace they move, one that keeps them all at SCAN's.
+func moveEstimate(m *storeMove) (toMove int64, eta float64) {
+	eta = -1
+	opened := m.stats.opened.Load()
+	elapsed := 0.0
+	if opened > 0 {
+		elapsed = time.Since(time.Unix(0, opened)).Seconds()
+	}
+	known := true
+	m.stats.bySource.Range(func(_, v any) bool {
+		ss := v.(*sourceStats)
+		scanned, found, held := ss.scanned.Load(), ss.found.Load(), ss.held.Load()
+		switch {
+		case ss.done.Load():
+			toMove += found
+			return true
+		case scanned > 0:
+			toMove += max(held*found/scanned, found)
+		default:
+			known = false
+			return true
+		}
+		if elapsed > 0 {
+			eta = max(eta, float64(max(held-scanned, 0))*elapsed/float64(scanned))
+		}
+		return true
+	})
+	if !known || elapsed == 0 {
+		eta = -1
+	} else if eta < 0 {
+		eta = 0
+	}
+	return toMove, eta
 }
 
 // handleMove serves POST /v1/pools/{pool}/move/pause and .../resume: an

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/proxy/internal/pace"
 )
 
 // A store's move. In a store (see Store), a change of placement moves the
@@ -73,6 +74,11 @@ type storeMove struct {
 	paused atomic.Bool
 	began  time.Time
 	stats  moveStats
+	// steady is the clients' p99 before the move, since the last one
+	// ended; window paces the mover from their p99 meanwhile (see
+	// runMover), once it runs.
+	steady time.Duration
+	window atomic.Pointer[pace.Window]
 }
 
 // moveStats are a move's figures, for the status and the metrics.
@@ -100,16 +106,30 @@ type moveStats struct {
 	waiting atomic.Pointer[string]
 }
 
-// sourceStats are the mover's figures of one old server.
+// sourceStats are the mover's figures of one old server: held is how
+// many keys it held when the mover began, and found how many of those
+// listed were to move.
 type sourceStats struct {
-	scanned, moved atomic.Int64
-	done           atomic.Bool
+	scanned, moved, held, found atomic.Int64
+	done                        atomic.Bool
 }
 
 // source returns the figures of the old server at addr.
 func (st *moveStats) source(addr string) *sourceStats {
 	v, _ := st.bySource.LoadOrStore(addr, new(sourceStats))
 	return v.(*sourceStats)
+}
+
+// moveSummary is a store's last move, kept after it ended until the
+// next: when it ended, the keys and bytes it moved, how long it took,
+// and the clients' p99 before it, at its worst interval meanwhile, the
+// bound the mover kept it under and how many times it slowed down.
+type moveSummary struct {
+	ended               time.Time
+	keys, bytes         int64
+	took                time.Duration
+	steady, peak, bound time.Duration
+	slowed              int
 }
 
 // errMoveClosed is the error of a request for a moving key while the move
@@ -175,7 +195,18 @@ func (p *pool) moveAfter(prev, pl *placement) *storeMove {
 	if len(views) == 0 {
 		return nil
 	}
-	return &storeMove{views: views, open: make(chan struct{}), began: time.Now()}
+	return &storeMove{views: views, open: make(chan struct{}), began: time.Now(), steady: p.steadyP99()}
+}
+
+// steadyP99 returns the clients' p99 since the pool's last move ended,
+// or since the proxy started.
+func (p *pool) steadyP99() time.Duration {
+	st := p.mig.stats
+	c := st.clientLatency.Snapshot()
+	if base := st.sinceMove.Load(); base != nil {
+		c = c.Sub(*base)
+	}
+	return c.Quantile(0.99)
 }
 
 // byShard returns v with each server taken by name, in a pool on Sentinel:
@@ -251,7 +282,7 @@ func (p *pool) resumeMove(records []movePlacement) error {
 		return nil
 	}
 	cp := *cur
-	cp.move = &storeMove{views: views, open: make(chan struct{}), began: time.Now()}
+	cp.move = &storeMove{views: views, open: make(chan struct{}), began: time.Now(), steady: p.steadyP99()}
 	p.publish(&cp)
 	p.log.Info("store move resumed from the state file", "placements", len(views))
 	return nil
@@ -382,8 +413,18 @@ func (p *pool) endMove(m *storeMove) {
 	}
 	p.placeMu.Unlock()
 	st := &m.stats
+	sum := &moveSummary{ended: time.Now(), keys: st.moved.Load() + st.onRequest.Load(), bytes: st.bytes.Load(), took: time.Since(m.began), steady: m.steady}
+	if w := m.window.Load(); w != nil {
+		sum.peak, sum.slowed = w.Peak()
+		sum.bound = w.Bound()
+	}
+	ms := p.mig.stats
+	ms.lastMove.Store(sum)
+	base := ms.clientLatency.Snapshot()
+	ms.sinceMove.Store(&base)
 	p.log.Info("store move done: every key is on the server the placement names", "moved", st.moved.Load(),
-		"moved_by_requests", st.onRequest.Load(), "scanned", st.scanned.Load(), "took", time.Since(m.began).Round(time.Millisecond))
+		"moved_by_requests", st.onRequest.Load(), "scanned", st.scanned.Load(), "took", sum.took.Round(time.Millisecond),
+		"p99_steady", sum.steady, "p99_peak", sum.peak, "p99_bound", sum.bound)
 	if p.onStateChange != nil {
 		p.onStateChange()
 	}

@@ -481,6 +481,7 @@ func (s *poolStats) request(cmd int, d time.Duration) {
 	cs.count.Add(1)
 	cs.requests.Inc()
 	cs.latency.Observe(d.Seconds())
+	s.latency.Observe(d)
 }
 
 // commandCount returns how many requests of command cmd were answered.
