@@ -71,9 +71,11 @@ type migStats struct {
 	opened                                             prometheus.Counter
 	closed                                             *prometheus.CounterVec
 	// clientLatency counts the time each client request took, for a
-	// store's mover to pace itself by; sinceMove are its counts when the
-	// last move ended, and lastMove that move.
+	// store's mover to pace itself by; recentLatency keeps its counts of
+	// the last seconds without a move, sinceMove its counts when the last
+	// move ended, and lastMove that move.
 	clientLatency pace.Histogram
+	recentLatency pace.Recent
 	sinceMove     atomic.Pointer[pace.Counts]
 	lastMove      atomic.Pointer[moveSummary]
 }

@@ -114,6 +114,13 @@ type sourceStats struct {
 	done                        atomic.Bool
 }
 
+// sourceDone reports whether the mover has been through the old server
+// at addr.
+func (m *storeMove) sourceDone(addr string) bool {
+	v, ok := m.stats.bySource.Load(addr)
+	return ok && v.(*sourceStats).done.Load()
+}
+
 // source returns the figures of the old server at addr.
 func (st *moveStats) source(addr string) *sourceStats {
 	v, _ := st.bySource.LoadOrStore(addr, new(sourceStats))
@@ -162,10 +169,15 @@ func (m *storeMove) wait(deadline time.Time) error {
 }
 
 // sources appends to dst the servers key may be on other than n, its
-// server now: its servers under the move's placements, each once.
+// server now: its servers under the move's placements, each once, but
+// those the mover has been through. Such a server holds no key that
+// moves: SCAN lists every key present for the whole listing, the mover
+// moved each, and since the move opened no request writes a moving key
+// to its old server.
 func (m *storeMove) sources(dst []*backend, key []byte, n *backend, sc *routeScratch) []*backend {
 	for _, v := range m.views {
-		if o := v.owner(key, sc); o != nil && o.addr != n.addr && !slices.ContainsFunc(dst, func(b *backend) bool { return b.addr == o.addr }) {
+		if o := v.owner(key, sc); o != nil && o.addr != n.addr && !slices.ContainsFunc(dst, func(b *backend) bool { return b.addr == o.addr }) &&
+			!m.sourceDone(o.addr) {
 			dst = append(dst, o)
 		}
 	}
@@ -198,16 +210,24 @@ func (p *pool) moveAfter(prev, pl *placement) *storeMove {
 	return &storeMove{views: views, open: make(chan struct{}), began: time.Now(), steady: p.steadyP99()}
 }
 
-// steadyP99 returns the clients' p99 since the pool's last move ended,
-// or since the proxy started.
+// steadyP99 returns the clients' p99 of the last ten seconds without a
+// move, or, with fewer than steadySamples requests in them, since the
+// pool's last move ended (or the proxy started).
 func (p *pool) steadyP99() time.Duration {
 	st := p.mig.stats
-	c := st.clientLatency.Snapshot()
-	if base := st.sinceMove.Load(); base != nil {
-		c = c.Sub(*base)
+	now := st.clientLatency.Snapshot()
+	if c, ok := st.recentLatency.Since(now); ok && c.Total() >= steadySamples {
+		return c.Quantile(0.99)
 	}
-	return c.Quantile(0.99)
+	if base := st.sinceMove.Load(); base != nil {
+		now = now.Sub(*base)
+	}
+	return now.Quantile(0.99)
 }
+
+// steadySamples is the fewest requests whose p99 is more than their
+// slowest one or two.
+const steadySamples = 200
 
 // byShard returns v with each server taken by name, in a pool on Sentinel:
 // the server of this pool of the same name stands for it. A failover puts
@@ -321,6 +341,8 @@ func (p *pool) viewOfRecord(ms movePlacement) (*view, error) {
 // moveLoop opens the pool's move and runs its mover, for each move
 // published, until the pool closes or is replaced.
 func (p *pool) moveLoop() {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
 	for {
 		m := p.place.Load().move
 		if m == nil || m.done.Load() {
@@ -328,6 +350,11 @@ func (p *pool) moveLoop() {
 			case <-p.moveCtx.Done():
 				return
 			case <-p.moveChanged:
+			case <-tick.C:
+				// The clients' latency of the last seconds, without a
+				// move: the steady p99 the next move is paced against.
+				st := p.mig.stats
+				st.recentLatency.Tick(st.clientLatency.Snapshot())
 			}
 			continue
 		}
@@ -422,6 +449,7 @@ func (p *pool) endMove(m *storeMove) {
 	ms.lastMove.Store(sum)
 	base := ms.clientLatency.Snapshot()
 	ms.sinceMove.Store(&base)
+	ms.recentLatency.Reset()
 	p.log.Info("store move done: every key is on the server the placement names", "moved", st.moved.Load(),
 		"moved_by_requests", st.onRequest.Load(), "scanned", st.scanned.Load(), "took", sum.took.Round(time.Millisecond),
 		"p99_steady", sum.steady, "p99_peak", sum.peak, "p99_bound", sum.bound)

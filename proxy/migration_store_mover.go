@@ -114,6 +114,14 @@ func (j *moveJob) dest(key []byte) *backend {
 	return owners[0]
 }
 
+// slice is about how long one batch may hold its server: a quarter of
+// the clients' latency bound, so that a request behind a batch or two
+// stays within it, from 100 µs (under which a batch's own cost and round
+// trip outweigh its keys) to 2 ms.
+func (j *moveJob) slice() time.Duration {
+	return min(max(j.window.Bound()/4, 100*time.Microsecond), 2*time.Millisecond)
+}
+
 // admits reports whether the window lets worker+1 batches go at once.
 func (j *moveJob) admits(worker int) bool {
 	return float64(worker) < math.Ceil(j.window.Size())

@@ -105,8 +105,9 @@ type poolStats struct {
 	// storeMoved counts the keys a store's moves moved, by the mover and
 	// by requests.
 	storeMoved atomic.Int64
-	// latency counts each request's time for a store's mover, which
-	// paces itself by it (the pool's migStats.clientLatency).
+	// latency counts the time of each request that moved no key, for a
+	// store's mover, which paces itself by it (the pool's
+	// migStats.clientLatency).
 	latency *pace.Histogram
 }
 

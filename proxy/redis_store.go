@@ -43,6 +43,7 @@ func (c *redisClient) moveKeys(p *pool, r *redisRequest, m *storeMove) error {
 		if from = m.sources(from[:0], key, to, &sc); len(from) == 0 {
 			continue
 		}
+		r.moved = true
 		if !m.isOpen() {
 			if !c.endRound() {
 				return errClientGone
@@ -166,7 +167,7 @@ func (redisFront) moveFrom(ctx context.Context, src *backend, job *moveJob) erro
 	cfg := src.pool.cfg
 	plan := &redisMovePlan{job: job, cfg: cfg, dsts: map[string]*backend{}}
 	return mover.Run(ctx, func(ctx context.Context) (net.Conn, error) { return redisDial(ctx, src) }, plan, mover.Config{
-		Conns: moveConns, MaxBatch: cfg.Store.Batch, Timeout: cfg.Timeout,
+		Conns: moveConns, Slice: job.slice(), MaxBatch: cfg.Store.Batch, Timeout: cfg.Timeout,
 		MigrateTimeout: cfg.Timeout + 10*time.Duration(cfg.Store.MigrateTimeout)*time.Millisecond, MaxReply: cfg.MaxValueSize,
 	})
 }

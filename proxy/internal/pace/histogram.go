@@ -10,6 +10,7 @@ package pace
 
 import (
 	"math/bits"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -112,4 +113,45 @@ func (c Counts) Quantile(q float64) time.Duration {
 		}
 	}
 	return upper(buckets - 1)
+}
+
+// Recent keeps a histogram's counts at its last few ticks, so that the
+// counts of the last seconds can be read: the clients' latency before a
+// change, not since the process started. The zero value keeps none; its
+// methods are safe from any goroutine.
+type Recent struct {
+	// mu guards snaps, oldest first.
+	mu    sync.Mutex
+	snaps []Counts
+}
+
+// recentTicks is how many ticks Recent keeps: ten of a second each.
+const recentTicks = 10
+
+// Tick keeps c, the counts now, dropping the oldest beyond ten.
+func (r *Recent) Tick(c Counts) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.snaps) == recentTicks {
+		r.snaps = append(r.snaps[:0], r.snaps[1:]...)
+	}
+	r.snaps = append(r.snaps, c)
+}
+
+// Reset forgets the counts kept.
+func (r *Recent) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.snaps = r.snaps[:0]
+}
+
+// Since returns the counts between the oldest kept and now; false when
+// none is kept.
+func (r *Recent) Since(now Counts) (Counts, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.snaps) == 0 {
+		return Counts{}, false
+	}
+	return now.Sub(r.snaps[0]), true
 }

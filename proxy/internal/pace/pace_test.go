@@ -119,3 +119,28 @@ func TestWindowBound(t *testing.T) {
 		})
 	}
 }
+
+// TestRecent: the counts since the oldest of the last ten ticks, none
+// before the first tick or after a reset.
+func TestRecent(t *testing.T) {
+	var h Histogram
+	var r Recent
+	if _, ok := r.Since(h.Snapshot()); ok {
+		t.Fatal("counts before any tick")
+	}
+	for i := range 15 {
+		h.Observe(time.Duration(i+1) * time.Millisecond)
+		r.Tick(h.Snapshot())
+	}
+	h.Observe(time.Second)
+	c, ok := r.Since(h.Snapshot())
+	// Kept: the ticks after the 6th to the 15th observation; since the
+	// oldest, the 7th to 15th and the second.
+	if !ok || c.Total() != 10 || c.Quantile(0.01) < 7*time.Millisecond || c.Quantile(0.01) > 8*time.Millisecond {
+		t.Errorf("since the oldest tick: %d counted, least %v; want 10, 7 ms", c.Total(), c.Quantile(0.01))
+	}
+	r.Reset()
+	if _, ok := r.Since(h.Snapshot()); ok {
+		t.Error("counts after a reset")
+	}
+}
