@@ -115,7 +115,6 @@ func (p *pool) moveStatus() *MoveStatus {
 		ms.LastError = *e
 	}
 	ms.ToMove, ms.ETA = moveEstimate(m)
-	ms.ToMove += ms.MovedByRequests
 	if opened := st.opened.Load(); opened > 0 {
 		if secs := time.Since(time.Unix(0, opened)).Seconds(); secs > 0 {
 			ms.Rate = float64(ms.Moved+ms.MovedByRequests) / secs
@@ -143,13 +142,15 @@ func (p *pool) moveStatus() *MoveStatus {
 	return ms
 }
 
-// moveEstimate returns the keys m's mover moves, estimated server by
-// server (a finished server's keys found, another's keys held times the
-// share of those it listed that moved), and the seconds left: each
-// server's keys not listed yet at the pace it lists them, the slowest
-// server's; -1 while unknown. Server by server, because the servers move
-// at once at their own paces: a server that gives all its keys away
-// lists them at the pace they move, one that keeps them all at SCAN's.
+// moveEstimate returns the keys m moves, estimated server by server,
+// and the seconds left; -1 while unknown. Of each old server's keys held
+// when the mover began, the mover has listed some (and found which of
+// those move), requests have moved some before it came to them, and the
+// rest it has yet to list: they move in the share it found so far, at
+// the pace it lists keys lately. The move ends with its slowest
+// server: the servers move at once, each at its own pace (one that gives
+// all its keys away lists them as fast as they move, one that keeps them
+// all as fast as SCAN goes).
 func moveEstimate(m *storeMove) (toMove int64, eta float64) {
 	eta = -1
 	opened := m.stats.opened.Load()
@@ -157,28 +158,33 @@ func moveEstimate(m *storeMove) (toMove int64, eta float64) {
 	if opened > 0 {
 		elapsed = time.Since(time.Unix(0, opened)).Seconds()
 	}
-	known := true
+	known := elapsed > 0
 	m.stats.bySource.Range(func(_, v any) bool {
 		ss := v.(*sourceStats)
-		scanned, found, held := ss.scanned.Load(), ss.found.Load(), ss.held.Load()
-		switch {
-		case ss.done.Load():
-			toMove += found
+		scanned, found, held, byRequests := ss.scanned.Load(), ss.found.Load(), ss.held.Load(), ss.onRequest.Load()
+		toMove += found + byRequests
+		if ss.done.Load() {
 			return true
-		case scanned > 0:
-			toMove += max(held*found/scanned, found)
-		default:
+		}
+		if scanned == 0 {
 			known = false
 			return true
 		}
-		if elapsed > 0 {
-			eta = max(eta, float64(max(held-scanned, 0))*elapsed/float64(scanned))
+		unlisted := max(held-scanned-byRequests, 0)
+		toMove += unlisted * found / scanned
+		rate := ss.pace.rate()
+		if rate == 0 && elapsed > 0 {
+			rate = float64(scanned) / elapsed
+		}
+		if rate > 0 {
+			eta = max(eta, float64(unlisted)/rate)
 		}
 		return true
 	})
-	if !known || elapsed == 0 {
+	switch {
+	case !known:
 		eta = -1
-	} else if eta < 0 {
+	case eta < 0:
 		eta = 0
 	}
 	return toMove, eta

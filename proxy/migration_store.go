@@ -107,11 +107,54 @@ type moveStats struct {
 }
 
 // sourceStats are the mover's figures of one old server: held is how
-// many keys it held when the mover began, and found how many of those
-// listed were to move.
+// many keys it held when the mover began, found how many of those listed
+// were to move, and onRequest how many requests moved from it.
 type sourceStats struct {
-	scanned, moved, held, found atomic.Int64
-	done                        atomic.Bool
+	scanned, moved, held, found, onRequest atomic.Int64
+	done                                   atomic.Bool
+	// pace is the keys a second the mover lists them at lately.
+	pace listPace
+}
+
+// listPace is how fast the mover lists a server's keys lately: a moving
+// average over spans of at least a quarter of a second, so that the
+// estimate of the time left follows the pace the clients' latency sets
+// now rather than the average since the start.
+type listPace struct {
+	// mu guards the fields.
+	mu         sync.Mutex
+	mark       time.Time
+	markListed int64
+	perSecond  float64
+}
+
+// listed counts the keys listed so far, total.
+func (lp *listPace) listed(total int64) {
+	now := time.Now()
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	if lp.mark.IsZero() {
+		lp.mark, lp.markListed = now, total
+		return
+	}
+	span := now.Sub(lp.mark)
+	if span < 250*time.Millisecond {
+		return
+	}
+	r := float64(total-lp.markListed) / span.Seconds()
+	if lp.perSecond == 0 {
+		lp.perSecond = r
+	} else {
+		lp.perSecond = (lp.perSecond + r) / 2
+	}
+	lp.mark, lp.markListed = now, total
+}
+
+// rate returns the keys a second listed lately, 0 before a span ended.
+func (lp *listPace) rate() float64 {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	return lp.perSecond
 }
 
 // sourceDone reports whether the mover has been through the old server

@@ -168,7 +168,7 @@ func (j *moveJob) hold(ctx context.Context, dst *backend) (func(), error) {
 // scanned counts n keys listed on src.
 func (j *moveJob) scanned(n int) {
 	j.m.stats.scanned.Add(int64(n))
-	j.ss.scanned.Add(int64(n))
+	j.ss.pace.listed(j.ss.scanned.Add(int64(n)))
 }
 
 // moved counts a batch of n keys, about bytes, moved to dst in took; the

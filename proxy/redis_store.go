@@ -62,6 +62,7 @@ func (c *redisClient) moveKeys(p *pool, r *redisRequest, m *storeMove) error {
 			}
 			if moved {
 				m.stats.onRequest.Add(1)
+				m.stats.source(src.addr).onRequest.Add(1)
 				p.stats.storeMoved.Add(1)
 			}
 		}

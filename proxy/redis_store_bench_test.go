@@ -136,17 +136,19 @@ func (w *moveWatch) stop() {
 // the eta and to_move the status gave beside the time that was left and
 // the keys that moved in all.
 func (w *moveWatch) report(b *testing.B, name string, total int64, ended time.Time) {
+	line := name + ": "
 	for _, f := range []float64{0.25, 0.5, 0.75} {
 		i := slices.IndexFunc(w.samples, func(s moveSample) bool { return float64(s.moved) >= f*float64(total) })
 		if i < 0 {
-			b.Logf("%s: no status sample at %.0f%% of the keys moved", name, 100*f)
+			line += fmt.Sprintf("at %.0f%% no sample; ", 100*f)
 			continue
 		}
 		s := w.samples[i]
 		left := ended.Sub(s.at).Seconds()
-		b.Logf("%s at %.0f%% moved: eta %.2f s, %.2f s left (%+.0f%%); to_move %d, %d moved in all (%+.0f%%)", name, 100*f, s.eta, left,
+		line += fmt.Sprintf("at %.0f%% moved eta %.2f s for %.2f s left (%+.0f%%), to_move %d for %d (%+.0f%%); ", 100*f, s.eta, left,
 			100*(s.eta/left-1), s.toMove, total, 100*(float64(s.toMove)/float64(total)-1))
 	}
+	b.Log(line)
 }
 
 // bareMigrateLoop moves every key of from to to with SCAN and MIGRATE

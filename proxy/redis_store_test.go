@@ -123,8 +123,12 @@ func TestStoreMoveSeenAndSteered(t *testing.T) {
 		adminGet(t, s, "/v1/pools/p", "", &ps)
 		return ps.Move != nil && ps.Move.State == "moving" && ps.Move.Moved > 0
 	})
-	if len(ps.Move.From) != 1 || len(ps.Move.From[0]) != 4 || len(ps.Move.Servers) != 4 || ps.Move.ToMove < 200 || ps.Move.ToMove > 700 {
+	if len(ps.Move.From) != 1 || len(ps.Move.From[0]) != 4 || len(ps.Move.Servers) != 4 || ps.Move.ToMove < 200 || ps.Move.ToMove > 700 ||
+		ps.Move.Window <= 0 || ps.Move.LatencyBoundMs < 1 || ps.Move.Servers[0].Held == 0 {
 		t.Errorf("the move as /v1/pools shows it: %+v", ps.Move)
+	}
+	if ps.LastMove != nil {
+		t.Errorf("a last move before any ended: %+v", ps.LastMove)
 	}
 	if page := adminBody(t, s, "/status"); !strings.Contains(page, `class="move" data-state="moving"`) {
 		t.Error("the status page does not show the move")
@@ -152,6 +156,11 @@ func TestStoreMoveSeenAndSteered(t *testing.T) {
 	m := adminBody(t, s, "/metrics")
 	if ps.Move != nil || !strings.Contains(m, `kolco_proxy_store_moving{pool="p"} 0`) || strings.Contains(m, `kolco_proxy_store_moved_keys_total{pool="p"} 0`) {
 		t.Errorf("after the move: %+v", ps.Move)
+	}
+	// The move that ended stays in /v1/pools: when, its keys (about a
+	// fifth of 2000), how long it took, the clients' p99 and its bound.
+	if l := ps.LastMove; l == nil || l.Ended.IsZero() || l.Keys < 200 || l.Keys > 700 || l.TookSeconds <= 0 || l.LatencyBoundMs < 1 {
+		t.Errorf("the last move as /v1/pools shows it: %+v", ps.LastMove)
 	}
 	if code := adminPost(t, s, "/v1/pools/p/move/pause"); code != 409 {
 		t.Errorf("pause with no move: %d, want 409", code)
