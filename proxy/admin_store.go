@@ -12,8 +12,9 @@ import (
 type MoveStatus struct {
 	// State is "waiting" (for the pool this one replaced to answer its
 	// requests in flight, or for the proxies of kolco.admin_peers to
-	// place by the new placement), "moving", or "paused" (the mover; the
-	// requests still move their keys).
+	// place by the new placement), "moving", "paused" (the mover; the
+	// requests still move their keys), or "outside_hours" (the mover
+	// waits for store.hours; the requests still move their keys).
 	State string `json:"state"`
 	// Waiting says what the move waits for, while it does.
 	Waiting string `json:"waiting,omitempty"`
@@ -110,6 +111,8 @@ func (p *pool) moveStatus() *MoveStatus {
 		}
 	case m.paused.Load():
 		ms.State = "paused"
+	case st.outsideHours.Load():
+		ms.State = "outside_hours"
 	}
 	if e := st.lastErr.Load(); e != nil {
 		ms.LastError = *e

@@ -308,6 +308,11 @@ type Store struct {
 	// Default 0: twice the p99 of the pool's requests before the move (at
 	// least 1 ms).
 	LatencyBound int `yaml:"latency_bound"`
+	// Hours (hours) is the daily window in which the mover runs,
+	// "HH:MM-HH:MM" in the proxy's time zone, the end not in it: the
+	// mover waits outside it (requests still move their own keys).
+	// Default "": every hour.
+	Hours string `yaml:"hours"`
 	// MigrateTimeout (migrate_timeout), in milliseconds, is MIGRATE's
 	// timeout: the longest the transfer of a key may stall. Default 5000.
 	MigrateTimeout int `yaml:"migrate_timeout"`

@@ -54,6 +54,7 @@ func (p *pool) runMover(m *storeMove) bool {
 	}
 	window := pace.NewWindow(pace.Config{Bound: time.Duration(p.cfg.Store.LatencyBound) * time.Millisecond, Max: moveConns}, m.steady)
 	m.window.Store(window)
+	hours, _ := parseHours(p.cfg.Store.Hours) // checked with the configuration
 	ctx, stop := context.WithCancel(p.moveCtx)
 	defer stop()
 	go window.Run(ctx, &p.mig.stats.clientLatency)
@@ -64,7 +65,7 @@ func (p *pool) runMover(m *storeMove) bool {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			job := &moveJob{p: p, m: m, src: src, window: window, limit: newRate(p.cfg.Store.Rate), ss: m.stats.source(src.addr)}
+			job := &moveJob{p: p, m: m, src: src, window: window, limit: newRate(p.cfg.Store.Rate), ss: m.stats.source(src.addr), hours: hours}
 			if err := p.front.moveFrom(p.moveCtx, src, job); err != nil || p.place.Load().move != m {
 				all.Store(false)
 				return
@@ -90,6 +91,7 @@ type moveJob struct {
 	src    *backend
 	window *pace.Window
 	ss     *sourceStats
+	hours  moveHours
 	sc     routeScratch // dest's, which one goroutine calls
 	// mu guards limit and rest.
 	mu    sync.Mutex
@@ -128,14 +130,16 @@ func (j *moveJob) admits(worker int) bool {
 }
 
 // wait blocks until a worker may send its next batch: while the move is
-// paused, and for the rest and the rate's room. It fails with
-// errMoveReplaced.
+// paused or outside store.hours, and for the rest and the rate's room. It
+// fails with errMoveReplaced.
 func (j *moveJob) wait(ctx context.Context) error {
 	for {
 		if ctx.Err() != nil || j.p.place.Load().move != j.m {
 			return errMoveReplaced
 		}
-		if j.m.paused.Load() {
+		outside := !j.hours.contains(time.Now())
+		j.m.stats.outsideHours.Store(outside)
+		if j.m.paused.Load() || outside {
 			if !sleepCtx(ctx, 10*time.Millisecond) {
 				return errMoveReplaced
 			}

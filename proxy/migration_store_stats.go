@@ -30,6 +30,8 @@ type moveStats struct {
 	bySource sync.Map // string -> *sourceStats
 	// lastErr says why the last MIGRATE failed, while the mover retries.
 	lastErr atomic.Pointer[string]
+	// outsideHours is set while the mover waits for store.hours.
+	outsideHours atomic.Bool
 	// waiting says why the move is not open yet, while it is not.
 	waiting atomic.Pointer[string]
 }

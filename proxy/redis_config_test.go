@@ -277,3 +277,18 @@ func TestStoreNeedsAKeptHistory(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreSettingsRefused: a negative rate, batch, latency bound or
+// MIGRATE timeout is refused, naming the setting.
+func TestStoreSettingsRefused(t *testing.T) {
+	const head = "p:\n  listen: 127.0.0.1:22121\n  redis: true\n  distribution: ring\n  servers: [\"127.0.0.1:6379:1 a\"]\n"
+	for _, key := range []string{"rate", "batch", "latency_bound", "migrate_timeout"} {
+		t.Run(key, func(t *testing.T) {
+			_, err := ParseConfig([]byte(head + "  store: {enabled: true, " + key + ": -1}\n"))
+			var ce *ConfigError
+			if !errors.Is(err, ErrBadConfig) || !errors.As(err, &ce) || ce.Key != "store."+key {
+				t.Errorf("%v, want store.%s refused", err, key)
+			}
+		})
+	}
+}

@@ -217,3 +217,28 @@ func TestStoreMoveAfterPipelinedRequests(t *testing.T) {
 		t.Errorf("after the move b0 reads %q", got)
 	}
 }
+
+// TestStoreMoveWaitsForItsHours: outside store.hours the mover waits,
+// and /v1/pools says so; the same move under a configuration that lets it
+// run at any hour ends.
+func TestStoreMoveWaitsForItsHours(t *testing.T) {
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0)}
+	from, to := time.Now().Add(2*time.Hour), time.Now().Add(3*time.Hour)
+	later := fmt.Sprintf("%02d:%02d-%02d:%02d", from.Hour(), from.Minute(), to.Hour(), to.Minute())
+	yaml := func(servers []*redisServer, hours string) string {
+		return "kolco:\n  admin_listen: 127.0.0.1:0\n" + redisPoolYAML("  distribution: ring\n  store: {enabled: true, hours: \""+hours+"\"}\n", servers...)
+	}
+	s := startProxy(t, yaml(rs[:1], later))
+	fillStore(t, s.Addr("p").String(), 500)
+	reload(t, s, yaml(rs, later))
+	var ps PoolStatus
+	eventually(t, "the mover waiting for its hours", func() bool {
+		adminGet(t, s, "/v1/pools/p", "", &ps)
+		return ps.Move != nil && ps.Move.State == "outside_hours"
+	})
+	if ps.Move.Moved != 0 {
+		t.Errorf("the mover moved %d keys outside its hours", ps.Move.Moved)
+	}
+	reload(t, s, yaml(rs, ""))
+	waitMoved(t, s.testPool("p"))
+}
