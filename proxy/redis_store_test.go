@@ -116,14 +116,14 @@ func TestStoreMoveSeenAndSteered(t *testing.T) {
 		return "kolco:\n  admin_listen: 127.0.0.1:0\n" + storeYAML("ring", servers, "  store: {enabled: true, rate: 100}\n")
 	}
 	s := startProxy(t, strings.Replace(yaml(rs[:4]), "  store: {enabled: true}\n", "", 1))
-	fillStore(t, s.Addr("p").String(), 2000)
+	fillStore(t, s.Addr("p").String(), 6000)
 	reload(t, s, strings.Replace(yaml(rs), "  store: {enabled: true}\n", "", 1))
 	var ps PoolStatus
 	eventually(t, "the mover moving", func() bool {
 		adminGet(t, s, "/v1/pools/p", "", &ps)
 		return ps.Move != nil && ps.Move.State == "moving" && ps.Move.Moved > 0
 	})
-	if len(ps.Move.From) != 1 || len(ps.Move.From[0]) != 4 || len(ps.Move.Servers) != 4 || ps.Move.ToMove < 200 || ps.Move.ToMove > 700 ||
+	if len(ps.Move.From) != 1 || len(ps.Move.From[0]) != 4 || len(ps.Move.Servers) != 4 || ps.Move.ToMove < 600 || ps.Move.ToMove > 2100 ||
 		ps.Move.Window <= 0 || ps.Move.LatencyBoundMs < 1 || ps.Move.Servers[0].Held == 0 {
 		t.Errorf("the move as /v1/pools shows it: %+v", ps.Move)
 	}
@@ -158,8 +158,8 @@ func TestStoreMoveSeenAndSteered(t *testing.T) {
 		t.Errorf("after the move: %+v", ps.Move)
 	}
 	// The move that ended stays in /v1/pools: when, its keys (about a
-	// fifth of 2000), how long it took, the clients' p99 and its bound.
-	if l := ps.LastMove; l == nil || l.Ended.IsZero() || l.Keys < 200 || l.Keys > 700 || l.TookSeconds <= 0 || l.LatencyBoundMs < 1 {
+	// fifth of 6000), how long it took, the clients' p99 and its bound.
+	if l := ps.LastMove; l == nil || l.Ended.IsZero() || l.Keys < 600 || l.Keys > 2100 || l.TookSeconds <= 0 || l.LatencyBoundMs < 1 {
 		t.Errorf("the last move as /v1/pools shows it: %+v", ps.LastMove)
 	}
 	if code := adminPost(t, s, "/v1/pools/p/move/pause"); code != 409 {
