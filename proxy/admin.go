@@ -65,8 +65,10 @@ type PoolStatus struct {
 	// StateMissing is set when the pool started without the record of its
 	// placement's history while its servers held data.
 	StateMissing *StateMissing `json:"state_missing,omitempty"`
-	// Move is a store's move of its keys, while one is under way.
-	Move *MoveStatus `json:"move,omitempty"`
+	// Move is a store's move of its keys, while one is under way;
+	// LastMove the last that ended, until the next.
+	Move     *MoveStatus `json:"move,omitempty"`
+	LastMove *LastMove   `json:"last_move,omitempty"`
 	// Failovers are the latest servers the membership source repointed
 	// (a Sentinel failover), oldest first.
 	Failovers []Failover `json:"failovers,omitempty"`
@@ -190,6 +192,7 @@ func (e poolEntry) status() PoolStatus {
 	}
 	ps.StateMissing = p.stats.stateMissing.Load()
 	ps.Move = p.moveStatus()
+	ps.LastMove = p.lastMove()
 	ps.Failovers, _ = p.stats.failovers.snapshot()
 	return ps
 }

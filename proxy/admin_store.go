@@ -12,8 +12,9 @@ import (
 type MoveStatus struct {
 	// State is "waiting" (for the pool this one replaced to answer its
 	// requests in flight, or for the proxies of kolco.admin_peers to
-	// place by the new placement), "moving", or "paused" (the mover; the
-	// requests still move their keys).
+	// place by the new placement), "moving", "paused" (the mover; the
+	// requests still move their keys), or "outside_hours" (the mover
+	// waits for store.hours; the requests still move their keys).
 	State string `json:"state"`
 	// Waiting says what the move waits for, while it does.
 	Waiting string `json:"waiting,omitempty"`
@@ -34,21 +35,63 @@ type MoveStatus struct {
 	// were, and are tried again); LastError says why the last did.
 	Failed    int64  `json:"failed"`
 	LastError string `json:"last_error,omitempty"`
-	// Rate is keys moved a second since the move opened; ETA the seconds
-	// left at that rate, -1 while unknown.
+	// Rate is keys moved a second since the move opened. ETA is the
+	// seconds left: each old server's keys not listed yet at the pace it
+	// lists them (which the MIGRATEs of its keys set), the slowest
+	// server's; -1 while unknown.
 	Rate float64 `json:"rate"`
 	ETA  float64 `json:"eta_seconds"`
+	// Window is how many MIGRATEs run at once from each server, set from
+	// the clients' p99 (below 1: one, part of the time); LatencyBoundMs
+	// the p99 it keeps them under, SteadyP99Ms their p99 before the move
+	// and PeakP99Ms the highest of a tenth of a second since.
+	Window         float64 `json:"window"`
+	LatencyBoundMs float64 `json:"latency_bound_ms"`
+	SteadyP99Ms    float64 `json:"steady_p99_ms"`
+	PeakP99Ms      float64 `json:"peak_p99_ms"`
 	// Servers are the mover's figures for each old server.
 	Servers []MoveServer `json:"servers"`
 }
 
 // MoveServer is the mover's progress through one old server.
 type MoveServer struct {
-	Addr    string `json:"addr"`
-	Scanned int64  `json:"scanned"`
-	Moved   int64  `json:"moved"`
-	Done    bool   `json:"done"`
+	Addr string `json:"addr"`
+	// Held is how many keys it held when the mover began.
+	Held    int64 `json:"held"`
+	Scanned int64 `json:"scanned"`
+	Moved   int64 `json:"moved"`
+	Done    bool  `json:"done"`
 }
+
+// LastMove is a store's last move, once it ended, as the admin endpoint
+// reports it until the next.
+type LastMove struct {
+	Ended time.Time `json:"ended"`
+	// Keys moved, by the mover and by requests; Bytes their size, by
+	// MEMORY USAGE of a sample; TookSeconds from the change to the end.
+	Keys        int64   `json:"keys"`
+	Bytes       int64   `json:"bytes"`
+	TookSeconds float64 `json:"took_seconds"`
+	// The clients' p99 before the move (SteadyP99Ms), at its worst tenth
+	// of a second meanwhile (PeakP99Ms), the bound the mover kept it
+	// under, and how many times the mover halved its pace for it.
+	SteadyP99Ms    float64 `json:"steady_p99_ms"`
+	PeakP99Ms      float64 `json:"peak_p99_ms"`
+	LatencyBoundMs float64 `json:"latency_bound_ms"`
+	Slowed         int     `json:"slowed"`
+}
+
+// lastMove returns the pool's last move once it ended, or nil.
+func (p *pool) lastMove() *LastMove {
+	sum := p.mig.stats.lastMove.Load()
+	if sum == nil {
+		return nil
+	}
+	return &LastMove{Ended: sum.ended, Keys: sum.keys, Bytes: sum.bytes, TookSeconds: sum.took.Seconds(), SteadyP99Ms: msOf(sum.steady),
+		PeakP99Ms: msOf(sum.peak), LatencyBoundMs: msOf(sum.bound), Slowed: sum.slowed}
+}
+
+func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // moveStatus returns the pool's move as the admin endpoint reports it, or
 // nil when none is under way.
@@ -68,20 +111,23 @@ func (p *pool) moveStatus() *MoveStatus {
 		}
 	case m.paused.Load():
 		ms.State = "paused"
+	case st.outsideHours.Load():
+		ms.State = "outside_hours"
 	}
 	if e := st.lastErr.Load(); e != nil {
 		ms.LastError = *e
 	}
-	if scanned := st.scanned.Load(); scanned > 0 {
-		ms.ToMove = st.held.Load() * st.found.Load() / scanned
-	}
+	ms.ToMove, ms.ETA = moveEstimate(m)
 	if opened := st.opened.Load(); opened > 0 {
 		if secs := time.Since(time.Unix(0, opened)).Seconds(); secs > 0 {
 			ms.Rate = float64(ms.Moved+ms.MovedByRequests) / secs
 		}
-		if left := ms.ToMove - ms.Moved - ms.MovedByRequests; ms.Rate > 0 && ms.Scanned > 0 {
-			ms.ETA = max(float64(left), 0) / ms.Rate
-		}
+	}
+	ms.SteadyP99Ms = msOf(m.steady)
+	if w := m.window.Load(); w != nil {
+		ms.Window, ms.LatencyBoundMs = w.Size(), msOf(w.Bound())
+		peak, _ := w.Peak()
+		ms.PeakP99Ms = msOf(peak)
 	}
 	for _, v := range m.priors {
 		var addrs []string
@@ -92,11 +138,59 @@ func (p *pool) moveStatus() *MoveStatus {
 	}
 	st.bySource.Range(func(k, v any) bool {
 		ss := v.(*sourceStats)
-		ms.Servers = append(ms.Servers, MoveServer{Addr: k.(string), Scanned: ss.scanned.Load(), Moved: ss.moved.Load(), Done: ss.done.Load()})
+		ms.Servers = append(ms.Servers, MoveServer{Addr: k.(string), Held: ss.held.Load(), Scanned: ss.scanned.Load(), Moved: ss.moved.Load(), Done: ss.done.Load()})
 		return true
 	})
 	slices.SortFunc(ms.Servers, func(a, b MoveServer) int { return strings.Compare(a.Addr, b.Addr) })
 	return ms
+}
+
+// moveEstimate returns the keys m moves, estimated server by server,
+// and the seconds left; -1 while unknown. Of each old server's keys held
+// when the mover began, the mover has listed some (and found which of
+// those move), requests have moved some before it came to them, and the
+// rest it has yet to list: they move in the share it found so far, at
+// the pace it lists keys lately. The move ends with its slowest
+// server: the servers move at once, each at its own pace (one that gives
+// all its keys away lists them as fast as they move, one that keeps them
+// all as fast as SCAN goes).
+func moveEstimate(m *storeMove) (toMove int64, eta float64) {
+	eta = -1
+	opened := m.stats.opened.Load()
+	elapsed := 0.0
+	if opened > 0 {
+		elapsed = time.Since(time.Unix(0, opened)).Seconds()
+	}
+	known := elapsed > 0
+	m.stats.bySource.Range(func(_, v any) bool {
+		ss := v.(*sourceStats)
+		scanned, found, held, byRequests := ss.scanned.Load(), ss.found.Load(), ss.held.Load(), ss.onRequest.Load()
+		toMove += found + byRequests
+		if ss.done.Load() {
+			return true
+		}
+		if scanned == 0 {
+			known = false
+			return true
+		}
+		unlisted := max(held-scanned-byRequests, 0)
+		toMove += unlisted * found / scanned
+		rate := ss.pace.rate()
+		if rate == 0 && elapsed > 0 {
+			rate = float64(scanned) / elapsed
+		}
+		if rate > 0 {
+			eta = max(eta, float64(unlisted)/rate)
+		}
+		return true
+	})
+	switch {
+	case !known:
+		eta = -1
+	case eta < 0:
+		eta = 0
+	}
+	return toMove, eta
 }
 
 // handleMove serves POST /v1/pools/{pool}/move/pause and .../resume: an

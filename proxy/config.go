@@ -293,11 +293,26 @@ type Store struct {
 	// Enabled (enabled) makes the pool a store.
 	Enabled bool `yaml:"enabled"`
 	// Rate (rate) is the most keys per second the mover moves from one
-	// server. Default 5000; requests move their own keys whatever it is.
+	// server: a ceiling over the pace the clients' latency sets (see
+	// LatencyBound). Default 0: none. Requests move their own keys
+	// whatever it is.
 	Rate int `yaml:"rate"`
-	// Batch (batch) is how many keys one MIGRATE of the mover moves.
-	// Default 16.
+	// Batch (batch) is the most keys one MIGRATE of the mover moves.
+	// Default 0: the mover sizes its batches from the time the last ones
+	// took, so that one holds its server for about a millisecond, up to
+	// 1000 keys.
 	Batch int `yaml:"batch"`
+	// LatencyBound (latency_bound), in milliseconds, is the clients' p99
+	// the mover keeps under: it halves its MIGRATEs at once when a tenth
+	// of a second's p99 passes it, and adds to them while it stays under.
+	// Default 0: twice the p99 of the pool's requests before the move (at
+	// least 1 ms).
+	LatencyBound int `yaml:"latency_bound"`
+	// Hours (hours) is the daily window in which the mover runs,
+	// "HH:MM-HH:MM" in the proxy's time zone, the end not in it: the
+	// mover waits outside it (requests still move their own keys).
+	// Default "": every hour.
+	Hours string `yaml:"hours"`
 	// MigrateTimeout (migrate_timeout), in milliseconds, is MIGRATE's
 	// timeout: the longest the transfer of a key may stall. Default 5000.
 	MigrateTimeout int `yaml:"migrate_timeout"`

@@ -87,12 +87,8 @@ func DefaultPoolConfig() PoolConfig {
 			Quiet: 1000,
 		},
 		Store: Store{
-			// Five thousand small keys a second cost a Redis server a few
-			// percent of a core and move a million in under four minutes.
-			Rate: 5000,
-			// A MIGRATE of a few keys blocks its server for about as long
-			// as one of them; sixteen keep the round trips few.
-			Batch: 16,
+			// Rate, Batch and LatencyBound are 0: the clients' latency
+			// paces the mover, and it sizes its own batches.
 			// As redis-cli --cluster's default for MIGRATE.
 			MigrateTimeout: 5000,
 		},
@@ -209,8 +205,6 @@ func (p *PoolConfig) WithDefaults() *PoolConfig {
 	setDefault(&c.Warm.Depth, d.Warm.Depth)
 	setDefault(&c.Warm.Quiet, d.Warm.Quiet)
 	setDefault(&c.Sweep.Rate, d.Sweep.Rate)
-	setDefault(&c.Store.Rate, d.Store.Rate)
-	setDefault(&c.Store.Batch, d.Store.Batch)
 	setDefault(&c.Store.MigrateTimeout, d.Store.MigrateTimeout)
 	setDefault(&c.ReplicaReads.MaxLag, d.ReplicaReads.MaxLag)
 	return &c

@@ -168,8 +168,8 @@ func (p *PoolConfig) explainRedis(b *strings.Builder) {
 		fmt.Fprintf(b, "  reads: from a replica no more than %d ms behind its primary (the Sentinels list the replicas; lag measured every 100 ms), else the primary; a client that wrote to a shard reads it from the primary from then on\n", r.MaxLag)
 	}
 	if s := p.Store; s.Enabled {
-		fmt.Fprintf(b, "  changes: a store's: the keys a change gives another server move there with MIGRATE while the pool serves, at most %d keys a second from each server, %d per MIGRATE (timeout %d ms); a request for a key not moved yet moves it first, and a read finds every key; no key moves before every proxy named in kolco.admin_peers places by the new servers; progress in /v1/pools and the state file\n",
-			s.Rate, s.Batch, s.MigrateTimeout)
+		fmt.Fprintf(b, "  changes: a store's: the keys a change gives another server move there with MIGRATE while the pool serves, from every server at once, %s, %s, %s, %s (timeout %d ms); a request for a key not moved yet moves it first, and a read finds every key; no key moves before every proxy named in kolco.admin_peers places by the new servers; progress in /v1/pools and the state file\n",
+			storeExplainHours(s), storeExplainBound(s), storeExplainRate(s), storeExplainBatch(s), s.MigrateTimeout)
 		return
 	}
 	fmt.Fprintf(b, "  changes: cold, as under nutcracker: a key a change moves is not found at its new server until it is written there; its old copy stays where it was (warm changes and the sweep are for memcached pools; store: {enabled: true} moves a Redis pool's keys)\n")
@@ -192,6 +192,40 @@ func (p *PoolConfig) checkReplicaReads(bad badSetting) error {
 	return nil
 }
 
+func storeExplainBound(s Store) string {
+	if s.LatencyBound > 0 {
+		return fmt.Sprintf("paced to keep the clients' p99 under %d ms", s.LatencyBound)
+	}
+	return "paced to keep the clients' p99 under twice its value before the move (at least 1 ms)"
+}
+
+func validHours(s string) error {
+	_, err := parseHours(s)
+	return err
+}
+
+func storeExplainHours(s Store) string {
+	h, _ := parseHours(s.Hours)
+	if !h.set {
+		return "at any hour"
+	}
+	return "only between " + strings.Replace(h.String(), "-", " and ", 1) + " (the proxy's time zone)"
+}
+
+func storeExplainRate(s Store) string {
+	if s.Rate > 0 {
+		return fmt.Sprintf("at most %d keys a second from each server", s.Rate)
+	}
+	return "no ceiling of keys a second"
+}
+
+func storeExplainBatch(s Store) string {
+	if s.Batch > 0 {
+		return fmt.Sprintf("batches sized from their measured time, at most %d keys per MIGRATE", s.Batch)
+	}
+	return "batches sized from their measured time (about 1 ms of the server's each, at most 1000 keys)"
+}
+
 // checkStore checks a store's settings: a Redis pool whose servers keep
 // their keys when they fail.
 func (p *PoolConfig) checkStore(bad badSetting) error {
@@ -200,6 +234,10 @@ func (p *PoolConfig) checkStore(bad badSetting) error {
 		return bad("store.rate", "must not be negative (got %d)", s.Rate)
 	case s.Batch < 0:
 		return bad("store.batch", "must not be negative (got %d)", s.Batch)
+	case validHours(s.Hours) != nil:
+		return bad("store.hours", "%v (got %q)", validHours(s.Hours), s.Hours)
+	case s.LatencyBound < 0:
+		return bad("store.latency_bound", "must not be negative (got %d)", s.LatencyBound)
 	case s.MigrateTimeout < 0:
 		return bad("store.migrate_timeout", "must not be negative (got %d)", s.MigrateTimeout)
 	case !s.Enabled:

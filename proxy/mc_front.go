@@ -40,8 +40,8 @@ func (memcacheFront) scan(context.Context, *backend, string, int) ([]string, str
 	return nil, "", errNotStore
 }
 
-func (memcacheFront) migrate(context.Context, *backend, *backend, []string) (int64, error) {
-	return 0, errNotStore
+func (memcacheFront) moveFrom(context.Context, *backend, *moveJob) error {
+	return errNotStore
 }
 
 // items reads curr_items from the server's stats.

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kolco-dev/kolco/proxy/internal/pace"
 )
 
 // migMetrics are the figures of warm changes and sweeps, by pool.
@@ -68,6 +70,14 @@ type migStats struct {
 	windowOpen, views, sweeping, waiting               prometheus.Gauge
 	opened                                             prometheus.Counter
 	closed                                             *prometheus.CounterVec
+	// clientLatency counts the time each client request took, for a
+	// store's mover to pace itself by; recentLatency keeps its counts of
+	// the last seconds without a move, sinceMove its counts when the last
+	// move ended, and lastMove that move.
+	clientLatency pace.Histogram
+	recentLatency pace.Recent
+	sinceMove     atomic.Pointer[pace.Counts]
+	lastMove      atomic.Pointer[moveSummary]
 }
 
 // migFor returns the migration figures of the pool name.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/proxy/internal/pace"
 )
 
 // A store's move. In a store (see Store), a change of placement moves the
@@ -73,43 +74,11 @@ type storeMove struct {
 	paused atomic.Bool
 	began  time.Time
 	stats  moveStats
-}
-
-// moveStats are a move's figures, for the status and the metrics.
-type moveStats struct {
-	// scanned and moved count the keys the mover listed and moved;
-	// onRequest the keys requests moved; failed the MIGRATEs that failed.
-	scanned, moved, onRequest, failed atomic.Int64
-	// bytes is the size of the mover's keys moved, by MEMORY USAGE where
-	// the servers answer it.
-	bytes atomic.Int64
-	// sources is how many old servers the mover goes through, and
-	// finished how many it has been through.
-	sources, finished atomic.Int64
-	// held is how many keys the old servers held when the mover began,
-	// and found how many of those it listed were to move: held times
-	// the share found is the estimate of the keys to move.
-	held, found atomic.Int64
-	// opened is when the move opened, in Unix nanoseconds; 0 before.
-	opened atomic.Int64
-	// bySource are the mover's figures of each old server, by address.
-	bySource sync.Map // string -> *sourceStats
-	// lastErr says why the last MIGRATE failed, while the mover retries.
-	lastErr atomic.Pointer[string]
-	// waiting says why the move is not open yet, while it is not.
-	waiting atomic.Pointer[string]
-}
-
-// sourceStats are the mover's figures of one old server.
-type sourceStats struct {
-	scanned, moved atomic.Int64
-	done           atomic.Bool
-}
-
-// source returns the figures of the old server at addr.
-func (st *moveStats) source(addr string) *sourceStats {
-	v, _ := st.bySource.LoadOrStore(addr, new(sourceStats))
-	return v.(*sourceStats)
+	// steady is the clients' p99 before the move, since the last one
+	// ended; window paces the mover from their p99 meanwhile (see
+	// runMover), once it runs.
+	steady time.Duration
+	window atomic.Pointer[pace.Window]
 }
 
 // errMoveClosed is the error of a request for a moving key while the move
@@ -142,10 +111,15 @@ func (m *storeMove) wait(deadline time.Time) error {
 }
 
 // sources appends to dst the servers key may be on other than n, its
-// server now: its servers under the move's placements, each once.
+// server now: its servers under the move's placements, each once, but
+// those the mover has been through. Such a server holds no key that
+// moves: SCAN lists every key present for the whole listing, the mover
+// moved each, and since the move opened no request writes a moving key
+// to its old server.
 func (m *storeMove) sources(dst []*backend, key []byte, n *backend, sc *routeScratch) []*backend {
 	for _, v := range m.priors {
-		if o := v.owner(key, sc); o != nil && o.addr != n.addr && !slices.ContainsFunc(dst, func(b *backend) bool { return b.addr == o.addr }) {
+		if o := v.owner(key, sc); o != nil && o.addr != n.addr && !slices.ContainsFunc(dst, func(b *backend) bool { return b.addr == o.addr }) &&
+			!m.sourceDone(o.addr) {
 			dst = append(dst, o)
 		}
 	}
@@ -175,8 +149,27 @@ func (p *pool) moveAfter(prev, pl *placement) *storeMove {
 	if len(priors) == 0 {
 		return nil
 	}
-	return &storeMove{priors: priors, open: make(chan struct{}), began: time.Now()}
+	return &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: p.steadyP99()}
 }
+
+// steadyP99 returns the clients' p99 of the last ten seconds without a
+// move, or, with fewer than steadySamples requests in them, since the
+// pool's last move ended (or the proxy started).
+func (p *pool) steadyP99() time.Duration {
+	st := p.mig.stats
+	now := st.clientLatency.Snapshot()
+	if c, ok := st.recentLatency.Since(now); ok && c.Total() >= steadySamples {
+		return c.Quantile(0.99)
+	}
+	if base := st.sinceMove.Load(); base != nil {
+		now = now.Sub(*base)
+	}
+	return now.Quantile(0.99)
+}
+
+// steadySamples is the fewest requests whose p99 is more than their
+// slowest one or two.
+const steadySamples = 200
 
 // byShard returns v with each server taken by name, in a pool on Sentinel:
 // the server of this pool of the same name stands for it. A failover puts
@@ -251,7 +244,7 @@ func (p *pool) resumeMove(records []movePlacement) error {
 		return nil
 	}
 	cp := *cur
-	cp.move = &storeMove{priors: priors, open: make(chan struct{}), began: time.Now()}
+	cp.move = &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: p.steadyP99()}
 	p.publish(&cp)
 	p.log.Info("store move resumed from the state file", "placements", len(priors))
 	return nil
@@ -290,6 +283,8 @@ func (p *pool) priorOfRecord(ms movePlacement) (*prior, error) {
 // moveLoop opens the pool's move and runs its mover, for each move
 // published, until the pool closes or is replaced.
 func (p *pool) moveLoop() {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
 	for {
 		m := p.place.Load().move
 		if m == nil || m.done.Load() {
@@ -297,6 +292,11 @@ func (p *pool) moveLoop() {
 			case <-p.moveCtx.Done():
 				return
 			case <-p.moveChanged:
+			case <-tick.C:
+				// The clients' latency of the last seconds, without a
+				// move: the steady p99 the next move is paced against.
+				st := p.mig.stats
+				st.recentLatency.Tick(st.clientLatency.Snapshot())
 			}
 			continue
 		}
@@ -382,8 +382,19 @@ func (p *pool) endMove(m *storeMove) {
 	}
 	p.placeMu.Unlock()
 	st := &m.stats
+	sum := &moveSummary{ended: time.Now(), keys: st.moved.Load() + st.onRequest.Load(), bytes: st.bytes.Load(), took: time.Since(m.began), steady: m.steady}
+	if w := m.window.Load(); w != nil {
+		sum.peak, sum.slowed = w.Peak()
+		sum.bound = w.Bound()
+	}
+	ms := p.mig.stats
+	ms.lastMove.Store(sum)
+	base := ms.clientLatency.Snapshot()
+	ms.sinceMove.Store(&base)
+	ms.recentLatency.Reset()
 	p.log.Info("store move done: every key is on the server the placement names", "moved", st.moved.Load(),
-		"moved_by_requests", st.onRequest.Load(), "scanned", st.scanned.Load(), "took", time.Since(m.began).Round(time.Millisecond))
+		"moved_by_requests", st.onRequest.Load(), "scanned", st.scanned.Load(), "took", sum.took.Round(time.Millisecond),
+		"p99_steady", sum.steady, "p99_peak", sum.peak, "p99_bound", sum.bound)
 	if p.onStateChange != nil {
 		p.onStateChange()
 	}

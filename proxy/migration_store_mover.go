@@ -2,22 +2,39 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kolco-dev/kolco/proxy/internal/pace"
 )
 
 // The mover: the part of a store's move that does not wait for requests.
-// It goes through the servers of the placements a move follows and sends
-// each key that changed owner to its new server, at a bounded rate, so
-// that a move ends even when no client asks for the keys it moves.
+// It goes through the servers of the placements a move follows, every
+// one at once, and sends each key that changed owner to its new server.
+// The front moves a server's keys (moveFrom: for Redis, pipelined SCAN
+// and MIGRATE on pooled connections, see proxy/internal/mover); the
+// engine decides, through a moveJob, where each key goes, how many
+// batches run at once, and when the move stops. How many run at once is
+// a window set from the clients' own latency (proxy/internal/pace): it
+// halves when their p99 passes the bound (Store.LatencyBound, by default
+// twice the p99 before the move) and grows while it stays under, as a
+// congestion window does; Store.Rate, when set, is a ceiling of keys a
+// second from each server.
 
-// runMover goes through every server of m's placements and moves each key
-// it holds that the placement puts elsewhere, at most Store.Rate keys a
-// second from each, Store.Batch at a time. It reports whether it went
-// through all of them; false when the pool closes or m is replaced.
+// moveConns is how many MIGRATEs run at once from one server at most,
+// the window's largest size: a Redis server has one core, and past a few
+// MIGRATEs more only queue behind each other.
+const moveConns = 4
+
+// runMover goes through every server of m's placements at once and moves
+// each key it holds that the placement puts elsewhere. It reports whether
+// it went through all of them; false when the pool closes or m is
+// replaced.
 func (p *pool) runMover(m *storeMove) bool {
 	var sources []*backend
 	for _, v := range m.priors {
@@ -32,8 +49,15 @@ func (p *pool) runMover(m *storeMove) bool {
 	for _, b := range sources {
 		if n, err := p.front.items(p.moveCtx, b); err == nil {
 			m.stats.held.Add(n)
+			m.stats.source(b.addr).held.Store(n)
 		}
 	}
+	window := pace.NewWindow(pace.Config{Bound: time.Duration(p.cfg.Store.LatencyBound) * time.Millisecond, Max: moveConns}, m.steady)
+	m.window.Store(window)
+	hours, _ := parseHours(p.cfg.Store.Hours) // checked with the configuration
+	ctx, stop := context.WithCancel(p.moveCtx)
+	defer stop()
+	go window.Run(ctx, &p.mig.stats.clientLatency)
 	var wg sync.WaitGroup
 	var all atomic.Bool
 	all.Store(true)
@@ -41,120 +65,160 @@ func (p *pool) runMover(m *storeMove) bool {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if !p.moveFrom(m, src) {
+			job := &moveJob{p: p, m: m, src: src, window: window, limit: newRate(p.cfg.Store.Rate), ss: m.stats.source(src.addr), hours: hours}
+			if err := p.front.moveFrom(p.moveCtx, src, job); err != nil || p.place.Load().move != m {
 				all.Store(false)
 				return
 			}
 			m.stats.finished.Add(1)
-			m.stats.source(src.addr).done.Store(true)
+			job.ss.done.Store(true)
 		}()
 	}
 	wg.Wait()
 	return all.Load() && p.place.Load().move == m
 }
 
-// moveFrom moves the keys src holds that the placement puts elsewhere. It
-// reports false when the pool closes or m is replaced.
-func (p *pool) moveFrom(m *storeMove, src *backend) bool {
-	cfg := p.cfg.Store
-	limit := newRate(cfg.Rate)
-	ss := m.stats.source(src.addr)
-	cursor := "0"
-	batches := map[*backend][]string{}
-	var sc routeScratch
-	flush := func(dst *backend) bool {
-		keys := batches[dst]
-		for backoff := 100 * time.Millisecond; len(keys) > 0; backoff = min(2*backoff, 5*time.Second) {
-			if !p.moveWaits(m, limit, len(keys)) {
-				return false
-			}
-			size, err := p.front.migrate(p.moveCtx, src, dst, keys)
-			if err == nil {
-				m.stats.moved.Add(int64(len(keys)))
-				ss.moved.Add(int64(len(keys)))
-				m.stats.bytes.Add(size)
-				p.stats.storeMoved.Add(int64(len(keys)))
-				break
-			}
-			m.stats.failed.Add(1)
-			line := fmt.Sprintf("%s -> %s: %v", src.addr, dst.addr, err)
-			m.stats.lastErr.Store(&line)
-			if ok, held := p.moveLog.allow(); ok {
-				p.log.Warn("store move: MIGRATE failed; the keys stay on their old server and are tried again", "from", src.addr, "to", dst.addr,
-					"error", err, "retry", backoff, "not_logged", held)
-			}
-			if !sleepCtx(p.moveCtx, backoff) {
-				return false
-			}
-		}
-		batches[dst] = keys[:0]
-		return true
+// errMoveReplaced stops a mover whose move a change replaced, or whose
+// pool closes.
+var errMoveReplaced = errors.New("the move was replaced by another, or its pool closes")
+
+// moveJob is the engine's side of the move of one old server's keys: the
+// front asks it where each key goes, waits on it before each batch, and
+// tells it what moved.
+type moveJob struct {
+	p      *pool
+	m      *storeMove
+	src    *backend
+	window *pace.Window
+	ss     *sourceStats
+	hours  moveHours
+	sc     routeScratch // dest's, which one goroutine calls
+	// mu guards limit and rest.
+	mu    sync.Mutex
+	limit *rate
+	// rest is when the window, below one batch at a time, lets the next
+	// batch go.
+	rest time.Time
+}
+
+// dest returns the server key goes to, or nil when it stays on src.
+func (j *moveJob) dest(key []byte) *backend {
+	pl := j.p.place.Load()
+	if pl.move != j.m {
+		return nil // replaced: wait stops the move
 	}
+	owners := pl.route(key, false, &j.sc)
+	if len(owners) == 0 || owners[0].addr == j.src.addr {
+		return nil
+	}
+	j.m.stats.found.Add(1)
+	j.ss.found.Add(1)
+	return owners[0]
+}
+
+// slice is about how long one batch may hold its server: a quarter of
+// the clients' latency bound, so that a request behind a batch or two
+// stays within it, from 100 µs (under which a batch's own cost and round
+// trip outweigh its keys) to 2 ms.
+func (j *moveJob) slice() time.Duration {
+	return min(max(j.window.Bound()/4, 100*time.Microsecond), 2*time.Millisecond)
+}
+
+// admits reports whether the window lets worker+1 batches go at once.
+func (j *moveJob) admits(worker int) bool {
+	return float64(worker) < math.Ceil(j.window.Size())
+}
+
+// wait blocks until a worker may send its next batch: while the move is
+// paused or outside store.hours, and for the rest and the rate's room. It
+// fails with errMoveReplaced.
+func (j *moveJob) wait(ctx context.Context) error {
 	for {
-		if p.moveCtx.Err() != nil || p.place.Load().move != m {
-			return false
+		if ctx.Err() != nil || j.p.place.Load().move != j.m {
+			return errMoveReplaced
 		}
-		keys, next, err := p.front.scan(p.moveCtx, src, cursor, max(cfg.Batch*4, 100))
-		if err != nil {
-			line := fmt.Sprintf("SCAN %s: %v", src.addr, err)
-			m.stats.lastErr.Store(&line)
-			if !sleepCtx(p.moveCtx, time.Second) {
-				return false
+		outside := !j.hours.contains(time.Now())
+		j.m.stats.outsideHours.Store(outside)
+		if j.m.paused.Load() || outside {
+			if !sleepCtx(ctx, 10*time.Millisecond) {
+				return errMoveReplaced
 			}
 			continue
 		}
-		pl := p.place.Load()
-		if pl.move != m {
-			return false
+		j.mu.Lock()
+		d := time.Until(j.rest)
+		if n := j.limit.take(0); n > d {
+			d = n
 		}
-		m.stats.scanned.Add(int64(len(keys)))
-		ss.scanned.Add(int64(len(keys)))
-		for _, k := range keys {
-			owners := pl.route([]byte(k), false, &sc)
-			if len(owners) == 0 || owners[0].addr == src.addr {
-				continue
-			}
-			dst := owners[0]
-			m.stats.found.Add(1)
-			batches[dst] = append(batches[dst], k)
-			if len(batches[dst]) >= cfg.Batch && !flush(dst) {
-				return false
-			}
+		j.mu.Unlock()
+		if d <= 0 {
+			return nil
 		}
-		for dst := range batches {
-			if !flush(dst) {
-				return false
-			}
+		if !sleepCtx(ctx, min(d, 10*time.Millisecond)) {
+			return errMoveReplaced
 		}
-		if next == "0" {
-			return true
-		}
-		cursor = next
 	}
 }
 
-// moveWaits waits while m is paused, then for the rate limit's room for n
-// keys. It reports false when the pool closes or m is replaced.
-func (p *pool) moveWaits(m *storeMove, limit *rate, n int) bool {
-	for m.paused.Load() {
-		if !sleepCtx(p.moveCtx, 200*time.Millisecond) || p.place.Load().move != m {
-			return false
-		}
+// hold takes the roles of a MIGRATE from src to dst (see migrateRoles).
+func (j *moveJob) hold(ctx context.Context, dst *backend) (func(), error) {
+	roles := j.p.migrateRoles
+	if err := roles.acquire(ctx, time.Time{}, j.src.addr, dst.addr); err != nil {
+		return nil, err
 	}
-	return sleepCtx(p.moveCtx, limit.take(n))
+	return func() { roles.release(j.src.addr, dst.addr) }, nil
 }
 
-// rate spaces out a mover's keys to at most n a second.
+// scanned counts n keys listed on src.
+func (j *moveJob) scanned(n int) {
+	j.m.stats.scanned.Add(int64(n))
+	j.ss.pace.listed(j.ss.scanned.Add(int64(n)))
+}
+
+// moved counts a batch of n keys, about bytes, moved to dst in took; the
+// rate's room and, below one batch at a time, the rest follow from it.
+func (j *moveJob) moved(dst *backend, n int, bytes int64, took time.Duration) {
+	j.m.stats.moved.Add(int64(n))
+	j.ss.moved.Add(int64(n))
+	j.m.stats.bytes.Add(bytes)
+	j.p.stats.storeMoved.Add(int64(n))
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.limit.take(n)
+	if size := j.window.Size(); size < 1 {
+		j.rest = time.Now().Add(time.Duration(float64(took) * (1/size - 1)))
+	}
+}
+
+// failed reports a SCAN (dst nil) or a MIGRATE that failed and is tried
+// again.
+func (j *moveJob) failed(dst *backend, err error) {
+	line := fmt.Sprintf("SCAN %s: %v", j.src.addr, err)
+	if dst != nil {
+		j.m.stats.failed.Add(1)
+		line = fmt.Sprintf("%s -> %s: %v", j.src.addr, dst.addr, err)
+	}
+	j.m.stats.lastErr.Store(&line)
+	if ok, held := j.p.moveLog.allow(); ok {
+		j.p.log.Warn("store move: a SCAN or MIGRATE failed; the keys stay on their old server and are tried again", "error", line, "not_logged", held)
+	}
+}
+
+// rate spaces out a mover's keys to at most n a second; no limit when
+// n is 0.
 type rate struct {
 	every time.Duration
 	next  time.Time
 }
 
 func newRate(perSecond int) *rate {
-	return &rate{every: time.Second / time.Duration(max(perSecond, 1))}
+	if perSecond <= 0 {
+		return &rate{}
+	}
+	return &rate{every: time.Second / time.Duration(perSecond)}
 }
 
-// take returns how long to wait before n more keys.
+// take returns how long to wait before n more keys, and counts them.
 func (r *rate) take(n int) time.Duration {
 	now := time.Now()
 	if r.next.Before(now) {

@@ -36,7 +36,7 @@ func placementYAML(extra string, servers []string) string {
 }
 
 // reload applies yaml to s.
-func reload(t *testing.T, s *Server, yaml string) {
+func reload(t testing.TB, s *Server, yaml string) {
 	t.Helper()
 	cfg, err := ParseConfig([]byte(yaml))
 	if err != nil {

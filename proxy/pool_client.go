@@ -231,6 +231,10 @@ type call struct {
 	// failed is set when the reply is the proxy's error for a server's
 	// failure (nutcracker's forward_error).
 	failed bool
+	// moved is set when the call moved its keys first (a store's move):
+	// its time is the move's own, which pacing the mover cannot shorten,
+	// and the mover does not pace itself by it.
+	moved bool
 	// held is what reading the request reserved in the client's charge
 	// (its ops hold what their replies did).
 	held int64
@@ -314,7 +318,11 @@ func (c *call) heldBytes() int64 {
 // written, and returns what it held in the client's charge.
 func (c *call) finish(ch *charge, cmd int) {
 	if p := c.pool; p != nil {
-		p.stats.request(cmd, time.Since(c.start))
+		d := time.Since(c.start)
+		p.stats.request(cmd, d)
+		if !c.moved {
+			p.stats.latency.Observe(d)
+		}
 		if c.failed {
 			p.stats.forwardErrors.Add(1)
 		}
@@ -326,7 +334,7 @@ func (c *call) finish(ch *charge, cmd int) {
 // reset makes the call ready for the next request, keeping its buffers
 // but those a large reply grew; its ops are the front's to reset.
 func (c *call) reset() {
-	c.ops, c.local, c.pool, c.close, c.failed, c.held = c.ops[:0], trim(c.local), nil, false, false, 0
+	c.ops, c.local, c.pool, c.close, c.failed, c.held, c.moved = c.ops[:0], trim(c.local), nil, false, false, 0, false
 }
 
 // trim returns b emptied, or nil when it grew past what is worth keeping.

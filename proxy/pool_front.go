@@ -43,11 +43,12 @@ type front interface {
 	// holds reports whether b holds each of keys, asked on a connection
 	// of its own.
 	holds(ctx context.Context, b *backend, keys []string) ([]bool, error)
-	// migrate moves keys from src to dst, each with its time to live, as
-	// one step per key on src (Redis's MIGRATE ... REPLACE KEYS): a key
-	// src does not hold is skipped. It returns the keys' size where src
-	// can say it.
-	migrate(ctx context.Context, src, dst *backend, keys []string) (size int64, err error)
+	// moveFrom moves every key src holds that job.dest sends elsewhere,
+	// each with its time to live, as one step per key on src (Redis's
+	// MIGRATE ... REPLACE KEYS), waiting on job before each batch and
+	// telling it what moved; it returns nil once it has been through src,
+	// and an error only when ctx ends or job stops it.
+	moveFrom(ctx context.Context, src *backend, job *moveJob) error
 	// dropCopies removes keys from b, which held them for another server
 	// while it was out.
 	dropCopies(ctx context.Context, b *backend, keys []string) error

@@ -7,6 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/kolco-dev/kolco/proxy/internal/pace"
 )
 
 // metrics holds the proxy's Prometheus collectors in a registry of its own
@@ -103,6 +105,10 @@ type poolStats struct {
 	// storeMoved counts the keys a store's moves moved, by the mover and
 	// by requests.
 	storeMoved atomic.Int64
+	// latency counts the time of each request that moved no key, for a
+	// store's mover, which paces itself by it (the pool's
+	// migStats.clientLatency).
+	latency *pace.Histogram
 }
 
 func (m *metrics) forPool(name string, f front) *poolStats {
@@ -112,6 +118,7 @@ func (m *metrics) forPool(name string, f front) *poolStats {
 		clientErrors: m.clientErrors.WithLabelValues(name),
 		connections:  m.connections.WithLabelValues(name),
 		rejected:     m.rejected.WithLabelValues(name),
+		latency:      &m.migFor(name).clientLatency,
 	}
 }
 

@@ -117,7 +117,8 @@ func TestRedisChangesCold(t *testing.T) {
 }
 
 // TestStoreExplained: --check of a store pool says its changes move the
-// keys, at the rate, batch and timeout configured.
+// keys, paced by the clients' latency under the rate and timeout
+// configured, in batches the mover sizes.
 func TestStoreExplained(t *testing.T) {
 	cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:22121\n  redis: true\n  distribution: jump\n  store: {enabled: true, rate: 300}\n  servers: [\"127.0.0.1:6379:1 a\"]\n"))
 	if err != nil {
@@ -125,7 +126,7 @@ func TestStoreExplained(t *testing.T) {
 	}
 	var b strings.Builder
 	if err := cfg.Explain(&b); err != nil || !strings.Contains(b.String(), "  changes: a store's: ") ||
-		!strings.Contains(b.String(), "at most 300 keys a second from each server, 16 per MIGRATE (timeout 5000 ms)") {
+		!strings.Contains(b.String(), "paced to keep the clients' p99 under twice its value before the move (at least 1 ms), at most 300 keys a second from each server, batches sized from their measured time") {
 		t.Errorf("--check: %v\n%s", err, b.String())
 	}
 }
@@ -272,6 +273,21 @@ func TestStoreNeedsAKeptHistory(t *testing.T) {
 				t.Errorf("%v, want store.enabled refused", err)
 			case !c.refused && err != nil:
 				t.Errorf("refused: %v", err)
+			}
+		})
+	}
+}
+
+// TestStoreSettingsRefused: a negative rate, batch, latency bound or
+// MIGRATE timeout is refused, naming the setting.
+func TestStoreSettingsRefused(t *testing.T) {
+	const head = "p:\n  listen: 127.0.0.1:22121\n  redis: true\n  distribution: ring\n  servers: [\"127.0.0.1:6379:1 a\"]\n"
+	for _, key := range []string{"rate", "batch", "latency_bound", "migrate_timeout"} {
+		t.Run(key, func(t *testing.T) {
+			_, err := ParseConfig([]byte(head + "  store: {enabled: true, " + key + ": -1}\n"))
+			var ce *ConfigError
+			if !errors.Is(err, ErrBadConfig) || !errors.As(err, &ce) || ce.Key != "store."+key {
+				t.Errorf("%v, want store.%s refused", err, key)
 			}
 		})
 	}

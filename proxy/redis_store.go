@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
+	"github.com/kolco-dev/kolco/proxy/internal/mover"
 	"github.com/kolco-dev/kolco/proxy/redis"
 )
 
@@ -41,6 +43,7 @@ func (c *redisClient) moveKeys(p *pool, r *redisRequest, m *storeMove) error {
 		if from = m.sources(from[:0], key, to, &sc); len(from) == 0 {
 			continue
 		}
+		r.moved = true
 		if !m.isOpen() {
 			if !c.endRound() {
 				return errClientGone
@@ -59,6 +62,7 @@ func (c *redisClient) moveKeys(p *pool, r *redisRequest, m *storeMove) error {
 			}
 			if moved {
 				m.stats.onRequest.Add(1)
+				m.stats.source(src.addr).onRequest.Add(1)
 				p.stats.storeMoved.Add(1)
 			}
 		}
@@ -157,54 +161,67 @@ func (redisFront) scan(ctx context.Context, b *backend, cursor string, count int
 	return out, string(next), nil
 }
 
-// migrate moves keys from src to dst with one MIGRATE, after asking src
-// their sizes (MEMORY USAGE), on a connection of its own whose deadline
-// leaves the transfer its time.
-func (redisFront) migrate(ctx context.Context, src, dst *backend, keys []string) (int64, error) {
+// moveFrom moves the keys src holds that job sends elsewhere with
+// proxy/internal/mover: SCAN on a connection of its own, MIGRATE ...
+// KEYS on a few more, each connection dialed once for the move.
+func (redisFront) moveFrom(ctx context.Context, src *backend, job *moveJob) error {
 	cfg := src.pool.cfg
-	var req []byte
-	bkeys := make([][]byte, len(keys))
-	for i, k := range keys {
-		bkeys[i] = []byte(k)
-		req = redis.AppendArgs(req, [][]byte{[]byte("MEMORY"), []byte("USAGE"), bkeys[i]})
+	plan := &redisMovePlan{job: job, cfg: cfg, dsts: map[string]*backend{}}
+	return mover.Run(ctx, func(ctx context.Context) (net.Conn, error) { return redisDial(ctx, src) }, plan, mover.Config{
+		Conns: moveConns, Slice: job.slice(), MaxBatch: cfg.Store.Batch, Timeout: cfg.Timeout,
+		MigrateTimeout: cfg.Timeout + 10*time.Duration(cfg.Store.MigrateTimeout)*time.Millisecond, MaxReply: cfg.MaxValueSize,
+	})
+}
+
+// redisMovePlan is a moveJob as the mover asks it, by the servers'
+// addresses.
+type redisMovePlan struct {
+	job *moveJob
+	cfg *PoolConfig
+	// mu guards dsts, the servers Dest named, by address.
+	mu   sync.Mutex
+	dsts map[string]*backend
+}
+
+func (r *redisMovePlan) Dest(key []byte) string {
+	b := r.job.dest(key)
+	if b == nil {
+		return ""
 	}
-	req, err := appendMigrate(req, cfg, dst, bkeys)
-	if err != nil {
-		return 0, err
+	r.mu.Lock()
+	r.dsts[b.addr] = b
+	r.mu.Unlock()
+	return b.addr
+}
+
+func (r *redisMovePlan) dst(addr string) *backend {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.dsts[addr]
+}
+
+func (r *redisMovePlan) Migrate(req []byte, dst string, keys [][]byte) ([]byte, error) {
+	return appendMigrate(req, r.cfg, r.dst(dst), keys)
+}
+
+func (r *redisMovePlan) Admits(worker int) bool { return r.job.admits(worker) }
+
+func (r *redisMovePlan) Wait(ctx context.Context, _ int) error { return r.job.wait(ctx) }
+
+func (r *redisMovePlan) Hold(ctx context.Context, dst string) (func(), error) {
+	return r.job.hold(ctx, r.dst(dst))
+}
+
+func (r *redisMovePlan) Scanned(n int) { r.job.scanned(n) }
+
+func (r *redisMovePlan) Moved(dst string, n int, bytes int64, took time.Duration) {
+	r.job.moved(r.dst(dst), n, bytes, took)
+}
+
+func (r *redisMovePlan) Failed(dst string, err error) {
+	var b *backend
+	if dst != "" {
+		b = r.dst(dst)
 	}
-	roles := src.pool.migrateRoles
-	if err := roles.acquire(ctx, time.Time{}, src.addr, dst.addr); err != nil {
-		return 0, err
-	}
-	defer roles.release(src.addr, dst.addr)
-	conn, err := redisDial(ctx, src)
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close()
-	if err := conn.SetDeadline(time.Now().Add(cfg.Timeout + 10*time.Duration(cfg.Store.MigrateTimeout)*time.Millisecond)); err != nil {
-		return 0, err
-	}
-	if _, err := conn.Write(req); err != nil {
-		return 0, err
-	}
-	rr := redis.NewReplyReader(conn, redis.ReplyLimits{MaxBulk: cfg.MaxValueSize})
-	var size int64
-	for range keys {
-		reply, _, err := rr.Read(nil, nil)
-		if err != nil {
-			return 0, err
-		}
-		if n, ok := redis.Integer(reply); ok {
-			size += n
-		}
-	}
-	reply, _, err := rr.Read(nil, nil)
-	if err != nil {
-		return 0, err
-	}
-	if _, err := migrateReply(reply); err != nil {
-		return 0, err
-	}
-	return size, nil
+	r.job.failed(b, err)
 }

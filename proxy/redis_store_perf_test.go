@@ -64,7 +64,7 @@ func TestStoreMoveLatency(t *testing.T) {
 }
 
 // pipeline sends n commands, 1000 at a time, and reads their replies.
-func pipeline(t *testing.T, c *rc, n int, cmd func(i int) []string) {
+func pipeline(t testing.TB, c *rc, n int, cmd func(i int) []string) {
 	t.Helper()
 	for i := range n {
 		c.send(cmd(i)...)
@@ -81,7 +81,7 @@ func pipeline(t *testing.T, c *rc, n int, cmd func(i int) []string) {
 // latencyLoad is clients sending GET and SET (one in four) of random keys,
 // one request at a time, recording each request's latency.
 type latencyLoad struct {
-	t     *testing.T
+	t     testing.TB
 	mu    sync.Mutex
 	lat   []time.Duration
 	done  atomic.Bool
@@ -90,7 +90,7 @@ type latencyLoad struct {
 	value string
 }
 
-func startLatencyLoad(t *testing.T, addr string, clients, nkeys int, value string) *latencyLoad {
+func startLatencyLoad(t testing.TB, addr string, clients, nkeys int, value string) *latencyLoad {
 	l := &latencyLoad{t: t, nkeys: nkeys, value: value}
 	for g := range clients {
 		l.wg.Add(1)
@@ -137,9 +137,16 @@ func (l *latencyLoad) client(addr string, seed uint64) error {
 	return nil
 }
 
+// phaseFigures are the requests served in a phase: how many a second,
+// and their latency.
+type phaseFigures struct {
+	rps           float64
+	p50, p99, max time.Duration
+}
+
 // phase runs run and logs the requests served meanwhile: how many a
 // second, and their latency.
-func (l *latencyLoad) phase(name string, run func()) {
+func (l *latencyLoad) phase(name string, run func()) phaseFigures {
 	l.mu.Lock()
 	l.lat = l.lat[:0]
 	l.mu.Unlock()
@@ -151,12 +158,14 @@ func (l *latencyLoad) phase(name string, run func()) {
 	l.mu.Unlock()
 	if len(ls) == 0 {
 		l.t.Errorf("%s: no request was served", name)
-		return
+		return phaseFigures{}
 	}
 	slices.Sort(ls)
 	q := func(f float64) time.Duration { return ls[min(len(ls)-1, int(f*float64(len(ls))))] }
-	l.t.Logf("%-34s %6.1f s: %7.0f requests/s, latency p50 %v, p99 %v, max %v", name, elapsed.Seconds(), float64(len(ls))/elapsed.Seconds(),
-		q(0.5).Round(time.Microsecond), q(0.99).Round(time.Microsecond), ls[len(ls)-1].Round(time.Microsecond))
+	f := phaseFigures{rps: float64(len(ls)) / elapsed.Seconds(), p50: q(0.5), p99: q(0.99), max: ls[len(ls)-1]}
+	l.t.Logf("%-34s %6.1f s: %7.0f requests/s, latency p50 %v, p99 %v, max %v", name, elapsed.Seconds(), f.rps,
+		f.p50.Round(time.Microsecond), f.p99.Round(time.Microsecond), f.max.Round(time.Microsecond))
+	return f
 }
 
 func (l *latencyLoad) stop() {
@@ -164,7 +173,7 @@ func (l *latencyLoad) stop() {
 	l.wg.Wait()
 }
 
-func waitMovedLong(t *testing.T, s *Server) {
+func waitMovedLong(t testing.TB, s *Server) {
 	deadline := time.Now().Add(5 * time.Minute)
 	for s.testPool("p").place.Load().move != nil {
 		if time.Now().After(deadline) {

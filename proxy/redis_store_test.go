@@ -116,15 +116,19 @@ func TestStoreMoveSeenAndSteered(t *testing.T) {
 		return "kolco:\n  admin_listen: 127.0.0.1:0\n" + storeYAML("ring", servers, "  store: {enabled: true, rate: 100}\n")
 	}
 	s := startProxy(t, strings.Replace(yaml(rs[:4]), "  store: {enabled: true}\n", "", 1))
-	fillStore(t, s.Addr("p").String(), 2000)
+	fillStore(t, s.Addr("p").String(), 6000)
 	reload(t, s, strings.Replace(yaml(rs), "  store: {enabled: true}\n", "", 1))
 	var ps PoolStatus
 	eventually(t, "the mover moving", func() bool {
 		adminGet(t, s, "/v1/pools/p", "", &ps)
 		return ps.Move != nil && ps.Move.State == "moving" && ps.Move.Moved > 0
 	})
-	if len(ps.Move.From) != 1 || len(ps.Move.From[0]) != 4 || len(ps.Move.Servers) != 4 || ps.Move.ToMove < 200 || ps.Move.ToMove > 700 {
+	if len(ps.Move.From) != 1 || len(ps.Move.From[0]) != 4 || len(ps.Move.Servers) != 4 || ps.Move.ToMove < 600 || ps.Move.ToMove > 2100 ||
+		ps.Move.Window <= 0 || ps.Move.LatencyBoundMs < 1 || ps.Move.Servers[0].Held == 0 {
 		t.Errorf("the move as /v1/pools shows it: %+v", ps.Move)
+	}
+	if ps.LastMove != nil {
+		t.Errorf("a last move before any ended: %+v", ps.LastMove)
 	}
 	if page := adminBody(t, s, "/status"); !strings.Contains(page, `class="move" data-state="moving"`) {
 		t.Error("the status page does not show the move")
@@ -152,6 +156,11 @@ func TestStoreMoveSeenAndSteered(t *testing.T) {
 	m := adminBody(t, s, "/metrics")
 	if ps.Move != nil || !strings.Contains(m, `kolco_proxy_store_moving{pool="p"} 0`) || strings.Contains(m, `kolco_proxy_store_moved_keys_total{pool="p"} 0`) {
 		t.Errorf("after the move: %+v", ps.Move)
+	}
+	// The move that ended stays in /v1/pools: when, its keys (about a
+	// fifth of 6000), how long it took, the clients' p99 and its bound.
+	if l := ps.LastMove; l == nil || l.Ended.IsZero() || l.Keys < 600 || l.Keys > 2100 || l.TookSeconds <= 0 || l.LatencyBoundMs < 1 {
+		t.Errorf("the last move as /v1/pools shows it: %+v", ps.LastMove)
 	}
 	if code := adminPost(t, s, "/v1/pools/p/move/pause"); code != 409 {
 		t.Errorf("pause with no move: %d, want 409", code)
@@ -207,4 +216,29 @@ func TestStoreMoveAfterPipelinedRequests(t *testing.T) {
 	if got := c.do("GET", "b0"); got != "$1\r\nx\r\n" {
 		t.Errorf("after the move b0 reads %q", got)
 	}
+}
+
+// TestStoreMoveWaitsForItsHours: outside store.hours the mover waits,
+// and /v1/pools says so; the same move under a configuration that lets it
+// run at any hour ends.
+func TestStoreMoveWaitsForItsHours(t *testing.T) {
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0)}
+	from, to := time.Now().Add(2*time.Hour), time.Now().Add(3*time.Hour)
+	later := fmt.Sprintf("%02d:%02d-%02d:%02d", from.Hour(), from.Minute(), to.Hour(), to.Minute())
+	yaml := func(servers []*redisServer, hours string) string {
+		return "kolco:\n  admin_listen: 127.0.0.1:0\n" + redisPoolYAML("  distribution: ring\n  store: {enabled: true, hours: \""+hours+"\"}\n", servers...)
+	}
+	s := startProxy(t, yaml(rs[:1], later))
+	fillStore(t, s.Addr("p").String(), 500)
+	reload(t, s, yaml(rs, later))
+	var ps PoolStatus
+	eventually(t, "the mover waiting for its hours", func() bool {
+		adminGet(t, s, "/v1/pools/p", "", &ps)
+		return ps.Move != nil && ps.Move.State == "outside_hours"
+	})
+	if ps.Move.Moved != 0 {
+		t.Errorf("the mover moved %d keys outside its hours", ps.Move.Moved)
+	}
+	reload(t, s, yaml(rs, ""))
+	waitMoved(t, s.testPool("p"))
 }

@@ -115,18 +115,18 @@ var partMayUse = map[string][]string{
 var widths = map[string]int{
 	// Between the wings.
 	"admin -> config":     68,
-	"admin -> engine":     127,
+	"admin -> engine":     143,
 	"admin -> server":     24,
 	"admin -> source":     12,
-	"engine -> config":    59,
+	"engine -> config":    63,
 	"fronts -> config":    2,
 	"fronts -> engine":    1,
 	"fronts -> memcached": 1,
 	"fronts -> redis":     1,
 	"memcached -> config": 22,
-	"memcached -> engine": 151,
-	"redis -> config":     32,
-	"redis -> engine":     111,
+	"memcached -> engine": 152,
+	"redis -> config":     33,
+	"redis -> engine":     124,
 	"server -> admin":     13,
 	"server -> config":    75,
 	"server -> engine":    118,
@@ -147,7 +147,7 @@ var widths = map[string]int{
 	"place -> pool":        8,
 	"pool -> backend":      28,
 	"pool -> io":           1,
-	"pool -> migration":    12,
+	"pool -> migration":    15,
 	"pool -> place":        11,
 }
 

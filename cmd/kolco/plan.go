@@ -33,8 +33,11 @@ type planFlags struct {
 	tr              traceFlags
 }
 
-// defaultMoveRate is kolco proxy's store.rate default, the rate --redis
-// plans a store's move at unless --move-rate says otherwise.
+// defaultMoveRate is the rate --redis plans a store's move at unless
+// --move-rate says otherwise: kolco proxy's mover has no ceiling by
+// default (store.rate 0) and goes at the pace the clients' latency
+// allows, which a plan made before the move cannot know; this is a
+// cautious figure for it.
 const defaultMoveRate = 5000
 
 func newPlanCmd() *cobra.Command {
@@ -110,8 +113,8 @@ A Redis store (kolco proxy's store pools move their keys on a change): with
 --redis, --keys-from and --keys-from-servers list each server's keys with
 SCAN and their bytes with MEMORY USAGE (AUTH with $REDISCLI_AUTH, as
 redis-cli; --redis-db to SELECT), and the plan adds how long the move takes
-at --move-rate keys a second from each server (store.rate, 5000 unless
-given):
+at --move-rate keys a second from each server (5000 unless given; a
+store.rate ceiling, or what the proxy's last_move measured):
 
   $ kolco plan --algo ring --nodes redis-1:6379,redis-2:6379,redis-3:6379,redis-4:6379 \
         --add redis-5:6379 --redis --keys-from-servers
