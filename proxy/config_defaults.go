@@ -213,6 +213,10 @@ func (p *PoolConfig) WithDefaults() *PoolConfig {
 	setDefault(&c.Store.Batch, d.Store.Batch)
 	setDefault(&c.Store.MigrateTimeout, d.Store.MigrateTimeout)
 	setDefault(&c.ReplicaReads.MaxLag, d.ReplicaReads.MaxLag)
+	setDefault(&c.Traffic.Requests, trafficDefaults.Requests)
+	setDefault(&c.Traffic.KeyShare, trafficDefaults.KeyShare)
+	setDefault(&c.Traffic.TopKeys, trafficDefaults.TopKeys)
+	setDefault(&c.Traffic.Window, trafficDefaults.Window)
 	return &c
 }
 

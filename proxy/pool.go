@@ -77,6 +77,9 @@ type pool struct {
 	frontState atomic.Value
 	// shareCache holds the servers' shares of keys under a placement.
 	shareCache atomic.Pointer[keyShares]
+	// traffic is the pool's traffic sample, nil when it is off (see
+	// pool_traffic.go).
+	traffic *trafficSample
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -124,7 +127,7 @@ func newPool(spec poolSpec) (*pool, error) { return newPoolAfter(spec, nil, nil)
 func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 	p := &pool{name: spec.name, cfg: spec.cfg, front: spec.front, members: spec.members, log: spec.log.With("pool", spec.name),
 		met: spec.met, stats: spec.met.forPool(spec.name, spec.front), drained: make(chan struct{}), returns: new(sync.RWMutex),
-		migrateRoles: newMigrateRoles()}
+		migrateRoles: newMigrateRoles(), traffic: newTrafficSample(spec.cfg)}
 	for _, n := range spec.servers() {
 		b := newBackend(p, n)
 		b.slot = len(p.backends)

@@ -155,6 +155,7 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		if err := p.inherit(old); err != nil {
 			return ch, err // p is not started yet: nothing of it to stop
 		}
+		p.adoptTraffic(old)
 		if fromPlaceholder {
 			// Placed afresh, as at a start: no server was added.
 		} else if err := p.emptyAdded(ctx, old); err != nil {
@@ -295,7 +296,9 @@ func (s *Server) commitPool(ch poolChange) {
 	if ch.cur != nil {
 		ch.cur.pool.Load().haltSweep() // it judges by a placement about to be replaced
 		ch.cur.pool.Load().haltMove()  // the new pool's move supersedes its
-		s.retirePool(ch.cur.pool.Swap(ch.next))
+		old := ch.cur.pool.Swap(ch.next)
+		ch.next.trafficChanged(old)
+		s.retirePool(old)
 		if ch.remode {
 			if err := remode(ch.next.cfg.Listen); err != nil {
 				s.log.Error("reload: socket mode", "pool", ch.name, "err", err)
