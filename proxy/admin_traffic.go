@@ -228,7 +228,7 @@ func (f *ChangeFigures) kinds() []struct {
 	return []struct {
 		kind string
 		v    float64
-	}{{"moved_requests_share", f.MovedRequests}, {"moved_keys", f.MovedKeys}, {"moved_bytes", f.MovedBytes}, {"copied_keys", f.CopiedKeys},
+	}{{"moved_reads_share", f.MovedReads}, {"moved_keys", f.MovedKeys}, {"moved_bytes", f.MovedBytes}, {"copied_keys", f.CopiedKeys},
 		{"reads", f.Reads}, {"misses", f.Misses}, {"added_misses", f.AddedMisses}, {"peak_server_rps", f.PeakRPS}, {"mean_server_rps", f.MeanRPS}}
 }
 
@@ -246,7 +246,7 @@ const trafficPageHTML = `<div class="traffic">
 {{with .Change}}<table class="change" data-done="{{.Done}}"><tr><th>change at <time datetime="{{time .At}}">{{time .At}}</time>, {{.ServersBefore}} -> {{.ServersAfter}} servers{{if .Warm}}, warm{{end}}; {{dur .Window}} after</th><th>predicted</th><th>measured</th></tr>
 {{if .Error}}<tr><td colspan="3" class="down">Not predicted: {{.Error}}</td></tr>{{end}}
 {{$p := .Predicted}}{{$m := .Measured}}
-<tr><td>requests to keys that move</td><td>{{with $p}}{{pct .MovedRequests}}{{end}}</td><td>{{with $m}}{{pct .MovedRequests}}{{end}}</td></tr>
+<tr><td>reads of keys that move</td><td>{{with $p}}{{pct .MovedReads}}{{end}}</td><td>{{with $m}}{{pct .MovedReads}}{{end}}</td></tr>
 <tr><td>keys and bytes that move</td><td>{{with $p}}{{printf "%.0f" .MovedKeys}} keys, {{printf "%.0f" .MovedBytes}} bytes{{end}}</td><td>{{with $m}}{{printf "%.0f" .CopiedKeys}} copied{{end}}</td></tr>
 <tr><td>reads that miss (added by the change)</td><td>{{with $p}}{{printf "%.0f" .Misses}} ({{printf "%.0f" .AddedMisses}}){{end}}</td><td>{{with $m}}{{printf "%.0f" .Misses}} ({{printf "%.0f" .AddedMisses}}){{end}}</td></tr>
 <tr><td>busiest server's requests/s (mean)</td><td>{{with $p}}{{.PeakServer}}: {{printf "%.0f" .PeakRPS}} ({{printf "%.0f" .MeanRPS}}){{end}}</td><td>{{with $m}}{{.PeakServer}}: {{printf "%.0f" .PeakRPS}} ({{printf "%.0f" .MeanRPS}}){{end}}</td></tr>

@@ -51,10 +51,12 @@ type TrafficChange struct {
 
 // ChangeFigures are what a change costs over its window.
 type ChangeFigures struct {
-	// MovedRequests is the share of the requests whose key changes
-	// server; predicted from the trace before the change, measured on
-	// the trace's requests in the window.
-	MovedRequests float64 `json:"moved_requests_share"`
+	// MovedReads is the share of the reads whose key changes server:
+	// predicted from the trace before the change, measured on the
+	// trace's reads in the window. (Reads, not requests: a cache-aside
+	// client's read that misses is followed by a write, which would count
+	// a change's misses twice.)
+	MovedReads float64 `json:"moved_reads_share"`
 	// MovedKeys and MovedBytes are the keys of the trace's span that
 	// change server, and their keys' and values' bytes, for the whole key
 	// space (the trace's, over its key share); predicted only.
@@ -175,34 +177,29 @@ func (p *pool) measureChange(start changeCounts, at time.Time, window time.Durat
 	}
 	m.MeanRPS = total / float64(len(p.backends))
 	from, to := at.UnixNano(), at.Add(window).UnixNano()
-	var reads, misses, moved, inWindow, beforeReads, beforeMisses float64
+	// A read in the window that missed a moved key held before the change
+	// is a miss the change added: the key was cached at its old server.
+	held := map[string]bool{}
+	var moved, reads, added float64
 	for _, r := range t.requests() {
 		switch {
-		case r.Time >= from && r.Time < to:
-			inWindow++
-			if before.owner([]byte(r.Key)) != after.owner([]byte(r.Key)) {
-				moved++
+		case r.Time < from:
+			held[r.Key] = true
+		case r.Time < to && r.Op == trace.Read:
+			reads++
+			if before.owner([]byte(r.Key)) == after.owner([]byte(r.Key)) {
+				continue
 			}
-			if r.Op == trace.Read && r.Result != trace.Unknown {
-				reads++
-				if r.Result == trace.Miss {
-					misses++
-				}
-			}
-		case r.Time < from && r.Time >= from-(to-from) && r.Op == trace.Read && r.Result != trace.Unknown:
-			beforeReads++
-			if r.Result == trace.Miss {
-				beforeMisses++
+			moved++
+			if r.Result == trace.Miss && held[r.Key] {
+				added++
 			}
 		}
 	}
-	if inWindow > 0 {
-		m.MovedRequests = moved / inWindow
+	if reads > 0 {
+		m.MovedReads = moved / reads
 	}
-	m.AddedMisses = m.Misses
-	if beforeReads > 0 {
-		m.AddedMisses -= m.Reads * beforeMisses / beforeReads
-	}
+	m.AddedMisses = added / t.cfg.KeyShare
 	return m
 }
 
@@ -229,7 +226,7 @@ func predictChange(reqs []trace.Request, before, after *placement, window time.D
 		return nil, err
 	}
 	tr := res.Traffic
-	f := &ChangeFigures{MovedRequests: res.MovedRequests, MovedKeys: float64(res.Moved) / share, MovedBytes: res.MovedBytes / share,
+	f := &ChangeFigures{MovedReads: movedReads(prof, before, after), MovedKeys: float64(res.Moved) / share, MovedBytes: res.MovedBytes / share,
 		Reads: tr.ReadRPS * win / share}
 	if n := len(tr.Misses); n > 0 {
 		f.AddedMisses = tr.Misses[n-1].Misses / share
@@ -244,6 +241,21 @@ func predictChange(reqs []trace.Request, before, after *placement, window time.D
 	}
 	f.MeanRPS = total / float64(len(after.servers))
 	return f, nil
+}
+
+// movedReads returns the share of the profile's reads whose key changes
+// server.
+func movedReads(prof *trace.Profile, before, after *placement) float64 {
+	var moved float64
+	for _, k := range prof.Keys {
+		if before.owner([]byte(k.Key)) != after.owner([]byte(k.Key)) {
+			moved += float64(k.Reads)
+		}
+	}
+	if prof.Reads == 0 {
+		return 0
+	}
+	return moved / float64(prof.Reads)
 }
 
 // requestList reads a list of requests as a trace.
