@@ -63,13 +63,16 @@ func (r *mcRequest) sampleRetrieval(t *trafficSample, now int64) {
 		// Merged from several servers: the splitter finds each key's
 		// value again, as writeMerged did.
 		r.split.Begin(r.replies)
+		notes := r.notes[:0]
 		for i := range r.req.Keys {
 			v := r.split.Value(i)
 			if v == nil {
 				v = r.fill(i)
 			}
-			t.record(now, r.req.Keys[i], valueSize(v), name, trace.Read, found(v))
+			notes = append(notes, trafficNote{key: r.req.Keys[i], size: valueSize(v), result: found(v)})
 		}
+		t.recordAll(now, name, trace.Read, notes)
+		r.notes = notes
 		return
 	}
 	o := r.ops[0]
@@ -77,6 +80,7 @@ func (r *mcRequest) sampleRetrieval(t *trafficSample, now int64) {
 		return // the client got an error, not a hit or a miss
 	}
 	spans, next := mcOf(o).spans, 0
+	notes := r.notes[:0]
 	for i, key := range r.req.Keys {
 		var v []byte
 		if next < len(spans) && bytes.Equal(o.reply[spans[next].KeyStart:spans[next].KeyEnd], key) {
@@ -85,8 +89,10 @@ func (r *mcRequest) sampleRetrieval(t *trafficSample, now int64) {
 		} else {
 			v = r.fill(i)
 		}
-		t.record(now, key, valueSize(v), name, trace.Read, found(v))
+		notes = append(notes, trafficNote{key: key, size: valueSize(v), result: found(v)})
 	}
+	t.recordAll(now, name, trace.Read, notes)
+	r.notes = notes
 }
 
 // fill returns the VALUE entry a migration window found for key i at its

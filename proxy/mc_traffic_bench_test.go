@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kolco-dev/kolco/proxy/memcache"
 	"github.com/kolco-dev/kolco/sim/trace"
@@ -60,11 +61,26 @@ func BenchmarkSampleRequest(b *testing.B) {
 	}
 }
 
-// BenchmarkSampleRecord measures recording one key of a request, to set
-// beside a request's CPU time through the proxy (BenchmarkSampleRequest).
+// BenchmarkSampleRecord measures recording a request of one key and of
+// ten, to set beside a request's CPU time through the proxy
+// (BenchmarkSampleRequest).
 func BenchmarkSampleRecord(b *testing.B) {
 	for _, share := range []float64{1, 0.01} {
-		b.Run(fmt.Sprint("key_share=", share), func(b *testing.B) {
+		b.Run(fmt.Sprint("keys=10/key_share=", share), func(b *testing.B) {
+			cfg := &PoolConfig{Listen: "127.0.0.1:0", Traffic: Traffic{Enabled: true, KeyShare: share}}
+			s := newTrafficSample(cfg)
+			notes := make([]trafficNote, 10)
+			for i := range notes {
+				notes[i] = trafficNote{key: fmt.Appendf(nil, "bench:%d", i), size: 100, result: trace.Hit}
+			}
+			b.ReportAllocs()
+			cpu := processCPU()
+			for b.Loop() {
+				s.recordAll(time.Now().UnixNano(), "get", trace.Read, notes)
+			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+		b.Run(fmt.Sprint("keys=1/key_share=", share), func(b *testing.B) {
 			cfg := &PoolConfig{Listen: "127.0.0.1:0", Traffic: Traffic{Enabled: true, KeyShare: share}}
 			s := newTrafficSample(cfg)
 			keys := make([][]byte, 10000)
@@ -75,7 +91,7 @@ func BenchmarkSampleRecord(b *testing.B) {
 			i := 0
 			cpu := processCPU()
 			for b.Loop() {
-				s.record(1, keys[i%len(keys)], 100, "get", trace.Read, trace.Hit)
+				s.record(time.Now().UnixNano(), keys[i%len(keys)], 100, "get", trace.Read, trace.Hit)
 				i++
 			}
 			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")

@@ -94,45 +94,74 @@ func newTrafficSample(cfg *PoolConfig) *trafficSample {
 	return t
 }
 
+// trafficNote is one key of a request, for the sample: the value's size
+// (-1 when unknown) and what a read found.
+type trafficNote struct {
+	key    []byte
+	size   int64
+	result trace.Result
+}
+
 // record notes one key of a request that came at now (unix nanoseconds):
-// cmd is the command's name, size the value's bytes (-1 when unknown), op
-// what it does to the key and result what a read found.
+// cmd is the command's name, op what it does to the key.
 func (t *trafficSample) record(now int64, key []byte, size int64, cmd string, op trace.Op, result trace.Result) {
+	note := [1]trafficNote{{key: key, size: size, result: result}}
+	t.recordAll(now, cmd, op, note[:])
+}
+
+// recordAll notes the keys of a request, taking the lock once for them
+// all: a multi-key get costs one lock, not one a key.
+func (t *trafficSample) recordAll(now int64, cmd string, op trace.Op, notes []trafficNote) {
 	if op == trace.Read {
-		t.reads.Add(1)
-		if result == trace.Miss {
-			t.misses.Add(1)
+		misses := 0
+		for i := range notes {
+			if notes[i].result == trace.Miss {
+				misses++
+			}
+		}
+		t.reads.Add(uint64(len(notes)))
+		if misses > 0 {
+			t.misses.Add(uint64(misses))
 		}
 	}
-	// The hash is computed only when it decides: for a trace of a share
-	// of the keys, or for the summaries, which key by it.
-	counted := rand.Uint32N(topEvery) == 0
-	traced := t.threshold == math.MaxUint64
-	var h uint64
-	if counted || !traced {
-		h = trace.SampleHashBytes(key)
-		traced = h <= t.threshold
-	}
-	if !traced && !counted {
-		return
-	}
-	t.mu.Lock()
-	if counted {
-		t.offered++
-		t.byReqs.add(h, key, 1)
-		if size > 0 {
-			t.byBytes.add(h, key, uint64(size))
+	locked := false
+	for i := range notes {
+		n := &notes[i]
+		// The hash is computed only when it decides: for a trace of a
+		// share of the keys, or for the summaries, which key by it.
+		counted := rand.Uint32N(topEvery) == 0
+		traced := t.threshold == math.MaxUint64
+		var h uint64
+		if counted || !traced {
+			h = trace.SampleHashBytes(n.key)
+			traced = h <= t.threshold
+		}
+		if !traced && !counted {
+			continue
+		}
+		if !locked {
+			t.mu.Lock()
+			locked = true
+		}
+		if counted {
+			t.offered++
+			t.byReqs.add(h, n.key, 1)
+			if n.size > 0 {
+				t.byBytes.add(h, n.key, uint64(n.size))
+			}
+		}
+		if traced {
+			r := &t.ring[t.next]
+			r.time, r.size, r.cmd, r.op, r.result = now, n.size, cmd, op, n.result
+			r.key = append(r.key[:0], n.key...)
+			if t.next++; t.next == len(t.ring) {
+				t.next, t.wrapped = 0, true
+			}
 		}
 	}
-	if traced {
-		r := &t.ring[t.next]
-		r.time, r.size, r.cmd, r.op, r.result = now, size, cmd, op, result
-		r.key = append(r.key[:0], key...)
-		if t.next++; t.next == len(t.ring) {
-			t.next, t.wrapped = 0, true
-		}
+	if locked {
+		t.mu.Unlock()
 	}
-	t.mu.Unlock()
 }
 
 // requests returns the trace's requests, oldest first, as a reader of the
