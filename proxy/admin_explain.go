@@ -189,6 +189,7 @@ func (p *PoolConfig) explainLimits(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "  flush_all: %s\n", map[string]string{"refuse": "refused", "broadcast": "sent to every server"}[p.FlushAll])
 	p.explainChanges(b)
+	p.explainTraffic(b)
 	for _, why := range p.ignoredSettings() {
 		fmt.Fprintf(b, "  ignored, as nutcracker ignores it: %s\n", why)
 	}

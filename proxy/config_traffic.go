@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kolco-dev/kolco/compat/twemproxy"
@@ -71,4 +73,16 @@ func (p *PoolConfig) checkTraffic(bad badSetting) error {
 		return bad("traffic.enabled", "the sample's prediction of a change follows one copy of each key; with replicas it does not apply")
 	}
 	return nil
+}
+
+// explainTraffic writes what the pool samples of its traffic.
+func (p *PoolConfig) explainTraffic(b *strings.Builder) {
+	t := p.Traffic
+	if !t.Enabled {
+		fmt.Fprintf(b, "  traffic: not sampled (traffic.enabled)\n")
+		return
+	}
+	fmt.Fprintf(b, "  traffic: sampled: the %d hottest keys by requests and by bytes, and the latest %d requests of a share %g of the keys, "+
+		"in /v1/pools and at /v1/pools/{pool}/trace; a change is predicted from them and measured for %d ms after\n",
+		t.TopKeys, t.Requests, t.KeyShare, t.Window)
 }

@@ -51,6 +51,26 @@ func TestTrafficConfig(t *testing.T) {
 	}
 }
 
+// TestTrafficCheckExplains: kolco proxy --check says what a pool samples.
+func TestTrafficCheckExplains(t *testing.T) {
+	for _, tc := range []struct{ extra, want string }{
+		{"", "  traffic: not sampled (traffic.enabled)\n"},
+		{"  traffic: {enabled: true, requests: 1000, key_share: 0.5}\n", "  traffic: sampled: the 32 hottest keys by requests and by bytes, and the latest 1000 requests of a share 0.5 of the keys"},
+	} {
+		cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:0\n" + tc.extra + "  servers:\n   - 127.0.0.1:11211:1\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := cfg.Explain(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("--check of %q lacks %q:\n%s", tc.extra, tc.want, b.String())
+		}
+	}
+}
+
 // TestSampleThroughProxy: a pool with the sample on, in front of two real
 // memcached servers, counts its clients' reads and misses, finds the hot
 // key and the server that holds it, shows them in /v1/pools, on the
