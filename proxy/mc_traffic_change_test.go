@@ -32,6 +32,14 @@ import (
 // trace's reads before the change replanned with the window scaled by
 // the rates' ratio). The pool's own figures are logged beside them.
 //
+// The misses added are a count of some 150 keys here, whose chance spread
+// is about its square root, 8%: 10% is within two of those, not three. So
+// that chance alone fails the test about once in a thousand runs, not
+// once in twenty, the misses may differ by three times the square root of
+// the count where that is more than 10% (with KOLCO_TRAFFIC_LONG=1, a
+// 60 s trace and a 30 s window, some 400 misses: 10% is still less than
+// three spreads).
+//
 // KOLCO_TRAFFIC_LONG=1 runs a longer trace and window.
 func TestTrafficChangePredictedMeasured(t *testing.T) {
 	const keys, s, rate = 5000, 1.0, 2000.0 // requests per second
@@ -68,13 +76,14 @@ func TestTrafficChangePredictedMeasured(t *testing.T) {
 	for _, f := range []struct {
 		what              string
 		predicted, actual float64
+		spread            float64 // the measure's chance spread
 	}{
-		{"reads of moved keys", p.MovedReads, m.MovedReads},
-		{"misses added at the window's rate", atRate.AddedMisses, m.AddedMisses},
-		{"busiest server's share of the requests", p.PeakRPS / (n * p.MeanRPS), m.PeakRPS / (n * m.MeanRPS)},
+		{"reads of moved keys", p.MovedReads, m.MovedReads, 0},
+		{"misses added at the window's rate", atRate.AddedMisses, m.AddedMisses, math.Sqrt(m.AddedMisses)},
+		{"busiest server's share of the requests", p.PeakRPS / (n * p.MeanRPS), m.PeakRPS / (n * m.MeanRPS), 0},
 	} {
-		if math.Abs(f.predicted/f.actual-1) > 0.10 {
-			t.Errorf("%s: predicted %.4g, measured %.4g: off by more than 10%%", f.what, f.predicted, f.actual)
+		if tol := max(0.10*f.actual, 3*f.spread); math.Abs(f.predicted-f.actual) > tol {
+			t.Errorf("%s: predicted %.4g, measured %.4g: off by more than %.3g", f.what, f.predicted, f.actual, tol)
 		}
 	}
 	page := httpBody(t, "http://"+srv.AdminAddr().String()+"/status")
