@@ -40,15 +40,25 @@ import (
 // 60 s trace and a 30 s window, some 400 misses: 10% is still less than
 // three spreads).
 //
+// Applied warm, the change adds no misses by the plan (a read that misses
+// at a key's new server is answered by its old one), and none may be
+// measured beyond the same chance spread.
+//
 // KOLCO_TRAFFIC_LONG=1 runs a longer trace and window.
 func TestTrafficChangePredictedMeasured(t *testing.T) {
+	for _, warm := range []bool{false, true} {
+		t.Run(map[bool]string{false: "cold", true: "warm"}[warm], func(t *testing.T) { changePredictedMeasured(t, warm) })
+	}
+}
+
+func changePredictedMeasured(t *testing.T, warm bool) {
 	const keys, s, rate = 5000, 1.0, 2000.0 // requests per second
 	traced, window := 10*time.Second, 5*time.Second
 	if os.Getenv("KOLCO_TRAFFIC_LONG") == "1" {
 		traced, window = 60*time.Second, 30*time.Second
 	}
 	c := startCluster(t, 11)
-	settings := fmt.Sprintf("  distribution: ring\n  warm: {enabled: false}\n  traffic: {enabled: true, requests: 1048576, window: %d}\n", window.Milliseconds())
+	settings := fmt.Sprintf("  distribution: ring\n  warm: {enabled: %v}\n  traffic: {enabled: true, requests: 1048576, window: %d}\n", warm, window.Milliseconds())
 	srv := startProxy(t, "kolco:\n  admin_listen: \":0\"\n"+c.yaml(settings, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9))
 	load := startZipfLoad(t, srv.Addr("p").String(), keys, s, rate, traced+window+window/2)
 	time.Sleep(traced) // the load runs: the trace before the change
@@ -68,7 +78,7 @@ func TestTrafficChangePredictedMeasured(t *testing.T) {
 	t.Logf("reads of moved keys: predicted %.2f%%, measured %.2f%%", 100*p.MovedReads, 100*m.MovedReads)
 	t.Logf("misses added: predicted %.0f, measured %.0f; reads %.0f / %.0f; misses in all %.0f / %.0f", p.AddedMisses, m.AddedMisses, p.Reads, m.Reads, p.Misses, m.Misses)
 	t.Logf("busiest server: predicted %s at %.0f req/s, measured %s at %.0f req/s (means %.0f / %.0f)", p.PeakServer, p.PeakRPS, m.PeakServer, m.PeakRPS, p.MeanRPS, m.MeanRPS)
-	t.Logf("keys and bytes that move, predicted: %.0f keys, %.0f bytes", p.MovedKeys, p.MovedBytes)
+	t.Logf("keys and bytes that move, predicted: %.0f keys, %.0f bytes; copied by a warm change: %.0f", p.MovedKeys, p.MovedBytes, m.CopiedKeys)
 	ratio := m.Reads / p.Reads // the window's rate over the trace's
 	atRate := replanAtRate(t, srv, ch, ratio)
 	t.Logf("the window's read rate was %.3f times the trace's; at that rate the model predicts %.0f misses added", ratio, atRate.AddedMisses)
