@@ -65,8 +65,6 @@ func (p *PoolConfig) checkTraffic(bad badSetting) error {
 		return bad("traffic.window", "must not be negative (got %d)", t.Window)
 	case !t.Enabled:
 		return nil
-	case p.Redis:
-		return bad("traffic.enabled", "the traffic sample reads memcached's requests and replies; Redis pools do not sample yet")
 	case p.Distribution == twemproxy.Random:
 		return bad("traffic.enabled", "random sends each request to any live server, so a key has no server for the sample's hot keys per server or a change's prediction to follow; use ketama")
 	case p.Replicas > 1:

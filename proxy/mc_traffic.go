@@ -150,18 +150,3 @@ func valueSize(entry []byte) int64 {
 	}
 	return leadingNumber(line)
 }
-
-// leadingNumber returns the decimal number b starts with, or -1.
-func leadingNumber(b []byte) int64 {
-	n, digits := int64(0), 0
-	for _, c := range b {
-		if c < '0' || c > '9' || digits == 18 {
-			break
-		}
-		n, digits = n*10+int64(c-'0'), digits+1
-	}
-	if digits == 0 {
-		return -1
-	}
-	return n
-}

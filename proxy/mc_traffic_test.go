@@ -28,7 +28,7 @@ func TestTrafficConfig(t *testing.T) {
 		{"key_share NaN", "  traffic: {enabled: true, key_share: .nan}\n", "traffic.key_share"},
 		{"top_keys too many", "  traffic: {enabled: true, top_keys: 1025}\n", "traffic.top_keys"},
 		{"window negative", "  traffic: {enabled: true, window: -1}\n", "traffic.window"},
-		{"redis", "  redis: true\n  traffic: {enabled: true}\n", "traffic.enabled"},
+		{"redis", "  redis: true\n  traffic: {enabled: true}\n", ""},
 		{"random", "  distribution: random\n  traffic: {enabled: true}\n", "traffic.enabled"},
 		{"replicas", "  distribution: ring\n  replicas: 2\n  traffic: {enabled: true}\n", "traffic.enabled"},
 	} {

@@ -188,3 +188,18 @@ func (t *trafficSample) hot() (byReqs, byBytes []hotKey, offered uint64) {
 	defer t.mu.Unlock()
 	return t.byReqs.top(), t.byBytes.top(), t.offered
 }
+
+// leadingNumber returns the decimal number b starts with, or -1.
+func leadingNumber(b []byte) int64 {
+	n, digits := int64(0), 0
+	for _, c := range b {
+		if c < '0' || c > '9' || digits == 18 {
+			break
+		}
+		n, digits = n*10+int64(c-'0'), digits+1
+	}
+	if digits == 0 {
+		return -1
+	}
+	return n
+}

@@ -43,3 +43,13 @@ func TestSampleHashBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestOpOf: a command's name tells what it does to its keys.
+func TestOpOf(t *testing.T) {
+	for name, want := range map[string]trace.Op{"get": trace.Read, "mg": trace.Read, "hget": trace.Read, "set": trace.Write,
+		"incr": trace.Write, "del": trace.Delete, "md": trace.Delete, "expire": trace.Other, "nosuch": trace.Other} {
+		if got := trace.OpOf(name); got != want {
+			t.Errorf("OpOf(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
