@@ -56,7 +56,9 @@ type HotKeyStatus struct {
 	Server string `json:"server,omitempty"`
 	// Count is its requests (HotKeys) or bytes (HeavyKeys) since the
 	// sample began, estimated; it overstates them by at most Error.
-	// Share is Count over the pool's requests or bytes counted.
+	// Share is, for HotKeys, Count over the pool's requests; for
+	// HeavyKeys, over the bytes the heavy keys' counters hold together
+	// (the pool's bytes are not counted).
 	Count float64 `json:"count"`
 	Error float64 `json:"error"`
 	Share float64 `json:"share"`
