@@ -185,3 +185,36 @@ func httpBody(t *testing.T, url string) string {
 	}
 	return string(b)
 }
+
+// TestSampleSurvivesReload: a reload that samples alike keeps the sample
+// (its requests and counts), one that changes the sample's settings
+// starts a new one, and one that turns it off drops it.
+func TestSampleSurvivesReload(t *testing.T) {
+	m := startMemcached(t, 0)
+	yaml := func(extra string) string { return "kolco:\n  admin_listen: \":0\"\n" + poolYAML(extra, m) }
+	s := startProxy(t, yaml("  traffic: {enabled: true}\n"))
+	c := dial(t, s.Addr("p").String())
+	for range 10 {
+		c.do("get k\r\n")
+	}
+	traced := func() int {
+		var st PoolStatus
+		adminGet(t, s, "/v1/pools/p", "", &st)
+		if st.Traffic == nil {
+			return -1
+		}
+		return st.Traffic.Traced
+	}
+	reload(t, s, yaml("  traffic: {enabled: true}\n  max_pending: 64\n"))
+	if got := traced(); got != 10 {
+		t.Errorf("after a reload that samples alike: %d requests traced, want the 10 before it", got)
+	}
+	reload(t, s, yaml("  traffic: {enabled: true, requests: 1000}\n  max_pending: 64\n"))
+	if got := traced(); got != 0 {
+		t.Errorf("after a reload that changes the sample: %d requests traced, want a new sample's 0", got)
+	}
+	reload(t, s, yaml("  max_pending: 64\n"))
+	if got := traced(); got != -1 {
+		t.Errorf("after a reload that turns the sample off: %d requests traced, want no sample", got)
+	}
+}

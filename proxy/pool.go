@@ -78,7 +78,7 @@ type pool struct {
 	// shareCache holds the servers' shares of keys under a placement.
 	shareCache atomic.Pointer[keyShares]
 	// traffic is the pool's traffic sample, nil when it is off (see
-	// pool_traffic.go).
+	// pool_traffic.go); set before the pool serves (takeTraffic).
 	traffic *trafficSample
 
 	ctx    context.Context
@@ -127,7 +127,7 @@ func newPool(spec poolSpec) (*pool, error) { return newPoolAfter(spec, nil, nil)
 func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 	p := &pool{name: spec.name, cfg: spec.cfg, front: spec.front, members: spec.members, log: spec.log.With("pool", spec.name),
 		met: spec.met, stats: spec.met.forPool(spec.name, spec.front), drained: make(chan struct{}), returns: new(sync.RWMutex),
-		migrateRoles: newMigrateRoles(), traffic: newTrafficSample(spec.cfg)}
+		migrateRoles: newMigrateRoles()}
 	for _, n := range spec.servers() {
 		b := newBackend(p, n)
 		b.slot = len(p.backends)

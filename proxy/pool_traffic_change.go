@@ -94,13 +94,16 @@ func (w *changeWatch) status() TrafficChange {
 	return c
 }
 
-// adoptTraffic takes over old's sample when p samples alike, so that a
-// change is predicted from the traffic before it. It is called before p
-// serves.
-func (p *pool) adoptTraffic(old *pool) {
-	if p.traffic != nil && old.traffic != nil && old.traffic.cfg == p.traffic.cfg {
+// takeTraffic gives p its traffic sample before it serves: the sample of
+// old, the pool it replaces (nil for none), when p samples alike, so that
+// a change is predicted from the traffic before it; else a new one, or
+// none when the sample is off.
+func (p *pool) takeTraffic(old *pool) {
+	if old != nil && old.traffic != nil && old.traffic.cfg == p.cfg.WithDefaults().Traffic {
 		p.traffic = old.traffic
+		return
 	}
+	p.traffic = newTrafficSample(p.cfg)
 }
 
 // trafficChanged is called once p has replaced old: when they share a

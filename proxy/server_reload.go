@@ -138,6 +138,11 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 	if err != nil {
 		return ch, err
 	}
+	var old *pool
+	if ch.cur != nil {
+		old = ch.cur.pool.Load()
+	}
+	p.takeTraffic(old)
 	if err := s.poolTLS(p); err != nil {
 		return ch, err
 	}
@@ -155,7 +160,6 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		if err := p.inherit(old); err != nil {
 			return ch, err // p is not started yet: nothing of it to stop
 		}
-		p.adoptTraffic(old)
 		if fromPlaceholder {
 			// Placed afresh, as at a start: no server was added.
 		} else if err := p.emptyAdded(ctx, old); err != nil {
