@@ -38,14 +38,17 @@ var methodLimits = map[string]int{
 	// The engine's pool: its outages, windows, sweep, state-file checks
 	// and the store's move (migration_store*.go, rewritten as a whole)
 	// are still its methods. The outage fixes (fenceReads, catchUp,
-	// downWith) took it from 92 to 95.
-	"proxy.pool": 95,
+	// downWith) took it from 92 to 95, the traffic sample to 100.
+	"proxy.pool": 100,
 	// The process: reload, sources applied, handover and the state file
 	// are still its methods; its listening sockets and TLS material are
 	// parts of their own.
-	"proxy.Server": 70,
-	// A memcached request: the warm path's methods are still its own.
-	"proxy.mcRequest": 31,
+	"proxy.Server": 71,
+	// A memcached request: the warm path's methods are still its own,
+	// and the traffic sample's record of it.
+	"proxy.mcRequest": 35,
+	// A pool's settings: the traffic sample's checks are its methods.
+	"proxy.PoolConfig": 32,
 	// A fault schedule's run: the Sentinels' and the cluster's start and
 	// watch are still its methods.
 	"internal/faults.run": 37,

@@ -30,6 +30,8 @@ import (
 //	                                 servers, shares, revision, and whether
 //	                                 the proxy agrees with kolco.admin_peers
 //	GET /metrics                     the Prometheus metrics
+//	GET /v1/pools/{pool}/trace       the pool's trace (traffic), for
+//	                                 kolco plan --trace
 //	POST /v1/pools/{pool}/move/pause (and .../resume)
 //	                                 pause a store's mover, and let it go on
 //	POST /v1/pools/{pool}/servers/{server}/rejoin
@@ -72,6 +74,8 @@ type PoolStatus struct {
 	// Failovers are the latest servers the membership source repointed
 	// (a Sentinel failover), oldest first.
 	Failovers []Failover `json:"failovers,omitempty"`
+	// Traffic is the pool's traffic sample, when it keeps one (traffic).
+	Traffic *TrafficStatus `json:"traffic,omitempty"`
 }
 
 // ServerStatus is a server of a pool as the admin endpoint reports it.
@@ -194,6 +198,7 @@ func (e poolEntry) status() PoolStatus {
 	ps.Move = p.moveStatus()
 	ps.LastMove = p.lastMove()
 	ps.Failovers, _ = p.stats.failovers.snapshot()
+	ps.Traffic = p.trafficStatus()
 	return ps
 }
 
@@ -243,6 +248,7 @@ func (s *Server) adminHandler(token []byte) http.Handler {
 	})
 	s.handlePage(mux, token)
 	s.handleMove(mux)
+	s.handleTraffic(mux)
 	mux.HandleFunc("GET /v1/pools/{pool}/locate", func(w http.ResponseWriter, r *http.Request) {
 		p := s.adminPool(w, r)
 		if p == nil {

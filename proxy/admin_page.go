@@ -207,6 +207,7 @@ fingerprint <code class="fingerprint">{{.Membership.Fingerprint}}</code>, since 
 {{if .Membership.Drained}}Drained: {{range .Membership.Drained}}{{.}} {{end}}{{end}}</p>
 <p class="agreement" data-agree="{{.Agree}}">{{.Summary}}</p>
 {{with .Membership.Gossip}}{{template "gossip" .}}{{end}}
+{{with .Traffic}}{{template "traffic" .}}{{end}}
 {{with .Move}}<p class="move" data-state="{{.State}}">Moving keys to their new servers: {{.State}}{{if .Waiting}} ({{.Waiting}}){{end}}; {{.Moved}} moved by the mover and {{.MovedByRequests}} by requests, of about {{.ToMove}}; {{printf "%.0f" .Rate}} keys/s{{if ge .ETA 0.0}}, about {{printf "%.0f" .ETA}} s left{{end}}.{{if .LastError}} <span class="down">Last error: {{.LastError}}</span>{{end}}</p>{{end}}
 {{range .Servers}}{{$server := .Name}}{{range .Replicas}}<p class="replica" data-readable="{{.Readable}}">Replica of {{$server}}: {{.Addr}}, {{if ge .LagMs 0.0}}{{printf "%.0f" .LagMs}} ms behind{{else}}not answering{{end}}; {{if .Readable}}read{{else}}<span class="down">not read</span>{{end}}</p>{{end}}{{end}}
 {{with .Failovers}}<ul class="failovers">{{range .}}<li>Failover: {{.Server}} from {{.From}} to {{.To}} at <time datetime="{{time .At}}">{{time .At}}</time>{{if gt .Unavailable 0.0}}, after {{printf "%.1f" .Unavailable}} s of failures{{end}}</li>{{end}}</ul>{{end}}

@@ -262,6 +262,8 @@ type PoolConfig struct {
 	// ReplicaReads (replica_reads) sends a Sentinel pool's reads to its
 	// shards' replicas: see [ReplicaReads].
 	ReplicaReads ReplicaReads `yaml:"replica_reads"`
+	// Traffic (traffic) samples the pool's traffic: see [Traffic].
+	Traffic Traffic `yaml:"traffic"`
 }
 
 // ReplicaReads configures reads from replicas in a Redis pool on Sentinel

@@ -207,6 +207,10 @@ func (p *PoolConfig) WithDefaults() *PoolConfig {
 	setDefault(&c.Sweep.Rate, d.Sweep.Rate)
 	setDefault(&c.Store.MigrateTimeout, d.Store.MigrateTimeout)
 	setDefault(&c.ReplicaReads.MaxLag, d.ReplicaReads.MaxLag)
+	setDefault(&c.Traffic.Requests, trafficDefaults.Requests)
+	setDefault(&c.Traffic.KeyShare, trafficDefaults.KeyShare)
+	setDefault(&c.Traffic.TopKeys, trafficDefaults.TopKeys)
+	setDefault(&c.Traffic.Window, trafficDefaults.Window)
 	return &c
 }
 

@@ -133,6 +133,8 @@ type mcRequest struct {
 	// warm is the request's state in a migration window (see mc_warm.go);
 	// made the first time the request needs it, then kept.
 	warm *warmState
+	// notes is scratch for the pool's traffic sample (see mc_traffic.go).
+	notes []trafficNote
 }
 
 func newMcRequest(c *charge, b *flushBatch, g *warmGate) *mcRequest {

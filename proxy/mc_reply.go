@@ -79,6 +79,7 @@ func (c *mcClient) writeLoop(out io.Writer) error {
 		}
 		if err == nil {
 			err = r.writeReply(w)
+			r.sampleTraffic()
 		}
 		c.finish(r)
 		if err == nil && len(c.q) == 0 {

@@ -83,6 +83,9 @@ type pool struct {
 	frontState atomic.Value
 	// shareCache holds the servers' shares of keys under a placement.
 	shareCache atomic.Pointer[keyShares]
+	// traffic is the pool's traffic sample, nil when it is off (see
+	// pool_traffic.go); set before the pool serves (takeTraffic).
+	traffic *trafficSample
 
 	ctx    context.Context
 	cancel context.CancelFunc

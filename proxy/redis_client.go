@@ -289,6 +289,9 @@ type redisRequest struct {
 	req   redis.Request
 	split redis.Splitter
 	newOp func() *op // bound once: ops of the request's own
+	// notes is scratch for the pool's traffic sample (see
+	// redis_traffic.go).
+	notes []trafficNote
 
 	// Scratch space, so that merging allocates nothing.
 	replies []redis.Reply

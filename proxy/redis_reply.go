@@ -28,6 +28,7 @@ func (c *redisClient) answer(w *bufio.Writer, round []*redisRequest) bool {
 		<-r.done
 		if err == nil {
 			err = r.writeReply(w)
+			r.sampleTraffic()
 		}
 		c.finish(r)
 	}

@@ -67,7 +67,7 @@ func New(cfg *Config, log *slog.Logger) *Server {
 	}
 	s := &Server{log: log, met: newMetrics(), cfg: cfg, budget: newBudget(DefaultGlobalConfig().BufferLimit),
 		listeners: map[string]*listener{}, clients: map[net.Conn]*client{}}
-	s.met.reg.MustRegister(collector{s}, sourceCollector{s})
+	s.met.reg.MustRegister(collector{s}, sourceCollector{s}, trafficCollector{s})
 	return s
 }
 

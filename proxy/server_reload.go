@@ -138,6 +138,7 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 	if err != nil {
 		return ch, err
 	}
+	p.takeTraffic(ch.replaced())
 	if err := s.certs.forPool(p, s.cfg.dir()); err != nil {
 		return ch, err
 	}
@@ -295,6 +296,14 @@ func (s *Server) commit(t *transition) {
 	}
 }
 
+// replaced returns the pool the change replaces, nil for a new one.
+func (ch poolChange) replaced() *pool {
+	if ch.cur == nil {
+		return nil
+	}
+	return ch.cur.pool.Load()
+}
+
 func (s *Server) commitPool(ch poolChange) {
 	if ch.next == nil {
 		return
@@ -303,7 +312,9 @@ func (s *Server) commitPool(ch poolChange) {
 		ch.cur.pool.Load().haltSweep() // it judges by a placement about to be replaced
 		ch.cur.pool.Load().haltMove()  // the new pool's move supersedes its
 		ch.next.catchUp(ch.cur.pool.Load())
-		s.retirePool(ch.cur.pool.Swap(ch.next))
+		old := ch.cur.pool.Swap(ch.next)
+		ch.next.trafficChanged(old)
+		s.retirePool(old)
 		if ch.remode {
 			if err := remode(ch.next.cfg.Listen); err != nil {
 				s.log.Error("reload: socket mode", "pool", ch.name, "err", err)

@@ -114,22 +114,22 @@ var partMayUse = map[string][]string{
 // use nothing of the other.
 var widths = map[string]int{
 	// Between the wings.
-	"admin -> config":     68,
-	"admin -> engine":     143,
+	"admin -> config":     70,
+	"admin -> engine":     173,
 	"admin -> server":     24,
 	"admin -> source":     12,
-	"engine -> config":    63,
+	"engine -> config":    71,
 	"fronts -> config":    2,
 	"fronts -> engine":    1,
 	"fronts -> memcached": 1,
 	"fronts -> redis":     1,
 	"memcached -> config": 22,
-	"memcached -> engine": 152,
+	"memcached -> engine": 161,
 	"redis -> config":     33,
-	"redis -> engine":     124,
-	"server -> admin":     13,
+	"redis -> engine":     131,
+	"server -> admin":     14,
 	"server -> config":    75,
-	"server -> engine":    118,
+	"server -> engine":    120,
 	"server -> fronts":    1,
 	"server -> source":    21,
 	"source -> config":    57,
@@ -145,10 +145,10 @@ var widths = map[string]int{
 	"place -> backend":     5,
 	"place -> migration":   6,
 	"place -> pool":        8,
-	"pool -> backend":      28,
+	"pool -> backend":      31,
 	"pool -> io":           1,
-	"pool -> migration":    15,
-	"pool -> place":        11,
+	"pool -> migration":    17,
+	"pool -> place":        16,
 }
 
 // listenCalls are the functions that open a listening socket; only the

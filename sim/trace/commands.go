@@ -128,6 +128,11 @@ func smallCount(b []byte, limit int) (int, bool) {
 	return n, len(b) > 0
 }
 
+// OpOf returns what the command of a name (lowercase, as the kolco
+// format names it: "get", "hset", "mg") does to its keys: Other for a
+// command it does not know.
+func OpOf(name string) Op { return opOf(name) }
+
 // opOf returns what a command does to its keys.
 func opOf(name string) Op {
 	switch {

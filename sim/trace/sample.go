@@ -44,6 +44,10 @@ const sampleSeed = 0x73686172647321
 // SampleHash returns the hash that decides whether a key is sampled.
 func SampleHash(key string) uint64 { return xxh3.HashStringSeed(key, sampleSeed) }
 
+// SampleHashBytes is SampleHash of a key held in bytes, which it does not
+// copy.
+func SampleHashBytes(key []byte) uint64 { return xxh3.HashSeed(key, sampleSeed) }
+
 // sampler keeps the sample while a stream is read.
 type sampler struct {
 	max       int

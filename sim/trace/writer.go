@@ -63,6 +63,21 @@ func (w *Writer) Write(r Request) error {
 	return err
 }
 
+// Comment writes text as comment lines, after the header if no request
+// was written yet: each line of text becomes a line starting with "# ".
+// Readers skip them; they say where a trace comes from.
+func (w *Writer) Comment(text string) error {
+	if err := w.header(); err != nil {
+		return err
+	}
+	for line := range strings.Lines(text) {
+		if _, err := w.w.WriteString("# " + strings.TrimRight(line, "\r\n") + "\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Flush writes the buffered lines, and the header if no request was
 // written, so that an empty trace is still a trace.
 func (w *Writer) Flush() error {
