@@ -37,6 +37,11 @@ type PoolStatus struct {
 	Fingerprint string `json:"fingerprint"`
 	// Since is when the pool began placing keys by Fingerprint.
 	Since time.Time `json:"since"`
+	// Retiring reports that a pool the proxy replaced (a reload, or a
+	// change of its source) still answers requests in flight, routed by
+	// the placement before Fingerprint: a store's move and a sweep wait
+	// until no proxy of the fleet has any.
+	Retiring bool `json:"retiring,omitempty"`
 	// Shared reports that another proxy following the same source places
 	// alike at this revision however late it started (see membership.View);
 	// false for a history-dependent distribution whose state the source

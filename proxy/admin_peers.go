@@ -88,8 +88,9 @@ func (f *sweepFleet) asker() ([]string, *http.Client) {
 func (f *sweepFleet) setSources(m map[string]*poolSource) { f.sources.Store(&m) }
 
 // check asks the fleet whether it places p's keys as p does. It returns
-// the reason to defer ("differs", "stale" or "unreachable") and what to
-// log, or empty strings when the sweep may run.
+// the reason to defer ("differs", "stale", "unreachable", or "retiring"
+// while a proxy still answers requests routed by the placement it
+// replaced) and what to log, or empty strings when the sweep may run.
 func (f *sweepFleet) check(ctx context.Context, p *pool) (reason, why string) {
 	var ps *poolSource
 	if m := f.sources.Load(); m != nil {
@@ -120,6 +121,22 @@ func (f *sweepFleet) check(ctx context.Context, p *pool) (reason, why string) {
 		return "differs", fmt.Sprintf("%s, where this proxy places by fingerprint %s", strings.Join(names, ", "), ms.Fingerprint)
 	case len(a.Stale) > 0:
 		return "stale", strings.Join(a.Stale, ", ") + " may be behind the source"
+	}
+	// Agreeing on the placement is not enough: a proxy reports its new
+	// one as soon as a reload swaps it in, while the pool it replaced may
+	// still send a request by the old one - a read that a store's move
+	// elsewhere would make miss, or a write it would strand.
+	var retiring []string
+	if ms.Retiring {
+		retiring = append(retiring, "this proxy")
+	}
+	for _, an := range answers {
+		if an.Pools[p.name].Retiring {
+			retiring = append(retiring, an.Addr)
+		}
+	}
+	if len(retiring) > 0 {
+		return "retiring", strings.Join(retiring, ", ") + " still answer requests routed by the placement before"
 	}
 	return "", ""
 }

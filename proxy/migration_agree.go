@@ -29,7 +29,7 @@ const (
 
 // fleetCheck asks a pool's fleet whether every proxy places the pool's
 // keys as this one does: it returns the reason to defer the sweep
-// ("differs", "stale" or "unreachable") and what to log, or empty strings
+// ("differs", "stale", "unreachable" or "retiring") and what to log, or empty strings
 // when it may run. The admin wing's sweepFleet is the one in use; a pool
 // without one sweeps as on its configuration's servers.
 type fleetCheck interface {

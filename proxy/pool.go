@@ -58,7 +58,11 @@ type pool struct {
 	// replaced, whose requests in flight a move waits for; the move loop
 	// runs under moveCtx, woken by moveChanged; moveLog limits its lines;
 	// onStateChange records the placement's state once a move ends.
-	predecessor   *pool
+	predecessor *pool
+	// retiring counts the pools this one's listener served before it that
+	// still answer requests in flight; shared by the pools that replace
+	// one another, and reported to the fleet (see sweepFleet.check).
+	retiring      *atomic.Int64
 	moveCtx       context.Context
 	moveStop      context.CancelFunc
 	moveChanged   chan struct{}
@@ -133,7 +137,7 @@ func newPool(spec poolSpec) (*pool, error) { return newPoolAfter(spec, nil, nil)
 func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 	p := &pool{name: spec.name, cfg: spec.cfg, front: spec.front, members: spec.members, log: spec.log.With("pool", spec.name),
 		met: spec.met, stats: spec.met.forPool(spec.name, spec.front), drained: make(chan struct{}), returns: new(sync.RWMutex),
-		migrateRoles: newMigrateRoles()}
+		migrateRoles: newMigrateRoles(), retiring: new(atomic.Int64)}
 	for _, n := range spec.servers() {
 		b := newBackend(p, n)
 		b.slot = len(p.backends)

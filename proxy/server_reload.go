@@ -184,7 +184,7 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 // it adds (unless it is placed afresh, fromPlaceholder, as at a start) and
 // lets the front sweep before p serves.
 func succeed(ctx context.Context, p, old *pool, fromPlaceholder bool) error {
-	p.predecessor, p.migrateRoles = old, old.migrateRoles
+	p.predecessor, p.migrateRoles, p.retiring = old, old.migrateRoles, old.retiring
 	p.stats = old.stats // figures survive a reload
 	if err := p.inherit(old); err != nil {
 		return err
@@ -346,12 +346,17 @@ func (s *Server) retire(l *listener) {
 	s.retirePool(l.pool.Load())
 }
 
-// retirePool closes p once its requests in flight are done.
+// retirePool closes p once its requests in flight are done, counted
+// meanwhile among the retiring pools of the pool that replaced it. The
+// caller holds mu, which the membership status is read under: a status
+// never shows the new pool without its predecessor still in flight.
 func (s *Server) retirePool(p *pool) {
+	p.retiring.Add(1)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		p.close()
+		p.retiring.Add(-1)
 	}()
 }
 
