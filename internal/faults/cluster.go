@@ -279,7 +279,7 @@ func (r *run) startSidecar(name string) error {
 		seeds := r.gossipSeeds()
 		addr := r.addrOf(name)
 		sc.proc = newProc(r.sp, "sidecar "+name, func() *exec.Cmd {
-			args := []string{"members", "register", "--gossip", sc.gossip, "--probe-interval", "200ms", "--key-file", r.keyFile}
+			args := []string{"members", "register", "--gossip", sc.gossip, "--probe-interval", gossipProbe.String(), "--key-file", r.keyFile}
 			if len(seeds) > 0 {
 				args = append(args, "--seed", strings.Join(seeds, ","))
 			}
