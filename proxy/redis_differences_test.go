@@ -50,7 +50,7 @@ func TestRedisNutcrackerDifferences(t *testing.T) {
 		{"CLIENT SETINFO", []string{"CLIENT", "SETINFO", "lib-name", "x"}, ncCloses, "", ""},
 		{"SELECT 0", []string{"SELECT", "0"}, ncCloses, "", "+OK\r\n"},
 		{"INFO", []string{"INFO"}, ncCloses, "", ""},
-		{"MULTI", []string{"MULTI"}, ncCloses, "", ""},
+		{"EXEC without MULTI", []string{"EXEC"}, ncCloses, "", "-ERR EXEC without MULTI\r\n"},
 		{"KEYS", []string{"KEYS", "*"}, ncCloses, "", ""},
 		{"SCAN", []string{"SCAN", "0"}, ncCloses, "", ""},
 		{"BLPOP", []string{"BLPOP", a, "0"}, ncCloses, "", ""},

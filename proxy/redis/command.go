@@ -27,12 +27,18 @@ const (
 	// QUIT, SELECT, AUTH, HELLO (see [AppendLocal] and [AppendAuth]).
 	ClassLocal
 	// ClassRefused commands are refused with [ErrUnsupported], the
-	// connection staying open: transactions, blocking commands, pub/sub,
-	// commands over the whole keyspace, cluster and administration.
+	// connection staying open: cluster and administration commands, and
+	// what the proxy cannot serve for the reason [Command.Refusal] gives.
 	ClassRefused
+	// ClassTransaction commands (MULTI, EXEC, DISCARD, WATCH, UNWATCH)
+	// hold state on the client's connection: a proxy serves them on a
+	// server connection pinned to the client for the transaction, with
+	// every key of the transaction on that server. A [Splitter] refuses
+	// them, as a proxy without such connections must.
+	ClassTransaction
 )
 
-var classNames = [...]string{"", "single", "split", "same-server", "any-server", "local", "refused"}
+var classNames = [...]string{"", "single", "split", "same-server", "any-server", "local", "refused", "transaction"}
 
 // String returns the class's name.
 func (c Class) String() string {
@@ -118,6 +124,11 @@ func (c *Command) ReadOnly() bool { return c.readOnly }
 // Class returns how a proxy handles the command.
 func (c *Command) Class() Class { return c.class }
 
+// Refusal returns the reply that refuses the command, "-ERR '<cmd>' is not
+// supported by the proxy: <why>", for a [ClassRefused] command and for one
+// a proxy serves only on a connection of the client's own; nil for others.
+func (c *Command) Refusal() *Error { return c.refused }
+
 // Merge returns how the replies of a [ClassSplit] command merge;
 // MergeNone for other classes.
 func (c *Command) Merge() Merge { return c.merge }
@@ -194,7 +205,7 @@ func resolve(req *Request) error {
 		return arityError(cmd)
 	}
 	switch cmd.class {
-	case ClassSingle, ClassSplit, ClassSameServer:
+	case ClassSingle, ClassSplit, ClassSameServer, ClassTransaction:
 		return findKeys(req)
 	}
 	return nil

@@ -32,9 +32,13 @@ var (
 func split(m Merge) how    { return how{class: ClassSplit, merge: m} }
 func same(f finder) how    { return how{class: ClassSameServer, keys: f} }
 func refused(w reason) how { return how{class: ClassRefused, why: w} }
+
 func refusedMovable(w reason) how {
 	return how{class: ClassRefused, why: w, keys: keysNotRead}
 }
+
+// transaction is a command a proxy serves on a connection pinned for it.
+var transaction = how{class: ClassTransaction, why: whyTransaction}
 
 // reason says why the proxy refuses a command.
 type reason uint8
@@ -96,14 +100,14 @@ var specs = [...]spec{
 	{"decr", 2, 1, 1, 1, single},
 	{"decrby", 3, 1, 1, 1, single},
 	{"del", -2, 1, -1, 1, split(MergeSum)},
-	{"discard", 1, 0, 0, 0, refused(whyTransaction)},
+	{"discard", 1, 0, 0, 0, transaction},
 	{"dump", 2, 1, 1, 1, single},
 	{"echo", 2, 0, 0, 0, local},
 	{"eval", -3, 0, 0, 0, same(keysEval)},
 	{"eval_ro", -3, 0, 0, 0, same(keysEval)},
 	{"evalsha", -3, 0, 0, 0, same(keysEval)},
 	{"evalsha_ro", -3, 0, 0, 0, same(keysEval)},
-	{"exec", 1, 0, 0, 0, refused(whyTransaction)},
+	{"exec", 1, 0, 0, 0, transaction},
 	{"exists", -2, 1, -1, 1, split(MergeSum)},
 	{"expire", -3, 1, 1, 1, single},
 	{"expireat", -3, 1, 1, 1, single},
@@ -183,7 +187,7 @@ var specs = [...]spec{
 	{"move", 3, 1, 1, 1, refused(whyDatabase)},
 	{"mset", -3, 1, -1, 2, split(MergeOK)},
 	{"msetnx", -3, 1, -1, 2, same(keysRange)},
-	{"multi", 1, 0, 0, 0, refused(whyTransaction)},
+	{"multi", 1, 0, 0, 0, transaction},
 	{"object", -2, 0, 0, 0, container},
 	{"object|encoding", 3, 2, 2, 1, single},
 	{"object|freq", 3, 2, 2, 1, single},
@@ -268,9 +272,9 @@ var specs = [...]spec{
 	{"type", 2, 1, 1, 1, single},
 	{"unlink", -2, 1, -1, 1, split(MergeSum)},
 	{"unsubscribe", -1, 0, 0, 0, refused(whyPubSub)},
-	{"unwatch", 1, 0, 0, 0, refused(whyTransaction)},
+	{"unwatch", 1, 0, 0, 0, transaction},
 	{"wait", 3, 0, 0, 0, refused(whyBlocking)},
-	{"watch", -2, 1, -1, 1, refused(whyTransaction)},
+	{"watch", -2, 1, -1, 1, transaction},
 	{"xack", -4, 1, 1, 1, single},
 	{"xadd", -5, 1, 1, 1, single},
 	{"xautoclaim", -6, 1, 1, 1, single},
@@ -360,7 +364,7 @@ func buildTable() (map[string]*Command, []*Command) {
 		c := &Command{id: i, name: s.name, arity: s.arity, first: s.first, last: s.last, step: s.step,
 			class: s.how.class, keys: s.how.keys, merge: s.how.merge, why: s.how.why, readOnly: slices.Contains(readOnly, s.name)}
 		switch c.class {
-		case ClassRefused:
+		case ClassRefused, ClassTransaction:
 			c.refused = replyError(ErrUnsupported, "ERR '"+c.name+"' is not supported by the proxy: "+reasonText[c.why], false)
 		case ClassSameServer:
 			c.crossSrv = replyError(ErrCrossServer, "ERR keys of '"+c.name+"' map to different servers; hash tags can keep them on one", false)
