@@ -48,8 +48,10 @@ type redisClient struct {
 	w     *bufio.Writer
 	gone  bool
 
-	// tx is the client's transaction (see redisTx).
-	tx redisTx
+	// tx is the client's transaction (see redisTx), subs its
+	// subscriptions while it is subscribed (see redisSubs).
+	tx   redisTx
+	subs *redisSubs
 
 	// The reader's routing state: the placement a request is split by,
 	// and serverOf bound once, so that splitting allocates nothing.
@@ -118,6 +120,17 @@ func (c *redisClient) rounds(in io.Reader, out io.Writer) (unread []byte, writte
 		if rq != nil {
 			c.round = append(c.round, rq)
 		}
+		if c.subs != nil {
+			// Subscribed: the round is answered under the lock of the
+			// messages' writes, and the client served as a subscriber.
+			c.subs.mu.Lock()
+			ok := c.endRound()
+			c.subs.mu.Unlock()
+			if !ok || end || !c.subscribed(r) {
+				return nil, ok
+			}
+			continue
+		}
 		if !end && !c.gone && r.Buffered() > 0 && len(c.round) < c.pool.Load().cfg.MaxPending && c.charge.held.Load() < c.charge.limit {
 			continue
 		}
@@ -183,6 +196,10 @@ func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
 		r.local = append(r.local, ncNoAuth...)
 	case c.inTransaction(req.Cmd):
 		c.transaction(p, r)
+	case req.Cmd.Class() == redis.ClassPubSub:
+		if !c.pubsub(p, r) {
+			return // a server answers
+		}
 	case req.Cmd.Class() == redis.ClassLocal:
 		r.local, r.close = redis.AppendLocal(r.local, req)
 	case p.cfg.MaxKeys > 0 && req.NumKeys() > p.cfg.MaxKeys:

@@ -54,7 +54,7 @@ func TestRedisNutcrackerDifferences(t *testing.T) {
 		{"KEYS", []string{"KEYS", "*"}, ncCloses, "", ""},
 		{"SCAN", []string{"SCAN", "0"}, ncCloses, "", ""},
 		{"BLPOP", []string{"BLPOP", a, "0"}, ncCloses, "", ""},
-		{"SUBSCRIBE", []string{"SUBSCRIBE", "x"}, ncCloses, "", ""},
+		{"PUBLISH", []string{"PUBLISH", "x", "m"}, ncCloses, "", ":0\r\n"},
 		{"ECHO", []string{"ECHO", "hi"}, ncCloses, "", "$2\r\nhi\r\n"},
 		{"PING with a message", []string{"PING", "x"}, ncCloses, "", "$1\r\nx\r\n"},
 		{"unknown command", []string{"FOO"}, ncCloses, "", "-ERR unknown command 'FOO', with args beginning with: \r\n"},

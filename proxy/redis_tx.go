@@ -160,6 +160,9 @@ func (c *redisClient) queue(p *pool, r *redisRequest) {
 	case cmd.Class() == redis.ClassLocal && cmd != cmdPing && cmd != cmdEcho:
 		refuse(noMulti(cmd, "it changes the connection's state"))
 		return
+	case cmd.Class() == redis.ClassPubSub:
+		refuse(noMulti(cmd, "pub/sub routes its channels apart from the transaction's keys"))
+		return
 	case p.cfg.MaxKeys > 0 && req.NumKeys() > p.cfg.MaxKeys:
 		refuse(fmt.Sprintf("ERR %d keys in one request, over the proxy's max_keys %d", req.NumKeys(), p.cfg.MaxKeys))
 		return

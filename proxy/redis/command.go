@@ -36,9 +36,14 @@ const (
 	// every key of the transaction on that server. A [Splitter] refuses
 	// them, as a proxy without such connections must.
 	ClassTransaction
+	// ClassPubSub commands (SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their
+	// UNSUBSCRIBEs, PUBLISH, SPUBLISH, PUBSUB) are served by a proxy that
+	// routes a channel as a key: a subscriber gets server connections of
+	// its own. A [Splitter] refuses them.
+	ClassPubSub
 )
 
-var classNames = [...]string{"", "single", "split", "same-server", "any-server", "local", "refused", "transaction"}
+var classNames = [...]string{"", "single", "split", "same-server", "any-server", "local", "refused", "transaction", "pub/sub"}
 
 // String returns the class's name.
 func (c Class) String() string {

@@ -40,6 +40,9 @@ func refusedMovable(w reason) how {
 // transaction is a command a proxy serves on a connection pinned for it.
 var transaction = how{class: ClassTransaction, why: whyTransaction}
 
+// pubsub is a command a proxy serves routing channels as keys.
+var pubsub = how{class: ClassPubSub, why: whyPubSub}
+
 // reason says why the proxy refuses a command.
 type reason uint8
 
@@ -205,12 +208,12 @@ var specs = [...]spec{
 	{"pfselftest", 1, 0, 0, 0, refused(whyAdmin)},
 	{"ping", -1, 0, 0, 0, local},
 	{"psetex", 4, 1, 1, 1, single},
-	{"psubscribe", -2, 0, 0, 0, refused(whyPubSub)},
+	{"psubscribe", -2, 0, 0, 0, pubsub},
 	{"psync", -3, 0, 0, 0, refused(whyAdmin)},
 	{"pttl", 2, 1, 1, 1, single},
-	{"publish", 3, 0, 0, 0, refused(whyPubSub)},
-	{"pubsub", -2, 0, 0, 0, refused(whyPubSub)},
-	{"punsubscribe", -1, 0, 0, 0, refused(whyPubSub)},
+	{"publish", 3, 0, 0, 0, pubsub},
+	{"pubsub", -2, 0, 0, 0, pubsub},
+	{"punsubscribe", -1, 0, 0, 0, pubsub},
 	{"quit", -1, 0, 0, 0, local},
 	{"randomkey", 1, 0, 0, 0, refused(whyKeyspace)},
 	{"readonly", 1, 0, 0, 0, refused(whyCluster)},
@@ -253,17 +256,17 @@ var specs = [...]spec{
 	{"sort", -2, 1, 1, 1, same(keysSort)},
 	{"sort_ro", -2, 1, 1, 1, same(keysSortRO)},
 	{"spop", -2, 1, 1, 1, single},
-	{"spublish", 3, 1, 1, 1, refused(whyPubSub)},
+	{"spublish", 3, 1, 1, 1, pubsub},
 	{"srandmember", -2, 1, 1, 1, single},
 	{"srem", -3, 1, 1, 1, single},
 	{"sscan", -3, 1, 1, 1, single},
-	{"ssubscribe", -2, 1, -1, 1, refused(whyPubSub)},
+	{"ssubscribe", -2, 1, -1, 1, pubsub},
 	{"strlen", 2, 1, 1, 1, single},
-	{"subscribe", -2, 0, 0, 0, refused(whyPubSub)},
+	{"subscribe", -2, 0, 0, 0, pubsub},
 	{"substr", 4, 1, 1, 1, single},
 	{"sunion", -2, 1, -1, 1, same(keysRange)},
 	{"sunionstore", -3, 1, -1, 1, same(keysRange)},
-	{"sunsubscribe", -1, 1, -1, 1, refused(whyPubSub)},
+	{"sunsubscribe", -1, 1, -1, 1, pubsub},
 	{"swapdb", 3, 0, 0, 0, refused(whyDatabase)},
 	{"sync", 1, 0, 0, 0, refused(whyAdmin)},
 	{"time", 1, 0, 0, 0, refused(whyAdmin)},
@@ -271,7 +274,7 @@ var specs = [...]spec{
 	{"ttl", 2, 1, 1, 1, single},
 	{"type", 2, 1, 1, 1, single},
 	{"unlink", -2, 1, -1, 1, split(MergeSum)},
-	{"unsubscribe", -1, 0, 0, 0, refused(whyPubSub)},
+	{"unsubscribe", -1, 0, 0, 0, pubsub},
 	{"unwatch", 1, 0, 0, 0, transaction},
 	{"wait", 3, 0, 0, 0, refused(whyBlocking)},
 	{"watch", -2, 1, -1, 1, transaction},
@@ -364,7 +367,7 @@ func buildTable() (map[string]*Command, []*Command) {
 		c := &Command{id: i, name: s.name, arity: s.arity, first: s.first, last: s.last, step: s.step,
 			class: s.how.class, keys: s.how.keys, merge: s.how.merge, why: s.how.why, readOnly: slices.Contains(readOnly, s.name)}
 		switch c.class {
-		case ClassRefused, ClassTransaction:
+		case ClassRefused, ClassTransaction, ClassPubSub:
 			c.refused = replyError(ErrUnsupported, "ERR '"+c.name+"' is not supported by the proxy: "+reasonText[c.why], false)
 		case ClassSameServer:
 			c.crossSrv = replyError(ErrCrossServer, "ERR keys of '"+c.name+"' map to different servers; hash tags can keep them on one", false)
