@@ -196,6 +196,10 @@ func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
 		r.local = append(r.local, ncNoAuth...)
 	case c.inTransaction(req.Cmd):
 		c.transaction(p, r)
+	case req.Cmd.Class() == redis.ClassBlocking:
+		if !c.block(p, r, rd) {
+			return // a server answers
+		}
 	case req.Cmd.Class() == redis.ClassPubSub:
 		if !c.pubsub(p, r) {
 			return // a server answers

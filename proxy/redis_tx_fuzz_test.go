@@ -11,7 +11,7 @@ import (
 // FuzzRedisTxDifferential sends one random sequence of commands from two
 // clients through kolco to three redis-servers and directly to one
 // redis-server, one command at a time, and requires the same reply to
-// each: plain commands (split ones among them), MULTI/EXEC/DISCARD with
+// each: plain commands (split ones and BLPOP among them), MULTI/EXEC/DISCARD with
 // the keys of each transaction under one hash tag, WATCH and UNWATCH, and
 // the other client's writes to watched keys between a WATCH and its EXEC.
 // The seed replays a sequence; each run's keys are its own.
@@ -118,7 +118,7 @@ func (g *txGen) next(who int) []string {
 func (g *txGen) command(g1, g2 int) []string {
 	a, b, l := g.key(g1, "a"), g.key(g2, "b"), g.key(g1, "l")
 	v := fmt.Sprint(g.rng.IntN(5))
-	switch g.rng.IntN(11) {
+	switch g.rng.IntN(12) {
 	case 0:
 		return []string{"SET", a, v}
 	case 1:
@@ -139,6 +139,8 @@ func (g *txGen) command(g1, g2 int) []string {
 		return []string{"APPEND", b, v}
 	case 9:
 		return []string{"MSET", a, v, b, v}
+	case 10:
+		return []string{"BLPOP", l, "0.01"} // blocks, but in a transaction
 	}
 	return []string{"GETDEL", b}
 }

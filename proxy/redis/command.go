@@ -41,9 +41,15 @@ const (
 	// routes a channel as a key: a subscriber gets server connections of
 	// its own. A [Splitter] refuses them.
 	ClassPubSub
+	// ClassBlocking commands (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BZPOPMIN,
+	// BZPOPMAX) block until their keys have something, up to their
+	// timeout (the last argument): a proxy serves them, when their keys
+	// are on one server, on a server connection of their own. A
+	// [Splitter] refuses them.
+	ClassBlocking
 )
 
-var classNames = [...]string{"", "single", "split", "same-server", "any-server", "local", "refused", "transaction", "pub/sub"}
+var classNames = [...]string{"", "single", "split", "same-server", "any-server", "local", "refused", "transaction", "pub/sub", "blocking"}
 
 // String returns the class's name.
 func (c Class) String() string {
@@ -210,7 +216,7 @@ func resolve(req *Request) error {
 		return arityError(cmd)
 	}
 	switch cmd.class {
-	case ClassSingle, ClassSplit, ClassSameServer, ClassTransaction:
+	case ClassSingle, ClassSplit, ClassSameServer, ClassTransaction, ClassBlocking:
 		return findKeys(req)
 	}
 	return nil

@@ -34,9 +34,9 @@
 // into one request per server and their replies merged as nutcracker
 // merges them ([Splitter.Merge]). PING, ECHO, QUIT, SELECT, AUTH and
 // HELLO are answered locally ([AppendLocal], [AppendAuth]); COMMAND goes
-// to any one server; transactions ([ClassTransaction]) and pub/sub
-// ([ClassPubSub]) are the proxy's to serve on connections of the client's
-// own; the rest is refused with an error and the connection kept
+// to any one server; transactions ([ClassTransaction]), pub/sub
+// ([ClassPubSub]) and blocking commands ([ClassBlocking]) are the proxy's
+// to serve on connections of the client's own; the rest is refused with an error and the connection kept
 // ([ErrUnsupported]).
 //
 // # Where kolco differs from nutcracker
@@ -46,7 +46,7 @@
 // sends a multi-key command whose keys are on several servers (SINTER,
 // RENAME, EVAL with several keys, ...) to the first key's server, where
 // it silently works on the wrong data. Here:
-//   - unsupported commands (blocking commands,
+//   - unsupported commands (BLMPOP, XREAD,
 //     SCAN/KEYS, CLUSTER, INFO, CLIENT, ...) get "-ERR '<cmd>' is not
 //     supported by the proxy: <why>" and the connection stays open, so
 //     that clients which send CLIENT SETINFO on connecting (go-redis v9)

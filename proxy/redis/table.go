@@ -43,6 +43,9 @@ var transaction = how{class: ClassTransaction, why: whyTransaction}
 // pubsub is a command a proxy serves routing channels as keys.
 var pubsub = how{class: ClassPubSub, why: whyPubSub}
 
+// blocking is a command a proxy serves on a connection of its own.
+var blocking = how{class: ClassBlocking, why: whyBlocking}
+
 // reason says why the proxy refuses a command.
 type reason uint8
 
@@ -85,14 +88,14 @@ var specs = [...]spec{
 	{"bitfield_ro", -2, 1, 1, 1, single},
 	{"bitop", -4, 2, -1, 1, same(keysRange)},
 	{"bitpos", -3, 1, 1, 1, single},
-	{"blmove", 6, 1, 2, 1, refused(whyBlocking)},
+	{"blmove", 6, 1, 2, 1, blocking},
 	{"blmpop", -5, 0, 0, 0, refusedMovable(whyBlocking)},
-	{"blpop", -3, 1, -2, 1, refused(whyBlocking)},
-	{"brpop", -3, 1, -2, 1, refused(whyBlocking)},
-	{"brpoplpush", 4, 1, 2, 1, refused(whyBlocking)},
+	{"blpop", -3, 1, -2, 1, blocking},
+	{"brpop", -3, 1, -2, 1, blocking},
+	{"brpoplpush", 4, 1, 2, 1, blocking},
 	{"bzmpop", -5, 0, 0, 0, refusedMovable(whyBlocking)},
-	{"bzpopmax", -3, 1, -2, 1, refused(whyBlocking)},
-	{"bzpopmin", -3, 1, -2, 1, refused(whyBlocking)},
+	{"bzpopmax", -3, 1, -2, 1, blocking},
+	{"bzpopmin", -3, 1, -2, 1, blocking},
 	{"client", -2, 0, 0, 0, refused(whyConnection)},
 	{"cluster", -2, 0, 0, 0, refused(whyCluster)},
 	{"command", -1, 0, 0, 0, anyServer},
@@ -367,7 +370,7 @@ func buildTable() (map[string]*Command, []*Command) {
 		c := &Command{id: i, name: s.name, arity: s.arity, first: s.first, last: s.last, step: s.step,
 			class: s.how.class, keys: s.how.keys, merge: s.how.merge, why: s.how.why, readOnly: slices.Contains(readOnly, s.name)}
 		switch c.class {
-		case ClassRefused, ClassTransaction, ClassPubSub:
+		case ClassRefused, ClassTransaction, ClassPubSub, ClassBlocking:
 			c.refused = replyError(ErrUnsupported, "ERR '"+c.name+"' is not supported by the proxy: "+reasonText[c.why], false)
 		case ClassSameServer:
 			c.crossSrv = replyError(ErrCrossServer, "ERR keys of '"+c.name+"' map to different servers; hash tags can keep them on one", false)
