@@ -200,6 +200,8 @@ func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
 		if !c.block(p, r, rd) {
 			return // a server answers
 		}
+	case req.Cmd.Class() == redis.ClassEveryServer:
+		c.every(p, r)
 	case req.Cmd.Class() == redis.ClassPubSub:
 		if !c.pubsub(p, r) {
 			return // a server answers

@@ -160,6 +160,9 @@ func (c *redisClient) queue(p *pool, r *redisRequest) {
 	case cmd.Class() == redis.ClassLocal && cmd != cmdPing && cmd != cmdEcho:
 		refuse(noMulti(cmd, "it changes the connection's state"))
 		return
+	case cmd.Class() == redis.ClassEveryServer:
+		refuse(noMulti(cmd, "it reads every server, and a transaction runs on one"))
+		return
 	case cmd.Class() == redis.ClassPubSub:
 		refuse(noMulti(cmd, "pub/sub routes its channels apart from the transaction's keys"))
 		return

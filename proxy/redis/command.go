@@ -47,9 +47,13 @@ const (
 	// are on one server, on a server connection of their own. A
 	// [Splitter] refuses them.
 	ClassBlocking
+	// ClassEveryServer commands (SCAN, KEYS, DBSIZE) read the whole
+	// keyspace: a proxy asks every server and merges the answers. A
+	// [Splitter] refuses them.
+	ClassEveryServer
 )
 
-var classNames = [...]string{"", "single", "split", "same-server", "any-server", "local", "refused", "transaction", "pub/sub", "blocking"}
+var classNames = [...]string{"", "single", "split", "same-server", "any-server", "local", "refused", "transaction", "pub/sub", "blocking", "every-server"}
 
 // String returns the class's name.
 func (c Class) String() string {

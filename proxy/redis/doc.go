@@ -36,7 +36,8 @@
 // HELLO are answered locally ([AppendLocal], [AppendAuth]); COMMAND goes
 // to any one server; transactions ([ClassTransaction]), pub/sub
 // ([ClassPubSub]) and blocking commands ([ClassBlocking]) are the proxy's
-// to serve on connections of the client's own; the rest is refused with an error and the connection kept
+// to serve on connections of the client's own, and SCAN, KEYS and DBSIZE
+// ([ClassEveryServer]) to ask of every server; the rest is refused with an error and the connection kept
 // ([ErrUnsupported]).
 //
 // # Where kolco differs from nutcracker
@@ -47,7 +48,7 @@
 // RENAME, EVAL with several keys, ...) to the first key's server, where
 // it silently works on the wrong data. Here:
 //   - unsupported commands (BLMPOP, XREAD,
-//     SCAN/KEYS, CLUSTER, INFO, CLIENT, ...) get "-ERR '<cmd>' is not
+//     RANDOMKEY, CLUSTER, INFO, CLIENT, ...) get "-ERR '<cmd>' is not
 //     supported by the proxy: <why>" and the connection stays open, so
 //     that clients which send CLIENT SETINFO on connecting (go-redis v9)
 //     go on;

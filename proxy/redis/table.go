@@ -46,6 +46,9 @@ var pubsub = how{class: ClassPubSub, why: whyPubSub}
 // blocking is a command a proxy serves on a connection of its own.
 var blocking = how{class: ClassBlocking, why: whyBlocking}
 
+// everyServer is a command a proxy asks of every server.
+var everyServer = how{class: ClassEveryServer, why: whyKeyspace}
+
 // reason says why the proxy refuses a command.
 type reason uint8
 
@@ -101,7 +104,7 @@ var specs = [...]spec{
 	{"command", -1, 0, 0, 0, anyServer},
 	{"config", -2, 0, 0, 0, refused(whyAdmin)},
 	{"copy", -3, 1, 2, 1, same(keysRange)},
-	{"dbsize", 1, 0, 0, 0, refused(whyKeyspace)},
+	{"dbsize", 1, 0, 0, 0, everyServer},
 	{"debug", -2, 0, 0, 0, refused(whyAdmin)},
 	{"decr", 2, 1, 1, 1, single},
 	{"decrby", 3, 1, 1, 1, single},
@@ -161,7 +164,7 @@ var specs = [...]spec{
 	{"incrby", 3, 1, 1, 1, single},
 	{"incrbyfloat", 3, 1, 1, 1, single},
 	{"info", -1, 0, 0, 0, refused(whyAdmin)},
-	{"keys", 2, 0, 0, 0, refused(whyKeyspace)},
+	{"keys", 2, 0, 0, 0, everyServer},
 	{"lastsave", 1, 0, 0, 0, refused(whyAdmin)},
 	{"latency", -2, 0, 0, 0, refused(whyAdmin)},
 	{"lcs", -3, 1, 2, 1, same(keysRange)},
@@ -235,7 +238,7 @@ var specs = [...]spec{
 	{"rpushx", -3, 1, 1, 1, single},
 	{"sadd", -3, 1, 1, 1, single},
 	{"save", 1, 0, 0, 0, refused(whyAdmin)},
-	{"scan", -2, 0, 0, 0, refused(whyKeyspace)},
+	{"scan", -2, 0, 0, 0, everyServer},
 	{"scard", 2, 1, 1, 1, single},
 	{"script", -2, 0, 0, 0, refused(whyScript)},
 	{"sdiff", -2, 1, -1, 1, same(keysRange)},
@@ -370,7 +373,7 @@ func buildTable() (map[string]*Command, []*Command) {
 		c := &Command{id: i, name: s.name, arity: s.arity, first: s.first, last: s.last, step: s.step,
 			class: s.how.class, keys: s.how.keys, merge: s.how.merge, why: s.how.why, readOnly: slices.Contains(readOnly, s.name)}
 		switch c.class {
-		case ClassRefused, ClassTransaction, ClassPubSub, ClassBlocking:
+		case ClassRefused, ClassTransaction, ClassPubSub, ClassBlocking, ClassEveryServer:
 			c.refused = replyError(ErrUnsupported, "ERR '"+c.name+"' is not supported by the proxy: "+reasonText[c.why], false)
 		case ClassSameServer:
 			c.crossSrv = replyError(ErrCrossServer, "ERR keys of '"+c.name+"' map to different servers; hash tags can keep them on one", false)
