@@ -29,8 +29,12 @@ func (c *redisClient) every(p *pool, r *redisRequest) {
 		return
 	}
 	req := &r.req
-	if req.Cmd.Name() == "scan" {
+	switch req.Cmd.Name() {
+	case "scan":
 		c.scan(p, r)
+		return
+	case "script":
+		c.script(p, r)
 		return
 	}
 	var total int64
@@ -131,4 +135,59 @@ func askShared(p *pool, b *backend, req []byte) ([]byte, error) {
 		return nil, ro.err
 	}
 	return bytes.Clone(ro.reply), nil
+}
+
+// script serves SCRIPT LOAD, EXISTS and FLUSH on every server, so that
+// EVALSHA finds a script loaded through the proxy whichever server its
+// keys are on: LOAD answers the servers' digest, EXISTS 1 for a script
+// every server has, FLUSH +OK once every server flushed. Its other
+// subcommands are refused.
+func (c *redisClient) script(p *pool, r *redisRequest) {
+	args := r.req.Args
+	sub := string(bytes.ToLower(args[1]))
+	if sub != "load" && sub != "exists" && sub != "flush" {
+		r.local = redis.AppendError(r.local, "ERR 'script "+sub+"' is not supported by the proxy: script and function management")
+		return
+	}
+	var first []byte
+	var all []bool // EXISTS: every server has the script
+	for _, b := range p.backends {
+		reply, err := askShared(p, b, redis.AppendRequest(nil, &r.req))
+		if err != nil || redis.IsError(reply) {
+			r.local = replyOrError(r.local, reply, err)
+			return
+		}
+		if first == nil {
+			first = reply
+		}
+		if sub != "exists" {
+			continue
+		}
+		_, has, err := readArray(reply)
+		if err != nil {
+			r.answerError(err)
+			return
+		}
+		if all == nil {
+			all = make([]bool, len(has))
+			for i := range all {
+				all[i] = true
+			}
+		}
+		for i := range min(len(all), len(has)) {
+			all[i] = all[i] && has[i] == "1"
+		}
+	}
+	switch {
+	case first == nil:
+		r.answerError(ErrNoServers)
+		return
+	case sub != "exists":
+		r.local = append(r.local, first...)
+		return
+	}
+	r.local = redis.AppendArrayHeader(r.local, len(all))
+	for _, has := range all {
+		r.local = redis.AppendInt(r.local, int64(b2i(has)))
+	}
 }

@@ -68,3 +68,43 @@ func TestRedisScanOverServers(t *testing.T) {
 		t.Errorf("SCAN x: %q", got)
 	}
 }
+
+// TestRedisScriptsOnEveryServer: a script go-redis loads through the
+// proxy runs with EVALSHA on keys of every server, SCRIPT EXISTS says so,
+// and after SCRIPT FLUSH every server answers NOSCRIPT.
+func TestRedisScriptsOnEveryServer(t *testing.T) {
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	s := startProxy(t, redisPoolYAML("", rs...))
+	ctx := context.Background()
+	c := goredis.NewClient(&goredis.Options{Addr: s.Addr("p").String()})
+	defer c.Close()
+	sha, err := c.ScriptLoad(ctx, "return redis.call('incr', KEYS[1])").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := map[string]bool{}
+	for i := range 100 {
+		k := fmt.Sprintf("c%dx", i*7919)
+		servers[ownerOf(s.testPool("p"), k)] = true
+		if got, err := c.EvalSha(ctx, sha, []string{k}).Int(); err != nil || got != 1 {
+			t.Fatalf("EVALSHA on %s: %d %v", k, got, err)
+		}
+	}
+	if len(servers) != len(rs) {
+		t.Fatalf("the keys reached %d of %d servers", len(servers), len(rs))
+	}
+	if got, err := c.ScriptExists(ctx, sha, "0000000000000000000000000000000000000000").Result(); err != nil || !slices.Equal(got, []bool{true, false}) {
+		t.Errorf("SCRIPT EXISTS: %v %v", got, err)
+	}
+	if err := c.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		if err := c.EvalSha(ctx, sha, []string{fmt.Sprintf("c%dx", i*7919)}).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			t.Fatalf("EVALSHA after SCRIPT FLUSH: %v", err)
+		}
+	}
+	if got := dialRedis(t, s.Addr("p").String()).do("SCRIPT", "KILL"); !strings.Contains(got, "is not supported by the proxy") {
+		t.Errorf("SCRIPT KILL: %q", got)
+	}
+}

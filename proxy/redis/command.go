@@ -47,9 +47,9 @@ const (
 	// are on one server, on a server connection of their own. A
 	// [Splitter] refuses them.
 	ClassBlocking
-	// ClassEveryServer commands (SCAN, KEYS, DBSIZE) read the whole
-	// keyspace: a proxy asks every server and merges the answers. A
-	// [Splitter] refuses them.
+	// ClassEveryServer commands (SCAN, KEYS, DBSIZE, SCRIPT) read the
+	// whole keyspace or every server's scripts: a proxy asks every
+	// server and merges the answers. A [Splitter] refuses them.
 	ClassEveryServer
 )
 

@@ -240,7 +240,7 @@ var specs = [...]spec{
 	{"save", 1, 0, 0, 0, refused(whyAdmin)},
 	{"scan", -2, 0, 0, 0, everyServer},
 	{"scard", 2, 1, 1, 1, single},
-	{"script", -2, 0, 0, 0, refused(whyScript)},
+	{"script", -2, 0, 0, 0, how{class: ClassEveryServer, why: whyScript}},
 	{"sdiff", -2, 1, -1, 1, same(keysRange)},
 	{"sdiffstore", -3, 1, -1, 1, same(keysRange)},
 	{"select", 2, 0, 0, 0, local},
