@@ -141,6 +141,12 @@ type PoolConfig struct {
 	// connection; clients see it as database 0. In a memcached pool it is
 	// ignored, as nutcracker ignores it, and the start logs that it is.
 	RedisDB int `yaml:"redis_db"`
+	// RedisBlockingConnections (redis_blocking_connections) is the most
+	// blocking commands (BLPOP, BRPOP, BLMOVE, ...) the pool's clients may
+	// have waiting at once, each on a server connection of its own; one
+	// past it is refused. 0 means the default, 100: enough for the
+	// workers of a queue, far below what a server's maxclients allows.
+	RedisBlockingConnections int `yaml:"redis_blocking_connections"`
 	// ServerConnections is the number of connections to each server.
 	// Default 1.
 	ServerConnections int `yaml:"server_connections"`

@@ -28,6 +28,7 @@ func (p *PoolConfig) checkRedis(bad badSetting) error {
 			{"redis_auth", p.RedisAuth != ""},
 			{"redis_client_auth", p.RedisClientAuth != ""}, {"redis_server_auth", len(p.RedisServerAuth) > 0},
 			{"redis_server_user", p.RedisServerUser != ""},
+			{"redis_blocking_connections", p.RedisBlockingConnections != 0},
 		} {
 			if k.set {
 				return bad(k.key, "applies to Redis pools only (redis: true)")
@@ -42,6 +43,8 @@ func (p *PoolConfig) checkRedis(bad badSetting) error {
 		return bad("redis_server_user", "%q: a user name has no spaces", p.RedisServerUser)
 	case p.RedisDB < 0:
 		return bad("redis_db", "must not be negative (got %d)", p.RedisDB)
+	case p.RedisBlockingConnections < 0:
+		return bad("redis_blocking_connections", "must not be negative (got %d)", p.RedisBlockingConnections)
 	case p.Replicas > 1:
 		return bad("replicas", "a Redis pool keeps one copy of each key: copies written by a proxy would drift apart under Redis's read-modify-write commands (INCR, LPUSH, ...)")
 	case len(p.Zones) > 0 || p.Zone != "":

@@ -48,6 +48,11 @@ type redisClient struct {
 	w     *bufio.Writer
 	gone  bool
 
+	// tx is the client's transaction (see redisTx), subs its
+	// subscriptions while it is subscribed (see redisSubs).
+	tx   redisTx
+	subs *redisSubs
+
 	// The reader's routing state: the placement a request is split by,
 	// and serverOf bound once, so that splitting allocates nothing.
 	place    *placement
@@ -75,6 +80,7 @@ func (c *redisClient) serve() {
 	// queued is written first.
 	in, out := c.streams(p, c.batch.flush)
 	unread, written := c.rounds(in, out)
+	c.closePin()
 	c.ended(p, in, out, c.err, written, unread)
 }
 
@@ -100,13 +106,30 @@ func (c *redisClient) rounds(in io.Reader, out io.Writer) (unread []byte, writte
 		var rq *redisRequest
 		drained := !c.next(r)
 		end := drained
-		if drained {
+		switch {
+		case drained && (c.tx.multi || c.tx.watched != nil):
+			// Its transaction cannot go with it to another process:
+			// closed, the client's next request fails where no
+			// transaction of it ran.
+			c.err = errTxDrained
+		case drained:
 			c.err, unread = errDrained, r.Unread()
-		} else {
+		default:
 			rq, end = c.read(r)
 		}
 		if rq != nil {
 			c.round = append(c.round, rq)
+		}
+		if c.subs != nil {
+			// Subscribed: the round is answered under the lock of the
+			// messages' writes, and the client served as a subscriber.
+			c.subs.mu.Lock()
+			ok := c.endRound()
+			c.subs.mu.Unlock()
+			if !ok || end || !c.subscribed(r) {
+				return nil, ok
+			}
+			continue
 		}
 		if !end && !c.gone && r.Buffered() > 0 && len(c.round) < c.pool.Load().cfg.MaxPending && c.charge.held.Load() < c.charge.limit {
 			continue
@@ -143,6 +166,8 @@ func (c *redisClient) read(r *redis.Reader) (rq *redisRequest, end bool) {
 		return nil, true
 	case pool != nil:
 		c.dispatch(pool, rq, r)
+	case c.tx.multi:
+		c.tx.failed = true // refused while queued: an unknown command, a wrong arity
 	}
 	return rq, rq.close
 }
@@ -169,6 +194,18 @@ func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
 		}
 	case !c.authed && req.Cmd != redisQuit:
 		r.local = append(r.local, ncNoAuth...)
+	case c.inTransaction(req.Cmd):
+		c.transaction(p, r)
+	case req.Cmd.Class() == redis.ClassBlocking:
+		if !c.block(p, r, rd) {
+			return // a server answers
+		}
+	case req.Cmd.Class() == redis.ClassEveryServer:
+		c.every(p, r)
+	case req.Cmd.Class() == redis.ClassPubSub:
+		if !c.pubsub(p, r) {
+			return // a server answers
+		}
 	case req.Cmd.Class() == redis.ClassLocal:
 		r.local, r.close = redis.AppendLocal(r.local, req)
 	case p.cfg.MaxKeys > 0 && req.NumKeys() > p.cfg.MaxKeys:

@@ -72,8 +72,8 @@ func TestGoRedisThroughProxy(t *testing.T) {
 	if got, err := c.Del(ctx, keys...).Result(); err != nil || got != 50 {
 		t.Errorf("DEL: %d, %v", got, err)
 	}
-	if err := c.Do(ctx, "MULTI").Err(); err == nil {
-		t.Error("MULTI succeeded")
+	if err := c.Do(ctx, "CLUSTER", "INFO").Err(); err == nil {
+		t.Error("CLUSTER INFO succeeded")
 	}
 	if got, err := c.Ping(ctx).Result(); err != nil || got != "PONG" {
 		t.Fatalf("PING after a refusal: %q, %v", got, err)
@@ -100,7 +100,8 @@ func (c *eofConn) Read(p []byte) (int, error) {
 }
 
 // TestRedisCLIThroughProxy runs redis-cli's commands, its --pipe mass
-// insertion (which ends with an ECHO) and its refusals through the proxy.
+// insertion (which ends with an ECHO), DBSIZE over every server and its
+// refusals through the proxy.
 func TestRedisCLIThroughProxy(t *testing.T) {
 	bin := realprog.Binary(t, "redis-tools", "redis-cli")
 	s, rs := redisAuthPool(t)
@@ -128,8 +129,11 @@ func TestRedisCLIThroughProxy(t *testing.T) {
 	if got := cli(mass.String(), "--pipe"); !strings.Contains(got, "errors: 0, replies: 1000") {
 		t.Errorf("--pipe: %q", got)
 	}
-	if got := cli("", "DBSIZE"); !strings.HasPrefix(got, "ERR ") {
-		t.Errorf("DBSIZE: %q, want the proxy's refusal", got)
+	if got := cli("", "DBSIZE"); got != "1001\n" {
+		t.Errorf("DBSIZE over both servers: %q", got)
+	}
+	if got := cli("", "RANDOMKEY"); !strings.HasPrefix(got, "ERR ") {
+		t.Errorf("RANDOMKEY: %q, want the proxy's refusal", got)
 	}
 	if got := cli("", "GET", "a"); got != "1\n" {
 		t.Errorf("GET after a refusal: %q", got)

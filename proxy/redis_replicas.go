@@ -76,7 +76,7 @@ func startReplicaReads(ctx context.Context, p *pool) {
 	for _, b := range p.backends {
 		t.shards[b.name()] = &shardReplicas{primary: b}
 	}
-	p.frontState.Store(t)
+	redisStateOf(p).replicas.Store(t)
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -377,7 +377,7 @@ func (c *redisClient) readServer(p *pool, r *redisRequest, b *backend) *backend 
 // replicaFor returns the server a read-only request of c for a key of
 // shard b goes to: a readable replica of b, unless c wrote to b, else b.
 func (c *redisClient) replicaFor(p *pool, b *backend) *backend {
-	t, _ := p.frontState.Load().(*replicaTracker)
+	t := redisStateOf(p).replicas.Load()
 	if t == nil || c.wrote[b.name()] {
 		return b
 	}
@@ -410,7 +410,7 @@ func (c *redisClient) noteWrite(b *backend) {
 
 // replicas returns the replicas of server that p's tracker knows.
 func (redisFront) replicas(p *pool, server string) []ReplicaStatus {
-	t, _ := p.frontState.Load().(*replicaTracker)
+	t := redisStateOf(p).replicas.Load()
 	if t == nil || t.shards[server] == nil {
 		return nil
 	}

@@ -30,11 +30,15 @@ import (
 // waiting to be answered with the round r is read in. The error is what r
 // is answered with.
 func (c *redisClient) moveKeys(p *pool, r *redisRequest, m *storeMove) error {
+	return c.moveEach(p, m, r.start.Add(p.cfg.Timeout), r.req.NumKeys(), r.req.Key)
+}
+
+// moveEach is moveKeys for the n keys key gives, by deadline.
+func (c *redisClient) moveEach(p *pool, m *storeMove, deadline time.Time, n int, key func(int) []byte) error {
 	var sc routeScratch
 	var from []*backend
-	deadline := r.start.Add(p.cfg.Timeout)
-	for i := range r.req.NumKeys() {
-		key := r.req.Key(i)
+	for i := range n {
+		key := key(i)
 		owners := c.place.route(key, false, &sc)
 		if len(owners) == 0 {
 			continue

@@ -27,12 +27,33 @@ const (
 	// QUIT, SELECT, AUTH, HELLO (see [AppendLocal] and [AppendAuth]).
 	ClassLocal
 	// ClassRefused commands are refused with [ErrUnsupported], the
-	// connection staying open: transactions, blocking commands, pub/sub,
-	// commands over the whole keyspace, cluster and administration.
+	// connection staying open: cluster and administration commands, and
+	// what the proxy cannot serve for the reason [Command.Refusal] gives.
 	ClassRefused
+	// ClassTransaction commands (MULTI, EXEC, DISCARD, WATCH, UNWATCH)
+	// hold state on the client's connection: a proxy serves them on a
+	// server connection pinned to the client for the transaction, with
+	// every key of the transaction on that server. A [Splitter] refuses
+	// them, as a proxy without such connections must.
+	ClassTransaction
+	// ClassPubSub commands (SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their
+	// UNSUBSCRIBEs, PUBLISH, SPUBLISH, PUBSUB) are served by a proxy that
+	// routes a channel as a key: a subscriber gets server connections of
+	// its own. A [Splitter] refuses them.
+	ClassPubSub
+	// ClassBlocking commands (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BZPOPMIN,
+	// BZPOPMAX) block until their keys have something, up to their
+	// timeout (the last argument): a proxy serves them, when their keys
+	// are on one server, on a server connection of their own. A
+	// [Splitter] refuses them.
+	ClassBlocking
+	// ClassEveryServer commands (SCAN, KEYS, DBSIZE, SCRIPT) read the
+	// whole keyspace or every server's scripts: a proxy asks every
+	// server and merges the answers. A [Splitter] refuses them.
+	ClassEveryServer
 )
 
-var classNames = [...]string{"", "single", "split", "same-server", "any-server", "local", "refused"}
+var classNames = [...]string{"", "single", "split", "same-server", "any-server", "local", "refused", "transaction", "pub/sub", "blocking", "every-server"}
 
 // String returns the class's name.
 func (c Class) String() string {
@@ -118,6 +139,11 @@ func (c *Command) ReadOnly() bool { return c.readOnly }
 // Class returns how a proxy handles the command.
 func (c *Command) Class() Class { return c.class }
 
+// Refusal returns the reply that refuses the command, "-ERR '<cmd>' is not
+// supported by the proxy: <why>", for a [ClassRefused] command and for one
+// a proxy serves only on a connection of the client's own; nil for others.
+func (c *Command) Refusal() *Error { return c.refused }
+
 // Merge returns how the replies of a [ClassSplit] command merge;
 // MergeNone for other classes.
 func (c *Command) Merge() Merge { return c.merge }
@@ -194,7 +220,7 @@ func resolve(req *Request) error {
 		return arityError(cmd)
 	}
 	switch cmd.class {
-	case ClassSingle, ClassSplit, ClassSameServer:
+	case ClassSingle, ClassSplit, ClassSameServer, ClassTransaction, ClassBlocking:
 		return findKeys(req)
 	}
 	return nil

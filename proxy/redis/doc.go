@@ -34,8 +34,11 @@
 // into one request per server and their replies merged as nutcracker
 // merges them ([Splitter.Merge]). PING, ECHO, QUIT, SELECT, AUTH and
 // HELLO are answered locally ([AppendLocal], [AppendAuth]); COMMAND goes
-// to any one server; the rest is refused with an error and the connection
-// kept ([ErrUnsupported]).
+// to any one server; transactions ([ClassTransaction]), pub/sub
+// ([ClassPubSub]) and blocking commands ([ClassBlocking]) are the proxy's
+// to serve on connections of the client's own, and SCAN, KEYS and DBSIZE
+// ([ClassEveryServer]) to ask of every server; the rest is refused with an error and the connection kept
+// ([ErrUnsupported]).
 //
 // # Where kolco differs from nutcracker
 //
@@ -44,8 +47,8 @@
 // sends a multi-key command whose keys are on several servers (SINTER,
 // RENAME, EVAL with several keys, ...) to the first key's server, where
 // it silently works on the wrong data. Here:
-//   - unsupported commands (MULTI/EXEC, blocking commands, pub/sub,
-//     SCAN/KEYS, CLUSTER, INFO, CLIENT, ...) get "-ERR '<cmd>' is not
+//   - unsupported commands (BLMPOP, XREAD,
+//     RANDOMKEY, CLUSTER, INFO, CLIENT, ...) get "-ERR '<cmd>' is not
 //     supported by the proxy: <why>" and the connection stays open, so
 //     that clients which send CLIENT SETINFO on connecting (go-redis v9)
 //     go on;

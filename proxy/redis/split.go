@@ -39,7 +39,7 @@ type Splitter struct {
 // The error is an [*Error] to answer the client with: [ErrCrossServer] for
 // a [ClassSameServer] command whose keys map to more than one server,
 // [ErrNoKeys] for one with no key, [ErrUnsupported] for a
-// [ClassRefused] command, [ErrLocal] for a [ClassLocal] one.
+// [ClassRefused], [ClassTransaction], [ClassPubSub], [ClassBlocking] or [ClassEveryServer] command, [ErrLocal] for a [ClassLocal] one.
 func (s *Splitter) Split(req *Request, server func(key []byte) int) error {
 	s.req = req
 	s.g.Parts = s.g.Parts[:0]
@@ -62,7 +62,7 @@ func (s *Splitter) Split(req *Request, server func(key []byte) int) error {
 		s.g.Parts = append(s.g.Parts, Part{Server: AnyServer})
 	case ClassSplit:
 		s.g.Split(req.NumKeys(), func(i int) int { return server(req.Key(i)) })
-	case ClassRefused:
+	case ClassRefused, ClassTransaction, ClassPubSub, ClassBlocking, ClassEveryServer:
 		return cmd.refused
 	default:
 		return errLocal

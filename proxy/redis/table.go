@@ -32,9 +32,22 @@ var (
 func split(m Merge) how    { return how{class: ClassSplit, merge: m} }
 func same(f finder) how    { return how{class: ClassSameServer, keys: f} }
 func refused(w reason) how { return how{class: ClassRefused, why: w} }
+
 func refusedMovable(w reason) how {
 	return how{class: ClassRefused, why: w, keys: keysNotRead}
 }
+
+// transaction is a command a proxy serves on a connection pinned for it.
+var transaction = how{class: ClassTransaction, why: whyTransaction}
+
+// pubsub is a command a proxy serves routing channels as keys.
+var pubsub = how{class: ClassPubSub, why: whyPubSub}
+
+// blocking is a command a proxy serves on a connection of its own.
+var blocking = how{class: ClassBlocking, why: whyBlocking}
+
+// everyServer is a command a proxy asks of every server.
+var everyServer = how{class: ClassEveryServer, why: whyKeyspace}
 
 // reason says why the proxy refuses a command.
 type reason uint8
@@ -78,32 +91,32 @@ var specs = [...]spec{
 	{"bitfield_ro", -2, 1, 1, 1, single},
 	{"bitop", -4, 2, -1, 1, same(keysRange)},
 	{"bitpos", -3, 1, 1, 1, single},
-	{"blmove", 6, 1, 2, 1, refused(whyBlocking)},
+	{"blmove", 6, 1, 2, 1, blocking},
 	{"blmpop", -5, 0, 0, 0, refusedMovable(whyBlocking)},
-	{"blpop", -3, 1, -2, 1, refused(whyBlocking)},
-	{"brpop", -3, 1, -2, 1, refused(whyBlocking)},
-	{"brpoplpush", 4, 1, 2, 1, refused(whyBlocking)},
+	{"blpop", -3, 1, -2, 1, blocking},
+	{"brpop", -3, 1, -2, 1, blocking},
+	{"brpoplpush", 4, 1, 2, 1, blocking},
 	{"bzmpop", -5, 0, 0, 0, refusedMovable(whyBlocking)},
-	{"bzpopmax", -3, 1, -2, 1, refused(whyBlocking)},
-	{"bzpopmin", -3, 1, -2, 1, refused(whyBlocking)},
+	{"bzpopmax", -3, 1, -2, 1, blocking},
+	{"bzpopmin", -3, 1, -2, 1, blocking},
 	{"client", -2, 0, 0, 0, refused(whyConnection)},
 	{"cluster", -2, 0, 0, 0, refused(whyCluster)},
 	{"command", -1, 0, 0, 0, anyServer},
 	{"config", -2, 0, 0, 0, refused(whyAdmin)},
 	{"copy", -3, 1, 2, 1, same(keysRange)},
-	{"dbsize", 1, 0, 0, 0, refused(whyKeyspace)},
+	{"dbsize", 1, 0, 0, 0, everyServer},
 	{"debug", -2, 0, 0, 0, refused(whyAdmin)},
 	{"decr", 2, 1, 1, 1, single},
 	{"decrby", 3, 1, 1, 1, single},
 	{"del", -2, 1, -1, 1, split(MergeSum)},
-	{"discard", 1, 0, 0, 0, refused(whyTransaction)},
+	{"discard", 1, 0, 0, 0, transaction},
 	{"dump", 2, 1, 1, 1, single},
 	{"echo", 2, 0, 0, 0, local},
 	{"eval", -3, 0, 0, 0, same(keysEval)},
 	{"eval_ro", -3, 0, 0, 0, same(keysEval)},
 	{"evalsha", -3, 0, 0, 0, same(keysEval)},
 	{"evalsha_ro", -3, 0, 0, 0, same(keysEval)},
-	{"exec", 1, 0, 0, 0, refused(whyTransaction)},
+	{"exec", 1, 0, 0, 0, transaction},
 	{"exists", -2, 1, -1, 1, split(MergeSum)},
 	{"expire", -3, 1, 1, 1, single},
 	{"expireat", -3, 1, 1, 1, single},
@@ -151,7 +164,7 @@ var specs = [...]spec{
 	{"incrby", 3, 1, 1, 1, single},
 	{"incrbyfloat", 3, 1, 1, 1, single},
 	{"info", -1, 0, 0, 0, refused(whyAdmin)},
-	{"keys", 2, 0, 0, 0, refused(whyKeyspace)},
+	{"keys", 2, 0, 0, 0, everyServer},
 	{"lastsave", 1, 0, 0, 0, refused(whyAdmin)},
 	{"latency", -2, 0, 0, 0, refused(whyAdmin)},
 	{"lcs", -3, 1, 2, 1, same(keysRange)},
@@ -183,7 +196,7 @@ var specs = [...]spec{
 	{"move", 3, 1, 1, 1, refused(whyDatabase)},
 	{"mset", -3, 1, -1, 2, split(MergeOK)},
 	{"msetnx", -3, 1, -1, 2, same(keysRange)},
-	{"multi", 1, 0, 0, 0, refused(whyTransaction)},
+	{"multi", 1, 0, 0, 0, transaction},
 	{"object", -2, 0, 0, 0, container},
 	{"object|encoding", 3, 2, 2, 1, single},
 	{"object|freq", 3, 2, 2, 1, single},
@@ -201,12 +214,12 @@ var specs = [...]spec{
 	{"pfselftest", 1, 0, 0, 0, refused(whyAdmin)},
 	{"ping", -1, 0, 0, 0, local},
 	{"psetex", 4, 1, 1, 1, single},
-	{"psubscribe", -2, 0, 0, 0, refused(whyPubSub)},
+	{"psubscribe", -2, 0, 0, 0, pubsub},
 	{"psync", -3, 0, 0, 0, refused(whyAdmin)},
 	{"pttl", 2, 1, 1, 1, single},
-	{"publish", 3, 0, 0, 0, refused(whyPubSub)},
-	{"pubsub", -2, 0, 0, 0, refused(whyPubSub)},
-	{"punsubscribe", -1, 0, 0, 0, refused(whyPubSub)},
+	{"publish", 3, 0, 0, 0, pubsub},
+	{"pubsub", -2, 0, 0, 0, pubsub},
+	{"punsubscribe", -1, 0, 0, 0, pubsub},
 	{"quit", -1, 0, 0, 0, local},
 	{"randomkey", 1, 0, 0, 0, refused(whyKeyspace)},
 	{"readonly", 1, 0, 0, 0, refused(whyCluster)},
@@ -225,9 +238,9 @@ var specs = [...]spec{
 	{"rpushx", -3, 1, 1, 1, single},
 	{"sadd", -3, 1, 1, 1, single},
 	{"save", 1, 0, 0, 0, refused(whyAdmin)},
-	{"scan", -2, 0, 0, 0, refused(whyKeyspace)},
+	{"scan", -2, 0, 0, 0, everyServer},
 	{"scard", 2, 1, 1, 1, single},
-	{"script", -2, 0, 0, 0, refused(whyScript)},
+	{"script", -2, 0, 0, 0, how{class: ClassEveryServer, why: whyScript}},
 	{"sdiff", -2, 1, -1, 1, same(keysRange)},
 	{"sdiffstore", -3, 1, -1, 1, same(keysRange)},
 	{"select", 2, 0, 0, 0, local},
@@ -249,17 +262,17 @@ var specs = [...]spec{
 	{"sort", -2, 1, 1, 1, same(keysSort)},
 	{"sort_ro", -2, 1, 1, 1, same(keysSortRO)},
 	{"spop", -2, 1, 1, 1, single},
-	{"spublish", 3, 1, 1, 1, refused(whyPubSub)},
+	{"spublish", 3, 1, 1, 1, pubsub},
 	{"srandmember", -2, 1, 1, 1, single},
 	{"srem", -3, 1, 1, 1, single},
 	{"sscan", -3, 1, 1, 1, single},
-	{"ssubscribe", -2, 1, -1, 1, refused(whyPubSub)},
+	{"ssubscribe", -2, 1, -1, 1, pubsub},
 	{"strlen", 2, 1, 1, 1, single},
-	{"subscribe", -2, 0, 0, 0, refused(whyPubSub)},
+	{"subscribe", -2, 0, 0, 0, pubsub},
 	{"substr", 4, 1, 1, 1, single},
 	{"sunion", -2, 1, -1, 1, same(keysRange)},
 	{"sunionstore", -3, 1, -1, 1, same(keysRange)},
-	{"sunsubscribe", -1, 1, -1, 1, refused(whyPubSub)},
+	{"sunsubscribe", -1, 1, -1, 1, pubsub},
 	{"swapdb", 3, 0, 0, 0, refused(whyDatabase)},
 	{"sync", 1, 0, 0, 0, refused(whyAdmin)},
 	{"time", 1, 0, 0, 0, refused(whyAdmin)},
@@ -267,10 +280,10 @@ var specs = [...]spec{
 	{"ttl", 2, 1, 1, 1, single},
 	{"type", 2, 1, 1, 1, single},
 	{"unlink", -2, 1, -1, 1, split(MergeSum)},
-	{"unsubscribe", -1, 0, 0, 0, refused(whyPubSub)},
-	{"unwatch", 1, 0, 0, 0, refused(whyTransaction)},
+	{"unsubscribe", -1, 0, 0, 0, pubsub},
+	{"unwatch", 1, 0, 0, 0, transaction},
 	{"wait", 3, 0, 0, 0, refused(whyBlocking)},
-	{"watch", -2, 1, -1, 1, refused(whyTransaction)},
+	{"watch", -2, 1, -1, 1, transaction},
 	{"xack", -4, 1, 1, 1, single},
 	{"xadd", -5, 1, 1, 1, single},
 	{"xautoclaim", -6, 1, 1, 1, single},
@@ -360,7 +373,7 @@ func buildTable() (map[string]*Command, []*Command) {
 		c := &Command{id: i, name: s.name, arity: s.arity, first: s.first, last: s.last, step: s.step,
 			class: s.how.class, keys: s.how.keys, merge: s.how.merge, why: s.how.why, readOnly: slices.Contains(readOnly, s.name)}
 		switch c.class {
-		case ClassRefused:
+		case ClassRefused, ClassTransaction, ClassPubSub, ClassBlocking, ClassEveryServer:
 			c.refused = replyError(ErrUnsupported, "ERR '"+c.name+"' is not supported by the proxy: "+reasonText[c.why], false)
 		case ClassSameServer:
 			c.crossSrv = replyError(ErrCrossServer, "ERR keys of '"+c.name+"' map to different servers; hash tags can keep them on one", false)
