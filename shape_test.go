@@ -47,6 +47,9 @@ var methodLimits = map[string]int{
 	// A memcached request: the warm path's methods are still its own,
 	// and the traffic sample's record of it.
 	"proxy.mcRequest": 35,
+	// A Redis client: its transactions, subscriptions and blocking
+	// commands are still its methods, beside forwarding.
+	"proxy.redisClient": 38,
 	// A pool's settings: the traffic sample's checks are its methods.
 	"proxy.PoolConfig": 32,
 	// A fault schedule's run: the Sentinels' and the cluster's start and

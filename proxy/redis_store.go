@@ -30,11 +30,15 @@ import (
 // waiting to be answered with the round r is read in. The error is what r
 // is answered with.
 func (c *redisClient) moveKeys(p *pool, r *redisRequest, m *storeMove) error {
-	return c.moveEach(p, m, r.start.Add(p.cfg.Timeout), r.req.NumKeys(), r.req.Key)
+	moved, err := c.moveEach(p, m, r.start.Add(p.cfg.Timeout), r.req.NumKeys(), r.req.Key)
+	r.moved = r.moved || moved
+	return err
 }
 
-// moveEach is moveKeys for the n keys key gives, by deadline.
-func (c *redisClient) moveEach(p *pool, m *storeMove, deadline time.Time, n int, key func(int) []byte) error {
+// moveEach is moveKeys for the n keys key gives, by deadline. It reports
+// whether a key may have had to move (it had another server under one of
+// the move's placements).
+func (c *redisClient) moveEach(p *pool, m *storeMove, deadline time.Time, n int, key func(int) []byte) (moved bool, err error) {
 	var sc routeScratch
 	var from []*backend
 	for i := range n {
@@ -47,13 +51,13 @@ func (c *redisClient) moveEach(p *pool, m *storeMove, deadline time.Time, n int,
 		if from = m.sources(from[:0], key, to, &sc); len(from) == 0 {
 			continue
 		}
-		r.moved = true
+		moved = true
 		if !m.isOpen() {
 			if !c.endRound() {
-				return errClientGone
+				return moved, errClientGone
 			}
 			if err := m.wait(deadline); err != nil {
-				return err
+				return moved, err
 			}
 		}
 		for _, src := range from {
@@ -62,7 +66,7 @@ func (c *redisClient) moveEach(p *pool, m *storeMove, deadline time.Time, n int,
 				m.stats.failed.Add(1)
 				line := fmt.Sprintf("%s -> %s: %v", src.addr, to.addr, err)
 				m.stats.lastErr.Store(&line)
-				return fmt.Errorf("%w: moving the key from %s to %s: %w", errMoveFailed, src.addr, to.addr, err)
+				return moved, fmt.Errorf("%w: moving the key from %s to %s: %w", errMoveFailed, src.addr, to.addr, err)
 			}
 			if moved {
 				m.stats.onRequest.Add(1)
@@ -71,7 +75,7 @@ func (c *redisClient) moveEach(p *pool, m *storeMove, deadline time.Time, n int,
 			}
 		}
 	}
-	return nil
+	return moved, nil
 }
 
 // tryAgainCause returns what a client reads after TRYAGAIN for a request

@@ -115,7 +115,7 @@ var partMayUse = map[string][]string{
 var widths = map[string]int{
 	// Between the wings.
 	"admin -> config":     70,
-	"admin -> engine":     173,
+	"admin -> engine":     174,
 	"admin -> server":     24,
 	"admin -> source":     12,
 	"engine -> config":    71,
@@ -125,11 +125,11 @@ var widths = map[string]int{
 	"fronts -> redis":     1,
 	"memcached -> config": 22,
 	"memcached -> engine": 161,
-	"redis -> config":     33,
-	"redis -> engine":     131,
+	"redis -> config":     34,
+	"redis -> engine":     138,
 	"server -> admin":     14,
 	"server -> config":    75,
-	"server -> engine":    120,
+	"server -> engine":    121,
 	"server -> fronts":    1,
 	"server -> source":    21,
 	"source -> config":    57,
