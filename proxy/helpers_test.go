@@ -54,9 +54,10 @@ func fakeServer(t *testing.T, serve func(net.Conn)) string {
 
 // memcached is a real memcached started by a test.
 type memcached struct {
-	addr string
-	port int
-	cmd  *exec.Cmd
+	addr   string
+	port   int
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when cmd has exited
 }
 
 // startMemcached starts memcached on a free loopback port (or on port when
@@ -70,11 +71,15 @@ func startMemcached(t testing.TB, port int, extra ...string) *memcached {
 			p = freePort(t)
 		}
 		m := &memcached{addr: fmt.Sprintf("127.0.0.1:%d", p), port: p}
-		m.run(t, append([]string{"-l", "127.0.0.1", "-p", fmt.Sprint(p)}, extra...)...)
 		// Another program may have taken the port between its choice
-		// and the bind: then the memcached answering is not this one.
+		// and the bind: then this memcached exits, or the one answering
+		// is not this one. A port the test chose is tried again.
+		retry := port == 0 && attempt < 4
+		if !m.start(t, retry, append([]string{"-l", "127.0.0.1", "-p", fmt.Sprint(p)}, extra...)...) {
+			continue
+		}
 		pid, err := realprog.MemcachedPID(m.addr)
-		if err != nil || pid == m.cmd.Process.Pid || port != 0 || attempt == 4 {
+		if err != nil || pid == m.cmd.Process.Pid || !retry {
 			return m
 		}
 		m.stop()
@@ -94,24 +99,68 @@ func startMemcachedUnix(t testing.TB) *memcached {
 // until it answers.
 func (m *memcached) run(t testing.TB, where ...string) {
 	t.Helper()
+	m.start(t, false, where...)
+}
+
+// start starts memcached listening as where says, on m.addr, and waits
+// until it answers. When it exits first (its port taken), start returns
+// false if mayFail, else fails the test.
+func (m *memcached) start(t testing.TB, mayFail bool, where ...string) bool {
+	t.Helper()
 	bin := needBinary(t, "memcached")
 	args := append(where, "-U", "0", "-m", "64", "-t", "1")
 	if os.Geteuid() == 0 {
 		args = append(args, "-u", "root") // memcached refuses to run as root otherwise
 	}
-	m.cmd = exec.Command(bin, args...)
-	if err := testproc.Start(m.cmd); err != nil {
+	cmd := exec.Command(bin, args...)
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	m.cmd, m.exited = cmd, exited
 	t.Cleanup(m.stop)
-	waitListening(t, m.addr)
+	if !waitServing(t, m.addr, exited) {
+		if mayFail {
+			return false
+		}
+		t.Fatalf("memcached on %s exited during startup", m.addr)
+	}
+	return true
 }
 
 func (m *memcached) stop() {
 	if m.cmd != nil && m.cmd.Process != nil {
 		_ = m.cmd.Process.Kill()
-		_ = m.cmd.Wait()
+		<-m.exited
 		m.cmd = nil
+	}
+}
+
+// waitServing polls addr (host:port or a unix socket path) until it
+// accepts a connection (realprog.Patience at most), and returns false if
+// exited is closed first: the program died while starting.
+func waitServing(t testing.TB, addr string, exited <-chan struct{}) bool {
+	t.Helper()
+	deadline := time.Now().Add(realprog.Patience)
+	for {
+		c, err := net.DialTimeout(network(addr), addr, time.Second)
+		if err == nil {
+			c.Close()
+			return true
+		}
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never listened: %v", addr, err)
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline, not synchronisation by sleep
 	}
 }
 
