@@ -13,6 +13,7 @@ import (
 // and that its revision is its own count; a pool on its servers list shows
 // no gossip section.
 func TestStatusPageShowsGossip(t *testing.T) {
+	t.Parallel()
 	br := startBrowser(t)
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	seed := sidecar(t, nil, "n0", ms[0].addr)

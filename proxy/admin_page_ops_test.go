@@ -57,6 +57,7 @@ const readNodes = `return Array.from(document.querySelectorAll("section.pool")).
 // admin_peers, and a peer listed twice, count once. In headless Chromium,
 // with screenshots of the failures and of the return.
 func TestStatusPageAfterFailures(t *testing.T) {
+	t.Parallel()
 	br := startBrowser(t)
 	f := startFailingFleet(t)
 	for pool := range f.pools {

@@ -48,6 +48,7 @@ const readPage = `return Array.from(document.querySelectorAll("section.pool")).m
 // same etcd prefix agreeing, one placing otherwise named as differing -
 // with no script error.
 func TestStatusPageInBrowser(t *testing.T) {
+	t.Parallel()
 	br := startBrowser(t)
 	srv := etcdtest.Start(t, etcdtest.Config{})
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
@@ -174,6 +175,7 @@ func TestAdminPeersConfig(t *testing.T) {
 // with its errors, its last error and since when, beside the live
 // server's requests, latency and connections.
 func TestStatusPageShowsFailingServer(t *testing.T) {
+	t.Parallel()
 	br := startBrowser(t)
 	live, dead := startMemcached(t, 0), refusedAddr(t)
 	s := startProxy(t, "kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  timeout: 10000\n"+

@@ -265,6 +265,7 @@ func stallDistributions() []string { return append([]string{"ketama"}, algo.Name
 // stalls. The same load through the real nutcracker (ketama,
 // auto_eject_hosts) is run and logged beside, not held to this.
 func TestStallLosesNothing(t *testing.T) {
+	t.Parallel()
 	long := os.Getenv("KOLCO_FAILURE_LONG") != ""
 	dists := []string{"nutcracker", "ketama", "ring", "maglev", "power", "jump"}
 	if long {

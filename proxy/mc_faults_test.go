@@ -87,6 +87,7 @@ func liveCount(s *Server) int { return len(s.testPool("p").place.Load().servers)
 // keys fail, and only until it is ejected (rehash); the probe restores it
 // when it comes back on the same port; no client connection is dropped.
 func TestFaultEjectAndRestore(t *testing.T) {
+	t.Parallel()
 	for _, policy := range []string{EjectRehash, EjectFailFast} {
 		t.Run(policy, func(t *testing.T) {
 			ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}

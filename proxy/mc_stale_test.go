@@ -94,6 +94,7 @@ func (d *direct) flush() {
 // sweep, those rewritten after the window (the counts are logged for
 // comparison).
 func TestNoStaleValueAfterChanges(t *testing.T) {
+	t.Parallel()
 	const n = 200
 	dists := append(algo.Names(), "ketama", "modula")
 	var mu sync.Mutex

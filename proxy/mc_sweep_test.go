@@ -52,6 +52,7 @@ func census(t *testing.T, c *cluster, p *pool) []map[string]uint64 {
 // and no value written after it was listed, and sweeps no server that is
 // not exclusive.
 func TestSweepDeletesOnlyOrphans(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 4)
 	// m2 is shared: not exclusive. Warm changes off: the sweep starts at
 	// once after the change.
@@ -205,6 +206,7 @@ func TestSweepSurvivesReloadAndStopsOnShutdown(t *testing.T) {
 // deletes the copies on servers no longer among the key's two, and no
 // other.
 func TestSweepWithReplicas(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 4)
 	settings := "  distribution: ring\n  replicas: 2\n  sweep: {exclusive: [\"*\"], rate: 100000}\n"
 	s := startProxy(t, c.yaml(settings, 0, 1, 2))

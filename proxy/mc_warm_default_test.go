@@ -6,6 +6,7 @@ import "testing"
 // nutcracker does unless warm changes are asked for: a moved key misses
 // at its new server, and nothing is read from its previous one.
 func TestTwemproxyPoolsStayCold(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 4)
 	s := startProxy(t, c.yaml("", 0, 1, 2))
 	cl := dial(t, s.Addr("p").String())

@@ -104,6 +104,7 @@ func (m orderModel) script(keys []string) ([]orderWant, string) {
 // as if its requests were applied one after another, and the keys hold
 // what that order leaves once the window has closed.
 func TestWarmPipelinedClientKeepsOrder(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 4)
 	s := startProxy(t, c.yaml("  distribution: ring\n  warm: {quiet: 1000000}\n", 0, 1, 2))
 	cl := dial(t, s.Addr("p").String())

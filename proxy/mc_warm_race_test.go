@@ -10,6 +10,7 @@ import (
 // previous server's reply to the fallback is held until the delete has
 // been sent to both servers. The copy must not bring the key back.
 func TestWarmDeleteRacingCopyDoesNotResurrect(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 4)
 	g := startGate(t, c.ms[0].addr)
 	lines := func(idx ...int) []string {

@@ -79,6 +79,7 @@ func TestWarmRestartLeavesNoOldCopy(t *testing.T) {
 // from before the first change; the change sweeps that server of such
 // keys first, so the key reads the value written after the window.
 func TestChangeBeforeSweepLeavesNoOldCopy(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 4)
 	settings := "  distribution: modula\n  hash: fnv1a_64\n  warm: {enabled: true, window: 200}\n" +
 		"  sweep: {exclusive: [\"*\"], rate: 1}\n"

@@ -10,6 +10,7 @@ import (
 // read as written without a fallback, and once the window closes the
 // stand-ins' copies are gone, so that a second failure cannot serve them.
 func TestWarmRestoreReadsStandIns(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 4)
 	settings := "  distribution: jump\n  auto_eject_hosts: true\n  server_failure_limit: 1\n" +
 		"  warm: {window: 300}\n  sweep: {exclusive: [\"*\"], rate: 100000}\n"
@@ -70,6 +71,7 @@ func TestWarmRestoreReadsStandIns(t *testing.T) {
 // within the window, since writes could not delete its copies meanwhile;
 // one whose read fails is not read again in the window.
 func TestWarmNeverReadsDownServers(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 4)
 	g := startGate(t, c.ms[0].addr)
 	lines := func(idx ...int) []string {
@@ -124,6 +126,7 @@ func TestWarmNeverReadsDownServers(t *testing.T) {
 // not read again in the window, so that its keys miss at once rather than
 // each waiting for the failure.
 func TestWarmStopsReadingAFailedServer(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 4)
 	settings := "  distribution: maglev\n"
 	s := startProxy(t, c.yaml(settings, 0, 1, 2, 3))

@@ -25,6 +25,7 @@ func exptimeOf(i int) int {
 // TTL they had left (no expiry stays none; over 30 days stays over 30
 // days), copied once each.
 func TestWarmAddMovesKeysOnRead(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 4)
 	s := startProxy(t, c.yaml("  distribution: ring\n", 0, 1, 2))
 	cl := dial(t, s.Addr("p").String())

@@ -32,6 +32,7 @@ func gaugeOf(t *testing.T, s *Server, name, pool string) float64 {
 // (warm.quiet in a row found nothing) and when its time is up; the
 // metrics show it open, then closed with the reason.
 func TestWarmWindowEnds(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, settings, reason string
 	}{
@@ -83,6 +84,7 @@ func TestWarmWindowEnds(t *testing.T) {
 // only through the newer one with depth 1: then a key the first change
 // moved, not read in between, misses unless the second moved it back.
 func TestWarmChainedChanges(t *testing.T) {
+	t.Parallel()
 	for _, depth := range []int{1, 2} {
 		t.Run(fmt.Sprintf("depth %d", depth), func(t *testing.T) {
 			c := startCluster(t, 5)

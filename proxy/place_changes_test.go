@@ -228,6 +228,7 @@ func runChanges(t *testing.T, dist string, data []byte) {
 // not place keys) at random on a pool of every distribution, and checks
 // the published placement against the model after each.
 func TestPoolChangesMatchModel(t *testing.T) {
+	t.Parallel()
 	for _, dist := range changeDists() {
 		t.Run(dist, func(t *testing.T) {
 			t.Parallel()

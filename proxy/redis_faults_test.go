@@ -59,6 +59,7 @@ func runRedisLoad(t *testing.T, addr string, clients int, keys []string, owner m
 // is back under fail-fast and none - the probe (PING) restores it when it
 // comes back on the same port, and no client connection is dropped.
 func TestRedisFaultEjectAndRestore(t *testing.T) {
+	t.Parallel()
 	for _, policy := range []string{EjectRehash, EjectFailFast, EjectNone} {
 		t.Run(policy, func(t *testing.T) {
 			rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
@@ -163,6 +164,7 @@ func (l *probeLog) count(target error) int {
 // ErrServerLoading while it loads, and once it is ready the probe
 // restores it and its keys read the values it loaded.
 func TestRedisLoadingServerIsDown(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	slow := startRedis(t, 0, "--dir", dir, "--dbfilename", "dump.rdb")
 	other := startRedis(t, 0)

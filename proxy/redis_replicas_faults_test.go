@@ -73,6 +73,7 @@ func (l *readLoad) end() {
 // serves, no read fails - a read a replica cannot answer, because it died
 // or its connection was let go, goes to the primary.
 func TestReplicaReadsFailNothingWhileThePrimaryServes(t *testing.T) {
+	t.Parallel()
 	c := sentineltest.Start(t, 1000*time.Millisecond, "shard-a")
 	sh := c.Shards[0]
 	s := startProxy(t, sentinelPoolYAML(c, "127.0.0.1:0")+"  replica_reads: {enabled: true, max_lag: 300}\n")

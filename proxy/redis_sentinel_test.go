@@ -100,6 +100,7 @@ func (l *writeLoad) lost(t *testing.T, addr string, p *pool) (int, map[string]in
 // writes are moved onto it before it serves, so that it loses no more
 // than the pool without ejection.
 func TestSentinelFailoverUnderLoad(t *testing.T) {
+	t.Parallel()
 	c := sentineltest.Start(t, 1000*time.Millisecond, "shard-a", "shard-b", "shard-c")
 	s := startProxy(t, sentinelPoolYAML(c, "127.0.0.1:0"))
 	addr := s.Addr("p").String()
@@ -182,6 +183,7 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 // reload of the configuration while a primary is being failed over, and
 // the Sentinels' return, end with every shard written at its primary.
 func TestSentinelsDownAndReload(t *testing.T) {
+	t.Parallel()
 	c := sentineltest.Start(t, 1000*time.Millisecond, "shard-a", "shard-b")
 	yaml := sentinelPoolYAML(c, "127.0.0.1:0")
 	s := startProxy(t, yaml)
@@ -223,6 +225,7 @@ func TestSentinelsDownAndReload(t *testing.T) {
 // back after it, the pool has no move going on, and writes to every shard
 // succeed again as in a pool that is no store.
 func TestStoreFollowsFailover(t *testing.T) {
+	t.Parallel()
 	c := sentineltest.Start(t, 1000*time.Millisecond, "shard-a", "shard-b")
 	s := startProxy(t, sentinelPoolYAML(c, "127.0.0.1:0")+"  store: {enabled: true}\n")
 	addr := s.Addr("p").String()
@@ -266,6 +269,7 @@ func TestStoreFollowsFailover(t *testing.T) {
 // written before (replicated first) reads back, and each is on its
 // shard's primary alone, checked on the servers.
 func TestStoreFailoverMidMove(t *testing.T) {
+	t.Parallel()
 	c := sentineltest.Start(t, 1000*time.Millisecond, "shard-a", "shard-b", "shard-c")
 	all := sentinelPoolYAML(c, "127.0.0.1:0") + "  store: {enabled: true, rate: 300}\n"
 	two := strings.Replace(all, fmt.Sprintf("   - %s:1 shard-c\n", c.Shards[2].Primary.Addr), "", 1)
@@ -311,6 +315,7 @@ func TestStoreFailoverMidMove(t *testing.T) {
 // name the masters its source asks for; a reload that adds or removes one
 // starts the source again over the new masters.
 func TestSentinelReloadChangesMasters(t *testing.T) {
+	t.Parallel()
 	c := sentineltest.Start(t, 1000*time.Millisecond, "shard-a", "shard-b")
 	all := sentinelPoolYAML(c, "127.0.0.1:0")
 	one := strings.Replace(all, fmt.Sprintf("   - %s:1 shard-b\n", c.Shards[1].Primary.Addr), "", 1)

@@ -135,6 +135,7 @@ func (m *storeModel) end() {
 // sequence, which Go's fuzzer, expecting many executions a second, does
 // not serve (its workers stall).
 func TestStoreModel(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	for seed := range uint64(6) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {

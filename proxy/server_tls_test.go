@@ -170,6 +170,7 @@ func TestTLSExpiredCertificateRefused(t *testing.T) {
 // connection drops; new clients get the new certificate, the bad one is
 // refused and the good one kept, and the expiry metric follows.
 func TestTLSCertRotationUnderLoad(t *testing.T) {
+	t.Parallel()
 	s := newTLSSetup(t)
 	mc := startMemcachedTLS(t, s)
 	p := startProxy(t, poolYAML(fmt.Sprintf("  tls: {cert_file: %s, key_file: %s}\n  server_tls: {ca_file: %s}\n",

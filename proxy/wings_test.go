@@ -83,6 +83,7 @@ func wingOf(file string) string {
 
 // TestWings holds the package's files to the wings' rules.
 func TestWings(t *testing.T) {
+	t.Parallel()
 	for _, v := range wingViolations(t, nil) {
 		t.Error(v)
 	}
