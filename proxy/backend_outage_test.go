@@ -342,6 +342,7 @@ func proxyStallTarget(t *testing.T, proto, dist string) stallTarget {
 // rejoins. Either way it serves no value older than one written while it
 // was out.
 func TestOutageJournalOverflow(t *testing.T) {
+	t.Parallel()
 	for _, exclusive := range []bool{false, true} {
 		t.Run(fmt.Sprint("exclusive=", exclusive), func(t *testing.T) {
 			c := startCluster(t, 3)

@@ -56,6 +56,7 @@ func holdersOf(t *testing.T, ms []*memcached, keys []string) [][]int {
 // two servers the ring's zone-aware preference list names - one per zone -
 // and on no other.
 func TestReplicasPlacement(t *testing.T) {
+	t.Parallel()
 	s, ms := replicaPool(t, "")
 	c := dial(t, s.Addr("p").String())
 	keys := diffKeys(300)

@@ -100,6 +100,7 @@ func TestWarmAddMovesKeysOnRead(t *testing.T) {
 // one server (one request to one server, not split) answers every value
 // found at their previous servers, in the order asked.
 func TestWarmMultiGetOfOneServer(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 4)
 	s := startProxy(t, c.yaml("  distribution: ring\n", 0, 1, 2))
 	cl := dial(t, s.Addr("p").String())

@@ -219,6 +219,7 @@ func TestLocateShowsPreviousServer(t *testing.T) {
 // k must not read its first server's value from before the add: the change
 // sweeps it first (see pool.presweep).
 func TestWarmRestartLeavesNoOldCopy(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	yaml := func(n int) string {
 		var b strings.Builder

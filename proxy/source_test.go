@@ -347,6 +347,7 @@ func TestPoolRefusesUnservableVersion(t *testing.T) {
 // source's servers and placement (not the file's static list), whatever
 // else it changes; one that drops the source serves the static list again.
 func TestReloadOfSourcedPool(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	path := filepath.Join(t.TempDir(), "members.yml")
 	writeServers(t, path, ms[0], ms[1])
@@ -424,6 +425,7 @@ func TestShutdownStopsSources(t *testing.T) {
 // reload's change is, warm: after a node joins, the keys that moved to it
 // are still read, from the server that held them, and copied to it.
 func TestSourcedChangeIsWarm(t *testing.T) {
+	t.Parallel()
 	srv := etcdtest.Start(t, etcdtest.Config{})
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	st := storeFor(t, srv, "/kolco/p/")

@@ -93,6 +93,7 @@ func TestWings(t *testing.T) {
 // memcached front and imports Redis's codec, and a file of no wing, are
 // reported, each for what it does.
 func TestWingsCatchViolations(t *testing.T) {
+	t.Parallel()
 	got := wingViolations(t, map[string]string{
 		"pool_planted.go": `package proxy
 
