@@ -16,7 +16,7 @@ import (
 // each mostly waiting for servers to fail, stall or come back; with the
 // default (GOMAXPROCS) a machine of two cores idles through them. A test
 // heavier than that bounds itself (see the stall tests' semaphores).
-const testParallel = 6
+const testParallel = 4
 
 func TestMain(m *testing.M) {
 	flag.Parse()

@@ -168,7 +168,6 @@ func workloadRun(t *testing.T, settings string, before, after []int) (steady, ch
 // of steady. Throughput through the change is logged beside steady's
 // (not checked: the machine is shared).
 func TestWarmChangeKeepsMissRate(t *testing.T) {
-	t.Parallel()
 	changes := []struct {
 		name          string
 		before, after []int
