@@ -80,7 +80,7 @@ func startMemcached(t testing.TB, port int, extra ...string) *memcached {
 			continue
 		}
 		pid, err := realprog.MemcachedPID(m.addr)
-		if err != nil || pid == m.cmd.Process.Pid || !retry {
+		if m.alive() && (err != nil || pid == m.cmd.Process.Pid) || !retry {
 			return m
 		}
 		m.stop()
@@ -131,6 +131,16 @@ func (m *memcached) start(t testing.TB, mayFail bool, where ...string) bool {
 		t.Fatalf("memcached on %s exited during startup", m.addr)
 	}
 	return true
+}
+
+// alive reports whether the memcached started last has not exited.
+func (m *memcached) alive() bool {
+	select {
+	case <-m.exited:
+		return false
+	default:
+		return true
+	}
 }
 
 func (m *memcached) stop() {

@@ -59,6 +59,11 @@ func startRedis(t testing.TB, port int, extra ...string) *redisServer {
 // process, or cannot tell (a server speaking TLS or wanting a password).
 func (r *redisServer) ours() bool {
 	pid, err := realprog.RedisPID(r.addr)
+	select {
+	case <-r.exited:
+		return false // it lost the port; another program answered
+	default:
+	}
 	return err != nil || pid == r.cmd.Process.Pid
 }
 
