@@ -79,8 +79,11 @@ func statusPageAgreement(t *testing.T, br *browser) {
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	st := storeFor(t, srv, "/kolco/p/")
 	rev := apply(t, st, etcd.Edit{Change: kolco.Change{Add: []kolco.Node{{ID: "a", Addr: ms[0].addr}, {ID: "b", Addr: ms[1].addr, Weight: 3}}}})
+	// A check every 2 s: each waits as long for etcd's progress reply,
+	// and at 100 ms a busy machine (load 21) showed this proxy "may be
+	// behind its source" where the page should say it agrees.
 	onEtcd := "p:\n  listen: 127.0.0.1:0\n  distribution: ring\n  servers: [\"" + ms[2].addr + ":1 static\"]\n" +
-		"  membership: {etcd: {endpoints: [\"" + srv.Endpoint + "\"], prefix: /kolco/p/, check_interval: 100}}\n"
+		"  membership: {etcd: {endpoints: [\"" + srv.Endpoint + "\"], prefix: /kolco/p/, check_interval: 2000}}\n"
 	same := startProxy(t, "kolco:\n  admin_listen: \":0\"\n"+onEtcd)
 	other := startProxy(t, "kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  servers: [\""+ms[2].addr+":1 static\"]\n")
 	peers := []string{same.AdminAddr().String(), other.AdminAddr().String()}
