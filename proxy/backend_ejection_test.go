@@ -21,6 +21,7 @@ const rehashPool = "  auto_eject_hosts: true\n  ejection: rehash\n  server_failu
 // are back every key is written to its original server again, checked on
 // the servers themselves.
 func TestEjectionMovesOnlyTheDownServersKeys(t *testing.T) {
+	t.Parallel()
 	for _, name := range algo.Names() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -138,6 +138,7 @@ func (d *doublePool) mostOwned(keys []string) (*backend, []string) {
 // servers down, of a stateless algorithm (ring, maglev, power) and of a
 // history-dependent one (jump).
 func TestDoubleFailureServesNoStaleValue(t *testing.T) {
+	t.Parallel()
 	for _, proto := range []string{"memcached", "redis"} {
 		for _, dist := range []string{"ketama", "ring", "maglev", "power", "jump"} {
 			for _, order := range []string{"B back first", "A back first"} {
@@ -197,6 +198,7 @@ func runDoubleFailure(t *testing.T, proto, dist string, aFirst bool) {
 // cannot learn the newest value from a copy that is up drops its own, as
 // a cache may miss. (A Redis pool keeps one copy of each key.)
 func TestReplicasDoubleFailure(t *testing.T) {
+	t.Parallel()
 	for _, order := range []string{"second back first", "first back first"} {
 		t.Run(order, func(t *testing.T) {
 			t.Parallel()

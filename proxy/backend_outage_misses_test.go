@@ -23,6 +23,7 @@ import (
 // through nutcracker is run and reported beside. ketama and ring,
 // memcached and Redis; every kolco distribution with KOLCO_FAILURE_LONG=1.
 func TestStallKeepsMissRate(t *testing.T) {
+	t.Parallel()
 	dists := []string{"ketama", "ring"}
 	if os.Getenv("KOLCO_FAILURE_LONG") != "" {
 		dists = stallDistributions()

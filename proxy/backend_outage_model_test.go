@@ -24,6 +24,7 @@ import (
 // KOLCO_OUTAGE_SEEDS=N runs N seeds of each (3 by default), and
 // KOLCO_OUTAGE_SEED=S the seed S alone.
 func TestOutagesMatchModel(t *testing.T) {
+	t.Parallel()
 	first, last := uint64(1), uint64(3)
 	if n, err := strconv.ParseUint(os.Getenv("KOLCO_OUTAGE_SEEDS"), 10, 64); err == nil && n > 0 {
 		last = n

@@ -265,6 +265,7 @@ func stallDistributions() []string { return append([]string{"ketama"}, algo.Name
 // stalls. The same load through the real nutcracker (ketama,
 // auto_eject_hosts) is run and logged beside, not held to this.
 func TestStallLosesNothing(t *testing.T) {
+	t.Parallel()
 	long := os.Getenv("KOLCO_FAILURE_LONG") != ""
 	dists := []string{"nutcracker", "ketama", "ring", "maglev", "power", "jump"}
 	if long {
@@ -341,6 +342,7 @@ func proxyStallTarget(t *testing.T, proto, dist string) stallTarget {
 // rejoins. Either way it serves no value older than one written while it
 // was out.
 func TestOutageJournalOverflow(t *testing.T) {
+	t.Parallel()
 	for _, exclusive := range []bool{false, true} {
 		t.Run(fmt.Sprint("exclusive=", exclusive), func(t *testing.T) {
 			c := startCluster(t, 3)

@@ -53,6 +53,7 @@ func TestNutcrackerConfigsAccepted(t *testing.T) {
 // keys spread over every server and one key written many times lands on
 // more than one, through either program.
 func TestRandomDistributionAsNutcracker(t *testing.T) {
+	t.Parallel()
 	needBinary(t, "nutcracker")
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	settings := fmt.Sprintf("  distribution: random\n  timeout: 10000\n  servers:\n   - %s:1\n   - %s:5\n   - %s:1\n", ms[0].addr, ms[1].addr, ms[2].addr)

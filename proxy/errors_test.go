@@ -99,6 +99,7 @@ func (timeoutError) Temporary() bool { return true }
 // resets it - memcached and Redis pools alike, and requires the same
 // replies, word for word, none naming a server's address.
 func TestErrorRepliesAsNutcracker(t *testing.T) {
+	t.Parallel()
 	needBinary(t, "nutcracker")
 	refused := refusedAddr(t)
 	stalled := fakeServer(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })

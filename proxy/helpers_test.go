@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,9 +55,10 @@ func fakeServer(t *testing.T, serve func(net.Conn)) string {
 
 // memcached is a real memcached started by a test.
 type memcached struct {
-	addr string
-	port int
-	cmd  *exec.Cmd
+	addr   string
+	port   int
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when cmd has exited
 }
 
 // startMemcached starts memcached on a free loopback port (or on port when
@@ -70,11 +72,15 @@ func startMemcached(t testing.TB, port int, extra ...string) *memcached {
 			p = freePort(t)
 		}
 		m := &memcached{addr: fmt.Sprintf("127.0.0.1:%d", p), port: p}
-		m.run(t, append([]string{"-l", "127.0.0.1", "-p", fmt.Sprint(p)}, extra...)...)
 		// Another program may have taken the port between its choice
-		// and the bind: then the memcached answering is not this one.
+		// and the bind: then this memcached exits, or the one answering
+		// is not this one. A port the test chose is tried again.
+		retry := port == 0 && attempt < 4
+		if !m.start(t, retry, append([]string{"-l", "127.0.0.1", "-p", fmt.Sprint(p)}, extra...)...) {
+			continue
+		}
 		pid, err := realprog.MemcachedPID(m.addr)
-		if err != nil || pid == m.cmd.Process.Pid || port != 0 || attempt == 4 {
+		if m.alive() && (err != nil || pid == m.cmd.Process.Pid) || !retry {
 			return m
 		}
 		m.stop()
@@ -94,24 +100,78 @@ func startMemcachedUnix(t testing.TB) *memcached {
 // until it answers.
 func (m *memcached) run(t testing.TB, where ...string) {
 	t.Helper()
+	m.start(t, false, where...)
+}
+
+// start starts memcached listening as where says, on m.addr, and waits
+// until it answers. When it exits first (its port taken), start returns
+// false if mayFail, else fails the test.
+func (m *memcached) start(t testing.TB, mayFail bool, where ...string) bool {
+	t.Helper()
 	bin := needBinary(t, "memcached")
 	args := append(where, "-U", "0", "-m", "64", "-t", "1")
 	if os.Geteuid() == 0 {
 		args = append(args, "-u", "root") // memcached refuses to run as root otherwise
 	}
-	m.cmd = exec.Command(bin, args...)
-	if err := testproc.Start(m.cmd); err != nil {
+	cmd := exec.Command(bin, args...)
+	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	m.cmd, m.exited = cmd, exited
 	t.Cleanup(m.stop)
-	waitListening(t, m.addr)
+	if !waitServing(t, m.addr, exited) {
+		if mayFail {
+			return false
+		}
+		t.Fatalf("memcached on %s exited during startup", m.addr)
+	}
+	return true
+}
+
+// alive reports whether the memcached started last has not exited.
+func (m *memcached) alive() bool {
+	select {
+	case <-m.exited:
+		return false
+	default:
+		return true
+	}
 }
 
 func (m *memcached) stop() {
 	if m.cmd != nil && m.cmd.Process != nil {
 		_ = m.cmd.Process.Kill()
-		_ = m.cmd.Wait()
+		<-m.exited
 		m.cmd = nil
+	}
+}
+
+// waitServing polls addr (host:port or a unix socket path) until it
+// accepts a connection (realprog.Patience at most), and returns false if
+// exited is closed first: the program died while starting.
+func waitServing(t testing.TB, addr string, exited <-chan struct{}) bool {
+	t.Helper()
+	deadline := time.Now().Add(realprog.Patience)
+	for {
+		c, err := net.DialTimeout(network(addr), addr, time.Second)
+		if err == nil {
+			c.Close()
+			return true
+		}
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never listened: %v", addr, err)
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline, not synchronisation by sleep
 	}
 }
 
@@ -256,4 +316,151 @@ func configuredOwnerOf(p *pool, key string) string {
 // testPool returns a pool of cfg named "p", placed, not started.
 func testPool(cfg *PoolConfig) (*pool, error) {
 	return newPool(poolSpec{name: "p", cfg: cfg, front: frontOf(cfg), log: slog.New(slog.NewTextHandler(io.Discard, nil)), met: newMetrics()})
+}
+
+// cluster is real memcached servers, named m0, m1, ..., for tests of
+// changes: a test configures a pool over some of them and reloads it over
+// others.
+type cluster struct {
+	t  *testing.T
+	ms []*memcached
+}
+
+func startCluster(t *testing.T, n int) *cluster {
+	c := &cluster{t: t}
+	for range n {
+		c.ms = append(c.ms, startMemcached(t, 0))
+	}
+	return c
+}
+
+// lines returns the server lines of the servers with the indexes given.
+func (c *cluster) lines(idx ...int) []string {
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = fmt.Sprintf("%s:1 m%d", c.ms[j].addr, j)
+	}
+	return out
+}
+
+// yaml returns a one-pool configuration over the servers idx.
+func (c *cluster) yaml(extra string, idx ...int) string {
+	return placementYAML("  timeout: 10000\n"+extra, c.lines(idx...))
+}
+
+// index returns the index of the server at addr.
+func (c *cluster) index(addr string) int {
+	for i, m := range c.ms {
+		if m.addr == addr {
+			return i
+		}
+	}
+	c.t.Fatalf("no server at %s", addr)
+	return -1
+}
+
+// direct is a connection straight to one memcached server.
+type direct struct {
+	t    testing.TB
+	conn net.Conn
+	r    *bufio.Reader
+}
+
+func dialDirect(t testing.TB, m *memcached) *direct {
+	t.Helper()
+	conn, err := net.DialTimeout(network(m.addr), m.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(60 * time.Second))
+	return &direct{t: t, conn: conn, r: bufio.NewReader(conn)}
+}
+
+// item is what a server holds of a key.
+type item struct {
+	value string
+	flags uint32
+	ttl   int64 // -1: no expiry
+	cas   uint64
+}
+
+// get returns the server's item of key, and whether it holds one.
+func (d *direct) get(key string) (item, bool) {
+	d.t.Helper()
+	fmt.Fprintf(d.conn, "mg %s t f v c\r\n", key)
+	line, err := d.r.ReadString('\n')
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	if line == "EN\r\n" {
+		return item{}, false
+	}
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "VA" {
+		d.t.Fatalf("mg %s: %q", key, line)
+	}
+	n, _ := strconv.Atoi(f[1])
+	var it item
+	for _, tok := range f[2:] {
+		v, _ := strconv.ParseInt(tok[1:], 10, 64)
+		switch tok[0] {
+		case 't':
+			it.ttl = v
+		case 'f':
+			it.flags = uint32(v)
+		case 'c':
+			it.cas = uint64(v)
+		}
+	}
+	data := make([]byte, n+2)
+	if _, err := io.ReadFull(d.r, data); err != nil {
+		d.t.Fatal(err)
+	}
+	it.value = string(data[:n])
+	return it, true
+}
+
+// set stores key on the server with no expiry.
+func (d *direct) set(key, value string) {
+	d.t.Helper()
+	fmt.Fprintf(d.conn, "set %s 0 0 %d\r\n%s\r\n", key, len(value), value)
+	if line, err := d.r.ReadString('\n'); err != nil || line != "STORED\r\n" {
+		d.t.Fatalf("set %s: %q, %v", key, line, err)
+	}
+}
+
+// getValue reads key through a proxy client and returns its value, or ""
+// for a miss.
+func getValue(c *mc, key string) string {
+	c.t.Helper()
+	reply := c.do("get " + key + "\r\n")
+	if reply == "END\r\n" {
+		return ""
+	}
+	_, rest, ok := strings.Cut(reply, "\r\n")
+	v, _, ok2 := strings.Cut(rest, "\r\n")
+	if !ok || !ok2 {
+		c.t.Fatalf("get %s: %q", key, reply)
+	}
+	return v
+}
+
+// setValue writes key through a proxy client.
+func setValue(c *mc, key, value string, flags, exptime int) {
+	c.t.Helper()
+	if reply := c.do(fmt.Sprintf("set %s %d %d %d\r\n%s\r\n", key, flags, exptime, len(value), value)); reply != "STORED\r\n" {
+		c.t.Fatalf("set %s: %q", key, reply)
+	}
+}
+
+// flushAll empties the server.
+func (d *direct) flushAll() {
+	d.t.Helper()
+	if _, err := io.WriteString(d.conn, "flush_all\r\n"); err != nil {
+		d.t.Fatal(err)
+	}
+	if line, err := d.r.ReadString('\n'); err != nil || line != "OK\r\n" {
+		d.t.Fatalf("flush_all: %q, %v", line, err)
+	}
 }

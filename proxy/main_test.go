@@ -11,11 +11,11 @@ import (
 )
 
 // testParallel is how many parallel tests run at once unless
-// -test.parallel says otherwise. They are the fault and change tests over
-// every distribution, each mostly waiting for servers to fail, stall or
-// come back; with the default (GOMAXPROCS) a machine of two cores idles
-// through them. A test heavier than that bounds itself (see the stall
-// tests' semaphores).
+// -test.parallel says otherwise. They are most of the package's tests -
+// the fault and change tests over every distribution, failovers, moves -
+// each mostly waiting for servers to fail, stall or come back; with the
+// default (GOMAXPROCS) a machine of two cores idles through them. A test
+// heavier than that bounds itself (see the stall tests' semaphores).
 const testParallel = 4
 
 func TestMain(m *testing.M) {

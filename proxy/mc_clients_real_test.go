@@ -26,6 +26,7 @@ func runTool(t *testing.T, bin string, args ...string) string {
 // TestMemcslapThroughProxy runs libmemcached's memcslap (set, get and
 // multi-get) through the proxy to three servers.
 func TestMemcslapThroughProxy(t *testing.T) {
+	t.Parallel()
 	bin := needBinary(t, "memcslap")
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	s := startProxy(t, poolYAML("", ms...))
@@ -42,6 +43,7 @@ func TestMemcslapThroughProxy(t *testing.T) {
 // TestMemcaslapVerifies runs memcaslap with data verification and
 // multi-gets through the proxy: no verification may fail.
 func TestMemcaslapVerifies(t *testing.T) {
+	t.Parallel()
 	bin := needBinary(t, "memcaslap")
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	s := startProxy(t, poolYAML("", ms...))

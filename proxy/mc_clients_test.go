@@ -338,6 +338,7 @@ func blackhole(t *testing.T) string {
 // hang does not make the reload, or the other pools' new clients, wait
 // for them.
 func TestPreconnectDoesNotHoldReload(t *testing.T) {
+	t.Parallel()
 	m := startMemcached(t, 0)
 	base := poolYAML("", m)
 	s := startProxy(t, base)

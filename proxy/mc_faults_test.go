@@ -5,75 +5,12 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
-
-// loadResult counts what a load client saw.
-type loadResult struct {
-	ok, deadKeyErrors atomic.Int64
-	mu                sync.Mutex
-	liveKeyErrors     []string
-	connErrors        []error
-}
-
-// runLoad runs clients that set and get keys until stop is closed (or
-// 100000 rounds each). A SERVER_ERROR for a key whose owner is in dead is
-// expected; for any other key it is recorded as a failure, as is a dropped
-// connection.
-func runLoad(t *testing.T, addr string, clients int, keys []string, owner map[string]string,
-	dead *atomic.Value, stop chan struct{}, res *loadResult) *sync.WaitGroup {
-	var wg sync.WaitGroup
-	for ci := range clients {
-		c := dial(t, addr)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 100000; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				k := keys[(i*7+ci*13)%len(keys)]
-				deadNow := dead.Load().(string)
-				if _, err := fmt.Fprintf(c.conn, "set %s 0 0 1\r\nv\r\nget %s\r\n", k, k); err != nil {
-					res.fail(nil, err)
-					return
-				}
-				r1, _, err1 := c.rr.Read(nil, memcache.CmdSet, nil)
-				r2, _, err2 := c.rr.Read(nil, memcache.CmdGet, nil)
-				if err1 != nil || err2 != nil {
-					res.fail(nil, fmt.Errorf("connection dropped: %v %v", err1, err2))
-					return
-				}
-				bad := !strings.HasPrefix(string(r1), "STORED") || !strings.HasPrefix(string(r2), "VALUE")
-				switch {
-				case !bad:
-					res.ok.Add(1)
-				case owner[k] == deadNow || owner[k] == dead.Load().(string):
-					res.deadKeyErrors.Add(1)
-				default:
-					res.fail([]string{fmt.Sprintf("%s (owner %s): %q %q", k, owner[k], r1, r2)}, nil)
-				}
-			}
-		}()
-	}
-	return &wg
-}
-
-func (r *loadResult) fail(keys []string, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.liveKeyErrors = append(r.liveKeyErrors, keys...)
-	if err != nil {
-		r.connErrors = append(r.connErrors, err)
-	}
-}
 
 func (s *Server) testPool(name string) *pool {
 	s.mu.Lock()
@@ -82,83 +19,6 @@ func (s *Server) testPool(name string) *pool {
 }
 
 func liveCount(s *Server) int { return len(s.testPool("p").place.Load().servers) }
-
-// TestFaultEjectAndRestore kills one of three servers under load: only its
-// keys fail, and only until it is ejected (rehash); the probe restores it
-// when it comes back on the same port; no client connection is dropped.
-func TestFaultEjectAndRestore(t *testing.T) {
-	for _, policy := range []string{EjectRehash, EjectFailFast} {
-		t.Run(policy, func(t *testing.T) {
-			ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
-			// A generous timeout: a killed server is noticed by its closed
-			// connections at once, and a loaded test machine must not make
-			// a live server look dead.
-			s := startProxy(t, poolYAML(fmt.Sprintf(`  hash: md5
-  auto_eject_hosts: true
-  ejection: %s
-  timeout: 5000
-  server_failure_limit: 1
-  server_retry_timeout: 600000
-  health_check: {interval: 20, timeout: 200}
-`, policy), ms...))
-			keys := make([]string, 300)
-			owner := map[string]string{}
-			for i := range keys {
-				keys[i] = fmt.Sprintf("fault:%d", i)
-				owner[keys[i]] = ownerOf(s.testPool("p"), keys[i])
-			}
-			victim := ms[1]
-			var dead atomic.Value
-			dead.Store("")
-			var res loadResult
-			stop := make(chan struct{})
-			wg := runLoad(t, s.Addr("p").String(), 4, keys, owner, &dead, stop, &res)
-
-			eventually(t, "load to start", func() bool { return res.ok.Load() > 500 })
-			dead.Store(victim.addr)
-			victim.stop()
-			b := s.testPool("p").backends[1]
-			eventually(t, "the server to be marked down", func() bool { return b.health.isDown() })
-			// Under fail-fast the down server keeps its place; stats still
-			// count it out.
-			if st := dial(t, s.Addr("p").String()).do("stats\r\n"); !strings.Contains(st, "STAT servers_live 2\r\n") {
-				t.Fatalf("one of three servers down; stats say:\n%s", st)
-			}
-			if policy == EjectRehash {
-				eventually(t, "ejection", func() bool { return liveCount(s) == 2 })
-				// After ejection every key works again, the victim's on other servers.
-				base := res.ok.Load()
-				eventually(t, "load after ejection", func() bool { return res.ok.Load() > base+1000 })
-			} else {
-				base := res.deadKeyErrors.Load()
-				eventually(t, "victim's keys failing fast", func() bool { return res.deadKeyErrors.Load() > base+100 })
-				if liveCount(s) != 3 {
-					t.Fatalf("fail-fast changed the placement: %d live", liveCount(s))
-				}
-			}
-			startMemcached(t, victim.port)
-			eventually(t, "restore", func() bool { return !b.health.isDown() && liveCount(s) == 3 })
-			dead.Store("")
-			base := res.ok.Load()
-			eventually(t, "load after restore", func() bool { return res.ok.Load() > base+500 })
-			close(stop)
-			wg.Wait()
-			if len(res.connErrors) > 0 || len(res.liveKeyErrors) > 0 {
-				t.Fatalf("connections dropped: %v\nlive keys failed (%d): %q", res.connErrors, len(res.liveKeyErrors), res.liveKeyErrors[:min(5, len(res.liveKeyErrors))])
-			}
-			if res.deadKeyErrors.Load() == 0 {
-				t.Fatal("no request saw the failure: the test did not test it")
-			}
-			if n := gathered(t, s, "kolco_proxy_ejections_total", victim.addr); n < 1 {
-				t.Fatalf("ejections metric for %s = %v", victim.addr, n)
-			}
-			if n := gathered(t, s, "kolco_proxy_ejections_total", ms[0].addr); n != 0 {
-				t.Fatalf("ejections metric for a healthy server = %v", n)
-			}
-			t.Logf("%s: %d good rounds, %d failures all on the victim's keys", policy, res.ok.Load(), res.deadKeyErrors.Load())
-		})
-	}
-}
 
 // gathered returns the sum of the named counter's series whose labels
 // include the value label.

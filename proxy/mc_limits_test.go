@@ -14,6 +14,7 @@ import (
 // over memcached -I 4m serves: values over 1 MiB, written through it or
 // found on the servers, and a get of 10,000 keys.
 func TestMigrationLimits(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0, "-I", "4m"), startMemcached(t, 0, "-I", "4m")}
 	s := startProxy(t, poolYAML("", ms...))
 	c := dial(t, s.Addr("p").String())

@@ -160,6 +160,7 @@ func flushAll(t *testing.T, ms []*memcached) {
 // same pool settings, and requires the same replies and the same server
 // for every key.
 func TestDifferentialNutcracker(t *testing.T) {
+	t.Parallel()
 	needBinary(t, "nutcracker")
 	for _, pool := range []struct {
 		name, settings string

@@ -18,6 +18,7 @@ import (
 // meanwhile forgot what they missed: 16 stale reads. Each one's return
 // waits to copy a key from the other, which waits for it.
 func TestReplicasBothDownRestored(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	var b strings.Builder
 	b.WriteString("p:\n  listen: 127.0.0.1:0\n  distribution: ring\n  replicas: 2\n  ejection: fail-fast\n  timeout: 500\n" +

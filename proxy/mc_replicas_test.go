@@ -56,6 +56,7 @@ func holdersOf(t *testing.T, ms []*memcached, keys []string) [][]int {
 // two servers the ring's zone-aware preference list names - one per zone -
 // and on no other.
 func TestReplicasPlacement(t *testing.T) {
+	t.Parallel()
 	s, ms := replicaPool(t, "")
 	c := dial(t, s.Addr("p").String())
 	keys := diffKeys(300)
@@ -152,6 +153,7 @@ func TestReplicasReadLocalZone(t *testing.T) {
 // marked down its keys are read from their copy in the other zone (under
 // rehash too: with replicas the placement keeps down servers).
 func TestReplicasSurviveAServer(t *testing.T) {
+	t.Parallel()
 	for _, policy := range []string{"", "  auto_eject_hosts: true\n"} {
 		name := map[string]string{"": "fail-fast", "  auto_eject_hosts: true\n": "rehash"}[policy]
 		t.Run(name, func(t *testing.T) {
@@ -265,6 +267,7 @@ func wantCopies(t *testing.T, key string) []int {
 // before; and what nobody wrote meanwhile it still holds (it is not
 // emptied).
 func TestReplicasSettleARestoredServer(t *testing.T) {
+	t.Parallel()
 	s, ms := replicaPool(t, "  timeout: 1000\n  server_failure_limit: 1\n  health_check: {interval: 50, timeout: 1000}\n")
 	c := dial(t, s.Addr("p").String())
 	var keys []string // keys whose zone-a copy is m0
@@ -382,6 +385,7 @@ func TestReplicasStayDownWhenNotSettled(t *testing.T) {
 // replicas keeps a server that is down marked down, so that it is emptied
 // before it serves again instead of returning what was deleted meanwhile.
 func TestReloadKeepsDownReplicaDown(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	y := func(extra string) string {

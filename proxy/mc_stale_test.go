@@ -94,19 +94,22 @@ func (d *direct) flush() {
 // sweep, those rewritten after the window (the counts are logged for
 // comparison).
 func TestNoStaleValueAfterChanges(t *testing.T) {
+	t.Parallel()
 	const n = 200
 	dists := append(algo.Names(), "ketama", "modula")
 	var mu sync.Mutex
 	var table []string
 	for _, dist := range dists {
-		t.Run(dist, func(t *testing.T) {
-			t.Parallel()
-			c := startCluster(t, 4)
-			base := "  distribution: " + dist + "\n"
-			warm := base + "  warm: {enabled: true, window: 300}\n  sweep: {exclusive: [\"*\"], rate: 100000}\n"
-			cold := base + "  warm: {enabled: false}\n"
-			unswept := base + "  warm: {enabled: true, window: 300}\n"
-			for _, sc := range staleScenarios {
+		base := "  distribution: " + dist + "\n"
+		warm := base + "  warm: {enabled: true, window: 300}\n  sweep: {exclusive: [\"*\"], rate: 100000}\n"
+		cold := base + "  warm: {enabled: false}\n"
+		unswept := base + "  warm: {enabled: true, window: 300}\n"
+		for _, sc := range staleScenarios {
+			// Each scenario on servers of its own, at once: a run
+			// mostly waits for its change's window to close.
+			t.Run(dist+"/"+sc.name, func(t *testing.T) {
+				t.Parallel()
+				c := startCluster(t, 4)
 				coldStale, moved := staleRun(t, c, cold, sc, n)
 				unsweptStale, _ := staleRun(t, c, unswept, sc, n)
 				warmStale, _ := staleRun(t, c, warm, sc, n)
@@ -120,8 +123,8 @@ func TestNoStaleValueAfterChanges(t *testing.T) {
 				table = append(table, fmt.Sprintf("%-10s %-30s moved %4d  stale: cold %4d  warm %4d  warm+sweep %d",
 					dist, sc.name, moved, coldStale, unsweptStale, warmStale))
 				mu.Unlock()
-			}
-		})
+			})
+		}
 	}
 	t.Cleanup(func() {
 		sort.Strings(table)

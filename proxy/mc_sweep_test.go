@@ -52,6 +52,7 @@ func census(t *testing.T, c *cluster, p *pool) []map[string]uint64 {
 // and no value written after it was listed, and sweeps no server that is
 // not exclusive.
 func TestSweepDeletesOnlyOrphans(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 4)
 	// m2 is shared: not exclusive. Warm changes off: the sweep starts at
 	// once after the change.
@@ -145,8 +146,10 @@ func writeLate(d *direct, orphans map[string]uint64, n int) map[string]bool {
 // sweep halts it and the new pool sweeps what is left; a shutdown in the
 // middle of one stops it between two batches, leaving no goroutine.
 func TestSweepSurvivesReloadAndStopsOnShutdown(t *testing.T) {
-	base := runtime.NumGoroutine()
 	c := startCluster(t, 3)
+	// The servers' goroutines (each waits for its process) end with the
+	// test, after the check: counted from here, only the proxy's count.
+	base := runtime.NumGoroutine()
 	slow := "  distribution: ring\n  warm: {enabled: false}\n  sweep: {exclusive: [\"*\"], rate: 20}\n"
 	fast := "  distribution: ring\n  warm: {enabled: false}\n  sweep: {exclusive: [\"*\"], rate: 100000}\n"
 	cfg, err := ParseConfig([]byte(c.yaml(slow, 0, 1)))
@@ -205,6 +208,7 @@ func TestSweepSurvivesReloadAndStopsOnShutdown(t *testing.T) {
 // deletes the copies on servers no longer among the key's two, and no
 // other.
 func TestSweepWithReplicas(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 4)
 	settings := "  distribution: ring\n  replicas: 2\n  sweep: {exclusive: [\"*\"], rate: 100000}\n"
 	s := startProxy(t, c.yaml(settings, 0, 1, 2))

@@ -10,5 +10,5 @@ import "testing"
 func TestSampleRequestAllocations(t *testing.T) {
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	s := startProxy(t, poolYAML("  traffic: {enabled: true, requests: 64, top_keys: 8}\n", ms...))
-	requestAllocations(t, s.Addr("p").String(), false)
+	requestAllocations(t, s.Addr("p").String(), mcAllocCases)
 }

@@ -7,6 +7,7 @@ import "testing"
 // every key to the server it had before, where it still reads, with no
 // fallback to another server: a scale-out undone costs its keys nothing.
 func TestScaleOutUndoneReturnsKeys(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 4)
 	const setting = "  distribution: jump\n"
 	s := startProxy(t, c.yaml(setting, 0, 1, 2))

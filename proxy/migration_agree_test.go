@@ -74,6 +74,7 @@ func ownedHeld(t *testing.T, p *pool, ms []*memcached) map[string][]string {
 // same fingerprint the sweep runs, deletes the orphans and no key a
 // server owns. A shutdown while a sweep waits stops it.
 func TestSweepWaitsForFleet(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	dir := t.TempDir()
 	shared, late := filepath.Join(dir, "members.yml"), filepath.Join(dir, "late.yml")

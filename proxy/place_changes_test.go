@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"syscall"
 	"testing"
 
 	"github.com/kolco-dev/kolco"
@@ -41,8 +42,8 @@ func changeDists() []string { return append(algo.Names(), twemproxy.Ketama, twem
 func newChangeRun(t *testing.T, dist string) *changeRun {
 	r := &changeRun{t: t, dist: dist, in: slices.Clone(universe[:6]), port: map[string]int{}, weight: map[string]int{},
 		down: map[string]bool{}, keys: testKeys("model", 300)}
-	for i, n := range universe {
-		r.port[n], r.weight[n] = 20400+i, 1
+	for _, n := range universe {
+		r.port[n], r.weight[n] = closedPort(t), 1
 	}
 	_, err := algo.New(dist, []kolco.Node{{ID: "a", Weight: 2}}, algo.Options{})
 	r.weighted = err == nil || isTwemproxy(&PoolConfig{Distribution: dist})
@@ -130,7 +131,7 @@ func (r *changeRun) step(op, arg byte) {
 	case 4: // a new address: up again under it, unless it was down: then
 		// its stand-ins' writes are settled onto it first (see
 		// pool.inheritRepointed), and no server answers here
-		r.port[name] += 100
+		r.port[name] = closedPort(r.t)
 	case 5: // a new weight
 		if r.weighted {
 			r.weight[name] = 1 + int(arg)%3
@@ -233,6 +234,7 @@ func runChanges(t *testing.T, dist string, data []byte) {
 // not place keys) at random on a pool of every distribution, and checks
 // the published placement against the model after each.
 func TestPoolChangesMatchModel(t *testing.T) {
+	t.Parallel()
 	for _, dist := range changeDists() {
 		t.Run(dist, func(t *testing.T) {
 			t.Parallel()
@@ -266,4 +268,25 @@ func FuzzPoolChanges(f *testing.F) {
 		dists := changeDists()
 		runChanges(t, dists[int(data[0])%len(dists)], data[1:])
 	})
+}
+
+// closedPort returns a loopback port that refuses connections until the
+// test ends: bound, never listening, so that no other program - a
+// server another test starts - can answer there and restore a server
+// the run holds down.
+func closedPort(t testing.TB) int {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sa.(*syscall.SockaddrInet4).Port
 }

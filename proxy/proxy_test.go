@@ -208,6 +208,7 @@ func TestStatsAndFlushBroadcast(t *testing.T) {
 // nutcracker forwards it, so that a client's liveness check fails when no
 // server answers; a live server answers while another is down.
 func TestVersionNeedsALiveServer(t *testing.T) {
+	t.Parallel()
 	dead := refusedAddr(t)
 	for _, tc := range []struct {
 		name, extra string

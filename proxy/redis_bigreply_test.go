@@ -20,6 +20,7 @@ import (
 // from the request's dispatch, and how long such a reply takes to arrive grows
 // with whatever else the proxy and its machine are doing.
 func TestLargeReplyOutlivesTimeout(t *testing.T) {
+	t.Parallel()
 	// A pause a tenth of the timeout: the fake server runs in the test's
 	// process, which a busy machine starves with the proxy, so a pause
 	// much nearer the timeout would be a server's silence.

@@ -145,6 +145,7 @@ func TestRedisCLIThroughProxy(t *testing.T) {
 // mode, through a pool with passwords: redis-benchmark stops at the
 // first error reply, so a run that completes met none.
 func TestRedisBenchmarkThroughProxy(t *testing.T) {
+	t.Parallel()
 	bin := realprog.Binary(t, "redis-tools", "redis-benchmark")
 	s, _ := redisAuthPool(t)
 	host, port, err := net.SplitHostPort(s.Addr("p").String())

@@ -218,6 +218,7 @@ func TestRedisNutcrackerAuth(t *testing.T) {
 // servers reject (their -NOAUTH passed to the client, as nutcracker passes
 // it), and with one the servers do not need.
 func TestRedisAuthAsNutcracker(t *testing.T) {
+	t.Parallel()
 	needBinary(t, "nutcracker")
 	open := startRedis(t, 0)
 	locked := startRedis(t, 0, "--requirepass", "s3cret")

@@ -40,12 +40,18 @@ func startRedis(t testing.TB, port int, extra ...string) *redisServer {
 		r := &redisServer{addr: fmt.Sprintf("127.0.0.1:%d", p), port: p}
 		r.args = append([]string{"--port", strconv.Itoa(p), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--logfile", "", "--dir", t.TempDir()}, extra...)
-		r.start(t)
-		if r.ours() || port != 0 || attempt == 4 {
+		// Another program may have taken the port between its choice
+		// and the bind: then this server exits, or the one answering is
+		// not this one. A port the test chose is tried again.
+		retry := port == 0 && attempt < 4
+		if !r.startOrExit(t, retry) {
+			continue
+		}
+		if r.ours() || !retry {
 			t.Cleanup(r.stop)
 			return r
 		}
-		r.stop() // another program took the port: try another
+		r.stop()
 	}
 }
 
@@ -53,11 +59,24 @@ func startRedis(t testing.TB, port int, extra ...string) *redisServer {
 // process, or cannot tell (a server speaking TLS or wanting a password).
 func (r *redisServer) ours() bool {
 	pid, err := realprog.RedisPID(r.addr)
+	select {
+	case <-r.exited:
+		return false // it lost the port; another program answered
+	default:
+	}
 	return err != nil || pid == r.cmd.Process.Pid
 }
 
 // start runs the server with its arguments and waits until it listens.
 func (r *redisServer) start(t testing.TB) {
+	t.Helper()
+	r.startOrExit(t, false)
+}
+
+// startOrExit runs the server with its arguments and waits until it
+// listens. When it exits first (its port taken), it returns false if
+// mayFail, else fails the test.
+func (r *redisServer) startOrExit(t testing.TB, mayFail bool) bool {
 	t.Helper()
 	bin := realprog.Binary(t, "redis-server", "redis-server")
 	r.cmd = exec.Command(bin, r.args...)
@@ -70,7 +89,14 @@ func (r *redisServer) start(t testing.TB) {
 		close(exited)
 	}(r.cmd)
 	r.exited = exited
-	realprog.WaitListening(t, "redis-server", []int{r.port}, exited)
+	if !waitServing(t, r.addr, exited) {
+		r.cmd = nil
+		if mayFail {
+			return false
+		}
+		t.Fatalf("redis-server on %s exited during startup", r.addr)
+	}
+	return true
 }
 
 // stop kills the server and waits until it is gone.

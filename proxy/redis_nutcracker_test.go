@@ -173,6 +173,7 @@ func dialServer(t *testing.T, s *redisServer, password string) *rc {
 // the same server for every key. What differs on purpose is
 // TestRedisNutcrackerDifferences'.
 func TestRedisDifferentialNutcracker(t *testing.T) {
+	t.Parallel()
 	needBinary(t, "nutcracker")
 	for _, pool := range []struct {
 		name, settings string

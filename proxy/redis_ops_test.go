@@ -68,6 +68,7 @@ func TestRedisShutdownDrains(t *testing.T) {
 // endpoint says where each key lives: the server a SET through the proxy
 // reaches.
 func TestRedisFigures(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0)}
 	s := startProxy(t, redisOpsYAML(rs...))
 	c := dialRedis(t, s.Addr("p").String())

@@ -37,6 +37,7 @@ func trackerOf(p *pool) *replicaTracker {
 // stale values; a replica frozen (SIGSTOP) is not read once its lag
 // passes the bound, and reads go to the primary, fresh, until it is back.
 func TestReplicaReads(t *testing.T) {
+	t.Parallel()
 	c := sentineltest.Start(t, 2000*time.Millisecond, "shard-a")
 	sh := c.Shards[0]
 	yaml := sentinelPoolYAML(c, "127.0.0.1:0") + "  replica_reads: {enabled: true, max_lag: 300}\n"

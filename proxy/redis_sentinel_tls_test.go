@@ -19,6 +19,7 @@ import (
 // only every minute, so only the announcement brings it at once), and
 // replica reads find the shard's replica by asking them over TLS too.
 func TestSentinelOverTLS(t *testing.T) {
+	t.Parallel()
 	c := sentineltest.StartTLS(t, 1000*time.Millisecond, "shard-a")
 	sh := c.Shards[0]
 	var y strings.Builder

@@ -27,6 +27,7 @@ const storeFillers = 3000
 // no other, checked on the servers. Also with the second change made
 // before the first move ended.
 func TestStoreLinearizable(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		overlap bool
@@ -144,6 +145,7 @@ func checkPlaced(t *testing.T, p *pool, servers []*redisServer, keys []string, m
 // after each move. No key moves before all three place by the new
 // membership.
 func TestStoreFleetLinearizable(t *testing.T) {
+	t.Parallel()
 	srv := etcdtest.Start(t, etcdtest.Config{})
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	st := storeFor(t, srv, "/kolco/store/")
@@ -203,6 +205,7 @@ func TestStoreFleetLinearizable(t *testing.T) {
 // history through the change was linearizable; a kolco store of the same
 // servers and distribution, reloaded, loses none.
 func TestNutcrackerLosesStoreKeys(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	yaml := func(n int) string {

@@ -23,6 +23,7 @@ import (
 // proxy starts again - and reads the keys r3 now owns at r3, where they are
 // not.
 func TestStoreStartsFromWhatItServed(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	dir := t.TempDir()
 	members := filepath.Join(dir, "members.yml")

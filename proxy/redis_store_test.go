@@ -21,6 +21,7 @@ func storeYAML(dist string, servers []*redisServer, extra string) string {
 // on the server the placement names and on no other (checked on the
 // servers themselves). ketama and ring.
 func TestStoreMovesKeys(t *testing.T) {
+	t.Parallel()
 	for _, dist := range []string{"ketama", "ring"} {
 		t.Run(dist, func(t *testing.T) {
 			t.Parallel()
@@ -111,6 +112,7 @@ func checkStoreKeys(t *testing.T, p *pool, all []*redisServer, n int) {
 // the metrics say so; an operator's pause stops the mover (the keys moved
 // stay as they are) and resume lets it finish.
 func TestStoreMoveSeenAndSteered(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	yaml := func(servers []*redisServer) string {
 		return "kolco:\n  admin_listen: 127.0.0.1:0\n" + storeYAML("ring", servers, "  store: {enabled: true, rate: 100}\n")

@@ -94,6 +94,7 @@ func TestTakeOverAcceptsOncePlaced(t *testing.T) {
 // their old values stayed (a fault schedule's seed 7: 49 stale reads in
 // the 0.3 s before a Redis cache's file source answered).
 func TestStartAcceptsOncePlaced(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	path := filepath.Join(t.TempDir(), "members.yml") // not written yet: the source gives no version
 	y := fmt.Sprintf("kolco:\n  admin_listen: 127.0.0.1:0\np:\n  listen: 127.0.0.1:0\n  distribution: ring\n  timeout: 10000\n"+

@@ -71,6 +71,7 @@ var history = [][]int{{0, 2, 3, 4, 5}, {0, 2, 3, 4, 5, 6}, {0, 2, 4, 5, 6}, {0, 
 // A proxy started on the same configuration without the state file places
 // keys otherwise (the test would not test the state if it did not).
 func TestRestartPlacesAlike(t *testing.T) {
+	t.Parallel()
 	for _, a := range algo.All() {
 		if !a.HistoryDependent {
 			continue

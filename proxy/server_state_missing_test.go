@@ -20,6 +20,7 @@ import (
 // nothing of it. The history matters here: a server was removed before
 // the keys were written. For memcached and Redis.
 func TestStateMissingWarns(t *testing.T) {
+	t.Parallel()
 	for _, proto := range []string{"memcached", "redis"} {
 		t.Run(proto, func(t *testing.T) {
 			t.Parallel()

@@ -151,6 +151,7 @@ func TestTLSBothSides(t *testing.T) {
 // TestTLSExpiredCertificateRefused: a listener certificate past its
 // expiry is refused at start with an error that says so.
 func TestTLSExpiredCertificateRefused(t *testing.T) {
+	t.Parallel()
 	s := newTLSSetup(t)
 	old := s.clients.Issue(t, "expired", tlstest.Options{NotAfter: time.Now().Add(-time.Minute)})
 	cfg, err := ParseConfig([]byte(poolYAML(fmt.Sprintf("  tls: {cert_file: %s, key_file: %s}\n", old.CertFile, old.KeyFile), startMemcached(t, 0))))
@@ -170,6 +171,7 @@ func TestTLSExpiredCertificateRefused(t *testing.T) {
 // connection drops; new clients get the new certificate, the bad one is
 // refused and the good one kept, and the expiry metric follows.
 func TestTLSCertRotationUnderLoad(t *testing.T) {
+	t.Parallel()
 	s := newTLSSetup(t)
 	mc := startMemcachedTLS(t, s)
 	p := startProxy(t, poolYAML(fmt.Sprintf("  tls: {cert_file: %s, key_file: %s}\n  server_tls: {ca_file: %s}\n",

@@ -75,6 +75,7 @@ func sidecar(t *testing.T, keys [][]byte, id, addr string, seeds ...string) *gos
 // the gossip pool: its nodes and observers by gossip address, and the
 // members gone.
 func TestPoolOnGossip(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	keyFile := filepath.Join(t.TempDir(), "gossip.keys")
 	if err := os.WriteFile(keyFile, []byte("# in use\nMDEyMzQ1Njc4OWFiY2RlZg==\n"), 0o600); err != nil {
@@ -136,6 +137,7 @@ func TestPoolOnGossip(t *testing.T) {
 // once the old one has left, and follows the pool from then on (a sidecar
 // joining after is served).
 func TestGossipReloadChangesSettings(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	seed := sidecar(t, nil, "n0", ms[0].addr)
 	sidecar(t, nil, "n1", ms[1].addr, seed.Addr())

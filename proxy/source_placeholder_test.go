@@ -25,6 +25,7 @@ import (
 // configured server holds misses (and is not copied to the source's
 // server), and a write leaves the configured server's copy alone.
 func TestPlaceholderServersNeverRead(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"file", "etcd", "dns", "gossip"} {
 		t.Run(kind, func(t *testing.T) {
 			old, cur := startMemcached(t, 0), startMemcached(t, 0)
@@ -89,6 +90,7 @@ func placeholderSource(t *testing.T, kind string, m *memcached) string {
 // (a primary demoted long ago, say): no request reaches that server, the
 // first one included.
 func TestPlaceholderServersNeverReadSentinel(t *testing.T) {
+	t.Parallel()
 	c := sentineltest.Start(t, time.Second, "shard-a")
 	c.WaitReady(t)
 	old := startRedis(t, 0)

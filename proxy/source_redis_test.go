@@ -47,6 +47,7 @@ func TestRedisPoolFollowsFile(t *testing.T) {
 // so the configuration is valid as it is; its source's versions are
 // served whether they list it or not.
 func TestRedisServerAuthFollowsSource(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0, "--requirepass", "two")}
 	path := filepath.Join(t.TempDir(), "members.yml")
 	writeServers(t, path, &memcached{addr: rs[0].addr})

@@ -18,6 +18,7 @@ import (
 // source's fourth server added while its link was cut; one proxy of two
 // stayed on the old servers for good, reporting itself stale).
 func TestRefusedVersionTriedAgain(t *testing.T) {
+	t.Parallel()
 	m0 := startMemcached(t, 0)
 	port := freePort(t) // the added server's, nothing listening there yet
 	path := filepath.Join(t.TempDir(), "members.yml")

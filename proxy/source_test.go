@@ -178,7 +178,10 @@ func TestPoolFollowsFile(t *testing.T) {
 // it.
 func storeFor(t *testing.T, srv *etcdtest.Server, prefix string) *etcd.Store {
 	t.Helper()
-	st, err := etcd.New(etcd.Config{Endpoints: []string{srv.Endpoint}, Prefix: prefix, Timeout: 2 * time.Second})
+	// The timeout bounds each request, the reconnect after a Restart
+	// included: generous, so that a busy machine's slow reconnect makes a
+	// test slower, never fail (see realprog.Patience).
+	st, err := etcd.New(etcd.Config{Endpoints: []string{srv.Endpoint}, Prefix: prefix, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +192,7 @@ func storeFor(t *testing.T, srv *etcdtest.Server, prefix string) *etcd.Store {
 // apply writes a change and returns its revision.
 func apply(t *testing.T, st *etcd.Store, c etcd.Edit) int64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound, as eventually's
 	defer cancel()
 	rev, err := st.Update(ctx, func(etcd.Listing) (etcd.Edit, error) { return c, nil })
 	if err != nil {
@@ -204,6 +207,7 @@ func apply(t *testing.T, st *etcd.Store, c etcd.Edit) int64 {
 // reports it stale, in JSON and in its metrics; with etcd back it catches
 // up with a change written then, without a restart.
 func TestPoolOnEtcd(t *testing.T) {
+	t.Parallel()
 	srv := etcdtest.Start(t, etcdtest.Config{})
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	st := storeFor(t, srv, "/kolco/p/")
@@ -348,6 +352,7 @@ func TestPoolRefusesUnservableVersion(t *testing.T) {
 // source's servers and placement (not the file's static list), whatever
 // else it changes; one that drops the source serves the static list again.
 func TestReloadOfSourcedPool(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	path := filepath.Join(t.TempDir(), "members.yml")
 	writeServers(t, path, ms[0], ms[1])
@@ -425,6 +430,7 @@ func TestShutdownStopsSources(t *testing.T) {
 // reload's change is, warm: after a node joins, the keys that moved to it
 // are still read, from the server that held them, and copied to it.
 func TestSourcedChangeIsWarm(t *testing.T) {
+	t.Parallel()
 	srv := etcdtest.Start(t, etcdtest.Config{})
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	st := storeFor(t, srv, "/kolco/p/")
