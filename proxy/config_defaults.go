@@ -98,6 +98,8 @@ func DefaultPoolConfig() PoolConfig {
 			// what a failover loses, tighter.
 			MaxLag: 1000,
 		},
+		// The traffic sample is off; its sizes are those it takes when on.
+		Traffic: trafficDefaults,
 		Sweep: Sweep{
 			// No server is assumed to be the pool's alone: a sweep of a
 			// shared server would delete other pools' keys.
@@ -207,10 +209,10 @@ func (p *PoolConfig) WithDefaults() *PoolConfig {
 	setDefault(&c.Sweep.Rate, d.Sweep.Rate)
 	setDefault(&c.Store.MigrateTimeout, d.Store.MigrateTimeout)
 	setDefault(&c.ReplicaReads.MaxLag, d.ReplicaReads.MaxLag)
-	setDefault(&c.Traffic.Requests, trafficDefaults.Requests)
-	setDefault(&c.Traffic.KeyShare, trafficDefaults.KeyShare)
-	setDefault(&c.Traffic.TopKeys, trafficDefaults.TopKeys)
-	setDefault(&c.Traffic.Window, trafficDefaults.Window)
+	setDefault(&c.Traffic.Requests, d.Traffic.Requests)
+	setDefault(&c.Traffic.KeyShare, d.Traffic.KeyShare)
+	setDefault(&c.Traffic.TopKeys, d.Traffic.TopKeys)
+	setDefault(&c.Traffic.Window, d.Traffic.Window)
 	return &c
 }
 

@@ -26,8 +26,11 @@ func getCalls(t *testing.T, addr string) int {
 }
 
 func trackerOf(p *pool) *replicaTracker {
-	t, _ := p.frontState.Load().(*replicaTracker)
-	return t
+	st, _ := p.frontState.Load().(*redisPoolState)
+	if st == nil {
+		return nil
+	}
+	return st.replicas.Load()
 }
 
 // TestReplicaReads: with replica_reads on, a client that has written
