@@ -134,7 +134,7 @@ func ExampleLookup() {
 	// mset -3 1 -1 2 false split
 	// zunionstore -4 1 1 1 true same-server
 	// object|encoding 3 2 2 1 false single
-	// blpop -3 1 -2 1 false refused
+	// blpop -3 1 -2 1 false blocking
 	// hello -1 0 0 0 false local
 }
 

@@ -43,7 +43,7 @@ func TestReadRequests(t *testing.T) {
 		{"subcommand key", "OBJECT ENCODING k\r\n", nil, "object|encoding", []string{"k"}, true},
 		{"xgroup create", "XGROUP CREATE s g $\r\n", nil, "xgroup|create", []string{"s"}, true},
 		{"no keys", "PING\r\n", []string{"PING"}, "ping", nil, true},
-		{"refused keeps no keys", "WATCH a b\r\n", nil, "watch", nil, true},
+		{"refused keeps no keys", "MOVE a 1\r\n", nil, "move", nil, true},
 		{"empty argument", "*2\r\n$4\r\nECHO\r\n$0\r\n\r\n", []string{"ECHO", ""}, "echo", nil, false},
 		{"binary argument", "*2\r\n$4\r\nECHO\r\n$4\r\n\r\n\x00\xff\r\n", []string{"ECHO", "\r\n\x00\xff"}, "echo", nil, false},
 		{"quoted inline", `SET "a b" 'c\'d'` + "\r\n", []string{"SET", "a b", "c'd"}, "set", []string{"a b"}, true},
