@@ -182,7 +182,7 @@ func TestNutcrackerDaemonize(t *testing.T) {
 	if err != nil || pid == starter.Process.Pid {
 		t.Fatalf("pid file %q: want the daemon's pid, not the starter's %d", b, starter.Process.Pid)
 	}
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	t.Cleanup(func() { _ = testproc.KillOwn(pid, syscall.SIGKILL) })
 	if sid := sessionOf(t, pid); sid != pid {
 		t.Errorf("the daemon %d is in session %d, want its own", pid, sid)
 	}
@@ -190,7 +190,7 @@ func TestNutcrackerDaemonize(t *testing.T) {
 	if got := c.set("daemon"); got != "STORED\r\n" {
 		t.Fatalf("set through the daemon: %q", got)
 	}
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+	if err := testproc.KillOwn(pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the daemon gone", func() bool { return testproc.Gone(pid) })

@@ -150,7 +150,7 @@ func TestProxyHandoverKeepsClients(t *testing.T) {
 	for range 3 {
 		before := answered()
 		eventually(t, "requests answered before the handover", func() bool { return answered() >= before+500 })
-		if err := syscall.Kill(pid, syscall.SIGUSR2); err != nil {
+		if err := testproc.KillOwn(pid, syscall.SIGUSR2); err != nil {
 			t.Fatal(err)
 		}
 		old := pid
@@ -161,7 +161,7 @@ func TestProxyHandoverKeepsClients(t *testing.T) {
 		})
 	}
 	t.Cleanup(func() {
-		_ = syscall.Kill(pid, syscall.SIGTERM)
+		_ = testproc.KillOwn(pid, syscall.SIGTERM)
 		eventually(t, "the last process gone", func() bool { return testproc.Gone(pid) })
 	})
 	after := answered()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/membership/etcdtest"
 )
 
@@ -33,7 +34,7 @@ func TestProxyHandoverGossip(t *testing.T) {
 
 	old := readPid(p.pid)
 	start := time.Now()
-	if err := syscall.Kill(old, syscall.SIGUSR2); err != nil {
+	if err := testproc.KillOwn(old, syscall.SIGUSR2); err != nil {
 		t.Fatal(err)
 	}
 	// Until the old process has exited and the new one's member is
@@ -88,7 +89,7 @@ func TestProxyHandoverEtcd(t *testing.T) {
 		return ok && slices.Equal(pm.Nodes, all)
 	})
 	old := readPid(p.pid)
-	if err := syscall.Kill(old, syscall.SIGUSR2); err != nil {
+	if err := testproc.KillOwn(old, syscall.SIGUSR2); err != nil {
 		t.Fatal(err)
 	}
 	answers := 0

@@ -122,7 +122,7 @@ func TestProxyHandover(t *testing.T) {
 		t.Fatalf("pid file %q after the handover: want the new process, alive", b)
 	}
 	t.Cleanup(func() {
-		_ = syscall.Kill(pid, syscall.SIGTERM)
+		_ = testproc.KillOwn(pid, syscall.SIGTERM)
 		eventually(t, "the new process gone", func() bool { return testproc.Gone(pid) })
 	})
 	after := lc.okCount()
@@ -170,7 +170,7 @@ func startPidProxy(t *testing.T, y string, ports ...int) *pidProxy {
 	go func() { _ = cmd.Wait(); close(p.exited) }()
 	t.Cleanup(func() {
 		if n := readPid(p.pid); n != 0 {
-			_ = syscall.Kill(n, syscall.SIGKILL)
+			_ = testproc.KillOwn(n, syscall.SIGKILL)
 		}
 		_ = cmd.Process.Kill()
 		<-p.exited

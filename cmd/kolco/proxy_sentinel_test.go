@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/membership/sentinel/sentineltest"
 	"github.com/kolco-dev/kolco/proxy"
 )
@@ -41,7 +42,7 @@ func TestProxySentinelFailoverDuringHandover(t *testing.T) {
 	old := readPid(pid)
 	killed := time.Now()
 	c.Shards[0].Primary.Kill()
-	if err := syscall.Kill(old, syscall.SIGUSR2); err != nil {
+	if err := testproc.KillOwn(old, syscall.SIGUSR2); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)

@@ -48,7 +48,7 @@ func newStoreProc(t *testing.T, extra string) *storeProc {
 	p.conf, p.pid = filepath.Join(p.dir, "nutcracker.yml"), filepath.Join(p.dir, "kolco.pid")
 	t.Cleanup(func() {
 		if p.currentPid != 0 {
-			_ = syscall.Kill(p.currentPid, syscall.SIGKILL)
+			_ = testproc.KillOwn(p.currentPid, syscall.SIGKILL)
 		}
 	})
 	return p
@@ -124,7 +124,7 @@ func (p *storeProc) moved() {
 // reload rewrites the configuration with n servers and sends SIGHUP.
 func (p *storeProc) reload(n int) {
 	p.write(n)
-	if err := syscall.Kill(p.currentPid, syscall.SIGHUP); err != nil {
+	if err := testproc.KillOwn(p.currentPid, syscall.SIGHUP); err != nil {
 		p.t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -245,14 +245,14 @@ func TestProxyStoreSurvivesCrashAndHandover(t *testing.T) {
 			p.reload(5)
 			p.moving()
 			if how == "kill -9" {
-				if err := syscall.Kill(p.currentPid, syscall.SIGKILL); err != nil {
+				if err := testproc.KillOwn(p.currentPid, syscall.SIGKILL); err != nil {
 					t.Fatal(err)
 				}
 				<-p.exited
 				p.start()
 			} else {
 				old := p.currentPid
-				if err := syscall.Kill(old, syscall.SIGUSR2); err != nil {
+				if err := testproc.KillOwn(old, syscall.SIGUSR2); err != nil {
 					t.Fatal(err)
 				}
 				deadline := time.Now().Add(20 * time.Second)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
+	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // proxyProc is a "kolco proxy" process of a run, and the processes that
@@ -127,7 +128,7 @@ func (p *proxyProc) signal(sig syscall.Signal) error {
 	if pid == 0 {
 		return fmt.Errorf("%s: no process serves", p.Name)
 	}
-	return syscall.Kill(pid, sig)
+	return testproc.KillOwn(pid, sig)
 }
 
 // handover sends SIGUSR2 and waits, up to a minute, until a new process
@@ -156,8 +157,8 @@ func (p *proxyProc) kill() {
 	if pid == 0 {
 		return
 	}
-	_ = syscall.Kill(pid, syscall.SIGCONT)
-	_ = syscall.Kill(pid, syscall.SIGKILL)
+	_ = testproc.KillOwn(pid, syscall.SIGCONT)
+	_ = testproc.KillOwn(pid, syscall.SIGKILL)
 	for alive(pid) {
 		time.Sleep(10 * time.Millisecond) // waiting for its reaper to reap it
 	}
@@ -178,8 +179,8 @@ func (p *proxyProc) killAll() {
 		}
 	}
 	for _, g := range groups {
-		_ = syscall.Kill(-g, syscall.SIGCONT)
-		_ = syscall.Kill(-g, syscall.SIGKILL)
+		_ = testproc.KillOwn(-g, syscall.SIGCONT)
+		_ = testproc.KillOwn(-g, syscall.SIGKILL)
 	}
 	p.proc.Kill()
 }

@@ -43,3 +43,41 @@ func FollowOwner() {
 // process to end ask Gone rather than signal 0, which succeeds on a
 // zombie.
 func Gone(pid int) bool { return gone(pid) }
+
+// Proc is a process named by its pid and the moment it started, so that a
+// signal sent through it never reaches another process that took the pid
+// after it ended: the kernel hands pids out again (pid_max is often
+// 32768), and a test run starts thousands of servers, so a late signal to
+// a pid a test once read - a daemon's or a handover's successor's, from a
+// pid file - can kill another test's server.
+type Proc struct {
+	pid   int
+	start string
+}
+
+// Of returns the process pid as it is now; call it while it runs.
+func Of(pid int) Proc { return Proc{pid: pid, start: startTime(pid)} }
+
+// Pid returns the process's pid.
+func (p Proc) Pid() int { return p.pid }
+
+// Signal sends sig to the process, unless it has ended and its pid is
+// free or another's: then it returns os.ErrProcessDone.
+func (p Proc) Signal(sig syscall.Signal) error {
+	if p.pid <= 0 || startTime(p.pid) != p.start {
+		return os.ErrProcessDone
+	}
+	return syscall.Kill(p.pid, sig)
+}
+
+// KillOwn sends sig to pid if it runs this very executable - a program a
+// test started by running its test binary again (a proxy, a daemon, a
+// handover's successor) - and returns os.ErrProcessDone otherwise: a pid
+// read from a pid file may have ended and been handed to another test's
+// server since.
+func KillOwn(pid int, sig syscall.Signal) error {
+	if pid <= 0 || !runsThisExecutable(pid) {
+		return os.ErrProcessDone
+	}
+	return syscall.Kill(pid, sig)
+}

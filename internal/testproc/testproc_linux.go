@@ -155,3 +155,32 @@ func gone(pid int) bool {
 	}
 	return true
 }
+
+// startTime returns when the process pid started (its stat's 22nd field,
+// in clock ticks since boot), or "" when there is no such process.
+func startTime(pid int) string {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(data[i+1:])) // from the state, the 3rd field
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19]
+}
+
+// runsThisExecutable reports whether the process pid runs the executable
+// this process runs.
+func runsThisExecutable(pid int) bool {
+	self, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return false
+	}
+	exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+	return err == nil && exe == self
+}

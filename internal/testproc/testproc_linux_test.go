@@ -322,3 +322,32 @@ func TestGone(t *testing.T) {
 		t.Error("the orphan's zombie was not reaped")
 	}
 }
+
+// TestKillOwnSparesOthers: a pid that runs another executable - a server
+// that took the pid of a program a test once read from a pid file - gets
+// no signal from KillOwn, and a Proc taken of a process that has ended
+// sends none either.
+func TestKillOwnSparesOthers(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if err := KillOwn(cmd.Process.Pid, syscall.SIGKILL); err != os.ErrProcessDone {
+		t.Errorf("KillOwn of another executable: %v, want os.ErrProcessDone", err)
+	}
+	if Gone(cmd.Process.Pid) {
+		t.Fatal("KillOwn killed a process of another executable")
+	}
+	p := Of(cmd.Process.Pid)
+	if err := p.Signal(0); err != nil {
+		t.Errorf("signal 0 to a running process: %v", err)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if err := p.Signal(syscall.SIGKILL); err != os.ErrProcessDone {
+		t.Errorf("a Proc of an ended process: %v, want os.ErrProcessDone", err)
+	}
+}

@@ -20,3 +20,16 @@ func leftovers() ([]leftover, error) { return nil, nil }
 func kill(int) {}
 
 func gone(pid int) bool { return syscall.Kill(pid, 0) != nil }
+
+// startTime is "0" for a process that exists: elsewhere than Linux a pid
+// is not told apart from its next owner.
+func startTime(pid int) string {
+	if syscall.Kill(pid, 0) != nil {
+		return ""
+	}
+	return "0"
+}
+
+// runsThisExecutable is true for a process that exists: elsewhere than
+// Linux the executable is not asked.
+func runsThisExecutable(pid int) bool { return syscall.Kill(pid, 0) == nil }
