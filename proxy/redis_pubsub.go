@@ -281,6 +281,14 @@ func (s *redisSubs) change(req *redis.Request) bool {
 			err = s.unsubscribe(kind, name)
 		}
 		reply := appendSubReply(nil, subNames[kind][b2i(on)], name, s.count(kind))
+		if err != nil && on {
+			// The channel is not subscribed where it lives: the
+			// client is told and closed, as when a subscribed
+			// server dies, to subscribe again (see the gap).
+			s.write(appendRedisError(nil, err))
+			s.c.conn.Close()
+			return false
+		}
 		if err != nil {
 			reply = appendRedisError(nil, err)
 		}

@@ -5,7 +5,8 @@ import "time"
 // What a subscriber sees when the servers change: a subscription stays on
 // the server it was made on, so when a server connection of the subscriber
 // fails (the server died), or the pool's placement gives one of its
-// channels another server (a membership change, a server ejected), the
+// channels another server (a membership change, a server ejected), or a
+// channel cannot be subscribed on its server (the server is down), the
 // proxy closes the client's connection. A client that reconnects and
 // subscribes again (go-redis's PubSub, redis-py's pubsub do) subscribes
 // where each channel now lives; the messages published between the close
