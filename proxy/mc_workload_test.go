@@ -175,11 +175,17 @@ func TestWarmChangeKeepsMissRate(t *testing.T) {
 		{"add a server", []int{0, 1, 2}, []int{0, 1, 2, 3}},
 		{"remove a server", []int{0, 1, 2, 3}, []int{0, 1, 2}},
 	}
+	t.Parallel()
 	nkeys, nreq := workloadSize()
+	var mu sync.Mutex
 	var report []string
+	t.Cleanup(func() {
+		t.Logf("%d keys, %d requests per phase, 4 clients:\n%s", nkeys, nreq, strings.Join(report, "\n"))
+	})
 	for _, ch := range changes {
 		for _, mode := range []string{"cold", "warm"} {
 			t.Run(ch.name+"/"+mode, func(t *testing.T) {
+				t.Parallel() // misses are counted, not timed
 				settings := "  distribution: ring\n  warm: {enabled: " + fmt.Sprint(mode == "warm") + "}\n"
 				steady, change, moved := workloadRun(t, settings, ch.before, ch.after)
 				if steady.missRate() < 4.5 || steady.missRate() > 5.5 {
@@ -193,10 +199,11 @@ func TestWarmChangeKeepsMissRate(t *testing.T) {
 					t.Errorf("cold: %.2f%% missed through the change, %.2f%% steady: the change moved nothing the test asks for",
 						change.missRate(), steady.missRate())
 				}
+				mu.Lock()
+				defer mu.Unlock()
 				report = append(report, fmt.Sprintf("%-15s %s: misses %5.2f%% steady, %5.2f%% through the change, %5.2f%% in its first tenth (requests to moved keys %4.1f%%); %6.0f req/s steady, %6.0f through the change",
 					ch.name, mode, steady.missRate(), change.missRate(), change.headRate(), moved, steady.perSecond(), change.perSecond()))
 			})
 		}
 	}
-	t.Logf("%d keys, %d requests per phase, 4 clients:\n%s", nkeys, nreq, strings.Join(report, "\n"))
 }
