@@ -51,11 +51,12 @@ func TestRequestAllocations(t *testing.T) {
 		c := startCluster(t, 3)
 		settings := "  distribution: ring\n  warm: {window: 50}\n"
 		s := startProxy(t, c.yaml(settings, 0, 1))
+		before := s.testPool("p").place.Load().sig
 		reload(t, s, c.yaml(settings, 0, 1, 2))
 		p := s.testPool("p")
 		eventually(t, "the window to close", func() bool { return p.place.Load().mig == nil })
-		if p.place.Load().prev == nil {
-			t.Fatal("no previous placement: the test would not test a pool after a change")
+		if p.place.Load().sig == before {
+			t.Fatal("the placement did not change: the test would not test a pool after a change")
 		}
 		requestAllocations(t, s.Addr("p").String(), mcCases)
 	})

@@ -66,6 +66,7 @@ func changePredictedMeasured(t *testing.T, warm bool) {
 	srv := startProxy(t, "kolco:\n  admin_listen: \":0\"\n"+c.yaml(settings, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9))
 	load := startZipfLoad(t, srv.Addr("p").String(), keys, s, rate, traced+window+window/2)
 	time.Sleep(traced) // the load runs: the trace before the change
+	before := srv.testPool("p").place.Load().configured()
 	reload(t, srv, "kolco:\n  admin_listen: \":0\"\n"+c.yaml(settings, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10))
 	var ch *TrafficChange
 	eventually(t, "the change's window to close", func() bool {
@@ -84,7 +85,7 @@ func changePredictedMeasured(t *testing.T, warm bool) {
 	t.Logf("busiest server: predicted %s at %.0f req/s, measured %s at %.0f req/s (means %.0f / %.0f)", p.PeakServer, p.PeakRPS, m.PeakServer, m.PeakRPS, p.MeanRPS, m.MeanRPS)
 	t.Logf("keys and bytes that move, predicted: %.0f keys, %.0f bytes; copied by a warm change: %.0f", p.MovedKeys, p.MovedBytes, m.CopiedKeys)
 	ratio := m.Reads / p.Reads // the window's rate over the trace's
-	atRate := replanAtRate(t, srv, ch, ratio)
+	atRate := replanAtRate(t, srv, before, ch, ratio)
 	t.Logf("the window's read rate was %.3f times the trace's; at that rate the model predicts %.0f misses added", ratio, atRate.AddedMisses)
 	n := float64(ch.ServersAfter)
 	for _, f := range []struct {
@@ -115,20 +116,16 @@ func changePredictedMeasured(t *testing.T, warm bool) {
 
 // replanAtRate predicts the change again from the pool's trace before it,
 // with the window scaled by ratio: as many requests in it as came.
-func replanAtRate(t *testing.T, srv *Server, ch *TrafficChange, ratio float64) *ChangeFigures {
+func replanAtRate(t *testing.T, srv *Server, before *placement, ch *TrafficChange, ratio float64) *ChangeFigures {
 	p := srv.testPool("p")
 	after := p.place.Load().configured()
-	before := p.place.Load().prev
-	if before == nil {
-		t.Fatal("the pool keeps no placement before the change")
-	}
 	var reqs []trace.Request
 	for _, r := range p.traffic.requests() {
 		if r.Time < ch.At.UnixNano() {
 			reqs = append(reqs, r)
 		}
 	}
-	f, err := predictChange(reqs, before.configured(), after, time.Duration(float64(ch.Window)*ratio), 1, ch.Warm)
+	f, err := predictChange(reqs, before, after, time.Duration(float64(ch.Window)*ratio), 1, ch.Warm)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -246,7 +246,7 @@ func (m *migration) allServers() []*backend {
 // marked down.
 func (p *pool) priorOf(prev *placement) *prior {
 	cp := *prev
-	cp.prev, cp.mig, cp.move = nil, nil, nil
+	cp.mig, cp.move = nil, nil
 	cp.servers = make([]*backend, len(prev.servers))
 	v := &prior{pl: &cp, down: make([]bool, len(prev.servers))}
 	for i, b := range prev.servers {

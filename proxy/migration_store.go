@@ -325,11 +325,11 @@ const (
 // openMove waits until nothing routes by an older placement (see above)
 // and opens m. It returns false when the pool closes or m is replaced.
 func (p *pool) openMove(m *storeMove) bool {
-	if pred := p.predecessor; pred != nil {
+	if drained := p.predecessorDrained; drained != nil {
 		why := "the pool this one replaced answers its requests in flight"
 		m.stats.waiting.Store(&why)
 		select {
-		case <-pred.drained:
+		case <-drained:
 		case <-p.moveCtx.Done():
 			return false
 		}

@@ -45,9 +45,6 @@ type placement struct {
 	ifUp     map[*backend]*placement
 	replicas int
 	zone     string
-	// prev is the placement this one replaced by a change of membership,
-	// without its own prev: one step back, as follow was given it.
-	prev *placement
 	// mig is the migration that follows the change that published this
 	// placement (see migration), or nil: then requests route by the
 	// placement alone.

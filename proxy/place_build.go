@@ -152,7 +152,6 @@ func (p *pool) rebuildPlacement(served bool) error {
 		return err
 	}
 	if cur := p.place.Load(); cur != nil {
-		pl.prev = cur.prev // health is not membership: the previous placement stays
 		pl.mig, pl.move = cur.mig, cur.move
 		if served {
 			pl.mig = p.migrationAfter(cur, pl, cur.sig != pl.sig)

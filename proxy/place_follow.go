@@ -44,9 +44,6 @@ func (p *pool) follow(from *layout, prev *placement) error {
 		return err
 	}
 	if prev != nil {
-		detached := *prev
-		detached.prev, detached.mig = nil, nil // one placement back, not a chain of every one
-		pl.prev = &detached
 		pl.mig = p.migrationAfter(prev, pl, prev.sig != pl.sig)
 		pl.move = p.moveAfter(prev, pl)
 	}

@@ -54,11 +54,13 @@ type pool struct {
 	// placementAgreed); sweepLog limits the lines of deferred sweeps.
 	fleet    fleetCheck
 	sweepLog logLimit
-	// A store's move (see storeMove): predecessor is the pool this one
-	// replaced, whose requests in flight a move waits for; the move loop
+	// A store's move (see storeMove): predecessorDrained is closed when
+	// the pool this one replaced has answered its requests in flight, which
+	// a move waits for (the channel, not the pool, so that a chain of
+	// reloads does not hold every pool it replaced); the move loop
 	// runs under moveCtx, woken by moveChanged; moveLog limits its lines;
 	// onStateChange records the placement's state once a move ends.
-	predecessor *pool
+	predecessorDrained <-chan struct{}
 	// retiring counts the pools this one's listener served before it that
 	// still answer requests in flight; shared by the pools that replace
 	// one another, and reported to the fleet (see sweepFleet.check).
