@@ -160,15 +160,17 @@ func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 // bring back a server that is down, nor, in a pool with replicas, let one
 // that missed writes and deletes serve before it is emptied. Servers are
 // matched by name and address: a name repointed at another address is
-// another server. It is called before start.
+// another server. A store's move of p waits for old to drain. It is
+// called before start.
 func (p *pool) inherit(old *pool) error {
 	type id struct{ name, addr string }
 	was := make(map[id]*backend, len(old.backends))
 	for _, b := range old.backends {
 		was[id{b.name(), b.addr}] = b
 	}
-	p.mig.stripes = old.mig.stripes // fallbacks and writes in flight in old order with p's
-	p.returns = old.returns         // writes in flight in old hold off p's returns
+	p.predecessorDrained = old.drained // a store's move waits for old's requests in flight
+	p.mig.stripes = old.mig.stripes    // fallbacks and writes in flight in old order with p's
+	p.returns = old.returns            // writes in flight in old hold off p's returns
 	changed := false
 	for _, b := range p.backends {
 		ob := was[id{b.name(), b.addr}]
