@@ -151,7 +151,8 @@ func (p *proxyProc) handover() error {
 }
 
 // kill kills the process that serves now (kill -9) and waits until it has
-// exited.
+// exited, and its reaper with it: holding no process then, the reaper
+// exits, and a start before it has would find the proxy still running.
 func (p *proxyProc) kill() {
 	pid := p.pid()
 	if pid == 0 {
@@ -161,6 +162,10 @@ func (p *proxyProc) kill() {
 	_ = testproc.KillOwn(pid, syscall.SIGKILL)
 	for alive(pid) {
 		time.Sleep(10 * time.Millisecond) // waiting for its reaper to reap it
+	}
+	select {
+	case <-p.proc.Exited():
+	case <-time.After(30 * time.Second): // a reaper that holds another process: start says so
 	}
 }
 
