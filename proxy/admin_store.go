@@ -36,9 +36,9 @@ type MoveStatus struct {
 	Failed    int64  `json:"failed"`
 	LastError string `json:"last_error,omitempty"`
 	// Rate is keys moved a second since the move opened. ETA is the
-	// seconds left: each old server's keys not listed yet at the pace it
-	// lists them (which the MIGRATEs of its keys set), the slowest
-	// server's; -1 while unknown.
+	// seconds left: each old server's keys still to move at the pace
+	// they left it over the last second, the slowest server's; -1 while
+	// unknown.
 	Rate float64 `json:"rate"`
 	ETA  float64 `json:"eta_seconds"`
 	// Window is how many MIGRATEs run at once from each server, set from
@@ -149,39 +149,67 @@ func (p *pool) moveStatus() *MoveStatus {
 // and the seconds left; -1 while unknown. Of each old server's keys held
 // when the mover began, the mover has listed some (and found which of
 // those move), requests have moved some before it came to them, and the
-// rest it has yet to list: they move in the share it found so far, at
-// the pace it lists keys lately. The move ends with its slowest
-// server: the servers move at once, each at its own pace (one that gives
-// all its keys away lists them as fast as they move, one that keeps them
-// all as fast as SCAN goes).
+// rest it has yet to list: they move in the share the placements give
+// that server (sampled when the mover began), weighed against the share
+// found so far as the keys listed outnumber the sample; what is left to
+// move goes at the pace its keys left it over the last second. The move
+// ends with its slowest server: the servers move at once, each at its
+// own pace (one that gives all its keys away moves them at what its
+// MIGRATEs allow, one that keeps most of them lists them as fast as SCAN
+// goes).
 func moveEstimate(m *storeMove) (toMove int64, eta float64) {
+	return moveEstimateAt(m, time.Now())
+}
+
+// shareWeight is how many keys listed the placements' share of a server
+// counts as, against the share the mover found among those it listed.
+const shareWeight = 1000
+
+func moveEstimateAt(m *storeMove, now time.Time) (toMove int64, eta float64) {
 	eta = -1
 	opened := m.stats.opened.Load()
 	elapsed := 0.0
 	if opened > 0 {
-		elapsed = time.Since(time.Unix(0, opened)).Seconds()
+		elapsed = now.Sub(time.Unix(0, opened)).Seconds()
 	}
 	known := elapsed > 0
 	m.stats.bySource.Range(func(_, v any) bool {
 		ss := v.(*sourceStats)
-		scanned, found, held, byRequests := ss.scanned.Load(), ss.found.Load(), ss.held.Load(), ss.onRequest.Load()
-		toMove += found + byRequests
+		scanned, found, held, byRequests, share := ss.scanned.Load(), ss.found.Load(), ss.held.Load(), ss.onRequest.Load(), ss.share.Load()
 		if ss.done.Load() {
+			toMove += found + byRequests
 			return true
 		}
-		if scanned == 0 {
+		// share is -1 while the placements' share is unknown.
+		var s float64
+		switch {
+		case share >= 0:
+			s = (float64(found) + float64(share)/1e6*shareWeight) / float64(scanned+shareWeight)
+		case scanned > 0:
+			s = float64(found) / float64(scanned)
+		default:
 			known = false
 			return true
 		}
 		unlisted := max(held-scanned-byRequests, 0)
-		toMove += unlisted * found / scanned
-		rate := ss.pace.rate()
+		mine := found + byRequests + int64(float64(unlisted)*s+0.5)
+		toMove += mine
+		moved := ss.moved.Load() + byRequests
+		ss.pace.note(now, moved)
+		left := max(mine-moved, 0)
+		if left == 0 {
+			eta = max(eta, 0)
+			return true
+		}
+		rate := ss.pace.rate(now, moved)
 		if rate == 0 && elapsed > 0 {
-			rate = float64(scanned) / elapsed
+			rate = float64(moved) / elapsed
 		}
-		if rate > 0 {
-			eta = max(eta, float64(unlisted)/rate)
+		if rate <= 0 {
+			known = false
+			return true
 		}
+		eta = max(eta, float64(left)/rate)
 		return true
 	})
 	switch {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,11 +47,15 @@ func (p *pool) runMover(m *storeMove) bool {
 	}
 	m.stats.sources.Store(int64(len(sources)))
 	m.stats.finished.Store(0)
-	for _, b := range sources {
+	shares := p.moveShares(m, sources)
+	for i, b := range sources {
+		ss := m.stats.source(b.addr)
+		ss.share.Store(shares[i])
 		if n, err := p.front.items(p.moveCtx, b); err == nil {
 			m.stats.held.Add(n)
-			m.stats.source(b.addr).held.Store(n)
+			ss.held.Store(n)
 		}
+		ss.pace.note(time.Now(), ss.moved.Load()+ss.onRequest.Load())
 	}
 	window := pace.NewWindow(pace.Config{Bound: time.Duration(p.cfg.Store.LatencyBound) * time.Millisecond, Max: moveConns}, m.steady)
 	m.window.Store(window)
@@ -78,6 +83,53 @@ func (p *pool) runMover(m *storeMove) bool {
 	return all.Load() && p.place.Load().move == m
 }
 
+// shareSample is how many made-up keys moveShares places: a few thousand
+// for each of a few servers, which gives each server's share within a few
+// percent.
+const shareSample = 16384
+
+// moveShares returns, for each of sources, the part of its keys m moves,
+// in parts per million, from keys made up for it: of the keys a
+// placement m follows puts on the server (or the newest placement does),
+// those the newest puts elsewhere.
+func (p *pool) moveShares(m *storeMove, sources []*backend) []int64 {
+	pl := p.place.Load()
+	var sc routeScratch
+	on := make([]int64, len(sources))
+	off := make([]int64, len(sources))
+	key := make([]byte, 0, 32)
+	for i := range shareSample {
+		key = strconv.AppendInt(append(key[:0], "kolco:share:"...), int64(i), 10)
+		owners := pl.route(key, false, &sc)
+		if len(owners) == 0 {
+			continue
+		}
+		now := owners[0].addr
+		for j, b := range sources {
+			held := b.addr == now
+			for _, v := range m.priors {
+				if o := v.owner(key, &sc); o != nil && o.addr == b.addr {
+					held = true
+				}
+			}
+			if held {
+				on[j]++
+				if b.addr != now {
+					off[j]++
+				}
+			}
+		}
+	}
+	shares := make([]int64, len(sources))
+	for j := range sources {
+		shares[j] = -1
+		if on[j] > 0 {
+			shares[j] = off[j] * 1_000_000 / on[j]
+		}
+	}
+	return shares
+}
+
 // errMoveReplaced stops a mover whose move a change replaced, or whose
 // pool closes.
 var errMoveReplaced = errors.New("the move was replaced by another, or its pool closes")
@@ -96,6 +148,9 @@ type moveJob struct {
 	// mu guards limit and rest.
 	mu    sync.Mutex
 	limit *rate
+	// reserve is the keys of a batch that wait takes of the rate's room
+	// before it goes, under a ceiling: the most a batch takes.
+	reserve int
 	// rest is when the window, below one batch at a time, lets the next
 	// batch go.
 	rest time.Time
@@ -150,6 +205,12 @@ func (j *moveJob) wait(ctx context.Context) error {
 		if n := j.limit.take(0); n > d {
 			d = n
 		}
+		if d <= 0 {
+			// The batch's room under the ceiling is taken now, so that
+			// the workers let go together do not all send at once; moved
+			// counts the keys it had beyond or short of it.
+			j.limit.take(j.reserve)
+		}
 		j.mu.Unlock()
 		if d <= 0 {
 			return nil
@@ -172,19 +233,19 @@ func (j *moveJob) hold(ctx context.Context, dst *backend) (func(), error) {
 // scanned counts n keys listed on src.
 func (j *moveJob) scanned(n int) {
 	j.m.stats.scanned.Add(int64(n))
-	j.ss.pace.listed(j.ss.scanned.Add(int64(n)))
+	j.ss.scanned.Add(int64(n))
 }
 
 // moved counts a batch of n keys, about bytes, moved to dst in took; the
 // rate's room and, below one batch at a time, the rest follow from it.
 func (j *moveJob) moved(dst *backend, n int, bytes int64, took time.Duration) {
 	j.m.stats.moved.Add(int64(n))
-	j.ss.moved.Add(int64(n))
+	j.ss.pace.note(time.Now(), j.ss.moved.Add(int64(n))+j.ss.onRequest.Load())
 	j.m.stats.bytes.Add(bytes)
 	j.p.stats.storeMoved.Add(int64(n))
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.limit.take(n)
+	j.limit.take(n - j.reserve)
 	if size := j.window.Size(); size < 1 {
 		j.rest = time.Now().Add(time.Duration(float64(took) * (1/size - 1)))
 	}

@@ -38,53 +38,65 @@ type moveStats struct {
 
 // sourceStats are the mover's figures of one old server: held is how
 // many keys it held when the mover began, found how many of those listed
-// were to move, and onRequest how many requests moved from it.
+// were to move, and onRequest how many requests moved from it; share is
+// the part of its keys the change moves, by the placements, in parts per
+// million (-1 until known), which estimates its keys to move before the
+// mover has listed any.
 type sourceStats struct {
-	scanned, moved, held, found, onRequest atomic.Int64
-	done                                   atomic.Bool
-	// pace is the keys a second the mover lists them at lately.
-	pace listPace
+	scanned, moved, held, found, onRequest, share atomic.Int64
+	done                                          atomic.Bool
+	// pace is the keys a second that leave it lately.
+	pace movePace
 }
 
-// listPace is how fast the mover lists a server's keys lately: a moving
-// average over spans of at least a quarter of a second, so that the
-// estimate of the time left follows the pace the clients' latency sets
-// now rather than the average since the start.
-type listPace struct {
-	// mu guards the fields.
-	mu         sync.Mutex
-	mark       time.Time
-	markListed int64
-	perSecond  float64
+// movePace is how fast a server's keys move lately: the keys moved over
+// the last two seconds or so, counted at marks at least a quarter of a second
+// apart, so that the estimate of the time left follows the pace the
+// clients' latency sets now rather than the average since the start, and
+// no batch's arrival swings it.
+type movePace struct {
+	// mu guards marks.
+	mu    sync.Mutex
+	marks []paceMark
 }
 
-// listed counts the keys listed so far, total.
-func (lp *listPace) listed(total int64) {
-	now := time.Now()
-	lp.mu.Lock()
-	defer lp.mu.Unlock()
-	if lp.mark.IsZero() {
-		lp.mark, lp.markListed = now, total
+// paceMark is the keys moved in all at a moment.
+type paceMark struct {
+	at    time.Time
+	total int64
+}
+
+// paceMarks is how many marks a pace keeps: eight spans of a quarter of
+// a second.
+const paceMarks = 9
+
+// note counts the keys moved so far, total, at now.
+func (mp *movePace) note(now time.Time, total int64) {
+	mp.mu.Lock()
+	defer mp.mu.Unlock()
+	if n := len(mp.marks); n > 0 && now.Sub(mp.marks[n-1].at) < 250*time.Millisecond {
 		return
 	}
-	span := now.Sub(lp.mark)
-	if span < 250*time.Millisecond {
-		return
+	if len(mp.marks) == paceMarks {
+		mp.marks = append(mp.marks[:0], mp.marks[1:]...)
 	}
-	r := float64(total-lp.markListed) / span.Seconds()
-	if lp.perSecond == 0 {
-		lp.perSecond = r
-	} else {
-		lp.perSecond = (lp.perSecond + r) / 2
-	}
-	lp.mark, lp.markListed = now, total
+	mp.marks = append(mp.marks, paceMark{now, total})
 }
 
-// rate returns the keys a second listed lately, 0 before a span ended.
-func (lp *listPace) rate() float64 {
-	lp.mu.Lock()
-	defer lp.mu.Unlock()
-	return lp.perSecond
+// rate returns the keys a second moved from the oldest mark to now, when
+// total had moved in all; 0 before a tenth of a second has passed.
+func (mp *movePace) rate(now time.Time, total int64) float64 {
+	mp.mu.Lock()
+	defer mp.mu.Unlock()
+	if len(mp.marks) == 0 {
+		return 0
+	}
+	first := mp.marks[0]
+	span := now.Sub(first.at)
+	if span < 100*time.Millisecond {
+		return 0
+	}
+	return float64(total-first.total) / span.Seconds()
 }
 
 // sourceDone reports whether the mover has been through the old server
@@ -96,7 +108,12 @@ func (m *storeMove) sourceDone(addr string) bool {
 
 // source returns the figures of the old server at addr.
 func (st *moveStats) source(addr string) *sourceStats {
-	v, _ := st.bySource.LoadOrStore(addr, new(sourceStats))
+	if v, ok := st.bySource.Load(addr); ok {
+		return v.(*sourceStats)
+	}
+	ss := new(sourceStats)
+	ss.share.Store(-1)
+	v, _ := st.bySource.LoadOrStore(addr, ss)
 	return v.(*sourceStats)
 }
 
