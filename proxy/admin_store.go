@@ -237,6 +237,9 @@ func (s *Server) handleMove(mux *http.ServeMux) {
 				return
 			}
 			m.paused.Store(action == "pause")
+			// Recorded before the answer, so that a restart right after
+			// keeps the pause.
+			s.rewriteState()
 			writeJSON(w, http.StatusOK, p.moveStatus())
 		})
 	}

@@ -70,7 +70,8 @@ type storeMove struct {
 	// done is set when the mover has been through every old server.
 	done atomic.Bool
 	// paused is set by an operator: the mover waits (requests still move
-	// their keys).
+	// their keys). It holds through a change that extends the move, and
+	// the state file keeps it.
 	paused atomic.Bool
 	began  time.Time
 	stats  moveStats
@@ -149,7 +150,10 @@ func (p *pool) moveAfter(prev, pl *placement) *storeMove {
 	if len(priors) == 0 {
 		return nil
 	}
-	return &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: p.steadyP99()}
+	m := &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: p.steadyP99()}
+	// An operator's pause holds through a change that extends the move.
+	m.paused.Store(prev.move != nil && !prev.move.done.Load() && prev.move.paused.Load())
+	return m
 }
 
 // steadyP99 returns the clients' p99 of the last ten seconds without a
@@ -224,9 +228,10 @@ func (p *pool) movePlacements(m *storeMove) []movePlacement {
 }
 
 // resumeMove publishes the pool's placement with the move the state file
-// records, before the pool starts, so that a proxy restarted, killed or
-// handed over mid-move goes on with it.
-func (p *pool) resumeMove(records []movePlacement) error {
+// records, paused when it records the move paused, before the pool
+// starts, so that a proxy restarted, killed or handed over mid-move goes
+// on with it.
+func (p *pool) resumeMove(records []movePlacement, paused bool) error {
 	p.placeMu.Lock()
 	defer p.placeMu.Unlock()
 	cur := p.place.Load()
@@ -245,6 +250,7 @@ func (p *pool) resumeMove(records []movePlacement) error {
 	}
 	cp := *cur
 	cp.move = &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: p.steadyP99()}
+	cp.move.paused.Store(paused)
 	p.publish(&cp)
 	p.log.Info("store move resumed from the state file", "placements", len(priors))
 	return nil
