@@ -79,6 +79,15 @@ type LastMove struct {
 	PeakP99Ms      float64 `json:"peak_p99_ms"`
 	LatencyBoundMs float64 `json:"latency_bound_ms"`
 	Slowed         int     `json:"slowed"`
+	// ServerKeysPerSecond is the keys a second its busiest old server
+	// sent, from the move's opening to its end: the pace kolco plan
+	// --move-rate-from predicts the next move at. PredictedSeconds is the
+	// mover's time as predicted when it began, at the pace of the move
+	// before (absent when there was none), beside MovedSeconds, the
+	// mover's time measured from the move's opening.
+	ServerKeysPerSecond float64 `json:"server_keys_per_second"`
+	PredictedSeconds    float64 `json:"predicted_seconds,omitempty"`
+	MovedSeconds        float64 `json:"moved_seconds"`
 }
 
 // lastMove returns the pool's last move once it ended, or nil.
@@ -88,7 +97,8 @@ func (p *pool) lastMove() *LastMove {
 		return nil
 	}
 	return &LastMove{Ended: sum.ended, Keys: sum.keys, Bytes: sum.bytes, TookSeconds: sum.took.Seconds(), SteadyP99Ms: msOf(sum.steady),
-		PeakP99Ms: msOf(sum.peak), LatencyBoundMs: msOf(sum.bound), Slowed: sum.slowed}
+		PeakP99Ms: msOf(sum.peak), LatencyBoundMs: msOf(sum.bound), Slowed: sum.slowed, ServerKeysPerSecond: sum.serverRate,
+		PredictedSeconds: sum.predicted.Seconds(), MovedSeconds: sum.moved.Seconds()}
 }
 
 func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -163,7 +173,7 @@ func moveEstimate(m *storeMove) (toMove int64, eta float64) {
 
 // shareWeight is how many keys listed the placements' share of a server
 // counts as, against the share the mover found among those it listed.
-const shareWeight = 1000
+const shareWeight = 200
 
 func moveEstimateAt(m *storeMove, now time.Time) (toMove int64, eta float64) {
 	eta = -1

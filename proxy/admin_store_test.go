@@ -61,8 +61,8 @@ func TestMoveEstimate(t *testing.T) {
 }
 
 // TestMovePace: the pace of a server's keys is the keys moved over the
-// marks of the last second or so, one a quarter of a second at most,
-// and none before a tenth of a second has passed.
+// marks of the last two seconds or so, one a quarter of a second at
+// most, and none before a tenth of a second has passed.
 func TestMovePace(t *testing.T) {
 	var mp movePace
 	t0 := time.Now()
@@ -73,18 +73,18 @@ func TestMovePace(t *testing.T) {
 	if r := mp.rate(t0.Add(50*time.Millisecond), 10); r != 0 {
 		t.Errorf("rate after 50 ms %v, want 0 (unknown)", r)
 	}
-	// 1000 keys a second for 2 s, then 100 a second: a second after the
-	// change the pace is the new one.
+	// 1000 keys a second for 2 s, then 100 a second: two and a half
+	// seconds after the change the pace is the new one.
 	for i := 1; i <= 20; i++ {
 		mp.note(t0.Add(time.Duration(i)*100*time.Millisecond), int64(100*i))
 	}
 	if r := mp.rate(t0.Add(2*time.Second), 2000); r < 999 || r > 1001 {
 		t.Errorf("rate %v, want 1000", r)
 	}
-	for i := 1; i <= 15; i++ {
+	for i := 1; i <= 25; i++ {
 		mp.note(t0.Add(2*time.Second+time.Duration(i)*100*time.Millisecond), 2000+int64(10*i))
 	}
-	if r := mp.rate(t0.Add(3500*time.Millisecond), 2150); r < 99 || r > 101 {
+	if r := mp.rate(t0.Add(4500*time.Millisecond), 2250); r < 99 || r > 101 {
 		t.Errorf("rate after the change %v, want 100", r)
 	}
 }

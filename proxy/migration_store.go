@@ -393,6 +393,19 @@ func (p *pool) endMove(m *storeMove) {
 		sum.peak, sum.slowed = w.Peak()
 		sum.bound = w.Bound()
 	}
+	sum.predicted = time.Duration(st.predicted.Load())
+	if opened := st.opened.Load(); opened > 0 {
+		busiest := int64(0)
+		st.bySource.Range(func(_, v any) bool {
+			ss := v.(*sourceStats)
+			busiest = max(busiest, ss.moved.Load()+ss.onRequest.Load())
+			return true
+		})
+		sum.moved = sum.ended.Sub(time.Unix(0, opened))
+		if secs := sum.moved.Seconds(); secs > 0 {
+			sum.serverRate = float64(busiest) / secs
+		}
+	}
 	ms := p.mig.stats
 	ms.lastMove.Store(sum)
 	base := ms.clientLatency.Snapshot()
@@ -400,6 +413,7 @@ func (p *pool) endMove(m *storeMove) {
 	ms.recentLatency.Reset()
 	p.log.Info("store move done: every key is on the server the placement names", "moved", st.moved.Load(),
 		"moved_by_requests", st.onRequest.Load(), "scanned", st.scanned.Load(), "took", sum.took.Round(time.Millisecond),
+		"predicted", sum.predicted.Round(time.Millisecond), "server_keys_per_second", int64(sum.serverRate),
 		"p99_steady", sum.steady, "p99_peak", sum.peak, "p99_bound", sum.bound)
 	if p.onStateChange != nil {
 		p.onStateChange()

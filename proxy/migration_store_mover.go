@@ -57,6 +57,7 @@ func (p *pool) runMover(m *storeMove) bool {
 		}
 		ss.pace.note(time.Now(), ss.moved.Load()+ss.onRequest.Load())
 	}
+	m.stats.predicted.Store(int64(p.predictMove(m, sources, shares)))
 	window := pace.NewWindow(pace.Config{Bound: time.Duration(p.cfg.Store.LatencyBound) * time.Millisecond, Max: moveConns}, m.steady)
 	m.window.Store(window)
 	hours, _ := parseHours(p.cfg.Store.Hours) // checked with the configuration
@@ -128,6 +129,25 @@ func (p *pool) moveShares(m *storeMove, sources []*backend) []int64 {
 		}
 	}
 	return shares
+}
+
+// predictMove returns how long m's mover takes at the pace of the pool's
+// last move (its busiest server's keys a second): the keys the busiest of
+// sources has to move, by what each holds and the placements' share of
+// them, at that pace; 0 when no move before measured one. kolco plan
+// predicts a move so, from the keys it lists.
+func (p *pool) predictMove(m *storeMove, sources []*backend, shares []int64) time.Duration {
+	last := p.mig.stats.lastMove.Load()
+	if last == nil || last.serverRate <= 0 {
+		return 0
+	}
+	most := 0.0
+	for i, b := range sources {
+		if shares[i] > 0 {
+			most = max(most, float64(m.stats.source(b.addr).held.Load())*float64(shares[i])/1e6)
+		}
+	}
+	return time.Duration(most / last.serverRate * float64(time.Second))
 }
 
 // errMoveReplaced stops a mover whose move a change replaced, or whose
@@ -266,10 +286,14 @@ func (j *moveJob) failed(dst *backend, err error) {
 }
 
 // rate spaces out a mover's keys to at most n a second; no limit when
-// n is 0.
+// n is 0. Time it did not use, up to slack, it may use later: a sleep
+// that overslept (on a busy machine, by tens of milliseconds) would
+// otherwise lose its overshoot at every batch, and the mover go well
+// under its ceiling.
 type rate struct {
 	every time.Duration
 	next  time.Time
+	slack time.Duration
 }
 
 func newRate(perSecond int) *rate {
@@ -282,10 +306,10 @@ func newRate(perSecond int) *rate {
 // take returns how long to wait before n more keys, and counts them.
 func (r *rate) take(n int) time.Duration {
 	now := time.Now()
-	if r.next.Before(now) {
-		r.next = now
+	if r.next.Before(now.Add(-r.slack)) {
+		r.next = now.Add(-r.slack)
 	}
-	wait := r.next.Sub(now)
+	wait := max(r.next.Sub(now), 0)
 	r.next = r.next.Add(time.Duration(n) * r.every)
 	return wait
 }

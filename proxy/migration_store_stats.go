@@ -26,6 +26,10 @@ type moveStats struct {
 	held, found atomic.Int64
 	// opened is when the move opened, in Unix nanoseconds; 0 before.
 	opened atomic.Int64
+	// predicted is how long the mover was predicted to take when it
+	// began, in nanoseconds: the keys each old server has to move at the
+	// pace the pool's last move measured; 0 when none did.
+	predicted atomic.Int64
 	// bySource are the mover's figures of each old server, by address.
 	bySource sync.Map // string -> *sourceStats
 	// lastErr says why the last MIGRATE failed, while the mover retries.
@@ -127,4 +131,13 @@ type moveSummary struct {
 	took                time.Duration
 	steady, peak, bound time.Duration
 	slowed              int
+	// serverRate is the keys a second its busiest old server sent, over
+	// the time from the move's opening to its end: the pace the next
+	// move is predicted at, as kolco plan predicts one. predicted is what
+	// this move was predicted to take so (0: no move before it measured
+	// one).
+	serverRate float64
+	predicted  time.Duration
+	// moved is the mover's time: from the move's opening to its end.
+	moved time.Duration
 }

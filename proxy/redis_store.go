@@ -186,6 +186,7 @@ func (redisFront) moveFrom(ctx context.Context, src *backend, job *moveJob) erro
 	}
 	job.mu.Lock()
 	job.reserve = maxBatch
+	job.limit.slack = time.Duration(maxBatch) * job.limit.every // a batch's time
 	job.mu.Unlock()
 	return mover.Run(ctx, func(ctx context.Context) (net.Conn, error) { return redisDial(ctx, src) }, plan, mover.Config{
 		Conns: moveConns, Slice: job.slice(), MaxBatch: maxBatch, Timeout: cfg.Timeout,

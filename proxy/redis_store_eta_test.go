@@ -16,7 +16,10 @@ import (
 // seconds whatever the machine's load: the estimate is tested against a
 // pace that holds, which a busy machine does not give the mover at full
 // speed (BenchmarkStoreMove reports the estimates at full speed beside
-// what happened).
+// what happened). Then the fifth server is added again at the pace of
+// its removal, and the time the mover was predicted to take when it
+// began, at the pace the removal measured, is within 20% of what it took;
+// the first move, with none before it, has no prediction.
 func TestStoreMoveEstimates(t *testing.T) {
 	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
@@ -30,9 +33,11 @@ func TestStoreMoveEstimates(t *testing.T) {
 		name    string
 		servers []*redisServer
 		rate    int // a server's keys a second: about 4 s of moving
+		eta     bool
 	}{
-		{"adding a server", rs, 100},
-		{"removing it", rs[:4], 400},
+		{"adding a server", rs, 100, true},
+		{"removing it", rs[:4], 150, true},
+		{"adding it again", rs, 150, false},
 	} {
 		reload(t, s, yaml(c.servers, c.rate))
 		p := s.testPool("p")
@@ -40,6 +45,17 @@ func TestStoreMoveEstimates(t *testing.T) {
 		waitMoved(t, p)
 		w.stop()
 		last := p.lastMove()
+		t.Logf("%s: the mover took %.2f s, predicted %.2f s; its busiest server sent %.0f keys/s", c.name, last.MovedSeconds, last.PredictedSeconds,
+			last.ServerKeysPerSecond)
+		switch {
+		case c.name == "adding a server" && last.PredictedSeconds != 0:
+			t.Errorf("%s: predicted %.2f s with no move before", c.name, last.PredictedSeconds)
+		case c.name != "adding a server" && abs(last.PredictedSeconds/last.MovedSeconds-1) > 0.2 && !c.eta:
+			t.Errorf("%s: the mover took %.2f s, predicted %.2f s; want within 20%%", c.name, last.MovedSeconds, last.PredictedSeconds)
+		}
+		if !c.eta {
+			continue
+		}
 		for _, f := range []float64{0.25, 0.5, 0.75} {
 			e, ok := w.at(f, last.Keys, last.Ended)
 			if !ok {
