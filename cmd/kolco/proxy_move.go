@@ -86,3 +86,24 @@ func printMove(w io.Writer, pool string, m *proxy.MoveStatus, last *proxy.LastMo
 	_, err := fmt.Fprintf(w, "%s: no move under way\n", pool)
 	return err
 }
+
+// measuredMoveRate returns the keys a second the busiest server of the
+// last move of pool (the proxy's only pool when "") sent, as the proxy at
+// addr measured it.
+func measuredMoveRate(addr, pool string) (float64, error) {
+	c, err := newAdminClient(addr, "")
+	if err != nil {
+		return 0, err
+	}
+	if pool, err = c.pool(pool); err != nil {
+		return 0, err
+	}
+	var ps proxy.PoolStatus
+	if err := c.get("/v1/pools/"+url.PathEscape(pool), &ps); err != nil {
+		return 0, err
+	}
+	if ps.LastMove == nil || ps.LastMove.ServerKeysPerSecond <= 0 {
+		return 0, fmt.Errorf("--move-rate-from %s: pool %s has no move that ended since the proxy started: give --move-rate", addr, pool)
+	}
+	return ps.LastMove.ServerKeysPerSecond, nil
+}
