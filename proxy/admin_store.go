@@ -88,6 +88,19 @@ type LastMove struct {
 	ServerKeysPerSecond float64 `json:"server_keys_per_second"`
 	PredictedSeconds    float64 `json:"predicted_seconds,omitempty"`
 	MovedSeconds        float64 `json:"moved_seconds"`
+	// Restarted are the servers that started again while the move ran
+	// (their run_id changed): one that came back empty lost the keys it
+	// held, or that had moved to it, and the move could not tell.
+	Restarted []RestartedServer `json:"restarted,omitempty"`
+}
+
+// RestartedServer is a server that started again while a move ran: the
+// keys it held when the move began (0 when it was only a target) and
+// those it holds now (-1: it could not be asked).
+type RestartedServer struct {
+	Addr  string `json:"addr"`
+	Held  int64  `json:"held_when_the_move_began"`
+	Holds int64  `json:"holds_now"`
 }
 
 // lastMove returns the pool's last move once it ended, or nil.
@@ -98,7 +111,15 @@ func (p *pool) lastMove() *LastMove {
 	}
 	return &LastMove{Ended: sum.ended, Keys: sum.keys, Bytes: sum.bytes, TookSeconds: sum.took.Seconds(), SteadyP99Ms: msOf(sum.steady),
 		PeakP99Ms: msOf(sum.peak), LatencyBoundMs: msOf(sum.bound), Slowed: sum.slowed, ServerKeysPerSecond: sum.serverRate,
-		PredictedSeconds: sum.predicted.Seconds(), MovedSeconds: sum.moved.Seconds()}
+		PredictedSeconds: sum.predicted.Seconds(), MovedSeconds: sum.moved.Seconds(), Restarted: restartedOf(sum.restarted)}
+}
+
+func restartedOf(rs []restartedServer) []RestartedServer {
+	var out []RestartedServer
+	for _, r := range rs {
+		out = append(out, RestartedServer{Addr: r.addr, Held: r.held, Holds: r.holds})
+	}
+	return out
 }
 
 func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -80,6 +80,11 @@ type storeMove struct {
 	// runMover), once it runs.
 	steady time.Duration
 	window atomic.Pointer[pace.Window]
+	// instances are the processes the move's servers ran when its mover
+	// first began, and restarted those that ran another once it ended;
+	// the move loop's alone.
+	instances map[string]serverInstance
+	restarted []restartedServer
 }
 
 // errMoveClosed is the error of a request for a moving key while the move
@@ -394,6 +399,7 @@ func (p *pool) endMove(m *storeMove) {
 		sum.bound = w.Bound()
 	}
 	sum.predicted = time.Duration(st.predicted.Load())
+	sum.restarted = m.restarted
 	if opened := st.opened.Load(); opened > 0 {
 		busiest := int64(0)
 		st.bySource.Range(func(_, v any) bool {
@@ -411,10 +417,17 @@ func (p *pool) endMove(m *storeMove) {
 	base := ms.clientLatency.Snapshot()
 	ms.sinceMove.Store(&base)
 	ms.recentLatency.Reset()
-	p.log.Info("store move done: every key is on the server the placement names", "moved", st.moved.Load(),
+	args := []any{"moved", st.moved.Load(),
 		"moved_by_requests", st.onRequest.Load(), "scanned", st.scanned.Load(), "took", sum.took.Round(time.Millisecond),
 		"predicted", sum.predicted.Round(time.Millisecond), "server_keys_per_second", int64(sum.serverRate),
-		"p99_steady", sum.steady, "p99_peak", sum.peak, "p99_bound", sum.bound)
+		"p99_steady", sum.steady, "p99_peak", sum.peak, "p99_bound", sum.bound}
+	if len(m.restarted) == 0 {
+		p.log.Info("store move done: every key is on the server the placement names", args...)
+	}
+	for _, rs := range m.restarted {
+		p.log.Error("store move done, but a server started again while keys moved: the keys it held, or that moved to it, before it did are gone with it, unless it kept them on disk",
+			append([]any{"server", rs.addr, "held_when_the_move_began", rs.held, "holds_now", rs.holds}, args...)...)
+	}
 	if p.onStateChange != nil {
 		p.onStateChange()
 	}

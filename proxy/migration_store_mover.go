@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +59,9 @@ func (p *pool) runMover(m *storeMove) bool {
 		ss.pace.note(time.Now(), ss.moved.Load()+ss.onRequest.Load())
 	}
 	m.stats.predicted.Store(int64(p.predictMove(m, sources, shares)))
+	if m.instances == nil {
+		m.instances = p.instancesOf(append(slices.Clone(sources), p.place.Load().servers...))
+	}
 	window := pace.NewWindow(pace.Config{Bound: time.Duration(p.cfg.Store.LatencyBound) * time.Millisecond, Max: moveConns}, m.steady)
 	m.window.Store(window)
 	hours, _ := parseHours(p.cfg.Store.Hours) // checked with the configuration
@@ -81,7 +85,66 @@ func (p *pool) runMover(m *storeMove) bool {
 		}()
 	}
 	wg.Wait()
-	return all.Load() && p.place.Load().move == m
+	if !all.Load() || p.place.Load().move != m {
+		return false
+	}
+	m.restarted = p.restartedSince(m)
+	return true
+}
+
+// serverInstance is a server of a move and the process it ran when the
+// mover began.
+type serverInstance struct {
+	b  *backend
+	id string
+}
+
+// instancesOf returns the process each of servers runs, by address; a
+// server that does not answer is left out.
+func (p *pool) instancesOf(servers []*backend) map[string]serverInstance {
+	out := map[string]serverInstance{}
+	for _, b := range servers {
+		if _, ok := out[b.addr]; ok {
+			continue
+		}
+		if id, err := p.front.instance(p.moveCtx, b); err == nil {
+			out[b.addr] = serverInstance{b, id}
+		}
+	}
+	return out
+}
+
+// restartedSince returns the servers of m that run another process than
+// when the mover began: a server started again without the keys it held
+// (no persistence, or its files lost) came back empty, and the keys it
+// held as a source, or had received as a target, are gone with it; the
+// mover, finding nothing there, cannot tell. Each with the keys it held
+// when the mover began (0 for a server that was only a target) and those
+// it holds now.
+func (p *pool) restartedSince(m *storeMove) []restartedServer {
+	var out []restartedServer
+	for addr, si := range m.instances {
+		id, err := p.front.instance(p.moveCtx, si.b)
+		if err != nil || id == si.id {
+			continue
+		}
+		rs := restartedServer{addr: addr, holds: -1}
+		if v, ok := m.stats.bySource.Load(addr); ok {
+			rs.held = v.(*sourceStats).held.Load()
+		}
+		if n, err := p.front.items(p.moveCtx, si.b); err == nil {
+			rs.holds = n
+		}
+		out = append(out, rs)
+	}
+	slices.SortFunc(out, func(a, b restartedServer) int { return strings.Compare(a.addr, b.addr) })
+	return out
+}
+
+// restartedServer is a server that started again while a move ran.
+type restartedServer struct {
+	addr        string
+	held, holds int64 // holds is -1 when it could not be asked
 }
 
 // shareSample is how many made-up keys moveShares places: a few thousand

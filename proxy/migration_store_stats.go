@@ -140,4 +140,6 @@ type moveSummary struct {
 	predicted  time.Duration
 	// moved is the mover's time: from the move's opening to its end.
 	moved time.Duration
+	// restarted are the servers that started again while it ran.
+	restarted []restartedServer
 }

@@ -104,3 +104,32 @@ func (w *moveWatch) at(f float64, total int64, ended time.Time) (moveEstimateSee
 	s := w.samples[i]
 	return moveEstimateSeen{eta: s.eta, left: ended.Sub(s.at).Seconds(), toMove: s.toMove, total: total}, true
 }
+
+// TestStoreMoveSeesAServerComeBackEmpty: a source server killed mid-move
+// and started again without its keys (no persistence) leaves the mover
+// nothing to list there, and the move ends; its last_move says that the
+// server started again while keys moved, with the keys it held when the
+// move began and the none it holds now, rather than only that the move is
+// done.
+func TestStoreMoveSeesAServerComeBackEmpty(t *testing.T) {
+	t.Parallel()
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	yaml := func(servers []*redisServer) string {
+		return redisPoolYAML("  distribution: ring\n  timeout: 1000\n  store: {enabled: true, rate: 100}\n", servers...)
+	}
+	s := startProxy(t, yaml(rs[:2]))
+	fillStore(t, s.Addr("p").String(), 3000)
+	reload(t, s, yaml(rs))
+	p := s.testPool("p")
+	eventually(t, "the mover moving", func() bool {
+		ms := p.moveStatus()
+		return ms != nil && ms.Moved > 0
+	})
+	rs[0].stop()
+	rs[0].start(t)
+	waitMoved(t, p)
+	last := p.lastMove()
+	if len(last.Restarted) != 1 || last.Restarted[0].Addr != rs[0].addr || last.Restarted[0].Held == 0 || last.Restarted[0].Holds != 0 {
+		t.Errorf("the last move's servers started again: %+v; want %s, with the keys it held, holding none", last.Restarted, rs[0].addr)
+	}
+}

@@ -80,7 +80,15 @@ func printMove(w io.Writer, pool string, m *proxy.MoveStatus, last *proxy.LastMo
 		_, err := fmt.Fprintln(w, line)
 		return err
 	case last != nil:
-		_, err := fmt.Fprintf(w, "%s: no move under way; the last ended %s: %d keys in %.1f s\n", pool, last.Ended.Format(time.RFC3339), last.Keys, last.TookSeconds)
+		line := fmt.Sprintf("%s: no move under way; the last ended %s: %d keys in %.1f s", pool, last.Ended.Format(time.RFC3339), last.Keys, last.TookSeconds)
+		if last.PredictedSeconds > 0 {
+			line += fmt.Sprintf(" (the mover %.1f s, predicted %.1f s)", last.MovedSeconds, last.PredictedSeconds)
+		}
+		for _, r := range last.Restarted {
+			line += fmt.Sprintf("; %s started again while keys moved (it held %d keys when the move began, %d now): those it held or received before are gone unless it kept them on disk",
+				r.Addr, r.Held, r.Holds)
+		}
+		_, err := fmt.Fprintln(w, line)
 		return err
 	}
 	_, err := fmt.Fprintf(w, "%s: no move under way\n", pool)
