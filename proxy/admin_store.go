@@ -94,15 +94,6 @@ type LastMove struct {
 	Restarted []RestartedServer `json:"restarted,omitempty"`
 }
 
-// RestartedServer is a server that started again while a move ran: the
-// keys it held when the move began (0 when it was only a target) and
-// those it holds now (-1: it could not be asked).
-type RestartedServer struct {
-	Addr  string `json:"addr"`
-	Held  int64  `json:"held_when_the_move_began"`
-	Holds int64  `json:"holds_now"`
-}
-
 // lastMove returns the pool's last move once it ended, or nil.
 func (p *pool) lastMove() *LastMove {
 	sum := p.mig.stats.lastMove.Load()
@@ -111,15 +102,7 @@ func (p *pool) lastMove() *LastMove {
 	}
 	return &LastMove{Ended: sum.ended, Keys: sum.keys, Bytes: sum.bytes, TookSeconds: sum.took.Seconds(), SteadyP99Ms: msOf(sum.steady),
 		PeakP99Ms: msOf(sum.peak), LatencyBoundMs: msOf(sum.bound), Slowed: sum.slowed, ServerKeysPerSecond: sum.serverRate,
-		PredictedSeconds: sum.predicted.Seconds(), MovedSeconds: sum.moved.Seconds(), Restarted: restartedOf(sum.restarted)}
-}
-
-func restartedOf(rs []restartedServer) []RestartedServer {
-	var out []RestartedServer
-	for _, r := range rs {
-		out = append(out, RestartedServer{Addr: r.addr, Held: r.held, Holds: r.holds})
-	}
-	return out
+		PredictedSeconds: sum.predicted.Seconds(), MovedSeconds: sum.moved.Seconds(), Restarted: sum.restarted}
 }
 
 func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -174,82 +157,6 @@ func (p *pool) moveStatus() *MoveStatus {
 	})
 	slices.SortFunc(ms.Servers, func(a, b MoveServer) int { return strings.Compare(a.Addr, b.Addr) })
 	return ms
-}
-
-// moveEstimate returns the keys m moves, estimated server by server,
-// and the seconds left; -1 while unknown. Of each old server's keys held
-// when the mover began, the mover has listed some (and found which of
-// those move), requests have moved some before it came to them, and the
-// rest it has yet to list: they move in the share the placements give
-// that server (sampled when the mover began), weighed against the share
-// found so far as the keys listed outnumber the sample; what is left to
-// move goes at the pace its keys left it over the last second. The move
-// ends with its slowest server: the servers move at once, each at its
-// own pace (one that gives all its keys away moves them at what its
-// MIGRATEs allow, one that keeps most of them lists them as fast as SCAN
-// goes).
-func moveEstimate(m *storeMove) (toMove int64, eta float64) {
-	return moveEstimateAt(m, time.Now())
-}
-
-// shareWeight is how many keys listed the placements' share of a server
-// counts as, against the share the mover found among those it listed.
-const shareWeight = 200
-
-func moveEstimateAt(m *storeMove, now time.Time) (toMove int64, eta float64) {
-	eta = -1
-	opened := m.stats.opened.Load()
-	elapsed := 0.0
-	if opened > 0 {
-		elapsed = now.Sub(time.Unix(0, opened)).Seconds()
-	}
-	known := elapsed > 0
-	m.stats.bySource.Range(func(_, v any) bool {
-		ss := v.(*sourceStats)
-		scanned, found, held, byRequests, share := ss.scanned.Load(), ss.found.Load(), ss.held.Load(), ss.onRequest.Load(), ss.share.Load()
-		if ss.done.Load() {
-			toMove += found + byRequests
-			return true
-		}
-		// share is -1 while the placements' share is unknown.
-		var s float64
-		switch {
-		case share >= 0:
-			s = (float64(found) + float64(share)/1e6*shareWeight) / float64(scanned+shareWeight)
-		case scanned > 0:
-			s = float64(found) / float64(scanned)
-		default:
-			known = false
-			return true
-		}
-		unlisted := max(held-scanned-byRequests, 0)
-		mine := found + byRequests + int64(float64(unlisted)*s+0.5)
-		toMove += mine
-		moved := ss.moved.Load() + byRequests
-		ss.pace.note(now, moved)
-		left := max(mine-moved, 0)
-		if left == 0 {
-			eta = max(eta, 0)
-			return true
-		}
-		rate := ss.pace.rate(now, moved)
-		if rate == 0 && elapsed > 0 {
-			rate = float64(moved) / elapsed
-		}
-		if rate <= 0 {
-			known = false
-			return true
-		}
-		eta = max(eta, float64(left)/rate)
-		return true
-	})
-	switch {
-	case !known:
-		eta = -1
-	case eta < 0:
-		eta = 0
-	}
-	return toMove, eta
 }
 
 // handleMove serves POST /v1/pools/{pool}/move/pause and .../resume: an

@@ -84,7 +84,7 @@ type storeMove struct {
 	// first began, and restarted those that ran another once it ended;
 	// the move loop's alone.
 	instances map[string]serverInstance
-	restarted []restartedServer
+	restarted []RestartedServer
 }
 
 // errMoveClosed is the error of a request for a moving key while the move
@@ -426,7 +426,7 @@ func (p *pool) endMove(m *storeMove) {
 	}
 	for _, rs := range m.restarted {
 		p.log.Error("store move done, but a server started again while keys moved: the keys it held, or that moved to it, before it did are gone with it, unless it kept them on disk",
-			append([]any{"server", rs.addr, "held_when_the_move_began", rs.held, "holds_now", rs.holds}, args...)...)
+			append([]any{"server", rs.Addr, "held_when_the_move_began", rs.Held, "holds_now", rs.Holds}, args...)...)
 	}
 	if p.onStateChange != nil {
 		p.onStateChange()

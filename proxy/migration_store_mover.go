@@ -48,7 +48,7 @@ func (p *pool) runMover(m *storeMove) bool {
 	}
 	m.stats.sources.Store(int64(len(sources)))
 	m.stats.finished.Store(0)
-	shares := p.moveShares(m, sources)
+	shares := moveShares(p.place.Load(), m, sources)
 	for i, b := range sources {
 		ss := m.stats.source(b.addr)
 		ss.share.Store(shares[i])
@@ -58,9 +58,9 @@ func (p *pool) runMover(m *storeMove) bool {
 		}
 		ss.pace.note(time.Now(), ss.moved.Load()+ss.onRequest.Load())
 	}
-	m.stats.predicted.Store(int64(p.predictMove(m, sources, shares)))
+	m.stats.predicted.Store(int64(predictMove(p.mig.stats.lastMove.Load(), m, sources, shares)))
 	if m.instances == nil {
-		m.instances = p.instancesOf(append(slices.Clone(sources), p.place.Load().servers...))
+		m.instances = instancesOf(p.moveCtx, p.front, append(slices.Clone(sources), p.place.Load().servers...))
 	}
 	window := pace.NewWindow(pace.Config{Bound: time.Duration(p.cfg.Store.LatencyBound) * time.Millisecond, Max: moveConns}, m.steady)
 	m.window.Store(window)
@@ -88,7 +88,7 @@ func (p *pool) runMover(m *storeMove) bool {
 	if !all.Load() || p.place.Load().move != m {
 		return false
 	}
-	m.restarted = p.restartedSince(m)
+	m.restarted = restartedSince(p.moveCtx, p.front, m)
 	return true
 }
 
@@ -101,13 +101,13 @@ type serverInstance struct {
 
 // instancesOf returns the process each of servers runs, by address; a
 // server that does not answer is left out.
-func (p *pool) instancesOf(servers []*backend) map[string]serverInstance {
+func instancesOf(ctx context.Context, f front, servers []*backend) map[string]serverInstance {
 	out := map[string]serverInstance{}
 	for _, b := range servers {
 		if _, ok := out[b.addr]; ok {
 			continue
 		}
-		if id, err := p.front.instance(p.moveCtx, b); err == nil {
+		if id, err := f.instance(ctx, b); err == nil {
 			out[b.addr] = serverInstance{b, id}
 		}
 	}
@@ -121,30 +121,34 @@ func (p *pool) instancesOf(servers []*backend) map[string]serverInstance {
 // mover, finding nothing there, cannot tell. Each with the keys it held
 // when the mover began (0 for a server that was only a target) and those
 // it holds now.
-func (p *pool) restartedSince(m *storeMove) []restartedServer {
-	var out []restartedServer
+func restartedSince(ctx context.Context, f front, m *storeMove) []RestartedServer {
+	var out []RestartedServer
 	for addr, si := range m.instances {
-		id, err := p.front.instance(p.moveCtx, si.b)
+		id, err := f.instance(ctx, si.b)
 		if err != nil || id == si.id {
 			continue
 		}
-		rs := restartedServer{addr: addr, holds: -1}
+		rs := RestartedServer{Addr: addr, Holds: -1}
 		if v, ok := m.stats.bySource.Load(addr); ok {
-			rs.held = v.(*sourceStats).held.Load()
+			rs.Held = v.(*sourceStats).held.Load()
 		}
-		if n, err := p.front.items(p.moveCtx, si.b); err == nil {
-			rs.holds = n
+		if n, err := f.items(ctx, si.b); err == nil {
+			rs.Holds = n
 		}
 		out = append(out, rs)
 	}
-	slices.SortFunc(out, func(a, b restartedServer) int { return strings.Compare(a.addr, b.addr) })
+	slices.SortFunc(out, func(a, b RestartedServer) int { return strings.Compare(a.Addr, b.Addr) })
 	return out
 }
 
-// restartedServer is a server that started again while a move ran.
-type restartedServer struct {
-	addr        string
-	held, holds int64 // holds is -1 when it could not be asked
+// RestartedServer is a server that started again while a store's move
+// ran, as last_move reports it: the keys it held when the move began (0
+// when it was only a target) and those it holds now (-1: it could not be
+// asked).
+type RestartedServer struct {
+	Addr  string `json:"addr"`
+	Held  int64  `json:"held_when_the_move_began"`
+	Holds int64  `json:"holds_now"`
 }
 
 // shareSample is how many made-up keys moveShares places: a few thousand
@@ -156,8 +160,7 @@ const shareSample = 16384
 // in parts per million, from keys made up for it: of the keys a
 // placement m follows puts on the server (or the newest placement does),
 // those the newest puts elsewhere.
-func (p *pool) moveShares(m *storeMove, sources []*backend) []int64 {
-	pl := p.place.Load()
+func moveShares(pl *placement, m *storeMove, sources []*backend) []int64 {
 	var sc routeScratch
 	on := make([]int64, len(sources))
 	off := make([]int64, len(sources))
@@ -195,12 +198,11 @@ func (p *pool) moveShares(m *storeMove, sources []*backend) []int64 {
 }
 
 // predictMove returns how long m's mover takes at the pace of the pool's
-// last move (its busiest server's keys a second): the keys the busiest of
+// last move, last (its busiest server's keys a second): the keys the busiest of
 // sources has to move, by what each holds and the placements' share of
 // them, at that pace; 0 when no move before measured one. kolco plan
 // predicts a move so, from the keys it lists.
-func (p *pool) predictMove(m *storeMove, sources []*backend, shares []int64) time.Duration {
-	last := p.mig.stats.lastMove.Load()
+func predictMove(last *moveSummary, m *storeMove, sources []*backend, shares []int64) time.Duration {
 	if last == nil || last.serverRate <= 0 {
 		return 0
 	}
@@ -260,6 +262,29 @@ func (j *moveJob) dest(key []byte) *backend {
 // trip outweigh its keys) to 2 ms.
 func (j *moveJob) slice() time.Duration {
 	return min(max(j.window.Bound()/4, 100*time.Microsecond), 2*time.Millisecond)
+}
+
+// maxBatch returns the most keys a batch takes: store.batch (0: the
+// mover's own bound), and under a ceiling (store.rate) a tenth of a
+// second's keys at most, so that the keys move at an even pace, not in
+// bursts of a second's keys with the rest between them. It sets what a
+// batch reserves of the ceiling's room, and the room a late wake-up may
+// take back: a quarter of a second's keys, and a batch's at least (on a
+// machine at load 30 a sleep overran by a tenth of a second and more).
+func (j *moveJob) maxBatch() int {
+	st := j.p.cfg.Store
+	most := st.Batch
+	if st.Rate > 0 {
+		most = max(st.Rate/10, 1)
+		if st.Batch > 0 {
+			most = min(most, st.Batch)
+		}
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.reserve = most
+	j.limit.slack = max(time.Duration(most)*j.limit.every, 250*time.Millisecond)
+	return most
 }
 
 // admits reports whether the window lets worker+1 batches go at once.
@@ -369,6 +394,9 @@ func newRate(perSecond int) *rate {
 // take returns how long to wait before n more keys, and counts them.
 func (r *rate) take(n int) time.Duration {
 	now := time.Now()
+	if r.next.IsZero() {
+		r.next = now // no room before the first keys
+	}
 	if r.next.Before(now.Add(-r.slack)) {
 		r.next = now.Add(-r.slack)
 	}

@@ -103,6 +103,82 @@ func (mp *movePace) rate(now time.Time, total int64) float64 {
 	return float64(total-first.total) / span.Seconds()
 }
 
+// moveEstimate returns the keys m moves, estimated server by server,
+// and the seconds left; -1 while unknown. Of each old server's keys held
+// when the mover began, the mover has listed some (and found which of
+// those move), requests have moved some before it came to them, and the
+// rest it has yet to list: they move in the share the placements give
+// that server (sampled when the mover began), weighed against the share
+// found so far as the keys listed outnumber the sample; what is left to
+// move goes at the pace its keys left it over the last second. The move
+// ends with its slowest server: the servers move at once, each at its
+// own pace (one that gives all its keys away moves them at what its
+// MIGRATEs allow, one that keeps most of them lists them as fast as SCAN
+// goes).
+func moveEstimate(m *storeMove) (toMove int64, eta float64) {
+	return moveEstimateAt(m, time.Now())
+}
+
+// shareWeight is how many keys listed the placements' share of a server
+// counts as, against the share the mover found among those it listed.
+const shareWeight = 200
+
+func moveEstimateAt(m *storeMove, now time.Time) (toMove int64, eta float64) {
+	eta = -1
+	opened := m.stats.opened.Load()
+	elapsed := 0.0
+	if opened > 0 {
+		elapsed = now.Sub(time.Unix(0, opened)).Seconds()
+	}
+	known := elapsed > 0
+	m.stats.bySource.Range(func(_, v any) bool {
+		ss := v.(*sourceStats)
+		scanned, found, held, byRequests, share := ss.scanned.Load(), ss.found.Load(), ss.held.Load(), ss.onRequest.Load(), ss.share.Load()
+		if ss.done.Load() {
+			toMove += found + byRequests
+			return true
+		}
+		// share is -1 while the placements' share is unknown.
+		var s float64
+		switch {
+		case share >= 0:
+			s = (float64(found) + float64(share)/1e6*shareWeight) / float64(scanned+shareWeight)
+		case scanned > 0:
+			s = float64(found) / float64(scanned)
+		default:
+			known = false
+			return true
+		}
+		unlisted := max(held-scanned-byRequests, 0)
+		mine := found + byRequests + int64(float64(unlisted)*s+0.5)
+		toMove += mine
+		moved := ss.moved.Load() + byRequests
+		ss.pace.note(now, moved)
+		left := max(mine-moved, 0)
+		if left == 0 {
+			eta = max(eta, 0)
+			return true
+		}
+		rate := ss.pace.rate(now, moved)
+		if rate == 0 && elapsed > 0 {
+			rate = float64(moved) / elapsed
+		}
+		if rate <= 0 {
+			known = false
+			return true
+		}
+		eta = max(eta, float64(left)/rate)
+		return true
+	})
+	switch {
+	case !known:
+		eta = -1
+	case eta < 0:
+		eta = 0
+	}
+	return toMove, eta
+}
+
 // sourceDone reports whether the mover has been through the old server
 // at addr.
 func (m *storeMove) sourceDone(addr string) bool {
@@ -141,5 +217,5 @@ type moveSummary struct {
 	// moved is the mover's time: from the move's opening to its end.
 	moved time.Duration
 	// restarted are the servers that started again while it ran.
-	restarted []restartedServer
+	restarted []RestartedServer
 }

@@ -175,21 +175,8 @@ func (redisFront) scan(ctx context.Context, b *backend, cursor string, count int
 func (redisFront) moveFrom(ctx context.Context, src *backend, job *moveJob) error {
 	cfg := src.pool.cfg
 	plan := &redisMovePlan{job: job, cfg: cfg, dsts: map[string]*backend{}}
-	maxBatch := cfg.Store.Batch
-	if r := cfg.Store.Rate; r > 0 {
-		// Under a ceiling, ten batches a second at least: a batch of a
-		// second's keys would move in bursts, with the rest between them.
-		maxBatch = max(r/10, 1)
-		if cfg.Store.Batch > 0 {
-			maxBatch = min(maxBatch, cfg.Store.Batch)
-		}
-	}
-	job.mu.Lock()
-	job.reserve = maxBatch
-	job.limit.slack = time.Duration(maxBatch) * job.limit.every // a batch's time
-	job.mu.Unlock()
 	return mover.Run(ctx, func(ctx context.Context) (net.Conn, error) { return redisDial(ctx, src) }, plan, mover.Config{
-		Conns: moveConns, Slice: job.slice(), MaxBatch: maxBatch, Timeout: cfg.Timeout,
+		Conns: moveConns, Slice: job.slice(), MaxBatch: job.maxBatch(), Timeout: cfg.Timeout,
 		MigrateTimeout: cfg.Timeout + 10*time.Duration(cfg.Store.MigrateTimeout)*time.Millisecond, MaxReply: cfg.MaxValueSize,
 	})
 }

@@ -12,32 +12,29 @@ import (
 // the move then took to end and of the keys it moved, adding a fifth
 // server to four (four sources, each moving about a fifth of its keys)
 // and removing it (one source moving all of its keys). The mover runs
-// under a ceiling (store.rate) so that each move lasts about four
-// seconds whatever the machine's load: the estimate is tested against a
+// under a ceiling (store.rate) low enough that the pace holds at a load
+// of 30 on two cores, and each move lasts eight to ten seconds, its first
+// quarter past the window's slow start: the estimate is tested against a
 // pace that holds, which a busy machine does not give the mover at full
 // speed (BenchmarkStoreMove reports the estimates at full speed beside
-// what happened). Then the fifth server is added again at the pace of
-// its removal, and the time the mover was predicted to take when it
-// began, at the pace the removal measured, is within 20% of what it took;
-// the first move, with none before it, has no prediction.
+// what happened). The first move, with none before it, has no
+// prediction of its time (TestPlanPredictsTheMovesTime checks one).
 func TestStoreMoveEstimates(t *testing.T) {
 	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	yaml := func(servers []*redisServer, rate int) string {
 		return redisPoolYAML(fmt.Sprintf("  distribution: ring\n  store: {enabled: true, rate: %d}\n", rate), servers...)
 	}
-	s := startProxy(t, yaml(rs[:4], 100))
+	s := startProxy(t, yaml(rs[:4], 60))
 	const n = 8000
 	fillStore(t, s.Addr("p").String(), n)
 	for _, c := range []struct {
 		name    string
 		servers []*redisServer
-		rate    int // a server's keys a second: about 4 s of moving
-		eta     bool
+		rate    int // a server's keys a second: 3 to 10 s of moving
 	}{
-		{"adding a server", rs, 100, true},
-		{"removing it", rs[:4], 150, true},
-		{"adding it again", rs, 150, false},
+		{"adding a server", rs, 60},
+		{"removing it", rs[:4], 150},
 	} {
 		reload(t, s, yaml(c.servers, c.rate))
 		p := s.testPool("p")
@@ -47,14 +44,8 @@ func TestStoreMoveEstimates(t *testing.T) {
 		last := p.lastMove()
 		t.Logf("%s: the mover took %.2f s, predicted %.2f s; its busiest server sent %.0f keys/s", c.name, last.MovedSeconds, last.PredictedSeconds,
 			last.ServerKeysPerSecond)
-		switch {
-		case c.name == "adding a server" && last.PredictedSeconds != 0:
+		if c.name == "adding a server" && last.PredictedSeconds != 0 {
 			t.Errorf("%s: predicted %.2f s with no move before", c.name, last.PredictedSeconds)
-		case c.name != "adding a server" && abs(last.PredictedSeconds/last.MovedSeconds-1) > 0.2 && !c.eta:
-			t.Errorf("%s: the mover took %.2f s, predicted %.2f s; want within 20%%", c.name, last.MovedSeconds, last.PredictedSeconds)
-		}
-		if !c.eta {
-			continue
 		}
 		for _, f := range []float64{0.25, 0.5, 0.75} {
 			e, ok := w.at(f, last.Keys, last.Ended)
