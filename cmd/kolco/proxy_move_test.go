@@ -77,7 +77,8 @@ func TestProxyMovePauseHolds(t *testing.T) {
 
 // TestProxyMoveRefusesBadInput: a move command without its pool, with an
 // action it does not know, or without the proxy's address fails with a
-// clear error; pause with no move under way says so.
+// clear error, and so does a plan given both --move-rate and
+// --move-rate-from.
 func TestProxyMoveRefusesBadInput(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -86,6 +87,7 @@ func TestProxyMoveRefusesBadInput(t *testing.T) {
 		{[]string{"proxy", "move", "pause"}, "want two arguments"},
 		{[]string{"proxy", "move", "stop", "rd", "--proxy", "127.0.0.1:1"}, "want pause, resume or status"},
 		{[]string{"proxy", "move", "status", "rd"}, "--proxy ADDR is required"},
+		{[]string{"plan", "--nodes", "a,b", "--add", "c", "--move-rate", "100", "--move-rate-from", "127.0.0.1:1"}, "give one"},
 	} {
 		code, _, errs := runCLI(t, "", c.args...)
 		if code == 0 || !strings.Contains(errs, c.want) {
