@@ -26,6 +26,7 @@ func (c *Config) Explain(w io.Writer) error {
 		}
 		explainPool(&b, p, name)
 		explainState(&b, p, c.statePath())
+		explainStoreState(&b, p, c.statePath())
 	}
 	g := c.Global
 	if g.MetricsListen != "" {
@@ -182,6 +183,20 @@ func explainState(b *strings.Builder, p *PoolConfig, statePath string) {
 	default:
 		fmt.Fprintf(b, "  state: %s is kept in %s, rewritten on each change; a restart without it places keys afresh, and warns when the servers hold data: back it up with the configuration\n", what, statePath)
 	}
+}
+
+// explainStoreState writes where a store keeps a move under way, which a
+// restart needs to go on with it.
+func explainStoreState(b *strings.Builder, p *PoolConfig, statePath string) {
+	if !p.Store.Enabled {
+		return
+	}
+	const what = "a move under way (the placements it follows, and an operator's pause)"
+	if statePath == "" {
+		fmt.Fprintf(b, "  store state: %s is not kept (kolco.state_file is not set and the configuration was not read from a file): a proxy restarted mid-move does not go on with it, and keys that had yet to move are read where they are not\n", what)
+		return
+	}
+	fmt.Fprintf(b, "  store state: %s is kept in %s, so that a proxy restarted, killed or handed over mid-move goes on with it\n", what, statePath)
 }
 
 // explainLimits writes the pool's limits, and what it does with

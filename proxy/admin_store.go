@@ -36,9 +36,9 @@ type MoveStatus struct {
 	Failed    int64  `json:"failed"`
 	LastError string `json:"last_error,omitempty"`
 	// Rate is keys moved a second since the move opened. ETA is the
-	// seconds left: each old server's keys not listed yet at the pace it
-	// lists them (which the MIGRATEs of its keys set), the slowest
-	// server's; -1 while unknown.
+	// seconds left: each old server's keys still to move at the pace
+	// they left it over the last second, the slowest server's; -1 while
+	// unknown.
 	Rate float64 `json:"rate"`
 	ETA  float64 `json:"eta_seconds"`
 	// Window is how many MIGRATEs run at once from each server, set from
@@ -79,6 +79,19 @@ type LastMove struct {
 	PeakP99Ms      float64 `json:"peak_p99_ms"`
 	LatencyBoundMs float64 `json:"latency_bound_ms"`
 	Slowed         int     `json:"slowed"`
+	// ServerKeysPerSecond is the keys a second its busiest old server
+	// sent, from the move's opening to its end: the pace kolco plan
+	// --move-rate-from predicts the next move at. PredictedSeconds is the
+	// mover's time as predicted when it began, at the pace of the move
+	// before (absent when there was none), beside MovedSeconds, the
+	// mover's time measured from the move's opening.
+	ServerKeysPerSecond float64 `json:"server_keys_per_second"`
+	PredictedSeconds    float64 `json:"predicted_seconds,omitempty"`
+	MovedSeconds        float64 `json:"moved_seconds"`
+	// Restarted are the servers that started again while the move ran
+	// (their run_id changed): one that came back empty lost the keys it
+	// held, or that had moved to it, and the move could not tell.
+	Restarted []RestartedServer `json:"restarted,omitempty"`
 }
 
 // lastMove returns the pool's last move once it ended, or nil.
@@ -88,7 +101,8 @@ func (p *pool) lastMove() *LastMove {
 		return nil
 	}
 	return &LastMove{Ended: sum.ended, Keys: sum.keys, Bytes: sum.bytes, TookSeconds: sum.took.Seconds(), SteadyP99Ms: msOf(sum.steady),
-		PeakP99Ms: msOf(sum.peak), LatencyBoundMs: msOf(sum.bound), Slowed: sum.slowed}
+		PeakP99Ms: msOf(sum.peak), LatencyBoundMs: msOf(sum.bound), Slowed: sum.slowed, ServerKeysPerSecond: sum.serverRate,
+		PredictedSeconds: sum.predicted.Seconds(), MovedSeconds: sum.moved.Seconds(), Restarted: sum.restarted}
 }
 
 func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -145,54 +159,6 @@ func (p *pool) moveStatus() *MoveStatus {
 	return ms
 }
 
-// moveEstimate returns the keys m moves, estimated server by server,
-// and the seconds left; -1 while unknown. Of each old server's keys held
-// when the mover began, the mover has listed some (and found which of
-// those move), requests have moved some before it came to them, and the
-// rest it has yet to list: they move in the share it found so far, at
-// the pace it lists keys lately. The move ends with its slowest
-// server: the servers move at once, each at its own pace (one that gives
-// all its keys away lists them as fast as they move, one that keeps them
-// all as fast as SCAN goes).
-func moveEstimate(m *storeMove) (toMove int64, eta float64) {
-	eta = -1
-	opened := m.stats.opened.Load()
-	elapsed := 0.0
-	if opened > 0 {
-		elapsed = time.Since(time.Unix(0, opened)).Seconds()
-	}
-	known := elapsed > 0
-	m.stats.bySource.Range(func(_, v any) bool {
-		ss := v.(*sourceStats)
-		scanned, found, held, byRequests := ss.scanned.Load(), ss.found.Load(), ss.held.Load(), ss.onRequest.Load()
-		toMove += found + byRequests
-		if ss.done.Load() {
-			return true
-		}
-		if scanned == 0 {
-			known = false
-			return true
-		}
-		unlisted := max(held-scanned-byRequests, 0)
-		toMove += unlisted * found / scanned
-		rate := ss.pace.rate()
-		if rate == 0 && elapsed > 0 {
-			rate = float64(scanned) / elapsed
-		}
-		if rate > 0 {
-			eta = max(eta, float64(unlisted)/rate)
-		}
-		return true
-	})
-	switch {
-	case !known:
-		eta = -1
-	case eta < 0:
-		eta = 0
-	}
-	return toMove, eta
-}
-
 // handleMove serves POST /v1/pools/{pool}/move/pause and .../resume: an
 // operator pauses a store's mover and lets it go on. Requests go on
 // moving their own keys while it is paused.
@@ -209,6 +175,9 @@ func (s *Server) handleMove(mux *http.ServeMux) {
 				return
 			}
 			m.paused.Store(action == "pause")
+			// Recorded before the answer, so that a restart right after
+			// keeps the pause.
+			s.rewriteState()
 			writeJSON(w, http.StatusOK, p.moveStatus())
 		})
 	}

@@ -44,6 +44,10 @@ func (memcacheFront) moveFrom(context.Context, *backend, *moveJob) error {
 	return errNotStore
 }
 
+func (memcacheFront) instance(context.Context, *backend) (string, error) {
+	return "", errNotStore
+}
+
 // items reads curr_items from the server's stats.
 func (memcacheFront) items(ctx context.Context, b *backend) (int64, error) {
 	reply, err := mcAsk(ctx, b, b.pool.cfg.Timeout, "stats\r\n", memcache.CmdStats)

@@ -70,7 +70,8 @@ type storeMove struct {
 	// done is set when the mover has been through every old server.
 	done atomic.Bool
 	// paused is set by an operator: the mover waits (requests still move
-	// their keys).
+	// their keys). It holds through a change that extends the move, and
+	// the state file keeps it.
 	paused atomic.Bool
 	began  time.Time
 	stats  moveStats
@@ -79,6 +80,11 @@ type storeMove struct {
 	// runMover), once it runs.
 	steady time.Duration
 	window atomic.Pointer[pace.Window]
+	// instances are the processes the move's servers ran when its mover
+	// first began, and restarted those that ran another once it ended;
+	// the move loop's alone.
+	instances map[string]serverInstance
+	restarted []RestartedServer
 }
 
 // errMoveClosed is the error of a request for a moving key while the move
@@ -149,7 +155,10 @@ func (p *pool) moveAfter(prev, pl *placement) *storeMove {
 	if len(priors) == 0 {
 		return nil
 	}
-	return &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: p.steadyP99()}
+	m := &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: p.steadyP99()}
+	// An operator's pause holds through a change that extends the move.
+	m.paused.Store(prev.move != nil && !prev.move.done.Load() && prev.move.paused.Load())
+	return m
 }
 
 // steadyP99 returns the clients' p99 of the last ten seconds without a
@@ -224,9 +233,10 @@ func (p *pool) movePlacements(m *storeMove) []movePlacement {
 }
 
 // resumeMove publishes the pool's placement with the move the state file
-// records, before the pool starts, so that a proxy restarted, killed or
-// handed over mid-move goes on with it.
-func (p *pool) resumeMove(records []movePlacement) error {
+// records, paused when it records the move paused, before the pool
+// starts, so that a proxy restarted, killed or handed over mid-move goes
+// on with it.
+func (p *pool) resumeMove(records []movePlacement, paused bool) error {
 	p.placeMu.Lock()
 	defer p.placeMu.Unlock()
 	cur := p.place.Load()
@@ -245,6 +255,7 @@ func (p *pool) resumeMove(records []movePlacement) error {
 	}
 	cp := *cur
 	cp.move = &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: p.steadyP99()}
+	cp.move.paused.Store(paused)
 	p.publish(&cp)
 	p.log.Info("store move resumed from the state file", "placements", len(priors))
 	return nil
@@ -387,14 +398,36 @@ func (p *pool) endMove(m *storeMove) {
 		sum.peak, sum.slowed = w.Peak()
 		sum.bound = w.Bound()
 	}
+	sum.predicted = time.Duration(st.predicted.Load())
+	sum.restarted = m.restarted
+	if opened := st.opened.Load(); opened > 0 {
+		busiest := int64(0)
+		st.bySource.Range(func(_, v any) bool {
+			ss := v.(*sourceStats)
+			busiest = max(busiest, ss.moved.Load()+ss.onRequest.Load())
+			return true
+		})
+		sum.moved = sum.ended.Sub(time.Unix(0, opened))
+		if secs := sum.moved.Seconds(); secs > 0 {
+			sum.serverRate = float64(busiest) / secs
+		}
+	}
 	ms := p.mig.stats
 	ms.lastMove.Store(sum)
 	base := ms.clientLatency.Snapshot()
 	ms.sinceMove.Store(&base)
 	ms.recentLatency.Reset()
-	p.log.Info("store move done: every key is on the server the placement names", "moved", st.moved.Load(),
+	args := []any{"moved", st.moved.Load(),
 		"moved_by_requests", st.onRequest.Load(), "scanned", st.scanned.Load(), "took", sum.took.Round(time.Millisecond),
-		"p99_steady", sum.steady, "p99_peak", sum.peak, "p99_bound", sum.bound)
+		"predicted", sum.predicted.Round(time.Millisecond), "server_keys_per_second", int64(sum.serverRate),
+		"p99_steady", sum.steady, "p99_peak", sum.peak, "p99_bound", sum.bound}
+	if len(m.restarted) == 0 {
+		p.log.Info("store move done: every key is on the server the placement names", args...)
+	}
+	for _, rs := range m.restarted {
+		p.log.Error("store move done, but a server started again while keys moved: the keys it held, or that moved to it, before it did are gone with it, unless it kept them on disk",
+			append([]any{"server", rs.Addr, "held_when_the_move_began", rs.Held, "holds_now", rs.Holds}, args...)...)
+	}
 	if p.onStateChange != nil {
 		p.onStateChange()
 	}

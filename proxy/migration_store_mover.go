@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,11 +48,19 @@ func (p *pool) runMover(m *storeMove) bool {
 	}
 	m.stats.sources.Store(int64(len(sources)))
 	m.stats.finished.Store(0)
-	for _, b := range sources {
+	shares := moveShares(p.place.Load(), m, sources)
+	for i, b := range sources {
+		ss := m.stats.source(b.addr)
+		ss.share.Store(shares[i])
 		if n, err := p.front.items(p.moveCtx, b); err == nil {
 			m.stats.held.Add(n)
-			m.stats.source(b.addr).held.Store(n)
+			ss.held.Store(n)
 		}
+		ss.pace.note(time.Now(), ss.moved.Load()+ss.onRequest.Load())
+	}
+	m.stats.predicted.Store(int64(predictMove(p.mig.stats.lastMove.Load(), m, sources, shares)))
+	if m.instances == nil {
+		m.instances = instancesOf(p.moveCtx, p.front, append(slices.Clone(sources), p.place.Load().servers...))
 	}
 	window := pace.NewWindow(pace.Config{Bound: time.Duration(p.cfg.Store.LatencyBound) * time.Millisecond, Max: moveConns}, m.steady)
 	m.window.Store(window)
@@ -75,7 +85,134 @@ func (p *pool) runMover(m *storeMove) bool {
 		}()
 	}
 	wg.Wait()
-	return all.Load() && p.place.Load().move == m
+	if !all.Load() || p.place.Load().move != m {
+		return false
+	}
+	m.restarted = restartedSince(p.moveCtx, p.front, m)
+	return true
+}
+
+// serverInstance is a server of a move and the process it ran when the
+// mover began.
+type serverInstance struct {
+	b  *backend
+	id string
+}
+
+// instancesOf returns the process each of servers runs, by address; a
+// server that does not answer is left out.
+func instancesOf(ctx context.Context, f front, servers []*backend) map[string]serverInstance {
+	out := map[string]serverInstance{}
+	for _, b := range servers {
+		if _, ok := out[b.addr]; ok {
+			continue
+		}
+		if id, err := f.instance(ctx, b); err == nil {
+			out[b.addr] = serverInstance{b, id}
+		}
+	}
+	return out
+}
+
+// restartedSince returns the servers of m that run another process than
+// when the mover began: a server started again without the keys it held
+// (no persistence, or its files lost) came back empty, and the keys it
+// held as a source, or had received as a target, are gone with it; the
+// mover, finding nothing there, cannot tell. Each with the keys it held
+// when the mover began (0 for a server that was only a target) and those
+// it holds now.
+func restartedSince(ctx context.Context, f front, m *storeMove) []RestartedServer {
+	var out []RestartedServer
+	for addr, si := range m.instances {
+		id, err := f.instance(ctx, si.b)
+		if err != nil || id == si.id {
+			continue
+		}
+		rs := RestartedServer{Addr: addr, Holds: -1}
+		if v, ok := m.stats.bySource.Load(addr); ok {
+			rs.Held = v.(*sourceStats).held.Load()
+		}
+		if n, err := f.items(ctx, si.b); err == nil {
+			rs.Holds = n
+		}
+		out = append(out, rs)
+	}
+	slices.SortFunc(out, func(a, b RestartedServer) int { return strings.Compare(a.Addr, b.Addr) })
+	return out
+}
+
+// RestartedServer is a server that started again while a store's move
+// ran, as last_move reports it: the keys it held when the move began (0
+// when it was only a target) and those it holds now (-1: it could not be
+// asked).
+type RestartedServer struct {
+	Addr  string `json:"addr"`
+	Held  int64  `json:"held_when_the_move_began"`
+	Holds int64  `json:"holds_now"`
+}
+
+// shareSample is how many made-up keys moveShares places: a few thousand
+// for each of a few servers, which gives each server's share within a few
+// percent.
+const shareSample = 16384
+
+// moveShares returns, for each of sources, the part of its keys m moves,
+// in parts per million, from keys made up for it: of the keys a
+// placement m follows puts on the server (or the newest placement does),
+// those the newest puts elsewhere.
+func moveShares(pl *placement, m *storeMove, sources []*backend) []int64 {
+	var sc routeScratch
+	on := make([]int64, len(sources))
+	off := make([]int64, len(sources))
+	key := make([]byte, 0, 32)
+	for i := range shareSample {
+		key = strconv.AppendInt(append(key[:0], "kolco:share:"...), int64(i), 10)
+		owners := pl.route(key, false, &sc)
+		if len(owners) == 0 {
+			continue
+		}
+		now := owners[0].addr
+		for j, b := range sources {
+			held := b.addr == now
+			for _, v := range m.priors {
+				if o := v.owner(key, &sc); o != nil && o.addr == b.addr {
+					held = true
+				}
+			}
+			if held {
+				on[j]++
+				if b.addr != now {
+					off[j]++
+				}
+			}
+		}
+	}
+	shares := make([]int64, len(sources))
+	for j := range sources {
+		shares[j] = -1
+		if on[j] > 0 {
+			shares[j] = off[j] * 1_000_000 / on[j]
+		}
+	}
+	return shares
+}
+
+// predictMove returns how long m's mover takes at the pace of the pool's
+// last move, last (its busiest server's keys a second): the keys the busiest of
+// sources has to move, by what each holds and the placements' share of
+// them, at that pace; 0 when no move before measured one. kolco plan
+// predicts a move so, from the keys it lists.
+func predictMove(last *moveSummary, m *storeMove, sources []*backend, shares []int64) time.Duration {
+	if last == nil || last.serverRate <= 0 {
+		return 0
+	}
+	most := 0.0
+	for i, b := range sources {
+		if shares[i] > 0 {
+			most = max(most, float64(m.stats.source(b.addr).held.Load())*float64(shares[i])/1e6)
+		}
+	}
+	return time.Duration(most / last.serverRate * float64(time.Second))
 }
 
 // errMoveReplaced stops a mover whose move a change replaced, or whose
@@ -96,6 +233,9 @@ type moveJob struct {
 	// mu guards limit and rest.
 	mu    sync.Mutex
 	limit *rate
+	// reserve is the keys of a batch that wait takes of the rate's room
+	// before it goes, under a ceiling: the most a batch takes.
+	reserve int
 	// rest is when the window, below one batch at a time, lets the next
 	// batch go.
 	rest time.Time
@@ -124,6 +264,29 @@ func (j *moveJob) slice() time.Duration {
 	return min(max(j.window.Bound()/4, 100*time.Microsecond), 2*time.Millisecond)
 }
 
+// maxBatch returns the most keys a batch takes: store.batch (0: the
+// mover's own bound), and under a ceiling (store.rate) a tenth of a
+// second's keys at most, so that the keys move at an even pace, not in
+// bursts of a second's keys with the rest between them. It sets what a
+// batch reserves of the ceiling's room, and the room a late wake-up may
+// take back: a quarter of a second's keys, and a batch's at least (on a
+// machine at load 30 a sleep overran by a tenth of a second and more).
+func (j *moveJob) maxBatch() int {
+	st := j.p.cfg.Store
+	most := st.Batch
+	if st.Rate > 0 {
+		most = max(st.Rate/10, 1)
+		if st.Batch > 0 {
+			most = min(most, st.Batch)
+		}
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.reserve = most
+	j.limit.slack = max(time.Duration(most)*j.limit.every, 250*time.Millisecond)
+	return most
+}
+
 // admits reports whether the window lets worker+1 batches go at once.
 func (j *moveJob) admits(worker int) bool {
 	return float64(worker) < math.Ceil(j.window.Size())
@@ -150,6 +313,12 @@ func (j *moveJob) wait(ctx context.Context) error {
 		if n := j.limit.take(0); n > d {
 			d = n
 		}
+		if d <= 0 {
+			// The batch's room under the ceiling is taken now, so that
+			// the workers let go together do not all send at once; moved
+			// counts the keys it had beyond or short of it.
+			j.limit.take(j.reserve)
+		}
 		j.mu.Unlock()
 		if d <= 0 {
 			return nil
@@ -172,19 +341,19 @@ func (j *moveJob) hold(ctx context.Context, dst *backend) (func(), error) {
 // scanned counts n keys listed on src.
 func (j *moveJob) scanned(n int) {
 	j.m.stats.scanned.Add(int64(n))
-	j.ss.pace.listed(j.ss.scanned.Add(int64(n)))
+	j.ss.scanned.Add(int64(n))
 }
 
 // moved counts a batch of n keys, about bytes, moved to dst in took; the
 // rate's room and, below one batch at a time, the rest follow from it.
 func (j *moveJob) moved(dst *backend, n int, bytes int64, took time.Duration) {
 	j.m.stats.moved.Add(int64(n))
-	j.ss.moved.Add(int64(n))
+	j.ss.pace.note(time.Now(), j.ss.moved.Add(int64(n))+j.ss.onRequest.Load())
 	j.m.stats.bytes.Add(bytes)
 	j.p.stats.storeMoved.Add(int64(n))
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.limit.take(n)
+	j.limit.take(n - j.reserve)
 	if size := j.window.Size(); size < 1 {
 		j.rest = time.Now().Add(time.Duration(float64(took) * (1/size - 1)))
 	}
@@ -205,10 +374,14 @@ func (j *moveJob) failed(dst *backend, err error) {
 }
 
 // rate spaces out a mover's keys to at most n a second; no limit when
-// n is 0.
+// n is 0. Time it did not use, up to slack, it may use later: a sleep
+// that overslept (on a busy machine, by tens of milliseconds) would
+// otherwise lose its overshoot at every batch, and the mover go well
+// under its ceiling.
 type rate struct {
 	every time.Duration
 	next  time.Time
+	slack time.Duration
 }
 
 func newRate(perSecond int) *rate {
@@ -221,10 +394,13 @@ func newRate(perSecond int) *rate {
 // take returns how long to wait before n more keys, and counts them.
 func (r *rate) take(n int) time.Duration {
 	now := time.Now()
-	if r.next.Before(now) {
-		r.next = now
+	if r.next.IsZero() {
+		r.next = now // no room before the first keys
 	}
-	wait := r.next.Sub(now)
+	if r.next.Before(now.Add(-r.slack)) {
+		r.next = now.Add(-r.slack)
+	}
+	wait := max(r.next.Sub(now), 0)
 	r.next = r.next.Add(time.Duration(n) * r.every)
 	return wait
 }

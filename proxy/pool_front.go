@@ -34,6 +34,10 @@ type front interface {
 	// items returns how many items b holds: memcached's curr_items,
 	// the DBSIZE of a Redis pool's database.
 	items(ctx context.Context, b *backend) (int64, error)
+	// instance names the process b runs (Redis's run_id), which changes
+	// when the server starts again: a store's move tells a server that
+	// came back, without the keys it held, from one that kept them.
+	instance(ctx context.Context, b *backend) (string, error)
 	// scan lists the keys b holds from cursor, about count of them, and
 	// returns the cursor to go on from, "0" at the end (Redis's SCAN).
 	scan(ctx context.Context, b *backend, cursor string, count int) (keys []string, next string, err error)

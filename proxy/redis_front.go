@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kolco-dev/kolco/proxy/redis"
@@ -160,6 +161,20 @@ func (redisFront) items(ctx context.Context, b *backend) (int64, error) {
 		return 0, fmt.Errorf("%w: %q to DBSIZE", redis.ErrBadReply, replies[0])
 	}
 	return strconv.ParseInt(string(n), 10, 64)
+}
+
+// instance returns the server's run_id, from INFO server.
+func (redisFront) instance(ctx context.Context, b *backend) (string, error) {
+	replies, err := redisAsk(ctx, b, redis.AppendArgs(nil, [][]byte{[]byte("INFO"), []byte("server")}), 1)
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.SplitSeq(string(replies[0]), "\r\n") {
+		if id, ok := strings.CutPrefix(line, "run_id:"); ok {
+			return id, nil
+		}
+	}
+	return "", fmt.Errorf("%w: INFO server without run_id", redis.ErrBadReply)
 }
 
 // redisAsk sends req, n requests, to b on a connection of its own, after

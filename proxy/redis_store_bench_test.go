@@ -69,6 +69,7 @@ func storeMoveOnce(b *testing.B) {
 	} {
 		steady := l.phase("steady", func() { time.Sleep(10 * time.Second) })
 		var w *moveWatch
+		prof := startServerProfile(b, rs)
 		during := l.phase(c.name+", keys moving", func() {
 			reload(b, s, yaml(c.servers))
 			w = watchMove(s.testPool("p"))
@@ -83,6 +84,7 @@ func storeMoveOnce(b *testing.B) {
 			c.name, moved, took, float64(moved)/took, pair, pair/bare, bare, steady.p99.Round(time.Microsecond), during.p99.Round(time.Microsecond),
 			float64(during.p99)/float64(steady.p99), last.LatencyBoundMs, last.PeakP99Ms, last.Slowed, during.rps/steady.rps)
 		w.report(b, c.name, moved, last.Ended)
+		prof.report(b, c.name)
 		if c.pairs == sources && c.servers[len(c.servers)-1] == rs[4] {
 			b.ReportMetric(bare, "bare-keys/s")
 			b.ReportMetric(pair, "pair-keys/s")
@@ -180,4 +182,80 @@ func bareMigrateLoop(b *testing.B, from, to string, batch int) {
 			return
 		}
 	}
+}
+
+// serverProfile is where the servers' time went while a move ran: each
+// one's CPU time and its commands' own (INFO cpu and commandstats, the
+// latter reset at the start).
+type serverProfile struct {
+	rs    []*redisServer
+	start time.Time
+	cpu   []float64
+}
+
+func startServerProfile(b *testing.B, rs []*redisServer) *serverProfile {
+	sp := &serverProfile{rs: rs, start: time.Now()}
+	for _, r := range rs {
+		c := dialRedis(b, r.addr)
+		c.do("CONFIG", "RESETSTAT")
+		sp.cpu = append(sp.cpu, infoCPU(c.do("INFO", "cpu")))
+	}
+	return sp
+}
+
+// report logs, for each server, its share of a core busy since the
+// start and the three commands that took the most of it.
+func (sp *serverProfile) report(b *testing.B, name string) {
+	wall := time.Since(sp.start).Seconds()
+	line := name + ", the servers' time (CPU busy; commands by their own time):"
+	for i, r := range sp.rs {
+		c := dialRedis(b, r.addr)
+		busy := (infoCPU(c.do("INFO", "cpu")) - sp.cpu[i]) / wall
+		type stat struct {
+			cmd       string
+			calls     int64
+			usec, per float64
+		}
+		var stats []stat
+		for _, l := range strings.Split(c.do("INFO", "commandstats"), "\r\n") {
+			cmd, rest, ok := strings.Cut(strings.TrimPrefix(l, "cmdstat_"), ":")
+			if !ok || !strings.HasPrefix(l, "cmdstat_") {
+				continue
+			}
+			var st stat
+			st.cmd = cmd
+			for _, f := range strings.Split(rest, ",") {
+				k, v, _ := strings.Cut(f, "=")
+				switch k {
+				case "calls":
+					st.calls, _ = strconv.ParseInt(v, 10, 64)
+				case "usec":
+					st.usec, _ = strconv.ParseFloat(v, 64)
+				case "usec_per_call":
+					st.per, _ = strconv.ParseFloat(v, 64)
+				}
+			}
+			stats = append(stats, st)
+		}
+		slices.SortFunc(stats, func(a, b stat) int { return int(b.usec - a.usec) })
+		line += fmt.Sprintf("\n  %s: %.0f%% busy;", r.addr, 100*busy)
+		for _, st := range stats[:min(3, len(stats))] {
+			line += fmt.Sprintf(" %s %d calls, %.0f ms (%.0f%%), %.1f µs each;", st.cmd, st.calls, st.usec/1000, st.usec/1e4/wall, st.per)
+		}
+	}
+	b.Log(line)
+}
+
+// infoCPU returns the seconds of CPU an INFO cpu reply says the server
+// used.
+func infoCPU(reply string) float64 {
+	total := 0.0
+	for _, l := range strings.Split(reply, "\r\n") {
+		k, v, _ := strings.Cut(l, ":")
+		if k == "used_cpu_sys" || k == "used_cpu_user" {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return total
 }

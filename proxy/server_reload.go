@@ -143,7 +143,7 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		return ch, err
 	}
 	if len(h.moving) > 0 {
-		if err := p.resumeMove(h.moving); err != nil {
+		if err := p.resumeMove(h.moving, h.movePaused); err != nil {
 			return ch, &ConfigError{Pool: name, Key: GlobalKey + ".state_file", Err: fmt.Errorf("%w: the store's move it records: %w", ErrBadStateFile, err)}
 		}
 	}
@@ -210,6 +210,8 @@ type poolHistory struct {
 	// moving are the placements a store's move follows, from the state
 	// file.
 	moving []movePlacement
+	// movePaused is set when the state file records that move paused.
+	movePaused bool
 	// fromPlaceholder: the pool replaced ran on servers no source named,
 	// and nothing of them is read.
 	fromPlaceholder bool
@@ -238,6 +240,7 @@ func (s *Server) poolHistory(cur *listener, spec poolSpec, states *stateFile) (p
 		h.afreshMark = states.afreshFor(name)
 	}
 	h.moving = states.movingFor(name, pc)
+	h.movePaused = states.movePausedFor(name)
 	return h, nil
 }
 

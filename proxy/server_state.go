@@ -52,6 +52,9 @@ type poolState struct {
 	// Moving are the placements a store's move follows, newest first,
 	// while it has keys to move (see storeMove).
 	Moving []movingState `json:"moving,omitempty"`
+	// MovePaused is set while an operator has paused that move's mover:
+	// a restart, and a change before the move ends, keep it paused.
+	MovePaused bool `json:"move_paused,omitempty"`
 	// Afresh is set while keys miss because the placement began without
 	// its history (see StateMissing): kept here so that a restart, which
 	// restores the fresh placement, still says so.
@@ -291,6 +294,7 @@ func poolRecord(p *pool) *poolState {
 	if rec == nil {
 		rec = &poolState{Distribution: p.cfg.Distribution, Nodes: stateNodes(nodesOf(pl.servers))}
 	}
+	rec.MovePaused = m.paused.Load()
 	for _, mp := range p.movePlacements(m) {
 		rec.Moving = append(rec.Moving, movingState{Distribution: mp.distribution, Hash: mp.hash, KeyHash: mp.keyHash, HashTag: mp.hashTag,
 			VNodes: mp.vnodes, Nodes: stateNodes(mp.nodes), State: mp.state, Signature: mp.sig})
@@ -345,6 +349,12 @@ func (st *stateFile) movingFor(name string, cfg *PoolConfig) []movePlacement {
 			vnodes: ms.VNodes, nodes: nodes, state: ms.State, sig: ms.Signature})
 	}
 	return out
+}
+
+// movePausedFor reports whether the state file records the store's move
+// of the pool name as paused.
+func (st *stateFile) movePausedFor(name string) bool {
+	return st != nil && st.Pools[name] != nil && st.Pools[name].MovePaused
 }
 
 // encodeState returns the state file's contents for records.

@@ -188,3 +188,38 @@ func TestExplainSaysWhereStateLives(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainSaysWhereAStoresMoveLives: --check says where a Redis
+// store keeps a move under way - the state file, by default beside the
+// configuration file - or that it is not kept, and says nothing of it
+// for a pool that is no store.
+func TestExplainSaysWhereAStoresMoveLives(t *testing.T) {
+	const servers = "  redis: true\n  servers: [\"127.0.0.1:2:1 a\"]\n"
+	for _, tc := range []struct {
+		path, yaml, want string
+	}{
+		{"/etc/kolco/nutcracker.yml", "  store: {enabled: true}\n" + servers, "is kept in /etc/kolco/nutcracker.yml.kolco-state, so that a proxy restarted"},
+		{"/etc/kolco/n.yml", "  store: {enabled: true}\n" + servers + "kolco:\n  state_file: /var/lib/kolco/state\n", "is kept in /var/lib/kolco/state"},
+		{"", "  store: {enabled: true}\n" + servers, "is not kept (kolco.state_file is not set"},
+		{"/etc/kolco/n.yml", servers, ""},
+	} {
+		cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:1\n" + tc.yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Path = tc.path
+		var b strings.Builder
+		if err := cfg.Explain(&b); err != nil {
+			t.Fatal(err)
+		}
+		line := ""
+		for l := range strings.Lines(b.String()) {
+			if strings.HasPrefix(l, "  store state: ") {
+				line = l
+			}
+		}
+		if tc.want == "" && line != "" || !strings.Contains(line, tc.want) {
+			t.Errorf("%s%s: the store state line is %q, want one with %q", tc.path, tc.yaml, line, tc.want)
+		}
+	}
+}

@@ -30,6 +30,7 @@ type planFlags struct {
 	redis           bool    // the servers are Redis: read with SCAN and MEMORY USAGE
 	redisDB         int     // the database SELECTed on them
 	moveRate        float64 // a store mover's keys a second per server
+	moveRateFrom    string  // a proxy's admin endpoint whose last_move gives it
 	tr              traceFlags
 }
 
@@ -114,10 +115,12 @@ A Redis store (kolco proxy's store pools move their keys on a change): with
 SCAN and their bytes with MEMORY USAGE (AUTH with $REDISCLI_AUTH, as
 redis-cli; --redis-db to SELECT), and the plan adds how long the move takes
 at --move-rate keys a second from each server (5000 unless given; a
-store.rate ceiling, or what the proxy's last_move measured):
+store.rate ceiling), or at the pace a running proxy's last move measured
+(--move-rate-from ADDR, its admin endpoint; last_move's
+server_keys_per_second of --pool, or of its only pool):
 
   $ kolco plan --algo ring --nodes redis-1:6379,redis-2:6379,redis-3:6379,redis-4:6379 \
-        --add redis-5:6379 --redis --keys-from-servers
+        --add redis-5:6379 --redis --keys-from-servers --move-rate-from 127.0.0.1:22223
 
 From traffic: --trace FILE plans with the keys a trace requests, each
 weighed by its requests per second rather than counted once: redis-cli
@@ -154,6 +157,11 @@ a server that held it before, else "-".
 			cfg, err := lf.config(cmd.Flags())
 			if err != nil {
 				return err
+			}
+			if lf.moveRateFrom != "" {
+				if cfg.MoveRate, err = measuredMoveRate(lf.moveRateFrom, cf.pool); err != nil {
+					return err
+				}
 			}
 			if err := lf.checkOutput(&of); err != nil {
 				return err
@@ -194,6 +202,7 @@ a server that held it before, else "-".
 	fs.BoolVar(&lf.keysFromServers, "keys-from-servers", false, "key sample: the keys the servers of the placement before hold (memcached, or Redis with --redis)")
 	fs.BoolVar(&lf.redis, "redis", false, "the servers are a Redis store: keys read with SCAN and MEMORY USAGE, and the time its move takes (AUTH from $REDISCLI_AUTH)")
 	fs.IntVar(&lf.redisDB, "redis-db", 0, "with --redis: the database to read (SELECT)")
+	fs.StringVar(&lf.moveRateFrom, "move-rate-from", "", "a running kolco proxy's admin endpoint, host:port: plan the store's move at the pace its last move measured (last_move's server_keys_per_second, of --pool or its only pool)")
 	fs.Float64Var(&lf.moveRate, "move-rate", 0, "keys a second a store's mover sends from each server, as kolco proxy's store.rate: adds the time the move takes (5000 with --redis)")
 	fs.IntVar(&lf.keys, "keys", 1_000_000, "synthetic keys \"key:0\", ... when the sample is not read")
 	fs.StringVar(&lf.size, "size", "1KB", "mean size of a synthetic key")

@@ -43,6 +43,8 @@ func (lf *planFlags) config(fs *pflag.FlagSet) (plan.Config, error) {
 		return cfg, usagef("--down needs --warm: only a warm change reads the previous owners")
 	case !(lf.moveRate >= 0) || math.IsInf(lf.moveRate, 1):
 		return cfg, usagef("--move-rate must be a finite number of keys a second >= 0 (got %v)", lf.moveRate)
+	case fs.Changed("move-rate") && lf.moveRateFrom != "":
+		return cfg, usagef("--move-rate and --move-rate-from both give the move's pace: give one")
 	case fs.Changed("redis-db") && !lf.redis:
 		return cfg, usagef("--redis-db needs --redis: memcached servers have no databases")
 	case lf.redisDB < 0:

@@ -149,3 +149,49 @@ func memoryUsage(t *testing.T, servers []string, on map[string]int, moves map[st
 	}
 	return usage
 }
+
+// TestPlanPredictsTheMovesTime: after a store's move, kolco plan
+// --move-rate-from asks the proxy for the pace its last move measured,
+// and plans the next change at it: removing the fifth server again takes
+// the time the plan said within 20%, and the proxy's last_move says so
+// too, measured beside predicted. The store's ceiling (store.rate: 200)
+// keeps the pace from one move to the next on a busy machine.
+func TestPlanPredictsTheMovesTime(t *testing.T) {
+	t.Parallel()
+	p := newStoreProc(t, "")
+	p.write(4)
+	p.start()
+	fill(t, p.addr(), 4000)
+	nodes := "r0,r1,r2,r3"
+	admin := fmt.Sprintf("127.0.0.1:%d", p.admin)
+	if code, _, errs := runCLI(t, "", "plan", "--algo", "ring", "--nodes", nodes, "--add", "r4", "--redis",
+		"--keys-from", strings.Join(p.redis[:4], ","), "--move-rate-from", admin, "--json"); code == 0 || !strings.Contains(errs, "no move that ended") {
+		t.Errorf("plan at the pace of a proxy that moved nothing yet: exit %d, %q", code, errs)
+	}
+	p.reload(5)
+	p.moved()
+	code, out, errs := runCLI(t, "", "plan", "--algo", "ring", "--nodes", nodes+",r4", "--remove", "r4", "--redis",
+		"--keys-from", strings.Join(p.redis, ","), "--move-rate-from", admin, "--json")
+	if code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, errs)
+	}
+	var r struct {
+		MoveSeconds float64 `json:"move_seconds"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.MoveSeconds <= 0 {
+		t.Fatalf("plan JSON: %v, move_seconds %v\n%s", err, r.MoveSeconds, out)
+	}
+	p.reload(4)
+	p.moved()
+	ps, err := p.status()
+	if err != nil || ps.LastMove == nil {
+		t.Fatalf("the last move: %v %+v", err, ps.LastMove)
+	}
+	l := ps.LastMove
+	t.Logf("removing the fifth server: planned %.2f s, the proxy predicted %.2f s, the mover took %.2f s", r.MoveSeconds, l.PredictedSeconds, l.MovedSeconds)
+	for what, s := range map[string]float64{"kolco plan": r.MoveSeconds, "the proxy": l.PredictedSeconds} {
+		if off := s/l.MovedSeconds - 1; off > 0.2 || off < -0.2 {
+			t.Errorf("%s predicted %.2f s, the mover took %.2f s: %+.0f%%, want within 20%%", what, s, l.MovedSeconds, 100*off)
+		}
+	}
+}

@@ -105,7 +105,7 @@ logs it.`,
 	fl.IntVarP(&f.statsInterval, "stats-interval", "i", 30000, "refresh the stats port's figures every this many ms (default: kolco.stats_interval)")
 	fl.IntVarP(&f.mbuf, "mbuf-size", "m", 16384, "accepted for nutcracker's command line; not needed (kolco sizes its buffers itself)")
 	fl.BoolVar(&f.watchConfig, "watch-config", false, "apply the config file when it changes and has settled for 2 s (as kolco.watch_config: true); off, only SIGHUP reloads it, as in nutcracker")
-	cmd.AddCommand(newProxyLocateCmd(), newProxyPoolsCmd(), newProxyRejoinCmd())
+	cmd.AddCommand(newProxyLocateCmd(), newProxyPoolsCmd(), newProxyRejoinCmd(), newProxyMoveCmd())
 	return cmd
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kolco-dev/kolco/proxy/redis"
 )
@@ -25,11 +26,25 @@ func BenchmarkMove(b *testing.B) {
 			benchMove(b, func(src, dst string) error { return bareLoop(src, dst, batch) })
 		})
 	}
-	b.Run("mover", func(b *testing.B) {
-		benchMove(b, func(src, dst string) error {
-			return Run(context.Background(), dialer(src), &plan{dest: func([]byte) string { return dst }}, Config{})
+	for _, v := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"mover", Config{}},
+		// The designs tried beside the defaults: one MIGRATE at a time,
+		// more at once, longer slices (bigger batches), and bigger
+		// batches still.
+		{"mover/conns=1", Config{Conns: 1}},
+		{"mover/conns=8", Config{Conns: 8}},
+		{"mover/slice=4ms", Config{Slice: 4 * time.Millisecond}},
+		{"mover/slice=4ms,max=4000", Config{Slice: 4 * time.Millisecond, MaxBatch: 4000}},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			benchMove(b, func(src, dst string) error {
+				return Run(context.Background(), dialer(src), &plan{dest: func([]byte) string { return dst }}, v.cfg)
+			})
 		})
-	})
+	}
 }
 
 // benchMove fills a server with b.N keys, times move from it to another,

@@ -44,9 +44,9 @@ func (wk *worker) close() {
 	}
 }
 
-// next waits until the plan lets the worker send and returns the next
-// batch; false once work is closed, or the listing is done while the plan
-// holds the worker back.
+// next returns the next batch once the plan lets the worker send it;
+// false once work is closed, or the listing is done while the plan holds
+// the worker back.
 func (wk *worker) next(ctx context.Context, work <-chan batch) (batch, bool, error) {
 	r := wk.r
 	for !r.plan.Admits(wk.w) {
@@ -58,15 +58,22 @@ func (wk *worker) next(ctx context.Context, work <-chan batch) (batch, bool, err
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	if err := r.wait(ctx, wk.w); err != nil {
-		return batch{}, false, err
-	}
+	var b batch
 	select {
-	case b, ok := <-work:
-		return b, ok, nil
+	case next, ok := <-work:
+		if !ok {
+			return batch{}, false, nil
+		}
+		b = next
 	case <-ctx.Done():
 		return batch{}, false, ctx.Err()
 	}
+	// The batch is taken before the wait, so that the move's end is
+	// seen at once and not after a wait for a batch there is none of.
+	if err := r.wait(ctx, wk.w); err != nil {
+		return batch{}, false, err
+	}
+	return b, true, nil
 }
 
 // send migrates b, dialing when the worker has no connection, and tries

@@ -1,0 +1,126 @@
+package proxy
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestStoreMoveEstimates: eta_seconds and to_move, read at a quarter,
+// half and three quarters of the keys moved, are within 20% of the time
+// the move then took to end and of the keys it moved, adding a fifth
+// server to four (four sources, each moving about a fifth of its keys)
+// and removing it (one source moving all of its keys). The mover runs
+// under a ceiling (store.rate) low enough that the pace holds at a load
+// of 30 on two cores, and each move lasts eight to ten seconds, its first
+// quarter past the window's slow start: the estimate is tested against a
+// pace that holds, which a busy machine does not give the mover at full
+// speed (BenchmarkStoreMove reports the estimates at full speed beside
+// what happened). The first move, with none before it, has no
+// prediction of its time (TestPlanPredictsTheMovesTime checks one).
+func TestStoreMoveEstimates(t *testing.T) {
+	t.Parallel()
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	yaml := func(servers []*redisServer, rate int) string {
+		return redisPoolYAML(fmt.Sprintf("  distribution: ring\n  store: {enabled: true, rate: %d}\n", rate), servers...)
+	}
+	s := startProxy(t, yaml(rs[:4], 60))
+	const n = 8000
+	fillStore(t, s.Addr("p").String(), n)
+	for _, c := range []struct {
+		name    string
+		servers []*redisServer
+		rate    int // a server's keys a second: 3 to 10 s of moving
+	}{
+		{"adding a server", rs, 60},
+		{"removing it", rs[:4], 150},
+	} {
+		reload(t, s, yaml(c.servers, c.rate))
+		p := s.testPool("p")
+		w := watchMove(p)
+		waitMoved(t, p)
+		w.stop()
+		last := p.lastMove()
+		t.Logf("%s: the mover took %.2f s, predicted %.2f s; its busiest server sent %.0f keys/s", c.name, last.MovedSeconds, last.PredictedSeconds,
+			last.ServerKeysPerSecond)
+		if c.name == "adding a server" && last.PredictedSeconds != 0 {
+			t.Errorf("%s: predicted %.2f s with no move before", c.name, last.PredictedSeconds)
+		}
+		for _, f := range []float64{0.25, 0.5, 0.75} {
+			e, ok := w.at(f, last.Keys, last.Ended)
+			if !ok {
+				t.Errorf("%s: no sample at %.0f%% of the %d keys moved", c.name, 100*f, last.Keys)
+				continue
+			}
+			t.Logf("%s, at %.0f%%: %s", c.name, 100*f, e)
+			if e.etaOff() > 0.2 || e.toMoveOff() > 0.2 {
+				t.Errorf("%s, at %.0f%% of the keys moved: %s; want both within 20%%", c.name, 100*f, e)
+			}
+		}
+	}
+}
+
+// moveEstimateSeen is a move's estimates at a moment beside what then
+// happened: the time left until the move ended, and the keys it moved.
+type moveEstimateSeen struct {
+	eta, left     float64
+	toMove, total int64
+}
+
+func (e moveEstimateSeen) etaOff() float64 {
+	if e.eta < 0 || e.left <= 0 {
+		return 1
+	}
+	return abs(e.eta/e.left - 1)
+}
+
+func (e moveEstimateSeen) toMoveOff() float64 { return abs(float64(e.toMove)/float64(e.total) - 1) }
+
+func (e moveEstimateSeen) String() string {
+	return fmt.Sprintf("eta %.2f s for %.2f s left (%+.0f%%), to_move %d for %d (%+.0f%%)", e.eta, e.left, 100*(e.eta/e.left-1),
+		e.toMove, e.total, 100*(float64(e.toMove)/float64(e.total)-1))
+}
+
+func abs(x float64) float64 { return max(x, -x) }
+
+// at returns the estimates of the first sample at which a share f of
+// the move's total keys had moved, beside what happened: the move ended
+// at ended.
+func (w *moveWatch) at(f float64, total int64, ended time.Time) (moveEstimateSeen, bool) {
+	i := slices.IndexFunc(w.samples, func(s moveSample) bool { return float64(s.moved) >= f*float64(total) })
+	if i < 0 {
+		return moveEstimateSeen{}, false
+	}
+	s := w.samples[i]
+	return moveEstimateSeen{eta: s.eta, left: ended.Sub(s.at).Seconds(), toMove: s.toMove, total: total}, true
+}
+
+// TestStoreMoveSeesAServerComeBackEmpty: a source server killed mid-move
+// and started again without its keys (no persistence) leaves the mover
+// nothing to list there, and the move ends; its last_move says that the
+// server started again while keys moved, with the keys it held when the
+// move began and the none it holds now, rather than only that the move is
+// done.
+func TestStoreMoveSeesAServerComeBackEmpty(t *testing.T) {
+	t.Parallel()
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	yaml := func(servers []*redisServer) string {
+		return redisPoolYAML("  distribution: ring\n  timeout: 1000\n  store: {enabled: true, rate: 100}\n", servers...)
+	}
+	s := startProxy(t, yaml(rs[:2]))
+	fillStore(t, s.Addr("p").String(), 3000)
+	reload(t, s, yaml(rs))
+	p := s.testPool("p")
+	eventually(t, "the mover moving", func() bool {
+		ms := p.moveStatus()
+		return ms != nil && ms.Moved > 0
+	})
+	rs[0].stop()
+	rs[0].start(t)
+	waitMoved(t, p)
+	last := p.lastMove()
+	if len(last.Restarted) != 1 || last.Restarted[0].Addr != rs[0].addr || last.Restarted[0].Held == 0 || last.Restarted[0].Holds != 0 {
+		t.Errorf("the last move's servers started again: %+v; want %s, with the keys it held, holding none", last.Restarted, rs[0].addr)
+	}
+}
