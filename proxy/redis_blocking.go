@@ -104,12 +104,12 @@ func blockTimeout(arg []byte) (time.Duration, bool) {
 // reply: up to wait and the pool's timeout beyond it, or for ever when
 // wait is 0, unless the client closes first.
 func (c *redisClient) blockOn(p *pool, b *backend, req []byte, wait time.Duration, rd *redis.Reader) ([]byte, error) {
-	conn, err := redisDial(context.Background(), b)
+	conn, err := redisDial(context.Background(), b, c.cs.proto)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	pin := &redisPin{b: b, conn: conn, rr: redis.NewReplyReader(conn, redis.ReplyLimits{MaxBulk: p.cfg.MaxValueSize})}
+	pin := &redisPin{b: b, conn: conn, rr: redis.NewReplyReader(conn, redis.ReplyLimits{MaxBulk: p.cfg.MaxValueSize, RESP3: c.cs.proto == redis.RESP3})}
 	// The client's connection is watched while the command waits: a
 	// close ends it. A request the client pipelines after it only ends
 	// the watch.

@@ -24,11 +24,11 @@ func redisAuthPool(t *testing.T) (*Server, []*redisServer) {
 	return s, rs
 }
 
-// TestGoRedisThroughProxy runs go-redis v9 asking for RESP3 (HELLO 3,
-// then CLIENT SETINFO on every connection) through a pool with a
-// password of its own over servers with passwords of theirs: it falls
-// back to RESP2, its commands, pipelines and scripts work, and its one
-// connection is never dropped.
+// TestGoRedisThroughProxy runs go-redis v9 asking for RESP3 (HELLO 3
+// with AUTH, then CLIENT SETINFO on every connection) through a pool
+// with a password of its own over servers with passwords of theirs: its
+// commands, pipelines and scripts work, and its one connection is never
+// dropped.
 func TestGoRedisThroughProxy(t *testing.T) {
 	s, _ := redisAuthPool(t)
 	ctx := context.Background()

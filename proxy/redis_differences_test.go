@@ -46,8 +46,8 @@ func TestRedisNutcrackerDifferences(t *testing.T) {
 		ncGot string // its reply, with ncReplies
 		kolco string // kolco's reply; "" for the package's refusal
 	}{
-		{"HELLO", []string{"HELLO", "3"}, ncCloses, "", "-ERR unknown command 'HELLO', with args beginning with: '3' \r\n"},
-		{"CLIENT SETINFO", []string{"CLIENT", "SETINFO", "lib-name", "x"}, ncCloses, "", ""},
+		{"HELLO", []string{"HELLO", "4"}, ncCloses, "", "-NOPROTO unsupported protocol version\r\n"},
+		{"CLIENT SETINFO", []string{"CLIENT", "SETINFO", "lib-name", "x"}, ncCloses, "", "+OK\r\n"},
 		{"SELECT 0", []string{"SELECT", "0"}, ncCloses, "", "+OK\r\n"},
 		{"INFO", []string{"INFO"}, ncCloses, "", ""},
 		{"EXEC without MULTI", []string{"EXEC"}, ncCloses, "", "-ERR EXEC without MULTI\r\n"},

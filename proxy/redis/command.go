@@ -24,7 +24,8 @@ const (
 	// (COMMAND, LOLWUT, OBJECT HELP).
 	ClassAnyServer
 	// ClassLocal commands are answered by the proxy itself: PING, ECHO,
-	// QUIT, SELECT, AUTH, HELLO (see [AppendLocal] and [AppendAuth]).
+	// QUIT, SELECT, AUTH, HELLO (see [AppendLocal] and [AppendAuth]), and
+	// CLIENT for the client's own connection.
 	ClassLocal
 	// ClassRefused commands are refused with [ErrUnsupported], the
 	// connection staying open: cluster and administration commands, and

@@ -61,7 +61,7 @@ const (
 	whyDatabase           // the proxy serves one database
 	whyCluster            // the servers are not a Redis Cluster
 	whyScript             // SCRIPT LOAD and FUNCTION would have to reach every server
-	whyConnection         // CLIENT and RESET act on the proxy's server connection
+	whyConnection         // RESET acts on the proxy's server connection
 	whyAdmin              // server administration, per server, not through a proxy
 )
 
@@ -99,7 +99,7 @@ var specs = [...]spec{
 	{"bzmpop", -5, 0, 0, 0, refusedMovable(whyBlocking)},
 	{"bzpopmax", -3, 1, -2, 1, blocking},
 	{"bzpopmin", -3, 1, -2, 1, blocking},
-	{"client", -2, 0, 0, 0, refused(whyConnection)},
+	{"client", -2, 0, 0, 0, local},
 	{"cluster", -2, 0, 0, 0, refused(whyCluster)},
 	{"command", -1, 0, 0, 0, anyServer},
 	{"config", -2, 0, 0, 0, refused(whyAdmin)},
