@@ -268,6 +268,9 @@ type PoolConfig struct {
 	// ReplicaReads (replica_reads) sends a Sentinel pool's reads to its
 	// shards' replicas: see [ReplicaReads].
 	ReplicaReads ReplicaReads `yaml:"replica_reads"`
+	// RedisCluster (redis_cluster) presents the pool's proxies to Redis
+	// Cluster clients as a cluster: see [RedisCluster].
+	RedisCluster RedisCluster `yaml:"redis_cluster"`
 	// Traffic (traffic) samples the pool's traffic: see [Traffic].
 	Traffic Traffic `yaml:"traffic"`
 }

@@ -18,6 +18,9 @@ func (p *PoolConfig) checkRedis(bad badSetting) error {
 	if err := p.checkReplicaReads(bad); err != nil {
 		return err
 	}
+	if err := p.RedisCluster.check(p.Redis, bad); err != nil {
+		return err
+	}
 	if !p.Redis {
 		for _, k := range []struct {
 			key string

@@ -188,7 +188,9 @@ var (
 func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
 	r.pool, r.start, r.dialect = p, time.Now(), dialectOf[c.cs.proto]
 	req := &r.req
-	switch {
+	switch moved := c.cs.moved(p, req); {
+	case moved != nil && c.authed:
+		r.local = append(r.local, moved...)
 	case req.Cmd == cmdHello:
 		if c.cs.hello(p, r, c.authed) && !c.authed {
 			c.authed = true
@@ -216,6 +218,8 @@ func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
 		}
 	case req.Cmd == cmdClient:
 		r.local = c.cs.command(r.local, req.Args)
+	case clusterCommand(req.Cmd) && c.cs.cluster(p) != nil:
+		r.local = c.cs.cluster(p).answer(r.local, req, c.cs.proto)
 	case req.Cmd.Class() == redis.ClassLocal:
 		r.local, r.close = redis.AppendLocal(r.local, req)
 	case p.cfg.MaxKeys > 0 && req.NumKeys() > p.cfg.MaxKeys:

@@ -50,6 +50,10 @@ type redisConnState struct {
 	// about is the last of what the client said, as published in
 	// c.about; only the client's goroutine changes it.
 	about redisAbout
+	// view is the cluster clusterOf presents to the client (see
+	// redis_cluster.go).
+	view      *clusterView
+	clusterOf *pool
 }
 
 // redisAbout is what a Redis client said of itself, the protocol it speaks,
@@ -114,20 +118,25 @@ func (cs *redisConnState) hello(p *pool, r *redisRequest, authed bool) bool {
 		cs.proto, cs.about.proto = h.Proto, h.Proto
 	}
 	cs.publish()
-	r.local = cs.appendHelloMap(r.local)
+	r.local = cs.appendHelloMap(r.local, p)
 	return now
 }
 
 // appendHelloMap appends HELLO's map: the proxy says it is a Redis of
-// helloVersion, standalone, a master, with no modules.
-func (cs *redisConnState) appendHelloMap(dst []byte) []byte {
+// helloVersion, standalone (a cluster when p answers cluster clients), a
+// master, with no modules.
+func (cs *redisConnState) appendHelloMap(dst []byte, p *pool) []byte {
+	mode := "standalone"
+	if p.cfg.RedisCluster.Enabled {
+		mode = "cluster"
+	}
 	dst = redis.AppendMapHeader(dst, 7, cs.proto)
 	for _, kv := range [][2]string{{"server", "redis"}, {"version", helloVersion}} {
 		dst = redis.AppendBulkString(redis.AppendBulkString(dst, kv[0]), kv[1])
 	}
 	dst = redis.AppendInt(redis.AppendBulkString(dst, "proto"), int64(cs.proto))
 	dst = redis.AppendInt(redis.AppendBulkString(dst, "id"), int64(cs.c.id))
-	for _, kv := range [][2]string{{"mode", "standalone"}, {"role", "master"}} {
+	for _, kv := range [][2]string{{"mode", mode}, {"role", "master"}} {
 		dst = redis.AppendBulkString(redis.AppendBulkString(dst, kv[0]), kv[1])
 	}
 	return redis.AppendArrayHeader(redis.AppendBulkString(dst, "modules"), 0)
