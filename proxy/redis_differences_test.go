@@ -53,7 +53,7 @@ func TestRedisNutcrackerDifferences(t *testing.T) {
 		{"EXEC without MULTI", []string{"EXEC"}, ncCloses, "", "-ERR EXEC without MULTI\r\n"},
 		{"RANDOMKEY", []string{"RANDOMKEY"}, ncCloses, "", ""},
 		{"BLPOP", []string{"BLPOP", a, "0"}, ncCloses, "", "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"},
-		{"BLMPOP", []string{"BLMPOP", "0", "1", a, "LEFT"}, ncCloses, "", ""},
+		{"BLMPOP", []string{"BLMPOP", "0", "1", a, "LEFT"}, ncCloses, "", "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"},
 		{"PUBLISH", []string{"PUBLISH", "x", "m"}, ncCloses, "", ":0\r\n"},
 		{"ECHO", []string{"ECHO", "hi"}, ncCloses, "", "$2\r\nhi\r\n"},
 		{"PING with a message", []string{"PING", "x"}, ncCloses, "", "$1\r\nx\r\n"},

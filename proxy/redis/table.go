@@ -55,7 +55,7 @@ type reason uint8
 const (
 	whyNone        reason = iota
 	whyTransaction        // MULTI/EXEC span servers and hold state per connection
-	whyBlocking           // a blocked command would hold a shared server connection
+	whyBlocking           // WAIT counts the acknowledgements of one connection's writes
 	whyPubSub             // subscriptions turn the connection into a push stream
 	whyKeyspace           // SCAN, KEYS, FLUSHDB, ... see one server's part of the keys only
 	whyDatabase           // the proxy serves one database
@@ -67,7 +67,7 @@ const (
 
 var reasonText = [...]string{
 	whyTransaction: "transactions",
-	whyBlocking:    "blocking commands",
+	whyBlocking:    "a client's writes go on shared server connections, whose acknowledgements WAIT cannot count",
 	whyPubSub:      "pub/sub",
 	whyKeyspace:    "commands over the whole keyspace",
 	whyDatabase:    "databases other than 0",
@@ -92,11 +92,11 @@ var specs = [...]spec{
 	{"bitop", -4, 2, -1, 1, same(keysRange)},
 	{"bitpos", -3, 1, 1, 1, single},
 	{"blmove", 6, 1, 2, 1, blocking},
-	{"blmpop", -5, 0, 0, 0, refusedMovable(whyBlocking)},
+	{"blmpop", -5, 0, 0, 0, how{class: ClassBlocking, keys: keysBlockPopNum}},
 	{"blpop", -3, 1, -2, 1, blocking},
 	{"brpop", -3, 1, -2, 1, blocking},
 	{"brpoplpush", 4, 1, 2, 1, blocking},
-	{"bzmpop", -5, 0, 0, 0, refusedMovable(whyBlocking)},
+	{"bzmpop", -5, 0, 0, 0, how{class: ClassBlocking, keys: keysBlockPopNum}},
 	{"bzpopmax", -3, 1, -2, 1, blocking},
 	{"bzpopmin", -3, 1, -2, 1, blocking},
 	{"client", -2, 0, 0, 0, local},
@@ -304,8 +304,8 @@ var specs = [...]spec{
 	{"xlen", 2, 1, 1, 1, single},
 	{"xpending", -3, 1, 1, 1, single},
 	{"xrange", -4, 1, 1, 1, single},
-	{"xread", -4, 0, 0, 0, refusedMovable(whyBlocking)},
-	{"xreadgroup", -7, 0, 0, 0, refusedMovable(whyBlocking)},
+	{"xread", -4, 0, 0, 0, how{class: ClassBlocking, keys: keysStreams}},
+	{"xreadgroup", -7, 0, 0, 0, how{class: ClassBlocking, keys: keysStreams}},
 	{"xrevrange", -4, 1, 1, 1, single},
 	{"xsetid", -3, 1, 1, 1, single},
 	{"xtrim", -4, 1, 1, 1, single},
