@@ -211,7 +211,8 @@ type PoolConfig struct {
 	// hold before the proxy stops reading its next request (one request
 	// alone may hold more, within BufferLimit). Default 64 MiB.
 	ClientBufferLimit int `yaml:"client_buffer_limit"`
-	// FlushAll is "refuse" (default) or "broadcast" to every server.
+	// FlushAll is "refuse" (default) or "broadcast" to every server:
+	// memcached's flush_all, and a Redis pool's FLUSHDB and FLUSHALL.
 	FlushAll string `yaml:"flush_all"`
 	// OutageJournal (outage_journal) is the most keys the pool notes as
 	// written elsewhere while one of its servers is marked down (under

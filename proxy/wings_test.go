@@ -125,7 +125,7 @@ var widths = map[string]int{
 	"fronts -> redis":     1,
 	"memcached -> config": 22,
 	"memcached -> engine": 161,
-	"redis -> config":     37,
+	"redis -> config":     38,
 	"redis -> engine":     142,
 	"server -> admin":     14,
 	"server -> config":    75,
