@@ -293,6 +293,15 @@ func (s *redisSubs) change(req *redis.Request) bool {
 		if !s.write(reply) {
 			return false
 		}
+		if err != nil && on {
+			// Left open, the client would believe it has a
+			// subscription it has not, and miss its messages silently:
+			// it is closed instead, to subscribe again (see the gap in
+			// redis_pubsub_watch.go).
+			s.p.log.Info("a subscription failed: the client is closed, to subscribe again", "name", string(name), "err", err)
+			s.c.conn.Close()
+			return false
+		}
 	}
 	return true
 }

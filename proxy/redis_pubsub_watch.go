@@ -6,7 +6,9 @@ import "time"
 // the server it was made on, so when a server connection of the subscriber
 // fails (the server died), or the pool's placement gives one of its
 // channels another server (a membership change, a server ejected), the
-// proxy closes the client's connection. A client that reconnects and
+// proxy closes the client's connection; so it does after answering a
+// subscription that failed (its server down but not yet ejected) with the
+// error. A client that reconnects and
 // subscribes again (go-redis's PubSub, redis-py's pubsub do) subscribes
 // where each channel now lives; the messages published between the close
 // and its new confirmation are not delivered to it, as with any Redis
