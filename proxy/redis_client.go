@@ -190,8 +190,11 @@ func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
 	req := &r.req
 	switch moved := c.cs.moved(p, req); {
 	case moved != nil && c.authed:
+		// A leaving proxy's MOVED; queued, it fails the transaction, as
+		// a cluster's does.
 		r.local = append(r.local, moved...)
-	case req.Cmd == cmdHello:
+		c.tx.failed = c.tx.failed || c.tx.multi
+	case req.Cmd == cmdHello && !c.tx.multi:
 		if c.cs.hello(p, r, c.authed) && !c.authed {
 			c.authed = true
 			rd.SetLimits(c.limits(p))

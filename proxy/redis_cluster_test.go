@@ -248,3 +248,30 @@ func TestRedisClusterConfigRefused(t *testing.T) {
 		t.Errorf("a fleet of two, this one announced: %v", err)
 	}
 }
+
+// TestRedisClusterMovedInTransaction: a leaving proxy's MOVED to a command
+// queued in a transaction fails the transaction, as a cluster node's
+// does: EXEC answers -EXECABORT and nothing is written; and HELLO inside
+// a transaction is refused as before, never switching the protocol then.
+func TestRedisClusterMovedInTransaction(t *testing.T) {
+	t.Parallel()
+	r0 := startRedis(t, 0)
+	s := startProxy(t, redisPoolYAML("  redis_cluster: {enabled: true, nodes: [\"127.0.0.1:1\"]}\n", r0))
+	c := dialRedis(t, s.Addr("p").String())
+	for _, step := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"MULTI"}, "+OK\r\n"},
+		{[]string{"SET", "k", "v"}, "-MOVED 7629 127.0.0.1:1\r\n"},
+		{[]string{"HELLO", "3"}, "-ERR 'hello' inside a transaction is not supported by the proxy: it changes the connection's state\r\n"},
+		{[]string{"EXEC"}, "-EXECABORT Transaction discarded because of previous errors.\r\n"},
+	} {
+		if got := c.do(step.args...); got != step.want {
+			t.Errorf("%q: %q, want %q", step.args, got, step.want)
+		}
+	}
+	if got := dialRedis(t, r0.addr).do("EXISTS", "k"); got != ":0\r\n" {
+		t.Errorf("the key after the aborted transaction: %q", got)
+	}
+}
