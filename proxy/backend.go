@@ -23,9 +23,11 @@ type backend struct {
 	// node is the server as the pool's placement knows it: its ID (the
 	// name twemproxy hashes it under: the name given, else its address),
 	// weight, zone and address.
-	node   kolco.Node
-	addr   string // node.Addr
-	index  int    // in the pool's backends
+	node  kolco.Node
+	addr  string // node.Addr
+	index int    // in the pool's backends
+	// conns are the server's connections, server_connections of each
+	// dialect the front speaks in turn (see op.dialect).
 	conns  []*serverConn
 	next   atomic.Uint32
 	health health
@@ -61,10 +63,18 @@ func newBackend(p *pool, n kolco.Node) *backend {
 	b := &backend{pool: p, node: n, addr: n.Addr, index: len(p.backends)}
 	b.downErr = &ServerError{Addr: b.addr, Err: ErrServerDown}
 	b.stats = newServerStats(p.met, p.name, b)
-	for range p.cfg.ServerConnections {
-		b.conns = append(b.conns, &serverConn{b: b})
+	for d := range p.front.dialects() {
+		for range p.cfg.ServerConnections {
+			b.conns = append(b.conns, &serverConn{b: b, dialect: uint8(d)})
+		}
 	}
 	return b
+}
+
+// connsOf returns the server's connections of dialect d.
+func (b *backend) connsOf(d uint8) []*serverConn {
+	n := len(b.conns) / b.pool.front.dialects()
+	return b.conns[int(d)*n : (int(d)+1)*n]
 }
 
 // name is the server's name: its node's ID.
@@ -78,7 +88,8 @@ func (b *backend) send(o *op) {
 		o.finish(b.downErr)
 		return
 	}
-	b.conns[int(b.next.Add(1))%len(b.conns)].send(b.pool.ctx, o)
+	conns := b.connsOf(o.dialect)
+	conns[int(b.next.Add(1))%len(conns)].send(b.pool.ctx, o)
 }
 
 // sendKeyed sends o on the connection of the key whose hash is h, so that
@@ -89,7 +100,8 @@ func (b *backend) sendKeyed(o *op, h uint64) {
 		o.finish(b.downErr)
 		return
 	}
-	b.conns[h%uint64(len(b.conns))].send(b.pool.ctx, o)
+	conns := b.connsOf(o.dialect)
+	conns[h%uint64(len(conns))].send(b.pool.ctx, o)
 }
 
 // op is one request to one server and, once done, its reply: what the
@@ -129,6 +141,11 @@ type op struct {
 	// sent is when the request was written whole, in unix nanoseconds; 0
 	// before. Guarded by the serverConn's mu.
 	sent int64
+	// dialect is the kind of connection o goes on: 0, the front's own,
+	// or one of the others a front keeps, whose handshake differs (a
+	// Redis pool's connections that speak RESP3, for the clients that
+	// asked for it). Set for each send.
+	dialect uint8
 }
 
 // finish ends o with err, nil when the server answered; a read a replica
@@ -153,9 +170,10 @@ func (o *op) size() int {
 	return len(o.buf)
 }
 
-// preconnect opens every connection now rather than on first use.
+// preconnect opens every connection of the front's own dialect now rather
+// than on first use; the others connect when a client first asks for one.
 func (b *backend) preconnect(ctx context.Context) {
-	for _, c := range b.conns {
+	for _, c := range b.connsOf(0) {
 		c.mu.Lock()
 		if !c.closed {
 			_, _ = c.session(ctx, false)

@@ -22,6 +22,9 @@ import (
 // written, which is the order the server answers in.
 type serverConn struct {
 	b *backend
+	// dialect is the kind of connection it is (see op.dialect), which
+	// its handshake sets up.
+	dialect uint8
 
 	// mu guards the fields below and every session's buf, spare and
 	// flushing.

@@ -68,7 +68,7 @@ func (c *serverConn) dial(ctx context.Context) (*session, error) {
 		c.b.stats.closed(err)
 		return nil, err
 	}
-	if err := c.b.pool.front.handshake(c.b, conn); err != nil {
+	if err := c.b.pool.front.handshake(c.b, conn, c.dialect); err != nil {
 		conn.Close()
 		c.b.stats.closed(err)
 		return nil, err

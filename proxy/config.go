@@ -211,7 +211,8 @@ type PoolConfig struct {
 	// hold before the proxy stops reading its next request (one request
 	// alone may hold more, within BufferLimit). Default 64 MiB.
 	ClientBufferLimit int `yaml:"client_buffer_limit"`
-	// FlushAll is "refuse" (default) or "broadcast" to every server.
+	// FlushAll is "refuse" (default) or "broadcast" to every server:
+	// memcached's flush_all, and a Redis pool's FLUSHDB and FLUSHALL.
 	FlushAll string `yaml:"flush_all"`
 	// OutageJournal (outage_journal) is the most keys the pool notes as
 	// written elsewhere while one of its servers is marked down (under
@@ -268,6 +269,9 @@ type PoolConfig struct {
 	// ReplicaReads (replica_reads) sends a Sentinel pool's reads to its
 	// shards' replicas: see [ReplicaReads].
 	ReplicaReads ReplicaReads `yaml:"replica_reads"`
+	// RedisCluster (redis_cluster) presents the pool's proxies to Redis
+	// Cluster clients as a cluster: see [RedisCluster].
+	RedisCluster RedisCluster `yaml:"redis_cluster"`
 	// Traffic (traffic) samples the pool's traffic: see [Traffic].
 	Traffic Traffic `yaml:"traffic"`
 }

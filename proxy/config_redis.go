@@ -18,6 +18,9 @@ func (p *PoolConfig) checkRedis(bad badSetting) error {
 	if err := p.checkReplicaReads(bad); err != nil {
 		return err
 	}
+	if err := p.RedisCluster.check(p.Redis, bad); err != nil {
+		return err
+	}
 	if !p.Redis {
 		for _, k := range []struct {
 			key string
@@ -49,8 +52,6 @@ func (p *PoolConfig) checkRedis(bad badSetting) error {
 		return bad("replicas", "a Redis pool keeps one copy of each key: copies written by a proxy would drift apart under Redis's read-modify-write commands (INCR, LPUSH, ...)")
 	case len(p.Zones) > 0 || p.Zone != "":
 		return bad("zones", "zones place the copies of a key, and a Redis pool keeps one")
-	case p.FlushAll == "broadcast":
-		return bad("flush_all", "applies to memcached pools; a Redis pool refuses FLUSHALL and FLUSHDB")
 	case p.Warm.on():
 		return bad("warm.enabled", "warm changes move values with memcached's meta commands; a Redis pool's changes are cold, as nutcracker's: set warm: {enabled: false}")
 	case len(p.Sweep.Exclusive) > 0:

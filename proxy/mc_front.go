@@ -18,7 +18,10 @@ import (
 type memcacheFront struct{}
 
 // handshake does nothing: a memcached connection needs no preparing.
-func (memcacheFront) handshake(*backend, net.Conn) error { return nil }
+func (memcacheFront) handshake(*backend, net.Conn, uint8) error { return nil }
+
+// dialects: memcached's one protocol.
+func (memcacheFront) dialects() int { return 1 }
 
 // probe asks the server for its version on a connection of its own.
 func (memcacheFront) probe(ctx context.Context, b *backend) error {

@@ -29,9 +29,9 @@ type client struct {
 	// unread is what the client sent that the process it was handed from
 	// had not read as requests: read before the connection.
 	unread []byte
-	// errorsInRow counts the client's requests in a row that were
-	// protocol errors (see maxErrorsInRow); only its reader touches it.
-	errorsInRow int
+	// errorsInRow counts its protocol errors in a row (maxErrorsInRow).
+	errorsInRow int // only its reader touches it
+	clientSeen      // what other clients see of it
 }
 
 // maxErrorsInRow is how many protocol errors in a row - unknown commands,

@@ -20,9 +20,13 @@ type front interface {
 	serve(c *client)
 	// replies returns the reader of the replies on a new connection to b.
 	replies(r io.Reader, b *backend) replies
-	// handshake readies a new connection to b before its first request
-	// (Redis's AUTH and SELECT); the error is a [*ServerError].
-	handshake(b *backend, conn net.Conn) error
+	// handshake readies a new connection to b of dialect (see
+	// op.dialect) before its first request (Redis's AUTH and SELECT, and
+	// HELLO 3 for its RESP3 dialect); the error is a [*ServerError].
+	handshake(b *backend, conn net.Conn, dialect uint8) error
+	// dialects is the number of kinds of server connection the front
+	// keeps (see op.dialect): memcached one, Redis two (RESP2, RESP3).
+	dialects() int
 	// probe asks b, on a connection of its own, whether it serves.
 	probe(ctx context.Context, b *backend) error
 	// settle readies b's copies of keys, which were written to src

@@ -12,8 +12,8 @@ import (
 	"github.com/kolco-dev/kolco/proxy/redis"
 )
 
-// Blocking commands (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BZPOPMIN, BZPOPMAX)
-// wait on their server until a key has something, up to their timeout:
+// Blocking commands (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BZPOPMIN, BZPOPMAX,
+// BLMPOP, BZMPOP, and XREAD and XREADGROUP with BLOCK) wait on their server until a key has something, up to their timeout:
 // on the pool's shared connections one would hold every request queued
 // behind it. Each is sent instead on a server connection of its own,
 // opened for it and closed once it is answered, after the client's
@@ -55,6 +55,16 @@ var errBlockCrossServer = errors.New("a blocking command's keys must all be on o
 // reports false when r's reply comes from the pool's connections.
 func (c *redisClient) block(p *pool, r *redisRequest, rd *redis.Reader) bool {
 	req := &r.req
+	if req.NumKeys() == 0 {
+		// XREAD without STREAMS or with an odd list: the server's own
+		// error, from any server.
+		if b := p.anyServer(); b != nil {
+			c.sendWhole(p, r, b)
+			return false
+		}
+		r.answerError(ErrNoServers)
+		return true
+	}
 	b, err := c.keysServer(p, req.NumKeys(), req.Key)
 	if errors.Is(err, errTxCrossServer) {
 		err = errBlockCrossServer
@@ -63,7 +73,17 @@ func (c *redisClient) block(p *pool, r *redisRequest, rd *redis.Reader) bool {
 		r.local = redis.AppendError(r.local, "ERR keys of '"+req.Cmd.Name()+"': "+withoutPrefix(err))
 		return true
 	}
-	wait, ok := blockTimeout(req.Args[len(req.Args)-1])
+	arg, millis, blocks := req.BlockArg()
+	if !blocks {
+		// XREAD and XREADGROUP without BLOCK: on the shared
+		// connections, once the keys are where they are read.
+		if c.settleKeys(p, r, req.NumKeys(), req.Key) {
+			c.sendWhole(p, r, b)
+			return false
+		}
+		return true
+	}
+	wait, ok := blockTimeout(arg, millis)
 	if !ok {
 		// The server's own answer to a bad timeout, on the shared
 		// connections: it does not block.
@@ -90,9 +110,17 @@ func (c *redisClient) block(p *pool, r *redisRequest, rd *redis.Reader) bool {
 	return true
 }
 
-// blockTimeout reads a blocking command's timeout, in seconds, as
-// redis-server does: 0 waits for ever.
-func blockTimeout(arg []byte) (time.Duration, bool) {
+// blockTimeout reads a blocking command's timeout, in seconds, or in
+// whole milliseconds (XREAD's BLOCK), as redis-server does: 0 waits for
+// ever.
+func blockTimeout(arg []byte, millis bool) (time.Duration, bool) {
+	if millis {
+		ms, err := strconv.ParseInt(string(arg), 10, 64)
+		if err != nil || ms < 0 || ms > 1e12 {
+			return 0, false
+		}
+		return time.Duration(ms) * time.Millisecond, true
+	}
 	f, err := strconv.ParseFloat(string(arg), 64)
 	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) || f > 1e9 {
 		return 0, false
@@ -104,12 +132,12 @@ func blockTimeout(arg []byte) (time.Duration, bool) {
 // reply: up to wait and the pool's timeout beyond it, or for ever when
 // wait is 0, unless the client closes first.
 func (c *redisClient) blockOn(p *pool, b *backend, req []byte, wait time.Duration, rd *redis.Reader) ([]byte, error) {
-	conn, err := redisDial(context.Background(), b)
+	conn, err := redisDial(context.Background(), b, c.cs.proto)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	pin := &redisPin{b: b, conn: conn, rr: redis.NewReplyReader(conn, redis.ReplyLimits{MaxBulk: p.cfg.MaxValueSize})}
+	pin := &redisPin{b: b, conn: conn, rr: redis.NewReplyReader(conn, redis.ReplyLimits{MaxBulk: p.cfg.MaxValueSize, RESP3: c.cs.proto == redis.RESP3})}
 	// The client's connection is watched while the command waits: a
 	// close ends it. A request the client pipelines after it only ends
 	// the watch.

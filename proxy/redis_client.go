@@ -29,6 +29,9 @@ type redisClient struct {
 	// authed is set once the client gave the pool's password, or from
 	// the start when there is none.
 	authed bool
+	// cs is what its connection commands set: the protocol it speaks,
+	// its name (see redis_conn.go).
+	cs redisConnState
 	// err is the read error that ended the client's requests, nil when
 	// it quit, was drained or its connection had to be closed.
 	err error
@@ -66,7 +69,7 @@ func (redisFront) serve(c *client) { newRedisClient(c).serve() }
 
 func newRedisClient(cl *client) *redisClient {
 	p := cl.pool.Load()
-	c := &redisClient{client: cl, authed: p.cfg.clientPassword() == "", charge: newCharge(cl.budget, p.cfg)}
+	c := &redisClient{client: cl, authed: p.cfg.clientPassword() == "", cs: newRedisConnState(cl), charge: newCharge(cl.budget, p.cfg)}
 	c.free.New = func() any { return newRedisRequest() }
 	c.serverOf = c.server
 	return c
@@ -183,9 +186,19 @@ var (
 // before the client authenticates, as nutcracker with redis_auth) and
 // sends the rest to the servers its keys are on.
 func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
-	r.pool, r.start = p, time.Now()
+	r.pool, r.start, r.dialect = p, time.Now(), dialectOf[c.cs.proto]
 	req := &r.req
-	switch {
+	switch moved := c.cs.moved(p, req); {
+	case moved != nil && c.authed:
+		// A leaving proxy's MOVED; queued, it fails the transaction, as
+		// a cluster's does.
+		r.local = append(r.local, moved...)
+		c.tx.failed = c.tx.failed || c.tx.multi
+	case req.Cmd == cmdHello && !c.tx.multi:
+		if c.cs.hello(p, r, c.authed) && !c.authed {
+			c.authed = true
+			rd.SetLimits(c.limits(p))
+		}
 	case req.Cmd == redisAuth:
 		var ok bool
 		if r.local, ok = appendAuthReply(r.local, req, p.cfg.clientPassword()); ok && !c.authed {
@@ -206,6 +219,10 @@ func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
 		if !c.pubsub(p, r) {
 			return // a server answers
 		}
+	case req.Cmd == cmdClient:
+		r.local = c.cs.command(r.local, req.Args)
+	case clusterCommand(req.Cmd) && c.cs.cluster(p) != nil:
+		r.local = c.cs.cluster(p).answer(r.local, req, c.cs.proto)
 	case req.Cmd.Class() == redis.ClassLocal:
 		r.local, r.close = redis.AppendLocal(r.local, req)
 	case p.cfg.MaxKeys > 0 && req.NumKeys() > p.cfg.MaxKeys:
@@ -325,7 +342,10 @@ type redisRequest struct {
 	call
 	req   redis.Request
 	split redis.Splitter
-	newOp func() *op // bound once: ops of the request's own
+	// dialect is the kind of server connection its ops go on: its
+	// client's protocol's (see redisDialects).
+	dialect uint8
+	newOp   func() *op // bound once: ops of the request's own
 	// notes is scratch for the pool's traffic sample (see
 	// redis_traffic.go).
 	notes []trafficNote
@@ -360,7 +380,7 @@ func (r *redisRequest) answerError(err error) {
 // addOp returns a reusable op of r, due by deadline.
 func (r *redisRequest) addOp(deadline time.Time) *redisOp {
 	o := redisOf(r.nextOp(r.newOp))
-	o.deadline = deadline
+	o.deadline, o.dialect = deadline, r.dialect
 	return o
 }
 

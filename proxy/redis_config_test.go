@@ -82,7 +82,6 @@ func TestRedisConfigErrors(t *testing.T) {
 		{"negative redis_db", pool("  redis_db: -1\n"), "redis_db"},
 		{"replicas", pool("  distribution: ring\n  replicas: 2\n  ejection: fail-fast\n"), "replicas"},
 		{"zones", pool("  distribution: ring\n  zones: {a: z1, b: z2}\n"), "zones"},
-		{"flush_all broadcast", pool("  flush_all: broadcast\n"), "flush_all"},
 		{"value over the server's limit", pool("  max_value_size: 1073741824\n"), "max_value_size"},
 		{"password for no server", pool("  redis_server_auth: {c: x}\n"), "redis_server_auth"},
 		{"password twice", pool("  redis_server_auth: {a: x, \"127.0.0.1:6379\": y}\n"), "redis_server_auth"},

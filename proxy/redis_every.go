@@ -36,6 +36,19 @@ func (c *redisClient) every(p *pool, r *redisRequest) {
 	case "script":
 		c.script(p, r)
 		return
+	case "randomkey":
+		randomKey(p, r, c.cs.proto)
+		return
+	case "flushdb", "flushall":
+		flush(p, r)
+		return
+	case "info":
+		peers := []*client{c.client}
+		if c.peers != nil {
+			peers = c.peers()
+		}
+		redisInfo(p, r, c.cs.proto, c.conn.LocalAddr(), peers)
+		return
 	}
 	var total int64
 	var keys [][]byte

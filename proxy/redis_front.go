@@ -49,7 +49,7 @@ func (redisFront) commandName(i int) string { return redis.CommandByID(i).Name()
 // one of them since it was read: then each key is written alone, and one
 // written meanwhile keeps that client's value.
 func (redisFront) settle(ctx context.Context, b, src *backend, keys []string) error {
-	conn, err := redisDial(ctx, b)
+	conn, err := redisDial(ctx, b, redis.RESP2)
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func (redisFront) instance(ctx context.Context, b *backend) (string, error) {
 // redisAsk sends req, n requests, to b on a connection of its own, after
 // the handshake, and returns their replies; an error reply is an error.
 func redisAsk(ctx context.Context, b *backend, req []byte, n int) ([][]byte, error) {
-	conn, err := redisDial(ctx, b)
+	conn, err := redisDial(ctx, b, redis.RESP2)
 	if err != nil {
 		return nil, err
 	}
@@ -188,14 +188,15 @@ func redisAsk(ctx context.Context, b *backend, req []byte, n int) ([][]byte, err
 	return redisDo(conn, b, req, n)
 }
 
-// redisDial opens a connection of its own to b, after the handshake.
-func redisDial(ctx context.Context, b *backend) (net.Conn, error) {
+// redisDial opens a connection of its own to b, after the handshake, that
+// speaks proto.
+func redisDial(ctx context.Context, b *backend, proto redis.Proto) (net.Conn, error) {
 	timeout := b.pool.cfg.Timeout
 	conn, err := b.dialOwn(ctx, timeout)
 	if err != nil {
 		return nil, err
 	}
-	if err := redisHandshake(b, conn, timeout); err != nil {
+	if err := redisHandshake(b, conn, timeout, proto); err != nil {
 		conn.Close()
 		return nil, err
 	}
@@ -255,14 +256,32 @@ func handshakeRequest(b *backend) [][]byte {
 // reach database 0; an AUTH refused because the server has no password is
 // no failure, as it is none to nutcracker, whose redis_auth also sets the
 // clients' password.
-func (redisFront) handshake(b *backend, conn net.Conn) error {
-	return redisHandshake(b, conn, b.pool.cfg.Timeout)
+//
+// A connection of the RESP3 dialect (1: see redisDialects) then sends
+// HELLO 3, and fails the connect with [ErrRedisHandshake] when the server
+// refuses it: a server older than Redis 6 has no RESP3 to give the clients
+// that asked for it.
+func (redisFront) handshake(b *backend, conn net.Conn, dialect uint8) error {
+	return redisHandshake(b, conn, b.pool.cfg.Timeout, redisDialects[dialect])
 }
 
-// redisHandshake is the handshake on conn, within timeout.
-func redisHandshake(b *backend, conn net.Conn, timeout time.Duration) error {
+// redisDialects are the protocols of a Redis pool's kinds of server
+// connection (see op.dialect), and dialectOf the dialect of each
+// protocol: the RESP2 clients' requests go on the pool's first
+// server_connections, the RESP3 clients' on the next.
+var (
+	redisDialects = [...]redis.Proto{redis.RESP2, redis.RESP3}
+	dialectOf     = [...]uint8{redis.RESP2: 0, redis.RESP3: 1}
+)
+
+// dialects: RESP2 and RESP3 (see redisDialects).
+func (redisFront) dialects() int { return len(redisDialects) }
+
+// redisHandshake is the handshake on conn, within timeout, for a
+// connection that speaks proto.
+func redisHandshake(b *backend, conn net.Conn, timeout time.Duration, proto redis.Proto) error {
 	reqs := handshakeRequest(b)
-	if len(reqs) == 0 {
+	if len(reqs) == 0 && proto != redis.RESP3 {
 		return nil
 	}
 	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
@@ -271,7 +290,7 @@ func redisHandshake(b *backend, conn net.Conn, timeout time.Duration) error {
 	if _, err := conn.Write(bytes.Join(reqs, nil)); err != nil {
 		return serverError(b.addr, "handshake", err)
 	}
-	rr := redis.NewReplyReader(conn, redis.ReplyLimits{MaxReply: 64 << 10})
+	rr := redis.NewReplyReader(conn, redis.ReplyLimits{MaxReply: 64 << 10, RESP3: proto == redis.RESP3})
 	authRefused := false
 	for _, req := range reqs {
 		reply, _, err := rr.Read(nil, nil)
@@ -292,7 +311,28 @@ func redisHandshake(b *backend, conn net.Conn, timeout time.Duration) error {
 		}
 		return &ServerError{Addr: b.addr, Err: fmt.Errorf("%w: SELECT %d: %s", ErrRedisHandshake, b.pool.cfg.RedisDB, bytes.TrimSpace(reply[1:]))}
 	}
+	if proto == redis.RESP3 {
+		if err := helloThree(b, conn, rr); err != nil {
+			return err
+		}
+	}
 	return conn.SetDeadline(time.Time{})
+}
+
+// helloThree asks the server on conn for RESP3, its replies read by rr,
+// and checks that it answers HELLO's map.
+func helloThree(b *backend, conn net.Conn, rr *redis.ReplyReader) error {
+	if _, err := conn.Write([]byte("*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n")); err != nil {
+		return serverError(b.addr, "handshake", err)
+	}
+	reply, _, err := rr.Read(nil, nil)
+	switch {
+	case err != nil:
+		return serverError(b.addr, "handshake", err)
+	case len(reply) == 0 || reply[0] != '%':
+		return &ServerError{Addr: b.addr, Err: fmt.Errorf("%w: HELLO 3: %s", ErrRedisHandshake, bytes.TrimSpace(reply))}
+	}
+	return nil
 }
 
 // noPassword reports whether a reply to AUTH says that the server has no
@@ -311,7 +351,7 @@ func (redisFront) probe(ctx context.Context, b *backend) error {
 		return err
 	}
 	defer conn.Close()
-	if err := redisHandshake(b, conn, timeout); err != nil {
+	if err := redisHandshake(b, conn, timeout, redis.RESP2); err != nil {
 		return err
 	}
 	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {

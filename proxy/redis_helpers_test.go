@@ -142,7 +142,8 @@ func dialRedis(t testing.TB, addr string) *rc {
 	// A guard against a test that waits for a reply that never comes; no
 	// test relies on it to pass.
 	_ = conn.SetDeadline(time.Now().Add(60 * time.Second))
-	return &rc{t: t, conn: conn, w: bufio.NewWriter(conn), rr: redis.NewReplyReader(conn, redis.ReplyLimits{})}
+	// RESP3 is read too: a connection that asked for it with HELLO 3.
+	return &rc{t: t, conn: conn, w: bufio.NewWriter(conn), rr: redis.NewReplyReader(conn, redis.ReplyLimits{RESP3: true})}
 }
 
 // send writes a request of args without flushing.

@@ -24,7 +24,7 @@ func TestRedisSmoke(t *testing.T) {
 		{[]string{"SADD", "{t}x", "1", "2"}, ":2\r\n"},
 		{[]string{"SADD", "{t}y", "2", "3"}, ":2\r\n"},
 		{[]string{"SINTER", "{t}x", "{t}y"}, "*1\r\n$1\r\n2\r\n"},
-		{[]string{"HELLO", "3"}, "-ERR unknown command 'HELLO', with args beginning with: '3' \r\n"},
+		{[]string{"HELLO", "4"}, "-NOPROTO unsupported protocol version\r\n"},
 	} {
 		if got := c.do(step.args...); got != step.want {
 			t.Errorf("%q: got %q, want %q", step.args, got, step.want)

@@ -118,7 +118,7 @@ func (c *redisClient) pubsub(p *pool, r *redisRequest) bool {
 	kind, on := kindOf(req.Cmd)
 	if !on {
 		// Not subscribed: each confirmation counts none.
-		r.local = appendSubReplies(r.local, subNames[kind][0], req.Args[1:], 0)
+		r.local = appendSubReplies(r.local, subNames[kind][0], req.Args[1:], 0, c.cs.proto)
 		return true
 	}
 	if !c.endRound() {
@@ -126,6 +126,7 @@ func (c *redisClient) pubsub(p *pool, r *redisRequest) bool {
 		return true
 	}
 	c.subs = &redisSubs{c: c, p: p, w: c.w, conns: map[string]*subConn{}, stop: make(chan struct{})}
+	c.cs.subscribed(true)
 	for i := range c.subs.subs {
 		c.subs.subs[i] = map[string][]*subConn{}
 	}
@@ -147,23 +148,23 @@ func (c *redisClient) sendWhole(p *pool, r *redisRequest, b *backend) {
 
 // appendSubReplies appends a confirmation for each name, or one with a nil
 // name when there are none, each counting count.
-func appendSubReplies(dst []byte, kind string, names [][]byte, count int) []byte {
+func appendSubReplies(dst []byte, kind string, names [][]byte, count int, proto redis.Proto) []byte {
 	if len(names) == 0 {
-		return appendSubReply(dst, kind, nil, count)
+		return appendSubReply(dst, kind, nil, count, proto)
 	}
 	for _, n := range names {
-		dst = appendSubReply(dst, kind, n, count)
+		dst = appendSubReply(dst, kind, n, count, proto)
 	}
 	return dst
 }
 
-// appendSubReply appends one confirmation: kind, name (nil: a nil bulk
-// string), count.
-func appendSubReply(dst []byte, kind string, name []byte, count int) []byte {
-	dst = redis.AppendArrayHeader(dst, 3)
+// appendSubReply appends one confirmation: kind, name (nil: a null),
+// count; a push in RESP3, as redis-server sends it.
+func appendSubReply(dst []byte, kind string, name []byte, count int, proto redis.Proto) []byte {
+	dst = redis.AppendPushHeader(dst, 3, proto)
 	dst = redis.AppendBulkString(dst, kind)
 	if name == nil {
-		dst = redis.AppendNil(dst)
+		dst = redis.AppendNull(dst, proto)
 	} else {
 		dst = redis.AppendBulk(dst, name)
 	}
@@ -179,6 +180,7 @@ func (c *redisClient) subscribed(rd *redis.Reader) bool {
 	defer func() {
 		s.close()
 		c.subs = nil
+		c.cs.subscribed(false)
 	}()
 	for s.count(subChannel)+s.count(subPattern)+s.count(subShard) > 0 {
 		_ = c.conn.SetReadDeadline(time.Time{}) // a subscriber waits as long as it likes
@@ -226,6 +228,10 @@ func (s *redisSubs) serve(rq *redisRequest, err error) (end bool) {
 	case cmd == redisQuit:
 		s.write(redis.AppendOK(nil))
 		return true
+	case cmd == cmdPing && s.c.cs.proto == redis.RESP3:
+		// RESP3 has pushes for the messages: PING answers as ever.
+		reply, _ := redis.AppendLocal(nil, req)
+		return !s.write(reply)
 	case cmd == cmdPing:
 		reply := redis.AppendArrayHeader(nil, 2)
 		reply = redis.AppendBulkString(reply, "pong")
@@ -270,7 +276,7 @@ func (s *redisSubs) change(req *redis.Request) bool {
 			names = append(names, []byte(n))
 		}
 		if len(names) == 0 {
-			return s.write(appendSubReply(nil, subNames[kind][0], nil, s.count(kind)))
+			return s.write(appendSubReply(nil, subNames[kind][0], nil, s.count(kind), s.c.cs.proto))
 		}
 	}
 	for _, name := range names {
@@ -280,19 +286,20 @@ func (s *redisSubs) change(req *redis.Request) bool {
 		} else {
 			err = s.unsubscribe(kind, name)
 		}
-		reply := appendSubReply(nil, subNames[kind][b2i(on)], name, s.count(kind))
-		if err != nil && on {
-			// The channel is not subscribed where it lives: the
-			// client is told and closed, as when a subscribed
-			// server dies, to subscribe again (see the gap).
-			s.write(appendRedisError(nil, err))
-			s.c.conn.Close()
-			return false
-		}
+		reply := appendSubReply(nil, subNames[kind][b2i(on)], name, s.count(kind), s.c.cs.proto)
 		if err != nil {
 			reply = appendRedisError(nil, err)
 		}
 		if !s.write(reply) {
+			return false
+		}
+		if err != nil && on {
+			// Left open, the client would believe it has a
+			// subscription it has not, and miss its messages silently:
+			// it is closed instead, to subscribe again (see the gap in
+			// redis_pubsub_watch.go).
+			s.p.log.Info("a subscription failed: the client is closed, to subscribe again", "name", string(name), "err", err)
+			s.c.conn.Close()
 			return false
 		}
 	}
@@ -383,7 +390,7 @@ func (s *redisSubs) conn(b *backend) (*subConn, error) {
 	if sc := s.conns[b.addr]; sc != nil {
 		return sc, nil
 	}
-	conn, err := redisDial(context.Background(), b)
+	conn, err := redisDial(context.Background(), b, s.c.cs.proto)
 	if err != nil {
 		return nil, err
 	}
@@ -401,7 +408,7 @@ func (s *redisSubs) conn(b *backend) (*subConn, error) {
 func (s *redisSubs) read(sc *subConn) {
 	defer s.wg.Done()
 	defer close(sc.dead)
-	rr := redis.NewReplyReader(sc.conn, redis.ReplyLimits{MaxBulk: s.p.cfg.MaxValueSize})
+	rr := redis.NewReplyReader(sc.conn, redis.ReplyLimits{MaxBulk: s.p.cfg.MaxValueSize, RESP3: s.c.cs.proto == redis.RESP3})
 	var buf []byte
 	var elems []redis.Span
 	for {

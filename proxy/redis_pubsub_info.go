@@ -45,7 +45,9 @@ func (c *redisClient) pubsubInfo(p *pool, r *redisRequest) {
 	r.local = append(r.local, merged...)
 }
 
-// mergePubSub merges the servers' replies to PUBSUB sub.
+// mergePubSub merges the servers' replies to PUBSUB sub. They are alike
+// in RESP2 and RESP3: redis-server 7.0 answers NUMSUB with an array in
+// both, not a map.
 func mergePubSub(sub string, replies [][]byte) ([]byte, error) {
 	if len(replies) == 1 || redis.IsError(replies[0]) {
 		return replies[0], nil

@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -242,30 +241,4 @@ func TestRedisPubSubThroughChanges(t *testing.T) {
 		}
 	}
 	heard("after a server died")
-}
-
-// TestRedisSubscribeOnADownServerCloses: a SUBSCRIBE whose channel lives
-// on a server that is down is answered with the error and the client's
-// connection closed, as when a subscribed server dies, so that a client
-// subscribes again (go-redis does on its next read) rather than believing
-// itself subscribed to a channel no server holds for it.
-func TestRedisSubscribeOnADownServerCloses(t *testing.T) {
-	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0)}
-	s := startProxy(t, redisPoolYAML("", rs...))
-	ch := ""
-	for i := 0; ch == ""; i++ {
-		if n := fmt.Sprint("news:", i); ownerOf(s.testPool("p"), n) == rs[0].addr {
-			ch = n
-		}
-	}
-	rs[0].stop()
-	c := dialRedis(t, s.Addr("p").String())
-	c.send("SUBSCRIBE", ch)
-	reply, err := c.read()
-	if err != nil || !strings.HasPrefix(reply, "-") {
-		t.Fatalf("SUBSCRIBE %s on a down server: %q, %v; want an error", ch, reply, err)
-	}
-	if !c.closed() {
-		t.Error("the client's connection stays open after a subscription that failed: it would wait for a channel no server holds for it")
-	}
 }

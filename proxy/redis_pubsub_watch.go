@@ -5,9 +5,10 @@ import "time"
 // What a subscriber sees when the servers change: a subscription stays on
 // the server it was made on, so when a server connection of the subscriber
 // fails (the server died), or the pool's placement gives one of its
-// channels another server (a membership change, a server ejected), or a
-// channel cannot be subscribed on its server (the server is down), the
-// proxy closes the client's connection. A client that reconnects and
+// channels another server (a membership change, a server ejected), the
+// proxy closes the client's connection; so it does after answering a
+// subscription that failed (its server down but not yet ejected) with the
+// error. A client that reconnects and
 // subscribes again (go-redis's PubSub, redis-py's pubsub do) subscribes
 // where each channel now lives; the messages published between the close
 // and its new confirmation are not delivered to it, as with any Redis

@@ -98,7 +98,9 @@ func appendRedisError(dst []byte, err error) []byte {
 }
 
 func (redisFront) replies(r io.Reader, b *backend) replies {
-	return &redisReplies{rr: redis.NewReplyReader(r, redis.ReplyLimits{MaxBulk: b.pool.cfg.MaxValueSize}), pool: b.pool}
+	// RESP3 only comes on the connections that asked for it (see
+	// redisDialects); a RESP2 server never sends its types.
+	return &redisReplies{rr: redis.NewReplyReader(r, redis.ReplyLimits{MaxBulk: b.pool.cfg.MaxValueSize, RESP3: true}), pool: b.pool}
 }
 
 // redisReplies reads a Redis server's replies.

@@ -175,7 +175,7 @@ func (redisFront) scan(ctx context.Context, b *backend, cursor string, count int
 func (redisFront) moveFrom(ctx context.Context, src *backend, job *moveJob) error {
 	cfg := src.pool.cfg
 	plan := &redisMovePlan{job: job, cfg: cfg, dsts: map[string]*backend{}}
-	return mover.Run(ctx, func(ctx context.Context) (net.Conn, error) { return redisDial(ctx, src) }, plan, mover.Config{
+	return mover.Run(ctx, func(ctx context.Context) (net.Conn, error) { return redisDial(ctx, src, redis.RESP2) }, plan, mover.Config{
 		Conns: moveConns, Slice: job.slice(), MaxBatch: job.maxBatch(), Timeout: cfg.Timeout,
 		MigrateTimeout: cfg.Timeout + 10*time.Duration(cfg.Store.MigrateTimeout)*time.Millisecond, MaxReply: cfg.MaxValueSize,
 	})

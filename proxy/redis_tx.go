@@ -298,7 +298,7 @@ func (c *redisClient) exec(p *pool, r *redisRequest) {
 		r.local = append(r.local, "-EXECABORT Transaction discarded because of previous errors.\r\n"...)
 		return
 	case tx.watchLost:
-		r.local = redis.AppendArrayHeader(r.local, -1)
+		r.local = redis.AppendNullArray(r.local, c.cs.proto)
 		return
 	case tx.queued == 0 && tx.watched == nil:
 		r.local = redis.AppendArrayHeader(r.local, 0)
@@ -325,7 +325,7 @@ func (c *redisClient) exec(p *pool, r *redisRequest) {
 	if c.sameAsWatched(b) != nil {
 		// The watched keys' server changed: they are no longer where
 		// they were watched, as if written.
-		r.local = redis.AppendArrayHeader(r.local, -1)
+		r.local = redis.AppendNullArray(r.local, c.cs.proto)
 		return
 	}
 	if tx.writes {
@@ -363,11 +363,11 @@ func (c *redisClient) pinned(p *pool, b *backend, req []byte, n int) ([]byte, er
 		pin = nil
 	}
 	if pin == nil {
-		conn, err := redisDial(context.Background(), b)
+		conn, err := redisDial(context.Background(), b, c.cs.proto)
 		if err != nil {
 			return nil, err
 		}
-		pin = &redisPin{b: b, conn: conn, rr: redis.NewReplyReader(conn, redis.ReplyLimits{MaxBulk: p.cfg.MaxValueSize})}
+		pin = &redisPin{b: b, conn: conn, rr: redis.NewReplyReader(conn, redis.ReplyLimits{MaxBulk: p.cfg.MaxValueSize, RESP3: c.cs.proto == redis.RESP3})}
 		c.tx.pin = pin
 	}
 	if pin.unwatch {

@@ -11,10 +11,16 @@ import (
 // FuzzRedisTxDifferential sends one random sequence of commands from two
 // clients through kolco to three redis-servers and directly to one
 // redis-server, one command at a time, and requires the same reply to
-// each: plain commands (split ones and BLPOP among them), MULTI/EXEC/DISCARD with
-// the keys of each transaction under one hash tag, WATCH and UNWATCH, and
-// the other client's writes to watched keys between a WATCH and its EXEC.
-// The seed replays a sequence; each run's keys are its own.
+// each: plain commands (split ones, BLPOP, maps, sets, doubles and scripts
+// of one hash-tag group among them), MULTI/EXEC/DISCARD with the keys of
+// each transaction under one hash tag, WATCH and UNWATCH, and the other
+// client's writes to watched keys between a WATCH and its EXEC. The seed's
+// two low bits say which clients speak RESP3 (HELLO 3 first, its reply
+// alike but for the id), so that the seeds cover RESP2, RESP3 and both at
+// once. A command the proxy refuses (outside a transaction) must get an
+// error naming the rule, "-ERR '<cmd>' is not supported by the proxy:
+// <why>", and is not sent directly. The seed replays a sequence; each
+// run's keys are its own.
 func FuzzRedisTxDifferential(f *testing.F) {
 	rs := []*redisServer{startRedis(f, 0), startRedis(f, 0), startRedis(f, 0)}
 	one := startRedis(f, 0)
@@ -30,10 +36,27 @@ func FuzzRedisTxDifferential(f *testing.F) {
 		via := [2]*rc{dialRedis(t, s.Addr("p").String()), dialRedis(t, s.Addr("p").String())}
 		direct := [2]*rc{dialRedis(t, one.addr), dialRedis(t, one.addr)}
 		var history []string
+		for who := range 2 {
+			if seed>>who&1 == 0 {
+				continue
+			}
+			got, want := via[who].do("HELLO", "3"), direct[who].do("HELLO", "3")
+			if helloID.ReplaceAllString(got, "") != helloID.ReplaceAllString(want, "") {
+				t.Fatalf("client %d's HELLO 3 through kolco: %q, directly: %q", who, got, want)
+			}
+			history = append(history, fmt.Sprintf("%d HELLO 3", who))
+		}
 		execs := map[string]int{}
 		for range 300 {
 			who := g.rng.IntN(2)
 			args := g.next(who)
+			if refusedCmd[args[0]] {
+				got := via[who].do(args...)
+				if !strings.HasPrefix(got, "-ERR '"+strings.ToLower(args[0])+"' is not supported by the proxy: ") {
+					t.Fatalf("seed %d: client %d %q through kolco: %q, want the refusal naming its rule", seed, who, args, got)
+				}
+				continue
+			}
 			got, want := via[who].do(args...), direct[who].do(args...)
 			history = append(history, fmt.Sprintf("%d %q -> %q", who, args, want))
 			if got != want {
@@ -109,15 +132,37 @@ func (g *txGen) next(who int) []string {
 		return []string{"UNWATCH"}
 	case r == 5:
 		return []string{[]string{"EXEC", "DISCARD"}[g.rng.IntN(2)]}
+	case r == 6 && g.rng.IntN(4) == 0:
+		return [][]string{{"WAIT", "0", "0"}, {"CONFIG", "GET", "maxmemory"}, {"MOVE", g.key(0, "a"), "1"}}[g.rng.IntN(3)]
 	}
 	return g.command(g.rng.IntN(txGroups), g.rng.IntN(txGroups))
 }
+
+// refusedCmd are the refused commands the generator sends.
+var refusedCmd = map[string]bool{"WAIT": true, "CONFIG": true, "MOVE": true}
 
 // command returns a command on keys of groups g1 and, for the commands of
 // two keys, g2.
 func (g *txGen) command(g1, g2 int) []string {
 	a, b, l := g.key(g1, "a"), g.key(g2, "b"), g.key(g1, "l")
+	h, s, z := g.key(g1, "h"), g.key(g1, "s"), g.key(g1, "z")
 	v := fmt.Sprint(g.rng.IntN(5))
+	switch g.rng.IntN(19) {
+	case 12:
+		return []string{"HSET", h, "f" + v, v}
+	case 13:
+		return []string{"HGETALL", h} // a map in RESP3
+	case 14:
+		return []string{"SADD", s, v} // an intset, in the same order on any server
+	case 15:
+		return []string{"SMEMBERS", s} // a set in RESP3
+	case 16:
+		return []string{"ZINCRBY", z, "0.5", "m" + v} // a double in RESP3
+	case 17:
+		return []string{"ZRANGE", z, "0", "-1", "WITHSCORES"}
+	case 18:
+		return []string{"EVAL", "redis.call('incr', KEYS[1]); return {redis.call('get', KEYS[1]), redis.call('exists', KEYS[2])}", "2", a, l}
+	}
 	switch g.rng.IntN(12) {
 	case 0:
 		return []string{"SET", a, v}

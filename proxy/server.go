@@ -26,8 +26,9 @@ type Server struct {
 	cfg       *Config
 	listeners map[string]*listener // by pool name
 	clients   map[net.Conn]*client
-	closed    bool // shutting down: draining the clients
-	aborted   bool // past the shutdown's deadline: clients closed
+	lastID    uint64 // the last client's id
+	closed    bool   // shutting down: draining the clients
+	aborted   bool   // past the shutdown's deadline: clients closed
 	metrics   *http.Server
 	metricsLn net.Listener
 	stats     *statsPort

@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"time"
 )
 
@@ -160,6 +162,20 @@ func (s *Server) track(c *client) bool {
 		return false
 	}
 	s.clients[c.conn] = c
+	s.lastID++
+	c.id = s.lastID
+	c.peers = func() []*client {
+		s.mu.Lock()
+		var out []*client
+		for _, o := range s.clients {
+			if o.pool == c.pool {
+				out = append(out, o)
+			}
+		}
+		s.mu.Unlock()
+		slices.SortFunc(out, func(a, b *client) int { return cmp.Compare(a.id, b.id) })
+		return out
+	}
 	if s.closed {
 		c.drains.handover.Store(s.handover)
 		c.drain()

@@ -24,7 +24,8 @@ const (
 	// (COMMAND, LOLWUT, OBJECT HELP).
 	ClassAnyServer
 	// ClassLocal commands are answered by the proxy itself: PING, ECHO,
-	// QUIT, SELECT, AUTH, HELLO (see [AppendLocal] and [AppendAuth]).
+	// QUIT, SELECT, AUTH, HELLO (see [AppendLocal] and [AppendAuth]), and
+	// CLIENT for the client's own connection.
 	ClassLocal
 	// ClassRefused commands are refused with [ErrUnsupported], the
 	// connection staying open: cluster and administration commands, and
@@ -42,10 +43,11 @@ const (
 	// its own. A [Splitter] refuses them.
 	ClassPubSub
 	// ClassBlocking commands (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BZPOPMIN,
-	// BZPOPMAX) block until their keys have something, up to their
-	// timeout (the last argument): a proxy serves them, when their keys
-	// are on one server, on a server connection of their own. A
-	// [Splitter] refuses them.
+	// BZPOPMAX, BLMPOP, BZMPOP, XREAD and XREADGROUP) block until their
+	// keys have something, up to their timeout (see [Request.BlockArg]):
+	// a proxy serves them, when their keys are on one server, on a server
+	// connection of their own; XREAD and XREADGROUP without BLOCK do not
+	// block. A [Splitter] refuses them.
 	ClassBlocking
 	// ClassEveryServer commands (SCAN, KEYS, DBSIZE, SCRIPT) read the
 	// whole keyspace or every server's scripts: a proxy asks every

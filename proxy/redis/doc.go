@@ -1,5 +1,5 @@
-// Package redis reads and writes RESP2, the Redis protocol, as a sharding
-// proxy sees it: requests from clients, replies from servers, and the
+// Package redis reads and writes RESP2 and RESP3, the Redis protocol, as a
+// sharding proxy sees it: requests from clients, replies from servers, and the
 // table that says which arguments of each command are keys.
 //
 // The protocol is the "Redis serialization protocol specification"
@@ -48,12 +48,14 @@
 // RENAME, EVAL with several keys, ...) to the first key's server, where
 // it silently works on the wrong data. Here:
 //   - unsupported commands (BLMPOP, XREAD,
-//     RANDOMKEY, CLUSTER, INFO, CLIENT, ...) get "-ERR '<cmd>' is not
+//     RANDOMKEY, CLUSTER, INFO, ...) get "-ERR '<cmd>' is not
 //     supported by the proxy: <why>" and the connection stays open, so
 //     that clients which send CLIENT SETINFO on connecting (go-redis v9)
 //     go on;
 //   - HELLO gets the "unknown command" error of a server older than
-//     Redis 6, which RESP3 clients take as the signal to use RESP2;
+//     Redis 6 from [AppendLocal], which RESP3 clients take as the signal
+//     to use RESP2; a proxy that speaks RESP3 answers it itself
+//     ([ParseHello], [AppendMapHeader], [AppendPushHeader], [AppendNull]);
 //   - SELECT 0 is +OK, another database "-ERR DB index is out of range",
 //     as a server with one database answers;
 //   - a same-server command whose keys map to several servers gets an
@@ -74,7 +76,8 @@
 // # Reading replies
 //
 // A [ReplyReader] reads one whole server reply (simple strings, errors,
-// integers, bulk strings, nil, arrays nested to [ReplyLimits.MaxDepth])
+// integers, bulk strings, nil, arrays nested to [ReplyLimits.MaxDepth],
+// and with [ReplyLimits.RESP3] RESP3's types)
 // with a loop and an explicit stack, and says where each element of an
 // array lies ([Span]) so that the replies of several servers can be
 // merged. A reply over the limits is read and dropped, the stream kept in

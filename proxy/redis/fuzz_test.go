@@ -125,54 +125,63 @@ func checkRequest(t *testing.T, req *Request, lim Limits) {
 // step with the large one, dropping whole the replies over its limits.
 func FuzzReplyReader(f *testing.F) {
 	for _, seed := range []string{
-		"+OK\r\n-ERR x\r\n:42\r\n",                                              // one-line replies
-		"$5\r\nhello\r\n$-1\r\n$0\r\n\r\n",                                      // bulk strings and nil
-		"*3\r\n$1\r\na\r\n$-1\r\n:1\r\n*-1\r\n*0\r\n",                           // arrays, nil, empty
-		"*2\r\n*2\r\n:1\r\n*1\r\n+x\r\n$3\r\nabc\r\n",                           // nesting
-		"*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n+NEXT\r\n", // deeper than the small limit
-		"$600\r\n" + string(make([]byte, 600)) + "\r\n+NEXT\r\n",                // over the small MaxBulk
-		"%1\r\n+a\r\n+b\r\n",                                                    // RESP3, refused
-		"$3\r\nabcd\r\n",                                                        // a bulk longer than announced
+		"+OK\r\n-ERR x\r\n:42\r\n",                                                    // one-line replies
+		"$5\r\nhello\r\n$-1\r\n$0\r\n\r\n",                                            // bulk strings and nil
+		"*3\r\n$1\r\na\r\n$-1\r\n:1\r\n*-1\r\n*0\r\n",                                 // arrays, nil, empty
+		"*2\r\n*2\r\n:1\r\n*1\r\n+x\r\n$3\r\nabc\r\n",                                 // nesting
+		"*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n+NEXT\r\n",       // deeper than the small limit
+		"$600\r\n" + string(make([]byte, 600)) + "\r\n+NEXT\r\n",                      // over the small MaxBulk
+		"%1\r\n+a\r\n+b\r\n",                                                          // RESP3: a map
+		">2\r\n$1\r\na\r\n~1\r\n_\r\n=5\r\ntxt:x\r\n!1\r\nx\r\n#t\r\n,1.5\r\n(12\r\n", // RESP3's other types
+		"$3\r\nabcd\r\n", // a bulk longer than announced
 	} {
 		f.Add([]byte(seed))
 	}
-	small := ReplyLimits{MaxBulk: 512, MaxReply: 2048, MaxDepth: 8}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		rs := NewReplyReader(bytes.NewReader(in), small)
-		rs.Budget = capBudget(100)
-		rl := NewReplyReader(bytes.NewReader(in), ReplyLimits{})
-		// The same bytes a byte at a time: nothing is ever whole in the
-		// buffer, so that every bulk string takes the general path.
-		r1 := NewReplyReader(iotest.OneByteReader(bytes.NewReader(in)), ReplyLimits{})
-		for range len(in) + 1 {
-			want, _, wantErr := rl.Read(nil, nil)
-			if one, _, oneErr := r1.Read(nil, nil); !bytes.Equal(one, want) || (oneErr == nil) != (wantErr == nil) {
-				t.Fatalf("whole: %q, %v; a byte at a time: %q, %v", want, wantErr, one, oneErr)
-			}
-			got, elems, err := rs.Read(nil, nil)
-			if wantErr != nil {
-				if err == nil {
-					t.Fatalf("small limits read %q where large ones fail: %v", got, wantErr)
-				}
-				return
-			}
-			if errors.Is(err, ErrReplyTooLarge) || errors.Is(err, ErrReplyTooDeep) || errors.Is(err, ErrNoRoom) {
-				continue // dropped whole: the next replies must still match
-			}
-			if err != nil || !bytes.Equal(got, want) {
-				t.Fatalf("small limits: %q, %v; large: %q", got, err, want)
-			}
-			checkElems(t, got, elems)
-		}
-		t.Fatal("more replies than bytes")
+		// The bytes as RESP2, then as RESP3.
+		fuzzReplies(t, in, false)
+		fuzzReplies(t, in, true)
 	})
+}
+
+// fuzzReplies is FuzzReplyReader's check of in, read as RESP3 when resp3
+// is set.
+func fuzzReplies(t *testing.T, in []byte, resp3 bool) {
+	small := ReplyLimits{MaxBulk: 512, MaxReply: 2048, MaxDepth: 8, RESP3: resp3}
+	rs := NewReplyReader(bytes.NewReader(in), small)
+	rs.Budget = capBudget(100)
+	rl := NewReplyReader(bytes.NewReader(in), ReplyLimits{RESP3: resp3})
+	// The same bytes a byte at a time: nothing is ever whole in the
+	// buffer, so that every bulk string takes the general path.
+	r1 := NewReplyReader(iotest.OneByteReader(bytes.NewReader(in)), ReplyLimits{RESP3: resp3})
+	for range len(in) + 1 {
+		want, _, wantErr := rl.Read(nil, nil)
+		if one, _, oneErr := r1.Read(nil, nil); !bytes.Equal(one, want) || (oneErr == nil) != (wantErr == nil) {
+			t.Fatalf("whole: %q, %v; a byte at a time: %q, %v", want, wantErr, one, oneErr)
+		}
+		got, elems, err := rs.Read(nil, nil)
+		if wantErr != nil {
+			if err == nil {
+				t.Fatalf("small limits read %q where large ones fail: %v", got, wantErr)
+			}
+			return
+		}
+		if errors.Is(err, ErrReplyTooLarge) || errors.Is(err, ErrReplyTooDeep) || errors.Is(err, ErrNoRoom) {
+			continue // dropped whole: the next replies must still match
+		}
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("small limits: %q, %v; large: %q", got, err, want)
+		}
+		checkElems(t, got, elems)
+	}
+	t.Fatal("more replies than bytes")
 }
 
 // checkElems checks that the spans of an array reply tile it after its
 // header, and that a reply that is not an array has none.
 func checkElems(t *testing.T, reply []byte, elems []Span) {
 	t.Helper()
-	if reply[0] != '*' {
+	if !aggregate(reply[0]) {
 		if len(elems) != 0 {
 			t.Fatalf("%q is not an array but has spans %v", reply, elems)
 		}

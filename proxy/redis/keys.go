@@ -4,16 +4,18 @@ package redis
 type finder uint8
 
 const (
-	keysRange    finder = iota // KeyRange alone
-	keysEval                   // numkeys at 2, keys after it: EVAL, EVALSHA, FCALL and their _RO forms
-	keysStoreNum               // a destination at 1, numkeys at 2: ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE
-	keysZNum                   // numkeys at 1: ZUNION, ZINTER, ZDIFF, ZINTERCARD
-	keysCardNum                // numkeys at 1: SINTERCARD
-	keysPopNum                 // numkeys at 1: LMPOP, ZMPOP
-	keysSort                   // the key at 1 and a STORE destination: SORT
-	keysSortRO                 // the key at 1: SORT_RO (its BY and GET patterns are not keys)
-	keysGeo                    // the key at 1 and the STORE and STOREDIST destinations: GEORADIUS(BYMEMBER)
-	keysNotRead                // movable keys of a refused command, never read
+	keysRange       finder = iota // KeyRange alone
+	keysEval                      // numkeys at 2, keys after it: EVAL, EVALSHA, FCALL and their _RO forms
+	keysStoreNum                  // a destination at 1, numkeys at 2: ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE
+	keysZNum                      // numkeys at 1: ZUNION, ZINTER, ZDIFF, ZINTERCARD
+	keysCardNum                   // numkeys at 1: SINTERCARD
+	keysPopNum                    // numkeys at 1: LMPOP, ZMPOP
+	keysSort                      // the key at 1 and a STORE destination: SORT
+	keysSortRO                    // the key at 1: SORT_RO (its BY and GET patterns are not keys)
+	keysGeo                       // the key at 1 and the STORE and STOREDIST destinations: GEORADIUS(BYMEMBER)
+	keysBlockPopNum               // a timeout at 1, numkeys at 2: BLMPOP, BZMPOP
+	keysStreams                   // the keys after STREAMS, half of what follows: XREAD, XREADGROUP
+	keysNotRead                   // movable keys of a refused command, never read
 )
 
 // findKeys fills req.keys with the indexes of its keys. It returns
@@ -54,8 +56,61 @@ func findKeys(req *Request) error {
 	case keysGeo:
 		req.keys = append(req.keys, 1)
 		geoStore(req)
+	case keysBlockPopNum:
+		return numKeys(req, 2, popCounts)
+	case keysStreams:
+		streamKeys(req)
 	}
 	return nil
+}
+
+// streamKeys adds XREAD's and XREADGROUP's keys, found as redis-server's
+// xreadGetKeys finds them: the options before STREAMS skipped (BLOCK and
+// COUNT with a value, GROUP with two, NOACK alone), then the first half
+// of what follows STREAMS. A request without STREAMS, or with an odd
+// number after it, has none: the server answers its error.
+func streamKeys(req *Request) {
+	at := 0
+	for i := 1; i < len(req.Args) && at == 0; i++ {
+		switch a := req.Args[i]; {
+		case equalFold(a, "block"), equalFold(a, "count"):
+			i++
+		case equalFold(a, "group"):
+			i += 2
+		case equalFold(a, "noack"):
+		case equalFold(a, "streams"):
+			at = i
+		default:
+			return // a syntax error: the server's to answer
+		}
+	}
+	n := len(req.Args) - at - 1
+	if at == 0 || n == 0 || n%2 != 0 {
+		return
+	}
+	for i := at + 1; i <= at+n/2; i++ {
+		req.keys = append(req.keys, int32(i))
+	}
+}
+
+// BlockArg returns the argument of a blocking command that says how long
+// it may block, and whether it counts milliseconds (XREAD's and
+// XREADGROUP's BLOCK) rather than seconds (the last argument of BLPOP and
+// the like, the first of BLMPOP and BZMPOP); blocks is false for an XREAD
+// or XREADGROUP without BLOCK, which does not block.
+func (r *Request) BlockArg() (arg []byte, millis, blocks bool) {
+	switch r.Cmd.keys {
+	case keysBlockPopNum:
+		return r.Args[1], false, true
+	case keysStreams:
+		for i := 1; i+1 < len(r.Args) && !equalFold(r.Args[i], "streams"); i++ {
+			if equalFold(r.Args[i], "block") {
+				return r.Args[i+1], true, true
+			}
+		}
+		return nil, true, false
+	}
+	return r.Args[len(r.Args)-1], false, true
 }
 
 // counts names the family of a numkeys command, whose checks and replies

@@ -16,7 +16,11 @@ import (
 //     as a server with one database answers;
 //   - HELLO: the error a server older than Redis 6 answers, "unknown
 //     command", so that a client asking for RESP3 (go-redis v9, Lettuce)
-//     falls back to RESP2, which is all the proxy speaks.
+//     falls back to RESP2, for a caller that speaks only RESP2 (a proxy
+//     that speaks RESP3 answers HELLO itself: see [ParseHello]).
+//
+// CLIENT, which acts on the client's connection, is the caller's to
+// answer; here it gets an error.
 func AppendLocal(dst []byte, req *Request) ([]byte, bool) {
 	args := req.Args
 	switch req.Cmd.name {

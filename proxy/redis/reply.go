@@ -36,6 +36,12 @@ type ReplyLimits struct {
 	// commands nest a few levels (COMMAND DOCS, XINFO STREAM FULL); only a
 	// script's reply nests deeper.
 	MaxDepth int
+	// RESP3 accepts the types of RESP3 as well, which a server sends on
+	// a connection that asked for them with HELLO 3: null, booleans,
+	// doubles, big numbers, verbatim strings, blob errors, maps, sets
+	// and pushes. Attributes, which redis-server never sends, are
+	// refused.
+	RESP3 bool
 }
 
 // Default reply limits.
@@ -60,8 +66,8 @@ func (l ReplyLimits) withDefaults() ReplyLimits {
 
 // ReplyReader reads RESP2 replies from a server: simple strings, errors,
 // integers, bulk strings, nil, arrays nested to any depth within the
-// limit. RESP3 types are refused: the proxy never asks a server for
-// RESP3.
+// limit; and with [ReplyLimits.RESP3] the types of RESP3 too, a map's
+// keys and values each an element of it (see Read).
 type ReplyReader struct {
 	// Budget, when not nil, is asked for room for each bulk string
 	// before it is held; one it has no room for is dropped with its
@@ -93,8 +99,10 @@ func (r *ReplyReader) Wait() error {
 func (r *ReplyReader) Buffered() int { return r.br.Buffered() }
 
 // Read appends to dst the next whole reply and returns it; when the reply
-// is an array it also appends to elems where each of its elements lies,
-// counted from the start of this reply (len(dst) on entry). Arrays are
+// is an array (or a RESP3 map, set or push) it also appends to elems where
+// each of its elements lies, counted from the start of this reply
+// (len(dst) on entry); a map of n pairs has 2n elements, key and value in
+// turn. Arrays are
 // read with a loop and an explicit stack, never recursion.
 //
 // Bytes that are not a RESP2 reply give an error wrapping [ErrBadReply];
@@ -129,7 +137,7 @@ func (r *ReplyReader) Read(dst []byte, elems []Span) ([]byte, []Span, error) {
 			return r.drop(dst[:base], elems[:ebase], st, h, fmt.Errorf("%w: %w", ErrNoRoom, h.noRoom))
 		case h.over:
 			return r.drop(dst[:base], elems[:ebase], st, h, ErrReplyTooLarge)
-		case h.kind == '*' && h.n > 0:
+		case aggregate(h.kind) && h.n > 0:
 			if len(st) >= r.lim.MaxDepth {
 				return r.drop(dst[:base], elems[:ebase], st, h, ErrReplyTooDeep)
 			}
@@ -164,7 +172,7 @@ func (r *ReplyReader) element(dst []byte, used int) ([]byte, header, error) {
 		return d, header{kind: '$', n: n}, nil
 	}
 	dst, h, err := r.header(dst, used)
-	if err != nil || h.over || h.kind != '$' || h.n < 0 {
+	if err != nil || h.over || !blob(h.kind) || h.n < 0 {
 		return dst, h, err
 	}
 	if h.n > int64(r.lim.MaxBulk) || int64(len(dst)-used)+h.n+2 > int64(r.lim.MaxReply) {
@@ -248,7 +256,7 @@ func (r *ReplyReader) header(dst []byte, base int) ([]byte, header, error) {
 	if len(line) < 3 || line[len(line)-2] != '\r' {
 		return dst, header{}, fmt.Errorf("%w: %q", ErrBadReply, line)
 	}
-	h, ok := parseHeader(line[:len(line)-2])
+	h, ok := parseHeader(line[:len(line)-2], r.lim.RESP3)
 	if !ok {
 		return dst, header{}, fmt.Errorf("%w: %q", ErrBadReply, line)
 	}
@@ -281,8 +289,9 @@ func (r *ReplyReader) dropLine(dst []byte, start int, b []byte, err error) ([]by
 	return dst[:start], header{kind: kind, over: true}, nil
 }
 
-// parseHeader parses a reply line without its \r\n.
-func parseHeader(line []byte) (header, bool) {
+// parseHeader parses a reply line without its \r\n, RESP3's types too
+// when resp3 is set.
+func parseHeader(line []byte, resp3 bool) (header, bool) {
 	h := header{kind: line[0]}
 	switch h.kind {
 	case '+', '-':
@@ -295,7 +304,41 @@ func parseHeader(line []byte) (header, bool) {
 		h.n = n
 		return h, true
 	}
-	return h, false
+	if !resp3 {
+		return h, false
+	}
+	switch h.kind {
+	case '_':
+		return h, len(line) == 1
+	case '#':
+		return h, len(line) == 2 && (line[1] == 't' || line[1] == 'f')
+	case ',', '(':
+		// A double ("1.5", "inf", "nan", "-1e+30") or a big number: the
+		// client reads it; the proxy only needs its line.
+		return h, len(line) > 1
+	case '=', '!', '~', '>', '%':
+		n, ok := parseInt(line[1:])
+		if !ok || n < 0 || n > math.MaxInt32/2 {
+			return h, false
+		}
+		h.n = n
+		if h.kind == '%' {
+			h.n = 2 * n // a key and a value each pair
+		}
+		return h, true
+	}
+	return h, false // '|', an attribute, and anything else
+}
+
+// blob reports whether kind is a type whose length line is followed by
+// that many bytes: a bulk string, a RESP3 verbatim string or blob error.
+func blob(kind byte) bool { return kind == '$' || kind == '=' || kind == '!' }
+
+// aggregate reports whether kind is a type whose length line is followed
+// by that many elements: an array, a RESP3 map (its header's n counted
+// in elements), set or push.
+func aggregate(kind byte) bool {
+	return kind == '*' || kind == '%' || kind == '~' || kind == '>'
 }
 
 // bulk appends an n-byte bulk string's data and its \r\n, growing dst as
@@ -320,11 +363,11 @@ func (r *ReplyReader) drop(dst []byte, elems []Span, st []int, h header, cause e
 		left += int64(n) - 1
 	}
 	switch {
-	case h.kind == '$':
+	case blob(h.kind):
 		if err := r.discardBulk(h.n); err != nil {
 			return dst, elems, err
 		}
-	case h.kind == '*' && h.n > 0:
+	case aggregate(h.kind) && h.n > 0:
 		left += h.n
 	}
 	if err := r.skip(left); err != nil {
@@ -354,15 +397,15 @@ func (r *ReplyReader) skip(n int64) error {
 		if len(b) < 3 || b[len(b)-2] != '\r' {
 			return fmt.Errorf("%w: %q", ErrBadReply, b)
 		}
-		h, ok := parseHeader(b[:len(b)-2])
+		h, ok := parseHeader(b[:len(b)-2], r.lim.RESP3)
 		switch {
 		case !ok:
 			return fmt.Errorf("%w: %q", ErrBadReply, b)
-		case h.kind == '$':
+		case blob(h.kind):
 			if err := r.discardBulk(h.n); err != nil {
 				return err
 			}
-		case h.kind == '*' && h.n > 0:
+		case aggregate(h.kind) && h.n > 0:
 			n += h.n
 		}
 	}

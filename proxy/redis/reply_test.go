@@ -27,12 +27,25 @@ func TestReadReply(t *testing.T) {
 		{"mixed", "*4\r\n+OK\r\n-ERR x\r\n:1\r\n*0\r\n", []string{"+OK\r\n", "-ERR x\r\n", ":1\r\n", "*0\r\n"}},
 		{"nested", "*2\r\n*2\r\n:1\r\n*1\r\n$1\r\nx\r\n:2\r\n", []string{"*2\r\n:1\r\n*1\r\n$1\r\nx\r\n", ":2\r\n"}},
 		{"nested last", "*2\r\n:0\r\n*2\r\n*1\r\n:1\r\n*0\r\n", []string{":0\r\n", "*2\r\n*1\r\n:1\r\n*0\r\n"}},
+		// RESP3, as redis-server 7.0 sends it after HELLO 3.
+		{"resp3 null", "_\r\n", nil},
+		{"resp3 booleans", "*2\r\n#t\r\n#f\r\n", []string{"#t\r\n", "#f\r\n"}},
+		{"resp3 double", ",1.5\r\n", nil},
+		{"resp3 double inf", ",-inf\r\n", nil},
+		{"resp3 big number", "(3492890328409238509324850943850943825024385\r\n", nil},
+		{"resp3 verbatim", "=15\r\ntxt:Some string\r\n", nil},
+		{"resp3 blob error", "!21\r\nSYNTAX invalid syntax\r\n", nil},
+		{"resp3 map", "%2\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n_\r\n", []string{"$1\r\na\r\n", ":1\r\n", "$1\r\nb\r\n", "_\r\n"}},
+		{"resp3 empty map", "%0\r\n", nil},
+		{"resp3 set", "~2\r\n$1\r\nx\r\n$1\r\ny\r\n", []string{"$1\r\nx\r\n", "$1\r\ny\r\n"}},
+		{"resp3 push", ">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nm\r\n", []string{"$7\r\nmessage\r\n", "$2\r\nch\r\n", "$1\r\nm\r\n"}},
+		{"resp3 nested map", "*2\r\n%1\r\n+k\r\n~1\r\n,2\r\n:3\r\n", []string{"%1\r\n+k\r\n~1\r\n,2\r\n", ":3\r\n"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			// Two replies back to back: the reader must stop at the end
 			// of the first.
-			rr := NewReplyReader(strings.NewReader(tc.in+tc.in), ReplyLimits{})
+			rr := NewReplyReader(strings.NewReader(tc.in+tc.in), ReplyLimits{RESP3: strings.HasPrefix(tc.name, "resp3")})
 			for range 2 {
 				got, elems, err := rr.Read([]byte("prefix"), []Span{{-1, -1}})
 				if err != nil {
@@ -74,6 +87,21 @@ func TestReadReplyErrors(t *testing.T) {
 		_, _, err := NewReplyReader(strings.NewReader(in), ReplyLimits{}).Read(nil, nil)
 		if !errors.Is(err, ErrBadReply) {
 			t.Errorf("%q: got %v, want ErrBadReply", in, err)
+		}
+	}
+	// With RESP3 on, what RESP3 does not allow either.
+	for _, in := range []string{
+		"|1\r\n+a\r\n+b\r\n:1\r\n", // an attribute: redis-server sends none
+		"_x\r\n",                   // a null with something after it
+		"#x\r\n",                   // neither true nor false
+		",\r\n",                    // an empty double
+		"%-1\r\n",                  // RESP3 has no nil aggregates
+		"%1073741824\r\n",          // more pairs than any array holds
+		"=-1\r\n",                  // nor nil verbatim strings
+	} {
+		_, _, err := NewReplyReader(strings.NewReader(in), ReplyLimits{RESP3: true}).Read(nil, nil)
+		if !errors.Is(err, ErrBadReply) {
+			t.Errorf("RESP3 %q: got %v, want ErrBadReply", in, err)
 		}
 	}
 }

@@ -55,19 +55,19 @@ type reason uint8
 const (
 	whyNone        reason = iota
 	whyTransaction        // MULTI/EXEC span servers and hold state per connection
-	whyBlocking           // a blocked command would hold a shared server connection
+	whyBlocking           // WAIT counts the acknowledgements of one connection's writes
 	whyPubSub             // subscriptions turn the connection into a push stream
 	whyKeyspace           // SCAN, KEYS, FLUSHDB, ... see one server's part of the keys only
 	whyDatabase           // the proxy serves one database
 	whyCluster            // the servers are not a Redis Cluster
 	whyScript             // SCRIPT LOAD and FUNCTION would have to reach every server
-	whyConnection         // CLIENT and RESET act on the proxy's server connection
+	whyConnection         // RESET acts on the proxy's server connection
 	whyAdmin              // server administration, per server, not through a proxy
 )
 
 var reasonText = [...]string{
 	whyTransaction: "transactions",
-	whyBlocking:    "blocking commands",
+	whyBlocking:    "a client's writes go on shared server connections, whose acknowledgements WAIT cannot count",
 	whyPubSub:      "pub/sub",
 	whyKeyspace:    "commands over the whole keyspace",
 	whyDatabase:    "databases other than 0",
@@ -92,14 +92,14 @@ var specs = [...]spec{
 	{"bitop", -4, 2, -1, 1, same(keysRange)},
 	{"bitpos", -3, 1, 1, 1, single},
 	{"blmove", 6, 1, 2, 1, blocking},
-	{"blmpop", -5, 0, 0, 0, refusedMovable(whyBlocking)},
+	{"blmpop", -5, 0, 0, 0, how{class: ClassBlocking, keys: keysBlockPopNum}},
 	{"blpop", -3, 1, -2, 1, blocking},
 	{"brpop", -3, 1, -2, 1, blocking},
 	{"brpoplpush", 4, 1, 2, 1, blocking},
-	{"bzmpop", -5, 0, 0, 0, refusedMovable(whyBlocking)},
+	{"bzmpop", -5, 0, 0, 0, how{class: ClassBlocking, keys: keysBlockPopNum}},
 	{"bzpopmax", -3, 1, -2, 1, blocking},
 	{"bzpopmin", -3, 1, -2, 1, blocking},
-	{"client", -2, 0, 0, 0, refused(whyConnection)},
+	{"client", -2, 0, 0, 0, local},
 	{"cluster", -2, 0, 0, 0, refused(whyCluster)},
 	{"command", -1, 0, 0, 0, anyServer},
 	{"config", -2, 0, 0, 0, refused(whyAdmin)},
@@ -124,8 +124,8 @@ var specs = [...]spec{
 	{"failover", -1, 0, 0, 0, refused(whyAdmin)},
 	{"fcall", -3, 0, 0, 0, same(keysEval)},
 	{"fcall_ro", -3, 0, 0, 0, same(keysEval)},
-	{"flushall", -1, 0, 0, 0, refused(whyKeyspace)},
-	{"flushdb", -1, 0, 0, 0, refused(whyKeyspace)},
+	{"flushall", -1, 0, 0, 0, everyServer},
+	{"flushdb", -1, 0, 0, 0, everyServer},
 	{"function", -2, 0, 0, 0, refused(whyScript)},
 	{"geoadd", -5, 1, 1, 1, single},
 	{"geodist", -4, 1, 1, 1, single},
@@ -163,7 +163,7 @@ var specs = [...]spec{
 	{"incr", 2, 1, 1, 1, single},
 	{"incrby", 3, 1, 1, 1, single},
 	{"incrbyfloat", 3, 1, 1, 1, single},
-	{"info", -1, 0, 0, 0, refused(whyAdmin)},
+	{"info", -1, 0, 0, 0, how{class: ClassEveryServer, why: whyAdmin}},
 	{"keys", 2, 0, 0, 0, everyServer},
 	{"lastsave", 1, 0, 0, 0, refused(whyAdmin)},
 	{"latency", -2, 0, 0, 0, refused(whyAdmin)},
@@ -221,7 +221,7 @@ var specs = [...]spec{
 	{"pubsub", -2, 0, 0, 0, pubsub},
 	{"punsubscribe", -1, 0, 0, 0, pubsub},
 	{"quit", -1, 0, 0, 0, local},
-	{"randomkey", 1, 0, 0, 0, refused(whyKeyspace)},
+	{"randomkey", 1, 0, 0, 0, everyServer},
 	{"readonly", 1, 0, 0, 0, refused(whyCluster)},
 	{"readwrite", 1, 0, 0, 0, refused(whyCluster)},
 	{"rename", 3, 1, 2, 1, same(keysRange)},
@@ -304,8 +304,8 @@ var specs = [...]spec{
 	{"xlen", 2, 1, 1, 1, single},
 	{"xpending", -3, 1, 1, 1, single},
 	{"xrange", -4, 1, 1, 1, single},
-	{"xread", -4, 0, 0, 0, refusedMovable(whyBlocking)},
-	{"xreadgroup", -7, 0, 0, 0, refusedMovable(whyBlocking)},
+	{"xread", -4, 0, 0, 0, how{class: ClassBlocking, keys: keysStreams}},
+	{"xreadgroup", -7, 0, 0, 0, how{class: ClassBlocking, keys: keysStreams}},
 	{"xrevrange", -4, 1, 1, 1, single},
 	{"xsetid", -3, 1, 1, 1, single},
 	{"xtrim", -4, 1, 1, 1, single},

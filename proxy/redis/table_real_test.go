@@ -134,6 +134,10 @@ var keySamples = [][]string{
 	{"GEORADIUS", "k", "0", "0", "1", "m", "STORE", "d", "STOREDIST", "e"},
 	{"GEORADIUSBYMEMBER", "k", "m", "1", "km", "STORE", "d"}, {"GEORADIUSBYMEMBER", "k", "m", "1", "km"},
 	{"GEORADIUSBYMEMBER", "k", "m", "1", "km", "COUNT", "2", "STOREDIST", "d"},
+	{"BLMPOP", "0", "2", "a", "b", "LEFT"}, {"BZMPOP", "1.5", "1", "a", "MIN", "COUNT", "2"},
+	{"XREAD", "STREAMS", "a", "0"}, {"XREAD", "COUNT", "2", "BLOCK", "0", "STREAMS", "a", "b", "0", "$"},
+	{"XREADGROUP", "GROUP", "g", "c", "NOACK", "STREAMS", "a", "b", "0", ">"},
+	{"XREADGROUP", "GROUP", "g", "c", "BLOCK", "10", "COUNT", "1", "STREAMS", "a", ">"},
 }
 
 // TestKeysMatchServer asks redis-server's COMMAND GETKEYS for the keys of

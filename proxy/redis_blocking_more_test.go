@@ -1,0 +1,71 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// TestRedisBlockingStreamsAndMPop: BLMPOP, BZMPOP, XREAD BLOCK and
+// XREADGROUP BLOCK through go-redis v9 over three servers, keys of one
+// hash tag: an XREAD BLOCK 0 waits until another client adds to the
+// stream, XREADGROUP BLOCK reads the group's new entries, each of them
+// past its timeout gets nil, and XREAD without BLOCK reads at once on the
+// shared connections.
+func TestRedisBlockingStreamsAndMPop(t *testing.T) {
+	t.Parallel()
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	s := startProxy(t, redisPoolYAML("  hash_tag: \"{}\"\n", rs...))
+	ctx := context.Background()
+	c := goredis.NewClient(&goredis.Options{Addr: s.Addr("p").String(), PoolSize: 4})
+	defer c.Close()
+
+	read := make(chan []goredis.XStream, 1)
+	go func() {
+		v, err := c.XRead(ctx, &goredis.XReadArgs{Streams: []string{"{s}a", "{s}b", "$", "$"}, Block: 0}).Result()
+		if err != nil {
+			t.Errorf("XREAD BLOCK 0: %v", err)
+		}
+		read <- v
+	}()
+	eventually(t, "XREAD blocked on its server", func() bool { return redisStateOf(s.testPool("p")).blocking.Load() == 1 })
+	if err := c.XAdd(ctx, &goredis.XAddArgs{Stream: "{s}b", ID: "1-1", Values: []string{"f", "v"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := <-read; len(v) != 1 || v[0].Stream != "{s}b" || v[0].Messages[0].ID != "1-1" {
+		t.Fatalf("XREAD BLOCK 0 woken by XADD: %+v", v)
+	}
+	if _, err := c.XRead(ctx, &goredis.XReadArgs{Streams: []string{"{s}a", "$"}, Block: 20 * time.Millisecond}).Result(); !errors.Is(err, goredis.Nil) {
+		t.Errorf("XREAD BLOCK 20 on nothing new: %v, want nil", err)
+	}
+	if v, err := c.XRead(ctx, &goredis.XReadArgs{Streams: []string{"{s}b", "0"}, Count: 1}).Result(); err != nil || v[0].Messages[0].ID != "1-1" {
+		t.Errorf("XREAD without BLOCK: %+v %v", v, err)
+	}
+	if err := c.XGroupCreate(ctx, "{s}b", "g", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.XReadGroup(ctx, &goredis.XReadGroupArgs{Group: "g", Consumer: "c1", Streams: []string{"{s}b", ">"}, Block: time.Second}).Result(); err != nil || v[0].Messages[0].ID != "1-1" {
+		t.Errorf("XREADGROUP BLOCK: %+v %v", v, err)
+	}
+	if _, err := c.XReadGroup(ctx, &goredis.XReadGroupArgs{Group: "g", Consumer: "c1", Streams: []string{"{s}b", ">"}, Block: 20 * time.Millisecond}).Result(); !errors.Is(err, goredis.Nil) {
+		t.Errorf("XREADGROUP BLOCK 20 with nothing new: %v, want nil", err)
+	}
+
+	c.RPush(ctx, "{m}b", "x", "y")
+	if key, v, err := c.BLMPop(ctx, time.Second, "left", 2, "{m}a", "{m}b").Result(); err != nil || key != "{m}b" || len(v) != 2 {
+		t.Errorf("BLMPOP: %q %q %v", key, v, err)
+	}
+	if _, _, err := c.BLMPop(ctx, 20*time.Millisecond, "left", 1, "{m}a").Result(); !errors.Is(err, goredis.Nil) {
+		t.Errorf("BLMPOP past its timeout: %v, want nil", err)
+	}
+	c.ZAdd(ctx, "{m}z", goredis.Z{Score: 1, Member: "one"})
+	if key, v, err := c.BZMPop(ctx, time.Second, "min", 1, "{m}z").Result(); err != nil || key != "{m}z" || v[0].Member != "one" {
+		t.Errorf("BZMPOP: %q %v %v", key, v, err)
+	}
+	if got := dialRedis(t, s.Addr("p").String()).do("XREAD", "STREAMS", "{s}a", "{s}b", "0"); got != "-ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.\r\n" {
+		t.Errorf("XREAD with two keys and one ID: %q, want the server's error", got)
+	}
+}
