@@ -64,6 +64,9 @@ type outage struct {
 	// marked is when the server was marked down and writes began to be
 	// routed around it; zero until then (see outage.routedAround).
 	marked time.Time
+	// changed is set once a change of the placement came while the
+	// server was out (see outage.placementChanged).
+	changed bool
 }
 
 func newOutage(limit int) *outage {
@@ -85,6 +88,9 @@ func (o *outage) note(key []byte, addr string) {
 	}
 	if addr != "" && !slices.Contains(to, addr) {
 		to = append(to, addr)
+	}
+	if o.changed && !slices.Contains(to, unsureStandIn) {
+		to = append(to, unsureStandIn)
 	}
 	o.keys[string(key)] = to
 }
