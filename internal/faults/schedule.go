@@ -239,7 +239,9 @@ func (p *planner) draw(kind string) Fault {
 // own window of loss, not the proxy's (seed 69: stopped 1.2 s, a Sentinel
 // failed s0 over on continuing, and 16 reads found values older than
 // writes the old primary had acknowledged). Stopped longer, it enters
-// TILT as it continues and acts on nothing until its view is current.
+// TILT as it continues and acts on nothing until its view is current
+// (with sentinelDown past the tilt trigger, a shorter stop stays short of
+// down-after as well).
 const sentinelPause = 2500 * time.Millisecond
 
 // server reports whether target is a data server (not a Sentinel, etcd or
