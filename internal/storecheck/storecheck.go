@@ -70,8 +70,9 @@ type Run struct {
 
 	mu  sync.Mutex
 	ops []porcupine.Operation
-	// Counts of requests by outcome: answered, refused with -TRYAGAIN
-	// (never sent on: left out of the history), unknown.
+	// Counts of requests by outcome: answered, refused before the proxy
+	// sent them on (-TRYAGAIN, or no server to send them to: left out of
+	// the history, see notSent), unknown.
 	Answered, Retried, Unknown int
 	// Errors holds the first error replies and failures, for a report.
 	Errors []string
@@ -163,7 +164,7 @@ func (r *Run) client(ctx context.Context, id int) {
 			c = nil
 			r.note(fmt.Sprintf("%s %s: %v", in.Op, in.Key, err))
 			r.record(porcupine.Operation{ClientId: id, Input: in, Call: call, Output: Output{Unknown: true}, Return: never}, &r.Unknown)
-		case strings.HasPrefix(reply, "-TRYAGAIN"):
+		case notSent(reply):
 			r.mu.Lock()
 			r.Retried++
 			r.mu.Unlock()
@@ -242,6 +243,18 @@ func parse(in Input, reply string) (Output, bool) {
 		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(reply, ":"), "\r\n"), 10, 64)
 		return Output{N: n}, err == nil && strings.HasPrefix(reply, ":")
 	}
+}
+
+// notSent reports whether reply says that the proxy did not send the
+// request on, so that it took no effect: -TRYAGAIN (a key moving), or
+// "Connection refused", which a kolco proxy answers only when it could
+// not connect to the key's server or the server is marked down, as
+// nutcracker words it. Left out of the history, such a request is not one
+// of unknown outcome, which the checker must try at every point after it
+// (a fault schedule's store history with 1,526 of them was not decided in
+// 3 minutes).
+func notSent(reply string) bool {
+	return strings.HasPrefix(reply, "-TRYAGAIN") || reply == "-ERR Connection refused\r\n"
 }
 
 // incrError reports whether reply is Redis's own error for an INCR: the

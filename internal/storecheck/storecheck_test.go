@@ -125,6 +125,25 @@ func TestLimitAndPace(t *testing.T) {
 // TestParseErrors: INCR's own error is an outcome of the model; any other
 // error reply - a proxy's for a server that is down - is an unknown
 // outcome, as a timeout is: the command may have reached the server.
+// TestNotSent: the replies that say the proxy sent nothing on are left
+// out of the history; those after which the request may have reached its
+// server are not.
+func TestNotSent(t *testing.T) {
+	for reply, want := range map[string]bool{
+		"-TRYAGAIN Multiple keys request during rehashing of slot\r\n": true,
+		"-ERR Connection refused\r\n":                                  true,
+		"-ERR Connection timed out\r\n":                                false,
+		"-ERR Connection reset by peer\r\n":                            false,
+		"-ERR unknown\r\n":                                             false,
+		"-ERR Connection refused by the host\r\n":                      false,
+		"+OK\r\n": false,
+	} {
+		if got := notSent(reply); got != want {
+			t.Errorf("%q: not sent %v, want %v", reply, got, want)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	incr := Input{Op: "INCR", Key: "k"}
 	for _, c := range []struct {
