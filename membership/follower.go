@@ -27,6 +27,11 @@ type FollowConfig struct {
 	// The first version is applied to them as a change. Nil means no
 	// nodes: lookups fail with kolco.ErrNoNodes until the first version.
 	Initial []kolco.Node
+	// InitialState, when set, is the state (algo.State) of the placement
+	// over Initial that a history-dependent algorithm restores rather
+	// than builds afresh: a follower started again from the placement it
+	// served before, which a fresh one over the same nodes may not be.
+	InitialState []byte
 	// WriteState makes the follower write the placement state back to
 	// the store when the algorithm is history-dependent and the store
 	// holds none, or one behind its nodes (a change was made without
@@ -124,7 +129,7 @@ func Follow(ctx context.Context, src Source, cfg FollowConfig) (*Follower, error
 		}
 		f.writer = sw
 	}
-	p, err := algo.New(cfg.Algorithm, cfg.Initial, cfg.Options)
+	p, err := initialPlacement(cfg, info.HistoryDependent)
 	if err != nil {
 		return nil, fmt.Errorf("follow: the initial nodes: %w", err)
 	}
@@ -138,6 +143,15 @@ func Follow(ctx context.Context, src Source, cfg FollowConfig) (*Follower, error
 	f.w = Watch(ctx, src)
 	go f.run(ctx)
 	return f, nil
+}
+
+// initialPlacement returns the placement over cfg's Initial nodes:
+// restored from InitialState for a history-dependent algorithm.
+func initialPlacement(cfg FollowConfig, hist bool) (algo.Placement, error) {
+	if hist && cfg.InitialState != nil {
+		return algo.Restore(cfg.Algorithm, cfg.Initial, cfg.Options, cfg.InitialState)
+	}
+	return algo.New(cfg.Algorithm, cfg.Initial, cfg.Options)
 }
 
 // run applies each version the watcher hands on, until the watcher stops.

@@ -225,6 +225,30 @@ func TestFollowerTakesStoredState(t *testing.T) {
 	}
 }
 
+// TestFollowerStartsFromInitialState: a follower given the state of the
+// placement over its initial nodes places by it before the source's first
+// version, as the follower that lived through the changes does, where one
+// built afresh over the same nodes places otherwise.
+func TestFollowerStartsFromInitialState(t *testing.T) {
+	checkNoLeak(t)
+	opts := algo.Options{Capacity: 8}
+	p, err := algo.New("anchor", kolcotest.Nodes(5), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Apply(kolco.Change{Remove: []string{p.Nodes()[1].ID}}); err != nil {
+		t.Fatal(err)
+	}
+	fresh := follow(t, newFeed(), membership.FollowConfig{Algorithm: "anchor", Options: opts, Initial: p.Nodes()})
+	restored := follow(t, newFeed(), membership.FollowConfig{Algorithm: "anchor", Options: opts, Initial: p.Nodes(), InitialState: algo.State(p)})
+	if got, want := restored.View().Fingerprint, fingerprint(t, p); got != want {
+		t.Errorf("restored from the state: fingerprint %s, the placement's %s", got, want)
+	}
+	if fresh.View().Fingerprint == fingerprint(t, p) {
+		t.Errorf("built afresh over the same nodes: fingerprint %s, the placement's too: the test shows nothing", fresh.View().Fingerprint)
+	}
+}
+
 // TestFollowerRefusesVersions: a version it cannot apply leaves the view
 // as it was and the follower stale, saying why, until one it can.
 func TestFollowerRefusesVersions(t *testing.T) {

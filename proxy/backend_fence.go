@@ -34,6 +34,35 @@ import (
 // have reached the stand-in it was noted with.
 const unsureStandIn = "?"
 
+// A change of the placement while a server is out (a reload, a source's
+// version) makes its journal the history of two placements: a key noted
+// before the change was written to a stand-in of the old one, and one the
+// change gives to another server that is up is written there, unnoted,
+// since the server out would not serve it. If that server goes out in
+// turn, the returning one serves the key again and would take the old
+// stand-in's copy, older than what the new owner acknowledged (found by
+// the fault schedules: a Redis cache under jump, a server added while r1
+// was out and stopped after). So the journal a pool that replaces another
+// takes over counts every key it noted, and notes from then on, as unsure:
+// the return removes them rather than copy a stand-in's, and a read at a
+// stand-in removes its copy first - misses, never an older value. (A
+// replacing pool that places as the old one did loses nothing by it but
+// those keys' copies: such a change is a setting's, rare beside an
+// outage, and telling it apart would reach into placement for nothing.)
+
+// placementChanged marks every key of the journal, and each one noted from
+// now on, unsure (see unsureStandIn).
+func (o *outage) placementChanged() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.changed = true
+	for k, to := range o.keys {
+		if !slices.Contains(to, unsureStandIn) {
+			o.keys[k] = append(to, unsureStandIn)
+		}
+	}
+}
+
 // markedDown records that the server was marked down at t: writes that
 // begin from then on are routed around it.
 func (o *outage) markedDown(t time.Time) {

@@ -64,6 +64,9 @@ type outage struct {
 	// marked is when the server was marked down and writes began to be
 	// routed around it; zero until then (see outage.routedAround).
 	marked time.Time
+	// changed is set once a change of the placement came while the
+	// server was out (see outage.placementChanged).
+	changed bool
 }
 
 func newOutage(limit int) *outage {
@@ -85,6 +88,9 @@ func (o *outage) note(key []byte, addr string) {
 	}
 	if addr != "" && !slices.Contains(to, addr) {
 		to = append(to, addr)
+	}
+	if o.changed && !slices.Contains(to, unsureStandIn) {
+		to = append(to, unsureStandIn)
 	}
 	o.keys[string(key)] = to
 }
@@ -185,10 +191,11 @@ func (p *pool) guardWrite(flush func()) {
 
 // doneWrite notes the keys of a write that began at since and is done in
 // the outages of their down servers, and releases the returns lock
-// guardWrite took.
-func (p *pool) doneWrite(keys [][]byte, since time.Time) {
+// guardWrite took. lost says that the write failed at a server: it may
+// not have reached the stand-in it went to.
+func (p *pool) doneWrite(keys [][]byte, since time.Time, lost bool) {
 	if p.outages.Load() > 0 {
-		p.noteWrites(keys, since)
+		p.noteWrites(keys, since, lost)
 	}
 	p.returns.RUnlock()
 }
@@ -198,8 +205,10 @@ func (p *pool) doneWrite(keys [][]byte, since time.Time) {
 // placement.servesIfUp) - its owner, and a server that stood in for its
 // owner while the owner is out too - with the servers the write may have
 // reached: the stand-in the key goes to now, or with replicas its other
-// copies up, or out since the write began.
-func (p *pool) noteWrites(keys [][]byte, since time.Time) {
+// copies up, or out since the write began. A write lost at a server is
+// noted with the stand-in as unsure (unsureStandIn): it may not have
+// reached it, whose own copy may be older.
+func (p *pool) noteWrites(keys [][]byte, since time.Time, lost bool) {
 	pl := p.place.Load()
 	if len(pl.configured().servers) == 0 {
 		return
@@ -226,7 +235,7 @@ func (p *pool) noteWrites(keys [][]byte, since time.Time) {
 				continue
 			}
 			o.note(key, to)
-			if !o.routedAround(since) {
+			if lost || !o.routedAround(since) {
 				o.note(key, unsureStandIn)
 			}
 		}

@@ -88,6 +88,9 @@ func (p *pool) settleSource(pl *placement, b *backend, key string, to []string, 
 		return nil, false
 	}
 	if pl.replicas > 1 {
+		if slices.Contains(to, unsureStandIn) {
+			return nil, false // noted under another placement
+		}
 		for _, a := range to {
 			if c := p.backendAt(a); c != nil && c != b && !c.health.isDown() {
 				return c, true

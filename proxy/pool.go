@@ -182,7 +182,8 @@ func (p *pool) inherit(old *pool) error {
 		if b.health.inherit(&ob.health) {
 			changed = true
 			if o := ob.outage.Load(); o != nil && p.journals() {
-				b.outage.Store(o) // what it missed, still to settle
+				o.placementChanged() // noted under old's placement
+				b.outage.Store(o)    // what it missed, still to settle
 				p.outages.Add(1)
 			}
 		}
@@ -254,6 +255,7 @@ func (p *pool) downWith(ob *backend, served bool) {
 	}
 	if o := ob.outage.Load(); o != nil && p.journals() && b.outage.CompareAndSwap(nil, o) {
 		p.outages.Add(1) // before b is down: nothing routed around it goes unnoted
+		o.placementChanged()
 	}
 	if !b.health.inherit(&ob.health) {
 		b.health.markDown() // ob's journal is open, its mark on the way

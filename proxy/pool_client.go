@@ -243,6 +243,10 @@ type call struct {
 	// once every op is done.
 	guard     *pool
 	guardKeys [][]byte
+	// guardLost is set when an op of the write failed (its server's
+	// connection, a timeout): the write may not have reached the
+	// stand-in its keys are noted with.
+	guardLost atomic.Bool
 }
 
 func newCall() call { return call{done: make(chan struct{}, 1)} }
@@ -250,39 +254,14 @@ func newCall() call { return call{done: make(chan struct{}, 1)} }
 func (c *call) base() *call { return c }
 
 // opDone counts an op done; the last one signals the call.
-func (c *call) opDone(*op) {
+func (c *call) opDone(o *op) {
+	if o != nil && o.err != nil && c.guard != nil {
+		c.guardLost.Store(true)
+	}
 	if c.left.Add(-1) == 0 {
 		c.unguard()
 		c.done <- struct{}{}
 	}
-}
-
-// guardWrite holds p's returns for a write of the call about to be
-// routed, in a pool that journals outages; flush writes the client's
-// queued requests should it wait (see pool.guardWrite).
-func (c *call) guardWrite(p *pool, flush func()) {
-	if !p.journals() {
-		c.guardKeys = dropKeys(c.guardKeys)
-		return
-	}
-	p.guardWrite(flush)
-	c.guard = p
-}
-
-// unguard releases the call's hold on its pool's returns, if any, noting
-// the keys it wrote.
-func (c *call) unguard() {
-	if c.guard != nil {
-		c.guard.doneWrite(c.guardKeys, c.start)
-		c.guard, c.guardKeys = nil, dropKeys(c.guardKeys)
-	}
-}
-
-// dropKeys returns keys emptied, holding none of the request's memory
-// they pointed into (a large request's is let go of once it is done).
-func dropKeys(keys [][]byte) [][]byte {
-	clear(keys)
-	return keys[:0]
 }
 
 // ready marks a call the proxy answered itself, with no op, as done.

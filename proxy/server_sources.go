@@ -75,9 +75,9 @@ func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
 		if g := pc.Membership.Gossip; g != nil && s.gossipWaits(name, g.Bind) {
 			env.gossipInUse = addrInUse
 		}
-		initial, placeholder := s.initialNodes(name, pc, states)
+		initial, state, placeholder := s.initialNodes(name, pc, states)
 		env.placeholder = placeholder
-		ps, err := newPoolSource(name, pc, dir, initial, env, s.log)
+		ps, err := newPoolSource(name, pc, dir, initial, state, env, s.log)
 		if err != nil {
 			plan.undo()
 			return nil, err
@@ -97,23 +97,65 @@ func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
 // from: those the pool serves now when it is on a source already (the
 // source's settings changed), those the process this one took over from
 // served for a gossip pool, those the state file records a store's pool
-// as serving (see poolState.Served), else its configured servers.
-// placeholder reports the last when the pool does not run yet: servers no
-// source named and no pool of this process served (see
-// sourceView.placeholder).
-func (s *Server) initialNodes(name string, pc *PoolConfig, states *stateFile) (nodes []kolco.Node, placeholder bool) {
+// as serving (see poolState.Served), else its configured servers. state
+// is, for a history-dependent distribution, that of the placement served
+// over them (nil: placed afresh). placeholder reports the last when the
+// pool does not run yet: servers no source named and no pool of this
+// process served (see sourceView.placeholder).
+func (s *Server) initialNodes(name string, pc *PoolConfig, states *stateFile) (nodes []kolco.Node, state []byte, placeholder bool) {
 	if v := s.serving(name); v != nil {
-		return v.nodes, false
+		if l := s.listeners[name].pool.Load().place.Load().layout(); l != nil && l.settings == settingsOf(pc) && l.settings.historyDependent() {
+			state = l.state()
+		}
+		return v.nodes, state, false
 	}
 	if nodes := s.inheritedViews[name]; nodes != nil && pc.Membership.Gossip != nil {
-		return nodes, false
+		return nodes, nil, false
 	}
-	if nodes := states.servedFor(name, pc); nodes != nil && s.listeners[name] == nil {
-		s.log.Info("membership: starting from the servers the state file records the store as serving, until the source's first version",
-			"pool", name, "servers", serverList(nodes))
-		return nodes, false
+	if s.listeners[name] == nil {
+		nodes, state, err := states.servedFor(name, pc)
+		if err != nil {
+			s.log.Warn("the state file's record of the placement served is not taken: keys placed afresh over its servers until the source's first version",
+				"pool", name, "err", err)
+		}
+		if nodes != nil {
+			s.log.Info("membership: starting from the servers the state file records the store as serving, until the source's first version",
+				"pool", name, "servers", serverList(nodes), "restored", state != nil)
+			return nodes, state, false
+		}
 	}
-	return pc.nodes(), s.listeners[name] == nil
+	return pc.nodes(), nil, s.listeners[name] == nil
+}
+
+// servedFor returns the servers the state file records the store pool
+// name of cfg, on a membership source, as serving, and the state of the
+// placement over them for a history-dependent distribution; nil when it
+// records none. The error says why a recorded state is not taken: it does
+// not restore the fingerprint recorded beside it, or is of other
+// placement settings.
+func (st *stateFile) servedFor(name string, cfg *PoolConfig) ([]kolco.Node, []byte, error) {
+	if st == nil || st.Pools[name] == nil || !cfg.Store.Enabled || cfg.Membership == nil || len(st.Pools[name].Served) == 0 {
+		return nil, nil, nil
+	}
+	ps := st.Pools[name]
+	nodes := make([]kolco.Node, len(ps.Served))
+	for i, n := range ps.Served {
+		nodes[i] = kolco.Node{ID: n.ID, Weight: n.Weight, Zone: n.Zone, Addr: n.Addr}
+	}
+	if ps.ServedState == nil || isTwemproxy(cfg) || !settingsOf(cfg).historyDependent() {
+		return nodes, nil, nil
+	}
+	if ps.settings() != settingsOf(cfg) {
+		return nodes, nil, fmt.Errorf("%s records the pool with other placement settings (%s)", st.path, ps.Distribution)
+	}
+	l, err := newLayout(settingsOf(cfg), nodes, ps.ServedState)
+	switch {
+	case err != nil:
+		return nodes, nil, fmt.Errorf("%s: the placement it records as served: %w", st.path, err)
+	case l.fingerprint != ps.ServedFingerprint:
+		return nodes, nil, fmt.Errorf("%s: the placement it records as served restores to fingerprint %s, the file records %s", st.path, l.fingerprint, ps.ServedFingerprint)
+	}
+	return nodes, ps.ServedState, nil
 }
 
 // gossipWaits reports whether the pool name's gossip member of bind may

@@ -67,6 +67,12 @@ type poolState struct {
 	// owner changed while no process ran at its new server before
 	// anything moved it there.
 	Served []stateNode `json:"served,omitempty"`
+	// ServedState and ServedFingerprint are, for a history-dependent
+	// distribution, the state (algo.State) and the fingerprint of the
+	// placement over Served: a process started again restores it, since
+	// one built afresh over the same servers may place keys elsewhere.
+	ServedState       []byte `json:"served_state,omitempty"`
+	ServedFingerprint string `json:"served_fingerprint,omitempty"`
 }
 
 // movingState is a placement a store's move follows: its servers in the
@@ -286,6 +292,10 @@ func poolRecord(p *pool) *poolState {
 			rec = &poolState{Distribution: p.cfg.Distribution, Nodes: stateNodes(nodesOf(pl.servers))}
 		}
 		rec.Served = stateNodes(p.members.nodes)
+		if l := pl.layout(); l != nil && l.settings.historyDependent() {
+			rec.KeyHash, rec.VNodes, rec.ZoneAware = l.settings.KeyHash, l.settings.VNodes, l.settings.ZoneAware
+			rec.ServedState, rec.ServedFingerprint = l.state(), l.fingerprint
+		}
 	}
 	m := pl.move
 	if m == nil || m.done.Load() {
@@ -317,20 +327,6 @@ func (st *stateFile) afreshFor(name string) *StateMissing {
 		return nil
 	}
 	return st.Pools[name].Afresh
-}
-
-// servedFor returns the servers the state file records the store pool
-// name of cfg, on a membership source, as serving; nil when it records
-// none.
-func (st *stateFile) servedFor(name string, cfg *PoolConfig) []kolco.Node {
-	if st == nil || st.Pools[name] == nil || !cfg.Store.Enabled || cfg.Membership == nil || len(st.Pools[name].Served) == 0 {
-		return nil
-	}
-	nodes := make([]kolco.Node, len(st.Pools[name].Served))
-	for i, n := range st.Pools[name].Served {
-		nodes[i] = kolco.Node{ID: n.ID, Weight: n.Weight, Zone: n.Zone, Addr: n.Addr}
-	}
-	return nodes
 }
 
 // movingFor returns the placements the state file records a store's move

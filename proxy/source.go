@@ -97,10 +97,11 @@ type poolSource struct {
 
 // newPoolSource starts following the source of pc, the pool name of a
 // configuration read from a file in dir. Its first view is initial, the
-// nodes the pool places until the source's first version; env is what
+// nodes the pool places until the source's first version, placed by
+// initialState for a history-dependent distribution (nil: afresh); env is what
 // the server gives the source besides the configuration. The error is a
 // [*ConfigError] for the pool's membership key.
-func newPoolSource(name string, pc *PoolConfig, dir string, initial []kolco.Node, env sourceEnv, log *slog.Logger) (*poolSource, error) {
+func newPoolSource(name string, pc *PoolConfig, dir string, initial []kolco.Node, initialState []byte, env sourceEnv, log *slog.Logger) (*poolSource, error) {
 	src, closeSrc, err := pc.Membership.source(name, dir, pc.Servers, env)
 	if err != nil {
 		return nil, err
@@ -121,7 +122,7 @@ func newPoolSource(name string, pc *PoolConfig, dir string, initial []kolco.Node
 	opts, err := settingsOf(pc).options()
 	if err == nil {
 		ps.f, err = membership.Follow(ctx, src, membership.FollowConfig{
-			Algorithm: pc.Distribution, Options: opts, Initial: initial,
+			Algorithm: pc.Distribution, Options: opts, Initial: initial, InitialState: initialState,
 			WriteState: pc.Membership.Etcd != nil && pc.Membership.Etcd.WriteState,
 			OnChange:   func(_, next *membership.View) { ps.publish(ps.kolcoView(next)) },
 		})

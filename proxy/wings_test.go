@@ -145,7 +145,7 @@ var widths = map[string]int{
 	"place -> backend":     5,
 	"place -> migration":   6,
 	"place -> pool":        8,
-	"pool -> backend":      31,
+	"pool -> backend":      33,
 	"pool -> io":           1,
 	"pool -> migration":    17,
 	"pool -> place":        16,

@@ -32,7 +32,10 @@
 // wrote around is down; a Redis cache changed twice), naming the
 // documentation, and a Sentinel primary is failed as an operator would
 // fail it without Redis's own window of loss: its replica first in step,
-// and started again once the Sentinels have decided.
+// and started again once the Sentinels have decided. A Sentinel is stopped
+// for 2.5 s at least, past its tilt trigger: one continued sooner fails a
+// healthy primary over at once, and Redis drops what the old primary
+// acknowledged until the failover ends (see sentinelPause).
 //
 // # The checks
 //

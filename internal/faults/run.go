@@ -232,7 +232,9 @@ func excludedKind(es []Exclusion, c Combo, kind string) bool {
 	return slices.ContainsFunc(es, func(e Exclusion) bool { return e.faultOnly() && e.matches(words) })
 }
 
-// logs are the ends of the proxies' logs, for a failure's report.
+// logs are the ends of the proxies' logs, and what the Sentinels said of
+// their masters (failovers, a primary seen down, their tilt), for a
+// failure's report.
 func (r *run) logs() string {
 	var b strings.Builder
 	for _, p := range r.proxies {
@@ -241,6 +243,18 @@ func (r *run) logs() string {
 			lines = lines[len(lines)-40:]
 		}
 		fmt.Fprintf(&b, "%s's log, its end:\n  %s\n", p.Name, strings.Join(lines, "\n  "))
+	}
+	for i, sp := range r.sentinels {
+		var events []string
+		for line := range strings.Lines(sp.proc.Output()) {
+			if strings.Contains(line, "master") || strings.Contains(line, "tilt") {
+				events = append(events, strings.TrimSpace(line))
+			}
+		}
+		if len(events) > 30 {
+			events = events[len(events)-30:]
+		}
+		fmt.Fprintf(&b, "sentinel%d's word on its masters, its end:\n  %s\n", i, strings.Join(events, "\n  "))
 	}
 	return b.String()
 }

@@ -20,7 +20,7 @@ import (
 func storeCheck(history []porcupine.Operation, timeout time.Duration, dir func() string) (res porcupine.CheckResult, why, drawn string) {
 	model := storecheck.Model.ToModel()
 	res = porcupine.Ok
-	var bad []string
+	var bad, undecided []string
 	deadline := time.Now().Add(timeout)
 	for _, part := range model.Partition(history) {
 		r, info := porcupine.CheckOperationsVerbose(model, part, max(time.Until(deadline), time.Second))
@@ -42,12 +42,27 @@ func storeCheck(history []porcupine.Operation, timeout time.Duration, dir func()
 			if res == porcupine.Ok {
 				res = porcupine.Unknown
 			}
+			undecided = append(undecided, fmt.Sprintf("%s (%d requests, %d of unknown outcome)", part[0].Input.(storecheck.Input).Key, len(part), unknownIn(part)))
 		}
 	}
 	if len(bad) > 0 {
 		why = fmt.Sprintf("not linearizable: %d keys (%s)\n%s", len(bad), strings.Join(bad, ", "), why)
 	}
+	if len(undecided) > 0 {
+		why += fmt.Sprintf("not decided in time: %d keys: %s\n", len(undecided), strings.Join(undecided, ", "))
+	}
 	return res, why, drawn
+}
+
+// unknownIn counts the requests of unknown outcome in ops.
+func unknownIn(ops []porcupine.Operation) int {
+	n := 0
+	for _, op := range ops {
+		if op.Output.(storecheck.Output).Unknown {
+			n++
+		}
+	}
+	return n
 }
 
 // describeKey lists a key's requests by the time they were sent.

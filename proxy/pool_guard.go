@@ -1,0 +1,29 @@
+package proxy
+
+// guardWrite holds p's returns for a write of the call about to be
+// routed, in a pool that journals outages; flush writes the client's
+// queued requests should it wait (see pool.guardWrite).
+func (c *call) guardWrite(p *pool, flush func()) {
+	if !p.journals() {
+		c.guardKeys = dropKeys(c.guardKeys)
+		return
+	}
+	p.guardWrite(flush)
+	c.guard = p
+}
+
+// unguard releases the call's hold on its pool's returns, if any, noting
+// the keys it wrote.
+func (c *call) unguard() {
+	if c.guard != nil {
+		c.guard.doneWrite(c.guardKeys, c.start, c.guardLost.Swap(false))
+		c.guard, c.guardKeys = nil, dropKeys(c.guardKeys)
+	}
+}
+
+// dropKeys returns keys emptied, holding none of the request's memory
+// they pointed into (a large request's is let go of once it is done).
+func dropKeys(keys [][]byte) [][]byte {
+	clear(keys)
+	return keys[:0]
+}
