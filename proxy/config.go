@@ -270,6 +270,9 @@ type PoolConfig struct {
 	ReplicaReads ReplicaReads `yaml:"replica_reads"`
 	// Traffic (traffic) samples the pool's traffic: see [Traffic].
 	Traffic Traffic `yaml:"traffic"`
+	// HotKeys (hot_keys) answers the hottest keys from the proxy: see
+	// [HotKeys].
+	HotKeys HotKeys `yaml:"hot_keys"`
 }
 
 // ReplicaReads configures reads from replicas in a Redis pool on Sentinel

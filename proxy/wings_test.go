@@ -114,17 +114,17 @@ var partMayUse = map[string][]string{
 // use nothing of the other.
 var widths = map[string]int{
 	// Between the wings.
-	"admin -> config":     70,
-	"admin -> engine":     174,
+	"admin -> config":     72,
+	"admin -> engine":     182,
 	"admin -> server":     24,
 	"admin -> source":     12,
-	"engine -> config":    71,
+	"engine -> config":    76,
 	"fronts -> config":    2,
 	"fronts -> engine":    1,
 	"fronts -> memcached": 1,
 	"fronts -> redis":     1,
 	"memcached -> config": 22,
-	"memcached -> engine": 161,
+	"memcached -> engine": 168,
 	"redis -> config":     34,
 	"redis -> engine":     138,
 	"server -> admin":     14,
@@ -143,12 +143,12 @@ var widths = map[string]int{
 	"migration -> place":   27,
 	"migration -> pool":    32,
 	"place -> backend":     5,
-	"place -> migration":   6,
+	"place -> migration":   8,
 	"place -> pool":        8,
 	"pool -> backend":      31,
 	"pool -> io":           1,
 	"pool -> migration":    17,
-	"pool -> place":        16,
+	"pool -> place":        17,
 }
 
 // listenCalls are the functions that open a listening socket; only the
