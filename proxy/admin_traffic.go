@@ -77,8 +77,8 @@ func (c *hotCache) status() *HotCacheStatus {
 		return nil
 	}
 	st := &HotCacheStatus{Keys: c.cached(), Hits: c.hits.Load(), Misses: c.misses.Load(), Fills: c.fills.Load(), Invalidations: c.invalidations.Load()}
-	if c.untracked != nil {
-		st.Untracked = c.untracked()
+	if c.front != nil {
+		st.Untracked = c.front.untracked()
 	}
 	return st
 }

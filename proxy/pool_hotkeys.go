@@ -61,9 +61,15 @@ type hotCache struct {
 	// invalidations.
 	hits, misses, fills, invalidations atomic.Uint64
 
-	// untracked, set by a front whose servers may keep keys uncached (a
-	// Redis pool's: see redis_hotkeys.go), names those servers.
-	untracked func() []string
+	// front is what the pool's front keeps for the cache (a Redis pool's
+	// trackers: see redis_hotkeys.go), nil for none.
+	front hotFront
+}
+
+// hotFront is what a front keeps for its pool's cache.
+type hotFront interface {
+	// untracked names the servers whose keys are not cached now.
+	untracked() []string
 }
 
 // hotSet is the set of cached keys: entries found by their hash in an
@@ -188,7 +194,7 @@ func (c *hotCache) read(key []byte, pl *placement, from *backend, now int64) ([]
 		return v, hotTicket{}
 	}
 	c.misses.Add(1)
-	return nil, hotTicket{e: e, gen: e.gen.Load(), epoch: c.epoch.Load(), place: pl, from: from, born: now}
+	return nil, c.ticket(e, pl, from, now)
 }
 
 // answer returns the value of e to answer a read that came at now under
@@ -216,6 +222,47 @@ type hotTicket struct {
 	from  *backend
 	born  int64
 }
+
+// ticket returns the ticket of a read of e sent at now to from under pl.
+func (c *hotCache) ticket(e *hotEntry, pl *placement, from *backend, now int64) hotTicket {
+	return hotTicket{e: e, gen: e.gen.Load(), epoch: c.epoch.Load(), place: pl, from: from, born: now}
+}
+
+// track returns the ticket of a read of key that came at now, routed by pl
+// to from, and whether the key is cached: for a front whose values are
+// answered once confirmed (see redis_hotkeys.go).
+func (c *hotCache) track(key []byte, pl *placement, from *backend, now int64) (hotTicket, bool) {
+	e := c.lookup(key, now)
+	if e == nil {
+		return hotTicket{}, false
+	}
+	return c.ticket(e, pl, from, now), true
+}
+
+// valid returns the value that answers the read of ticket t now, or nil
+// (see answer).
+func (c *hotCache) valid(t hotTicket) []byte { return c.answer(t.e, t.place, t.from, t.born) }
+
+// renew returns the ticket of a read of t's key sent at now.
+func (c *hotCache) renew(t hotTicket, now int64) hotTicket {
+	return c.ticket(t.e, t.place, t.from, now)
+}
+
+// served counts a read of a cached key: answered from the cache (hit), or
+// by its server.
+func (c *hotCache) served(hit bool) {
+	if hit {
+		c.hits.Add(1)
+	} else {
+		c.misses.Add(1)
+	}
+}
+
+// key returns the key of t.
+func (t hotTicket) key() []byte { return t.e.key }
+
+// sameKey reports whether t and o are tickets of the same key.
+func (t hotTicket) sameKey(o hotTicket) bool { return t.e == o.e }
 
 // store keeps reply, the reply to the read of ticket t, as the entry's
 // value, copied; a value of a generation or epoch that has passed since

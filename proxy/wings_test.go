@@ -115,7 +115,7 @@ var partMayUse = map[string][]string{
 var widths = map[string]int{
 	// Between the wings.
 	"admin -> config":     72,
-	"admin -> engine":     182,
+	"admin -> engine":     183,
 	"admin -> server":     24,
 	"admin -> source":     12,
 	"engine -> config":    76,
@@ -126,7 +126,7 @@ var widths = map[string]int{
 	"memcached -> config": 22,
 	"memcached -> engine": 168,
 	"redis -> config":     34,
-	"redis -> engine":     138,
+	"redis -> engine":     153,
 	"server -> admin":     14,
 	"server -> config":    75,
 	"server -> engine":    121,
