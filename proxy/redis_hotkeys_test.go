@@ -284,3 +284,29 @@ func zipfRedisGets(t *testing.T, addr string, keys int, s float64, n int, seed u
 		t.Fatal(err)
 	}
 }
+
+// TestHotKeysRedisPassword: a pool whose servers want a password, in a
+// database other than 0: the trackers' connections give the password and
+// select the database as the pool's do, so the cache answers, and a write
+// straight to the server in that database is seen by the next GET.
+func TestHotKeysRedisPassword(t *testing.T) {
+	r := startRedis(t, 0, "--requirepass", "sesame")
+	s := startProxy(t, redisPoolYAML("  redis_auth: sesame\n  redis_db: 3\n"+hotRedisYAML, r))
+	c := dialRedis(t, s.Addr("p").String())
+	c.do("AUTH", "sesame")
+	c.do("SET", "hot", "v1")
+	p := s.testPool("p")
+	eventually(t, "the cache to answer the hot key", func() bool {
+		if got := c.do("GET", "hot"); got != "$2\r\nv1\r\n" {
+			t.Fatalf("GET: %q", got)
+		}
+		return p.hot.hits.Load() > 0
+	})
+	direct := dialRedis(t, r.addr)
+	direct.do("AUTH", "sesame")
+	direct.do("SELECT", "3")
+	direct.do("SET", "hot", "v2")
+	if got := c.do("GET", "hot"); got != "$2\r\nv2\r\n" {
+		t.Errorf("after a SET straight to the server: GET %q, want v2", got)
+	}
+}
