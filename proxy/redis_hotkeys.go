@@ -259,10 +259,12 @@ func answerRedisHot(r *redisRequest, reply []byte) {
 }
 
 // run keeps the server tracked until ctx ends: it connects, serves the
-// connections until one fails, and connects again a second later; a
-// server that refuses tracking is left untracked.
+// connections until one fails, and connects again a second later,
+// logging a loss once rather than each try; a server that refuses
+// tracking is left untracked.
 func (t *redisTracker) run(ctx context.Context) {
 	log := t.b.pool.log
+	say := true // the next failure is logged
 	for ctx.Err() == nil {
 		err := t.connect(ctx)
 		var refused *trackingRefused
@@ -271,10 +273,12 @@ func (t *redisTracker) run(ctx context.Context) {
 			log.Warn("hot keys: the server refuses CLIENT TRACKING, so its keys are not cached", "server", t.b.name(), "reply", refused.reply)
 			return
 		case err == nil:
+			say = true
 			err = t.serve(ctx)
 		}
 		t.fail(err)
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && say {
+			say = false
 			log.Info("hot keys: the server's tracking connection failed: its keys are not cached until it is back", "server", t.b.name(), "err", err)
 		}
 		select {
