@@ -213,10 +213,6 @@ func (p *PoolConfig) WithDefaults() *PoolConfig {
 	setDefault(&c.Traffic.KeyShare, d.Traffic.KeyShare)
 	setDefault(&c.Traffic.TopKeys, d.Traffic.TopKeys)
 	setDefault(&c.Traffic.Window, d.Traffic.Window)
-	setDefault(&c.HotKeys.Size, c.Traffic.TopKeys)
-	if !c.Redis {
-		setDefault(&c.HotKeys.Staleness, hotStalenessDefault)
-	}
 	return &c
 }
 

@@ -47,8 +47,23 @@ const maxHotStaleness = 60000
 // hotStalenessDefault is a memcached pool's staleness when it sets none.
 const hotStalenessDefault = 100
 
-// staleness returns how long a memcached pool's cached value is answered.
-func (h HotKeys) staleness() time.Duration { return time.Duration(h.Staleness) * time.Millisecond }
+// staleness returns how long a memcached pool's cached value is answered:
+// Staleness, or its default when unset.
+func (h HotKeys) staleness() time.Duration {
+	if h.Staleness == 0 {
+		return hotStalenessDefault * time.Millisecond
+	}
+	return time.Duration(h.Staleness) * time.Millisecond
+}
+
+// size returns how many keys are cached in a pool whose sample follows
+// top keys: Size, or top when unset.
+func (h HotKeys) size(top int) int {
+	if h.Size == 0 {
+		return top
+	}
+	return h.Size
+}
 
 // check checks hot_keys, the setting of pool p: the combinations it
 // cannot serve rightly are refused, each saying why.
@@ -72,15 +87,14 @@ func (h HotKeys) check(p *PoolConfig, bad badSetting) error {
 	return nil
 }
 
-// explain writes what the hot-key cache of a pool does, when on; redis
-// tells the pool's protocol.
-func (h HotKeys) explain(b *strings.Builder, redis bool) {
+// explain writes what the hot-key cache of pool p does, when on.
+func (h HotKeys) explain(b *strings.Builder, p *PoolConfig) {
 	switch {
 	case !h.Enabled:
 		// Nothing: the explanation of a pool without it stays as it was.
-	case redis:
-		fmt.Fprintf(b, "  hot keys: GETs of the %d hottest keys answered by the proxy, invalidated by the servers' CLIENT TRACKING and confirmed with each server before a value is answered (linearizable); off for a server without tracking and while a change moves keys\n", h.Size)
+	case p.Redis:
+		fmt.Fprintf(b, "  hot keys: GETs of the %d hottest keys answered by the proxy, invalidated by the servers' CLIENT TRACKING and confirmed with each server before a value is answered (linearizable); off for a server without tracking and while a change moves keys\n", h.size(p.Traffic.TopKeys))
 	default:
-		fmt.Fprintf(b, "  hot keys: gets of the %d hottest keys answered by the proxy from values at most %d ms old, dropped at once by a write through this proxy; off while a change moves keys\n", h.Size, h.Staleness)
+		fmt.Fprintf(b, "  hot keys: gets of the %d hottest keys answered by the proxy from values at most %d ms old, dropped at once by a write through this proxy; off while a change moves keys\n", h.size(p.Traffic.TopKeys), h.staleness().Milliseconds())
 	}
 }

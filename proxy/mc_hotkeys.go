@@ -66,6 +66,8 @@ func (h *mcHot) done(p *pool, req *memcache.Request, ops []*op, plain bool) {
 		h.write(p, req)
 	case plain && len(ops) == 1 && ops[0].err == nil && !memcache.IsErrorReply(ops[0].reply):
 		p.hot.store(h.ticket, ops[0].reply)
+	default:
+		p.hot.store(h.ticket, nil) // stores nothing: ends a refresh
 	}
 	*h = mcHot{}
 }

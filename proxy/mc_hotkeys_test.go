@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/proxy/memcache"
+	"github.com/kolco-dev/kolco/sim/trace"
 )
 
 // TestHotKeysConfig: the hot-key cache's settings are checked, and the
@@ -60,6 +61,27 @@ func TestHotKeysConfig(t *testing.T) {
 	}
 }
 
+// TestHotKeysCheckExplains: kolco proxy --check says what a pool's cache
+// does, with its defaults.
+func TestHotKeysCheckExplains(t *testing.T) {
+	for _, tc := range []struct{ extra, want string }{
+		{"  traffic: {enabled: true}\n  hot_keys: {enabled: true}\n", "  hot keys: gets of the 32 hottest keys answered by the proxy from values at most 100 ms old"},
+		{"  redis: true\n  traffic: {enabled: true, top_keys: 8}\n  hot_keys: {enabled: true}\n", "  hot keys: GETs of the 8 hottest keys answered by the proxy, invalidated by the servers' CLIENT TRACKING"},
+	} {
+		cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:0\n" + tc.extra + "  servers:\n   - 127.0.0.1:11211:1\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := cfg.Explain(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("--check of %q lacks %q:\n%s", tc.extra, tc.want, b.String())
+		}
+	}
+}
+
 // TestHotKeysStaleness: a value is answered until it is staleness old,
 // and not after; nor once invalidated, under another placement or from
 // another server.
@@ -99,6 +121,40 @@ func TestHotKeysStaleness(t *testing.T) {
 	c.invalidateAll()
 	if c.answer(e, pl, b, 3000) != nil {
 		t.Error("a value was answered after every value was dropped")
+	}
+}
+
+// TestHotKeysRefreshAhead: past half its staleness a value is still
+// answered, but one read - the first - is sent to refresh it, and no
+// other until that one ends; a refresh that fails lets the next claim it.
+func TestHotKeysRefreshAhead(t *testing.T) {
+	const staleness = int64(100 * time.Millisecond)
+	c := &hotCache{staleness: staleness, size: 1}
+	key := []byte("k")
+	e := &hotEntry{key: key, hash: trace.SampleHashBytes(key)}
+	s := &hotSet{entries: []*hotEntry{e}, table: make([]int32, 2), mask: 1}
+	s.table[e.hash&s.mask] = 1
+	c.set.Store(s)
+	c.due.Store(1 << 62) // no rebuild from a sample
+	pl, b := &placement{}, &backend{}
+	c.store(hotTicket{e: e, place: pl, from: b, born: 0}, []byte("END\r\n"))
+	read := func(now int64) (bool, hotTicket) {
+		v, tk := c.read(key, pl, b, now)
+		return v != nil, tk
+	}
+	if hit, tk := read(staleness / 2); !hit || tk.e != nil {
+		t.Fatalf("at half the staleness: hit %v, ticket %v", hit, tk.e != nil)
+	}
+	hit, first := read(staleness/2 + 1)
+	if hit || !first.refresh {
+		t.Fatalf("past half the staleness: the first read was a hit %v, a refresh %v; want it sent to refresh", hit, first.refresh)
+	}
+	if hit, tk := read(staleness/2 + 2); !hit || tk.e != nil {
+		t.Errorf("while a refresh is out: a read was not answered from the value")
+	}
+	c.store(first, nil) // the refresh failed
+	if _, tk := read(staleness/2 + 3); !tk.refresh {
+		t.Errorf("after a failed refresh: the next read did not claim the refresh")
 	}
 }
 

@@ -108,7 +108,7 @@ func newHotCache(p *pool) *hotCache {
 	if !c.HotKeys.Enabled || p.traffic == nil {
 		return nil
 	}
-	h := &hotCache{size: c.HotKeys.Size, traffic: p.traffic}
+	h := &hotCache{size: c.HotKeys.size(c.Traffic.TopKeys), traffic: p.traffic}
 	if !c.Redis {
 		h.staleness = int64(c.HotKeys.staleness())
 	}
@@ -181,6 +181,14 @@ func (c *hotCache) refresh(now int64) {
 // it returns the value to answer, or, for a cached key with none, the
 // ticket with which to store the reply of the read sent to the server
 // (its entry nil for a key not cached).
+//
+// A value past half its staleness is refreshed ahead: the one read that
+// claims its entry's refresh goes to the server, the others are answered
+// from the value, which is still fresh enough. So a hot key's value does
+// not lapse under load, and its server sees one read of it each half
+// staleness - rather than, each staleness, every read that comes while
+// the first one after it lapsed is on its way (a pipelined client's
+// batch of them).
 func (c *hotCache) read(key []byte, pl *placement, from *backend, now int64) ([]byte, hotTicket) {
 	if !pl.steady() {
 		return nil, hotTicket{}
@@ -190,8 +198,15 @@ func (c *hotCache) read(key []byte, pl *placement, from *backend, now int64) ([]
 		return nil, hotTicket{}
 	}
 	if v := c.answer(e, pl, from, now); v != nil {
-		c.hits.Add(1)
-		return v, hotTicket{}
+		old := c.staleness > 0 && now-e.val.Load().born > c.staleness/2
+		if !old || !e.filling.CompareAndSwap(false, true) {
+			c.hits.Add(1)
+			return v, hotTicket{}
+		}
+		t := c.ticket(e, pl, from, now)
+		t.refresh = true
+		c.misses.Add(1)
+		return nil, t
 	}
 	c.misses.Add(1)
 	return nil, c.ticket(e, pl, from, now)
@@ -221,6 +236,9 @@ type hotTicket struct {
 	place *placement
 	from  *backend
 	born  int64
+	// refresh is set for the read that claimed its entry's refresh: its
+	// end, stored or not, lets another claim it.
+	refresh bool
 }
 
 // ticket returns the ticket of a read of e sent at now to from under pl.
@@ -266,9 +284,16 @@ func (t hotTicket) sameKey(o hotTicket) bool { return t.e == o.e }
 
 // store keeps reply, the reply to the read of ticket t, as the entry's
 // value, copied; a value of a generation or epoch that has passed since
-// the read was sent is never answered, so it is not stored.
+// the read was sent is never answered, so it is not stored, nor is a nil
+// reply (a read that failed), which only ends a refresh.
 func (c *hotCache) store(t hotTicket, reply []byte) {
-	if t.e == nil || t.e.gen.Load() != t.gen || c.epoch.Load() != t.epoch {
+	if t.e == nil {
+		return
+	}
+	if t.refresh {
+		defer t.e.filling.Store(false)
+	}
+	if reply == nil || t.e.gen.Load() != t.gen || c.epoch.Load() != t.epoch {
 		return
 	}
 	t.e.val.Store(&hotValue{reply: bytes.Clone(reply), place: t.place, from: t.from, born: t.born, gen: t.gen, epoch: t.epoch})
