@@ -218,11 +218,13 @@ func explainLimits(b *strings.Builder, p *PoolConfig) {
 		p.MaxClientConnections, idle, p.MaxValueSize, keys, per, p.MaxPending, p.ClientBufferLimit)
 	if p.Redis {
 		p.explainRedis(b)
+		p.HotKeys.explain(b, p)
 		return
 	}
 	fmt.Fprintf(b, "  flush_all: %s\n", map[string]string{"refuse": "refused", "broadcast": "sent to every server"}[p.FlushAll])
 	p.explainChanges(b)
 	p.explainTraffic(b)
+	p.HotKeys.explain(b, p)
 	for _, why := range p.ignoredSettings() {
 		fmt.Fprintf(b, "  ignored, as nutcracker ignores it: %s\n", why)
 	}

@@ -44,6 +44,43 @@ type TrafficStatus struct {
 	// Change is the latest change of the pool's servers: what the sample
 	// predicted, and what its window measured.
 	Change *TrafficChange `json:"change,omitempty"`
+	// HotCache is the pool's hot-key cache, when it keeps one
+	// (hot_keys).
+	HotCache *HotCacheStatus `json:"hot_cache,omitempty"`
+}
+
+// HotCacheStatus is a pool's hot-key cache as the admin endpoint reports
+// it.
+type HotCacheStatus struct {
+	// Keys are the keys cached, hottest first: the sample's hottest,
+	// taken again every second.
+	Keys []string `json:"keys"`
+	// Hits are the reads the proxy answered from the cache; Misses the
+	// reads of cached keys it sent to their servers (none held, or too
+	// old, or invalidated); Fills the values it stored; Invalidations
+	// the values dropped by writes, by the servers' tracking, or all at
+	// once (flush_all, a server's tracking lost).
+	Hits          uint64 `json:"hits"`
+	Misses        uint64 `json:"misses"`
+	Fills         uint64 `json:"fills"`
+	Invalidations uint64 `json:"invalidations"`
+	// Untracked are the servers whose keys are not cached: a Redis
+	// server without CLIENT TRACKING, or whose tracking connection is
+	// down.
+	Untracked []string `json:"untracked,omitempty"`
+}
+
+// status returns a pool's hot-key cache c as the admin endpoint reports
+// it, or nil when the pool keeps none (c is nil).
+func (c *hotCache) status() *HotCacheStatus {
+	if c == nil {
+		return nil
+	}
+	st := &HotCacheStatus{Keys: c.cached(), Hits: c.hits.Load(), Misses: c.misses.Load(), Fills: c.fills.Load(), Invalidations: c.invalidations.Load()}
+	if c.front != nil {
+		st.Untracked = c.front.untracked()
+	}
+	return st
 }
 
 // HotKeyStatus is one hot key.
@@ -116,6 +153,7 @@ func (p *pool) trafficStatus() *TrafficStatus {
 		c := w.status()
 		ts.Change = &c
 	}
+	ts.HotCache = p.hot.status()
 	return ts
 }
 
@@ -180,6 +218,8 @@ var (
 		"The busiest server's requests in the pool's trace over the servers' mean: 1 is even.", []string{"pool"}, nil)
 	descTrafficHot = prometheus.NewDesc("kolco_proxy_traffic_hottest_key_share",
 		"The hottest key's share of the pool's requests, estimated.", []string{"pool"}, nil)
+	descHotCache = prometheus.NewDesc("kolco_proxy_hot_keys_total",
+		"The pool's hot-key cache (hot_keys): reads it answered (kind=hits), reads of cached keys sent to their servers (misses), values stored (fills) and dropped (invalidations).", []string{"pool", "kind"}, nil)
 	descChange = prometheus.NewDesc("kolco_proxy_change_cost",
 		"The latest change of the pool's servers over its window, as the traffic sample predicted it (source=predicted) and as measured (source=measured): the figure named by kind.", []string{"pool", "source", "kind"}, nil)
 )
@@ -188,7 +228,7 @@ var (
 type trafficCollector struct{ srv *Server }
 
 func (c trafficCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTrafficReads, descTrafficMisses, descTrafficSkew, descTrafficHot, descChange} {
+	for _, d := range []*prometheus.Desc{descTrafficReads, descTrafficMisses, descTrafficSkew, descTrafficHot, descHotCache, descChange} {
 		ch <- d
 	}
 }
@@ -204,6 +244,11 @@ func (c trafficCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descTrafficSkew, prometheus.GaugeValue, ts.Skew, p.name)
 		if len(ts.HotKeys) > 0 {
 			ch <- prometheus.MustNewConstMetric(descTrafficHot, prometheus.GaugeValue, ts.HotKeys[0].Share, p.name)
+		}
+		if h := ts.HotCache; h != nil {
+			for kind, v := range map[string]uint64{"hits": h.Hits, "misses": h.Misses, "fills": h.Fills, "invalidations": h.Invalidations} {
+				ch <- prometheus.MustNewConstMetric(descHotCache, prometheus.CounterValue, float64(v), p.name, kind)
+			}
 		}
 		if ts.Change == nil {
 			continue
@@ -245,7 +290,8 @@ const trafficPageHTML = `<div class="traffic">
 <table class="traffic-servers"><tr><th>server</th><th>traced requests</th><th>share</th><th>hot keys</th></tr>
 {{range .Servers}}<tr class="traffic-server" data-server="{{.Name}}"><td>{{.Name}}</td><td>{{.Requests}}</td><td>{{pct .Share}}</td><td>{{range $i, $k := .Hot}}{{if $i}}, {{end}}<code>{{$k}}</code>{{end}}</td></tr>
 {{end}}</table>
-{{with .Change}}<table class="change" data-done="{{.Done}}"><tr><th>change at <time datetime="{{time .At}}">{{time .At}}</time>, {{.ServersBefore}} -> {{.ServersAfter}} servers{{if .Warm}}, warm{{end}}; {{dur .Window}} after</th><th>predicted</th><th>measured</th></tr>
+{{with .HotCache}}<p class="hot-cache">Hot-key cache: {{len .Keys}} keys; {{.Hits}} reads answered by the proxy, {{.Misses}} sent to their servers; {{.Fills}} values stored, {{.Invalidations}} dropped.{{if .Untracked}} Not cached (no tracking): {{range $i, $s := .Untracked}}{{if $i}}, {{end}}{{$s}}{{end}}.{{end}}</p>
+{{end}}{{with .Change}}<table class="change" data-done="{{.Done}}"><tr><th>change at <time datetime="{{time .At}}">{{time .At}}</time>, {{.ServersBefore}} -> {{.ServersAfter}} servers{{if .Warm}}, warm{{end}}; {{dur .Window}} after</th><th>predicted</th><th>measured</th></tr>
 {{if .Error}}<tr><td colspan="3" class="down">Not predicted: {{.Error}}</td></tr>{{end}}
 {{$p := .Predicted}}{{$m := .Measured}}
 <tr><td>reads of keys that move</td><td>{{with $p}}{{pct .MovedReads}}{{end}}</td><td>{{with $m}}{{pct .MovedReads}}{{end}}</td></tr>

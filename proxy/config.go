@@ -274,6 +274,9 @@ type PoolConfig struct {
 	RedisCluster RedisCluster `yaml:"redis_cluster"`
 	// Traffic (traffic) samples the pool's traffic: see [Traffic].
 	Traffic Traffic `yaml:"traffic"`
+	// HotKeys (hot_keys) answers the hottest keys from the proxy: see
+	// [HotKeys].
+	HotKeys HotKeys `yaml:"hot_keys"`
 }
 
 // ReplicaReads configures reads from replicas in a Redis pool on Sentinel

@@ -119,7 +119,7 @@ func (p *PoolConfig) validate(pool string) error {
 	if c.HashTag != "" && len(c.HashTag) != 2 {
 		return bad("hash_tag", "%q: want two characters, such as \"{}\"", c.HashTag)
 	}
-	for _, check := range []func(badSetting) error{c.checkPlacement, c.checkNumbers, c.checkPolicies, c.checkServers, c.checkWeights, c.checkRedis, c.checkReplicas, c.checkChanges, c.checkTLS, c.checkTraffic} {
+	for _, check := range []func(badSetting) error{c.checkPlacement, c.checkNumbers, c.checkPolicies, c.checkServers, c.checkWeights, c.checkRedis, c.checkReplicas, c.checkChanges, c.checkTLS, c.checkTraffic, func(bad badSetting) error { return c.HotKeys.check(c, bad) }} {
 		if err := check(bad); err != nil {
 			return err
 		}

@@ -135,6 +135,9 @@ type mcRequest struct {
 	warm *warmState
 	// notes is scratch for the pool's traffic sample (see mc_traffic.go).
 	notes []trafficNote
+	// hot is the request's part in the pool's hot-key cache (see
+	// mc_hotkeys.go).
+	hot mcHot
 }
 
 func newMcRequest(c *charge, b *flushBatch, g *warmGate) *mcRequest {
@@ -270,6 +273,13 @@ func (r *mcRequest) answer(p *pool) bool {
 // forward sends a request the proxy does not answer itself to the servers
 // it concerns; in a migration window, by the warm path.
 func (r *mcRequest) forward(p *pool) {
+	if p.hot != nil {
+		if v := r.hot.read(p, &r.req, r.start.UnixNano(), &r.route); v != nil {
+			r.local = append(r.local[:0], v...)
+			r.ready()
+			return
+		}
+	}
 	if len(r.req.Keys) == 1 && writesKey(&r.req) {
 		r.guardKeys = append(r.guardKeys[:0], r.req.Key(0))
 		r.guardWrite(p, r.batch.flush)

@@ -81,6 +81,7 @@ func (c *mcClient) writeLoop(out io.Writer) error {
 			err = r.writeReply(w)
 			r.sampleTraffic()
 		}
+		r.hot.done(r.pool, &r.req, r.ops, !r.replicated && (r.warm == nil || !r.warm.active))
 		c.finish(r)
 		if err == nil && len(c.q) == 0 {
 			err = w.Flush()

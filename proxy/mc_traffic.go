@@ -29,10 +29,14 @@ var mcOps = [...]trace.Op{
 // traffic sample, if the pool keeps one.
 func (r *mcRequest) sampleTraffic() {
 	p := r.pool
-	if p == nil || p.traffic == nil || len(r.ops) == 0 || len(r.req.Keys) == 0 {
+	if p == nil || p.traffic == nil || (len(r.ops) == 0 && !r.hot.hit) || len(r.req.Keys) == 0 {
 		return
 	}
 	t, cmd, now := p.traffic, r.req.Cmd, time.Now().UnixNano()
+	if r.hot.hit {
+		r.hot.sample(t, &r.req, r.local, now)
+		return
+	}
 	if int(cmd) >= len(mcOps) || cmd == memcache.CmdTouch {
 		if cmd == memcache.CmdTouch {
 			t.record(now, r.req.Key(0), -1, cmd.String(), trace.Other, trace.Unknown)

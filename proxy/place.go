@@ -57,6 +57,13 @@ type placement struct {
 	sig string
 }
 
+// steady reports whether a key's server under pl is the one to read it
+// from: no migration window is open and no store's move under way (see
+// hotCache).
+func (pl *placement) steady() bool {
+	return (pl.mig == nil || !pl.mig.open()) && (pl.move == nil || pl.move.done.Load())
+}
+
 // configured returns the placement over every configured server, down or
 // not.
 func (pl *placement) configured() *placement {

@@ -92,6 +92,9 @@ type pool struct {
 	// traffic is the pool's traffic sample, nil when it is off (see
 	// pool_traffic.go); set before the pool serves (takeTraffic).
 	traffic *trafficSample
+	// hot is the pool's hot-key cache, nil when it is off (see
+	// pool_hotkeys.go); made with the traffic sample it reads.
+	hot *hotCache
 
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -99,6 +99,9 @@ func (w *changeWatch) status() TrafficChange {
 // a change is predicted from the traffic before it; else a new one, or
 // none when the sample is off.
 func (p *pool) takeTraffic(old *pool) {
+	// The hot-key cache is the pool's own: its values were read under
+	// the placement of the pool that read them.
+	defer func() { p.hot = newHotCache(p) }()
 	if old != nil && old.traffic != nil && old.traffic.cfg == p.cfg.WithDefaults().Traffic {
 		p.traffic = old.traffic
 		return

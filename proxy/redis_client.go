@@ -239,6 +239,9 @@ func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
 // be split whose keys are on several servers is refused, as are the
 // commands no proxy can serve.
 func (c *redisClient) forward(p *pool, r *redisRequest) {
+	if p.hot != nil && p.hot.front != nil && p.hot.front.(*redisHot).get(p, r, &c.route) {
+		return // the server's tracker answers it
+	}
 	if !r.req.Cmd.ReadOnly() && r.req.NumKeys() > 0 {
 		// Before it is routed: a server coming back settles what
 		// writes routed around it wrote (see outage).
@@ -349,6 +352,9 @@ type redisRequest struct {
 	// notes is scratch for the pool's traffic sample (see
 	// redis_traffic.go).
 	notes []trafficNote
+	// hot is set when the pool's hot-key cache took the request (see
+	// redis_hotkeys.go).
+	hot bool
 
 	// Scratch space, so that merging allocates nothing.
 	replies []redis.Reply
@@ -394,6 +400,7 @@ func (r *redisRequest) reset() {
 	r.req.Trim()
 	r.call.reset()
 	r.local = r.local[:0]
+	r.hot = false
 }
 
 // redisOp is an op of the Redis front: the engine's op, and where the

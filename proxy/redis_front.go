@@ -36,6 +36,9 @@ func (redisFront) startPool(ctx context.Context, p *pool) {
 	if p.cfg.ReplicaReads.Enabled {
 		startReplicaReads(ctx, p)
 	}
+	if p.hot != nil {
+		startRedisHot(ctx, p)
+	}
 }
 
 func (redisFront) commands() int { return redis.NumCommands() }

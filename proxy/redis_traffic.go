@@ -18,13 +18,15 @@ import (
 // traffic sample, if the pool keeps one.
 func (r *redisRequest) sampleTraffic() {
 	p := r.pool
-	if p == nil || p.traffic == nil || len(r.ops) == 0 || r.req.Cmd == nil || r.req.NumKeys() == 0 {
+	if p == nil || p.traffic == nil || (len(r.ops) == 0 && !r.hot) || r.req.Cmd == nil || r.req.NumKeys() == 0 {
 		return
 	}
 	name := r.req.Cmd.Name()
 	op := trace.OpOf(name)
 	size, result := int64(-1), trace.Unknown
 	switch {
+	case r.hot: // the hot-key cache answered it (see redis_hotkeys.go)
+		size, result = bulkResult(r.local)
 	case op == trace.Read && len(r.ops) == 1 && r.req.NumKeys() == 1:
 		if o := r.ops[0]; o.err == nil {
 			size, result = bulkResult(o.reply)

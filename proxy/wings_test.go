@@ -114,19 +114,19 @@ var partMayUse = map[string][]string{
 // use nothing of the other.
 var widths = map[string]int{
 	// Between the wings.
-	"admin -> config":     70,
-	"admin -> engine":     175,
+	"admin -> config":     72,
+	"admin -> engine":     184,
 	"admin -> server":     25,
 	"admin -> source":     12,
-	"engine -> config":    72,
+	"engine -> config":    77,
 	"fronts -> config":    2,
 	"fronts -> engine":    1,
 	"fronts -> memcached": 1,
 	"fronts -> redis":     1,
 	"memcached -> config": 22,
-	"memcached -> engine": 161,
-	"redis -> config":     38,
-	"redis -> engine":     143,
+	"memcached -> engine": 168,
+	"redis -> config":     37,
+	"redis -> engine":     158,
 	"server -> admin":     14,
 	"server -> config":    75,
 	"server -> engine":    123,
@@ -143,12 +143,12 @@ var widths = map[string]int{
 	"migration -> place":   27,
 	"migration -> pool":    34,
 	"place -> backend":     5,
-	"place -> migration":   6,
+	"place -> migration":   8,
 	"place -> pool":        8,
 	"pool -> backend":      33,
 	"pool -> io":           1,
 	"pool -> migration":    17,
-	"pool -> place":        16,
+	"pool -> place":        17,
 }
 
 // listenCalls are the functions that open a listening socket; only the

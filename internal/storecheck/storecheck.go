@@ -114,6 +114,15 @@ func (r *Run) Stop() []porcupine.Operation {
 	return r.ops
 }
 
+// Wait waits for every client to send its Limit of requests, and returns
+// the history; without a Limit it waits until Stop.
+func (r *Run) Wait() []porcupine.Operation {
+	r.wg.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ops
+}
+
 // Key returns the i-th key of the workload.
 func (r *Run) Key(i int) string { return r.cfg.Prefix + strconv.Itoa(i) }
 
