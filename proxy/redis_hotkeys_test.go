@@ -315,3 +315,33 @@ func TestHotKeysRedisPassword(t *testing.T) {
 		t.Errorf("after a SET straight to the server: GET %q, want v2", got)
 	}
 }
+
+// TestHotKeysRedisServerRestart: a server that goes away drops its
+// values and is named untracked, with one line logged; back, it is
+// tracked again, and the cache answers its keys as it holds them now,
+// not as it held them before.
+func TestHotKeysRedisServerRestart(t *testing.T) {
+	r := startRedis(t, 0)
+	s, logs := startProxyLogged(t, redisPoolYAML("  timeout: 2000\n"+hotRedisYAML, r))
+	c := dialRedis(t, s.Addr("p").String())
+	p := s.testPool("p")
+	c.do("SET", "hot", "before")
+	eventually(t, "the cache to answer the hot key", func() bool {
+		c.do("GET", "hot")
+		return p.hot.hits.Load() > 0
+	})
+	r.stop()
+	eventually(t, "the server untracked", func() bool { return slices.Equal(p.hot.front.untracked(), []string{"r0"}) })
+	r.start(t)
+	eventually(t, "the server tracked again", func() bool { return len(p.hot.front.untracked()) == 0 })
+	if n := len(logs.lines(t, "hot keys: the server's tracking connection failed: its keys are not cached until it is back")); n != 1 {
+		t.Errorf("the loss logged %d times, want once", n)
+	}
+	hits := p.hot.hits.Load()
+	eventually(t, "the cache to answer the hot key again", func() bool {
+		if got := c.do("GET", "hot"); got != "$-1\r\n" {
+			t.Fatalf("GET after the restart: %q, want the restarted server's nothing", got)
+		}
+		return p.hot.hits.Load() > hits
+	})
+}
