@@ -124,7 +124,7 @@ var widths = map[string]int{
 	"fronts -> memcached": 1,
 	"fronts -> redis":     1,
 	"memcached -> config": 22,
-	"memcached -> engine": 161,
+	"memcached -> engine": 162,
 	"redis -> config":     34,
 	"redis -> engine":     138,
 	"server -> admin":     14,
