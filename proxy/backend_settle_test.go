@@ -64,3 +64,82 @@ func TestReturnSettlesNoCopyTheOutageNeverWrote(t *testing.T) {
 		t.Errorf("the owner holds %q for %s once back, older than \"during\"; log:\n%s", it.value, key, logs.String())
 	}
 }
+
+// TestReturnWindowReadsNoLeftBehindCopy: a server started again empty
+// while it is out, and a key of its that nobody wrote or read meanwhile,
+// of which the server standing in for it holds a copy a change left
+// behind, older than the key's last write. Once the server is back the
+// key misses there. Before, the return's migration window read it at the
+// stand-in on that miss - a value older than one acknowledged - and copied
+// it over; now a return opens no window that reads the stand-ins. (Under
+// ketama, whose return rebuilds the placement, the same steps read no
+// such copy before either; it is kept as a guard.)
+func TestReturnWindowReadsNoLeftBehindCopy(t *testing.T) {
+	t.Parallel()
+	for _, dist := range []string{"ring", "ketama"} {
+		t.Run(dist, func(t *testing.T) {
+			t.Parallel()
+			ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
+			settings := "  distribution: " + dist + "\n  auto_eject_hosts: true\n  timeout: 300\n  server_failure_limit: 1\n" +
+				"  server_retry_timeout: 200\n  health_check: {interval: 50, timeout: 300}\n"
+			s := startProxy(t, poolYAML(settings, ms...))
+			c := dial(t, s.Addr("p").String())
+			p := s.testPool("p")
+			const key = "k:window"
+			owner := configuredOwnerOf(p, key)
+			other := "" // another key of the owner, read to mark it down
+			for _, k := range diffKeys(200) {
+				if configuredOwnerOf(p, k) == owner {
+					other = k
+					break
+				}
+			}
+			// The stand-in: the key's server with the owner out, as a
+			// pool over the other servers places it.
+			var a *memcached
+			var rest []*memcached
+			for _, m := range ms {
+				if m.addr == owner {
+					a = m
+				} else {
+					rest = append(rest, m)
+				}
+			}
+			cfg, err := ParseConfig([]byte(poolYAML(settings, rest...)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			without, err := testPool(cfg.WithDefaults().Pools["p"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var d *memcached
+			for _, m := range rest {
+				if m.addr == ownerOf(without, key) {
+					d = m
+				}
+			}
+			dialDirect(t, d).set(key, "left-behind") // a copy of before, older than the write below
+			setValue(c, key, "newer", 0, 0)
+			a.stop()
+			var down *backend
+			for _, b := range p.backends {
+				if b.addr == owner {
+					down = b
+				}
+			}
+			eventually(t, "the owner marked down", func() bool {
+				c.do("get " + other + "\r\n")
+				return down.health.isDown()
+			})
+			if got := ownerOf(s.testPool("p"), key); got != d.addr {
+				t.Fatalf("with the owner out %s goes to %s, want %s", key, got, d.addr)
+			}
+			startMemcached(t, a.port) // empty
+			eventually(t, "the owner restored", func() bool { return !down.health.isDown() })
+			if got := c.do("get " + key + "\r\n"); strings.Contains(got, "left-behind") {
+				t.Errorf("get %s once its owner is back, empty: %q, older than \"newer\", acknowledged before", key, got)
+			}
+		})
+	}
+}

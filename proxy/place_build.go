@@ -155,7 +155,7 @@ func (p *pool) rebuildPlacement(served bool) error {
 		pl.prev = cur.prev // health is not membership: the previous placement stays
 		pl.mig, pl.move = cur.mig, cur.move
 		if served {
-			pl.mig = p.migrationAfter(cur, pl, cur.sig != pl.sig)
+			pl.mig = p.migrationAfter(cur, pl, cur.sig != pl.sig, true)
 		}
 	}
 	p.publish(pl)

@@ -47,7 +47,7 @@ func (p *pool) follow(from *layout, prev *placement) error {
 		detached := *prev
 		detached.prev, detached.mig = nil, nil // one placement back, not a chain of every one
 		pl.prev = &detached
-		pl.mig = p.migrationAfter(prev, pl, prev.sig != pl.sig)
+		pl.mig = p.migrationAfter(prev, pl, prev.sig != pl.sig, true)
 		pl.move = p.moveAfter(prev, pl)
 	}
 	p.publish(pl)
