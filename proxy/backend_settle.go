@@ -24,7 +24,7 @@ func (p *pool) settleKeys(ctx context.Context, b *backend, keys []string, settle
 	var drop []string
 	var sc routeScratch
 	for _, k := range keys {
-		src, ok, unvouched := p.settleSource(pl, b, k, settled[k], &sc)
+		src, ok, unvouched := settleSource(pl, b, k, settled[k], &sc)
 		switch {
 		case !ok:
 			drop = append(drop, k)
@@ -90,17 +90,12 @@ func (p *pool) noteStandIn(pl *placement, b *backend, keys []string) {
 // (then that server is returned as unvouched: its copy, if any, is removed
 // too); with replicas, the first of its other copies it was written to
 // (to) that is up, none when it was written to none.
-func (p *pool) settleSource(pl *placement, b *backend, key string, to []string, sc *routeScratch) (src *backend, ok bool, unvouched *backend) {
+func settleSource(pl *placement, b *backend, key string, to []string, sc *routeScratch) (src *backend, ok bool, unvouched *backend) {
 	if !pl.servesIfUp([]byte(key), b, sc) {
 		return nil, false, nil
 	}
 	if pl.replicas > 1 {
-		for _, a := range to {
-			if c := p.backendAt(a); c != nil && c != b && !c.health.isDown() {
-				return c, true, nil
-			}
-		}
-		return nil, len(to) == 0, nil
+		return settleCopy(pl, b, key, to, sc)
 	}
 	r := pl.route([]byte(key), false, sc)
 	if len(r) == 0 || r[0] == b {
@@ -117,6 +112,29 @@ func (p *pool) settleSource(pl *placement, b *backend, key string, to []string, 
 		return nil, false, r[0]
 	}
 	return r[0], true, nil
+}
+
+// settleCopy is settleSource with replicas: the first of key's copies
+// now, other than b, that a write of the outage reached (to) and that is
+// up; none when the outage wrote it to none. A server the key was
+// written to that is no longer one of its copies is not one: a change
+// since moved the key's copy from it, and the writes after the change
+// went to the key's copies of now, so its value may be older (the fault
+// schedule's seed 85 settled a key from such a server, and read its older
+// value at the copy back). With no copy of now to settle from, the key is
+// removed from b.
+func settleCopy(pl *placement, b *backend, key string, to []string, sc *routeScratch) (src *backend, ok bool, unvouched *backend) {
+	if len(to) == 0 {
+		return nil, true, nil
+	}
+	full := pl.configured()
+	sc.idx, sc.nodes = full.copies(sc.idx[:0], sc.nodes, []byte(key))
+	for _, i := range sc.idx {
+		if c := full.servers[i]; c != b && !c.health.isDown() && slices.Contains(to, c.addr) {
+			return c, true, nil
+		}
+	}
+	return nil, false, nil
 }
 
 // settleReturn settles what b missed while it was out, restores it and,

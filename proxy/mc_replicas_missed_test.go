@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,5 +75,80 @@ func TestReplicasCopyThatMissedAWriteIsNotRead(t *testing.T) {
 				t.Errorf("m0 holds %q for %q once back, want new (settled from its other copy)", got.value, key)
 			}
 		})
+	}
+}
+
+// TestReplicasReturnSettlesFromACopyOfNow: with two copies, a copy out
+// while a change moves the key's other copy to an added server. The key
+// was written to its other copy of before the change, then to the one of
+// after; the return settled it from the first of those still up - the
+// copy of before, which holds the older value - and the copy back served
+// it (a fault schedule's seed 85: memcached, two copies, fail-fast,
+// gossip; 9 reads of a value older than one acknowledged, just after a
+// copy's return). It settles from a copy the key has now.
+func TestReplicasReturnSettlesFromACopyOfNow(t *testing.T) {
+	t.Parallel()
+	ms := make([]*memcached, 5)
+	for i := range ms {
+		ms[i] = startMemcached(t, 0)
+	}
+	yaml := func(n int) string {
+		var b strings.Builder
+		b.WriteString("p:\n  listen: 127.0.0.1:0\n  distribution: ring\n  replicas: 2\n  ejection: fail-fast\n  timeout: 300\n" +
+			"  server_failure_limit: 1\n  health_check: {interval: 50, timeout: 300}\n  servers:\n")
+		for i, m := range ms[:n] {
+			fmt.Fprintf(&b, "   - %s:1 m%d\n", m.addr, i)
+		}
+		return b.String()
+	}
+	copiesOf := func(n int, key string) []string {
+		cfg, err := ParseConfig([]byte(yaml(n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := testPool(cfg.WithDefaults().Pools["p"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes, err := p.place.Load().kolco.p.LocateN(nil, key, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []string{nodes[0].ID, nodes[1].ID}
+	}
+	// A key whose copies are {b, x} over four servers and {b, m4} over
+	// five: the added server takes x's copy, b keeps its own.
+	key, b, x := "", "", ""
+	for _, k := range diffKeys(500) {
+		before, after := copiesOf(4, k), copiesOf(5, k)
+		for i, c := range before {
+			if slices.Contains(after, c) && slices.Contains(after, "m4") {
+				key, b, x = k, c, before[1-i]
+				break
+			}
+		}
+		if key != "" {
+			break
+		}
+	}
+	if key == "" {
+		t.Fatal("no key of 500 keeps one copy and moves the other to the added server")
+	}
+	s := startProxy(t, yaml(4))
+	c := dial(t, s.Addr("p").String())
+	at := func(name string) *memcached { return ms[name[1]-'0'] }
+	setValue(c, key, "v1", 0, 0)
+	cont := sigstopUntil(t, at(b).cmd.Process)
+	setValue(c, key, "v2", 0, 0) // to x; b fails it and is marked down
+	reload(t, s, yaml(5))
+	setValue(c, key, "v3", 0, 0) // to m4; b is down
+	cont()
+	down := s.testPool("p").backendNamed(b)
+	eventually(t, b+" restored", func() bool { return !down.health.isDown() })
+	if it, ok := dialDirect(t, at(b)).get(key); ok && it.value != "v3" {
+		t.Errorf("%s holds %q for %s once back, older than v3 (v2 is on %s, the copy of before the change)", b, it.value, key, x)
+	}
+	if got := getValue(c, key); got != "" && got != "v3" {
+		t.Errorf("get %s once %s is back: %q, want v3 or a miss", key, b, got)
 	}
 }
