@@ -83,18 +83,27 @@ func TestReplicasCopyThatMissedAWriteIsNotRead(t *testing.T) {
 // was written to its other copy of before the change, then to the one of
 // after; the return settled it from the first of those still up - the
 // copy of before, which holds the older value - and the copy back served
-// it (a fault schedule's seed 85: memcached, two copies, fail-fast,
-// gossip; 9 reads of a value older than one acknowledged, just after a
-// copy's return). It settles from a copy the key has now.
+// it (fault schedule seeds 85, memcached, two copies, fail-fast, gossip:
+// 9 reads of a value older than one acknowledged just after a copy's
+// return; 212, rehash, etcd: 14). It settles from a copy the key has now.
 func TestReplicasReturnSettlesFromACopyOfNow(t *testing.T) {
 	t.Parallel()
+	for name, ejection := range map[string]string{"rehash": "auto_eject_hosts: true", "fail-fast": "ejection: fail-fast"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			checkReturnSettlesFromACopyOfNow(t, ejection)
+		})
+	}
+}
+
+func checkReturnSettlesFromACopyOfNow(t *testing.T, ejection string) {
 	ms := make([]*memcached, 5)
 	for i := range ms {
 		ms[i] = startMemcached(t, 0)
 	}
 	yaml := func(n int) string {
 		var b strings.Builder
-		b.WriteString("p:\n  listen: 127.0.0.1:0\n  distribution: ring\n  replicas: 2\n  ejection: fail-fast\n  timeout: 300\n" +
+		b.WriteString("p:\n  listen: 127.0.0.1:0\n  distribution: ring\n  replicas: 2\n  " + ejection + "\n  timeout: 300\n" +
 			"  server_failure_limit: 1\n  health_check: {interval: 50, timeout: 300}\n  servers:\n")
 		for i, m := range ms[:n] {
 			fmt.Fprintf(&b, "   - %s:1 m%d\n", m.addr, i)
