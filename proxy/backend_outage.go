@@ -312,9 +312,9 @@ func (p *pool) backendAt(addr string) *backend {
 // missedWrite marks b down at once, whatever server_failure_limit says:
 // b is a copy of a key that failed, with err, a write another copy took
 // and the client is told succeeded. Left up, b would serve the key's
-// value of before to every read sent to it (the fault schedule's seeds
-// 115 and 143: one failure of a copy under server_failure_limit 2 read 1
-// and 3 values older than one acknowledged), and its failure alone says
+// value of before to every read sent to it (a long run of the fault
+// schedule failed seeds 115 and 143 so, under server_failure_limit 2),
+// and its failure alone says
 // nothing about which keys it missed. Marked down before the write is
 // done, it has an outage whose journal notes the key with the copies that
 // took it: reads go to them, and its return settles the key from them,

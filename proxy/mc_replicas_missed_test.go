@@ -13,9 +13,10 @@ import (
 // that one copy takes and the other fails is acknowledged; the copy that
 // failed it holds the value of before, and under server_failure_limit 2
 // one failure does not mark it down. A read of the key at that copy then
-// returned the value of before, older than one acknowledged - a fault
-// schedule's seeds 115 and 143 (memcached, two copies, rehash) read 1 and
-// 3 such values. The copy is marked down as it misses the write, so that
+// returned the value of before, older than one acknowledged (a long run
+// of the fault schedule failed seeds 115 and 143 - memcached, two copies,
+// rehash, etcd, under the schedule's server_failure_limit 2 - for this
+// reason). The copy is marked down as it misses the write, so that
 // reads go to the copy that took it, and its return settles the key from
 // there: every read returns the new value, and so does the copy itself
 // once it is back.
