@@ -135,17 +135,13 @@ func (p *pool) kolcoPlacement(l *layout) (*placement, error) {
 // rebuild publishes the pool's placement after a change of health. Only
 // twemproxy's distributions change with health; kolco's keep the
 // configured placement, and routing passes over a server marked down.
-// A rebuild that moves keys starts a migration (see migration); up says
-// a server came back, and then its window does not read the placement
-// with the server out, as a kolco distribution's return does not (see
-// restoreChange).
-func (p *pool) rebuild(up bool) error { return p.rebuildPlacement(true, !up) }
+// A rebuild that moves keys starts a migration (see migration).
+func (p *pool) rebuild() error { return p.rebuildPlacement(true) }
 
 // rebuildPlacement is rebuild; served says whether the placement it
 // replaces has served requests: one that never did (the placement of a
-// reload before the health it inherits) has no copies to fall back to;
-// readPrev whether a window that opens reads it.
-func (p *pool) rebuildPlacement(served, readPrev bool) error {
+// reload before the health it inherits) has no copies to fall back to.
+func (p *pool) rebuildPlacement(served bool) error {
 	if !isTwemproxy(p.cfg) {
 		return nil
 	}
@@ -159,7 +155,7 @@ func (p *pool) rebuildPlacement(served, readPrev bool) error {
 		pl.prev = cur.prev // health is not membership: the previous placement stays
 		pl.mig, pl.move = cur.mig, cur.move
 		if served {
-			pl.mig = p.migrationAfter(cur, pl, cur.sig != pl.sig, readPrev)
+			pl.mig = p.migrationAfter(cur, pl, cur.sig != pl.sig, true)
 		}
 	}
 	p.publish(pl)
