@@ -367,7 +367,13 @@ func (b *backend) fail(err error, n int) {
 	if cfg.Ejection == EjectNone {
 		return
 	}
-	if b.health.failed(cfg.ServerFailureLimit, cfg.ServerRetryTimeout, func() { b.pool.openOutage(b) }) {
+	b.failedTowards(cfg.ServerFailureLimit, err)
+}
+
+// failedTowards counts a failure with err towards ejection and marks the
+// server down when it is the limit-th in a row.
+func (b *backend) failedTowards(limit int, err error) {
+	if b.health.failed(limit, b.pool.cfg.ServerRetryTimeout, func() { b.pool.openOutage(b) }) {
 		b.stats.ejected()
 		b.pool.healthChanged(b, false, err)
 		if o := b.outage.Load(); o != nil {

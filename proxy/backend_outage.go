@@ -317,3 +317,24 @@ func (p *pool) backendAt(addr string) *backend {
 	}
 	return nil
 }
+
+// missedWrite marks b down at once, whatever server_failure_limit says:
+// b is a copy of a key that failed, with err, a write another copy took
+// and the client is told succeeded. Left up, b would serve the key's
+// value of before to every read sent to it (a long run of the fault
+// schedule failed seeds 115 and 143 so, under server_failure_limit 2),
+// and its failure alone says
+// nothing about which keys it missed. Marked down before the write is
+// done, it has an outage whose journal notes the key with the copies that
+// took it: reads go to them, and its return settles the key from them,
+// as for any write made while a copy is out. The cost is a copy's reads
+// going to its other copies until its next probe answers; a write still
+// succeeds while one copy takes it. A request the server was never tried
+// for (down, or the pool closing) is no failure of it: a down server's
+// outage notes the key already.
+func (b *backend) missedWrite(err error) {
+	if b.former || b.pool.cfg.Ejection == EjectNone || errors.Is(err, ErrPoolClosed) || errors.Is(err, ErrServerDown) {
+		return
+	}
+	b.failedTowards(1, err)
+}

@@ -24,10 +24,16 @@ func (p *pool) settleKeys(ctx context.Context, b *backend, keys []string, settle
 	var drop []string
 	var sc routeScratch
 	for _, k := range keys {
-		src, ok := p.settleSource(pl, b, k, settled[k], &sc)
+		src, ok, unvouched := settleSource(pl, b, k, settled[k], &sc)
 		switch {
 		case !ok:
 			drop = append(drop, k)
+			if unvouched != nil {
+				// Removed with the stand-ins' copies (clearStandIns), so
+				// that no read finds it once b is back - a fallback of
+				// the return's migration window included.
+				settled[k] = append(settled[k], unvouched.addr)
+			}
 			if dst, src := pl.returnMove([]byte(k), b, &sc); dst != nil {
 				moved[[2]*backend{dst, src}] = append(moved[[2]*backend{dst, src}], k)
 			}
@@ -80,32 +86,58 @@ func (p *pool) noteStandIn(pl *placement, b *backend, keys []string) {
 // settleSource returns the server b's copy of key is settled from, nil
 // when it stands as it is, or false when it is removed: the key's server
 // while b is out, for a key b serves once up, unless a write noted may
-// have gone to b itself (see unsureStandIn); with replicas, the first of
-// its other copies it was written to (to) that is up, none when it was
-// written to none.
-func (p *pool) settleSource(pl *placement, b *backend, key string, to []string, sc *routeScratch) (*backend, bool) {
+// have gone to b itself (see unsureStandIn), or none went to that server
+// (then that server is returned as unvouched: its copy, if any, is removed
+// too); with replicas, the first of its other copies it was written to
+// (to) that is up, none when it was written to none.
+func settleSource(pl *placement, b *backend, key string, to []string, sc *routeScratch) (src *backend, ok bool, unvouched *backend) {
 	if !pl.servesIfUp([]byte(key), b, sc) {
-		return nil, false
+		return nil, false, nil
 	}
 	if pl.replicas > 1 {
 		if slices.Contains(to, unsureStandIn) {
-			return nil, false // noted under another placement
+			return nil, false, nil // noted under another placement
 		}
-		for _, a := range to {
-			if c := p.backendAt(a); c != nil && c != b && !c.health.isDown() {
-				return c, true
-			}
-		}
-		return nil, len(to) == 0
+		return settleCopy(pl, b, key, to, sc)
 	}
 	r := pl.route([]byte(key), false, sc)
 	if len(r) == 0 || r[0] == b {
-		return nil, false // no server is up to stand in
+		return nil, false, nil // no server is up to stand in
 	}
 	if slices.Contains(to, unsureStandIn) {
-		return nil, false // the stand-in's copy may be older than b's
+		return nil, false, nil // the stand-in's copy may be older than b's
 	}
-	return r[0], true
+	if !slices.Contains(to, r[0].addr) {
+		// No write of the outage, nor a settle, reached the server the
+		// key is read from now: the stand-in written to is out or gone
+		// (a change removed it), and this one's copy, if any, may be one
+		// a change left behind, older than anything written since.
+		return nil, false, r[0]
+	}
+	return r[0], true, nil
+}
+
+// settleCopy is settleSource with replicas: the first of key's copies
+// now, other than b, that a write of the outage reached (to) and that is
+// up; none when the outage wrote it to none. A server the key was
+// written to that is no longer one of its copies is not one: a change
+// since moved the key's copy from it, and the writes after the change
+// went to the key's copies of now, so its value may be older (the fault
+// schedule's seed 85 settled a key from such a server, and read its older
+// value at the copy back). With no copy of now to settle from, the key is
+// removed from b.
+func settleCopy(pl *placement, b *backend, key string, to []string, sc *routeScratch) (src *backend, ok bool, unvouched *backend) {
+	if len(to) == 0 {
+		return nil, true, nil
+	}
+	full := pl.configured()
+	sc.idx, sc.nodes = full.copies(sc.idx[:0], sc.nodes, []byte(key))
+	for _, i := range sc.idx {
+		if c := full.servers[i]; c != b && !c.health.isDown() && slices.Contains(to, c.addr) {
+			return c, true, nil
+		}
+	}
+	return nil, false, nil
 }
 
 // settleReturn settles what b missed while it was out, restores it and,

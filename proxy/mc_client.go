@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kolco-dev/kolco/proxy/memcache"
@@ -120,7 +121,9 @@ type mcRequest struct {
 
 	// replicated marks a write sent to every replica of its key: the
 	// reply is the first one that is not an error, in preference order.
+	// copiesLeft counts its ops not done yet (see missedCopies).
 	replicated bool
+	copiesLeft atomic.Int32
 	// split routes a retrieval of several keys, by the placement place;
 	// serverOf, bound once, is its function from key to server.
 	split    memcache.Splitter
@@ -154,7 +157,28 @@ func (r *mcRequest) opDone(o *op) {
 		r.warmOpDone(o)
 		return
 	}
+	if o != nil && r.replicated && r.copiesLeft.Add(-1) == 0 {
+		missedCopies(r.ops) // before the call is done: its write is noted then
+	}
 	r.call.opDone(o)
+}
+
+// missedCopies marks down, at once, the copies that failed a replicated
+// write another copy took (see backend.missedWrite), before the write is
+// noted in the outages and answered; ops are the write's, one a copy.
+func missedCopies(ops []*op) {
+	took := false
+	for _, o := range ops {
+		took = took || o.err == nil && !memcache.IsErrorReply(o.reply)
+	}
+	if !took {
+		return // the client is told the write failed: its outcome is unknown
+	}
+	for _, o := range ops {
+		if o.err != nil {
+			mcOf(o).to.missedWrite(o.err)
+		}
+	}
 }
 
 // ready marks a request the proxy answered itself, with no op, as done.
@@ -327,6 +351,12 @@ func (r *mcRequest) single(p *pool) {
 	}
 	r.replicated = write
 	r.left.Store(int32(len(r.ops)))
+	if write {
+		r.copiesLeft.Store(int32(len(r.ops)))
+		for i, o := range r.ops {
+			mcOf(o).to = owners[i]
+		}
+	}
 	for i, o := range r.ops {
 		owners[i].send(o)
 	}
@@ -420,7 +450,8 @@ type mcOp struct {
 	// role is what the op is to a request in a migration window (see
 	// mc_warm.go); 0 for every other.
 	role opRole
-	// to is the server a warm op went to.
+	// to is the server a warm op, or a copy of a replicated write, went
+	// to.
 	to *backend
 }
 

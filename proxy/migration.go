@@ -11,7 +11,8 @@ import (
 
 // A migration is what follows a change of placement that moves keys (a
 // reload that adds, removes, re-weights or readdresses servers; a server
-// restored under rehash; for ketama and modula, any rebuild): the window
+// restored under rehash, whose window reads no stand-in (see
+// restoreChange); for ketama and modula, any rebuild): the window
 // in which reads fall back to the placements the change replaced (see
 // mc_warm.go), then the sweep of the copies left on servers that no longer
 // own them (see mc_sweep.go). It rides on the placement it follows, so that
@@ -157,8 +158,10 @@ func serversSignature(servers []*backend) string {
 // migrationAfter returns the migration of pl, the placement that replaces
 // prev by a change, moved or not: a new window over prev and the priors of
 // prev's open window when the change moved keys, else prev's migration
-// going on. The caller holds placeMu.
-func (p *pool) migrationAfter(prev, pl *placement, moved bool) *migration {
+// going on. With readPrev false a window that opens does not read prev,
+// only what prev's open window read (a server's return, see
+// restoreChange). The caller holds placeMu.
+func (p *pool) migrationAfter(prev, pl *placement, moved, readPrev bool) *migration {
 	if prev == nil {
 		return nil
 	}
@@ -172,7 +175,9 @@ func (p *pool) migrationAfter(prev, pl *placement, moved bool) *migration {
 	switch {
 	case moved:
 		if warm {
-			m.priors = append(m.priors, p.priorOf(prev))
+			if readPrev {
+				m.priors = append(m.priors, p.priorOf(prev))
+			}
 			if old != nil && old.open() {
 				m.priors = append(m.priors, p.remapPriors(old.priors)...)
 			}

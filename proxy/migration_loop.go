@@ -169,29 +169,30 @@ func (p *pool) settle(m *migration) {
 }
 
 // restoreChange restores a server with restore and, for a pool of a
-// kolco distribution under rehash, starts the migration of its keys back
-// from the servers that stood in for it: with warm changes the window
-// opens before the server serves, over the placement with it down; with
-// a sweep alone, after, so that the sweep judges by the placement with it
-// up. twemproxy's distributions start theirs in the rebuild.
+// kolco distribution under rehash, starts the sweep of its keys' copies
+// left on the servers that stood in for it, judged by the placement with
+// it up. twemproxy's distributions start theirs in the rebuild.
+//
+// No window reads the stand-ins on the server's misses, as a change's
+// does its previous servers: what the server missed is settled before it
+// serves (see outage), and any other copy a stand-in holds of its keys is
+// one no write of the outage vouched for - a copy a change left behind,
+// older than the key's last write, which a server started again empty,
+// or one that evicted the key, would have read back and copied
+// (TestReturnWindowReadsNoLeftBehindCopy). A change's window still open
+// goes on.
 func (p *pool) restoreChange(restore func()) {
 	cfg := p.cfg
+	restore()
 	if isTwemproxy(cfg) || cfg.Ejection != EjectRehash || cfg.Replicas > 1 || !cfg.Warm.on() && len(cfg.Sweep.Exclusive) == 0 {
-		restore()
 		return
-	}
-	if !cfg.Warm.on() {
-		restore()
 	}
 	p.placeMu.Lock()
 	cur := p.place.Load()
 	cp := *cur
-	cp.mig = p.migrationAfter(cur, &cp, true)
+	cp.mig = p.migrationAfter(cur, &cp, true, false)
 	p.publish(&cp)
 	p.placeMu.Unlock()
-	if cfg.Warm.on() {
-		restore()
-	}
 }
 
 // closeFormers closes the former servers' connections, when the pool

@@ -154,7 +154,7 @@ func (p *pool) rebuildPlacement(served bool) error {
 	if cur := p.place.Load(); cur != nil {
 		pl.mig, pl.move = cur.mig, cur.move
 		if served {
-			pl.mig = p.migrationAfter(cur, pl, cur.sig != pl.sig)
+			pl.mig = p.migrationAfter(cur, pl, cur.sig != pl.sig, true)
 		}
 	}
 	p.publish(pl)

@@ -124,7 +124,7 @@ var widths = map[string]int{
 	"fronts -> memcached": 1,
 	"fronts -> redis":     1,
 	"memcached -> config": 22,
-	"memcached -> engine": 168,
+	"memcached -> engine": 169,
 	"redis -> config":     37,
 	"redis -> engine":     158,
 	"server -> admin":     14,

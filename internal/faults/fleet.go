@@ -48,17 +48,18 @@ type poolStatus struct {
 	Move json.RawMessage `json:"move"`
 }
 
-// startProxies writes each proxy's configuration and starts it.
+// startProxies writes each proxy's configuration and starts it. Its ports
+// are free when chosen, but another program on the machine may take one
+// before the proxy binds it (seed 219 once found its listening port
+// taken): then every proxy starts again on other ports, as their
+// configurations name each other's.
 func (r *run) startProxies() error {
-	ports := realprog.RestartablePorts(r.t, 3*r.cfg.Proxies)
 	for i := range r.cfg.Proxies {
 		dir := filepath.Join(r.dir, fmt.Sprintf("proxy%d", i))
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
-		p := &proxyProc{Name: fmt.Sprintf("proxy%d", i),
-			listen: fmt.Sprintf("127.0.0.1:%d", ports[3*i]), admin: fmt.Sprintf("127.0.0.1:%d", ports[3*i+1]),
-			gossip: fmt.Sprintf("127.0.0.1:%d", ports[3*i+2]), conf: filepath.Join(dir, "nutcracker.yml"),
+		p := &proxyProc{Name: fmt.Sprintf("proxy%d", i), conf: filepath.Join(dir, "nutcracker.yml"),
 			pidFile: filepath.Join(dir, "kolco.pid"), logFile: filepath.Join(dir, "kolco.log")}
 		p.proc = newProc(r.sp, p.Name, func() *exec.Cmd {
 			cmd := r.env.Kolco("proxy", "-c", p.conf, "-p", p.pidFile, "-o", p.logFile)
@@ -74,15 +75,49 @@ func (r *run) startProxies() error {
 		r.proxies = append(r.proxies, p)
 		r.cleanup(p.killAll)
 	}
-	for _, p := range r.proxies {
-		if err := os.WriteFile(p.conf, []byte(r.proxyConfig(p)), 0o600); err != nil {
+	for attempt := 1; ; attempt++ {
+		ports := realprog.RestartablePorts(r.t, 3*r.cfg.Proxies)
+		for i, p := range r.proxies {
+			p.listen, p.admin, p.gossip = fmt.Sprintf("127.0.0.1:%d", ports[3*i]),
+				fmt.Sprintf("127.0.0.1:%d", ports[3*i+1]), fmt.Sprintf("127.0.0.1:%d", ports[3*i+2])
+		}
+		failed, err := startEach(r.proxies, r.proxyConfig)
+		if err == nil || attempt == 3 || !failed.portTaken() {
 			return err
 		}
-		if err := p.start(); err != nil {
-			return err
+		r.t.Logf("%s: a port of %s was taken by another program as it started; every proxy again on other ports", err, failed.Name)
+		for _, p := range r.proxies {
+			p.killAll()
 		}
 	}
-	return nil
+}
+
+// startEach writes each proxy's configuration, as config makes it, and
+// starts it; the error is the first proxy's that did not start, returned
+// with it.
+func startEach(proxies []*proxyProc, config func(*proxyProc) string) (*proxyProc, error) {
+	for _, p := range proxies {
+		if err := os.WriteFile(p.conf, []byte(config(p)), 0o600); err != nil {
+			return p, err
+		}
+		if err := p.start(); err != nil {
+			return p, err
+		}
+	}
+	return nil, nil
+}
+
+// portTaken reports whether another program listens on a TCP port of the
+// proxy's, which has exited.
+func (p *proxyProc) portTaken() bool {
+	for _, addr := range []string{p.listen, p.admin, p.gossip} {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return true
+		}
+		l.Close()
+	}
+	return false
 }
 
 // start starts the proxy's process (under its reaper, see Reap) and
