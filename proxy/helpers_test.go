@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -462,5 +463,41 @@ func (d *direct) flushAll() {
 	}
 	if line, err := d.r.ReadString('\n'); err != nil || line != "OK\r\n" {
 		d.t.Fatalf("flush_all: %q, %v", line, err)
+	}
+}
+
+// wantConfigKey validates yaml: accepted when key is "", else refused with
+// a ConfigError naming key.
+func wantConfigKey(t *testing.T, yaml, key string) {
+	t.Helper()
+	cfg, err := ParseConfig([]byte(yaml))
+	if err == nil {
+		err = cfg.Validate()
+	}
+	var ce *ConfigError
+	switch {
+	case key == "" && err != nil:
+		t.Fatalf("refused: %v", err)
+	case key != "" && !errors.As(err, &ce):
+		t.Fatalf("got %v, want a ConfigError for %s", err, key)
+	case key != "" && ce.Key != key:
+		t.Fatalf("error names %q, want %q: %v", ce.Key, key, err)
+	}
+}
+
+// wantExplained checks that --check of a pool of one server with the
+// settings extra says want.
+func wantExplained(t *testing.T, extra, want string) {
+	t.Helper()
+	cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:0\n" + extra + "  servers:\n   - 127.0.0.1:11211:1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := cfg.Explain(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("--check of %q lacks %q:\n%s", extra, want, b.String())
 	}
 }

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -44,19 +43,7 @@ func TestHotKeysConfig(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			yaml := "p:\n  listen: 127.0.0.1:0\n" + tc.extra + "  servers:\n   - 127.0.0.1:11211:1 a\n   - 127.0.0.1:11212:1 b\n"
-			cfg, err := ParseConfig([]byte(yaml))
-			if err == nil {
-				err = cfg.Validate()
-			}
-			var ce *ConfigError
-			switch {
-			case tc.key == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tc.key != "" && !errors.As(err, &ce):
-				t.Fatalf("got %v, want a ConfigError for %s", err, tc.key)
-			case tc.key != "" && ce.Key != tc.key:
-				t.Fatalf("error names %q, want %q: %v", ce.Key, tc.key, err)
-			}
+			wantConfigKey(t, yaml, tc.key)
 		})
 	}
 }
@@ -68,17 +55,7 @@ func TestHotKeysCheckExplains(t *testing.T) {
 		{"  traffic: {enabled: true}\n  hot_keys: {enabled: true}\n", "  hot keys: gets of the 32 hottest keys answered by the proxy from values at most 100 ms old"},
 		{"  redis: true\n  traffic: {enabled: true, top_keys: 8}\n  hot_keys: {enabled: true}\n", "  hot keys: GETs of the 8 hottest keys answered by the proxy, invalidated by the servers' CLIENT TRACKING"},
 	} {
-		cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:0\n" + tc.extra + "  servers:\n   - 127.0.0.1:11211:1\n"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		if err := cfg.Explain(&b); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(b.String(), tc.want) {
-			t.Errorf("--check of %q lacks %q:\n%s", tc.extra, tc.want, b.String())
-		}
+		wantExplained(t, tc.extra, tc.want)
 	}
 }
 

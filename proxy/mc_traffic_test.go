@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -34,19 +33,7 @@ func TestTrafficConfig(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			yaml := "p:\n  listen: 127.0.0.1:0\n" + tc.extra + "  servers:\n   - 127.0.0.1:11211:1\n   - 127.0.0.1:11212:1\n"
-			cfg, err := ParseConfig([]byte(yaml))
-			if err == nil {
-				err = cfg.Validate()
-			}
-			var ce *ConfigError
-			switch {
-			case tc.key == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tc.key != "" && !errors.As(err, &ce):
-				t.Fatalf("got %v, want a ConfigError for %s", err, tc.key)
-			case tc.key != "" && ce.Key != tc.key:
-				t.Fatalf("error names %q, want %q: %v", ce.Key, tc.key, err)
-			}
+			wantConfigKey(t, yaml, tc.key)
 		})
 	}
 }
@@ -57,17 +44,7 @@ func TestTrafficCheckExplains(t *testing.T) {
 		{"", "  traffic: not sampled (traffic.enabled)\n"},
 		{"  traffic: {enabled: true, requests: 1000, key_share: 0.5}\n", "  traffic: sampled: the 32 hottest keys by requests and by bytes, and the latest 1000 requests of a share 0.5 of the keys"},
 	} {
-		cfg, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:0\n" + tc.extra + "  servers:\n   - 127.0.0.1:11211:1\n"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		if err := cfg.Explain(&b); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(b.String(), tc.want) {
-			t.Errorf("--check of %q lacks %q:\n%s", tc.extra, tc.want, b.String())
-		}
+		wantExplained(t, tc.extra, tc.want)
 	}
 }
 
