@@ -3,9 +3,12 @@ package proxy
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/kolco-dev/kolco/internal/realprog"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -31,12 +34,21 @@ func TestRedisBlockingStreamsAndMPop(t *testing.T) {
 		}
 		read <- v
 	}()
-	eventually(t, "XREAD blocked on its server", func() bool { return redisStateOf(s.testPool("p")).blocking.Load() == 1 })
+	// The proxy counts the XREAD as blocking before its server has read it:
+	// an XADD that reached the server first would be older than "$", and
+	// the XREAD would wait for good. So wait for the server to block it.
+	direct := []*rc{dialRedis(t, rs[0].addr), dialRedis(t, rs[1].addr), dialRedis(t, rs[2].addr)}
+	eventually(t, "XREAD blocked on its server", func() bool { return blockedClients(direct) == 1 })
 	if err := c.XAdd(ctx, &goredis.XAddArgs{Stream: "{s}b", ID: "1-1", Values: []string{"f", "v"}}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if v := <-read; len(v) != 1 || v[0].Stream != "{s}b" || v[0].Messages[0].ID != "1-1" {
-		t.Fatalf("XREAD BLOCK 0 woken by XADD: %+v", v)
+	select {
+	case v := <-read:
+		if len(v) != 1 || v[0].Stream != "{s}b" || v[0].Messages[0].ID != "1-1" {
+			t.Fatalf("XREAD BLOCK 0 woken by XADD: %+v", v)
+		}
+	case <-time.After(realprog.Patience):
+		t.Fatal("XREAD BLOCK 0 not woken by XADD")
 	}
 	if _, err := c.XRead(ctx, &goredis.XReadArgs{Streams: []string{"{s}a", "$"}, Block: 20 * time.Millisecond}).Result(); !errors.Is(err, goredis.Nil) {
 		t.Errorf("XREAD BLOCK 20 on nothing new: %v, want nil", err)
@@ -68,4 +80,18 @@ func TestRedisBlockingStreamsAndMPop(t *testing.T) {
 	if got := dialRedis(t, s.Addr("p").String()).do("XREAD", "STREAMS", "{s}a", "{s}b", "0"); got != "-ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.\r\n" {
 		t.Errorf("XREAD with two keys and one ID: %q, want the server's error", got)
 	}
+}
+
+// blockedClients is how many clients the servers behind conns say they
+// block.
+func blockedClients(conns []*rc) int {
+	n := 0
+	for _, c := range conns {
+		if _, v, ok := strings.Cut(c.do("INFO", "clients"), "blocked_clients:"); ok {
+			v, _, _ = strings.Cut(v, "\r\n")
+			b, _ := strconv.Atoi(v)
+			n += b
+		}
+	}
+	return n
 }
