@@ -34,3 +34,6 @@ func Step(f *File) *Stepper {
 
 // Release ends the wait announced last.
 func (s *Stepper) Release() { s.release <- struct{}{} }
+
+// NextRetry is p's wait after a failure that follows one waited last.
+func NextRetry(p Poll, last time.Duration) time.Duration { return p.nextRetry(last) }

@@ -82,3 +82,55 @@ func TestPollReports(t *testing.T) {
 		t.Errorf("asked %d times, want %d", len(asked), len(answers))
 	}
 }
+
+// TestPollRetriesSoonAfterAFailure: a source asked every hour that fails
+// is asked again after Retry, then twice that after each failure in a
+// row, never more than Interval, and after an answer at the interval
+// again: without a nudge, a failure at a proxy's start costs a moment,
+// not an interval.
+func TestPollRetriesSoonAfterAFailure(t *testing.T) {
+	down := errors.New("no answer")
+	var asked []time.Time
+	ev := make(events, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := membership.Poll{
+		Ask: func(context.Context) ([]kolco.Node, error) {
+			asked = append(asked, time.Now())
+			if len(asked) <= 3 {
+				return nil, down
+			}
+			return []kolco.Node{{ID: "a", Addr: "127.0.0.1:1"}}, nil
+		},
+		Interval: time.Hour, Retry: 20 * time.Millisecond,
+	}
+	done := make(chan error)
+	go func() { done <- p.Follow(ctx, ev) }()
+	for i, w := range []string{"failed no answer", "failed no answer", "failed no answer", "yield 1 [a] resync=true"} {
+		select {
+		case got := <-ev:
+			if got != w {
+				t.Fatalf("report %d: %q, want %q", i, got, w)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("report %d (%q) not within a minute of an hour-long interval", i, w)
+		}
+	}
+	select {
+	case got := <-ev:
+		t.Errorf("asked again after an answer before the interval: %q", got)
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancel()
+	<-done
+	for i, least := range []time.Duration{20, 40, 80} {
+		if gap := asked[i+1].Sub(asked[i]); gap < least*time.Millisecond {
+			t.Errorf("asking %d came %v after a failure, want at least %v", i+2, gap, least*time.Millisecond)
+		}
+	}
+
+	capped := membership.Poll{Interval: 30 * time.Millisecond, Retry: 20 * time.Millisecond}
+	if d := membership.NextRetry(capped, 20*time.Millisecond); d != 30*time.Millisecond {
+		t.Errorf("the retry after 20 ms under an interval of 30 ms: %v, want the interval", d)
+	}
+}

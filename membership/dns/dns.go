@@ -144,7 +144,9 @@ func (s *Source) Read(ctx context.Context) (membership.Version, error) {
 
 // Follow implements [membership.Source]: it looks the name up every
 // Interval and yields each answer that differs from the last one taken.
-// A failed lookup leaves the view stale; an answer it refuses too.
+// A failed lookup leaves the view stale, and is tried again sooner than
+// Interval (membership.Poll's Retry); an answer it refuses leaves it
+// stale too.
 func (s *Source) Follow(ctx context.Context, r membership.Reporter) error {
 	if err := s.check(); err != nil {
 		return err

@@ -11,7 +11,8 @@
 // takes, of those that answer, the address of the greatest config-epoch:
 // the epoch of the newest failover, which a Sentinel that missed it does
 // not have - never, unless more than half of the Sentinels answer so, an
-// older one than it took before. It asks again every Interval, at once when a Sentinel
+// older one than it took before. It asks again every Interval (sooner
+// after a failure to ask: see membership.Poll), at once when a Sentinel
 // announces a failover (its +switch-master channel), and when Nudge is
 // called (by a client whose primary answered READONLY or stopped). One
 // Sentinel answering is enough; Sentinels may fail and come back.
