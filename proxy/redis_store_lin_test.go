@@ -57,6 +57,10 @@ func TestStoreLinearizable(t *testing.T) {
 			reload(t, s, yaml(rs[:4]))
 			waitMoved(t, s.testPool("p"))
 			time.Sleep(300 * time.Millisecond)
+			// Enough requests to test, on a busy machine too: the second
+			// change before the first move ended left 713 answered in one
+			// run beside other tests, in the time that gives 5,000 alone.
+			eventually(t, "1000 requests answered", func() bool { return run.Progress() >= 1000 })
 			history := run.Stop()
 			checkHistory(t, run, history)
 			n := answeredTx(history)

@@ -147,6 +147,14 @@ func (r *Run) Wait() []porcupine.Operation {
 	return r.ops
 }
 
+// Progress returns how many requests have been answered so far, while
+// the workload runs.
+func (r *Run) Progress() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Answered
+}
+
 // Key returns the i-th key of the workload: the Keys first, then the
 // keys of the hash-tag groups, {tN}a, {tN}b and so on after the Prefix.
 func (r *Run) Key(i int) string {
