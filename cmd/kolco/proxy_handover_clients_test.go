@@ -181,23 +181,30 @@ func TestProxyHandoverKeepsClients(t *testing.T) {
 // chose, its authentication, its name - since its connection is handed to
 // the new process with it: after the handover its replies are RESP3 and
 // its requests need no AUTH again. A client that did not authenticate is
-// still refused, and one that stayed on RESP2 still gets RESP2.
+// still refused, and one that stayed on RESP2 still gets RESP2; a RESP3
+// client of a pool without a password stays RESP3.
 func TestProxyHandoverKeepsConnectionState(t *testing.T) {
 	redisServer := startRedisServer(t)
-	port := realprog.FreePorts(t, 1)[0]
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	p := startPidProxy(t, fmt.Sprintf("rd:\n  listen: %s\n  redis: true\n  redis_client_auth: secret\n  timeout: 10000\n  servers: [\"%s:1\"]\n", addr, redisServer), port)
-	resp3, resp2, none := dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr)
+	ports := realprog.FreePorts(t, 2)
+	addr, open := fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])
+	p := startPidProxy(t, fmt.Sprintf("rd:\n  listen: %s\n  redis: true\n  redis_client_auth: secret\n  timeout: 10000\n  servers: [\"%s:1\"]\n"+
+		"open:\n  listen: %s\n  redis: true\n  timeout: 10000\n  servers: [\"%s:1\"]\n", addr, redisServer, open, redisServer), ports...)
+	resp3, resp2, none, openResp3 := dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, open)
 	// HELLO's reply is a map of many lines: read up to PING's reply.
-	if _, err := resp3.c.Write([]byte("*5\r\n$5\r\nHELLO\r\n$1\r\n3\r\n$4\r\nAUTH\r\n$7\r\ndefault\r\n$6\r\nsecret\r\n*1\r\n$4\r\nPING\r\n")); err != nil {
-		t.Fatal(err)
-	}
-	for line := ""; line != "+PONG\r\n"; {
-		var err error
-		if line, err = resp3.r.ReadString('\n'); err != nil {
+	hello := func(c *rawRedis, hello string) {
+		t.Helper()
+		if _, err := c.c.Write([]byte(hello + "*1\r\n$4\r\nPING\r\n")); err != nil {
 			t.Fatal(err)
 		}
+		for line := ""; line != "+PONG\r\n"; {
+			var err error
+			if line, err = c.r.ReadString('\n'); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
+	hello(resp3, "*5\r\n$5\r\nHELLO\r\n$1\r\n3\r\n$4\r\nAUTH\r\n$7\r\ndefault\r\n$6\r\nsecret\r\n")
+	hello(openResp3, "*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n")
 	if got := resp3.do("CLIENT", "SETNAME", "c3"); got != "+OK\r\n" {
 		t.Fatalf("CLIENT SETNAME: %q", got)
 	}
@@ -215,6 +222,7 @@ func TestProxyHandoverKeepsConnectionState(t *testing.T) {
 			{"RESP3", resp3, []string{"GET", "missing"}, "_\r\n"},
 			{"RESP3", resp3, []string{"CLIENT", "GETNAME"}, "$2\r\n"},
 			{"RESP2", resp2, []string{"GET", "missing"}, "$-1\r\n"},
+			{"passwordless pool's RESP3", openResp3, []string{"GET", "missing"}, "_\r\n"},
 		} {
 			if got, err := c.conn.tryDo(c.args...); got != c.want {
 				t.Errorf("%s, the %s client's %v: %q, want %q (%v)", when, c.name, c.args, got, c.want, err)
