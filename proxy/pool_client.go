@@ -29,6 +29,12 @@ type client struct {
 	// unread is what the client sent that the process it was handed from
 	// had not read as requests: read before the connection.
 	unread []byte
+	// connState is what the client's connection commands set, as its
+	// front encodes it: set by the front of a drained client for the
+	// process it is handed to, and there what the process it was handed
+	// from set, for the front to read as it starts. The engine only
+	// carries it; nil is a new connection's state.
+	connState []byte
 	// errorsInRow counts its protocol errors in a row (maxErrorsInRow).
 	errorsInRow int // only its reader touches it
 	clientSeen      // what other clients see of it

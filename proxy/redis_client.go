@@ -70,6 +70,10 @@ func (redisFront) serve(c *client) { newRedisClient(c).serve() }
 func newRedisClient(cl *client) *redisClient {
 	p := cl.pool.Load()
 	c := &redisClient{client: cl, authed: p.cfg.clientPassword() == "", cs: newRedisConnState(cl), charge: newCharge(cl.budget, p.cfg)}
+	if len(cl.connState) > 0 {
+		c.authed = c.cs.handedFrom(cl.connState) || c.authed
+		cl.connState = nil
+	}
 	c.free.New = func() any { return newRedisRequest() }
 	c.serverOf = c.server
 	return c
@@ -83,6 +87,9 @@ func (c *redisClient) serve() {
 	// queued is written first.
 	in, out := c.streams(p, c.batch.flush)
 	unread, written := c.rounds(in, out)
+	if c.err == errDrained {
+		c.connState = c.cs.handedTo(c.authed && c.pool.Load().cfg.clientPassword() != "")
+	}
 	c.closePin()
 	c.ended(p, in, out, c.err, written, unread)
 }

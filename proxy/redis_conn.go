@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -120,6 +121,50 @@ func (cs *redisConnState) hello(p *pool, r *redisRequest, authed bool) bool {
 	cs.publish()
 	r.local = cs.appendHelloMap(r.local, p)
 	return now
+}
+
+// redisHanded is what a client's connection commands set, carried to the
+// process its connection is handed to (see client.connState): the
+// protocol it speaks, whether it authenticated, and what it said of
+// itself. JSON, so that a process reads what an older or newer one wrote,
+// a field it does not know left out.
+type redisHanded struct {
+	Proto   redis.Proto `json:"proto,omitempty"`
+	Authed  bool        `json:"authed,omitempty"`
+	Name    string      `json:"name,omitempty"`
+	LibName string      `json:"lib_name,omitempty"`
+	LibVer  string      `json:"lib_ver,omitempty"`
+}
+
+// handedTo returns the connection's state for the process it is handed
+// to, nil when it is a new connection's; authed says that the client gave
+// the pool's password.
+func (cs *redisConnState) handedTo(authed bool) []byte {
+	h := redisHanded{Authed: authed, Name: cs.about.name, LibName: cs.about.libName, LibVer: cs.about.libVer}
+	if cs.proto != redis.RESP2 {
+		h.Proto = cs.proto
+	}
+	if h == (redisHanded{}) {
+		return nil
+	}
+	b, _ := json.Marshal(h)
+	return b
+}
+
+// handedFrom takes the state of a connection handed over from another
+// process (handedTo's), and reports whether the client had authenticated
+// there. A state that cannot be read leaves a new connection's.
+func (cs *redisConnState) handedFrom(state []byte) (authed bool) {
+	var h redisHanded
+	if json.Unmarshal(state, &h) != nil {
+		return false
+	}
+	if h.Proto == redis.RESP3 {
+		cs.proto, cs.about.proto = h.Proto, h.Proto
+	}
+	cs.about.name, cs.about.libName, cs.about.libVer = h.Name, h.LibName, h.LibVer
+	cs.publish()
+	return h.Authed
 }
 
 // appendHelloMap appends HELLO's map: the proxy says it is a Redis of

@@ -20,12 +20,13 @@ import (
 const storeFillers = 3000
 
 // TestStoreLinearizable: eight clients doing SET, GET, INCR, APPEND, DEL
-// and EXPIRE through a store pool while it goes from 4 redis-servers to 5
-// and back to 4, its mover slowed so that the clients run through each
-// move: the history of every client is linearizable (porcupine), and
-// after each move every key is on the server the placement names and on
-// no other, checked on the servers. Also with the second change made
-// before the first move ended.
+// and EXPIRE, and transactions (MULTI, EXEC) on keys of one hash tag,
+// through a store pool while it goes from 4 redis-servers to 5 and back to
+// 4, its mover slowed so that the clients run through each move: the
+// history of every client is linearizable (porcupine), each transaction
+// taking effect whole at one point, and after each move every key is on
+// the server the placement names and on no other, checked on the servers.
+// Also with the second change made before the first move ended.
 func TestStoreLinearizable(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -37,11 +38,11 @@ func TestStoreLinearizable(t *testing.T) {
 			rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 			const extra = "  timeout: 5000\n"
 			yaml := func(servers []*redisServer) string {
-				return redisPoolYAML("  distribution: ring\n  store: {enabled: true, rate: 200}\n"+extra, servers...)
+				return redisPoolYAML("  distribution: ring\n  hash_tag: \"{}\"\n  store: {enabled: true, rate: 200}\n"+extra, servers...)
 			}
 			s := startProxy(t, yaml(rs[:4]))
 			fillers := fillStore(t, s.Addr("p").String(), storeFillers)
-			run := storecheck.Start(storecheck.Config{Addrs: []string{s.Addr("p").String()}, Seed: 3})
+			run := storecheck.Start(storecheck.Config{Addrs: []string{s.Addr("p").String()}, Seed: 3, Tx: 20})
 			time.Sleep(500 * time.Millisecond)
 			reload(t, s, yaml(rs))
 			if !tc.overlap {
@@ -56,10 +57,19 @@ func TestStoreLinearizable(t *testing.T) {
 			reload(t, s, yaml(rs[:4]))
 			waitMoved(t, s.testPool("p"))
 			time.Sleep(300 * time.Millisecond)
+			// Enough requests to test, on a busy machine too: the second
+			// change before the first move ended left 713 answered in one
+			// run beside other tests, in the time that gives 5,000 alone.
+			eventually(t, "1000 requests answered", func() bool { return run.Progress() >= 1000 })
 			history := run.Stop()
 			checkHistory(t, run, history)
+			n := answeredTx(history)
+			t.Logf("%d transactions answered", n)
+			if n < 100 {
+				t.Fatalf("%d transactions answered: the test tests little of them", n)
+			}
 			checkPlaced(t, s.testPool("p"), rs, fillers, true)
-			checkPlaced(t, s.testPool("p"), rs, workloadKeys(run, 64), false)
+			checkPlaced(t, s.testPool("p"), rs, run.Keys(), false)
 		})
 	}
 }
@@ -87,15 +97,6 @@ func waitMoved(t *testing.T, p *pool) {
 	eventually(t, "the store's move done", func() bool { return p.place.Load().move == nil })
 }
 
-// workloadKeys returns the n keys of run.
-func workloadKeys(run *storecheck.Run, n int) []string {
-	keys := make([]string, n)
-	for i := range keys {
-		keys[i] = run.Key(i)
-	}
-	return keys
-}
-
 // checkHistory checks a workload's history for linearizability.
 func checkHistory(t *testing.T, run *storecheck.Run, history []porcupine.Operation) {
 	t.Helper()
@@ -108,6 +109,17 @@ func checkHistory(t *testing.T, run *storecheck.Run, history []porcupine.Operati
 	if res != porcupine.Ok {
 		t.Fatalf("the history is not linearizable (%v):\n%s", res, why)
 	}
+}
+
+// answeredTx counts the transactions of a history that were answered.
+func answeredTx(history []porcupine.Operation) int {
+	n := 0
+	for _, op := range history {
+		if op.Input.(storecheck.Input).Op == "EXEC" && !op.Output.(storecheck.Output).Unknown {
+			n++
+		}
+	}
+	return n
 }
 
 // checkPlaced checks on the servers that each key is on the server p's
@@ -195,7 +207,7 @@ func TestStoreFleetLinearizable(t *testing.T) {
 	history := run.Stop()
 	checkHistory(t, run, history)
 	checkPlaced(t, proxies[2].testPool("p"), rs, fillers, true)
-	checkPlaced(t, proxies[0].testPool("p"), rs, workloadKeys(run, 64), false)
+	checkPlaced(t, proxies[0].testPool("p"), rs, run.Keys(), false)
 }
 
 // TestNutcrackerLosesStoreKeys: the comparison. nutcracker over 4

@@ -137,8 +137,9 @@ func (s *Server) statsLn() net.Listener {
 // old one drains (Shutdown) handing each client's connection, at its next
 // request boundary, to the new one over a unix socket the two share
 // (HandOver, Adopt): the connection's descriptor, the name of the
-// listening socket it came in on, and the bytes the client sent that the
-// old process had not read as requests. The new process serves it from
+// listening socket it came in on, what its connection commands set (a
+// Redis client's protocol, authentication and name), and the bytes the
+// client sent that the old process had not read as requests. The new process serves it from
 // there: the client sees one connection throughout, and each request it
 // sent is answered once, by one process or the other.
 
@@ -166,7 +167,7 @@ func (s *Server) Adopt(conn *net.UnixConn) {
 	go func() {
 		defer s.wg.Done()
 		for {
-			f, key, unread, err := receiveHandover(conn)
+			f, key, state, unread, err := receiveHandover(conn)
 			if err != nil {
 				if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 					s.log.Warn("handover: receiving clients", "err", err)
@@ -185,7 +186,7 @@ func (s *Server) Adopt(conn *net.UnixConn) {
 				nc.Close()
 				continue
 			}
-			c := &client{conn: nc, pool: l.pool, budget: s.budget, log: s.log, listenKey: key, unread: unread}
+			c := &client{conn: nc, pool: l.pool, budget: s.budget, log: s.log, listenKey: key, unread: unread, connState: state}
 			if !s.track(c) {
 				nc.Close()
 				continue

@@ -126,10 +126,10 @@ var widths = map[string]int{
 	"memcached -> config": 22,
 	"memcached -> engine": 169,
 	"redis -> config":     37,
-	"redis -> engine":     158,
+	"redis -> engine":     159, // client.connState: a client's protocol, authentication and name across a handover
 	"server -> admin":     14,
 	"server -> config":    75,
-	"server -> engine":    123,
+	"server -> engine":    124, // client.connState, given to an adopted client
 	"server -> fronts":    1,
 	"server -> source":    21,
 	"source -> config":    57,

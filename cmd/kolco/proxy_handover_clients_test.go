@@ -175,3 +175,77 @@ func TestProxyHandoverKeepsClients(t *testing.T) {
 	}
 	t.Logf("%d requests answered across 3 handovers, on %d connections kept throughout", answered(), len(clients))
 }
+
+// TestProxyHandoverKeepsConnectionState: a Redis client keeps across a
+// SIGUSR2 handover what its connection commands set - the protocol HELLO 3
+// chose, its authentication, its name - since its connection is handed to
+// the new process with it: after the handover its replies are RESP3 and
+// its requests need no AUTH again. A client that did not authenticate is
+// still refused, and one that stayed on RESP2 still gets RESP2; a RESP3
+// client of a pool without a password stays RESP3.
+func TestProxyHandoverKeepsConnectionState(t *testing.T) {
+	redisServer := startRedisServer(t)
+	ports := realprog.FreePorts(t, 2)
+	addr, open := fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])
+	p := startPidProxy(t, fmt.Sprintf("rd:\n  listen: %s\n  redis: true\n  redis_client_auth: secret\n  timeout: 10000\n  servers: [\"%s:1\"]\n"+
+		"open:\n  listen: %s\n  redis: true\n  timeout: 10000\n  servers: [\"%s:1\"]\n", addr, redisServer, open, redisServer), ports...)
+	resp3, resp2, none, openResp3 := dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, open)
+	// HELLO's reply is a map of many lines: read up to PING's reply.
+	hello := func(c *rawRedis, hello string) {
+		t.Helper()
+		if _, err := c.c.Write([]byte(hello + "*1\r\n$4\r\nPING\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		for line := ""; line != "+PONG\r\n"; {
+			var err error
+			if line, err = c.r.ReadString('\n'); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	hello(resp3, "*5\r\n$5\r\nHELLO\r\n$1\r\n3\r\n$4\r\nAUTH\r\n$7\r\ndefault\r\n$6\r\nsecret\r\n")
+	hello(openResp3, "*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n")
+	if got := resp3.do("CLIENT", "SETNAME", "c3"); got != "+OK\r\n" {
+		t.Fatalf("CLIENT SETNAME: %q", got)
+	}
+	if got := resp2.do("AUTH", "secret"); got != "+OK\r\n" {
+		t.Fatalf("AUTH: %q", got)
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, c := range []struct {
+			name string
+			conn *rawRedis
+			args []string
+			want string
+		}{
+			{"RESP3", resp3, []string{"GET", "missing"}, "_\r\n"},
+			{"RESP3", resp3, []string{"CLIENT", "GETNAME"}, "$2\r\n"},
+			{"RESP2", resp2, []string{"GET", "missing"}, "$-1\r\n"},
+			{"passwordless pool's RESP3", openResp3, []string{"GET", "missing"}, "_\r\n"},
+		} {
+			if got, err := c.conn.tryDo(c.args...); got != c.want {
+				t.Errorf("%s, the %s client's %v: %q, want %q (%v)", when, c.name, c.args, got, c.want, err)
+				continue
+			}
+			if c.want == "$2\r\n" {
+				if name, _ := c.conn.r.ReadString('\n'); name != "c3\r\n" {
+					t.Errorf("%s, the %s client's name: %q", when, c.name, name)
+				}
+			}
+		}
+		if got, err := none.tryDo("GET", "missing"); !strings.HasPrefix(got, "-NOAUTH") {
+			t.Errorf("%s, a client that did not authenticate: %q, want -NOAUTH (%v)", when, got, err)
+		}
+	}
+	check("before the handover")
+	old := readPid(p.pid)
+	if err := testproc.KillOwn(old, syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a new process in the pid file, the old one gone", func() bool {
+		pid := readPid(p.pid)
+		return pid != 0 && pid != old && testproc.Gone(old)
+	})
+	check("after the handover")
+}

@@ -2,7 +2,8 @@
 // store - a kolco proxy's Redis pool, nutcracker, a server - records the
 // history of what each asked and was answered, and checks that history
 // for linearizability with porcupine, against a model of the commands it
-// sends: SET, GET, INCR, APPEND, DEL and EXPIRE. It is what the tests of
+// sends: SET, GET, INCR, APPEND, DEL and EXPIRE, and transactions
+// (MULTI ... EXEC) on the keys of one hash tag. It is what the tests of
 // the proxy's store moves show "nothing lost" with.
 package storecheck
 
@@ -41,13 +42,28 @@ type Config struct {
 	Pace time.Duration
 	// Limit, when set, is how many requests each client sends at most.
 	Limit int
+	// Tx, when set, is the percentage of requests that are transactions
+	// (see Input.Tx) on the keys of Groups hash-tag groups, which the
+	// single-key requests use as well as the Keys. Without it no request
+	// is a transaction and no key has a hash tag.
+	Tx int
+	// Groups is how many hash-tag groups of groupSize keys there are
+	// when Tx is set. Default 8.
+	Groups int
 }
+
+// groupSize is how many keys a hash-tag group has: a transaction uses two
+// or three of them.
+const groupSize = 3
 
 // Input is one request of the history.
 type Input struct {
-	Op  string // SET, GET, INCR, APPEND, DEL or EXPIRE
-	Key string
+	Op  string // SET, GET, INCR, APPEND, DEL, EXPIRE, or EXEC: a transaction
+	Key string // for EXEC, the key of Tx's first command
 	Arg string // SET's value, APPEND's suffix
+	// Tx is EXEC's transaction: its commands, SET, GET, INCR and APPEND
+	// on keys of one hash tag, sent between MULTI and EXEC.
+	Tx []Input
 }
 
 // Output is its reply. Unknown marks a request whose outcome the client
@@ -55,10 +71,11 @@ type Input struct {
 // effect, once, at any time after it was sent.
 type Output struct {
 	Unknown bool
-	Err     bool   // an error reply
-	Nil     bool   // GET of no key
-	Val     string // GET's value
-	N       int64  // the integer reply of INCR, APPEND, DEL, EXPIRE
+	Err     bool     // an error reply
+	Nil     bool     // GET of no key
+	Val     string   // GET's value
+	N       int64    // the integer reply of INCR, APPEND, DEL, EXPIRE
+	Tx      []Output // EXEC's reply: each command's in turn
 }
 
 // Run is a workload running.
@@ -72,7 +89,8 @@ type Run struct {
 	ops []porcupine.Operation
 	// Counts of requests by outcome: answered, refused before the proxy
 	// sent them on (-TRYAGAIN, or no server to send them to: left out of
-	// the history, see notSent), unknown.
+	// the history, see notSent; or a transaction discarded before its
+	// EXEC ran), unknown.
 	Answered, Retried, Unknown int
 	// Errors holds the first error replies and failures, for a report.
 	Errors []string
@@ -91,6 +109,12 @@ func Start(cfg Config) *Run {
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
+	}
+	switch {
+	case cfg.Tx == 0:
+		cfg.Groups = 0
+	case cfg.Groups == 0:
+		cfg.Groups = 8
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Run{cfg: cfg, start: time.Now(), cancel: cancel}
@@ -123,8 +147,35 @@ func (r *Run) Wait() []porcupine.Operation {
 	return r.ops
 }
 
-// Key returns the i-th key of the workload.
-func (r *Run) Key(i int) string { return r.cfg.Prefix + strconv.Itoa(i) }
+// Progress returns how many requests have been answered so far, while
+// the workload runs.
+func (r *Run) Progress() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Answered
+}
+
+// Key returns the i-th key of the workload: the Keys first, then the
+// keys of the hash-tag groups, {tN}a, {tN}b and so on after the Prefix.
+func (r *Run) Key(i int) string {
+	if i < r.cfg.Keys {
+		return r.cfg.Prefix + strconv.Itoa(i)
+	}
+	i -= r.cfg.Keys
+	return fmt.Sprintf("%s{t%d}%c", r.cfg.Prefix, i/groupSize, 'a'+i%groupSize)
+}
+
+// Keys returns every key of the workload.
+func (r *Run) Keys() []string {
+	keys := make([]string, r.keys())
+	for i := range keys {
+		keys[i] = r.Key(i)
+	}
+	return keys
+}
+
+// keys is how many keys the workload has.
+func (r *Run) keys() int { return r.cfg.Keys + r.cfg.Groups*groupSize }
 
 // now is the time since the run began, the history's clock.
 func (r *Run) now() int64 { return int64(time.Since(r.start)) }
@@ -165,9 +216,17 @@ func (r *Run) client(ctx context.Context, id int) {
 		}
 		in := r.next(rng)
 		call := r.now()
-		reply, err := c.do(in)
+		reply, elems, sent, err := c.request(in, id%2 == 0)
 		ret := r.now()
 		switch {
+		case err != nil && !sent:
+			// A transaction whose EXEC was not sent: discarded.
+			c.close()
+			c = nil
+			r.note(fmt.Sprintf("%s %s: %v before EXEC", in.Op, in.Key, err))
+			r.mu.Lock()
+			r.Retried++
+			r.mu.Unlock()
 		case err != nil:
 			c.close()
 			c = nil
@@ -179,6 +238,9 @@ func (r *Run) client(ctx context.Context, id int) {
 			r.mu.Unlock()
 		default:
 			out, ok := parse(in, reply)
+			if in.Op == "EXEC" {
+				out, ok = parseExec(in, reply, elems)
+			}
 			if !ok {
 				r.note(fmt.Sprintf("%s %s: reply %q", in.Op, in.Key, reply))
 				r.record(porcupine.Operation{ClientId: id, Input: in, Call: call, Output: Output{Unknown: true}, Return: never}, &r.Unknown)
@@ -204,9 +266,13 @@ func (r *Run) note(s string) {
 	}
 }
 
-// next picks a request: a key, mostly the first ones, and a command.
+// next picks a request: a transaction, Tx in a hundred, or a key and a
+// command.
 func (r *Run) next(rng *rand.Rand) Input {
-	key := r.Key(rng.IntN(r.cfg.Keys))
+	if r.cfg.Tx > 0 && rng.IntN(100) < r.cfg.Tx {
+		return r.nextTx(rng)
+	}
+	key := r.Key(rng.IntN(r.keys()))
 	switch n := rng.IntN(100); {
 	case n < 30:
 		return Input{Op: "GET", Key: key}
@@ -258,12 +324,12 @@ func parse(in Input, reply string) (Output, bool) {
 // request on, so that it took no effect: -TRYAGAIN (a key moving), or
 // "Connection refused", which a kolco proxy answers only when it could
 // not connect to the key's server or the server is marked down, as
-// nutcracker words it. Left out of the history, such a request is not one
+// nutcracker words it; or -EXECABORT, a transaction discarded. Left out of the history, such a request is not one
 // of unknown outcome, which the checker must try at every point after it
 // (a fault schedule's store history with 1,526 of them was not decided in
 // 3 minutes).
 func notSent(reply string) bool {
-	return strings.HasPrefix(reply, "-TRYAGAIN") || reply == "-ERR Connection refused\r\n"
+	return strings.HasPrefix(reply, "-TRYAGAIN") || reply == "-ERR Connection refused\r\n" || strings.HasPrefix(reply, "-EXECABORT")
 }
 
 // incrError reports whether reply is Redis's own error for an INCR: the
@@ -290,8 +356,17 @@ func dial(addr string, timeout time.Duration) (*conn, error) {
 
 func (c *conn) close() { c.c.Close() }
 
-// do sends in and returns the reply, whole.
+// do sends in, a command but EXEC, and returns the reply, whole.
 func (c *conn) do(in Input) (string, error) {
+	if err := c.send(args(in)); err != nil {
+		return "", err
+	}
+	reply, _, err := c.reply()
+	return reply, err
+}
+
+// args are the arguments of in, a command but EXEC.
+func args(in Input) []string {
 	args := []string{in.Op, in.Key}
 	switch in.Op {
 	case "SET", "APPEND":
@@ -299,33 +374,56 @@ func (c *conn) do(in Input) (string, error) {
 	case "EXPIRE":
 		args = append(args, expireSeconds)
 	}
+	return args
+}
+
+// send writes the commands at once.
+func (c *conn) send(cmds ...[]string) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	for _, args := range cmds {
+		fmt.Fprintf(&b, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		}
 	}
 	if err := c.c.SetDeadline(time.Now().Add(c.timeout)); err != nil {
-		return "", err
+		return err
 	}
-	if _, err := c.c.Write([]byte(b.String())); err != nil {
-		return "", err
-	}
+	_, err := c.c.Write([]byte(b.String()))
+	return err
+}
+
+// reply reads one reply, whole; an array's elements are returned apart
+// as well.
+func (c *conn) reply() (string, []string, error) {
 	line, err := c.r.ReadString('\n')
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	if !strings.HasPrefix(line, "$") || line == "$-1\r\n" {
-		return line, nil
+	if line == "$-1\r\n" || line == "*-1\r\n" || !strings.HasPrefix(line, "$") && !strings.HasPrefix(line, "*") {
+		return line, nil, nil
 	}
 	n, err := strconv.Atoi(strings.TrimSuffix(line[1:], "\r\n"))
 	if err != nil || n < 0 {
-		return "", fmt.Errorf("bad reply %q", line)
+		return "", nil, fmt.Errorf("bad reply %q", line)
+	}
+	if line[0] == '*' {
+		var elems []string
+		for range n {
+			e, _, err := c.reply()
+			if err != nil {
+				return "", nil, err
+			}
+			line += e
+			elems = append(elems, e)
+		}
+		return line, elems, nil
 	}
 	data := make([]byte, n+2)
 	if _, err := readFull(c.r, data); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return line + string(data), nil
+	return line + string(data), nil, nil
 }
 
 func readFull(r *bufio.Reader, b []byte) (int, error) {
@@ -338,127 +436,4 @@ func readFull(r *bufio.Reader, b []byte) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// state is one key's value in the model.
-type state struct {
-	exists bool
-	val    string
-}
-
-// Model is the commands' model, a key at a time: a request whose outcome
-// is unknown took effect or did not.
-var Model = porcupine.NondeterministicModel{
-	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		byKey := map[string][]porcupine.Operation{}
-		var keys []string
-		for _, op := range history {
-			if noEffect(op) {
-				continue
-			}
-			k := op.Input.(Input).Key
-			if byKey[k] == nil {
-				keys = append(keys, k)
-			}
-			byKey[k] = append(byKey[k], op)
-		}
-		out := make([][]porcupine.Operation, 0, len(keys))
-		for _, k := range keys {
-			out = append(out, byKey[k])
-		}
-		return out
-	},
-	Init: func() []interface{} { return []interface{}{state{}} },
-	Step: func(st, in, out interface{}) []interface{} {
-		s, i, o := st.(state), in.(Input), out.(Output)
-		next, want := apply(s, i)
-		if o.Unknown {
-			return []interface{}{s, next}
-		}
-		if o == want {
-			return []interface{}{next}
-		}
-		return nil
-	},
-	DescribeOperation: func(in, out interface{}) string {
-		i, o := in.(Input), out.(Output)
-		return fmt.Sprintf("%s %s %s -> %+v", i.Op, i.Key, i.Arg, o)
-	},
-}
-
-// noEffect reports whether op leaves every state as it is whether or not
-// it took effect, and says nothing of it: a GET or an EXPIRE (whose time
-// to live no run outlives) of unknown outcome. Left out of a key's
-// history, it is one request fewer that may take effect at any time for
-// the checker to place.
-func noEffect(op porcupine.Operation) bool {
-	in, out := op.Input.(Input), op.Output.(Output)
-	return out.Unknown && (in.Op == "GET" || in.Op == "EXPIRE")
-}
-
-// apply returns the state after in, and in's reply.
-func apply(s state, in Input) (state, Output) {
-	switch in.Op {
-	case "SET":
-		return state{exists: true, val: in.Arg}, Output{}
-	case "GET":
-		if !s.exists {
-			return s, Output{Nil: true}
-		}
-		return s, Output{Val: s.val}
-	case "INCR":
-		v := int64(0)
-		if s.exists {
-			var ok bool
-			if v, ok = redisInt(s.val); !ok || v == 1<<63-1 {
-				return s, Output{Err: true}
-			}
-		}
-		v++
-		return state{exists: true, val: strconv.FormatInt(v, 10)}, Output{N: v}
-	case "APPEND":
-		v := s.val + in.Arg
-		return state{exists: true, val: v}, Output{N: int64(len(v))}
-	case "DEL":
-		if !s.exists {
-			return s, Output{N: 0}
-		}
-		return state{}, Output{N: 1}
-	case "EXPIRE":
-		if !s.exists {
-			return s, Output{N: 0}
-		}
-		return s, Output{N: 1}
-	}
-	return s, Output{Err: true}
-}
-
-// redisInt parses s as Redis takes a string for an integer: digits with
-// an optional minus sign, no leading zero (but "0" itself), within int64.
-func redisInt(s string) (int64, bool) {
-	digits := strings.TrimPrefix(s, "-")
-	if digits == "" || digits[0] == '0' && (len(digits) > 1 || s != digits) {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	return v, err == nil
-}
-
-// Check checks the history for linearizability, within timeout; the
-// description of a failure names the key.
-func Check(history []porcupine.Operation, timeout time.Duration) (porcupine.CheckResult, string) {
-	res, info := porcupine.CheckOperationsVerbose(Model.ToModel(), history, timeout)
-	if res != porcupine.Illegal {
-		return res, ""
-	}
-	var b strings.Builder
-	for _, part := range info.PartialLinearizationsOperations() {
-		for _, lin := range part {
-			if len(lin) > 0 {
-				fmt.Fprintf(&b, "a partial linearization of %d operations on %s\n", len(lin), lin[0].Input.(Input).Key)
-				break
-			}
-		}
-	}
-	return res, b.String()
 }
