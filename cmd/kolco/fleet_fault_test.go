@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"os"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,7 +69,9 @@ func TestFleetWatchPastCompaction(t *testing.T) {
 // TestFleetLeaseExpiry: a memcached registered by a "kolco members
 // register --ttl 2s" sidecar leaves every proxy's placement when the
 // sidecar dies (SIGKILL: its lease is not revoked, only no longer
-// renewed), within the TTL plus 2 s, and the proxies agree.
+// renewed), within the TTL plus 2 s (the 2 s stretched by how many times
+// over the machine's CPUs are asked for: at load 40 on 2 cores etcd's
+// expiry alone took more), and the proxies agree.
 func TestFleetLeaseExpiry(t *testing.T) {
 	const ttl = 2 * time.Second
 	f := startFleet(t)
@@ -108,8 +113,8 @@ func TestFleetLeaseExpiry(t *testing.T) {
 	eventually(t, "the node gone from every proxy", everywhere(false))
 	gone := time.Since(killed)
 	t.Logf("a registered memcached left all 3 proxies' placement %v after its sidecar was killed (lease TTL %v)", gone.Round(time.Millisecond), ttl)
-	if gone > ttl+2*time.Second {
-		t.Errorf("removed %v after the sidecar died, more than the TTL %v plus 2 s", gone, ttl)
+	if slack := time.Duration(busy() * float64(2*time.Second)); gone > ttl+slack {
+		t.Errorf("removed %v after the sidecar died, more than the TTL %v plus %v", gone, ttl, slack)
 	}
 	f.checkShared(t, "expired", 1)
 }
@@ -148,4 +153,24 @@ func TestFleetEtcdStopped(t *testing.T) {
 	}
 	t.Logf("etcd stopped: all 3 proxies reported stale within %v (check_interval 200ms); etcd back: all agreed on the change written then %v after it was restarted",
 		detected.Round(time.Millisecond), took.Round(time.Millisecond))
+}
+
+// busy is how many times over the machine's CPUs are asked for, by the
+// load average of the last minute, and 1 on a machine that is not busy:
+// a bound on how soon something happens is stretched by it, so that a
+// busy machine makes a test slower, not failed.
+func busy() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 1
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 1
+	}
+	load, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return 1
+	}
+	return max(1, load/float64(runtime.NumCPU()))
 }

@@ -198,7 +198,7 @@ func TestMembersRegister(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx) }()
 
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(realprog.Patience)
 	for {
 		snap, err := store.List(context.Background())
 		if err != nil {
@@ -216,7 +216,7 @@ func TestMembersRegister(t *testing.T) {
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("mc-1 not registered within 10s")
+			t.Fatalf("mc-1 not registered within %v", realprog.Patience)
 		}
 		time.Sleep(20 * time.Millisecond) // polling etcd, with a deadline
 	}
@@ -226,7 +226,7 @@ func TestMembersRegister(t *testing.T) {
 		if err != nil {
 			t.Fatalf("register: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(realprog.Patience):
 		t.Fatal("register did not stop")
 	}
 	if snap, _ := store.List(context.Background()); len(snap.Members) != 0 {

@@ -27,7 +27,9 @@ const bigValue, bigWriters = 100 << 20, 8
 const memoryOverhead = 256 << 20
 
 // TestProxyMemoryBounded: eight clients each write a 100 MB value at once
-// to a memcached pool with the default settings (a 1 s timeout), through
+// to a memcached pool with the default settings but a 30 s timeout (at
+// the default 1 s a busy machine, load 40 on 2 cores, timed writes out
+// in memcached: a longer wait holds the values longer, no less), through
 // a kolco proxy process under the default kolco.buffer_limit (2 GiB);
 // every write succeeds, the process's peak RSS stays within the budget
 // plus the documented overhead, and once the writes are done its RSS
@@ -41,7 +43,7 @@ func TestProxyMemoryBounded(t *testing.T) {
 	ports := realprog.FreePorts(t, 1)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "nutcracker.yml")
-	y := fmt.Sprintf("mc:\n  listen: 127.0.0.1:%d\n  servers: [\"%s:1\"]\n", ports[0], mc)
+	y := fmt.Sprintf("mc:\n  listen: 127.0.0.1:%d\n  timeout: 30000\n  servers: [\"%s:1\"]\n", ports[0], mc)
 	if err := os.WriteFile(conf, []byte(y), 0o600); err != nil {
 		t.Fatal(err)
 	}
