@@ -154,7 +154,11 @@ func (p *pool) trafficChanged(old *pool) {
 	go func() {
 		defer p.wg.Done()
 		defer cancel()
-		listed <- p.countMoved(ctx, before, after)
+		if p.cfg.Store.Enabled {
+			listed <- movedCount{note: "a store's keys are moved by its mover: see the pool's move"}
+			return
+		}
+		listed <- countMoved(ctx, p.front, before, after)
 	}()
 	time.AfterFunc(window, func() {
 		m := p.measureChange(start, w.c.At, window, before, after)

@@ -40,16 +40,13 @@ type movedCount struct {
 	note        string
 }
 
-// countMoved lists the keys each server of before holds, and counts those
-// it owns under before and after gives another server.
-func (p *pool) countMoved(ctx context.Context, before, after *placement) movedCount {
-	if p.cfg.Store.Enabled {
-		return movedCount{note: "a store's keys are moved by its mover: see the pool's move"}
-	}
+// countMoved lists, through f, the keys each server of before holds, and
+// counts those it owns under before and after gives another server.
+func countMoved(ctx context.Context, f front, before, after *placement) movedCount {
 	var mc movedCount
 	sized, sampled := true, false
 	for _, b := range before.servers {
-		n, sample, err := p.listMoved(ctx, b, before, after)
+		n, sample, err := listMoved(ctx, f, b, before, after)
 		if err != nil {
 			return movedCount{note: fmt.Sprintf("keys not measured: listing %s: %v", b.name(), err)}
 		}
@@ -58,7 +55,7 @@ func (p *pool) countMoved(ctx context.Context, before, after *placement) movedCo
 			continue
 		}
 		sampled = sampled || n > len(sample)
-		sizes, err := p.front.sizes(ctx, b, sample)
+		sizes, err := f.sizes(ctx, b, sample)
 		if err != nil {
 			return movedCount{keys: mc.keys, note: fmt.Sprintf("bytes not measured: asking %s the values' lengths: %v", b.name(), err)}
 		}
@@ -90,11 +87,11 @@ func (p *pool) countMoved(ctx context.Context, before, after *placement) movedCo
 // listMoved lists b's keys and returns how many of them b owns under
 // before and after gives another server, and a uniform sample of at most
 // movedSizesAsked of those (a reservoir).
-func (p *pool) listMoved(ctx context.Context, b *backend, before, after *placement) (int, []string, error) {
+func listMoved(ctx context.Context, f front, b *backend, before, after *placement) (int, []string, error) {
 	name := b.name()
 	var sample []string
 	n := 0
-	err := p.front.listKeys(ctx, b, func(key string) error {
+	err := f.listKeys(ctx, b, func(key string) error {
 		k := []byte(key)
 		if before.owner(k) != name || after.owner(k) == name {
 			return nil
