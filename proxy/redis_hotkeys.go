@@ -28,8 +28,8 @@ import (
 // server's own stream): the server answers it after every invalidation
 // it sent before, so a write done before the read came has dropped its
 // value by then. Reads that come while a PING is out wait for the next
-// one, so a server sees one PING a round trip whatever the reads, and at
-// most one each redisPingEvery. The value is then answered if it still
+// one, so a server sees one PING a round trip whatever the reads, and
+// while reads keep coming, at most one each redisPingEvery. The value is then answered if it still
 // stands, else one GET per key of the round, sent then, answers its reads
 // and is stored - unless its key was
 // invalidated between the GET and its reply, whose generation then has
@@ -41,18 +41,21 @@ import (
 // tracker whose connection fails answers its waiting reads with the
 // error, drops every value and connects again after a second.
 
-// redisPingEvery is the least time between two PINGs to a server. At one
-// a round trip, a server's PINGs follow how often reads of its cached keys
-// find none out: the hottest server, whose cached keys are read all the
-// time, had a PING each round trip where the others had gaps - under
-// Zipf 1.2 over ten servers (TestHotKeysRedisBalanceZipf), 4 090 PINGs
-// against a mean of 3 441, a third of what the servers served, which made
-// the busiest 1.08-1.13 times the mean. At most one a millisecond, every
-// server with cached keys read that often sees the same PINGs (1 673 each
-// there; 1 253 at 2 ms, 2 785 at 0.5 ms) and fewer of them, and a read of
-// a cached key waits for its confirmation up to a millisecond more than a
-// round trip: the cost of the bound, half a millisecond on average under
-// steady reads.
+// redisPingEvery is the least time between two PINGs to a server while
+// reads keep coming. At one a round trip, a server's PINGs followed how
+// often reads of its cached keys found none out: the hottest server,
+// whose cached keys are read all the time, had a PING each round trip
+// where the others had gaps - under Zipf 1.2 over ten servers
+// (TestHotKeysRedisBalanceZipf), 4 090 PINGs against a mean of 3 441, a
+// third of what the servers served, which made the busiest 1.08-1.13
+// times the mean. The reads that came while a PING was out now wait for
+// the next one until a millisecond has passed since it was sent, so that
+// every server whose cached keys are read that often sees the same PINGs
+// (2 098-2 234 there) and fewer of them; a read that finds none out and
+// none waiting is sent one at once, so that a client reading one key
+// after another waits for a round trip as before, not for the interval.
+// What the bound costs is up to a millisecond more for a read of a cached
+// key under steady reads.
 const redisPingEvery = time.Millisecond
 
 // redisGet is GET, the one command the cache answers.
@@ -173,18 +176,16 @@ func (t *redisTracker) await(r *redisRequest, tk hotTicket) bool {
 		return true
 	}
 	t.waiting = append(t.waiting, w)
-	if !t.pingOut {
-		t.pingSoon()
+	if !t.pingOut && !t.laterSet {
+		t.ping() // the server has no read to confirm: this one waits for nothing else
 	}
 	return true
 }
 
-// pingSoon sends a PING for the reads waiting now, or once the interval
-// since the last one has passed; the mutex is held.
+// pingSoon sends a PING for the reads that came while the last one was
+// out, once redisPingEvery has passed since it was sent; the mutex is
+// held.
 func (t *redisTracker) pingSoon() {
-	if t.laterSet {
-		return
-	}
 	since := time.Since(t.pingedAt)
 	if since >= redisPingEvery {
 		t.ping()

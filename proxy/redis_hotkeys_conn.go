@@ -204,7 +204,8 @@ func (t *redisTracker) fail(err error) {
 	t.c.invalidateAll()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.ready, t.pingOut = false, false
+	t.ready, t.pingOut, t.laterSet = false, false, false
+	t.later.Stop()
 	if t.sub != nil {
 		t.sub.Close()
 		t.data.Close()
