@@ -29,9 +29,9 @@ import (
 // it sent before, so a write done before the read came has dropped its
 // value by then. Reads that come while a PING is out wait for the next
 // one, so a server sees one PING a round trip whatever the reads, and
-// while reads keep coming, at most one each redisPingEvery. The value is then answered if it still
-// stands, else one GET per key of the round, sent then, answers its reads
-// and is stored - unless its key was
+// while reads keep coming, at most one each redisPingEvery. The value is
+// then answered if it still stands, else one GET per key of the round,
+// sent then, answers its reads and is stored - unless its key was
 // invalidated between the GET and its reply, whose generation then has
 // passed. A read of a key with no value does not wait: its GET, sent
 // after it came, answers it.
