@@ -295,7 +295,7 @@ const trafficPageHTML = `<div class="traffic">
 {{if .Error}}<tr><td colspan="3" class="down">Not predicted: {{.Error}}</td></tr>{{end}}
 {{$p := .Predicted}}{{$m := .Measured}}
 <tr><td>reads of keys that move</td><td>{{with $p}}{{pct .MovedReads}}{{end}}</td><td>{{with $m}}{{pct .MovedReads}}{{end}}</td></tr>
-<tr><td>keys and bytes that move</td><td>{{with $p}}{{printf "%.0f" .MovedKeys}} keys, {{printf "%.0f" .MovedBytes}} bytes{{end}}</td><td>{{with $m}}{{printf "%.0f" .CopiedKeys}} copied{{end}}</td></tr>
+<tr><td>keys and bytes that move</td><td>{{with $p}}{{printf "%.0f" .MovedKeys}} keys, {{printf "%.0f" .MovedBytes}} bytes{{end}}</td><td>{{with $m}}{{printf "%.0f" .MovedKeys}} keys, {{printf "%.0f" .MovedBytes}} bytes; {{printf "%.0f" .CopiedKeys}} copied{{if .MovedNote}} ({{.MovedNote}}){{end}}{{end}}</td></tr>
 <tr><td>reads that miss (added by the change)</td><td>{{with $p}}{{printf "%.0f" .Misses}} ({{printf "%.0f" .AddedMisses}}){{end}}</td><td>{{with $m}}{{printf "%.0f" .Misses}} ({{printf "%.0f" .AddedMisses}}){{end}}</td></tr>
 <tr><td>busiest server's requests/s (mean)</td><td>{{with $p}}{{.PeakServer}}: {{printf "%.0f" .PeakRPS}} ({{printf "%.0f" .MeanRPS}}){{end}}</td><td>{{with $m}}{{.PeakServer}}: {{printf "%.0f" .PeakRPS}} ({{printf "%.0f" .MeanRPS}}){{end}}</td></tr>
 </table>{{end}}

@@ -48,3 +48,40 @@ func (memcacheFront) holds(ctx context.Context, b *backend, keys []string) ([]bo
 	}
 	return out, nil
 }
+
+// sizes asks b for the length alone of each key's value (mg <key> s), all
+// sent at once.
+func (memcacheFront) sizes(ctx context.Context, b *backend, keys []string) ([]int64, error) {
+	out := make([]int64, len(keys))
+	var req []byte
+	asked := make([]int, 0, len(keys))
+	for i, k := range keys {
+		out[i] = -1
+		if tok, b64, ok := memcache.KeyToken(nil, []byte(k)); ok {
+			req = memcache.AppendMetaSize(req, tok, b64)
+			asked = append(asked, i)
+		}
+	}
+	if len(asked) == 0 {
+		return out, nil
+	}
+	conn, err := b.dialOwn(ctx, b.pool.cfg.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	replies, err := mcAskAll(conn, b.pool.cfg.Timeout, req, len(asked), memcache.CmdMetaGet)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range asked {
+		n, found, err := memcache.ParseMetaSize(replies[j])
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			out[i] = n
+		}
+	}
+	return out, nil
+}

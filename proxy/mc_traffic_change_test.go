@@ -22,8 +22,12 @@ import (
 // pool predicts the change from its traffic sample when it applies it, and
 // measures the same figures over the window after: the share of requests
 // whose key moves, the misses the change adds (reads of moved keys that
-// were cached), and the busiest server's requests per second. Each
-// prediction must come within 10% of what was measured.
+// were cached), the busiest server's requests per second, and the keys
+// and bytes that move (the trace's over its key share, against the keys
+// the servers' metadumps list at the change). Each prediction must come
+// within 10% of what was measured. The trace holds every request since
+// the servers started empty, so that the keys it shows are the keys the
+// servers hold: a trace that covers less of the key space predicts fewer.
 //
 // The pool predicts at the rate the trace shows, and a busy machine does
 // not hold the offered rate: the window's rate may differ by more than
@@ -37,29 +41,38 @@ import (
 // is about its square root, 8%: 10% is within two of those, not three. So
 // that chance alone fails the test about once in a thousand runs, not
 // once in twenty, the misses may differ by three times the square root of
-// the count where that is more than 10% (with KOLCO_TRAFFIC_LONG=1, a
-// 60 s trace and a 30 s window, some 400 misses: 10% is still less than
-// three spreads).
+// the count where that is more than 10%. KOLCO_TRAFFIC_LONG=1 runs a
+// 60 s trace and a 30 s window over 50 000 keys, some 1 150, 820 and 350
+// misses added at Zipf 0.9, 1.0 and 1.2 where the offered rate holds
+// (spreads of 3%, 3.5% and 5.3%); KOLCO_TRAFFIC_LONG=120, a 120 s trace
+// and a 60 s window, some 2 050, 1 480 and 620 (2.2%, 2.6% and 4%).
 //
 // Applied warm, the change adds no misses by the plan (a read that misses
 // at a key's new server is answered by its old one), and none may be
 // measured beyond the same chance spread.
 //
-// KOLCO_TRAFFIC_LONG=1 runs a longer trace and window, and
+// KOLCO_TRAFFIC_LONG runs a longer trace and window, and
 // KOLCO_TRAFFIC_ZIPF the workload at another exponent than 1.0 (the
 // acceptance figures in docs/trace.md run 0.9 and 1.2 besides).
 func TestTrafficChangePredictedMeasured(t *testing.T) {
 	t.Parallel()
+	// The long runs take their turns: each is the machine's load enough
+	// on two cores, and the misses they count grow with the reads their
+	// windows get.
+	long := os.Getenv("KOLCO_TRAFFIC_LONG") != ""
 	for _, warm := range []bool{false, true} {
 		t.Run(map[bool]string{false: "cold", true: "warm"}[warm], func(t *testing.T) {
-			t.Parallel() // measured against the window's own read rate, whatever the machine gives
+			if !long {
+				t.Parallel() // measured against the window's own read rate, whatever the machine gives
+			}
 			changePredictedMeasured(t, warm)
 		})
 	}
 }
 
 func changePredictedMeasured(t *testing.T, warm bool) {
-	const keys, rate = 5000, 2000.0 // requests per second
+	const rate = 2000.0 // requests per second
+	keys := 5000
 	s := 1.0
 	if v := os.Getenv("KOLCO_TRAFFIC_ZIPF"); v != "" {
 		var err error
@@ -68,8 +81,15 @@ func changePredictedMeasured(t *testing.T, warm bool) {
 		}
 	}
 	traced, window := 10*time.Second, 5*time.Second
-	if os.Getenv("KOLCO_TRAFFIC_LONG") == "1" {
-		traced, window = 60*time.Second, 30*time.Second
+	if v := os.Getenv("KOLCO_TRAFFIC_LONG"); v != "" {
+		secs, err := strconv.Atoi(v)
+		switch {
+		case v == "1":
+			secs = 60
+		case err != nil || secs < 10:
+			t.Fatalf("KOLCO_TRAFFIC_LONG=%q: want 1 or the trace's seconds, 10 or more", v)
+		}
+		traced, window, keys = time.Duration(secs)*time.Second, time.Duration(secs)*time.Second/2, 50000
 	}
 	c := startCluster(t, 11)
 	settings := fmt.Sprintf("  distribution: ring\n  warm: {enabled: %v}\n  traffic: {enabled: true, requests: 1048576, window: %d}\n", warm, window.Milliseconds())
@@ -79,21 +99,24 @@ func changePredictedMeasured(t *testing.T, warm bool) {
 	before := srv.testPool("p").place.Load().configured()
 	reload(t, srv, "kolco:\n  admin_listen: \":0\"\n"+c.yaml(settings, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10))
 	var ch *TrafficChange
-	eventually(t, "the change's window to close", func() bool {
+	for deadline := time.Now().Add(window + time.Minute); ch == nil; time.Sleep(50 * time.Millisecond) { // the window, then as eventually waits
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for the change's window to close")
+		}
 		var st PoolStatus
 		adminGet(t, srv, "/v1/pools/p", "", &st)
 		if st.Traffic != nil && st.Traffic.Change != nil && st.Traffic.Change.Done && st.Traffic.Change.Predicted != nil {
 			ch = st.Traffic.Change
 		}
-		return ch != nil
-	})
+	}
 	load.stop(t)
 	p, m := ch.Predicted, ch.Measured
 	t.Logf("Zipf %g: change %d -> %d servers, window %v, at %.0f requests/s offered (%d sent, %d failed)", s, ch.ServersBefore, ch.ServersAfter, ch.Window, rate, load.sent, load.failed)
 	t.Logf("reads of moved keys: predicted %.2f%%, measured %.2f%%", 100*p.MovedReads, 100*m.MovedReads)
 	t.Logf("misses added: predicted %.0f, measured %.0f; reads %.0f / %.0f; misses in all %.0f / %.0f", p.AddedMisses, m.AddedMisses, p.Reads, m.Reads, p.Misses, m.Misses)
 	t.Logf("busiest server: predicted %s at %.0f req/s, measured %s at %.0f req/s (means %.0f / %.0f)", p.PeakServer, p.PeakRPS, m.PeakServer, m.PeakRPS, p.MeanRPS, m.MeanRPS)
-	t.Logf("keys and bytes that move, predicted: %.0f keys, %.0f bytes; copied by a warm change: %.0f", p.MovedKeys, p.MovedBytes, m.CopiedKeys)
+	t.Logf("keys and bytes that move: predicted %.0f keys, %.0f bytes; measured %.0f keys, %.0f bytes%s; copied by a warm change: %.0f",
+		p.MovedKeys, p.MovedBytes, m.MovedKeys, m.MovedBytes, note(m.MovedNote), m.CopiedKeys)
 	ratio := m.Reads / p.Reads // the window's rate over the trace's
 	atRate := replanAtRate(t, srv, before, ch, ratio)
 	t.Logf("the window's read rate was %.3f times the trace's; at that rate the model predicts %.0f misses added", ratio, atRate.AddedMisses)
@@ -106,6 +129,8 @@ func changePredictedMeasured(t *testing.T, warm bool) {
 		{"reads of moved keys", p.MovedReads, m.MovedReads, 0},
 		{"misses added at the window's rate", atRate.AddedMisses, m.AddedMisses, math.Sqrt(m.AddedMisses)},
 		{"busiest server's share of the requests", p.PeakRPS / (n * p.MeanRPS), m.PeakRPS / (n * m.MeanRPS), 0},
+		{"keys that move", p.MovedKeys, m.MovedKeys, 0},
+		{"bytes that move", p.MovedBytes, m.MovedBytes, 0},
 	} {
 		if tol := max(0.10*f.actual, 3*f.spread); math.Abs(f.predicted-f.actual) > tol {
 			t.Errorf("%s: predicted %.4g, measured %.4g: off by more than %.3g", f.what, f.predicted, f.actual, tol)
@@ -149,7 +174,7 @@ type zipfLoad struct {
 	done         chan struct{}
 	sent, failed int64
 	mu           sync.Mutex
-	err          error
+	first, err   error // the first failure and the last
 }
 
 // startZipfLoad runs the load against addr for at most d, or until stop.
@@ -168,7 +193,7 @@ func startZipfLoad(t *testing.T, addr string, keys int, s, rate float64, d time.
 				l.fail(err)
 				return
 			}
-			defer kv.close()
+			defer func() { kv.close() }()
 			draw := zipfDraw(i, keys, s, int(rate*d.Seconds()/clients)+1)
 			val := strings.Repeat("v", 100)
 			next := start.Add(time.Duration(i) * interval / clients)
@@ -188,6 +213,16 @@ func startZipfLoad(t *testing.T, addr string, keys int, s, rate float64, d time.
 					err = kv.set(key, val)
 				}
 				l.count(err)
+				if err != nil {
+					// The connection's replies may be out of step with its
+					// requests now (a reply that came after the deadline):
+					// a client starts again on a new one.
+					kv.close()
+					if kv, err = dialKV("memcached", addr); err != nil {
+						l.fail(err)
+						return
+					}
+				}
 			}
 		}()
 	}
@@ -218,6 +253,9 @@ func (l *zipfLoad) count(err error) {
 	if err != nil {
 		l.failed++
 		l.err = err
+		if l.first == nil {
+			l.first = err
+		}
 	}
 }
 
@@ -232,8 +270,25 @@ func (l *zipfLoad) stop(t *testing.T) {
 		close(l.done)
 	}
 	l.wg.Wait()
-	if l.err != nil {
-		t.Errorf("%d of %d requests failed, the last: %v", l.failed, l.sent, l.err)
-		l.err = nil
+	if l.err == nil {
+		return
 	}
+	// A machine at a load of 30 on two cores times out a few requests (the
+	// client's deadline of 5 s, or the pool's to its server): up to one in
+	// a thousand is logged, since the figures are the proxy's count of
+	// what came, and more fail the test.
+	say := t.Errorf
+	if l.failed*1000 <= l.sent {
+		say = t.Logf
+	}
+	say("%d of %d requests failed, the first: %v; the last: %v", l.failed, l.sent, l.first, l.err)
+	l.err = nil
+}
+
+// note returns a figure's note in parentheses, or nothing.
+func note(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }

@@ -48,6 +48,11 @@ type front interface {
 	// listKeys calls each for every key b holds, on a connection of its
 	// own, until each returns an error, which it returns.
 	listKeys(ctx context.Context, b *backend, each func(key string) error) error
+	// sizes returns the length of the value b holds of each of keys, -1
+	// for one it holds none of, asked on a connection of its own; nil
+	// when the front does not tell values' lengths (Redis: a value is not
+	// one string).
+	sizes(ctx context.Context, b *backend, keys []string) ([]int64, error)
 	// holds reports whether b holds each of keys, asked on a connection
 	// of its own.
 	holds(ctx context.Context, b *backend, keys []string) ([]bool, error)

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -57,11 +58,15 @@ type ChangeFigures struct {
 	// client's read that misses is followed by a write, which would count
 	// a change's misses twice.)
 	MovedReads float64 `json:"moved_reads_share"`
-	// MovedKeys and MovedBytes are the keys of the trace's span that
-	// change server, and their keys' and values' bytes, for the whole key
-	// space (the trace's, over its key share); predicted only.
+	// MovedKeys and MovedBytes are the keys the change gives another
+	// server, and their keys' and values' bytes: predicted, those of the
+	// trace's span for the whole key space (the trace's, over its key
+	// share); measured, those the servers held when it was applied (see
+	// pool_traffic_moved.go). MovedNote says why they are not measured,
+	// or how they are estimated.
 	MovedKeys  float64 `json:"moved_keys,omitempty"`
 	MovedBytes float64 `json:"moved_bytes,omitempty"`
+	MovedNote  string  `json:"moved_note,omitempty"`
 	// CopiedKeys is, measured, the values a warm change copied to their
 	// new servers in the window.
 	CopiedKeys float64 `json:"copied_keys,omitempty"`
@@ -142,8 +147,23 @@ func (p *pool) trafficChanged(old *pool) {
 		}
 		w.mu.Unlock()
 	}()
+	// The servers are listed from the change on, within its window.
+	listed := make(chan movedCount, 1)
+	ctx, cancel := context.WithTimeout(p.ctx, window)
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer cancel()
+		if p.cfg.Store.Enabled {
+			listed <- movedCount{note: "a store's keys are moved by its mover: see the pool's move"}
+			return
+		}
+		listed <- countMoved(ctx, p.front, before, after)
+	}()
 	time.AfterFunc(window, func() {
 		m := p.measureChange(start, w.c.At, window, before, after)
+		mc := <-listed
+		m.MovedKeys, m.MovedBytes, m.MovedNote = mc.keys, mc.bytes, mc.note
 		w.mu.Lock()
 		w.c.Measured, w.c.Done = m, true
 		w.mu.Unlock()

@@ -46,3 +46,7 @@ func (redisFront) holds(ctx context.Context, b *backend, keys []string) ([]bool,
 	}
 	return out, nil
 }
+
+// sizes tells no lengths: a Redis value may be a list, a hash or a set,
+// whose bytes no one command gives as memcached's length does.
+func (redisFront) sizes(context.Context, *backend, []string) ([]int64, error) { return nil, nil }

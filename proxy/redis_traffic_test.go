@@ -65,3 +65,50 @@ func TestSampleRedisThroughProxy(t *testing.T) {
 		}
 	}
 }
+
+// TestTrafficChangeMovedKeysRedis: a Redis pool's change counts the keys
+// it moves by SCAN of the servers before it - each key the servers hold
+// whose server the change changes, as the placements before and after
+// place it - and says why it measures no bytes: a Redis value need not be
+// one string.
+func TestTrafficChangeMovedKeysRedis(t *testing.T) {
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	yaml := func(n int) string {
+		return "kolco:\n  admin_listen: \":0\"\n" + redisPoolYAML("  distribution: ring\n  traffic: {enabled: true, window: 200}\n", rs[:n]...)
+	}
+	s := startProxy(t, yaml(2))
+	c := dialRedis(t, s.Addr("p").String())
+	const keys = 500
+	for i := range keys {
+		if got := c.do("SET", fmt.Sprint("k:", i), "v"); got != "+OK\r\n" {
+			t.Fatalf("SET: %q", got)
+		}
+	}
+	before := s.testPool("p").place.Load().configured()
+	reload(t, s, yaml(3))
+	after := s.testPool("p").place.Load().configured()
+	want := 0
+	for i := range keys {
+		k := []byte(fmt.Sprint("k:", i))
+		if before.owner(k) != after.owner(k) {
+			want++
+		}
+	}
+	var ch *TrafficChange
+	eventually(t, "the change's window to close", func() bool {
+		var st PoolStatus
+		adminGet(t, s, "/v1/pools/p", "", &st)
+		if st.Traffic != nil && st.Traffic.Change != nil && st.Traffic.Change.Done {
+			ch = st.Traffic.Change
+		}
+		return ch != nil
+	})
+	m := ch.Measured
+	t.Logf("%d of %d keys move by the placements; measured %.0f keys, %.0f bytes (%s)", want, keys, m.MovedKeys, m.MovedBytes, m.MovedNote)
+	if want == 0 || m.MovedKeys != float64(want) {
+		t.Errorf("measured %.0f keys that move, want %d", m.MovedKeys, want)
+	}
+	if m.MovedBytes != 0 || m.MovedNote == "" {
+		t.Errorf("measured %.0f bytes, note %q: want none, and the note saying why", m.MovedBytes, m.MovedNote)
+	}
+}

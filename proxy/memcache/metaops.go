@@ -160,6 +160,37 @@ func ParseMetaCas(reply []byte) (uint64, bool, error) {
 	return cas, true, nil
 }
 
+// AppendMetaSize appends "mg <key> s": a read of the length of the key's
+// value alone.
+func AppendMetaSize(dst, key []byte, base64 bool) []byte {
+	dst = append(dst, "mg "...)
+	dst = append(dst, key...)
+	dst = append(dst, " s"...)
+	if base64 {
+		dst = append(dst, " b"...)
+	}
+	return append(dst, "\r\n"...)
+}
+
+// ParseMetaSize reads the reply to [AppendMetaSize]: the value's length
+// and true, or false for a miss ("EN"). The error wraps [ErrBadReply] for
+// any other reply.
+func ParseMetaSize(reply []byte) (int64, bool, error) {
+	if bytes.Equal(reply, []byte("EN\r\n")) {
+		return 0, false, nil
+	}
+	line, ok := bytes.CutSuffix(reply, []byte("\r\n"))
+	s, isHD := bytes.CutPrefix(line, []byte("HD s"))
+	if !ok || !isHD {
+		return 0, false, fmt.Errorf("%w: %q", ErrBadReply, clip(reply))
+	}
+	n, ok := wire.ParseUint(s)
+	if !ok || n > 1<<62 {
+		return 0, false, fmt.Errorf("%w: %q", ErrBadReply, clip(reply))
+	}
+	return int64(n), true, nil
+}
+
 // AppendMetaReplace appends an ms that replaces the value of the key only
 // while it is the one of CAS value cas ("C<cas>"), with the T flag's
 // value exptime and flags, as [AppendMetaAdd] stores them.

@@ -75,6 +75,17 @@ func TestParseMetaStoredAndDeleted(t *testing.T) {
 			t.Errorf("ParseMetaCas(%q): %v; want ErrBadReply", bad, err)
 		}
 	}
+	if n, ok, err := ParseMetaSize([]byte("HD s100\r\n")); !ok || n != 100 || err != nil { // memcached 1.6's reply to mg k s
+		t.Errorf("HD s100: %d, %v, %v", n, ok, err)
+	}
+	if _, ok, err := ParseMetaSize([]byte("EN\r\n")); ok || err != nil {
+		t.Errorf("EN: %v, %v", ok, err)
+	}
+	for _, bad := range []string{"HD\r\n", "HD s\r\n", "HD c7\r\n", "SERVER_ERROR x\r\n"} {
+		if _, _, err := ParseMetaSize([]byte(bad)); !errors.Is(err, ErrBadReply) {
+			t.Errorf("ParseMetaSize(%q): %v; want ErrBadReply", bad, err)
+		}
+	}
 	for _, bad := range []string{"HD\r\n", "HD c\r\n", "HD cx\r\n", "SERVER_ERROR x\r\n", "HD c1"} {
 		if _, _, err := ParseMetaStored([]byte(bad)); !errors.Is(err, ErrBadReply) {
 			t.Errorf("%q: %v; want ErrBadReply", bad, err)
@@ -97,6 +108,8 @@ func TestMetaEncoders(t *testing.T) {
 		{string(AppendMetaAdd(nil, []byte("k"), false, 0, 7, []byte("abc"))), "ms k 3 T0 F7 ME c\r\nabc\r\n"},
 		{string(AppendMetaAdd(nil, []byte("aw=="), true, 30, 0, nil)), "ms aw== 0 T30 F0 ME c b\r\n\r\n"},
 		{string(AppendMetaCas(nil, []byte("k"), false)), "mg k c\r\n"},
+		{string(AppendMetaSize(nil, []byte("k"), false)), "mg k s\r\n"},
+		{string(AppendMetaSize(nil, []byte("aw=="), true)), "mg aw== s b\r\n"},
 		{string(AppendMetaReplace(nil, []byte("k"), false, 0, 7, []byte("abc"), 12)), "ms k 3 T0 F7 C12 c\r\nabc\r\n"},
 		{string(AppendMetaReplace(nil, []byte("aw=="), true, 30, 0, nil, 1)), "ms aw== 0 T30 F0 C1 c b\r\n\r\n"},
 		{string(AppendMetaDelete(nil, []byte("k"), false, 0)), "md k\r\n"},
