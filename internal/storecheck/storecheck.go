@@ -217,38 +217,46 @@ func (r *Run) client(ctx context.Context, id int) {
 		in := r.next(rng)
 		call := r.now()
 		reply, elems, sent, err := c.request(in, id%2 == 0)
-		ret := r.now()
-		switch {
-		case err != nil && !sent:
-			// A transaction whose EXEC was not sent: discarded.
+		if r.outcome(id, in, call, r.now(), reply, elems, sent, err) {
 			c.close()
 			c = nil
-			r.note(fmt.Sprintf("%s %s: %v before EXEC", in.Op, in.Key, err))
-			r.mu.Lock()
-			r.Retried++
-			r.mu.Unlock()
-		case err != nil:
-			c.close()
-			c = nil
-			r.note(fmt.Sprintf("%s %s: %v", in.Op, in.Key, err))
-			r.record(porcupine.Operation{ClientId: id, Input: in, Call: call, Output: Output{Unknown: true}, Return: never}, &r.Unknown)
-		case notSent(reply):
-			r.mu.Lock()
-			r.Retried++
-			r.mu.Unlock()
-		default:
-			out, ok := parse(in, reply)
-			if in.Op == "EXEC" {
-				out, ok = parseExec(in, reply, elems)
-			}
-			if !ok {
-				r.note(fmt.Sprintf("%s %s: reply %q", in.Op, in.Key, reply))
-				r.record(porcupine.Operation{ClientId: id, Input: in, Call: call, Output: Output{Unknown: true}, Return: never}, &r.Unknown)
-				continue
-			}
-			r.record(porcupine.Operation{ClientId: id, Input: in, Call: call, Output: out, Return: ret}, &r.Answered)
 		}
 	}
+}
+
+// outcome records what client id's request in, called at call, came to
+// at ret: its reply, or err with whether the request (a transaction's
+// EXEC) was sent at all. It reports whether the connection is broken.
+func (r *Run) outcome(id int, in Input, call, ret int64, reply string, elems []string, sent bool, err error) (broken bool) {
+	switch {
+	case err != nil && !sent:
+		// A transaction whose EXEC was not sent: discarded.
+		r.note(fmt.Sprintf("%s %s: %v before EXEC", in.Op, in.Key, err))
+		r.mu.Lock()
+		r.Retried++
+		r.mu.Unlock()
+		return true
+	case err != nil:
+		r.note(fmt.Sprintf("%s %s: %v", in.Op, in.Key, err))
+		r.record(porcupine.Operation{ClientId: id, Input: in, Call: call, Output: Output{Unknown: true}, Return: never}, &r.Unknown)
+		return true
+	case notSent(reply):
+		r.mu.Lock()
+		r.Retried++
+		r.mu.Unlock()
+		return false
+	}
+	out, ok := parse(in, reply)
+	if in.Op == "EXEC" {
+		out, ok = parseExec(in, reply, elems)
+	}
+	if !ok {
+		r.note(fmt.Sprintf("%s %s: reply %q", in.Op, in.Key, reply))
+		r.record(porcupine.Operation{ClientId: id, Input: in, Call: call, Output: Output{Unknown: true}, Return: never}, &r.Unknown)
+		return false
+	}
+	r.record(porcupine.Operation{ClientId: id, Input: in, Call: call, Output: out, Return: ret}, &r.Answered)
+	return false
 }
 
 func (r *Run) record(op porcupine.Operation, count *int) {
