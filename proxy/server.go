@@ -91,7 +91,12 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.fleet.setPeers(peerAddrs(&s.cfg.Global), client) // before any pool can sweep
-	t, sources, err := s.prepareSourced(context.Background(), s.cfg.WithDefaults())
+	cfg := s.cfg.WithDefaults()
+	first, differ, err := recordedStart(cfg)
+	if err != nil {
+		return err
+	}
+	t, sources, err := s.prepareSourced(context.Background(), first)
 	if err != nil {
 		return err
 	}
@@ -103,6 +108,9 @@ func (s *Server) Start() error {
 	}
 	s.commit(t)
 	sources.commit()
+	if len(differ) > 0 {
+		s.applyConfigured(cfg, differ)
+	}
 	s.logEndpoints(&t.cfg.Global)
 	s.sockets.closeUnclaimed(s.log)
 	s.acceptWhenPlaced()

@@ -1,0 +1,123 @@
+package proxy
+
+import (
+	"context"
+	"maps"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/kolco-dev/kolco/compat/twemproxy"
+)
+
+// A proxy may start on a configuration edited while it did not run: an
+// operator's edit made before the SIGHUP that would have applied it, a
+// SIGHUP that a kill -9 overtook, a handover's new process started before
+// the old one read the edited file. Its state file then records a pool
+// over other servers than the configuration names, and those servers are
+// the ones holding the keys: placing by the configuration at once would
+// read a store's keys where nothing moved them and a cache's where
+// nothing warmed them, and refusing to start leaves the pool unserved
+// until an operator puts the old servers back by hand. So the start
+// serves the pool over the servers its record names, as the process that
+// wrote it did, and then applies the configuration as a reload applies
+// it: a move for a store, a warm change for a cache. A state file that
+// does not parse, or whose record does not restore the placement it
+// records, is still refused (ErrBadStateFile).
+
+// recordedStart returns the configuration a start serves first: cfg, but
+// with each pool whose state file record names other servers given those
+// servers. differ names those pools; it is empty, and first is cfg, when
+// there are none. The error is a [*ConfigError] for kolco.state_file.
+func recordedStart(cfg *Config) (first *Config, differ []string, err error) {
+	states, err := readStatesFor(cfg, func(string) bool { return false })
+	if err != nil || states == nil {
+		return cfg, nil, err
+	}
+	first = cfg
+	for _, name := range cfg.PoolNames() {
+		pc := cfg.Pools[name]
+		servers, zones, ok := states.recordedServers(name, pc)
+		if !ok {
+			continue
+		}
+		if first == cfg {
+			first = &Config{Pools: maps.Clone(cfg.Pools), Global: cfg.Global, Path: cfg.Path}
+		}
+		rc := *pc
+		rc.Servers, rc.Zones = servers, zones
+		first.Pools[name] = &rc
+		differ = append(differ, name)
+	}
+	return first, differ, nil
+}
+
+// recordedServers returns the servers the state file records the pool
+// name of cfg as placed over, as server lines, and the zones the pool
+// then has; ok is false when they are the configuration's (by ID and
+// weight), or when no record says which servers hold the pool's keys: a
+// pool on a membership source (which keeps its own, see
+// poolState.Served), one recorded with other placement settings (placed
+// afresh, see missing), one with no record. A server the configuration
+// still names keeps its configured line (its address may be new); one it
+// no longer names gets the recorded address.
+func (st *stateFile) recordedServers(name string, cfg *PoolConfig) (servers []twemproxy.Server, zones map[string]string, ok bool) {
+	ps := st.Pools[name]
+	if ps == nil || cfg.Membership != nil || len(ps.Nodes) == 0 || serverList(ps.nodes()) == serverList(cfg.nodes()) {
+		return nil, nil, false
+	}
+	if isTwemproxy(cfg) && (!cfg.Store.Enabled || ps.Distribution != cfg.Distribution) || !isTwemproxy(cfg) && ps.settings() != settingsOf(cfg) {
+		return nil, nil, false
+	}
+	configured := map[string]twemproxy.Server{}
+	for _, s := range cfg.Servers {
+		configured[s.RingName()] = s
+	}
+	zones = maps.Clone(cfg.Zones)
+	for _, n := range ps.Nodes {
+		s, named := configured[n.ID]
+		if !named {
+			s = recordedLine(n)
+		}
+		s.Weight = max(int(n.Weight), 1)
+		servers = append(servers, s)
+		if n.Zone != "" && cfg.zoneOf(s) != n.Zone {
+			if zones == nil {
+				zones = map[string]string{}
+			}
+			zones[s.RingName()] = n.Zone
+		}
+	}
+	return servers, zones, true
+}
+
+// recordedLine returns the server line of a recorded server: its address,
+// weight and its ID as its name, which is what placement hashes.
+func recordedLine(n stateNode) twemproxy.Server {
+	s := twemproxy.Server{Host: n.Addr, Weight: max(int(n.Weight), 1), Name: n.ID}
+	if host, port, err := net.SplitHostPort(n.Addr); err == nil && !strings.HasPrefix(n.Addr, "/") {
+		s.Host = host
+		s.Port, _ = strconv.Atoi(port)
+	}
+	return s
+}
+
+// applyConfigured applies cfg, the configuration a start was given, to a
+// server that started on first (see recordedStart), as a reload would, to
+// the pools named in differ. On error the server keeps serving first's
+// placement, which the servers hold, and says so: a SIGHUP applies the
+// file again. The caller holds mu.
+func (s *Server) applyConfigured(cfg *Config, differ []string) {
+	for _, name := range differ {
+		s.log.Warn("the state file records the pool over other servers than the configuration: serving those, which hold its keys, and applying the configuration's as a change",
+			"pool", name, "path", cfg.statePath(), "recorded", serverList(s.listeners[name].pool.Load().cfg.nodes()), "configured", serverList(cfg.Pools[name].nodes()))
+	}
+	t, sources, err := s.prepareSourced(context.Background(), cfg)
+	if err != nil {
+		s.reloadFailed(err)
+		return
+	}
+	s.commit(t)
+	sources.commit()
+	s.log.Info("configuration applied as a change from the state file's servers", "pools", differ)
+}
