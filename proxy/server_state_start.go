@@ -3,11 +3,6 @@ package proxy
 import (
 	"context"
 	"maps"
-	"net"
-	"strconv"
-	"strings"
-
-	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
 // A proxy may start on a configuration edited while it did not run: an
@@ -37,69 +32,34 @@ func recordedStart(cfg *Config) (first *Config, differ []string, err error) {
 	first = cfg
 	for _, name := range cfg.PoolNames() {
 		pc := cfg.Pools[name]
-		servers, zones, ok := states.recordedServers(name, pc)
+		rc, ok := states.recordedServers(name, pc)
 		if !ok {
 			continue
 		}
 		if first == cfg {
 			first = &Config{Pools: maps.Clone(cfg.Pools), Global: cfg.Global, Path: cfg.Path}
 		}
-		rc := *pc
-		rc.Servers, rc.Zones = servers, zones
-		first.Pools[name] = &rc
+		first.Pools[name] = rc
 		differ = append(differ, name)
 	}
 	return first, differ, nil
 }
 
-// recordedServers returns the servers the state file records the pool
-// name of cfg as placed over, as server lines, and the zones the pool
-// then has; ok is false when they are the configuration's (by ID and
-// weight), or when no record says which servers hold the pool's keys: a
-// pool on a membership source (which keeps its own, see
-// poolState.Served), one recorded with other placement settings (placed
-// afresh, see missing), one with no record. A server the configuration
-// still names keeps its configured line (its address may be new); one it
-// no longer names gets the recorded address.
-func (st *stateFile) recordedServers(name string, cfg *PoolConfig) (servers []twemproxy.Server, zones map[string]string, ok bool) {
+// recordedServers returns cfg over the servers the state file records
+// the pool name as placed over; ok is false when they are the
+// configuration's (by ID and weight), or when no record says which
+// servers hold the pool's keys: a pool on a membership source (which
+// keeps its own, see poolState.Served), one recorded with other placement
+// settings (placed afresh, see missing), one with no record.
+func (st *stateFile) recordedServers(name string, cfg *PoolConfig) (*PoolConfig, bool) {
 	ps := st.Pools[name]
 	if ps == nil || cfg.Membership != nil || len(ps.Nodes) == 0 || serverList(ps.nodes()) == serverList(cfg.nodes()) {
-		return nil, nil, false
+		return nil, false
 	}
 	if isTwemproxy(cfg) && (!cfg.Store.Enabled || ps.Distribution != cfg.Distribution) || !isTwemproxy(cfg) && ps.settings() != settingsOf(cfg) {
-		return nil, nil, false
+		return nil, false
 	}
-	configured := map[string]twemproxy.Server{}
-	for _, s := range cfg.Servers {
-		configured[s.RingName()] = s
-	}
-	zones = maps.Clone(cfg.Zones)
-	for _, n := range ps.Nodes {
-		s, named := configured[n.ID]
-		if !named {
-			s = recordedLine(n)
-		}
-		s.Weight = max(int(n.Weight), 1)
-		servers = append(servers, s)
-		if n.Zone != "" && cfg.zoneOf(s) != n.Zone {
-			if zones == nil {
-				zones = map[string]string{}
-			}
-			zones[s.RingName()] = n.Zone
-		}
-	}
-	return servers, zones, true
-}
-
-// recordedLine returns the server line of a recorded server: its address,
-// weight and its ID as its name, which is what placement hashes.
-func recordedLine(n stateNode) twemproxy.Server {
-	s := twemproxy.Server{Host: n.Addr, Weight: max(int(n.Weight), 1), Name: n.ID}
-	if host, port, err := net.SplitHostPort(n.Addr); err == nil && !strings.HasPrefix(n.Addr, "/") {
-		s.Host = host
-		s.Port, _ = strconv.Atoi(port)
-	}
-	return s
+	return cfg.overNodes(ps.nodes()), true
 }
 
 // applyConfigured applies cfg, the configuration a start was given, to a
