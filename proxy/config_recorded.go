@@ -16,7 +16,7 @@ import (
 // names is reached at its recorded address, named by its ID, which is
 // what placement hashes. Each takes its recorded weight, and its recorded
 // zone where p gives it another.
-func (p *PoolConfig) overNodes(nodes []kolco.Node) *PoolConfig {
+func overNodes(p *PoolConfig, nodes []kolco.Node) *PoolConfig {
 	configured := map[string]twemproxy.Server{}
 	for _, s := range p.Servers {
 		configured[s.RingName()] = s

@@ -109,7 +109,20 @@ func (s *Server) Start() error {
 	s.commit(t)
 	sources.commit()
 	if len(differ) > 0 {
-		s.applyConfigured(cfg, differ)
+		// Served over the servers its state file records, which hold
+		// its keys (see recordedStart), a pool changes to the
+		// configuration's as a reload would change it. On error it
+		// stays on those, and a SIGHUP applies the file again.
+		for _, name := range differ {
+			s.log.Warn("the state file records the pool over other servers than the configuration: serving those, which hold its keys, and applying the configuration's as a change",
+				"pool", name, "path", cfg.statePath(), "recorded", serverList(first.Pools[name].nodes()), "configured", serverList(cfg.Pools[name].nodes()))
+		}
+		if t, sources, err := s.prepareSourced(context.Background(), cfg); err != nil {
+			s.reloadFailed(err)
+		} else {
+			s.commit(t)
+			sources.commit()
+		}
 	}
 	s.logEndpoints(&t.cfg.Global)
 	s.sockets.closeUnclaimed(s.log)

@@ -1,9 +1,6 @@
 package proxy
 
-import (
-	"context"
-	"maps"
-)
+import "maps"
 
 // A proxy may start on a configuration edited while it did not run: an
 // operator's edit made before the SIGHUP that would have applied it, a
@@ -59,25 +56,5 @@ func (st *stateFile) recordedServers(name string, cfg *PoolConfig) (*PoolConfig,
 	if isTwemproxy(cfg) && (!cfg.Store.Enabled || ps.Distribution != cfg.Distribution) || !isTwemproxy(cfg) && ps.settings() != settingsOf(cfg) {
 		return nil, false
 	}
-	return cfg.overNodes(ps.nodes()), true
-}
-
-// applyConfigured applies cfg, the configuration a start was given, to a
-// server that started on first (see recordedStart), as a reload would, to
-// the pools named in differ. On error the server keeps serving first's
-// placement, which the servers hold, and says so: a SIGHUP applies the
-// file again. The caller holds mu.
-func (s *Server) applyConfigured(cfg *Config, differ []string) {
-	for _, name := range differ {
-		s.log.Warn("the state file records the pool over other servers than the configuration: serving those, which hold its keys, and applying the configuration's as a change",
-			"pool", name, "path", cfg.statePath(), "recorded", serverList(s.listeners[name].pool.Load().cfg.nodes()), "configured", serverList(cfg.Pools[name].nodes()))
-	}
-	t, sources, err := s.prepareSourced(context.Background(), cfg)
-	if err != nil {
-		s.reloadFailed(err)
-		return
-	}
-	s.commit(t)
-	sources.commit()
-	s.log.Info("configuration applied as a change from the state file's servers", "pools", differ)
+	return overNodes(cfg, ps.nodes()), true
 }
