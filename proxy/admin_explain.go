@@ -191,12 +191,12 @@ func explainStoreState(b *strings.Builder, p *PoolConfig, statePath string) {
 	if !p.Store.Enabled {
 		return
 	}
-	const what = "a move under way (the placements it follows, and an operator's pause)"
+	const what = "the servers it serves and a move under way (the placements it follows, and an operator's pause)"
 	if statePath == "" {
 		fmt.Fprintf(b, "  store state: %s is not kept (kolco.state_file is not set and the configuration was not read from a file): a proxy restarted mid-move does not go on with it, and keys that had yet to move are read where they are not\n", what)
 		return
 	}
-	fmt.Fprintf(b, "  store state: %s is kept in %s, so that a proxy restarted, killed or handed over mid-move goes on with it\n", what, statePath)
+	fmt.Fprintf(b, "  store state: %s is kept in %s, so that a proxy restarted, killed or handed over mid-move goes on with it, and one started on a configuration edited meanwhile moves keys from the servers that hold them\n", what, statePath)
 }
 
 // explainLimits writes the pool's limits, and what it does with

@@ -251,9 +251,13 @@ func (j *moveJob) dest(key []byte) *backend {
 	if len(owners) == 0 || owners[0].addr == j.src.addr {
 		return nil
 	}
+	to := owners[0]
+	if !j.m.placedOn(key, j.src, &j.sc) {
+		return nil // a late write's copy: see placedOn
+	}
 	j.m.stats.found.Add(1)
 	j.ss.found.Add(1)
-	return owners[0]
+	return to
 }
 
 // slice is about how long one batch may hold its server: a quarter of

@@ -91,7 +91,12 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.fleet.setPeers(peerAddrs(&s.cfg.Global), client) // before any pool can sweep
-	t, sources, err := s.prepareSourced(context.Background(), s.cfg.WithDefaults())
+	cfg := s.cfg.WithDefaults()
+	first, differ, err := recordedStart(cfg)
+	if err != nil {
+		return err
+	}
+	t, sources, err := s.prepareSourced(context.Background(), first)
 	if err != nil {
 		return err
 	}
@@ -103,6 +108,22 @@ func (s *Server) Start() error {
 	}
 	s.commit(t)
 	sources.commit()
+	if len(differ) > 0 {
+		// Served over the servers its state file records, which hold
+		// its keys (see recordedStart), a pool changes to the
+		// configuration's as a reload would change it. On error it
+		// stays on those, and a SIGHUP applies the file again.
+		for _, name := range differ {
+			s.log.Warn("the state file records the pool over other servers than the configuration: serving those, which hold its keys, and applying the configuration's as a change",
+				"pool", name, "path", cfg.statePath(), "recorded", serverList(first.Pools[name].nodes()), "configured", serverList(cfg.Pools[name].nodes()))
+		}
+		if t, sources, err := s.prepareSourced(context.Background(), cfg); err != nil {
+			s.reloadFailed(err)
+		} else {
+			s.commit(t)
+			sources.commit()
+		}
+	}
 	s.logEndpoints(&t.cfg.Global)
 	s.sockets.closeUnclaimed(s.log)
 	s.acceptWhenPlaced()

@@ -19,8 +19,9 @@ const checkFileSettle = time.Millisecond
 // CheckFiles reads the files c names besides itself that a start reads,
 // as the start reads them, and returns what it would meet there: the
 // state file (kolco.state_file, for the pools that start from it), which
-// a start refuses when it does not parse or does not hold the servers the
-// configuration has; and each pool's membership file, which a start
+// a start refuses when it does not parse or does not restore the
+// placement it records (one over other servers than the configuration's
+// is served, and the configuration applied to it as a change); and each pool's membership file, which a start
 // follows with the configured servers meanwhile, reported stale, when it
 // is missing, does not parse, names another pool or lists servers the
 // pool cannot serve. The error is a [*ConfigError] naming the pool and
@@ -29,6 +30,10 @@ const checkFileSettle = time.Millisecond
 // pool on its placeholder servers, fails the check.
 func (c *Config) CheckFiles() error {
 	c = c.WithDefaults()
+	first, _, err := recordedStart(c)
+	if err != nil {
+		return err
+	}
 	states, err := readStatesFor(c, func(string) bool { return false })
 	if err != nil {
 		return err
@@ -36,7 +41,7 @@ func (c *Config) CheckFiles() error {
 	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, name := range c.PoolNames() {
 		pc := c.Pools[name]
-		if _, err := states.layoutFor(name, pc, discard); err != nil {
+		if _, err := states.layoutFor(name, first.Pools[name], discard); err != nil {
 			return &ConfigError{Pool: name, Key: GlobalKey + ".state_file", Err: err}
 		}
 		if m := pc.Membership; m != nil && m.File != nil {

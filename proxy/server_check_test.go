@@ -8,12 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
 // TestCheckFilesStateFile: a state file that a start would refuse fails
 // the check, with the file and the line where it goes wrong - empty, not
-// JSON, cut short, of the wrong shape, recording other servers - and a
-// good one, or none, passes.
+// JSON, cut short, of the wrong shape, a record that does not restore -
+// and a good one, or none, or one recording other servers than the
+// configuration's (a start applies the difference as a change), passes.
 func TestCheckFilesStateFile(t *testing.T) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "nutcracker.yml")
@@ -33,14 +36,16 @@ func TestCheckFilesStateFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := encodeState(map[string]*poolState{"p": recordOf(l)})
-	other := strings.Replace(string(good), `"id": "b"`, `"id": "c"`, 1)
+	// A server renamed in the record and not in its state: the record
+	// does not restore.
+	torn := strings.Replace(string(good), `"id": "b"`, `"id": "c"`, 1)
 	for _, tc := range []struct{ name, content, want string }{
 		{"empty", "", "the file is empty"},
 		{"blank", "\n  \n", "the file is empty"},
 		{"garbage", "garbage", "line 1, column 1: invalid character 'g'"},
 		{"cut short", string(good[:len(good)/2]), "the file ends in the middle of its JSON document"},
 		{"wrong shape", "{\"kolco_proxy_state\": 1,\n \"pools\": {\"p\": 3}}", "line 2, column"},
-		{"other servers", other, "records pool \"p\" over"},
+		{"torn", torn, "invalid placement state"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := os.WriteFile(state, []byte(tc.content), 0o600); err != nil {
@@ -58,6 +63,21 @@ func TestCheckFilesStateFile(t *testing.T) {
 	}
 	if err := cfg.CheckFiles(); err != nil {
 		t.Errorf("a good state file: %v", err)
+	}
+	// A record over other servers, as a configuration edited while the
+	// proxy was down leaves it: a start serves them and applies the
+	// configuration as a change, so the check passes.
+	ac := *cfg.Pools["p"].WithDefaults()
+	ac.Servers = []twemproxy.Server{cfg.Pools["p"].Servers[0], {Host: "127.0.0.1", Port: 4, Weight: 1, Name: "c"}}
+	l, err = newLayout(settingsOf(&ac), ac.nodes(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, encodeState(map[string]*poolState{"p": recordOf(l)}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.CheckFiles(); err != nil {
+		t.Errorf("a state file recording other servers: %v", err)
 	}
 }
 

@@ -278,14 +278,20 @@ func serverList(nodes []kolco.Node) string {
 
 // poolRecord returns the record of p's placement in the state file: that
 // of a history-dependent placement (but on a membership source, which
-// keeps its own), and the placements a store's move follows; nil when
-// there is nothing to record.
+// keeps its own), the servers of a store on its servers, and the
+// placements a store's move follows; nil when there is nothing to record.
 func poolRecord(p *pool) *poolState {
 	pl := p.place.Load()
+	// A store on its servers records them whatever its distribution: a
+	// start on a configuration edited meanwhile moves keys from them.
+	onServers := p.cfg.Store.Enabled && p.cfg.Membership == nil
 	var rec *poolState
-	if l := pl.layout(); l != nil && (l.settings.historyDependent() && p.cfg.Membership == nil || pl.move != nil) {
+	if l := pl.layout(); l != nil && (l.settings.historyDependent() && p.cfg.Membership == nil || pl.move != nil || onServers) {
 		rec = recordOf(l)
 		rec.Afresh = p.stats.stateMissing.Load()
+	}
+	if rec == nil && onServers {
+		rec = &poolState{Distribution: p.cfg.Distribution, Nodes: stateNodes(nodesOf(pl.servers))}
 	}
 	if p.cfg.Store.Enabled && p.members != nil && !p.members.placeholder {
 		if rec == nil {

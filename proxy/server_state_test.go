@@ -85,18 +85,21 @@ func TestStateFileNotWrittenWithoutHistory(t *testing.T) {
 	}
 }
 
-// TestStateFileRefused: a start whose state file records the pool over
-// other servers, or a state that does not restore the fingerprint it
-// records, or that is not a state file, is refused with an error that
-// names kolco.state_file; nothing listens.
+// TestStateFileRefused: a start whose state file records a state that
+// does not restore - one of servers its state does not hold, a weight its
+// fingerprint does not cover, a fingerprint or state edited - or that is
+// not a state file, is refused with an error that names kolco.state_file;
+// nothing listens. (A record over other servers than the configuration's,
+// whole, is served and the configuration applied to it: see
+// TestStoreStartsOnAnEditedConfiguration.)
 func TestStateFileRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		edit func(*stateFile)
 		data string
 	}{
-		{name: "other servers", edit: func(st *stateFile) { st.Pools["p"].Nodes = st.Pools["p"].Nodes[1:] }},
-		{name: "other weight", edit: func(st *stateFile) { st.Pools["p"].Nodes[0].Weight = 2 }},
+		{name: "servers not in its state", edit: func(st *stateFile) { st.Pools["p"].Nodes = st.Pools["p"].Nodes[1:] }},
+		{name: "weight not in its fingerprint", edit: func(st *stateFile) { st.Pools["p"].Nodes[0].Weight = 2 }},
 		{name: "fingerprint", edit: func(st *stateFile) { st.Pools["p"].Fingerprint = strings.Repeat("0", 32) }},
 		{name: "state", edit: func(st *stateFile) { st.Pools["p"].State = []byte("not a state") }},
 		{name: "format", edit: func(st *stateFile) { st.Format = 2 }},

@@ -128,7 +128,7 @@ var widths = map[string]int{
 	"redis -> config":     37,
 	"redis -> engine":     159, // client.connState: a client's protocol, authentication and name across a handover
 	"server -> admin":     14,
-	"server -> config":    75,
+	"server -> config":    76,  // 76: a start on a state file of other servers serves the pool over them (overNodes)
 	"server -> engine":    124, // client.connState, given to an adopted client
 	"server -> fronts":    1,
 	"server -> source":    21,

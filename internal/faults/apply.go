@@ -19,10 +19,10 @@ import (
 // on a starved machine - waits for it rather than find no process.
 // Membership changes apply in the schedule's order whatever the
 // goroutines' wake-ups: each waits for the one before, and for what it
-// goes through - etcd, or every proxy whose configuration it rewrites
-// (one started again meanwhile would read the new servers beside a state
-// file of the old ones, and refuse them, as an operator's edit made while
-// it is down would be refused).
+// goes through - etcd, or every proxy whose configuration it rewrites, so
+// that a restart or handover comes before the rewrite or after its SIGHUP
+// was sent (one that comes before the proxy has applied it starts from
+// its state file's servers and applies the new ones as a change).
 func (r *run) applySchedule() {
 	r.faultStart = time.Now()
 	locks := map[string]*sync.Mutex{"etcd": {}}
