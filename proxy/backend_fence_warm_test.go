@@ -86,3 +86,57 @@ func TestWindowReadAtStandInFenced(t *testing.T) {
 		})
 	}
 }
+
+// TestTwemproxyReturnWindowReadsNoStandIn: under ketama and modula with
+// warm changes on, a server's return rebuilds the placement and opens a
+// migration window. A key of the server that no write of its outage
+// touched, and that it no longer holds (started again empty, or evicted),
+// misses there; the stand-in that served it while it was out holds a copy
+// a change left behind, older than the key's last write, that no write of
+// the outage vouched for. The window must not read it: a return's window
+// does not read the placement with the server out, as a kolco
+// distribution's return does not (see restoreChange). Before, it read the
+// stand-in on that miss and answered the left-behind copy for every such
+// key.
+func TestTwemproxyReturnWindowReadsNoStandIn(t *testing.T) {
+	t.Parallel()
+	for _, dist := range []string{"ketama", "modula"} {
+		t.Run(dist, func(t *testing.T) {
+			t.Parallel()
+			d := startDoublePoolWith(t, "memcached", "  distribution: "+dist+"\n  hash: fnv1a_64\n  auto_eject_hosts: true\n"+
+				"  server_failure_limit: 1\n  timeout: 2000\n  server_retry_timeout: 3600000\n  warm: {enabled: true, window: 600000}\n")
+			keys := testKeys("return:window", 400)
+			d.setAll(keys, "written")
+			x, xKeys := d.mostOwned(keys)
+			x.fail(ErrConnLost, 1)
+			if !x.health.isDown() {
+				t.Fatal("server not marked down")
+			}
+			// Each stand-in's copy of x's keys is one a change left
+			// behind; x loses its own, as a server started again empty
+			// does. Neither is read nor written through the pool.
+			for _, k := range xKeys {
+				s := ownerOf(d.p, k)
+				c, err := dialKV("memcached", s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := c.set(k, "left-behind"); err != nil {
+					t.Fatal(err)
+				}
+				c.close()
+			}
+			own := dial(t, x.addr)
+			for _, k := range xKeys {
+				own.do("delete " + k + "\r\n")
+			}
+			d.p.restore(x)
+			if x.health.isDown() {
+				t.Fatal("server not restored")
+			}
+			if n, ex := d.older(xKeys, "written"); n > 0 {
+				t.Errorf("once back: %d of its %d keys read a stand-in's left-behind copy (%s)", n, len(xKeys), ex)
+			}
+		})
+	}
+}

@@ -71,13 +71,14 @@ func TestReturnSettlesNoCopyTheOutageNeverWrote(t *testing.T) {
 // behind, older than the key's last write. Once the server is back the
 // key misses there. Before, the return's migration window read it at the
 // stand-in on that miss - a value older than one acknowledged - and copied
-// it over; now a return opens no window that reads the stand-ins. (Under
+// it over; now a return opens no window that reads the stand-ins. Under
 // ketama, whose return rebuilds the placement after the server is marked
-// up, a read in between still reads such a copy at times: 2 of 20 runs;
-// left out here.)
+// up, a read between the two still went to the stand-in with the outage
+// closed, unfenced, and read the copy (2 of 20 runs; 1 of 20 with the
+// window alone fixed); the outage now ends once the placement is rebuilt.
 func TestReturnWindowReadsNoLeftBehindCopy(t *testing.T) {
 	t.Parallel()
-	for _, dist := range []string{"ring"} {
+	for _, dist := range []string{"ring", "ketama"} {
 		t.Run(dist, func(t *testing.T) {
 			t.Parallel()
 			ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
