@@ -82,8 +82,11 @@ func TestReturnWindowReadsNoLeftBehindCopy(t *testing.T) {
 		t.Run(dist, func(t *testing.T) {
 			t.Parallel()
 			ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
-			settings := "  distribution: " + dist + "\n  auto_eject_hosts: true\n  timeout: 300\n  server_failure_limit: 1\n" +
-				"  server_retry_timeout: 200\n  health_check: {interval: 50, timeout: 300}\n"
+			// The owner is stopped, not stalled: its requests fail at once,
+			// so a timeout as long as a loaded machine needs (a set timed
+			// out at 300 ms under -race, load 35) marks it down no later.
+			settings := "  distribution: " + dist + "\n  auto_eject_hosts: true\n  timeout: 2000\n  server_failure_limit: 1\n" +
+				"  server_retry_timeout: 200\n  health_check: {interval: 50, timeout: 2000}\n"
 			s := startProxy(t, poolYAML(settings, ms...))
 			c := dial(t, s.Addr("p").String())
 			p := s.testPool("p")
