@@ -10,7 +10,7 @@ func (p *pool) healthChanged(b *backend, up bool, cause error) {
 		p.log.Warn("server down", "server", b.name(), "addr", b.addr, "policy", p.cfg.Ejection, "cause", cause)
 	}
 	if p.cfg.Ejection == EjectRehash {
-		if err := p.rebuild(); err != nil {
+		if err := p.rebuild(up); err != nil {
 			p.log.Error("placement rebuild failed", "err", err)
 		}
 	}

@@ -186,9 +186,13 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 		return err
 	}
 	b.stats.settled.Add(uint64(len(settled)))
+	// The outage ends once b serves by the placement: twemproxy's is
+	// rebuilt after b is marked up, and a read meanwhile still goes to a
+	// stand-in, whose copy no write of the outage vouched for is fenced
+	// only while the outage is open (writes wait on the returns lock).
+	p.restoreChange(b.restore)
 	b.outage.Store(nil)
 	p.outages.Add(-1)
-	p.restoreChange(b.restore)
 	p.log.Info("server settled and restored", "server", b.name(), "addr", b.addr, "keys", len(settled),
 		"outage", time.Since(o.began).Round(time.Millisecond))
 	return nil

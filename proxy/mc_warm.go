@@ -232,6 +232,7 @@ func (r *mcRequest) forwardWarm(p *pool, pl *placement) bool {
 		o.role = roleRead
 		r.left.Store(1)
 		w.enterGate(r)
+		r.fenceWarm(p, pl)
 		n.send(&o.op)
 	case warmPull:
 		// On the client's reader, after its earlier requests: its later

@@ -135,13 +135,17 @@ func (p *pool) kolcoPlacement(l *layout) (*placement, error) {
 // rebuild publishes the pool's placement after a change of health. Only
 // twemproxy's distributions change with health; kolco's keep the
 // configured placement, and routing passes over a server marked down.
-// A rebuild that moves keys starts a migration (see migration).
-func (p *pool) rebuild() error { return p.rebuildPlacement(true) }
+// A rebuild that moves keys starts a migration (see migration); up says
+// a server came back, and then its window does not read the placement
+// with the server out, as a kolco distribution's return does not (see
+// restoreChange).
+func (p *pool) rebuild(up bool) error { return p.rebuildPlacement(true, !up) }
 
 // rebuildPlacement is rebuild; served says whether the placement it
 // replaces has served requests: one that never did (the placement of a
-// reload before the health it inherits) has no copies to fall back to.
-func (p *pool) rebuildPlacement(served bool) error {
+// reload before the health it inherits) has no copies to fall back to;
+// readPrev whether a window that opens reads it.
+func (p *pool) rebuildPlacement(served, readPrev bool) error {
 	if !isTwemproxy(p.cfg) {
 		return nil
 	}
@@ -154,7 +158,7 @@ func (p *pool) rebuildPlacement(served bool) error {
 	if cur := p.place.Load(); cur != nil {
 		pl.mig, pl.move = cur.mig, cur.move
 		if served {
-			pl.mig = p.migrationAfter(cur, pl, cur.sig != pl.sig, true)
+			pl.mig = p.migrationAfter(cur, pl, cur.sig != pl.sig, readPrev)
 		}
 	}
 	p.publish(pl)

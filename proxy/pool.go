@@ -194,7 +194,7 @@ func (p *pool) inherit(old *pool) error {
 	if !changed {
 		return nil
 	}
-	if err := p.rebuildPlacement(false); err != nil {
+	if err := p.rebuildPlacement(false, true); err != nil {
 		return placementError(p.name, err)
 	}
 	return nil
@@ -265,7 +265,7 @@ func (p *pool) downWith(ob *backend, served bool) {
 	}
 	p.log.Warn("server down", "server", b.name(), "addr", b.addr, "policy", p.cfg.Ejection, "cause", errDownBefore)
 	if p.cfg.Ejection == EjectRehash {
-		if err := p.rebuildPlacement(served); err != nil {
+		if err := p.rebuildPlacement(served, true); err != nil {
 			p.log.Error("placement rebuild failed", "err", err)
 		}
 	}
