@@ -302,22 +302,8 @@ func (r *mcRequest) splitWarm(p *pool, pl *placement) bool {
 		mcOf(o).role = roleSplit
 	}
 	w.enterGate(r)
-	r.fenceWarm(p, pl)
+	// Fenced as outside a window (see forwardWarm).
+	p.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
 	r.sendParts(to)
 	return true
-}
-
-// fenceWarm removes, before a read in a migration window is sent, the
-// stand-ins' copies its keys must not be read from while a server is out
-// (see pool.fenceReads), as outside a window: the key's server the read
-// goes to is a stand-in all the same, and a window's fallback reads the
-// previous servers only on a miss there. Before, a read in a window went
-// to the stand-in unfenced and read a copy a change left behind, older
-// than the key's last write (the fault schedule's seed 113: memcached,
-// modula, rehash, a file source; 2 and 5 such reads in two replays, each
-// at the server standing in for one ejected while a window was open).
-func (r *mcRequest) fenceWarm(p *pool, pl *placement) {
-	if p.outages.Load() > 0 {
-		p.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
-	}
 }
