@@ -1,0 +1,466 @@
+package mover
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kolco-dev/kolco/internal/resp"
+)
+
+// Copy moves one big key from its source to its target piece by piece,
+// so that neither server is held for longer than a piece: the key is
+// read in chunks (HSCAN, SSCAN, ZSCAN, LRANGE, XRANGE, GETRANGE) and
+// written into a temporary key on the target, which RENAME then makes the
+// key, with the time to live it had (PEXPIREAT of its expiry); then the
+// source's copy is deleted. The source's copy is the one reads find until
+// then: the caller holds the key's writes (a write of a key that may be
+// on its old server moves it first), so it does not change meanwhile.
+//
+// Several proxies, or one started again after a crash, may copy a key at
+// once. The target holds a lock for each key copied, a lease renewed by
+// every piece; only the lock's holder writes the temporary key or renames
+// it, each write a script that checks the lock first, and it releases the
+// lock only after it deleted the source's copy. So one whose lease ran
+// out (paused, or killed) writes nothing after another took the lock, and
+// the one that takes the lock first checks whether the key is still on
+// the source: if not, another moved it, and there is nothing to do. A
+// copy left unfinished leaves the source's copy whole, and on the target
+// a temporary key and a lock that expire by themselves; the next copy
+// deletes that temporary key before it writes.
+type Copy struct {
+	// Src and Dst dial the key's source and its target.
+	Src, Dst Dialer
+	Key      []byte
+	// Chunk is the most elements a piece reads, Bytes the most bytes
+	// (of a string); defaults 1000 and 256 KiB: about a millisecond of
+	// either server's time.
+	Chunk, Bytes int
+	// Lease is how long the lock holds without a piece renewing it.
+	// Default 3 s.
+	Lease time.Duration
+	// Timeout bounds each command. Default 5 s.
+	Timeout time.Duration
+	// Holding is told true once this copy holds the lock: until
+	// DelSource, the source's copy is the key, whole, and no one else
+	// deletes it. It is told false when the copy gives the lock up.
+	Holding func(bool)
+	// DelSource deletes the source's copy, once the target's is whole:
+	// the caller's, so that it follows its reads of the key from the
+	// source. Default: DEL on the copy's own connection.
+	DelSource func(ctx context.Context) error
+}
+
+// The names a copy uses on the target beside the key: reserved, so the
+// mover never moves them and a client should not use them.
+const (
+	// ReservedPrefix starts every name a copy uses on a server.
+	ReservedPrefix = "kolco:bigkey:"
+	tempPrefix     = ReservedPrefix + "tmp:"
+	lockPrefix     = ReservedPrefix + "lock:"
+)
+
+// Reserved reports whether key is a name a copy uses.
+func Reserved(key []byte) bool { return strings.HasPrefix(string(key), ReservedPrefix) }
+
+// errLostLock is a copy's when its lease ran out and the lock went to
+// another: it starts again.
+var errLostLock = errors.New("mover: the copy's lock on the target went to another")
+
+// pollEvery is how often a copy waiting for another's lock looks again.
+const pollEvery = 10 * time.Millisecond
+
+// Run moves the key, waiting while another holds its lock, and reports
+// whether it was on the source (false: another moved it, or it expired).
+// It fails with ctx's error, or the first error of a server.
+func (c *Copy) Run(ctx context.Context) (moved bool, err error) {
+	c.defaults()
+	src, err := c.dial(ctx, c.Src)
+	if err != nil {
+		return false, err
+	}
+	defer src.Close()
+	dst, err := c.dial(ctx, c.Dst)
+	if err != nil {
+		return false, err
+	}
+	defer dst.Close()
+	cc := &copyConns{c: c, src: src, dst: dst, lock: lockPrefix + string(c.Key), temp: tempPrefix + string(c.Key)}
+	for {
+		if on, err := cc.onSource(); err != nil || !on {
+			return false, err
+		}
+		token, err := cc.take()
+		if err != nil {
+			return false, err
+		}
+		if token == "" {
+			if !sleep(ctx, pollEvery) {
+				return false, ctx.Err()
+			}
+			continue
+		}
+		c.Holding(true)
+		moved, err := cc.copy(ctx, token)
+		c.Holding(false)
+		cc.release(token)
+		if !errors.Is(err, errLostLock) {
+			return moved, err
+		}
+	}
+}
+
+func (c *Copy) defaults() {
+	if c.Chunk <= 0 {
+		c.Chunk = 1000
+	}
+	if c.Bytes <= 0 {
+		c.Bytes = 256 << 10
+	}
+	if c.Lease <= 0 {
+		c.Lease = 3 * time.Second
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 5 * time.Second
+	}
+	if c.Holding == nil {
+		c.Holding = func(bool) {}
+	}
+}
+
+func (c *Copy) dial(ctx context.Context, d Dialer) (*resp.Conn, error) {
+	conn, err := d(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return resp.NewConn(conn), nil
+}
+
+// copyConns is a copy's connections and names.
+type copyConns struct {
+	c          *Copy
+	src, dst   *resp.Conn
+	lock, temp string
+}
+
+func (cc *copyConns) do(conn *resp.Conn, args ...string) (resp.Value, error) {
+	if err := conn.SetDeadline(time.Now().Add(cc.c.Timeout)); err != nil {
+		return resp.Value{}, err
+	}
+	v, err := conn.Do(args...)
+	var re resp.Error
+	if errors.As(err, &re) {
+		err = &ServerError{Command: args[0], Reply: string(re)}
+	}
+	return v, err
+}
+
+func (cc *copyConns) onSource() (bool, error) {
+	v, err := cc.do(cc.src, "EXISTS", string(cc.c.Key))
+	return v.Int == 1, err
+}
+
+// take takes the lock, with a token of its own; "" when another holds it.
+func (cc *copyConns) take() (string, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	token := hex.EncodeToString(b[:])
+	v, err := cc.do(cc.dst, "SET", cc.lock, token, "NX", "PX", ms(cc.c.Lease))
+	if err != nil || v.Nil {
+		return "", err
+	}
+	return token, nil
+}
+
+func (cc *copyConns) release(token string) {
+	_, _ = cc.do(cc.dst, "EVAL", releaseScript, "1", cc.lock, token)
+}
+
+// copy copies the key holding the lock as token.
+func (cc *copyConns) copy(ctx context.Context, token string) (bool, error) {
+	key := string(cc.c.Key)
+	// Under the lock: whoever held it before deleted the source's copy
+	// before giving it up, if it got that far.
+	if on, err := cc.onSource(); err != nil || !on {
+		return false, err
+	}
+	typ, err := cc.do(cc.src, "TYPE", key)
+	if err != nil {
+		return false, err
+	}
+	at, err := cc.expiry()
+	if err != nil {
+		return false, err
+	}
+	if _, err := cc.do(cc.dst, "DEL", cc.temp); err != nil { // a copy's left before
+		return false, err
+	}
+	w := &pieceWriter{cc: cc, token: token}
+	var meta []string
+	switch typ.Str {
+	case "hash", "set", "zset":
+		err = cc.scanned(ctx, w, typ.Str)
+	case "list":
+		err = cc.list(ctx, w)
+	case "stream":
+		meta, err = cc.stream(ctx, w)
+	case "string":
+		err = cc.str(ctx, w)
+	case "none":
+		return false, nil // expired since
+	default:
+		return false, fmt.Errorf("mover: a key of type %s cannot be copied in pieces", typ.Str)
+	}
+	if err != nil {
+		return false, err
+	}
+	args := append([]string{"EVAL", finishScript, "3", cc.lock, cc.temp, key, token, ms(cc.c.Lease), strconv.FormatInt(at, 10)}, meta...)
+	v, err := cc.do(cc.dst, args...)
+	if err != nil {
+		return false, err
+	}
+	if v.Int != 1 {
+		return false, errLostLock
+	}
+	if cc.c.DelSource != nil {
+		return true, cc.c.DelSource(ctx)
+	}
+	_, err = cc.do(cc.src, "DEL", key)
+	return true, err
+}
+
+// expiry returns the key's expiry, Unix ms, or -1: PEXPIRETIME, or, on a
+// server before 7.0, now and PTTL.
+func (cc *copyConns) expiry() (int64, error) {
+	v, err := cc.do(cc.src, "PEXPIRETIME", string(cc.c.Key))
+	if err == nil {
+		return v.Int, nil
+	}
+	if v, err = cc.do(cc.src, "PTTL", string(cc.c.Key)); err != nil || v.Int < 0 {
+		return v.Int, err
+	}
+	return time.Now().UnixMilli() + v.Int, nil
+}
+
+// scanned copies a hash, set or sorted set with its SCAN.
+func (cc *copyConns) scanned(ctx context.Context, w *pieceWriter, typ string) error {
+	cmds := map[string][2]string{"hash": {"HSCAN", "HSET"}, "set": {"SSCAN", "SADD"}, "zset": {"ZSCAN", "ZADD"}}[typ]
+	scan, add := cmds[0], cmds[1]
+	cursor, count := "0", cc.c.Chunk
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		v, err := cc.do(cc.src, scan, string(cc.c.Key), cursor, "COUNT", strconv.Itoa(count))
+		if err != nil {
+			return err
+		}
+		if len(v.Elems) != 2 {
+			return fmt.Errorf("%w: %s's reply", ErrBadPiece, scan)
+		}
+		items, ok := v.Elems[1].Strings()
+		if !ok {
+			return fmt.Errorf("%w: %s's reply", ErrBadPiece, scan)
+		}
+		if typ == "zset" { // member, score -> score, member
+			for i := 0; i+1 < len(items); i += 2 {
+				items[i], items[i+1] = items[i+1], items[i]
+			}
+		}
+		if len(items) > 0 {
+			if err := w.write(add, [][]string{items}); err != nil {
+				return err
+			}
+		}
+		count = cc.c.count(items)
+		if cursor = v.Elems[0].Str; cursor == "0" {
+			return nil
+		}
+	}
+}
+
+// list copies a list with LRANGE, from its head.
+func (cc *copyConns) list(ctx context.Context, w *pieceWriter) error {
+	start, count := 0, cc.c.Chunk
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		v, err := cc.do(cc.src, "LRANGE", string(cc.c.Key), strconv.Itoa(start), strconv.Itoa(start+count-1))
+		if err != nil {
+			return err
+		}
+		items, ok := v.Strings()
+		if !ok {
+			return fmt.Errorf("%w: LRANGE's reply", ErrBadPiece)
+		}
+		if len(items) > 0 {
+			if err := w.write("RPUSH", [][]string{items}); err != nil {
+				return err
+			}
+		}
+		if len(items) < count {
+			return nil
+		}
+		start += len(items)
+		count = cc.c.count(items)
+	}
+}
+
+// count returns how many elements the next piece reads, after one of
+// items: Chunk, or fewer when they are large, so that a piece stays
+// within Bytes.
+func (c *Copy) count(items []string) int {
+	size := 0
+	for _, it := range items {
+		size += len(it)
+	}
+	if size == 0 {
+		return c.Chunk
+	}
+	return min(max(c.Bytes*len(items)/size, 16), c.Chunk)
+}
+
+// stream copies a stream's entries with XRANGE, and returns the XSETID
+// arguments that give the copy the stream's last ID and counts.
+func (cc *copyConns) stream(ctx context.Context, w *pieceWriter) ([]string, error) {
+	from := "-"
+	for {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		v, err := cc.do(cc.src, "XRANGE", string(cc.c.Key), from, "+", "COUNT", strconv.Itoa(cc.c.Chunk))
+		if err != nil {
+			return nil, err
+		}
+		var calls [][]string
+		for _, e := range v.Elems {
+			if len(e.Elems) != 2 {
+				return nil, fmt.Errorf("%w: XRANGE's reply", ErrBadPiece)
+			}
+			fields, ok := e.Elems[1].Strings()
+			if !ok {
+				return nil, fmt.Errorf("%w: XRANGE's reply", ErrBadPiece)
+			}
+			calls = append(calls, append([]string{e.Elems[0].Str}, fields...))
+			from = "(" + e.Elems[0].Str
+		}
+		if len(calls) > 0 {
+			if err := w.write("XADD", calls); err != nil {
+				return nil, err
+			}
+		}
+		if len(calls) < cc.c.Chunk {
+			break
+		}
+	}
+	v, err := cc.do(cc.src, "XINFO", "STREAM", string(cc.c.Key))
+	if err != nil {
+		return nil, err
+	}
+	info := map[string]string{}
+	for i := 0; i+1 < len(v.Elems); i += 2 {
+		info[v.Elems[i].Str] = v.Elems[i+1].Str
+		if v.Elems[i+1].Kind == ':' {
+			info[v.Elems[i].Str] = strconv.FormatInt(v.Elems[i+1].Int, 10)
+		}
+	}
+	return []string{info["last-generated-id"], "ENTRIESADDED", info["entries-added"], "MAXDELETEDID", info["max-deleted-entry-id"]}, nil
+}
+
+// str copies a string with GETRANGE.
+func (cc *copyConns) str(ctx context.Context, w *pieceWriter) error {
+	for start := 0; ; start += cc.c.Bytes {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		v, err := cc.do(cc.src, "GETRANGE", string(cc.c.Key), strconv.Itoa(start), strconv.Itoa(start+cc.c.Bytes-1))
+		if err != nil {
+			return err
+		}
+		if v.Str != "" {
+			if err := w.write("APPEND", [][]string{{v.Str}}); err != nil {
+				return err
+			}
+		}
+		if len(v.Str) < cc.c.Bytes {
+			return nil
+		}
+	}
+}
+
+// ErrBadPiece is a copy's error for a reply it cannot read.
+var ErrBadPiece = errors.New("mover: an unexpected reply while copying a big key")
+
+// pieceWriter writes pieces into the temporary key, each a script that
+// checks the lock is still the copy's and renews it.
+type pieceWriter struct {
+	cc    *copyConns
+	token string
+}
+
+// write calls cmd on the temporary key once for each of calls, its
+// arguments, in one script.
+func (w *pieceWriter) write(cmd string, calls [][]string) error {
+	args := []string{"EVAL", pieceScript, "2", w.cc.lock, w.cc.temp, w.token, ms(w.cc.c.Lease), cmd}
+	for _, c := range calls {
+		args = append(append(args, strconv.Itoa(len(c))), c...)
+	}
+	v, err := w.cc.do(w.cc.dst, args...)
+	if err != nil {
+		return err
+	}
+	if v.Int != 1 {
+		return errLostLock
+	}
+	return nil
+}
+
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+// The scripts on the target. KEYS[1] is the lock, KEYS[2] the temporary
+// key; ARGV[1] the copy's token, ARGV[2] the lease (ms). The temporary
+// key expires twice the lease after the last piece, so that one left by
+// a copy that did not finish goes by itself.
+const (
+	pieceScript = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local i = 4
+while i <= #ARGV do
+  local n = tonumber(ARGV[i])
+  redis.call(ARGV[3], KEYS[2], unpack(ARGV, i+1, i+n))
+  i = i + n + 1
+end
+redis.call('PEXPIRE', KEYS[2], 2*tonumber(ARGV[2]))
+return 1
+`
+	// finishScript makes the temporary key KEYS[3], the key, with the
+	// expiry ARGV[3] (Unix ms; -1: none; one past deletes it, as the
+	// source's copy would have gone), after XSETID ARGV[4...] for a
+	// stream. No temporary key: the source's copy expired before a
+	// piece was read, and so does any the target held.
+	finishScript = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('DEL', KEYS[3])
+  return 1
+end
+if #ARGV > 3 then redis.call('XSETID', KEYS[2], unpack(ARGV, 4)) end
+redis.call('RENAME', KEYS[2], KEYS[3])
+if tonumber(ARGV[3]) > 0 then redis.call('PEXPIREAT', KEYS[3], ARGV[3]) else redis.call('PERSIST', KEYS[3]) end
+return 1
+`
+	releaseScript = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+`
+)
