@@ -244,6 +244,10 @@ func (p *PoolConfig) checkStore(bad badSetting) error {
 		return bad("store.latency_bound", "must not be negative (got %d)", s.LatencyBound)
 	case s.MigrateTimeout < 0:
 		return bad("store.migrate_timeout", "must not be negative (got %d)", s.MigrateTimeout)
+	case s.BigKeyElements < 0:
+		return bad("store.big_key_elements", "must not be negative (got %d)", s.BigKeyElements)
+	case s.BigKeyBytes < 0:
+		return bad("store.big_key_bytes", "must not be negative (got %d)", s.BigKeyBytes)
 	case !s.Enabled:
 		return nil
 	case !p.Redis:

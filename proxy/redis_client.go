@@ -62,6 +62,11 @@ type redisClient struct {
 	none     int // the server index of a key no server is live for
 	route    routeScratch
 	serverOf func(key []byte) int
+	// fromSource, when set, is the copy of a big key whose old server
+	// the request being routed reads it from, on the key's connection
+	// there, whose hash is fromHash (see moveBig).
+	fromSource *keyCopy
+	fromHash   uint64
 }
 
 // serve serves a client of a Redis pool.
@@ -257,6 +262,7 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 			r.ready()
 			return
 		}
+		defer c.sentFromSource()
 	}
 	if err := r.split.Split(&r.req, c.serverOf); err != nil {
 		if re, ok := err.(*redis.Error); ok {
@@ -281,6 +287,10 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 		o.charge = c.charge // its reply's bulk strings are charged
 	}
 	r.left.Store(int32(len(parts)))
+	if c.fromSource != nil && len(parts) == 1 {
+		c.sendFromSource(r)
+		return
+	}
 	c.send(p, r, parts)
 }
 
