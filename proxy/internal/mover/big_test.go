@@ -18,9 +18,13 @@ import (
 // their names.
 func bigKeys(t *testing.T, s *conn, n int) []string {
 	t.Helper()
-	s.pipeline(n, func(i int) []string { return []string{"HSET", "big:hash", "f" + strconv.Itoa(i), strings.Repeat("h", i%50)} })
+	s.pipeline(n, func(i int) []string {
+		return []string{"HSET", "big:hash", "f" + strconv.Itoa(i), strings.Repeat("h", i%50)}
+	})
 	s.pipeline(n, func(i int) []string { return []string{"SADD", "big:set", "m" + strconv.Itoa(i)} })
-	s.pipeline(n, func(i int) []string { return []string{"ZADD", "big:zset", strconv.FormatFloat(float64(i)/7, 'g', -1, 64), "m" + strconv.Itoa(i)} })
+	s.pipeline(n, func(i int) []string {
+		return []string{"ZADD", "big:zset", strconv.FormatFloat(float64(i)/7, 'g', -1, 64), "m" + strconv.Itoa(i)}
+	})
 	s.pipeline(n, func(i int) []string { return []string{"RPUSH", "big:list", "e" + strconv.Itoa(i)} })
 	s.pipeline(n, func(i int) []string { return []string{"XADD", "big:stream", "*", "f", strconv.Itoa(i)} })
 	s.pipeline(1, func(int) []string { return []string{"XDEL", "big:stream", "0-1"} })
