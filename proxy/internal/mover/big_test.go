@@ -2,7 +2,6 @@ package mover
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kolco-dev/kolco/internal/resp"
+	"github.com/kolco-dev/kolco/internal/storecheck"
 )
 
 // bigKeys fills s with one key of each type the copy knows, over the
@@ -38,61 +37,14 @@ func bigKeys(t *testing.T, s *conn, n int) []string {
 	return keys
 }
 
-// digest returns what a key holds, in an order that does not depend on
-// its encoding, hashed, with its type and expiry.
+// digest returns what a key holds, whatever its encoding.
 func digest(t *testing.T, addr, key string) string {
 	t.Helper()
-	c, err := resp.Dial(context.Background(), addr)
+	d, err := storecheck.Digest(context.Background(), addr, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	do := func(args ...string) resp.Value {
-		v, err := c.Do(args...)
-		if err != nil {
-			t.Fatalf("%v: %v", args, err)
-		}
-		return v
-	}
-	typ := do("TYPE", key).Str
-	var items []string
-	flat := func(v resp.Value) []string {
-		s, _ := v.Strings()
-		return s
-	}
-	pairs := func(s []string) []string {
-		var out []string
-		for i := 0; i+1 < len(s); i += 2 {
-			out = append(out, s[i]+"="+s[i+1])
-		}
-		slices.Sort(out)
-		return out
-	}
-	switch typ {
-	case "hash":
-		items = pairs(flat(do("HGETALL", key)))
-	case "set":
-		items = flat(do("SMEMBERS", key))
-		slices.Sort(items)
-	case "zset":
-		items = flat(do("ZRANGE", key, "0", "-1", "WITHSCORES"))
-	case "list":
-		items = flat(do("LRANGE", key, "0", "-1"))
-	case "stream":
-		for _, e := range do("XRANGE", key, "-", "+").Elems {
-			items = append(items, e.Elems[0].Str+":"+strings.Join(flat(e.Elems[1]), ","))
-		}
-		v := do("XINFO", "STREAM", key)
-		for i := 0; i+1 < len(v.Elems); i += 2 {
-			if k := v.Elems[i].Str; k == "last-generated-id" || k == "max-deleted-entry-id" || k == "entries-added" {
-				items = append(items, fmt.Sprint(k, v.Elems[i+1].Str, v.Elems[i+1].Int))
-			}
-		}
-	case "string":
-		items = []string{do("GET", key).Str}
-	}
-	h := sha256.Sum256([]byte(strings.Join(items, "\x00")))
-	return fmt.Sprintf("%s %d items %x expires %d", typ, len(items), h[:8], do("PEXPIRETIME", key).Int)
+	return d
 }
 
 // TestRunCopiesBigKeysInPieces: beside 300 small keys, a key of each type
