@@ -112,18 +112,19 @@ func copyBig(dst *backend, key []byte) func(ctx context.Context, kc *keyCopy) er
 	}
 }
 
-// delKeyed deletes key from b on b's connection of the key.
+// delKeyed deletes key from b on b's connection of the key, with UNLINK
+// (see mover.Copy).
 func delKeyed(b *backend, key []byte, deadline time.Time) error {
 	done := make(chan struct{})
 	ro := newRedisOp(func(*op) { close(done) })
-	ro.buf, ro.deadline = redis.AppendArgs(nil, [][]byte{[]byte("DEL"), key}), deadline
+	ro.buf, ro.deadline = redis.AppendArgs(nil, [][]byte{[]byte("UNLINK"), key}), deadline
 	b.sendKeyed(&ro.op, keyHash(key))
 	<-done
 	if ro.err != nil {
 		return ro.err
 	}
 	if _, ok := redis.Integer(ro.reply); !ok {
-		return &mover.ServerError{Command: "DEL", Reply: string(bytes.TrimSpace(ro.reply))}
+		return &mover.ServerError{Command: "UNLINK", Reply: string(bytes.TrimSpace(ro.reply))}
 	}
 	return nil
 }

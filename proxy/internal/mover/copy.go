@@ -52,7 +52,7 @@ type Copy struct {
 	Holding func(bool)
 	// DelSource deletes the source's copy, once the target's is whole:
 	// the caller's, so that it follows its reads of the key from the
-	// source. Default: DEL on the copy's own connection.
+	// source. Default: UNLINK on the copy's own connection.
 	DelSource func(ctx context.Context) error
 }
 
@@ -199,10 +199,11 @@ func (cc *copyConns) copy(ctx context.Context, token string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if _, err := cc.do(cc.dst, "DEL", cc.temp); err != nil { // a copy's left before
+	if _, err := cc.do(cc.dst, "UNLINK", cc.temp); err != nil { // a copy's left before
 		return false, err
 	}
 	w := &pieceWriter{cc: cc, token: token}
+	defer w.wait() // before the connection is used again, or closed
 	var meta []string
 	switch typ.Str {
 	case "hash", "set", "zset":
@@ -218,6 +219,9 @@ func (cc *copyConns) copy(ctx context.Context, token string) (bool, error) {
 	default:
 		return false, fmt.Errorf("mover: a key of type %s cannot be copied in pieces", typ.Str)
 	}
+	if err == nil {
+		err = w.wait()
+	}
 	if err != nil {
 		return false, err
 	}
@@ -232,7 +236,7 @@ func (cc *copyConns) copy(ctx context.Context, token string) (bool, error) {
 	if cc.c.DelSource != nil {
 		return true, cc.c.DelSource(ctx)
 	}
-	_, err = cc.do(cc.src, "DEL", key)
+	_, err = cc.do(cc.src, "UNLINK", key)
 	return true, err
 }
 
@@ -400,27 +404,48 @@ func (cc *copyConns) str(ctx context.Context, w *pieceWriter) error {
 var ErrBadPiece = errors.New("mover: an unexpected reply while copying a big key")
 
 // pieceWriter writes pieces into the temporary key, each a script that
-// checks the lock is still the copy's and renews it.
+// checks the lock is still the copy's and renews it. One piece is in
+// flight while the next is read: the source's reads and the target's
+// writes overlap, and the pieces arrive in order.
 type pieceWriter struct {
-	cc    *copyConns
-	token string
+	cc       *copyConns
+	token    string
+	inflight bool
+	result   chan error
 }
 
 // write calls cmd on the temporary key once for each of calls, its
-// arguments, in one script.
+// arguments, in one script, once the piece before is written; it
+// returns that piece's error.
 func (w *pieceWriter) write(cmd string, calls [][]string) error {
+	if err := w.wait(); err != nil {
+		return err
+	}
 	args := []string{"EVAL", pieceScript, "2", w.cc.lock, w.cc.temp, w.token, ms(w.cc.c.Lease), cmd}
 	for _, c := range calls {
 		args = append(append(args, strconv.Itoa(len(c))), c...)
 	}
-	v, err := w.cc.do(w.cc.dst, args...)
-	if err != nil {
-		return err
+	if w.result == nil {
+		w.result = make(chan error, 1)
 	}
-	if v.Int != 1 {
-		return errLostLock
-	}
+	w.inflight = true
+	go func() {
+		v, err := w.cc.do(w.cc.dst, args...)
+		if err == nil && v.Int != 1 {
+			err = errLostLock
+		}
+		w.result <- err
+	}()
 	return nil
+}
+
+// wait waits for the piece in flight, and returns its error.
+func (w *pieceWriter) wait() error {
+	if !w.inflight {
+		return nil
+	}
+	w.inflight = false
+	return <-w.result
 }
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
@@ -446,14 +471,18 @@ return 1
 	// expiry ARGV[3] (Unix ms; -1: none; one past deletes it, as the
 	// source's copy would have gone), after XSETID ARGV[4...] for a
 	// stream. No temporary key: the source's copy expired before a
-	// piece was read, and so does any the target held.
+	// piece was read, and so does any the target held. A key the target
+	// held (a copy that renamed and died before it deleted the source's)
+	// goes with UNLINK, freed apart from the server's main thread, and
+	// so does every big key a copy deletes: DEL frees it in place (a
+	// hash of 100,000 fields of 1 KB: DEL 407 ms, UNLINK 0.5 ms; a
+	// sorted set of a million members, on a machine at load 20: DEL
+	// 9.1 s, UNLINK 8.8 ms).
 	finishScript = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-if redis.call('EXISTS', KEYS[2]) == 0 then
-  redis.call('DEL', KEYS[3])
-  return 1
-end
+redis.call('UNLINK', KEYS[3])
+if redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
 if #ARGV > 3 then redis.call('XSETID', KEYS[2], unpack(ARGV, 4)) end
 redis.call('RENAME', KEYS[2], KEYS[3])
 if tonumber(ARGV[3]) > 0 then redis.call('PEXPIREAT', KEYS[3], ARGV[3]) else redis.call('PERSIST', KEYS[3]) end
