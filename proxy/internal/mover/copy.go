@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/resp"
@@ -37,10 +38,14 @@ type Copy struct {
 	// Src and Dst dial the key's source and its target.
 	Src, Dst Dialer
 	Key      []byte
-	// Chunk is the most elements a piece reads, Bytes the most bytes
-	// (of a string); defaults 1000 and 256 KiB: about a millisecond of
-	// either server's time.
+	// Chunk is the most elements a piece reads, Bytes the most bytes;
+	// defaults 1000 and 256 KiB. Within them a piece is sized from the
+	// time the last one took to read and to write, so that one holds
+	// either server for about Slice (default 1 ms): it halves when a
+	// piece took longer, and grows by a quarter when one took under
+	// half, from 100 elements, down to 16.
 	Chunk, Bytes int
+	Slice        time.Duration
 	// Lease is how long the lock holds without a piece renewing it.
 	// Default 3 s.
 	Lease time.Duration
@@ -118,6 +123,9 @@ func (c *Copy) Run(ctx context.Context) (moved bool, err error) {
 func (c *Copy) defaults() {
 	if c.Chunk <= 0 {
 		c.Chunk = 1000
+	}
+	if c.Slice <= 0 {
+		c.Slice = time.Millisecond
 	}
 	if c.Bytes <= 0 {
 		c.Bytes = 256 << 10
@@ -257,12 +265,14 @@ func (cc *copyConns) expiry() (int64, error) {
 func (cc *copyConns) scanned(ctx context.Context, w *pieceWriter, typ string) error {
 	cmds := map[string][2]string{"hash": {"HSCAN", "HSET"}, "set": {"SSCAN", "SADD"}, "zset": {"ZSCAN", "ZADD"}}[typ]
 	scan, add := cmds[0], cmds[1]
-	cursor, count := "0", cc.c.Chunk
+	cursor, count := "0", min(100, cc.c.Chunk)
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		start := time.Now()
 		v, err := cc.do(cc.src, scan, string(cc.c.Key), cursor, "COUNT", strconv.Itoa(count))
+		took := time.Since(start)
 		if err != nil {
 			return err
 		}
@@ -283,7 +293,7 @@ func (cc *copyConns) scanned(ctx context.Context, w *pieceWriter, typ string) er
 				return err
 			}
 		}
-		count = cc.c.count(items)
+		count = cc.c.pace(count, items, max(took, time.Duration(w.took.Load())))
 		if cursor = v.Elems[0].Str; cursor == "0" {
 			return nil
 		}
@@ -292,12 +302,14 @@ func (cc *copyConns) scanned(ctx context.Context, w *pieceWriter, typ string) er
 
 // list copies a list with LRANGE, from its head.
 func (cc *copyConns) list(ctx context.Context, w *pieceWriter) error {
-	start, count := 0, cc.c.Chunk
+	start, count := 0, min(100, cc.c.Chunk)
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		began := time.Now()
 		v, err := cc.do(cc.src, "LRANGE", string(cc.c.Key), strconv.Itoa(start), strconv.Itoa(start+count-1))
+		took := time.Since(began)
 		if err != nil {
 			return err
 		}
@@ -314,33 +326,42 @@ func (cc *copyConns) list(ctx context.Context, w *pieceWriter) error {
 			return nil
 		}
 		start += len(items)
-		count = cc.c.count(items)
+		count = cc.c.pace(count, items, max(took, time.Duration(w.took.Load())))
 	}
 }
 
-// count returns how many elements the next piece reads, after one of
-// items: Chunk, or fewer when they are large, so that a piece stays
-// within Bytes.
-func (c *Copy) count(items []string) int {
+// pace returns how many elements the next piece reads, after one of
+// items, count asked, that took took to read or the piece before it to
+// write (see Chunk).
+func (c *Copy) pace(count int, items []string, took time.Duration) int {
+	switch {
+	case took > c.Slice:
+		count /= 2
+	case took < c.Slice/2:
+		count += count/4 + 1
+	}
+	count = min(max(count, 16), c.Chunk)
 	size := 0
 	for _, it := range items {
 		size += len(it)
 	}
-	if size == 0 {
-		return c.Chunk
+	if size > 0 {
+		count = min(count, max(c.Bytes*len(items)/size, 16))
 	}
-	return min(max(c.Bytes*len(items)/size, 16), c.Chunk)
+	return count
 }
 
 // stream copies a stream's entries with XRANGE, and returns the XSETID
 // arguments that give the copy the stream's last ID and counts.
 func (cc *copyConns) stream(ctx context.Context, w *pieceWriter) ([]string, error) {
-	from := "-"
+	from, count := "-", min(100, cc.c.Chunk)
 	for {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		v, err := cc.do(cc.src, "XRANGE", string(cc.c.Key), from, "+", "COUNT", strconv.Itoa(cc.c.Chunk))
+		start := time.Now()
+		v, err := cc.do(cc.src, "XRANGE", string(cc.c.Key), from, "+", "COUNT", strconv.Itoa(count))
+		took := time.Since(start)
 		if err != nil {
 			return nil, err
 		}
@@ -361,9 +382,10 @@ func (cc *copyConns) stream(ctx context.Context, w *pieceWriter) ([]string, erro
 				return nil, err
 			}
 		}
-		if len(calls) < cc.c.Chunk {
+		if len(calls) < count {
 			break
 		}
+		count = cc.c.pace(count, nil, max(took, time.Duration(w.took.Load())))
 	}
 	v, err := cc.do(cc.src, "XINFO", "STREAM", string(cc.c.Key))
 	if err != nil {
@@ -412,6 +434,8 @@ type pieceWriter struct {
 	token    string
 	inflight bool
 	result   chan error
+	// took is how long the last piece written took, in ns.
+	took atomic.Int64
 }
 
 // write calls cmd on the temporary key once for each of calls, its
@@ -430,7 +454,9 @@ func (w *pieceWriter) write(cmd string, calls [][]string) error {
 	}
 	w.inflight = true
 	go func() {
+		start := time.Now()
 		v, err := w.cc.do(w.cc.dst, args...)
+		w.took.Store(int64(time.Since(start)))
 		if err == nil && v.Int != 1 {
 			err = errLostLock
 		}
