@@ -62,11 +62,9 @@ type redisClient struct {
 	none     int // the server index of a key no server is live for
 	route    routeScratch
 	serverOf func(key []byte) int
-	// fromSource, when set, is the copy of a big key whose old server
-	// the request being routed reads it from, on the key's connection
-	// there, whose hash is fromHash (see moveBig).
-	fromSource *keyCopy
-	fromHash   uint64
+	// fromSource, when set, is the request being routed's read of a big
+	// key from its old server (see moveBig).
+	fromSource bigRead
 }
 
 // serve serves a client of a Redis pool.
@@ -262,7 +260,7 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 			r.ready()
 			return
 		}
-		defer c.sentFromSource()
+		defer c.fromSource.release()
 	}
 	if err := r.split.Split(&r.req, c.serverOf); err != nil {
 		if re, ok := err.(*redis.Error); ok {
@@ -287,8 +285,8 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 		o.charge = c.charge // its reply's bulk strings are charged
 	}
 	r.left.Store(int32(len(parts)))
-	if c.fromSource != nil && len(parts) == 1 {
-		c.sendFromSource(r)
+	if c.fromSource.kc != nil && len(parts) == 1 {
+		c.fromSource.send(r)
 		return
 	}
 	c.send(p, r, parts)

@@ -65,8 +65,16 @@ func (c *redisClient) moveEach(p *pool, m *storeMove, deadline time.Time, n int,
 		for _, src := range from {
 			moved, big, err := migrateOne(src, to, key, deadline)
 			if big && err == nil {
+				kc := p.copies.start(p, key, src, copyBig(to, key))
+				if !c.endRound() { // the earlier requests' replies do not wait for it
+					return moved, errClientGone
+				}
+				var into *bigRead
+				if read {
+					into = &c.fromSource
+				}
 				var there bool
-				if there, err = c.moveBig(p, src, to, key, deadline, read); there {
+				if there, err = moveBig(kc, key, deadline, into); there {
 					return true, nil
 				}
 				moved = false // counted by the mover, when it copied it

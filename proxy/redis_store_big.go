@@ -32,24 +32,28 @@ import (
 // piece by piece past the request's deadline.
 var errBigKeyMoving = errors.New("the key is big and moves to its new server piece by piece: its writes wait for it")
 
-// moveBig copies key from src to to, or joins the copy under way, and
-// waits for it, by deadline; but when read says the request reads only
-// the key, it returns there once src holds the key for the copy, with
-// c.fromSource set: the caller sends the request to src, and then calls
-// sentFromSource.
-func (c *redisClient) moveBig(p *pool, src, to *backend, key []byte, deadline time.Time, read bool) (there bool, err error) {
-	kc := p.copies.start(p, key, src, copyBig(to, key))
-	if !c.endRound() { // the earlier requests' replies do not wait for the copy
-		return false, errClientGone
-	}
+// bigRead is a read of a big key from its old server while a copy holds
+// the key there (see moveBig): the copy, and the hash of the key's
+// connection there.
+type bigRead struct {
+	kc   *keyCopy
+	hash uint64
+}
+
+// moveBig waits for kc, the copy of key, by deadline; but when read is
+// set (the request reads only the key), it returns there once the old
+// server holds the key for the copy, with read filled in and the copy's
+// reads held: the caller sends the request with read.send, or lets go
+// with read.release.
+func moveBig(kc *keyCopy, key []byte, deadline time.Time, read *bigRead) (there bool, err error) {
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	for {
 		var changed <-chan struct{}
-		if read {
+		if read != nil {
 			var ok bool
 			if ok, changed = kc.readSource(); ok {
-				c.fromSource, c.fromHash = kc, keyHash(key)
+				read.kc, read.hash = kc, keyHash(key)
 				return true, nil
 			}
 		}
@@ -63,21 +67,20 @@ func (c *redisClient) moveBig(p *pool, src, to *backend, key []byte, deadline ti
 	}
 }
 
-// sendFromSource sends r's one op to the old server of its key, which a
-// copy holds (see moveBig), on the key's connection, and lets the copy
-// go on.
-func (c *redisClient) sendFromSource(r *redisRequest) {
-	kc := c.fromSource
-	c.fromSource = nil
-	kc.src.sendKeyed(r.ops[0], c.fromHash)
+// send sends r's one op to the key's old server on the key's connection,
+// and lets the copy go on.
+func (b *bigRead) send(r *redisRequest) {
+	kc := b.kc
+	b.kc = nil
+	kc.src.sendKeyed(r.ops[0], b.hash)
 	kc.mu.RUnlock()
 }
 
-// sentFromSource lets the copy a request was to read from go on, when the
-// request was answered before it was sent.
-func (c *redisClient) sentFromSource() {
-	if kc := c.fromSource; kc != nil {
-		c.fromSource = nil
+// release lets the copy go on, when the request was answered before it
+// was sent.
+func (b *bigRead) release() {
+	if kc := b.kc; kc != nil {
+		b.kc = nil
 		kc.mu.RUnlock()
 	}
 }

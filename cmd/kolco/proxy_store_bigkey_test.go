@@ -81,19 +81,7 @@ func TestProxyStoreBigKeyCrash(t *testing.T) {
 	p.write(4)
 	p.start()
 	from := p.locate(key)
-	src := dialRaw(t, from)
-	field := strings.Repeat("f", 1000)
-	n := bigHashFields()
-	for i := 0; i < n; i += 100 {
-		args := []string{"HSET", key}
-		for j := i; j < i+100; j++ {
-			args = append(args, strconv.Itoa(j), field)
-		}
-		if got := src.do(args...); !strings.HasPrefix(got, ":") {
-			t.Fatalf("HSET: %q", got)
-		}
-	}
-	src.do("PEXPIRE", key, "3600000")
+	fillHash(t, from, key)
 	before, err := storecheck.Digest(context.Background(), from, key)
 	if err != nil {
 		t.Fatal(err)
@@ -105,21 +93,9 @@ func TestProxyStoreBigKeyCrash(t *testing.T) {
 	p.reload(5)
 	// The clients' HSET and HGET move the hash: once the copy holds its
 	// lock on the new server and has written part of it, kill the proxy.
-	dst := dialRaw(t, p.redis[4])
-	deadline := time.Now().Add(30 * time.Second)
-	copied := 0
-	for {
-		if time.Now().After(deadline) {
-			t.Fatal("no copy of the big hash under way")
-		}
-		line := dst.do("HLEN", "kolco:bigkey:tmp:"+key)
-		if copied, _ = strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, ":"))); copied > 0 && copied < n {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	copied := copying(t, p.redis[4], key)
 	p.kill()
-	t.Logf("killed with %d of %d fields copied", copied, n)
+	t.Logf("killed with %d of %d fields copied", copied, bigHashFields())
 	p.start()
 	p.moved()
 	p.checkPlaced(append(fillers, key), true)
@@ -141,6 +117,46 @@ func TestProxyStoreBigKeyCrash(t *testing.T) {
 		t.Fatalf("the hash's history is not linearizable (%v)", res)
 	}
 	p.checkPlaced(append(fillers, key), true)
+	checkBigHash(t, p, key, before)
+}
+
+// fillHash writes the big hash on the server at addr, with a time to
+// live of an hour.
+func fillHash(t *testing.T, addr, key string) {
+	src := dialRaw(t, addr)
+	field := strings.Repeat("f", 1000)
+	for i := 0; i < bigHashFields(); i += 100 {
+		args := []string{"HSET", key}
+		for j := i; j < i+100; j++ {
+			args = append(args, strconv.Itoa(j), field)
+		}
+		if got := src.do(args...); !strings.HasPrefix(got, ":") {
+			t.Fatalf("HSET: %q", got)
+		}
+	}
+	src.do("PEXPIRE", key, "3600000")
+}
+
+// copying waits until the server at addr holds part of key in a copy's
+// temporary key, and returns how many fields.
+func copying(t *testing.T, addr, key string) int {
+	dst := dialRaw(t, addr)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		line := dst.do("HLEN", "kolco:bigkey:tmp:"+key)
+		if copied, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, ":"))); copied > 0 && copied < bigHashFields() {
+			return copied
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("no copy of the big hash under way")
+	return 0
+}
+
+// checkBigHash checks that the big hash, but for the workload's fields,
+// holds what it held before the moves, with the expiry it had, and that
+// no server holds a copy's names.
+func checkBigHash(t *testing.T, p *storeProc, key, before string) {
 	owner := p.locate(key)
 	c := dialRaw(t, owner)
 	for i := range 16 {
