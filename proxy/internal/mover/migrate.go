@@ -85,7 +85,11 @@ func (wk *worker) send(ctx context.Context, b batch) error {
 		if err == nil {
 			var args [][]byte
 			if args, err = r.plan.Migrate(b.dst); err == nil {
-				wk.req = AppendMigrate(wk.req[:0], args, b.keys, r.cfg.BigElements, r.cfg.BigBytes)
+				elems := int64(0)
+				if b.probe {
+					elems = r.cfg.BigElements
+				}
+				wk.req = AppendMigrate(wk.req[:0], args, b.keys, elems, r.cfg.BigBytes)
 				err = r.migrate(ctx, wk.conn, wk.rr, wk.req, b)
 			}
 			if err == nil {

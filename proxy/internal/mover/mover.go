@@ -92,6 +92,15 @@ type Config struct {
 	BigElements, BigBytes int64
 }
 
+// suspect is the MEMORY USAGE over which a key may be big: BigBytes, or
+// 16 bytes an element for BigElements.
+func (c Config) suspect() int64 {
+	if c.BigBytes > 0 {
+		return min(c.BigBytes, 16*c.BigElements)
+	}
+	return 16 * c.BigElements
+}
+
 func (c Config) withDefaults() Config {
 	def := func(v *int, d int) {
 		if *v <= 0 {
@@ -119,10 +128,12 @@ func (c Config) withDefaults() Config {
 // SELECT done).
 type Dialer func(ctx context.Context) (net.Conn, error)
 
-// batch is keys going to one server.
+// batch is keys going to one server; probe says that its MIGRATE sizes
+// them first, and leaves the big ones to Plan.Big (see big.go).
 type batch struct {
-	dst  string
-	keys [][]byte
+	dst   string
+	keys  [][]byte
+	probe bool
 }
 
 // Run moves every key the source holds that plan.Dest sends elsewhere,
