@@ -145,7 +145,7 @@ func newPool(spec poolSpec) (*pool, error) { return newPoolAfter(spec, nil, nil)
 func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 	p := &pool{name: spec.name, cfg: spec.cfg, front: spec.front, members: spec.members, log: spec.log.With("pool", spec.name),
 		met: spec.met, stats: spec.met.forPool(spec.name, spec.front), drained: make(chan struct{}), returns: new(sync.RWMutex),
-		migrateRoles: newMigrateRoles(), copies: newKeyCopies(), retiring: new(atomic.Int64)}
+		migrateRoles: newMigrateRoles(), copies: new(keyCopies), retiring: new(atomic.Int64)}
 	for _, n := range spec.servers() {
 		b := newBackend(p, n)
 		b.slot = len(p.backends)

@@ -65,16 +65,13 @@ func (c *redisClient) moveEach(p *pool, m *storeMove, deadline time.Time, n int,
 		for _, src := range from {
 			moved, big, err := migrateOne(src, to, key, deadline)
 			if big && err == nil {
-				kc := p.copies.start(p, key, src, copyBig(to, key))
+				kc := p.copyKey(key, src, copyBig(to, key))
 				if !c.endRound() { // the earlier requests' replies do not wait for it
 					return moved, errClientGone
 				}
-				var into *bigRead
-				if read {
-					into = &c.fromSource
-				}
-				var there bool
-				if there, err = moveBig(kc, key, deadline, into); there {
+				var reading bool
+				if reading, err = kc.await(context.Background(), deadline, read); reading {
+					c.fromSource = kc
 					return true, nil
 				}
 				moved = false // counted by the mover, when it copied it
@@ -222,16 +219,7 @@ func (r *redisMovePlan) dst(addr string) *backend {
 func (r *redisMovePlan) Migrate(dst string) ([][]byte, error) { return migrateArgs(r.cfg, r.dst(dst)) }
 
 func (r *redisMovePlan) Big(ctx context.Context, dst string, key []byte) error {
-	kc := r.job.p.copies.start(r.job.p, key, r.job.src, copyBig(r.dst(dst), key))
-	select {
-	case <-kc.done:
-		if kc.err == nil {
-			r.job.movedBig()
-		}
-		return kc.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return r.job.bigKey(ctx, key, copyBig(r.dst(dst), key))
 }
 
 func (r *redisMovePlan) Admits(worker int) bool { return r.job.admits(worker) }

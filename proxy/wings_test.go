@@ -125,21 +125,27 @@ var widths = map[string]int{
 	"fronts -> redis":     1,
 	"memcached -> config": 22,
 	"memcached -> engine": 169,
-	"redis -> config":     37,
-	"redis -> engine":     158,
-	"server -> admin":     14,
-	"server -> config":    75,
-	"server -> engine":    123,
-	"server -> fronts":    1,
-	"server -> source":    21,
-	"source -> config":    57,
-	"source -> engine":    20,
+	// A store's big-key bounds (store.big_key_elements, big_key_bytes).
+	"redis -> config": 39,
+	// A big key's copy (pool.copyKey; keyCopy's await, sendRead and
+	// release, the client's field of one; moveJob.bigKey).
+	"redis -> engine":  164,
+	"server -> admin":  14,
+	"server -> config": 75,
+	// A reload hands the pool's big keys' copies on, as its roles.
+	"server -> engine": 124,
+	"server -> fronts": 1,
+	"server -> source": 21,
+	"source -> config": 57,
+	"source -> engine": 20,
 	// Between the engine's parts.
 	"backend -> io":        2,
 	"backend -> migration": 1,
 	"backend -> place":     13,
 	"backend -> pool":      32,
-	"migration -> backend": 11,
+	// A big key's copy sends its delete on the key's connection (op,
+	// sendKeyed).
+	"migration -> backend": 13,
 	"migration -> place":   27,
 	"migration -> pool":    34,
 	"place -> backend":     5,
@@ -147,8 +153,9 @@ var widths = map[string]int{
 	"place -> pool":        8,
 	"pool -> backend":      33,
 	"pool -> io":           1,
-	"pool -> migration":    17,
-	"pool -> place":        17,
+	// The pool holds its big keys' copies (keyCopies).
+	"pool -> migration": 18,
+	"pool -> place":     17,
 }
 
 // listenCalls are the functions that open a listening socket; only the
