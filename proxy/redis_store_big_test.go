@@ -158,7 +158,9 @@ func TestStoreMovesBigKeysWithoutAStall(t *testing.T) {
 			t.Logf("server %d's commands over 10 ms (SLOWLOG): %s", i, log)
 		}
 	}
-	if theirs > others+50*time.Millisecond {
+	// A server that runs more commands is more often caught in one when
+	// the machine takes its core away, so the bound doubles the others'.
+	if bound := 2*others + 50*time.Millisecond; theirs > bound {
 		t.Errorf("the big keys' servers answered a PING after %v, the others after %v at most: the move held them", theirs, others)
 	}
 	// What the clients saw, through the proxy that copies: on a machine
