@@ -331,6 +331,16 @@ type Store struct {
 	// MigrateTimeout (migrate_timeout), in milliseconds, is MIGRATE's
 	// timeout: the longest the transfer of a key may stall. Default 5000.
 	MigrateTimeout int `yaml:"migrate_timeout"`
+	// BigKeyElements (big_key_elements) and BigKeyBytes (big_key_bytes)
+	// bound the keys that move with one MIGRATE, which holds its server
+	// until the new one has the key whole (some 5 µs an element): a
+	// hash, set, sorted set, list or stream of more elements or bytes
+	// (MEMORY USAGE), or a string of more bytes, is copied piece by
+	// piece instead, its writes held meanwhile (see
+	// redis_store_big.go). Defaults 1000 and 1 MiB: a few milliseconds
+	// of a server's time at most.
+	BigKeyElements int `yaml:"big_key_elements"`
+	BigKeyBytes    int `yaml:"big_key_bytes"`
 }
 
 // Warm configures warm changes. When a change of placement moves keys (a

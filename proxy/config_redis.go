@@ -172,8 +172,8 @@ func (p *PoolConfig) explainRedis(b *strings.Builder) {
 		fmt.Fprintf(b, "  reads: from a replica no more than %d ms behind its primary (the Sentinels list the replicas; lag measured every 100 ms), else the primary; a client that wrote to a shard reads it from the primary from then on\n", r.MaxLag)
 	}
 	if s := p.Store; s.Enabled {
-		fmt.Fprintf(b, "  changes: a store's: the keys a change gives another server move there with MIGRATE while the pool serves, from every server at once, %s, %s, %s, %s (timeout %d ms); a request for a key not moved yet moves it first, and a read finds every key; no key moves before every proxy named in kolco.admin_peers places by the new servers; progress in /v1/pools and the state file\n",
-			storeExplainHours(s), storeExplainBound(s), storeExplainRate(s), storeExplainBatch(s), s.MigrateTimeout)
+		fmt.Fprintf(b, "  changes: a store's: the keys a change gives another server move there with MIGRATE while the pool serves, from every server at once, %s, %s, %s, %s (timeout %d ms); a key of more than %d elements or %d bytes moves piece by piece instead, its writes waiting for it; a request for a key not moved yet moves it first, and a read finds every key; no key moves before every proxy named in kolco.admin_peers places by the new servers; progress in /v1/pools and the state file\n",
+			storeExplainHours(s), storeExplainBound(s), storeExplainRate(s), storeExplainBatch(s), s.MigrateTimeout, s.BigKeyElements, s.BigKeyBytes)
 		return
 	}
 	fmt.Fprintf(b, "  changes: cold, as under nutcracker: a key a change moves is not found at its new server until it is written there; its old copy stays where it was (warm changes and the sweep are for memcached pools; store: {enabled: true} moves a Redis pool's keys)\n")
@@ -244,6 +244,10 @@ func (p *PoolConfig) checkStore(bad badSetting) error {
 		return bad("store.latency_bound", "must not be negative (got %d)", s.LatencyBound)
 	case s.MigrateTimeout < 0:
 		return bad("store.migrate_timeout", "must not be negative (got %d)", s.MigrateTimeout)
+	case s.BigKeyElements < 0:
+		return bad("store.big_key_elements", "must not be negative (got %d)", s.BigKeyElements)
+	case s.BigKeyBytes < 0:
+		return bad("store.big_key_bytes", "must not be negative (got %d)", s.BigKeyBytes)
 	case !s.Enabled:
 		return nil
 	case !p.Redis:

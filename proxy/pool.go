@@ -73,6 +73,9 @@ type pool struct {
 	// migrateRoles keeps the MIGRATEs of the pool, and of the pools it
 	// replaced, from waiting on each other.
 	migrateRoles *migrateRoles
+	// copies are the big keys the pool, and the pools it replaced, copy
+	// piece by piece (see keyCopies).
+	copies *keyCopies
 	// nudgeSource, set for a pool on a membership source that can be
 	// asked again at once (Sentinel), is called when a server fails or
 	// answers as a replica: its address may have changed.
@@ -142,7 +145,7 @@ func newPool(spec poolSpec) (*pool, error) { return newPoolAfter(spec, nil, nil)
 func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 	p := &pool{name: spec.name, cfg: spec.cfg, front: spec.front, members: spec.members, log: spec.log.With("pool", spec.name),
 		met: spec.met, stats: spec.met.forPool(spec.name, spec.front), drained: make(chan struct{}), returns: new(sync.RWMutex),
-		migrateRoles: newMigrateRoles(), retiring: new(atomic.Int64)}
+		migrateRoles: newMigrateRoles(), copies: new(keyCopies), retiring: new(atomic.Int64)}
 	for _, n := range spec.servers() {
 		b := newBackend(p, n)
 		b.slot = len(p.backends)

@@ -62,6 +62,9 @@ type redisClient struct {
 	none     int // the server index of a key no server is live for
 	route    routeScratch
 	serverOf func(key []byte) int
+	// fromSource, when set, is the copy of a big key whose old server
+	// the request being routed reads it from (see keyCopy.await).
+	fromSource *keyCopy
 }
 
 // serve serves a client of a Redis pool.
@@ -264,6 +267,14 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 			r.ready()
 			return
 		}
+		if c.fromSource != nil {
+			defer func() { // answered before it was sent
+				if kc := c.fromSource; kc != nil {
+					c.fromSource = nil
+					kc.release()
+				}
+			}()
+		}
 	}
 	if err := r.split.Split(&r.req, c.serverOf); err != nil {
 		if re, ok := err.(*redis.Error); ok {
@@ -288,6 +299,11 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 		o.charge = c.charge // its reply's bulk strings are charged
 	}
 	r.left.Store(int32(len(parts)))
+	if kc := c.fromSource; kc != nil && len(parts) == 1 {
+		c.fromSource = nil
+		kc.sendRead(r.ops[0])
+		return
+	}
 	c.send(p, r, parts)
 }
 

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -30,15 +29,18 @@ import (
 // waiting to be answered with the round r is read in. The error is what r
 // is answered with.
 func (c *redisClient) moveKeys(p *pool, r *redisRequest, m *storeMove) error {
-	moved, err := c.moveEach(p, m, r.start.Add(p.cfg.Timeout), r.req.NumKeys(), r.req.Key)
+	read := r.req.Cmd.ReadOnly() && r.req.NumKeys() == 1 // may read a big key where it is
+	moved, err := c.moveEach(p, m, r.start.Add(p.cfg.Timeout), r.req.NumKeys(), r.req.Key, read)
 	r.moved = r.moved || moved
 	return err
 }
 
 // moveEach is moveKeys for the n keys key gives, by deadline. It reports
 // whether a key may have had to move (it had another server under one of
-// the move's placements).
-func (c *redisClient) moveEach(p *pool, m *storeMove, deadline time.Time, n int, key func(int) []byte) (moved bool, err error) {
+// the move's placements). A big key it copies in pieces (see keyCopies),
+// and waits for, unless read says the request only reads its one key:
+// that goes to the key's old server while the copy runs (c.fromSource).
+func (c *redisClient) moveEach(p *pool, m *storeMove, deadline time.Time, n int, key func(int) []byte, read bool) (moved bool, err error) {
 	var sc routeScratch
 	var from []*backend
 	for i := range n {
@@ -61,7 +63,19 @@ func (c *redisClient) moveEach(p *pool, m *storeMove, deadline time.Time, n int,
 			}
 		}
 		for _, src := range from {
-			moved, err := migrateOne(src, to, key, deadline)
+			moved, big, err := migrateOne(src, to, key, deadline)
+			if big && err == nil {
+				kc := p.copyKey(key, src, copyBig(to, key))
+				if !c.endRound() { // the earlier requests' replies do not wait for it
+					return moved, errClientGone
+				}
+				var reading bool
+				if reading, err = kc.await(context.Background(), deadline, read); reading {
+					c.fromSource = kc
+					return true, nil
+				}
+				moved = false // counted by the mover, when it copied it
+			}
 			if err != nil {
 				m.stats.failed.Add(1)
 				line := fmt.Sprintf("%s -> %s: %v", src.addr, to.addr, err)
@@ -96,15 +110,18 @@ var errMoveFailed = errors.New("the key could not move to its new server")
 
 // migrateOne moves key from src to dst, on src's connection of the key, so
 // that the key's requests reach src in order. It reports whether src held
-// the key.
-func migrateOne(src, dst *backend, key []byte, deadline time.Time) (bool, error) {
-	req, err := appendMigrate(nil, src.pool.cfg, dst, [][]byte{key})
+// the key, and whether it is big (see keyCopies): then it is still on src,
+// for the caller to copy.
+func migrateOne(src, dst *backend, key []byte, deadline time.Time) (moved, big bool, err error) {
+	args, err := migrateArgs(src.pool.cfg, dst)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
+	st := src.pool.cfg.Store
+	req := mover.AppendMigrate(nil, args, [][]byte{key}, int64(st.BigKeyElements), int64(st.BigKeyBytes))
 	roles := src.pool.migrateRoles
 	if err := roles.acquire(context.Background(), deadline, src.addr, dst.addr); err != nil {
-		return false, err
+		return false, false, err
 	}
 	defer roles.release(src.addr, dst.addr)
 	done := make(chan struct{})
@@ -113,29 +130,17 @@ func migrateOne(src, dst *backend, key []byte, deadline time.Time) (bool, error)
 	src.sendKeyed(&ro.op, keyHash(key))
 	<-done
 	if ro.err != nil {
-		return false, ro.err
+		return false, false, ro.err
 	}
-	return migrateReply(ro.reply)
+	n, bigKeys, err := mover.ParseMigrate(ro.reply, 1)
+	return n > 0, len(bigKeys) > 0, err
 }
 
-// migrateReply reads MIGRATE's reply: whether a key moved, or the error.
-func migrateReply(reply []byte) (bool, error) {
-	switch {
-	case bytes.Equal(reply, []byte("+OK\r\n")):
-		return true, nil
-	case bytes.Equal(reply, []byte("+NOKEY\r\n")):
-		return false, nil
-	case redis.IsError(reply):
-		return false, fmt.Errorf("MIGRATE: %s", bytes.TrimSpace(reply[1:]))
-	}
-	return false, fmt.Errorf("%w: %q to MIGRATE", redis.ErrBadReply, reply)
-}
-
-// appendMigrate appends to req the MIGRATE that moves keys to dst, with
-// their time to live, replacing a copy dst may hold (one left by a
-// MIGRATE whose reply was lost: the key on src is the one a read finds),
-// giving dst's password when the pool has one for it.
-func appendMigrate(req []byte, cfg *PoolConfig, dst *backend, keys [][]byte) ([]byte, error) {
+// migrateArgs returns the arguments, up to KEYS, of the MIGRATE that
+// moves keys to dst, with their time to live, replacing a copy dst may
+// hold (one left by a MIGRATE whose reply was lost: the key on src is the
+// one a read finds), giving dst's password when the pool has one for it.
+func migrateArgs(cfg *PoolConfig, dst *backend) ([][]byte, error) {
 	host, port, err := net.SplitHostPort(dst.addr)
 	if err != nil {
 		return nil, fmt.Errorf("MIGRATE needs a TCP address; %s is not one", dst.addr)
@@ -148,8 +153,7 @@ func appendMigrate(req []byte, cfg *PoolConfig, dst *backend, keys [][]byte) ([]
 	case 2:
 		args = append(args, []byte("AUTH2"), []byte(auth[0]), []byte(auth[1]))
 	}
-	args = append(args, []byte("KEYS"))
-	return redis.AppendArgs(req, append(args, keys...)), nil
+	return args, nil
 }
 
 // scan lists keys of b with SCAN.
@@ -178,6 +182,7 @@ func (redisFront) moveFrom(ctx context.Context, src *backend, job *moveJob) erro
 	return mover.Run(ctx, func(ctx context.Context) (net.Conn, error) { return redisDial(ctx, src, redis.RESP2) }, plan, mover.Config{
 		Conns: moveConns, Slice: job.slice(), MaxBatch: job.maxBatch(), Timeout: cfg.Timeout,
 		MigrateTimeout: cfg.Timeout + 10*time.Duration(cfg.Store.MigrateTimeout)*time.Millisecond, MaxReply: cfg.MaxValueSize,
+		BigElements: int64(cfg.Store.BigKeyElements), BigBytes: int64(cfg.Store.BigKeyBytes),
 	})
 }
 
@@ -192,6 +197,9 @@ type redisMovePlan struct {
 }
 
 func (r *redisMovePlan) Dest(key []byte) string {
+	if mover.Reserved(key) {
+		return "" // a copy's own, on its server (see mover.Copy)
+	}
 	b := r.job.dest(key)
 	if b == nil {
 		return ""
@@ -208,8 +216,10 @@ func (r *redisMovePlan) dst(addr string) *backend {
 	return r.dsts[addr]
 }
 
-func (r *redisMovePlan) Migrate(req []byte, dst string, keys [][]byte) ([]byte, error) {
-	return appendMigrate(req, r.cfg, r.dst(dst), keys)
+func (r *redisMovePlan) Migrate(dst string) ([][]byte, error) { return migrateArgs(r.cfg, r.dst(dst)) }
+
+func (r *redisMovePlan) Big(ctx context.Context, dst string, key []byte) error {
+	return r.job.bigKey(ctx, key, copyBig(r.dst(dst), key))
 }
 
 func (r *redisMovePlan) Admits(worker int) bool { return r.job.admits(worker) }

@@ -125,21 +125,31 @@ var widths = map[string]int{
 	"fronts -> redis":     1,
 	"memcached -> config": 22,
 	"memcached -> engine": 169,
-	"redis -> config":     37,
-	"redis -> engine":     159, // client.connState: a client's protocol, authentication and name across a handover
-	"server -> admin":     14,
-	"server -> config":    76,  // 76: a start on a state file of other servers serves the pool over them (overNodes)
-	"server -> engine":    124, // client.connState, given to an adopted client
-	"server -> fronts":    1,
-	"server -> source":    21,
-	"source -> config":    57,
-	"source -> engine":    20,
+	// A store's big-key bounds (store.big_key_elements, big_key_bytes).
+	"redis -> config": 39,
+	// A big key's copy (pool.copyKey; keyCopy's await, sendRead and
+	// release, the client's field of one; moveJob.bigKey); client.connState:
+	// a client's protocol, authentication and name across a handover.
+	"redis -> engine": 165,
+	"server -> admin": 14,
+	// 76: a start on a state file of other servers serves the pool over
+	// them (overNodes).
+	"server -> config": 76,
+	// A reload hands the pool's big keys' copies on, as its roles;
+	// client.connState, given to an adopted client.
+	"server -> engine": 125,
+	"server -> fronts": 1,
+	"server -> source": 21,
+	"source -> config": 57,
+	"source -> engine": 20,
 	// Between the engine's parts.
 	"backend -> io":        2,
 	"backend -> migration": 1,
 	"backend -> place":     13,
 	"backend -> pool":      32,
-	"migration -> backend": 11,
+	// A big key's copy sends its delete on the key's connection (op,
+	// sendKeyed).
+	"migration -> backend": 13,
 	"migration -> place":   27,
 	"migration -> pool":    34,
 	"place -> backend":     5,
@@ -147,8 +157,9 @@ var widths = map[string]int{
 	"place -> pool":        8,
 	"pool -> backend":      33,
 	"pool -> io":           1,
-	"pool -> migration":    17,
-	"pool -> place":        17,
+	// The pool holds its big keys' copies (keyCopies).
+	"pool -> migration": 18,
+	"pool -> place":     17,
 }
 
 // listenCalls are the functions that open a listening socket; only the

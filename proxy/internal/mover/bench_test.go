@@ -31,6 +31,9 @@ func BenchmarkMove(b *testing.B) {
 		cfg  Config
 	}{
 		{"mover", Config{}},
+		// The proxy's: each batch's MIGRATE in the script that sizes its
+		// keys first (see big.go).
+		{"mover/big-bounds", Config{BigElements: 1000, BigBytes: 1 << 20}},
 		// The designs tried beside the defaults: one MIGRATE at a time,
 		// more at once, longer slices (bigger batches), and bigger
 		// batches still.

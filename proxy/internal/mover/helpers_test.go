@@ -125,24 +125,44 @@ type plan struct {
 	// addr maps a dest to the address MIGRATE sends to; the dest itself
 	// when absent.
 	addr map[string]string
+	// src is the source's address, for Big's copies, of chunk elements
+	// a piece; big the keys they moved.
+	src   string
+	chunk int
+	big   []string
 }
 
 func (p *plan) Dest(key []byte) string { return p.dest(key) }
 
-func (p *plan) Migrate(req []byte, dst string, keys [][]byte) ([]byte, error) {
-	p.mu.Lock()
-	to := dst
-	if a, ok := p.addr[dst]; ok {
-		to = a
-	}
-	p.mu.Unlock()
+func (p *plan) Migrate(dst string) ([][]byte, error) {
+	to := p.to(dst)
 	host, port, err := net.SplitHostPort(to)
 	if err != nil {
 		return nil, err
 	}
 	timeout := max(p.timeout, 5000)
-	args := [][]byte{[]byte("MIGRATE"), []byte(host), []byte(port), nil, []byte("0"), []byte(strconv.Itoa(timeout)), []byte("REPLACE"), []byte("KEYS")}
-	return redis.AppendArgs(req, append(args, keys...)), nil
+	return [][]byte{[]byte("MIGRATE"), []byte(host), []byte(port), nil, []byte("0"), []byte(strconv.Itoa(timeout)), []byte("REPLACE")}, nil
+}
+
+// to returns the address dst is reached at.
+func (p *plan) to(dst string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if a, ok := p.addr[dst]; ok {
+		return a
+	}
+	return dst
+}
+
+func (p *plan) Big(ctx context.Context, dst string, key []byte) error {
+	c := &Copy{Src: dialer(p.src), Dst: dialer(p.to(dst)), Key: key, Chunk: p.chunk}
+	moved, err := c.Run(ctx)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if moved {
+		p.big = append(p.big, string(key))
+	}
+	return err
 }
 
 func (p *plan) Admits(worker int) bool {

@@ -83,8 +83,13 @@ func (wk *worker) send(ctx context.Context, b batch) error {
 	for backoff := r.cfg.Backoff; ; backoff = min(2*backoff, 5*time.Second) {
 		err := wk.dial(ctx)
 		if err == nil {
-			wk.req, err = r.plan.Migrate(wk.req[:0], b.dst, b.keys)
-			if err == nil {
+			var args [][]byte
+			if args, err = r.plan.Migrate(b.dst); err == nil {
+				elems := int64(0)
+				if b.probe {
+					elems = r.cfg.BigElements
+				}
+				wk.req = AppendMigrate(wk.req[:0], args, b.keys, elems, r.cfg.BigBytes)
 				err = r.migrate(ctx, wk.conn, wk.rr, wk.req, b)
 			}
 			if err == nil {
@@ -153,15 +158,18 @@ func (r *run) migrate(ctx context.Context, conn net.Conn, rr *redis.ReplyReader,
 	if err != nil {
 		return err
 	}
-	switch {
-	case bytes.Equal(reply, []byte("+OK\r\n")), bytes.Equal(reply, []byte("+NOKEY\r\n")):
-	case redis.IsError(reply):
-		return replyError("MIGRATE", reply)
-	default:
-		return fmt.Errorf("%w: %q to MIGRATE", redis.ErrBadReply, reply)
+	_, big, err := ParseMigrate(reply, len(b.keys))
+	if err != nil {
+		return err
 	}
-	r.sizer.observe(len(b.keys), took, inflight)
-	r.plan.Moved(b.dst, len(b.keys), r.sizer.bytes(len(b.keys)), took)
+	n := len(b.keys) - len(big)
+	r.sizer.observe(n, took, inflight)
+	r.plan.Moved(b.dst, n, r.sizer.bytes(n), took)
+	for _, key := range big {
+		if err := r.plan.Big(ctx, b.dst, key); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

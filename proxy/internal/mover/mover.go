@@ -40,8 +40,12 @@ var ErrStopped = errors.New("mover: stopped")
 type Plan interface {
 	// Dest returns the server key goes to, "" when it stays.
 	Dest(key []byte) string
-	// Migrate appends to req the MIGRATE that moves keys to dst.
-	Migrate(req []byte, dst string, keys [][]byte) ([]byte, error)
+	// Migrate returns the arguments of the MIGRATE that moves keys to
+	// dst, up to KEYS and without it.
+	Migrate(dst string) ([][]byte, error)
+	// Big moves key, over the bounds of Config.BigElements and BigBytes,
+	// to dst piece by piece (see Copy), while the worker waits.
+	Big(ctx context.Context, dst string, key []byte) error
 	// Admits reports whether worker (0 to Config.Conns-1) may take a
 	// batch now: the caller's window of MIGRATEs at once. It must admit
 	// worker 0 always; another waits until it does, or the listing ends.
@@ -81,6 +85,20 @@ type Config struct {
 	// Backoff is the first wait after a failure, doubling to 5 s.
 	// Default 100 ms.
 	Backoff time.Duration
+	// BigElements and BigBytes bound the keys MIGRATE moves: a
+	// collection of more elements, or more bytes, or a string of more
+	// bytes, goes to Plan.Big instead (see big.go). Default 0: every key
+	// goes with MIGRATE.
+	BigElements, BigBytes int64
+}
+
+// suspect is the MEMORY USAGE over which a key may be big: BigBytes, or
+// 16 bytes an element for BigElements.
+func (c Config) suspect() int64 {
+	if c.BigBytes > 0 {
+		return min(c.BigBytes, 16*c.BigElements)
+	}
+	return 16 * c.BigElements
 }
 
 func (c Config) withDefaults() Config {
@@ -110,10 +128,12 @@ func (c Config) withDefaults() Config {
 // SELECT done).
 type Dialer func(ctx context.Context) (net.Conn, error)
 
-// batch is keys going to one server.
+// batch is keys going to one server; probe says that its MIGRATE sizes
+// them first, and leaves the big ones to Plan.Big (see big.go).
 type batch struct {
-	dst  string
-	keys [][]byte
+	dst   string
+	keys  [][]byte
+	probe bool
 }
 
 // Run moves every key the source holds that plan.Dest sends elsewhere,

@@ -48,8 +48,15 @@ func (r *run) scan(ctx context.Context, work chan<- batch) error {
 			continue
 		}
 		backoff = r.cfg.Backoff
-		for _, sz := range sizes {
-			r.sizer.sized(sz)
+		for i, sz := range sizes {
+			if sz >= 0 {
+				r.sizer.sized(sz)
+			}
+			// With the big-key bounds every moving key is sized, in
+			// the order of cur (see route).
+			if r.cfg.BigElements > 0 && sz > r.cfg.suspect() && i < len(s.cur) {
+				s.cur[i].suspect = true
+			}
 		}
 		if err := s.handOn(ctx, work); err != nil {
 			return err
@@ -64,7 +71,7 @@ func (r *run) scan(ctx context.Context, work chan<- batch) error {
 		if len(keys) == 0 {
 			continue
 		}
-		if err := send(ctx, work, batch{dst, keys}); err != nil {
+		if err := send(ctx, work, batch{dst: dst, keys: keys}); err != nil {
 			return err
 		}
 	}
@@ -101,9 +108,11 @@ func (s *scanner) ask(ctx context.Context, cursor string, more bool) (sizes []in
 		if err != nil {
 			return nil, "", nil, err
 		}
-		if n, ok := redis.Integer(reply); ok { // nil: the key is gone
-			sizes = append(sizes, n)
+		n, ok := redis.Integer(reply)
+		if !ok {
+			n = -1 // nil: the key is gone
 		}
+		sizes = append(sizes, n)
 	}
 	s.sample = s.sample[:0]
 	if !more {
@@ -131,11 +140,11 @@ func (s *scanner) route(keys [][]byte) {
 		if dst == "" {
 			continue
 		}
-		if s.n%s.r.cfg.Sample == 0 {
+		if s.n%s.r.cfg.Sample == 0 || s.r.cfg.BigElements > 0 {
 			s.sample = append(s.sample, k)
 		}
 		s.n++
-		s.cur = append(s.cur, moving{dst, k})
+		s.cur = append(s.cur, moving{dst: dst, key: k})
 	}
 }
 
@@ -144,9 +153,16 @@ func (s *scanner) route(keys [][]byte) {
 func (s *scanner) handOn(ctx context.Context, work chan<- batch) error {
 	size := s.r.sizer.batch()
 	for _, c := range s.cur {
+		if c.suspect {
+			// Its own batch, whose MIGRATE sizes it exactly first.
+			if err := send(ctx, work, batch{dst: c.dst, keys: [][]byte{c.key}, probe: true}); err != nil {
+				return err
+			}
+			continue
+		}
 		keys := append(s.pending[c.dst], c.key)
 		if len(keys) >= size {
-			if err := send(ctx, work, batch{c.dst, keys}); err != nil {
+			if err := send(ctx, work, batch{dst: c.dst, keys: keys}); err != nil {
 				return err
 			}
 			keys = nil
@@ -161,6 +177,9 @@ func (s *scanner) handOn(ctx context.Context, work chan<- batch) error {
 type moving struct {
 	dst string
 	key []byte
+	// suspect is set for a key whose MEMORY USAGE says it may be over
+	// the big-key bounds.
+	suspect bool
 }
 
 func (s *scanner) close() {
