@@ -57,7 +57,7 @@ func newMetrics() *metrics {
 			Name: "kolco_proxy_reloads_total", Help: "Configuration reloads applied.",
 		}),
 		reloadFails: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "kolco_proxy_reload_failures_total", Help: "Configuration reloads refused (file unreadable or invalid).",
+			Name: "kolco_proxy_reload_failures_total", Help: "Configuration reloads that failed (file unreadable or invalid, or a change that failed), each try of one tried again included.",
 		}),
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.serverLatency, m.clientErrors,

@@ -56,6 +56,8 @@ type Server struct {
 	memory bool
 	// certs are the TLS files of the pools, read again when they change.
 	certs certRegistry
+	// retries hold a failed reload to be tried again.
+	retries reloadRetries
 
 	wg sync.WaitGroup // accept loops, clients, retired pools
 }
@@ -68,7 +70,8 @@ func New(cfg *Config, log *slog.Logger) *Server {
 	}
 	s := &Server{log: log, met: newMetrics(), cfg: cfg, budget: newBudget(DefaultGlobalConfig().BufferLimit),
 		listeners: map[string]*listener{}, clients: map[net.Conn]*client{}}
-	s.met.reg.MustRegister(collector{s}, sourceCollector{s}, trafficCollector{s})
+	s.retries = reloadRetries{mu: &s.mu, apply: s.reload, log: log, fails: s.met.reloadFails}
+	s.met.reg.MustRegister(collector{s}, sourceCollector{s}, trafficCollector{s}, s.retries.gauge())
 	return s
 }
 
@@ -91,7 +94,7 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.fleet.setPeers(peerAddrs(&s.cfg.Global), client) // before any pool can sweep
-	cfg := s.cfg.WithDefaults()
+	want, cfg := s.cfg, s.cfg.WithDefaults()
 	first, differ, err := recordedStart(cfg)
 	if err != nil {
 		return err
@@ -112,13 +115,14 @@ func (s *Server) Start() error {
 		// Served over the servers its state file records, which hold
 		// its keys (see recordedStart), a pool changes to the
 		// configuration's as a reload would change it. On error it
-		// stays on those, and a SIGHUP applies the file again.
+		// stays on those, and the change is tried again as a failed
+		// reload is (see Server.ReloadFile).
 		for _, name := range differ {
 			s.log.Warn("the state file records the pool over other servers than the configuration: serving those, which hold its keys, and applying the configuration's as a change",
 				"pool", name, "path", cfg.statePath(), "recorded", serverList(first.Pools[name].nodes()), "configured", serverList(cfg.Pools[name].nodes()))
 		}
 		if t, sources, err := s.prepareSourced(context.Background(), cfg); err != nil {
-			s.reloadFailed(err)
+			s.retries.failed(want, err)
 		} else {
 			s.commit(t)
 			sources.commit()

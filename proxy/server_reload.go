@@ -28,9 +28,18 @@ import (
 // max_pending) apply to new connections; metrics_listen needs a restart.
 // TLS files that changed are read again (they are also checked every
 // second), for the next handshakes.
+//
+// A reload supersedes a failed one still to be tried again (see
+// [Server.ReloadFile]).
 func (s *Server) Reload(ctx context.Context, cfg *Config) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.retries.supersede()
+	return s.reload(ctx, cfg)
+}
+
+// reload is Reload; the caller holds mu.
+func (s *Server) reload(ctx context.Context, cfg *Config) error {
 	if s.closed {
 		return ErrServerClosed
 	}
@@ -367,12 +376,20 @@ func (s *Server) retirePool(p *pool) {
 // Reload does. Whatever fails - reading, parsing, validating, building the
 // pools, listening - is logged, counted in
 // kolco_proxy_reload_failures_total and returned, and the running
-// configuration stays.
+// configuration stays. A failure that may pass - a server that cannot be
+// reached or answers too late, while the change must empty it or list its
+// keys - is tried again by itself, 1 s later and twice as long after each
+// failure in a row, up to every 30 s, until it is applied, fails for a
+// reason that does not pass (a [*ConfigError]), or a newer reload
+// supersedes it; kolco_proxy_reload_pending is 1 meanwhile.
 func (s *Server) ReloadFile(ctx context.Context, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		err = &ConfigError{Err: err}
-		s.reloadFailed(err)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.retries.supersede()
+		s.retries.failed(nil, err)
 		return err
 	}
 	return s.ReloadData(ctx, path, data)
@@ -384,20 +401,19 @@ func (s *Server) ReloadFile(ctx context.Context, path string) error {
 // to settle.
 func (s *Server) ReloadData(ctx context.Context, source string, data []byte) error {
 	cfg, err := ParseConfig(data)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.retries.supersede()
 	if err != nil {
 		err = fmt.Errorf("%s: %w", source, err)
+		cfg = nil
 	} else {
-		err = s.Reload(ctx, cfg)
+		err = s.reload(ctx, cfg)
 	}
 	if err != nil {
-		s.reloadFailed(err)
+		s.retries.failed(cfg, err)
 	}
 	return err
-}
-
-func (s *Server) reloadFailed(err error) {
-	s.met.reloadFails.Inc()
-	s.log.Error("reload failed; keeping the running configuration", "err", err)
 }
 
 // Config returns the configuration the server runs: the one it was

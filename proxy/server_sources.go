@@ -283,10 +283,11 @@ func (s *Server) applySource(ps *poolSource) {
 	}
 }
 
-// stopSources stops following every source; for Shutdown, after closed
-// is set.
+// stopSources stops following every source, and drops a failed reload
+// to be tried again; for Shutdown, after closed is set.
 func (s *Server) stopSources() {
 	s.mu.Lock()
+	s.retries.stop()
 	sources := s.sources
 	s.sources = nil
 	s.fleet.setSources(nil)
