@@ -116,3 +116,30 @@ func TestFailedReloadRetryPending(t *testing.T) {
 	}
 	pending("after a newer reload applied", 0)
 }
+
+// TestFailedStartChangeTriedAgain: a start whose state file records other
+// servers than the configuration serves those and applies the
+// configuration's as a change; when that change fails for a reason that
+// may pass - it adds an exclusive server that cannot be reached yet - it
+// is tried again as a failed reload is, and applied once the server is up.
+func TestFailedStartChangeTriedAgain(t *testing.T) {
+	m0 := startMemcached(t, 0)
+	port := freePort(t)
+	lines := []string{m0.addr + ":1 m0", fmt.Sprintf("127.0.0.1:%d:1 m1", port)}
+	dir := t.TempDir()
+	pool := "  distribution: jump\n  sweep: {exclusive: [\"*\"]}\n"
+	shutdown(startProxy(t, editedYAML(dir, pool, lines, 0)))
+	s, logs := startEdited(t, editedYAML(dir, pool, lines, 0, 1))
+	checkEditLogged(t, logs)
+	if got := servedIDs(s); got != "[m0]" {
+		t.Fatalf("with m1 out of reach the pool serves %s, want the recorded [m0]", got)
+	}
+	startMemcached(t, port)
+	deadline := time.Now().Add(realprog.Patience)
+	for servedIDs(s) != "[m0 m1]" {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v after m1 came up, the pool serves %s, want [m0 m1]: the start's change was not tried again", realprog.Patience, servedIDs(s))
+		}
+		time.Sleep(20 * time.Millisecond) // polling the pool's servers
+	}
+}
