@@ -59,12 +59,16 @@ func New(servers []string) (*Pool, error) {
 // pymemcache's normalize_server_spec and _make_client_key: "unix:/path" and
 // "/path" are the path; "host" is "host:11211"; "host:port" is
 // "host:<int(port)>"; brackets around a host are removed ("[::1]:11211" is
-// "::1:11211"). The error wraps [ErrBadServer] for an empty spec or a port
-// Python's int() rejects.
+// "::1:11211"). The error wraps [ErrBadServer] for an empty spec, "unix:"
+// without a path, or a port Python's int() rejects.
 func NodeName(spec string) (string, error) {
 	switch {
 	case spec == "":
 		return "", fmt.Errorf("%w: empty", ErrBadServer)
+	case spec == "unix:":
+		// pymemcache takes it for a socket of no path, which no client
+		// can connect to, and kolco names no node "".
+		return "", fmt.Errorf("%w %q: no socket path", ErrBadServer, spec)
 	case strings.HasPrefix(spec, "unix:"):
 		return spec[5:], nil
 	case strings.HasPrefix(spec, "/"):
