@@ -65,36 +65,9 @@ func StartHash(cfg HashConfig) *Run {
 	return r
 }
 
+// hashClient is client id of a hash workload.
 func (r *Run) hashClient(ctx context.Context, id int, cfg HashConfig) {
-	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(id)))
-	var c *conn
-	defer func() {
-		if c != nil {
-			c.close()
-		}
-	}()
-	var pace <-chan time.Time
-	if cfg.Pace > 0 {
-		t := time.NewTicker(cfg.Pace)
-		defer t.Stop()
-		pace = t.C
-	}
-	for sent := 0; ctx.Err() == nil && (cfg.Limit == 0 || sent < cfg.Limit); sent++ {
-		if pace != nil {
-			select {
-			case <-pace:
-			case <-ctx.Done():
-				return
-			}
-		}
-		if c == nil {
-			var err error
-			if c, err = dial(cfg.Addrs[id%len(cfg.Addrs)], cfg.Timeout); err != nil {
-				r.note("dial: " + err.Error())
-				time.Sleep(50 * time.Millisecond)
-				continue
-			}
-		}
+	r.drive(ctx, id, func(rng *rand.Rand, c *conn) bool {
 		in := HashInput{Op: "HGET", Key: cfg.Hashes[rng.IntN(len(cfg.Hashes))], Field: "lin:" + strconv.Itoa(rng.IntN(cfg.Fields))}
 		args := []string{in.Op, in.Key, in.Field}
 		if rng.IntN(2) == 0 {
@@ -106,24 +79,24 @@ func (r *Run) hashClient(ctx context.Context, id int, cfg HashConfig) {
 		ret := r.now()
 		switch {
 		case err != nil:
-			c.close()
-			c = nil
 			r.note(fmt.Sprintf("%s %s %s: %v", in.Op, in.Key, in.Field, err))
 			r.record(porcupine.Operation{ClientId: id, Input: in, Call: call, Output: Output{Unknown: true}, Return: never}, &r.Unknown)
+			return true
 		case notSent(reply):
 			r.mu.Lock()
 			r.Retried++
 			r.mu.Unlock()
-		default:
-			out, ok := parseHash(in, reply)
-			if !ok {
-				r.note(fmt.Sprintf("%s %s %s: reply %q", in.Op, in.Key, in.Field, reply))
-				r.record(porcupine.Operation{ClientId: id, Input: in, Call: call, Output: Output{Unknown: true}, Return: never}, &r.Unknown)
-				continue
-			}
-			r.record(porcupine.Operation{ClientId: id, Input: in, Call: call, Output: out, Return: ret}, &r.Answered)
+			return false
 		}
-	}
+		out, ok := parseHash(in, reply)
+		if !ok {
+			r.note(fmt.Sprintf("%s %s %s: reply %q", in.Op, in.Key, in.Field, reply))
+			r.record(porcupine.Operation{ClientId: id, Input: in, Call: call, Output: Output{Unknown: true}, Return: never}, &r.Unknown)
+			return false
+		}
+		r.record(porcupine.Operation{ClientId: id, Input: in, Call: call, Output: out, Return: ret}, &r.Answered)
+		return false
+	})
 }
 
 // doArgs sends a command and returns its reply, whole: a line, or a bulk

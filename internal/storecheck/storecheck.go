@@ -185,6 +185,18 @@ func (r *Run) now() int64 { return int64(time.Since(r.start)) }
 const never = int64(1 << 62)
 
 func (r *Run) client(ctx context.Context, id int) {
+	r.drive(ctx, id, func(rng *rand.Rand, c *conn) bool {
+		in := r.next(rng)
+		call := r.now()
+		reply, elems, sent, err := c.request(in, id%2 == 0)
+		return r.outcome(id, in, call, r.now(), reply, elems, sent, err)
+	})
+}
+
+// drive runs client id's loop of requests, paced and bounded by the run's
+// settings, over a connection dialed again after a break: step sends one
+// request on c and reports whether c is broken.
+func (r *Run) drive(ctx context.Context, id int, step func(rng *rand.Rand, c *conn) (broken bool)) {
 	rng := rand.New(rand.NewPCG(r.cfg.Seed, uint64(id)))
 	var c *conn
 	defer func() {
@@ -214,10 +226,7 @@ func (r *Run) client(ctx context.Context, id int) {
 				continue
 			}
 		}
-		in := r.next(rng)
-		call := r.now()
-		reply, elems, sent, err := c.request(in, id%2 == 0)
-		if r.outcome(id, in, call, r.now(), reply, elems, sent, err) {
+		if step(rng, c) {
 			c.close()
 			c = nil
 		}
