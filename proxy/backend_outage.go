@@ -47,6 +47,9 @@ import (
 type outage struct {
 	began time.Time
 	limit int
+	// settling is held by the return settling the outage (see
+	// pool.settleReturn).
+	settling sync.Mutex
 
 	// mu guards the fields below.
 	mu sync.Mutex
