@@ -114,3 +114,22 @@ func TestReturnSettledAcrossAChange(t *testing.T) {
 		t.Errorf("A back: %d of %d keys written to X while it was out read an older value (%s)", n, len(kept), ex)
 	}
 }
+
+// TestOutageKeysTakenAcrossAChangeComeBackUnsure: keys a return took from
+// the journal when a change of the placement came, and put back as the
+// return failed, were noted under the placement before the change, as
+// every key the change marked unsure: they come back unsure too, so that
+// the next return removes them rather than copy a stand-in's copy of the
+// old placement. Before, they came back as noted, the change unseen.
+func TestOutageKeysTakenAcrossAChangeComeBackUnsure(t *testing.T) {
+	const standIn = "127.0.0.1:1"
+	o := newOutage(10)
+	o.note([]byte("k"), standIn)
+	settled := map[string][]string{}
+	taken := o.nextKeys(settleBatch, settled)
+	o.placementChanged()
+	o.putBack(taken, settled)
+	if !o.fence([]byte("k"), standIn) {
+		t.Errorf("a key noted before the change and put back after it is vouched for at its stand-in")
+	}
+}
