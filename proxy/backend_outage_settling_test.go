@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kolco-dev/kolco/internal/faults"
 )
@@ -64,13 +63,7 @@ func TestReturnSettledAcrossAChange(t *testing.T) {
 		defer close(returned)
 		old.restore(a) // waits on X's stalled link for its keys' values
 	}()
-	deadline := time.Now().Add(time.Minute)
-	for o.size() > 0 { // polled: the keys leave the journal as the return takes them
-		if time.Now().After(deadline) {
-			t.Fatal("the running pool's return took no keys from A's journal")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	eventually(t, "the running pool's return taking A's keys from its journal", func() bool { return o.size() == 0 })
 
 	after, err := ParseConfig([]byte(yaml(5)))
 	if err != nil {
