@@ -1,6 +1,9 @@
 package proxy
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // healthChanged is called when b goes down or comes back.
 func (p *pool) healthChanged(b *backend, up bool, cause error) {
@@ -19,7 +22,9 @@ func (p *pool) healthChanged(b *backend, up bool, cause error) {
 // restore brings b back. What it missed while it was out is settled first
 // (see outage). If that fails, b stays down: with probes, until the next
 // probe; without, it is ejected again for server_retry_timeout, as
-// nutcracker ejects a server again at its first failed request.
+// nutcracker ejects a server again at its first failed request - unless
+// another pool's return was settling it (errSettling): b answered, and
+// is tried again at the next check.
 func (p *pool) restore(b *backend) {
 	o := b.outage.Load()
 	if o == nil {
@@ -27,6 +32,10 @@ func (p *pool) restore(b *backend) {
 		return
 	}
 	if err := p.settleReturn(b, o); err != nil {
+		if errors.Is(err, errSettling) {
+			p.log.Debug("server not restored yet", "server", b.name(), "addr", b.addr, "err", err)
+			return
+		}
 		if ok, held := b.failLog.allow(); ok {
 			p.log.Warn("server not restored: settling what it missed while it was out failed", "server", b.name(), "addr", b.addr,
 				"err", err, "lines_not_logged", held)

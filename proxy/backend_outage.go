@@ -47,6 +47,9 @@ import (
 type outage struct {
 	began time.Time
 	limit int
+	// settling is held by the return settling the outage (see
+	// pool.settleReturn).
+	settling sync.Mutex
 
 	// mu guards the fields below.
 	mu sync.Mutex
@@ -138,7 +141,10 @@ func (o *outage) nextKeys(n int, settled map[string][]string) []string {
 	return keys
 }
 
-// putBack returns keys taken from the journal and not settled.
+// putBack returns keys taken from the journal and not settled. A change
+// of the placement that came while they were taken marks them unsure as
+// it marked the journal (see placementChanged): they were noted under the
+// placement before it.
 func (o *outage) putBack(keys []string, settled map[string][]string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -146,7 +152,11 @@ func (o *outage) putBack(keys []string, settled map[string][]string) {
 		return
 	}
 	for _, k := range keys {
-		o.keys[k] = append(o.keys[k], settled[k]...)
+		to := append(o.keys[k], settled[k]...)
+		if o.changed && !slices.Contains(to, unsureStandIn) {
+			to = append(to, unsureStandIn)
+		}
+		o.keys[k] = to
 	}
 }
 

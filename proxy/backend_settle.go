@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -140,11 +141,30 @@ func settleCopy(pl *placement, b *backend, key string, to []string, sc *routeScr
 	return nil, false, nil
 }
 
+// errSettling is why a server stays down whose outage another return is
+// settling: the pool this one replaces, or the one replacing it, shares
+// the journal (see pool.inherit, pool.downWith).
+var errSettling = errors.New("another pool is settling what it missed (a change of the pool meanwhile): tried again at the next probe")
+
 // settleReturn settles what b missed while it was out, restores it and,
 // once it owns its keys again, removes the stand-ins' copies. The error
-// says why b stays down: its front could not settle, or its journal
-// overflowed and it is not the pool's alone.
+// says why b stays down: its front could not settle, its journal
+// overflowed and it is not the pool's alone, or another return is
+// settling it (errSettling).
+//
+// One return at a time settles an outage: a change's pool shares the
+// journal of the pool it replaces, and is started beside it, so both may
+// find b answering at once. A return takes keys out of the journal as it
+// settles them, and puts them back if it fails; another return meanwhile
+// would find the journal empty and restore b with nothing settled, b
+// serving its values of before the outage (the fault schedule's seed 225:
+// the replaced pool's return waited on a stalled stand-in while the new
+// pool's probe restored r0, "keys=0").
 func (p *pool) settleReturn(b *backend, o *outage) error {
+	if !o.settling.TryLock() {
+		return errSettling
+	}
+	defer o.settling.Unlock()
 	ctx, settled := p.ctx, map[string][]string{}
 	if o.overflowed() {
 		if !p.cfg.exclusive(b.node) {
