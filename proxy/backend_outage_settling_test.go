@@ -25,22 +25,7 @@ import (
 // keys=0").
 func TestReturnSettledAcrossAChange(t *testing.T) {
 	t.Parallel()
-	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
-	relays := relaysTo(t, rs)
-	yaml := func(n int) string {
-		var b strings.Builder
-		// timeout: a stalled read waits until the test cuts the link.
-		b.WriteString("p:\n  listen: 127.0.0.1:0\n  redis: true\n  distribution: binomial\n  auto_eject_hosts: true\n" +
-			"  server_failure_limit: 1\n  timeout: 60000\n  server_retry_timeout: 3600000\n  servers:\n")
-		for i := range n {
-			fmt.Fprintf(&b, "   - %s:1 r%d\n", relays[i].Addr, i)
-		}
-		return b.String()
-	}
-	d := &doublePool{t: t, proto: "redis", s: startProxy(t, yaml(4))}
-	d.p = d.s.testPool("p")
-	d.redial()
-
+	d, relays, yaml := binomialOverRelays(t)
 	a, aKeys := d.mostOwned(testKeys("across", 400))
 	d.setAll(aKeys, "v1") // on A
 	a.fail(ErrConnLost, 1)
@@ -106,6 +91,29 @@ func TestReturnSettledAcrossAChange(t *testing.T) {
 	if n, ex := d.older(kept, "v2"); n > 0 {
 		t.Errorf("A back: %d of %d keys written to X while it was out read an older value (%s)", n, len(kept), ex)
 	}
+}
+
+// binomialOverRelays starts a Redis cache of binomial over four of five
+// redis-servers, each behind a relay, ejecting a server at its first
+// failure and trying it again only when a test says so; yaml gives the
+// configuration over the first n.
+func binomialOverRelays(t *testing.T) (d *doublePool, relays []*faults.Relay, yaml func(n int) string) {
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	relays = relaysTo(t, rs)
+	yaml = func(n int) string {
+		var b strings.Builder
+		// timeout: a stalled read waits until the test cuts the link.
+		b.WriteString("p:\n  listen: 127.0.0.1:0\n  redis: true\n  distribution: binomial\n  auto_eject_hosts: true\n" +
+			"  server_failure_limit: 1\n  timeout: 60000\n  server_retry_timeout: 3600000\n  servers:\n")
+		for i := range n {
+			fmt.Fprintf(&b, "   - %s:1 r%d\n", relays[i].Addr, i)
+		}
+		return b.String()
+	}
+	d = &doublePool{t: t, proto: "redis", s: startProxy(t, yaml(4))}
+	d.p = d.s.testPool("p")
+	d.redial()
+	return d, relays, yaml
 }
 
 // TestOutageKeysTakenAcrossAChangeComeBackUnsure: keys a return took from
