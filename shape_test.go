@@ -52,9 +52,6 @@ var methodLimits = map[string]int{
 	"proxy.redisClient": 38,
 	// A pool's settings: the traffic sample's checks are its methods.
 	"proxy.PoolConfig": 32,
-	// A fault schedule's run: the Sentinels' and the cluster's start and
-	// watch are still its methods.
-	"internal/faults.run": 37,
 }
 
 // TestShape fails for a Go file of code (not of tests) over maxFileLines
