@@ -50,8 +50,6 @@ var methodLimits = map[string]int{
 	// A Redis client: its transactions, subscriptions and blocking
 	// commands are still its methods, beside forwarding.
 	"proxy.redisClient": 38,
-	// A pool's settings: the traffic sample's checks are its methods.
-	"proxy.PoolConfig": 32,
 }
 
 // TestShape fails for a Go file of code (not of tests) over maxFileLines
