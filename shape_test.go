@@ -47,9 +47,6 @@ var methodLimits = map[string]int{
 	// A memcached request: the warm path's methods are still its own,
 	// and the traffic sample's record of it.
 	"proxy.mcRequest": 35,
-	// A Redis client: its transactions, subscriptions and blocking
-	// commands are still its methods, beside forwarding.
-	"proxy.redisClient": 38,
 }
 
 // TestShape fails for a Go file of code (not of tests) over maxFileLines
