@@ -44,9 +44,6 @@ var methodLimits = map[string]int{
 	// are still its methods; its listening sockets and TLS material are
 	// parts of their own.
 	"proxy.Server": 71,
-	// A memcached request: the warm path's methods are still its own,
-	// and the traffic sample's record of it.
-	"proxy.mcRequest": 35,
 }
 
 // TestShape fails for a Go file of code (not of tests) over maxFileLines
