@@ -112,7 +112,7 @@ func (s *Server) ListenerFiles() (map[string]*os.File, error) {
 	for _, side := range []struct {
 		addr string
 		ln   net.Listener
-	}{{adminAddr(g.MetricsListen), s.metricsLn}, {g.StatsListen, s.statsLn()}, {adminAddr(g.AdminListen), s.adminLn}} {
+	}{{adminAddr(g.MetricsListen), s.side.metricsLn}, {g.StatsListen, s.side.statsLn()}, {adminAddr(g.AdminListen), s.side.adminLn}} {
 		if err == nil && side.ln != nil {
 			err = add(listenKey("tcp", side.addr), side.ln)
 		}
@@ -124,13 +124,6 @@ func (s *Server) ListenerFiles() (map[string]*os.File, error) {
 		return nil, err
 	}
 	return files, nil
-}
-
-func (s *Server) statsLn() net.Listener {
-	if s.stats == nil {
-		return nil
-	}
-	return s.stats.ln
 }
 
 // A handover hands the clients over too. Once the new process serves, the
