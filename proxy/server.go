@@ -45,8 +45,8 @@ type Server struct {
 	adopting *net.UnixConn
 	// sources follow the membership sources of pools, by pool name;
 	// placed says since when each pool places by its fingerprint.
-	sources map[string]*poolSource
-	placed  map[string]placedAt
+	sources poolSources
+	placed  placedSince
 	// fleet is what the pools' sweeps read to ask their peers, outside mu.
 	fleet sweepFleet
 	// memory is set by ManageMemory.

@@ -229,7 +229,7 @@ func (s *Server) acceptWhenPlaced() {
 	gate := s.sockets.gate()
 	took := s.tookOver
 	s.tookOver, s.inheritedViews = false, nil
-	if len(s.pendingLocked()) == 0 {
+	if s.closed || len(s.sources.pending(s.serving)) == 0 {
 		close(gate)
 		return
 	}
@@ -252,29 +252,15 @@ func (s *Server) acceptWhenPlaced() {
 	}()
 }
 
-// pendingSources returns the pools on a source other than gossip whose
-// source has given no version yet, or gave one they can serve and do not
-// serve yet, sorted; none once the server is closed.
+// pendingSources returns the pools whose sources have not placed them
+// yet (see poolSources.pending); none once the server is closed.
 func (s *Server) pendingSources() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.pendingLocked()
-}
-
-// pendingLocked is pendingSources for a caller that holds mu.
-func (s *Server) pendingLocked() []string {
-	var pending []string
-	for name, ps := range s.sources {
-		if ps.key.membership.Gossip != nil || s.closed {
-			continue
-		}
-		newest, served := ps.view.Load(), s.serving(name)
-		if newest == nil || newest.revision == 0 || newest.err == nil && (served == nil || served.revision < newest.revision) {
-			pending = append(pending, name)
-		}
+	if s.closed {
+		return nil
 	}
-	slices.Sort(pending)
-	return pending
+	return s.sources.pending(s.serving)
 }
 
 // gatedListener is an inherited socket that accepts once open is closed.
