@@ -138,7 +138,7 @@ func (sp *statsPort) refreshLoop() {
 }
 
 func (sp *statsPort) refresh() {
-	doc := sp.srv.statsJSON(sp)
+	doc := sp.json(sp.srv.pools())
 	sp.mu.Lock()
 	sp.doc = doc
 	sp.mu.Unlock()
@@ -178,12 +178,11 @@ func (sp *statsPort) close() {
 	sp.ln.Close()
 }
 
-// statsJSON returns the figures in nutcracker's JSON: the process's, then
-// each pool's with each server's, servers keyed by their name as
+// json returns the figures of pools in nutcracker's JSON: the process's,
+// then each pool's with each server's, servers keyed by their name as
 // twemproxy names them.
-func (s *Server) statsJSON(sp *statsPort) []byte {
+func (sp *statsPort) json(pools []*pool) []byte {
 	now := time.Now()
-	pools := s.pools()
 	var total, curr int64
 	for _, p := range pools {
 		t, c := p.connCounts()

@@ -59,7 +59,7 @@ func (s *Server) reload(ctx context.Context, cfg *Config) error {
 	sources.commit()
 	s.met.reloads.Inc()
 	s.log.Info("configuration reloaded", "pools", len(cfg.Pools))
-	s.logChanges(old, t.cfg)
+	logChanges(s.log, old, t.cfg)
 	return nil
 }
 
