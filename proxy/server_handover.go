@@ -208,7 +208,7 @@ func (s *Server) listenerOf(key string) *listener {
 // see InheritViews) - for at most sourceWait; at Start when no pool is on
 // a source. Until then a server taking over leaves its clients to the
 // process it takes over from, which places their keys as its sources
-// say, and a server started afresh keeps them waiting (see gatePlaced). A
+// say, and a server started afresh keeps them waiting (see listener.gatePlaced). A
 // process says it serves once this is closed.
 func (s *Server) Serving() <-chan struct{} {
 	s.mu.Lock()
@@ -222,7 +222,7 @@ const sourceWait = 5 * time.Second
 
 // acceptWhenPlaced opens the accept gate once the sources have placed the
 // pools or sourceWait has passed (then a server that took over says which
-// have not; one started afresh says it per pool, see gatePlaced): at once
+// have not; one started afresh says it per pool, see listener.gatePlaced): at once
 // when no pool waits for its source. It forgets what it inherited. The
 // caller holds mu.
 func (s *Server) acceptWhenPlaced() {
