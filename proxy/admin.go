@@ -358,41 +358,31 @@ func readToken(path string) ([]byte, error) {
 	return []byte(line), nil
 }
 
-// startAdmin listens on the admin address and serves the admin endpoint.
-// The caller holds s.mu.
-func (s *Server) startAdmin(g *GlobalConfig, tlsCfg *tls.Config) error {
+// startAdmin listens on the admin address and serves the admin endpoint;
+// it returns the endpoint's server and listening socket. The caller holds
+// s.mu.
+func (s *Server) startAdmin(g *GlobalConfig, tlsCfg *tls.Config) (*http.Server, net.Listener, error) {
 	var token []byte
 	if g.AdminTokenFile != "" {
 		var err error
 		if token, err = readToken(inDir(s.cfg.dir(), g.AdminTokenFile)); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	ln, err := s.sockets.listenTCP(adminAddr(g.AdminListen))
 	if err != nil {
-		return fmt.Errorf("admin: %w", err)
+		return nil, nil, fmt.Errorf("admin: %w", err)
 	}
 	s.fleet.token.Store(&token)
-	s.admin = &http.Server{Handler: s.adminHandler(token), ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
-	s.adminLn = ln
+	srv := &http.Server{Handler: s.adminHandler(token), ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if err := s.admin.Serve(tlsListener(ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(tlsListener(ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("the admin endpoint stopped serving", "addr", ln.Addr().String(), "err", err)
 		}
 	}()
-	return nil
-}
-
-// AdminAddr returns the address of the admin endpoint, or nil.
-func (s *Server) AdminAddr() net.Addr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.adminLn == nil {
-		return nil
-	}
-	return s.adminLn.Addr()
+	return srv, ln, nil
 }
 
 // previous returns the servers a read of key that misses at n falls back

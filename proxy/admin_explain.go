@@ -223,7 +223,7 @@ func explainLimits(b *strings.Builder, p *PoolConfig) {
 	}
 	fmt.Fprintf(b, "  flush_all: %s\n", map[string]string{"refuse": "refused", "broadcast": "sent to every server"}[p.FlushAll])
 	p.explainChanges(b)
-	p.explainTraffic(b)
+	p.Traffic.explain(b)
 	p.HotKeys.explain(b, p)
 	for _, why := range p.ignoredSettings() {
 		fmt.Fprintf(b, "  ignored, as nutcracker ignores it: %s\n", why)

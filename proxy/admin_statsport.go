@@ -102,17 +102,16 @@ type statsPort struct {
 	doc []byte
 }
 
-// startStatsPort listens on addr and serves the stats JSON. The caller
-// holds s.mu.
-func (s *Server) startStatsPort(addr string, interval time.Duration, tlsCfg *tls.Config) error {
+// startStatsPort listens on addr and serves the stats JSON; it returns
+// the port. The caller holds s.mu.
+func (s *Server) startStatsPort(addr string, interval time.Duration, tlsCfg *tls.Config) (*statsPort, error) {
 	ln, err := s.sockets.listenTCP(addr)
 	if err != nil {
-		return fmt.Errorf("stats port: %w", err)
+		return nil, fmt.Errorf("stats port: %w", err)
 	}
 	host, _ := os.Hostname()
 	sp := &statsPort{srv: s, ln: ln, tls: tlsCfg, interval: interval, started: time.Now(), source: host,
 		version: Version(), stop: make(chan struct{}), ready: make(chan struct{})}
-	s.stats = sp
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -122,17 +121,7 @@ func (s *Server) startStatsPort(addr string, interval time.Duration, tlsCfg *tls
 		defer s.wg.Done()
 		sp.serve()
 	}()
-	return nil
-}
-
-// StatsAddr returns the address of the stats port, or nil.
-func (s *Server) StatsAddr() net.Addr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stats == nil {
-		return nil
-	}
-	return s.stats.ln.Addr()
+	return sp, nil
 }
 
 func (sp *statsPort) refreshLoop() {
@@ -149,7 +138,7 @@ func (sp *statsPort) refreshLoop() {
 }
 
 func (sp *statsPort) refresh() {
-	doc := sp.srv.statsJSON(sp)
+	doc := sp.json(sp.srv.pools())
 	sp.mu.Lock()
 	sp.doc = doc
 	sp.mu.Unlock()
@@ -189,12 +178,11 @@ func (sp *statsPort) close() {
 	sp.ln.Close()
 }
 
-// statsJSON returns the figures in nutcracker's JSON: the process's, then
-// each pool's with each server's, servers keyed by their name as
+// json returns the figures of pools in nutcracker's JSON: the process's,
+// then each pool's with each server's, servers keyed by their name as
 // twemproxy names them.
-func (s *Server) statsJSON(sp *statsPort) []byte {
+func (sp *statsPort) json(pools []*pool) []byte {
 	now := time.Now()
-	pools := s.pools()
 	var total, curr int64
 	for _, p := range pools {
 		t, c := p.connCounts()

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"strings"
+
+	"github.com/kolco-dev/kolco/compat/twemproxy"
 )
 
 // ClientTLS (tls) makes a pool's listener speak TLS to its clients. The
@@ -44,38 +46,46 @@ type ServerTLS struct {
 	ServerNames map[string]string `yaml:"server_names"`
 }
 
-// checkTLS checks tls and server_tls: files named in pairs, servers
-// reached over TCP.
-func (p *PoolConfig) checkTLS(bad badSetting) error {
-	if t := p.TLS; t != nil {
-		if t.CertFile == "" || t.KeyFile == "" {
-			return bad("tls", "a TLS listener needs cert_file and key_file")
+// check checks tls, the setting of a pool that listens on listen: files
+// named in pairs, a TCP address to speak TLS on. A nil t checks nothing.
+func (t *ClientTLS) check(listen string, bad badSetting) error {
+	if t == nil {
+		return nil
+	}
+	if t.CertFile == "" || t.KeyFile == "" {
+		return bad("tls", "a TLS listener needs cert_file and key_file")
+	}
+	if spec, err := parseListen(listen); err == nil && spec.network == "unix" && t.Listen == "" {
+		return bad("tls", "listen is a unix socket: TLS is for TCP listeners (tls.listen gives a TCP address of its own)")
+	}
+	if t.Listen != "" {
+		if spec, err := parseListen(t.Listen); err != nil || spec.network == "unix" {
+			return bad("tls.listen", "%q: want a TCP host:port", t.Listen)
 		}
-		if spec, err := parseListen(p.Listen); err == nil && spec.network == "unix" && t.Listen == "" {
-			return bad("tls", "listen is a unix socket: TLS is for TCP listeners (tls.listen gives a TCP address of its own)")
-		}
-		if t.Listen != "" {
-			if spec, err := parseListen(t.Listen); err != nil || spec.network == "unix" {
-				return bad("tls.listen", "%q: want a TCP host:port", t.Listen)
-			}
-			if t.Listen == p.Listen {
-				return bad("tls.listen", "the same address as listen: give another, or leave it out to make listen speak TLS")
-			}
+		if t.Listen == listen {
+			return bad("tls.listen", "the same address as listen: give another, or leave it out to make listen speak TLS")
 		}
 	}
-	if t := p.ServerTLS; t != nil {
-		if (t.CertFile == "") != (t.KeyFile == "") {
-			return bad("server_tls", "a client certificate needs both cert_file and key_file")
+	return nil
+}
+
+// check checks server_tls, the setting of a pool of servers: files named
+// in pairs, servers reached over TCP. A nil t checks nothing.
+func (t *ServerTLS) check(servers []twemproxy.Server, bad badSetting) error {
+	if t == nil {
+		return nil
+	}
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		return bad("server_tls", "a client certificate needs both cert_file and key_file")
+	}
+	for _, s := range servers {
+		if s.Port == 0 {
+			return bad("server_tls", "server %s is a unix socket: TLS is for servers reached over TCP", s.String())
 		}
-		for _, s := range p.Servers {
-			if s.Port == 0 {
-				return bad("server_tls", "server %s is a unix socket: TLS is for servers reached over TCP", s.String())
-			}
-		}
-		for k, v := range t.ServerNames {
-			if v == "" || strings.ContainsAny(v, " \t") {
-				return bad("server_tls.server_names", "%q: %q is not a name to verify", k, v)
-			}
+	}
+	for k, v := range t.ServerNames {
+		if v == "" || strings.ContainsAny(v, " \t") {
+			return bad("server_tls.server_names", "%q: %q is not a name to verify", k, v)
 		}
 	}
 	return nil

@@ -51,9 +51,9 @@ var trafficDefaults = Traffic{Requests: 65536, KeyShare: 1, TopKeys: 32, Window:
 // window returns the measured window after a change.
 func (t Traffic) window() time.Duration { return time.Duration(t.Window) * time.Millisecond }
 
-// checkTraffic checks traffic.
-func (p *PoolConfig) checkTraffic(bad badSetting) error {
-	t := p.Traffic
+// check checks traffic, the setting of pool p: its bounds, and the
+// pools whose keys have no one server for the sample to follow.
+func (t Traffic) check(p *PoolConfig, bad badSetting) error {
 	switch {
 	case t.Requests < 0 || t.Requests > maxTrafficRequests:
 		return bad("traffic.requests", "want 1 to %d (got %d)", maxTrafficRequests, t.Requests)
@@ -73,9 +73,8 @@ func (p *PoolConfig) checkTraffic(bad badSetting) error {
 	return nil
 }
 
-// explainTraffic writes what the pool samples of its traffic.
-func (p *PoolConfig) explainTraffic(b *strings.Builder) {
-	t := p.Traffic
+// explain writes what the pool samples of its traffic.
+func (t Traffic) explain(b *strings.Builder) {
 	if !t.Enabled {
 		fmt.Fprintf(b, "  traffic: not sampled (traffic.enabled)\n")
 		return

@@ -119,7 +119,13 @@ func (p *PoolConfig) validate(pool string) error {
 	if c.HashTag != "" && len(c.HashTag) != 2 {
 		return bad("hash_tag", "%q: want two characters, such as \"{}\"", c.HashTag)
 	}
-	for _, check := range []func(badSetting) error{c.checkPlacement, c.checkNumbers, c.checkPolicies, c.checkServers, c.checkWeights, c.checkRedis, c.checkReplicas, c.checkChanges, c.checkTLS, c.checkTraffic, func(bad badSetting) error { return c.HotKeys.check(c, bad) }} {
+	for _, check := range []func(badSetting) error{
+		c.checkPlacement, c.checkNumbers, c.checkPolicies, c.checkServers, c.checkWeights, c.checkRedis, c.checkReplicas, c.checkChanges,
+		func(bad badSetting) error { return c.TLS.check(c.Listen, bad) },
+		func(bad badSetting) error { return c.ServerTLS.check(c.Servers, bad) },
+		func(bad badSetting) error { return c.Traffic.check(c, bad) },
+		func(bad badSetting) error { return c.HotKeys.check(c, bad) },
+	} {
 		if err := check(bad); err != nil {
 			return err
 		}

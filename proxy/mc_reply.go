@@ -183,7 +183,7 @@ func (r *mcRequest) writeMerged(w *bufio.Writer) error {
 		if v := r.split.Value(i); v != nil {
 			_, err = w.Write(v)
 		} else {
-			err = r.writeFill(w, i)
+			err = r.warm.writeFill(w, i)
 		}
 		if err != nil {
 			return err

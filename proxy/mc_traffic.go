@@ -49,7 +49,7 @@ func (r *mcRequest) sampleTraffic() {
 		r.sampleRetrieval(t, now)
 	case cmd == memcache.CmdMetaGet:
 		if o := r.ops[0]; o.err == nil {
-			size, res := r.metaResult(o.reply)
+			size, res := metaResult(o.reply, r.warm.fill(0) != nil)
 			t.record(now, r.req.Key(0), size, cmd.String(), op, res)
 		}
 	case cmd.IsStorage():
@@ -71,7 +71,7 @@ func (r *mcRequest) sampleRetrieval(t *trafficSample, now int64) {
 		for i := range r.req.Keys {
 			v := r.split.Value(i)
 			if v == nil {
-				v = r.fill(i)
+				v = r.warm.fill(i)
 			}
 			notes = append(notes, trafficNote{key: r.req.Keys[i], size: valueSize(v), result: found(v)})
 		}
@@ -91,7 +91,7 @@ func (r *mcRequest) sampleRetrieval(t *trafficSample, now int64) {
 			v = o.reply[spans[next].Start:spans[next].End]
 			next++
 		} else {
-			v = r.fill(i)
+			v = r.warm.fill(i)
 		}
 		notes = append(notes, trafficNote{key: key, size: valueSize(v), result: found(v)})
 	}
@@ -99,21 +99,11 @@ func (r *mcRequest) sampleRetrieval(t *trafficSample, now int64) {
 	r.notes = notes
 }
 
-// fill returns the VALUE entry a migration window found for key i at its
-// previous server, or nil.
-func (r *mcRequest) fill(i int) []byte {
-	w := r.warm
-	if w == nil || !w.active || i >= len(w.fills) || w.fills[i].end == 0 {
-		return nil
-	}
-	return w.fillBuf[w.fills[i].start:w.fills[i].end]
-}
-
 // metaResult returns the value's size and the result of an mg's reply:
 // VA with its size, HD a hit without a value, EN a miss; a value found
-// in a migration window is a hit.
-func (r *mcRequest) metaResult(reply []byte) (int64, trace.Result) {
-	if v := r.fill(0); v != nil {
+// in a migration window (filled) is a hit.
+func metaResult(reply []byte, filled bool) (int64, trace.Result) {
+	if filled {
 		return -1, trace.Hit
 	}
 	switch {

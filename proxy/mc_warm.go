@@ -135,14 +135,13 @@ type warmState struct {
 
 type fillSpan struct{ start, end int }
 
-// warmState returns the request's warm state, made ready for a request
-// in the window of m.
-func (r *mcRequest) warmState(p *pool, m *migration) *warmState {
-	w := r.warm
+// open returns w made ready for a request in the window of m of pool p;
+// a nil w, a request's first window, is made now and kept by the request
+// for its next.
+func (w *warmState) open(p *pool, m *migration) *warmState {
 	if w == nil {
 		w = &warmState{wake: make(chan struct{}, 1)}
 		w.doneFn = w.opDone
-		r.warm = w
 	}
 	w.active, w.pool, w.m = true, p, m
 	return w
@@ -215,7 +214,8 @@ func (r *mcRequest) forwardWarm(p *pool, pl *placement) bool {
 		return false
 	}
 	n := owners[0]
-	w := r.warmState(p, pl.mig)
+	r.warm = r.warm.open(p, pl.mig)
+	w := r.warm
 	w.srcs = pl.mig.sources(w.srcs[:0], req.Key(0), n, &w.scratch)
 	if class == warmRead {
 		w.srcs = slices.DeleteFunc(w.srcs, func(b *backend) bool { return !pl.mig.readable(b) })
@@ -307,9 +307,9 @@ func (r *mcRequest) warmOpDone(o *op) {
 	}
 	switch {
 	case mo.role == roleRead && o.err == nil && isMiss(mo):
-		go r.fallbackOne()
+		go w.fallbackOne(r)
 	case mo.role == roleSplit:
-		r.afterSplit()
+		w.afterSplit(r)
 	default:
 		r.warmEnd()
 	}

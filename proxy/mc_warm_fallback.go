@@ -34,10 +34,9 @@ func (w *warmState) oneKey(r *mcRequest) warmKey {
 	return k
 }
 
-// fallbackOne falls back for the one key of a read that missed, answers
-// from what it finds, and ends the request.
-func (r *mcRequest) fallbackOne() {
-	w := r.warm
+// fallbackOne falls back for the one key of r, a read that missed,
+// answers from what it finds, and ends the request.
+func (w *warmState) fallbackOne(r *mcRequest) {
 	w.keys = append(w.keys[:0], w.oneKey(r))
 	w.fallback(r)
 	if k := &w.keys[0]; k.found && r.req.Cmd == memcache.CmdMetaGet {
@@ -53,12 +52,11 @@ func (r *mcRequest) fallbackOne() {
 	r.warmEnd()
 }
 
-// afterSplit runs when every op of a multi-key read is done: it falls
-// back for the keys that missed and ends the request. The keys of an op
-// that failed, or whose server answered an error, do not fall back: their
-// server's state is unknown.
-func (r *mcRequest) afterSplit() {
-	w := r.warm
+// afterSplit runs when every op of r, a multi-key read, is done: it
+// falls back for the keys that missed and ends the request. The keys of
+// an op that failed, or whose server answered an error, do not fall
+// back: their server's state is unknown.
+func (w *warmState) afterSplit(r *mcRequest) {
 	w.keys = w.keys[:0]
 	replies := r.replies[:0]
 	for _, o := range r.ops {
@@ -248,13 +246,23 @@ func (w *warmState) fillFound(r *mcRequest) {
 	}
 }
 
-// writeFill writes the value found by falling back for key i, if any.
-func (r *mcRequest) writeFill(bw *bufio.Writer, i int) error {
-	w := r.warm
+// fill returns the VALUE entry the fallback found for key i at its
+// previous server, or nil; nil too for a nil w, a request that was never
+// in a window.
+func (w *warmState) fill(i int) []byte {
 	if w == nil || !w.active || i >= len(w.fills) || w.fills[i].end == 0 {
 		return nil
 	}
-	_, err := bw.Write(w.fillBuf[w.fills[i].start:w.fills[i].end])
+	return w.fillBuf[w.fills[i].start:w.fills[i].end]
+}
+
+// writeFill writes the value found by falling back for key i, if any.
+func (w *warmState) writeFill(bw *bufio.Writer, i int) error {
+	v := w.fill(i)
+	if v == nil {
+		return nil
+	}
+	_, err := bw.Write(v)
 	return err
 }
 
@@ -274,7 +282,7 @@ func (r *mcRequest) writeWarm(bw *bufio.Writer) (done bool, err error) {
 	}
 	switch {
 	case w.class == warmRead && len(w.fills) > 0 && w.fills[0].end > 0:
-		if err := r.writeFill(bw, 0); err != nil {
+		if err := w.writeFill(bw, 0); err != nil {
 			return true, err
 		}
 		_, err := bw.Write(o.reply) // END
@@ -294,7 +302,8 @@ func (r *mcRequest) writeWarm(bw *bufio.Writer) (done bool, err error) {
 // the memcached front splits it, each op to the server of its keys; the
 // keys that miss fall back once every op is done (afterSplit).
 func (r *mcRequest) splitWarm(p *pool, pl *placement) bool {
-	w := r.warmState(p, pl.mig)
+	r.warm = r.warm.open(p, pl.mig)
+	w := r.warm
 	w.class = warmRead
 	to := r.splitKeys(p, pl)
 	w.owners = append(w.owners[:0], to...)

@@ -37,7 +37,7 @@ type redisClient struct {
 	err error
 	// wrote are the shards the client wrote to, by server name, with
 	// replica reads on: it reads them from their primaries.
-	wrote map[string]bool
+	wrote wroteShards
 	// batch holds the server connections the round's requests were
 	// queued on: each is written once, when the round is read.
 	batch flushBatch
@@ -93,7 +93,7 @@ func (c *redisClient) serve() {
 	if c.err == errDrained {
 		c.connState = c.cs.handedTo(c.authed && c.pool.Load().cfg.clientPassword() != "")
 	}
-	c.closePin()
+	c.tx.closePin()
 	c.ended(p, in, out, c.err, written, unread)
 }
 
@@ -217,7 +217,7 @@ func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
 		}
 	case !c.authed && req.Cmd != redisQuit:
 		r.local = append(r.local, ncNoAuth...)
-	case c.inTransaction(req.Cmd):
+	case c.tx.takes(req.Cmd):
 		c.transaction(p, r)
 	case req.Cmd.Class() == redis.ClassBlocking:
 		if !c.block(p, r, rd) {
@@ -324,7 +324,7 @@ func (c *redisClient) send(p *pool, r *redisRequest, parts []redis.Part) {
 		case part.Server < len(p.backends):
 			b = p.backends[part.Server]
 			if p.cfg.ReplicaReads.Enabled {
-				b = c.readServer(p, r, b)
+				b = c.wrote.server(p, r, b)
 				r.ops[i].fallback = b.replicaOf
 			}
 		}

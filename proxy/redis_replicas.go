@@ -364,21 +364,26 @@ func infoInt(info, key string) (int64, bool) {
 	return n, err == nil && n >= 0
 }
 
-// readServer returns the server a request part for shard b goes to: a
+// wroteShards are the shards a client of a pool with replica reads
+// wrote to, by server name: it reads them from their primaries from then
+// on, so that it reads its own writes.
+type wroteShards map[string]bool
+
+// server returns the server a request part for shard b goes to: a
 // replica for a read (replicaFor); b for a write, noted.
-func (c *redisClient) readServer(p *pool, r *redisRequest, b *backend) *backend {
+func (w *wroteShards) server(p *pool, r *redisRequest, b *backend) *backend {
 	if r.req.Cmd.ReadOnly() {
-		return c.replicaFor(p, b)
+		return w.replicaFor(p, b)
 	}
-	c.noteWrite(b)
+	w.note(b)
 	return b
 }
 
-// replicaFor returns the server a read-only request of c for a key of
-// shard b goes to: a readable replica of b, unless c wrote to b, else b.
-func (c *redisClient) replicaFor(p *pool, b *backend) *backend {
+// replicaFor returns the server a read-only request for a key of shard b
+// goes to: a readable replica of b, unless the client wrote to b, else b.
+func (w *wroteShards) replicaFor(p *pool, b *backend) *backend {
 	t := redisStateOf(p).replicas.Load()
-	if t == nil || c.wrote[b.name()] {
+	if t == nil || (*w)[b.name()] {
 		return b
 	}
 	sh := t.shards[b.name()]
@@ -399,13 +404,13 @@ func (c *redisClient) replicaFor(p *pool, b *backend) *backend {
 	return b
 }
 
-// noteWrite records that c sent a request that may write to b's shard:
-// c reads that shard from its primary from now on.
-func (c *redisClient) noteWrite(b *backend) {
-	if c.wrote == nil {
-		c.wrote = map[string]bool{}
+// note records that the client sent a request that may write to b's
+// shard: it reads that shard from its primary from now on.
+func (w *wroteShards) note(b *backend) {
+	if *w == nil {
+		*w = wroteShards{}
 	}
-	c.wrote[b.name()] = true
+	(*w)[b.name()] = true
 }
 
 // replicas returns the replicas of server that p's tracker knows.

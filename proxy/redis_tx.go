@@ -37,7 +37,8 @@ import (
 // reply, as if a watched key had been written: it is no longer where it
 // was watched.
 
-// redisTx is a client's transaction state.
+// redisTx is a client's transaction state: the commands it queued, the
+// server whose keys it watches and the server connection pinned to it.
 type redisTx struct {
 	multi  bool // between MULTI and EXEC or DISCARD
 	failed bool // a command was refused while queued
@@ -77,11 +78,10 @@ var (
 	cmdEcho    = redis.Lookup("echo")
 )
 
-// inTransaction reports whether a request goes to the transaction's
-// handling: a transaction command, or any command between MULTI and EXEC
-// but QUIT.
-func (c *redisClient) inTransaction(cmd *redis.Command) bool {
-	return cmd.Class() == redis.ClassTransaction || c.tx.multi && cmd != redisQuit
+// takes reports whether a request goes to the transaction's handling: a
+// transaction command, or any command between MULTI and EXEC but QUIT.
+func (tx *redisTx) takes(cmd *redis.Command) bool {
+	return cmd.Class() == redis.ClassTransaction || tx.multi && cmd != redisQuit
 }
 
 // transaction serves a transaction command, or queues a command of an
@@ -101,25 +101,24 @@ func (c *redisClient) transaction(p *pool, r *redisRequest) {
 	case cmd == cmdDiscard && !tx.multi:
 		r.local = redis.AppendError(r.local, "ERR DISCARD without MULTI")
 	case cmd == cmdDiscard:
-		c.endTransaction()
+		tx.end()
 		r.local = redis.AppendOK(r.local)
 	case cmd == cmdWatch && tx.multi:
 		r.local = redis.AppendError(r.local, "ERR WATCH inside MULTI is not allowed")
 	case cmd == cmdWatch:
 		c.watch(p, r)
 	case cmd == cmdUnwatch && !tx.multi:
-		c.unwatch()
+		tx.unwatch()
 		r.local = redis.AppendOK(r.local)
 	default:
 		c.queue(p, r)
 	}
 }
 
-// endTransaction forgets the transaction and what it watched: the server
-// has done so too when it ran EXEC; otherwise UNWATCH is owed.
-func (c *redisClient) endTransaction() {
-	c.unwatch()
-	tx := &c.tx
+// end forgets the transaction and what it watched: the server has done
+// so too when it ran EXEC; otherwise UNWATCH is owed.
+func (tx *redisTx) end() {
+	tx.unwatch()
 	clear(tx.keys)
 	tx.multi, tx.failed, tx.queue, tx.queued, tx.keys, tx.writes = false, false, tx.queue[:0], 0, tx.keys[:0], false
 	if cap(tx.queue) > byRef {
@@ -129,8 +128,7 @@ func (c *redisClient) endTransaction() {
 
 // unwatch lets go of the watched keys; the pinned connection sends
 // UNWATCH before its next request.
-func (c *redisClient) unwatch() {
-	tx := &c.tx
+func (tx *redisTx) unwatch() {
 	if tx.watched != nil && tx.pin != nil {
 		tx.pin.unwatch = true
 	}
@@ -173,7 +171,7 @@ func (c *redisClient) queue(p *pool, r *redisRequest) {
 	if req.NumKeys() > 0 {
 		b, err := c.keysServer(p, req.NumKeys(), req.Key)
 		if err == nil {
-			err = c.sameAsWatched(b)
+			err = tx.sameAsWatched(b)
 		}
 		if err == nil && len(tx.keys) > 0 {
 			var first *backend
@@ -217,8 +215,8 @@ func txErrorText(cmd *redis.Command, err error) string {
 func sameServer(a, b *backend) bool { return a.node.ID == b.node.ID && a.addr == b.addr }
 
 // sameAsWatched checks that b is the server whose keys the client watches.
-func (c *redisClient) sameAsWatched(b *backend) error {
-	if w := c.tx.watched; w != nil && !sameServer(w, b) {
+func (tx *redisTx) sameAsWatched(b *backend) error {
+	if w := tx.watched; w != nil && !sameServer(w, b) {
 		return errTxWatched
 	}
 	return nil
@@ -248,7 +246,7 @@ func (c *redisClient) watch(p *pool, r *redisRequest) {
 	req := &r.req
 	b, err := c.keysServer(p, req.NumKeys(), req.Key)
 	if err == nil {
-		err = c.sameAsWatched(b)
+		err = c.tx.sameAsWatched(b)
 	}
 	if err != nil {
 		r.local = redis.AppendError(r.local, txErrorText(req.Cmd, err))
@@ -257,7 +255,7 @@ func (c *redisClient) watch(p *pool, r *redisRequest) {
 	if !c.settleKeys(p, r, req.NumKeys(), req.Key) {
 		return
 	}
-	reply, err := c.pinned(p, b, redis.AppendRequest(nil, req), 1)
+	reply, err := c.tx.pinned(p, b, redis.AppendRequest(nil, req), 1, c.cs.proto)
 	if err != nil {
 		r.answerError(err)
 		return
@@ -292,7 +290,7 @@ func (c *redisClient) settleKeys(p *pool, r *redisRequest, n int, key func(int) 
 // connection to their server.
 func (c *redisClient) exec(p *pool, r *redisRequest) {
 	tx := &c.tx
-	defer c.endTransaction()
+	defer tx.end()
 	switch {
 	case tx.failed:
 		r.local = append(r.local, "-EXECABORT Transaction discarded because of previous errors.\r\n"...)
@@ -322,7 +320,7 @@ func (c *redisClient) exec(p *pool, r *redisRequest) {
 		r.local = redis.AppendError(r.local, "EXECABORT Transaction discarded because of: "+withoutPrefix(err))
 		return
 	}
-	if c.sameAsWatched(b) != nil {
+	if tx.sameAsWatched(b) != nil {
 		// The watched keys' server changed: they are no longer where
 		// they were watched, as if written.
 		r.local = redis.AppendNullArray(r.local, c.cs.proto)
@@ -332,7 +330,7 @@ func (c *redisClient) exec(p *pool, r *redisRequest) {
 		r.guardKeys = append(r.guardKeys, tx.keys...)
 		r.guardWrite(p, c.batch.flush)
 		if p.cfg.ReplicaReads.Enabled {
-			c.noteWrite(b)
+			c.wrote.note(b)
 		}
 	}
 	if !c.settleKeys(p, r, len(tx.keys), func(i int) []byte { return tx.keys[i] }) {
@@ -341,7 +339,7 @@ func (c *redisClient) exec(p *pool, r *redisRequest) {
 	req := redis.AppendArgs(nil, [][]byte{[]byte("MULTI")})
 	req = append(req, tx.queue...)
 	req = redis.AppendArgs(req, [][]byte{[]byte("EXEC")})
-	reply, err := c.pinned(p, b, req, tx.queued+2)
+	reply, err := tx.pinned(p, b, req, tx.queued+2, c.cs.proto)
 	if err != nil {
 		r.answerError(err)
 		return
@@ -351,24 +349,24 @@ func (c *redisClient) exec(p *pool, r *redisRequest) {
 }
 
 // pinned sends req, n requests, on the client's connection to b (opened
-// now if it has none to b), and returns the last one's reply. A
-// connection that fails is closed.
-func (c *redisClient) pinned(p *pool, b *backend, req []byte, n int) ([]byte, error) {
-	pin := c.tx.pin
+// now if it has none to b, speaking proto), and returns the last one's
+// reply. A connection that fails is closed.
+func (tx *redisTx) pinned(p *pool, b *backend, req []byte, n int, proto redis.Proto) ([]byte, error) {
+	pin := tx.pin
 	if pin != nil && !sameServer(pin.b, b) {
-		if c.tx.watched != nil {
+		if tx.watched != nil {
 			return nil, errTxWatched // callers check first
 		}
-		c.closePin()
+		tx.closePin()
 		pin = nil
 	}
 	if pin == nil {
-		conn, err := redisDial(context.Background(), b, c.cs.proto)
+		conn, err := redisDial(context.Background(), b, proto)
 		if err != nil {
 			return nil, err
 		}
-		pin = &redisPin{b: b, conn: conn, rr: redis.NewReplyReader(conn, redis.ReplyLimits{MaxBulk: p.cfg.MaxValueSize, RESP3: c.cs.proto == redis.RESP3})}
-		c.tx.pin = pin
+		pin = &redisPin{b: b, conn: conn, rr: redis.NewReplyReader(conn, redis.ReplyLimits{MaxBulk: p.cfg.MaxValueSize, RESP3: proto == redis.RESP3})}
+		tx.pin = pin
 	}
 	if pin.unwatch {
 		req = append(redis.AppendArgs(nil, [][]byte{[]byte("UNWATCH")}), req...)
@@ -376,7 +374,7 @@ func (c *redisClient) pinned(p *pool, b *backend, req []byte, n int) ([]byte, er
 	}
 	reply, err := pin.do(req, n, p.cfg.Timeout)
 	if err != nil {
-		c.closePin()
+		tx.closePin()
 		return nil, serverError(b.addr, "transaction", err)
 	}
 	pin.unwatch = false
@@ -404,10 +402,10 @@ func (pin *redisPin) do(req []byte, n int, timeout time.Duration) ([]byte, error
 
 // closePin closes the client's pinned connection: what it watched is
 // lost, and the transaction's EXEC fails.
-func (c *redisClient) closePin() {
-	if pin := c.tx.pin; pin != nil {
+func (tx *redisTx) closePin() {
+	if pin := tx.pin; pin != nil {
 		pin.conn.Close()
-		c.tx.pin = nil
-		c.tx.watchLost = c.tx.watched != nil
+		tx.pin = nil
+		tx.watchLost = tx.watched != nil
 	}
 }

@@ -29,11 +29,8 @@ type Server struct {
 	lastID    uint64 // the last client's id
 	closed    bool   // shutting down: draining the clients
 	aborted   bool   // past the shutdown's deadline: clients closed
-	metrics   *http.Server
-	metricsLn net.Listener
-	stats     *statsPort
-	admin     *http.Server
-	adminLn   net.Listener
+	// side are the endpoints beside the pools: metrics, stats, admin.
+	side sideEndpoints
 	// sockets are the listening sockets the server opens or inherits.
 	sockets sockets
 	// inheritedViews are the nodes the gossip pools of the process this
@@ -48,8 +45,8 @@ type Server struct {
 	adopting *net.UnixConn
 	// sources follow the membership sources of pools, by pool name;
 	// placed says since when each pool places by its fingerprint.
-	sources map[string]*poolSource
-	placed  map[string]placedAt
+	sources poolSources
+	placed  placedSince
 	// fleet is what the pools' sweeps read to ask their peers, outside mu.
 	fleet sweepFleet
 	// memory is set by ManageMemory.
@@ -106,7 +103,7 @@ func (s *Server) Start() error {
 	if err := s.startSide(&t.cfg.Global); err != nil {
 		t.undo()
 		sources.undo()
-		s.stopSide()
+		s.side.close()
 		return err
 	}
 	s.commit(t)
@@ -128,7 +125,7 @@ func (s *Server) Start() error {
 			sources.commit()
 		}
 	}
-	s.logEndpoints(&t.cfg.Global)
+	s.side.logListening(s.log, &t.cfg.Global)
 	s.sockets.closeUnclaimed(s.log)
 	s.acceptWhenPlaced()
 	go s.watchCerts()
@@ -156,27 +153,14 @@ func (s *Server) startSide(g *GlobalConfig) error {
 		if !g.StatsTLS {
 			statsTLS = nil
 		}
-		if err := s.startStatsPort(g.StatsListen, g.StatsInterval, statsTLS); err != nil {
+		if s.side.stats, err = s.startStatsPort(g.StatsListen, g.StatsInterval, statsTLS); err != nil {
 			return err
 		}
 	}
 	if g.AdminListen != "" {
-		return s.startAdmin(g, tlsCfg)
+		s.side.admin, s.side.adminLn, err = s.startAdmin(g, tlsCfg)
 	}
-	return nil
-}
-
-// stopSide closes what startSide started.
-func (s *Server) stopSide() {
-	if s.metrics != nil {
-		s.metrics.Close()
-	}
-	if s.stats != nil {
-		s.stats.close()
-	}
-	if s.admin != nil {
-		s.admin.Close()
-	}
+	return err
 }
 
 func (s *Server) startMetrics(addr, tokenFile string, tlsCfg *tls.Config) error {
@@ -193,12 +177,12 @@ func (s *Server) startMetrics(addr, tokenFile string, tlsCfg *tls.Config) error 
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", s.met.handler())
-	s.metrics = &http.Server{Handler: requireToken(mux, token), ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
-	s.metricsLn = ln
+	s.side.metrics = &http.Server{Handler: requireToken(mux, token), ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	s.side.metricsLn = ln
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if err := s.metrics.Serve(tlsListener(ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.side.metrics.Serve(tlsListener(ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("the metrics endpoint stopped serving", "addr", ln.Addr().String(), "err", err)
 		}
 	}()
@@ -213,16 +197,6 @@ func (s *Server) Addr(pool string) net.Addr {
 		return l.ln.Addr()
 	}
 	return nil
-}
-
-// MetricsAddr returns the address of the /metrics endpoint, or nil.
-func (s *Server) MetricsAddr() net.Addr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.metricsLn == nil {
-		return nil
-	}
-	return s.metricsLn.Addr()
 }
 
 // Shutdown stops accepting, lets every client's requests in flight finish
@@ -254,15 +228,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	s.stopSources()
 	start := time.Now()
-	if s.metrics != nil {
-		_ = s.metrics.Shutdown(ctx)
-	}
-	if s.admin != nil {
-		_ = s.admin.Shutdown(ctx)
-	}
-	if s.stats != nil {
-		s.stats.close()
-	}
+	s.side.shutdown(ctx)
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()

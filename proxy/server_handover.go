@@ -112,7 +112,7 @@ func (s *Server) ListenerFiles() (map[string]*os.File, error) {
 	for _, side := range []struct {
 		addr string
 		ln   net.Listener
-	}{{adminAddr(g.MetricsListen), s.metricsLn}, {g.StatsListen, s.statsLn()}, {adminAddr(g.AdminListen), s.adminLn}} {
+	}{{adminAddr(g.MetricsListen), s.side.metricsLn}, {g.StatsListen, s.side.statsLn()}, {adminAddr(g.AdminListen), s.side.adminLn}} {
 		if err == nil && side.ln != nil {
 			err = add(listenKey("tcp", side.addr), side.ln)
 		}
@@ -124,13 +124,6 @@ func (s *Server) ListenerFiles() (map[string]*os.File, error) {
 		return nil, err
 	}
 	return files, nil
-}
-
-func (s *Server) statsLn() net.Listener {
-	if s.stats == nil {
-		return nil
-	}
-	return s.stats.ln
 }
 
 // A handover hands the clients over too. Once the new process serves, the
@@ -215,7 +208,7 @@ func (s *Server) listenerOf(key string) *listener {
 // see InheritViews) - for at most sourceWait; at Start when no pool is on
 // a source. Until then a server taking over leaves its clients to the
 // process it takes over from, which places their keys as its sources
-// say, and a server started afresh keeps them waiting (see gatePlaced). A
+// say, and a server started afresh keeps them waiting (see listener.gatePlaced). A
 // process says it serves once this is closed.
 func (s *Server) Serving() <-chan struct{} {
 	s.mu.Lock()
@@ -229,14 +222,14 @@ const sourceWait = 5 * time.Second
 
 // acceptWhenPlaced opens the accept gate once the sources have placed the
 // pools or sourceWait has passed (then a server that took over says which
-// have not; one started afresh says it per pool, see gatePlaced): at once
+// have not; one started afresh says it per pool, see listener.gatePlaced): at once
 // when no pool waits for its source. It forgets what it inherited. The
 // caller holds mu.
 func (s *Server) acceptWhenPlaced() {
 	gate := s.sockets.gate()
 	took := s.tookOver
 	s.tookOver, s.inheritedViews = false, nil
-	if len(s.pendingLocked()) == 0 {
+	if s.closed || len(s.sources.pending(s.serving)) == 0 {
 		close(gate)
 		return
 	}
@@ -259,29 +252,15 @@ func (s *Server) acceptWhenPlaced() {
 	}()
 }
 
-// pendingSources returns the pools on a source other than gossip whose
-// source has given no version yet, or gave one they can serve and do not
-// serve yet, sorted; none once the server is closed.
+// pendingSources returns the pools whose sources have not placed them
+// yet (see poolSources.pending); none once the server is closed.
 func (s *Server) pendingSources() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.pendingLocked()
-}
-
-// pendingLocked is pendingSources for a caller that holds mu.
-func (s *Server) pendingLocked() []string {
-	var pending []string
-	for name, ps := range s.sources {
-		if ps.key.membership.Gossip != nil || s.closed {
-			continue
-		}
-		newest, served := ps.view.Load(), s.serving(name)
-		if newest == nil || newest.revision == 0 || newest.err == nil && (served == nil || served.revision < newest.revision) {
-			pending = append(pending, name)
-		}
+	if s.closed {
+		return nil
 	}
-	slices.Sort(pending)
-	return pending
+	return s.sources.pending(s.serving)
 }
 
 // gatedListener is an inherited socket that accepts once open is closed.

@@ -57,7 +57,7 @@ func (s *Server) listen(ctx context.Context, name, addr string, p *pool) (*liste
 	}
 	l.pool.Store(p)
 	if p.members != nil && p.members.placeholder {
-		s.gatePlaced(l)
+		l.gatePlaced(s.log)
 	}
 	s.log.Info("listening", "pool", name, "addr", ln.Addr().String(), "servers", len(p.backends))
 	for _, why := range p.cfg.ignoredSettings() {

@@ -14,21 +14,21 @@ import (
 // and repointed at another address (by name), and the other settings that
 // changed, by their keys in the file. Both configurations have their
 // defaults set.
-func (s *Server) logChanges(old, cur *Config) {
+func logChanges(log *slog.Logger, old, cur *Config) {
 	for _, name := range cur.PoolNames() {
 		p := cur.Pools[name]
 		o, ok := old.Pools[name]
 		if !ok {
-			s.log.Info("reload: pool added", "pool", name, "listen", p.Listen, "servers", len(p.Servers))
+			log.Info("reload: pool added", "pool", name, "listen", p.Listen, "servers", len(p.Servers))
 			continue
 		}
 		if attrs := poolChanges(o, p); len(attrs) > 0 {
-			s.log.Info("reload: pool changed", append([]any{"pool", name}, attrs...)...)
+			log.Info("reload: pool changed", append([]any{"pool", name}, attrs...)...)
 		}
 	}
 	for _, name := range old.PoolNames() {
 		if _, ok := cur.Pools[name]; !ok {
-			s.log.Info("reload: pool removed", "pool", name, "listen", old.Pools[name].Listen)
+			log.Info("reload: pool removed", "pool", name, "listen", old.Pools[name].Listen)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -25,8 +26,8 @@ type placeGate struct {
 }
 
 // gatePlaced makes l accept only once l.placed is called, or sourceWait
-// has passed. The caller holds mu.
-func (s *Server) gatePlaced(l *listener) {
+// has passed, which it then says on log. The caller holds Server.mu.
+func (l *listener) gatePlaced(log *slog.Logger) {
 	g := &placeGate{ch: make(chan struct{})}
 	l.gate = g
 	gl := &gatedListener{Listener: l.ln, open: g.ch, closed: make(chan struct{})}
@@ -42,7 +43,7 @@ func (s *Server) gatePlaced(l *listener) {
 		default:
 		}
 		if g.open() {
-			s.log.Warn("membership: no version from the source yet; serving the configured servers until it answers, "+
+			log.Warn("membership: no version from the source yet; serving the configured servers until it answers, "+
 				"and placing keys afresh by its first version", "pool", name, "waited", sourceWait)
 		}
 	})

@@ -59,7 +59,7 @@ func (s *Server) reload(ctx context.Context, cfg *Config) error {
 	sources.commit()
 	s.met.reloads.Inc()
 	s.log.Info("configuration reloaded", "pools", len(cfg.Pools))
-	s.logChanges(old, t.cfg)
+	logChanges(s.log, old, t.cfg)
 	return nil
 }
 
@@ -116,7 +116,7 @@ func (s *Server) prepare(ctx context.Context, cfg *Config, views map[string]*sou
 		t.undo()
 		return nil, err
 	}
-	if err := s.saveState(t); err != nil {
+	if err := writeState(t.cfg.statePath(), t.records(), s.log); err != nil {
 		t.undo()
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		// The clients connected speak the pool's protocol.
 		return ch, &ConfigError{Pool: name, Key: "redis", Err: errors.New("cannot change on reload; restart the proxy, or give the pool a new name")}
 	}
-	h, err := s.poolHistory(ch.cur, spec, states)
+	h, err := spec.history(ch.cur, states)
 	if err != nil {
 		return ch, err
 	}
@@ -226,21 +226,21 @@ type poolHistory struct {
 	fromPlaceholder bool
 }
 
-// poolHistory returns what spec's pool follows from: cur's placement on a
+// history returns what spec's pool follows from: cur's placement on a
 // reload, the state file's at a start.
-func (s *Server) poolHistory(cur *listener, spec poolSpec, states *stateFile) (poolHistory, error) {
+func (spec *poolSpec) history(cur *listener, states *stateFile) (poolHistory, error) {
 	var h poolHistory
 	if cur != nil {
 		h.prev = cur.pool.Load().place.Load()
 		h.from = h.prev.layout()
-		if h.fromPlaceholder = s.replacesPlaceholder(cur.pool.Load(), spec); h.fromPlaceholder {
+		if h.fromPlaceholder = spec.replacesPlaceholder(cur.pool.Load()); h.fromPlaceholder {
 			h.prev = nil
 		}
 		return h, nil
 	}
 	name, pc := spec.name, spec.cfg
 	var err error
-	if h.from, err = states.layoutFor(name, pc, s.log); err != nil {
+	if h.from, err = states.layoutFor(name, pc, spec.log); err != nil {
 		return h, &ConfigError{Pool: name, Key: GlobalKey + ".state_file", Err: err}
 	}
 	if h.from == nil {
@@ -256,12 +256,12 @@ func (s *Server) poolHistory(cur *listener, spec poolSpec, states *stateFile) (p
 // replacesPlaceholder reports whether cur, the pool spec replaces, ran on
 // its configured servers before its source's first version (see
 // sourceView.placeholder): spec's pool is then placed afresh.
-func (s *Server) replacesPlaceholder(cur *pool, spec poolSpec) bool {
+func (spec *poolSpec) replacesPlaceholder(cur *pool) bool {
 	if cur.members == nil || !cur.members.placeholder {
 		return false
 	}
 	if spec.members != nil && !spec.members.placeholder {
-		s.log.Info("membership: the source's first version replaces the configured servers: keys placed by it afresh, nothing read from those servers",
+		spec.log.Info("membership: the source's first version replaces the configured servers: keys placed by it afresh, nothing read from those servers",
 			"pool", spec.name)
 	}
 	return true

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/kolco-dev/kolco"
@@ -72,7 +73,11 @@ func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
 				return nil, &ConfigError{Pool: name, Key: "membership", Err: err}
 			}
 		}
-		if g := pc.Membership.Gossip; g != nil && s.gossipWaits(name, g.Bind) {
+		// A gossip member may find its address held by the member it
+		// replaces, and joins once that one has left: a member of the
+		// process this one takes over from (at Start), or the pool's
+		// running source, which a reload that starts a new one retires.
+		if g := pc.Membership.Gossip; g != nil && (s.tookOver || s.sources.gossipBinds(name, g.Bind)) {
 			env.gossipInUse = addrInUse
 		}
 		initial, state, placeholder := s.initialNodes(name, pc, states)
@@ -158,16 +163,13 @@ func (st *stateFile) servedFor(name string, cfg *PoolConfig) ([]kolco.Node, []by
 	return nodes, ps.ServedState, nil
 }
 
-// gossipWaits reports whether the pool name's gossip member of bind may
-// find its address held by the member it replaces, and should join once
-// that one has left: a member of the process this one takes over from (at
-// Start), or the pool's running source, which a reload that starts a new
-// one retires. The caller holds mu.
-func (s *Server) gossipWaits(name, bind string) bool {
-	if s.tookOver {
-		return true
-	}
-	if ps := s.sources[name]; ps != nil {
+// poolSources are the membership sources a server follows, by pool name.
+type poolSources map[string]*poolSource
+
+// gossipBinds reports whether the pool name's source is a gossip member
+// bound to bind.
+func (srcs poolSources) gossipBinds(name, bind string) bool {
+	if ps := srcs[name]; ps != nil {
 		if g := ps.key.membership.Gossip; g != nil && g.Bind == bind {
 			return true
 		}
@@ -184,14 +186,32 @@ func (s *Server) serving(name string) *sourceView {
 	return nil
 }
 
-// views returns the source's versions the pools serve now, by pool name.
-// The caller holds mu.
-func (s *Server) views() map[string]*sourceView {
+// views returns the source's versions the pools serve now, by pool name,
+// as serving says each pool's.
+func (srcs poolSources) views(serving func(name string) *sourceView) map[string]*sourceView {
 	views := map[string]*sourceView{}
-	for name := range s.sources {
-		views[name] = s.serving(name)
+	for name := range srcs {
+		views[name] = serving(name)
 	}
 	return views
+}
+
+// pending returns the pools on a source other than gossip whose source
+// has given no version yet, or gave one they can serve and do not serve
+// yet (as serving says), sorted.
+func (srcs poolSources) pending(serving func(name string) *sourceView) []string {
+	var pending []string
+	for name, ps := range srcs {
+		if ps.key.membership.Gossip != nil {
+			continue
+		}
+		newest, served := ps.view.Load(), serving(name)
+		if newest == nil || newest.revision == 0 || newest.err == nil && (served == nil || served.revision < newest.revision) {
+			pending = append(pending, name)
+		}
+	}
+	slices.Sort(pending)
+	return pending
 }
 
 // effective returns the version of the source the pool configured as
@@ -230,7 +250,7 @@ func (p *sourcePlan) commit() {
 			ps.close()
 		}()
 	}
-	s.notePlacements()
+	s.placed = s.placed.noted(s.listeners)
 }
 
 // undo stops the sources started for the plan; their loops never ran.
@@ -255,7 +275,7 @@ func (s *Server) applySource(ps *poolSource) {
 	}
 	err := v.check(ps.base)
 	if err == nil {
-		views := s.views()
+		views := s.sources.views(s.serving)
 		views[ps.name] = v
 		var t *transition
 		old := s.listeners[ps.name].pool.Load()
@@ -265,7 +285,7 @@ func (s *Server) applySource(ps *poolSource) {
 				l.pool.Load().noteRepoints(old)
 				l.placed()
 			}
-			s.notePlacements()
+			s.placed = s.placed.noted(s.listeners)
 			ps.applied.Add(1)
 			removed, added, updated := describeChange(kolco.Diff(serving.nodes, v.nodes))
 			s.log.Info("membership: version applied", "pool", ps.name, "source", ps.desc, "revision", v.revision,
@@ -303,20 +323,25 @@ type placedAt struct {
 	at          time.Time
 }
 
-// notePlacements records, for each pool whose fingerprint changed, when
-// it changed. The caller holds mu.
-func (s *Server) notePlacements() {
+// placedSince says since when each pool places keys by its fingerprint,
+// by pool name.
+type placedSince map[string]placedAt
+
+// noted returns when each pool of listeners began placing by its
+// fingerprint: as placed says for a pool whose fingerprint has not
+// changed, now for the others.
+func (placed placedSince) noted(listeners map[string]*listener) placedSince {
 	now := time.Now()
-	placed := make(map[string]placedAt, len(s.listeners))
-	for name, l := range s.listeners {
+	out := make(placedSince, len(listeners))
+	for name, l := range listeners {
 		fp := l.pool.Load().fingerprint()
-		if was, ok := s.placed[name]; ok && was.fingerprint == fp {
-			placed[name] = was
+		if was, ok := placed[name]; ok && was.fingerprint == fp {
+			out[name] = was
 			continue
 		}
-		placed[name] = placedAt{fingerprint: fp, at: now}
+		out[name] = placedAt{fingerprint: fp, at: now}
 	}
-	s.placed = placed
+	return out
 }
 
 // fingerprint returns the fingerprint of the pool's configured placement:

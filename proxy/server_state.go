@@ -431,12 +431,10 @@ func readStatesFor(cfg *Config, running func(name string) bool) (*stateFile, err
 	return st, nil
 }
 
-// saveState writes the state file of a prepared transition, before it is
-// committed, so that the file never lags what serves: a record for each
-// pool of a history-dependent distribution. The file is left alone when
-// it already says the same, and not created when there is nothing to
-// record. The error is a [*ConfigError] for kolco.state_file.
-func (s *Server) saveState(t *transition) error {
+// records returns the state file's records of a prepared transition,
+// written before it is committed so that the file never lags what
+// serves: a record for each pool of a history-dependent distribution.
+func (t *transition) records() map[string]*poolState {
 	records := map[string]*poolState{}
 	for _, ch := range t.pools {
 		p := ch.next
@@ -447,7 +445,7 @@ func (s *Server) saveState(t *transition) error {
 			records[ch.name] = rec
 		}
 	}
-	return s.writeState(t.cfg.statePath(), records)
+	return records
 }
 
 // rewriteState writes the state file of the pools the server runs now,
@@ -464,17 +462,19 @@ func (s *Server) rewriteState() {
 			records[name] = rec
 		}
 	}
-	if err := s.writeState(s.cfg.statePath(), records); err != nil {
+	if err := writeState(s.cfg.statePath(), records, s.log); err != nil {
 		s.log.Error("state file not written", "err", err)
 	}
 }
 
 // writeState writes records to the state file at path, unless it says
-// the same already, or there is nothing to record and no file.
-func (s *Server) writeState(path string, records map[string]*poolState) error {
+// the same already, or there is nothing to record and no file; with no
+// path it warns on log when a record would be lost. The error is a
+// [*ConfigError] for kolco.state_file.
+func writeState(path string, records map[string]*poolState, log *slog.Logger) error {
 	if path == "" {
 		if slices.ContainsFunc(slices.Collect(maps.Values(records)), func(r *poolState) bool { return r.State != nil || r.Moving != nil }) {
-			s.log.Warn("no state file: a restart will place the keys of history-dependent pools afresh; set kolco.state_file")
+			log.Warn("no state file: a restart will place the keys of history-dependent pools afresh; set kolco.state_file")
 		}
 		return nil
 	}

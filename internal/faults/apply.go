@@ -147,9 +147,9 @@ func (r *run) proxy(name string) *proxyProc {
 // primary or replica now.
 func (r *run) server(target string) *Server {
 	if shard, role, ok := strings.Cut(target, "/"); ok {
-		for _, sh := range r.shards {
+		for _, sh := range r.sentinels.shards {
 			if sh.Name == shard {
-				return r.node(sh, role)
+				return r.sentinels.node(sh, role)
 			}
 		}
 		return nil
@@ -169,7 +169,7 @@ func (r *run) signalTarget(target string, sig syscall.Signal) error {
 		return r.proxy(target).signal(sig)
 	case strings.HasPrefix(target, "sentinel"):
 		i, _ := strconv.Atoi(strings.TrimPrefix(target, "sentinel"))
-		return r.sentinels[i].proc.Signal(sig)
+		return r.sentinels.procs[i].proc.Signal(sig)
 	case target == "etcd":
 		return r.etcd.proc.Signal(sig)
 	}
@@ -190,8 +190,8 @@ func (r *run) stop(f Fault) error {
 		time.Sleep(f.For) // the fault's length
 		r.event("SIGCONT %s (%s)", f.Target, s.Name)
 		err = s.Proc.Signal(syscall.SIGCONT)
-		if sh := r.shardOf(f.Target); sh != nil && strings.HasSuffix(f.Target, "/primary") {
-			r.awaitSentinels(sh, s)
+		if sh := r.sentinels.shardOf(f.Target); sh != nil && strings.HasSuffix(f.Target, "/primary") {
+			r.sentinels.await(sh, s, r.event)
 		}
 		resume()
 		return err
@@ -214,8 +214,8 @@ func (r *run) kill(f Fault) error {
 		r.event("kill -9 %s (%s)", f.Target, s.Name)
 		s.Proc.Kill()
 		time.Sleep(f.For) // the fault's length
-		if sh := r.shardOf(f.Target); sh != nil && strings.HasSuffix(f.Target, "/primary") {
-			r.awaitSentinels(sh, s)
+		if sh := r.sentinels.shardOf(f.Target); sh != nil && strings.HasSuffix(f.Target, "/primary") {
+			r.sentinels.await(sh, s, r.event)
 		}
 		err := s.Restart(f.Empty)
 		r.event("%s (%s) started again (empty: %v)", f.Target, s.Name, f.Empty)
@@ -230,8 +230,8 @@ func (r *run) kill(f Fault) error {
 		restart = p.start
 	case strings.HasPrefix(f.Target, "sentinel"):
 		i, _ := strconv.Atoi(strings.TrimPrefix(f.Target, "sentinel"))
-		r.sentinels[i].proc.Kill()
-		restart = r.sentinels[i].proc.Start
+		r.sentinels.procs[i].proc.Kill()
+		restart = r.sentinels.procs[i].proc.Start
 	case f.Target == "etcd":
 		r.etcd.proc.Kill()
 		restart = r.etcd.start
@@ -255,8 +255,8 @@ func (r *run) quiesce(target string, s *Server, hold time.Duration) (resume func
 	if !strings.HasSuffix(target, "/primary") {
 		return func() {}, nil
 	}
-	sh := r.shardOf(target)
-	replica := r.node(sh, "replica")
+	sh := r.sentinels.shardOf(target)
+	replica := r.sentinels.node(sh, "replica")
 	if _, err := redisDo(s.Direct(), "CLIENT", "PAUSE", strconv.FormatInt((hold+10*time.Second).Milliseconds(), 10), "WRITE"); err != nil {
 		return nil, fmt.Errorf("CLIENT PAUSE on %s: %w", s.Name, err)
 	}
@@ -276,78 +276,6 @@ func (r *run) quiesce(target string, s *Server, hold time.Duration) (resume func
 		}
 		time.Sleep(10 * time.Millisecond) // polling the replica's offset
 	}
-}
-
-// awaitSentinels waits, up to 20 s, until the Sentinels' word on the
-// shard whose primary was s is final: they failed it over to the other
-// node, or they name s and none is failing it over. A primary that came
-// back while the Sentinels were failing it over would take writes and
-// then lose them, demoted - Sentinel's own window of loss, which an
-// operator closes by starting a failed primary only once the Sentinels
-// have decided. So a killed primary is started again once they have (as
-// the replica of the one they promoted, see primaryFor), and a stopped
-// one, continued, takes writes again only then.
-func (r *run) awaitSentinels(sh *shard, s *Server) {
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		master, busy := r.sentinelWord(sh)
-		if master != "" && master != s.Direct() {
-			r.event("the Sentinels failed %s over to %s", sh.Name, master)
-			// A stopped primary continued is theirs to demote: until it
-			// says it is a replica, it must take no write.
-			for s.Proc.Running() && serverRole(s.Direct()) != "slave" && time.Now().Before(deadline) {
-				time.Sleep(50 * time.Millisecond) // polling its role
-			}
-			return
-		}
-		if master == s.Direct() && !busy && s.Proc.Running() {
-			r.event("the Sentinels keep %s at %s", sh.Name, master)
-			return
-		}
-		time.Sleep(50 * time.Millisecond) // polling the Sentinels
-	}
-	r.event("the Sentinels have not decided on %s after 20 s; going on", sh.Name)
-}
-
-// sentinelWord returns the shard's primary as the Sentinels that answer
-// name it, "" when they disagree or none answers, and whether any sees it
-// down or is failing it over.
-func (r *run) sentinelWord(sh *shard) (master string, busy bool) {
-	for _, sp := range r.sentinels {
-		v, err := redisDo(sp.addr, "SENTINEL", "MASTER", sh.Name)
-		if err != nil {
-			continue
-		}
-		fields, _ := v.Strings()
-		var ip, port, flags string
-		for i := 0; i+1 < len(fields); i += 2 {
-			switch fields[i] {
-			case "ip":
-				ip = fields[i+1]
-			case "port":
-				port = fields[i+1]
-			case "flags":
-				flags = fields[i+1]
-			}
-		}
-		addr := ip + ":" + port
-		if master != "" && master != addr {
-			return "", true
-		}
-		master = addr
-		busy = busy || strings.Contains(flags, "down") || strings.Contains(flags, "failover")
-	}
-	return master, busy
-}
-
-func (r *run) shardOf(target string) *shard {
-	name, _, _ := strings.Cut(target, "/")
-	for _, sh := range r.shards {
-		if sh.Name == name {
-			return sh
-		}
-	}
-	return nil
 }
 
 // link makes the link to a server slow, stalled or cut for f.For.

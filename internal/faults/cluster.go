@@ -9,22 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
 )
-
-// shard is a Sentinel master: two redis-servers, one the primary.
-type shard struct {
-	Name  string
-	nodes [2]*Server
-}
-
-// sentinelProc is a redis-sentinel of a run.
-type sentinelProc struct {
-	proc *Proc
-	addr string
-}
 
 // etcdProc is the run's etcd.
 type etcdProc struct {
@@ -69,16 +58,17 @@ func (r *run) startCluster() error {
 	for _, name := range r.topo.shards {
 		sh := &shard{Name: name}
 		var err error
-		if sh.nodes[0], err = r.startServer(name+"a", true, func(s *Server) string { return r.primaryFor(sh, s) }); err != nil {
+		if sh.nodes[0], err = r.startServer(name+"a", true, func(s *Server) string { return r.sentinels.primaryFor(sh, s) }); err != nil {
 			return err
 		}
-		if sh.nodes[1], err = r.startServer(name+"b", true, func(s *Server) string { return r.primaryFor(sh, s) }); err != nil {
+		if sh.nodes[1], err = r.startServer(name+"b", true, func(s *Server) string { return r.sentinels.primaryFor(sh, s) }); err != nil {
 			return err
 		}
-		r.shards = append(r.shards, sh)
+		r.sentinels.shards = append(r.sentinels.shards, sh)
 	}
-	if len(r.shards) > 0 {
-		if err := r.startSentinels(); err != nil {
+	if len(r.sentinels.shards) > 0 {
+		ports := realprog.RestartablePorts(r.t, 3)
+		if err := r.sentinels.start(r.sp, r.bins.sentinel, r.dir, ports, r.cleanup); err != nil {
 			return err
 		}
 	}
@@ -101,112 +91,6 @@ func (r *run) startCluster() error {
 		}
 	}
 	return nil
-}
-
-// startSentinels starts three Sentinels watching every shard, quorum 2,
-// and waits until each knows every shard's replica and the other two.
-func (r *run) startSentinels() error {
-	ports := realprog.RestartablePorts(r.t, 3)
-	for i, port := range ports {
-		conf := filepath.Join(r.dir, fmt.Sprintf("sentinel%d.conf", i))
-		c := fmt.Sprintf("port %d\nbind 127.0.0.1\nsentinel resolve-hostnames no\n", port)
-		for _, sh := range r.shards {
-			c += fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %s %d\n"+
-				"sentinel failover-timeout %s 5000\nsentinel parallel-syncs %s 1\n",
-				sh.Name, sh.nodes[0].Port, sh.Name, sentinelDown.Milliseconds(), sh.Name, sh.Name)
-		}
-		if err := os.WriteFile(conf, []byte(c), 0o600); err != nil {
-			return err
-		}
-		sp := &sentinelProc{addr: fmt.Sprintf("127.0.0.1:%d", port),
-			proc: newProc(r.sp, fmt.Sprintf("sentinel%d", i), func() *exec.Cmd { return exec.Command(r.bins.sentinel, conf) })}
-		if err := sp.proc.Start(); err != nil {
-			return err
-		}
-		r.cleanup(sp.proc.Kill)
-		r.sentinels = append(r.sentinels, sp)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for _, sp := range r.sentinels {
-		for _, sh := range r.shards {
-			for !r.sentinelKnows(sp.addr, sh.Name) {
-				if time.Now().After(deadline) {
-					return fmt.Errorf("sentinel %s does not know %s's replica and the other Sentinels after 30 s:\n%s", sp.addr, sh.Name, sp.proc.Output())
-				}
-				time.Sleep(100 * time.Millisecond) // polling for readiness, not ordering
-			}
-		}
-	}
-	return nil
-}
-
-func (r *run) sentinelKnows(sentinel, name string) bool {
-	replicas, err := redisDo(sentinel, "SENTINEL", "REPLICAS", name)
-	if err != nil || len(replicas.Elems) == 0 {
-		return false
-	}
-	others, err := redisDo(sentinel, "SENTINEL", "SENTINELS", name)
-	return err == nil && len(others.Elems) == len(r.sentinels)-1
-}
-
-// node returns the shard's primary or replica now, by what each server
-// says of itself (a restarted old primary says master until the Sentinels
-// demote it: then the Sentinels' word decides).
-func (r *run) node(sh *shard, role string) *Server {
-	a, b := sh.nodes[0], sh.nodes[1]
-	ra, rb := serverRole(a.Direct()), serverRole(b.Direct())
-	primary := a
-	switch {
-	case ra == "master" && rb != "master":
-	case rb == "master" && ra != "master":
-		primary = b
-	default:
-		for _, sp := range r.sentinels {
-			if v, err := redisDo(sp.addr, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sh.Name); err == nil && len(v.Elems) == 2 {
-				if v.Elems[1].Str == strconv.Itoa(b.Port) {
-					primary = b
-				}
-				break
-			}
-		}
-	}
-	if role == "primary" {
-		return primary
-	}
-	if primary == a {
-		return b
-	}
-	return a
-}
-
-// primaryFor is the primary a node of the shard replicates when it
-// starts: the one the Sentinels name, unless that is the node itself (a
-// primary killed and started again before they failed it over); before
-// there are Sentinels, the shard's first node.
-func (r *run) primaryFor(sh *shard, s *Server) string {
-	if sh.nodes[0] == nil {
-		return "" // the shard's first node, starting
-	}
-	primary := sh.nodes[0].Direct()
-	for _, sp := range r.sentinels {
-		if v, err := redisDo(sp.addr, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sh.Name); err == nil && len(v.Elems) == 2 {
-			primary = v.Elems[0].Str + ":" + v.Elems[1].Str
-			break
-		}
-	}
-	if primary == s.Direct() {
-		return ""
-	}
-	return primary
-}
-
-// serverRole is what ROLE says: master, slave, or "" with no answer.
-func serverRole(addr string) string {
-	v, err := redisDo(addr, "ROLE")
-	if err != nil || len(v.Elems) == 0 {
-		return ""
-	}
-	return v.Elems[0].Str
 }
 
 // startEtcd starts etcd, adds the initial members, and for a
@@ -276,7 +160,7 @@ func (r *run) startSidecar(name string) error {
 	if sc == nil {
 		port := realprog.RestartablePorts(r.t, 1)[0]
 		sc = &sidecarProc{gossip: fmt.Sprintf("127.0.0.1:%d", port)}
-		seeds := r.gossipSeeds()
+		seeds := r.sidecars.seeds(r.topo.initial)
 		addr := r.addrOf(name)
 		sc.proc = newProc(r.sp, "sidecar "+name, func() *exec.Cmd {
 			args := []string{"members", "register", "--gossip", sc.gossip, "--probe-interval", gossipProbe.String(), "--key-file", r.keyFile}
@@ -308,13 +192,35 @@ type sidecarProc struct {
 	gossip string
 }
 
-// gossipSeeds are the gossip addresses of the first two sidecars.
-func (r *run) gossipSeeds() []string {
+// sidecars are a gossip source's sidecars, by server name: each keeps
+// its gossip address when it is stopped and started again.
+type sidecars map[string]*sidecarProc
+
+// seeds are the gossip addresses of the first two sidecars of initial.
+func (scs sidecars) seeds(initial []string) []string {
 	var out []string
-	for _, name := range r.topo.initial {
-		if sc := r.sidecars[name]; sc != nil && len(out) < 2 {
+	for _, name := range initial {
+		if sc := scs[name]; sc != nil && len(out) < 2 {
 			out = append(out, sc.gossip)
 		}
 	}
 	return out
+}
+
+// stop stops the sidecar of server name, if it runs, and waits up to
+// 10 s for it to end.
+func (scs sidecars) stop(name string) error {
+	sc := scs[name]
+	if sc == nil || !sc.proc.Running() {
+		return nil
+	}
+	if err := sc.proc.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	select {
+	case <-sc.proc.Exited():
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("sidecar %s still running 10 s after SIGTERM", name)
+	}
 }

@@ -60,7 +60,7 @@ type sourceInput struct {
 // members now.
 func (r *run) proxyConfig(p *proxyProc) string {
 	in := configInput{combo: r.combo, listen: p.listen, admin: p.admin,
-		source: sourceInput{membersFile: r.membersFile, gossipBind: p.gossip, keyFile: r.keyFile, gossipSeeds: r.gossipSeeds()}}
+		source: sourceInput{membersFile: r.membersFile, gossipBind: p.gossip, keyFile: r.keyFile, gossipSeeds: r.sidecars.seeds(r.topo.initial)}}
 	for _, q := range r.proxies {
 		in.peers = append(in.peers, q.admin)
 	}
@@ -70,9 +70,7 @@ func (r *run) proxyConfig(p *proxyProc) string {
 	if r.etcd != nil {
 		in.source.etcd = r.etcd.endpoint
 	}
-	for _, s := range r.sentinels {
-		in.source.sentinels = append(in.source.sentinels, s.addr)
-	}
+	in.source.sentinels = r.sentinels.addrs()
 	return poolConfig(in)
 }
 
@@ -160,7 +158,7 @@ func (r *run) addrOf(name string) string {
 			return s.Addr()
 		}
 	}
-	for _, sh := range r.shards {
+	for _, sh := range r.sentinels.shards {
 		if sh.Name == name {
 			return sh.nodes[0].Direct() // the Sentinels say where its primary is now
 		}

@@ -48,19 +48,7 @@ func (r *run) change(spec string) error {
 		if op == "add" {
 			return r.startSidecar(name)
 		}
-		sc := r.sidecars[name]
-		if sc == nil || !sc.proc.Running() {
-			return nil
-		}
-		if err := sc.proc.Signal(syscall.SIGTERM); err != nil {
-			return err
-		}
-		select {
-		case <-sc.proc.Exited():
-			return nil
-		case <-time.After(10 * time.Second):
-			return fmt.Errorf("sidecar %s still running 10 s after SIGTERM", name)
-		}
+		return r.sidecars.stop(name)
 	}
 	for _, p := range r.proxies {
 		if err := os.WriteFile(p.conf, []byte(r.proxyConfig(p)), 0o600); err != nil {

@@ -64,10 +64,9 @@ type run struct {
 	bins  binaries
 
 	servers     []*Server
-	shards      []*shard
-	sentinels   []*sentinelProc
+	sentinels   sentinels // a Sentinel pool's shards and Sentinels
 	etcd        *etcdProc
-	sidecars    map[string]*sidecarProc
+	sidecars    sidecars
 	proxies     []*proxyProc
 	membersFile string
 	keyFile     string
@@ -124,7 +123,7 @@ func runSeed(t *testing.T, env Env, cfg Config, bins binaries, seed uint64, sum 
 	sched := drawSchedule(rng, combo, topo, cfg.Length, func(kind string) bool { return excludedKind(cfg.Exclusions, combo, kind) })
 	t.Logf("seed %d: %s\nschedule:\n%s", seed, combo, sched)
 	r := &run{t: t, env: env, cfg: cfg, seed: seed, combo: combo, topo: topo, sched: sched, bins: bins,
-		dir: t.TempDir(), sidecars: map[string]*sidecarProc{}, applied: map[string]int{}}
+		dir: t.TempDir(), sidecars: sidecars{}, applied: map[string]int{}}
 	r.sp = newSpawner()
 	t.Cleanup(r.sp.close) // the first cleanup registered runs last: after every kill
 	t.Cleanup(func() {
@@ -244,7 +243,7 @@ func (r *run) logs() string {
 		}
 		fmt.Fprintf(&b, "%s's log, its end:\n  %s\n", p.Name, strings.Join(lines, "\n  "))
 	}
-	for i, sp := range r.sentinels {
+	for i, sp := range r.sentinels.procs {
 		var events []string
 		for line := range strings.Lines(sp.proc.Output()) {
 			if strings.Contains(line, "master") || strings.Contains(line, "tilt") {

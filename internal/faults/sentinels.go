@@ -1,0 +1,222 @@
+package faults
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// shard is a Sentinel master: two redis-servers, one the primary.
+type shard struct {
+	Name  string
+	nodes [2]*Server
+}
+
+// sentinelProc is a redis-sentinel of a run.
+type sentinelProc struct {
+	proc *Proc
+	addr string
+}
+
+// sentinels are a Sentinel pool's shards and the redis-sentinels that
+// watch them: what the Sentinels say decides which node of a shard is its
+// primary, when the nodes' own word does not.
+type sentinels struct {
+	shards []*shard
+	procs  []*sentinelProc
+}
+
+// start starts a Sentinel on each of ports watching every shard, quorum
+// 2, its configuration written in dir, and waits until each knows every
+// shard's replica and the other Sentinels. cleanup is given each one's
+// kill.
+func (ss *sentinels) start(sp *spawner, binary, dir string, ports []int, cleanup func(func())) error {
+	for i, port := range ports {
+		conf := filepath.Join(dir, fmt.Sprintf("sentinel%d.conf", i))
+		c := fmt.Sprintf("port %d\nbind 127.0.0.1\nsentinel resolve-hostnames no\n", port)
+		for _, sh := range ss.shards {
+			c += fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %s %d\n"+
+				"sentinel failover-timeout %s 5000\nsentinel parallel-syncs %s 1\n",
+				sh.Name, sh.nodes[0].Port, sh.Name, sentinelDown.Milliseconds(), sh.Name, sh.Name)
+		}
+		if err := os.WriteFile(conf, []byte(c), 0o600); err != nil {
+			return err
+		}
+		p := &sentinelProc{addr: fmt.Sprintf("127.0.0.1:%d", port),
+			proc: newProc(sp, fmt.Sprintf("sentinel%d", i), func() *exec.Cmd { return exec.Command(binary, conf) })}
+		if err := p.proc.Start(); err != nil {
+			return err
+		}
+		cleanup(p.proc.Kill)
+		ss.procs = append(ss.procs, p)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, p := range ss.procs {
+		for _, sh := range ss.shards {
+			for !ss.knows(p.addr, sh.Name) {
+				if time.Now().After(deadline) {
+					return fmt.Errorf("sentinel %s does not know %s's replica and the other Sentinels after 30 s:\n%s", p.addr, sh.Name, p.proc.Output())
+				}
+				time.Sleep(100 * time.Millisecond) // polling for readiness, not ordering
+			}
+		}
+	}
+	return nil
+}
+
+// knows reports whether the Sentinel at addr knows the replica of the
+// shard name and the other Sentinels.
+func (ss *sentinels) knows(addr, name string) bool {
+	replicas, err := redisDo(addr, "SENTINEL", "REPLICAS", name)
+	if err != nil || len(replicas.Elems) == 0 {
+		return false
+	}
+	others, err := redisDo(addr, "SENTINEL", "SENTINELS", name)
+	return err == nil && len(others.Elems) == len(ss.procs)-1
+}
+
+// addrs are the Sentinels' addresses, for the pool's configuration.
+func (ss *sentinels) addrs() []string {
+	var out []string
+	for _, p := range ss.procs {
+		out = append(out, p.addr)
+	}
+	return out
+}
+
+// shardOf returns the shard of a target "shard/role", nil for another.
+func (ss *sentinels) shardOf(target string) *shard {
+	name, _, _ := strings.Cut(target, "/")
+	for _, sh := range ss.shards {
+		if sh.Name == name {
+			return sh
+		}
+	}
+	return nil
+}
+
+// node returns the shard's primary or replica now, by what each server
+// says of itself (a restarted old primary says master until the Sentinels
+// demote it: then the Sentinels' word decides).
+func (ss *sentinels) node(sh *shard, role string) *Server {
+	a, b := sh.nodes[0], sh.nodes[1]
+	ra, rb := serverRole(a.Direct()), serverRole(b.Direct())
+	primary := a
+	switch {
+	case ra == "master" && rb != "master":
+	case rb == "master" && ra != "master":
+		primary = b
+	default:
+		for _, p := range ss.procs {
+			if v, err := redisDo(p.addr, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sh.Name); err == nil && len(v.Elems) == 2 {
+				if v.Elems[1].Str == strconv.Itoa(b.Port) {
+					primary = b
+				}
+				break
+			}
+		}
+	}
+	if role == "primary" {
+		return primary
+	}
+	if primary == a {
+		return b
+	}
+	return a
+}
+
+// primaryFor is the primary a node of the shard replicates when it
+// starts: the one the Sentinels name, unless that is the node itself (a
+// primary killed and started again before they failed it over); before
+// there are Sentinels, the shard's first node.
+func (ss *sentinels) primaryFor(sh *shard, s *Server) string {
+	if sh.nodes[0] == nil {
+		return "" // the shard's first node, starting
+	}
+	primary := sh.nodes[0].Direct()
+	for _, p := range ss.procs {
+		if v, err := redisDo(p.addr, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sh.Name); err == nil && len(v.Elems) == 2 {
+			primary = v.Elems[0].Str + ":" + v.Elems[1].Str
+			break
+		}
+	}
+	if primary == s.Direct() {
+		return ""
+	}
+	return primary
+}
+
+// serverRole is what ROLE says: master, slave, or "" with no answer.
+func serverRole(addr string) string {
+	v, err := redisDo(addr, "ROLE")
+	if err != nil || len(v.Elems) == 0 {
+		return ""
+	}
+	return v.Elems[0].Str
+}
+
+// await waits, up to 20 s, until the Sentinels' word on the shard whose
+// primary was s is final, telling event what they decided: they failed it
+// over to the other node, or they name s and none is failing it over. A
+// primary that came back while the Sentinels were failing it over would
+// take writes and then lose them, demoted - Sentinel's own window of
+// loss, which an operator closes by starting a failed primary only once
+// the Sentinels have decided. So a killed primary is started again once
+// they have (as the replica of the one they promoted, see primaryFor),
+// and a stopped one, continued, takes writes again only then.
+func (ss *sentinels) await(sh *shard, s *Server, event func(format string, args ...any)) {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		master, busy := ss.word(sh)
+		if master != "" && master != s.Direct() {
+			event("the Sentinels failed %s over to %s", sh.Name, master)
+			// A stopped primary continued is theirs to demote: until it
+			// says it is a replica, it must take no write.
+			for s.Proc.Running() && serverRole(s.Direct()) != "slave" && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond) // polling its role
+			}
+			return
+		}
+		if master == s.Direct() && !busy && s.Proc.Running() {
+			event("the Sentinels keep %s at %s", sh.Name, master)
+			return
+		}
+		time.Sleep(50 * time.Millisecond) // polling the Sentinels
+	}
+	event("the Sentinels have not decided on %s after 20 s; going on", sh.Name)
+}
+
+// word returns the shard's primary as the Sentinels that answer name it,
+// "" when they disagree or none answers, and whether any sees it down or
+// is failing it over.
+func (ss *sentinels) word(sh *shard) (master string, busy bool) {
+	for _, p := range ss.procs {
+		v, err := redisDo(p.addr, "SENTINEL", "MASTER", sh.Name)
+		if err != nil {
+			continue
+		}
+		fields, _ := v.Strings()
+		var ip, port, flags string
+		for i := 0; i+1 < len(fields); i += 2 {
+			switch fields[i] {
+			case "ip":
+				ip = fields[i+1]
+			case "port":
+				port = fields[i+1]
+			case "flags":
+				flags = fields[i+1]
+			}
+		}
+		addr := ip + ":" + port
+		if master != "" && master != addr {
+			return "", true
+		}
+		master = addr
+		busy = busy || strings.Contains(flags, "down") || strings.Contains(flags, "failover")
+	}
+	return master, busy
+}
