@@ -220,9 +220,11 @@ func TestHotKeysMemcachedChange(t *testing.T) {
 // tenth of the keys), the busiest server gets more than 1.1 times the
 // servers' mean of the requests with the cache off, and within 1.1 times
 // it with the cache on (the 1024 hottest keys, values a second stale at
-// most); requests as the servers count them (cmd_get).
+// most); requests as the servers count them (cmd_get). With the cache off
+// a third as many gets show the hot server: its share is the law's, 2.3
+// times the mean in 100 000 gets as in 300 000.
 func TestHotKeysBalanceZipf(t *testing.T) {
-	const servers, keys, s, n = 10, 100_000, 1.2, 300_000
+	const servers, keys, s, n, nOff = 10, 100_000, 1.2, 300_000, 100_000
 	cl := startCluster(t, servers)
 	all := make([]int, servers)
 	for i := range all {
@@ -231,7 +233,7 @@ func TestHotKeysBalanceZipf(t *testing.T) {
 	base := "  distribution: jump\n  traffic: {enabled: true, top_keys: 1024}\n"
 	srv := startProxy(t, cl.yaml(base, all...))
 	addr := srv.Addr("p").String()
-	off := serverLoad(t, cl.ms, func() { zipfGets(t, addr, keys, s, n, 1) })
+	off := serverLoad(t, cl.ms, func() { zipfGets(t, addr, keys, s, nOff, 1) })
 	reload(t, srv, cl.yaml(base+"  hot_keys: {enabled: true, size: 1024, staleness: 1000}\n", all...))
 	p := srv.testPool("p")
 	eventually(t, "the cache to follow the hottest keys", func() bool {
@@ -240,7 +242,7 @@ func TestHotKeysBalanceZipf(t *testing.T) {
 	})
 	hits := p.hot.hits.Load()
 	on := serverLoad(t, cl.ms, func() { zipfGets(t, addr, keys, s, n, 3) })
-	t.Logf("cache off: busiest server %.3f times the mean, %d gets reached the servers of %d", off.peak, off.total, n)
+	t.Logf("cache off: busiest server %.3f times the mean, %d gets reached the servers of %d", off.peak, off.total, nOff)
 	t.Logf("cache on:  busiest server %.3f times the mean, %d gets reached the servers of %d (%d answered by the proxy)", on.peak, on.total, n, p.hot.hits.Load()-hits)
 	if off.peak <= 1.1 {
 		t.Errorf("cache off: the busiest server had %.3f times the mean: the workload shows no hot server to spread", off.peak)
