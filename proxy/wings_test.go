@@ -213,8 +213,10 @@ func TestWings(t *testing.T) {
 // memcached front and imports Redis's codec, a file of no wing, a part of
 // the engine using one it may not, a new name the memcached front uses of
 // the engine, and a listening socket opened in the config wing are
-// reported, each for what it does.
+// reported, each for what it does. In parallel, after the serial tests:
+// TestWings, the one other reader of the widths it sets, has ended.
 func TestWingsCatchViolations(t *testing.T) {
+	t.Parallel()
 	// The memcached front's budget at its width, wherever it is set: one
 	// name more is over it.
 	k := "memcached -> engine"
