@@ -30,6 +30,10 @@ func FuzzRedisTxDifferential(f *testing.F) {
 	}
 	var runs atomic.Int64
 	f.Fuzz(func(t *testing.T, seed uint64) {
+		// The seeds run at once (go test runs fuzz targets after every
+		// other test, one at a time; fuzzing ignores this): each run's
+		// keys and connections are its own.
+		t.Parallel()
 		g := &txGen{rng: rand.New(rand.NewPCG(seed, 36)), ns: fmt.Sprint("d", runs.Add(1))}
 		g.cl[0].reset()
 		g.cl[1].reset()
