@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kolco-dev/kolco/internal/realprog"
 	"github.com/kolco-dev/kolco/sim/workload"
 )
 
@@ -19,7 +20,8 @@ import (
 // misses 5%) through a pool under rehash whose server stalls for 2.5 s
 // (SIGSTOP) and returns: for the 5 s after the return the misses stay
 // within one point of steady, since the server keeps its keys and gets
-// those written elsewhere meanwhile before it serves again. The same load
+// those written elsewhere meanwhile before it serves again (judged over 5 s
+// in which no server was ejected: a busy machine's timeouts eject one). The same load
 // through nutcracker is run and reported beside. ketama and ring,
 // memcached and Redis; every kolco distribution with KOLCO_FAILURE_LONG=1.
 func TestStallKeepsMissRate(t *testing.T) {
@@ -41,15 +43,21 @@ func TestStallKeepsMissRate(t *testing.T) {
 				tg.victim = tg.servers[1]
 				tg.stop, tg.isDown = tg.victimAt(1)
 				steady, during, after := runStallMisses(t, tg)
-				line := fmt.Sprintf("%-9s %-10s misses %5.2f%% steady, %5.2f%% in the stall, %5.2f%% in the 5 s after the return (%d requests)",
-					proto, dist, steady.rate(), during.rate(), after.rate(), after.requests)
+				line := fmt.Sprintf("%-9s %-10s misses %5.2f%% steady, %5.2f%% in the stall, %5.2f%% in the 5 s after the return (%d requests, span %d)",
+					proto, dist, steady.rate(), during.rate(), after.rate(), after.requests, after.tries)
 				mu.Lock()
 				report = append(report, line)
 				mu.Unlock()
 				if steady.rate() < 4 || steady.rate() > 6 {
 					t.Fatalf("steady miss rate %.2f%%, not the load's 5%%", steady.rate())
 				}
-				if dist != "nutcracker" && after.rate()-steady.rate() > 1 {
+				switch {
+				case dist == "nutcracker":
+				case after.ejected && realprog.Busy() > 1.5:
+					t.Skipf("a server was ejected again in each of three spans after the return, on a busy machine (load %.1f a CPU): the return's misses cannot be told from the timeouts'", realprog.Busy())
+				case after.ejected:
+					t.Errorf("a server was ejected again in each of three spans after the return, on a machine that is not busy")
+				case after.rate()-steady.rate() > 1:
 					t.Errorf("%.2f%% of requests missed after the return, %.2f%% steady", after.rate(), steady.rate())
 				}
 			})
@@ -59,7 +67,11 @@ func TestStallKeepsMissRate(t *testing.T) {
 }
 
 // missCount counts a phase's requests and misses.
-type missCount struct{ requests, misses int64 }
+type missCount struct {
+	requests, misses int64
+	ejected          bool // a server was marked down in the phase
+	tries            int  // the phase's spans run, the last one counted
+}
 
 func (m *missCount) rate() float64 { return 100 * float64(m.misses) / float64(max(m.requests, 1)) }
 
@@ -134,11 +146,36 @@ func runStallMisses(t *testing.T, tg stallTarget) (steady, during, after *missCo
 	} else {
 		time.Sleep(time.Second) // nutcracker's server_retry_timeout, and its next request
 	}
-	phase.Store(after)
-	time.Sleep(5 * time.Second)
+	// The 5 s after the return, again (three times at most) while a
+	// server was ejected in them: a busy machine's 300 ms timeouts eject
+	// a server that did nothing wrong, and its keys miss elsewhere, which
+	// says nothing of the return.
+	for try := 1; ; try++ {
+		after = &missCount{}
+		phase.Store(after)
+		after.ejected, after.tries = ejectedWithin(tg, 5*time.Second), try
+		if !after.ejected || try == 3 {
+			break
+		}
+	}
 	close(stop)
 	wg.Wait()
 	return steady, during, after
+}
+
+// ejectedWithin reports whether any server of tg's pool was marked down
+// at some point of the next d (never for nutcracker, whose ejections are
+// not seen).
+func ejectedWithin(tg stallTarget, d time.Duration) bool {
+	ejected := false
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) { // sampling a span, not waiting for an event
+		for i := range tg.servers {
+			if _, isDown := tg.victimAt(i); isDown != nil && isDown() {
+				ejected = true
+			}
+		}
+	}
+	return ejected
 }
 
 // stallTargetOf returns nutcrackerStallTarget for dist "nutcracker", else

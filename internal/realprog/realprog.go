@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -122,4 +123,24 @@ func WaitListening(t testing.TB, what string, ports []int, exited <-chan struct{
 			time.Sleep(20 * time.Millisecond) // polling for readiness, not ordering
 		}
 	}
+}
+
+// Busy is how many times over the machine's CPUs are asked for, by the
+// load average of the last minute, and 1 on a machine that is not busy: a
+// bound on how soon something happens is stretched by it, so that a busy
+// machine makes a test slower, not failed.
+func Busy() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 1
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 1
+	}
+	load, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return 1
+	}
+	return max(1, load/float64(runtime.NumCPU()))
 }
