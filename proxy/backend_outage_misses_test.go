@@ -20,8 +20,8 @@ import (
 // misses 5%) through a pool under rehash whose server stalls for 2.5 s
 // (SIGSTOP) and returns: for the 5 s after the return the misses stay
 // within one point of steady, since the server keeps its keys and gets
-// those written elsewhere meanwhile before it serves again (judged over 5 s
-// in which no server was ejected: a busy machine's timeouts eject one). The same load
+// those written elsewhere meanwhile before it serves again. The steady
+// and after spans are ones in which no server was ejected (calmSpan). The same load
 // through nutcracker is run and reported beside. ketama and ring,
 // memcached and Redis; every kolco distribution with KOLCO_FAILURE_LONG=1.
 func TestStallKeepsMissRate(t *testing.T) {
@@ -43,20 +43,21 @@ func TestStallKeepsMissRate(t *testing.T) {
 				tg.victim = tg.servers[1]
 				tg.stop, tg.isDown = tg.victimAt(1)
 				steady, during, after := runStallMisses(t, tg)
-				line := fmt.Sprintf("%-9s %-10s misses %5.2f%% steady, %5.2f%% in the stall, %5.2f%% in the 5 s after the return (%d requests, span %d)",
-					proto, dist, steady.rate(), during.rate(), after.rate(), after.requests, after.tries)
+				line := fmt.Sprintf("%-9s %-10s misses %5.2f%% steady, %5.2f%% in the stall, %5.2f%% in the 5 s after the return (%d requests; spans %d, %d)",
+					proto, dist, steady.rate(), during.rate(), after.rate(), after.requests, steady.tries, after.tries)
 				mu.Lock()
 				report = append(report, line)
 				mu.Unlock()
-				if steady.rate() < 4 || steady.rate() > 6 {
-					t.Fatalf("steady miss rate %.2f%%, not the load's 5%%", steady.rate())
-				}
+				// nutcracker's row is reported, not judged: its timeouts
+				// eject servers on a busy machine, unseen by the test.
 				switch {
 				case dist == "nutcracker":
-				case after.ejected && realprog.Busy() > 1.5:
-					t.Skipf("a server was ejected again in each of three spans after the return, on a busy machine (load %.1f a CPU): the return's misses cannot be told from the timeouts'", realprog.Busy())
-				case after.ejected:
-					t.Errorf("a server was ejected again in each of three spans after the return, on a machine that is not busy")
+				case (steady.ejected || after.ejected) && realprog.Busy() > 1.5:
+					t.Skipf("a server was ejected in each of three spans (steady: %v, after the return: %v) on a busy machine (load %.1f a CPU): the return's misses cannot be told from the timeouts'", steady.ejected, after.ejected, realprog.Busy())
+				case steady.ejected || after.ejected:
+					t.Errorf("a server was ejected in each of three spans (steady: %v, after the return: %v) on a machine that is not busy", steady.ejected, after.ejected)
+				case steady.rate() < 4 || steady.rate() > 6:
+					t.Fatalf("steady miss rate %.2f%%, not the load's 5%%", steady.rate())
 				case after.rate()-steady.rate() > 1:
 					t.Errorf("%.2f%% of requests missed after the return, %.2f%% steady", after.rate(), steady.rate())
 				}
@@ -77,7 +78,7 @@ func (m *missCount) rate() float64 { return 100 * float64(m.misses) / float64(ma
 
 // runStallMisses fills the cache, then runs the cache-aside load for a
 // steady 3 s, through a 2.5 s stall of the victim, and for 5 s after it is
-// back.
+// back, each span without an ejection (calmSpan) where one can be had.
 func runStallMisses(t *testing.T, tg stallTarget) (steady, during, after *missCount) {
 	const nkeys = 5000
 	keys := make([]string, nkeys)
@@ -87,8 +88,8 @@ func runStallMisses(t *testing.T, tg stallTarget) (steady, during, after *missCo
 	fillKV(t, tg.proto, tg.addr, keys, func(int) string { return "v" })
 	weights := workload.ZipfWeights(nkeys, 0.99)
 	var phase atomic.Pointer[missCount]
-	steady, during, after = &missCount{}, &missCount{}, &missCount{}
-	phase.Store(steady)
+	during = &missCount{}
+	phase.Store(&missCount{}) // the clients' first requests: not counted
 	stop := make(chan struct{})
 	deadline := time.Now().Add(40 * time.Second)
 	var wg sync.WaitGroup
@@ -97,46 +98,10 @@ func runStallMisses(t *testing.T, tg stallTarget) (steady, during, after *missCo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stream := workload.Stream(weights, 1<<16, uint64(g+1))
-			c, err := dialKV(tg.proto, tg.addr)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer func() { c.close() }()
-			rng := rand.New(rand.NewPCG(uint64(g), 9))
-			for i := 0; time.Now().Before(deadline); i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				key := fmt.Sprintf("z:%d", stream[i%len(stream)])
-				if rng.IntN(20) == 0 {
-					key = fmt.Sprintf("new:%d", fresh.Add(1))
-				}
-				p := phase.Load()
-				_, found, err := c.get(key)
-				if err == nil && found {
-					atomic.AddInt64(&p.requests, 1)
-					continue
-				}
-				atomic.AddInt64(&p.requests, 1)
-				atomic.AddInt64(&p.misses, 1) // the database is read; the value set
-				if err == nil {
-					err = c.set(key, "v")
-				}
-				if err != nil {
-					c.close()
-					if c, err = dialKV(tg.proto, tg.addr); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			}
+			cacheAside(t, tg, workload.Stream(weights, 1<<16, uint64(g+1)), uint64(g), &phase, &fresh, stop, deadline)
 		}()
 	}
-	time.Sleep(3 * time.Second)
+	steady = calmSpan(tg, &phase, 3*time.Second)
 	phase.Store(during)
 	tg.stop(syscall.SIGSTOP)
 	time.Sleep(2500 * time.Millisecond)
@@ -146,21 +111,68 @@ func runStallMisses(t *testing.T, tg stallTarget) (steady, during, after *missCo
 	} else {
 		time.Sleep(time.Second) // nutcracker's server_retry_timeout, and its next request
 	}
-	// The 5 s after the return, again (three times at most) while a
-	// server was ejected in them: a busy machine's 300 ms timeouts eject
-	// a server that did nothing wrong, and its keys miss elsewhere, which
-	// says nothing of the return.
-	for try := 1; ; try++ {
-		after = &missCount{}
-		phase.Store(after)
-		after.ejected, after.tries = ejectedWithin(tg, 5*time.Second), try
-		if !after.ejected || try == 3 {
-			break
-		}
-	}
+	after = calmSpan(tg, &phase, 5*time.Second)
 	close(stop)
 	wg.Wait()
 	return steady, during, after
+}
+
+// cacheAside is a client of runStallMisses: it gets the keys of stream in
+// turn, every 20th a new one, and sets a key it misses (the database
+// read), counting into the phase current at each request, until stop or
+// deadline.
+func cacheAside(t *testing.T, tg stallTarget, stream []int32, seed uint64, phase *atomic.Pointer[missCount], fresh *atomic.Int64, stop <-chan struct{}, deadline time.Time) {
+	c, err := dialKV(tg.proto, tg.addr)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer func() { c.close() }()
+	rng := rand.New(rand.NewPCG(seed, 9))
+	for i := 0; time.Now().Before(deadline); i++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		key := fmt.Sprintf("z:%d", stream[i%len(stream)])
+		if rng.IntN(20) == 0 {
+			key = fmt.Sprintf("new:%d", fresh.Add(1))
+		}
+		p := phase.Load()
+		_, found, err := c.get(key)
+		atomic.AddInt64(&p.requests, 1)
+		if err == nil && found {
+			continue
+		}
+		atomic.AddInt64(&p.misses, 1) // the database is read; the value set
+		if err == nil {
+			err = c.set(key, "v")
+		}
+		if err != nil {
+			c.close()
+			if c, err = dialKV(tg.proto, tg.addr); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}
+}
+
+// calmSpan counts the next d of the clients' requests into a phase of its
+// own, again (three spans at most) while a server of the pool was marked
+// down in it: a busy machine's 300 ms timeouts eject a server that did
+// nothing wrong, and its keys then miss elsewhere, which says nothing of
+// the stall or the return.
+func calmSpan(tg stallTarget, phase *atomic.Pointer[missCount], d time.Duration) *missCount {
+	for try := 1; ; try++ {
+		m := &missCount{tries: try}
+		phase.Store(m)
+		m.ejected = ejectedWithin(tg, d)
+		if !m.ejected || try == 3 {
+			return m
+		}
+	}
 }
 
 // ejectedWithin reports whether any server of tg's pool was marked down
