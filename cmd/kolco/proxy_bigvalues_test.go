@@ -27,7 +27,6 @@ import (
 // nutcracker's; once the values are written kolco's RSS returns to the
 // system within 30 s of idling.
 func TestBigValuesBesideNutcracker(t *testing.T) {
-	t.Parallel() // measures its own proxy's RSS, which no other test's processes change
 	ncBin := realprog.Binary(t, "nutcracker", "nutcracker")
 	rd := startRedisServer(t)
 	ports := realprog.FreePorts(t, 2)

@@ -39,7 +39,6 @@ func TestProxyMemoryBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves 800 MB through the proxy")
 	}
-	t.Parallel() // measures its own proxy's RSS, which no other test's processes change
 	mc := startMemcached(t, "-m", "1200", "-I", "128m")
 	ports := realprog.FreePorts(t, 1)
 	dir := t.TempDir()
