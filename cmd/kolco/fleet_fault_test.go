@@ -21,6 +21,7 @@ import (
 // keeps serving it, and when it reaches etcd again reads the membership in
 // full and agrees with the others, instead of skipping the gap.
 func TestFleetWatchPastCompaction(t *testing.T) {
+	t.Parallel() // mostly waits: on failure detectors, leases and watches, not on the CPU
 	f := startFleet(t)
 	cut := etcdtest.NewProxy(t, f.srv)
 	behind := f.addProxyVia(t, cut.Endpoint)
@@ -73,6 +74,7 @@ func TestFleetWatchPastCompaction(t *testing.T) {
 // over the machine's CPUs are asked for: at load 40 on 2 cores etcd's
 // expiry alone took more), and the proxies agree.
 func TestFleetLeaseExpiry(t *testing.T) {
+	t.Parallel() // mostly waits: on failure detectors, leases and watches, not on the CPU
 	const ttl = 2 * time.Second
 	f := startFleet(t)
 	extra := startMemcached(t)
@@ -124,6 +126,7 @@ func TestFleetLeaseExpiry(t *testing.T) {
 // without calling it a disagreement); with etcd back they catch up with a change
 // written then, without a restart.
 func TestFleetEtcdStopped(t *testing.T) {
+	t.Parallel() // mostly waits: on failure detectors, leases and watches, not on the CPU
 	f := startFleet(t)
 	agreed, _ := agreeAt(t, f.rev, time.Now(), f.proxies...)
 	f.srv.Stop()

@@ -266,6 +266,7 @@ func summary(ds []time.Duration) string {
 // members list --gossip" lists what they serve, and "kolco status" says
 // they agree, each numbering its own revisions.
 func TestGossipFleetAgrees(t *testing.T) {
+	t.Parallel() // mostly waits: on failure detectors, leases and watches, not on the CPU
 	f := startGossipFleet(t, 5)
 	all := []string{"m0", "m1", "m2", "m3"}
 	f.agree(t, time.Now(), f.proxies, all...)
@@ -325,6 +326,7 @@ func TestGossipFleetAgrees(t *testing.T) {
 // again and keys written through one proxy are read through every other.
 // A proxy killed (kill -9) changes no one's placement: it is an observer.
 func TestGossipFleetPausedProxy(t *testing.T) {
+	t.Parallel() // mostly waits: on failure detectors, leases and watches, not on the CPU
 	f := startGossipFleet(t, 3)
 	f.agree(t, time.Now(), f.proxies, "m0", "m1", "m2", "m3")
 	paused := f.proxies[2]

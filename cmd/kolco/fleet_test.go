@@ -91,6 +91,7 @@ func (f *etcdFleet) checkShared(t *testing.T, round string, writer int) {
 // printed); "kolco status" reports their agreement; a proxy started after
 // the history of changes places as they do.
 func TestFleetOfProxiesAgrees(t *testing.T) {
+	t.Parallel() // mostly waits: on failure detectors, leases and watches, not on the CPU
 	f := startFleet(t)
 	agreeAt(t, f.rev, time.Now(), f.proxies...)
 	f.checkShared(t, "before", 0)
@@ -142,6 +143,7 @@ func TestFleetOfProxiesAgrees(t *testing.T) {
 // by "kolco status" as not answering; resumed, it converges with the
 // others without a restart, and the fleet agrees again.
 func TestFleetPausedProxy(t *testing.T) {
+	t.Parallel() // mostly waits: on failure detectors, leases and watches, not on the CPU
 	f := startFleet(t)
 	agreeAt(t, f.rev, time.Now(), f.proxies...)
 	paused := f.proxies[2]

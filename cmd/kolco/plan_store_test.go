@@ -16,6 +16,7 @@ import (
 // the servers' MEMORY USAGE of the moved keys, and its time the busiest
 // server's keys over --move-rate.
 func TestPlanPredictsTheStoresMove(t *testing.T) {
+	t.Parallel() // its figures are computed, not timed: beside a test that waits it uses the idle core
 	p := newStoreProc(t, "")
 	p.write(4)
 	p.start()

@@ -152,9 +152,13 @@ type pidProxy struct {
 }
 
 // startPidProxy runs "kolco proxy" on the configuration y with a pid file
-// and a log file, and waits until ports listen; Cleanup kills the process
-// the pid file names and the first one, and logs the log file if the test
-// failed.
+// and a log file, and waits until ports listen and the pid file names the
+// process; Cleanup kills the process the pid file names and the first one,
+// and logs the log file if the test failed. The process writes its pid
+// file once its pools serve, after it listens: a pool on a membership
+// source listens and answers the admin socket before its source's first
+// version is applied, and a test that read the pid file then found none
+// (TestProxyHandoverEtcd under load 25: "os: process already finished").
 func startPidProxy(t *testing.T, y string, ports ...int) *pidProxy {
 	t.Helper()
 	dir := t.TempDir()
@@ -180,5 +184,6 @@ func startPidProxy(t *testing.T, y string, ports ...int) *pidProxy {
 		}
 	})
 	realprog.WaitListening(t, "kolco proxy", ports, p.exited)
+	eventuallyWithin(t, time.Duration(busy()*float64(10*time.Second)), "the proxy's pid file", func() bool { return readPid(p.pid) == cmd.Process.Pid })
 	return p
 }
