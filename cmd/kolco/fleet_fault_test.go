@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"os"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,6 +10,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/kolco-dev/kolco/internal/realprog"
 	"github.com/kolco-dev/kolco/membership/etcdtest"
 )
 
@@ -158,22 +156,6 @@ func TestFleetEtcdStopped(t *testing.T) {
 		detected.Round(time.Millisecond), took.Round(time.Millisecond))
 }
 
-// busy is how many times over the machine's CPUs are asked for, by the
-// load average of the last minute, and 1 on a machine that is not busy:
-// a bound on how soon something happens is stretched by it, so that a
-// busy machine makes a test slower, not failed.
-func busy() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 1
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 1
-	}
-	load, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
-		return 1
-	}
-	return max(1, load/float64(runtime.NumCPU()))
-}
+// busy is realprog.Busy: a bound on how soon something happens is
+// stretched by it, so that a busy machine makes a test slower, not failed.
+func busy() float64 { return realprog.Busy() }
