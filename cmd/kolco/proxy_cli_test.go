@@ -244,19 +244,7 @@ func TestNutcrackerStatsPortFromFile(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(y), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := program(t, "nutcracker", "-c", conf)
-	if err := testproc.Start(cmd); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
+	exited, _ := startOwned(t, program(t, "nutcracker", "-c", conf))
 	_, port, _ := strings.Cut(listen, ":")
 	n, _ := strconv.Atoi(port)
 	realprog.WaitListening(t, "nutcracker", []int{n, statsPort}, exited)

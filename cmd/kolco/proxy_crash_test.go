@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/realprog"
-	"github.com/kolco-dev/kolco/internal/testproc"
 )
 
 // TestSegvAsNutcracker: a SIGSEGV sent with kill makes the real nutcracker
@@ -98,18 +97,7 @@ func waitDying(t *testing.T, cmd *exec.Cmd, exited <-chan struct{}) {
 // it while idle.
 func startIdle(t *testing.T, cmd *exec.Cmd, listen string) (exited chan struct{}, waitErr *error) {
 	t.Helper()
-	if err := testproc.Start(cmd); err != nil {
-		t.Fatal(err)
-	}
-	exited, waitErr = make(chan struct{}), new(error)
-	go func() {
-		*waitErr = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
+	exited, waitErr = startOwned(t, cmd)
 	_, port, _ := strings.Cut(listen, ":")
 	n, _ := strconv.Atoi(port)
 	local := fmt.Sprintf("0100007F:%04X", n) // 127.0.0.1:port as /proc/net/tcp writes it

@@ -170,6 +170,17 @@ func TestFatalStartErrorsInLogFile(t *testing.T) {
 // exited, with its Wait's error in *waitErr.
 func startProgram(t *testing.T, cmd *exec.Cmd, name, listen string) (exited chan struct{}, waitErr *error) {
 	t.Helper()
+	exited, waitErr = startOwned(t, cmd)
+	_, port, _ := strings.Cut(listen, ":")
+	n, _ := strconv.Atoi(port)
+	realprog.WaitListening(t, name, []int{n}, exited)
+	return exited, waitErr
+}
+
+// startOwned starts cmd, killed when the test ends; exited is closed once
+// it has ended, with what its wait returned in waitErr.
+func startOwned(t *testing.T, cmd *exec.Cmd) (exited chan struct{}, waitErr *error) {
+	t.Helper()
 	if err := testproc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
@@ -182,8 +193,5 @@ func startProgram(t *testing.T, cmd *exec.Cmd, name, listen string) (exited chan
 		_ = cmd.Process.Kill()
 		<-exited
 	})
-	_, port, _ := strings.Cut(listen, ":")
-	n, _ := strconv.Atoi(port)
-	realprog.WaitListening(t, name, []int{n}, exited)
 	return exited, waitErr
 }
