@@ -184,7 +184,8 @@ func (p *plan) Scanned(n int) {
 	p.scanned += n
 }
 
-func (p *plan) Moved(dst string, n int, bytes int64, took time.Duration) {
+func (p *plan) Moved(dst string, keys [][]byte, bytes int64, took time.Duration) {
+	n := len(keys)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.moved == nil {
