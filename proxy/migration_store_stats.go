@@ -238,6 +238,10 @@ func (m *storeMove) goneFrom(addr string, key []byte) bool {
 	return ok && v.(*sourceStats).gone.has(key)
 }
 
+// tookOff records that a request's MIGRATE took key off the old server
+// at addr (see goneKeys).
+func (m *storeMove) tookOff(addr string, key []byte) { m.stats.source(addr).gone.add(key) }
+
 // source returns the figures of the old server at addr.
 func (st *moveStats) source(addr string) *sourceStats {
 	if v, ok := st.bySource.Load(addr); ok {

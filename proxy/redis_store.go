@@ -65,7 +65,7 @@ func (c *redisClient) moveEach(p *pool, m *storeMove, deadline time.Time, n int,
 		for _, src := range from {
 			moved, big, err := migrateOne(src, to, key, deadline)
 			if !big && err == nil {
-				m.stats.source(src.addr).gone.add(key)
+				m.tookOff(src.addr, key)
 			}
 			if big && err == nil {
 				kc := p.copyKey(key, src, copyBig(to, key))
@@ -236,8 +236,7 @@ func (r *redisMovePlan) Hold(ctx context.Context, dst string) (func(), error) {
 func (r *redisMovePlan) Scanned(n int) { r.job.scanned(n) }
 
 func (r *redisMovePlan) Moved(dst string, keys [][]byte, bytes int64, took time.Duration) {
-	r.job.ss.gone.add(keys...)
-	r.job.moved(r.dst(dst), len(keys), bytes, took)
+	r.job.moved(r.dst(dst), keys, bytes, took)
 }
 
 func (r *redisMovePlan) Failed(dst string, err error) {
