@@ -118,14 +118,15 @@ func (m *storeMove) wait(deadline time.Time) error {
 
 // sources appends to dst the servers key may be on other than n, its
 // server now: its servers under the move's placements, each once, but
-// those the mover has been through. Such a server holds no key that
-// moves: SCAN lists every key present for the whole listing, the mover
-// moved each, and since the move opened no request writes a moving key
-// to its old server.
+// those the mover has been through, and those a MIGRATE took key off
+// already (see goneKeys). Such a server does not hold the key: SCAN
+// lists every key present for the whole listing, the mover moved each,
+// and since the move opened no request writes a moving key to its old
+// server.
 func (m *storeMove) sources(dst []*backend, key []byte, n *backend, sc *routeScratch) []*backend {
 	for _, v := range m.priors {
 		if o := v.owner(key, sc); o != nil && o.addr != n.addr && !slices.ContainsFunc(dst, func(b *backend) bool { return b.addr == o.addr }) &&
-			!m.sourceDone(o.addr) {
+			!m.sourceDone(o.addr) && !m.goneFrom(o.addr, key) {
 			dst = append(dst, o)
 		}
 	}

@@ -348,9 +348,12 @@ func (j *moveJob) scanned(n int) {
 	j.ss.scanned.Add(int64(n))
 }
 
-// moved counts a batch of n keys, about bytes, moved to dst in took; the
-// rate's room and, below one batch at a time, the rest follow from it.
-func (j *moveJob) moved(dst *backend, n int, bytes int64, took time.Duration) {
+// moved counts a batch that took keys, about bytes, off the source to
+// dst in took (see goneKeys); the rate's room and, below one batch at a
+// time, the rest follow from it.
+func (j *moveJob) moved(dst *backend, keys [][]byte, bytes int64, took time.Duration) {
+	n := len(keys)
+	j.ss.gone.add(keys...)
 	j.m.stats.moved.Add(int64(n))
 	j.ss.pace.note(time.Now(), j.ss.moved.Add(int64(n))+j.ss.onRequest.Load())
 	j.m.stats.bytes.Add(bytes)

@@ -64,6 +64,9 @@ func (c *redisClient) moveEach(p *pool, m *storeMove, deadline time.Time, n int,
 		}
 		for _, src := range from {
 			moved, big, err := migrateOne(src, to, key, deadline)
+			if !big && err == nil {
+				m.tookOff(src.addr, key)
+			}
 			if big && err == nil {
 				kc := p.copyKey(key, src, copyBig(to, key))
 				if !c.endRound() { // the earlier requests' replies do not wait for it
@@ -232,8 +235,8 @@ func (r *redisMovePlan) Hold(ctx context.Context, dst string) (func(), error) {
 
 func (r *redisMovePlan) Scanned(n int) { r.job.scanned(n) }
 
-func (r *redisMovePlan) Moved(dst string, n int, bytes int64, took time.Duration) {
-	r.job.moved(r.dst(dst), n, bytes, took)
+func (r *redisMovePlan) Moved(dst string, keys [][]byte, bytes int64, took time.Duration) {
+	r.job.moved(r.dst(dst), keys, bytes, took)
 }
 
 func (r *redisMovePlan) Failed(dst string, err error) {

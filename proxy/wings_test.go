@@ -132,7 +132,9 @@ var widths = map[string]int{
 	// A big key's copy (pool.copyKey; keyCopy's await, sendRead and
 	// release, the client's field of one; moveJob.bigKey); client.connState:
 	// a client's protocol, authentication and name across a handover.
-	"redis -> engine": 165,
+	// 166: a request's MIGRATE records the key it took off its old
+	// server (storeMove.tookOff).
+	"redis -> engine": 166,
 	"server -> admin": 14,
 	// 76: a start on a state file of other servers serves the pool over
 	// them (overNodes).

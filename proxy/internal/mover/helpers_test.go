@@ -130,6 +130,8 @@ type plan struct {
 	src   string
 	chunk int
 	big   []string
+	// gone are the keys Moved reported off the source.
+	gone []string
 }
 
 func (p *plan) Dest(key []byte) string { return p.dest(key) }
@@ -184,9 +186,13 @@ func (p *plan) Scanned(n int) {
 	p.scanned += n
 }
 
-func (p *plan) Moved(dst string, n int, bytes int64, took time.Duration) {
+func (p *plan) Moved(dst string, keys [][]byte, bytes int64, took time.Duration) {
+	n := len(keys)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for _, k := range keys {
+		p.gone = append(p.gone, string(k))
+	}
 	if p.moved == nil {
 		p.moved = map[string]int{}
 	}

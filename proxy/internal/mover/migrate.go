@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/kolco-dev/kolco/proxy/redis"
@@ -162,15 +163,31 @@ func (r *run) migrate(ctx context.Context, conn net.Conn, rr *redis.ReplyReader,
 	if err != nil {
 		return err
 	}
-	n := len(b.keys) - len(big)
+	gone := without(b.keys, big)
+	n := len(gone)
 	r.sizer.observe(n, took, inflight)
-	r.plan.Moved(b.dst, n, r.sizer.bytes(n), took)
+	r.plan.Moved(b.dst, gone, r.sizer.bytes(n), took)
 	for _, key := range big {
 		if err := r.plan.Big(ctx, b.dst, key); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// without returns keys but those of out, the big keys a MIGRATE left on
+// the source: keys itself when out is empty, as it nearly always is.
+func without(keys, out [][]byte) [][]byte {
+	if len(out) == 0 {
+		return keys
+	}
+	var kept [][]byte
+	for _, k := range keys {
+		if !slices.ContainsFunc(out, func(o []byte) bool { return bytes.Equal(o, k) }) {
+			kept = append(kept, k)
+		}
+	}
+	return kept
 }
 
 // exchange writes req on conn and reads its one reply, by deadline.

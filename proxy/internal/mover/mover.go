@@ -57,11 +57,13 @@ type Plan interface {
 	// Hold waits until a MIGRATE from the source to dst may run, and
 	// returns what ends its hold.
 	Hold(ctx context.Context, dst string) (release func(), err error)
-	// Scanned reports n keys listed; Moved a MIGRATE of n keys to dst,
-	// of about bytes, that took took; Failed a SCAN or MIGRATE that
-	// failed (dst "" for a SCAN), tried again after a backoff.
+	// Scanned reports n keys listed; Moved a MIGRATE to dst, of about
+	// bytes, that took took and left keys off the source (moved, or not
+	// there; keys and their bytes are valid only during the call);
+	// Failed a SCAN or MIGRATE that failed (dst "" for a SCAN), tried
+	// again after a backoff.
 	Scanned(n int)
-	Moved(dst string, n int, bytes int64, took time.Duration)
+	Moved(dst string, keys [][]byte, bytes int64, took time.Duration)
 	Failed(dst string, err error)
 }
 

@@ -127,28 +127,37 @@ func (w *Window) Look(p99 time.Duration, ok bool) float64 {
 	return w.size
 }
 
-// Run looks at h every interval until ctx ends: each look is the p99 of
-// the requests h counted since the last, once there are Samples of them
-// (or ten intervals have passed).
+// Run looks at h every interval until ctx ends (see [Window.tick]).
 func (w *Window) Run(ctx context.Context, h *Histogram) {
 	t := time.NewTicker(w.cfg.Interval)
 	defer t.Stop()
-	last := h.Snapshot()
-	waited := 0
+	l := &looks{last: h.Snapshot()}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		now := h.Snapshot()
-		d := now.Sub(last)
-		waited++
-		n := d.Total()
-		if n < w.cfg.Samples && waited < 10 {
-			continue
-		}
-		w.Look(d.Quantile(0.99), n >= w.cfg.Samples)
-		last, waited = now, 0
+		w.tick(l, h.Snapshot())
 	}
+}
+
+// looks is what Run keeps between two ticks.
+type looks struct {
+	last   Counts
+	waited int
+}
+
+// tick is one interval's look, now being the histogram's counts at its
+// end: the p99 of the requests counted since the last look, once there
+// are Samples of them (or ten intervals have passed).
+func (w *Window) tick(l *looks, now Counts) {
+	d := now.Sub(l.last)
+	l.waited++
+	n := d.Total()
+	if n < w.cfg.Samples && l.waited < 10 {
+		return
+	}
+	w.Look(d.Quantile(0.99), n >= w.cfg.Samples)
+	l.last, l.waited = now, 0
 }
