@@ -118,7 +118,7 @@ var widths = map[string]int{
 	// hot_keys does: its field and method where one PoolConfig method was.
 	"admin -> config":     73,
 	"admin -> engine":     184,
-	"admin -> server":     25,
+	"admin -> server":     22,
 	"admin -> source":     12,
 	"engine -> config":    77,
 	"fronts -> config":    2,
@@ -154,7 +154,7 @@ var widths = map[string]int{
 	// A big key's copy sends its delete on the key's connection (op,
 	// sendKeyed).
 	"migration -> backend": 13,
-	"migration -> place":   27,
+	"migration -> place":   26,
 	"migration -> pool":    34,
 	"place -> backend":     5,
 	"place -> migration":   8,
