@@ -423,6 +423,7 @@ func (s *session) readerStopped(b *backend, failure error) {
 	for _, o := range rest {
 		o.finish(failure)
 	}
+	b.drainLate(s)
 }
 
 // failure returns the error of the ops a read error leaves unanswered:
@@ -434,10 +435,14 @@ func (s *session) failure(b *backend, err error) error {
 	return serverError(b.addr, "", err)
 }
 
-// kill closes the connection; the next send replaces the session.
+// kill closes the connection, or one timed out only stops (its reader
+// drains it: backend.drainLate); the next send replaces the session.
 func (s *session) kill() {
-	s.dead.Store(true)
-	s.conn.Close()
+	if dead := s.dead.Swap(true); !s.timedOut.Load() {
+		s.conn.Close()
+	} else if !dead { // the watchdog's: a later one would cut the drain short
+		_ = s.conn.SetDeadline(time.Now())
+	}
 }
 
 // end stops the session: the connection is closed and the reader fails

@@ -32,7 +32,7 @@ func (p *pool) restore(b *backend) {
 		return
 	}
 	if err := p.settleReturn(b, o); err != nil {
-		if errors.Is(err, errSettling) {
+		if errors.Is(err, errSettling) || errors.Is(err, errLate) {
 			p.log.Debug("server not restored yet", "server", b.name(), "addr", b.addr, "err", err)
 			return
 		}

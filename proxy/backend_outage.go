@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -70,6 +71,9 @@ type outage struct {
 	// changed is set once a change of the placement came while the
 	// server was out (see outage.placementChanged).
 	changed bool
+	// late counts the server's connections with requests the proxy gave
+	// up on that are still open (see backend.drainLate).
+	late atomic.Int32
 }
 
 func newOutage(limit int) *outage {

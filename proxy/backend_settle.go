@@ -165,6 +165,9 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 		return errSettling
 	}
 	defer o.settling.Unlock()
+	if o.late.Load() > 0 {
+		return errLate
+	}
 	ctx, settled := p.ctx, map[string][]string{}
 	if o.overflowed() {
 		if !p.cfg.exclusive(b.node) {
