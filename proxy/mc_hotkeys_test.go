@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -240,15 +241,24 @@ func TestHotKeysBalanceZipf(t *testing.T) {
 		zipfGets(t, addr, keys, s, 5000, 2)
 		return len(p.hot.set.Load().entries) == 1024
 	})
-	hits := p.hot.hits.Load()
-	on := serverLoad(t, cl.ms, func() { zipfGets(t, addr, keys, s, n, 3) })
+	// The cache-on share is measured three times and the median judged:
+	// which keys the cache holds at each moment moves the busiest server
+	// between 1.04 and 1.11 times the mean from run to run.
+	var ons []load
+	for run := range 3 {
+		hits := p.hot.hits.Load()
+		on := serverLoad(t, cl.ms, func() { zipfGets(t, addr, keys, s, n, uint64(3+run)) })
+		t.Logf("cache on:  busiest server %.3f times the mean, %d gets reached the servers of %d (%d answered by the proxy)", on.peak, on.total, n, p.hot.hits.Load()-hits)
+		ons = append(ons, on)
+	}
+	slices.SortFunc(ons, func(a, b load) int { return cmp.Compare(a.peak, b.peak) })
+	on := ons[1]
 	t.Logf("cache off: busiest server %.3f times the mean, %d gets reached the servers of %d", off.peak, off.total, nOff)
-	t.Logf("cache on:  busiest server %.3f times the mean, %d gets reached the servers of %d (%d answered by the proxy)", on.peak, on.total, n, p.hot.hits.Load()-hits)
 	if off.peak <= 1.1 {
 		t.Errorf("cache off: the busiest server had %.3f times the mean: the workload shows no hot server to spread", off.peak)
 	}
 	if on.peak > 1.1 {
-		t.Errorf("cache on: the busiest server had %.3f times the mean, want at most 1.1", on.peak)
+		t.Errorf("cache on: the busiest server had %.3f times the mean (the median of three), want at most 1.1", on.peak)
 	}
 }
 
