@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,37 +38,7 @@ func TestReplicaReturnOutlivesALateWrite(t *testing.T) {
 		}
 		return b.String()
 	}
-	copiesOf := func(n int, key string) []string {
-		cfg, err := ParseConfig([]byte(yaml(n)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := testPool(cfg.WithDefaults().Pools["p"])
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes, err := p.place.Load().kolco.p.LocateN(nil, key, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []string{nodes[0].ID, nodes[1].ID}
-	}
-	key, b, x := "", "", ""
-	for _, k := range diffKeys(500) {
-		before, after := copiesOf(4, k), copiesOf(5, k)
-		for i, c := range before {
-			if slices.Contains(after, c) && slices.Contains(after, "m4") {
-				key, b, x = k, c, before[1-i]
-				break
-			}
-		}
-		if key != "" {
-			break
-		}
-	}
-	if key == "" {
-		t.Fatal("no key of 500 keeps one copy and moves the other to the added server")
-	}
+	key, b, x := keyKeepingOneCopy(t, yaml)
 	bi := int(b[1] - '0')
 	s, logs := startProxyLogged(t, yaml(4))
 	c := dial(t, s.Addr("p").String())

@@ -114,39 +114,7 @@ func checkReturnSettlesFromACopyOfNow(t *testing.T, ejection string) {
 		}
 		return b.String()
 	}
-	copiesOf := func(n int, key string) []string {
-		cfg, err := ParseConfig([]byte(yaml(n)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := testPool(cfg.WithDefaults().Pools["p"])
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes, err := p.place.Load().kolco.p.LocateN(nil, key, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []string{nodes[0].ID, nodes[1].ID}
-	}
-	// A key whose copies are {b, x} over four servers and {b, m4} over
-	// five: the added server takes x's copy, b keeps its own.
-	key, b, x := "", "", ""
-	for _, k := range diffKeys(500) {
-		before, after := copiesOf(4, k), copiesOf(5, k)
-		for i, c := range before {
-			if slices.Contains(after, c) && slices.Contains(after, "m4") {
-				key, b, x = k, c, before[1-i]
-				break
-			}
-		}
-		if key != "" {
-			break
-		}
-	}
-	if key == "" {
-		t.Fatal("no key of 500 keeps one copy and moves the other to the added server")
-	}
+	key, b, x := keyKeepingOneCopy(t, yaml)
 	s := startProxy(t, yaml(4))
 	c := dial(t, s.Addr("p").String())
 	at := func(name string) *memcached { return ms[name[1]-'0'] }
@@ -164,4 +132,36 @@ func checkReturnSettlesFromACopyOfNow(t *testing.T, ejection string) {
 	if got := getValue(c, key); got != "" && got != "v3" {
 		t.Errorf("get %s once %s is back: %q, want v3 or a miss", key, b, got)
 	}
+}
+
+// keyKeepingOneCopy returns a key of diffKeys whose two copies are {b, x}
+// over the four servers of yaml(4) and {b, m4} over the five of yaml(5):
+// the added server takes x's copy, b keeps its own.
+func keyKeepingOneCopy(t *testing.T, yaml func(n int) string) (key, b, x string) {
+	t.Helper()
+	copiesOf := func(n int, key string) []string {
+		cfg, err := ParseConfig([]byte(yaml(n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := testPool(cfg.WithDefaults().Pools["p"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes, err := p.place.Load().kolco.p.LocateN(nil, key, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []string{nodes[0].ID, nodes[1].ID}
+	}
+	for _, k := range diffKeys(500) {
+		before, after := copiesOf(4, k), copiesOf(5, k)
+		for i, c := range before {
+			if slices.Contains(after, c) && slices.Contains(after, "m4") {
+				return k, c, before[1-i]
+			}
+		}
+	}
+	t.Fatal("no key of 500 keeps one copy and moves the other to the added server")
+	return "", "", ""
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestStoreMoveAsksOnce: while a store moves its keys, a request for a
@@ -15,11 +14,7 @@ import (
 // it, not three (each waited behind the mover's MIGRATEs there).
 func TestStoreMoveAsksOnce(t *testing.T) {
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0)}
-	from, to := time.Now().Add(2*time.Hour), time.Now().Add(3*time.Hour)
-	later := fmt.Sprintf("%02d:%02d-%02d:%02d", from.Hour(), from.Minute(), to.Hour(), to.Minute())
-	yaml := func(servers []*redisServer, hours string) string {
-		return "kolco:\n  admin_listen: 127.0.0.1:0\n" + redisPoolYAML("  distribution: ring\n  store: {enabled: true, hours: \""+hours+"\"}\n", servers...)
-	}
+	later, yaml := laterHours(), storeHoursYAML
 	s := startProxy(t, yaml(rs[:1], later))
 	keys := fillStore(t, s.Addr("p").String(), 400)
 	reload(t, s, yaml(rs, later))

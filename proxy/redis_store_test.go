@@ -225,11 +225,7 @@ func TestStoreMoveAfterPipelinedRequests(t *testing.T) {
 // run at any hour ends.
 func TestStoreMoveWaitsForItsHours(t *testing.T) {
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0)}
-	from, to := time.Now().Add(2*time.Hour), time.Now().Add(3*time.Hour)
-	later := fmt.Sprintf("%02d:%02d-%02d:%02d", from.Hour(), from.Minute(), to.Hour(), to.Minute())
-	yaml := func(servers []*redisServer, hours string) string {
-		return "kolco:\n  admin_listen: 127.0.0.1:0\n" + redisPoolYAML("  distribution: ring\n  store: {enabled: true, hours: \""+hours+"\"}\n", servers...)
-	}
+	later, yaml := laterHours(), storeHoursYAML
 	s := startProxy(t, yaml(rs[:1], later))
 	fillStore(t, s.Addr("p").String(), 500)
 	reload(t, s, yaml(rs, later))
@@ -243,4 +239,17 @@ func TestStoreMoveWaitsForItsHours(t *testing.T) {
 	}
 	reload(t, s, yaml(rs, ""))
 	waitMoved(t, s.testPool("p"))
+}
+
+// laterHours is a store.hours window that opens in two hours: a move
+// configured with it waits.
+func laterHours() string {
+	from, to := time.Now().Add(2*time.Hour), time.Now().Add(3*time.Hour)
+	return fmt.Sprintf("%02d:%02d-%02d:%02d", from.Hour(), from.Minute(), to.Hour(), to.Minute())
+}
+
+// storeHoursYAML is a ring store pool over servers moving in hours, with
+// an admin endpoint.
+func storeHoursYAML(servers []*redisServer, hours string) string {
+	return "kolco:\n  admin_listen: 127.0.0.1:0\n" + redisPoolYAML("  distribution: ring\n  store: {enabled: true, hours: \""+hours+"\"}\n", servers...)
 }
