@@ -219,10 +219,37 @@ func (p *proxyProc) killAll() {
 		}
 	}
 	for _, g := range groups {
-		_ = testproc.KillOwn(-g, syscall.SIGCONT)
-		_ = testproc.KillOwn(-g, syscall.SIGKILL)
+		for _, pid := range inGroup(g) {
+			_ = testproc.KillOwn(pid, syscall.SIGCONT)
+			_ = testproc.KillOwn(pid, syscall.SIGKILL)
+		}
 	}
 	p.proc.Kill()
+}
+
+// inGroup returns the processes of process group g. (A signal to -g would
+// reach them at once, but a group, unlike each process, cannot be asked
+// whether it runs this executable: KillOwn is given its members.)
+func inGroup(g int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: the fields follow the last ')'.
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 2 && fields[2] == strconv.Itoa(g) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // logTail is the end of the proxy's log file.

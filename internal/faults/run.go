@@ -125,6 +125,7 @@ func runSeed(t *testing.T, env Env, cfg Config, bins binaries, seed uint64, sum 
 	r := &run{t: t, env: env, cfg: cfg, seed: seed, combo: combo, topo: topo, sched: sched, bins: bins,
 		dir: t.TempDir(), sidecars: sidecars{}, applied: map[string]int{}}
 	r.sp = newSpawner()
+	r.sp.logf = t.Logf
 	t.Cleanup(r.sp.close) // the first cleanup registered runs last: after every kill
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -146,3 +146,43 @@ func TestProcessesDieWithTheRun(t *testing.T) {
 		t.Fatal("a process started by a closed spawner still runs after a minute")
 	}
 }
+
+// TestKillEndsWithAnOrphanHoldingTheOutput: a process that leaves a child
+// behind holding its output (as a proxy's handover does) is over once it
+// has exited, not once the child has; and inGroup finds the child by the
+// group it inherited.
+func TestKillEndsWithAnOrphanHoldingTheOutput(t *testing.T) {
+	sp := newSpawner()
+	t.Cleanup(sp.close)
+	p := newProc(sp, "sh", func() *exec.Cmd {
+		cmd := exec.Command("sh", "-c", "sleep 60 & echo started; wait")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		return cmd
+	})
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := p.Pid()
+	deadline := time.Now().Add(time.Minute)
+	for len(inGroup(pgid)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("group %d: %v, want the shell and its sleep", pgid, inGroup(pgid))
+		}
+		time.Sleep(10 * time.Millisecond) // polling for the shell's child, not ordering
+	}
+	t.Cleanup(func() {
+		for _, pid := range inGroup(pgid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	done := make(chan struct{})
+	go func() { p.Kill(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(outputWait + 10*time.Second):
+		t.Fatal("Kill waits on the output the shell's child still holds")
+	}
+	if len(inGroup(pgid)) != 1 {
+		t.Errorf("group %d after the shell's kill: %v, want its sleep alone", pgid, inGroup(pgid))
+	}
+}

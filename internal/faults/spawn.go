@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -21,6 +24,7 @@ import (
 // the run: Close ends it, and so does the test binary's exit, a panic or
 // a kill -9 - each of which kills every process started here.
 type spawner struct {
+	logf   func(format string, args ...any) // where a process that outlives its kill is reported
 	reqs   chan spawnReq
 	stop   chan struct{}
 	done   chan struct{}
@@ -33,7 +37,7 @@ type spawnReq struct {
 }
 
 func newSpawner() *spawner {
-	s := &spawner{reqs: make(chan spawnReq), stop: make(chan struct{}), done: make(chan struct{}), locked: make(chan struct{})}
+	s := &spawner{logf: func(string, ...any) {}, reqs: make(chan spawnReq), stop: make(chan struct{}), done: make(chan struct{}), locked: make(chan struct{})}
 	go s.loop()
 	return s
 }
@@ -143,6 +147,9 @@ func (p *Proc) Start() error {
 	}
 	cmd := p.command()
 	cmd.Stdout, cmd.Stderr = p.out, p.out
+	// A process the command started and left behind (a proxy's
+	// handover) may hold the output pipe after the command has exited.
+	cmd.WaitDelay = outputWait
 	if err := p.sp.start(cmd); err != nil {
 		return fmt.Errorf("%s: %w", p.Name, err)
 	}
@@ -200,8 +207,19 @@ func (p *Proc) Signal(sig syscall.Signal) error {
 	return p.cmd.Process.Signal(sig)
 }
 
+// outputWait bounds how long a process's exit waits for the processes it
+// left behind to close its output.
+const outputWait = 5 * time.Second
+
+// killWait bounds Kill's wait for a killed process's end: one that has
+// not ended by then is in the kernel for good (uninterruptible), which a
+// run reports and leaves rather than hang on it.
+const killWait = time.Minute
+
 // Kill kills the process (kill -9, after a SIGCONT so that a stopped one
-// dies at once) and waits until it has exited.
+// dies at once) and waits until it has exited, a minute at most: one
+// still there then is reported, with each thread's state and kernel
+// stack.
 func (p *Proc) Kill() {
 	p.mu.Lock()
 	cmd, exited := p.cmd, p.exited
@@ -212,7 +230,33 @@ func (p *Proc) Kill() {
 	}
 	_ = cmd.Process.Signal(syscall.SIGCONT)
 	_ = cmd.Process.Kill()
-	<-exited
+	select {
+	case <-exited:
+	case <-time.After(killWait):
+		p.sp.logf("%s: process %d not ended %v after kill -9:\n%s", p.Name, cmd.Process.Pid, killWait, threads(cmd.Process.Pid))
+	}
+}
+
+// threads describes each thread of process pid: its state, wait channel
+// and kernel stack (readable by root only).
+func threads(pid int) string {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tids, err := os.ReadDir(dir)
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, tid := range tids {
+		read := func(name string) string {
+			data, err := os.ReadFile(filepath.Join(dir, tid.Name(), name))
+			if err != nil {
+				return err.Error()
+			}
+			return strings.TrimSpace(string(data))
+		}
+		fmt.Fprintf(&b, "thread %s: stat %s; wchan %s\n%s\n", tid.Name(), read("stat"), read("wchan"), read("stack"))
+	}
+	return b.String()
 }
 
 // Output is the end of what the process wrote on its standard output and
