@@ -176,8 +176,8 @@ func explainState(b *strings.Builder, p *PoolConfig, statePath string) {
 	switch {
 	case p.Membership != nil && p.Membership.Etcd != nil:
 		fmt.Fprintf(b, "  state: %s is kept in etcd under %s, beside the servers, so that every proxy following it places alike\n", what, p.Membership.Etcd.Prefix)
-	case p.Membership != nil:
-		fmt.Fprintf(b, "  state: %s is not kept: a file or DNS source holds servers only, so each proxy places by the changes it has seen since it started, and one started later may place keys otherwise; a fleet keeps it in etcd\n", what)
+	case p.Membership != nil: // Sentinel's: the file and DNS sources refuse such a distribution, as gossip does
+		fmt.Fprintf(b, "  state: %s is not kept, nor needed: the servers are the Sentinel masters' names, which a failover does not change\n", what)
 	case statePath == "":
 		fmt.Fprintf(b, "  state: %s is not kept (kolco.state_file is not set and the configuration was not read from a file): a restart places keys afresh\n", what)
 	default:

@@ -252,6 +252,16 @@ func (p *PoolConfig) checkMembership(bad badSetting) error {
 	switch {
 	case m.Etcd != nil:
 		err = m.Etcd.check()
+	case (m.DNS != nil || m.File != nil) && historyDependent(p.Distribution):
+		// A poll may skip a version, and a proxy started later (a
+		// restart, a handover's new process, another proxy) has seen
+		// none: each would place by its own history, and a cache's
+		// proxies read and write a key on different servers - stale
+		// reads, not only misses.
+		err = fmt.Errorf("%s: distribution %s is history-dependent: its placement depends on the order of changes, and a %[1]s source gives each proxy "+
+			"only the versions it happened to read, so proxies started at other times, or polling at other moments, place keys apart; "+
+			"list the servers in the configuration (a reload keeps the history in kolco.state_file), follow etcd (which keeps it for the fleet), or use ring, rendezvous, maglev or ketama",
+			strings.Fields(m.String())[0], p.Distribution)
 	case m.DNS != nil:
 		err = m.DNS.check()
 	case m.Sentinel != nil:

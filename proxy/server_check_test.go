@@ -83,12 +83,12 @@ func TestCheckFilesStateFile(t *testing.T) {
 
 // TestCheckFilesMembershipFile: a membership file the pool's source would
 // refuse fails the check - missing, not YAML, naming another pool, a
-// server the pool cannot serve - naming the file, and its line where the
+// server line it cannot read - naming the file, and its line where the
 // parser gives one; a good one passes.
 func TestCheckFilesMembershipFile(t *testing.T) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "nutcracker.yml")
-	if err := os.WriteFile(conf, []byte("p:\n  listen: 127.0.0.1:1\n  distribution: flip\n  servers: [\"127.0.0.1:2:1 a\"]\n"+
+	if err := os.WriteFile(conf, []byte("p:\n  listen: 127.0.0.1:1\n  distribution: ring\n  servers: [\"127.0.0.1:2:1 a\"]\n"+
 		"  membership: {file: {path: members.yml, pool: p}}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,6 @@ func TestCheckFilesMembershipFile(t *testing.T) {
 		{"not YAML", "p:\n  servers: [\n", "yaml: line 2"},
 		{"another pool", "q:\n  servers: [\"127.0.0.1:2:1 a\"]\n", `no pool "p"`},
 		{"a bad server line", "p:\n  servers:\n   - 127.0.0.1:2 a\n", "line 3"},
-		{"a weight flip cannot take", "p:\n  servers: [\"127.0.0.1:2:3 a\"]\n", "weight 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_ = os.Remove(members)

@@ -152,7 +152,7 @@ func (c *configFile) startLogged() (*Server, *logBuffer) {
 }
 
 // TestExplainSaysWhereStateLives: --check says where a history-dependent
-// pool's history is kept - the state file, etcd, or nowhere - and says
+// pool's history is kept - the state file, etcd, or nowhere (Sentinel's) - and says
 // nothing of it for a pool whose placement follows from its servers.
 func TestExplainSaysWhereStateLives(t *testing.T) {
 	const servers = "  servers: [\"127.0.0.1:2:1 a\"]\n"
@@ -163,8 +163,8 @@ func TestExplainSaysWhereStateLives(t *testing.T) {
 		{"", "  distribution: anchor\n" + servers, "is not kept (kolco.state_file is not set"},
 		{"/etc/kolco/n.yml", "  distribution: jumpback\n  membership: {etcd: {endpoints: [\"http://127.0.0.1:2379\"], prefix: /kolco/cache/}}\n" + servers,
 			"is kept in etcd under /kolco/cache/"},
-		{"/etc/kolco/n.yml", "  distribution: slots\n  membership: {file: {path: /etc/kolco/servers.yml, pool: p}}\n" + servers,
-			"is not kept: a file or DNS source holds servers only"},
+		{"/etc/kolco/n.yml", "  distribution: slots\n  redis: true\n  membership: {sentinel: {sentinels: [\"127.0.0.1:26379\"]}}\n" + servers,
+			"is not kept, nor needed: the servers are the Sentinel masters' names"},
 		{"/etc/kolco/n.yml", "  distribution: ring\n" + servers, ""},
 		{"/etc/kolco/n.yml", "  distribution: ketama\n" + servers, ""},
 	} {

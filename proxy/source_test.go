@@ -67,6 +67,21 @@ func TestMembershipConfig(t *testing.T) {
 			t.Errorf("membership %s: %v, want a ConfigError about membership saying %q", tc.yaml, err, tc.want)
 		}
 	}
+	// A polled source gives each proxy its own history: refused for a
+	// distribution placed by it, as gossip is; etcd keeps the history.
+	for _, dist := range []string{"jump", "binomial", "slots", "anchor"} {
+		for _, src := range []string{"{file: {path: n.yml}}", "{dns: {name: _mc._tcp.svc}}"} {
+			_, err := ParseConfig([]byte("p:\n  listen: 127.0.0.1:1\n  distribution: " + dist + "\n  servers: [\"a:1:1 x\"]\n  membership: " + src + "\n"))
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Key != "membership" || !strings.Contains(err.Error(), "history-dependent") || !strings.Contains(err.Error(), "etcd") {
+				t.Errorf("%s on %s: %v, want it refused as history-dependent, naming etcd", dist, src, err)
+			}
+		}
+		y := "p:\n  listen: 127.0.0.1:1\n  distribution: " + dist + "\n  servers: [\"a:1:1 x\"]\n  membership: {etcd: {endpoints: [\"http://127.0.0.1:2379\"], prefix: /p/}}\n"
+		if _, err := ParseConfig([]byte(y)); err != nil {
+			t.Errorf("%s on etcd: %v", dist, err)
+		}
+	}
 	_, err = ParseConfig([]byte("p:\n  listen: 127.0.0.1:1\n  zones: {x: a}\n  servers: [\"a:1:1 x\"]\n  membership: {file: {path: n.yml}}\n"))
 	if err == nil || !strings.Contains(err.Error(), "zones") {
 		t.Errorf("zones beside a source: %v, want them refused", err)
@@ -357,7 +372,7 @@ func TestReloadOfSourcedPool(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "members.yml")
 	writeServers(t, path, ms[0], ms[1])
 	conf := func(timeout int, source bool) string {
-		y := fmt.Sprintf("kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: jump\n  timeout: %d\n  servers: [\"%s:1 static\"]\n", timeout, ms[2].addr)
+		y := fmt.Sprintf("kolco:\n  admin_listen: \":0\"\np:\n  listen: 127.0.0.1:0\n  distribution: maglev\n  timeout: %d\n  servers: [\"%s:1 static\"]\n", timeout, ms[2].addr)
 		if source {
 			y += "  membership: {file: {path: " + path + ", interval: 20, settle: 40}}\n"
 		}
