@@ -17,7 +17,7 @@ const (
 	EnvProxies = "KOLCO_FAULTS_PROXIES" // proxies in front of the pool
 	EnvExclude = "KOLCO_FAULTS_EXCLUDE" // exclusions: "stall,sentinel+rehash"
 	EnvOpen    = "KOLCO_FAULTS_OPEN"    // 1: run the open faults' combinations too
-	EnvReport  = "KOLCO_FAULTS_REPORT"  // a file for the summary
+	EnvReport  = "KOLCO_FAULTS_REPORT"  // a file for the summary, rewritten after each seed
 )
 
 // Short is the run of `go test ./...`: a few seeds of short schedules.

@@ -98,17 +98,30 @@ func Run(t *testing.T, env Env, cfg Config) *Summary {
 	for i := 0; cfg.Until.IsZero() && i < len(cfg.Seeds) || !cfg.Until.IsZero() && time.Now().Before(cfg.Until); i++ {
 		seed := cfg.Seeds[min(i, len(cfg.Seeds)-1)] + uint64(max(0, i-len(cfg.Seeds)+1))
 		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, env, cfg, bins, seed, sum) })
+		// After each seed, so that a long run ended early still
+		// reports the seeds it ran.
+		writeReport(t, cfg.Report, sum)
 		if !ok && !cfg.Until.IsZero() {
 			break
 		}
 	}
 	t.Logf("fault schedules:\n%s", sum)
-	if cfg.Report != "" {
-		if err := os.WriteFile(cfg.Report, []byte(sum.String()), 0o644); err != nil {
-			t.Error(err)
-		}
-	}
 	return sum
+}
+
+// writeReport writes the summary to the file path, when one is named.
+func writeReport(t *testing.T, path string, sum *Summary) {
+	if path == "" {
+		return
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(sum.String()), 0o644); err != nil {
+		t.Error(err)
+		return
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Error(err)
+	}
 }
 
 // runSeed runs one seed.
