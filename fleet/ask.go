@@ -39,8 +39,10 @@ type PoolStatus struct {
 	Since time.Time `json:"since"`
 	// Retiring reports that a pool the proxy replaced (a reload, or a
 	// change of its source) still answers requests in flight, routed by
-	// the placement before Fingerprint: a store's move and a sweep wait
-	// until no proxy of the fleet has any.
+	// the placement before Fingerprint, or that a request the proxy gave
+	// up on at its timeout may still run on its server (its connection is
+	// still open): a store's move and a sweep wait until no proxy of the
+	// fleet has any.
 	Retiring bool `json:"retiring,omitempty"`
 	// Shared reports that another proxy following the same source places
 	// alike at this revision however late it started (see membership.View);

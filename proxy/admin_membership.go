@@ -39,7 +39,7 @@ func (e poolEntry) membershipStatus() MembershipStatus {
 	p := e.p
 	ms := MembershipStatus{Pool: p.name, Source: p.cfg.Membership.String(), Distribution: p.cfg.Distribution,
 		Fingerprint: p.fingerprint(), Since: e.since, Shared: isTwemproxy(p.cfg) || !settingsOf(p.cfg).historyDependent(),
-		Retiring: p.retiring.Load() > 0}
+		Retiring: p.retiring.Load() > 0 || p.lateWrites.Load() > 0}
 	for _, b := range p.backends {
 		ms.Nodes = append(ms.Nodes, b.name())
 		if b.health.isDown() {

@@ -31,8 +31,9 @@ var errLate = errors.New("requests given up on at their timeout may still run on
 
 // drainLate half-closes the connection of s, stopped because a request on
 // it timed out, and reads it until the server closes it or lateBound
-// passes, counting it in b's outage meanwhile (see outage.late). A
-// session that did not time out was closed already.
+// passes, counting it in b's outage meanwhile (see outage.late), and in
+// its pool's late writes (see pool.lateWrites). A session that did not
+// time out was closed already.
 func (b *backend) drainLate(s *session) {
 	if !s.timedOut.Load() {
 		return
@@ -46,11 +47,14 @@ func (b *backend) drainLate(s *session) {
 	if o != nil {
 		o.late.Add(1)
 	}
+	late := b.pool.lateWrites
+	late.Add(1)
 	go func() {
 		_, _ = io.Copy(io.Discard, s.conn)
 		s.conn.Close()
 		if o != nil {
 			o.late.Add(-1)
 		}
+		late.Add(-1)
 	}()
 }

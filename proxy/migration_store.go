@@ -38,8 +38,13 @@ import (
 // server once the move has begun, which would bring it back there. So a
 // move opens - keys move, by request or by the mover - only when nothing
 // routes by an older placement: the pool this one replaced has answered
-// its requests in flight, and every proxy of kolco.admin_peers places by
-// this placement (as the sweep waits for them). Until then a request for a
+// its requests in flight, no request given up on at its timeout can still
+// run on its server (its connection is open: see drainLate) - it would
+// bring its key back to a server the key left, where the placements the
+// move follows still put it, and the mover would take that copy over the
+// key's value (TestStoreMoveWaitsForALateWrite) - and every proxy of
+// kolco.admin_peers places by this placement and has no such request
+// either (as the sweep waits for them). Until then a request for a
 // moving key waits, up to the pool's timeout, and gets -TRYAGAIN if the
 // move is still closed; requests for other keys go on as ever.
 //
@@ -364,19 +369,26 @@ func (p *pool) openMove(m *storeMove) bool {
 		}
 	}
 	wait := moveRetry
-	for p.fleet != nil {
-		reason, why := p.fleet.check(p.moveCtx, p)
-		if p.moveCtx.Err() != nil {
-			return false
-		}
-		if reason == "" {
-			break
+	for {
+		msg, reason, why := "store move waits: requests given up on at their timeout may still run on their servers", "late",
+			fmt.Sprintf("this proxy: %d connections with a request given up on are still open", p.lateWrites.Load())
+		if p.lateWrites.Load() == 0 {
+			if p.fleet == nil {
+				break
+			}
+			msg = "store move waits: a proxy of kolco.admin_peers does not place as this one yet"
+			reason, why = p.fleet.check(p.moveCtx, p)
+			if p.moveCtx.Err() != nil {
+				return false
+			}
+			if reason == "" {
+				break
+			}
 		}
 		line := reason + ": " + why
 		m.stats.waiting.Store(&line)
 		if ok, held := p.moveLog.allow(); ok {
-			p.log.Warn("store move waits: a proxy of kolco.admin_peers does not place as this one yet", "reason", reason, "proxies", why,
-				"retry", wait, "not_logged", held)
+			p.log.Warn(msg, "reason", reason, "proxies", why, "retry", wait, "not_logged", held)
 		}
 		t := time.NewTimer(wait)
 		select {

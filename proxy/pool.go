@@ -64,7 +64,14 @@ type pool struct {
 	// retiring counts the pools this one's listener served before it that
 	// still answer requests in flight; shared by the pools that replace
 	// one another, and reported to the fleet (see sweepFleet.check).
-	retiring      *atomic.Int64
+	retiring *atomic.Int64
+	// lateWrites counts the server connections, of this pool and the
+	// pools it replaced, still open with a request the proxy gave up on
+	// at its timeout (see drainLate): such a request may yet run, by a
+	// placement before this one. Shared as retiring is; a store's move
+	// opens only once there are none (see openMove), and the fleet hears
+	// of them as of a retiring pool.
+	lateWrites    *atomic.Int64
 	moveCtx       context.Context
 	moveStop      context.CancelFunc
 	moveChanged   chan struct{}
@@ -145,7 +152,8 @@ func newPool(spec poolSpec) (*pool, error) { return newPoolAfter(spec, nil, nil)
 func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 	p := &pool{name: spec.name, cfg: spec.cfg, front: spec.front, members: spec.members, log: spec.log.With("pool", spec.name),
 		met: spec.met, stats: spec.met.forPool(spec.name, spec.front), drained: make(chan struct{}), returns: new(sync.RWMutex),
-		migrateRoles: newMigrateRoles(), copies: new(keyCopies), retiring: new(atomic.Int64)}
+		migrateRoles: newMigrateRoles(), copies: new(keyCopies), retiring: new(atomic.Int64),
+		lateWrites: new(atomic.Int64)}
 	for _, n := range spec.servers() {
 		b := newBackend(p, n)
 		b.slot = len(p.backends)

@@ -193,7 +193,7 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 // it adds (unless it is placed afresh, fromPlaceholder, as at a start) and
 // lets the front sweep before p serves.
 func succeed(ctx context.Context, p, old *pool, fromPlaceholder bool) error {
-	p.migrateRoles, p.copies, p.retiring = old.migrateRoles, old.copies, old.retiring
+	p.migrateRoles, p.copies, p.retiring, p.lateWrites = old.migrateRoles, old.copies, old.retiring, old.lateWrites
 	p.stats = old.stats // figures survive a reload
 	if err := p.inherit(old); err != nil {
 		return err
