@@ -117,7 +117,7 @@ var widths = map[string]int{
 	// 73: the traffic sample explains itself (Traffic.explain), as
 	// hot_keys does: its field and method where one PoolConfig method was.
 	"admin -> config":     73,
-	"admin -> engine":     184,
+	"admin -> engine":     158,
 	"admin -> server":     22,
 	"admin -> source":     12,
 	"engine -> config":    77,
@@ -129,12 +129,13 @@ var widths = map[string]int{
 	"memcached -> engine": 169,
 	// A store's big-key bounds (store.big_key_elements, big_key_bytes).
 	"redis -> config": 39,
-	// A big key's copy (pool.copyKey; keyCopy's await, sendRead and
+	// A big key's copy (storeMover.copyKey; keyCopy's await, sendRead and
 	// release, the client's field of one; moveJob.bigKey); client.connState:
 	// a client's protocol, authentication and name across a handover.
 	// 166: a request's MIGRATE records the key it took off its old
-	// server (storeMove.tookOff).
-	"redis -> engine": 166,
+	// server (storeMove.tookOff). 167: the copies and MIGRATE roles are
+	// the pool's mover's (pool.mover), no longer the pool's own fields.
+	"redis -> engine": 167,
 	"server -> admin": 14,
 	// 76: a start on a state file of other servers serves the pool over
 	// them (overNodes).
@@ -155,13 +156,13 @@ var widths = map[string]int{
 	// sendKeyed).
 	"migration -> backend": 13,
 	"migration -> place":   26,
-	"migration -> pool":    34,
+	"migration -> pool":    27,
 	"place -> backend":     5,
 	"place -> migration":   8,
-	"place -> pool":        8,
+	"place -> pool":        9, // a change asks the pool's mover for its move (pool.mover)
 	"pool -> backend":      33,
 	"pool -> io":           1,
-	// The pool holds its big keys' copies (keyCopies).
+	// The pool holds its store's mover (storeMover).
 	"pool -> migration": 18,
 	"pool -> place":     17,
 }
