@@ -76,7 +76,7 @@ type storeMove struct {
 	stats  moveStats
 	// steady is the clients' p99 before the move, since the last one
 	// ended; window paces the mover from their p99 meanwhile (see
-	// runMover), once it runs.
+	// storeMover.run), once it runs.
 	steady time.Duration
 	window atomic.Pointer[pace.Window]
 	// instances are the processes the move's servers ran when its mover

@@ -17,10 +17,18 @@ import (
 //
 // It holds what it needs of its pool as fields given when the pool is
 // made (newStoreMover), not the pool: its configuration, front, log and
-// figures; its placement with the lock of the placement's writers, which
-// a move's end takes as any writer does; and, through movePool, the
-// pool's servers for the placements a move follows, and its publishing
-// and state file. The pool's context and goroutines are given at start.
+// migration figures. Four are references back, each for one reason: the
+// placement and the lock of its writers (place, placeMu) are the pool's
+// own, which every request reads and a move's end writes as any writer
+// does, under the same lock; wg is the pool's goroutines, which the
+// pool's close waits for at once, the loop and big keys' copies among
+// them; and movePool is the pool seen through the six methods a move
+// asks of it (publishing a placement, the state file, its servers for
+// the placements a move follows). The fleet's check and the pool's
+// moved-keys counter are func values over the pool, read when used: the
+// fleet is set, and the counter handed on by a reload, after the pool is
+// made, and the fleet's check (fleetCheck) is given the pool it asks
+// about. The pool's context is given at start.
 type storeMover struct {
 	cfg   *PoolConfig
 	front front
@@ -49,8 +57,8 @@ type storeMover struct {
 	// every pool it replaced).
 	predecessorDrained <-chan struct{}
 	// ctx and wg are the pool's (ctx set by start): big keys' copies run
-	// under ctx, and the pool's close waits for them and the loop with wg. The
-	// loop runs under moveCtx, which stop ends, woken by changed;
+	// under ctx, and the pool's close waits for them and the loop with
+	// wg. The loop runs under moveCtx, which stop ends, woken by changed;
 	// moveLog limits its lines.
 	ctx     context.Context
 	wg      *sync.WaitGroup
@@ -60,7 +68,8 @@ type storeMover struct {
 	moveLog logLimit
 }
 
-// movePool is what a store's move asks of its pool beside its fields.
+// movePool is what a store's move asks of its pool beside the fields it
+// is given (see storeMover).
 type movePool interface {
 	// publish stores a placement and wakes the pool's loops; the caller
 	// holds placeMu.
@@ -91,7 +100,7 @@ func newStoreMover(p *pool) *storeMover {
 }
 
 // share takes over the MIGRATE roles and big keys' copies of old, the
-// mover of the pool this one's replaces.
+// mover of the pool that this one's pool replaces.
 func (mv *storeMover) share(old *storeMover) { mv.roles, mv.copies = old.roles, old.copies }
 
 // loop opens the pool's move and runs its mover, for each move
