@@ -195,8 +195,8 @@ func (e poolEntry) status() PoolStatus {
 		ps.SweepDeferred = *why
 	}
 	ps.StateMissing = p.stats.stateMissing.Load()
-	ps.Move = p.moveStatus()
-	ps.LastMove = p.lastMove()
+	ps.Move = p.mover.status()
+	ps.LastMove = p.mover.last()
 	ps.Failovers, _ = p.stats.failovers.snapshot()
 	ps.Traffic = p.trafficStatus()
 	return ps

@@ -144,7 +144,7 @@ func (s *Server) pools() []*pool {
 // collectMove reports a store's move.
 func collectMove(ch chan<- prometheus.Metric, p *pool) {
 	ch <- prometheus.MustNewConstMetric(descStoreMoved, prometheus.CounterValue, float64(p.stats.storeMoved.Load()), p.name)
-	ms := p.moveStatus()
+	ms := p.mover.status()
 	ch <- prometheus.MustNewConstMetric(descStoreMoving, prometheus.GaugeValue, b2f(ms != nil), p.name)
 	if ms == nil {
 		return

@@ -54,7 +54,7 @@ func (p *pool) publish(pl *placement) {
 	default: // the loop is awake already, or not started
 	}
 	select {
-	case p.moveChanged <- struct{}{}:
+	case p.mover.changed <- struct{}{}:
 	default:
 	}
 }

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -82,7 +81,7 @@ type storeMove struct {
 	stats  moveStats
 	// steady is the clients' p99 before the move, since the last one
 	// ended; window paces the mover from their p99 meanwhile (see
-	// runMover), once it runs.
+	// storeMover.run), once it runs.
 	steady time.Duration
 	window atomic.Pointer[pace.Window]
 	// instances are the processes the move's servers ran when its mover
@@ -155,12 +154,12 @@ func (m *storeMove) placedOn(key []byte, src *backend, sc *routeScratch) bool {
 	return false
 }
 
-// moveAfter returns the move of pl, the placement of a store that
-// replaces prev: over prev when the change moved keys, and over the
-// placements of prev's move when it had not ended; nil when no key is
-// anywhere but where pl puts it. The caller holds placeMu.
-func (p *pool) moveAfter(prev, pl *placement) *storeMove {
-	if !p.cfg.Store.Enabled || prev == nil {
+// after returns the move of pl, the placement of a store that replaces
+// prev: over prev when the change moved keys, and over the placements of
+// prev's move when it had not ended; nil when no key is anywhere but
+// where pl puts it. The caller holds the pool's placeMu.
+func (mv *storeMover) after(prev, pl *placement) *storeMove {
+	if !mv.cfg.Store.Enabled || prev == nil {
 		return nil
 	}
 	var priors []*prior
@@ -169,16 +168,16 @@ func (p *pool) moveAfter(prev, pl *placement) *storeMove {
 			priors = append(priors, v)
 		}
 	}
-	add(p.byShard(p.priorOf(prev)))
+	add(mv.byShard(mv.pool.priorOf(prev)))
 	if old := prev.move; old != nil && !old.done.Load() {
-		for _, v := range p.remapPriors(old.priors) {
-			add(p.byShard(v))
+		for _, v := range mv.pool.remapPriors(old.priors) {
+			add(mv.byShard(v))
 		}
 	}
 	if len(priors) == 0 {
 		return nil
 	}
-	m := &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: p.steadyP99()}
+	m := &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: mv.steadyP99()}
 	// An operator's pause holds through a change that extends the move.
 	m.paused.Store(prev.move != nil && !prev.move.done.Load() && prev.move.paused.Load())
 	return m
@@ -187,8 +186,8 @@ func (p *pool) moveAfter(prev, pl *placement) *storeMove {
 // steadyP99 returns the clients' p99 of the last ten seconds without a
 // move, or, with fewer than steadySamples requests in them, since the
 // pool's last move ended (or the proxy started).
-func (p *pool) steadyP99() time.Duration {
-	st := p.mig.stats
+func (mv *storeMover) steadyP99() time.Duration {
+	st := mv.mig
 	now := st.clientLatency.Snapshot()
 	if c, ok := st.recentLatency.Since(now); ok && c.Total() >= steadySamples {
 		return c.Quantile(0.99)
@@ -212,15 +211,15 @@ const steadySamples = 200
 // shard added at a failover) moves keys from the shards' primaries now.
 // In any other pool a server at another address is another server, whose
 // keys move, and v is returned as it is.
-func (p *pool) byShard(v *prior) *prior {
-	if m := p.cfg.Membership; m == nil || m.Sentinel == nil {
+func (mv *storeMover) byShard(v *prior) *prior {
+	if m := mv.cfg.Membership; m == nil || m.Sentinel == nil {
 		return v
 	}
 	cp := *v.pl
 	cp.servers = make([]*backend, len(v.pl.servers))
 	for i, b := range v.pl.servers {
 		cp.servers[i] = b
-		if c := p.backendNamed(b.name()); c != nil {
+		if c := mv.pool.backendNamed(b.name()); c != nil {
 			cp.servers[i] = c
 		}
 	}
@@ -240,12 +239,12 @@ type movePlacement struct {
 	sig                                  string
 }
 
-// movePlacements returns the placements m follows, newest first, as a
+// placements returns the placements m follows, newest first, as a
 // record keeps them.
-func (p *pool) movePlacements(m *storeMove) []movePlacement {
+func (mv *storeMover) placements(m *storeMove) []movePlacement {
 	var out []movePlacement
 	for _, v := range m.priors {
-		mp := movePlacement{distribution: p.cfg.Distribution, hash: p.cfg.Hash, hashTag: p.cfg.HashTag,
+		mp := movePlacement{distribution: mv.cfg.Distribution, hash: mv.cfg.Hash, hashTag: mv.cfg.HashTag,
 			nodes: nodesOf(v.pl.servers), sig: v.pl.sig}
 		if l := v.pl.layout(); l != nil {
 			mp.distribution, mp.keyHash, mp.vnodes, mp.state = l.settings.Distribution, l.settings.KeyHash, l.settings.VNodes, l.state()
@@ -255,17 +254,17 @@ func (p *pool) movePlacements(m *storeMove) []movePlacement {
 	return out
 }
 
-// resumeMove publishes the pool's placement with the move the state file
+// resume publishes the pool's placement with the move the state file
 // records, paused when it records the move paused, before the pool
 // starts, so that a proxy restarted, killed or handed over mid-move goes
 // on with it.
-func (p *pool) resumeMove(records []movePlacement, paused bool) error {
-	p.placeMu.Lock()
-	defer p.placeMu.Unlock()
-	cur := p.place.Load()
+func (mv *storeMover) resume(records []movePlacement, paused bool) error {
+	mv.placeMu.Lock()
+	defer mv.placeMu.Unlock()
+	cur := mv.place.Load()
 	var priors []*prior
 	for _, ms := range records {
-		v, err := p.priorOfRecord(ms)
+		v, err := mv.priorOfRecord(ms)
 		if err != nil {
 			return err
 		}
@@ -277,16 +276,16 @@ func (p *pool) resumeMove(records []movePlacement, paused bool) error {
 		return nil
 	}
 	cp := *cur
-	cp.move = &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: p.steadyP99()}
+	cp.move = &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: mv.steadyP99()}
 	cp.move.paused.Store(paused)
-	p.publish(&cp)
-	p.log.Info("store move resumed from the state file", "placements", len(priors))
+	mv.pool.publish(&cp)
+	mv.log.Info("store move resumed from the state file", "placements", len(priors))
 	return nil
 }
 
 // priorOfRecord rebuilds a placement a move follows from its record.
-func (p *pool) priorOfRecord(ms movePlacement) (*prior, error) {
-	cfg := *p.cfg
+func (mv *storeMover) priorOfRecord(ms movePlacement) (*prior, error) {
+	cfg := *mv.cfg
 	cfg.Distribution, cfg.Hash, cfg.KeyHash, cfg.HashTag, cfg.VNodes = ms.distribution, ms.hash, ms.keyHash, ms.hashTag, ms.vnodes
 	nodes := ms.nodes
 	pl := &placement{replicas: 1}
@@ -306,181 +305,10 @@ func (p *pool) priorOfRecord(ms movePlacement) (*prior, error) {
 	}
 	pl.servers = make([]*backend, len(nodes))
 	for i, n := range nodes {
-		pl.servers[i] = p.backendFor(&backend{node: n, addr: n.Addr})
+		pl.servers[i] = mv.pool.backendFor(&backend{node: n, addr: n.Addr})
 	}
 	if pl.sig = signature(&cfg, pl); pl.sig != ms.sig {
 		return nil, fmt.Errorf("a placement rebuilds to signature %q where the file records %q", pl.sig, ms.sig)
 	}
 	return &prior{pl: pl, down: make([]bool, len(nodes))}, nil
-}
-
-// moveLoop opens the pool's move and runs its mover, for each move
-// published, until the pool closes or is replaced.
-func (p *pool) moveLoop() {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		m := p.place.Load().move
-		if m == nil || m.done.Load() {
-			select {
-			case <-p.moveCtx.Done():
-				return
-			case <-p.moveChanged:
-			case <-tick.C:
-				// The clients' latency of the last seconds, without a
-				// move: the steady p99 the next move is paced against.
-				st := p.mig.stats
-				st.recentLatency.Tick(st.clientLatency.Snapshot())
-			}
-			continue
-		}
-		if !p.openMove(m) {
-			if p.moveCtx.Err() != nil {
-				return
-			}
-			continue // the placement changed: look again
-		}
-		if p.runMover(m) {
-			p.endMove(m)
-		} else if p.moveCtx.Err() != nil {
-			return
-		}
-	}
-}
-
-// moveRetry and moveRetryMax bound the wait between two questions to the
-// fleet before a move opens: short, since requests for moving keys wait
-// for it.
-const (
-	moveRetry    = 50 * time.Millisecond
-	moveRetryMax = time.Second
-)
-
-// openMove waits until nothing routes by an older placement (see above)
-// and opens m. It returns false when the pool closes or m is replaced.
-func (p *pool) openMove(m *storeMove) bool {
-	if drained := p.predecessorDrained; drained != nil {
-		why := "the pool this one replaced answers its requests in flight"
-		m.stats.waiting.Store(&why)
-		select {
-		case <-drained:
-		case <-p.moveCtx.Done():
-			return false
-		}
-	}
-	wait := moveRetry
-	for {
-		msg, reason, why := "store move waits: requests given up on at their timeout may still run on their servers", "late",
-			fmt.Sprintf("this proxy: %d connections with a request given up on are still open", p.lateWrites.Load())
-		if p.lateWrites.Load() == 0 {
-			if p.fleet == nil {
-				break
-			}
-			msg = "store move waits: a proxy of kolco.admin_peers does not place as this one yet"
-			reason, why = p.fleet.check(p.moveCtx, p)
-			if p.moveCtx.Err() != nil {
-				return false
-			}
-			if reason == "" {
-				break
-			}
-		}
-		line := reason + ": " + why
-		m.stats.waiting.Store(&line)
-		if ok, held := p.moveLog.allow(); ok {
-			p.log.Warn(msg, "reason", reason, "proxies", why, "retry", wait, "not_logged", held)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-p.moveCtx.Done():
-			t.Stop()
-			return false
-		case <-p.moveChanged:
-			t.Stop()
-		case <-t.C:
-		}
-		if p.place.Load().move != m {
-			return false
-		}
-		wait = min(2*wait, moveRetryMax)
-	}
-	m.stats.waiting.Store(nil)
-	m.stats.opened.CompareAndSwap(0, time.Now().UnixNano())
-	m.openOnce.Do(func() { close(m.open) })
-	p.log.Info("store move open: keys move to their new servers", "placements", len(m.priors))
-	return true
-}
-
-// endMove publishes the pool's placement without m, whose keys are all
-// where the placement puts them, and records it in the state file.
-func (p *pool) endMove(m *storeMove) {
-	m.done.Store(true)
-	p.placeMu.Lock()
-	if cur := p.place.Load(); cur.move == m {
-		cp := *cur
-		cp.move = nil
-		p.place.Store(&cp)
-	}
-	p.placeMu.Unlock()
-	st := &m.stats
-	sum := &moveSummary{ended: time.Now(), keys: st.moved.Load() + st.onRequest.Load(), bytes: st.bytes.Load(), took: time.Since(m.began), steady: m.steady}
-	if w := m.window.Load(); w != nil {
-		sum.peak, sum.slowed = w.Peak()
-		sum.bound = w.Bound()
-	}
-	sum.predicted = time.Duration(st.predicted.Load())
-	sum.restarted = m.restarted
-	if opened := st.opened.Load(); opened > 0 {
-		busiest := int64(0)
-		st.bySource.Range(func(_, v any) bool {
-			ss := v.(*sourceStats)
-			busiest = max(busiest, ss.moved.Load()+ss.onRequest.Load())
-			return true
-		})
-		sum.moved = sum.ended.Sub(time.Unix(0, opened))
-		if secs := sum.moved.Seconds(); secs > 0 {
-			sum.serverRate = float64(busiest) / secs
-		}
-	}
-	ms := p.mig.stats
-	ms.lastMove.Store(sum)
-	base := ms.clientLatency.Snapshot()
-	ms.sinceMove.Store(&base)
-	ms.recentLatency.Reset()
-	args := []any{"moved", st.moved.Load(),
-		"moved_by_requests", st.onRequest.Load(), "scanned", st.scanned.Load(), "took", sum.took.Round(time.Millisecond),
-		"predicted", sum.predicted.Round(time.Millisecond), "server_keys_per_second", int64(sum.serverRate),
-		"p99_steady", sum.steady, "p99_peak", sum.peak, "p99_bound", sum.bound}
-	if len(m.restarted) == 0 {
-		p.log.Info("store move done: every key is on the server the placement names", args...)
-	}
-	for _, rs := range m.restarted {
-		p.log.Error("store move done, but a server started again while keys moved: the keys it held, or that moved to it, before it did are gone with it, unless it kept them on disk",
-			append([]any{"server", rs.Addr, "held_when_the_move_began", rs.Held, "holds_now", rs.Holds}, args...)...)
-	}
-	if p.onStateChange != nil {
-		p.onStateChange()
-	}
-}
-
-// haltMove stops the pool's mover for good: a reload calls it before a
-// new pool serves, whose move supersedes this one's.
-func (p *pool) haltMove() {
-	if p.moveStop != nil {
-		p.moveStop()
-	}
-}
-
-// startMove starts the pool's move loop; it stops with the pool's context.
-func (p *pool) startMove() {
-	p.moveChanged = make(chan struct{}, 1)
-	p.moveCtx, p.moveStop = context.WithCancel(p.ctx)
-	if !p.cfg.Store.Enabled {
-		return
-	}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		p.moveLoop()
-	}()
 }

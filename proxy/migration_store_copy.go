@@ -45,11 +45,11 @@ type keyCopy struct {
 var errKeyCopying = errors.New("the key is big and moves to its new server piece by piece: its writes wait for it")
 
 // copyKey returns the copy of key from src under way, or starts one: run
-// copies it under p's context, telling holding whether src holds the key
-// for it (reads may go there), and deleting it there with del, which
-// stops those reads first.
-func (p *pool) copyKey(key []byte, src *backend, run func(ctx context.Context, src *backend, holding func(bool), del func(*op)) error) *keyCopy {
-	k := p.copies
+// copies it under the pool's context, telling holding whether src holds
+// the key for it (reads may go there), and deleting it there with del,
+// which stops those reads first.
+func (mv *storeMover) copyKey(key []byte, src *backend, run func(ctx context.Context, src *backend, holding func(bool), del func(*op)) error) *keyCopy {
+	k := mv.copies
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if kc, ok := k.byKey[string(key)]; ok && kc.src.addr == src.addr {
@@ -60,10 +60,10 @@ func (p *pool) copyKey(key []byte, src *backend, run func(ctx context.Context, s
 	}
 	kc := &keyCopy{src: src, hash: keyHash(key), done: make(chan struct{}), changed: make(chan struct{})}
 	k.byKey[string(key)] = kc
-	p.wg.Add(1)
+	mv.wg.Add(1)
 	go func() {
-		defer p.wg.Done()
-		kc.err = run(p.ctx, src, kc.setFromSource, func(o *op) {
+		defer mv.wg.Done()
+		kc.err = run(mv.ctx, src, kc.setFromSource, func(o *op) {
 			kc.setFromSource(false) // after the reads sent to src
 			src.sendKeyed(o, kc.hash)
 		})
@@ -133,13 +133,13 @@ func (kc *keyCopy) sendRead(o *op) {
 func (kc *keyCopy) release() { kc.mu.RUnlock() }
 
 // bigKey copies key, big, from the job's server with run (see
-// pool.copyKey), or waits for the copy under way, and counts it moved.
+// storeMover.copyKey), or waits for the copy under way, and counts it moved.
 func (j *moveJob) bigKey(ctx context.Context, key []byte, run func(ctx context.Context, src *backend, holding func(bool), del func(*op)) error) error {
-	_, err := j.p.copyKey(key, j.src, run).await(ctx, time.Time{}, false)
+	_, err := j.mv.copyKey(key, j.src, run).await(ctx, time.Time{}, false)
 	if err == nil {
 		j.m.stats.moved.Add(1)
 		j.ss.pace.note(time.Now(), j.ss.moved.Add(1)+j.ss.onRequest.Load())
-		j.p.stats.storeMoved.Add(1)
+		j.mv.counted(1)
 	}
 	return err
 }

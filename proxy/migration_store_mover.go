@@ -33,11 +33,10 @@ import (
 // MIGRATEs more only queue behind each other.
 const moveConns = 4
 
-// runMover goes through every server of m's placements at once and moves
-// each key it holds that the placement puts elsewhere. It reports whether
-// it went through all of them; false when the pool closes or m is
-// replaced.
-func (p *pool) runMover(m *storeMove) bool {
+// run goes through every server of m's placements at once and moves each
+// key it holds that the placement puts elsewhere. It reports whether it
+// went through all of them; false when the pool closes or m is replaced.
+func (mv *storeMover) run(m *storeMove) bool {
 	var sources []*backend
 	for _, v := range m.priors {
 		for _, b := range v.pl.servers {
@@ -48,26 +47,26 @@ func (p *pool) runMover(m *storeMove) bool {
 	}
 	m.stats.sources.Store(int64(len(sources)))
 	m.stats.finished.Store(0)
-	shares := moveShares(p.place.Load(), m, sources)
+	shares := moveShares(mv.place.Load(), m, sources)
 	for i, b := range sources {
 		ss := m.stats.source(b.addr)
 		ss.share.Store(shares[i])
-		if n, err := p.front.items(p.moveCtx, b); err == nil {
+		if n, err := mv.front.items(mv.moveCtx, b); err == nil {
 			m.stats.held.Add(n)
 			ss.held.Store(n)
 		}
 		ss.pace.note(time.Now(), ss.moved.Load()+ss.onRequest.Load())
 	}
-	m.stats.predicted.Store(int64(predictMove(p.mig.stats.lastMove.Load(), m, sources, shares)))
+	m.stats.predicted.Store(int64(predictMove(mv.mig.lastMove.Load(), m, sources, shares)))
 	if m.instances == nil {
-		m.instances = instancesOf(p.moveCtx, p.front, append(slices.Clone(sources), p.place.Load().servers...))
+		m.instances = instancesOf(mv.moveCtx, mv.front, append(slices.Clone(sources), mv.place.Load().servers...))
 	}
-	window := pace.NewWindow(pace.Config{Bound: time.Duration(p.cfg.Store.LatencyBound) * time.Millisecond, Max: moveConns}, m.steady)
+	window := pace.NewWindow(pace.Config{Bound: time.Duration(mv.cfg.Store.LatencyBound) * time.Millisecond, Max: moveConns}, m.steady)
 	m.window.Store(window)
-	hours, _ := parseHours(p.cfg.Store.Hours) // checked with the configuration
-	ctx, stop := context.WithCancel(p.moveCtx)
+	hours, _ := parseHours(mv.cfg.Store.Hours) // checked with the configuration
+	ctx, stop := context.WithCancel(mv.moveCtx)
 	defer stop()
-	go window.Run(ctx, &p.mig.stats.clientLatency)
+	go window.Run(ctx, &mv.mig.clientLatency)
 	var wg sync.WaitGroup
 	var all atomic.Bool
 	all.Store(true)
@@ -75,8 +74,8 @@ func (p *pool) runMover(m *storeMove) bool {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			job := &moveJob{p: p, m: m, src: src, window: window, limit: newRate(p.cfg.Store.Rate), ss: m.stats.source(src.addr), hours: hours}
-			if err := p.front.moveFrom(p.moveCtx, src, job); err != nil || p.place.Load().move != m {
+			job := &moveJob{mv: mv, m: m, src: src, window: window, limit: newRate(mv.cfg.Store.Rate), ss: m.stats.source(src.addr), hours: hours}
+			if err := mv.front.moveFrom(mv.moveCtx, src, job); err != nil || mv.place.Load().move != m {
 				all.Store(false)
 				return
 			}
@@ -85,10 +84,10 @@ func (p *pool) runMover(m *storeMove) bool {
 		}()
 	}
 	wg.Wait()
-	if !all.Load() || p.place.Load().move != m {
+	if !all.Load() || mv.place.Load().move != m {
 		return false
 	}
-	m.restarted = restartedSince(p.moveCtx, p.front, m)
+	m.restarted = restartedSince(mv.moveCtx, mv.front, m)
 	return true
 }
 
@@ -223,7 +222,7 @@ var errMoveReplaced = errors.New("the move was replaced by another, or its pool 
 // front asks it where each key goes, waits on it before each batch, and
 // tells it what moved.
 type moveJob struct {
-	p      *pool
+	mv     *storeMover
 	m      *storeMove
 	src    *backend
 	window *pace.Window
@@ -243,7 +242,7 @@ type moveJob struct {
 
 // dest returns the server key goes to, or nil when it stays on src.
 func (j *moveJob) dest(key []byte) *backend {
-	pl := j.p.place.Load()
+	pl := j.mv.place.Load()
 	if pl.move != j.m {
 		return nil // replaced: wait stops the move
 	}
@@ -276,7 +275,7 @@ func (j *moveJob) slice() time.Duration {
 // take back: a quarter of a second's keys, and a batch's at least (on a
 // machine at load 30 a sleep overran by a tenth of a second and more).
 func (j *moveJob) maxBatch() int {
-	st := j.p.cfg.Store
+	st := j.mv.cfg.Store
 	most := st.Batch
 	if st.Rate > 0 {
 		most = max(st.Rate/10, 1)
@@ -301,7 +300,7 @@ func (j *moveJob) admits(worker int) bool {
 // fails with errMoveReplaced.
 func (j *moveJob) wait(ctx context.Context) error {
 	for {
-		if ctx.Err() != nil || j.p.place.Load().move != j.m {
+		if ctx.Err() != nil || j.mv.place.Load().move != j.m {
 			return errMoveReplaced
 		}
 		outside := !j.hours.contains(time.Now())
@@ -335,7 +334,7 @@ func (j *moveJob) wait(ctx context.Context) error {
 
 // hold takes the roles of a MIGRATE from src to dst (see migrateRoles).
 func (j *moveJob) hold(ctx context.Context, dst *backend) (func(), error) {
-	roles := j.p.migrateRoles
+	roles := j.mv.roles
 	if err := roles.acquire(ctx, time.Time{}, j.src.addr, dst.addr); err != nil {
 		return nil, err
 	}
@@ -357,7 +356,7 @@ func (j *moveJob) moved(dst *backend, keys [][]byte, bytes int64, took time.Dura
 	j.m.stats.moved.Add(int64(n))
 	j.ss.pace.note(time.Now(), j.ss.moved.Add(int64(n))+j.ss.onRequest.Load())
 	j.m.stats.bytes.Add(bytes)
-	j.p.stats.storeMoved.Add(int64(n))
+	j.mv.counted(int64(n))
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.limit.take(n - j.reserve)
@@ -375,8 +374,8 @@ func (j *moveJob) failed(dst *backend, err error) {
 		line = fmt.Sprintf("%s -> %s: %v", j.src.addr, dst.addr, err)
 	}
 	j.m.stats.lastErr.Store(&line)
-	if ok, held := j.p.moveLog.allow(); ok {
-		j.p.log.Warn("store move: a SCAN or MIGRATE failed; the keys stay on their old server and are tried again", "error", line, "not_logged", held)
+	if ok, held := j.mv.moveLog.allow(); ok {
+		j.mv.log.Warn("store move: a SCAN or MIGRATE failed; the keys stay on their old server and are tried again", "error", line, "not_logged", held)
 	}
 }
 

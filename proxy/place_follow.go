@@ -45,7 +45,7 @@ func (p *pool) follow(from *layout, prev *placement) error {
 	}
 	if prev != nil {
 		pl.mig = p.migrationAfter(prev, pl, prev.sig != pl.sig, true)
-		pl.move = p.moveAfter(prev, pl)
+		pl.move = p.mover.after(prev, pl)
 	}
 	p.publish(pl)
 	return nil

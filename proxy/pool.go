@@ -54,13 +54,6 @@ type pool struct {
 	// placementAgreed); sweepLog limits the lines of deferred sweeps.
 	fleet    fleetCheck
 	sweepLog logLimit
-	// A store's move (see storeMove): predecessorDrained is closed when
-	// the pool this one replaced has answered its requests in flight, which
-	// a move waits for (the channel, not the pool, so that a chain of
-	// reloads does not hold every pool it replaced); the move loop
-	// runs under moveCtx, woken by moveChanged; moveLog limits its lines;
-	// onStateChange records the placement's state once a move ends.
-	predecessorDrained <-chan struct{}
 	// retiring counts the pools this one's listener served before it that
 	// still answer requests in flight; shared by the pools that replace
 	// one another, and reported to the fleet (see sweepFleet.check).
@@ -69,20 +62,15 @@ type pool struct {
 	// pools it replaced, still open with a request the proxy gave up on
 	// at its timeout (see drainLate): such a request may yet run, by a
 	// placement before this one. Shared as retiring is; a store's move
-	// opens only once there are none (see openMove), and the fleet hears
-	// of them as of a retiring pool.
-	lateWrites    *atomic.Int64
-	moveCtx       context.Context
-	moveStop      context.CancelFunc
-	moveChanged   chan struct{}
-	moveLog       logLimit
+	// opens only once there are none (see storeMover.open), and the fleet
+	// hears of them as of a retiring pool.
+	lateWrites *atomic.Int64
+	// mover is the pool's side of a store's moves (see storeMover), made
+	// with the pool; its loop runs in a store only.
+	mover *storeMover
+	// onStateChange has the state file written again: once a store's
+	// move ends, and when the pool's placement's state changes.
 	onStateChange func()
-	// migrateRoles keeps the MIGRATEs of the pool, and of the pools it
-	// replaced, from waiting on each other.
-	migrateRoles *migrateRoles
-	// copies are the big keys the pool, and the pools it replaced, copy
-	// piece by piece (see keyCopies).
-	copies *keyCopies
 	// nudgeSource, set for a pool on a membership source that can be
 	// asked again at once (Sentinel), is called when a server fails or
 	// answers as a replica: its address may have changed.
@@ -152,8 +140,7 @@ func newPool(spec poolSpec) (*pool, error) { return newPoolAfter(spec, nil, nil)
 func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 	p := &pool{name: spec.name, cfg: spec.cfg, front: spec.front, members: spec.members, log: spec.log.With("pool", spec.name),
 		met: spec.met, stats: spec.met.forPool(spec.name, spec.front), drained: make(chan struct{}), returns: new(sync.RWMutex),
-		migrateRoles: newMigrateRoles(), copies: new(keyCopies), retiring: new(atomic.Int64),
-		lateWrites: new(atomic.Int64)}
+		retiring: new(atomic.Int64), lateWrites: new(atomic.Int64)}
 	for _, n := range spec.servers() {
 		b := newBackend(p, n)
 		b.slot = len(p.backends)
@@ -163,6 +150,7 @@ func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 		p.nudgeSource = spec.members.nudge
 	}
 	p.initMigrations()
+	p.mover = newStoreMover(p)
 	if err := p.follow(from, prev); err != nil {
 		return nil, placementError(p.name, err)
 	}
@@ -182,9 +170,10 @@ func (p *pool) inherit(old *pool) error {
 	for _, b := range old.backends {
 		was[id{b.name(), b.addr}] = b
 	}
-	p.predecessorDrained = old.drained // a store's move waits for old's requests in flight
-	p.mig.stripes = old.mig.stripes    // fallbacks and writes in flight in old order with p's
-	p.returns = old.returns            // writes in flight in old hold off p's returns
+	// A store's move waits for old's requests in flight.
+	p.mover.predecessorDrained = old.drained
+	p.mig.stripes = old.mig.stripes // fallbacks and writes in flight in old order with p's
+	p.returns = old.returns         // writes in flight in old hold off p's returns
 	changed := false
 	for _, b := range p.backends {
 		ob := was[id{b.name(), b.addr}]
@@ -292,7 +281,7 @@ func (p *pool) downWith(ob *backend, served bool) {
 func (p *pool) start() {
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.startMigrations()
-	p.startMove()
+	p.mover.start(p.ctx)
 	p.front.startPool(p.ctx, p)
 	p.wg.Add(2)
 	go func() {

@@ -68,7 +68,7 @@ func (c *redisClient) moveEach(p *pool, m *storeMove, deadline time.Time, n int,
 				m.tookOff(src.addr, key)
 			}
 			if big && err == nil {
-				kc := p.copyKey(key, src, copyBig(to, key))
+				kc := p.mover.copyKey(key, src, copyBig(to, key))
 				if !c.endRound() { // the earlier requests' replies do not wait for it
 					return moved, errClientGone
 				}
@@ -122,7 +122,7 @@ func migrateOne(src, dst *backend, key []byte, deadline time.Time) (moved, big b
 	}
 	st := src.pool.cfg.Store
 	req := mover.AppendMigrate(nil, args, [][]byte{key}, int64(st.BigKeyElements), int64(st.BigKeyBytes))
-	roles := src.pool.migrateRoles
+	roles := src.pool.mover.roles
 	if err := roles.acquire(context.Background(), deadline, src.addr, dst.addr); err != nil {
 		return false, false, err
 	}

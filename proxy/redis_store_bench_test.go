@@ -76,7 +76,7 @@ func storeMoveOnce(b *testing.B) {
 			waitMovedLong(b, s)
 			w.stop()
 		})
-		last := s.testPool("p").lastMove()
+		last := s.testPool("p").mover.last()
 		moved := w.m.stats.moved.Load() + w.m.stats.onRequest.Load()
 		took := last.Ended.Sub(time.Unix(0, w.m.stats.opened.Load())).Seconds()
 		pair := float64(moved) / took / float64(c.pairs)
@@ -125,7 +125,7 @@ func watchMove(p *pool) *moveWatch {
 				return
 			case <-t.C:
 			}
-			if ms := p.moveStatus(); ms != nil && ms.State == "moving" {
+			if ms := p.mover.status(); ms != nil && ms.State == "moving" {
 				w.samples = append(w.samples, moveSample{at: time.Now(), moved: ms.Moved + ms.MovedByRequests, toMove: ms.ToMove, eta: ms.ETA})
 			}
 		}

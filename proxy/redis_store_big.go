@@ -28,7 +28,7 @@ import (
 // that those reads went on, after them, once it stopped sending reads
 // there, so that no read reaches the old server after the key left it.
 
-// copyBig returns the run of a copy of key to dst (see pool.copyKey).
+// copyBig returns the run of a copy of key to dst (see storeMover.copyKey).
 func copyBig(dst *backend, key []byte) func(ctx context.Context, src *backend, holding func(bool), del func(*op)) error {
 	key = bytes.Clone(key)
 	return func(ctx context.Context, src *backend, holding func(bool), del func(*op)) error {

@@ -162,29 +162,7 @@ func TestStoreMoveLeavesALateWriteAlone(t *testing.T) {
 	before := routeNames(p(), keys)
 
 	relay.hold()
-	var onA []string
-	var b strings.Builder
-	for i, k := range keys {
-		if before[i] == "a" {
-			onA = append(onA, k)
-			fmt.Fprintf(&b, "*3\r\n$6\r\nAPPEND\r\n$%d\r\n%s\r\n$1\r\nx\r\n", len(k), k)
-		}
-	}
-	raw, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	_ = raw.SetDeadline(time.Now().Add(60 * time.Second))
-	if _, err := raw.Write([]byte(b.String())); err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(raw)
-	for range onA {
-		if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "-") {
-			t.Fatalf("an APPEND held on its way to a: %q, %v", line, err)
-		}
-	}
+	appendTimedOut(t, addr, keys, func(i int) bool { return before[i] == "a" })
 	relay.passNew() // the APPENDs stay held; the move's connections pass
 
 	reload(t, s, yaml(3))
@@ -258,29 +236,7 @@ func TestStoreMoveWaitsForALateWrite(t *testing.T) {
 	before := routeNames(p(), keys)
 
 	relay.hold()
-	var b strings.Builder
-	held := 0
-	for i, k := range keys {
-		if before[i] == "a" {
-			held++
-			fmt.Fprintf(&b, "*3\r\n$6\r\nAPPEND\r\n$%d\r\n%s\r\n$1\r\nx\r\n", len(k), k)
-		}
-	}
-	raw, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	_ = raw.SetDeadline(time.Now().Add(60 * time.Second))
-	if _, err := raw.Write([]byte(b.String())); err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(raw)
-	for range held {
-		if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "-") {
-			t.Fatalf("an APPEND held on its way to a: %q, %v", line, err)
-		}
-	}
+	held := appendTimedOut(t, addr, keys, func(i int) bool { return before[i] == "a" })
 	relay.passNew() // the APPENDs stay held; new connections pass
 
 	reload(t, s, yaml(3, later))
@@ -335,4 +291,36 @@ func TestStoreMoveWaitsForALateWrite(t *testing.T) {
 	if stale > 0 {
 		t.Errorf("%d of the %d keys c took read other than the acknowledged v2", stale, len(taken))
 	}
+}
+
+// appendTimedOut sends APPEND k x through the proxy at addr for each key
+// of keys that held says, all on one connection, and checks that each is
+// answered with an error (its server's link holds it: the proxy gives up
+// at its timeout); it returns how many it sent.
+func appendTimedOut(t *testing.T, addr string, keys []string, held func(i int) bool) int {
+	t.Helper()
+	var b strings.Builder
+	n := 0
+	for i, k := range keys {
+		if held(i) {
+			n++
+			fmt.Fprintf(&b, "*3\r\n$6\r\nAPPEND\r\n$%d\r\n%s\r\n$1\r\nx\r\n", len(k), k)
+		}
+	}
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	_ = raw.SetDeadline(time.Now().Add(60 * time.Second))
+	if _, err := raw.Write([]byte(b.String())); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(raw)
+	for range n {
+		if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "-") {
+			t.Fatalf("an APPEND held on its way to its server: %q, %v", line, err)
+		}
+	}
+	return n
 }

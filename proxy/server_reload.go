@@ -152,7 +152,7 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		return ch, err
 	}
 	if len(h.moving) > 0 {
-		if err := p.resumeMove(h.moving, h.movePaused); err != nil {
+		if err := p.mover.resume(h.moving, h.movePaused); err != nil {
 			return ch, &ConfigError{Pool: name, Key: GlobalKey + ".state_file", Err: fmt.Errorf("%w: the store's move it records: %w", ErrBadStateFile, err)}
 		}
 	}
@@ -193,7 +193,8 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 // it adds (unless it is placed afresh, fromPlaceholder, as at a start) and
 // lets the front sweep before p serves.
 func succeed(ctx context.Context, p, old *pool, fromPlaceholder bool) error {
-	p.migrateRoles, p.copies, p.retiring, p.lateWrites = old.migrateRoles, old.copies, old.retiring, old.lateWrites
+	p.mover.share(old.mover)
+	p.retiring, p.lateWrites = old.retiring, old.lateWrites
 	p.stats = old.stats // figures survive a reload
 	if err := p.inherit(old); err != nil {
 		return err
@@ -322,7 +323,8 @@ func (s *Server) commitPool(ch poolChange) {
 	}
 	if ch.cur != nil {
 		ch.cur.pool.Load().haltSweep() // it judges by a placement about to be replaced
-		ch.cur.pool.Load().haltMove()  // the new pool's move supersedes its
+		// The new pool's move supersedes its.
+		ch.cur.pool.Load().mover.halt()
 		ch.next.catchUp(ch.cur.pool.Load())
 		old := ch.cur.pool.Swap(ch.next)
 		ch.next.trafficChanged(old)

@@ -311,7 +311,7 @@ func poolRecord(p *pool) *poolState {
 		rec = &poolState{Distribution: p.cfg.Distribution, Nodes: stateNodes(nodesOf(pl.servers))}
 	}
 	rec.MovePaused = m.paused.Load()
-	for _, mp := range p.movePlacements(m) {
+	for _, mp := range p.mover.placements(m) {
 		rec.Moving = append(rec.Moving, movingState{Distribution: mp.distribution, Hash: mp.hash, KeyHash: mp.keyHash, HashTag: mp.hashTag,
 			VNodes: mp.vnodes, Nodes: stateNodes(mp.nodes), State: mp.state, Signature: mp.sig})
 	}

@@ -116,8 +116,10 @@ var widths = map[string]int{
 	// Between the wings.
 	// 73: the traffic sample explains itself (Traffic.explain), as
 	// hot_keys does: its field and method where one PoolConfig method was.
-	"admin -> config":     73,
-	"admin -> engine":     184,
+	"admin -> config": 73,
+	// 159: the membership status reports a pool's late writes
+	// (pool.lateWrites) as retiring, so the fleet's moves wait for them.
+	"admin -> engine":     159,
 	"admin -> server":     22,
 	"admin -> source":     12,
 	"engine -> config":    77,
@@ -129,19 +131,21 @@ var widths = map[string]int{
 	"memcached -> engine": 169,
 	// A store's big-key bounds (store.big_key_elements, big_key_bytes).
 	"redis -> config": 39,
-	// A big key's copy (pool.copyKey; keyCopy's await, sendRead and
+	// A big key's copy (storeMover.copyKey; keyCopy's await, sendRead and
 	// release, the client's field of one; moveJob.bigKey); client.connState:
 	// a client's protocol, authentication and name across a handover.
 	// 166: a request's MIGRATE records the key it took off its old
-	// server (storeMove.tookOff).
-	"redis -> engine": 166,
+	// server (storeMove.tookOff). 167: the copies and MIGRATE roles are
+	// the pool's mover's (pool.mover), no longer the pool's own fields.
+	"redis -> engine": 167,
 	"server -> admin": 14,
 	// 76: a start on a state file of other servers serves the pool over
 	// them (overNodes).
 	"server -> config": 76,
 	// A reload hands the pool's big keys' copies on, as its roles;
 	// client.connState, given to an adopted client.
-	"server -> engine": 125,
+	// 126: a reload hands the pool's late writes on (pool.lateWrites).
+	"server -> engine": 126,
 	"server -> fronts": 1,
 	"server -> source": 21,
 	"source -> config": 57,
@@ -150,18 +154,21 @@ var widths = map[string]int{
 	"backend -> io":        2,
 	"backend -> migration": 1,
 	"backend -> place":     13,
-	"backend -> pool":      32,
+	// 33: a timed-out connection counts in its pool's late writes
+	// (pool.lateWrites), which a store's move waits for.
+	"backend -> pool": 33,
 	// A big key's copy sends its delete on the key's connection (op,
 	// sendKeyed).
 	"migration -> backend": 13,
 	"migration -> place":   26,
-	"migration -> pool":    34,
-	"place -> backend":     5,
-	"place -> migration":   8,
-	"place -> pool":        8,
-	"pool -> backend":      33,
-	"pool -> io":           1,
-	// The pool holds its big keys' copies (keyCopies).
+	// 28: the mover reads the pool's late writes (pool.lateWrites).
+	"migration -> pool":  28,
+	"place -> backend":   5,
+	"place -> migration": 8,
+	"place -> pool":      9, // a change asks the pool's mover for its move (pool.mover)
+	"pool -> backend":    33,
+	"pool -> io":         1,
+	// The pool holds its store's mover (storeMover).
 	"pool -> migration": 18,
 	"pool -> place":     17,
 }
