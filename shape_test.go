@@ -36,12 +36,6 @@ var methodLimits = map[string]int{
 	// The engine's pool: its outages, windows, sweep and state-file
 	// checks are still its methods; the store's move is storeMover's.
 	"proxy.pool": 85,
-	// The process: 18 exported methods (its API), and under its one
-	// lock its reload and commit, sources applied, handover, clients
-	// tracked and the admin handlers' reads of the pools; its side
-	// endpoints, sources and placements are parts of their own. 71 before
-	// they were cut out.
-	"proxy.Server": 57,
 }
 
 // TestShape fails for a Go file of code (not of tests) over maxFileLines

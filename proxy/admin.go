@@ -218,39 +218,39 @@ func (p *pool) locate(key string) Location {
 	return loc
 }
 
-// adminHandler serves the admin endpoint's paths, and /metrics.
-func (s *Server) adminHandler(token []byte) http.Handler {
+// handler serves the admin endpoint's paths, and /metrics.
+func (a *adminReads) handler(token []byte) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", s.met.handler())
+	mux.Handle("GET /metrics", a.met.handler())
 	mux.HandleFunc("GET /v1/pools", func(w http.ResponseWriter, _ *http.Request) {
 		all := []PoolStatus{}
-		for _, e := range s.poolEntries() {
+		for _, e := range a.entries() {
 			all = append(all, e.status())
 		}
 		writeJSON(w, http.StatusOK, all)
 	})
 	mux.HandleFunc("GET /v1/pools/{pool}", func(w http.ResponseWriter, r *http.Request) {
-		for _, e := range s.poolEntries() {
+		for _, e := range a.entries() {
 			if e.p.name == r.PathValue("pool") {
 				writeJSON(w, http.StatusOK, e.status())
 				return
 			}
 		}
-		s.adminPool(w, r) // answers 404
+		a.pool(w, r) // answers 404
 	})
 	mux.HandleFunc("GET /v1/membership", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set(fleet.InstanceHeader, s.fleet.instance())
+		w.Header().Set(fleet.InstanceHeader, a.fleet.instance())
 		all := []MembershipStatus{}
-		for _, e := range s.poolEntries() {
+		for _, e := range a.entries() {
 			all = append(all, e.membershipStatus())
 		}
 		writeJSON(w, http.StatusOK, all)
 	})
-	s.handlePage(mux, token)
-	s.handleMove(mux)
-	s.handleTraffic(mux)
+	a.handlePage(mux, token)
+	a.handleMove(mux)
+	a.handleTraffic(mux)
 	mux.HandleFunc("GET /v1/pools/{pool}/locate", func(w http.ResponseWriter, r *http.Request) {
-		p := s.adminPool(w, r)
+		p := a.pool(w, r)
 		if p == nil {
 			return
 		}
@@ -266,7 +266,7 @@ func (s *Server) adminHandler(token []byte) http.Handler {
 		writeJSON(w, http.StatusOK, locs)
 	})
 	mux.HandleFunc("POST /v1/pools/{pool}/servers/{server}/rejoin", func(w http.ResponseWriter, r *http.Request) {
-		p := s.adminPool(w, r)
+		p := a.pool(w, r)
 		if p == nil {
 			return
 		}
@@ -307,10 +307,10 @@ func requireToken(h http.Handler, token []byte) http.Handler {
 	})
 }
 
-// adminPool returns the pool the request names, or answers 404.
-func (s *Server) adminPool(w http.ResponseWriter, r *http.Request) *pool {
+// pool returns the pool the request names, or answers 404.
+func (a *adminReads) pool(w http.ResponseWriter, r *http.Request) *pool {
 	name := r.PathValue("pool")
-	for _, p := range s.pools() {
+	for _, p := range a.pools() {
 		if p.name == name {
 			return p
 		}
@@ -358,28 +358,28 @@ func readToken(path string) ([]byte, error) {
 	return []byte(line), nil
 }
 
-// startAdmin listens on the admin address and serves the admin endpoint;
-// it returns the endpoint's server and listening socket. The caller holds
-// s.mu.
-func (s *Server) startAdmin(g *GlobalConfig, tlsCfg *tls.Config) (*http.Server, net.Listener, error) {
+// startAdmin listens on the admin address and serves the admin endpoint,
+// its token file's relative path taken from dir; it returns the
+// endpoint's server and listening socket. The caller holds Server.mu.
+func (e *sideEndpoints) startAdmin(g *GlobalConfig, dir string, tlsCfg *tls.Config) (*http.Server, net.Listener, error) {
 	var token []byte
 	if g.AdminTokenFile != "" {
 		var err error
-		if token, err = readToken(inDir(s.cfg.dir(), g.AdminTokenFile)); err != nil {
+		if token, err = readToken(inDir(dir, g.AdminTokenFile)); err != nil {
 			return nil, nil, err
 		}
 	}
-	ln, err := s.sockets.listenTCP(adminAddr(g.AdminListen))
+	ln, err := e.sockets.listenTCP(adminAddr(g.AdminListen))
 	if err != nil {
 		return nil, nil, fmt.Errorf("admin: %w", err)
 	}
-	s.fleet.token.Store(&token)
-	srv := &http.Server{Handler: s.adminHandler(token), ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
-	s.wg.Add(1)
+	e.reads.fleet.token.Store(&token)
+	srv := &http.Server{Handler: e.reads.handler(token), ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(e.log.Handler(), slog.LevelDebug)}
+	e.wg.Add(1)
 	go func() {
-		defer s.wg.Done()
+		defer e.wg.Done()
 		if err := srv.Serve(tlsListener(ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("the admin endpoint stopped serving", "addr", ln.Addr().String(), "err", err)
+			e.log.Error("the admin endpoint stopped serving", "addr", ln.Addr().String(), "err", err)
 		}
 	}()
 	return srv, ln, nil

@@ -13,27 +13,6 @@ import (
 // each [PoolStatus]): the wire type the fleet comparisons read too.
 type MembershipStatus = fleet.PoolStatus
 
-// poolEntry is a pool with its source, if any, and since when it places
-// as it does.
-type poolEntry struct {
-	p     *pool
-	ps    *poolSource
-	since time.Time
-}
-
-// poolEntries returns the pools the server runs now, in name order.
-func (s *Server) poolEntries() []poolEntry {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []poolEntry
-	for _, name := range s.cfg.PoolNames() {
-		if l := s.listeners[name]; l != nil {
-			out = append(out, poolEntry{p: l.pool.Load(), ps: s.sources[name], since: s.placed[name].at})
-		}
-	}
-	return out
-}
-
 // membershipStatus returns the membership status of the entry's pool.
 func (e poolEntry) membershipStatus() MembershipStatus {
 	p := e.p
@@ -82,7 +61,7 @@ var (
 )
 
 // sourceCollector reports each pool's membership.
-type sourceCollector struct{ srv *Server }
+type sourceCollector struct{ reads *adminReads }
 
 func (c sourceCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRevision, descStale, descAnswerAge, descChanges, descPlacement} {
@@ -92,7 +71,7 @@ func (c sourceCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c sourceCollector) Collect(ch chan<- prometheus.Metric) {
 	now := time.Now()
-	for _, e := range c.srv.poolEntries() {
+	for _, e := range c.reads.entries() {
 		ms := e.membershipStatus()
 		ch <- prometheus.MustNewConstMetric(descPlacement, prometheus.GaugeValue, 1, ms.Pool, ms.Fingerprint, ms.Source)
 		ch <- prometheus.MustNewConstMetric(descRevision, prometheus.GaugeValue, float64(ms.Revision), ms.Pool)

@@ -64,7 +64,7 @@ var (
 
 // collector reports the figures of the servers and pools the proxy runs
 // now.
-type collector struct{ srv *Server }
+type collector struct{ reads *adminReads }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descUp
@@ -88,7 +88,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	for _, p := range c.srv.pools() {
+	for _, p := range c.reads.pools() {
 		ch <- prometheus.MustNewConstMetric(descBytesIn, prometheus.CounterValue, float64(p.stats.bytesIn.Load()), p.name)
 		ch <- prometheus.MustNewConstMetric(descBytesOut, prometheus.CounterValue, float64(p.stats.bytesOut.Load()), p.name)
 		missing := 0.0
@@ -122,23 +122,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
-	ch <- prometheus.MustNewConstMetric(descBuffered, prometheus.GaugeValue, float64(c.srv.budget.inUse()))
-	for _, e := range c.srv.certs.expiries() {
+	ch <- prometheus.MustNewConstMetric(descBuffered, prometheus.GaugeValue, float64(c.reads.budget.inUse()))
+	for _, e := range c.reads.certs.expiries() {
 		ch <- prometheus.MustNewConstMetric(descCertExpiry, prometheus.GaugeValue, time.Until(e.notAfter).Seconds(), e.file)
 	}
-}
-
-// pools returns the pools the server runs now, in name order.
-func (s *Server) pools() []*pool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var ps []*pool
-	for _, name := range s.cfg.PoolNames() {
-		if l := s.listeners[name]; l != nil {
-			ps = append(ps, l.pool.Load())
-		}
-	}
-	return ps
 }
 
 // collectMove reports a store's move.

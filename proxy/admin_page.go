@@ -56,7 +56,7 @@ type pagePeer struct {
 func isPage(r *http.Request) bool { return r.URL.Path == "/" || r.URL.Path == "/status" }
 
 // handlePage serves the page at / and /status.
-func (s *Server) handlePage(mux *http.ServeMux, token []byte) {
+func (a *adminReads) handlePage(mux *http.ServeMux, token []byte) {
 	serve := func(w http.ResponseWriter, r *http.Request) {
 		refresh := defaultRefresh
 		if q := r.URL.Query().Get("refresh"); q != "" {
@@ -67,11 +67,11 @@ func (s *Server) handlePage(mux *http.ServeMux, token []byte) {
 			}
 			refresh = n
 		}
-		peers, client := s.fleet.asker()
-		d := pageData{Addr: r.Host, Now: time.Now(), Refresh: refresh, Peers: s.Config().Global.AdminPeers}
-		answers, same := askPeers(r.Context(), client, peers, token, s.fleet.instance())
-		d.Same = sameNames(same, answers, s.fleet.instance())
-		for _, e := range s.poolEntries() {
+		peers, client := a.fleet.asker()
+		d := pageData{Addr: r.Host, Now: time.Now(), Refresh: refresh, Peers: a.config().Global.AdminPeers}
+		answers, same := askPeers(r.Context(), client, peers, token, a.fleet.instance())
+		d.Same = sameNames(same, answers, a.fleet.instance())
+		for _, e := range a.entries() {
 			d.Pools = append(d.Pools, pageOf(e.status(), answers))
 		}
 		var b bytes.Buffer

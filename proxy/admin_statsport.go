@@ -84,7 +84,7 @@ func Version() string {
 // connection is closed. The figures are refreshed every interval, as
 // nutcracker aggregates them.
 type statsPort struct {
-	srv      *Server
+	reads    *adminReads
 	ln       net.Listener
 	tls      *tls.Config // nil: plaintext, as nutcracker
 	interval time.Duration
@@ -103,22 +103,22 @@ type statsPort struct {
 }
 
 // startStatsPort listens on addr and serves the stats JSON; it returns
-// the port. The caller holds s.mu.
-func (s *Server) startStatsPort(addr string, interval time.Duration, tlsCfg *tls.Config) (*statsPort, error) {
-	ln, err := s.sockets.listenTCP(addr)
+// the port. The caller holds Server.mu.
+func (e *sideEndpoints) startStatsPort(addr string, interval time.Duration, tlsCfg *tls.Config) (*statsPort, error) {
+	ln, err := e.sockets.listenTCP(addr)
 	if err != nil {
 		return nil, fmt.Errorf("stats port: %w", err)
 	}
 	host, _ := os.Hostname()
-	sp := &statsPort{srv: s, ln: ln, tls: tlsCfg, interval: interval, started: time.Now(), source: host,
+	sp := &statsPort{reads: e.reads, ln: ln, tls: tlsCfg, interval: interval, started: time.Now(), source: host,
 		version: Version(), stop: make(chan struct{}), ready: make(chan struct{})}
-	s.wg.Add(2)
+	e.wg.Add(2)
 	go func() {
-		defer s.wg.Done()
+		defer e.wg.Done()
 		sp.refreshLoop()
 	}()
 	go func() {
-		defer s.wg.Done()
+		defer e.wg.Done()
 		sp.serve()
 	}()
 	return sp, nil
@@ -138,7 +138,7 @@ func (sp *statsPort) refreshLoop() {
 }
 
 func (sp *statsPort) refresh() {
-	doc := sp.json(sp.srv.pools())
+	doc := sp.json(sp.reads.pools())
 	sp.mu.Lock()
 	sp.doc = doc
 	sp.mu.Unlock()

@@ -5,10 +5,10 @@ import "net/http"
 // handleMove serves POST /v1/pools/{pool}/move/pause and .../resume: an
 // operator pauses a store's mover and lets it go on. Requests go on
 // moving their own keys while it is paused.
-func (s *Server) handleMove(mux *http.ServeMux) {
+func (a *adminReads) handleMove(mux *http.ServeMux) {
 	for _, action := range []string{"pause", "resume"} {
 		mux.HandleFunc("POST /v1/pools/{pool}/move/"+action, func(w http.ResponseWriter, r *http.Request) {
-			p := s.adminPool(w, r)
+			p := a.pool(w, r)
 			if p == nil {
 				return
 			}
@@ -20,7 +20,7 @@ func (s *Server) handleMove(mux *http.ServeMux) {
 			m.paused.Store(action == "pause")
 			// Recorded before the answer, so that a restart right after
 			// keeps the pause.
-			s.rewriteState()
+			a.rewriteState()
 			writeJSON(w, http.StatusOK, p.mover.status())
 		})
 	}

@@ -182,9 +182,9 @@ func hotStatus(pl *placement, keys []hotKey, total float64) []HotKeyStatus {
 
 // handleTraffic serves GET /v1/pools/{pool}/trace: the pool's trace in
 // kolco's trace format, version 1 (docs/trace.md).
-func (s *Server) handleTraffic(mux *http.ServeMux) {
+func (a *adminReads) handleTraffic(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/pools/{pool}/trace", func(w http.ResponseWriter, r *http.Request) {
-		p := s.adminPool(w, r)
+		p := a.pool(w, r)
 		if p == nil {
 			return
 		}
@@ -225,7 +225,7 @@ var (
 )
 
 // trafficCollector reports the pools' traffic samples.
-type trafficCollector struct{ srv *Server }
+type trafficCollector struct{ reads *adminReads }
 
 func (c trafficCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descTrafficReads, descTrafficMisses, descTrafficSkew, descTrafficHot, descHotCache, descChange} {
@@ -234,7 +234,7 @@ func (c trafficCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c trafficCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, p := range c.srv.pools() {
+	for _, p := range c.reads.pools() {
 		ts := p.trafficStatus()
 		if ts == nil {
 			continue

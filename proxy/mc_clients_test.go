@@ -377,7 +377,7 @@ func TestClientThatDoesNotReadIsCut(t *testing.T) {
 	eventually(t, "the stalled client closed", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return len(s.clients) == 0
+		return len(s.listening.clients) == 0
 	})
 }
 

@@ -15,7 +15,7 @@ import (
 func (s *Server) testPool(name string) *pool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.listeners[name].pool.Load()
+	return s.listening.byName[name].pool.Load()
 }
 
 func liveCount(s *Server) int { return len(s.testPool("p").place.Load().servers) }

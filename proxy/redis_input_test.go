@@ -143,7 +143,7 @@ func TestRedisClientThatDoesNotRead(t *testing.T) {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		for conn := range s.clients {
+		for conn := range s.listening.clients {
 			if conn.RemoteAddr().String() == stalled {
 				return false
 			}

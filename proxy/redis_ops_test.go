@@ -29,9 +29,9 @@ func TestRedisShutdownDrains(t *testing.T) {
 	eventually(t, "three clients, one reading a request", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		for conn, c := range s.clients {
+		for conn, c := range s.listening.clients {
 			if conn.RemoteAddr().String() == half.conn.LocalAddr().String() {
-				return len(s.clients) == 3 && c.drains.inRequest.Load()
+				return len(s.listening.clients) == 3 && c.drains.inRequest.Load()
 			}
 		}
 		return false

@@ -2,16 +2,10 @@ package proxy
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"sync"
 	"time"
-
-	"github.com/kolco-dev/kolco"
 )
 
 // Server is a running proxy: one listener per pool, a goroutine per client
@@ -21,32 +15,15 @@ type Server struct {
 	met    *metrics
 	budget *budget // kolco.buffer_limit
 
-	// mu guards the fields below.
-	mu        sync.Mutex
-	cfg       *Config
-	listeners map[string]*listener // by pool name
-	clients   map[net.Conn]*client
-	lastID    uint64 // the last client's id
-	closed    bool   // shutting down: draining the clients
-	aborted   bool   // past the shutdown's deadline: clients closed
+	// mu guards the fields below, and the parts' that say so.
+	mu  sync.Mutex
+	cfg *Config
+	// listening are the pools' listeners, the sockets and the clients.
+	listening *listening
 	// side are the endpoints beside the pools: metrics, stats, admin.
 	side sideEndpoints
-	// sockets are the listening sockets the server opens or inherits.
-	sockets sockets
-	// inheritedViews are the nodes the gossip pools of the process this
-	// one took over from served (see InheritViews); tookOver is set once
-	// sockets are inherited.
-	inheritedViews map[string][]kolco.Node
-	tookOver       bool
-	// handover, when set, takes the clients to a new process in a drain;
-	// adopting is where clients come from a process this one took over
-	// from (see Server.HandOver, Server.Adopt).
-	handover *clientHandover
-	adopting *net.UnixConn
-	// sources follow the membership sources of pools, by pool name;
-	// placed says since when each pool places by its fingerprint.
-	sources poolSources
-	placed  placedSince
+	// sourcing are the membership sources the pools follow.
+	sourcing *sourcing
 	// fleet is what the pools' sweeps read to ask their peers, outside mu.
 	fleet sweepFleet
 	// memory is set by ManageMemory.
@@ -55,6 +32,9 @@ type Server struct {
 	certs certRegistry
 	// retries hold a failed reload to be tried again.
 	retries reloadRetries
+	// reads are what the admin endpoint, stats port and metrics read of
+	// the server.
+	reads *adminReads
 
 	wg sync.WaitGroup // accept loops, clients, retired pools
 }
@@ -65,10 +45,21 @@ func New(cfg *Config, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{log: log, met: newMetrics(), cfg: cfg, budget: newBudget(DefaultGlobalConfig().BufferLimit),
-		listeners: map[string]*listener{}, clients: map[net.Conn]*client{}}
+	s := &Server{log: log, met: newMetrics(), cfg: cfg, budget: newBudget(DefaultGlobalConfig().BufferLimit)}
+	s.reads = &adminReads{entries: s.poolEntries, config: s.Config, rewriteState: s.rewriteState,
+		fleet: &s.fleet, met: s.met, budget: s.budget, certs: &s.certs}
+	s.listening = newListening(&s.mu, &s.wg, log, s.budget)
+	s.side = sideEndpoints{sockets: &s.listening.sockets, reads: s.reads, log: log, wg: &s.wg}
+	s.sourcing = &sourcing{mu: &s.mu, listening: s.listening, fleet: &s.fleet, certs: &s.certs, log: log, wg: &s.wg,
+		apply: func(views map[string]*sourceView) error {
+			t, err := s.prepare(context.Background(), s.cfg, views)
+			if err == nil {
+				s.commit(t)
+			}
+			return err
+		}}
 	s.retries = reloadRetries{mu: &s.mu, apply: s.reload, log: log, fails: s.met.reloadFails}
-	s.met.reg.MustRegister(collector{s}, sourceCollector{s}, trafficCollector{s}, s.retries.gauge())
+	s.met.reg.MustRegister(collector{s.reads}, sourceCollector{s.reads}, trafficCollector{s.reads}, s.retries.gauge())
 	return s
 }
 
@@ -80,7 +71,7 @@ func New(cfg *Config, log *slog.Logger) *Server {
 func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.listening.closed {
 		return ErrServerClosed
 	}
 	if err := s.cfg.Validate(); err != nil {
@@ -100,7 +91,7 @@ func (s *Server) Start() error {
 	if err != nil {
 		return err
 	}
-	if err := s.startSide(&t.cfg.Global); err != nil {
+	if err := s.side.start(&t.cfg.Global, s.cfg.dir()); err != nil {
 		t.undo()
 		sources.undo()
 		s.side.close()
@@ -125,67 +116,13 @@ func (s *Server) Start() error {
 			sources.commit()
 		}
 	}
-	s.side.logListening(s.log, &t.cfg.Global)
-	s.sockets.closeUnclaimed(s.log)
-	s.acceptWhenPlaced()
-	go s.watchCerts()
+	s.side.logListening(&t.cfg.Global)
+	s.listening.sockets.closeUnclaimed(s.log)
+	s.sourcing.acceptWhenPlaced()
+	go s.certs.watch(s.listening.stopped, s.log)
 	if s.memory {
-		go s.returnMemory()
+		go returnMemory(s.budget, s.listening.stopped)
 	}
-	return nil
-}
-
-// startSide starts what listens beside the pools: the metrics endpoint,
-// the stats port and the admin endpoint, as configured. The caller holds
-// mu.
-func (s *Server) startSide(g *GlobalConfig) error {
-	tlsCfg, err := s.certs.adminTLS(g, s.cfg.dir())
-	if err != nil {
-		return err
-	}
-	if g.MetricsListen != "" {
-		if err := s.startMetrics(adminAddr(g.MetricsListen), g.AdminTokenFile, tlsCfg); err != nil {
-			return err
-		}
-	}
-	if g.StatsListen != "" {
-		statsTLS := tlsCfg
-		if !g.StatsTLS {
-			statsTLS = nil
-		}
-		if s.side.stats, err = s.startStatsPort(g.StatsListen, g.StatsInterval, statsTLS); err != nil {
-			return err
-		}
-	}
-	if g.AdminListen != "" {
-		s.side.admin, s.side.adminLn, err = s.startAdmin(g, tlsCfg)
-	}
-	return err
-}
-
-func (s *Server) startMetrics(addr, tokenFile string, tlsCfg *tls.Config) error {
-	var token []byte
-	if tokenFile != "" {
-		var err error
-		if token, err = readToken(inDir(s.cfg.dir(), tokenFile)); err != nil {
-			return err
-		}
-	}
-	ln, err := s.sockets.listenTCP(addr)
-	if err != nil {
-		return fmt.Errorf("metrics: %w", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", s.met.handler())
-	s.side.metrics = &http.Server{Handler: requireToken(mux, token), ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
-	s.side.metricsLn = ln
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		if err := s.side.metrics.Serve(tlsListener(ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("the metrics endpoint stopped serving", "addr", ln.Addr().String(), "err", err)
-		}
-	}()
 	return nil
 }
 
@@ -193,7 +130,7 @@ func (s *Server) startMetrics(addr, tokenFile string, tlsCfg *tls.Config) error 
 func (s *Server) Addr(pool string) net.Addr {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if l := s.listeners[pool]; l != nil {
+	if l := s.listening.byName[pool]; l != nil {
 		return l.ln.Addr()
 	}
 	return nil
@@ -205,28 +142,19 @@ func (s *Server) Addr(pool string) net.Addr {
 // started.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	if s.closed {
+	if s.listening.closed {
 		s.mu.Unlock()
 		return ErrServerClosed
 	}
-	s.closed = true
-	for _, l := range s.listeners {
-		l.close()
-	}
-	for _, c := range s.clients {
-		c.drains.handover.Store(s.handover)
-		c.drain()
-	}
-	if s.adopting != nil {
-		s.adopting.Close() // no client comes from a process this one took over from
-	}
-	if s.handover != nil {
-		s.log.Info("shutting down: listeners closed, handing each client to the new process once its requests in flight are answered", "clients", len(s.clients))
-	} else {
-		s.log.Info("shutting down: listeners closed, answering the requests in flight", "clients", len(s.clients))
-	}
+	s.listening.drain()
 	s.mu.Unlock()
-	s.stopSources()
+	s.mu.Lock()
+	s.retries.stop() // a failed reload is not tried again
+	sources := s.sourcing.stop()
+	s.mu.Unlock()
+	for _, ps := range sources {
+		ps.close()
+	}
 	start := time.Now()
 	s.side.shutdown(ctx)
 	done := make(chan struct{})
@@ -239,14 +167,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		err = ctx.Err()
-		s.abort()
+		s.listening.abort()
 		<-done
 	}
-	for _, l := range s.listeners {
+	for _, l := range s.listening.byName {
 		l.pool.Load().close()
 	}
-	if s.handover != nil {
-		s.handover.conn.Close() // every client is handed over or gone
+	if h := s.listening.handover; h != nil {
+		h.conn.Close() // every client is handed over or gone
 	}
 	if err != nil {
 		s.log.Warn("shut down: clients still open at the deadline were closed", "took", time.Since(start), "err", err)
@@ -254,19 +182,4 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.log.Info("shut down", "took", time.Since(start))
 	}
 	return err
-}
-
-// abort closes every client connection, and fails the requests still
-// waiting for a server, which would otherwise hold their clients until the
-// pool's timeout. For a shutdown past its deadline.
-func (s *Server) abort() {
-	s.mu.Lock()
-	s.aborted = true
-	for c := range s.clients {
-		c.Close()
-	}
-	s.mu.Unlock()
-	for _, l := range s.listeners {
-		l.pool.Load().abort()
-	}
 }

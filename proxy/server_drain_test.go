@@ -13,7 +13,7 @@ import (
 // serverSide returns the server's end of the test client's connection.
 // The caller holds s.mu.
 func serverSide(s *Server, c *mc) net.Conn {
-	for conn := range s.clients {
+	for conn := range s.listening.clients {
 		if conn.RemoteAddr().String() == c.conn.LocalAddr().String() {
 			return conn
 		}
@@ -38,8 +38,8 @@ func TestShutdownDrains(t *testing.T) {
 	eventually(t, "three clients, one reading a request", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		c := s.clients[serverSide(s, half)]
-		return len(s.clients) == 3 && c != nil && c.drains.inRequest.Load()
+		c := s.listening.clients[serverSide(s, half)]
+		return len(s.listening.clients) == 3 && c != nil && c.drains.inRequest.Load()
 	})
 	done := make(chan error, 1)
 	go func() {

@@ -33,8 +33,8 @@ func listenKey(network, addr string) string { return network + ":" + addr }
 func (s *Server) Inherit(lns map[string]net.Listener) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sockets.inherited = lns
-	s.tookOver = s.tookOver || len(lns) > 0
+	s.listening.sockets.inherited = lns
+	s.sourcing.tookOver = s.sourcing.tookOver || len(lns) > 0
 }
 
 // Views returns the nodes each pool on a gossip pool serves now, by pool
@@ -44,8 +44,8 @@ func (s *Server) Views() map[string][]kolco.Node {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[string][]kolco.Node{}
-	for name, ps := range s.sources {
-		if v := s.serving(name); v != nil && ps.key.membership.Gossip != nil {
+	for name, ps := range s.sourcing.byPool {
+		if v := s.sourcing.serving(name); v != nil && ps.key.membership.Gossip != nil {
 			out[name] = slices.Clone(v.nodes)
 		}
 	}
@@ -60,12 +60,13 @@ func (s *Server) Views() map[string][]kolco.Node {
 func (s *Server) InheritViews(views map[string][]kolco.Node) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.inheritedViews = map[string][]kolco.Node{}
+	inherited := map[string][]kolco.Node{}
 	for name, nodes := range views {
 		if (membership.Version{Nodes: nodes}).Validate() == nil && checkNodes(nodes, false) == nil {
-			s.inheritedViews[name] = nodes
+			inherited[name] = nodes
 		}
 	}
+	s.sourcing.inheritedViews = inherited
 }
 
 // ListenerFiles returns copies of the server's listening sockets - the
@@ -76,6 +77,24 @@ func (s *Server) InheritViews(views map[string][]kolco.Node) {
 func (s *Server) ListenerFiles() (map[string]*os.File, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	g := s.cfg.WithDefaults().Global
+	return s.listening.files([]keyedListener{
+		{listenKey("tcp", adminAddr(g.MetricsListen)), s.side.metricsLn},
+		{listenKey("tcp", g.StatsListen), s.side.statsLn()},
+		{listenKey("tcp", adminAddr(g.AdminListen)), s.side.adminLn},
+	})
+}
+
+// keyedListener is a listening socket with its name for a handover
+// (listenKey); ln is nil for an endpoint not configured.
+type keyedListener struct {
+	key string
+	ln  net.Listener
+}
+
+// files returns copies of the pools' listening sockets, and of those of
+// side, by name (see Server.ListenerFiles). The caller holds mu.
+func (ls *listening) files(side []keyedListener) (map[string]*os.File, error) {
 	files := map[string]*os.File{}
 	add := func(key string, ln net.Listener) error {
 		for g, ok := ln.(*gatedListener); ok; g, ok = ln.(*gatedListener) {
@@ -96,8 +115,8 @@ func (s *Server) ListenerFiles() (map[string]*os.File, error) {
 		return nil
 	}
 	var err error
-	for _, name := range slices.Sorted(maps.Keys(s.listeners)) {
-		l := s.listeners[name]
+	for _, name := range slices.Sorted(maps.Keys(ls.byName)) {
+		l := ls.byName[name]
 		spec, _ := parseListen(l.pool.Load().cfg.Listen) // valid: it listens
 		if err = add(listenKey(spec.network, spec.addr), l.ln); err != nil {
 			break
@@ -108,13 +127,9 @@ func (s *Server) ListenerFiles() (map[string]*os.File, error) {
 			}
 		}
 	}
-	g := s.cfg.WithDefaults().Global
-	for _, side := range []struct {
-		addr string
-		ln   net.Listener
-	}{{adminAddr(g.MetricsListen), s.side.metricsLn}, {g.StatsListen, s.side.statsLn()}, {adminAddr(g.AdminListen), s.side.adminLn}} {
-		if err == nil && side.ln != nil {
-			err = add(listenKey("tcp", side.addr), side.ln)
+	for _, sd := range side {
+		if err == nil && sd.ln != nil {
+			err = add(sd.key, sd.ln)
 		}
 	}
 	if err != nil {
@@ -144,7 +159,7 @@ func (s *Server) ListenerFiles() (map[string]*os.File, error) {
 func (s *Server) HandOver(conn *net.UnixConn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.handover = &clientHandover{conn: conn}
+	s.listening.handover = &clientHandover{conn: conn}
 }
 
 // Adopt serves the client connections another process hands over on conn
@@ -152,48 +167,51 @@ func (s *Server) HandOver(conn *net.UnixConn) {
 // the same name, until the other process closes conn or this server shuts
 // down. A connection whose socket this server does not listen on is
 // closed.
-func (s *Server) Adopt(conn *net.UnixConn) {
-	s.mu.Lock()
-	s.adopting = conn
-	s.mu.Unlock()
-	s.wg.Add(1)
+func (s *Server) Adopt(conn *net.UnixConn) { s.listening.adopt(conn) }
+
+// adopt is Adopt.
+func (ls *listening) adopt(conn *net.UnixConn) {
+	ls.mu.Lock()
+	ls.adopting = conn
+	ls.mu.Unlock()
+	ls.wg.Add(1)
 	go func() {
-		defer s.wg.Done()
+		defer ls.wg.Done()
 		for {
 			f, key, state, unread, err := receiveHandover(conn)
 			if err != nil {
 				if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-					s.log.Warn("handover: receiving clients", "err", err)
+					ls.log.Warn("handover: receiving clients", "err", err)
 				}
 				return
 			}
 			nc, err := net.FileConn(f)
 			f.Close()
 			if err != nil {
-				s.log.Warn("handover: a client's connection", "err", err)
+				ls.log.Warn("handover: a client's connection", "err", err)
 				continue
 			}
-			l := s.listenerOf(key)
+			l := ls.of(key)
 			if l == nil {
-				s.log.Warn("handover: a client of a socket this process does not listen on: closed", "socket", key)
+				ls.log.Warn("handover: a client of a socket this process does not listen on: closed", "socket", key)
 				nc.Close()
 				continue
 			}
-			c := &client{conn: nc, pool: l.pool, budget: s.budget, log: s.log, listenKey: key, unread: unread, connState: state}
-			if !s.track(c) {
+			c := &client{conn: nc, pool: l.pool, budget: ls.budget, log: ls.log, listenKey: key, unread: unread, connState: state}
+			if !ls.track(c) {
 				nc.Close()
 				continue
 			}
-			s.serveClient(l, c)
+			ls.serveClient(l, c)
 		}
 	}()
 }
 
-// listenerOf returns the listener of the socket named key, or nil.
-func (s *Server) listenerOf(key string) *listener {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, l := range s.listeners {
+// of returns the listener of the socket named key, or nil.
+func (ls *listening) of(key string) *listener {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for _, l := range ls.byName {
 		if l.key == key {
 			return l
 		}
@@ -213,7 +231,7 @@ func (s *Server) listenerOf(key string) *listener {
 func (s *Server) Serving() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.sockets.gate()
+	return s.listening.sockets.gate()
 }
 
 // sourceWait bounds how long a server waits for its pools' membership
@@ -225,11 +243,11 @@ const sourceWait = 5 * time.Second
 // have not; one started afresh says it per pool, see listener.gatePlaced): at once
 // when no pool waits for its source. It forgets what it inherited. The
 // caller holds mu.
-func (s *Server) acceptWhenPlaced() {
-	gate := s.sockets.gate()
-	took := s.tookOver
-	s.tookOver, s.inheritedViews = false, nil
-	if s.closed || len(s.sources.pending(s.serving)) == 0 {
+func (src *sourcing) acceptWhenPlaced() {
+	gate := src.listening.sockets.gate()
+	took := src.tookOver
+	src.tookOver, src.inheritedViews = false, nil
+	if src.listening.closed || len(src.byPool.pending(src.serving)) == 0 {
 		close(gate)
 		return
 	}
@@ -238,12 +256,12 @@ func (s *Server) acceptWhenPlaced() {
 		tick := time.NewTicker(5 * time.Millisecond)
 		defer tick.Stop()
 		deadline := time.Now().Add(sourceWait)
-		for pending := s.pendingSources(); len(pending) > 0; pending = s.pendingSources() {
+		for pending := src.pending(); len(pending) > 0; pending = src.pending() {
 			if time.Now().After(deadline) {
 				if !took {
 					return
 				}
-				s.log.Warn("taking over before the membership sources of these pools gave a version they serve: they serve their configured servers until then",
+				src.log.Warn("taking over before the membership sources of these pools gave a version they serve: they serve their configured servers until then",
 					"pools", pending, "waited", sourceWait)
 				return
 			}
@@ -252,15 +270,15 @@ func (s *Server) acceptWhenPlaced() {
 	}()
 }
 
-// pendingSources returns the pools whose sources have not placed them
-// yet (see poolSources.pending); none once the server is closed.
-func (s *Server) pendingSources() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+// pending returns the pools whose sources have not placed them yet (see
+// poolSources.pending); none once the server is closed.
+func (src *sourcing) pending() []string {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if src.listening.closed {
 		return nil
 	}
-	return s.sources.pending(s.serving)
+	return src.byPool.pending(src.serving)
 }
 
 // gatedListener is an inherited socket that accepts once open is closed.

@@ -146,7 +146,7 @@ func TestInheritViewsRefusesBadViews(t *testing.T) {
 		"no address": {a, {ID: "c"}},
 		"bad id":     {{ID: "", Addr: "127.0.0.1:3"}},
 	})
-	if got := slices.Sorted(maps.Keys(s.inheritedViews)); !slices.Equal(got, []string{"good"}) {
+	if got := slices.Sorted(maps.Keys(s.sourcing.inheritedViews)); !slices.Equal(got, []string{"good"}) {
 		t.Errorf("views kept: %v, want only good", got)
 	}
 }

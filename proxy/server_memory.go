@@ -42,20 +42,17 @@ const (
 	returnBelow = 8 << 20
 )
 
-// returnMemory returns the buffers' memory to the system after each burst,
-// until the server shuts down.
-func (s *Server) returnMemory() {
+// returnMemory returns the memory b's buffers held to the system after
+// each burst, until stopped reports the server shuts down.
+func returnMemory(b *budget, stopped func() bool) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	burst := false
 	for range tick.C {
-		s.mu.Lock()
-		closed := s.closed
-		s.mu.Unlock()
-		if closed {
+		if stopped() {
 			return
 		}
-		high, now := s.budget.highSinceLast()
+		high, now := b.highSinceLast()
 		burst = burst || high > returnAfter
 		if burst && now < returnBelow {
 			debug.FreeOSMemory()

@@ -40,7 +40,7 @@ func (s *Server) Reload(ctx context.Context, cfg *Config) error {
 
 // reload is Reload; the caller holds mu.
 func (s *Server) reload(ctx context.Context, cfg *Config) error {
-	if s.closed {
+	if s.listening.closed {
 		return ErrServerClosed
 	}
 	if err := cfg.Validate(); err != nil {
@@ -129,7 +129,7 @@ func (s *Server) prepare(ctx context.Context, cfg *Config, views map[string]*sou
 // record in states, if any.
 func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFile) (poolChange, error) {
 	name, pc := spec.name, spec.cfg
-	ch := poolChange{name: name, cur: s.listeners[name]}
+	ch := poolChange{name: name, cur: s.listening.byName[name]}
 	if cur := ch.cur; cur != nil && cur.pool.Load().members == spec.members && reflect.DeepEqual(*cur.pool.Load().cfg, *pc) {
 		return ch, nil
 	}
@@ -181,7 +181,7 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		ch.remode = true
 		return ch, nil
 	}
-	if ch.ln, err = s.listen(ctx, name, pc.Listen, p); err != nil {
+	if ch.ln, err = s.listening.listen(ctx, name, pc.Listen, p); err != nil {
 		p.close()
 		return ch, err
 	}
@@ -288,10 +288,13 @@ func (s *Server) commit(t *transition) {
 	for _, ch := range t.pools {
 		kept[ch.name] = true
 	}
-	for name, l := range s.listeners {
+	for name, l := range s.listening.byName {
 		if !kept[name] {
-			s.retire(l)
-			delete(s.listeners, name)
+			// Removed: its clients end once their requests in flight
+			// are answered, and its pool closes after them.
+			s.listening.retire(l)
+			s.retirePool(l.pool.Load())
+			delete(s.listening.byName, name)
 		}
 	}
 	for _, ch := range t.pools {
@@ -342,22 +345,9 @@ func (s *Server) commitPool(ch poolChange) {
 		}
 	}
 	if ch.ln != nil {
-		s.listeners[ch.name] = ch.ln
-		s.acceptIn(ch.ln)
+		s.listening.byName[ch.name] = ch.ln
+		s.listening.acceptIn(ch.ln)
 	}
-}
-
-// retire stops a removed pool's listener and its clients, those accepted
-// before the pool moved to its last address included, and closes the
-// pool once their requests in flight are done.
-func (s *Server) retire(l *listener) {
-	l.close()
-	for c, cl := range s.clients {
-		if cl.pool == l.pool {
-			stopReading(c)
-		}
-	}
-	s.retirePool(l.pool.Load())
 }
 
 // retirePool closes p once its requests in flight are done, counted

@@ -4,18 +4,54 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/kolco-dev/kolco"
 )
 
+// sourcing are the membership sources the server's pools follow, and
+// what it keeps beside them: since when each pool places as it does, and
+// what the process it took over from served. A source's new version is
+// served through the path of a reload (apply), under the reload's lock.
+type sourcing struct {
+	// mu is Server.mu, which guards the fields below (see listening.mu):
+	// a version is applied, and a plan committed, under the lock a
+	// reload holds, so that each sees the pools the other left.
+	mu *sync.Mutex
+	// byPool follow the sources of pools, by pool name; placed says
+	// since when each pool places by its fingerprint.
+	byPool poolSources
+	placed placedSince
+	// inheritedViews are the nodes the gossip pools of the process this
+	// one took over from served (see Server.InheritViews); tookOver is set
+	// once sockets are inherited.
+	inheritedViews map[string][]kolco.Node
+	tookOver       bool
+
+	// listening is read, under mu, for what each pool serves now (its
+	// listener's pool) and whether the server shuts down.
+	listening *listening
+	// apply prepares the running configuration with views, the versions
+	// the pools on a source serve, and commits it (Server.prepare,
+	// Server.commit). The caller holds mu.
+	apply func(views map[string]*sourceView) error
+	// fleet is told the sources, for the sweeps that ask them.
+	fleet *sweepFleet
+	certs *certRegistry
+	log   *slog.Logger
+	// wg is Server.wg: a shutdown waits for the sources retired.
+	wg *sync.WaitGroup
+}
+
 // sourcePlan is the membership sources of a configuration being prepared:
 // those kept from the running one and those started for it. commit
 // installs them and retires the rest; undo stops what was started.
 type sourcePlan struct {
-	s       *Server
+	src     *sourcing
 	cfg     *Config
 	next    map[string]*poolSource // by pool name
 	started []*poolSource
@@ -26,13 +62,17 @@ type sourcePlan struct {
 // source served with its source's newest version it can serve. The caller
 // holds mu and, after commit, calls the plan's commit.
 func (s *Server) prepareSourced(ctx context.Context, cfg *Config) (*transition, *sourcePlan, error) {
-	plan, err := s.planSources(cfg)
+	states, err := s.statesFor(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := s.sourcing.plan(cfg, s.cfg.Path, states)
 	if err != nil {
 		return nil, nil, err
 	}
 	views := make(map[string]*sourceView, len(plan.next))
 	for name, ps := range plan.next {
-		if views[name], err = ps.effective(cfg.Pools[name], s.serving(name)); err != nil {
+		if views[name], err = ps.effective(cfg.Pools[name], s.sourcing.serving(name)); err != nil {
 			plan.undo()
 			return nil, nil, &ConfigError{Pool: name, Key: "membership", Err: err}
 		}
@@ -45,30 +85,29 @@ func (s *Server) prepareSourced(ctx context.Context, cfg *Config) (*transition, 
 	return t, plan, nil
 }
 
-// planSources keeps the running sources cfg keeps and starts the others.
-func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
+// plan keeps the running sources cfg keeps and starts the others; a
+// configuration read from no file takes its directory from runningPath,
+// the running one's file; states is cfg's state file (Server.statesFor).
+// The caller holds mu.
+func (src *sourcing) plan(cfg *Config, runningPath string, states *stateFile) (*sourcePlan, error) {
 	dir := ""
-	if path := cmp.Or(cfg.Path, s.cfg.Path); path != "" {
+	if path := cmp.Or(cfg.Path, runningPath); path != "" {
 		dir = filepath.Dir(path)
 	}
-	plan := &sourcePlan{s: s, cfg: cfg, next: map[string]*poolSource{}}
-	states, err := s.statesFor(cfg)
-	if err != nil {
-		return nil, err
-	}
+	plan := &sourcePlan{src: src, cfg: cfg, next: map[string]*poolSource{}}
 	for _, name := range cfg.PoolNames() {
 		pc := cfg.Pools[name]
 		if pc.Membership == nil {
 			continue
 		}
-		if cur := s.sources[name]; cur != nil && cur.keeps(keyOf(pc, dir), pc) {
+		if cur := src.byPool[name]; cur != nil && cur.keeps(keyOf(pc, dir), pc) {
 			plan.next[name] = cur
 			continue
 		}
 		var env sourceEnv
 		if sn := pc.Membership.Sentinel; sn != nil && sn.TLS != nil {
 			var err error
-			if env.sentinelTLS, err = s.certs.sentinelTLS(sn.TLS, dir); err != nil {
+			if env.sentinelTLS, err = src.certs.sentinelTLS(sn.TLS, dir); err != nil {
 				plan.undo()
 				return nil, &ConfigError{Pool: name, Key: "membership", Err: err}
 			}
@@ -77,12 +116,12 @@ func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
 		// replaces, and joins once that one has left: a member of the
 		// process this one takes over from (at Start), or the pool's
 		// running source, which a reload that starts a new one retires.
-		if g := pc.Membership.Gossip; g != nil && (s.tookOver || s.sources.gossipBinds(name, g.Bind)) {
+		if g := pc.Membership.Gossip; g != nil && (src.tookOver || src.byPool.gossipBinds(name, g.Bind)) {
 			env.gossipInUse = addrInUse
 		}
-		initial, state, placeholder := s.initialNodes(name, pc, states)
+		initial, state, placeholder := src.initialNodes(name, pc, states)
 		env.placeholder = placeholder
-		ps, err := newPoolSource(name, pc, dir, initial, state, env, s.log)
+		ps, err := newPoolSource(name, pc, dir, initial, state, env, src.log)
 		if err != nil {
 			plan.undo()
 			return nil, err
@@ -90,7 +129,7 @@ func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
 		plan.next[name] = ps
 		plan.started = append(plan.started, ps)
 	}
-	for name, ps := range s.sources {
+	for name, ps := range src.byPool {
 		if plan.next[name] != ps {
 			plan.retired = append(plan.retired, ps)
 		}
@@ -107,29 +146,30 @@ func (s *Server) planSources(cfg *Config) (*sourcePlan, error) {
 // over them (nil: placed afresh). placeholder reports the last when the
 // pool does not run yet: servers no source named and no pool of this
 // process served (see sourceView.placeholder).
-func (s *Server) initialNodes(name string, pc *PoolConfig, states *stateFile) (nodes []kolco.Node, state []byte, placeholder bool) {
-	if v := s.serving(name); v != nil {
-		if l := s.listeners[name].pool.Load().place.Load().layout(); l != nil && l.settings == settingsOf(pc) && l.settings.historyDependent() {
+func (src *sourcing) initialNodes(name string, pc *PoolConfig, states *stateFile) (nodes []kolco.Node, state []byte, placeholder bool) {
+	running := src.listening.byName
+	if v := src.serving(name); v != nil {
+		if l := running[name].pool.Load().place.Load().layout(); l != nil && l.settings == settingsOf(pc) && l.settings.historyDependent() {
 			state = l.state()
 		}
 		return v.nodes, state, false
 	}
-	if nodes := s.inheritedViews[name]; nodes != nil && pc.Membership.Gossip != nil {
+	if nodes := src.inheritedViews[name]; nodes != nil && pc.Membership.Gossip != nil {
 		return nodes, nil, false
 	}
-	if s.listeners[name] == nil {
+	if running[name] == nil {
 		nodes, state, err := states.servedFor(name, pc)
 		if err != nil {
-			s.log.Warn("the state file's record of the placement served is not taken: keys placed afresh over its servers until the source's first version",
+			src.log.Warn("the state file's record of the placement served is not taken: keys placed afresh over its servers until the source's first version",
 				"pool", name, "err", err)
 		}
 		if nodes != nil {
-			s.log.Info("membership: starting from the servers the state file records the store as serving, until the source's first version",
+			src.log.Info("membership: starting from the servers the state file records the store as serving, until the source's first version",
 				"pool", name, "servers", serverList(nodes), "restored", state != nil)
 			return nodes, state, false
 		}
 	}
-	return pc.nodes(), nil, s.listeners[name] == nil
+	return pc.nodes(), nil, running[name] == nil
 }
 
 // servedFor returns the servers the state file records the store pool
@@ -179,8 +219,8 @@ func (srcs poolSources) gossipBinds(name, bind string) bool {
 
 // serving returns the source's version the pool name serves, or nil. The
 // caller holds mu.
-func (s *Server) serving(name string) *sourceView {
-	if l := s.listeners[name]; l != nil {
+func (src *sourcing) serving(name string) *sourceView {
+	if l := src.listening.byName[name]; l != nil {
 		return l.pool.Load().members
 	}
 	return nil
@@ -233,24 +273,24 @@ func (ps *poolSource) effective(base *PoolConfig, serving *sourceView) (*sourceV
 // stops those it retires. The caller holds mu, after committing the
 // transition.
 func (p *sourcePlan) commit() {
-	s := p.s
+	src := p.src
 	for name, ps := range p.next {
 		ps.base = p.cfg.Pools[name]
 	}
-	s.sources = p.next
-	s.fleet.setSources(p.next)
+	src.byPool = p.next
+	src.fleet.setSources(p.next)
 	for _, ps := range p.started {
-		ps.start(s.applySource)
+		ps.start(src.applySource)
 	}
 	for _, ps := range p.retired {
 		// Not here: its loop may be waiting for mu.
-		s.wg.Add(1)
+		src.wg.Add(1)
 		go func() {
-			defer s.wg.Done()
+			defer src.wg.Done()
 			ps.close()
 		}()
 	}
-	s.placed = s.placed.noted(s.listeners)
+	src.placed = src.placed.noted(src.listening.byName)
 }
 
 // undo stops the sources started for the plan; their loops never ran.
@@ -262,33 +302,31 @@ func (p *sourcePlan) undo() {
 
 // applySource serves the newest view of ps in its pool, through the path
 // of a reload of that pool alone, or records why it cannot.
-func (s *Server) applySource(ps *poolSource) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed || s.sources[ps.name] != ps {
+func (src *sourcing) applySource(ps *poolSource) {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if src.listening.closed || src.byPool[ps.name] != ps {
 		return
 	}
 	v := ps.view.Load()
-	serving := s.serving(ps.name)
+	serving := src.serving(ps.name)
 	if serving == nil || v == serving {
 		return
 	}
 	err := v.check(ps.base)
 	if err == nil {
-		views := s.sources.views(s.serving)
+		views := src.byPool.views(src.serving)
 		views[ps.name] = v
-		var t *transition
-		old := s.listeners[ps.name].pool.Load()
-		if t, err = s.prepare(context.Background(), s.cfg, views); err == nil {
-			s.commit(t)
-			if l := s.listeners[ps.name]; l != nil {
+		old := src.listening.byName[ps.name].pool.Load()
+		if err = src.apply(views); err == nil {
+			if l := src.listening.byName[ps.name]; l != nil {
 				l.pool.Load().noteRepoints(old)
 				l.placed()
 			}
-			s.placed = s.placed.noted(s.listeners)
+			src.placed = src.placed.noted(src.listening.byName)
 			ps.applied.Add(1)
 			removed, added, updated := describeChange(kolco.Diff(serving.nodes, v.nodes))
-			s.log.Info("membership: version applied", "pool", ps.name, "source", ps.desc, "revision", v.revision,
+			src.log.Info("membership: version applied", "pool", ps.name, "source", ps.desc, "revision", v.revision,
 				"fingerprint", v.fingerprint, "removed", removed, "added", added, "updated", updated)
 		}
 	}
@@ -297,24 +335,21 @@ func (s *Server) applySource(ps *poolSource) {
 		// The source answered, with nothing the pool can serve: its
 		// configured servers serve meanwhile, as they would after an
 		// unanswered wait.
-		if l := s.listeners[ps.name]; l != nil {
+		if l := src.listening.byName[ps.name]; l != nil {
 			l.placed()
 		}
 	}
 }
 
-// stopSources stops following every source, and drops a failed reload
-// to be tried again; for Shutdown, after closed is set.
-func (s *Server) stopSources() {
-	s.mu.Lock()
-	s.retries.stop()
-	sources := s.sources
-	s.sources = nil
-	s.fleet.setSources(nil)
-	s.mu.Unlock()
-	for _, ps := range sources {
-		ps.close()
-	}
+// stop stops following every source; for Shutdown, after the
+// listening side is closed. The caller holds mu; it closes the sources
+// it returns once mu is released, since their loops may be waiting for
+// it.
+func (src *sourcing) stop() poolSources {
+	sources := src.byPool
+	src.byPool = nil
+	src.fleet.setSources(nil)
+	return sources
 }
 
 // placedAt is when a pool began placing keys by a fingerprint.

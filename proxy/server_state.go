@@ -408,7 +408,7 @@ func writeFileAtomic(path string, data []byte) (err error) {
 // running yet has a history-dependent distribution: such a pool starts
 // from its record. The error is a [*ConfigError] for kolco.state_file.
 func (s *Server) statesFor(cfg *Config) (*stateFile, error) {
-	return readStatesFor(cfg, func(name string) bool { return s.listeners[name] != nil })
+	return readStatesFor(cfg, func(name string) bool { return s.listening.byName[name] != nil })
 }
 
 // readStatesFor is statesFor, with running saying which pools run
@@ -453,11 +453,11 @@ func (t *transition) records() map[string]*poolState {
 func (s *Server) rewriteState() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.listening.closed {
 		return
 	}
 	records := map[string]*poolState{}
-	for name, l := range s.listeners {
+	for name, l := range s.listening.byName {
 		if rec := poolRecord(l.pool.Load()); rec != nil {
 			records[name] = rec
 		}

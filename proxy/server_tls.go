@@ -3,6 +3,7 @@ package proxy
 import (
 	"crypto/tls"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -40,19 +41,16 @@ func (r *certRegistry) forPool(p *pool, dir string) error {
 	return nil
 }
 
-// watchCerts reads the TLS files again whenever they change, until the
-// server shuts down.
-func (s *Server) watchCerts() {
+// watch reads the TLS files again whenever they change, until stopped
+// reports the server shuts down.
+func (r *certRegistry) watch(stopped func() bool, log *slog.Logger) {
 	t := time.NewTicker(certCheckEvery)
 	defer t.Stop()
 	for range t.C {
-		s.mu.Lock()
-		closed := s.closed
-		s.mu.Unlock()
-		if closed {
+		if stopped() {
 			return
 		}
-		s.certs.reloadAll(s.log)
+		r.reloadAll(log)
 	}
 }
 

@@ -403,7 +403,7 @@ func TestReloadOfSourcedPool(t *testing.T) {
 		t.Errorf("after a reload dropping the source: %+v", static)
 	}
 	s.mu.Lock()
-	followed := len(s.sources)
+	followed := len(s.sourcing.byPool)
 	s.mu.Unlock()
 	if followed != 0 {
 		t.Errorf("a dropped source is still followed (%d sources)", followed)
