@@ -217,11 +217,15 @@ func (memcacheFront) empty(ctx context.Context, b *backend) error {
 	return nil
 }
 
-// sweep deletes the copies a change left on the pool's exclusive servers
-// (see mc_sweep.go).
-func (memcacheFront) sweep(p *pool, m *migration) { p.sweepAfter(m) }
+// sweeper deletes the copies a change left on the pool's exclusive
+// servers (see mc_sweep.go).
+func (memcacheFront) sweeper(p *pool) func(*migration) {
+	return func(m *migration) { sweepOf(p).after(m) }
+}
 
-func (memcacheFront) presweep(ctx context.Context, p, next *pool) error { return p.presweep(ctx, next) }
+func (memcacheFront) presweep(ctx context.Context, p, next *pool) error {
+	return sweepOf(p).presweep(ctx, sweepOf(next))
+}
 
 func (memcacheFront) errorReply(err error) []byte { return appendErrorReply(nil, err) }
 

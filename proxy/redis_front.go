@@ -23,8 +23,8 @@ var errNotEmptied = errors.New("a Redis server is never emptied: its data may be
 
 func (redisFront) empty(context.Context, *backend) error { return errNotEmptied }
 
-// sweep has nothing to do: a Redis pool is not swept (see checkRedis).
-func (redisFront) sweep(p *pool, m *migration) { p.settle(m) }
+// sweeper: a Redis pool is not swept (see checkRedis).
+func (redisFront) sweeper(*pool) func(*migration) { return nil }
 
 // presweep: a Redis pool does not sweep (a store moves its keys instead).
 func (redisFront) presweep(context.Context, *pool, *pool) error { return nil }

@@ -125,7 +125,9 @@ var widths = map[string]int{
 	"fronts -> engine":    1,
 	"fronts -> memcached": 1,
 	"fronts -> redis":     1,
-	"memcached -> config": 22,
+	// 23: the sweep is a type of its own (mcSweep), which keeps the pool's
+	// configuration (PoolConfig) it was given.
+	"memcached -> config": 23,
 	"memcached -> engine": 169,
 	// A store's big-key bounds (store.big_key_elements, big_key_bytes).
 	"redis -> config": 39,
@@ -134,7 +136,7 @@ var widths = map[string]int{
 	// a client's protocol, authentication and name across a handover.
 	// 166: a request's MIGRATE records the key it took off its old
 	// server (storeMove.tookOff).
-	"redis -> engine": 166,
+	"redis -> engine": 165,
 	"server -> admin": 14,
 	// 76: a start on a state file of other servers serves the pool over
 	// them (overNodes).
@@ -153,14 +155,16 @@ var widths = map[string]int{
 	"backend -> pool":      32,
 	// A big key's copy sends its delete on the key's connection (op,
 	// sendKeyed).
-	"migration -> backend": 13,
+	"migration -> backend": 12,
 	"migration -> place":   26,
 	"migration -> pool":    34,
 	"place -> backend":     5,
 	"place -> migration":   8,
-	"place -> pool":        8,
-	"pool -> backend":      33,
-	"pool -> io":           1,
+	// 9: a change asks the pool's windows (pool.mig) for the migration
+	// that follows it, where it called a method of the pool.
+	"place -> pool":   9,
+	"pool -> backend": 33,
+	"pool -> io":      1,
 	// The pool holds its big keys' copies (keyCopies).
 	"pool -> migration": 18,
 	"pool -> place":     17,
