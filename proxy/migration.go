@@ -67,6 +67,16 @@ const (
 	migSettled              // nothing left to do
 )
 
+// changeRules are what a pool's front makes of its changes of placement
+// that move keys (see front.changes). A memcached pool's come from its
+// warm and sweep settings; a Redis pool's changes are cold and not swept.
+type changeRules struct {
+	depth  int
+	window time.Duration
+	quiet  int
+	sweep  bool
+}
+
 // open reports whether the window is open: whether requests fall back.
 func (m *migration) open() bool { return m.state.Load() == migOpen && len(m.priors) > 0 }
 
@@ -169,21 +179,20 @@ func (ms *migrations) after(prev, pl *placement, moved, readPrev bool) *migratio
 	if old != nil && old.state.Load() == migSettled {
 		old = nil
 	}
-	cfg := ms.cfg
-	warm, sweep := cfg.Warm.on(), len(cfg.Sweep.Exclusive) > 0
-	m := &migration{sweep: sweep, quietLimit: int64(cfg.Warm.Quiet), quietCh: make(chan struct{})}
+	r := ms.rules
+	m := &migration{sweep: r.sweep, quietLimit: int64(r.quiet), quietCh: make(chan struct{})}
 	switch {
 	case moved:
-		if warm {
+		if r.depth > 0 {
 			if readPrev {
 				m.priors = append(m.priors, ms.priorOf(prev))
 			}
 			if old != nil && old.open() {
 				m.priors = append(m.priors, ms.remapPriors(old.priors)...)
 			}
-			m.priors = m.priors[:min(len(m.priors), cfg.Warm.Depth)]
+			m.priors = m.priors[:min(len(m.priors), r.depth)]
 		}
-		m.ends = time.Now().Add(cfg.Warm.Window)
+		m.ends = time.Now().Add(r.window)
 		if len(m.priors) > 0 {
 			ms.stats.opened.Inc()
 		}
@@ -191,7 +200,7 @@ func (ms *migrations) after(prev, pl *placement, moved, readPrev bool) *migratio
 		return nil
 	default: // the same placement: the old migration goes on
 		m.state.Store(old.state.Load())
-		if warm && old.open() {
+		if r.depth > 0 && old.open() {
 			m.priors = ms.remapPriors(old.priors)
 		}
 		m.ends = old.ends
@@ -204,9 +213,9 @@ func (ms *migrations) after(prev, pl *placement, moved, readPrev bool) *migratio
 	case m.open():
 		m.carried = old
 	default:
-		old.end(migSettled) // warm changes were turned off
+		old.end(migSettled) // the pool's changes are cold now
 	}
-	if m.state.Load() == migSweep && !sweep {
+	if m.state.Load() == migSweep && !r.sweep {
 		return nil
 	}
 	m.tainted = make([]atomic.Bool, len(ms.backends)+len(ms.formers))

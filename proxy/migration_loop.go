@@ -16,19 +16,23 @@ import (
 // of placement (see migration), the loop that closes their windows and
 // has the front sweep after them, and what they keep beside the placement.
 // It is made with what it needs of its pool (newMigrations) - the pool's
-// name, configuration, log and servers, its placement with the lock of
-// that placement's writers, a way to make a backend of the pool for a
-// server it no longer has, its front's sweep and a way to ask its fleet -
-// and reads nothing else of it. The last three are func values that hold
-// the pool: a backend belongs to its pool (backend.pool), the front's
-// sweep is made for the pool (front.sweeper), and the fleet is asked about
-// the pool (fleetCheck.check); none reads the pool's fields here.
+// name, configuration, log and servers, its front's rules for its changes
+// (front.changes: the engine reads no protocol's setting of them), its
+// placement with the lock of that placement's writers, a way to make a
+// backend of the pool for a server it no longer has, its front's sweep
+// and a way to ask its fleet - and reads nothing else of it. The last
+// three are func values that hold the pool: a backend belongs to its pool
+// (backend.pool), the front's sweep is made for the pool (front.sweeper),
+// and the fleet is asked about the pool (fleetCheck.check); none reads
+// the pool's fields here.
 type migrations struct {
 	name string
 	cfg  *PoolConfig
 	log  *slog.Logger
 	// backends are the pool's servers, fixed for its life.
 	backends []*backend
+	// rules are the front's for the pool's changes (front.changes).
+	rules changeRules
 	// place is the pool's placement; placeMu, the pool's, serializes its
 	// writers.
 	place   *atomic.Pointer[placement]
@@ -69,7 +73,9 @@ type migrations struct {
 // newMigrations returns the windows of p, made before its first
 // placement is published: what they read of p is fixed by then.
 func newMigrations(p *pool) *migrations {
-	return &migrations{name: p.name, cfg: p.cfg, log: p.log, backends: p.backends, place: &p.place, placeMu: &p.placeMu,
+	var r changeRules
+	r.depth, r.window, r.quiet, r.sweep = p.front.changes(p.cfg)
+	return &migrations{name: p.name, cfg: p.cfg, log: p.log, backends: p.backends, rules: r, place: &p.place, placeMu: &p.placeMu,
 		newFormer: func(n kolco.Node) *backend { return newBackend(p, n) },
 		sweep:     p.front.sweeper(p),
 		fleet: func() func(context.Context) (string, string) {
@@ -251,7 +257,7 @@ func (p *pool) restoreChange(restore func()) {
 // followed by a migration (see pool.restoreChange).
 func (ms *migrations) followReturn() bool {
 	cfg := ms.cfg
-	return !isTwemproxy(cfg) && cfg.Ejection == EjectRehash && cfg.Replicas <= 1 && (cfg.Warm.on() || len(cfg.Sweep.Exclusive) > 0)
+	return !isTwemproxy(cfg) && cfg.Ejection == EjectRehash && cfg.Replicas <= 1 && (ms.rules.depth > 0 || ms.rules.sweep)
 }
 
 // closeFormers closes the former servers' connections, when a window

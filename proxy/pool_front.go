@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"time"
 )
 
 // front is one protocol's part of the proxy, as the table of functions in
@@ -69,6 +70,12 @@ type front interface {
 	// pool did not have takes keys (see Sweep.Exclusive), or when what it
 	// missed while it was out is unknown.
 	empty(ctx context.Context, b *backend) error
+	// changes returns the rules of the changes of a pool of cfg that move
+	// keys (see migration): how many of the placements a change replaces
+	// its window reads on a miss, 0 for none (a cold change); how long the
+	// window stays open at most, and after how many fallbacks in a row
+	// that found nothing it closes; whether a sweep follows it.
+	changes(cfg *PoolConfig) (depth int, window time.Duration, quiet int, sweep bool)
 	// sweeper returns what runs once a migration's window has closed
 	// and settles m, or leaves it to the loop when the sweep is stopped or
 	// m replaced (see migration): memcached's sweep of the copies a change

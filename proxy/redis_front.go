@@ -23,6 +23,10 @@ var errNotEmptied = errors.New("a Redis server is never emptied: its data may be
 
 func (redisFront) empty(context.Context, *backend) error { return errNotEmptied }
 
+// changes: a Redis pool's changes are cold and not swept (see
+// checkRedis); a store's move carries its keys instead.
+func (redisFront) changes(*PoolConfig) (int, time.Duration, int, bool) { return 0, 0, 0, false }
+
 // sweeper: a Redis pool is not swept (see checkRedis).
 func (redisFront) sweeper(*pool) func(*migration) { return nil }
 
