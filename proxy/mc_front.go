@@ -217,11 +217,26 @@ func (memcacheFront) empty(ctx context.Context, b *backend) error {
 	return nil
 }
 
-// sweep deletes the copies a change left on the pool's exclusive servers
-// (see mc_sweep.go).
-func (memcacheFront) sweep(p *pool, m *migration) { p.sweepAfter(m) }
+// changes are warm when warm.enabled is set: their windows read up to
+// warm.depth previous placements for warm.window, until warm.quiet
+// fallbacks in a row found nothing; a sweep follows them when
+// sweep.exclusive names a server.
+func (memcacheFront) changes(cfg *PoolConfig) (depth int, window time.Duration, quiet int, sweep bool) {
+	if cfg.Warm.on() {
+		depth = cfg.Warm.Depth
+	}
+	return depth, cfg.Warm.Window, cfg.Warm.Quiet, len(cfg.Sweep.Exclusive) > 0
+}
 
-func (memcacheFront) presweep(ctx context.Context, p, next *pool) error { return p.presweep(ctx, next) }
+// sweeper deletes the copies a change left on the pool's exclusive
+// servers (see mc_sweep.go).
+func (memcacheFront) sweeper(p *pool) func(*migration) {
+	return func(m *migration) { sweepOf(p).after(m) }
+}
+
+func (memcacheFront) presweep(ctx context.Context, p, next *pool) error {
+	return sweepOf(p).presweep(ctx, sweepOf(next))
+}
 
 func (memcacheFront) errorReply(err error) []byte { return appendErrorReply(nil, err) }
 

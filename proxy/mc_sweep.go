@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/kolco-dev/kolco/internal/bytestr"
@@ -49,52 +51,84 @@ type orphan struct {
 	cas uint64
 }
 
-// sweepAfter sweeps the pool's exclusive servers after m's window and
+// mcSweep is a memcached pool's sweep: the presweep before a change, the
+// sweep after its window, and what they keep. It is made with what it
+// needs of its pool (sweepOf) - the pool's name, configuration, log and
+// servers, its placement and its windows (whose lock a change publishes
+// under, whose context halts the sweep, whose fleet it waits for, whose
+// migration it settles and whose figures it counts in) - and reads
+// nothing else of it. The front keeps it as the pool's front state.
+type mcSweep struct {
+	name     string
+	cfg      *PoolConfig
+	log      *slog.Logger
+	backends []*backend
+	place    *atomic.Pointer[placement]
+	mig      *migrations
+
+	// clean are the addresses of the servers swept since the last change
+	// that moved keys: they hold no orphaned copy (see presweep). A pool
+	// that replaces another without moving a key keeps them; at a start
+	// none is known. Guarded by mig.sweepMu.
+	clean map[string]bool
+}
+
+// sweepOf returns p's sweep, made at its first use: by a presweep before
+// p serves, or by the sweep after a window.
+func sweepOf(p *pool) *mcSweep {
+	if s, ok := p.frontState.Load().(*mcSweep); ok {
+		return s
+	}
+	p.frontState.CompareAndSwap(nil, &mcSweep{name: p.name, cfg: p.cfg, log: p.log, backends: p.backends, place: &p.place, mig: p.mig})
+	return p.frontState.Load().(*mcSweep)
+}
+
+// after sweeps the pool's exclusive servers after m's window and
 // settles m once every one of them was swept or failed; it returns early,
 // leaving m to the loop, when a newer change is published, the pool closes
 // or a reload halts the sweep.
-func (p *pool) sweepAfter(m *migration) {
-	st := p.mig.stats
-	ctx := p.mig.sweepCtx
-	if ctx.Err() != nil || !p.placementAgreed(ctx, m) {
+func (s *mcSweep) after(m *migration) {
+	st := s.mig.stats
+	ctx := s.mig.sweepCtx
+	if ctx.Err() != nil || !s.mig.placementAgreed(ctx, m) {
 		return
 	}
 	st.sweeping.Set(1)
 	defer st.sweeping.Set(0)
 	var done []string // addresses swept: servers of one address are one server
-	for _, b := range p.backends {
-		if !p.cfg.exclusive(b.node) || b.health.isDown() || slices.Contains(done, b.addr) {
+	for _, b := range s.backends {
+		if !s.cfg.exclusive(b.node) || b.health.isDown() || slices.Contains(done, b.addr) {
 			continue
 		}
 		done = append(done, b.addr)
-		err := p.sweepServer(ctx, m, b)
+		err := s.sweepServer(ctx, m, b)
 		switch {
 		case err == nil:
-			p.markClean(m, b.addr)
+			s.markClean(m, b.addr)
 		case ctx.Err() != nil || errors.Is(err, errMigrationChanged):
 			return
 		default:
 			st.addServer(st.m.sweepErrs, &st.errors, b.addr, 1)
-			p.log.Warn("sweep of a server failed; its orphaned copies stay until the next change", "server", b.name(),
+			s.log.Warn("sweep of a server failed; its orphaned copies stay until the next change", "server", b.name(),
 				"addr", b.addr, "err", err)
 		}
 	}
-	p.settle(m)
-	p.log.Info("sweep done", "servers", len(done), "listed", st.listed.Load(), "deleted", st.deleted.Load(), "kept", st.kept.Load())
+	s.mig.settle(m)
+	s.log.Info("sweep done", "servers", len(done), "listed", st.listed.Load(), "deleted", st.deleted.Load(), "kept", st.kept.Load())
 }
 
 // markClean records that the server at addr holds no orphan, swept while
 // m's placement is the pool's.
-func (p *pool) markClean(m *migration, addr string) {
-	p.mig.sweepMu.Lock()
-	defer p.mig.sweepMu.Unlock()
-	if p.place.Load().mig != m {
+func (s *mcSweep) markClean(m *migration, addr string) {
+	s.mig.sweepMu.Lock()
+	defer s.mig.sweepMu.Unlock()
+	if s.place.Load().mig != m {
 		return // a change since: what it moved is not swept
 	}
-	if p.mig.clean == nil {
-		p.mig.clean = map[string]bool{}
+	if s.clean == nil {
+		s.clean = map[string]bool{}
 	}
-	p.mig.clean[addr] = true
+	s.clean[addr] = true
 }
 
 // The presweep. The sweep after a change removes the copies it left on
@@ -111,51 +145,57 @@ func (p *pool) markClean(m *migration, addr string) {
 // written since stays. Only those wait for the change: the rest are swept
 // after its window, as always.
 
-// presweep removes, from the servers of p that next keeps, the orphaned
-// copies of keys next gives them (see above). The error is a server's that
-// could not be listed or swept: the change is not applied.
-func (p *pool) presweep(ctx context.Context, next *pool) error {
-	cur, nextPl := p.place.Load(), next.place.Load()
-	if len(p.cfg.Sweep.Exclusive) == 0 || cur.sig == nextPl.sig {
-		p.mig.sweepMu.RLock()
-		next.mig.clean = maps.Clone(p.mig.clean)
-		p.mig.sweepMu.RUnlock()
+// presweep removes, from the servers of s's pool that next's keeps, the
+// orphaned copies of keys next's placement gives them (see above). The
+// error is a server's that could not be listed or swept: the change is
+// not applied.
+func (s *mcSweep) presweep(ctx context.Context, next *mcSweep) error {
+	cur, nextPl := s.place.Load(), next.place.Load()
+	if len(s.cfg.Sweep.Exclusive) == 0 || cur.sig == nextPl.sig {
+		s.mig.sweepMu.RLock()
+		next.clean = maps.Clone(s.clean)
+		s.mig.sweepMu.RUnlock()
 		return nil
 	}
-	p.mig.sweepMu.RLock()
-	clean := maps.Clone(p.mig.clean)
-	p.mig.sweepMu.RUnlock()
+	s.mig.sweepMu.RLock()
+	clean := maps.Clone(s.clean)
+	s.mig.sweepMu.RUnlock()
 	var done []string
-	for _, b := range p.backends {
-		if !p.cfg.exclusive(b.node) || !next.cfg.exclusive(b.node) || b.health.isDown() || clean[b.addr] ||
-			slices.Contains(done, b.addr) || next.backendAt(b.addr) == nil {
+	for _, b := range s.backends {
+		if !s.cfg.exclusive(b.node) || !next.cfg.exclusive(b.node) || b.health.isDown() || clean[b.addr] ||
+			slices.Contains(done, b.addr) || !next.has(b.addr) {
 			continue
 		}
 		done = append(done, b.addr)
-		if err := p.presweepServer(ctx, b, nextPl); err != nil {
+		if err := s.presweepServer(ctx, b, nextPl); err != nil {
 			return fmt.Errorf("pool %s: server %s may hold copies of keys the change gives it, older than what was written since; removing them failed: %w",
-				p.name, b.addr, err)
+				s.name, b.addr, err)
 		}
 	}
 	if len(done) > 0 {
-		p.log.Info("servers swept of the old copies of keys the change gives them", "servers", len(done))
+		s.log.Info("servers swept of the old copies of keys the change gives them", "servers", len(done))
 	}
 	return nil
+}
+
+// has reports whether the pool has a server at addr.
+func (s *mcSweep) has(addr string) bool {
+	return slices.ContainsFunc(s.backends, func(b *backend) bool { return b.addr == addr })
 }
 
 // presweepServer lists b and deletes its copies of keys pl, the placement
 // to come, gives it and the pool's does not, trying again when a change of
 // health replaces the pool's placement meanwhile.
-func (p *pool) presweepServer(ctx context.Context, b *backend, pl *placement) error {
+func (s *mcSweep) presweepServer(ctx context.Context, b *backend, pl *placement) error {
 	for attempt := 1; ; attempt++ {
-		m := p.place.Load().mig
-		gained, err := p.listGained(ctx, b, pl)
+		m := s.place.Load().mig
+		gained, err := s.listGained(ctx, b, pl)
 		if err != nil {
 			return err
 		}
 		// At the servers' speed, not the sweep's rate: the change waits,
 		// and these are only the keys it gives back.
-		_, err = p.deleteOrphans(ctx, m, b, gained, 0)
+		_, err = s.deleteOrphans(ctx, m, b, gained, 0)
 		if !errors.Is(err, errMigrationChanged) || attempt == 3 {
 			return err
 		}
@@ -164,9 +204,9 @@ func (p *pool) presweepServer(ctx context.Context, b *backend, pl *placement) er
 
 // listGained lists b's items and returns those of keys pl gives b and the
 // pool's placement does not.
-func (p *pool) listGained(ctx context.Context, b *backend, pl *placement) ([]orphan, error) {
+func (s *mcSweep) listGained(ctx context.Context, b *backend, pl *placement) ([]orphan, error) {
 	var sc routeScratch
-	cur := p.place.Load()
+	cur := s.place.Load()
 	var gained []orphan
 	err := metadump.ListDial(ctx, b.dialSweep, func(it metadump.Item) error {
 		key := bytestr.Of(it.Key)
@@ -183,13 +223,13 @@ func (p *pool) listGained(ctx context.Context, b *backend, pl *placement) ([]orp
 
 // sweepServer sweeps one server, in passes of at most maxOrphans, until a
 // pass deletes nothing more.
-func (p *pool) sweepServer(ctx context.Context, m *migration, b *backend) error {
+func (s *mcSweep) sweepServer(ctx context.Context, m *migration, b *backend) error {
 	for {
-		orphans, more, err := p.listOrphans(ctx, b)
+		orphans, more, err := s.listOrphans(ctx, b)
 		if err != nil {
 			return err
 		}
-		deleted, err := p.deleteOrphans(ctx, m, b, orphans, p.cfg.Sweep.Rate)
+		deleted, err := s.deleteOrphans(ctx, m, b, orphans, s.cfg.Sweep.Rate)
 		if err != nil || !more || deleted == 0 {
 			return err
 		}
@@ -198,10 +238,10 @@ func (p *pool) sweepServer(ctx context.Context, m *migration, b *backend) error 
 
 // listOrphans lists b's items and returns those of keys b does not own,
 // at most maxOrphans (more is then set).
-func (p *pool) listOrphans(ctx context.Context, b *backend) (orphans []orphan, more bool, err error) {
-	st := p.mig.stats
+func (s *mcSweep) listOrphans(ctx context.Context, b *backend) (orphans []orphan, more bool, err error) {
+	st := s.mig.stats
 	var sc routeScratch
-	pl := p.place.Load()
+	pl := s.place.Load()
 	listed := 0
 	err = metadump.ListDial(ctx, b.dialSweep, func(it metadump.Item) error {
 		listed++
@@ -251,11 +291,11 @@ func (pl *placement) owns(b *backend, key []byte, sc *routeScratch) bool {
 // deleteOrphans deletes orphans from b, by the CAS values listed, in
 // batches at rate a second (0: as fast as b answers), each judged against
 // the placement published when it is sent. It returns how many it deleted.
-func (p *pool) deleteOrphans(ctx context.Context, m *migration, b *backend, orphans []orphan, rate int) (int, error) {
+func (s *mcSweep) deleteOrphans(ctx context.Context, m *migration, b *backend, orphans []orphan, rate int) (int, error) {
 	if len(orphans) == 0 {
 		return 0, nil
 	}
-	timeout := p.cfg.Timeout
+	timeout := s.cfg.Timeout
 	conn, err := b.dialOwn(ctx, timeout)
 	if err != nil {
 		return 0, err
@@ -272,7 +312,7 @@ func (p *pool) deleteOrphans(ctx context.Context, m *migration, b *backend, orph
 	for len(orphans) > 0 {
 		start := time.Now()
 		n := min(batch, len(orphans))
-		del, err := p.deleteBatch(ctx, m, b, conn, rr, orphans[:n], &buf, &keys, &reply)
+		del, err := s.deleteBatch(ctx, m, b, conn, rr, orphans[:n], &buf, &keys, &reply)
 		deleted += del
 		if err != nil {
 			return deleted, err
@@ -290,15 +330,15 @@ func (p *pool) deleteOrphans(ctx context.Context, m *migration, b *backend, orph
 
 // deleteBatch deletes one batch of orphans from b on conn, under sweepMu:
 // a key b owns again under the placement now is kept.
-func (p *pool) deleteBatch(ctx context.Context, m *migration, b *backend, conn net.Conn, rr *memcache.ReplyReader,
+func (s *mcSweep) deleteBatch(ctx context.Context, m *migration, b *backend, conn net.Conn, rr *memcache.ReplyReader,
 	batch []orphan, buf, keys, reply *[]byte) (int, error) {
-	st := p.mig.stats
-	p.mig.sweepMu.RLock()
-	defer p.mig.sweepMu.RUnlock()
+	st := s.mig.stats
+	s.mig.sweepMu.RLock()
+	defer s.mig.sweepMu.RUnlock()
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	pl := p.place.Load()
+	pl := s.place.Load()
 	if pl.mig != m {
 		return 0, errMigrationChanged
 	}
@@ -320,7 +360,7 @@ func (p *pool) deleteBatch(ctx context.Context, m *migration, b *backend, conn n
 	}
 	deleted := 0
 	if sent > 0 {
-		if err := conn.SetDeadline(time.Now().Add(p.cfg.Timeout)); err != nil {
+		if err := conn.SetDeadline(time.Now().Add(s.cfg.Timeout)); err != nil {
 			return 0, err
 		}
 		if _, err := conn.Write(*buf); err != nil {

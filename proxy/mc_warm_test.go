@@ -217,7 +217,7 @@ func TestLocateShowsPreviousServer(t *testing.T) {
 // with them in it. Here: modula over m0..m2, m3 added, the proxy started
 // again, k written (to its new server alone: no window), m3 removed - and
 // k must not read its first server's value from before the add: the change
-// sweeps it first (see pool.presweep).
+// sweeps it first (see mcSweep.presweep).
 func TestWarmRestartLeavesNoOldCopy(t *testing.T) {
 	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}

@@ -67,6 +67,16 @@ const (
 	migSettled              // nothing left to do
 )
 
+// changeRules are what a pool's front makes of its changes of placement
+// that move keys (see front.changes). A memcached pool's come from its
+// warm and sweep settings; a Redis pool's changes are cold and not swept.
+type changeRules struct {
+	depth  int
+	window time.Duration
+	quiet  int
+	sweep  bool
+}
+
 // open reports whether the window is open: whether requests fall back.
 func (m *migration) open() bool { return m.state.Load() == migOpen && len(m.priors) > 0 }
 
@@ -106,7 +116,7 @@ func (m *migration) fallbackFound(found bool) {
 
 // prior is a placement as it was when a change replaced it: where it sent
 // each key. Its servers are the pool's own backends, or former ones for
-// addresses the pool no longer has (see pool.backendFor).
+// addresses the pool no longer has (see migrations.backendFor).
 type prior struct {
 	pl *placement
 	// down marks, by index in pl.servers, the servers down when the
@@ -155,13 +165,13 @@ func serversSignature(servers []*backend) string {
 	return b.String()
 }
 
-// migrationAfter returns the migration of pl, the placement that replaces
+// after returns the migration of pl, the placement that replaces
 // prev by a change, moved or not: a new window over prev and the priors of
 // prev's open window when the change moved keys, else prev's migration
 // going on. With readPrev false a window that opens does not read prev,
 // only what prev's open window read (a server's return, see
-// restoreChange). The caller holds placeMu.
-func (p *pool) migrationAfter(prev, pl *placement, moved, readPrev bool) *migration {
+// pool.restoreChange). The caller holds placeMu.
+func (ms *migrations) after(prev, pl *placement, moved, readPrev bool) *migration {
 	if prev == nil {
 		return nil
 	}
@@ -169,30 +179,29 @@ func (p *pool) migrationAfter(prev, pl *placement, moved, readPrev bool) *migrat
 	if old != nil && old.state.Load() == migSettled {
 		old = nil
 	}
-	cfg := p.cfg
-	warm, sweep := cfg.Warm.on(), len(cfg.Sweep.Exclusive) > 0
-	m := &migration{sweep: sweep, quietLimit: int64(cfg.Warm.Quiet), quietCh: make(chan struct{})}
+	r := ms.rules
+	m := &migration{sweep: r.sweep, quietLimit: int64(r.quiet), quietCh: make(chan struct{})}
 	switch {
 	case moved:
-		if warm {
+		if r.depth > 0 {
 			if readPrev {
-				m.priors = append(m.priors, p.priorOf(prev))
+				m.priors = append(m.priors, ms.priorOf(prev))
 			}
 			if old != nil && old.open() {
-				m.priors = append(m.priors, p.remapPriors(old.priors)...)
+				m.priors = append(m.priors, ms.remapPriors(old.priors)...)
 			}
-			m.priors = m.priors[:min(len(m.priors), cfg.Warm.Depth)]
+			m.priors = m.priors[:min(len(m.priors), r.depth)]
 		}
-		m.ends = time.Now().Add(cfg.Warm.Window)
+		m.ends = time.Now().Add(r.window)
 		if len(m.priors) > 0 {
-			p.mig.stats.opened.Inc()
+			ms.stats.opened.Inc()
 		}
 	case old == nil:
 		return nil
 	default: // the same placement: the old migration goes on
 		m.state.Store(old.state.Load())
-		if warm && old.open() {
-			m.priors = p.remapPriors(old.priors)
+		if r.depth > 0 && old.open() {
+			m.priors = ms.remapPriors(old.priors)
 		}
 		m.ends = old.ends
 	}
@@ -204,12 +213,12 @@ func (p *pool) migrationAfter(prev, pl *placement, moved, readPrev bool) *migrat
 	case m.open():
 		m.carried = old
 	default:
-		old.end(migSettled) // warm changes were turned off
+		old.end(migSettled) // the pool's changes are cold now
 	}
-	if m.state.Load() == migSweep && !sweep {
+	if m.state.Load() == migSweep && !r.sweep {
 		return nil
 	}
-	m.tainted = make([]atomic.Bool, len(p.backends)+len(p.mig.formers))
+	m.tainted = make([]atomic.Bool, len(ms.backends)+len(ms.formers))
 	if old != nil && m.open() {
 		m.carryTaint(old)
 	}
@@ -246,29 +255,35 @@ func (m *migration) allServers() []*backend {
 	return out
 }
 
+// priorOf, remapPriors and backendFor are the windows' (see
+// migrations.priorOf), which a store's move uses too.
+func (p *pool) priorOf(prev *placement) *prior       { return p.mig.priorOf(prev) }
+func (p *pool) remapPriors(priors []*prior) []*prior { return p.mig.remapPriors(priors) }
+func (p *pool) backendFor(b *backend) *backend       { return p.mig.backendFor(b) }
+
 // priorOf returns prev, a placement of this pool or of the one it
 // replaces, as a prior on this pool's backends, with the servers down now
 // marked down.
-func (p *pool) priorOf(prev *placement) *prior {
+func (ms *migrations) priorOf(prev *placement) *prior {
 	cp := *prev
 	cp.mig, cp.move = nil, nil
 	cp.servers = make([]*backend, len(prev.servers))
 	v := &prior{pl: &cp, down: make([]bool, len(prev.servers))}
 	for i, b := range prev.servers {
-		cp.servers[i] = p.backendFor(b)
+		cp.servers[i] = ms.backendFor(b)
 		v.down[i] = b.health.isDown()
 	}
 	return v
 }
 
 // remapPriors returns priors on this pool's backends.
-func (p *pool) remapPriors(priors []*prior) []*prior {
+func (ms *migrations) remapPriors(priors []*prior) []*prior {
 	out := make([]*prior, len(priors))
 	for i, v := range priors {
 		cp := *v.pl
 		cp.servers = make([]*backend, len(v.pl.servers))
 		for j, b := range v.pl.servers {
-			cp.servers[j] = p.backendFor(b)
+			cp.servers[j] = ms.backendFor(b)
 		}
 		out[i] = &prior{pl: &cp, down: v.down}
 	}
@@ -280,12 +295,12 @@ func (p *pool) remapPriors(priors []*prior) []*prior {
 // same name and address, else one of the same address, else a former
 // backend made for it, which only migrations use. The caller holds
 // placeMu, or the pool is not started yet.
-func (p *pool) backendFor(b *backend) *backend {
-	if b.pool == p {
+func (ms *migrations) backendFor(b *backend) *backend {
+	if ms.own(b) {
 		return b
 	}
 	var sameAddr *backend
-	for _, c := range p.backends {
+	for _, c := range ms.backends {
 		if c.addr == b.addr {
 			if c.name() == b.name() {
 				return c
@@ -296,16 +311,27 @@ func (p *pool) backendFor(b *backend) *backend {
 	if sameAddr != nil {
 		return sameAddr
 	}
-	for _, c := range p.mig.formers {
+	for _, c := range ms.formers {
 		if c.addr == b.addr {
 			return c
 		}
 	}
-	f := newBackend(p, b.node)
+	f := ms.newFormer(b.node)
 	f.former = true
-	f.slot = len(p.backends) + len(p.mig.formers)
-	p.mig.formers = append(p.mig.formers, f)
+	f.slot = len(ms.backends) + len(ms.formers)
+	ms.formers = append(ms.formers, f)
 	return f
+}
+
+// own reports whether b is a backend of the pool: one of its servers, or
+// a former one made by backendFor, at its slot. The caller holds placeMu,
+// or the pool is not started yet.
+func (ms *migrations) own(b *backend) bool {
+	if b.slot < len(ms.backends) {
+		return ms.backends[b.slot] == b
+	}
+	i := b.slot - len(ms.backends)
+	return i < len(ms.formers) && ms.formers[i] == b
 }
 
 // nStripes is the number of stripes: enough that two keys in flight at

@@ -41,11 +41,12 @@ type fleetCheck interface {
 // above). It waits while they do not, and returns false when the sweep is
 // stopped, or the placement changed meanwhile: the caller then looks at
 // the pool's migration again.
-func (p *pool) placementAgreed(ctx context.Context, m *migration) bool {
-	if p.cfg.Membership == nil || p.fleet == nil {
+func (ms *migrations) placementAgreed(ctx context.Context, m *migration) bool {
+	ask := ms.fleet()
+	if ms.cfg.Membership == nil || ask == nil {
 		return true
 	}
-	st := p.mig.stats
+	st := ms.stats
 	defer func() {
 		st.waiting.Set(0)
 		st.deferWhy.Store(nil)
@@ -53,13 +54,13 @@ func (p *pool) placementAgreed(ctx context.Context, m *migration) bool {
 	wait := sweepRetry
 	deferred := false
 	for {
-		reason, why := p.fleet.check(ctx, p)
+		reason, why := ask(ctx)
 		if ctx.Err() != nil {
 			return false
 		}
 		if reason == "" {
 			if deferred {
-				p.log.Info("sweep: every proxy places as this one now; sweeping")
+				ms.log.Info("sweep: every proxy places as this one now; sweeping")
 			}
 			return true
 		}
@@ -68,9 +69,9 @@ func (p *pool) placementAgreed(ctx context.Context, m *migration) bool {
 		line := reason + ": " + why
 		st.deferWhy.Store(&line)
 		st.deferred.Add(1)
-		st.m.deferred.WithLabelValues(p.name, reason).Inc()
-		if ok, held := p.sweepLog.allow(); ok {
-			p.log.Warn("sweep deferred: the proxies of kolco.admin_peers do not all place as this one", "reason", reason, "proxies", why,
+		st.m.deferred.WithLabelValues(ms.name, reason).Inc()
+		if ok, held := ms.deferLog.allow(); ok {
+			ms.log.Warn("sweep deferred: the proxies of kolco.admin_peers do not all place as this one", "reason", reason, "proxies", why,
 				"retry", wait, "deferrals_not_logged", held)
 		}
 		t := time.NewTimer(wait)
@@ -78,12 +79,12 @@ func (p *pool) placementAgreed(ctx context.Context, m *migration) bool {
 		case <-ctx.Done():
 			t.Stop()
 			return false
-		case <-p.mig.changed:
+		case <-ms.changed:
 			t.Stop()
 			return false
 		case <-t.C:
 		}
-		if p.place.Load().mig != m {
+		if ms.place.Load().mig != m {
 			return false
 		}
 		wait = min(2*wait, sweepRetryMax)

@@ -3,13 +3,56 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/kolco-dev/kolco"
 )
 
-// migrations is a pool's state for its migrations beside the placement's.
+// migrations is a pool's windows: the migrations that follow its changes
+// of placement (see migration), the loop that closes their windows and
+// has the front sweep after them, and what they keep beside the placement.
+// It is made with what it needs of its pool (newMigrations) - the pool's
+// name, configuration, log and servers, its front's rules for its changes
+// (front.changes: the engine reads no protocol's setting of them), its
+// placement with the lock of that placement's writers, a way to make a
+// backend of the pool for a server it no longer has, its front's sweep
+// and a way to ask its fleet - and reads nothing else of it. The last
+// three are func values that hold the pool: a backend belongs to its pool
+// (backend.pool), the front's sweep is made for the pool (front.sweeper),
+// and the fleet is asked about the pool (fleetCheck.check); none reads
+// the pool's fields here.
 type migrations struct {
+	name string
+	cfg  *PoolConfig
+	log  *slog.Logger
+	// backends are the pool's servers, fixed for its life.
+	backends []*backend
+	// rules are the front's for the pool's changes (front.changes).
+	rules changeRules
+	// place is the pool's placement; placeMu, the pool's, serializes its
+	// writers.
+	place   *atomic.Pointer[placement]
+	placeMu *sync.Mutex
+	// newFormer makes a backend of the pool for a server it no longer has.
+	newFormer func(kolco.Node) *backend
+	// sweep runs the front's sweep once m's window has closed; it
+	// settles m or leaves it to the loop (see front.sweeper). Nil when
+	// the front does not sweep: m is then settled at once.
+	sweep func(m *migration)
+	// fleet returns how to ask the pool's other proxies whether they
+	// place its keys as this one does (see placementAgreed), nil for a
+	// pool that has none to ask: the server gives the pool its fleet once
+	// the pool is made (pool.fleet).
+	fleet func() func(ctx context.Context) (reason, why string)
+	// deferLog limits the lines of deferred sweeps.
+	deferLog logLimit
+	// ctx is the pool's, given at start: the loop stops with it.
+	ctx context.Context
+
 	// formers are backends of servers the pool no longer has, made for
 	// the priors of its migrations; placeMu guards the slice.
 	formers []*backend
@@ -25,84 +68,105 @@ type migrations struct {
 	sweepCtx  context.Context
 	sweepStop context.CancelFunc
 	stats     *migStats
-	// clean are the addresses of the servers swept since the last change
-	// that moved keys: they hold no orphaned copy (see pool.presweep).
-	// A pool that replaces another without moving a key keeps them; at a
-	// start none is known. Guarded by sweepMu.
-	clean map[string]bool
 }
 
-// initMigrations prepares the pool's migration state; it is called
-// before the first placement is published.
-func (p *pool) initMigrations() {
-	p.mig.stripes = new(stripes)
-	p.mig.stats = p.met.migFor(p.name)
+// newMigrations returns the windows of p, made before its first
+// placement is published: what they read of p is fixed by then.
+func newMigrations(p *pool) *migrations {
+	var r changeRules
+	r.depth, r.window, r.quiet, r.sweep = p.front.changes(p.cfg)
+	return &migrations{name: p.name, cfg: p.cfg, log: p.log, backends: p.backends, rules: r, place: &p.place, placeMu: &p.placeMu,
+		newFormer: func(n kolco.Node) *backend { return newBackend(p, n) },
+		sweep:     p.front.sweeper(p),
+		fleet: func() func(context.Context) (string, string) {
+			if p.fleet == nil {
+				return nil
+			}
+			return func(ctx context.Context) (string, string) { return p.fleet.check(ctx, p) }
+		},
+		stripes: new(stripes), stats: p.met.migFor(p.name)}
 }
 
-// publish stores pl as the pool's placement and wakes the loop. The
-// caller holds placeMu.
+// publish stores pl as the pool's placement and wakes the loops that
+// follow it: the windows' and the store's move's. The caller holds
+// placeMu.
 func (p *pool) publish(pl *placement) {
-	p.mig.sweepMu.Lock()
-	p.place.Store(pl)
-	p.mig.sweepMu.Unlock()
-	p.mig.stats.windowOpen.Set(b2f(pl.mig != nil && pl.mig.open()))
-	if pl.mig != nil {
-		p.mig.stats.views.Set(float64(len(pl.mig.priors)))
-	}
-	select {
-	case p.mig.changed <- struct{}{}:
-	default: // the loop is awake already, or not started
-	}
+	p.mig.publish(pl)
 	select {
 	case p.mover.changed <- struct{}{}:
 	default:
 	}
 }
 
-// startMigrations starts the loop that closes windows and sweeps; it
-// stops with the pool's context.
-func (p *pool) startMigrations() {
-	p.mig.changed = make(chan struct{}, 1)
-	p.mig.sweepCtx, p.mig.sweepStop = context.WithCancel(p.ctx)
-	p.wg.Add(1)
+// publish stores pl as the pool's placement, between two batches of a
+// sweep's deletes, and wakes the loop. The caller holds placeMu.
+func (ms *migrations) publish(pl *placement) {
+	ms.sweepMu.Lock()
+	ms.place.Store(pl)
+	ms.sweepMu.Unlock()
+	ms.stats.windowOpen.Set(b2f(pl.mig != nil && pl.mig.open()))
+	if pl.mig != nil {
+		ms.stats.views.Set(float64(len(pl.mig.priors)))
+	}
+	select {
+	case ms.changed <- struct{}{}:
+	default: // the loop is awake already, or not started
+	}
+}
+
+// start starts the loop that closes windows and sweeps, under wg; it
+// stops when ctx, the pool's, ends.
+func (ms *migrations) start(ctx context.Context, wg *sync.WaitGroup) {
+	ms.ctx = ctx
+	ms.changed = make(chan struct{}, 1)
+	ms.sweepCtx, ms.sweepStop = context.WithCancel(ctx)
+	wg.Add(1)
 	go func() {
-		defer p.wg.Done()
-		p.migrateLoop()
+		defer wg.Done()
+		ms.loop()
 	}()
 }
 
-// haltSweep stops the pool's sweep for good and waits for the batch of
-// deletes under way, if any: a reload calls it before a new pool serves,
-// whose placement the old pool's sweep does not know.
-func (p *pool) haltSweep() {
-	if p.mig.sweepStop == nil {
+// haltSweep stops the pool's sweep for good (see migrations.haltSweep);
+// a reload calls it on the pool it replaces.
+func (p *pool) haltSweep() { p.mig.haltSweep() }
+
+// haltSweep stops the sweep for good and waits for the batch of deletes
+// under way, if any: a reload calls it before a new pool serves, whose
+// placement the old pool's sweep does not know.
+func (ms *migrations) haltSweep() {
+	if ms.sweepStop == nil {
 		return // never started
 	}
-	p.mig.sweepStop()
-	p.mig.sweepMu.Lock() // waits for the batch under way
-	p.mig.sweepMu.Unlock()
+	ms.sweepStop()
+	ms.sweepMu.Lock() // waits for the batch under way
+	ms.sweepMu.Unlock()
 }
 
-// migrateLoop closes the window of the pool's migration when its time is
-// up or fallbacks stop finding data, then sweeps, until the pool closes.
-func (p *pool) migrateLoop() {
+// loop closes the window of the pool's migration when its time is up or
+// fallbacks stop finding data, then sweeps, until the pool closes.
+func (ms *migrations) loop() {
 	for {
-		m := p.place.Load().mig
+		m := ms.place.Load().mig
 		switch {
 		case m == nil || m.state.Load() == migSettled:
 			select {
-			case <-p.ctx.Done():
+			case <-ms.ctx.Done():
 				return
-			case <-p.mig.changed:
+			case <-ms.changed:
 			}
 		case m.state.Load() == migOpen:
-			if !p.waitWindow(m) {
+			if !ms.waitWindow(m) {
 				return
 			}
 		default:
-			p.front.sweep(p, m)
-			if p.mig.sweepCtx.Err() != nil {
-				<-p.ctx.Done() // halted for good: nothing left to do until the pool closes
+			if ms.sweep != nil {
+				ms.sweep(m)
+			} else {
+				ms.settle(m) // nothing to sweep
+			}
+			if ms.sweepCtx.Err() != nil {
+				<-ms.ctx.Done() // halted for good: nothing left to do until the pool closes
 				return
 			}
 		}
@@ -112,59 +176,54 @@ func (p *pool) migrateLoop() {
 // waitWindow waits for m's window to end and closes it; it returns early
 // when a placement is published (m may be replaced) and false when the
 // pool closes.
-func (p *pool) waitWindow(m *migration) bool {
+func (ms *migrations) waitWindow(m *migration) bool {
 	t := time.NewTimer(time.Until(m.ends))
 	defer t.Stop()
 	var reason string
 	select {
-	case <-p.ctx.Done():
+	case <-ms.ctx.Done():
 		return false
-	case <-p.mig.changed:
+	case <-ms.changed:
 		return true
 	case <-t.C:
 		reason = "time"
 	case <-m.quietCh:
 		reason = "quiet"
 	}
-	p.closeWindow(m, reason)
+	ms.closeWindow(m, reason)
 	return true
 }
 
 // closeWindow ends m's window: no request falls back from now on, and no
 // fallback copy is under way when it returns. The former servers are let
 // go; with a sweep due it runs next, else the migration is settled.
-func (p *pool) closeWindow(m *migration, reason string) {
+func (ms *migrations) closeWindow(m *migration, reason string) {
 	next := migSettled
 	if m.sweep {
 		next = migSweep
 	}
 	m.end(next)
-	st := p.mig.stats
+	st := ms.stats
 	st.windowOpen.Set(0)
 	st.closed.WithLabelValues(reason).Inc()
-	p.log.Info("migration window closed", "reason", reason, "fallbacks", st.fallbacks.Load(), "hits", st.hits.Load(),
+	ms.log.Info("migration window closed", "reason", reason, "fallbacks", st.fallbacks.Load(), "hits", st.hits.Load(),
 		"copies", st.copies.Load())
-	p.placeMu.Lock()
-	formers := p.mig.formers
-	p.placeMu.Unlock()
-	for _, b := range formers {
-		b.close()
-	}
+	ms.closeFormers()
 	if next == migSettled {
-		p.settle(m)
+		ms.settle(m)
 	}
 }
 
 // settle publishes the pool's placement without m, once nothing is left
 // to do for it, so that requests route by the placement alone.
-func (p *pool) settle(m *migration) {
+func (ms *migrations) settle(m *migration) {
 	m.state.Store(migSettled)
-	p.placeMu.Lock()
-	defer p.placeMu.Unlock()
-	if cur := p.place.Load(); cur.mig == m {
+	ms.placeMu.Lock()
+	defer ms.placeMu.Unlock()
+	if cur := ms.place.Load(); cur.mig == m {
 		cp := *cur
 		cp.mig = nil
-		p.place.Store(&cp)
+		ms.place.Store(&cp)
 	}
 }
 
@@ -182,25 +241,31 @@ func (p *pool) settle(m *migration) {
 // (TestReturnWindowReadsNoLeftBehindCopy). A change's window still open
 // goes on.
 func (p *pool) restoreChange(restore func()) {
-	cfg := p.cfg
 	restore()
-	if isTwemproxy(cfg) || cfg.Ejection != EjectRehash || cfg.Replicas > 1 || !cfg.Warm.on() && len(cfg.Sweep.Exclusive) == 0 {
+	if !p.mig.followReturn() {
 		return
 	}
 	p.placeMu.Lock()
 	cur := p.place.Load()
 	cp := *cur
-	cp.mig = p.migrationAfter(cur, &cp, true, false)
+	cp.mig = p.mig.after(cur, &cp, true, false)
 	p.publish(&cp)
 	p.placeMu.Unlock()
 }
 
-// closeFormers closes the former servers' connections, when the pool
-// closes.
-func (p *pool) closeFormers() {
-	p.placeMu.Lock()
-	formers := p.mig.formers
-	p.placeMu.Unlock()
+// followReturn reports whether a server's return under rehash is
+// followed by a migration (see pool.restoreChange).
+func (ms *migrations) followReturn() bool {
+	cfg := ms.cfg
+	return !isTwemproxy(cfg) && cfg.Ejection == EjectRehash && cfg.Replicas <= 1 && (ms.rules.depth > 0 || ms.rules.sweep)
+}
+
+// closeFormers closes the former servers' connections, when a window
+// closes and when the pool closes.
+func (ms *migrations) closeFormers() {
+	ms.placeMu.Lock()
+	formers := ms.formers
+	ms.placeMu.Unlock()
 	for _, b := range formers {
 		b.close()
 	}

@@ -158,7 +158,7 @@ func (p *pool) rebuildPlacement(served, readPrev bool) error {
 	if cur := p.place.Load(); cur != nil {
 		pl.mig, pl.move = cur.mig, cur.move
 		if served {
-			pl.mig = p.migrationAfter(cur, pl, cur.sig != pl.sig, readPrev)
+			pl.mig = p.mig.after(cur, pl, cur.sig != pl.sig, readPrev)
 		}
 	}
 	p.publish(pl)

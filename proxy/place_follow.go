@@ -44,7 +44,7 @@ func (p *pool) follow(from *layout, prev *placement) error {
 		return err
 	}
 	if prev != nil {
-		pl.mig = p.migrationAfter(prev, pl, prev.sig != pl.sig, true)
+		pl.mig = p.mig.after(prev, pl, prev.sig != pl.sig, true)
 		pl.move = p.mover.after(prev, pl)
 	}
 	p.publish(pl)

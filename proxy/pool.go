@@ -42,18 +42,18 @@ type pool struct {
 	// (see outage). A pool that replaces another shares its returns.
 	outages atomic.Int32
 	returns *sync.RWMutex
-	// mig is the state of the pool's migrations (see migration).
-	mig migrations
+	// mig is the pool's windows and the state of its migrations (see
+	// migrations).
+	mig *migrations
 	// refuseLog limits the lines logged for clients refused over
 	// max_client_connections.
 	refuseLog logLimit
 	// garbageLog limits the lines logged for clients closed after
 	// maxErrorsInRow protocol errors.
 	garbageLog logLimit
-	// fleet is what the sweep asks the pool's other proxies with (see
-	// placementAgreed); sweepLog limits the lines of deferred sweeps.
-	fleet    fleetCheck
-	sweepLog logLimit
+	// fleet is what the sweep and a store's move ask the pool's other
+	// proxies with (see fleetCheck).
+	fleet fleetCheck
 	// retiring counts the pools this one's listener served before it that
 	// still answer requests in flight; shared by the pools that replace
 	// one another, and reported to the fleet (see sweepFleet.check).
@@ -149,7 +149,7 @@ func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 	if spec.members != nil {
 		p.nudgeSource = spec.members.nudge
 	}
-	p.initMigrations()
+	p.mig = newMigrations(p)
 	p.mover = newStoreMover(p)
 	if err := p.follow(from, prev); err != nil {
 		return nil, placementError(p.name, err)
@@ -280,7 +280,7 @@ func (p *pool) downWith(ob *backend, served bool) {
 // hold it for a timeout per connection.
 func (p *pool) start() {
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	p.startMigrations()
+	p.mig.start(p.ctx, &p.wg)
 	p.mover.start(p.ctx)
 	p.front.startPool(p.ctx, p)
 	p.wg.Add(2)
@@ -310,7 +310,7 @@ func (p *pool) close() {
 	for _, b := range p.backends {
 		b.close()
 	}
-	p.closeFormers()
+	p.mig.closeFormers()
 }
 
 // abort closes every server connection, failing the requests in flight;
@@ -319,7 +319,7 @@ func (p *pool) abort() {
 	for _, b := range p.backends {
 		b.close()
 	}
-	p.closeFormers()
+	p.mig.closeFormers()
 }
 
 // askSource asks the pool's membership source again now, when it can be:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"time"
 )
 
 // front is one protocol's part of the proxy, as the table of functions in
@@ -69,9 +70,18 @@ type front interface {
 	// pool did not have takes keys (see Sweep.Exclusive), or when what it
 	// missed while it was out is unknown.
 	empty(ctx context.Context, b *backend) error
-	// sweep runs once a migration's window has closed, and settles m
-	// (see migration).
-	sweep(p *pool, m *migration)
+	// changes returns the rules of the changes of a pool of cfg that move
+	// keys (see migration): how many of the placements a change replaces
+	// its window reads on a miss, 0 for none (a cold change); how long the
+	// window stays open at most, and after how many fallbacks in a row
+	// that found nothing it closes; whether a sweep follows it.
+	changes(cfg *PoolConfig) (depth int, window time.Duration, quiet int, sweep bool)
+	// sweeper returns what runs once a migration's window has closed
+	// and settles m, or leaves it to the loop when the sweep is stopped or
+	// m replaced (see migration): memcached's sweep of the copies a change
+	// left behind. Nil when the front does not sweep: m is then settled
+	// at once.
+	sweeper(p *pool) func(m *migration)
 	// presweep readies next, which replaces p, before it serves: each
 	// server's copies of keys next gives it and p's placement does not,
 	// left by an earlier change no sweep has removed yet, are removed

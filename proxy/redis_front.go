@@ -23,8 +23,12 @@ var errNotEmptied = errors.New("a Redis server is never emptied: its data may be
 
 func (redisFront) empty(context.Context, *backend) error { return errNotEmptied }
 
-// sweep has nothing to do: a Redis pool is not swept (see checkRedis).
-func (redisFront) sweep(p *pool, m *migration) { p.settle(m) }
+// changes: a Redis pool's changes are cold and not swept (see
+// checkRedis); a store's move carries its keys instead.
+func (redisFront) changes(*PoolConfig) (int, time.Duration, int, bool) { return 0, 0, 0, false }
+
+// sweeper: a Redis pool is not swept (see checkRedis).
+func (redisFront) sweeper(*pool) func(*migration) { return nil }
 
 // presweep: a Redis pool does not sweep (a store moves its keys instead).
 func (redisFront) presweep(context.Context, *pool, *pool) error { return nil }
