@@ -116,8 +116,11 @@ var widths = map[string]int{
 	// Between the wings.
 	// 73: the traffic sample explains itself (Traffic.explain), as
 	// hot_keys does: its field and method where one PoolConfig method was.
-	"admin -> config":     73,
-	"admin -> engine":     184,
+	"admin -> config": 73,
+	// 185: a server's rejoin is asked of the pool's outages
+	// (pool.outages, outages.rejoinEmptied), where it was a method of
+	// the pool.
+	"admin -> engine":     185,
 	"admin -> server":     22,
 	"admin -> source":     12,
 	"engine -> config":    77,
@@ -147,10 +150,9 @@ var widths = map[string]int{
 	"source -> config": 57,
 	"source -> engine": 20,
 	// Between the engine's parts.
-	"backend -> io":        2,
-	"backend -> migration": 1,
-	"backend -> place":     13,
-	"backend -> pool":      32,
+	"backend -> io":    2,
+	"backend -> place": 12,
+	"backend -> pool":  28,
 	// A big key's copy sends its delete on the key's connection (op,
 	// sendKeyed).
 	"migration -> backend": 13,
@@ -159,11 +161,21 @@ var widths = map[string]int{
 	"place -> backend":     5,
 	"place -> migration":   8,
 	"place -> pool":        8,
-	"pool -> backend":      33,
-	"pool -> io":           1,
+	// 40: the pool makes its outages and health checks (their types,
+	// newOutages, newHealthChecks), gives its outages its context as it
+	// starts and the returns lock of the pool it replaces (ctx,
+	// returns), and shares the journals of the servers it inherits down
+	// (share); their methods were the pool's.
+	"pool -> backend": 40,
+	"pool -> io":      1,
 	// The pool holds its big keys' copies (keyCopies).
-	"pool -> migration": 18,
-	"pool -> place":     17,
+	// 19: the pool gives its outages and health checks its
+	// restoreChange, which they called as its methods (backend ->
+	// migration is none since).
+	"pool -> migration": 19,
+	// 18: the pool gives its health checks its rebuild, which they called
+	// as its method (backend -> place one lower).
+	"pool -> place": 18,
 }
 
 // listenCalls are the functions that open a listening socket; only the
