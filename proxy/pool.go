@@ -154,11 +154,7 @@ func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 	p.outages = newOutages(p.name, p.cfg, p.backends, &p.place, p.front, p.log, p.restoreChange)
 	p.checks = newHealthChecks(p.cfg, p.backends, p.front, p.log, p.outages, p.rebuild, p.restoreChange)
 	p.afreshCheck = afreshCheck{backends: p.backends, place: &p.place, front: p.front, log: p.log,
-		distribution: p.cfg.Distribution, mark: &p.stats.stateMissing, wg: &p.wg, stateChanged: func() {
-			if p.onStateChange != nil { // set once the pool is made (see Server)
-				p.onStateChange()
-			}
-		}}
+		distribution: p.cfg.Distribution, mark: &p.stats.stateMissing, wg: &p.wg, saveState: p.stateChanged}
 	if spec.members != nil {
 		p.nudgeSource = spec.members.nudge
 	}

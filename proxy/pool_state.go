@@ -48,11 +48,10 @@ const afreshRecheck = time.Hour
 // made: the pool's servers, placement, front and log, the wait group the
 // pool's close waits on (its counts run on goroutines of their own), the
 // pool's mark (poolStats.stateMissing, which the status page, the metrics
-// and the state file read) and stateChanged, which has the state file
-// written again; and, as the pool starts, the pool's context. The one
-// reference back to the pool is stateChanged's: it calls the pool's
-// onStateChange, which the server sets once it has made the pool, and
-// which a store's move calls too.
+// and the state file read) and the pool's stateChanged, which has the
+// state file written again (a method value, its one way back to the
+// pool: the server sets the pool's onStateChange once it has made the
+// pool); and, as the pool starts, the pool's context.
 //
 // A pool embeds it: the server, which knows why a pool began afresh,
 // starts the counts on the pool it made (checkAfresh, resumeAfresh,
@@ -64,7 +63,7 @@ type afreshCheck struct {
 	log          *slog.Logger
 	distribution string
 	mark         *atomic.Pointer[StateMissing]
-	stateChanged func()
+	saveState    func()
 	// wg is the one the pool's close waits on; ctx the pool's, given as
 	// it starts (pool.start).
 	ctx context.Context
@@ -116,7 +115,7 @@ func (a *afreshCheck) checkAfresh(why string) {
 		a.log.Warn("pool started without its placement history while its servers hold data: keys are placed afresh, and reads of those that moved miss; "+
 			"if the pool ran before, stop the proxy, put the state file back (from a backup or a proxy beside it) and start again",
 			"why", why, "items", items, "misses", misses, "distribution", a.distribution)
-		a.stateChanged()
+		a.saveState()
 		a.recheckAfresh(afreshRecheck)
 	}()
 }
@@ -184,7 +183,7 @@ func (a *afreshCheck) checkAfreshAgain() bool {
 		a.mark.CompareAndSwap(mark, nil)
 		a.log.Info("no key misses any more because the pool's placement began afresh without its history: each was written again, expired or was deleted",
 			"since", mark.Since)
-		a.stateChanged()
+		a.saveState()
 		return true
 	}
 	next := *mark
@@ -193,8 +192,18 @@ func (a *afreshCheck) checkAfreshAgain() bool {
 	a.log.Warn("the pool's placement began afresh without its history, and its servers still hold keys whose reads miss: "+
 		"this ends once each is written again, expires or is deleted",
 		"why", mark.Why, "since", mark.Since, "misses", misses, "distribution", a.distribution)
-	a.stateChanged()
+	a.saveState()
 	return false
+}
+
+// stateChanged has the state file written again with the pool's record,
+// as a mark of its placement's fresh start changes (see afreshCheck). It
+// stays the pool's: it calls the hook the server sets on the pool once it
+// has made it (onStateChange), which a store's move calls too.
+func (p *pool) stateChanged() {
+	if p.onStateChange != nil {
+		p.onStateChange()
+	}
 }
 
 // resumeAfresh takes over the mark the state file kept for the pool, and
