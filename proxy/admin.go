@@ -270,7 +270,7 @@ func (a *adminReads) handler(token []byte) http.Handler {
 		if p == nil {
 			return
 		}
-		if err := p.rejoinEmptied(r.PathValue("server")); err != nil {
+		if err := p.outages.rejoinEmptied(r.PathValue("server")); err != nil {
 			writeJSON(w, http.StatusConflict, adminError{err.Error()})
 			return
 		}

@@ -373,9 +373,9 @@ func (b *backend) fail(err error, n int) {
 // failedTowards counts a failure with err towards ejection and marks the
 // server down when it is the limit-th in a row.
 func (b *backend) failedTowards(limit int, err error) {
-	if b.health.failed(limit, b.pool.cfg.ServerRetryTimeout, func() { b.pool.openOutage(b) }) {
+	if b.health.failed(limit, b.pool.cfg.ServerRetryTimeout, func() { b.pool.outages.begin(b) }) {
 		b.stats.ejected()
-		b.pool.healthChanged(b, false, err)
+		b.pool.checks.changed(b, false, err)
 		if o := b.outage.Load(); o != nil {
 			o.markedDown(time.Now()) // placed around it from here on (rebuilt, for twemproxy's)
 		}
@@ -400,7 +400,7 @@ func (b *backend) logFailure(err error, n int) {
 func (b *backend) restore() {
 	if b.health.restore() {
 		b.stats.restores.Add(1)
-		b.pool.healthChanged(b, true, nil)
+		b.pool.checks.changed(b, true, nil)
 	}
 }
 

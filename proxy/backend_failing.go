@@ -1,6 +1,9 @@
 package proxy
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // A server can fail without being marked down: under ejection none it
 // never is, and under rehash or fail-fast it is only after
@@ -16,13 +19,13 @@ import "time"
 // probeFailing probes b when it is failing and not marked down, and ends
 // its failures when it answers. It is called by the health loop, which
 // probes down servers at the same pace.
-func (p *pool) probeFailing(b *backend) {
-	if p.cfg.HealthCheck.Interval < 0 || b.health.isDown() || b.former || b.health.observedNow().failing == 0 {
+func (hc *healthChecks) probeFailing(ctx context.Context, b *backend) {
+	if hc.cfg.HealthCheck.Interval < 0 || b.health.isDown() || b.former || b.health.observedNow().failing == 0 {
 		return
 	}
 	start := time.Now()
-	if err := p.front.probe(p.ctx, b); err != nil {
-		p.log.Debug("probe of a failing server failed", "server", b.name(), "addr", b.addr, "err", err)
+	if err := hc.front.probe(ctx, b); err != nil {
+		hc.log.Debug("probe of a failing server failed", "server", b.name(), "addr", b.addr, "err", err)
 		return
 	}
 	b.health.answeredSince(start)

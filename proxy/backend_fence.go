@@ -114,14 +114,24 @@ func (o *outage) unfence(key, addr string) {
 
 // fenceReads removes, from the stand-ins a read of n keys (keyOf) goes to
 // by pl, their copies of the keys of servers out that no write of the
-// outage reached them with (see outage.fence), before the read is sent. flush
-// writes the client's queued requests first, as the removal waits. A
-// removal that fails is tried again by the next read; the read goes on,
+// outage reached them with (see outage.fence), before the read is sent.
+// flush writes the client's queued requests first, as the removal waits.
+// A removal that fails is tried again by the next read; the read goes on,
 // to a stand-in that most likely fails it too.
-func (p *pool) fenceReads(pl *placement, n int, keyOf func(i int) []byte, flush func()) {
-	if p.outages.Load() == 0 || pl.replicas > 1 {
+//
+// It is called on every read, after routing (a server marked down since
+// has its outage open), and returns at once while no server is out: the
+// check is small enough to be inlined into the read's path, the work is
+// fence's.
+func (out *outages) fenceReads(pl *placement, n int, keyOf func(i int) []byte, flush func()) {
+	if out.count.Load() == 0 || pl.replicas > 1 {
 		return
 	}
+	out.fence(pl, n, keyOf, flush)
+}
+
+// fence is fenceReads while a server is out.
+func (out *outages) fence(pl *placement, n int, keyOf func(i int) []byte, flush func()) {
 	var sc routeScratch
 	var at map[*backend][]string
 	var by map[string]*outage
@@ -132,7 +142,7 @@ func (p *pool) fenceReads(pl *placement, n int, keyOf func(i int) []byte, flush 
 			continue
 		}
 		s := r[0]
-		for _, b := range p.backends {
+		for _, b := range out.backends {
 			o := b.outage.Load()
 			if o == nil || b == s || !pl.movesOnReturn(key, b, s, &sc) || !o.fence(key, s.addr) {
 				continue
@@ -152,11 +162,11 @@ func (p *pool) fenceReads(pl *placement, n int, keyOf func(i int) []byte, flush 
 		flush()
 	}
 	for s, ks := range at {
-		if err := p.front.dropCopies(p.ctx, s, ks); err != nil {
+		if err := out.front.dropCopies(out.ctx, s, ks); err != nil {
 			for _, k := range ks {
 				by[k].unfence(k, s.addr)
 			}
-			p.log.Warn("removing a stand-in's copies before reading them failed", "server", s.name(), "addr", s.addr, "keys", len(ks), "err", err)
+			out.log.Warn("removing a stand-in's copies before reading them failed", "server", s.name(), "addr", s.addr, "keys", len(ks), "err", err)
 		}
 	}
 }

@@ -73,7 +73,7 @@ func TestRehashWriteInFlightAtEjection(t *testing.T) {
 			t.Errorf("read %d of %s with its server out: %q, older than the SET acknowledged before", round, readOut, got)
 		}
 	}
-	p.restore(fourth)
+	p.checks.restore(fourth)
 	if fourth.health.isDown() {
 		t.Fatal("the fourth server not restored")
 	}

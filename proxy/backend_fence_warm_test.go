@@ -130,7 +130,7 @@ func TestTwemproxyReturnWindowReadsNoStandIn(t *testing.T) {
 			for _, k := range xKeys {
 				own.do("delete " + k + "\r\n")
 			}
-			d.p.restore(x)
+			d.p.checks.restore(x)
 			if x.health.isDown() {
 				t.Fatal("server not restored")
 			}

@@ -1,20 +1,58 @@
 package proxy
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"time"
 )
 
-// healthChanged is called when b goes down or comes back.
-func (p *pool) healthChanged(b *backend, up bool, cause error) {
+// healthChecks mark a pool's servers down and up: it rebuilds the
+// placement as a server goes down or comes back (changed), probes the
+// down servers and the failing ones (loop), and brings a server back once
+// what it missed is settled (restore). It is given what it reads of its
+// pool when it is made: the pool's configuration, servers, front and log,
+// its outages, and the pool's rebuild and restoreChange, which publish
+// the placement a change of health leads to. Its loop runs under the
+// pool's context, given as the pool starts (pool.start).
+type healthChecks struct {
+	cfg      *PoolConfig
+	backends []*backend
+	front    prober
+	log      *slog.Logger
+	outages  *outages
+	// rebuild rebuilds twemproxy's placement over the servers up
+	// (pool.rebuild); restoreChange marks a server up and publishes the
+	// placement it comes back to (pool.restoreChange).
+	rebuild       func(up bool) error
+	restoreChange func(restore func())
+}
+
+// prober is what health checks ask of the pool's front (see front).
+type prober interface {
+	probe(ctx context.Context, b *backend) error
+}
+
+// newHealthChecks returns the health checks of a pool of cfg, whose
+// servers are backends, and whose front, log and outages are front, log
+// and outages; rebuild and restoreChange are the pool's (see
+// healthChecks).
+func newHealthChecks(cfg *PoolConfig, backends []*backend, front prober, log *slog.Logger, outages *outages,
+	rebuild func(up bool) error, restoreChange func(restore func())) *healthChecks {
+	return &healthChecks{cfg: cfg, backends: backends, front: front, log: log, outages: outages,
+		rebuild: rebuild, restoreChange: restoreChange}
+}
+
+// changed is called when b goes down or comes back.
+func (hc *healthChecks) changed(b *backend, up bool, cause error) {
 	if up {
-		p.log.Info("server restored", "server", b.name(), "addr", b.addr)
+		hc.log.Info("server restored", "server", b.name(), "addr", b.addr)
 	} else {
-		p.log.Warn("server down", "server", b.name(), "addr", b.addr, "policy", p.cfg.Ejection, "cause", cause)
+		hc.log.Warn("server down", "server", b.name(), "addr", b.addr, "policy", hc.cfg.Ejection, "cause", cause)
 	}
-	if p.cfg.Ejection == EjectRehash {
-		if err := p.rebuild(up); err != nil {
-			p.log.Error("placement rebuild failed", "err", err)
+	if hc.cfg.Ejection == EjectRehash {
+		if err := hc.rebuild(up); err != nil {
+			hc.log.Error("placement rebuild failed", "err", err)
 		}
 	}
 }
@@ -25,57 +63,58 @@ func (p *pool) healthChanged(b *backend, up bool, cause error) {
 // nutcracker ejects a server again at its first failed request - unless
 // another pool's return was settling it (errSettling): b answered, and
 // is tried again at the next check.
-func (p *pool) restore(b *backend) {
+func (hc *healthChecks) restore(b *backend) {
 	o := b.outage.Load()
 	if o == nil {
-		p.restoreChange(b.restore)
+		hc.restoreChange(b.restore)
 		return
 	}
-	if err := p.settleReturn(b, o); err != nil {
+	if err := hc.outages.settleReturn(b, o); err != nil {
 		if errors.Is(err, errSettling) || errors.Is(err, errLate) {
-			p.log.Debug("server not restored yet", "server", b.name(), "addr", b.addr, "err", err)
+			hc.log.Debug("server not restored yet", "server", b.name(), "addr", b.addr, "err", err)
 			return
 		}
 		if ok, held := b.failLog.allow(); ok {
-			p.log.Warn("server not restored: settling what it missed while it was out failed", "server", b.name(), "addr", b.addr,
+			hc.log.Warn("server not restored: settling what it missed while it was out failed", "server", b.name(), "addr", b.addr,
 				"err", err, "lines_not_logged", held)
 		}
-		if p.cfg.HealthCheck.Interval < 0 {
-			b.health.retryAfter(p.cfg.ServerRetryTimeout)
+		if hc.cfg.HealthCheck.Interval < 0 {
+			b.health.retryAfter(hc.cfg.ServerRetryTimeout)
 			b.stats.ejected()
 		}
 	}
 }
 
-// healthLoop restores down servers: with probes, when a probe succeeds;
-// without, when their retry time has come (twemproxy's behaviour). It
-// probes failing servers not marked down too (see probeFailing).
-func (p *pool) healthLoop() {
-	every := p.cfg.HealthCheck.Interval
+// loop restores down servers until ctx, the pool's, is done: with probes,
+// when a probe succeeds; without, when their retry time has come
+// (twemproxy's behaviour). It probes failing servers not marked down too
+// (see probeFailing).
+func (hc *healthChecks) loop(ctx context.Context) {
+	every := hc.cfg.HealthCheck.Interval
 	if every <= 0 {
 		// No probes: a down server returns at its retry time. Checked a
 		// tenth as often, so that it returns within 10% of it rather than
 		// up to a whole period late.
-		every = p.cfg.ServerRetryTimeout / 10
+		every = hc.cfg.ServerRetryTimeout / 10
 	}
 	t := time.NewTicker(max(every, 10*time.Millisecond))
 	defer t.Stop()
-	for _, b := range p.backends {
+	for _, b := range hc.backends {
 		if b.checkNow && b.health.isDown() {
-			p.check(b)
+			hc.check(ctx, b)
 		}
 	}
 	for {
 		select {
-		case <-p.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		for _, b := range p.backends {
+		for _, b := range hc.backends {
 			if b.health.isDown() {
-				p.check(b)
+				hc.check(ctx, b)
 			} else {
-				p.probeFailing(b)
+				hc.probeFailing(ctx, b)
 			}
 		}
 	}
@@ -83,16 +122,16 @@ func (p *pool) healthLoop() {
 
 // check restores the down server b if it is time: when its probe succeeds,
 // or, without probes, when its retry time has come.
-func (p *pool) check(b *backend) {
-	if p.cfg.HealthCheck.Interval < 0 {
+func (hc *healthChecks) check(ctx context.Context, b *backend) {
+	if hc.cfg.HealthCheck.Interval < 0 {
 		if time.Now().After(b.health.retryTime()) {
-			p.restore(b)
+			hc.restore(b)
 		}
 		return
 	}
-	if err := p.front.probe(p.ctx, b); err != nil {
-		p.log.Debug("probe failed", "server", b.addr, "err", err)
+	if err := hc.front.probe(ctx, b); err != nil {
+		hc.log.Debug("probe failed", "server", b.addr, "err", err)
 		return
 	}
-	p.restore(b)
+	hc.restore(b)
 }

@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -15,7 +17,7 @@ import (
 // and its own copy of the key grows older than the one written. So the
 // pool notes each such key in the server's outage, a journal opened when
 // the server is marked down, and when the server comes back exactly those
-// keys are settled before it serves (see pool.restore): its copies of
+// keys are settled before it serves (see healthChecks.restore): its copies of
 // them removed, or replaced by the values written meanwhile (its front's
 // settle), and the stand-ins' copies removed (clearStandIns), so that it serves
 // no value older than one written meanwhile, a second failure finds no
@@ -49,7 +51,7 @@ type outage struct {
 	began time.Time
 	limit int
 	// settling is held by the return settling the outage (see
-	// pool.settleReturn).
+	// outages.settleReturn).
 	settling sync.Mutex
 
 	// mu guards the fields below.
@@ -171,21 +173,88 @@ const settleBatch = 512
 // when it is not the pool's alone, which could be emptied instead.
 var errOverflow = errors.New("its outage journal overflowed (more keys written elsewhere than outage_journal, or flush_all): what it missed is unknown, and it is not marked exclusive (sweep.exclusive), so it is not emptied")
 
-// journals reports whether the pool keeps outage journals: whether a down
-// server's keys are written elsewhere. Under random no key is any
-// server's: there is nothing a returning server missed of its own.
-func (p *pool) journals() bool {
-	return p.cfg.Distribution != distRandom && (p.cfg.Ejection == EjectRehash || p.cfg.Replicas > 1)
+// outages are a pool's servers' outage journals at work: it opens a
+// server's journal as the server is marked down, notes in the journals
+// the writes routed around their servers, fences the reads at stand-ins
+// (fenceReads) and settles a server's return from its journal
+// (settleReturn). It is given what it reads of its pool when it is made:
+// the pool's configuration, servers, placement, front and log, and the
+// pool's restoreChange, which a return publishes its placement by (under
+// the pool's placeMu: a method value, its one way back to the pool); and,
+// as the pool starts, the pool's context. The journals themselves are the servers' (backend.outage): a pool that
+// replaces another takes over those of the servers it inherits down (see
+// pool.inherit, share).
+type outages struct {
+	// count is the number of servers with an open journal.
+	count atomic.Int32
+	// returns is held for reading by writes from their routing until they
+	// are done (guardWrite, doneWrite), and for writing by a server's
+	// return while it settles its last keys (see outage). A pool that
+	// replaces another shares its returns (see pool.inherit): the writes
+	// in flight in the pool replaced hold off the returns of the new one.
+	returns *sync.RWMutex
+
+	pool     string // the pool's name, for rejoinEmptied's error
+	cfg      *PoolConfig
+	backends []*backend
+	place    *atomic.Pointer[placement]
+	front    settler
+	log      *slog.Logger
+	// restoreChange marks a settled server up and publishes the placement
+	// it comes back to (pool.restoreChange).
+	restoreChange func(restore func())
+	// ctx is the pool's, given as it starts (pool.start): the fences and
+	// returns' settling stop as it closes.
+	ctx context.Context
 }
 
-// openOutage opens b's outage journal as b is marked down, before any
-// request can be routed around it.
-func (p *pool) openOutage(b *backend) {
-	if !p.journals() || b.outage.Load() != nil {
+// settler is what outages ask of the pool's front (see front): a
+// returning server's copies settled, a stand-in's dropped, an overflowed
+// server emptied.
+type settler interface {
+	settle(ctx context.Context, b, src *backend, keys []string) error
+	dropCopies(ctx context.Context, b *backend, keys []string) error
+	empty(ctx context.Context, b *backend) error
+}
+
+// newOutages returns the outages of the pool named pool, of cfg, whose
+// servers are backends and placement place, and whose front and log are
+// front and log; restoreChange is the pool's (see outages). Its returns
+// lock is its own until the pool inherits another's (pool.inherit).
+func newOutages(pool string, cfg *PoolConfig, backends []*backend, place *atomic.Pointer[placement], front settler, log *slog.Logger,
+	restoreChange func(restore func())) *outages {
+	return &outages{returns: new(sync.RWMutex), pool: pool, cfg: cfg, backends: backends, place: place, front: front, log: log,
+		restoreChange: restoreChange}
+}
+
+// keeps reports whether the pool keeps outage journals: whether a down
+// server's keys are written elsewhere. Under random no key is any
+// server's: there is nothing a returning server missed of its own.
+func (out *outages) keeps() bool {
+	return out.cfg.Distribution != distRandom && (out.cfg.Ejection == EjectRehash || out.cfg.Replicas > 1)
+}
+
+// begin opens b's outage journal as b is marked down, before any request
+// can be routed around it.
+func (out *outages) begin(b *backend) {
+	if !out.keeps() || b.outage.Load() != nil {
 		return
 	}
-	b.outage.Store(newOutage(p.cfg.OutageJournal))
-	p.outages.Add(1)
+	b.outage.Store(newOutage(out.cfg.OutageJournal))
+	out.count.Add(1)
+}
+
+// share makes o, the journal of b's server in the pool this one replaces,
+// b's too unless b has one already, and reports whether it did: the one
+// journal notes what the server misses in both pools, and the first
+// return settles it. It is counted at once, as the callers share it
+// before b is marked down: nothing routed around b goes unnoted.
+func (out *outages) share(b *backend, o *outage) bool {
+	if !b.outage.CompareAndSwap(nil, o) {
+		return false
+	}
+	out.count.Add(1)
+	return true
 }
 
 // guardWrite takes the pool's returns lock for reading for a write about
@@ -193,25 +262,25 @@ func (p *pool) openOutage(b *backend) {
 // done. flush writes the client's queued requests, when the lock must be
 // waited for: a return waits for the writes holding it, and a write the
 // client has queued but not written would never be done.
-func (p *pool) guardWrite(flush func()) {
-	if p.returns.TryRLock() {
+func (out *outages) guardWrite(flush func()) {
+	if out.returns.TryRLock() {
 		return
 	}
 	if flush != nil {
 		flush()
 	}
-	p.returns.RLock()
+	out.returns.RLock()
 }
 
 // doneWrite notes the keys of a write that began at since and is done in
 // the outages of their down servers, and releases the returns lock
 // guardWrite took. lost says that the write failed at a server: it may
 // not have reached the stand-in it went to.
-func (p *pool) doneWrite(keys [][]byte, since time.Time, lost bool) {
-	if p.outages.Load() > 0 {
-		p.noteWrites(keys, since, lost)
+func (out *outages) doneWrite(keys [][]byte, since time.Time, lost bool) {
+	if out.count.Load() > 0 {
+		out.noteWrites(keys, since, lost)
 	}
-	p.returns.RUnlock()
+	out.returns.RUnlock()
 }
 
 // noteWrites records each key of a write that began at since in the
@@ -222,15 +291,15 @@ func (p *pool) doneWrite(keys [][]byte, since time.Time, lost bool) {
 // copies up, or out since the write began. A write lost at a server is
 // noted with the stand-in as unsure (unsureStandIn): it may not have
 // reached it, whose own copy may be older.
-func (p *pool) noteWrites(keys [][]byte, since time.Time, lost bool) {
-	pl := p.place.Load()
+func (out *outages) noteWrites(keys [][]byte, since time.Time, lost bool) {
+	pl := out.place.Load()
 	if len(pl.configured().servers) == 0 {
 		return
 	}
 	var sc routeScratch
 	for _, key := range keys {
 		if pl.replicas > 1 {
-			p.noteCopies(pl, key, since, &sc)
+			noteCopies(pl, key, since, &sc)
 			continue
 		}
 		to := ""
@@ -239,7 +308,7 @@ func (p *pool) noteWrites(keys [][]byte, since time.Time, lost bool) {
 			now = r[0]
 			to = now.addr
 		}
-		for _, b := range p.backends {
+		for _, b := range out.backends {
 			o := b.outage.Load()
 			if o == nil || !pl.movesOnReturn(key, b, now, &sc) {
 				continue
@@ -260,7 +329,7 @@ func (p *pool) noteWrites(keys [][]byte, since time.Time, lost bool) {
 // with its other copies the write may have reached: those up, and those
 // marked down since the write began. None means the write reached no
 // copy: nothing newer than what each holds is anywhere.
-func (p *pool) noteCopies(pl *placement, key []byte, since time.Time, sc *routeScratch) {
+func noteCopies(pl *placement, key []byte, since time.Time, sc *routeScratch) {
 	full := pl.configured()
 	sc.idx, sc.nodes = full.copies(sc.idx[:0], sc.nodes, key)
 	for _, i := range sc.idx {
@@ -282,10 +351,10 @@ func (p *pool) noteCopies(pl *placement, key []byte, since time.Time, sc *routeS
 	}
 }
 
-// spillOutages marks every open outage overflowed: a write reached every
-// key of the pool at once (flush_all broadcast).
-func (p *pool) spillOutages() {
-	for _, b := range p.backends {
+// spill marks every open outage overflowed: a write reached every key of
+// the pool at once (flush_all broadcast).
+func (out *outages) spill() {
+	for _, b := range out.backends {
 		if o := b.outage.Load(); o != nil {
 			o.spill()
 		}
@@ -301,8 +370,8 @@ var errNotOverflowed = errors.New("its outage journal says what it missed: it is
 // successful probe holding nothing older than what the pool serves. The
 // error says why it does not: no such server, not down, or a journal that
 // has not overflowed.
-func (p *pool) rejoinEmptied(name string) error {
-	for _, b := range p.backends {
+func (out *outages) rejoinEmptied(name string) error {
+	for _, b := range out.backends {
 		if b.name() != name {
 			continue
 		}
@@ -314,22 +383,12 @@ func (p *pool) rejoinEmptied(name string) error {
 			return errNotOverflowed
 		}
 		if b.outage.CompareAndSwap(o, nil) {
-			p.outages.Add(-1)
-			p.log.Warn("server's overflowed outage journal dropped: an operator says it is empty; it rejoins at its next probe", "server", name, "addr", b.addr)
+			out.count.Add(-1)
+			out.log.Warn("server's overflowed outage journal dropped: an operator says it is empty; it rejoins at its next probe", "server", name, "addr", b.addr)
 		}
 		return nil
 	}
-	return fmt.Errorf("no server %q in pool %q", name, p.name)
-}
-
-// backendAt returns the pool's server at addr, or nil.
-func (p *pool) backendAt(addr string) *backend {
-	for _, b := range p.backends {
-		if b.addr == addr {
-			return b
-		}
-	}
-	return nil
+	return fmt.Errorf("no server %q in pool %q", name, out.pool)
 }
 
 // missedWrite marks b down at once, whatever server_failure_limit says:

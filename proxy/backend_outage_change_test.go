@@ -57,14 +57,14 @@ func TestReturnAfterAChangeMovedItsKeys(t *testing.T) {
 	d.setAll(aKeys, "v2") // to the added server, their owner now
 	added := d.p.backendAt(rs[4].addr)
 	added.fail(ErrConnLost, 1)
-	d.p.restore(d.p.backendAt(a.addr))
+	d.p.checks.restore(d.p.backendAt(a.addr))
 	if d.p.backendAt(a.addr).health.isDown() {
 		t.Fatal("A not restored")
 	}
 	if n, ex := d.older(aKeys, "v2"); n > 0 {
 		t.Errorf("A back, the added server out: %d of %d keys read an older value than the one it acknowledged (%s)", n, len(aKeys), ex)
 	}
-	d.p.restore(added)
+	d.p.checks.restore(added)
 	if n, ex := d.older(aKeys, "v2"); n > 0 {
 		t.Errorf("both back: %d of %d keys read an older value (%s)", n, len(aKeys), ex)
 	}
@@ -122,8 +122,8 @@ func TestReturnAfterAWriteLostAtTheStandIn(t *testing.T) {
 	for _, k := range keys {
 		direct.do("SET", k, "v0")
 	}
-	d.p.restore(x)
-	d.p.restore(a)
+	d.p.checks.restore(x)
+	d.p.checks.restore(a)
 	if a.health.isDown() || x.health.isDown() {
 		t.Fatal("A or X not restored")
 	}

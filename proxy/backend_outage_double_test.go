@@ -172,7 +172,7 @@ func runDoubleFailure(t *testing.T, proto, dist string, aFirst bool) {
 		steps = []*backend{a, b}
 	}
 	for _, back := range steps {
-		d.p.restore(back)
+		d.p.checks.restore(back)
 		if back.health.isDown() {
 			t.Fatalf("%s not restored", back.addr)
 		}
@@ -229,7 +229,7 @@ func TestReplicasDoubleFailure(t *testing.T) {
 				steps = []*backend{x, y}
 			}
 			for _, back := range steps {
-				d.p.restore(back)
+				d.p.checks.restore(back)
 				if back.health.isDown() {
 					t.Fatalf("%s stays down while the other copy is out", back.addr)
 				}

@@ -129,7 +129,7 @@ func runWriteInFlight(t *testing.T, proto string) {
 	if n, ex := d.older(keys[:half], "v2"); n > 0 {
 		t.Errorf("with the server out: %d of %d keys read an older value (%s)", n, half, ex)
 	}
-	d.p.restore(a)
+	d.p.checks.restore(a)
 	if a.health.isDown() {
 		t.Fatal("not restored")
 	}

@@ -119,7 +119,7 @@ func runOutageModel(t *testing.T, proto, dist string, seed uint64, steps int) {
 			if !b.health.isDown() {
 				continue
 			}
-			d.p.restore(b)
+			d.p.checks.restore(b)
 			note(-1, "%d: %s restored: down %v", step, b.addr, b.health.isDown())
 		}
 	}

@@ -98,7 +98,7 @@ func runOutageWhilePrepared(t *testing.T, proto, settings string) {
 	if n, ex := d.older(aKeys, "v2"); n > 0 {
 		t.Errorf("after the commit: %d of its %d keys read an older value (%s)", n, len(aKeys), ex)
 	}
-	d.p.restore(na)
+	d.p.checks.restore(na)
 	if na.health.isDown() {
 		t.Fatal("not restored")
 	}
@@ -127,7 +127,7 @@ func checkDownAfterCommit(t *testing.T, d *doublePool, old *pool, a *backend, ke
 		t.Errorf("the server the replaced pool marked down after the commit has no outage journal in the new pool")
 	}
 	d.setAll(bKeys, "v3")
-	d.p.restore(d.p.backendAt(b.addr))
+	d.p.checks.restore(d.p.backendAt(b.addr))
 	if n, ex := d.older(bKeys, "v3"); n > 0 {
 		t.Errorf("after the second server's return: %d of its %d keys read an older value (%s)", n, len(bKeys), ex)
 	}

@@ -46,7 +46,7 @@ func TestReturnSettledAcrossAChange(t *testing.T) {
 	returned := make(chan struct{})
 	go func() {
 		defer close(returned)
-		old.restore(a) // waits on X's stalled link for its keys' values
+		old.checks.restore(a) // waits on X's stalled link for its keys' values
 	}()
 	eventually(t, "the running pool's return taking A's keys from its journal", func() bool { return o.size() == 0 })
 
@@ -64,7 +64,7 @@ func TestReturnSettledAcrossAChange(t *testing.T) {
 	na := d.p.backendAt(a.addr)
 	// The new pool's probe finds A answering while the first return
 	// still waits on X; that return fails once the link is cut.
-	d.p.restore(na)
+	d.p.checks.restore(na)
 	select {
 	case <-returned:
 		t.Fatal("the running pool's return ended before the link to X was cut")
@@ -74,7 +74,7 @@ func TestReturnSettledAcrossAChange(t *testing.T) {
 	<-returned
 	xRelay.Heal()
 	if na.health.isDown() {
-		d.p.restore(na) // the next probe
+		d.p.checks.restore(na) // the next probe
 	}
 	if na.health.isDown() {
 		t.Fatal("A not restored")

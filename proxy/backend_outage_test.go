@@ -428,7 +428,7 @@ func TestOutageJournalOverflow(t *testing.T) {
 			if len(theirs) <= 10 {
 				t.Fatalf("m1 owns %d keys: too few to overflow the journal", len(theirs))
 			}
-			p.restore(down)
+			p.checks.restore(down)
 			if !exclusive {
 				if !down.health.isDown() {
 					t.Fatal("restored although its journal overflowed and it is not exclusive")
@@ -440,7 +440,7 @@ func TestOutageJournalOverflow(t *testing.T) {
 				if code := adminPost(t, s, "/v1/pools/p/servers/m1/rejoin"); code != http.StatusOK {
 					t.Fatalf("rejoin: %d", code)
 				}
-				p.restore(down)
+				p.checks.restore(down)
 			}
 			if down.health.isDown() {
 				t.Fatal("m1 not restored")

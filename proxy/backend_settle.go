@@ -18,8 +18,8 @@ import (
 // newest value is on no server up (every one it was written to is out)
 // is removed from b too: a miss, never an older value, and b need not
 // wait for the others.
-func (p *pool) settleKeys(ctx context.Context, b *backend, keys []string, settled map[string][]string) error {
-	pl := b.pool.place.Load()
+func (out *outages) settleKeys(ctx context.Context, b *backend, keys []string, settled map[string][]string) error {
+	pl := out.place.Load()
 	from := map[*backend][]string{}
 	moved := map[[2]*backend][]string{} // by where a return sends them and where they are
 	var drop []string
@@ -45,20 +45,20 @@ func (p *pool) settleKeys(ctx context.Context, b *backend, keys []string, settle
 	for at, ks := range moved {
 		// Keys of servers up that b's return sends back to them: their
 		// copies there are from before b went out.
-		if err := p.front.settle(ctx, at[0], at[1], ks); err != nil {
+		if err := out.front.settle(ctx, at[0], at[1], ks); err != nil {
 			return fmt.Errorf("settling on %s the keys its return sends back there: %w", at[0].addr, err)
 		}
 	}
 	for src, ks := range from {
-		if err := p.front.settle(ctx, b, src, ks); err != nil {
+		if err := out.front.settle(ctx, b, src, ks); err != nil {
 			return err
 		}
 		if pl.replicas <= 1 {
-			p.noteStandIn(pl, b, ks)
+			out.noteStandIn(pl, b, ks)
 		}
 	}
 	if len(drop) > 0 {
-		if err := p.front.dropCopies(ctx, b, drop); err != nil {
+		if err := out.front.dropCopies(ctx, b, drop); err != nil {
 			return fmt.Errorf("removing copies of keys it no longer serves: %w", err)
 		}
 	}
@@ -69,9 +69,9 @@ func (p *pool) settleKeys(ctx context.Context, b *backend, keys []string, settle
 // server out that would serve them were it up: b stands in for them from
 // its return on, holding copies as a write routed to it would have left,
 // and their own server's return must remove those (see clearStandIns).
-func (p *pool) noteStandIn(pl *placement, b *backend, keys []string) {
+func (out *outages) noteStandIn(pl *placement, b *backend, keys []string) {
 	var sc routeScratch
-	for _, d := range p.backends {
+	for _, d := range out.backends {
 		o := d.outage.Load()
 		if d == b || o == nil {
 			continue
@@ -160,7 +160,7 @@ var errSettling = errors.New("another pool is settling what it missed (a change 
 // serving its values of before the outage (the fault schedule's seed 225:
 // the replaced pool's return waited on a stalled stand-in while the new
 // pool's probe restored r0, "keys=0").
-func (p *pool) settleReturn(b *backend, o *outage) error {
+func (out *outages) settleReturn(b *backend, o *outage) error {
 	if !o.settling.TryLock() {
 		return errSettling
 	}
@@ -168,15 +168,15 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 	if o.late.Load() > 0 {
 		return errLate
 	}
-	ctx, settled := p.ctx, map[string][]string{}
+	ctx, settled := out.ctx, map[string][]string{}
 	if o.overflowed() {
-		if !p.cfg.exclusive(b.node) {
+		if !out.cfg.exclusive(b.node) {
 			return errOverflow
 		}
-		if err := p.front.empty(ctx, b); err != nil {
+		if err := out.front.empty(ctx, b); err != nil {
 			return fmt.Errorf("its outage journal overflowed; emptying it (exclusive): %w", err)
 		}
-		p.log.Warn("server emptied before rejoining: its outage journal overflowed, so what it missed is unknown", "server", b.name(), "addr", b.addr)
+		out.log.Warn("server emptied before rejoining: its outage journal overflowed, so what it missed is unknown", "server", b.name(), "addr", b.addr)
 	} else {
 		// While writes go on around it; what they write meanwhile is
 		// noted, and settled in the next batches, up to a bound: writes
@@ -186,25 +186,25 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 			if len(keys) == 0 {
 				break
 			}
-			if err := p.settleKeys(ctx, b, keys, settled); err != nil {
+			if err := out.settleKeys(ctx, b, keys, settled); err != nil {
 				o.putBack(keys, settled)
 				return err
 			}
 		}
 	}
 	// The last keys, with no write in flight around b.
-	p.returns.Lock()
-	defer p.returns.Unlock()
+	out.returns.Lock()
+	defer out.returns.Unlock()
 	for keys := o.nextKeys(settleBatch, settled); len(keys) > 0; keys = o.nextKeys(settleBatch, settled) {
-		if err := p.settleKeys(ctx, b, keys, settled); err != nil {
+		if err := out.settleKeys(ctx, b, keys, settled); err != nil {
 			o.putBack(keys, settled)
 			return err
 		}
 	}
-	if o.overflowed() && !p.cfg.exclusive(b.node) {
+	if o.overflowed() && !out.cfg.exclusive(b.node) {
 		return errOverflow // overflowed since: settled nothing that counts
 	}
-	if err := p.clearStandIns(ctx, b, settled); err != nil {
+	if err := out.clearStandIns(ctx, b, settled); err != nil {
 		o.putBack(slices.Collect(maps.Keys(settled)), settled)
 		return err
 	}
@@ -213,10 +213,10 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 	// rebuilt after b is marked up, and a read meanwhile still goes to a
 	// stand-in, whose copy no write of the outage vouched for is fenced
 	// only while the outage is open (writes wait on the returns lock).
-	p.restoreChange(b.restore)
+	out.restoreChange(b.restore)
 	b.outage.Store(nil)
-	p.outages.Add(-1)
-	p.log.Info("server settled and restored", "server", b.name(), "addr", b.addr, "keys", len(settled),
+	out.count.Add(-1)
+	out.log.Info("server settled and restored", "server", b.name(), "addr", b.addr, "keys", len(settled),
 		"outage", time.Since(o.began).Round(time.Millisecond))
 	return nil
 }
@@ -233,8 +233,8 @@ func (p *pool) settleReturn(b *backend, o *outage) error {
 //
 // Reads of the keys still go to the stand-ins until b is restored: they
 // miss meanwhile, and a client that refills one writes after b is back.
-func (p *pool) clearStandIns(ctx context.Context, b *backend, settled map[string][]string) error {
-	if p.cfg.Replicas > 1 {
+func (out *outages) clearStandIns(ctx context.Context, b *backend, settled map[string][]string) error {
+	if out.cfg.Replicas > 1 {
 		return nil // a key's servers are its copies: no stand-in took it
 	}
 	byAddr := map[string][]string{}
@@ -246,13 +246,13 @@ func (p *pool) clearStandIns(ctx context.Context, b *backend, settled map[string
 		}
 	}
 	for addr, keys := range byAddr {
-		s := p.backendAt(addr)
+		s := backendAt(out.backends, addr)
 		if s == nil {
 			continue // no longer the pool's
 		}
 		for i := 0; i < len(keys); i += settleBatch {
 			if s.outage.Load() == nil {
-				err := p.front.dropCopies(ctx, s, keys[i:min(i+settleBatch, len(keys))])
+				err := out.front.dropCopies(ctx, s, keys[i:min(i+settleBatch, len(keys))])
 				if err == nil {
 					continue
 				}

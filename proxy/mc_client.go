@@ -317,9 +317,7 @@ func (r *mcRequest) forward(p *pool) {
 	case r.req.Cmd.IsRetrieval() && len(r.req.Keys) > 1:
 		pl := p.place.Load()
 		to := r.splitKeys(p, pl)
-		if p.outages.Load() > 0 { // after routing: see pool.fenceReads
-			p.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
-		}
+		p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush) // after routing: see outages.fenceReads
 		r.sendParts(to)
 	default:
 		r.single(p)
@@ -342,8 +340,8 @@ func (r *mcRequest) single(p *pool) {
 		r.ready()
 		return
 	}
-	if !write && r.req.Cmd.IsRetrieval() && p.outages.Load() > 0 { // after routing: see pool.fenceReads
-		p.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
+	if !write && r.req.Cmd.IsRetrieval() { // after routing: see outages.fenceReads
+		p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
 	}
 	deadline := r.start.Add(p.cfg.Timeout)
 	for range owners {

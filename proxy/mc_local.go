@@ -45,7 +45,7 @@ func (r *mcRequest) version(p *pool) {
 
 // broadcast sends flush_all to every server of the pool.
 func (r *mcRequest) broadcast(p *pool) {
-	p.spillOutages() // what a server out misses of it is every key
+	p.outages.spill() // what a server out misses of it is every key
 	deadline := r.start.Add(p.cfg.Timeout)
 	for range p.backends {
 		o := r.addOp(r.req.Cmd, deadline)

@@ -233,14 +233,14 @@ func (r *mcRequest) forwardWarm(p *pool, pl *placement) bool {
 		r.left.Store(1)
 		w.enterGate(r)
 		// The stand-ins' copies its keys must not be read from while a
-		// server is out are removed first (pool.fenceReads), as outside
+		// server is out are removed first (outages.fenceReads), as outside
 		// a window: the key's server the read goes to is a stand-in all
 		// the same, and a window's fallback reads the previous servers
 		// only on a miss there. Unfenced, a read in a window read a copy
 		// a change left behind, older than the key's last write (the
 		// fault schedule's seed 113: memcached, modula, rehash, a file
 		// source; 2 and 5 such reads in two replays).
-		p.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
+		p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
 		n.send(&o.op)
 	case warmPull:
 		// On the client's reader, after its earlier requests: its later

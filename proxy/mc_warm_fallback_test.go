@@ -279,7 +279,7 @@ func TestWarmRestoreReadsStandIns(t *testing.T) {
 	if len(theirs) < 100 {
 		t.Fatalf("m1 owns %d keys", len(theirs))
 	}
-	p.restore(down) // settled, then back
+	p.checks.restore(down) // settled, then back
 	if down.health.isDown() {
 		t.Fatal("m1 not restored")
 	}

@@ -255,12 +255,6 @@ func (m *migration) allServers() []*backend {
 	return out
 }
 
-// priorOf, remapPriors and backendFor are the windows' (see
-// migrations.priorOf), which a store's move uses too.
-func (p *pool) priorOf(prev *placement) *prior       { return p.mig.priorOf(prev) }
-func (p *pool) remapPriors(priors []*prior) []*prior { return p.mig.remapPriors(priors) }
-func (p *pool) backendFor(b *backend) *backend       { return p.mig.backendFor(b) }
-
 // priorOf returns prev, a placement of this pool or of the one it
 // replaces, as a prior on this pool's backends, with the servers down now
 // marked down.

@@ -168,9 +168,9 @@ func (mv *storeMover) after(prev, pl *placement) *storeMove {
 			priors = append(priors, v)
 		}
 	}
-	add(mv.byShard(mv.pool.priorOf(prev)))
+	add(mv.byShard(mv.priors.priorOf(prev)))
 	if old := prev.move; old != nil && !old.done.Load() {
-		for _, v := range mv.pool.remapPriors(old.priors) {
+		for _, v := range mv.priors.remapPriors(old.priors) {
 			add(mv.byShard(v))
 		}
 	}
@@ -305,7 +305,7 @@ func (mv *storeMover) priorOfRecord(ms movePlacement) (*prior, error) {
 	}
 	pl.servers = make([]*backend, len(nodes))
 	for i, n := range nodes {
-		pl.servers[i] = mv.pool.backendFor(&backend{node: n, addr: n.Addr})
+		pl.servers[i] = mv.priors.backendFor(&backend{node: n, addr: n.Addr})
 	}
 	if pl.sig = signature(&cfg, pl); pl.sig != ms.sig {
 		return nil, fmt.Errorf("a placement rebuilds to signature %q where the file records %q", pl.sig, ms.sig)

@@ -40,6 +40,7 @@ type storeMover struct {
 	place   *atomic.Pointer[placement]
 	placeMu *sync.Mutex
 	pool    movePool
+	priors  priorSource
 	// askFleet asks the pool's fleet whether every proxy places as this
 	// one (see fleetCheck): empty strings when the move may open; ok is
 	// false when the pool has no fleet. counted adds keys moved to the
@@ -81,18 +82,22 @@ type movePool interface {
 	publish(pl *placement)
 	// stateChanged has the state file written again.
 	stateChanged()
-	// The pool's servers for the placements a move follows (see priorOf).
+	backendNamed(name string) *backend
+}
+
+// priorSource gives the pool's servers for the placements a move follows
+// (see migrations.priorOf): the pool's windows.
+type priorSource interface {
 	priorOf(prev *placement) *prior
 	remapPriors(priors []*prior) []*prior
 	backendFor(b *backend) *backend
-	backendNamed(name string) *backend
 }
 
 // newStoreMover returns the store's mover of p, made with p: it reads p's
 // fields once, but for the fleet (set before p starts) and the figures
 // (a reload hands the replaced pool's on), read when they are used.
 func newStoreMover(p *pool) *storeMover {
-	return &storeMover{cfg: p.cfg, front: p.front, log: p.log, mig: p.mig.stats, place: &p.place, placeMu: &p.placeMu, pool: p, wg: &p.wg,
+	return &storeMover{cfg: p.cfg, front: p.front, log: p.log, mig: p.mig.stats, place: &p.place, placeMu: &p.placeMu, pool: p, priors: p.mig, wg: &p.wg,
 		askFleet: func(ctx context.Context) (string, string, bool) {
 			if p.fleet == nil {
 				return "", "", false

@@ -110,7 +110,7 @@ func (r *changeRun) step(op, arg byte) {
 		// journal is closed as a return closes it)
 		b := r.backend(name)
 		if b.outage.Swap(nil) != nil {
-			b.pool.outages.Add(-1)
+			b.pool.outages.count.Add(-1)
 		}
 		b.restore()
 		r.down[name] = false

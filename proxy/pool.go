@@ -36,12 +36,12 @@ type pool struct {
 
 	// placeMu serializes the writers of place.
 	placeMu sync.Mutex
-	// outages counts the servers with an open outage journal; returns is
-	// held for reading by writes from their routing until they are done,
-	// and for writing by a server's return while it settles its last keys
-	// (see outage). A pool that replaces another shares its returns.
-	outages atomic.Int32
-	returns *sync.RWMutex
+	// outages are the servers' outage journals at work, checks their
+	// probes and returns (see outage); afreshCheck counts the keys that
+	// miss when the placement began afresh (see StateMissing).
+	outages *outages
+	checks  *healthChecks
+	afreshCheck
 	// mig is the pool's windows and the state of its migrations (see
 	// migrations).
 	mig *migrations
@@ -139,13 +139,17 @@ func newPool(spec poolSpec) (*pool, error) { return newPoolAfter(spec, nil, nil)
 // follow); both nil for a pool placed afresh.
 func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 	p := &pool{name: spec.name, cfg: spec.cfg, front: spec.front, members: spec.members, log: spec.log.With("pool", spec.name),
-		met: spec.met, stats: spec.met.forPool(spec.name, spec.front), drained: make(chan struct{}), returns: new(sync.RWMutex),
+		met: spec.met, stats: spec.met.forPool(spec.name, spec.front), drained: make(chan struct{}),
 		retiring: new(atomic.Int64), lateWrites: new(atomic.Int64)}
 	for _, n := range spec.servers() {
 		b := newBackend(p, n)
 		b.slot = len(p.backends)
 		p.backends = append(p.backends, b)
 	}
+	p.outages = newOutages(p.name, p.cfg, p.backends, &p.place, p.front, p.log, p.restoreChange)
+	p.checks = newHealthChecks(p.cfg, p.backends, p.front, p.log, p.outages, p.rebuild, p.restoreChange)
+	p.afreshCheck = afreshCheck{backends: p.backends, place: &p.place, front: p.front, log: p.log,
+		distribution: p.cfg.Distribution, mark: &p.stats.stateMissing, wg: &p.wg, saveState: p.stateChanged}
 	if spec.members != nil {
 		p.nudgeSource = spec.members.nudge
 	}
@@ -173,7 +177,8 @@ func (p *pool) inherit(old *pool) error {
 	// A store's move waits for old's requests in flight.
 	p.mover.predecessorDrained = old.drained
 	p.mig.stripes = old.mig.stripes // fallbacks and writes in flight in old order with p's
-	p.returns = old.returns         // writes in flight in old hold off p's returns
+	// Writes in flight in old hold off p's returns.
+	p.outages.returns = old.outages.returns
 	changed := false
 	for _, b := range p.backends {
 		ob := was[id{b.name(), b.addr}]
@@ -184,10 +189,9 @@ func (p *pool) inherit(old *pool) error {
 		b.stats = ob.stats // figures survive a reload
 		if b.health.inherit(&ob.health) {
 			changed = true
-			if o := ob.outage.Load(); o != nil && p.journals() {
-				o.placementChanged() // noted under old's placement
-				b.outage.Store(o)    // what it missed, still to settle
-				p.outages.Add(1)
+			if o := ob.outage.Load(); o != nil && p.outages.keeps() {
+				o.placementChanged()  // noted under old's placement
+				p.outages.share(b, o) // what it missed, still to settle
 			}
 		}
 	}
@@ -209,7 +213,7 @@ func (p *pool) inherit(old *pool) error {
 // timeout later. It reports whether b starts down.
 func (p *pool) inheritRepointed(old *pool, b *backend) bool {
 	ob := old.backendNamed(b.name())
-	if ob == nil || !p.journals() {
+	if ob == nil || !p.outages.keeps() {
 		return false
 	}
 	o := ob.outage.Load()
@@ -218,8 +222,7 @@ func (p *pool) inheritRepointed(old *pool, b *backend) bool {
 	}
 	b.health.markDown()
 	b.checkNow = true
-	b.outage.Store(o)
-	p.outages.Add(1)
+	p.outages.share(b, o)
 	p.log.Info("server repointed while marked down: what its stand-ins took is moved onto its new address before it serves",
 		"server", b.name(), "from", ob.addr, "to", b.addr, "keys", o.size())
 	return true
@@ -256,8 +259,8 @@ func (p *pool) downWith(ob *backend, served bool) {
 	if b == nil || b.addr != ob.addr || b.health.isDown() {
 		return
 	}
-	if o := ob.outage.Load(); o != nil && p.journals() && b.outage.CompareAndSwap(nil, o) {
-		p.outages.Add(1) // before b is down: nothing routed around it goes unnoted
+	// Counted before b is down: nothing routed around it goes unnoted.
+	if o := ob.outage.Load(); o != nil && p.outages.keeps() && p.outages.share(b, o) {
 		o.placementChanged()
 	}
 	if !b.health.inherit(&ob.health) {
@@ -280,6 +283,7 @@ func (p *pool) downWith(ob *backend, served bool) {
 // hold it for a timeout per connection.
 func (p *pool) start() {
 	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.outages.ctx, p.afreshCheck.ctx = p.ctx, p.ctx // they stop as the pool closes
 	p.mig.start(p.ctx, &p.wg)
 	p.mover.start(p.ctx)
 	p.front.startPool(p.ctx, p)
@@ -295,7 +299,7 @@ func (p *pool) start() {
 				b.preconnect(p.ctx)
 			}
 		}
-		p.healthLoop()
+		p.checks.loop(p.ctx)
 	}()
 }
 

@@ -244,10 +244,10 @@ type call struct {
 	// held is what reading the request reserved in the client's charge
 	// (its ops hold what their replies did).
 	held int64
-	// guard is the pool whose returns the call holds for a write, and
-	// guardKeys the keys it writes (see outage): released, the keys noted,
-	// once every op is done.
-	guard     *pool
+	// guard is the outages of the pool whose returns the call holds for a
+	// write, and guardKeys the keys it writes (see outage): released, the
+	// keys noted, once every op is done.
+	guard     *outages
 	guardKeys [][]byte
 	// guardLost is set when an op of the write failed (its server's
 	// connection, a timeout): the write may not have reached the

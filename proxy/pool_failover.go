@@ -84,3 +84,16 @@ func (p *pool) backendNamed(name string) *backend {
 	}
 	return nil
 }
+
+// backendAt returns the pool's server at addr, or nil.
+func (p *pool) backendAt(addr string) *backend { return backendAt(p.backends, addr) }
+
+// backendAt returns the server at addr among backends, or nil.
+func backendAt(backends []*backend, addr string) *backend {
+	for _, b := range backends {
+		if b.addr == addr {
+			return b
+		}
+	}
+	return nil
+}

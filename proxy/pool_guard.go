@@ -2,14 +2,14 @@ package proxy
 
 // guardWrite holds p's returns for a write of the call about to be
 // routed, in a pool that journals outages; flush writes the client's
-// queued requests should it wait (see pool.guardWrite).
+// queued requests should it wait (see outages.guardWrite).
 func (c *call) guardWrite(p *pool, flush func()) {
-	if !p.journals() {
+	if !p.outages.keeps() {
 		c.guardKeys = dropKeys(c.guardKeys)
 		return
 	}
-	p.guardWrite(flush)
-	c.guard = p
+	p.outages.guardWrite(flush)
+	c.guard = p.outages
 }
 
 // unguard releases the call's hold on its pool's returns, if any, noting

@@ -100,7 +100,7 @@ type poolStats struct {
 	// failovers are the servers the membership source repointed.
 	failovers failovers
 	// stateMissing is set when the pool started without its placement's
-	// history while its servers held data (see pool.checkAfresh).
+	// history while its servers held data (see afreshCheck.checkAfresh).
 	stateMissing atomic.Pointer[StateMissing]
 	// storeMoved counts the keys a store's moves moved, by the mover and
 	// by requests.

@@ -26,10 +26,10 @@ var errEnoughMisses = errors.New("enough misses counted")
 // deleted. It lists every server's keys and asks the others about the keys
 // they should hold (the front's listKeys and holds), on connections of its
 // own; it stops at maxAfreshMisses.
-func (p *pool) afreshMisses(ctx context.Context) (int64, error) {
+func (a *afreshCheck) afreshMisses(ctx context.Context) (int64, error) {
 	var misses int64
-	for _, b := range p.backends {
-		n, err := p.serverMisses(ctx, b, maxAfreshMisses-misses)
+	for _, b := range a.backends {
+		n, err := a.serverMisses(ctx, b, maxAfreshMisses-misses)
 		misses += n
 		if errors.Is(err, errEnoughMisses) {
 			return misses, nil
@@ -43,8 +43,8 @@ func (p *pool) afreshMisses(ctx context.Context) (int64, error) {
 
 // serverMisses counts, up to limit, the keys b holds that miss where the
 // placement reads them.
-func (p *pool) serverMisses(ctx context.Context, b *backend, limit int64) (int64, error) {
-	pl := p.place.Load()
+func (a *afreshCheck) serverMisses(ctx context.Context, b *backend, limit int64) (int64, error) {
+	pl := a.place.Load()
 	var sc routeScratch
 	elsewhere := map[*backend][]string{} // keys by the server their reads go to
 	var misses int64
@@ -53,7 +53,7 @@ func (p *pool) serverMisses(ctx context.Context, b *backend, limit int64) (int64
 			if len(keys) < afreshBatch && !force {
 				continue
 			}
-			held, err := p.front.holds(ctx, o, keys)
+			held, err := a.front.holds(ctx, o, keys)
 			if err != nil {
 				return err
 			}
@@ -77,7 +77,7 @@ func (p *pool) serverMisses(ctx context.Context, b *backend, limit int64) (int64
 		elsewhere[read[0]] = append(elsewhere[read[0]], key)
 		return check(false)
 	}
-	err := p.front.listKeys(ctx, b, each)
+	err := a.front.listKeys(ctx, b, each)
 	if err == nil {
 		err = check(true)
 	}

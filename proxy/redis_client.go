@@ -309,11 +309,11 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 
 // send sends the parts of r, split and routed, each to its server: after
 // the stand-ins' old copies of the keys of a read are removed while a
-// server is out (see pool.fenceReads) - once the split has routed them,
+// server is out (see outages.fenceReads) - once the split has routed them,
 // so that a server marked down since has its outage open.
 func (c *redisClient) send(p *pool, r *redisRequest, parts []redis.Part) {
-	if r.req.Cmd.ReadOnly() && p.outages.Load() > 0 {
-		p.fenceReads(c.place, r.req.NumKeys(), r.req.Key, c.batch.flush)
+	if r.req.Cmd.ReadOnly() {
+		p.outages.fenceReads(c.place, r.req.NumKeys(), r.req.Key, c.batch.flush)
 	}
 	for i, part := range parts {
 		var b *backend

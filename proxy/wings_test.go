@@ -118,8 +118,10 @@ var widths = map[string]int{
 	// hot_keys does: its field and method where one PoolConfig method was.
 	"admin -> config": 73,
 	// 159: the membership status reports a pool's late writes
-	// (pool.lateWrites) as retiring, so the fleet's moves wait for them.
-	"admin -> engine":     159,
+	// (pool.lateWrites) as retiring, so the fleet's moves wait for them;
+	// a server's rejoin is asked of the pool's outages (pool.outages,
+	// outages.rejoinEmptied), where it was a method of the pool.
+	"admin -> engine":     160,
 	"admin -> server":     22,
 	"admin -> source":     12,
 	"engine -> config":    72,
@@ -156,12 +158,11 @@ var widths = map[string]int{
 	"source -> config": 57,
 	"source -> engine": 20,
 	// Between the engine's parts.
-	"backend -> io":        2,
-	"backend -> migration": 1,
-	"backend -> place":     13,
-	// 33: a timed-out connection counts in its pool's late writes
+	"backend -> io":    2,
+	"backend -> place": 12,
+	// A timed-out connection counts in its pool's late writes
 	// (pool.lateWrites), which a store's move waits for.
-	"backend -> pool": 33,
+	"backend -> pool": 29,
 	// A big key's copy sends its delete on the key's connection (op,
 	// sendKeyed).
 	"migration -> backend": 12,
@@ -172,14 +173,23 @@ var widths = map[string]int{
 	"migration -> pool":  27,
 	"place -> backend":   5,
 	"place -> migration": 8,
-	// 9: a change asks the pool's windows (pool.mig) and mover
-	// (pool.mover) for what follows it.
-	"place -> pool":   10,
-	"pool -> backend": 33,
+	// A change asks the pool's windows (pool.mig) and mover (pool.mover)
+	// for what follows it.
+	"place -> pool": 10,
+	// The pool makes its outages and health checks (their types,
+	// newOutages, newHealthChecks), gives its outages its context as it
+	// starts and the returns lock of the pool it replaces (ctx,
+	// returns), and shares the journals of the servers it inherits down
+	// (share); their methods were the pool's.
+	"pool -> backend": 40,
 	"pool -> io":      1,
-	// The pool holds its store's mover (storeMover).
-	"pool -> migration": 18,
-	"pool -> place":     17,
+	// The pool holds its store's mover (storeMover); it gives its outages
+	// and health checks its restoreChange, which they called as its
+	// methods.
+	"pool -> migration": 19,
+	// The pool gives its health checks its rebuild, which they called as
+	// its method.
+	"pool -> place": 18,
 }
 
 // listenCalls are the functions that open a listening socket; only the
