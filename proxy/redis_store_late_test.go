@@ -154,12 +154,7 @@ func TestStoreMoveLeavesALateWriteAlone(t *testing.T) {
 	addr := s.Addr("p").String()
 	keys := testKeys("late", 200)
 	c := dialRedis(t, addr)
-	for _, k := range keys {
-		if got := c.do("SET", k, "v1"); got != "+OK\r\n" {
-			t.Fatalf("SET %s: %q", k, got)
-		}
-	}
-	before := routeNames(p(), keys)
+	before := setV1(t, c, p(), keys)
 
 	relay.hold()
 	appendTimedOut(t, addr, keys, func(i int) bool { return before[i] == "a" })
@@ -228,12 +223,7 @@ func TestStoreMoveWaitsForALateWrite(t *testing.T) {
 	addr := s.Addr("p").String()
 	keys := testKeys("laterun", 120)
 	c := dialRedis(t, addr)
-	for _, k := range keys {
-		if got := c.do("SET", k, "v1"); got != "+OK\r\n" {
-			t.Fatalf("SET %s: %q", k, got)
-		}
-	}
-	before := routeNames(p(), keys)
+	before := setV1(t, c, p(), keys)
 
 	relay.hold()
 	held := appendTimedOut(t, addr, keys, func(i int) bool { return before[i] == "a" })
@@ -323,4 +313,16 @@ func appendTimedOut(t *testing.T, addr string, keys []string, held func(i int) b
 		}
 	}
 	return n
+}
+
+// setV1 sets each key to v1 through c and returns the name of the server
+// p places each on.
+func setV1(t *testing.T, c *rc, p *pool, keys []string) []string {
+	t.Helper()
+	for _, k := range keys {
+		if got := c.do("SET", k, "v1"); got != "+OK\r\n" {
+			t.Fatalf("SET %s: %q", k, got)
+		}
+	}
+	return routeNames(p, keys)
 }
