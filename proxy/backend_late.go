@@ -47,14 +47,18 @@ func (b *backend) drainLate(s *session) {
 	if o != nil {
 		o.late.Add(1)
 	}
-	late := b.pool.lateWrites
-	late.Add(1)
+	late := b.pool.lateWrites // nil for a backend of no pool made by newPool
+	if late != nil {
+		late.Add(1)
+	}
 	go func() {
 		_, _ = io.Copy(io.Discard, s.conn)
 		s.conn.Close()
 		if o != nil {
 			o.late.Add(-1)
 		}
-		late.Add(-1)
+		if late != nil {
+			late.Add(-1)
+		}
 	}()
 }
