@@ -14,26 +14,16 @@ import (
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
-// refusedAddr returns a loopback address that refuses connections until
-// the test ends: a TCP socket bound to it and not listening holds the
-// port, so that no other program on a busy machine takes it meanwhile (a
-// port freed at once was, and answered: TestStatusPage's "dead" server
-// served 85 requests, TestErrorRepliesAsNutcracker read memcached's ERROR).
+// refusedAddr returns a loopback address that refuses connections.
 func refusedAddr(t *testing.T) string {
 	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { syscall.Close(fd) })
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	sa, err := syscall.Getsockname(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }
 
 // TestErrorReply derives the line a client reads from each kind of
