@@ -173,9 +173,8 @@ func (r proxyRun) serve(ctx context.Context) error {
 		return err
 	}
 	defer logs.file.Close()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, handledSignals...)
-	defer signal.Stop(sig)
+	sig, stopSignals := queueSignals(handledSignals...)
+	defer stopSignals()
 	s := proxy.New(cfg, logs.Logger)
 	s.Inherit(r.inherit)
 	if r.views != nil {
@@ -256,7 +255,7 @@ func (r proxyRun) logFatal(err error) {
 
 // loop handles signals and the file watch until ctx is done or the
 // listening sockets were handed over.
-func (r proxyRun) loop(ctx context.Context, s *proxy.Server, logs *proxyLogs, sig chan os.Signal) {
+func (r proxyRun) loop(ctx context.Context, s *proxy.Server, logs *proxyLogs, sig <-chan os.Signal) {
 	watch := newFileWatch(r.path, r.settle)
 	var tick <-chan time.Time
 	if r.watch > 0 {

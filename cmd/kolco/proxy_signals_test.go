@@ -195,3 +195,65 @@ func startOwned(t *testing.T, cmd *exec.Cmd) (exited chan struct{}, waitErr *err
 	})
 	return exited, waitErr
 }
+
+// TestSignalsTogetherEachTaken: signals that come while the proxy is busy
+// with the last one are each taken when it is done. The configuration file
+// is made a named pipe, so a SIGHUP's reload waits on reading it; SIGTTIN
+// and SIGTTOU are sent meanwhile, then the file's text is written to the
+// pipe: both must be logged. A channel with room for one signal kept the
+// first and dropped the other, and in the fault schedule (seed 1042) a
+// handover never began: its SIGUSR2 came during a reload, with a second
+// SIGHUP already waiting.
+func TestSignalsTogetherEachTaken(t *testing.T) {
+	conf, listen, _ := unitFileConfig(t)
+	text, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(t.TempDir(), "kolco.log")
+	cmd := program(t, "kolco", "proxy", "-c", conf, "-o", logPath)
+	startProgram(t, cmd, "kolco proxy", listen)
+	pipe := conf + ".pipe"
+	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(pipe, conf); err != nil {
+		t.Fatal(err)
+	}
+	logged := func(line string) bool {
+		b, _ := os.ReadFile(logPath)
+		return strings.Contains(string(b), line)
+	}
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the reload under way", func() bool { return logged("signal 1 (SIGHUP) received") })
+	for _, sig := range []syscall.Signal{syscall.SIGTTIN, syscall.SIGTTOU} {
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Time for both to reach the process before the reload can end; on
+	// the proxy that drops one, waiting longer only makes its loss surer.
+	time.Sleep(200 * time.Millisecond)
+	w, err := os.OpenFile(conf, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.Write(text)
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the reload done", func() bool { return logged("configuration reloaded") })
+	lines := []string{"signal 21 (SIGTTIN) received", "signal 22 (SIGTTOU) received"}
+	taken := func() bool { return logged(lines[0]) && logged(lines[1]) }
+	deadline := time.Now().Add(time.Duration(busy() * float64(5*time.Second)))
+	for !taken() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !taken() {
+		b, _ := os.ReadFile(logPath)
+		t.Fatalf("SIGTTIN and SIGTTOU came during a reload: want each logged once it ended, got:\n%s", b)
+	}
+}
