@@ -184,7 +184,7 @@ func (e poolEntry) status() PoolStatus {
 	if !isTwemproxy(c) {
 		ps.Hash = c.KeyHash
 	}
-	shares := p.shares()
+	shares := p.placing.shares()
 	for _, b := range p.backends {
 		ss := b.serverStatus(shares[b])
 		ss.Replicas = p.front.replicas(p, b.name())
@@ -198,7 +198,7 @@ func (e poolEntry) status() PoolStatus {
 	ps.Move = p.mover.status()
 	ps.LastMove = p.mover.last()
 	ps.Failovers, _ = p.stats.failovers.snapshot()
-	ps.Traffic = p.trafficStatus()
+	ps.Traffic = p.traffic.status(p.place.Load(), p.hot)
 	return ps
 }
 

@@ -100,7 +100,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			collectMove(ch, p)
 		}
 		collectFailovers(ch, p)
-		shares := p.shares()
+		shares := p.placing.shares()
 		for _, b := range p.backends {
 			labels := []string{p.name, b.name(), b.addr}
 			up := 1.0

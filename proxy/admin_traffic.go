@@ -111,14 +111,14 @@ type ServerTraffic struct {
 	Hot []string `json:"hot_keys"`
 }
 
-// trafficStatus returns the pool's traffic sample as the admin endpoint
-// reports it, or nil when the pool keeps none.
-func (p *pool) trafficStatus() *TrafficStatus {
-	t := p.traffic
+// status returns a pool's traffic sample t as the admin endpoint reports
+// it, its keys' servers those of pl, the pool's placement, with its
+// hot-key cache hot; nil when the pool keeps no sample (t is nil).
+func (t *trafficSample) status(pl *placement, hot *hotCache) *TrafficStatus {
 	if t == nil {
 		return nil
 	}
-	pl := p.place.Load().configured()
+	pl = pl.configured()
 	ts := &TrafficStatus{Since: t.start, Reads: t.reads.Load(), Misses: t.misses.Load(), KeyShare: t.cfg.KeyShare}
 	reqs := t.requests()
 	ts.Traced = len(reqs)
@@ -153,7 +153,7 @@ func (p *pool) trafficStatus() *TrafficStatus {
 		c := w.status()
 		ts.Change = &c
 	}
-	ts.HotCache = p.hot.status()
+	ts.HotCache = hot.status()
 	return ts
 }
 
@@ -235,7 +235,7 @@ func (c trafficCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c trafficCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, p := range c.reads.pools() {
-		ts := p.trafficStatus()
+		ts := p.traffic.status(p.place.Load(), p.hot)
 		if ts == nil {
 			continue
 		}

@@ -12,7 +12,7 @@ import (
 // down servers and the failing ones (loop), and brings a server back once
 // what it missed is settled (restore). It is given what it reads of its
 // pool when it is made: the pool's configuration, servers, front and log,
-// its outages, and the pool's rebuild and restoreChange, which publish
+// its outages, and the rebuild and restoreChange of its placing, which publish
 // the placement a change of health leads to. Its loop runs under the
 // pool's context, given as the pool starts (pool.start).
 type healthChecks struct {
@@ -22,8 +22,8 @@ type healthChecks struct {
 	log      *slog.Logger
 	outages  *outages
 	// rebuild rebuilds twemproxy's placement over the servers up
-	// (pool.rebuild); restoreChange marks a server up and publishes the
-	// placement it comes back to (pool.restoreChange).
+	// (placing.rebuild); restoreChange marks a server up and publishes the
+	// placement it comes back to (placing.restoreChange).
 	rebuild       func(up bool) error
 	restoreChange func(restore func())
 }
@@ -35,7 +35,7 @@ type prober interface {
 
 // newHealthChecks returns the health checks of a pool of cfg, whose
 // servers are backends, and whose front, log and outages are front, log
-// and outages; rebuild and restoreChange are the pool's (see
+// and outages; rebuild and restoreChange are the pool's placing's (see
 // healthChecks).
 func newHealthChecks(cfg *PoolConfig, backends []*backend, front prober, log *slog.Logger, outages *outages,
 	rebuild func(up bool) error, restoreChange func(restore func())) *healthChecks {

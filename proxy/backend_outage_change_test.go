@@ -41,7 +41,7 @@ func TestReturnAfterAChangeMovedItsKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.p = d.s.testPool("p")
-	if !d.p.backendAt(a.addr).health.isDown() {
+	if !backendAt(d.p.backends, a.addr).health.isDown() {
 		t.Fatal("A not down after the change")
 	}
 	var moved []string // A's keys the added server takes
@@ -55,10 +55,10 @@ func TestReturnAfterAChangeMovedItsKeys(t *testing.T) {
 	}
 	aKeys = moved
 	d.setAll(aKeys, "v2") // to the added server, their owner now
-	added := d.p.backendAt(rs[4].addr)
+	added := backendAt(d.p.backends, rs[4].addr)
 	added.fail(ErrConnLost, 1)
-	d.p.checks.restore(d.p.backendAt(a.addr))
-	if d.p.backendAt(a.addr).health.isDown() {
+	d.p.checks.restore(backendAt(d.p.backends, a.addr))
+	if backendAt(d.p.backends, a.addr).health.isDown() {
 		t.Fatal("A not restored")
 	}
 	if n, ex := d.older(aKeys, "v2"); n > 0 {

@@ -120,7 +120,7 @@ func (d *doublePool) mostOwned(keys []string) (*backend, []string) {
 			best = o
 		}
 	}
-	return d.p.backendAt(best), by[best]
+	return backendAt(d.p.backends, best), by[best]
 }
 
 // TestDoubleFailureServesNoStaleValue: two servers out at once under

@@ -91,7 +91,7 @@ func runOutageWhilePrepared(t *testing.T, proto, settings string) {
 	if d.p == old {
 		t.Fatal("the reload kept the pool")
 	}
-	na := d.p.backendAt(a.addr)
+	na := backendAt(d.p.backends, a.addr)
 	if !na.health.isDown() {
 		t.Errorf("the server the replaced pool marked down while the change was prepared is up in the new pool")
 	}
@@ -120,14 +120,14 @@ func checkDownAfterCommit(t *testing.T, d *doublePool, old *pool, a *backend, ke
 		}
 	}
 	b, bKeys := d.mostOwned(rest)
-	old.backendAt(b.addr).fail(ErrConnLost, 1)
-	if nb := d.p.backendAt(b.addr); !nb.health.isDown() {
+	backendAt(old.backends, b.addr).fail(ErrConnLost, 1)
+	if nb := backendAt(d.p.backends, b.addr); !nb.health.isDown() {
 		t.Errorf("the server the replaced pool marked down after the commit is up in the new pool")
 	} else if nb.outage.Load() == nil {
 		t.Errorf("the server the replaced pool marked down after the commit has no outage journal in the new pool")
 	}
 	d.setAll(bKeys, "v3")
-	d.p.checks.restore(d.p.backendAt(b.addr))
+	d.p.checks.restore(backendAt(d.p.backends, b.addr))
 	if n, ex := d.older(bKeys, "v3"); n > 0 {
 		t.Errorf("after the second server's return: %d of its %d keys read an older value (%s)", n, len(bKeys), ex)
 	}

@@ -61,7 +61,7 @@ func TestReturnSettledAcrossAChange(t *testing.T) {
 	if d.p == old {
 		t.Fatal("the change kept the pool")
 	}
-	na := d.p.backendAt(a.addr)
+	na := backendAt(d.p.backends, a.addr)
 	// The new pool's probe finds A answering while the first return
 	// still waits on X; that return fails once the link is cut.
 	d.p.checks.restore(na)

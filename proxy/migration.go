@@ -170,7 +170,7 @@ func serversSignature(servers []*backend) string {
 // prev's open window when the change moved keys, else prev's migration
 // going on. With readPrev false a window that opens does not read prev,
 // only what prev's open window read (a server's return, see
-// pool.restoreChange). The caller holds placeMu.
+// placing.restoreChange). The caller holds placeMu.
 func (ms *migrations) after(prev, pl *placement, moved, readPrev bool) *migration {
 	if prev == nil {
 		return nil

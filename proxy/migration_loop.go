@@ -33,8 +33,8 @@ type migrations struct {
 	backends []*backend
 	// rules are the front's for the pool's changes (front.changes).
 	rules changeRules
-	// place is the pool's placement; placeMu, the pool's, serializes its
-	// writers.
+	// place is the pool's placement; placeMu, its placing's (placing.mu),
+	// serializes its writers.
 	place   *atomic.Pointer[placement]
 	placeMu *sync.Mutex
 	// newFormer makes a backend of the pool for a server it no longer has.
@@ -75,7 +75,7 @@ type migrations struct {
 func newMigrations(p *pool) *migrations {
 	var r changeRules
 	r.depth, r.window, r.quiet, r.sweep = p.front.changes(p.cfg)
-	return &migrations{name: p.name, cfg: p.cfg, log: p.log, backends: p.backends, rules: r, place: &p.place, placeMu: &p.placeMu,
+	return &migrations{name: p.name, cfg: p.cfg, log: p.log, backends: p.backends, rules: r, place: &p.place, placeMu: &p.placing.mu,
 		newFormer: func(n kolco.Node) *backend { return newBackend(p, n) },
 		sweep:     p.front.sweeper(p),
 		fleet: func() func(context.Context) (string, string) {
@@ -85,17 +85,6 @@ func newMigrations(p *pool) *migrations {
 			return func(ctx context.Context) (string, string) { return p.fleet.check(ctx, p) }
 		},
 		stripes: new(stripes), stats: p.met.migFor(p.name)}
-}
-
-// publish stores pl as the pool's placement and wakes the loops that
-// follow it: the windows' and the store's move's. The caller holds
-// placeMu.
-func (p *pool) publish(pl *placement) {
-	p.mig.publish(pl)
-	select {
-	case p.mover.changed <- struct{}{}:
-	default:
-	}
 }
 
 // publish stores pl as the pool's placement, between two batches of a
@@ -114,6 +103,15 @@ func (ms *migrations) publish(pl *placement) {
 	}
 }
 
+// wake wakes the loop of a store's move after a placement is published
+// (see placing.publish).
+func (mv *storeMover) wake() {
+	select {
+	case mv.changed <- struct{}{}:
+	default: // the loop is awake already, or not started
+	}
+}
+
 // start starts the loop that closes windows and sweeps, under wg; it
 // stops when ctx, the pool's, ends.
 func (ms *migrations) start(ctx context.Context, wg *sync.WaitGroup) {
@@ -127,13 +125,9 @@ func (ms *migrations) start(ctx context.Context, wg *sync.WaitGroup) {
 	}()
 }
 
-// haltSweep stops the pool's sweep for good (see migrations.haltSweep);
-// a reload calls it on the pool it replaces.
-func (p *pool) haltSweep() { p.mig.haltSweep() }
-
 // haltSweep stops the sweep for good and waits for the batch of deletes
-// under way, if any: a reload calls it before a new pool serves, whose
-// placement the old pool's sweep does not know.
+// under way, if any: a reload calls it on the pool it replaces before the
+// new pool serves, whose placement the old pool's sweep does not know.
 func (ms *migrations) haltSweep() {
 	if ms.sweepStop == nil {
 		return // never started
@@ -227,34 +221,8 @@ func (ms *migrations) settle(m *migration) {
 	}
 }
 
-// restoreChange restores a server with restore and, for a pool of a
-// kolco distribution under rehash, starts the sweep of its keys' copies
-// left on the servers that stood in for it, judged by the placement with
-// it up. twemproxy's distributions start theirs in the rebuild.
-//
-// No window reads the stand-ins on the server's misses, as a change's
-// does its previous servers: what the server missed is settled before it
-// serves (see outage), and any other copy a stand-in holds of its keys is
-// one no write of the outage vouched for - a copy a change left behind,
-// older than the key's last write, which a server started again empty,
-// or one that evicted the key, would have read back and copied
-// (TestReturnWindowReadsNoLeftBehindCopy). A change's window still open
-// goes on.
-func (p *pool) restoreChange(restore func()) {
-	restore()
-	if !p.mig.followReturn() {
-		return
-	}
-	p.placeMu.Lock()
-	cur := p.place.Load()
-	cp := *cur
-	cp.mig = p.mig.after(cur, &cp, true, false)
-	p.publish(&cp)
-	p.placeMu.Unlock()
-}
-
 // followReturn reports whether a server's return under rehash is
-// followed by a migration (see pool.restoreChange).
+// followed by a migration (see placing.restoreChange).
 func (ms *migrations) followReturn() bool {
 	cfg := ms.cfg
 	return !isTwemproxy(cfg) && cfg.Ejection == EjectRehash && cfg.Replicas <= 1 && (ms.rules.depth > 0 || ms.rules.sweep)

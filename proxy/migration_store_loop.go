@@ -97,7 +97,7 @@ type priorSource interface {
 // fields once, but for the fleet (set before p starts) and the figures
 // (a reload hands the replaced pool's on), read when they are used.
 func newStoreMover(p *pool) *storeMover {
-	return &storeMover{cfg: p.cfg, front: p.front, log: p.log, mig: p.mig.stats, place: &p.place, placeMu: &p.placeMu, pool: p, priors: p.mig, wg: &p.wg,
+	return &storeMover{cfg: p.cfg, front: p.front, log: p.log, mig: p.mig.stats, place: &p.place, placeMu: &p.placing.mu, pool: p.placing, priors: p.mig, wg: &p.wg,
 		askFleet: func(ctx context.Context) (string, string, bool) {
 			if p.fleet == nil {
 				return "", "", false

@@ -19,7 +19,7 @@ type picker interface {
 //
 // Two kinds of change make a new one. A change of membership (a reload
 // that adds, removes or re-weights servers) is applied to the placement
-// as a change (see [pool.follow]). A change of health publishes one only
+// as a change (see [placing.follow]). A change of health publishes one only
 // for twemproxy's distributions, which nutcracker rebuilds over the
 // servers not down; kolco's keep the configured placement and pass over a
 // server marked down at lookup ([placement.standIn]).

@@ -51,23 +51,23 @@ func atoiOr(s string) int {
 // twemproxyPlacement builds the placement of a pool of ketama or modula
 // as nutcracker does: over all its servers, or under rehash (with one
 // copy) over those not down.
-func (p *pool) twemproxyPlacement() (*placement, error) {
-	cfg := p.cfg
-	pl := &placement{servers: make([]*backend, 0, len(p.backends)), replicas: cfg.Replicas, zone: cfg.Zone}
-	for _, b := range p.backends {
+func (pg *placing) twemproxyPlacement() (*placement, error) {
+	cfg := pg.cfg
+	pl := &placement{servers: make([]*backend, 0, len(pg.backends)), replicas: cfg.Replicas, zone: cfg.Zone}
+	for _, b := range pg.backends {
 		if cfg.Ejection != EjectRehash || cfg.Replicas > 1 || !b.health.isDown() {
 			pl.servers = append(pl.servers, b)
 		}
 	}
 	pl.sig = signature(cfg, pl)
-	if len(pl.servers) < len(p.backends) {
-		full := &placement{servers: p.backends, replicas: cfg.Replicas, zone: cfg.Zone}
+	if len(pl.servers) < len(pg.backends) {
+		full := &placement{servers: pg.backends, replicas: cfg.Replicas, zone: cfg.Zone}
 		pick, err := newPicker(cfg, nodesOf(full.servers))
 		if err != nil {
 			return nil, err
 		}
 		full.pick, pl.full = pick, full
-		if err := p.placeIfUp(pl); err != nil {
+		if err := pg.placeIfUp(pl); err != nil {
 			return nil, err
 		}
 	}
@@ -87,19 +87,19 @@ func (p *pool) twemproxyPlacement() (*placement, error) {
 // placement over a set of servers is not the one over fewer with their
 // keys passed on, so what a return takes back is asked of the placement
 // it makes.
-func (p *pool) placeIfUp(pl *placement) error {
+func (pg *placing) placeIfUp(pl *placement) error {
 	pl.ifUp = map[*backend]*placement{}
-	for _, b := range p.backends {
+	for _, b := range pg.backends {
 		if !b.health.isDown() {
 			continue
 		}
 		alt := &placement{servers: make([]*backend, 0, len(pl.servers)+1), replicas: pl.replicas, zone: pl.zone}
-		for _, s := range p.backends {
+		for _, s := range pg.backends {
 			if s == b || !s.health.isDown() {
 				alt.servers = append(alt.servers, s)
 			}
 		}
-		pick, err := newPicker(p.cfg, nodesOf(alt.servers))
+		pick, err := newPicker(pg.cfg, nodesOf(alt.servers))
 		if err != nil {
 			return err
 		}
@@ -113,12 +113,12 @@ func (p *pool) placeIfUp(pl *placement) error {
 // the layout l: the table from l's node positions to the pool's servers is
 // built here, once per published placement, so that a lookup goes from the
 // key's hash to its server by index.
-func (p *pool) kolcoPlacement(l *layout) (*placement, error) {
-	byName := make(map[string]*backend, len(p.backends))
-	for _, b := range p.backends {
+func (pg *placing) kolcoPlacement(l *layout) (*placement, error) {
+	byName := make(map[string]*backend, len(pg.backends))
+	for _, b := range pg.backends {
 		byName[b.name()] = b
 	}
-	cfg := p.cfg
+	cfg := pg.cfg
 	pl := &placement{servers: make([]*backend, len(l.nodes)), replicas: cfg.Replicas, zone: cfg.Zone,
 		skipDown: cfg.Ejection == EjectRehash && cfg.Replicas <= 1}
 	for i, n := range l.nodes {
@@ -139,29 +139,29 @@ func (p *pool) kolcoPlacement(l *layout) (*placement, error) {
 // a server came back, and then its window does not read the placement
 // with the server out, as a kolco distribution's return does not (see
 // restoreChange).
-func (p *pool) rebuild(up bool) error { return p.rebuildPlacement(true, !up) }
+func (pg *placing) rebuild(up bool) error { return pg.rebuildPlacement(true, !up) }
 
 // rebuildPlacement is rebuild; served says whether the placement it
 // replaces has served requests: one that never did (the placement of a
 // reload before the health it inherits) has no copies to fall back to;
 // readPrev whether a window that opens reads it.
-func (p *pool) rebuildPlacement(served, readPrev bool) error {
-	if !isTwemproxy(p.cfg) {
+func (pg *placing) rebuildPlacement(served, readPrev bool) error {
+	if !isTwemproxy(pg.cfg) {
 		return nil
 	}
-	p.placeMu.Lock()
-	defer p.placeMu.Unlock()
-	pl, err := p.twemproxyPlacement()
+	pg.mu.Lock()
+	defer pg.mu.Unlock()
+	pl, err := pg.twemproxyPlacement()
 	if err != nil {
 		return err
 	}
-	if cur := p.place.Load(); cur != nil {
+	if cur := pg.place.Load(); cur != nil {
 		pl.mig, pl.move = cur.mig, cur.move
 		if served {
-			pl.mig = p.mig.after(cur, pl, cur.sig != pl.sig, readPrev)
+			pl.mig = pg.mig.after(cur, pl, cur.sig != pl.sig, readPrev)
 		}
 	}
-	p.publish(pl)
+	pg.publish(pl)
 	return nil
 }
 
@@ -195,12 +195,12 @@ type keyShares struct {
 
 // shares returns the share of the pool's keys each server holds under the
 // placement in use, measured once per placement over shareSamples keys.
-func (p *pool) shares() map[*backend]float64 {
-	pl := p.place.Load()
-	if ks := p.shareCache.Load(); ks != nil && ks.pl == pl {
+func (pg *placing) shares() map[*backend]float64 {
+	pl := pg.place.Load()
+	if ks := pg.shareCache.Load(); ks != nil && ks.pl == pl {
 		return ks.shares
 	}
-	counts := make(map[*backend]int, len(p.backends))
+	counts := make(map[*backend]int, len(pg.backends))
 	total := 0
 	var sc routeScratch
 	key := make([]byte, 0, 32)
@@ -215,7 +215,7 @@ func (p *pool) shares() map[*backend]float64 {
 	for b, n := range counts {
 		ks.shares[b] = float64(n) / float64(total)
 	}
-	p.shareCache.Store(ks)
+	pg.shareCache.Store(ks)
 	return ks.shares
 }
 

@@ -27,44 +27,44 @@ import (
 //
 // The error is the algorithm's refusal of the change; then nothing is
 // published.
-func (p *pool) follow(from *layout, prev *placement) error {
-	p.placeMu.Lock()
-	defer p.placeMu.Unlock()
+func (pg *placing) follow(from *layout, prev *placement) error {
+	pg.mu.Lock()
+	defer pg.mu.Unlock()
 	var pl *placement
 	var err error
-	if isTwemproxy(p.cfg) {
-		pl, err = p.twemproxyPlacement()
+	if isTwemproxy(pg.cfg) {
+		pl, err = pg.twemproxyPlacement()
 	} else {
 		var l *layout
-		if l, err = p.nextLayout(from); err == nil {
-			pl, err = p.kolcoPlacement(l)
+		if l, err = pg.nextLayout(from); err == nil {
+			pl, err = pg.kolcoPlacement(l)
 		}
 	}
 	if err != nil {
 		return err
 	}
 	if prev != nil {
-		pl.mig = p.mig.after(prev, pl, prev.sig != pl.sig, true)
-		pl.move = p.mover.after(prev, pl)
+		pl.mig = pg.mig.after(prev, pl, prev.sig != pl.sig, true)
+		pl.move = pg.mover.after(prev, pl)
 	}
-	p.publish(pl)
+	pg.publish(pl)
 	return nil
 }
 
 // nextLayout returns the layout of the pool's servers that follows from.
-func (p *pool) nextLayout(from *layout) (*layout, error) {
-	if m := p.members; m != nil && m.lay != nil {
+func (pg *placing) nextLayout(from *layout) (*layout, error) {
+	if m := pg.members; m != nil && m.lay != nil {
 		return m.lay, nil // a membership source's version: the placement its follower keeps
 	}
-	set := settingsOf(p.cfg)
-	nodes := nodesOf(p.backends)
+	set := settingsOf(pg.cfg)
+	nodes := nodesOf(pg.backends)
 	if from == nil || from.settings != set {
 		if from != nil {
-			p.log.Warn("placement settings changed: keys placed afresh", "from", from.settings.Distribution, "to", set.Distribution)
+			pg.log.Warn("placement settings changed: keys placed afresh", "from", from.settings.Distribution, "to", set.Distribution)
 		}
 		l, err := newLayout(set, nodes, nil)
 		if err == nil {
-			p.log.Info("placement", "distribution", set.Distribution, "fingerprint", l.fingerprint)
+			pg.log.Info("placement", "distribution", set.Distribution, "fingerprint", l.fingerprint)
 		}
 		return l, err
 	}
@@ -74,7 +74,7 @@ func (p *pool) nextLayout(from *layout) (*layout, error) {
 	}
 	if !c.Empty() {
 		removed, added, updated := describeChange(c)
-		p.log.Info("placement changed", "removed", removed, "added", added, "updated", updated,
+		pg.log.Info("placement changed", "removed", removed, "added", added, "updated", updated,
 			"fingerprint", l.fingerprint, "was", from.fingerprint)
 	}
 	return l, nil

@@ -34,8 +34,9 @@ type pool struct {
 	// failing) is marked down there too (see catchUp).
 	successor atomic.Pointer[pool]
 
-	// placeMu serializes the writers of place.
-	placeMu sync.Mutex
+	// placing builds and publishes place, under the lock of its writers
+	// (see placing).
+	placing *placing
 	// outages are the servers' outage journals at work, checks their
 	// probes and returns (see outage); afreshCheck counts the keys that
 	// miss when the placement began afresh (see StateMissing).
@@ -68,9 +69,6 @@ type pool struct {
 	// mover is the pool's side of a store's moves (see storeMover), made
 	// with the pool; its loop runs in a store only.
 	mover *storeMover
-	// onStateChange has the state file written again: once a store's
-	// move ends, and when the pool's placement's state changes.
-	onStateChange func()
 	// nudgeSource, set for a pool on a membership source that can be
 	// asked again at once (Sentinel), is called when a server fails or
 	// answers as a replica: its address may have changed.
@@ -85,8 +83,6 @@ type pool struct {
 	// frontState is what the front keeps of the pool while it runs (a
 	// Redis pool's replica reads).
 	frontState atomic.Value
-	// shareCache holds the servers' shares of keys under a placement.
-	shareCache atomic.Pointer[keyShares]
 	// traffic is the pool's traffic sample, nil when it is off (see
 	// pool_traffic.go); set before the pool serves (takeTraffic).
 	traffic *trafficSample
@@ -98,14 +94,31 @@ type pool struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the health loop and the watchdog
 
-	// refs counts requests in flight, plus closingBit once close begins;
-	// drained is closed when a closing pool has none left.
+	// requests are the requests in flight (see inFlight).
+	requests inFlight
+}
+
+// inFlight counts a pool's requests in flight, so that a closing pool
+// waits for them: refs counts them, plus closingBit once close begins;
+// drained is closed when a closing pool has none left. A store's move of
+// the pool that replaces this one waits on drained too (see inherit).
+// A request is counted in and out in pool_client.go.
+type inFlight struct {
 	refs      atomic.Int64
 	drained   chan struct{}
 	drainOnce sync.Once
 }
 
 const closingBit = 1 << 40
+
+// closing marks the pool closing, so that no request is counted in from
+// now on, and returns drained.
+func (f *inFlight) closing() <-chan struct{} {
+	if f.refs.Add(closingBit) == closingBit {
+		f.drainOnce.Do(func() { close(f.drained) })
+	}
+	return f.drained
+}
 
 // atomicPool is the pool a listener currently serves.
 type atomicPool = atomic.Pointer[pool]
@@ -136,26 +149,30 @@ func newPool(spec poolSpec) (*pool, error) { return newPoolAfter(spec, nil, nil)
 
 // newPoolAfter returns the pool of spec, its placement published: the one
 // that follows from, with prev kept as the placement it replaces (see
-// follow); both nil for a pool placed afresh.
+// placing.follow); both nil for a pool placed afresh.
 func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 	p := &pool{name: spec.name, cfg: spec.cfg, front: spec.front, members: spec.members, log: spec.log.With("pool", spec.name),
-		met: spec.met, stats: spec.met.forPool(spec.name, spec.front), drained: make(chan struct{}),
+		met: spec.met, stats: spec.met.forPool(spec.name, spec.front),
 		retiring: new(atomic.Int64), lateWrites: new(atomic.Int64)}
+	p.requests.drained = make(chan struct{})
 	for _, n := range spec.servers() {
 		b := newBackend(p, n)
 		b.slot = len(p.backends)
 		p.backends = append(p.backends, b)
 	}
-	p.outages = newOutages(p.name, p.cfg, p.backends, &p.place, p.front, p.log, p.restoreChange)
-	p.checks = newHealthChecks(p.cfg, p.backends, p.front, p.log, p.outages, p.rebuild, p.restoreChange)
+	pg := newPlacing(p.cfg, p.log, p.backends, spec.members, &p.place)
+	p.placing = pg
+	p.outages = newOutages(p.name, p.cfg, p.backends, &p.place, p.front, p.log, pg.restoreChange)
+	p.checks = newHealthChecks(p.cfg, p.backends, p.front, p.log, p.outages, pg.rebuild, pg.restoreChange)
 	p.afreshCheck = afreshCheck{backends: p.backends, place: &p.place, front: p.front, log: p.log,
-		distribution: p.cfg.Distribution, mark: &p.stats.stateMissing, wg: &p.wg, saveState: p.stateChanged}
+		distribution: p.cfg.Distribution, mark: &p.stats.stateMissing, wg: &p.wg, saveState: pg.stateChanged}
 	if spec.members != nil {
 		p.nudgeSource = spec.members.nudge
 	}
 	p.mig = newMigrations(p)
 	p.mover = newStoreMover(p)
-	if err := p.follow(from, prev); err != nil {
+	pg.mig, pg.mover = p.mig, p.mover
+	if err := pg.follow(from, prev); err != nil {
 		return nil, placementError(p.name, err)
 	}
 	return p, nil
@@ -175,7 +192,7 @@ func (p *pool) inherit(old *pool) error {
 		was[id{b.name(), b.addr}] = b
 	}
 	// A store's move waits for old's requests in flight.
-	p.mover.predecessorDrained = old.drained
+	p.mover.predecessorDrained = old.requests.drained
 	p.mig.stripes = old.mig.stripes // fallbacks and writes in flight in old order with p's
 	// Writes in flight in old hold off p's returns.
 	p.outages.returns = old.outages.returns
@@ -198,7 +215,7 @@ func (p *pool) inherit(old *pool) error {
 	if !changed {
 		return nil
 	}
-	if err := p.rebuildPlacement(false, true); err != nil {
+	if err := p.placing.rebuildPlacement(false, true); err != nil {
 		return placementError(p.name, err)
 	}
 	return nil
@@ -268,7 +285,7 @@ func (p *pool) downWith(ob *backend, served bool) {
 	}
 	p.log.Warn("server down", "server", b.name(), "addr", b.addr, "policy", p.cfg.Ejection, "cause", errDownBefore)
 	if p.cfg.Ejection == EjectRehash {
-		if err := p.rebuildPlacement(served, true); err != nil {
+		if err := p.placing.rebuildPlacement(served, true); err != nil {
 			p.log.Error("placement rebuild failed", "err", err)
 		}
 	}
@@ -305,10 +322,7 @@ func (p *pool) start() {
 
 // close waits for the requests in flight, then stops the pool.
 func (p *pool) close() {
-	if p.refs.Add(closingBit) == closingBit {
-		p.drainOnce.Do(func() { close(p.drained) })
-	}
-	<-p.drained
+	<-p.requests.closing()
 	p.cancel()
 	p.wg.Wait()
 	for _, b := range p.backends {

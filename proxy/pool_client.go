@@ -53,7 +53,7 @@ const maxErrorsInRow = 128
 // acquire counts a request into the client's pool, p or the one that
 // replaced it, following reloads; nil means the pool was removed.
 func (c *client) acquire(p *pool) *pool {
-	for !p.acquire() {
+	for !p.requests.acquire() {
 		next := c.pool.Load()
 		if next == p {
 			return nil
@@ -311,7 +311,7 @@ func (c *call) finish(ch *charge, cmd int) {
 		if c.failed {
 			p.stats.forwardErrors.Add(1)
 		}
-		p.release()
+		p.requests.release()
 	}
 	ch.release(c.heldBytes())
 }
@@ -438,18 +438,18 @@ func isTimeout(err error) bool {
 
 // acquire counts a request in; it fails once the pool is closing, and the
 // caller then loads the listener's (new) pool again.
-func (p *pool) acquire() bool {
-	if p.refs.Add(1)&closingBit != 0 {
-		p.release()
+func (f *inFlight) acquire() bool {
+	if f.refs.Add(1)&closingBit != 0 {
+		f.release()
 		return false
 	}
 	return true
 }
 
 // release counts a request out.
-func (p *pool) release() {
-	if p.refs.Add(-1) == closingBit {
-		p.drainOnce.Do(func() { close(p.drained) })
+func (f *inFlight) release() {
+	if f.refs.Add(-1) == closingBit {
+		f.drainOnce.Do(func() { close(f.drained) })
 	}
 }
 

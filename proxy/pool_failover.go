@@ -76,17 +76,17 @@ func (p *pool) noteRepoints(old *pool) {
 }
 
 // backendNamed returns the pool's server of that name, or nil.
-func (p *pool) backendNamed(name string) *backend {
-	for _, b := range p.backends {
+func (p *pool) backendNamed(name string) *backend { return backendNamed(p.backends, name) }
+
+// backendNamed returns the server of that name among backends, or nil.
+func backendNamed(backends []*backend, name string) *backend {
+	for _, b := range backends {
 		if b.name() == name {
 			return b
 		}
 	}
 	return nil
 }
-
-// backendAt returns the pool's server at addr, or nil.
-func (p *pool) backendAt(addr string) *backend { return backendAt(p.backends, addr) }
 
 // backendAt returns the server at addr among backends, or nil.
 func backendAt(backends []*backend, addr string) *backend {

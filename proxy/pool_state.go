@@ -48,10 +48,10 @@ const afreshRecheck = time.Hour
 // made: the pool's servers, placement, front and log, the wait group the
 // pool's close waits on (its counts run on goroutines of their own), the
 // pool's mark (poolStats.stateMissing, which the status page, the metrics
-// and the state file read) and the pool's stateChanged, which has the
-// state file written again (a method value, its one way back to the
-// pool: the server sets the pool's onStateChange once it has made the
-// pool); and, as the pool starts, the pool's context.
+// and the state file read) and the pool's placing's stateChanged, which
+// has the state file written again (a method value: the server sets the
+// hook it calls once it has made the pool, see placing); and, as the
+// pool starts, the pool's context.
 //
 // A pool embeds it: the server, which knows why a pool began afresh,
 // starts the counts on the pool it made (checkAfresh, resumeAfresh,
@@ -194,16 +194,6 @@ func (a *afreshCheck) checkAfreshAgain() bool {
 		"why", mark.Why, "since", mark.Since, "misses", misses, "distribution", a.distribution)
 	a.saveState()
 	return false
-}
-
-// stateChanged has the state file written again with the pool's record,
-// as a mark of its placement's fresh start changes (see afreshCheck). It
-// stays the pool's: it calls the hook the server sets on the pool once it
-// has made it (onStateChange), which a store's move calls too.
-func (p *pool) stateChanged() {
-	if p.onStateChange != nil {
-		p.onStateChange()
-	}
 }
 
 // resumeAfresh takes over the mark the state file kept for the pool, and

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kolco-dev/kolco"
@@ -86,8 +87,18 @@ type ChangeFigures struct {
 	MeanRPS    float64 `json:"mean_rps"`
 }
 
-// changeWatch is a change being measured.
+// changeWatch is a change being measured: the pool's traffic sample, its
+// servers and its windows' count of copies, which the window after the
+// change is measured by, the placements before and after it, and the
+// counts the window started from. Those are fixed once the change is
+// applied; c fills in as the prediction and the window come in.
 type changeWatch struct {
+	t             *trafficSample
+	backends      []*backend
+	copies        *atomic.Uint64
+	before, after *placement
+	start         changeCounts
+
 	mu sync.Mutex // guards c
 	c  TrafficChange
 }
@@ -131,10 +142,10 @@ func (p *pool) trafficChanged(old *pool) {
 	if len(reqs) > 1 {
 		window = min(window, time.Duration(reqs[len(reqs)-1].Time-reqs[0].Time))
 	}
-	w := &changeWatch{c: TrafficChange{At: time.Now(), Window: window, Warm: p.cfg.Warm.on(),
-		ServersBefore: len(before.servers), ServersAfter: len(after.servers)}}
+	w := &changeWatch{t: t, backends: p.backends, copies: &p.mig.stats.copies, before: before, after: after,
+		c: TrafficChange{At: time.Now(), Window: window, Warm: p.cfg.Warm.on(), ServersBefore: len(before.servers), ServersAfter: len(after.servers)}}
+	w.start = w.count()
 	t.change.Store(w)
-	start := p.countChange()
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -161,7 +172,7 @@ func (p *pool) trafficChanged(old *pool) {
 		listed <- countMoved(ctx, p.front, before, after)
 	}()
 	time.AfterFunc(window, func() {
-		m := p.measureChange(start, w.c.At, window, before, after)
+		m := w.measure()
 		mc := <-listed
 		m.MovedKeys, m.MovedBytes, m.MovedNote = mc.keys, mc.bytes, mc.note
 		w.mu.Lock()
@@ -177,31 +188,32 @@ type changeCounts struct {
 	baseline              float64 // the trace's miss ratio over the window's span before
 }
 
-// countChange reads the counters a change's window starts from.
-func (p *pool) countChange() changeCounts {
-	t := p.traffic
-	c := changeCounts{reads: t.reads.Load(), misses: t.misses.Load(), copies: p.mig.stats.copies.Load()}
-	for _, b := range p.backends {
+// count reads the counters the change's window starts from.
+func (w *changeWatch) count() changeCounts {
+	t := w.t
+	c := changeCounts{reads: t.reads.Load(), misses: t.misses.Load(), copies: w.copies.Load()}
+	for _, b := range w.backends {
 		c.servers = append(c.servers, b.stats.responses.Load()+b.stats.errors.Load())
 	}
 	return c
 }
 
-// measureChange returns what the window after a change measured.
-func (p *pool) measureChange(start changeCounts, at time.Time, window time.Duration, before, after *placement) *ChangeFigures {
-	t := p.traffic
+// measure returns what the window after the change measured, once it
+// has passed.
+func (w *changeWatch) measure() *ChangeFigures {
+	t, start, at, window, before, after := w.t, w.start, w.c.At, w.c.Window, w.before, w.after
 	secs := window.Seconds()
 	m := &ChangeFigures{Reads: float64(t.reads.Load() - start.reads), Misses: float64(t.misses.Load() - start.misses),
-		CopiedKeys: float64(p.mig.stats.copies.Load() - start.copies)}
+		CopiedKeys: float64(w.copies.Load() - start.copies)}
 	var total float64
-	for i, b := range p.backends {
+	for i, b := range w.backends {
 		rps := float64(b.stats.responses.Load()+b.stats.errors.Load()-start.servers[i]) / secs
 		total += rps
 		if rps > m.PeakRPS {
 			m.PeakServer, m.PeakRPS = b.name(), rps
 		}
 	}
-	m.MeanRPS = total / float64(len(p.backends))
+	m.MeanRPS = total / float64(len(w.backends))
 	from, to := at.UnixNano(), at.Add(window).UnixNano()
 	// A read in the window that missed a moved key held before the change
 	// is a miss the change added: the key was cached at its old server.

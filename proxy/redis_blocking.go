@@ -58,7 +58,7 @@ func (c *redisClient) block(p *pool, r *redisRequest, rd *redis.Reader) bool {
 	if req.NumKeys() == 0 {
 		// XREAD without STREAMS or with an odd list: the server's own
 		// error, from any server.
-		if b := p.anyServer(); b != nil {
+		if b := anyServer(p.backends); b != nil {
 			c.sendWhole(p, r, b)
 			return false
 		}

@@ -320,7 +320,7 @@ func (c *redisClient) send(p *pool, r *redisRequest, parts []redis.Part) {
 		r.ops[i].fallback = nil
 		switch {
 		case part.Server == redis.AnyServer:
-			b = p.anyServer()
+			b = anyServer(p.backends)
 		case part.Server < len(p.backends):
 			b = p.backends[part.Server]
 			if p.cfg.ReplicaReads.Enabled {
@@ -352,9 +352,9 @@ func (c *redisClient) server(key []byte) int {
 }
 
 // anyServer returns a server for a command that touches no key (COMMAND):
-// the first that is not marked down, or nil.
-func (p *pool) anyServer() *backend {
-	for _, b := range p.backends {
+// the first of backends that is not marked down, or nil.
+func anyServer(backends []*backend) *backend {
+	for _, b := range backends {
 		if !b.health.isDown() {
 			return b
 		}

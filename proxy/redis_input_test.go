@@ -138,7 +138,7 @@ func TestRedisClientThatDoesNotRead(t *testing.T) {
 		}
 		// The stalled client's queue, the request its reader holds, and
 		// the other clients' last.
-		if n := s.testPool("p").refs.Load(); n > 16+2 {
+		if n := s.testPool("p").requests.refs.Load(); n > 16+2 {
 			t.Fatalf("%d requests in flight, over max_pending", n)
 		}
 		s.mu.Lock()

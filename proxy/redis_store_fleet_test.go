@@ -54,7 +54,7 @@ func TestStoreMoveWaitsForAPeersReplacedPool(t *testing.T) {
 		}
 		clients = append(clients, c)
 	}
-	eventually(t, "B's GETs in flight", func() bool { return old.refs.Load() == n })
+	eventually(t, "B's GETs in flight", func() bool { return old.requests.refs.Load() == n })
 	reload(t, b, yaml(adminB, adminA, relayed, 2))
 	reload(t, a, yaml(adminA, adminB, direct, 2))
 	moving := 0

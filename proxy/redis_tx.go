@@ -312,7 +312,7 @@ func (c *redisClient) exec(p *pool, r *redisRequest) {
 	case tx.watched != nil:
 		b = tx.watched
 	default:
-		if b = p.anyServer(); b == nil {
+		if b = anyServer(p.backends); b == nil {
 			err = ErrNoServers
 		}
 	}

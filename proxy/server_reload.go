@@ -157,7 +157,7 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 		}
 	}
 	p.fleet = &s.fleet
-	p.onStateChange = func() { go s.rewriteState() }
+	p.placing.saveState = func() { go s.rewriteState() }
 	if ch.cur != nil {
 		if err := succeed(ctx, p, ch.cur.pool.Load(), fromPlaceholder); err != nil {
 			return ch, err // p is not started yet: nothing of it to stop
@@ -325,7 +325,7 @@ func (s *Server) commitPool(ch poolChange) {
 		return
 	}
 	if ch.cur != nil {
-		ch.cur.pool.Load().haltSweep() // it judges by a placement about to be replaced
+		ch.cur.pool.Load().mig.haltSweep() // it judges by a placement about to be replaced
 		// The new pool's move supersedes its.
 		ch.cur.pool.Load().mover.halt()
 		ch.next.catchUp(ch.cur.pool.Load())

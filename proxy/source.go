@@ -23,7 +23,7 @@ import (
 // A pool on a membership source (see [Membership]) is served by the same
 // path as a reload: each version the source gives becomes the pool's
 // servers, and the pool is replaced by one that follows the placement of
-// the one it replaces (pool.follow), so that a change is a change - its
+// the one it replaces (placing.follow), so that a change is a change - its
 // previous placement kept beside it - and never a rebuild for kolco's
 // distributions. The placement itself is the one a membership.Follower
 // keeps for the source: the same in every process that follows the store,

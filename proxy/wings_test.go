@@ -121,7 +121,10 @@ var widths = map[string]int{
 	// (pool.lateWrites) as retiring, so the fleet's moves wait for them;
 	// a server's rejoin is asked of the pool's outages (pool.outages,
 	// outages.rejoinEmptied), where it was a method of the pool.
-	"admin -> engine":     160,
+	// 162: the servers' shares are asked of the pool's placing
+	// (pool.placing), and a pool's traffic status is its sample's
+	// (trafficSample.status): both were methods of the pool.
+	"admin -> engine":     162,
 	"admin -> server":     22,
 	"admin -> source":     12,
 	"engine -> config":    72,
@@ -152,7 +155,11 @@ var widths = map[string]int{
 	// A reload hands the pool's big keys' copies on, as its roles;
 	// client.connState, given to an adopted client.
 	// 126: a reload hands the pool's late writes on (pool.lateWrites).
-	"server -> engine": 126,
+	// 128: a reload halts the replaced pool's sweep through its windows
+	// (pool.mig) and sets the state file's hook on the pool's placing
+	// (pool.placing, placing.saveState), where they were the pool's
+	// haltSweep and onStateChange.
+	"server -> engine": 128,
 	"server -> fronts": 1,
 	"server -> source": 21,
 	"source -> config": 57,
@@ -166,16 +173,21 @@ var widths = map[string]int{
 	// A big key's copy sends its delete on the key's connection (op,
 	// sendKeyed).
 	"migration -> backend": 12,
-	"migration -> place":   26,
+	// 27: the windows and a store's move take the lock of the
+	// placement's writers from the pool's placing (placing.mu), where it
+	// was the pool's placeMu.
+	"migration -> place": 27,
 	// The windows ask the front for the rules of the pool's changes
 	// (front.changes), where they read its warm and sweep settings; the
 	// mover reads the pool's late writes (pool.lateWrites).
-	"migration -> pool":  27,
+	"migration -> pool":  26,
 	"place -> backend":   5,
-	"place -> migration": 8,
-	// A change asks the pool's windows (pool.mig) and mover (pool.mover)
-	// for what follows it.
-	"place -> pool": 10,
+	"place -> migration": 5,
+	// A change's placement is built and published by placing, which is
+	// given what it reads of the pool (see placing), where it read the
+	// pool's fields: what is left is the lookup of a server by name
+	// (backendNamed), which a store's move asks of it.
+	"place -> pool": 1,
 	// The pool makes its outages and health checks (their types,
 	// newOutages, newHealthChecks), gives its outages its context as it
 	// starts and the returns lock of the pool it replaces (ctx,
@@ -183,13 +195,14 @@ var widths = map[string]int{
 	// (share); their methods were the pool's.
 	"pool -> backend": 40,
 	"pool -> io":      1,
-	// The pool holds its store's mover (storeMover); it gives its outages
-	// and health checks its restoreChange, which they called as its
-	// methods.
-	"pool -> migration": 19,
+	// The pool holds its store's mover (storeMover).
+	"pool -> migration": 18,
 	// The pool gives its health checks its rebuild, which they called as
-	// its method.
-	"pool -> place": 18,
+	// its method. 23: the pool makes its placing (newPlacing, placing),
+	// gives it its windows and mover (mig, mover), and gives its outages,
+	// health checks and afresh check placing's restoreChange and
+	// stateChanged, which were the pool's own methods.
+	"pool -> place": 23,
 }
 
 // listenCalls are the functions that open a listening socket; only the
