@@ -32,14 +32,7 @@ var funcLimits = map[string]int{}
 // has until it is cut into the parts it holds (a sweep's, an outage's, a
 // store move's state; listeners, handover, TLS material): "dir.Type" to
 // its most methods, those of test files included.
-var methodLimits = map[string]int{
-	// The engine's pool: what is left is one pool replacing another
-	// (inherit, catchUp), its clients, placement and traffic; a store's
-	// move is storeMover's, the windows migrations', the sweep mcSweep's,
-	// outages and returns outages' and healthChecks', the afresh check
-	// afreshCheck's.
-	"proxy.pool": 39,
-}
+var methodLimits = map[string]int{}
 
 // TestShape fails for a Go file of code (not of tests) over maxFileLines
 // lines, and for a function over maxFuncLines lines, not counting the lines of its composite literals
