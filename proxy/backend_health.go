@@ -99,8 +99,11 @@ func (hc *healthChecks) loop(ctx context.Context) {
 	}
 	t := time.NewTicker(max(every, 10*time.Millisecond))
 	defer t.Stop()
+	// A server repointed while down is checked at once (see
+	// pool.inheritRepointed), once the pool serves: only the pool
+	// serving settles a return (outages.held).
 	for _, b := range hc.backends {
-		if b.checkNow && b.health.isDown() {
+		if b.checkNow && b.health.isDown() && hc.serving(ctx) {
 			hc.check(ctx, b)
 		}
 	}
@@ -134,4 +137,20 @@ func (hc *healthChecks) check(ctx context.Context, b *backend) {
 		return
 	}
 	hc.restore(b)
+}
+
+// serving waits until the pool serves (see outages.held): a pool prepared
+// by a change is committed once the change is ready. It reports false
+// when ctx, the pool's, ends first (a change undone).
+func (hc *healthChecks) serving(ctx context.Context) bool {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for hc.outages.held.Load() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	return true
 }

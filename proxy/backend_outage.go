@@ -73,6 +73,9 @@ type outage struct {
 	// changed is set once a change of the placement came while the
 	// server was out (see outage.placementChanged).
 	changed bool
+	// missed are the changes of the placement made while the server was
+	// out whose gains its return has yet to sweep (see sweepGained).
+	missed []missedChange
 	// late counts the server's connections with requests the proxy gave
 	// up on that are still open (see backend.drainLate).
 	late atomic.Int32
@@ -187,6 +190,10 @@ var errOverflow = errors.New("its outage journal overflowed (more keys written e
 type outages struct {
 	// count is the number of servers with an open journal.
 	count atomic.Int32
+	// held is set while the pool does not serve: prepared beside the
+	// pool it replaces and not committed, or replaced. It settles no
+	// return meanwhile (see backend_return_change.go).
+	held atomic.Bool
 	// returns is held for reading by writes from their routing until they
 	// are done (guardWrite, doneWrite), and for writing by a server's
 	// return while it settles its last keys (see outage). A pool that
@@ -210,11 +217,12 @@ type outages struct {
 
 // settler is what outages ask of the pool's front (see front): a
 // returning server's copies settled, a stand-in's dropped, an overflowed
-// server emptied.
+// server emptied, the keys a returning server holds listed.
 type settler interface {
 	settle(ctx context.Context, b, src *backend, keys []string) error
 	dropCopies(ctx context.Context, b *backend, keys []string) error
 	empty(ctx context.Context, b *backend) error
+	heldKeys(ctx context.Context, b *backend, keep func(key []byte) bool) ([]string, error)
 }
 
 // newOutages returns the outages of the pool named pool, of cfg, whose
@@ -246,14 +254,22 @@ func (out *outages) begin(b *backend) {
 
 // share makes o, the journal of b's server in the pool this one replaces,
 // b's too unless b has one already, and reports whether it did: the one
-// journal notes what the server misses in both pools, and the first
-// return settles it. It is counted at once, as the callers share it
-// before b is marked down: nothing routed around b goes unnoted.
-func (out *outages) share(b *backend, o *outage) bool {
+// journal notes what the server misses in both pools, and the pool
+// serving settles it (see backend_return_change.go). It is counted at
+// once, as the callers share it before b is marked down: nothing routed
+// around b goes unnoted. before is the placement of the pool replaced,
+// which this one's changes: the journal notes its keys unsure from then
+// on (placementChanged), and the return sweeps the keys the change gives
+// b (spanChange); nil for a server repointed, whose journal is moved.
+func (out *outages) share(b *backend, o *outage, before *placement) bool {
 	if !b.outage.CompareAndSwap(nil, o) {
 		return false
 	}
 	out.count.Add(1)
+	if before != nil {
+		o.placementChanged()
+		o.spanChange(before, out.place.Load())
+	}
 	return true
 }
 

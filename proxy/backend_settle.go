@@ -149,8 +149,9 @@ var errSettling = errors.New("another pool is settling what it missed (a change 
 // settleReturn settles what b missed while it was out, restores it and,
 // once it owns its keys again, removes the stand-ins' copies. The error
 // says why b stays down: its front could not settle, its journal
-// overflowed and it is not the pool's alone, or another return is
-// settling it (errSettling).
+// overflowed and it is not the pool's alone, another return is settling
+// it (errSettling), or the pool does not serve (errNotServing, which
+// wraps errSettling: see backend_return_change.go).
 //
 // One return at a time settles an outage: a change's pool shares the
 // journal of the pool it replaces, and is started beside it, so both may
@@ -161,6 +162,9 @@ var errSettling = errors.New("another pool is settling what it missed (a change 
 // the replaced pool's return waited on a stalled stand-in while the new
 // pool's probe restored r0, "keys=0").
 func (out *outages) settleReturn(b *backend, o *outage) error {
+	if out.held.Load() {
+		return errNotServing
+	}
 	if !o.settling.TryLock() {
 		return errSettling
 	}
@@ -169,28 +173,8 @@ func (out *outages) settleReturn(b *backend, o *outage) error {
 		return errLate
 	}
 	ctx, settled := out.ctx, map[string][]string{}
-	if o.overflowed() {
-		if !out.cfg.exclusive(b.node) {
-			return errOverflow
-		}
-		if err := out.front.empty(ctx, b); err != nil {
-			return fmt.Errorf("its outage journal overflowed; emptying it (exclusive): %w", err)
-		}
-		out.log.Warn("server emptied before rejoining: its outage journal overflowed, so what it missed is unknown", "server", b.name(), "addr", b.addr)
-	} else {
-		// While writes go on around it; what they write meanwhile is
-		// noted, and settled in the next batches, up to a bound: writes
-		// that outrun the settling are settled under the lock.
-		for round := o.size()/settleBatch + 16; round > 0; round-- {
-			keys := o.nextKeys(settleBatch, settled)
-			if len(keys) == 0 {
-				break
-			}
-			if err := out.settleKeys(ctx, b, keys, settled); err != nil {
-				o.putBack(keys, settled)
-				return err
-			}
-		}
+	if err := out.settleAround(ctx, b, o, settled); err != nil {
+		return err
 	}
 	// The last keys, with no write in flight around b.
 	out.returns.Lock()
@@ -218,6 +202,40 @@ func (out *outages) settleReturn(b *backend, o *outage) error {
 	out.count.Add(-1)
 	out.log.Info("server settled and restored", "server", b.name(), "addr", b.addr, "keys", len(settled),
 		"outage", time.Since(o.began).Round(time.Millisecond))
+	return nil
+}
+
+// settleAround settles what b missed while writes go on around it, the
+// keys it settles added to settled: an overflowed journal's server
+// emptied, if it is the pool's alone; else the copies of the keys a
+// change gave it while it was out removed (sweepGained), and the
+// journal's keys settled in batches, what the writes note meanwhile in
+// the next ones, up to a bound: writes that outrun the settling are
+// settled under the returns lock (settleReturn).
+func (out *outages) settleAround(ctx context.Context, b *backend, o *outage, settled map[string][]string) error {
+	if o.overflowed() {
+		if !out.cfg.exclusive(b.node) {
+			return errOverflow
+		}
+		if err := out.front.empty(ctx, b); err != nil {
+			return fmt.Errorf("its outage journal overflowed; emptying it (exclusive): %w", err)
+		}
+		out.log.Warn("server emptied before rejoining: its outage journal overflowed, so what it missed is unknown", "server", b.name(), "addr", b.addr)
+		return nil
+	}
+	if err := out.sweepGained(ctx, b, o); err != nil {
+		return err
+	}
+	for round := o.size()/settleBatch + 16; round > 0; round-- {
+		keys := o.nextKeys(settleBatch, settled)
+		if len(keys) == 0 {
+			break
+		}
+		if err := out.settleKeys(ctx, b, keys, settled); err != nil {
+			o.putBack(keys, settled)
+			return err
+		}
+	}
 	return nil
 }
 

@@ -221,6 +221,20 @@ func (s *mcSweep) listGained(ctx context.Context, b *backend, pl *placement) ([]
 	return gained, nil
 }
 
+// heldKeys lists b's items and returns the keys of those keep reports
+// true for: a returning server's copies of keys a change gave it while it
+// was out, which the presweep could not reach (see outages.sweepGained).
+func (memcacheFront) heldKeys(ctx context.Context, b *backend, keep func(key []byte) bool) ([]string, error) {
+	var keys []string
+	err := metadump.ListDial(ctx, b.dialSweep, func(it metadump.Item) error {
+		if keep(bytestr.Of(it.Key)) {
+			keys = append(keys, it.Key)
+		}
+		return nil
+	})
+	return keys, err
+}
+
 // sweepServer sweeps one server, in passes of at most maxOrphans, until a
 // pass deletes nothing more.
 func (s *mcSweep) sweepServer(ctx context.Context, m *migration, b *backend) error {

@@ -196,6 +196,9 @@ func (p *pool) inherit(old *pool) error {
 	p.mig.stripes = old.mig.stripes // fallbacks and writes in flight in old order with p's
 	// Writes in flight in old hold off p's returns.
 	p.outages.returns = old.outages.returns
+	// Until it is committed, old settles the returns (see
+	// backend_return_change.go).
+	p.outages.held.Store(true)
 	changed := false
 	for _, b := range p.backends {
 		ob := was[id{b.name(), b.addr}]
@@ -207,8 +210,9 @@ func (p *pool) inherit(old *pool) error {
 		if b.health.inherit(&ob.health) {
 			changed = true
 			if o := ob.outage.Load(); o != nil && p.outages.keeps() {
-				o.placementChanged()  // noted under old's placement
-				p.outages.share(b, o) // what it missed, still to settle
+				// What it missed, still to settle, noted under old's
+				// placement; the presweep passes b over.
+				p.outages.share(b, o, old.place.Load())
 			}
 		}
 	}
@@ -239,7 +243,7 @@ func (p *pool) inheritRepointed(old *pool, b *backend) bool {
 	}
 	b.health.markDown()
 	b.checkNow = true
-	p.outages.share(b, o)
+	p.outages.share(b, o, nil)
 	p.log.Info("server repointed while marked down: what its stand-ins took is moved onto its new address before it serves",
 		"server", b.name(), "from", ob.addr, "to", b.addr, "keys", o.size())
 	return true
@@ -259,6 +263,9 @@ var errDownBefore = errors.New("marked down by the pool this one replaces")
 // its requests in flight, is marked down in p as old marks it.
 func (p *pool) catchUp(old *pool) {
 	old.successor.Store(p)
+	// p serves from now on, and settles the returns; old no longer.
+	old.outages.held.Store(true)
+	p.outages.held.Store(false)
 	for _, ob := range old.backends {
 		if ob.health.isDown() || ob.outage.Load() != nil {
 			p.downWith(ob, false)
@@ -277,8 +284,9 @@ func (p *pool) downWith(ob *backend, served bool) {
 		return
 	}
 	// Counted before b is down: nothing routed around it goes unnoted.
-	if o := ob.outage.Load(); o != nil && p.outages.keeps() && p.outages.share(b, o) {
-		o.placementChanged()
+	// Down as p's presweep ran, or about to be: its return sweeps it.
+	if o := ob.outage.Load(); o != nil && p.outages.keeps() {
+		p.outages.share(b, o, ob.pool.place.Load())
 	}
 	if !b.health.inherit(&ob.health) {
 		b.health.markDown() // ob's journal is open, its mark on the way

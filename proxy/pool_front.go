@@ -70,6 +70,11 @@ type front interface {
 	// pool did not have takes keys (see Sweep.Exclusive), or when what it
 	// missed while it was out is unknown.
 	empty(ctx context.Context, b *backend) error
+	// heldKeys lists b's keys and returns those keep reports true for,
+	// the copies a change gave b while it was out, for its return to
+	// remove (see outages.sweepGained); none from a front whose changes
+	// leave copies that nothing sweeps.
+	heldKeys(ctx context.Context, b *backend, keep func(key []byte) bool) ([]string, error)
 	// changes returns the rules of the changes of a pool of cfg that move
 	// keys (see migration): how many of the placements a change replaces
 	// its window reads on a miss, 0 for none (a cold change); how long the

@@ -115,6 +115,13 @@ func redisExec(conn net.Conn, b *backend, keys []string, values []dumped) (bool,
 	return true, nil
 }
 
+// heldKeys lists none: a Redis pool's changes are cold, and leave the
+// copies of the keys they move where they were, swept by no change (see
+// outages.sweepGained).
+func (redisFront) heldKeys(context.Context, *backend, func([]byte) bool) ([]string, error) {
+	return nil, nil
+}
+
 // dropCopies deletes keys from b, which held them for another server.
 func (redisFront) dropCopies(ctx context.Context, b *backend, keys []string) error {
 	args := [][]byte{[]byte("UNLINK")}

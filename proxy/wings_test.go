@@ -165,8 +165,11 @@ var widths = map[string]int{
 	"source -> config": 57,
 	"source -> engine": 20,
 	// Between the engine's parts.
-	"backend -> io":    2,
-	"backend -> place": 12,
+	"backend -> io": 2,
+	// 14: a return after a change it missed judges each change's two
+	// placements with every server up (placesOn: placement.pick, and
+	// picker.Index).
+	"backend -> place": 14,
 	// A timed-out connection counts in its pool's late writes
 	// (pool.lateWrites), which a store's move waits for.
 	"backend -> pool": 29,
@@ -192,8 +195,9 @@ var widths = map[string]int{
 	// newOutages, newHealthChecks), gives its outages its context as it
 	// starts and the returns lock of the pool it replaces (ctx,
 	// returns), and shares the journals of the servers it inherits down
-	// (share); their methods were the pool's.
-	"pool -> backend": 40,
+	// (share); their methods were the pool's. 41: only the pool serving
+	// settles a return (outages.held, set as one pool replaces another).
+	"pool -> backend": 41,
 	"pool -> io":      1,
 	// The pool holds its store's mover (storeMover).
 	"pool -> migration": 18,
