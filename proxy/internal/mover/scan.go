@@ -19,6 +19,8 @@ type scanner struct {
 	conn    net.Conn
 	rr      *redis.ReplyReader
 	pending map[string][][]byte
+	// limit is the size of each pending batch, chosen as it began.
+	limit map[string]int
 	// cur are the moving keys of the last SCAN's reply, not handed on
 	// yet, and sample those whose sizes the next request asks.
 	cur    []moving
@@ -29,7 +31,7 @@ type scanner struct {
 // scan goes through the source and hands its moving keys to work. It
 // returns nil at the end of the listing, or ctx's error.
 func (r *run) scan(ctx context.Context, work chan<- batch) error {
-	s := &scanner{r: r, pending: map[string][][]byte{}}
+	s := &scanner{r: r, pending: map[string][][]byte{}, limit: map[string]int{}}
 	defer s.close()
 	cursor, more := "0", true
 	backoff := r.cfg.Backoff
@@ -93,7 +95,7 @@ func (s *scanner) ask(ctx context.Context, cursor string, more bool) (sizes []in
 	for _, k := range s.sample {
 		req = redis.AppendArgs(req, [][]byte{[]byte("MEMORY"), []byte("USAGE"), k})
 	}
-	count := max(s.r.sizer.batch(), 100)
+	count := max(s.r.sizer.size(), 100)
 	if more {
 		req = redis.AppendArgs(req, [][]byte{[]byte("SCAN"), []byte(cursor), []byte("COUNT"), strconv.AppendInt(nil, int64(count), 10)})
 	}
@@ -151,7 +153,6 @@ func (s *scanner) route(keys [][]byte) {
 // handOn moves the keys of the last reply to their servers' batches, and
 // hands on each batch that is full.
 func (s *scanner) handOn(ctx context.Context, work chan<- batch) error {
-	size := s.r.sizer.batch()
 	for _, c := range s.cur {
 		if c.suspect {
 			// Its own batch, whose MIGRATE sizes it exactly first.
@@ -161,7 +162,10 @@ func (s *scanner) handOn(ctx context.Context, work chan<- batch) error {
 			continue
 		}
 		keys := append(s.pending[c.dst], c.key)
-		if len(keys) >= size {
+		if len(keys) == 1 {
+			s.limit[c.dst] = s.r.sizer.batch()
+		}
+		if len(keys) >= s.limit[c.dst] {
 			if err := send(ctx, work, batch{dst: c.dst, keys: keys}); err != nil {
 				return err
 			}
