@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -144,5 +145,37 @@ func TestRunEndsWithItsContext(t *testing.T) {
 	p := &plan{dest: func([]byte) string { return dst }, wait: func() error { cancel(); return nil }}
 	if err := Run(ctx, dialer(src), p, Config{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run: %v, want context.Canceled", err)
+	}
+}
+
+// TestRunListsABatchARoundTrip: when one key in five moves, a SCAN lists
+// enough keys for a batch of moving ones, not a batch of keys: 20,000
+// keys, batches of 100, in about 50 SCANs where a COUNT of the batch took
+// 200.
+func TestRunListsABatchARoundTrip(t *testing.T) {
+	src, dst := startRedis(t), startRedis(t)
+	s := dial(t, src)
+	const n = 20_000
+	s.pipeline(n, func(i int) []string { return []string{"SET", fmt.Sprintf("k%d", i), "v"} })
+	s.do("CONFIG", "RESETSTAT")
+	fifth := func(key []byte) string {
+		if crc32.ChecksumIEEE(key)%5 == 0 {
+			return dst
+		}
+		return ""
+	}
+	p := &plan{dest: fifth}
+	if err := Run(context.Background(), dialer(src), p, Config{MaxBatch: 100}); err != nil {
+		t.Fatal(err)
+	}
+	scans := -1
+	for _, l := range strings.Split(s.do("INFO", "commandstats"), "\r\n") {
+		if rest, ok := strings.CutPrefix(l, "cmdstat_scan:calls="); ok {
+			scans, _ = strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+		}
+	}
+	t.Logf("listed %d keys in %d SCANs", p.scanned, scans)
+	if p.scanned < n || scans < 0 || scans > 80 {
+		t.Errorf("listed %d keys in %d SCANs; want %d in at most 80", p.scanned, scans, n)
 	}
 }

@@ -144,3 +144,39 @@ func TestRecent(t *testing.T) {
 		t.Error("counts after a reset")
 	}
 }
+
+// TestWindowSpansASecond: the window halves on the p99 of the last
+// second's requests since it last halved, not of one tenth of a second's:
+// a spell in which every client waited for a core (2% of one interval's
+// requests slow, 0.2% of the second's) leaves it open, and slow requests
+// that are more than one in a hundred of the second halve it, once; the
+// count starts again after each halving.
+func TestWindowSpansASecond(t *testing.T) {
+	w := NewWindow(Config{Bound: 5 * time.Millisecond}, 0)
+	var h Histogram
+	l := &looks{last: h.Snapshot()}
+	interval := func(fast, slow int) {
+		for range fast {
+			h.Observe(time.Millisecond)
+		}
+		for range slow {
+			h.Observe(50 * time.Millisecond)
+		}
+		w.tick(l, h.Snapshot())
+	}
+	for range 9 {
+		interval(1000, 0)
+	}
+	interval(980, 20)
+	if _, halved := w.Peak(); halved != 0 || w.Size() != 4 {
+		t.Fatalf("after one slow spell of a tenth of a second: halved %d times, size %v; want 0, 4", halved, w.Size())
+	}
+	interval(900, 100)
+	if _, halved := w.Peak(); halved != 1 || w.Size() != 2 {
+		t.Fatalf("after 1.2%% of a second's requests slow: halved %d times, size %v; want once, 2", halved, w.Size())
+	}
+	interval(1000, 0)
+	if _, halved := w.Peak(); halved != 1 || w.Size() != 2.5 {
+		t.Fatalf("after a fast interval: halved %d times, size %v; want once, 2.5 (the slow ones forgotten)", halved, w.Size())
+	}
+}
