@@ -182,8 +182,8 @@ var errOverflow = errors.New("its outage journal overflowed (more keys written e
 // (fenceReads) and settles a server's return from its journal
 // (settleReturn). It is given what it reads of its pool when it is made:
 // the pool's configuration, servers, placement, front and log, and the
-// pool's restoreChange, which a return publishes its placement by (under
-// the pool's placeMu: a method value, its one way back to the pool); and,
+// placing's restoreChange, which a return publishes its placement by
+// (under the placing's lock: a method value, its one way back); and,
 // as the pool starts, the pool's context. The journals themselves are the servers' (backend.outage): a pool that
 // replaces another takes over those of the servers it inherits down (see
 // pool.inherit, share).
@@ -208,7 +208,7 @@ type outages struct {
 	front    settler
 	log      *slog.Logger
 	// restoreChange marks a settled server up and publishes the placement
-	// it comes back to (pool.restoreChange).
+	// it comes back to (placing.restoreChange).
 	restoreChange func(restore func())
 	// ctx is the pool's, given as it starts (pool.start): the fences and
 	// returns' settling stop as it closes.

@@ -157,7 +157,7 @@ func (m *storeMove) placedOn(key []byte, src *backend, sc *routeScratch) bool {
 // after returns the move of pl, the placement of a store that replaces
 // prev: over prev when the change moved keys, and over the placements of
 // prev's move when it had not ended; nil when no key is anywhere but
-// where pl puts it. The caller holds the pool's placeMu.
+// where pl puts it. The caller holds placeMu (the placing's lock).
 func (mv *storeMover) after(prev, pl *placement) *storeMove {
 	if !mv.cfg.Store.Enabled || prev == nil {
 		return nil
