@@ -20,8 +20,8 @@ import (
 // made (newStoreMover), not the pool: its configuration, front, log and
 // migration figures. Four are references back, each for one reason: the
 // placement and the lock of its writers (place, placeMu: the placing's)
-// are the pool's own, which every request reads and a move's end writes as any writer
-// does, under the same lock; wg is the pool's goroutines, which the
+// are the pool's own, which every request reads and a move's end
+// writes as any writer does, under the same lock; wg is the pool's goroutines, which the
 // pool's close waits for at once, the loop and big keys' copies among
 // them; and movePool is the pool seen through the six methods a move
 // asks of it (publishing a placement, the state file, its servers for
