@@ -3,6 +3,7 @@ package proxy
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -37,8 +38,10 @@ type sourcing struct {
 	listening *listening
 	// apply prepares the running configuration with views, the versions
 	// the pools on a source serve, and commits it (Server.prepare,
-	// Server.commit). The caller holds mu.
-	apply func(views map[string]*sourceView) error
+	// Server.commit); ctx ends the prepare. The caller holds mu.
+	apply func(ctx context.Context, views map[string]*sourceView) error
+	// yield takes mu from an apply for a shutdown, a handover or a reload.
+	yield applyYield
 	// fleet is told the sources, for the sweeps that ask them.
 	fleet *sweepFleet
 	certs *certRegistry
@@ -301,16 +304,25 @@ func (p *sourcePlan) undo() {
 }
 
 // applySource serves the newest view of ps in its pool, through the path
-// of a reload of that pool alone, or records why it cannot.
+// of a reload of that pool alone, or records why it cannot. A shutdown, a
+// handover or a reload that comes meanwhile ends its prepare (see
+// applyYield): the view is refused for now and tried again by the source's
+// loop, unless the server is closed or hands over, when the process that
+// takes over serves its own source's newest version.
 func (src *sourcing) applySource(ps *poolSource) {
 	src.mu.Lock()
 	defer src.mu.Unlock()
-	if src.listening.closed || src.byPool[ps.name] != ps {
+	if src.listening.closed || src.listening.handover != nil || src.byPool[ps.name] != ps {
 		return
 	}
 	v := ps.view.Load()
 	serving := src.serving(ps.name)
-	if serving == nil || v == serving {
+	if serving == nil {
+		return
+	}
+	if v == serving {
+		// Served already, by a reload that came first.
+		ps.setRefused(v, nil)
 		return
 	}
 	err := v.check(ps.base)
@@ -318,7 +330,12 @@ func (src *sourcing) applySource(ps *poolSource) {
 		views := src.byPool.views(src.serving)
 		views[ps.name] = v
 		old := src.listening.byName[ps.name].pool.Load()
-		if err = src.apply(views); err == nil {
+		ctx, done := src.yield.start()
+		err = src.apply(ctx, views)
+		if yielded := done(); err != nil && yielded {
+			err = errApplyYielded
+		}
+		if err == nil {
 			if l := src.listening.byName[ps.name]; l != nil {
 				l.pool.Load().noteRepoints(old)
 				l.placed()
@@ -331,13 +348,83 @@ func (src *sourcing) applySource(ps *poolSource) {
 		}
 	}
 	ps.setRefused(v, err)
-	if err != nil && v.revision > 0 {
+	if err != nil && v.revision > 0 && !errors.Is(err, errApplyYielded) {
 		// The source answered, with nothing the pool can serve: its
 		// configured servers serve meanwhile, as they would after an
 		// unanswered wait.
 		if l := src.listening.byName[ps.name]; l != nil {
 			l.placed()
 		}
+	}
+}
+
+// errApplyYielded is why a source's version is not served yet when a
+// shutdown, a handover or a reload ended its prepare.
+var errApplyYielded = errors.New("a shutdown, a handover or a reload came first; tried again")
+
+// applyYield lets a shutdown, a handover or a reload take the server's
+// lock from a source's version being applied. An apply holds the lock
+// through its prepare, which may list or empty servers: over a slow link,
+// for a minute (a fault schedule's seed 877: two handovers and their
+// shutdowns waited that long for it, while the old processes served their
+// clients by a version the fleet had left). Preparing outside the lock
+// and committing under it was the alternative; but a prepare reads the
+// running pools and listeners the lock guards, and two prepares of one
+// pool at once would share the pool they replace, whose figures, moves
+// and outages its successor takes over. Ending the prepare keeps one
+// prepare at a time: the caller that needs the lock cancels the apply
+// under way and keeps any other from starting until it holds the lock.
+type applyYield struct {
+	mu      sync.Mutex
+	waiting int                // callers on their way to the server's lock
+	cancel  context.CancelFunc // the apply under way; nil when none
+}
+
+// lockFirst takes mu ahead of a source's version being applied, ending
+// its prepare (see applyYield): for a shutdown, a handover or a reload,
+// which no slow server may hold up.
+func (src *sourcing) lockFirst() {
+	release := src.yield.take()
+	src.mu.Lock()
+	release()
+}
+
+// take ends the apply under way, if any, and keeps applies from starting
+// until the returned release is called, once the caller holds the
+// server's lock.
+func (y *applyYield) take() (release func()) {
+	y.mu.Lock()
+	y.waiting++
+	if y.cancel != nil {
+		y.cancel()
+	}
+	y.mu.Unlock()
+	return func() {
+		y.mu.Lock()
+		y.waiting--
+		y.mu.Unlock()
+	}
+}
+
+// start returns the context of an apply about to start, done at once when
+// a caller waits to take the lock, and what to call when the apply
+// returns, which reports whether it was ended so.
+func (y *applyYield) start() (context.Context, func() (yielded bool)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	y.mu.Lock()
+	if y.waiting > 0 {
+		cancel()
+	} else {
+		y.cancel = cancel
+	}
+	y.mu.Unlock()
+	return ctx, func() bool {
+		y.mu.Lock()
+		y.cancel = nil
+		y.mu.Unlock()
+		yielded := ctx.Err() != nil
+		cancel()
+		return yielded
 	}
 }
 
