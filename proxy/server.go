@@ -64,7 +64,12 @@ func New(cfg *Config, log *slog.Logger) *Server {
 			}
 			return err
 		}}
-	s.retries = reloadRetries{mu: &s.mu, apply: s.reload, log: log, fails: s.met.reloadFails}
+	s.retries = reloadRetries{mu: &s.mu, log: log, fails: s.met.reloadFails,
+		apply: func(ctx context.Context, cfg *Config) error {
+			// Tried again in the background: a shutdown, a handover or
+			// a reload does not wait for it.
+			return s.sourcing.yield.run(ctx, func(ctx context.Context) error { return s.reload(ctx, cfg) })
+		}}
 	s.met.reg.MustRegister(collector{s.reads}, sourceCollector{s.reads}, trafficCollector{s.reads}, s.retries.gauge())
 	return s
 }

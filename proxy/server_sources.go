@@ -330,11 +330,7 @@ func (src *sourcing) applySource(ps *poolSource) {
 		views := src.byPool.views(src.serving)
 		views[ps.name] = v
 		old := src.listening.byName[ps.name].pool.Load()
-		ctx, done := src.yield.start()
-		err = src.apply(ctx, views)
-		if yielded := done(); err != nil && yielded {
-			err = errApplyYielded
-		}
+		err = src.yield.run(context.Background(), func(ctx context.Context) error { return src.apply(ctx, views) })
 		if err == nil {
 			if l := src.listening.byName[ps.name]; l != nil {
 				l.pool.Load().noteRepoints(old)
@@ -358,12 +354,14 @@ func (src *sourcing) applySource(ps *poolSource) {
 	}
 }
 
-// errApplyYielded is why a source's version is not served yet when a
-// shutdown, a handover or a reload ended its prepare.
+// errApplyYielded is why a source's version, or a failed reload tried
+// again, is not served yet when a shutdown, a handover or a reload ended
+// its prepare.
 var errApplyYielded = errors.New("a shutdown, a handover or a reload came first; tried again")
 
 // applyYield lets a shutdown, a handover or a reload take the server's
-// lock from a source's version being applied. An apply holds the lock
+// lock from a source's version being applied, or from a failed reload
+// tried again (see reloadRetries). An apply holds the lock
 // through its prepare, which may list or empty servers: over a slow link,
 // for a minute (a fault schedule's seed 877: two handovers and their
 // shutdowns waited that long for it, while the old processes served their
@@ -380,9 +378,9 @@ type applyYield struct {
 	cancel  context.CancelFunc // the apply under way; nil when none
 }
 
-// lockFirst takes mu ahead of a source's version being applied, ending
-// its prepare (see applyYield): for a shutdown, a handover or a reload,
-// which no slow server may hold up.
+// lockFirst takes mu ahead of a source's version being applied or a
+// failed reload tried again, ending its prepare (see applyYield): for a
+// shutdown, a handover or a reload, which no slow server may hold up.
 func (src *sourcing) lockFirst() {
 	release := src.yield.take()
 	src.mu.Lock()
@@ -406,11 +404,12 @@ func (y *applyYield) take() (release func()) {
 	}
 }
 
-// start returns the context of an apply about to start, done at once when
-// a caller waits to take the lock, and what to call when the apply
-// returns, which reports whether it was ended so.
-func (y *applyYield) start() (context.Context, func() (yielded bool)) {
-	ctx, cancel := context.WithCancel(context.Background())
+// run runs apply, whose caller holds the server's lock, with a context
+// that ends with parent and when a caller waits to take the lock; the
+// error is errApplyYielded when apply failed for that.
+func (y *applyYield) run(parent context.Context, apply func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
 	y.mu.Lock()
 	if y.waiting > 0 {
 		cancel()
@@ -418,14 +417,14 @@ func (y *applyYield) start() (context.Context, func() (yielded bool)) {
 		y.cancel = cancel
 	}
 	y.mu.Unlock()
-	return ctx, func() bool {
-		y.mu.Lock()
-		y.cancel = nil
-		y.mu.Unlock()
-		yielded := ctx.Err() != nil
-		cancel()
-		return yielded
+	err := apply(ctx)
+	y.mu.Lock()
+	y.cancel = nil
+	y.mu.Unlock()
+	if err != nil && ctx.Err() != nil && parent.Err() == nil {
+		return errApplyYielded
 	}
+	return err
 }
 
 // stop stops following every source; for Shutdown, after the

@@ -255,3 +255,41 @@ func unixPair() (*net.UnixConn, *net.UnixConn, error) {
 	}
 	return ends[0], ends[1], nil
 }
+
+// TestFailedReloadTriedAgainYields: a failed reload tried again in the
+// background, whose prepare lists a server over a slow link, is ended by
+// what needs the server's lock - here ListenerFiles, as a handover
+// begins - and is tried again after it, and applied. Before, the try held
+// the lock through the listing.
+func TestFailedReloadTriedAgainYields(t *testing.T) {
+	t.Parallel()
+	m0 := startMemcached(t, 0)
+	hold := holdListing(t, m0.addr)
+	port := freePort(t) // the added server's, nothing listening there yet
+	start := time.Now()
+	s := startProxy(t, reloadRetryYAML(hold.addr))
+	budget := max(20*time.Since(start), 10*time.Second)
+	var ce *ConfigError
+	if err := s.ReloadData(context.Background(), "kolco.yml", []byte(reloadRetryYAML(hold.addr, fmt.Sprintf("127.0.0.1:%d", port)))); err == nil || errors.As(err, &ce) {
+		t.Fatalf("a reload adding an exclusive server that cannot be reached: %v, want a failure that may pass", err)
+	}
+	startMemcached(t, port) // the added server can be emptied now
+	hold.armed.Store(true)
+	select {
+	case <-hold.held:
+	case <-time.After(budget + reloadRetryMost):
+		t.Fatalf("the reload tried again listed no server within %v", budget+reloadRetryMost)
+	}
+	done, ok := within(budget, func() {
+		files, _ := s.ListenerFiles()
+		for _, f := range files {
+			f.Close()
+		}
+	})
+	if !ok {
+		hold.let()
+		<-done
+		t.Fatalf("ListenerFiles was not done %v after it began: it waited for the listing of the reload tried again", budget)
+	}
+	eventually(t, "the reload tried again once more and applied", func() bool { return liveCount(s) == 2 })
+}
