@@ -326,6 +326,7 @@ func (src *sourcing) applySource(ps *poolSource) {
 		return
 	}
 	err := v.check(ps.base)
+	unservable := err != nil
 	if err == nil {
 		views := src.byPool.views(src.serving)
 		views[ps.name] = v
@@ -344,10 +345,16 @@ func (src *sourcing) applySource(ps *poolSource) {
 		}
 	}
 	ps.setRefused(v, err)
-	if err != nil && v.revision > 0 && !errors.Is(err, errApplyYielded) {
+	if unservable && v.revision > 0 {
 		// The source answered, with nothing the pool can serve: its
 		// configured servers serve meanwhile, as they would after an
-		// unanswered wait.
+		// unanswered wait. A version that could not be applied yet - a
+		// server it keeps not listed, one it adds not emptied - is tried
+		// again, and the pool waits for it as for an unanswered source:
+		// its configured servers, which no source named, placed the
+		// keys of a fleet that had moved on (a fault schedule's seed
+		// 877: a proxy killed and started again answered for two
+		// seconds from them, 2 stale reads).
 		if l := src.listening.byName[ps.name]; l != nil {
 			l.placed()
 		}

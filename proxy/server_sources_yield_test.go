@@ -28,12 +28,16 @@ type listingHold struct {
 	held    chan struct{} // receives once the armed listing is held
 	release chan struct{} // closed to let it go on
 	once    sync.Once
+	// refuse, while set, closes the connection of every listing instead,
+	// as a link that resets; refused receives when it does.
+	refuse  atomic.Bool
+	refused chan struct{}
 }
 
 // holdListing relays a loopback port to the memcached server at upstream
 // until the test ends.
 func holdListing(t *testing.T, upstream string) *listingHold {
-	h := &listingHold{held: make(chan struct{}, 1), release: make(chan struct{})}
+	h := &listingHold{held: make(chan struct{}, 1), release: make(chan struct{}), refused: make(chan struct{}, 1)}
 	t.Cleanup(h.let)
 	h.addr = fakeServer(t, func(c net.Conn) {
 		up, err := net.Dial("tcp", upstream)
@@ -49,6 +53,14 @@ func holdListing(t *testing.T, upstream string) *listingHold {
 		r := bufio.NewReader(c)
 		for {
 			line, err := r.ReadString('\n')
+			if strings.HasPrefix(line, "lru_crawler metadump") && h.refuse.Load() {
+				select {
+				case h.refused <- struct{}{}:
+				default:
+				}
+				c.Close()
+				return
+			}
 			if strings.HasPrefix(line, "lru_crawler metadump") && h.armed.CompareAndSwap(true, false) {
 				h.held <- struct{}{}
 				<-h.release
