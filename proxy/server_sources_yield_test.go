@@ -101,16 +101,22 @@ func within(d time.Duration, f func()) (<-chan struct{}, bool) {
 // file to add n2 and returns once the change's prepare is listing n0,
 // held there: the source's version being applied holds the server's lock.
 // budget is what the machine takes for a proxy's start, times a margin.
-func slowApply(t *testing.T) (s *Server, yaml string, hold *listingHold, budget time.Duration) {
+//
+// Ports are chosen for a handover, which finds the sockets by their
+// configured addresses; otherwise 0, which no other test can take first.
+func slowApply(t *testing.T, handover bool) (s *Server, yaml string, hold *listingHold, budget time.Duration) {
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	hold = holdListing(t, ms[0].addr)
 	path := filepath.Join(t.TempDir(), "members.yml")
 	n0 := &memcached{addr: hold.addr}
 	writeServers(t, path, n0, ms[1])
-	// Sockets are handed over by their configured addresses: no port 0.
+	adminPort, port := 0, 0
+	if handover {
+		adminPort, port = freePort(t), freePort(t)
+	}
 	yaml = fmt.Sprintf("kolco:\n  admin_listen: 127.0.0.1:%d\np:\n  listen: 127.0.0.1:%d\n  distribution: bounded\n  timeout: 1000\n"+
 		"  sweep: {exclusive: [\"*\"]}\n  servers:\n   - %s:1 n0\n  membership: {file: {path: %s, interval: 20, settle: 40}}\n",
-		freePort(t), freePort(t), hold.addr, path)
+		adminPort, port, hold.addr, path)
 	start := time.Now()
 	s = startProxy(t, yaml)
 	eventually(t, "the file's first version served", func() bool { return membershipOf(t, s, "p").Revision == 1 })
@@ -134,7 +140,7 @@ func slowApply(t *testing.T) (s *Server, yaml string, hold *listingHold, budget 
 // fault schedule's seed 877: two handovers that took a minute).
 func TestHandOverDuringSlowApply(t *testing.T) {
 	t.Parallel()
-	old, y, hold, budget := slowApply(t)
+	old, y, hold, budget := slowApply(t, true)
 	var next *Server
 	var failed error
 	done, ok := within(budget, func() {
@@ -224,7 +230,7 @@ func TestSlowApplyYields(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s, y, hold, budget := slowApply(t)
+			s, y, hold, budget := slowApply(t, false)
 			var err error
 			done, ok := within(budget, func() { err = tc.take(s, y) })
 			if !ok {
