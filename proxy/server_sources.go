@@ -369,10 +369,10 @@ var errApplyYielded = errors.New("a shutdown, a handover or a reload came first;
 // applyYield lets a shutdown, a handover or a reload take the server's
 // lock from a source's version being applied, or from a failed reload
 // tried again (see reloadRetries). An apply holds the lock
-// through its prepare, which may list or empty servers: over a slow link,
-// for a minute (a fault schedule's seed 877: two handovers and their
-// shutdowns waited that long for it, while the old processes served their
-// clients by a version the fleet had left). Preparing outside the lock
+// through its prepare, which may list or empty servers over a slow link
+// for as long as the link takes, and the process's shutdown, handover and
+// reloads would wait as long (TestHandOverDuringSlowApply). Preparing
+// outside the lock
 // and committing under it was the alternative; but a prepare reads the
 // running pools and listeners the lock guards, and two prepares of one
 // pool at once would share the pool they replace, whose figures, moves
