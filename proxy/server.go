@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,6 +19,10 @@ type Server struct {
 	// mu guards the fields below, and the parts' that say so.
 	mu  sync.Mutex
 	cfg *Config
+	// config is cfg, for Config to read without mu, which a source's
+	// version being applied holds through its prepare (a process's signal
+	// loop reads it every second).
+	config atomic.Pointer[Config]
 	// listening are the pools' listeners, the sockets and the clients.
 	listening *listening
 	// side are the endpoints beside the pools: metrics, stats, admin.
@@ -46,19 +51,25 @@ func New(cfg *Config, log *slog.Logger) *Server {
 		log = slog.Default()
 	}
 	s := &Server{log: log, met: newMetrics(), cfg: cfg, budget: newBudget(DefaultGlobalConfig().BufferLimit)}
+	s.config.Store(cfg)
 	s.reads = &adminReads{entries: s.poolEntries, config: s.Config, rewriteState: s.rewriteState,
 		fleet: &s.fleet, met: s.met, budget: s.budget, certs: &s.certs}
 	s.listening = newListening(&s.mu, &s.wg, log, s.budget)
 	s.side = sideEndpoints{sockets: &s.listening.sockets, reads: s.reads, log: log, wg: &s.wg}
 	s.sourcing = &sourcing{mu: &s.mu, listening: s.listening, fleet: &s.fleet, certs: &s.certs, log: log, wg: &s.wg,
-		apply: func(views map[string]*sourceView) error {
-			t, err := s.prepare(context.Background(), s.cfg, views)
+		apply: func(ctx context.Context, views map[string]*sourceView) error {
+			t, err := s.prepare(ctx, s.cfg, views)
 			if err == nil {
 				s.commit(t)
 			}
 			return err
 		}}
-	s.retries = reloadRetries{mu: &s.mu, apply: s.reload, log: log, fails: s.met.reloadFails}
+	s.retries = reloadRetries{mu: &s.mu, log: log, fails: s.met.reloadFails,
+		apply: func(ctx context.Context, cfg *Config) error {
+			// Tried again in the background: a shutdown, a handover or
+			// a reload does not wait for it.
+			return s.sourcing.yield.run(ctx, func(ctx context.Context) error { return s.reload(ctx, cfg) })
+		}}
 	s.met.reg.MustRegister(collector{s.reads}, sourceCollector{s.reads}, trafficCollector{s.reads}, s.retries.gauge())
 	return s
 }
@@ -141,7 +152,7 @@ func (s *Server) Addr(pool string) net.Addr {
 // closed), closes the pools and waits for every goroutine the server
 // started.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
+	s.sourcing.lockFirst() // a source's apply yields
 	if s.listening.closed {
 		s.mu.Unlock()
 		return ErrServerClosed

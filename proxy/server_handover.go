@@ -41,7 +41,7 @@ func (s *Server) Inherit(lns map[string]net.Listener) {
 // name, for a process taking over from this one (InheritViews): its gossip
 // member joins only once this one has left, and serves these meanwhile.
 func (s *Server) Views() map[string][]kolco.Node {
-	s.mu.Lock()
+	s.sourcing.lockFirst()
 	defer s.mu.Unlock()
 	out := map[string][]kolco.Node{}
 	for name, ps := range s.sourcing.byPool {
@@ -75,7 +75,7 @@ func (s *Server) InheritViews(views map[string][]kolco.Node) {
 // not removed when it closes them, since the new process listens on them.
 // The caller closes the files.
 func (s *Server) ListenerFiles() (map[string]*os.File, error) {
-	s.mu.Lock()
+	s.sourcing.lockFirst()
 	defer s.mu.Unlock()
 	g := s.cfg.WithDefaults().Global
 	return s.listening.files([]keyedListener{
@@ -157,7 +157,7 @@ func (ls *listening) files(side []keyedListener) (map[string]*os.File, error) {
 // or gone. Call it when the new process serves, before Shutdown. A
 // connection that cannot be handed over is closed as a drain closes it.
 func (s *Server) HandOver(conn *net.UnixConn) {
-	s.mu.Lock()
+	s.sourcing.lockFirst()
 	defer s.mu.Unlock()
 	s.listening.handover = &clientHandover{conn: conn}
 }

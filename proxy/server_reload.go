@@ -32,7 +32,7 @@ import (
 // A reload supersedes a failed one still to be tried again (see
 // [Server.ReloadFile]).
 func (s *Server) Reload(ctx context.Context, cfg *Config) error {
-	s.mu.Lock()
+	s.sourcing.lockFirst()
 	defer s.mu.Unlock()
 	s.retries.supersede()
 	return s.reload(ctx, cfg)
@@ -301,6 +301,7 @@ func (s *Server) commit(t *transition) {
 		s.commitPool(ch)
 	}
 	s.cfg = t.cfg
+	s.config.Store(t.cfg)
 	if client, err := s.certs.peerClient(&t.cfg.Global, s.cfg.dir()); err == nil {
 		s.fleet.setPeers(peerAddrs(&t.cfg.Global), client)
 	} else {
@@ -393,7 +394,7 @@ func (s *Server) ReloadFile(ctx context.Context, path string) error {
 // to settle.
 func (s *Server) ReloadData(ctx context.Context, source string, data []byte) error {
 	cfg, err := ParseConfig(data)
-	s.mu.Lock()
+	s.sourcing.lockFirst()
 	defer s.mu.Unlock()
 	s.retries.supersede()
 	if err != nil {
@@ -409,12 +410,9 @@ func (s *Server) ReloadData(ctx context.Context, source string, data []byte) err
 }
 
 // Config returns the configuration the server runs: the one it was
-// started with, or the last one a reload applied.
-func (s *Server) Config() *Config {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cfg
-}
+// started with, or the last one a reload applied. It does not wait for a
+// reload or a source's version being applied.
+func (s *Server) Config() *Config { return s.config.Load() }
 
 // tlsListen returns the pool's TLS address beside listen, or "".
 func tlsListen(pc *PoolConfig) string {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -37,8 +38,10 @@ type sourcing struct {
 	listening *listening
 	// apply prepares the running configuration with views, the versions
 	// the pools on a source serve, and commits it (Server.prepare,
-	// Server.commit). The caller holds mu.
-	apply func(views map[string]*sourceView) error
+	// Server.commit); ctx ends the prepare. The caller holds mu.
+	apply func(ctx context.Context, views map[string]*sourceView) error
+	// yield takes mu from an apply for a shutdown, a handover or a reload.
+	yield applyYield
 	// fleet is told the sources, for the sweeps that ask them.
 	fleet *sweepFleet
 	certs *certRegistry
@@ -301,24 +304,35 @@ func (p *sourcePlan) undo() {
 }
 
 // applySource serves the newest view of ps in its pool, through the path
-// of a reload of that pool alone, or records why it cannot.
+// of a reload of that pool alone, or records why it cannot. A shutdown, a
+// handover or a reload that comes meanwhile ends its prepare (see
+// applyYield): the view is refused for now and tried again by the source's
+// loop, unless the server is closed or hands over, when the process that
+// takes over serves its own source's newest version.
 func (src *sourcing) applySource(ps *poolSource) {
 	src.mu.Lock()
 	defer src.mu.Unlock()
-	if src.listening.closed || src.byPool[ps.name] != ps {
+	if src.listening.closed || src.listening.handover != nil || src.byPool[ps.name] != ps {
 		return
 	}
 	v := ps.view.Load()
 	serving := src.serving(ps.name)
-	if serving == nil || v == serving {
+	if serving == nil {
+		return
+	}
+	if v == serving {
+		// Served already, by a reload that came first.
+		ps.setRefused(v, nil)
 		return
 	}
 	err := v.check(ps.base)
+	unservable := err != nil
 	if err == nil {
 		views := src.byPool.views(src.serving)
 		views[ps.name] = v
 		old := src.listening.byName[ps.name].pool.Load()
-		if err = src.apply(views); err == nil {
+		err = src.yield.run(context.Background(), func(ctx context.Context) error { return src.apply(ctx, views) })
+		if err == nil {
 			if l := src.listening.byName[ps.name]; l != nil {
 				l.pool.Load().noteRepoints(old)
 				l.placed()
@@ -331,14 +345,93 @@ func (src *sourcing) applySource(ps *poolSource) {
 		}
 	}
 	ps.setRefused(v, err)
-	if err != nil && v.revision > 0 {
+	if unservable && v.revision > 0 {
 		// The source answered, with nothing the pool can serve: its
 		// configured servers serve meanwhile, as they would after an
-		// unanswered wait.
+		// unanswered wait. A version that could not be applied yet - a
+		// server it keeps not listed, one it adds not emptied - is tried
+		// again, and the pool waits for it as for an unanswered source:
+		// its configured servers, which no source named, placed the
+		// keys of a fleet that had moved on (a fault schedule's seed
+		// 877: a proxy killed and started again answered for two
+		// seconds from them, 2 stale reads).
 		if l := src.listening.byName[ps.name]; l != nil {
 			l.placed()
 		}
 	}
+}
+
+// errApplyYielded is why a source's version, or a failed reload tried
+// again, is not served yet when a shutdown, a handover or a reload ended
+// its prepare.
+var errApplyYielded = errors.New("a shutdown, a handover or a reload came first; tried again")
+
+// applyYield lets a shutdown, a handover or a reload take the server's
+// lock from a source's version being applied, or from a failed reload
+// tried again (see reloadRetries). An apply holds the lock
+// through its prepare, which may list or empty servers over a slow link
+// for as long as the link takes, and the process's shutdown, handover and
+// reloads would wait as long (TestHandOverDuringSlowApply). Preparing
+// outside the lock
+// and committing under it was the alternative; but a prepare reads the
+// running pools and listeners the lock guards, and two prepares of one
+// pool at once would share the pool they replace, whose figures, moves
+// and outages its successor takes over. Ending the prepare keeps one
+// prepare at a time: the caller that needs the lock cancels the apply
+// under way and keeps any other from starting until it holds the lock.
+type applyYield struct {
+	mu      sync.Mutex
+	waiting int                // callers on their way to the server's lock
+	cancel  context.CancelFunc // the apply under way; nil when none
+}
+
+// lockFirst takes mu ahead of a source's version being applied or a
+// failed reload tried again, ending its prepare (see applyYield): for a
+// shutdown, a handover or a reload, which no slow server may hold up.
+func (src *sourcing) lockFirst() {
+	release := src.yield.take()
+	src.mu.Lock()
+	release()
+}
+
+// take ends the apply under way, if any, and keeps applies from starting
+// until the returned release is called, once the caller holds the
+// server's lock.
+func (y *applyYield) take() (release func()) {
+	y.mu.Lock()
+	y.waiting++
+	if y.cancel != nil {
+		y.cancel()
+	}
+	y.mu.Unlock()
+	return func() {
+		y.mu.Lock()
+		y.waiting--
+		y.mu.Unlock()
+	}
+}
+
+// run runs apply, whose caller holds the server's lock, with a context
+// that ends with parent and when a caller waits to take the lock; the
+// error is errApplyYielded when apply failed for that.
+func (y *applyYield) run(parent context.Context, apply func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	y.mu.Lock()
+	if y.waiting > 0 {
+		cancel()
+	} else {
+		y.cancel = cancel
+	}
+	y.mu.Unlock()
+	err := apply(ctx)
+	y.mu.Lock()
+	y.cancel = nil
+	y.mu.Unlock()
+	if err != nil && ctx.Err() != nil && parent.Err() == nil {
+		return errApplyYielded
+	}
+	return err
 }
 
 // stop stops following every source; for Shutdown, after the
