@@ -59,9 +59,39 @@ func TestRequestPathLoad(t *testing.T) {
 				t.Fatalf("GET: %q", got)
 			}
 		}
+	case "redis-store-moving":
+		storeMovingSets(t, count)
 	default:
 		t.Fatalf("kind %q", kind)
 	}
+}
+
+// storeMovingSets sends count SETs, each of a key a store's move has yet
+// to move: four servers get a fifth, with the mover held by store.hours,
+// so that each SET moves its key first.
+func storeMovingSets(t *testing.T, count int) {
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	later := laterHours()
+	s := startProxy(t, storeHoursYAML(rs[:4], later))
+	c := dialRedis(t, s.Addr("p").String())
+	keys := testKeys("path", 6000) // as many for every count: the fill is not per SET
+	pipeline(t, c, len(keys), func(i int) []string { return []string{"SET", keys[i], "v"} })
+	before := routeNames(s.testPool("p"), keys)
+	reload(t, s, storeHoursYAML(rs, later))
+	after := routeNames(s.testPool("p"), keys)
+	sent := 0
+	for i, k := range keys {
+		if sent == count {
+			return
+		}
+		if before[i] != after[i] {
+			if got := c.do("SET", k, "w"); got != "+OK\r\n" {
+				t.Fatalf("SET %s: %q", k, got)
+			}
+			sent++
+		}
+	}
+	t.Fatalf("%d of %d keys move: want %d", sent, len(keys), count)
 }
 
 // The paths docs/architecture.md traces, by the heading of each, and the
@@ -201,7 +231,8 @@ func TestArchitectureTrace(t *testing.T) {
 
 // TestRequestPathFiles measures the files of the package a memcached get
 // and a Redis GET run, by statement counts, and holds them to the files
-// docs/architecture.md traces.
+// docs/architecture.md traces; it logs those a SET of a key a store's
+// move has yet to move runs, which the page does not trace yet.
 func TestRequestPathFiles(t *testing.T) {
 	if os.Getenv("KOLCO_REQUEST_PATH") == "" {
 		t.Skip("set KOLCO_REQUEST_PATH=1 to measure the files a request runs")
@@ -222,6 +253,9 @@ func TestRequestPathFiles(t *testing.T) {
 			t.Errorf("%s runs %v; docs/architecture.md traces %v", p.load, got, want)
 		}
 	}
+	// Not traced yet: a SET of a key a store's move has yet to move.
+	got := perRequestFiles(t, "redis-store-moving", 200, 600)
+	t.Logf("redis-store-moving: %d files: %s", len(got), strings.Join(got, " "))
 }
 
 // perRequestFiles returns the files with a statement that ran at least
