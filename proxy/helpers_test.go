@@ -260,13 +260,20 @@ func dial(t testing.TB, addr string) *mc {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	_ = conn.SetDeadline(time.Now().Add(mcPatience))
 	r := bufio.NewReader(conn)
 	return &mc{t: t, conn: conn, r: r, rr: memcache.NewReplyReader(r, 0)}
 }
 
+// mcPatience bounds the wait for a reply: a guard against a test that
+// waits for one that never comes, counted from the last request sent, so
+// that a long test on a busy machine is slower, not failed (one deadline
+// from the dial cut a workload's connection at 30 s under -race).
+const mcPatience = 30 * time.Second
+
 func (c *mc) send(s string) {
 	c.t.Helper()
+	_ = c.conn.SetDeadline(time.Now().Add(mcPatience))
 	if _, err := io.WriteString(c.conn, s); err != nil {
 		c.t.Fatal(err)
 	}

@@ -94,7 +94,11 @@ func (d *direct) flush() {
 // sweep, those rewritten after the window (the counts are logged for
 // comparison). The run held to no stale read writes n keys; the cold run,
 // there to show that the change moves keys, and the unswept one, logged,
-// write the first half of them, which is enough to show it.
+// write the first half of them, which is enough to show it. The unswept
+// run is one engine path whatever the distribution (its stale count was
+// the keys moved with a late rewrite and 0 without, for all seventeen),
+// so it runs for ring and twemproxy's ketama alone: it cost a third of
+// the test's requests, and of its proxies and waits for a window.
 func TestNoStaleValueAfterChanges(t *testing.T) {
 	t.Parallel()
 	const n, compared = 200, 100
@@ -106,6 +110,7 @@ func TestNoStaleValueAfterChanges(t *testing.T) {
 		warm := base + "  warm: {enabled: true, window: 300}\n  sweep: {exclusive: [\"*\"], rate: 100000}\n"
 		cold := base + "  warm: {enabled: false}\n"
 		unswept := base + "  warm: {enabled: true, window: 300}\n"
+		logUnswept := dist == "ring" || dist == "ketama"
 		for _, sc := range staleScenarios {
 			// Each scenario on servers of its own, at once: a run
 			// mostly waits for its change's window to close.
@@ -113,7 +118,11 @@ func TestNoStaleValueAfterChanges(t *testing.T) {
 				t.Parallel()
 				c := startCluster(t, 4)
 				coldStale, moved := staleRun(t, c, cold, sc, compared)
-				unsweptStale, _ := staleRun(t, c, unswept, sc, compared)
+				unsweptStale := "-"
+				if logUnswept {
+					stale, _ := staleRun(t, c, unswept, sc, compared)
+					unsweptStale = fmt.Sprint(stale)
+				}
 				warmStale, _ := staleRun(t, c, warm, sc, n)
 				if warmStale != 0 {
 					t.Errorf("%s: %d of %d keys read a value older than their last write, with warm changes and the sweep", sc.name, warmStale, n)
@@ -122,7 +131,7 @@ func TestNoStaleValueAfterChanges(t *testing.T) {
 					t.Errorf("%s: cold, %d keys moved and %d read stale: the test would not test a change", sc.name, moved, coldStale)
 				}
 				mu.Lock()
-				table = append(table, fmt.Sprintf("%-10s %-30s moved %4d  stale: cold %4d  warm %4d  warm+sweep %d",
+				table = append(table, fmt.Sprintf("%-10s %-30s moved %4d  stale: cold %4d  warm %4s  warm+sweep %d",
 					dist, sc.name, moved, coldStale, unsweptStale, warmStale))
 				mu.Unlock()
 			})

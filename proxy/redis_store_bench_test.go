@@ -117,6 +117,7 @@ type moveSample struct {
 	toMove       int64
 	eta          float64
 	openedBefore bool
+	servers      []MoveServer // the mover's progress through each old server
 }
 
 func watchMove(p *pool) *moveWatch {
@@ -132,7 +133,7 @@ func watchMove(p *pool) *moveWatch {
 			case <-t.C:
 			}
 			if ms := p.mover.status(); ms != nil && ms.State == "moving" {
-				w.samples = append(w.samples, moveSample{at: time.Now(), moved: ms.Moved + ms.MovedByRequests, toMove: ms.ToMove, eta: ms.ETA})
+				w.samples = append(w.samples, moveSample{at: time.Now(), moved: ms.Moved + ms.MovedByRequests, toMove: ms.ToMove, eta: ms.ETA, servers: ms.Servers})
 			}
 		}
 	}()

@@ -5,7 +5,9 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // storeModel runs a sequence of steps against a store pool and a model of
@@ -24,7 +26,14 @@ type storeModel struct {
 	model  map[string]string
 	steps  int
 	writes int
+	// retried counts the requests answered -TRYAGAIN, each after the
+	// pool's whole timeout, and sent again.
+	retried int
 }
+
+// storeModelTimeout is the pool's timeout: how long a request for a
+// moving key waits for its move before -TRYAGAIN.
+const storeModelTimeout = 5 * time.Second
 
 func newStoreModel(t *testing.T, rs []*redisServer) *storeModel {
 	lines := make([]string, len(rs))
@@ -33,7 +42,7 @@ func newStoreModel(t *testing.T, rs []*redisServer) *storeModel {
 	}
 	m := &storeModel{t: t, rs: rs, model: map[string]string{},
 		f: &configFile{t: t, path: filepath.Join(t.TempDir(), "nutcracker.yml"), lines: lines,
-			extra: "  redis: true\n  distribution: jump\n  timeout: 5000\n  store: {enabled: true, rate: 500, batch: 4}\n"}}
+			extra: fmt.Sprintf("  redis: true\n  distribution: jump\n  timeout: %d\n  store: {enabled: true, rate: 500, batch: 4}\n", storeModelTimeout.Milliseconds())}}
 	m.f.write(0, 1, 2, 3)
 	m.start()
 	return m
@@ -68,8 +77,7 @@ func (m *storeModel) step(b, k byte) {
 		v, had := m.model[key]
 		n, err := strconv.ParseInt(v, 10, 64)
 		if had && (err != nil || v != strconv.FormatInt(n, 10)) {
-			m.c.send("INCR", key)
-			if got, _ := m.c.read(); len(got) == 0 || got[0] != '-' {
+			if got := m.do("INCR", key); len(got) == 0 || got[0] != '-' {
 				m.t.Fatalf("step %d: INCR %s of %q: %q, want an error", m.steps, key, v, got)
 			}
 			return
@@ -105,8 +113,27 @@ func (m *storeModel) step(b, k byte) {
 // expect sends args and checks the reply.
 func (m *storeModel) expect(args []string, want string) {
 	m.t.Helper()
-	if got := m.c.do(args...); got != want {
+	if got := m.do(args...); got != want {
 		m.t.Fatalf("step %d: %v: %q, want %q", m.steps, args, got, want)
+	}
+}
+
+// do sends args and returns the reply; a -TRYAGAIN that came after the
+// pool's whole timeout is what the store answers a request for a key whose
+// move is still closed then, having written nothing (a busy machine's
+// slow moves give it), and the request is sent again, as a client does,
+// for a minute at most. A -TRYAGAIN any sooner is returned, to fail the
+// step: a request waits for its move up to the timeout.
+func (m *storeModel) do(args ...string) string {
+	m.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		sent := time.Now()
+		got := m.c.do(args...)
+		if !strings.HasPrefix(got, "-TRYAGAIN") || time.Since(sent) < storeModelTimeout || time.Now().After(deadline) {
+			return got
+		}
+		m.retried++
 	}
 }
 
@@ -124,6 +151,9 @@ func (m *storeModel) end() {
 	checkPlaced(m.t, p, m.rs, keys, true)
 	for k, v := range m.model {
 		m.expect([]string{"GET", k}, fmt.Sprintf("$%d\r\n%s\r\n", len(v), v))
+	}
+	if m.retried > 0 {
+		m.t.Logf("%d requests answered -TRYAGAIN after the pool's %v timeout and sent again", m.retried, storeModelTimeout)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kolco-dev/kolco/proxy"
 )
 
 // TestPlanPredictsTheStoresMove: kolco plan --redis reads the keys of a
@@ -156,7 +158,8 @@ func memoryUsage(t *testing.T, servers []string, on map[string]int, moves map[st
 // and plans the next change at it: removing the fifth server again takes
 // the time the plan said within 20%, and the proxy's last_move says so
 // too, measured beside predicted. The store's ceiling (store.rate: 200)
-// keeps the pace from one move to the next on a busy machine.
+// keeps the pace from one move to the next on a quiet machine; a busy one
+// that changes it widens the bound by as much (checkPlannedTime).
 func TestPlanPredictsTheMovesTime(t *testing.T) {
 	t.Parallel()
 	p := newStoreProc(t, "")
@@ -171,6 +174,7 @@ func TestPlanPredictsTheMovesTime(t *testing.T) {
 	}
 	p.reload(5)
 	p.moved()
+	planned := p.lastPace()
 	code, out, errs := runCLI(t, "", "plan", "--algo", "ring", "--nodes", nodes+",r4", "--remove", "r4", "--redis",
 		"--keys-from", strings.Join(p.redis, ","), "--move-rate-from", admin, "--json")
 	if code != 0 {
@@ -190,9 +194,39 @@ func TestPlanPredictsTheMovesTime(t *testing.T) {
 	}
 	l := ps.LastMove
 	t.Logf("removing the fifth server: planned %.2f s, the proxy predicted %.2f s, the mover took %.2f s", r.MoveSeconds, l.PredictedSeconds, l.MovedSeconds)
-	for what, s := range map[string]float64{"kolco plan": r.MoveSeconds, "the proxy": l.PredictedSeconds} {
-		if off := s/l.MovedSeconds - 1; off > 0.2 || off < -0.2 {
-			t.Errorf("%s predicted %.2f s, the mover took %.2f s: %+.0f%%, want within 20%%", what, s, l.MovedSeconds, 100*off)
+	checkPlannedTime(t, r.MoveSeconds, planned, l)
+}
+
+// lastPace returns the keys a second the busiest server sent in the
+// store's last move: the pace kolco plan --move-rate-from plans at.
+func (p *storeProc) lastPace() float64 {
+	p.t.Helper()
+	ps, err := p.status()
+	if err != nil || ps.LastMove == nil || ps.LastMove.ServerKeysPerSecond <= 0 {
+		p.t.Fatalf("the last move: %v %+v", err, ps.LastMove)
+	}
+	return ps.LastMove.ServerKeysPerSecond
+}
+
+// checkPlannedTime checks the time kolco plan gave a move (planned at the
+// pace paceBefore, the move before's) and the time the proxy predicted
+// against the time the move l took: within 20%, and the change of pace
+// the machine gave the mover from that move to this one. The plan divides
+// the keys by the last move's pace, so a move the machine slowed to half
+// that pace (under load: +24% and +117% were seen) takes twice the time,
+// whatever the plan; with the pace held (the store's ceiling, quiet) the
+// bound is 20%.
+func checkPlannedTime(t *testing.T, planned, paceBefore float64, l *proxy.LastMove) {
+	t.Helper()
+	change := 1.0
+	if l.ServerKeysPerSecond > 0 {
+		change = max(paceBefore/l.ServerKeysPerSecond-1, l.ServerKeysPerSecond/paceBefore-1)
+	}
+	t.Logf("the busiest server's pace: %.0f keys/s the move before, %.0f this one (%.0f%% apart)", paceBefore, l.ServerKeysPerSecond, 100*change)
+	for what, s := range map[string]float64{"kolco plan": planned, "the proxy": l.PredictedSeconds} {
+		if off := s/l.MovedSeconds - 1; off > 0.2+change || off < -0.2-change {
+			t.Errorf("%s predicted %.2f s, the mover took %.2f s: %+.0f%%, want within 20%% and the change of pace (%.0f keys/s the move before, %.0f this one: %.0f%% apart)",
+				what, s, l.MovedSeconds, 100*off, paceBefore, l.ServerKeysPerSecond, 100*change)
 		}
 	}
 }

@@ -22,9 +22,10 @@ import (
 // --move-rate-from plans removing it again at the pace the move under
 // traffic measured, from the keys the servers hold (--keys-from: a
 // store's move time is all of its keys', and a trace shows only those
-// requested), and the move then takes the time it planned within 20%. The
-// store's ceiling (store.rate: 200) keeps the pace from one move to the
-// next on a busy machine. KOLCO_STORE_TRAFFIC_KEYS sets the keys (4000
+// requested), and the move then takes the time it planned within 20%
+// (and the change of pace a busy machine gave the mover, measured: see
+// checkPlannedTime). The store's ceiling (store.rate: 200) keeps the pace
+// from one move to the next on a quiet machine. KOLCO_STORE_TRAFFIC_KEYS sets the keys (4000
 // by default; the reported run in docs/trace.md used 20 000).
 func TestPlanPredictsTheMovesTimeUnderTraffic(t *testing.T) {
 	t.Parallel()
@@ -44,6 +45,7 @@ func TestPlanPredictsTheMovesTimeUnderTraffic(t *testing.T) {
 	admin := fmt.Sprintf("127.0.0.1:%d", p.admin)
 	p.reload(5)
 	p.moved()
+	planned := p.lastPace()
 	code, out, errs := runCLI(t, "", "plan", "--algo", "ring", "--nodes", nodes+",r4", "--remove", "r4", "--redis",
 		"--keys-from", strings.Join(p.redis, ","), "--move-rate-from", admin, "--json")
 	if code != 0 {
@@ -71,11 +73,7 @@ func TestPlanPredictsTheMovesTimeUnderTraffic(t *testing.T) {
 	if failed > 0 {
 		t.Errorf("%d of the clients' %d requests failed", failed, sent)
 	}
-	for what, s := range map[string]float64{"kolco plan": r.MoveSeconds, "the proxy": l.PredictedSeconds} {
-		if off := s/l.MovedSeconds - 1; off > 0.2 || off < -0.2 {
-			t.Errorf("%s predicted %.2f s, the mover took %.2f s: %+.0f%%, want within 20%%", what, s, l.MovedSeconds, 100*off)
-		}
-	}
+	checkPlannedTime(t, r.MoveSeconds, planned, l)
 }
 
 // storeLoad is clients reading (nine in ten) and writing keys fill wrote,
