@@ -136,18 +136,11 @@ func (d *doublePool) mostOwned(keys []string) (*backend, []string) {
 // stand-in is found: nutcracker's placement rebuilt over the servers up
 // (ketama), and a kolco placement's preference list walked past the
 // servers down, of a stateless algorithm (ring, maglev, power) and of a
-// history-dependent one (jump). Redis runs ring alone of the stateless
-// three: the protocol's part (the settle's DUMP and RESTORE) knows no
-// placement, and a placement no protocol, so maglev and power on Redis
-// repeated memcached's runs of them through the Redis front that ring's
-// run takes.
+// history-dependent one (jump).
 func TestDoubleFailureServesNoStaleValue(t *testing.T) {
 	t.Parallel()
 	for _, proto := range []string{"memcached", "redis"} {
 		for _, dist := range []string{"ketama", "ring", "maglev", "power", "jump"} {
-			if proto == "redis" && (dist == "maglev" || dist == "power") {
-				continue
-			}
 			for _, order := range []string{"B back first", "A back first"} {
 				t.Run(proto+"/"+dist+"/"+order, func(t *testing.T) {
 					t.Parallel()
