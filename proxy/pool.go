@@ -163,7 +163,7 @@ func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 	pg := newPlacing(p.cfg, p.log, p.backends, spec.members, &p.place)
 	p.placing = pg
 	p.outages = newOutages(p.name, p.cfg, p.backends, &p.place, p.front, p.log, pg.restoreChange)
-	p.checks = newHealthChecks(p.cfg, p.backends, p.front, p.log, p.outages, pg.rebuild, pg.restoreChange)
+	p.checks = newHealthChecks(p.cfg, p.backends, p.front, p.log, p.outages, pg.rebuild)
 	p.afreshCheck = afreshCheck{backends: p.backends, place: &p.place, front: p.front, log: p.log,
 		distribution: p.cfg.Distribution, mark: &p.stats.stateMissing, wg: &p.wg, saveState: pg.stateChanged}
 	if spec.members != nil {
@@ -214,6 +214,7 @@ func (p *pool) inherit(old *pool) error {
 				// placement; the presweep passes b over.
 				p.outages.share(b, o, old.place.Load())
 			}
+			p.outages.spanDown(b, ob, old.place.Load()) // none kept: the return sweeps
 		}
 	}
 	if !changed {
@@ -288,6 +289,7 @@ func (p *pool) downWith(ob *backend, served bool) {
 	if o := ob.outage.Load(); o != nil && p.outages.keeps() {
 		p.outages.share(b, o, ob.pool.place.Load())
 	}
+	p.outages.spanDown(b, ob, ob.pool.place.Load())
 	if !b.health.inherit(&ob.health) {
 		b.health.markDown() // ob's journal is open, its mark on the way
 	}
