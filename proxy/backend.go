@@ -38,7 +38,7 @@ type backend struct {
 	// marked down, when its keys are written elsewhere (see outage).
 	outage atomic.Pointer[outage]
 	// missed are the changes a server down in a pool that keeps no
-	// outage journal missed the presweep of (see outages.spanDown).
+	// outage journal missed the presweep of (see outages.downAcross).
 	missed atomic.Pointer[changeLog]
 
 	// downErr is the error of every request refused while the server is

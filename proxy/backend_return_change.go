@@ -89,16 +89,20 @@ func (l *changeLog) swept(n int) {
 	l.change = l.change[n:]
 }
 
-// spanDown records, for b, down in a pool that keeps no outage journal
-// and replaces the one of ob, the change from before, the placement of
-// ob's pool, to this pool's: the presweep passed b over, as it was down,
-// and its return sweeps what the change gave it (returnOf). The log is
-// ob's too, with the changes ob's pool's return has yet to sweep: the
-// first return of either sweeps them, and what ob's pool sweeps of this
-// change are keys it does not place on b.
-func (out *outages) spanDown(b, ob *backend, before *placement) {
+// downAcross gives b, down in this pool, which replaces the pool of ob,
+// the record of what ob's server missed: ob's outage journal, shared (see
+// share), in a pool that keeps them; else ob's changeLog, with the change
+// from before, the placement of ob's pool, to this pool's, which the
+// presweep passed b over for as it was down (nil for none), for b's
+// return to sweep (returnOf). The log is ob's too: the first return of
+// either sweeps it, and what ob's pool sweeps of this change are keys it
+// does not place on b.
+func (out *outages) downAcross(b, ob *backend, before *placement) {
 	if out.keeps() {
-		return // the journal records it (share)
+		if o := ob.outage.Load(); o != nil {
+			out.share(b, o, before)
+		}
+		return
 	}
 	l := ob.missed.Load()
 	if l == nil {

@@ -209,12 +209,9 @@ func (p *pool) inherit(old *pool) error {
 		b.stats = ob.stats // figures survive a reload
 		if b.health.inherit(&ob.health) {
 			changed = true
-			if o := ob.outage.Load(); o != nil && p.outages.keeps() {
-				// What it missed, still to settle, noted under old's
-				// placement; the presweep passes b over.
-				p.outages.share(b, o, old.place.Load())
-			}
-			p.outages.spanDown(b, ob, old.place.Load()) // none kept: the return sweeps
+			// What it missed, still to settle, noted under old's
+			// placement; the presweep passes b over.
+			p.outages.downAcross(b, ob, old.place.Load())
 		}
 	}
 	if !changed {
@@ -244,7 +241,7 @@ func (p *pool) inheritRepointed(old *pool, b *backend) bool {
 	}
 	b.health.markDown()
 	b.checkNow = true
-	p.outages.share(b, o, nil)
+	p.outages.downAcross(b, ob, nil)
 	p.log.Info("server repointed while marked down: what its stand-ins took is moved onto its new address before it serves",
 		"server", b.name(), "from", ob.addr, "to", b.addr, "keys", o.size())
 	return true
@@ -286,10 +283,7 @@ func (p *pool) downWith(ob *backend, served bool) {
 	}
 	// Counted before b is down: nothing routed around it goes unnoted.
 	// Down as p's presweep ran, or about to be: its return sweeps it.
-	if o := ob.outage.Load(); o != nil && p.outages.keeps() {
-		p.outages.share(b, o, ob.pool.place.Load())
-	}
-	p.outages.spanDown(b, ob, ob.pool.place.Load())
+	p.outages.downAcross(b, ob, ob.pool.place.Load())
 	if !b.health.inherit(&ob.health) {
 		b.health.markDown() // ob's journal is open, its mark on the way
 	}
