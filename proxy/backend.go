@@ -37,6 +37,9 @@ type backend struct {
 	// outage is the journal of what the server misses while it is
 	// marked down, when its keys are written elsewhere (see outage).
 	outage atomic.Pointer[outage]
+	// missed are the changes a server down in a pool that keeps no
+	// outage journal missed the presweep of (see outages.downAcross).
+	missed atomic.Pointer[changeLog]
 
 	// downErr is the error of every request refused while the server is
 	// down: one value, so that refusing allocates nothing.

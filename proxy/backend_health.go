@@ -12,9 +12,10 @@ import (
 // down servers and the failing ones (loop), and brings a server back once
 // what it missed is settled (restore). It is given what it reads of its
 // pool when it is made: the pool's configuration, servers, front and log,
-// its outages, and the rebuild and restoreChange of its placing, which publish
-// the placement a change of health leads to. Its loop runs under the
-// pool's context, given as the pool starts (pool.start).
+// its outages, and the rebuild of its placing, which publishes the
+// placement a server going down leads to (its outages publish a
+// return's). Its loop runs under the pool's context, given as the pool
+// starts (pool.start).
 type healthChecks struct {
 	cfg      *PoolConfig
 	backends []*backend
@@ -22,10 +23,8 @@ type healthChecks struct {
 	log      *slog.Logger
 	outages  *outages
 	// rebuild rebuilds twemproxy's placement over the servers up
-	// (placing.rebuild); restoreChange marks a server up and publishes the
-	// placement it comes back to (placing.restoreChange).
-	rebuild       func(up bool) error
-	restoreChange func(restore func())
+	// (placing.rebuild).
+	rebuild func(up bool) error
 }
 
 // prober is what health checks ask of the pool's front (see front).
@@ -35,12 +34,11 @@ type prober interface {
 
 // newHealthChecks returns the health checks of a pool of cfg, whose
 // servers are backends, and whose front, log and outages are front, log
-// and outages; rebuild and restoreChange are the pool's placing's (see
-// healthChecks).
+// and outages; rebuild is the pool's placing's (see healthChecks).
 func newHealthChecks(cfg *PoolConfig, backends []*backend, front prober, log *slog.Logger, outages *outages,
-	rebuild func(up bool) error, restoreChange func(restore func())) *healthChecks {
+	rebuild func(up bool) error) *healthChecks {
 	return &healthChecks{cfg: cfg, backends: backends, front: front, log: log, outages: outages,
-		rebuild: rebuild, restoreChange: restoreChange}
+		rebuild: rebuild}
 }
 
 // changed is called when b goes down or comes back.
@@ -64,12 +62,7 @@ func (hc *healthChecks) changed(b *backend, up bool, cause error) {
 // another pool's return was settling it (errSettling): b answered, and
 // is tried again at the next check.
 func (hc *healthChecks) restore(b *backend) {
-	o := b.outage.Load()
-	if o == nil {
-		hc.restoreChange(b.restore)
-		return
-	}
-	if err := hc.outages.settleReturn(b, o); err != nil {
+	if err := hc.outages.returnOf(b); err != nil {
 		if errors.Is(err, errSettling) || errors.Is(err, errLate) {
 			hc.log.Debug("server not restored yet", "server", b.name(), "addr", b.addr, "err", err)
 			return

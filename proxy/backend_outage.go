@@ -75,7 +75,7 @@ type outage struct {
 	changed bool
 	// missed are the changes of the placement made while the server was
 	// out whose gains its return has yet to sweep (see sweepGained).
-	missed []missedChange
+	missed changeLog
 	// late counts the server's connections with requests the proxy gave
 	// up on that are still open (see backend.drainLate).
 	late atomic.Int32
@@ -260,7 +260,7 @@ func (out *outages) begin(b *backend) {
 // around b goes unnoted. before is the placement of the pool replaced,
 // which this one's changes: the journal notes its keys unsure from then
 // on (placementChanged), and the return sweeps the keys the change gives
-// b (spanChange); nil for a server repointed, whose journal is moved.
+// b (changeLog.span); nil for a server repointed, whose journal is moved.
 func (out *outages) share(b *backend, o *outage, before *placement) bool {
 	if !b.outage.CompareAndSwap(nil, o) {
 		return false
@@ -268,7 +268,7 @@ func (out *outages) share(b *backend, o *outage, before *placement) bool {
 	out.count.Add(1)
 	if before != nil {
 		o.placementChanged()
-		o.spanChange(before, out.place.Load())
+		o.missed.span(before, out.place.Load())
 	}
 	return true
 }

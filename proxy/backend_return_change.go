@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"sync"
 )
 
 // A change of the pool (a reload, a source's version) prepared while a
@@ -52,30 +53,85 @@ type missedChange struct {
 // The pool serving settles the return (see above).
 var errNotServing = fmt.Errorf("%w: this pool does not serve (a change prepared beside the running pool, or replaced by one)", errSettling)
 
-// spanChange records a change of the placement from before to after
-// made while the server is out (see above).
-func (o *outage) spanChange(before, after *placement) {
+// changeLog is the changes of the placement made while a server was
+// out that its return has yet to sweep the gains of (see sweepGained):
+// an outage journal's, or, in a pool that keeps none (fail-fast, or none
+// - which marks no server down, and whose presweep so refuses a change it
+// cannot list a server for), the server's own (backend.missed).
+type changeLog struct {
+	mu     sync.Mutex
+	change []missedChange
+}
+
+// span records a change of the placement from before to after made
+// while the server is out (see above).
+func (l *changeLog) span(before, after *placement) {
 	if before == nil || after == nil {
 		return
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.missed = append(o.missed, missedChange{before, after})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.change = append(l.change, missedChange{before, after})
 }
 
-// spannedChanges returns the changes recorded so far.
-func (o *outage) spannedChanges() []missedChange {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.missed[:len(o.missed):len(o.missed)]
+// spanned returns the changes recorded so far.
+func (l *changeLog) spanned() []missedChange {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.change[:len(l.change):len(l.change)]
 }
 
-// changesSwept forgets the first n changes recorded: the server's copies
-// of the keys they gave it were removed.
-func (o *outage) changesSwept(n int) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.missed = o.missed[n:]
+// swept forgets the first n changes recorded: the server's copies of the
+// keys they gave it were removed.
+func (l *changeLog) swept(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.change = l.change[n:]
+}
+
+// downAcross gives b, down in this pool, which replaces the pool of ob,
+// the record of what ob's server missed: ob's outage journal, shared (see
+// share), in a pool that keeps them; else ob's changeLog, with the change
+// from before, the placement of ob's pool, to this pool's, which the
+// presweep passed b over for as it was down (nil for none), for b's
+// return to sweep (returnOf). The log is ob's too: the first return of
+// either sweeps it, and what ob's pool sweeps of this change are keys it
+// does not place on b.
+func (out *outages) downAcross(b, ob *backend, before *placement) {
+	if out.keeps() {
+		if o := ob.outage.Load(); o != nil {
+			out.share(b, o, before)
+		}
+		return
+	}
+	l := ob.missed.Load()
+	if l == nil {
+		ob.missed.CompareAndSwap(nil, new(changeLog))
+		l = ob.missed.Load()
+	}
+	if b.missed.CompareAndSwap(nil, l) || b.missed.Load() == l {
+		l.span(before, out.place.Load())
+	}
+}
+
+// returnOf settles b's return and marks it up: what it missed settled
+// from its outage journal (settleReturn), or, in a pool that keeps none,
+// its copies of the keys a change gave it while it was out removed
+// (sweepGained). The error says why b stays down, as settleReturn's.
+func (out *outages) returnOf(b *backend) error {
+	if o := b.outage.Load(); o != nil {
+		return out.settleReturn(b, o)
+	}
+	if l := b.missed.Load(); l != nil && len(l.spanned()) > 0 {
+		if out.held.Load() {
+			return errNotServing
+		}
+		if err := out.sweepGained(out.ctx, b, l); err != nil {
+			return err
+		}
+	}
+	out.restoreChange(b.restore)
+	return nil
 }
 
 // placesOn reports whether pl, every server up, places key on the server
@@ -103,13 +159,13 @@ func placesOn(pl *placement, key []byte, addr string, sc *routeScratch) bool {
 // (sweep.exclusive) is not swept, as the presweep sweeps none: its keys
 // may be another pool's. The error is the listing's or a removal's: b
 // stays down, and the next return sweeps it again.
-func (out *outages) sweepGained(ctx context.Context, b *backend, o *outage) error {
-	changes := o.spannedChanges()
+func (out *outages) sweepGained(ctx context.Context, b *backend, l *changeLog) error {
+	changes := l.spanned()
 	if len(changes) == 0 {
 		return nil
 	}
 	if !out.cfg.exclusive(b.node) {
-		o.changesSwept(len(changes))
+		l.swept(len(changes))
 		return nil
 	}
 	var sc routeScratch
@@ -129,7 +185,7 @@ func (out *outages) sweepGained(ctx context.Context, b *backend, o *outage) erro
 			return fmt.Errorf("removing its copies of keys a change gave it while it was out: %w", err)
 		}
 	}
-	o.changesSwept(len(changes))
+	l.swept(len(changes))
 	if len(keys) > 0 {
 		out.log.Info("returning server swept of the old copies of keys a change gave it while it was out", "server", b.name(),
 			"addr", b.addr, "keys", len(keys))

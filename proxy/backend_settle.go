@@ -223,7 +223,7 @@ func (out *outages) settleAround(ctx context.Context, b *backend, o *outage, set
 		out.log.Warn("server emptied before rejoining: its outage journal overflowed, so what it missed is unknown", "server", b.name(), "addr", b.addr)
 		return nil
 	}
-	if err := out.sweepGained(ctx, b, o); err != nil {
+	if err := out.sweepGained(ctx, b, &o.missed); err != nil {
 		return err
 	}
 	for round := o.size()/settleBatch + 16; round > 0; round-- {

@@ -163,7 +163,7 @@ func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 	pg := newPlacing(p.cfg, p.log, p.backends, spec.members, &p.place)
 	p.placing = pg
 	p.outages = newOutages(p.name, p.cfg, p.backends, &p.place, p.front, p.log, pg.restoreChange)
-	p.checks = newHealthChecks(p.cfg, p.backends, p.front, p.log, p.outages, pg.rebuild, pg.restoreChange)
+	p.checks = newHealthChecks(p.cfg, p.backends, p.front, p.log, p.outages, pg.rebuild)
 	p.afreshCheck = afreshCheck{backends: p.backends, place: &p.place, front: p.front, log: p.log,
 		distribution: p.cfg.Distribution, mark: &p.stats.stateMissing, wg: &p.wg, saveState: pg.stateChanged}
 	if spec.members != nil {
@@ -209,11 +209,9 @@ func (p *pool) inherit(old *pool) error {
 		b.stats = ob.stats // figures survive a reload
 		if b.health.inherit(&ob.health) {
 			changed = true
-			if o := ob.outage.Load(); o != nil && p.outages.keeps() {
-				// What it missed, still to settle, noted under old's
-				// placement; the presweep passes b over.
-				p.outages.share(b, o, old.place.Load())
-			}
+			// What it missed, still to settle, noted under old's
+			// placement; the presweep passes b over.
+			p.outages.downAcross(b, ob, old.place.Load())
 		}
 	}
 	if !changed {
@@ -243,7 +241,7 @@ func (p *pool) inheritRepointed(old *pool, b *backend) bool {
 	}
 	b.health.markDown()
 	b.checkNow = true
-	p.outages.share(b, o, nil)
+	p.outages.downAcross(b, ob, nil)
 	p.log.Info("server repointed while marked down: what its stand-ins took is moved onto its new address before it serves",
 		"server", b.name(), "from", ob.addr, "to", b.addr, "keys", o.size())
 	return true
@@ -285,9 +283,7 @@ func (p *pool) downWith(ob *backend, served bool) {
 	}
 	// Counted before b is down: nothing routed around it goes unnoted.
 	// Down as p's presweep ran, or about to be: its return sweeps it.
-	if o := ob.outage.Load(); o != nil && p.outages.keeps() {
-		p.outages.share(b, o, ob.pool.place.Load())
-	}
+	p.outages.downAcross(b, ob, ob.pool.place.Load())
 	if !b.health.inherit(&ob.health) {
 		b.health.markDown() // ob's journal is open, its mark on the way
 	}
