@@ -214,8 +214,8 @@ func TestCopyWhoseTimeRanOut(t *testing.T) {
 	at := time.Now().Add(time.Second)
 	s.do("PEXPIREAT", "h", strconv.FormatInt(at.UnixMilli(), 10))
 	// The 40th piece is read once the key's time ran out: the source
-	// has it no more, and the copy ends with 39 pieces on the target, of
-	// 16 to 500 fields each: over 512 fields, a hash in a table, which
+	// has it no more, and the copy ends with 39 pieces on the target, one
+	// field then 16 to 500 each: over 512 fields, a hash in a table, which
 	// UNLINK frees apart (a listpack it frees in place, at once).
 	hook := onHSCAN(40, func() error {
 		time.Sleep(time.Until(at) + 10*time.Millisecond)
@@ -254,5 +254,51 @@ func TestCopyThatFails(t *testing.T) {
 	}
 	if got := digest(t, src, "h"); got != want {
 		t.Errorf("on the source: %s, want %s", got, want)
+	}
+}
+
+// TestCopyPiecesKeepToTheirBytes: a key of large elements is copied in
+// pieces of about Bytes from the first - what the elements weigh bounds
+// a piece, a hash's by its fields and values, a stream's by its
+// entries - where a first piece of 100 elements of 10 KB sent 1 MB.
+func TestCopyPiecesKeepToTheirBytes(t *testing.T) {
+	const bound = 16 << 10
+	for _, tc := range []struct {
+		key  string
+		fill func(i int) []string
+	}{
+		{"hash", func(i int) []string { return []string{"HSET", "hash", strconv.Itoa(i), strings.Repeat("h", 1000)} }},
+		{"stream", func(i int) []string { return []string{"XADD", "stream", "*", "f", strings.Repeat("x", 10_000)} }},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			src, dst := startRedis(t), startRedis(t)
+			s := dial(t, src)
+			s.pipeline(600, tc.fill)
+			want := digest(t, src, tc.key)
+			// A command goes out in writes of 4 KB (bufio), the first
+			// starting with its array's '*', which the elements here
+			// hold none of.
+			sent, largest := 0, 0
+			hook := func(b []byte) error {
+				if b[0] == '*' {
+					sent = 0
+				}
+				sent += len(b)
+				largest = max(largest, sent)
+				return nil
+			}
+			c := &Copy{Src: dialer(src), Dst: hookedDialer(dst, hook), Key: []byte(tc.key), Bytes: bound}
+			if moved, err := c.Run(context.Background()); err != nil || !moved {
+				t.Fatalf("Run: %v, %v", moved, err)
+			}
+			if got := digest(t, dst, tc.key); got != want {
+				t.Errorf("on the target: %s, want %s", got, want)
+			}
+			// SCAN's COUNT is a hint: a piece may hold an element or a
+			// bucket more than asked.
+			if largest > 2*bound {
+				t.Errorf("the largest command sent %d bytes, over twice the bound, %d", largest, bound)
+			}
+		})
 	}
 }

@@ -45,7 +45,8 @@ type Copy struct {
 	// time the last one took to read and to write, so that one holds
 	// either server for about Slice (default 1 ms): it halves when a
 	// piece took longer, and grows by a quarter when one took under
-	// half, from 100 elements, down to 16.
+	// half, never under 16 by time; and it keeps to Bytes by what the
+	// elements read weigh, down to one. The first piece is one element.
 	Chunk, Bytes int
 	Slice        time.Duration
 	// Lease is how long the lock holds without a piece renewing it.
