@@ -30,9 +30,12 @@ import (
 // out (paused, or killed) writes nothing after another took the lock, and
 // the one that takes the lock first checks whether the key is still on
 // the source: if not, another moved it, and there is nothing to do. A
-// copy left unfinished leaves the source's copy whole, and on the target
-// a temporary key and a lock that expire by themselves; the next copy
-// deletes that temporary key before it writes.
+// copy left unfinished leaves the source's copy whole; one that failed
+// unlinks its temporary key as it gives the lock up, and one that died
+// leaves on the target a temporary key and a lock that expire by
+// themselves; the next copy unlinks that temporary key before it
+// writes, and one that comes after the lease but before the temporary
+// key's expiry spares the target freeing it in place.
 type Copy struct {
 	// Src and Dst dial the key's source and its target.
 	Src, Dst Dialer
@@ -42,7 +45,8 @@ type Copy struct {
 	// time the last one took to read and to write, so that one holds
 	// either server for about Slice (default 1 ms): it halves when a
 	// piece took longer, and grows by a quarter when one took under
-	// half, from 100 elements, down to 16.
+	// half, never under 16 by time; and it keeps to Bytes by what the
+	// elements read weigh, down to one. The first piece is one element.
 	Chunk, Bytes int
 	Slice        time.Duration
 	// Lease is how long the lock holds without a piece renewing it.
@@ -186,8 +190,11 @@ func (cc *copyConns) take() (string, error) {
 	return token, nil
 }
 
+// release gives the lock up, and with it the temporary key of a copy
+// that did not finish: UNLINK frees it apart from the target's event
+// loop, where its expiry would free it in place (see finishScript).
 func (cc *copyConns) release(token string) {
-	_, _ = cc.do(cc.dst, "EVAL", releaseScript, "1", cc.lock, token)
+	_, _ = cc.do(cc.dst, "EVAL", releaseScript, "2", cc.lock, cc.temp, token)
 }
 
 // copy copies the key holding the lock as token.
@@ -289,19 +296,30 @@ return 1
 	// so does every big key a copy deletes: DEL frees it in place (a
 	// hash of 100,000 fields of 1 KB: DEL 407 ms, UNLINK 0.5 ms; a
 	// sorted set of a million members, on a machine at load 20: DEL
-	// 9.1 s, UNLINK 8.8 ms).
+	// 9.1 s, UNLINK 8.8 ms). So does an expiry: PEXPIREAT of a time
+	// gone deletes the key in place (lazyfree-lazy-expire is off by
+	// default) - that hash, its time run out mid-copy, 142-667 ms where
+	// UNLINK took 1-9 ms - so the script unlinks a copy whose time ran out.
 	finishScript = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('UNLINK', KEYS[3])
 if redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
+local at, now = tonumber(ARGV[3]), redis.call('TIME')
+if at > 0 and at <= tonumber(now[1])*1000 + math.floor(tonumber(now[2])/1000) then
+  redis.call('UNLINK', KEYS[2])
+  return 1
+end
 if #ARGV > 3 then redis.call('XSETID', KEYS[2], unpack(ARGV, 4)) end
 redis.call('RENAME', KEYS[2], KEYS[3])
 if tonumber(ARGV[3]) > 0 then redis.call('PEXPIREAT', KEYS[3], ARGV[3]) else redis.call('PERSIST', KEYS[3]) end
 return 1
 `
 	releaseScript = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('UNLINK', KEYS[2])
+  redis.call('DEL', KEYS[1])
+end
 return 1
 `
 )

@@ -16,7 +16,7 @@ import (
 func (cc *copyConns) scanned(ctx context.Context, w *pieceWriter, typ string) error {
 	cmds := map[string][2]string{"hash": {"HSCAN", "HSET"}, "set": {"SSCAN", "SADD"}, "zset": {"ZSCAN", "ZADD"}}[typ]
 	scan, add := cmds[0], cmds[1]
-	cursor, count := "0", min(100, cc.c.Chunk)
+	cursor, count := "0", min(firstPiece, cc.c.Chunk)
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -44,7 +44,11 @@ func (cc *copyConns) scanned(ctx context.Context, w *pieceWriter, typ string) er
 				return err
 			}
 		}
-		count = cc.c.pace(count, items, max(took, time.Duration(w.took.Load())))
+		n := len(items)
+		if typ != "set" { // field, value; score, member
+			n /= 2
+		}
+		count = cc.c.pace(count, n, size(items), max(took, time.Duration(w.took.Load())))
 		if cursor = v.Elems[0].Str; cursor == "0" {
 			return nil
 		}
@@ -53,7 +57,7 @@ func (cc *copyConns) scanned(ctx context.Context, w *pieceWriter, typ string) er
 
 // list copies a list with LRANGE, from its head.
 func (cc *copyConns) list(ctx context.Context, w *pieceWriter) error {
-	start, count := 0, min(100, cc.c.Chunk)
+	start, count := 0, min(firstPiece, cc.c.Chunk)
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -77,14 +81,21 @@ func (cc *copyConns) list(ctx context.Context, w *pieceWriter) error {
 			return nil
 		}
 		start += len(items)
-		count = cc.c.pace(count, items, max(took, time.Duration(w.took.Load())))
+		count = cc.c.pace(count, len(items), size(items), max(took, time.Duration(w.took.Load())))
 	}
 }
 
-// pace returns how many elements the next piece reads, after one of
-// items, count asked, that took took to read or the piece before it to
-// write (see Chunk).
-func (c *Copy) pace(count int, items []string, took time.Duration) int {
+// firstPiece is how many elements a copy's first piece reads, before
+// it knows what an element weighs: one, so that a key of large elements
+// does not begin with a piece far over Bytes (100 elements of 10 KB were
+// a first piece of 1 MB). The next piece is sized by the first.
+const firstPiece = 1
+
+// pace returns how many elements the next piece reads, after one of n
+// elements and size bytes, count asked, that took took to read or the
+// piece before it to write (see Chunk): by time, 16 to Chunk; by bytes,
+// as few as one element.
+func (c *Copy) pace(count, n, size int, took time.Duration) int {
 	switch {
 	case took > c.Slice:
 		count /= 2
@@ -92,20 +103,25 @@ func (c *Copy) pace(count int, items []string, took time.Duration) int {
 		count += count/4 + 1
 	}
 	count = min(max(count, 16), c.Chunk)
-	size := 0
-	for _, it := range items {
-		size += len(it)
-	}
-	if size > 0 {
-		count = min(count, max(c.Bytes*len(items)/size, 16))
+	if n > 0 && size > 0 {
+		count = min(count, max(c.Bytes*n/size, 1))
 	}
 	return count
+}
+
+// size is how many bytes items hold.
+func size(items []string) int {
+	n := 0
+	for _, it := range items {
+		n += len(it)
+	}
+	return n
 }
 
 // stream copies a stream's entries with XRANGE, and returns the XSETID
 // arguments that give the copy the stream's last ID and counts.
 func (cc *copyConns) stream(ctx context.Context, w *pieceWriter) ([]string, error) {
-	from, count := "-", min(100, cc.c.Chunk)
+	from, count := "-", min(firstPiece, cc.c.Chunk)
 	for {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -117,6 +133,7 @@ func (cc *copyConns) stream(ctx context.Context, w *pieceWriter) ([]string, erro
 			return nil, err
 		}
 		var calls [][]string
+		bytes := 0
 		for _, e := range v.Elems {
 			if len(e.Elems) != 2 {
 				return nil, fmt.Errorf("%w: XRANGE's reply", ErrBadPiece)
@@ -126,6 +143,7 @@ func (cc *copyConns) stream(ctx context.Context, w *pieceWriter) ([]string, erro
 				return nil, fmt.Errorf("%w: XRANGE's reply", ErrBadPiece)
 			}
 			calls = append(calls, append([]string{e.Elems[0].Str}, fields...))
+			bytes += len(e.Elems[0].Str) + size(fields)
 			from = "(" + e.Elems[0].Str
 		}
 		if len(calls) > 0 {
@@ -136,7 +154,7 @@ func (cc *copyConns) stream(ctx context.Context, w *pieceWriter) ([]string, erro
 		if len(calls) < count {
 			break
 		}
-		count = cc.c.pace(count, nil, max(took, time.Duration(w.took.Load())))
+		count = cc.c.pace(count, len(calls), bytes, max(took, time.Duration(w.took.Load())))
 	}
 	v, err := cc.do(cc.src, "XINFO", "STREAM", string(cc.c.Key))
 	if err != nil {
