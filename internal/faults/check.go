@@ -179,19 +179,31 @@ func or(s, alt string) string {
 	return s
 }
 
+// afterEvery returns a time after every request of history was sent and
+// every one answered was answered: the final reads, made once the clients
+// have stopped, come after all of them. A request of unknown outcome may
+// take effect at any time after it was sent, so the final reads must
+// follow its sending too: placed after the last answer only, they came
+// before a write sent later, and a final read that found that write was
+// judged not linearizable (the fault schedule's seed 1074: SET f:19 647
+// sent after the last answer, read by the final GET).
+func afterEvery(history []porcupine.Operation) int64 {
+	var t int64
+	for _, op := range history {
+		t = max(t, op.Call)
+		if op.Return < 1<<61 {
+			t = max(t, op.Return)
+		}
+	}
+	return t
+}
+
 // finalStoreReads reads every key of the store's workload through the
 // first proxy, once the clients have stopped, retrying a read that fails
 // for up to 20 s: a history ending in them shows a write lost at the end
 // as well as one lost in the middle.
 func (r *run) finalStoreReads(run *storecheck.Run, history []porcupine.Operation, keys int) []porcupine.Operation {
-	// After every request of the clients: those answered returned
-	// before, and those of unknown outcome may take effect at any time.
-	var t int64
-	for _, op := range history {
-		if op.Return < 1<<61 {
-			t = max(t, op.Return)
-		}
-	}
+	t := afterEvery(history)
 	var out []porcupine.Operation
 	c, err := dialCache(true, r.proxies[0].listen)
 	for k := 0; k < keys && err == nil; k++ {
