@@ -70,7 +70,7 @@ func runReturnWithoutJournal(t *testing.T, settings, when string) {
 	m.del(gained[:len(gained)/2])
 
 	// m0 removed while A is out: its presweep passes A over.
-	returnAcross(t, d, without, a, when)
+	returnAcross(t, d, without, a, when, nil)
 	m.check("A back", gained)
 	m.set(ofA, "v3")
 	m.del(ofA[:len(ofA)/3])
@@ -80,8 +80,9 @@ func runReturnWithoutJournal(t *testing.T, settings, when string) {
 // returnAcross applies the configuration yaml to d's proxy as Reload
 // does, with the return of the server at a, down, when says: between the
 // preparing and the commit, by the running pool's probe or the prepared
-// pool's first, or after the commit.
-func returnAcross(t *testing.T, d *doublePool, yaml, a, when string) {
+// pool's first, or after the commit. before, if not nil, runs with the
+// pool replaced just before the commit. It returns the pool replaced.
+func returnAcross(t *testing.T, d *doublePool, yaml, a, when string, before func(old *pool)) *pool {
 	t.Helper()
 	cfg, err := ParseConfig([]byte(yaml))
 	if err != nil {
@@ -103,6 +104,9 @@ func returnAcross(t *testing.T, d *doublePool, yaml, a, when string) {
 		next.checks.restore(backendAt(next.backends, a))
 		old.checks.restore(backendAt(old.backends, a))
 	}
+	if before != nil {
+		before(old)
+	}
 	d.s.commit(tr)
 	sources.commit()
 	d.s.mu.Unlock()
@@ -116,4 +120,5 @@ func returnAcross(t *testing.T, d *doublePool, yaml, a, when string) {
 	if backendAt(d.p.backends, a).health.isDown() {
 		t.Fatal("A not restored")
 	}
+	return old
 }

@@ -88,43 +88,11 @@ func runReturnAcrossPreparedChange(t *testing.T, when string) {
 
 	// m0 removed: prepared while A is out, as Reload does, with A's
 	// return between the preparing and the commit.
-	cfg, err := ParseConfig([]byte(c.without))
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := d.p
-	d.s.mu.Lock()
-	tr, sources, err := d.s.prepareSourced(context.Background(), cfg.WithDefaults())
-	if err != nil {
-		d.s.mu.Unlock()
-		t.Fatal(err)
-	}
-	next := tr.pools[0].next
-	switch when {
-	case "while prepared, the running pool's probe first":
-		old.checks.restore(backendAt(old.backends, a))
-		next.checks.restore(backendAt(next.backends, a))
-	case "while prepared, the prepared pool's probe first":
-		next.checks.restore(backendAt(next.backends, a))
-		old.checks.restore(backendAt(old.backends, a))
-	}
-	if !backendAt(old.backends, a).health.isDown() {
-		m.del(stoodIn[:len(stoodIn)/2]) // at A, through the running pool
-	}
-	d.s.commit(tr)
-	sources.commit()
-	d.s.mu.Unlock()
-
-	d.p = d.s.testPool("p")
-	if d.p != next {
-		t.Fatal("the change kept the pool")
-	}
-	if na := backendAt(d.p.backends, a); na.health.isDown() {
-		d.p.checks.restore(na) // the probe after the commit
-	}
-	if backendAt(d.p.backends, a).health.isDown() {
-		t.Fatal("A not restored")
-	}
+	old := returnAcross(t, d, c.without, a, when, func(old *pool) {
+		if !backendAt(old.backends, a).health.isDown() {
+			m.del(stoodIn[:len(stoodIn)/2]) // at A, through the running pool
+		}
+	})
 	if backendAt(old.backends, a).health.isDown() {
 		m.del(stoodIn[:len(stoodIn)/2])
 	}
