@@ -55,7 +55,7 @@ func runReturnWithoutJournal(t *testing.T, settings, when string) {
 	if !backendAt(d.p.backends, a).health.isDown() {
 		t.Fatal("A not marked down")
 	}
-	reloadYAML(t, d.s, poolYAML(settings, ms...)) // m0 added while A is out
+	reload(t, d.s, poolYAML(settings, ms...)) // m0 added while A is out
 	d.p = d.s.testPool("p")
 	var gained []string
 	for _, k := range ofA {

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"fmt"
 	"testing"
 )
@@ -62,7 +61,7 @@ func startAcrossChange(t *testing.T) *acrossChange {
 	if !backendAt(d.p.backends, c.a).health.isDown() {
 		t.Fatal("A not marked down")
 	}
-	reloadYAML(t, d.s, poolYAML(settings, ms...)) // m0 added while A is out
+	reload(t, d.s, poolYAML(settings, ms...)) // m0 added while A is out
 	d.p = d.s.testPool("p")
 	for _, k := range c.ofA {
 		switch {
@@ -100,18 +99,6 @@ func runReturnAcrossPreparedChange(t *testing.T, when string) {
 	m.set(ofA, "v3")
 	m.del(ofA[:len(ofA)/3])
 	m.check("written again", ofA)
-}
-
-// reloadYAML reloads s with the configuration yaml.
-func reloadYAML(t *testing.T, s *Server, yaml string) {
-	t.Helper()
-	cfg, err := ParseConfig([]byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Reload(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // cacheModel is what one client acknowledged of each key, through d's
