@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -142,8 +143,8 @@ func runSeed(t *testing.T, env Env, cfg Config, bins binaries, seed uint64, sum 
 	t.Cleanup(r.sp.close) // the first cleanup registered runs last: after every kill
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("seed %d failed: %s\nschedule:\n%sapplied:\n%s\n%s\nreplay: %s", seed, combo, sched,
-				strings.Join(r.events, "\n"), r.logs(), fmt.Sprintf(cfg.Replay, seed))
+			t.Logf("seed %d failed: %s\nschedule:\n%sapplied:\n%s\n%s%s\nreplay: %s", seed, combo, sched,
+				strings.Join(r.events, "\n"), r.logs(), r.keepLogs(), fmt.Sprintf(cfg.Replay, seed))
 		}
 	})
 	if err := r.startCluster(); err != nil {
@@ -243,6 +244,30 @@ func excludedCombo(es []Exclusion, c Combo) (Exclusion, bool) {
 func excludedKind(es []Exclusion, c Combo, kind string) bool {
 	words := append(c.Atoms(), kind)
 	return slices.ContainsFunc(es, func(e Exclusion) bool { return e.faultOnly() && e.matches(words) })
+}
+
+// keepLogs copies each proxy's whole log, and what its process wrote, to
+// the failure's kept directory (keepDir) and says where: the ends that
+// logs prints rarely hold how a proxy came to fail, and the run's own
+// directory is removed when the test ends.
+func (r *run) keepLogs() string {
+	dir := keepDir(r.seed)
+	if dir == "" {
+		return ""
+	}
+	var kept []string
+	for _, p := range r.proxies {
+		b, _ := os.ReadFile(p.logFile)
+		b = append(b, p.proc.Output()...)
+		path := filepath.Join(dir, p.Name+".log")
+		if os.WriteFile(path, b, 0o644) == nil {
+			kept = append(kept, path)
+		}
+	}
+	if len(kept) == 0 {
+		return ""
+	}
+	return "the proxies' whole logs: " + strings.Join(kept, " ") + "\n"
 }
 
 // logs are the ends of the proxies' logs, and what the Sentinels said of

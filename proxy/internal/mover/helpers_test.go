@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +22,14 @@ import (
 // startRedis starts redis-server on a free port and returns its address.
 func startRedis(tb testing.TB) string {
 	tb.Helper()
+	addr, _ := startRedisProc(tb)
+	return addr
+}
+
+// startRedisProc starts redis-server on a free port and returns its
+// address and its process, for a test that stops it.
+func startRedisProc(tb testing.TB) (string, *os.Process) {
+	tb.Helper()
 	bin := realprog.Binary(tb, "redis-server", "redis-server")
 	port := realprog.FreePorts(tb, 1)[0]
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
@@ -30,7 +40,10 @@ func startRedis(tb testing.TB) string {
 	go func() { cmd.Wait(); close(exited) }()
 	tb.Cleanup(func() { cmd.Process.Kill(); <-exited })
 	realprog.WaitListening(tb, "redis-server", []int{port}, exited)
-	return fmt.Sprintf("127.0.0.1:%d", port)
+	// A process stopped by a failed test is continued, so that it can
+	// be killed and waited for.
+	tb.Cleanup(func() { cmd.Process.Signal(syscall.SIGCONT) })
+	return fmt.Sprintf("127.0.0.1:%d", port), cmd.Process
 }
 
 // conn is a test's connection to a server.

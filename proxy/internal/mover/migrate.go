@@ -81,7 +81,7 @@ func (wk *worker) next(ctx context.Context, work <-chan batch) (batch, bool, err
 // again after a backoff until it succeeds or the move stops.
 func (wk *worker) send(ctx context.Context, b batch) error {
 	r := wk.r
-	for backoff := r.cfg.Backoff; ; backoff = min(2*backoff, 5*time.Second) {
+	for wait := r.cfg.Backoff; ; wait = min(2*wait, 5*time.Second) {
 		err := wk.dial(ctx)
 		if err == nil {
 			var args [][]byte
@@ -107,7 +107,7 @@ func (wk *worker) send(ctx context.Context, b batch) error {
 			return ctx.Err()
 		}
 		r.plan.Failed(b.dst, err)
-		if !sleep(ctx, backoff) {
+		if !backoff(ctx, wait) {
 			return ctx.Err()
 		}
 		if err := r.wait(ctx, wk.w); err != nil {

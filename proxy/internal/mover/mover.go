@@ -25,6 +25,7 @@ package mover
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -84,7 +85,8 @@ type Config struct {
 	Timeout, MigrateTimeout time.Duration
 	// MaxReply bounds a reply's bulk strings. Default 512 MiB.
 	MaxReply int
-	// Backoff is the first wait after a failure, doubling to 5 s.
+	// Backoff bounds the first wait after a failure, doubling to 5 s;
+	// each wait is drawn at random below its bound (see backoff).
 	// Default 100 ms.
 	Backoff time.Duration
 	// BigElements and BigBytes bound the keys MIGRATE moves: a
@@ -181,6 +183,21 @@ type run struct {
 	// listed is closed once the listing has ended: a worker the window
 	// does not admit ends then, and the admitted ones send what is left.
 	listed chan struct{}
+}
+
+// backoff waits after a failure, for a time drawn evenly below bound
+// ("full jitter"); it reports false when ctx ends first. MIGRATEs that
+// cross - one from A to B while another proxy's goes from B to A - each
+// wait for the other until migrate_timeout and fail at the same instant;
+// tried again after the same wait, they crossed again, round after round:
+// seed 1074 of the fault schedule found a fleet of three proxies whose
+// servers answered nothing for two minutes, every SCAN of the move timing
+// out six seconds apart on every proxy
+// (TestCrossingMigratesDoNotRetryInStep). Drawn at random, two waits
+// that began together end apart, and the MIGRATEs meet again only by
+// chance. A SCAN that timed out behind such a MIGRATE waits the same way.
+func backoff(ctx context.Context, bound time.Duration) bool {
+	return sleep(ctx, rand.N(max(bound, 1)))
 }
 
 // sleep waits d; it reports false when ctx ends first.

@@ -54,7 +54,7 @@ func (r *run) scan(ctx context.Context, work chan<- batch) error {
 	s := &scanner{r: r, pending: map[string][][]byte{}, limit: map[string]int{}}
 	defer s.close()
 	cursor, more := "0", true
-	backoff := r.cfg.Backoff
+	wait := r.cfg.Backoff
 	for more || len(s.cur) > 0 {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -63,13 +63,13 @@ func (r *run) scan(ctx context.Context, work chan<- batch) error {
 		if err != nil {
 			s.close()
 			r.plan.Failed("", err)
-			if !sleep(ctx, backoff) {
+			if !backoff(ctx, wait) {
 				return ctx.Err()
 			}
-			backoff = min(2*backoff, 5*time.Second)
+			wait = min(2*wait, 5*time.Second)
 			continue
 		}
-		backoff = r.cfg.Backoff
+		wait = r.cfg.Backoff
 		for i, sz := range sizes {
 			if sz >= 0 {
 				r.sizer.sized(sz)
