@@ -120,17 +120,18 @@ func (o *outage) unfence(key, addr string) {
 // to a stand-in that most likely fails it too.
 //
 // It is called on a read after routing (a server marked down since has its
-// outage open), and only while a server is out: the caller checks
-// out.count first, so that a read while every server is up - nearly
-// every read - runs nothing of the fences.
+// outage open), and returns at once while no server is out. A read outside
+// a migration window (mcRequest.single and forward, redisClient.send)
+// checks out.count itself before it calls, so that a read while every
+// server is up - nearly every read - runs nothing of the fences.
 func (out *outages) fenceReads(pl *placement, n int, keyOf func(i int) []byte, flush func()) {
-	if pl.replicas > 1 {
+	if out.count.Load() == 0 || pl.replicas > 1 {
 		return
 	}
 	out.fence(pl, n, keyOf, flush)
 }
 
-// fence is fenceReads with a single copy of each key.
+// fence is fenceReads while a server is out.
 func (out *outages) fence(pl *placement, n int, keyOf func(i int) []byte, flush func()) {
 	var sc routeScratch
 	var at map[*backend][]string

@@ -240,9 +240,7 @@ func (r *mcRequest) forwardWarm(p *pool, pl *placement) bool {
 		// a change left behind, older than the key's last write (the
 		// fault schedule's seed 113: memcached, modula, rehash, a file
 		// source; 2 and 5 such reads in two replays).
-		if p.outages.count.Load() != 0 {
-			p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
-		}
+		p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
 		n.send(&o.op)
 	case warmPull:
 		// On the client's reader, after its earlier requests: its later

@@ -312,9 +312,7 @@ func (r *mcRequest) splitWarm(p *pool, pl *placement) bool {
 	}
 	w.enterGate(r)
 	// Fenced as outside a window (see forwardWarm).
-	if p.outages.count.Load() != 0 {
-		p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
-	}
+	p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
 	r.sendParts(to)
 	return true
 }
