@@ -74,9 +74,11 @@ func newBackend(p *pool, n kolco.Node) *backend {
 	return b
 }
 
-// connsOf returns the server's connections of dialect d.
+// connsOf returns the server's connections of dialect d: each dialect
+// has server_connections of them (see newBackend), read from the
+// configuration rather than asked of the front on every send.
 func (b *backend) connsOf(d uint8) []*serverConn {
-	n := len(b.conns) / b.pool.front.dialects()
+	n := b.pool.cfg.ServerConnections
 	return b.conns[int(d)*n : (int(d)+1)*n]
 }
 

@@ -119,10 +119,11 @@ func (o *outage) unfence(key, addr string) {
 // A removal that fails is tried again by the next read; the read goes on,
 // to a stand-in that most likely fails it too.
 //
-// It is called on every read, after routing (a server marked down since
-// has its outage open), and returns at once while no server is out: the
-// check is small enough to be inlined into the read's path, the work is
-// fence's.
+// It is called on a read after routing (a server marked down since has its
+// outage open), and returns at once while no server is out. A read outside
+// a migration window (mcRequest.single and forward, redisClient.send)
+// checks out.count itself before it calls, so that a read while every
+// server is up - nearly every read - runs nothing of the fences.
 func (out *outages) fenceReads(pl *placement, n int, keyOf func(i int) []byte, flush func()) {
 	if out.count.Load() == 0 || pl.replicas > 1 {
 		return

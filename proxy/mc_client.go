@@ -317,7 +317,9 @@ func (r *mcRequest) forward(p *pool) {
 	case r.req.Cmd.IsRetrieval() && len(r.req.Keys) > 1:
 		pl := p.place.Load()
 		to := r.splitKeys(p, pl)
-		p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush) // after routing: see outages.fenceReads
+		if p.outages.count.Load() != 0 { // a server is out; after routing: see outages.fenceReads
+			p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
+		}
 		r.sendParts(to)
 	default:
 		r.single(p)
@@ -340,7 +342,7 @@ func (r *mcRequest) single(p *pool) {
 		r.ready()
 		return
 	}
-	if !write && r.req.Cmd.IsRetrieval() { // after routing: see outages.fenceReads
+	if !write && r.req.Cmd.IsRetrieval() && p.outages.count.Load() != 0 { // after routing: see outages.fenceReads
 		p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
 	}
 	deadline := r.start.Add(p.cfg.Timeout)

@@ -58,10 +58,12 @@ func (h *mcHot) write(p *pool, req *memcache.Request) {
 
 // done, once the reply to req is written, stores the server's reply to a
 // get that kept a ticket - when it is one server's reply as it came,
-// plain - or drops again what req wrote.
+// plain - or drops again what req wrote. The caller checks that the pool
+// keeps a cache (p.hot): a request of a pool that keeps none, which read
+// nothing of it, never comes here.
 func (h *mcHot) done(p *pool, req *memcache.Request, ops []*op, plain bool) {
 	switch {
-	case p == nil || p.hot == nil || h.hit:
+	case h.hit:
 	case h.ticket.e == nil:
 		h.write(p, req)
 	case plain && len(ops) == 1 && ops[0].err == nil && !memcache.IsErrorReply(ops[0].reply):

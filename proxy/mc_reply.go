@@ -79,9 +79,13 @@ func (c *mcClient) writeLoop(out io.Writer) error {
 		}
 		if err == nil {
 			err = r.writeReply(w)
-			r.sampleTraffic()
+			if r.pool != nil && r.pool.traffic != nil {
+				r.sampleTraffic()
+			}
 		}
-		r.hot.done(r.pool, &r.req, r.ops, !r.replicated && (r.warm == nil || !r.warm.active))
+		if r.pool != nil && r.pool.hot != nil {
+			r.hot.done(r.pool, &r.req, r.ops, !r.replicated && (r.warm == nil || !r.warm.active))
+		}
 		c.finish(r)
 		if err == nil && len(c.q) == 0 {
 			err = w.Flush()

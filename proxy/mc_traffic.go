@@ -26,10 +26,11 @@ var mcOps = [...]trace.Op{
 }
 
 // sampleTraffic notes a request whose reply was written in its pool's
-// traffic sample, if the pool keeps one.
+// traffic sample. The caller checks that the pool keeps one (r.pool.traffic),
+// so that a request of a pool that keeps none never comes here.
 func (r *mcRequest) sampleTraffic() {
 	p := r.pool
-	if p == nil || p.traffic == nil || (len(r.ops) == 0 && !r.hot.hit) || len(r.req.Keys) == 0 {
+	if (len(r.ops) == 0 && !r.hot.hit) || len(r.req.Keys) == 0 {
 		return
 	}
 	t, cmd, now := p.traffic, r.req.Cmd, time.Now().UnixNano()

@@ -94,6 +94,10 @@ func storeMovingSets(t *testing.T, count int) {
 	t.Fatalf("%d of %d keys move: want %d", sent, len(keys), count)
 }
 
+// maxPathFiles is the most files of the package a traced request may run:
+// a reader of the page follows a request through at most that many.
+const maxPathFiles = 8
+
 // The paths docs/architecture.md traces, by the heading of each, and the
 // load of TestRequestPathLoad that runs it.
 var tracedPaths = []struct{ heading, load string }{
@@ -193,7 +197,8 @@ func traceWing(file string) string {
 
 // TestArchitectureTrace holds the paths docs/architecture.md traces to the
 // code: each function of the package it names is declared in the file it
-// names, a wing has at most two files on a path, and no file comes twice.
+// names, a wing has at most two files on a path, no file comes twice, and
+// a path has at most maxPathFiles files.
 func TestArchitectureTrace(t *testing.T) {
 	b, err := os.ReadFile("../docs/architecture.md")
 	if err != nil {
@@ -204,7 +209,11 @@ func TestArchitectureTrace(t *testing.T) {
 		t.Run(p.load, func(t *testing.T) {
 			files := map[string]bool{}
 			perWing := map[string]int{}
-			for _, st := range readTrace(t, string(b), p.heading) {
+			steps := readTrace(t, string(b), p.heading)
+			if len(steps) > maxPathFiles {
+				t.Errorf("%d files, over %d", len(steps), maxPathFiles)
+			}
+			for _, st := range steps {
 				if files[st.file] {
 					t.Errorf("%s comes twice", st.file)
 				}
@@ -230,8 +239,8 @@ func TestArchitectureTrace(t *testing.T) {
 }
 
 // TestRequestPathFiles measures the files of the package a memcached get
-// and a Redis GET run, by statement counts, and holds them to the files
-// docs/architecture.md traces; it logs those a SET of a key a store's
+// and a Redis GET run, by statement counts, and fails unless they are the
+// files docs/architecture.md traces, at most maxPathFiles; it logs those a SET of a key a store's
 // move has yet to move runs, which the page does not trace yet.
 func TestRequestPathFiles(t *testing.T) {
 	if os.Getenv("KOLCO_REQUEST_PATH") == "" {
@@ -248,7 +257,10 @@ func TestRequestPathFiles(t *testing.T) {
 		}
 		slices.Sort(want)
 		got := perRequestFiles(t, p.load, 200, 600)
-		t.Logf("%s: %s", p.load, strings.Join(got, " "))
+		t.Logf("%s: %d files: %s", p.load, len(got), strings.Join(got, " "))
+		if len(got) > maxPathFiles {
+			t.Errorf("%s runs %d files, over %d", p.load, len(got), maxPathFiles)
+		}
 		if !slices.Equal(got, want) {
 			t.Errorf("%s runs %v; docs/architecture.md traces %v", p.load, got, want)
 		}

@@ -265,7 +265,9 @@ func (c *call) opDone(o *op) {
 		c.guardLost.Store(true)
 	}
 	if c.left.Add(-1) == 0 {
-		c.unguard()
+		if c.guard != nil {
+			c.unguard()
+		}
 		c.done <- struct{}{}
 	}
 }

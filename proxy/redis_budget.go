@@ -71,7 +71,9 @@ func (b *budget) limitNow() int64 {
 // chargeCopies charges the copies of r's arguments over byRef that are
 // not passed by reference, two more each (as encoded, as written): all of
 // them when r is split over servers, else all but the largest. It fails,
-// without waiting, when the proxy's budget has no room.
+// without waiting, when the proxy's budget has no room. The caller asks
+// it only of a request of over byRef bytes, the only kind that may hold
+// such an argument.
 func (c *redisClient) chargeCopies(r *redisRequest, parts int) error {
 	var copied, largest int64
 	for _, a := range r.req.Args {

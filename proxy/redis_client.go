@@ -194,11 +194,18 @@ var (
 // dispatch starts serving one parsed request: it answers what the proxy
 // answers itself (AUTH, PING, ECHO, QUIT, SELECT, HELLO, and -NOAUTH
 // before the client authenticates, as nutcracker with redis_auth) and
-// sends the rest to the servers its keys are on.
+// sends the rest to the servers its keys are on. What a cluster's client
+// is answered (see redis_cluster.go) is asked only of a pool that answers
+// cluster clients, so that a plain pool's request runs none of it.
 func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
 	r.pool, r.start, r.dialect = p, time.Now(), dialectOf[c.cs.proto]
 	req := &r.req
-	switch moved := c.cs.moved(p, req); {
+	cluster := p.cfg.RedisCluster.Enabled
+	var moved []byte
+	if cluster {
+		moved = c.cs.moved(p, req)
+	}
+	switch {
 	case moved != nil && c.authed:
 		// A leaving proxy's MOVED; queued, it fails the transaction, as
 		// a cluster's does.
@@ -217,7 +224,9 @@ func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
 		}
 	case !c.authed && req.Cmd != redisQuit:
 		r.local = append(r.local, ncNoAuth...)
-	case c.tx.takes(req.Cmd):
+	case req.Cmd.Class() == redis.ClassTransaction || c.tx.multi && req.Cmd != redisQuit:
+		// A transaction command, or any command between MULTI and EXEC
+		// but QUIT: the transaction's (see redis_tx.go).
 		c.transaction(p, r)
 	case req.Cmd.Class() == redis.ClassBlocking:
 		if !c.block(p, r, rd) {
@@ -231,7 +240,7 @@ func (c *redisClient) dispatch(p *pool, r *redisRequest, rd *redis.Reader) {
 		}
 	case req.Cmd == cmdClient:
 		r.local = c.cs.command(r.local, req.Args)
-	case clusterCommand(req.Cmd) && c.cs.cluster(p) != nil:
+	case cluster && clusterCommand(req.Cmd):
 		r.local = c.cs.cluster(p).answer(r.local, req, c.cs.proto)
 	case req.Cmd.Class() == redis.ClassLocal:
 		r.local, r.close = redis.AppendLocal(r.local, req)
@@ -286,7 +295,7 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 		return
 	}
 	parts := r.split.Parts()
-	if err := c.chargeCopies(r, len(parts)); err != nil {
+	if r.req.Size() > byRef && c.chargeCopies(r, len(parts)) != nil { // only an argument over byRef is copied
 		r.local = redis.AppendError(r.local, "OOM the proxy has no room for the request")
 		r.ready()
 		return
@@ -312,7 +321,7 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 // server is out (see outages.fenceReads) - once the split has routed them,
 // so that a server marked down since has its outage open.
 func (c *redisClient) send(p *pool, r *redisRequest, parts []redis.Part) {
-	if r.req.Cmd.ReadOnly() {
+	if r.req.Cmd.ReadOnly() && p.outages.count.Load() != 0 {
 		p.outages.fenceReads(c.place, r.req.NumKeys(), r.req.Key, c.batch.flush)
 	}
 	for i, part := range parts {

@@ -243,10 +243,10 @@ func (cs *redisConnState) cluster(p *pool) *clusterView {
 	return cs.view
 }
 
-// moved returns the MOVED reply to req when p answers cluster clients and
-// this proxy is leaving, nil otherwise.
+// moved returns the MOVED reply to req when this proxy is leaving, nil
+// otherwise; p answers cluster clients (the caller checks).
 func (cs *redisConnState) moved(p *pool, req *redis.Request) []byte {
-	if !p.cfg.RedisCluster.Enabled || req.NumKeys() == 0 {
+	if req.NumKeys() == 0 {
 		return nil
 	}
 	return cs.cluster(p).moved(req.Key(0))

@@ -28,7 +28,9 @@ func (c *redisClient) answer(w *bufio.Writer, round []*redisRequest) bool {
 		<-r.done
 		if err == nil {
 			err = r.writeReply(w)
-			r.sampleTraffic()
+			if r.pool != nil && r.pool.traffic != nil {
+				r.sampleTraffic()
+			}
 		}
 		c.finish(r)
 	}

@@ -15,10 +15,11 @@ import (
 // (MGET merged from several servers, HGET, LRANGE) are left unknown.
 
 // sampleTraffic notes a request whose reply was written in its pool's
-// traffic sample, if the pool keeps one.
+// traffic sample. The caller checks that the pool keeps one (r.pool.traffic),
+// so that a request of a pool that keeps none never comes here.
 func (r *redisRequest) sampleTraffic() {
 	p := r.pool
-	if p == nil || p.traffic == nil || (len(r.ops) == 0 && !r.hot) || r.req.Cmd == nil || r.req.NumKeys() == 0 {
+	if (len(r.ops) == 0 && !r.hot) || r.req.Cmd == nil || r.req.NumKeys() == 0 {
 		return
 	}
 	name := r.req.Cmd.Name()

@@ -78,12 +78,6 @@ var (
 	cmdEcho    = redis.Lookup("echo")
 )
 
-// takes reports whether a request goes to the transaction's handling: a
-// transaction command, or any command between MULTI and EXEC but QUIT.
-func (tx *redisTx) takes(cmd *redis.Command) bool {
-	return cmd.Class() == redis.ClassTransaction || tx.multi && cmd != redisQuit
-}
-
 // transaction serves a transaction command, or queues a command of an
 // open transaction; r's reply is made here.
 func (c *redisClient) transaction(p *pool, r *redisRequest) {

@@ -138,7 +138,10 @@ var widths = map[string]int{
 	// and gives the engine its changes' rules (front.changes): engine ->
 	// config went from 77 to 72.
 	"memcached -> config": 28,
-	"memcached -> engine": 169,
+	// 170: a read asks the pool's outages whether a server is out
+	// (outages.count) before it calls into the fences (fenceReads), so
+	// that a read while every server is up runs nothing of them.
+	"memcached -> engine": 170,
 	// A store's big-key bounds (store.big_key_elements, big_key_bytes).
 	"redis -> config": 39,
 	// A big key's copy (storeMover.copyKey; keyCopy's await, sendRead and
@@ -147,7 +150,9 @@ var widths = map[string]int{
 	// 166: a request's MIGRATE records the key it took off its old
 	// server (storeMove.tookOff). 167: the copies and MIGRATE roles are
 	// the pool's mover's (pool.mover), no longer the pool's own fields.
-	"redis -> engine": 166,
+	// 167: a read asks whether a server is out (outages.count) before
+	// the fences, as a memcached read does.
+	"redis -> engine": 167,
 	"server -> admin": 14,
 	// 76: a start on a state file of other servers serves the pool over
 	// them (overNodes).

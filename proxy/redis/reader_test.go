@@ -251,3 +251,39 @@ func TestLongInline(t *testing.T) {
 		t.Fatalf("long inline: %d keys, %v", req.NumKeys(), err)
 	}
 }
+
+// TestRequestSize: Size is the bytes of a request's arguments together,
+// read as bulk strings or inline, for a small request and a large one,
+// and for a request read into a Request that held a larger one before.
+func TestRequestSize(t *testing.T) {
+	big := strings.Repeat("v", 100000)
+	tests := []struct {
+		name, in string
+		want     int
+	}{
+		{"inline", "GET k\r\n", 4},
+		{"bulk", "*3\r\n$3\r\nSET\r\n$2\r\nkk\r\n$3\r\nabc\r\n", 8},
+		{"large", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100000\r\n" + big + "\r\n", 100004},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := readOne(t, tc.in, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := req.Size(); got != tc.want {
+				t.Errorf("Size() = %d, want %d", got, tc.want)
+			}
+		})
+	}
+	r := NewReader(strings.NewReader("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100000\r\n"+big+"\r\nGET k\r\n"), Limits{})
+	var req Request
+	for i, want := range []int{100004, 4} {
+		if err := r.Read(&req); err != nil {
+			t.Fatal(err)
+		}
+		if got := req.Size(); got != want {
+			t.Errorf("request %d of one Request: Size() = %d, want %d", i, got, want)
+		}
+	}
+}

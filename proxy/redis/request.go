@@ -29,6 +29,10 @@ func (r *Request) Key(i int) []byte { return r.Args[r.keys[i]] }
 // KeyIndex returns the index in Args of the i-th key.
 func (r *Request) KeyIndex(i int) int { return int(r.keys[i]) }
 
+// Size returns the number of bytes of the request's arguments, all of
+// them: no one argument is longer.
+func (r *Request) Size() int { return len(r.buf) }
+
 func (r *Request) reset() {
 	r.Trim()
 	r.Args = r.Args[:0]
