@@ -51,7 +51,7 @@ type placement struct {
 	mig *migration
 	// move is the move of a store's keys that follows the change that
 	// published this placement (see storeMove), or nil.
-	move *storeMove
+	move keyMove
 	// sig is the placement's signature: equal for two placements that
 	// send every key to the same server address.
 	sig string
@@ -61,7 +61,7 @@ type placement struct {
 // from: no migration window is open and no store's move under way (see
 // hotCache).
 func (pl *placement) steady() bool {
-	return (pl.mig == nil || !pl.mig.open()) && (pl.move == nil || pl.move.done.Load())
+	return (pl.mig == nil || !pl.mig.open()) && (pl.move == nil || pl.move.ended())
 }
 
 // configured returns the placement over every configured server, down or

@@ -28,7 +28,7 @@ import (
 // flight, and a pipelining client's earlier requests may be in that pool,
 // waiting to be answered with the round r is read in. The error is what r
 // is answered with.
-func (c *redisClient) moveKeys(p *pool, r *redisRequest, m *storeMove) error {
+func (c *redisClient) moveKeys(p *pool, r *redisRequest, m keyMove) error {
 	read := r.req.Cmd.ReadOnly() && r.req.NumKeys() == 1 // may read a big key where it is
 	moved, err := c.moveEach(p, m, r.start.Add(p.cfg.Timeout), r.req.NumKeys(), r.req.Key, read)
 	r.moved = r.moved || moved
@@ -40,7 +40,8 @@ func (c *redisClient) moveKeys(p *pool, r *redisRequest, m *storeMove) error {
 // the move's placements). A big key it copies in pieces (see keyCopies),
 // and waits for, unless read says the request only reads its one key:
 // that goes to the key's old server while the copy runs (c.fromSource).
-func (c *redisClient) moveEach(p *pool, m *storeMove, deadline time.Time, n int, key func(int) []byte, read bool) (moved bool, err error) {
+func (c *redisClient) moveEach(p *pool, km keyMove, deadline time.Time, n int, key func(int) []byte, read bool) (moved bool, err error) {
+	m, mv := km.(*storeMove), p.mover.(*storeMover)
 	var sc routeScratch
 	var from []*backend
 	for i := range n {
@@ -63,12 +64,12 @@ func (c *redisClient) moveEach(p *pool, m *storeMove, deadline time.Time, n int,
 			}
 		}
 		for _, src := range from {
-			moved, big, err := migrateOne(src, to, key, deadline)
+			moved, big, err := migrateOne(mv.roles, src, to, key, deadline)
 			if !big && err == nil {
 				m.tookOff(src.addr, key)
 			}
 			if big && err == nil {
-				kc := p.mover.copyKey(key, src, copyBig(to, key))
+				kc := mv.copyKey(key, src, copyBig(to, key))
 				if !c.endRound() { // the earlier requests' replies do not wait for it
 					return moved, errClientGone
 				}
@@ -115,14 +116,13 @@ var errMoveFailed = errors.New("the key could not move to its new server")
 // that the key's requests reach src in order. It reports whether src held
 // the key, and whether it is big (see keyCopies): then it is still on src,
 // for the caller to copy.
-func migrateOne(src, dst *backend, key []byte, deadline time.Time) (moved, big bool, err error) {
+func migrateOne(roles *migrateRoles, src, dst *backend, key []byte, deadline time.Time) (moved, big bool, err error) {
 	args, err := migrateArgs(src.pool.cfg, dst)
 	if err != nil {
 		return false, false, err
 	}
 	st := src.pool.cfg.Store
 	req := mover.AppendMigrate(nil, args, [][]byte{key}, int64(st.BigKeyElements), int64(st.BigKeyBytes))
-	roles := src.pool.mover.roles
 	if err := roles.acquire(context.Background(), deadline, src.addr, dst.addr); err != nil {
 		return false, false, err
 	}
@@ -176,9 +176,13 @@ func (redisFront) scan(ctx context.Context, b *backend, cursor string, count int
 	return out, string(next), nil
 }
 
-// moveFrom moves the keys src holds that job sends elsewhere with
+// moveFrom moves every key src holds that job.dest sends elsewhere, each
+// with its time to live, as one step per key on src, with
 // proxy/internal/mover: SCAN on a connection of its own, MIGRATE ...
-// KEYS on a few more, each connection dialed once for the move.
+// REPLACE KEYS on a few more, each connection dialed once for the move.
+// It waits on job before each batch and tells it what moved; it returns
+// nil once it has been through src, and an error only when ctx ends or
+// job stops it.
 func (redisFront) moveFrom(ctx context.Context, src *backend, job *moveJob) error {
 	cfg := src.pool.cfg
 	plan := &redisMovePlan{job: job, cfg: cfg, dsts: map[string]*backend{}}

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/proxy/internal/pace"
 )
 
@@ -95,6 +94,15 @@ type storeMove struct {
 // is not open yet: the client may try again.
 var errMoveClosed = errors.New("the key is moving to another server, and the move waits for every proxy to place by the new placement: try again")
 
+// moveOf returns the store's move pl carries, or nil.
+func moveOf(pl *placement) *storeMove {
+	m, _ := pl.move.(*storeMove)
+	return m
+}
+
+// ended reports whether the mover has been through every old server.
+func (m *storeMove) ended() bool { return m.done.Load() }
+
 // isOpen reports whether keys may move.
 func (m *storeMove) isOpen() bool {
 	select {
@@ -158,10 +166,11 @@ func (m *storeMove) placedOn(key []byte, src *backend, sc *routeScratch) bool {
 // prev: over prev when the change moved keys, and over the placements of
 // prev's move when it had not ended; nil when no key is anywhere but
 // where pl puts it. The caller holds placeMu (the placing's lock).
-func (mv *storeMover) after(prev, pl *placement) *storeMove {
+func (mv *storeMover) after(prev, pl *placement) keyMove {
 	if !mv.cfg.Store.Enabled || prev == nil {
 		return nil
 	}
+	prevMove := moveOf(prev)
 	var priors []*prior
 	add := func(v *prior) {
 		if v.pl.sig != pl.sig && !slices.ContainsFunc(priors, func(w *prior) bool { return w.pl.sig == v.pl.sig }) {
@@ -169,7 +178,7 @@ func (mv *storeMover) after(prev, pl *placement) *storeMove {
 		}
 	}
 	add(mv.byShard(mv.priors.priorOf(prev)))
-	if old := prev.move; old != nil && !old.done.Load() {
+	if old := prevMove; old != nil && !old.done.Load() {
 		for _, v := range mv.priors.remapPriors(old.priors) {
 			add(mv.byShard(v))
 		}
@@ -179,7 +188,7 @@ func (mv *storeMover) after(prev, pl *placement) *storeMove {
 	}
 	m := &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: mv.steadyP99()}
 	// An operator's pause holds through a change that extends the move.
-	m.paused.Store(prev.move != nil && !prev.move.done.Load() && prev.move.paused.Load())
+	m.paused.Store(prevMove != nil && !prevMove.done.Load() && prevMove.paused.Load())
 	return m
 }
 
@@ -227,16 +236,25 @@ func (mv *storeMover) byShard(v *prior) *prior {
 	return &prior{pl: &cp, down: v.down}
 }
 
-// movePlacement is a placement a move follows, as the state file records
-// it: the settings that decide it, its servers in the order it takes
-// them, the algorithm's state for kolco's distributions, and its
-// signature, which the placement rebuilt from them must have.
-type movePlacement struct {
-	distribution, hash, keyHash, hashTag string
-	vnodes                               int
-	nodes                                []kolco.Node
-	state                                []byte
-	sig                                  string
+// record returns the placements the move under way follows, for the state
+// file, and whether an operator paused it; nil when none is under way.
+func (mv *storeMover) record() ([]movePlacement, bool) {
+	m := moveOf(mv.place.Load())
+	if m == nil || m.done.Load() {
+		return nil, false
+	}
+	return mv.placements(m), m.paused.Load()
+}
+
+// pause pauses the mover of the move under way, or lets it go on; false
+// when none is under way.
+func (mv *storeMover) pause(on bool) bool {
+	m := moveOf(mv.place.Load())
+	if m == nil || m.done.Load() {
+		return false
+	}
+	m.paused.Store(on)
+	return true
 }
 
 // placements returns the placements m follows, newest first, as a
@@ -276,8 +294,9 @@ func (mv *storeMover) resume(records []movePlacement, paused bool) error {
 		return nil
 	}
 	cp := *cur
-	cp.move = &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: mv.steadyP99()}
-	cp.move.paused.Store(paused)
+	m := &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: mv.steadyP99()}
+	m.paused.Store(paused)
+	cp.move = m
 	mv.pool.publish(&cp)
 	mv.log.Info("store move resumed from the state file", "placements", len(priors))
 	return nil

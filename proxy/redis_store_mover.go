@@ -75,7 +75,7 @@ func (mv *storeMover) run(m *storeMove) bool {
 		go func() {
 			defer wg.Done()
 			job := &moveJob{mv: mv, m: m, src: src, window: window, limit: newRate(mv.cfg.Store.Rate), ss: m.stats.source(src.addr), hours: hours}
-			if err := mv.front.moveFrom(mv.moveCtx, src, job); err != nil || mv.place.Load().move != m {
+			if err := (redisFront{}).moveFrom(mv.moveCtx, src, job); err != nil || moveOf(mv.place.Load()) != m {
 				all.Store(false)
 				return
 			}
@@ -84,7 +84,7 @@ func (mv *storeMover) run(m *storeMove) bool {
 		}()
 	}
 	wg.Wait()
-	if !all.Load() || mv.place.Load().move != m {
+	if !all.Load() || moveOf(mv.place.Load()) != m {
 		return false
 	}
 	m.restarted = restartedSince(mv.moveCtx, mv.front, m)
@@ -138,16 +138,6 @@ func restartedSince(ctx context.Context, f front, m *storeMove) []RestartedServe
 	}
 	slices.SortFunc(out, func(a, b RestartedServer) int { return strings.Compare(a.Addr, b.Addr) })
 	return out
-}
-
-// RestartedServer is a server that started again while a store's move
-// ran, as last_move reports it: the keys it held when the move began (0
-// when it was only a target) and those it holds now (-1: it could not be
-// asked).
-type RestartedServer struct {
-	Addr  string `json:"addr"`
-	Held  int64  `json:"held_when_the_move_began"`
-	Holds int64  `json:"holds_now"`
 }
 
 // shareSample is how many made-up keys moveShares places: a few thousand
@@ -243,7 +233,7 @@ type moveJob struct {
 // dest returns the server key goes to, or nil when it stays on src.
 func (j *moveJob) dest(key []byte) *backend {
 	pl := j.mv.place.Load()
-	if pl.move != j.m {
+	if moveOf(pl) != j.m {
 		return nil // replaced: wait stops the move
 	}
 	owners := pl.route(key, false, &j.sc)
@@ -300,7 +290,7 @@ func (j *moveJob) admits(worker int) bool {
 // fails with errMoveReplaced.
 func (j *moveJob) wait(ctx context.Context) error {
 	for {
-		if ctx.Err() != nil || j.mv.place.Load().move != j.m {
+		if ctx.Err() != nil || moveOf(j.mv.place.Load()) != j.m {
 			return errMoveReplaced
 		}
 		outside := !j.hours.contains(time.Now())

@@ -252,26 +252,3 @@ func (st *moveStats) source(addr string) *sourceStats {
 	v, _ := st.bySource.LoadOrStore(addr, ss)
 	return v.(*sourceStats)
 }
-
-// moveSummary is a store's last move, kept after it ended until the
-// next: when it ended, the keys and bytes it moved, how long it took,
-// and the clients' p99 before it, at its worst interval meanwhile, the
-// bound the mover kept it under and how many times it slowed down.
-type moveSummary struct {
-	ended               time.Time
-	keys, bytes         int64
-	took                time.Duration
-	steady, peak, bound time.Duration
-	slowed              int
-	// serverRate is the keys a second its busiest old server sent, over
-	// the time from the move's opening to its end: the pace the next
-	// move is predicted at, as kolco plan predicts one. predicted is what
-	// this move was predicted to take so (0: no move before it measured
-	// one).
-	serverRate float64
-	predicted  time.Duration
-	// moved is the mover's time: from the move's opening to its end.
-	moved time.Duration
-	// restarted are the servers that started again while it ran.
-	restarted []RestartedServer
-}
