@@ -56,6 +56,9 @@ type storeMover struct {
 	// piece by piece (see keyCopies).
 	roles  *migrateRoles
 	copies *keyCopies
+	// args are a request's MIGRATE arguments to each new server, by
+	// its backend (see argsTo).
+	args sync.Map
 
 	// predecessorDrained is closed when the pool this one replaced has
 	// answered its requests in flight, which a move waits for (the

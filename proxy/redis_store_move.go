@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -90,10 +89,6 @@ type storeMove struct {
 	restarted []RestartedServer
 }
 
-// errMoveClosed is the error of a request for a moving key while the move
-// is not open yet: the client may try again.
-var errMoveClosed = errors.New("the key is moving to another server, and the move waits for every proxy to place by the new placement: try again")
-
 // moveOf returns the store's move pl carries, or nil.
 func moveOf(pl *placement) *storeMove {
 	m, _ := pl.move.(*storeMove)
@@ -102,48 +97,6 @@ func moveOf(pl *placement) *storeMove {
 
 // ended reports whether the mover has been through every old server.
 func (m *storeMove) ended() bool { return m.done.Load() }
-
-// isOpen reports whether keys may move.
-func (m *storeMove) isOpen() bool {
-	select {
-	case <-m.open:
-		return true
-	default:
-		return false
-	}
-}
-
-// wait waits until keys may move, up to deadline.
-func (m *storeMove) wait(deadline time.Time) error {
-	if m.isOpen() {
-		return nil
-	}
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
-	select {
-	case <-m.open:
-		return nil
-	case <-t.C:
-		return errMoveClosed
-	}
-}
-
-// sources appends to dst the servers key may be on other than n, its
-// server now: its servers under the move's placements, each once, but
-// those the mover has been through, and those a MIGRATE took key off
-// already (see goneKeys). Such a server does not hold the key: SCAN
-// lists every key present for the whole listing, the mover moved each,
-// and since the move opened no request writes a moving key to its old
-// server.
-func (m *storeMove) sources(dst []*backend, key []byte, n *backend, sc *routeScratch) []*backend {
-	for _, v := range m.priors {
-		if o := v.owner(key, sc); o != nil && o.addr != n.addr && !slices.ContainsFunc(dst, func(b *backend) bool { return b.addr == o.addr }) &&
-			!m.sourceDone(o.addr) && !m.goneFrom(o.addr, key) {
-			dst = append(dst, o)
-		}
-	}
-	return dst
-}
 
 // placedOn reports whether one of the placements the move follows puts
 // key on src. A key src holds that none puts there was written there

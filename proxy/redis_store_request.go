@@ -5,17 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/kolco-dev/kolco/proxy/internal/mover"
-	"github.com/kolco-dev/kolco/proxy/redis"
 )
 
-// A Redis store's moves (see storeMove): the request's side, which moves
-// a request's keys before the request goes to their servers, and the
-// mover's, which lists a server's keys and moves them in batches.
+// A Redis store's move as a request sees it (see storeMove): before a
+// request goes to its keys' servers, each key that may not be there yet
+// moves there from the servers it had under the move's placements, one
+// MIGRATE each. What a request asks of the move sits here with it -
+// whether the move is open, where a key may be, which keys a MIGRATE took
+// off a server already, the roles that keep MIGRATEs from waiting on each
+// other - so that a request for a moving key runs this file of the move's
+// and no other; the rest of the move (its loop, the mover, its figures,
+// big keys' copies) runs beside the requests, not in them.
 
 // moveKeys moves each key of r that may not be on its server yet there
 // from the servers it had under the move's placements, one MIGRATE each,
@@ -64,7 +70,7 @@ func (c *redisClient) moveEach(p *pool, km keyMove, deadline time.Time, n int, k
 			}
 		}
 		for _, src := range from {
-			moved, big, err := migrateOne(mv.roles, src, to, key, deadline)
+			moved, big, err := mv.migrateOne(src, to, key, deadline)
 			if !big && err == nil {
 				m.tookOff(src.addr, key)
 			}
@@ -116,13 +122,14 @@ var errMoveFailed = errors.New("the key could not move to its new server")
 // that the key's requests reach src in order. It reports whether src held
 // the key, and whether it is big (see keyCopies): then it is still on src,
 // for the caller to copy.
-func migrateOne(roles *migrateRoles, src, dst *backend, key []byte, deadline time.Time) (moved, big bool, err error) {
-	args, err := migrateArgs(src.pool.cfg, dst)
+func (mv *storeMover) migrateOne(src, dst *backend, key []byte, deadline time.Time) (moved, big bool, err error) {
+	args, err := mv.argsTo(dst)
 	if err != nil {
 		return false, false, err
 	}
 	st := src.pool.cfg.Store
 	req := mover.AppendMigrate(nil, args, [][]byte{key}, int64(st.BigKeyElements), int64(st.BigKeyBytes))
+	roles := mv.roles
 	if err := roles.acquire(context.Background(), deadline, src.addr, dst.addr); err != nil {
 		return false, false, err
 	}
@@ -137,6 +144,21 @@ func migrateOne(roles *migrateRoles, src, dst *backend, key []byte, deadline tim
 	}
 	n, bigKeys, err := mover.ParseMigrate(ro.reply, 1)
 	return n > 0, len(bigKeys) > 0, err
+}
+
+// argsTo returns migrateArgs of the pool's configuration for dst, made
+// once for each server the move sends keys to: a request's MIGRATE reads
+// them, where it built them each time, asking the configuration for
+// dst's password.
+func (mv *storeMover) argsTo(dst *backend) ([][]byte, error) {
+	if a, ok := mv.args.Load(dst); ok {
+		return a.([][]byte), nil
+	}
+	a, err := migrateArgs(mv.cfg, dst)
+	if err == nil {
+		mv.args.Store(dst, a)
+	}
+	return a, err
 }
 
 // migrateArgs returns the arguments, up to KEYS, of the MIGRATE that
@@ -159,94 +181,181 @@ func migrateArgs(cfg *PoolConfig, dst *backend) ([][]byte, error) {
 	return args, nil
 }
 
-// scan lists keys of b with SCAN.
-func (redisFront) scan(ctx context.Context, b *backend, cursor string, count int) ([]string, string, error) {
-	replies, err := redisAsk(ctx, b, redis.AppendArgs(nil, [][]byte{[]byte("SCAN"), []byte(cursor), []byte("COUNT"), []byte(strconv.Itoa(count))}), 1)
-	if err != nil {
-		return nil, "", err
+// errMoveClosed is the error of a request for a moving key while the move
+// is not open yet: the client may try again.
+var errMoveClosed = errors.New("the key is moving to another server, and the move waits for every proxy to place by the new placement: try again")
+
+// isOpen reports whether keys may move.
+func (m *storeMove) isOpen() bool {
+	select {
+	case <-m.open:
+		return true
+	default:
+		return false
 	}
-	next, keys, err := redis.ParseScan(replies[0])
-	if err != nil {
-		return nil, "", err
+}
+
+// wait waits until keys may move, up to deadline.
+func (m *storeMove) wait(deadline time.Time) error {
+	if m.isOpen() {
+		return nil
 	}
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		out[i] = string(k)
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-m.open:
+		return nil
+	case <-t.C:
+		return errMoveClosed
 	}
-	return out, string(next), nil
 }
 
-// moveFrom moves every key src holds that job.dest sends elsewhere, each
-// with its time to live, as one step per key on src, with
-// proxy/internal/mover: SCAN on a connection of its own, MIGRATE ...
-// REPLACE KEYS on a few more, each connection dialed once for the move.
-// It waits on job before each batch and tells it what moved; it returns
-// nil once it has been through src, and an error only when ctx ends or
-// job stops it.
-func (redisFront) moveFrom(ctx context.Context, src *backend, job *moveJob) error {
-	cfg := src.pool.cfg
-	plan := &redisMovePlan{job: job, cfg: cfg, dsts: map[string]*backend{}}
-	return mover.Run(ctx, func(ctx context.Context) (net.Conn, error) { return redisDial(ctx, src, redis.RESP2) }, plan, mover.Config{
-		Conns: moveConns, Slice: job.slice(), MaxBatch: job.maxBatch(), Timeout: cfg.Timeout,
-		MigrateTimeout: cfg.Timeout + 10*time.Duration(cfg.Store.MigrateTimeout)*time.Millisecond, MaxReply: cfg.MaxValueSize,
-		BigElements: int64(cfg.Store.BigKeyElements), BigBytes: int64(cfg.Store.BigKeyBytes),
-	})
-}
-
-// redisMovePlan is a moveJob as the mover asks it, by the servers'
-// addresses.
-type redisMovePlan struct {
-	job *moveJob
-	cfg *PoolConfig
-	// mu guards dsts, the servers Dest named, by address.
-	mu   sync.Mutex
-	dsts map[string]*backend
-}
-
-func (r *redisMovePlan) Dest(key []byte) string {
-	if mover.Reserved(key) {
-		return "" // a copy's own, on its server (see mover.Copy)
+// sources appends to dst the servers key may be on other than n, its
+// server now: its servers under the move's placements, each once, but
+// those the mover has been through, and those a MIGRATE took key off
+// already (see goneKeys). Such a server does not hold the key: SCAN
+// lists every key present for the whole listing, the mover moved each,
+// and since the move opened no request writes a moving key to its old
+// server.
+func (m *storeMove) sources(dst []*backend, key []byte, n *backend, sc *routeScratch) []*backend {
+	for _, v := range m.priors {
+		if o := v.owner(key, sc); o != nil && o.addr != n.addr && !slices.ContainsFunc(dst, func(b *backend) bool { return b.addr == o.addr }) &&
+			!m.sourceDone(o.addr) && !m.goneFrom(o.addr, key) {
+			dst = append(dst, o)
+		}
 	}
-	b := r.job.dest(key)
-	if b == nil {
-		return ""
+	return dst
+}
+
+// sourceDone reports whether the mover has been through the old server
+// at addr.
+func (m *storeMove) sourceDone(addr string) bool {
+	v, ok := m.stats.bySource.Load(addr)
+	return ok && v.(*sourceStats).done.Load()
+}
+
+// goneFrom reports whether a MIGRATE took key off the old server at addr
+// during the move (see goneKeys).
+func (m *storeMove) goneFrom(addr string, key []byte) bool {
+	v, ok := m.stats.bySource.Load(addr)
+	return ok && v.(*sourceStats).gone.has(key)
+}
+
+// tookOff records that a request's MIGRATE took key off the old server
+// at addr (see goneKeys).
+func (m *storeMove) tookOff(addr string, key []byte) { m.stats.source(addr).gone.add(key) }
+
+// source returns the figures of the old server at addr.
+func (st *moveStats) source(addr string) *sourceStats {
+	if v, ok := st.bySource.Load(addr); ok {
+		return v.(*sourceStats)
 	}
-	r.mu.Lock()
-	r.dsts[b.addr] = b
-	r.mu.Unlock()
-	return b.addr
+	ss := new(sourceStats)
+	ss.share.Store(-1)
+	v, _ := st.bySource.LoadOrStore(addr, ss)
+	return v.(*sourceStats)
 }
 
-func (r *redisMovePlan) dst(addr string) *backend {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.dsts[addr]
+// goneKeys are keys a MIGRATE took off an old server during a move, by
+// the mover or by a request (moved, or not there: a MIGRATE of a key the
+// server does not hold answers NOKEY). Since the move opened no request
+// writes a moving key to its old server, so such a key is not there for
+// the rest of the move, and a request for it goes to its new server
+// without a MIGRATE of its own. That MIGRATE, one key and NOKEY, cost
+// little on the server but waited behind the mover's there: a fifth of
+// the clients' requests while a fifth server was added, the slowest of
+// them. Up to goneMax keys are kept for each old server, some 60 bytes
+// each beside the key; past that a request MIGRATEs as before.
+type goneKeys struct {
+	// mu guards keys.
+	mu   sync.RWMutex
+	keys map[string]struct{}
 }
 
-func (r *redisMovePlan) Migrate(dst string) ([][]byte, error) { return migrateArgs(r.cfg, r.dst(dst)) }
+// goneMax bounds the keys a goneKeys keeps: some 20 MB with keys of 20
+// bytes.
+const goneMax = 1 << 18
 
-func (r *redisMovePlan) Big(ctx context.Context, dst string, key []byte) error {
-	return r.job.bigKey(ctx, key, copyBig(r.dst(dst), key))
-}
-
-func (r *redisMovePlan) Admits(worker int) bool { return r.job.admits(worker) }
-
-func (r *redisMovePlan) Wait(ctx context.Context, _ int) error { return r.job.wait(ctx) }
-
-func (r *redisMovePlan) Hold(ctx context.Context, dst string) (func(), error) {
-	return r.job.hold(ctx, r.dst(dst))
-}
-
-func (r *redisMovePlan) Scanned(n int) { r.job.scanned(n) }
-
-func (r *redisMovePlan) Moved(dst string, keys [][]byte, bytes int64, took time.Duration) {
-	r.job.moved(r.dst(dst), keys, bytes, took)
-}
-
-func (r *redisMovePlan) Failed(dst string, err error) {
-	var b *backend
-	if dst != "" {
-		b = r.dst(dst)
+// add records keys.
+func (g *goneKeys) add(keys ...[]byte) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.keys == nil {
+		g.keys = make(map[string]struct{})
 	}
-	r.job.failed(b, err)
+	for _, k := range keys {
+		if len(g.keys) >= goneMax {
+			return
+		}
+		g.keys[string(k)] = struct{}{}
+	}
+}
+
+// has reports whether key is recorded.
+func (g *goneKeys) has(key []byte) bool {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	_, ok := g.keys[string(key)]
+	return ok
+}
+
+// migrateRoles keeps a proxy's MIGRATEs from waiting on each other. A
+// MIGRATE blocks its source until the target answers, and a server that
+// is itself in a MIGRATE answers nothing meanwhile: a MIGRATE from A to B
+// and one from B to A at once each wait for the other until
+// migrate_timeout, and so does any cycle of them. So a server is, at any
+// moment, the source of a proxy's MIGRATEs or their target, never both;
+// MIGRATEs in one direction run side by side. The roles outlive a reload:
+// the pool that replaces another takes its roles with its MIGRATEs in
+// flight.
+type migrateRoles struct {
+	mu      sync.Mutex
+	role    map[string]int // > 0: the source of that many; < 0: the target
+	changed chan struct{}  // closed and replaced when a MIGRATE ends
+}
+
+func newMigrateRoles() *migrateRoles {
+	return &migrateRoles{role: map[string]int{}, changed: make(chan struct{})}
+}
+
+// acquire waits until src may be a source and dst a target, and takes
+// both roles; it fails when ctx ends or at deadline (none when zero).
+func (m *migrateRoles) acquire(ctx context.Context, deadline time.Time, src, dst string) error {
+	var timer <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		timer = t.C
+	}
+	for {
+		m.mu.Lock()
+		if m.role[src] >= 0 && m.role[dst] <= 0 {
+			m.role[src]++
+			m.role[dst]--
+			m.mu.Unlock()
+			return nil
+		}
+		changed := m.changed
+		m.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer:
+			return fmt.Errorf("%s is the target of a MIGRATE still running, or %s its source", src, dst)
+		}
+	}
+}
+
+// release gives back the roles acquire took.
+func (m *migrateRoles) release(src, dst string) {
+	m.mu.Lock()
+	for addr, d := range map[string]int{src: -1, dst: 1} {
+		if m.role[addr] += d; m.role[addr] == 0 {
+			delete(m.role, addr)
+		}
+	}
+	close(m.changed)
+	m.changed = make(chan struct{})
+	m.mu.Unlock()
 }
