@@ -195,8 +195,7 @@ func (e poolEntry) status() PoolStatus {
 		ps.SweepDeferred = *why
 	}
 	ps.StateMissing = p.stats.stateMissing.Load()
-	ps.Move = p.mover.status()
-	ps.LastMove = p.mover.last()
+	ps.Move, ps.LastMove = p.mover.status()
 	ps.Failovers, _ = p.stats.failovers.snapshot()
 	ps.Traffic = p.traffic.status(p.place.Load(), p.hot)
 	return ps

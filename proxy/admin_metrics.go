@@ -131,7 +131,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 // collectMove reports a store's move.
 func collectMove(ch chan<- prometheus.Metric, p *pool) {
 	ch <- prometheus.MustNewConstMetric(descStoreMoved, prometheus.CounterValue, float64(p.stats.storeMoved.Load()), p.name)
-	ms := p.mover.status()
+	ms, _ := p.mover.status()
 	ch <- prometheus.MustNewConstMetric(descStoreMoving, prometheus.GaugeValue, b2f(ms != nil), p.name)
 	if ms == nil {
 		return

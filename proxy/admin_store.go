@@ -12,16 +12,15 @@ func (a *adminReads) handleMove(mux *http.ServeMux) {
 			if p == nil {
 				return
 			}
-			m := p.place.Load().move
-			if m == nil || m.done.Load() {
+			if !p.mover.pause(action == "pause") {
 				writeJSON(w, http.StatusConflict, adminError{"the pool moves no keys now"})
 				return
 			}
-			m.paused.Store(action == "pause")
 			// Recorded before the answer, so that a restart right after
 			// keeps the pause.
 			a.rewriteState()
-			writeJSON(w, http.StatusOK, p.mover.status())
+			ms, _ := p.mover.status()
+			writeJSON(w, http.StatusOK, ms)
 		})
 	}
 }

@@ -109,6 +109,17 @@ func (b *backend) sendKeyed(o *op, h uint64) {
 	conns[h%uint64(len(conns))].send(b.pool.ctx, o)
 }
 
+// keyHash returns FNV-1a of key: it picks a key's stripe and the
+// connection its reads and deletes at a previous server take.
+func keyHash(key []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range key {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
 // op is one request to one server and, once done, its reply: what the
 // engine sends and the server's reader answers, in every protocol.
 type op struct {

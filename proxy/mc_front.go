@@ -43,9 +43,8 @@ func (memcacheFront) scan(context.Context, *backend, string, int) ([]string, str
 	return nil, "", errNotStore
 }
 
-func (memcacheFront) moveFrom(context.Context, *backend, *moveJob) error {
-	return errNotStore
-}
+// moves: a memcached pool is no store, and moves no keys.
+func (memcacheFront) moves(*pool) keyMoves { return noMoves{} }
 
 func (memcacheFront) instance(context.Context, *backend) (string, error) {
 	return "", errNotStore

@@ -114,31 +114,6 @@ func (m *migration) fallbackFound(found bool) {
 	}
 }
 
-// prior is a placement as it was when a change replaced it: where it sent
-// each key. Its servers are the pool's own backends, or former ones for
-// addresses the pool no longer has (see migrations.backendFor).
-type prior struct {
-	pl *placement
-	// down marks, by index in pl.servers, the servers down when the
-	// placement was replaced, for the stand-ins of kolco's
-	// distributions under rehash: the writes of a down server's keys
-	// went to them.
-	down []bool
-}
-
-// owner returns the server that held key under v, or nil.
-func (v *prior) owner(key []byte, sc *routeScratch) *backend {
-	pl := v.pl
-	if len(pl.servers) == 0 {
-		return nil
-	}
-	i := pl.pick.Index(key)
-	if pl.skipDown && v.down[i] {
-		return pl.standInBy(key, sc, v.down)
-	}
-	return pl.servers[i]
-}
-
 // signature returns what decides where pl sends each key, down to the
 // servers' addresses: two placements of equal signatures move no key
 // between servers. For kolco's distributions it is the layout's
@@ -341,17 +316,6 @@ type stripe struct {
 }
 
 type stripes [nStripes]stripe
-
-// keyHash returns FNV-1a of key: it picks a key's stripe and the
-// connection its reads and deletes at a previous server take.
-func keyHash(key []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range key {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h
-}
 
 func (s *stripes) of(h uint64) *stripe { return &s[h%nStripes] }
 

@@ -103,15 +103,6 @@ func (ms *migrations) publish(pl *placement) {
 	}
 }
 
-// wake wakes the loop of a store's move after a placement is published
-// (see placing.publish).
-func (mv *storeMover) wake() {
-	select {
-	case mv.changed <- struct{}{}:
-	default: // the loop is awake already, or not started
-	}
-}
-
 // start starts the loop that closes windows and sweeps, under wg; it
 // stops when ctx, the pool's, ends.
 func (ms *migrations) start(ctx context.Context, wg *sync.WaitGroup) {

@@ -98,11 +98,19 @@ func storeMovingSets(t *testing.T, count int) {
 // a reader of the page follows a request through at most that many.
 const maxPathFiles = 8
 
-// The paths docs/architecture.md traces, by the heading of each, and the
-// load of TestRequestPathLoad that runs it.
-var tracedPaths = []struct{ heading, load string }{
-	{"### A memcached get", "memcached"},
-	{"### A Redis GET", "redis"},
+// The paths docs/architecture.md traces, by the heading of each, the load
+// of TestRequestPathLoad that runs it, and the most files it may run:
+// maxPathFiles, but for the SET of a key a store's move has yet to move,
+// whose table has 9 (the GET's and the store's request file) and which
+// runs more: bringing it to maxPathFiles is open work, and the bound
+// keeps it from growing meanwhile.
+var tracedPaths = []struct {
+	heading, load string
+	most          int
+}{
+	{"### A memcached get", "memcached", maxPathFiles},
+	{"### A Redis GET", "redis", maxPathFiles},
+	{"### A Redis SET of a key a store's move has yet to move", "redis-store-moving", maxPathFiles + 1},
 }
 
 // traceStep is a row of a traced path: a file, its wing, and the
@@ -186,8 +194,13 @@ func declarations(t *testing.T) (byFile map[string][]string, types map[string]bo
 
 // traceWing returns the wing the document names a file's by: the
 // engine's by the prefix of the file's name (pool, place, backend,
-// migration, io), the others' by their wing.
+// migration, io), a Redis store's move (redis_store_*.go) as store, a part
+// of the redis wing beside its front as the engine's parts are parts, the
+// others' by their wing.
 func traceWing(file string) string {
+	if strings.HasPrefix(file, "redis_store") {
+		return "store"
+	}
 	if w := wingOf(file); w != "engine" {
 		return w
 	}
@@ -198,7 +211,7 @@ func traceWing(file string) string {
 // TestArchitectureTrace holds the paths docs/architecture.md traces to the
 // code: each function of the package it names is declared in the file it
 // names, a wing has at most two files on a path, no file comes twice, and
-// a path has at most maxPathFiles files.
+// a path has at most the files tracedPaths allows it.
 func TestArchitectureTrace(t *testing.T) {
 	b, err := os.ReadFile("../docs/architecture.md")
 	if err != nil {
@@ -210,8 +223,8 @@ func TestArchitectureTrace(t *testing.T) {
 			files := map[string]bool{}
 			perWing := map[string]int{}
 			steps := readTrace(t, string(b), p.heading)
-			if len(steps) > maxPathFiles {
-				t.Errorf("%d files, over %d", len(steps), maxPathFiles)
+			if len(steps) > p.most {
+				t.Errorf("%d files, over %d", len(steps), p.most)
 			}
 			for _, st := range steps {
 				if files[st.file] {
@@ -238,10 +251,10 @@ func TestArchitectureTrace(t *testing.T) {
 	}
 }
 
-// TestRequestPathFiles measures the files of the package a memcached get
-// and a Redis GET run, by statement counts, and fails unless they are the
-// files docs/architecture.md traces, at most maxPathFiles; it logs those a SET of a key a store's
-// move has yet to move runs, which the page does not trace yet.
+// TestRequestPathFiles measures the files of the package a memcached get,
+// a Redis GET and a SET of a key a store's move has yet to move run, by
+// statement counts, and fails unless they are the files
+// docs/architecture.md traces, at most as many as tracedPaths allows.
 func TestRequestPathFiles(t *testing.T) {
 	if os.Getenv("KOLCO_REQUEST_PATH") == "" {
 		t.Skip("set KOLCO_REQUEST_PATH=1 to measure the files a request runs")
@@ -258,16 +271,13 @@ func TestRequestPathFiles(t *testing.T) {
 		slices.Sort(want)
 		got := perRequestFiles(t, p.load, 200, 600)
 		t.Logf("%s: %d files: %s", p.load, len(got), strings.Join(got, " "))
-		if len(got) > maxPathFiles {
-			t.Errorf("%s runs %d files, over %d", p.load, len(got), maxPathFiles)
+		if len(got) > p.most {
+			t.Errorf("%s runs %d files, over %d", p.load, len(got), p.most)
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("%s runs %v; docs/architecture.md traces %v", p.load, got, want)
 		}
 	}
-	// Not traced yet: a SET of a key a store's move has yet to move.
-	got := perRequestFiles(t, "redis-store-moving", 200, 600)
-	t.Logf("redis-store-moving: %d files: %s", len(got), strings.Join(got, " "))
 }
 
 // perRequestFiles returns the files with a statement that ran at least

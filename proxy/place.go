@@ -51,7 +51,7 @@ type placement struct {
 	mig *migration
 	// move is the move of a store's keys that follows the change that
 	// published this placement (see storeMove), or nil.
-	move *storeMove
+	move keyMove
 	// sig is the placement's signature: equal for two placements that
 	// send every key to the same server address.
 	sig string
@@ -61,7 +61,7 @@ type placement struct {
 // from: no migration window is open and no store's move under way (see
 // hotCache).
 func (pl *placement) steady() bool {
-	return (pl.mig == nil || !pl.mig.open()) && (pl.move == nil || pl.move.done.Load())
+	return (pl.mig == nil || !pl.mig.open()) && (pl.move == nil || pl.move.ended())
 }
 
 // configured returns the placement over every configured server, down or
@@ -346,3 +346,28 @@ func (k *kolcoPicker) Replicas(dst []int, buf []kolco.Node, key []byte, n int) (
 // only hashes it and keeps nothing: the request buffer is not reused until
 // the lookup returns. Copying would cost one allocation per request.
 func keyString(key []byte) string { return bytestr.String(key) }
+
+// prior is a placement as it was when a change replaced it: where it sent
+// each key. Its servers are the pool's own backends, or former ones for
+// addresses the pool no longer has (see migrations.backendFor).
+type prior struct {
+	pl *placement
+	// down marks, by index in pl.servers, the servers down when the
+	// placement was replaced, for the stand-ins of kolco's
+	// distributions under rehash: the writes of a down server's keys
+	// went to them.
+	down []bool
+}
+
+// owner returns the server that held key under v, or nil.
+func (v *prior) owner(key []byte, sc *routeScratch) *backend {
+	pl := v.pl
+	if len(pl.servers) == 0 {
+		return nil
+	}
+	i := pl.pick.Index(key)
+	if pl.skipDown && v.down[i] {
+		return pl.standInBy(key, sc, v.down)
+	}
+	return pl.servers[i]
+}

@@ -50,11 +50,11 @@ type placeWindows interface {
 	followReturn() bool
 }
 
-// placeMoves is what placing asks of a store's mover (storeMover): the
+// placeMoves is what placing asks of a store's moves (keyMoves): the
 // move that follows a change of placement, and a wake for its loop once
 // a placement is published.
 type placeMoves interface {
-	after(prev, pl *placement) *storeMove
+	after(prev, pl *placement) keyMove
 	wake()
 }
 

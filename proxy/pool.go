@@ -66,9 +66,9 @@ type pool struct {
 	// opens only once there are none (see storeMover.open), and the fleet
 	// hears of them as of a retiring pool.
 	lateWrites *atomic.Int64
-	// mover is the pool's side of a store's moves (see storeMover), made
-	// with the pool; its loop runs in a store only.
-	mover *storeMover
+	// mover is the pool's side of a store's moves (see keyMoves), made
+	// with the pool by its front; its loop runs in a store only.
+	mover keyMoves
 	// nudgeSource, set for a pool on a membership source that can be
 	// asked again at once (Sentinel), is called when a server fails or
 	// answers as a replica: its address may have changed.
@@ -170,7 +170,7 @@ func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 		p.nudgeSource = spec.members.nudge
 	}
 	p.mig = newMigrations(p)
-	p.mover = newStoreMover(p)
+	p.mover = p.front.moves(p)
 	pg.mig, pg.mover = p.mig, p.mover
 	if err := pg.follow(from, prev); err != nil {
 		return nil, placementError(p.name, err)
@@ -191,8 +191,9 @@ func (p *pool) inherit(old *pool) error {
 	for _, b := range old.backends {
 		was[id{b.name(), b.addr}] = b
 	}
-	// A store's move waits for old's requests in flight.
-	p.mover.predecessorDrained = old.requests.drained
+	// A store's move shares old's MIGRATEs and copies, and waits for
+	// old's requests in flight.
+	p.mover.inherit(old.mover, old.requests.drained)
 	p.mig.stripes = old.mig.stripes // fallbacks and writes in flight in old order with p's
 	// Writes in flight in old hold off p's returns.
 	p.outages.returns = old.outages.returns

@@ -57,12 +57,9 @@ type front interface {
 	// holds reports whether b holds each of keys, asked on a connection
 	// of its own.
 	holds(ctx context.Context, b *backend, keys []string) ([]bool, error)
-	// moveFrom moves every key src holds that job.dest sends elsewhere,
-	// each with its time to live, as one step per key on src (Redis's
-	// MIGRATE ... REPLACE KEYS), waiting on job before each batch and
-	// telling it what moved; it returns nil once it has been through src,
-	// and an error only when ctx ends or job stops it.
-	moveFrom(ctx context.Context, src *backend, job *moveJob) error
+	// moves makes p's side of its store's moves (see keyMoves), as p is
+	// made: Redis's (redis_store_*.go), or noMoves.
+	moves(p *pool) keyMoves
 	// dropCopies removes keys from b, which held them for another server
 	// while it was out.
 	dropCopies(ctx context.Context, b *backend, keys []string) error

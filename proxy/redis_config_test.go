@@ -230,7 +230,7 @@ func TestStoreMovesAsACLUser(t *testing.T) {
 	}
 	reload(t, s, redisPoolYAML(extra, rs...))
 	p := s.testPool("p")
-	eventually(t, "the move to end", func() bool { return p.place.Load().move == nil })
+	eventually(t, "the move to end", func() bool { return moveOf(p.place.Load()) == nil })
 	for i := range 200 {
 		if got := c.do("GET", fmt.Sprint("k:", i)); got != "$1\r\nv\r\n" {
 			t.Fatalf("k:%d after the move: %q", i, got)

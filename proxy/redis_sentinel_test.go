@@ -304,7 +304,7 @@ func TestStoreFollowsFailover(t *testing.T) {
 	})
 	t.Logf("a store's failover: %d writes failed, the last %v after the kill (%v)", load.failed.Load(),
 		time.Unix(0, load.lastFail.Load()).Sub(killed).Round(time.Millisecond), load.lastErr.Load())
-	if m := s.testPool("p").place.Load().move; m != nil {
+	if m := moveOf(s.testPool("p").place.Load()); m != nil {
 		t.Errorf("a move after a failover, over %d placements", len(m.priors))
 	}
 	cl := dialRedis(t, addr)
@@ -343,7 +343,7 @@ func TestStoreFailoverMidMove(t *testing.T) {
 	// The Sentinels are asked for the third master's primary first.
 	eventually(t, "keys moving to shard-c", func() bool {
 		p := s.testPool("p")
-		m := p.place.Load().move
+		m := moveOf(p.place.Load())
 		return len(p.backends) == 3 && m != nil && m.stats.moved.Load() > 100
 	})
 	c.Shards[0].Primary.Kill()

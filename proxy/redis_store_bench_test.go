@@ -78,7 +78,7 @@ func storeMoveOnce(b *testing.B) {
 			waitMovedLong(b, s)
 			w.stop()
 		})
-		last := s.testPool("p").mover.last()
+		last := s.testPool("p").mover.(*storeMover).last()
 		moved := w.m.stats.moved.Load() + w.m.stats.onRequest.Load()
 		took := last.Ended.Sub(time.Unix(0, w.m.stats.opened.Load())).Seconds()
 		pair := float64(moved) / took / float64(c.pairs)
@@ -121,7 +121,7 @@ type moveSample struct {
 }
 
 func watchMove(p *pool) *moveWatch {
-	w := &moveWatch{m: p.place.Load().move, p: p, done: make(chan struct{}), stopped: make(chan struct{})}
+	w := &moveWatch{m: moveOf(p.place.Load()), p: p, done: make(chan struct{}), stopped: make(chan struct{})}
 	go func() {
 		defer close(w.stopped)
 		t := time.NewTicker(20 * time.Millisecond)
@@ -132,7 +132,7 @@ func watchMove(p *pool) *moveWatch {
 				return
 			case <-t.C:
 			}
-			if ms := p.mover.status(); ms != nil && ms.State == "moving" {
+			if ms := p.mover.(*storeMover).current(); ms != nil && ms.State == "moving" {
 				w.samples = append(w.samples, moveSample{at: time.Now(), moved: ms.Moved + ms.MovedByRequests, toMove: ms.ToMove, eta: ms.ETA, servers: ms.Servers})
 			}
 		}

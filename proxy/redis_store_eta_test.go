@@ -47,7 +47,7 @@ func TestStoreMoveEstimates(t *testing.T) {
 		w := watchMove(p)
 		waitMoved(t, p)
 		w.stop()
-		last := p.mover.last()
+		last := p.mover.(*storeMover).last()
 		t.Logf("%s: the mover took %.2f s, predicted %.2f s; its busiest server sent %.0f keys/s", c.name, last.MovedSeconds, last.PredictedSeconds,
 			last.ServerKeysPerSecond)
 		if c.name == "adding a server" && last.PredictedSeconds != 0 {
@@ -181,13 +181,13 @@ func TestStoreMoveSeesAServerComeBackEmpty(t *testing.T) {
 	reload(t, s, yaml(rs))
 	p := s.testPool("p")
 	eventually(t, "the mover moving", func() bool {
-		ms := p.mover.status()
+		ms := p.mover.(*storeMover).current()
 		return ms != nil && ms.Moved > 0
 	})
 	rs[0].stop()
 	rs[0].start(t)
 	waitMoved(t, p)
-	last := p.mover.last()
+	last := p.mover.(*storeMover).last()
 	if len(last.Restarted) != 1 || last.Restarted[0].Addr != rs[0].addr || last.Restarted[0].Held == 0 || last.Restarted[0].Holds != 0 {
 		t.Errorf("the last move's servers started again: %+v; want %s, with the keys it held, holding none", last.Restarted, rs[0].addr)
 	}

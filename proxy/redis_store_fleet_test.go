@@ -68,7 +68,7 @@ func TestStoreMoveWaitsForAPeersReplacedPool(t *testing.T) {
 	}
 	pa := a.testPool("p")
 	eventually(t, "A's move done, or waiting for B's replaced pool", func() bool {
-		m := pa.place.Load().move
+		m := moveOf(pa.place.Load())
 		if m == nil {
 			return true
 		}

@@ -50,7 +50,7 @@ func TestStoreLinearizable(t *testing.T) {
 				checkPlaced(t, s.testPool("p"), rs, fillers, true)
 			} else {
 				time.Sleep(100 * time.Millisecond)
-				if s.testPool("p").place.Load().move == nil {
+				if moveOf(s.testPool("p").place.Load()) == nil {
 					t.Fatal("the first move ended before the second change: the test tests nothing")
 				}
 			}
@@ -94,7 +94,7 @@ func fillStore(t *testing.T, addr string, n int) []string {
 // waitMoved waits for p's move to end.
 func waitMoved(t *testing.T, p *pool) {
 	t.Helper()
-	eventually(t, "the store's move done", func() bool { return p.place.Load().move == nil })
+	eventually(t, "the store's move done", func() bool { return moveOf(p.place.Load()) == nil })
 }
 
 // checkHistory checks a workload's history for linearizability.
@@ -182,7 +182,7 @@ func TestStoreFleetLinearizable(t *testing.T) {
 			fp := ""
 			for _, s := range proxies {
 				m := membershipOf(t, s, "p")
-				if m.Revision != rev || fp != "" && m.Fingerprint != fp || s.testPool("p").place.Load().move != nil {
+				if m.Revision != rev || fp != "" && m.Fingerprint != fp || moveOf(s.testPool("p").place.Load()) != nil {
 					return false
 				}
 				fp = m.Fingerprint

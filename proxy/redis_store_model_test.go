@@ -101,8 +101,8 @@ func (m *storeModel) step(b, k byte) {
 		m.f.write(servers...)
 		reloadFile(m.t, m.s, m.f.path)
 	case op < 15:
-		if pl := m.s.testPool("p").place.Load(); pl.move != nil {
-			pl.move.paused.Store(k%2 == 0)
+		if pl := m.s.testPool("p").place.Load(); moveOf(pl) != nil {
+			moveOf(pl).paused.Store(k%2 == 0)
 		}
 	default:
 		shutdown(m.s)
@@ -140,8 +140,8 @@ func (m *storeModel) do(args ...string) string {
 // end lets the move finish and checks every key on the servers.
 func (m *storeModel) end() {
 	p := m.s.testPool("p")
-	if pl := p.place.Load(); pl.move != nil {
-		pl.move.paused.Store(false)
+	if pl := p.place.Load(); moveOf(pl) != nil {
+		moveOf(pl).paused.Store(false)
 	}
 	waitMoved(m.t, p)
 	keys := make([]string, 0, len(m.model))

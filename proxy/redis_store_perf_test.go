@@ -40,7 +40,7 @@ func TestStoreMoveLatency(t *testing.T) {
 	var moved int64
 	l.phase("4 -> 5 servers, keys moving", func() {
 		reload(t, s, yaml(rs))
-		m := s.testPool("p").place.Load().move
+		m := moveOf(s.testPool("p").place.Load())
 		waitMovedLong(t, s)
 		moved = m.stats.moved.Load() + m.stats.onRequest.Load()
 	})
@@ -175,7 +175,7 @@ func (l *latencyLoad) stop() {
 
 func waitMovedLong(t testing.TB, s *Server) {
 	deadline := time.Now().Add(5 * time.Minute)
-	for s.testPool("p").place.Load().move != nil {
+	for moveOf(s.testPool("p").place.Load()) != nil {
 		if time.Now().After(deadline) {
 			t.Fatal("the move did not end")
 		}

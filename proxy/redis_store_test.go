@@ -73,7 +73,7 @@ func TestStoreMovesKeys(t *testing.T) {
 					t.Errorf("none of the %d keys with a TTL changed server", nttl)
 				}
 				p := s.testPool("p")
-				eventually(t, "the mover done", func() bool { return p.place.Load().move == nil })
+				eventually(t, "the mover done", func() bool { return moveOf(p.place.Load()) == nil })
 				checkStoreKeys(t, p, rs, n)
 			}
 		})

@@ -193,7 +193,6 @@ func (s *Server) preparePool(ctx context.Context, spec poolSpec, states *stateFi
 // it adds (unless it is placed afresh, fromPlaceholder, as at a start) and
 // lets the front sweep before p serves.
 func succeed(ctx context.Context, p, old *pool, fromPlaceholder bool) error {
-	p.mover.share(old.mover)
 	p.retiring, p.lateWrites = old.retiring, old.lateWrites
 	p.stats = old.stats // figures survive a reload
 	if err := p.inherit(old); err != nil {

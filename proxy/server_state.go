@@ -303,15 +303,15 @@ func poolRecord(p *pool) *poolState {
 			rec.ServedState, rec.ServedFingerprint = l.state(), l.fingerprint
 		}
 	}
-	m := pl.move
-	if m == nil || m.done.Load() {
+	moving, paused := p.mover.record()
+	if moving == nil {
 		return rec
 	}
 	if rec == nil {
 		rec = &poolState{Distribution: p.cfg.Distribution, Nodes: stateNodes(nodesOf(pl.servers))}
 	}
-	rec.MovePaused = m.paused.Load()
-	for _, mp := range p.mover.placements(m) {
+	rec.MovePaused = paused
+	for _, mp := range moving {
 		rec.Moving = append(rec.Moving, movingState{Distribution: mp.distribution, Hash: mp.hash, KeyHash: mp.keyHash, HashTag: mp.hashTag,
 			VNodes: mp.vnodes, Nodes: stateNodes(mp.nodes), State: mp.state, Signature: mp.sig})
 	}

@@ -124,10 +124,14 @@ var widths = map[string]int{
 	// 162: the servers' shares are asked of the pool's placing
 	// (pool.placing), and a pool's traffic status is its sample's
 	// (trafficSample.status): both were methods of the pool.
-	"admin -> engine":     162,
-	"admin -> server":     22,
-	"admin -> source":     12,
-	"engine -> config":    72,
+	// 159: the store's move is reported and paused through the pool's
+	// keyMoves (status, pause), not its fields.
+	"admin -> engine": 159,
+	"admin -> server": 22,
+	"admin -> source": 12,
+	// 64: a store's move, with its settings (store.*), is the redis
+	// wing's (redis_store_*.go).
+	"engine -> config":    64,
 	"fronts -> config":    2,
 	"fronts -> engine":    1,
 	"fronts -> memcached": 1,
@@ -140,19 +144,26 @@ var widths = map[string]int{
 	"memcached -> config": 28,
 	// 170: a read asks the pool's outages whether a server is out
 	// (outages.count) before it calls into the fences (fenceReads), so
-	// that a read while every server is up runs nothing of them.
-	"memcached -> engine": 170,
+	// that a read while every server is up runs nothing of them. 171: the
+	// front makes its pool's store moves (front.moves): none, noMoves of
+	// the keyMoves seam, where it refused the mover's moveJob.
+	"memcached -> engine": 171,
 	// A store's big-key bounds (store.big_key_elements, big_key_bytes).
-	"redis -> config": 39,
+	// 53: a store's move and its mover, with their settings (store.*),
+	// moved here from the engine (redis_store_*.go).
+	"redis -> config": 53,
 	// A big key's copy (storeMover.copyKey; keyCopy's await, sendRead and
 	// release, the client's field of one; moveJob.bigKey); client.connState:
 	// a client's protocol, authentication and name across a handover.
 	// 166: a request's MIGRATE records the key it took off its old
 	// server (storeMove.tookOff). 167: the copies and MIGRATE roles are
 	// the pool's mover's (pool.mover), no longer the pool's own fields.
-	// 167: a read asks whether a server is out (outages.count) before
-	// the fences, as a memcached read does.
-	"redis -> engine": 167,
+	// A read asks whether a server is out (outages.count) before
+	// the fences, as a memcached read does. 243: a store's move and its
+	// mover moved here from the engine's migration part
+	// (redis_store_*.go), with what they use of the pool, placement and
+	// servers; the engine uses none of theirs (keyMoves).
+	"redis -> engine": 243,
 	"server -> admin": 14,
 	// 76: a start on a state file of other servers serves the pool over
 	// them (overNodes).
@@ -164,7 +175,9 @@ var widths = map[string]int{
 	// (pool.mig) and sets the state file's hook on the pool's placing
 	// (pool.placing, placing.saveState), where they were the pool's
 	// haltSweep and onStateChange.
-	"server -> engine": 128,
+	// 125: the state file records, and a reload hands on, a store's move
+	// through the pool's keyMoves (record, inherit), not its fields.
+	"server -> engine": 125,
 	"server -> fronts": 1,
 	"server -> source": 21,
 	"source -> config": 57,
@@ -180,22 +193,28 @@ var widths = map[string]int{
 	"backend -> pool": 29,
 	// A big key's copy sends its delete on the key's connection (op,
 	// sendKeyed).
-	"migration -> backend": 12,
+	// 10: a store's move is the redis wing's.
+	"migration -> backend": 10,
 	// 27: the windows and a store's move take the lock of the
 	// placement's writers from the pool's placing (placing.mu), where it
 	// was the pool's placeMu.
-	"migration -> place": 27,
+	// 13: a store's move is the redis wing's.
+	"migration -> place": 13,
 	// The windows ask the front for the rules of the pool's changes
 	// (front.changes), where they read its warm and sweep settings; the
 	// mover reads the pool's late writes (pool.lateWrites).
-	"migration -> pool":  26,
-	"place -> backend":   5,
-	"place -> migration": 5,
+	// 18: a store's move is the redis wing's.
+	"migration -> pool": 18,
+	"place -> backend":  5,
+	// 3: a store's move is the redis wing's.
+	"place -> migration": 3,
 	// A change's placement is built and published by placing, which is
 	// given what it reads of the pool (see placing), where it read the
 	// pool's fields: what is left is the lookup of a server by name
 	// (backendNamed), which a store's move asks of it.
-	"place -> pool": 1,
+	// 3: a placement carries its store's move as a keyMove, whose end
+	// it asks (ended), of the pool's seam (pool_moves.go).
+	"place -> pool": 3,
 	// The pool makes its outages and health checks (their types,
 	// newOutages, newHealthChecks), gives its outages its context as it
 	// starts and the returns lock of the pool it replaces (ctx,
@@ -205,13 +224,17 @@ var widths = map[string]int{
 	"pool -> backend": 41,
 	"pool -> io":      1,
 	// The pool holds its store's mover (storeMover).
-	"pool -> migration": 18,
+	// 13: the pool holds its store's moves as keyMoves, no longer the
+	// migration part's storeMover.
+	"pool -> migration": 13,
 	// The pool gives its health checks its rebuild, which they called as
 	// its method. 23: the pool makes its placing (newPlacing, placing),
 	// gives it its windows and mover (mig, mover), and gives its outages,
 	// health checks and afresh check placing's restoreChange and
 	// stateChanged, which were the pool's own methods.
-	"pool -> place": 23,
+	// 24: keyMoves includes what placing asks of a store's moves
+	// (placeMoves).
+	"pool -> place": 24,
 }
 
 // listenCalls are the functions that open a listening socket; only the

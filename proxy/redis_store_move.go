@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/proxy/internal/pace"
 )
 
@@ -91,51 +89,14 @@ type storeMove struct {
 	restarted []RestartedServer
 }
 
-// errMoveClosed is the error of a request for a moving key while the move
-// is not open yet: the client may try again.
-var errMoveClosed = errors.New("the key is moving to another server, and the move waits for every proxy to place by the new placement: try again")
-
-// isOpen reports whether keys may move.
-func (m *storeMove) isOpen() bool {
-	select {
-	case <-m.open:
-		return true
-	default:
-		return false
-	}
+// moveOf returns the store's move pl carries, or nil.
+func moveOf(pl *placement) *storeMove {
+	m, _ := pl.move.(*storeMove)
+	return m
 }
 
-// wait waits until keys may move, up to deadline.
-func (m *storeMove) wait(deadline time.Time) error {
-	if m.isOpen() {
-		return nil
-	}
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
-	select {
-	case <-m.open:
-		return nil
-	case <-t.C:
-		return errMoveClosed
-	}
-}
-
-// sources appends to dst the servers key may be on other than n, its
-// server now: its servers under the move's placements, each once, but
-// those the mover has been through, and those a MIGRATE took key off
-// already (see goneKeys). Such a server does not hold the key: SCAN
-// lists every key present for the whole listing, the mover moved each,
-// and since the move opened no request writes a moving key to its old
-// server.
-func (m *storeMove) sources(dst []*backend, key []byte, n *backend, sc *routeScratch) []*backend {
-	for _, v := range m.priors {
-		if o := v.owner(key, sc); o != nil && o.addr != n.addr && !slices.ContainsFunc(dst, func(b *backend) bool { return b.addr == o.addr }) &&
-			!m.sourceDone(o.addr) && !m.goneFrom(o.addr, key) {
-			dst = append(dst, o)
-		}
-	}
-	return dst
-}
+// ended reports whether the mover has been through every old server.
+func (m *storeMove) ended() bool { return m.done.Load() }
 
 // placedOn reports whether one of the placements the move follows puts
 // key on src. A key src holds that none puts there was written there
@@ -158,10 +119,11 @@ func (m *storeMove) placedOn(key []byte, src *backend, sc *routeScratch) bool {
 // prev: over prev when the change moved keys, and over the placements of
 // prev's move when it had not ended; nil when no key is anywhere but
 // where pl puts it. The caller holds placeMu (the placing's lock).
-func (mv *storeMover) after(prev, pl *placement) *storeMove {
+func (mv *storeMover) after(prev, pl *placement) keyMove {
 	if !mv.cfg.Store.Enabled || prev == nil {
 		return nil
 	}
+	prevMove := moveOf(prev)
 	var priors []*prior
 	add := func(v *prior) {
 		if v.pl.sig != pl.sig && !slices.ContainsFunc(priors, func(w *prior) bool { return w.pl.sig == v.pl.sig }) {
@@ -169,7 +131,7 @@ func (mv *storeMover) after(prev, pl *placement) *storeMove {
 		}
 	}
 	add(mv.byShard(mv.priors.priorOf(prev)))
-	if old := prev.move; old != nil && !old.done.Load() {
+	if old := prevMove; old != nil && !old.done.Load() {
 		for _, v := range mv.priors.remapPriors(old.priors) {
 			add(mv.byShard(v))
 		}
@@ -179,7 +141,7 @@ func (mv *storeMover) after(prev, pl *placement) *storeMove {
 	}
 	m := &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: mv.steadyP99()}
 	// An operator's pause holds through a change that extends the move.
-	m.paused.Store(prev.move != nil && !prev.move.done.Load() && prev.move.paused.Load())
+	m.paused.Store(prevMove != nil && !prevMove.done.Load() && prevMove.paused.Load())
 	return m
 }
 
@@ -227,16 +189,25 @@ func (mv *storeMover) byShard(v *prior) *prior {
 	return &prior{pl: &cp, down: v.down}
 }
 
-// movePlacement is a placement a move follows, as the state file records
-// it: the settings that decide it, its servers in the order it takes
-// them, the algorithm's state for kolco's distributions, and its
-// signature, which the placement rebuilt from them must have.
-type movePlacement struct {
-	distribution, hash, keyHash, hashTag string
-	vnodes                               int
-	nodes                                []kolco.Node
-	state                                []byte
-	sig                                  string
+// record returns the placements the move under way follows, for the state
+// file, and whether an operator paused it; nil when none is under way.
+func (mv *storeMover) record() ([]movePlacement, bool) {
+	m := moveOf(mv.place.Load())
+	if m == nil || m.done.Load() {
+		return nil, false
+	}
+	return mv.placements(m), m.paused.Load()
+}
+
+// pause pauses the mover of the move under way, or lets it go on; false
+// when none is under way.
+func (mv *storeMover) pause(on bool) bool {
+	m := moveOf(mv.place.Load())
+	if m == nil || m.done.Load() {
+		return false
+	}
+	m.paused.Store(on)
+	return true
 }
 
 // placements returns the placements m follows, newest first, as a
@@ -276,8 +247,9 @@ func (mv *storeMover) resume(records []movePlacement, paused bool) error {
 		return nil
 	}
 	cp := *cur
-	cp.move = &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: mv.steadyP99()}
-	cp.move.paused.Store(paused)
+	m := &storeMove{priors: priors, open: make(chan struct{}), began: time.Now(), steady: mv.steadyP99()}
+	m.paused.Store(paused)
+	cp.move = m
 	mv.pool.publish(&cp)
 	mv.log.Info("store move resumed from the state file", "placements", len(priors))
 	return nil

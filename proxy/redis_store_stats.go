@@ -55,49 +55,6 @@ type sourceStats struct {
 	gone goneKeys
 }
 
-// goneKeys are keys a MIGRATE took off an old server during a move, by
-// the mover or by a request (moved, or not there: a MIGRATE of a key the
-// server does not hold answers NOKEY). Since the move opened no request
-// writes a moving key to its old server, so such a key is not there for
-// the rest of the move, and a request for it goes to its new server
-// without a MIGRATE of its own. That MIGRATE, one key and NOKEY, cost
-// little on the server but waited behind the mover's there: a fifth of
-// the clients' requests while a fifth server was added, the slowest of
-// them. Up to goneMax keys are kept for each old server, some 60 bytes
-// each beside the key; past that a request MIGRATEs as before.
-type goneKeys struct {
-	// mu guards keys.
-	mu   sync.RWMutex
-	keys map[string]struct{}
-}
-
-// goneMax bounds the keys a goneKeys keeps: some 20 MB with keys of 20
-// bytes.
-const goneMax = 1 << 18
-
-// add records keys.
-func (g *goneKeys) add(keys ...[]byte) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.keys == nil {
-		g.keys = make(map[string]struct{})
-	}
-	for _, k := range keys {
-		if len(g.keys) >= goneMax {
-			return
-		}
-		g.keys[string(k)] = struct{}{}
-	}
-}
-
-// has reports whether key is recorded.
-func (g *goneKeys) has(key []byte) bool {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	_, ok := g.keys[string(key)]
-	return ok
-}
-
 // movePace is how fast a server's keys move lately: the keys moved over
 // the last two seconds or so, counted at marks at least a quarter of a second
 // apart, so that the estimate of the time left follows the pace the
@@ -222,56 +179,4 @@ func moveEstimateAt(m *storeMove, now time.Time) (toMove int64, eta float64) {
 		eta = 0
 	}
 	return toMove, eta
-}
-
-// sourceDone reports whether the mover has been through the old server
-// at addr.
-func (m *storeMove) sourceDone(addr string) bool {
-	v, ok := m.stats.bySource.Load(addr)
-	return ok && v.(*sourceStats).done.Load()
-}
-
-// goneFrom reports whether a MIGRATE took key off the old server at addr
-// during the move (see goneKeys).
-func (m *storeMove) goneFrom(addr string, key []byte) bool {
-	v, ok := m.stats.bySource.Load(addr)
-	return ok && v.(*sourceStats).gone.has(key)
-}
-
-// tookOff records that a request's MIGRATE took key off the old server
-// at addr (see goneKeys).
-func (m *storeMove) tookOff(addr string, key []byte) { m.stats.source(addr).gone.add(key) }
-
-// source returns the figures of the old server at addr.
-func (st *moveStats) source(addr string) *sourceStats {
-	if v, ok := st.bySource.Load(addr); ok {
-		return v.(*sourceStats)
-	}
-	ss := new(sourceStats)
-	ss.share.Store(-1)
-	v, _ := st.bySource.LoadOrStore(addr, ss)
-	return v.(*sourceStats)
-}
-
-// moveSummary is a store's last move, kept after it ended until the
-// next: when it ended, the keys and bytes it moved, how long it took,
-// and the clients' p99 before it, at its worst interval meanwhile, the
-// bound the mover kept it under and how many times it slowed down.
-type moveSummary struct {
-	ended               time.Time
-	keys, bytes         int64
-	took                time.Duration
-	steady, peak, bound time.Duration
-	slowed              int
-	// serverRate is the keys a second its busiest old server sent, over
-	// the time from the move's opening to its end: the pace the next
-	// move is predicted at, as kolco plan predicts one. predicted is what
-	// this move was predicted to take so (0: no move before it measured
-	// one).
-	serverRate float64
-	predicted  time.Duration
-	// moved is the mover's time: from the move's opening to its end.
-	moved time.Duration
-	// restarted are the servers that started again while it ran.
-	restarted []RestartedServer
 }

@@ -56,6 +56,9 @@ type storeMover struct {
 	// piece by piece (see keyCopies).
 	roles  *migrateRoles
 	copies *keyCopies
+	// args are a request's MIGRATE arguments to each new server, by
+	// its backend (see argsTo).
+	args sync.Map
 
 	// predecessorDrained is closed when the pool this one replaced has
 	// answered its requests in flight, which a move waits for (the
@@ -110,9 +113,27 @@ func newStoreMover(p *pool) *storeMover {
 		roles:   newMigrateRoles(), copies: new(keyCopies)}
 }
 
-// share takes over the MIGRATE roles and big keys' copies of old, the
-// mover of the pool that this one's pool replaces.
-func (mv *storeMover) share(old *storeMover) { mv.roles, mv.copies = old.roles, old.copies }
+// moves makes p's store's mover (see front.moves).
+func (redisFront) moves(p *pool) keyMoves { return newStoreMover(p) }
+
+// inherit takes over the MIGRATE roles and big keys' copies of old, the
+// mover of the pool that this one's pool replaces, and has the move wait
+// for drained, closed once that pool has answered its requests in flight.
+func (mv *storeMover) inherit(old keyMoves, drained <-chan struct{}) {
+	if o, ok := old.(*storeMover); ok {
+		mv.roles, mv.copies = o.roles, o.copies
+	}
+	mv.predecessorDrained = drained
+}
+
+// wake wakes the loop of a store's move after a placement is published
+// (see placing.publish).
+func (mv *storeMover) wake() {
+	select {
+	case mv.changed <- struct{}{}:
+	default: // the loop is awake already, or not started
+	}
+}
 
 // loop opens the pool's move and runs its mover, for each move
 // published, until the pool closes or is replaced.
@@ -120,7 +141,7 @@ func (mv *storeMover) loop() {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
-		m := mv.place.Load().move
+		m := moveOf(mv.place.Load())
 		if m == nil || m.done.Load() {
 			select {
 			case <-mv.moveCtx.Done():
@@ -199,7 +220,7 @@ func (mv *storeMover) open(m *storeMove) bool {
 			t.Stop()
 		case <-t.C:
 		}
-		if mv.place.Load().move != m {
+		if moveOf(mv.place.Load()) != m {
 			return false
 		}
 		wait = min(2*wait, moveRetryMax)
@@ -216,7 +237,7 @@ func (mv *storeMover) open(m *storeMove) bool {
 func (mv *storeMover) end(m *storeMove) {
 	m.done.Store(true)
 	mv.placeMu.Lock()
-	if cur := mv.place.Load(); cur.move == m {
+	if cur := mv.place.Load(); moveOf(cur) == m {
 		cp := *cur
 		cp.move = nil
 		mv.place.Store(&cp)

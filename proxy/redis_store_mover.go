@@ -18,10 +18,10 @@ import (
 // The mover: the part of a store's move that does not wait for requests.
 // It goes through the servers of the placements a move follows, every
 // one at once, and sends each key that changed owner to its new server.
-// The front moves a server's keys (moveFrom: for Redis, pipelined SCAN
-// and MIGRATE on pooled connections, see proxy/internal/mover); the
-// engine decides, through a moveJob, where each key goes, how many
-// batches run at once, and when the move stops. How many run at once is
+// redisFront.moveFrom moves a server's keys (pipelined SCAN and MIGRATE
+// on pooled connections, see redis_store_scan.go and
+// proxy/internal/mover); the mover decides, through a moveJob, where each
+// key goes, how many batches run at once, and when the move stops. How many run at once is
 // a window set from the clients' own latency (proxy/internal/pace): it
 // halves when their p99 passes the bound (Store.LatencyBound, by default
 // twice the p99 before the move) and grows while it stays under, as a
@@ -75,7 +75,7 @@ func (mv *storeMover) run(m *storeMove) bool {
 		go func() {
 			defer wg.Done()
 			job := &moveJob{mv: mv, m: m, src: src, window: window, limit: newRate(mv.cfg.Store.Rate), ss: m.stats.source(src.addr), hours: hours}
-			if err := mv.front.moveFrom(mv.moveCtx, src, job); err != nil || mv.place.Load().move != m {
+			if err := (redisFront{}).moveFrom(mv.moveCtx, src, job); err != nil || moveOf(mv.place.Load()) != m {
 				all.Store(false)
 				return
 			}
@@ -84,7 +84,7 @@ func (mv *storeMover) run(m *storeMove) bool {
 		}()
 	}
 	wg.Wait()
-	if !all.Load() || mv.place.Load().move != m {
+	if !all.Load() || moveOf(mv.place.Load()) != m {
 		return false
 	}
 	m.restarted = restartedSince(mv.moveCtx, mv.front, m)
@@ -138,16 +138,6 @@ func restartedSince(ctx context.Context, f front, m *storeMove) []RestartedServe
 	}
 	slices.SortFunc(out, func(a, b RestartedServer) int { return strings.Compare(a.Addr, b.Addr) })
 	return out
-}
-
-// RestartedServer is a server that started again while a store's move
-// ran, as last_move reports it: the keys it held when the move began (0
-// when it was only a target) and those it holds now (-1: it could not be
-// asked).
-type RestartedServer struct {
-	Addr  string `json:"addr"`
-	Held  int64  `json:"held_when_the_move_began"`
-	Holds int64  `json:"holds_now"`
 }
 
 // shareSample is how many made-up keys moveShares places: a few thousand
@@ -243,7 +233,7 @@ type moveJob struct {
 // dest returns the server key goes to, or nil when it stays on src.
 func (j *moveJob) dest(key []byte) *backend {
 	pl := j.mv.place.Load()
-	if pl.move != j.m {
+	if moveOf(pl) != j.m {
 		return nil // replaced: wait stops the move
 	}
 	owners := pl.route(key, false, &j.sc)
@@ -300,13 +290,13 @@ func (j *moveJob) admits(worker int) bool {
 // fails with errMoveReplaced.
 func (j *moveJob) wait(ctx context.Context) error {
 	for {
-		if ctx.Err() != nil || j.mv.place.Load().move != j.m {
+		if ctx.Err() != nil || moveOf(j.mv.place.Load()) != j.m {
 			return errMoveReplaced
 		}
 		outside := !j.hours.contains(time.Now())
 		j.m.stats.outsideHours.Store(outside)
 		if j.m.paused.Load() || outside {
-			if !sleepCtx(ctx, 10*time.Millisecond) {
+			if !sleepCtx(ctx, idleLook) {
 				return errMoveReplaced
 			}
 			continue
@@ -331,6 +321,13 @@ func (j *moveJob) wait(ctx context.Context) error {
 		}
 	}
 }
+
+// idleLook is how often a mover paused, or outside store.hours, looks
+// again: a resume, the hours' start and a move that replaces its own are
+// seen within it, and its pool's close at once. At 10 ms each old
+// server's worker woke a hundred times a second to look at a flag and
+// the clock, for hours on end outside store.hours.
+const idleLook = 250 * time.Millisecond
 
 // hold takes the roles of a MIGRATE from src to dst (see migrateRoles).
 func (j *moveJob) hold(ctx context.Context, dst *backend) (func(), error) {
@@ -424,65 +421,4 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
-}
-
-// migrateRoles keeps a proxy's MIGRATEs from waiting on each other. A
-// MIGRATE blocks its source until the target answers, and a server that
-// is itself in a MIGRATE answers nothing meanwhile: a MIGRATE from A to B
-// and one from B to A at once each wait for the other until
-// migrate_timeout, and so does any cycle of them. So a server is, at any
-// moment, the source of a proxy's MIGRATEs or their target, never both;
-// MIGRATEs in one direction run side by side. The roles outlive a reload:
-// the pool that replaces another takes its roles with its MIGRATEs in
-// flight.
-type migrateRoles struct {
-	mu      sync.Mutex
-	role    map[string]int // > 0: the source of that many; < 0: the target
-	changed chan struct{}  // closed and replaced when a MIGRATE ends
-}
-
-func newMigrateRoles() *migrateRoles {
-	return &migrateRoles{role: map[string]int{}, changed: make(chan struct{})}
-}
-
-// acquire waits until src may be a source and dst a target, and takes
-// both roles; it fails when ctx ends or at deadline (none when zero).
-func (m *migrateRoles) acquire(ctx context.Context, deadline time.Time, src, dst string) error {
-	var timer <-chan time.Time
-	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
-		defer t.Stop()
-		timer = t.C
-	}
-	for {
-		m.mu.Lock()
-		if m.role[src] >= 0 && m.role[dst] <= 0 {
-			m.role[src]++
-			m.role[dst]--
-			m.mu.Unlock()
-			return nil
-		}
-		changed := m.changed
-		m.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-timer:
-			return fmt.Errorf("%s is the target of a MIGRATE still running, or %s its source", src, dst)
-		}
-	}
-}
-
-// release gives back the roles acquire took.
-func (m *migrateRoles) release(src, dst string) {
-	m.mu.Lock()
-	for addr, d := range map[string]int{src: -1, dst: 1} {
-		if m.role[addr] += d; m.role[addr] == 0 {
-			delete(m.role, addr)
-		}
-	}
-	close(m.changed)
-	m.changed = make(chan struct{})
-	m.mu.Unlock()
 }
