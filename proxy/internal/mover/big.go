@@ -11,8 +11,13 @@ import (
 // Big keys. MIGRATE serialises a key whole, and the source serves nothing
 // else until the target has restored it: a hash of 100 MB stops its server
 // for most of a second. So with [Config.BigElements] set, the scanner asks
-// MEMORY USAGE of every moving key (five elements sampled), pipelined with
-// its SCANs as the sample's sizes are, and a key that may be over the
+// MEMORY USAGE of every moving key, pipelined with its SCANs as the
+// sample's sizes are, weighing up to BigElements of its elements (SAMPLES
+// BigElements: a collection of at most that many is weighed whole; by
+// default five are sampled, which took a hash of 200 fields, one of 2 MB,
+// for 10 kB, and MIGRATE sent it whole; weighing a hash of 1000 fields
+// took the server 39 µs against 2 µs for five, where its MIGRATE took
+// 3.5 ms, and a string costs the same either way), and a key that may be over the
 // bounds - more bytes than BigBytes, or than 16 a element for
 // BigElements, the least a collection whose MIGRATE costs by the element
 // takes (a hashtable's, a skiplist's, a quicklist's; a listpack or an

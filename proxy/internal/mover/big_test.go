@@ -327,3 +327,28 @@ func TestMigrateSizesEveryElement(t *testing.T) {
 		t.Errorf("ParseMigrate: %d moved, big %q, %v; want none moved, h big", moved, big, err)
 	}
 }
+
+// TestRunSizesEveryElementOfAKeyItLists: a hash of 200 fields, one of
+// them 2 MB, among small keys, is over the bound of bytes and moves piece
+// by piece. The listing asks the size of each moving key before it goes:
+// MEMORY USAGE of five fields sampled measured 10,152 bytes, under the
+// 16,000 over which a key goes to the script that sizes it exactly, and
+// MIGRATE sent its 2.6 MB whole.
+func TestRunSizesEveryElementOfAKeyItLists(t *testing.T) {
+	src, dst := startRedis(t), startRedis(t)
+	s := dial(t, src)
+	s.pipeline(300, func(i int) []string { return []string{"SET", fmt.Sprintf("k%d", i), "v"} })
+	s.pipeline(199, func(i int) []string { return []string{"HSET", "h", "f" + strconv.Itoa(i), "v" + strconv.Itoa(i)} })
+	s.do("HSET", "h", "large", strings.Repeat("l", 2<<20))
+	want := digest(t, src, "h")
+	p := &plan{dest: func([]byte) string { return dst }, src: src}
+	if err := Run(context.Background(), dialer(src), p, Config{BigElements: 1000, BigBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.big, []string{"h"}) {
+		t.Errorf("copied in pieces: %q, want [h]", p.big)
+	}
+	if got := digest(t, dst, "h"); got != want {
+		t.Errorf("on the target: %s, want %s", got, want)
+	}
+}

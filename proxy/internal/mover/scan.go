@@ -112,8 +112,14 @@ func (s *scanner) ask(ctx context.Context, cursor string, more bool) (sizes []in
 		s.rr = redis.NewReplyReader(s.conn, redis.ReplyLimits{MaxBulk: cfg.MaxReply})
 	}
 	var req []byte
+	usage := [][]byte{[]byte("MEMORY"), []byte("USAGE"), nil}
+	if cfg.BigElements > 0 {
+		// Up to BigElements elements weighed, not five: see big.go.
+		usage = append(usage, []byte("SAMPLES"), strconv.AppendInt(nil, cfg.BigElements, 10))
+	}
 	for _, k := range s.sample {
-		req = redis.AppendArgs(req, [][]byte{[]byte("MEMORY"), []byte("USAGE"), k})
+		usage[2] = k
+		req = redis.AppendArgs(req, usage)
 	}
 	count := s.count()
 	if more {
