@@ -127,6 +127,7 @@ func (mv *storeMover) migrateOne(src, dst *backend, key []byte, deadline time.Ti
 	if err != nil {
 		return false, false, err
 	}
+	args = waitNoLonger(args, deadline)
 	st := src.pool.cfg.Store
 	req := mover.AppendMigrate(nil, args, [][]byte{key}, int64(st.BigKeyElements), int64(st.BigKeyBytes))
 	roles := mv.roles
@@ -160,6 +161,31 @@ func (mv *storeMover) argsTo(dst *backend) ([][]byte, error) {
 	}
 	return a, err
 }
+
+// waitNoLonger returns MIGRATE's arguments args with a timeout no longer
+// than what is left until deadline (none when zero). A MIGRATE blocks its
+// source until the target answers, and a target in a MIGRATE of its own
+// to the source - another proxy's, which this proxy's roles cannot see -
+// answers nothing until one of the two times out: the fault schedule's
+// seeds 1074 and 1386 found servers of a fleet answering nothing for
+// migrate_timeout (5 s) at a time. A request gives up at its deadline, so
+// its MIGRATE need not wait longer
+// (TestRequestMigrateHoldsItsSourceNoLongerThanTheRequest).
+func waitNoLonger(args [][]byte, deadline time.Time) [][]byte {
+	if deadline.IsZero() {
+		return args
+	}
+	left := max(time.Until(deadline).Milliseconds(), 1)
+	if t, err := strconv.ParseInt(string(args[migrateTimeoutArg]), 10, 64); err != nil || t <= left {
+		return args
+	}
+	out := slices.Clone(args)
+	out[migrateTimeoutArg] = strconv.AppendInt(nil, left, 10)
+	return out
+}
+
+// migrateTimeoutArg is the index of the timeout in migrateArgs' arguments.
+const migrateTimeoutArg = 5
 
 // migrateArgs returns the arguments, up to KEYS, of the MIGRATE that
 // moves keys to dst, with their time to live, replacing a copy dst may
