@@ -21,6 +21,7 @@ import (
 // removes its copy, and misses (see outage.fence). The second read
 // misses too, and a key written meanwhile reads what was written.
 func TestRehashAfterAChangeReadsNoOldCopy(t *testing.T) {
+	t.Parallel()
 	t.Run("memcached", func(t *testing.T) { checkNoOldCopy(t, fenceMemcached(t, "ring", true)) })
 	t.Run("redis", func(t *testing.T) { checkNoOldCopy(t, fenceRedis(t, "ring")) })
 }

@@ -225,6 +225,7 @@ func TestHotKeysMemcachedChange(t *testing.T) {
 // a third as many gets show the hot server: its share is the law's, 2.3
 // times the mean in 100 000 gets as in 300 000.
 func TestHotKeysBalanceZipf(t *testing.T) {
+	t.Parallel() // the servers' gets are counted, not timed
 	const servers, keys, s, n, nOff = 10, 100_000, 1.2, 300_000, 100_000
 	cl := startCluster(t, servers)
 	all := make([]int, servers)

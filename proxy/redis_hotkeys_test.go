@@ -117,6 +117,7 @@ func TestHotKeysRedisUntracked(t *testing.T) {
 // and the cache answered reads meanwhile. A read answered from a value
 // whose invalidation was still on its way would not be.
 func TestHotKeysRedisLinearizable(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0)}
 	cached := startProxy(t, redisPoolYAML("  distribution: ring\n"+hotRedisYAML, rs...))
 	plain := startProxy(t, redisPoolYAML("  distribution: ring\n", rs...))
