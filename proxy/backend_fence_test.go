@@ -36,6 +36,7 @@ func TestRehashAfterAChangeReadsNoOldCopy(t *testing.T) {
 // older than writes acknowledged before; here every key is written
 // before, during and after a server's ejection and read once it is back.
 func TestRehashReturnSettlesEveryKeyItMoves(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		f    func(t *testing.T) fenceSetup

@@ -142,6 +142,7 @@ func TestHotKeysRefreshAhead(t *testing.T) {
 // a set, a delete and a flush_all through the proxy are seen at once.
 // /v1/pools, the status page and the metrics show the cache's hits.
 func TestHotKeysMemcached(t *testing.T) {
+	t.Parallel()
 	m := startMemcached(t, 0)
 	s := startProxy(t, "kolco:\n  admin_listen: \":0\"\n"+poolYAML("  flush_all: broadcast\n  traffic: {enabled: true, top_keys: 8}\n  hot_keys: {enabled: true, staleness: 60000}\n", m))
 	c := dial(t, s.Addr("p").String())
@@ -200,6 +201,7 @@ func TestHotKeysMemcached(t *testing.T) {
 // TestHotKeysMemcachedChange: a change that gives a cached key another
 // server reads it there, not from the cache of the old one.
 func TestHotKeysMemcachedChange(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 2)
 	settings := "  traffic: {enabled: true, top_keys: 8}\n  hot_keys: {enabled: true, staleness: 60000}\n"
 	s := startProxy(t, cl.yaml(settings, 0))
