@@ -233,18 +233,33 @@ func (k *redisKV) readGet(key string) (string, bool, error) {
 	return strings.TrimSuffix(v, "\r\n"), true, nil
 }
 
-// fillKV writes keys through addr, key i with value(i). A write the proxy
-// timed out on a busy machine (a stall test's timeout is short, to find a
-// stall soon) is written again: the value is the same.
+// fillKV writes keys through addr, key i with value(i), kvBatch writes
+// sent before their replies are read. A write the proxy timed out on a
+// busy machine (a stall test's timeout is short, to find a stall soon) is
+// written again, with the rest of its batch on a new connection: the
+// values are the same.
 func fillKV(t *testing.T, proto, addr string, keys []string, value func(i int) string) {
 	t.Helper()
 	c, err := dialKV(proto, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, k := range keys {
+	set := func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			if err := c.sendSet(keys[i], value(i)); err != nil {
+				return err
+			}
+		}
+		for i := lo; i < hi; i++ {
+			if err := c.readSet(keys[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for lo := 0; lo < len(keys); lo += kvBatch {
 		for attempt := 1; ; attempt++ {
-			err := c.set(k, value(i))
+			err := set(lo, min(lo+kvBatch, len(keys)))
 			if err == nil {
 				break
 			}
