@@ -21,6 +21,7 @@ import (
 // removes its copy, and misses (see outage.fence). The second read
 // misses too, and a key written meanwhile reads what was written.
 func TestRehashAfterAChangeReadsNoOldCopy(t *testing.T) {
+	t.Parallel()
 	t.Run("memcached", func(t *testing.T) { checkNoOldCopy(t, fenceMemcached(t, "ring", true)) })
 	t.Run("redis", func(t *testing.T) { checkNoOldCopy(t, fenceRedis(t, "ring")) })
 }
@@ -35,6 +36,7 @@ func TestRehashAfterAChangeReadsNoOldCopy(t *testing.T) {
 // older than writes acknowledged before; here every key is written
 // before, during and after a server's ejection and read once it is back.
 func TestRehashReturnSettlesEveryKeyItMoves(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		f    func(t *testing.T) fenceSetup

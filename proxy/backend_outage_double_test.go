@@ -55,12 +55,12 @@ func startDoublePoolWith(t *testing.T, proto, settings string) *doublePool {
 	return d
 }
 
+// setAll sets every key to val through the proxy, many requests sent
+// before their replies are read (setMany).
 func (d *doublePool) setAll(keys []string, val string) {
 	d.t.Helper()
-	for _, k := range keys {
-		if err := d.client.set(k, val); err != nil {
-			d.t.Fatalf("set %s: %v", k, err)
-		}
+	if err := setMany(d.client, keys, func(string) string { return val }); err != nil {
+		d.t.Fatal(err)
 	}
 }
 
@@ -68,17 +68,16 @@ func (d *doublePool) setAll(keys []string, val string) {
 // proxy (a miss is no value: a cache refills it).
 func (d *doublePool) older(keys []string, want string) (n int, example string) {
 	d.t.Helper()
-	for _, k := range keys {
-		v, found, err := d.client.get(k)
-		if err != nil {
-			d.t.Fatalf("get %s: %v", k, err)
-		}
+	err := getMany(d.client, keys, func(k, v string, found bool) {
 		if found && v != want {
 			if n == 0 {
 				example = fmt.Sprintf("%s reads %q", k, v)
 			}
 			n++
 		}
+	})
+	if err != nil {
+		d.t.Fatal(err)
 	}
 	return n, example
 }
@@ -93,17 +92,21 @@ func (d *doublePool) copiesElsewhere(keys []string) int {
 		if err != nil {
 			d.t.Fatal(err)
 		}
+		var others []string
 		for _, k := range keys {
-			if ownerOf(d.p, k) == addr {
-				continue
-			}
-			if _, found, err := c.get(k); err != nil {
-				d.t.Fatal(err)
-			} else if found {
-				n++
+			if ownerOf(d.p, k) != addr {
+				others = append(others, k)
 			}
 		}
+		err = getMany(c, others, func(_, _ string, found bool) {
+			if found {
+				n++
+			}
+		})
 		c.close()
+		if err != nil {
+			d.t.Fatal(err)
+		}
 	}
 	return n
 }

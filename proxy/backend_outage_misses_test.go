@@ -21,20 +21,23 @@ import (
 // (SIGSTOP) and returns: for the 5 s after the return the misses stay
 // within one point of steady, since the server keeps its keys and gets
 // those written elsewhere meanwhile before it serves again. The steady
-// and after spans are ones in which no server was ejected (calmSpan). The same load
-// through nutcracker is run and reported beside. ketama and ring,
-// memcached and Redis; every kolco distribution with KOLCO_FAILURE_LONG=1.
+// and after spans are ones in which no server was ejected (calmSpan).
+// ketama and ring, memcached and Redis; every kolco distribution with
+// KOLCO_FAILURE_LONG=1. With KOLCO_NUTCRACKER=1 the same load through
+// nutcracker is run and reported beside (not judged; it cost two of the
+// test's seven runs' time, 29 of 96 s at load 20-30).
 func TestStallKeepsMissRate(t *testing.T) {
 	t.Parallel()
 	dists := []string{"ketama", "ring"}
 	if os.Getenv("KOLCO_FAILURE_LONG") != "" {
 		dists = stallDistributions()
 	}
+	dists = withNutcracker(dists)
 	var mu sync.Mutex
 	var report []string
 	sem := make(chan struct{}, 3)
 	for _, proto := range []string{"memcached", "redis"} {
-		for _, dist := range append([]string{"nutcracker"}, dists...) {
+		for _, dist := range dists {
 			t.Run(proto+"/"+dist, func(t *testing.T) {
 				t.Parallel()
 				sem <- struct{}{}
@@ -188,6 +191,16 @@ func ejectedWithin(tg stallTarget, d time.Duration) bool {
 		}
 	}
 	return ejected
+}
+
+// withNutcracker returns dists with the real nutcracker first when
+// KOLCO_NUTCRACKER=1 asks for it beside kolco's pools: its runs are
+// reported, not judged.
+func withNutcracker(dists []string) []string {
+	if os.Getenv("KOLCO_NUTCRACKER") == "1" {
+		return append([]string{"nutcracker"}, dists...)
+	}
+	return dists
 }
 
 // stallTargetOf returns nutcrackerStallTarget for dist "nutcracker", else

@@ -317,17 +317,20 @@ func stallDistributions() []string { return append([]string{"ketama"}, algo.Name
 // memcached and Redis; each stall is 1 s, over three times the pools'
 // timeout (300 ms), so the stalled server is marked down while writes go
 // on. KOLCO_FAILURE_LONG=1 runs every kolco distribution, with 2.5 s
-// stalls. The same load through the real nutcracker (ketama,
-// auto_eject_hosts) is run and logged beside, not held to this: it reads
-// values older than an acknowledged write (194 and 215 here with 1 s
-// stalls, 264 and 265 with 2.5 s), where every kolco pool reads none.
+// stalls. With KOLCO_NUTCRACKER=1 the same load through the real
+// nutcracker (ketama, auto_eject_hosts) is run and logged beside, not held
+// to this: it reads values older than an acknowledged write (194 and 215
+// here with 1 s stalls, 264 and 265 with 2.5 s; 185 at load 30), where
+// every kolco pool reads none. It asserts nothing and cost a sixth of the
+// test's time, so it runs on request.
 func TestStallLosesNothing(t *testing.T) {
 	t.Parallel()
 	long := os.Getenv("KOLCO_FAILURE_LONG") != ""
-	dists := []string{"nutcracker", "ketama", "ring", "maglev", "power", "jump"}
+	dists := []string{"ketama", "ring", "maglev", "power", "jump"}
 	if long {
-		dists = append([]string{"nutcracker"}, stallDistributions()...)
+		dists = stallDistributions()
 	}
+	dists = withNutcracker(dists)
 	sem := make(chan struct{}, 3) // runs at once: each is mostly waiting
 	for _, proto := range []string{"memcached", "redis"} {
 		for _, dist := range dists {

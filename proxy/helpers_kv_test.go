@@ -13,11 +13,61 @@ import (
 
 // kvConn is a test client of one protocol: set and get a key, every
 // failure returned rather than fatal, since a failed write is one of the
-// outcomes a stall test counts.
+// outcomes a stall test counts. A request's send and its reply's read are
+// apart too, so that a test can send many before it reads their replies
+// (setMany, getMany).
 type kvConn interface {
 	set(key, val string) error
 	get(key string) (val string, found bool, err error)
+	sendSet(key, val string) error
+	readSet(key string) error
+	sendGet(key string) error
+	readGet(key string) (val string, found bool, err error)
 	close()
+}
+
+// kvBatch is how many requests setMany and getMany send before they read
+// the replies: a fiftieth of the round trips of one at a time.
+const kvBatch = 50
+
+// setMany sets every key to val(key), kvBatch requests sent at a time,
+// and returns the first failure.
+func setMany(c kvConn, keys []string, val func(string) string) error {
+	for lo := 0; lo < len(keys); lo += kvBatch {
+		batch := keys[lo:min(lo+kvBatch, len(keys))]
+		for _, k := range batch {
+			if err := c.sendSet(k, val(k)); err != nil {
+				return err
+			}
+		}
+		for _, k := range batch {
+			if err := c.readSet(k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// getMany gets every key, kvBatch requests sent at a time, and calls got
+// with each reply in the keys' order; it returns the first failure.
+func getMany(c kvConn, keys []string, got func(key, val string, found bool)) error {
+	for lo := 0; lo < len(keys); lo += kvBatch {
+		batch := keys[lo:min(lo+kvBatch, len(keys))]
+		for _, k := range batch {
+			if err := c.sendGet(k); err != nil {
+				return err
+			}
+		}
+		for _, k := range batch {
+			v, found, err := c.readGet(k)
+			if err != nil {
+				return err
+			}
+			got(k, v, found)
+		}
+	}
+	return nil
 }
 
 // mcKV is a memcached text-protocol client.
@@ -40,10 +90,19 @@ func dialKV(proto, addr string) (kvConn, error) {
 func (m *mcKV) close() { m.c.Close() }
 
 func (m *mcKV) set(key, val string) error {
-	_ = m.c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := fmt.Fprintf(m.c, "set %s 0 0 %d\r\n%s\r\n", key, len(val), val); err != nil {
+	if err := m.sendSet(key, val); err != nil {
 		return err
 	}
+	return m.readSet(key)
+}
+
+func (m *mcKV) sendSet(key, val string) error {
+	_ = m.c.SetDeadline(time.Now().Add(5 * time.Second))
+	_, err := fmt.Fprintf(m.c, "set %s 0 0 %d\r\n%s\r\n", key, len(val), val)
+	return err
+}
+
+func (m *mcKV) readSet(key string) error {
 	line, err := m.r.ReadString('\n')
 	if err != nil {
 		return err
@@ -55,10 +114,19 @@ func (m *mcKV) set(key, val string) error {
 }
 
 func (m *mcKV) get(key string) (string, bool, error) {
-	_ = m.c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := fmt.Fprintf(m.c, "get %s\r\n", key); err != nil {
+	if err := m.sendGet(key); err != nil {
 		return "", false, err
 	}
+	return m.readGet(key)
+}
+
+func (m *mcKV) sendGet(key string) error {
+	_ = m.c.SetDeadline(time.Now().Add(5 * time.Second))
+	_, err := fmt.Fprintf(m.c, "get %s\r\n", key)
+	return err
+}
+
+func (m *mcKV) readGet(key string) (string, bool, error) {
 	line, err := m.r.ReadString('\n')
 	if err != nil || line == "END\r\n" {
 		return "", false, err
@@ -88,15 +156,25 @@ type redisKV struct {
 func (k *redisKV) close() { k.c.Close() }
 
 func (k *redisKV) do(args ...string) (string, error) {
+	if err := k.send(args...); err != nil {
+		return "", err
+	}
+	return k.read()
+}
+
+func (k *redisKV) send(args ...string) error {
 	_ = k.c.SetDeadline(time.Now().Add(5 * time.Second))
 	var b strings.Builder
 	fmt.Fprintf(&b, "*%d\r\n", len(args))
 	for _, a := range args {
 		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
 	}
-	if _, err := k.c.Write([]byte(b.String())); err != nil {
-		return "", err
-	}
+	_, err := k.c.Write([]byte(b.String()))
+	return err
+}
+
+// read reads one reply: a line, or a bulk string whole.
+func (k *redisKV) read() (string, error) {
 	line, err := k.r.ReadString('\n')
 	if err != nil {
 		return "", err
@@ -116,7 +194,16 @@ func (k *redisKV) do(args ...string) (string, error) {
 }
 
 func (k *redisKV) set(key, val string) error {
-	reply, err := k.do("SET", key, val)
+	if err := k.sendSet(key, val); err != nil {
+		return err
+	}
+	return k.readSet(key)
+}
+
+func (k *redisKV) sendSet(key, val string) error { return k.send("SET", key, val) }
+
+func (k *redisKV) readSet(key string) error {
+	reply, err := k.read()
 	if err == nil && reply != "+OK\r\n" {
 		err = fmt.Errorf("SET %s: %q", key, reply)
 	}
@@ -124,7 +211,16 @@ func (k *redisKV) set(key, val string) error {
 }
 
 func (k *redisKV) get(key string) (string, bool, error) {
-	reply, err := k.do("GET", key)
+	if err := k.sendGet(key); err != nil {
+		return "", false, err
+	}
+	return k.readGet(key)
+}
+
+func (k *redisKV) sendGet(key string) error { return k.send("GET", key) }
+
+func (k *redisKV) readGet(key string) (string, bool, error) {
+	reply, err := k.read()
 	switch {
 	case err != nil:
 		return "", false, err
@@ -137,18 +233,33 @@ func (k *redisKV) get(key string) (string, bool, error) {
 	return strings.TrimSuffix(v, "\r\n"), true, nil
 }
 
-// fillKV writes keys through addr, key i with value(i). A write the proxy
-// timed out on a busy machine (a stall test's timeout is short, to find a
-// stall soon) is written again: the value is the same.
+// fillKV writes keys through addr, key i with value(i), kvBatch writes
+// sent before their replies are read. A write the proxy timed out on a
+// busy machine (a stall test's timeout is short, to find a stall soon) is
+// written again, with the rest of its batch on a new connection: the
+// values are the same.
 func fillKV(t *testing.T, proto, addr string, keys []string, value func(i int) string) {
 	t.Helper()
 	c, err := dialKV(proto, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, k := range keys {
+	set := func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			if err := c.sendSet(keys[i], value(i)); err != nil {
+				return err
+			}
+		}
+		for i := lo; i < hi; i++ {
+			if err := c.readSet(keys[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for lo := 0; lo < len(keys); lo += kvBatch {
 		for attempt := 1; ; attempt++ {
-			err := c.set(k, value(i))
+			err := set(lo, min(lo+kvBatch, len(keys)))
 			if err == nil {
 				break
 			}

@@ -142,6 +142,7 @@ func TestHotKeysRefreshAhead(t *testing.T) {
 // a set, a delete and a flush_all through the proxy are seen at once.
 // /v1/pools, the status page and the metrics show the cache's hits.
 func TestHotKeysMemcached(t *testing.T) {
+	t.Parallel()
 	m := startMemcached(t, 0)
 	s := startProxy(t, "kolco:\n  admin_listen: \":0\"\n"+poolYAML("  flush_all: broadcast\n  traffic: {enabled: true, top_keys: 8}\n  hot_keys: {enabled: true, staleness: 60000}\n", m))
 	c := dial(t, s.Addr("p").String())
@@ -200,6 +201,7 @@ func TestHotKeysMemcached(t *testing.T) {
 // TestHotKeysMemcachedChange: a change that gives a cached key another
 // server reads it there, not from the cache of the old one.
 func TestHotKeysMemcachedChange(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 2)
 	settings := "  traffic: {enabled: true, top_keys: 8}\n  hot_keys: {enabled: true, staleness: 60000}\n"
 	s := startProxy(t, cl.yaml(settings, 0))
@@ -225,6 +227,7 @@ func TestHotKeysMemcachedChange(t *testing.T) {
 // a third as many gets show the hot server: its share is the law's, 2.3
 // times the mean in 100 000 gets as in 300 000.
 func TestHotKeysBalanceZipf(t *testing.T) {
+	t.Parallel() // the servers' gets are counted, not timed
 	const servers, keys, s, n, nOff = 10, 100_000, 1.2, 300_000, 100_000
 	cl := startCluster(t, servers)
 	all := make([]int, servers)

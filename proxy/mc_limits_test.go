@@ -132,6 +132,7 @@ func TestBufferLimits(t *testing.T) {
 // every request is served, and the proxy never holds more than the limit
 // for it.
 func TestClientBufferLimitHoldsReaderBack(t *testing.T) {
+	t.Parallel()
 	m := startMemcached(t, 0)
 	const limit, size, n = 256 << 10, 100 << 10, 40
 	s := startProxy(t, poolYAML(fmt.Sprintf("  client_buffer_limit: %d\n", limit), m))

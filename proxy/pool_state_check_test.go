@@ -24,6 +24,7 @@ const (
 // restart says nothing. (It was lost at the first restart, while 1,761 of
 // 3,000 keys still missed.)
 func TestStateMissingLastsWhileKeysMiss(t *testing.T) {
+	t.Parallel()
 	var lines []string
 	for i := range 3 {
 		lines = append(lines, fmt.Sprintf("%s:1 m%d", startMemcached(t, 0).addr, i))

@@ -14,6 +14,7 @@ import (
 // weight by at most its error, as Space-Saving promises; and every
 // counter is found again by its hash after the table's many removals.
 func TestSampleTopKeysFindHeavyHitters(t *testing.T) {
+	t.Parallel()
 	for _, k := range []int{8, 32} {
 		t.Run(fmt.Sprint("k=", k), func(t *testing.T) {
 			const n = 200_000

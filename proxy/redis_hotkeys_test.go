@@ -26,6 +26,7 @@ const hotRedisYAML = "  traffic: {enabled: true, top_keys: 64}\n  hot_keys: {ena
 // through the proxy, as is a delete and a FLUSHALL: the server's tracking
 // invalidates them.
 func TestHotKeysRedis(t *testing.T) {
+	t.Parallel()
 	r := startRedis(t, 0)
 	s := startProxy(t, redisPoolYAML(hotRedisYAML, r))
 	c := dialRedis(t, s.Addr("p").String())
@@ -80,6 +81,7 @@ func TestHotKeysRedis(t *testing.T) {
 // the server named in /v1/pools, while the other server's hot key is
 // answered by the proxy.
 func TestHotKeysRedisUntracked(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0, "--rename-command", "CLIENT", "client-renamed")}
 	s, logs := startProxyLogged(t, "kolco:\n  admin_listen: \":0\"\n"+redisPoolYAML(hotRedisYAML, rs...))
 	p := s.testPool("p")
@@ -117,6 +119,7 @@ func TestHotKeysRedisUntracked(t *testing.T) {
 // and the cache answered reads meanwhile. A read answered from a value
 // whose invalidation was still on its way would not be.
 func TestHotKeysRedisLinearizable(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0)}
 	cached := startProxy(t, redisPoolYAML("  distribution: ring\n"+hotRedisYAML, rs...))
 	plain := startProxy(t, redisPoolYAML("  distribution: ring\n", rs...))
@@ -306,6 +309,7 @@ func zipfRedisGets(t *testing.T, addr string, keys int, s float64, n int, seed u
 // select the database as the pool's do, so the cache answers, and a write
 // straight to the server in that database is seen by the next GET.
 func TestHotKeysRedisPassword(t *testing.T) {
+	t.Parallel()
 	r := startRedis(t, 0, "--requirepass", "sesame")
 	s := startProxy(t, redisPoolYAML("  redis_auth: sesame\n  redis_db: 3\n"+hotRedisYAML, r))
 	c := dialRedis(t, s.Addr("p").String())
@@ -332,6 +336,7 @@ func TestHotKeysRedisPassword(t *testing.T) {
 // tracked again, and the cache answers its keys as it holds them now,
 // not as it held them before.
 func TestHotKeysRedisServerRestart(t *testing.T) {
+	t.Parallel()
 	r := startRedis(t, 0)
 	s, logs := startProxyLogged(t, redisPoolYAML("  timeout: 2000\n"+hotRedisYAML, r))
 	c := dialRedis(t, s.Addr("p").String())

@@ -74,6 +74,7 @@ func TestRedisPubSubLikeServer(t *testing.T) {
 // 10,000 messages, in each channel's order; PUBLISH counts them; PUBSUB's
 // answers are merged over the servers; sharded pub/sub works too.
 func TestRedisPubSubGoRedis(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	s := startProxy(t, redisPoolYAML("", rs...))
 	ctx := context.Background()
@@ -178,6 +179,7 @@ func receiveAll(t *testing.T, ps *goredis.PubSub, n int, wg *sync.WaitGroup, err
 // ejected - is closed by the proxy and, resubscribing as go-redis does,
 // gets the messages published where each channel now lives.
 func TestRedisPubSubThroughChanges(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	extra := "  auto_eject_hosts: true\n  server_failure_limit: 1\n  server_retry_timeout: 600000\n"
 	s := startProxy(t, redisPoolYAML(extra, rs[:2]...))

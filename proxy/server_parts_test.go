@@ -15,6 +15,7 @@ import (
 // TestServerPartsHoldNoServer fails for a type of the package, other than
 // Server, with a field that holds a Server.
 func TestServerPartsHoldNoServer(t *testing.T) {
+	t.Parallel()
 	if got := holdersOfServer(t, nil); len(got) > 0 {
 		t.Errorf("types holding a Server: %v; give them what they read instead (see server_reads.go)", got)
 	}
@@ -23,6 +24,7 @@ func TestServerPartsHoldNoServer(t *testing.T) {
 // TestServerPartsCatchHolder: a planted part that reaches back through a
 // *Server is reported.
 func TestServerPartsCatchHolder(t *testing.T) {
+	t.Parallel()
 	got := holdersOfServer(t, map[string]string{
 		"server_planted.go": "package proxy\n\ntype plantedPart struct{ srv *Server }\n",
 	})

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
 // cutter forwards connections to a server until it is cut: then it closes
@@ -152,13 +154,23 @@ func (f *cutServers) restore(i int) {
 	eventually(f.t, fmt.Sprintf("m%d restored", i), func() bool { return !b.health.isDown() })
 }
 
-// setAll stores value(key) for every key at addr, the proxy or a server.
+// setAll stores value(key) for every key at addr, the proxy or a server,
+// fifty sets sent at a time before their replies are read: each reply is
+// still checked, in a fiftieth of the round trips.
 func setAll(t *testing.T, addr string, keys []string, value func(string) string) {
 	c := dial(t, addr)
-	for _, k := range keys {
-		v := value(k)
-		if got := c.do(fmt.Sprintf("set %s 0 0 %d\r\n%s\r\n", k, len(v), v)); got != "STORED\r\n" {
-			t.Fatalf("set %s at %s: %q", k, addr, got)
+	for lo := 0; lo < len(keys); lo += 50 {
+		batch := keys[lo:min(lo+50, len(keys))]
+		var b strings.Builder
+		for _, k := range batch {
+			v := value(k)
+			fmt.Fprintf(&b, "set %s 0 0 %d\r\n%s\r\n", k, len(v), v)
+		}
+		c.send(b.String())
+		for _, k := range batch {
+			if got := c.reply(memcache.CmdSet); got != "STORED\r\n" {
+				t.Fatalf("set %s at %s: %q", k, addr, got)
+			}
 		}
 	}
 }
