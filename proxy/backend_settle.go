@@ -146,9 +146,13 @@ func settleSource(pl *placement, b *backend, key string, to []string, sc *routeS
 }
 
 // standInOut returns the server every write of an outage of b went to,
-// to, when it is one stand-in, marked down itself; nil otherwise.
+// to, when it is one stand-in, marked down itself; nil otherwise. Only
+// for kolco's distributions, which keep their placement and pass over
+// the servers down: twemproxy's rebuild it at each mark, and there a
+// return that read from a stand-in out left an older value to be read
+// later (the outage model's ketama seed 2).
 func standInOut(pl *placement, b *backend, to []string) *backend {
-	if len(to) != 1 {
+	if len(to) != 1 || !pl.skipDown {
 		return nil
 	}
 	s := backendAt(pl.configured().servers, to[0])

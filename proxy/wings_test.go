@@ -188,7 +188,9 @@ var widths = map[string]int{
 	// placements with every server up (placesOn: placement.pick, and
 	// picker.Index). 15: a journal taken over by a pool that places
 	// every key as the one replaced (placesAlike: a failover) stays sure.
-	"backend -> place": 15,
+	// 16: a return reads from a stand-in out only under kolco's
+	// distributions (placement.skipDown).
+	"backend -> place": 16,
 	// A timed-out connection counts in its pool's late writes
 	// (pool.lateWrites), which a store's move waits for.
 	"backend -> pool": 29,
