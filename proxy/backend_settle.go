@@ -17,8 +17,7 @@ import (
 // while b was out - so that no later failure finds them. A key whose
 // newest value is on no server up (every one it was written to is out)
 // is removed from b too: a miss, never an older value, and b need not
-// wait for the others - unless it is on one stand-in out that answers
-// (see settleSource).
+// wait for the others.
 func (out *outages) settleKeys(ctx context.Context, b *backend, keys []string, settled map[string][]string) error {
 	pl := out.place.Load()
 	from := map[*backend][]string{}
@@ -41,9 +40,6 @@ func (out *outages) settleKeys(ctx context.Context, b *backend, keys []string, s
 			}
 		case src != nil:
 			from[src] = append(from[src], k)
-			if unvouched != nil { // read from a stand-in out: see settleSource
-				settled[k] = append(settled[k], unvouched.addr)
-			}
 		}
 	}
 	for at, ks := range moved {
@@ -55,14 +51,7 @@ func (out *outages) settleKeys(ctx context.Context, b *backend, keys []string, s
 	}
 	for src, ks := range from {
 		if err := out.front.settle(ctx, b, src, ks); err != nil {
-			if !src.health.isDown() {
-				return err
-			}
-			// A stand-in out that does not answer: its copies are
-			// removed from b, a miss as for a stand-in gone, and b
-			// need not wait for it.
-			drop = append(drop, ks...)
-			continue
+			return err
 		}
 		if pl.replicas <= 1 {
 			out.noteStandIn(pl, b, ks)
@@ -82,19 +71,12 @@ func (out *outages) settleKeys(ctx context.Context, b *backend, keys []string, s
 // and their own server's return must remove those (see clearStandIns).
 func (out *outages) noteStandIn(pl *placement, b *backend, keys []string) {
 	var sc routeScratch
-	full := pl.configured()
 	for _, d := range out.backends {
 		o := d.outage.Load()
 		if d == b || o == nil {
 			continue
 		}
 		for _, k := range keys {
-			// b's own keys: d serves them were it up only while b is
-			// out, which ends now. Noted, d's return removed b's
-			// newest copies of them.
-			if full.servers[full.pick.Index([]byte(k))] == b {
-				continue
-			}
 			if pl.servesIfUp([]byte(k), d, &sc) {
 				o.note([]byte(k), b.addr)
 			}
@@ -107,10 +89,8 @@ func (out *outages) noteStandIn(pl *placement, b *backend, keys []string) {
 // while b is out, for a key b serves once up, unless a write noted may
 // have gone to b itself (see unsureStandIn), or none went to that server
 // (then that server is returned as unvouched: its copy, if any, is removed
-// too) - in which case, when every write went to one stand-in that is out
-// itself, that stand-in (standInOut), the server read from now returned
-// as unvouched all the same; with replicas, the first of its other copies
-// it was written to (to) that is up, none when it was written to none.
+// too); with replicas, the first of its other copies it was written to
+// (to) that is up, none when it was written to none.
 func settleSource(pl *placement, b *backend, key string, to []string, sc *routeScratch) (src *backend, ok bool, unvouched *backend) {
 	if !pl.servesIfUp([]byte(key), b, sc) {
 		return nil, false, nil
@@ -133,33 +113,9 @@ func settleSource(pl *placement, b *backend, key string, to []string, sc *routeS
 		// key is read from now: the stand-in written to is out or gone
 		// (a change removed it), and this one's copy, if any, may be one
 		// a change left behind, older than anything written since.
-		// Every write of the outage went to the one stand-in out: its
-		// copy is the newest, and is read from it if it answers (a
-		// Sentinel failover's return lost the writes a stand-in marked
-		// down after a timeout took).
-		if s := standInOut(pl, b, to); s != nil {
-			return s, true, r[0]
-		}
 		return nil, false, r[0]
 	}
 	return r[0], true, nil
-}
-
-// standInOut returns the server every write of an outage of b went to,
-// to, when it is one stand-in, marked down itself; nil otherwise. Only
-// for kolco's distributions, which keep their placement and pass over
-// the servers down: twemproxy's rebuild it at each mark, and there a
-// return that read from a stand-in out left an older value to be read
-// later (the outage model's ketama seed 2).
-func standInOut(pl *placement, b *backend, to []string) *backend {
-	if len(to) != 1 || !pl.skipDown {
-		return nil
-	}
-	s := backendAt(pl.configured().servers, to[0])
-	if s == nil || s == b || !s.health.isDown() {
-		return nil
-	}
-	return s
 }
 
 // settleCopy is settleSource with replicas: the first of key's copies
