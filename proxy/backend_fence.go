@@ -45,10 +45,17 @@ const unsureStandIn = "?"
 // was out and stopped after). So the journal a pool that replaces another
 // takes over counts every key it noted, and notes from then on, as unsure:
 // the return removes them rather than copy a stand-in's, and a read at a
-// stand-in removes its copy first - misses, never an older value. (A
-// replacing pool that places as the old one did loses nothing by it but
-// those keys' copies: such a change is a setting's, rare beside an
-// outage, and telling it apart would reach into placement for nothing.)
+// stand-in removes its copy first - misses, never an older value. A
+// replacing pool that sends every key to the server of the same name as
+// the old one did (placesAlike) changes no key's owner nor its stand-ins
+// but in address: a failover, which a membership source (Sentinel) makes
+// while a server is out as a rule, not by chance - the failed primary's
+// own outage, or another server's marked down beside it. Its journal
+// stays sure: a stand-in moved to another address is no longer among the
+// ones its keys were noted with, and those are removed, as for a stand-in
+// gone. (Counted unsure, every write of the outage was removed at the
+// return: a Sentinel pool with auto_eject_hosts lost 518 acknowledged
+// writes of a shard marked down beside another's failover.)
 
 // placementChanged marks every key of the journal, and each one noted from
 // now on, unsure (see unsureStandIn).

@@ -260,13 +260,15 @@ func (out *outages) begin(b *backend) {
 // around b goes unnoted. before is the placement of the pool replaced,
 // which this one's changes: the journal notes its keys unsure from then
 // on (placementChanged), and the return sweeps the keys the change gives
-// b (changeLog.span); nil for a server repointed, whose journal is moved.
+// b (changeLog.span), unless the change moves servers to other addresses
+// only (placesAlike: a failover); nil for a server repointed, whose
+// journal is moved.
 func (out *outages) share(b *backend, o *outage, before *placement) bool {
 	if !b.outage.CompareAndSwap(nil, o) {
 		return false
 	}
 	out.count.Add(1)
-	if before != nil {
+	if before != nil && !placesAlike(before, out.place.Load()) {
 		o.placementChanged()
 		o.missed.span(before, out.place.Load())
 	}

@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/kolco-dev/kolco"
 	"github.com/kolco-dev/kolco/algo"
 	"github.com/kolco-dev/kolco/compat/twemproxy"
@@ -62,6 +65,26 @@ type placement struct {
 // hotCache).
 func (pl *placement) steady() bool {
 	return (pl.mig == nil || !pl.mig.open()) && (pl.move == nil || pl.move.ended())
+}
+
+// placesAlike reports whether before and after, the placements of a pool
+// and of the pool that replaces it, send every key to the server of the
+// same name, every server up: the same algorithm, settings and servers by
+// name and weight, in the same order, whatever their addresses. A
+// placement without a signature is alike no other.
+func placesAlike(before, after *placement) bool {
+	return before.sig != "" && after.sig != "" && before.nameSignature() == after.nameSignature()
+}
+
+// nameSignature is pl's signature with its servers named by name and
+// weight, not address, in the order of its configured placement.
+func (pl *placement) nameSignature() string {
+	var b strings.Builder
+	b.WriteString(strings.TrimSuffix(pl.sig, serversSignature(pl.servers)))
+	for _, s := range pl.configured().servers {
+		b.WriteString(" " + s.name() + ":" + strconv.FormatFloat(s.node.EffectiveWeight(), 'g', -1, 64))
+	}
+	return b.String()
 }
 
 // configured returns the placement over every configured server, down or

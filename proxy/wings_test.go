@@ -186,8 +186,9 @@ var widths = map[string]int{
 	"backend -> io": 2,
 	// 14: a return after a change it missed judges each change's two
 	// placements with every server up (placesOn: placement.pick, and
-	// picker.Index).
-	"backend -> place": 14,
+	// picker.Index). 15: a journal taken over by a pool that places
+	// every key as the one replaced (placesAlike: a failover) stays sure.
+	"backend -> place": 15,
 	// A timed-out connection counts in its pool's late writes
 	// (pool.lateWrites), which a store's move waits for.
 	"backend -> pool": 29,
@@ -206,8 +207,9 @@ var widths = map[string]int{
 	// 18: a store's move is the redis wing's.
 	"migration -> pool": 18,
 	"place -> backend":  5,
-	// 3: a store's move is the redis wing's.
-	"place -> migration": 3,
+	// 3: a store's move is the redis wing's. 4: placesAlike compares
+	// signatures without their servers' part (serversSignature).
+	"place -> migration": 4,
 	// A change's placement is built and published by placing, which is
 	// given what it reads of the pool (see placing), where it read the
 	// pool's fields: what is left is the lookup of a server by name
