@@ -24,12 +24,7 @@ func TestReturnAfterAChangeMovedItsKeys(t *testing.T) {
 		d.servers = append(d.servers, r.addr)
 	}
 	d.p = d.s.testPool("p")
-	c, err := dialKV("redis", d.s.Addr("p").String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.close)
-	d.client = c
+	d.redial()
 	after, err := ParseConfig([]byte(redisPoolYAML(settings, rs...)))
 	if err != nil {
 		t.Fatal(err)
@@ -86,12 +81,7 @@ func TestReturnAfterAWriteLostAtTheStandIn(t *testing.T) {
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	d := &doublePool{t: t, proto: "redis", s: startProxy(t, redisPoolYAML(settings, rs...))}
 	d.p = d.s.testPool("p")
-	c, err := dialKV("redis", d.s.Addr("p").String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.close)
-	d.client = c
+	d.redial()
 	a, aKeys := d.mostOwned(testKeys("lost", 400))
 	d.setAll(aKeys, "v1")
 	a.fail(ErrConnLost, 1)

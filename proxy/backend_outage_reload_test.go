@@ -45,12 +45,7 @@ func startLeavingPool(t *testing.T, proto, settings string) (d *doublePool, afte
 	}
 	d = &doublePool{t: t, proto: proto, s: startProxy(t, before)}
 	d.p = d.s.testPool("p")
-	c, err := dialKV(proto, d.s.Addr("p").String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.close)
-	d.client = c
+	d.redial()
 	return d, after, leaving
 }
 

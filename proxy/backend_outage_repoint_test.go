@@ -24,12 +24,7 @@ func TestOutageSurvivesAnotherServersRepoint(t *testing.T) {
 	promoted := startRedis(t, 0)
 	d := &doublePool{t: t, proto: "redis", s: startProxy(t, redisPoolYAML(settings, rs...))}
 	d.p = d.s.testPool("p")
-	c, err := dialKV("redis", d.s.Addr("p").String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.close)
-	d.client = c
+	d.redial()
 
 	x, stayer := backendNamed(d.p.backends, "r0"), backendNamed(d.p.backends, "r1")
 	var xKeys []string
@@ -74,7 +69,7 @@ func TestOutageSurvivesAnotherServersRepoint(t *testing.T) {
 		t.Fatal("r0 not restored")
 	}
 	missing, older := 0, 0
-	err = getMany(c, kept, func(_, v string, found bool) {
+	err := getMany(d.client, kept, func(_, v string, found bool) {
 		switch {
 		case !found:
 			missing++
