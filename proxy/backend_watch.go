@@ -27,7 +27,12 @@ func watchEvery(timeout time.Duration) time.Duration {
 }
 
 // watch closes, until the pool closes, the connections whose first
-// request, or whose write under way, is past its deadline.
+// request, or whose write under way, is past its deadline: those of the
+// pool's servers, and those of its former servers (see
+// migrations.backendFor), which a request for a key still there reads
+// or moves it from while a store's move runs. Without them a request to
+// a former server that stopped answering waited for as long as it did
+// (TestStoreRequestToAStalledRemovedServerTimesOut).
 func (p *pool) watch() {
 	t := time.NewTicker(watchEvery(p.cfg.Timeout))
 	defer t.Stop()
@@ -37,11 +42,22 @@ func (p *pool) watch() {
 			return
 		case now := <-t.C:
 			for _, b := range p.backends {
-				for _, c := range b.conns {
-					c.timeOut(now)
+				b.timeOut(now)
+			}
+			if f := p.mig.watched.Load(); f != nil {
+				for _, b := range *f {
+					b.timeOut(now)
 				}
 			}
 		}
+	}
+}
+
+// timeOut times out the server's connections at now (see
+// serverConn.timeOut).
+func (b *backend) timeOut(now time.Time) {
+	for _, c := range b.conns {
+		c.timeOut(now)
 	}
 }
 

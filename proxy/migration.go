@@ -289,6 +289,8 @@ func (ms *migrations) backendFor(b *backend) *backend {
 	f.former = true
 	f.slot = len(ms.backends) + len(ms.formers)
 	ms.formers = append(ms.formers, f)
+	watched := ms.formers // appended to, never changed: a view of its own
+	ms.watched.Store(&watched)
 	return f
 }
 

@@ -54,8 +54,10 @@ type migrations struct {
 	ctx context.Context
 
 	// formers are backends of servers the pool no longer has, made for
-	// the priors of its migrations; placeMu guards the slice.
+	// the priors of its migrations; placeMu guards the slice. watched is
+	// a copy of it for the pool's watchdog, which takes no lock.
 	formers []*backend
+	watched atomic.Pointer[[]*backend]
 	// stripes order fallback copies with the writes and deletes of the
 	// same keys; a pool that replaces another shares its stripes.
 	stripes *stripes

@@ -189,9 +189,15 @@ var widths = map[string]int{
 	// picker.Index). 15: a journal taken over by a pool that places
 	// every key as the one replaced (placesAlike: a failover) stays sure.
 	"backend -> place": 15,
+	// 1: the watchdog times out the connections of the pool's former
+	// servers too (migrations.watched), which a store's move reads and
+	// MIGRATEs keys from.
+	"backend -> migration": 1,
 	// A timed-out connection counts in its pool's late writes
-	// (pool.lateWrites), which a store's move waits for.
-	"backend -> pool": 29,
+	// (pool.lateWrites), which a store's move waits for. 30: the
+	// watchdog reaches the former servers through the pool's windows
+	// (pool.mig).
+	"backend -> pool": 30,
 	// A big key's copy sends its delete on the key's connection (op,
 	// sendKeyed).
 	// 10: a store's move is the redis wing's.
