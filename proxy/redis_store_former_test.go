@@ -48,7 +48,7 @@ func TestStoreRequestToAStalledRemovedServerTimesOut(t *testing.T) {
 	for _, args := range [][]string{{"GET", onRemoved[0]}, {"SET", onRemoved[1], "v2"}} {
 		// The guard: some 30 times the pool's timeout, which a request
 		// fails at, with the watchdog's tick and a busy machine's delay.
-		_ = c.conn.SetDeadline(time.Now().Add(10 * time.Second))
+		c.setDeadline(time.Now().Add(10 * time.Second))
 		c.send(args...)
 		got, err := c.read()
 		if err != nil {
