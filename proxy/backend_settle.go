@@ -17,7 +17,8 @@ import (
 // while b was out - so that no later failure finds them. A key whose
 // newest value is on no server up (every one it was written to is out)
 // is removed from b too: a miss, never an older value, and b need not
-// wait for the others.
+// wait for the others - unless b owns it and every write went to one
+// stand-in out that answers (see standInOut).
 func (out *outages) settleKeys(ctx context.Context, b *backend, keys []string, settled map[string][]string) error {
 	pl := out.place.Load()
 	from := map[*backend][]string{}
@@ -40,6 +41,9 @@ func (out *outages) settleKeys(ctx context.Context, b *backend, keys []string, s
 			}
 		case src != nil:
 			from[src] = append(from[src], k)
+			if unvouched != nil { // read from a stand-in out: see standInOut
+				settled[k] = append(settled[k], unvouched.addr)
+			}
 		}
 	}
 	for at, ks := range moved {
@@ -51,7 +55,14 @@ func (out *outages) settleKeys(ctx context.Context, b *backend, keys []string, s
 	}
 	for src, ks := range from {
 		if err := out.front.settle(ctx, b, src, ks); err != nil {
-			return err
+			if !src.health.isDown() {
+				return err
+			}
+			// A stand-in out that does not answer: its copies are
+			// removed from b, a miss as for a stand-in gone, and b
+			// need not wait for it.
+			drop = append(drop, ks...)
+			continue
 		}
 		if pl.replicas <= 1 {
 			out.noteStandIn(pl, b, ks)
@@ -66,9 +77,13 @@ func (out *outages) settleKeys(ctx context.Context, b *backend, keys []string, s
 }
 
 // noteStandIn notes keys, settled onto b, in the outage of each other
-// server out that would serve them were it up: b stands in for them from
-// its return on, holding copies as a write routed to it would have left,
-// and their own server's return must remove those (see clearStandIns).
+// server out that would serve them were it up, b up too: b stands in for
+// them from its return on, holding copies as a write routed to it would
+// have left, and their own server's return must remove those (see
+// clearStandIns). A server b is ahead of (b owns the key, or stands in
+// before it) takes none of them back: noted, its return removed b's copy,
+// the newest, while b served the key (a Redis pool lost the writes of a
+// shard's outage so when a stand-in out came back after the shard).
 func (out *outages) noteStandIn(pl *placement, b *backend, keys []string) {
 	var sc routeScratch
 	for _, d := range out.backends {
@@ -77,7 +92,7 @@ func (out *outages) noteStandIn(pl *placement, b *backend, keys []string) {
 			continue
 		}
 		for _, k := range keys {
-			if pl.servesIfUp([]byte(k), d, &sc) {
+			if pl.servesBeside([]byte(k), d, b, &sc) {
 				o.note([]byte(k), b.addr)
 			}
 		}
@@ -89,7 +104,8 @@ func (out *outages) noteStandIn(pl *placement, b *backend, keys []string) {
 // while b is out, for a key b serves once up, unless a write noted may
 // have gone to b itself (see unsureStandIn), or none went to that server
 // (then that server is returned as unvouched: its copy, if any, is removed
-// too); with replicas, the first of its other copies it was written to
+// too, and b's is read from the one stand-in out every write went to when
+// there is one: see standInOut); with replicas, the first of its other copies it was written to
 // (to) that is up, none when it was written to none.
 func settleSource(pl *placement, b *backend, key string, to []string, sc *routeScratch) (src *backend, ok bool, unvouched *backend) {
 	if !pl.servesIfUp([]byte(key), b, sc) {
@@ -113,9 +129,34 @@ func settleSource(pl *placement, b *backend, key string, to []string, sc *routeS
 		// key is read from now: the stand-in written to is out or gone
 		// (a change removed it), and this one's copy, if any, may be one
 		// a change left behind, older than anything written since.
+		if s := standInOut(pl, b, key, to); s != nil {
+			return s, true, r[0]
+		}
 		return nil, false, r[0]
 	}
 	return r[0], true, nil
+}
+
+// standInOut returns the server every write of key while b was out went
+// to, to, when b owns key and passes it over while down (ownsPassedOver)
+// and that server is one stand-in marked down itself: its copy is the
+// newest, and b's return reads it from there when it answers (a stand-in
+// marked down after a timeout took a Sentinel pool's writes of a shard
+// failed over; removed, they were lost). Only for b's own keys: b's
+// journal notes every write of them, while a key b stands in for is
+// written to its owner, unnoted in b's journal, while the owner is up -
+// read from a stand-in out, such a key's return served a value older than
+// the owner's (the outage model, seed 2: read 1 after 3 was acknowledged).
+// nil otherwise.
+func standInOut(pl *placement, b *backend, key string, to []string) *backend {
+	if len(to) != 1 || !pl.ownsPassedOver([]byte(key), b) {
+		return nil
+	}
+	s := backendAt(pl.servers, to[0])
+	if s == nil || s == b || !s.health.isDown() {
+		return nil
+	}
+	return s
 }
 
 // settleCopy is settleSource with replicas: the first of key's copies

@@ -204,7 +204,7 @@ func (pl *placement) servesIfUp(key []byte, b *backend, sc *routeScratch) bool {
 		if owner == b || !owner.health.isDown() {
 			return owner == b
 		}
-		return pl.firstUp(key, sc, b) == b
+		return pl.firstUp(key, sc, b, nil) == b
 	case pl.full != nil:
 		alt := pl.ifUp[b]
 		if alt == nil { // not reached: every server left out has its own
@@ -214,6 +214,32 @@ func (pl *placement) servesIfUp(key []byte, b *backend, sc *routeScratch) bool {
 	default:
 		return pl.servers[pl.pick.Index(key)] == b
 	}
+}
+
+// servesBeside is servesIfUp with b, marked down too, counted up: whether
+// d would serve key were both up. Under kolco's distributions a server
+// ahead of d in key's preference list (its owner, or an earlier stand-in)
+// takes the key from d while up; under twemproxy's, which place afresh
+// over the servers up, it is servesIfUp, b's return not judged.
+func (pl *placement) servesBeside(key []byte, d, b *backend, sc *routeScratch) bool {
+	if !pl.skipDown {
+		return pl.servesIfUp(key, d, sc)
+	}
+	owner := pl.servers[pl.pick.Index(key)]
+	if owner == d || owner == b || !owner.health.isDown() {
+		return owner == d
+	}
+	return pl.firstUp(key, sc, d, b) == d
+}
+
+// ownsPassedOver reports whether b owns key by the configured placement
+// of a kolco distribution, which passes over b while it is down (one copy
+// under rehash): then every write of key while b is out is routed around
+// b, and noted in its outage with the server it went to (see noteWrites).
+// False under twemproxy's distributions, which place every key afresh at
+// each mark.
+func (pl *placement) ownsPassedOver(key []byte, b *backend) bool {
+	return pl.skipDown && pl.servers[pl.pick.Index(key)] == b
 }
 
 // movesOnReturn reports whether the return of b, marked down, moves key
@@ -260,9 +286,10 @@ func (pl *placement) returnMove(key []byte, b *backend, sc *routeScratch) (dst, 
 	return dst, r[0]
 }
 
-// firstUp is standIn with up counted as up whatever its health: the first
-// server in key's preference list, after its owner, that is up or is up.
-func (pl *placement) firstUp(key []byte, sc *routeScratch, up *backend) *backend {
+// firstUp is standIn with up and also (nil for none) counted up whatever
+// their health: the first server in key's preference list, after its
+// owner, that is up or is one of them.
+func (pl *placement) firstUp(key []byte, sc *routeScratch, up, also *backend) *backend {
 	k := pl.kolco
 	ks := k.key(key)
 	total := len(pl.servers)
@@ -273,7 +300,7 @@ func (pl *placement) firstUp(key []byte, sc *routeScratch, up *backend) *backend
 			return nil // not reached: the pool has servers
 		}
 		for _, node := range sc.nodes[min(seen, len(sc.nodes)):] {
-			if i := k.lay.index(node.ID); i >= 0 && (pl.servers[i] == up || !pl.servers[i].health.isDown()) {
+			if i := k.lay.index(node.ID); i >= 0 && (pl.servers[i] == up || pl.servers[i] == also || !pl.servers[i].health.isDown()) {
 				return pl.servers[i]
 			}
 		}

@@ -188,7 +188,11 @@ var widths = map[string]int{
 	// placements with every server up (placesOn: placement.pick, and
 	// picker.Index). 15: a journal taken over by a pool that places
 	// every key as the one replaced (placesAlike: a failover) stays sure.
-	"backend -> place": 15,
+	// 17: a return reads its own keys from the one stand-in out every
+	// write went to (placement.ownsPassedOver), and notes the keys it
+	// settles only in the outages of servers that take them back from it
+	// (placement.servesBeside).
+	"backend -> place": 17,
 	// 1: the watchdog times out the connections of the pool's former
 	// servers too (migrations.watched), which a store's move reads and
 	// MIGRATEs keys from.
