@@ -280,9 +280,11 @@ func (j *moveJob) maxBatch() int {
 	return most
 }
 
-// admits reports whether the window lets worker+1 batches go at once.
-func (j *moveJob) admits(worker int) bool {
-	return float64(worker) < math.Ceil(j.window.Size())
+// admits reports whether the window lets worker+1 batches go at once;
+// when it does not, it returns a channel closed once the window changes.
+func (j *moveJob) admits(worker int) (bool, <-chan struct{}) {
+	size, changed := j.window.Watch()
+	return float64(worker) < math.Ceil(size), changed
 }
 
 // wait blocks until a worker may send its next batch: while the move is
