@@ -190,10 +190,10 @@ var errOverflow = errors.New("its outage journal overflowed (more keys written e
 type outages struct {
 	// keeps says whether the pool keeps outage journals: whether a down
 	// server's keys are written elsewhere. Under random no key is any
-	// server's: there is nothing a returning server missed of its own. A
-	// field, set from the configuration as the outages are made, so that
-	// a write in a pool that keeps none asks it where it stands and runs
-	// nothing of the guard (guardWrite).
+	// server's: there is nothing a returning server missed of its own.
+	// Set from the configuration as the outages are made; a write asks it
+	// before it calls into the guard (call.guardWrite), so that in a pool
+	// that keeps none (a store's) it runs nothing of the guard.
 	keeps bool
 	// count is the number of servers with an open journal.
 	count atomic.Int32
