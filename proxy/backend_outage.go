@@ -188,6 +188,13 @@ var errOverflow = errors.New("its outage journal overflowed (more keys written e
 // replaces another takes over those of the servers it inherits down (see
 // pool.inherit, share).
 type outages struct {
+	// keeps says whether the pool keeps outage journals: whether a down
+	// server's keys are written elsewhere. Under random no key is any
+	// server's: there is nothing a returning server missed of its own.
+	// Set from the configuration as the outages are made; a write asks it
+	// before it calls into the guard (call.guardWrite), so that in a pool
+	// that keeps none (a store's) it runs nothing of the guard.
+	keeps bool
 	// count is the number of servers with an open journal.
 	count atomic.Int32
 	// held is set while the pool does not serve: prepared beside the
@@ -232,20 +239,13 @@ type settler interface {
 func newOutages(pool string, cfg *PoolConfig, backends []*backend, place *atomic.Pointer[placement], front settler, log *slog.Logger,
 	restoreChange func(restore func())) *outages {
 	return &outages{returns: new(sync.RWMutex), pool: pool, cfg: cfg, backends: backends, place: place, front: front, log: log,
-		restoreChange: restoreChange}
-}
-
-// keeps reports whether the pool keeps outage journals: whether a down
-// server's keys are written elsewhere. Under random no key is any
-// server's: there is nothing a returning server missed of its own.
-func (out *outages) keeps() bool {
-	return out.cfg.Distribution != distRandom && (out.cfg.Ejection == EjectRehash || out.cfg.Replicas > 1)
+		restoreChange: restoreChange, keeps: cfg.Distribution != distRandom && (cfg.Ejection == EjectRehash || cfg.Replicas > 1)}
 }
 
 // begin opens b's outage journal as b is marked down, before any request
 // can be routed around it.
 func (out *outages) begin(b *backend) {
-	if !out.keeps() || b.outage.Load() != nil {
+	if !out.keeps || b.outage.Load() != nil {
 		return
 	}
 	b.outage.Store(newOutage(out.cfg.OutageJournal))

@@ -98,7 +98,7 @@ func (l *changeLog) swept(n int) {
 // either sweeps it, and what ob's pool sweeps of this change are keys it
 // does not place on b.
 func (out *outages) downAcross(b, ob *backend, before *placement) {
-	if out.keeps() {
+	if out.keeps {
 		if o := ob.outage.Load(); o != nil {
 			out.share(b, o, before)
 		}

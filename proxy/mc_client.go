@@ -304,9 +304,8 @@ func (r *mcRequest) forward(p *pool) {
 			return
 		}
 	}
-	if len(r.req.Keys) == 1 && writesKey(&r.req) {
-		r.guardKeys = append(r.guardKeys[:0], r.req.Key(0))
-		r.guardWrite(p, r.batch.flush)
+	if p.outages.keeps && len(r.req.Keys) == 1 && writesKey(&r.req) {
+		r.guardWrite(p, r.batch.flush, 1, r.req.Key)
 	}
 	if pl := p.place.Load(); pl.mig != nil && pl.mig.open() && r.forwardWarm(p, pl) {
 		return

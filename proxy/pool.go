@@ -233,7 +233,7 @@ func (p *pool) inherit(old *pool) error {
 // timeout later. It reports whether b starts down.
 func (p *pool) inheritRepointed(old *pool, b *backend) bool {
 	ob := old.backendNamed(b.name())
-	if ob == nil || !p.outages.keeps() {
+	if ob == nil || !p.outages.keeps {
 		return false
 	}
 	o := ob.outage.Load()

@@ -152,7 +152,10 @@ type request interface {
 // released then.
 func (c *client) intake(rq request, ch *charge, err error) (p *pool, ok bool) {
 	cl := rq.base()
-	cl.held = ch.take()
+	cl.held = 0
+	if ch.pending != 0 { // none for a request under chargeMin: it runs nothing of the charge
+		cl.held = ch.take()
+	}
 	// The pool is loaded once the request is in, so that a request read
 	// after a reload goes to the new pool.
 	p = c.pool.Load()
@@ -315,7 +318,9 @@ func (c *call) finish(ch *charge, cmd int) {
 		}
 		p.requests.release()
 	}
-	ch.release(c.heldBytes())
+	if n := c.heldBytes(); n != 0 {
+		ch.release(n)
+	}
 }
 
 // reset makes the call ready for the next request, keeping its buffers

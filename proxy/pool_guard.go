@@ -1,12 +1,13 @@
 package proxy
 
 // guardWrite holds p's returns for a write of the call about to be
-// routed, in a pool that journals outages; flush writes the client's
-// queued requests should it wait (see outages.guardWrite).
-func (c *call) guardWrite(p *pool, flush func()) {
-	if !p.outages.keeps() {
-		c.guardKeys = dropKeys(c.guardKeys)
-		return
+// routed, of the n keys key gives, in a pool that journals outages (the
+// caller asks outages.keeps first: a write in a pool that keeps none runs
+// nothing of this); flush writes the client's queued requests should it
+// wait (see outages.guardWrite).
+func (c *call) guardWrite(p *pool, flush func(), n int, key func(int) []byte) {
+	for i := range n {
+		c.guardKeys = append(c.guardKeys, key(i))
 	}
 	p.outages.guardWrite(flush)
 	c.guard = p.outages

@@ -261,13 +261,10 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 	if p.hot != nil && p.hot.front != nil && p.hot.front.(*redisHot).get(p, r, &c.route) {
 		return // the server's tracker answers it
 	}
-	if !r.req.Cmd.ReadOnly() && r.req.NumKeys() > 0 {
+	if p.outages.keeps && !r.req.Cmd.ReadOnly() && r.req.NumKeys() > 0 {
 		// Before it is routed: a server coming back settles what
 		// writes routed around it wrote (see outage).
-		for i := range r.req.NumKeys() {
-			r.guardKeys = append(r.guardKeys, r.req.Key(i))
-		}
-		r.guardWrite(p, c.batch.flush)
+		r.guardWrite(p, c.batch.flush, r.req.NumKeys(), r.req.Key)
 	}
 	c.place, c.none = p.place.Load(), len(p.backends)
 	if m := c.place.move; m != nil && r.req.NumKeys() > 0 {

@@ -75,7 +75,10 @@ func (mv *storeMover) run(m *storeMove) bool {
 		go func() {
 			defer wg.Done()
 			job := &moveJob{mv: mv, m: m, src: src, window: window, limit: newRate(mv.cfg.Store.Rate), ss: m.stats.source(src.addr), hours: hours}
-			if err := (redisFront{}).moveFrom(mv.moveCtx, src, job); err != nil || moveOf(mv.place.Load()) != m {
+			// Paused or outside its hours, the mover lists nothing
+			// either: its SCAN ran ahead of the workers held, a few
+			// batches of keys a source, and more as the window opened.
+			if job.idle(mv.moveCtx) != nil || (redisFront{}).moveFrom(mv.moveCtx, src, job) != nil || moveOf(mv.place.Load()) != m {
 				all.Store(false)
 				return
 			}
@@ -280,26 +283,38 @@ func (j *moveJob) maxBatch() int {
 	return most
 }
 
-// admits reports whether the window lets worker+1 batches go at once.
-func (j *moveJob) admits(worker int) bool {
-	return float64(worker) < math.Ceil(j.window.Size())
+// admits reports whether the window lets worker+1 batches go at once;
+// when it does not, it returns a channel closed once the window changes.
+func (j *moveJob) admits(worker int) (bool, <-chan struct{}) {
+	size, changed := j.window.Watch()
+	return float64(worker) < math.Ceil(size), changed
 }
 
-// wait blocks until a worker may send its next batch: while the move is
-// paused or outside store.hours, and for the rest and the rate's room. It
-// fails with errMoveReplaced.
-func (j *moveJob) wait(ctx context.Context) error {
+// idle blocks while the move is paused or outside store.hours. It fails
+// with errMoveReplaced.
+func (j *moveJob) idle(ctx context.Context) error {
 	for {
 		if ctx.Err() != nil || moveOf(j.mv.place.Load()) != j.m {
 			return errMoveReplaced
 		}
 		outside := !j.hours.contains(time.Now())
 		j.m.stats.outsideHours.Store(outside)
-		if j.m.paused.Load() || outside {
-			if !sleepCtx(ctx, idleLook) {
-				return errMoveReplaced
-			}
-			continue
+		if !j.m.paused.Load() && !outside {
+			return nil
+		}
+		if !sleepCtx(ctx, idleLook) {
+			return errMoveReplaced
+		}
+	}
+}
+
+// wait blocks until a worker may send its next batch: while the move is
+// paused or outside store.hours (idle), and for the rest and the rate's
+// room. It fails with errMoveReplaced.
+func (j *moveJob) wait(ctx context.Context) error {
+	for {
+		if err := j.idle(ctx); err != nil {
+			return err
 		}
 		j.mu.Lock()
 		d := time.Until(j.rest)

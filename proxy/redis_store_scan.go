@@ -86,7 +86,7 @@ func (r *redisMovePlan) Big(ctx context.Context, dst string, key []byte) error {
 	return r.job.bigKey(ctx, key, copyBig(r.dst(dst), key))
 }
 
-func (r *redisMovePlan) Admits(worker int) bool { return r.job.admits(worker) }
+func (r *redisMovePlan) Admits(worker int) (bool, <-chan struct{}) { return r.job.admits(worker) }
 
 func (r *redisMovePlan) Wait(ctx context.Context, _ int) error { return r.job.wait(ctx) }
 

@@ -235,8 +235,9 @@ func TestStoreMoveAfterPipelinedRequests(t *testing.T) {
 }
 
 // TestStoreMoveWaitsForItsHours: outside store.hours the mover waits,
-// and /v1/pools says so; the same move under a configuration that lets it
-// run at any hour ends.
+// and /v1/pools says so, having moved nothing and listed nothing (its
+// SCAN ran ahead of the workers it held); the same move under a
+// configuration that lets it run at any hour ends.
 func TestStoreMoveWaitsForItsHours(t *testing.T) {
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0)}
 	later, yaml := laterHours(), storeHoursYAML
@@ -248,8 +249,8 @@ func TestStoreMoveWaitsForItsHours(t *testing.T) {
 		adminGet(t, s, "/v1/pools/p", "", &ps)
 		return ps.Move != nil && ps.Move.State == "outside_hours"
 	})
-	if ps.Move.Moved != 0 {
-		t.Errorf("the mover moved %d keys outside its hours", ps.Move.Moved)
+	if ps.Move.Moved != 0 || ps.Move.Scanned != 0 {
+		t.Errorf("the mover moved %d keys and listed %d outside its hours", ps.Move.Moved, ps.Move.Scanned)
 	}
 	reload(t, s, yaml(rs, ""))
 	waitMoved(t, s.testPool("p"))

@@ -321,8 +321,9 @@ func (c *redisClient) exec(p *pool, r *redisRequest) {
 		return
 	}
 	if tx.writes {
-		r.guardKeys = append(r.guardKeys, tx.keys...)
-		r.guardWrite(p, c.batch.flush)
+		if p.outages.keeps {
+			r.guardWrite(p, c.batch.flush, len(tx.keys), func(i int) []byte { return tx.keys[i] })
+		}
 		if p.cfg.ReplicaReads.Enabled {
 			c.wrote.note(b)
 		}

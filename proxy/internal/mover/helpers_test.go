@@ -127,7 +127,7 @@ func dialer(addr string) Dialer {
 // there, at once; it records what it was told.
 type plan struct {
 	dest    func(key []byte) string
-	admits  func(worker int) bool
+	admits  func(worker int) (bool, <-chan struct{})
 	wait    func() error
 	timeout int // MIGRATE's, ms
 	mu      sync.Mutex
@@ -180,8 +180,11 @@ func (p *plan) Big(ctx context.Context, dst string, key []byte) error {
 	return err
 }
 
-func (p *plan) Admits(worker int) bool {
-	return p.admits == nil || p.admits(worker)
+func (p *plan) Admits(worker int) (bool, <-chan struct{}) {
+	if p.admits == nil {
+		return true, nil
+	}
+	return p.admits(worker)
 }
 
 func (p *plan) Wait(ctx context.Context, worker int) error {

@@ -50,13 +50,17 @@ func (wk *worker) close() {
 // the worker back.
 func (wk *worker) next(ctx context.Context, work <-chan batch) (batch, bool, error) {
 	r := wk.r
-	for !r.plan.Admits(wk.w) {
+	for {
+		ok, changed := r.plan.Admits(wk.w)
+		if ok {
+			break
+		}
 		select {
 		case <-r.listed:
 			return batch{}, false, nil
 		case <-ctx.Done():
 			return batch{}, false, ctx.Err()
-		case <-time.After(10 * time.Millisecond):
+		case <-changed:
 		}
 	}
 	var b batch

@@ -48,9 +48,11 @@ type Plan interface {
 	// to dst piece by piece (see Copy), while the worker waits.
 	Big(ctx context.Context, dst string, key []byte) error
 	// Admits reports whether worker (0 to Config.Conns-1) may take a
-	// batch now: the caller's window of MIGRATEs at once. It must admit
-	// worker 0 always; another waits until it does, or the listing ends.
-	Admits(worker int) bool
+	// batch now: the caller's window of MIGRATEs at once; when it does
+	// not, it returns a channel closed once the answer may change. It must
+	// admit worker 0 always; another waits on the channel and asks again,
+	// until it is admitted or the listing ends.
+	Admits(worker int) (bool, <-chan struct{})
 	// Wait blocks until a worker may send its next MIGRATE: the caller's
 	// pause, its rest, its ceiling of keys a second over the keys Moved
 	// reported. An error stops the move.

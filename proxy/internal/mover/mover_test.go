@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -128,12 +129,89 @@ func TestRunEndsWithAClosedWindow(t *testing.T) {
 	src, dst := startRedis(t), startRedis(t)
 	s, d := dial(t, src), dial(t, dst)
 	s.pipeline(3000, func(i int) []string { return []string{"SET", fmt.Sprintf("k%d", i), "v"} })
-	p := &plan{dest: func([]byte) string { return dst }, admits: func(w int) bool { return w == 0 }}
+	p := &plan{dest: func([]byte) string { return dst }, admits: func(w int) (bool, <-chan struct{}) { return w == 0, nil }}
 	if err := Run(context.Background(), dialer(src), p, Config{}); err != nil {
 		t.Fatal(err)
 	}
 	if s.dbsize() != 0 || d.dbsize() != 3000 {
 		t.Errorf("source %d keys, target %d: want 0 and 3000", s.dbsize(), d.dbsize())
+	}
+}
+
+// TestRunWakesHeldWorkersWhenTheWindowChanges: a worker the window holds
+// back asks again when Admits' channel is closed, and not before - it
+// looked every 10 ms, a hundred wake-ups a second for each worker held
+// for as long as the window stayed shut - and then takes batches. Worker
+// 0's first Wait holds the run until each held worker has asked once,
+// and for 200 ms after, in which a worker that polled would ask again.
+func TestRunWakesHeldWorkersWhenTheWindowChanges(t *testing.T) {
+	src, dst := startRedis(t), startRedis(t)
+	s, d := dial(t, src), dial(t, dst)
+	s.pipeline(3000, func(i int) []string { return []string{"SET", fmt.Sprintf("k%d", i), "v"} })
+	var (
+		mu           sync.Mutex
+		open         bool
+		changed      = make(chan struct{})
+		held         = map[int]int{} // each held worker's asks while shut
+		after        = map[int]int{} // and since it opened
+		asked        = make(chan int, 64)
+		first, again = true, false
+	)
+	admits := func(w int) (bool, <-chan struct{}) {
+		mu.Lock()
+		defer mu.Unlock()
+		if w == 0 {
+			return true, nil
+		}
+		if open {
+			after[w]++
+			return true, nil
+		}
+		held[w]++
+		select {
+		case asked <- held[w]:
+		default: // full: a worker that polls has shown itself already
+		}
+		return false, changed
+	}
+	wait := func() error {
+		mu.Lock()
+		once := first
+		first = false
+		mu.Unlock()
+		if !once {
+			return nil
+		}
+		for range 3 { // each held worker asks once: it has nothing else to do
+			if n := <-asked; n > 1 {
+				again = true
+			}
+		}
+		select {
+		case <-asked:
+			again = true
+		case <-time.After(200 * time.Millisecond):
+		}
+		mu.Lock()
+		open = true
+		close(changed)
+		mu.Unlock()
+		return nil
+	}
+	p := &plan{dest: func([]byte) string { return dst }, admits: admits, wait: wait}
+	if err := Run(context.Background(), dialer(src), p, Config{MaxBatch: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if s.dbsize() != 0 || d.dbsize() != 3000 {
+		t.Errorf("source %d keys, target %d: want 0 and 3000", s.dbsize(), d.dbsize())
+	}
+	if again {
+		t.Error("a held worker asked Admits again before its channel was closed")
+	}
+	for w := 1; w < 4; w++ {
+		if held[w] != 1 || after[w] == 0 {
+			t.Errorf("worker %d asked %d times while held, %d once the window opened: want 1 and some", w, held[w], after[w])
+		}
 	}
 }
 

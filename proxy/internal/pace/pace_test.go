@@ -70,7 +70,8 @@ func TestSub(t *testing.T) {
 // TestWindow: the window doubles from 1 while the p99 stays under the
 // bound (slow start), halves when it passes, then grows by an eighth of
 // the size it halved from, and stays within Min and Max; an interval with
-// no signal counts as one under the bound.
+// no signal counts as one under the bound. Watch's channel is closed by
+// each look that changes the size, and by no other.
 func TestWindow(t *testing.T) {
 	w := NewWindow(Config{Max: 8, Min: 0.25}, 3*time.Millisecond)
 	if w.Bound() != 6*time.Millisecond {
@@ -88,8 +89,19 @@ func TestWindow(t *testing.T) {
 		{under, true, 0.28125},
 	}
 	for i, s := range steps {
+		was, changed := w.Watch()
 		if got := w.Look(s.p99, s.ok); got != s.want {
 			t.Fatalf("look %d (p99 %v, signal %v): size %v, want %v", i, s.p99, s.ok, got, s.want)
+		}
+		select {
+		case <-changed:
+			if s.want == was {
+				t.Errorf("look %d: the size stayed %v, and Watch's channel is closed", i, was)
+			}
+		default:
+			if s.want != was {
+				t.Errorf("look %d: the size went from %v to %v, and Watch's channel is open", i, was, s.want)
+			}
 		}
 	}
 	if peak, slowed := w.Peak(); peak != over || slowed != 7 {

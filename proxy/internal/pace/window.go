@@ -73,6 +73,8 @@ type Window struct {
 	// halvings.
 	peak      time.Duration
 	decreases int
+	// changed is closed, and replaced, when the size changes (see Watch).
+	changed chan struct{}
 }
 
 // NewWindow returns a window at size 1 whose bound is cfg.Bound, or
@@ -84,7 +86,7 @@ func NewWindow(cfg Config, steady time.Duration) *Window {
 	if bound <= 0 {
 		bound = max(time.Duration(cfg.Factor*float64(steady)), cfg.Floor)
 	}
-	return &Window{cfg: cfg, size: min(1, cfg.Max), slowStart: true, threshold: cfg.Max, bound: bound}
+	return &Window{cfg: cfg, size: min(1, cfg.Max), slowStart: true, threshold: cfg.Max, bound: bound, changed: make(chan struct{})}
 }
 
 // Size returns the window's size now.
@@ -92,6 +94,16 @@ func (w *Window) Size() float64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.size
+}
+
+// Watch returns the window's size now and a channel closed once it
+// changes: work the window holds back waits on it, where it looked at the
+// size every few milliseconds (a mover's workers held back woke a
+// hundred times a second each, for as long as the window stayed shut).
+func (w *Window) Watch() (float64, <-chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.size, w.changed
 }
 
 // Bound returns the p99 the window keeps the clients under.
@@ -110,6 +122,7 @@ func (w *Window) Peak() (time.Duration, int) {
 func (w *Window) Look(p99 time.Duration, ok bool) float64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	was := w.size
 	if ok && p99 > w.peak {
 		w.peak = p99
 	}
@@ -123,6 +136,10 @@ func (w *Window) Look(p99 time.Duration, ok bool) float64 {
 		w.size = min(w.size*2, w.cfg.Max)
 	default:
 		w.size = min(w.size+w.threshold/8, w.cfg.Max)
+	}
+	if w.size != was {
+		close(w.changed)
+		w.changed = make(chan struct{})
 	}
 	return w.size
 }
