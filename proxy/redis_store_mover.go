@@ -295,7 +295,7 @@ func (j *moveJob) wait(ctx context.Context) error {
 		}
 		outside := !j.hours.contains(time.Now())
 		j.m.stats.outsideHours.Store(outside)
-		if j.m.paused.Load() || outside {
+		if j.m.stats.standStill(time.Now(), j.m.paused.Load() || outside) {
 			if !sleepCtx(ctx, idleLook) {
 				return errMoveReplaced
 			}
