@@ -95,10 +95,10 @@ type MoveStatus struct {
 	Failed    int64  `json:"failed"`
 	LastError string `json:"last_error,omitempty"`
 	// Rate is keys moved a second since the move opened. ETA is the
-	// seconds left: the old servers' keys still to move at the paces
-	// they left them over the later half of the time since the mover
-	// began on each (5 s at least; paused time and time outside
-	// store.hours left out), together; -1 while unknown: until each
+	// seconds left: each old server's keys still to move at the pace
+	// they left it over the later half of the time since the mover began
+	// on it (a second at least; paused time and time outside store.hours
+	// left out), the slowest server's; -1 while unknown: until each
 	// server still moving has moved a tenth of its keys.
 	Rate float64 `json:"rate"`
 	ETA  float64 `json:"eta_seconds"`

@@ -204,18 +204,13 @@ func moveEstimate(m *storeMove) (toMove int64, eta float64) {
 // still left out: the pace over the last two seconds, as before, followed
 // the mover's window (halved and grown again by the clients' latency),
 // which changed it 3 to 10 times within a move at full speed, and the
-// eta with it. The old servers move at once and share the machine (the
-// proxy's cores, and the servers'): when some are through, the others
-// move faster, so what is left of them all goes at their paces together;
-// the slowest server's keys at its own pace, as before, overestimated a
-// move at full speed that added a server (four sources) by 75-640%, the
-// last source speeding up as the others ended. The eta is unknown (-1)
-// until each server still moving has moved for etaAfterTime and a share
-// etaAfterKeys of its keys: before that, the mover's first batches, slow
-// start and all, are too few to set a pace by.
+// eta with it. The move ends with its slowest server: the servers move at
+// once, each at its own pace. The eta is unknown (-1) until each server
+// still moving has moved for etaAfterTime and a share etaAfterKeys of its
+// keys: before that, the mover's first batches, slow start and all, are
+// too few to set a pace by.
 func moveEstimateAt(m *storeMove, now time.Time) (toMove int64, eta float64) {
 	known := m.stats.opened.Load() > 0
-	var left, pace float64
 	m.stats.bySource.Range(func(_, v any) bool {
 		ss := v.(*sourceStats)
 		mine, ok := ss.toMove()
@@ -223,19 +218,16 @@ func moveEstimateAt(m *storeMove, now time.Time) (toMove int64, eta float64) {
 		if ss.done.Load() {
 			return true
 		}
-		var l, r float64
+		var secs float64
 		if ok {
-			l, r, ok = ss.leftAt(&m.stats, mine, now)
+			secs, ok = ss.timeLeft(&m.stats, mine, now)
 		}
 		known = known && ok
-		left, pace = left+l, pace+r
+		eta = max(eta, secs)
 		return true
 	})
-	switch {
-	case !known:
+	if !known {
 		eta = -1
-	case left > 0:
-		eta = left / pace
 	}
 	return toMove, eta
 }
@@ -273,16 +265,17 @@ const (
 	etaAfterKeys = 0.1
 )
 
-// leftAt returns the server's keys left to move, of mine in all, and
-// their pace: 0 and 0 when none is left; false while unknown.
-func (ss *sourceStats) leftAt(st *moveStats, mine int64, now time.Time) (left, pace float64, ok bool) {
+// timeLeft returns the seconds the server's keys left to move take at
+// its pace, of mine to move in all; false while unknown.
+func (ss *sourceStats) timeLeft(st *moveStats, mine int64, now time.Time) (float64, bool) {
 	total := ss.moved.Load() + ss.onRequest.Load()
-	if total >= mine {
-		return 0, 0, true
+	left := mine - total
+	if left <= 0 {
+		return 0, true
 	}
 	rate, began := ss.pace.rate(st, now, total)
 	if rate <= 0 || began < etaAfterTime || float64(total) < etaAfterKeys*float64(mine) {
-		return 0, 0, false
+		return 0, false
 	}
-	return float64(mine - total), rate, true
+	return float64(left) / rate, true
 }
