@@ -96,8 +96,10 @@ type MoveStatus struct {
 	LastError string `json:"last_error,omitempty"`
 	// Rate is keys moved a second since the move opened. ETA is the
 	// seconds left: each old server's keys still to move at the pace
-	// they left it over the last second, the slowest server's; -1 while
-	// unknown.
+	// they left it over the later half of the time since the mover began
+	// on it (a second at least; paused time and time outside store.hours
+	// left out), the slowest server's; -1 while unknown: until each
+	// server still moving has moved a tenth of its keys.
 	Rate float64 `json:"rate"`
 	ETA  float64 `json:"eta_seconds"`
 	// Window is how many MIGRATEs run at once from each server, set from

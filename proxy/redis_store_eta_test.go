@@ -3,49 +3,79 @@ package proxy
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
 
 // TestStoreMoveEstimates: eta_seconds and to_move, read at a quarter,
-// half and three quarters of the keys moved, are within 20% of the time
-// the move then took to end and of the keys it moved, adding a fifth
-// server to four (four sources, each moving about a fifth of its keys)
-// and removing it (one source moving all of its keys). The mover runs
-// under a ceiling (store.rate) low enough that the pace mostly holds at a
-// load of 30 on two cores, and each move lasts eight to ten seconds, its
-// first quarter past the window's slow start: the estimate is tested
-// against a pace that holds, which a busy machine does not give the mover
-// at full speed (BenchmarkStoreMove reports the estimates at full speed
-// beside what happened). The eta is the slowest old server's keys left
-// at its pace over the last second, so where the machine then gave the
-// mover another pace there (under -race beside other tests' load, 21-32%
-// off was seen), the eta is off by as much, and the bound widens by the
-// change measured: that server's pace over the second before the sample
-// against its pace over the rest of its keys, for the old server that
-// finished last. A pace that held leaves the bound at 20%. The first move, with none before it, has no
-// prediction of its time (TestPlanPredictsTheMovesTime checks one).
+// half and three quarters of the keys moved, beside the time the move
+// then took to end and the keys it moved, adding a fifth server to four
+// (four sources, each moving about a fifth of its keys) and removing it
+// (one source moving all of its keys). Under a ceiling (store.rate, each
+// move 3 to 10 s) both are within 20%: the eta is what is left of the old
+// servers' keys at the paces they moved over the later half of the time
+// since the mover began on each (5 s at least), so where the machine then
+// gives the mover another pace (another test's load comes or goes), the
+// eta is off by as much, and the bound widens by the change measured, the
+// last old server's pace after the sample against its pace over the same
+// span before it (logged beside); a pace that held leaves the bound at
+// 20%. At full speed with four clients running, the window the clients'
+// latency sets changed the mover's pace 2 to 40 times after a mark on the
+// 2-core test machine at a load of 20-50 (200,000 keys: a move of 40,000
+// took 5 to 275 s), which no pace measured before it foresees: there
+// to_move is held within 20%, and the eta's error only logged (60,000
+// keys, so that the fill and the moves stay within the test's time on a
+// busy machine). The first move, with none before it, has no prediction
+// of its time (TestPlanPredictsTheMovesTime checks one).
 func TestStoreMoveEstimates(t *testing.T) {
 	t.Parallel()
+	for _, c := range []struct {
+		name     string
+		keys     int
+		rates    [2]int // a server's keys a second adding and removing; 0: none
+		clients  int
+		judgeETA bool
+	}{
+		{"under a ceiling", 8000, [2]int{60, 150}, 0, true},
+		{"at full speed", 60_000, [2]int{}, 4, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			checkMoveEstimates(t, c.keys, c.rates, c.clients, c.judgeETA)
+		})
+	}
+}
+
+// checkMoveEstimates fills a store of four servers with n keys, starts
+// clients (see startLatencyLoad), then adds a fifth server at rates[0]
+// keys a second from each and removes it at rates[1], and checks the
+// estimates of each move (see TestStoreMoveEstimates): the eta within
+// its bound when judgeETA, else only logged.
+func checkMoveEstimates(t *testing.T, n int, rates [2]int, clients int, judgeETA bool) {
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	yaml := func(servers []*redisServer, rate int) string {
-		return redisPoolYAML(fmt.Sprintf("  distribution: ring\n  store: {enabled: true, rate: %d}\n", rate), servers...)
+		return redisPoolYAML(fmt.Sprintf("  distribution: ring\n  timeout: 10000\n  store: {enabled: true, rate: %d}\n", rate), servers...)
 	}
-	s := startProxy(t, yaml(rs[:4], 60))
-	const n = 8000
-	fillStore(t, s.Addr("p").String(), n)
-	for _, c := range []struct {
+	s := startProxy(t, yaml(rs[:4], rates[0]))
+	addr := s.Addr("p").String()
+	value := strings.Repeat("v", 100)
+	pipeline(t, dialRedis(t, addr), n, func(i int) []string { return []string{"SET", fmt.Sprintf("key:%d", i), value} })
+	if clients > 0 {
+		l := startLatencyLoad(t, addr, clients, n, value)
+		defer l.stop()
+	}
+	for i, c := range []struct {
 		name    string
 		servers []*redisServer
-		rate    int // a server's keys a second: 3 to 10 s of moving
 	}{
-		{"adding a server", rs, 60},
-		{"removing it", rs[:4], 150},
+		{"adding a server", rs},
+		{"removing it", rs[:4]},
 	} {
-		reload(t, s, yaml(c.servers, c.rate))
+		reload(t, s, yaml(c.servers, rates[i]))
 		p := s.testPool("p")
 		w := watchMove(p)
-		waitMoved(t, p)
+		waitMovedLong(t, s)
 		w.stop()
 		last := p.mover.(*storeMover).last()
 		t.Logf("%s: the mover took %.2f s, predicted %.2f s; its busiest server sent %.0f keys/s", c.name, last.MovedSeconds, last.PredictedSeconds,
@@ -60,8 +90,9 @@ func TestStoreMoveEstimates(t *testing.T) {
 				continue
 			}
 			t.Logf("%s, at %.0f%%: %s", c.name, 100*f, e)
-			if e.etaOff() > 0.2+e.paceChange() || e.toMoveOff() > 0.2 {
-				t.Errorf("%s, at %.0f%% of the keys moved: %s; want the eta within 20%% and the change of pace, to_move within 20%%", c.name, 100*f, e)
+			if judgeETA && !e.fair() || e.toMoveOff() > 0.2 {
+				t.Errorf("%s, at %.0f%% of the keys moved: %s; want the eta (under a ceiling) within 20%% and the change of pace, to_move within 20%%",
+					c.name, 100*f, e)
 			}
 		}
 	}
@@ -73,15 +104,14 @@ type moveEstimateSeen struct {
 	eta, left     float64
 	toMove, total int64
 	// paceBefore is the keys a second the old server that finished last
-	// sent over the second before the sample, paceAfter over the rest of
-	// its keys; 0 when unknown.
+	// sent over the later half of the move before the sample, paceAfter over
+	// the rest of its keys; 0 when unknown.
 	paceBefore, paceAfter float64
 }
 
 // paceChange is how far the move's pace after the sample was from its
-// pace over the second before it, as a share of the latter: 1 when either
-// is unknown, which leaves an eta bound that still fails an eta off by
-// more than 120%.
+// pace before it, as a share of the latter: 1 when either is unknown,
+// which leaves a bound that still fails an eta off by more than 120%.
 func (e moveEstimateSeen) paceChange() float64 {
 	if e.paceBefore <= 0 || e.paceAfter <= 0 {
 		return 1
@@ -95,6 +125,11 @@ func (e moveEstimateSeen) etaOff() float64 {
 	}
 	return abs(e.eta/e.left - 1)
 }
+
+// fair is whether the eta is within 20% of the time left, and the change
+// of pace after the sample: an eta taken from the pace before cannot know
+// the machine's change after it.
+func (e moveEstimateSeen) fair() bool { return e.etaOff() <= 0.2+e.paceChange() }
 
 func (e moveEstimateSeen) toMoveOff() float64 { return abs(float64(e.toMove)/float64(e.total) - 1) }
 
@@ -121,9 +156,11 @@ func (w *moveWatch) at(f float64, total int64, ended time.Time) (moveEstimateSee
 }
 
 // paceOfLast returns, for the old server that finished last among those
-// not done at sample i, the keys a second it sent over the second before
-// the sample and over the rest of its keys (until the first sample that
-// saw it done, or ended); zeros when a sample lacks it.
+// not done at sample i, the keys a second the mover sent from it over the
+// later half of the time from the first sample (the move's first 20 ms)
+// to sample i, a second at least (the span the estimate takes its pace
+// over: see movePace.rate), and over the rest of its keys (until the
+// first sample that saw it done, or ended); zeros when a sample lacks it.
 func (w *moveWatch) paceOfLast(i int, ended time.Time) (before, after float64) {
 	s := w.samples[i]
 	movedAt := func(b moveSample, addr string) (int64, bool, bool) {
@@ -155,12 +192,17 @@ func (w *moveWatch) paceOfLast(i int, ended time.Time) (before, after float64) {
 			last, lastEnd, lastMoved = src.Addr, end, moved
 		}
 	}
-	j := slices.IndexFunc(w.samples, func(b moveSample) bool { return !b.at.Before(s.at.Add(-time.Second)) })
-	now, _, ok := movedAt(s, last)
-	was, _, okWas := movedAt(w.samples[max(j, 0)], last)
-	if last == "" || !ok || !okWas || j < 0 || j >= i || !lastEnd.After(s.at) {
+	first := slices.IndexFunc(w.samples, func(b moveSample) bool { _, _, ok := movedAt(b, last); return ok })
+	if first < 0 {
 		return 0, 0
 	}
+	since := s.at.Add(-max(s.at.Sub(w.samples[first].at)/2, paceSpan))
+	j := slices.IndexFunc(w.samples, func(b moveSample) bool { _, _, ok := movedAt(b, last); return ok && !b.at.Before(since) })
+	now, _, ok := movedAt(s, last)
+	if last == "" || !ok || j < 0 || j >= i || !lastEnd.After(s.at) {
+		return 0, 0
+	}
+	was, _, _ := movedAt(w.samples[j], last)
 	return float64(now-was) / s.at.Sub(w.samples[j].at).Seconds(), float64(lastMoved-now) / lastEnd.Sub(s.at).Seconds()
 }
 

@@ -299,7 +299,7 @@ func (j *moveJob) idle(ctx context.Context) error {
 		}
 		outside := !j.hours.contains(time.Now())
 		j.m.stats.outsideHours.Store(outside)
-		if !j.m.paused.Load() && !outside {
+		if !j.m.stats.standStill(time.Now(), j.m.paused.Load() || outside) {
 			return nil
 		}
 		if !sleepCtx(ctx, idleLook) {
