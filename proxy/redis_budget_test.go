@@ -74,6 +74,7 @@ func TestRedisClientBufferLimit(t *testing.T) {
 // connection's deadline, a third of the pool's timeout in budgetYAML,
 // fails a request that waited for room until its timeout.
 func pipelineBigSets(c *rc, prefix string, n, size int) error {
+	c.guard = 0
 	_ = c.conn.SetDeadline(time.Now().Add(10 * time.Second))
 	val := strings.Repeat("v", size)
 	for i := range n {

@@ -130,6 +130,9 @@ type rc struct {
 	conn net.Conn
 	w    *bufio.Writer
 	rr   *redis.ReplyReader
+	// guard, when not 0, is the deadline each read sets from its start;
+	// 0 leaves the connection's deadline to the test.
+	guard time.Duration
 }
 
 func dialRedis(t testing.TB, addr string) *rc {
@@ -139,11 +142,12 @@ func dialRedis(t testing.TB, addr string) *rc {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	// A guard against a test that waits for a reply that never comes; no
-	// test relies on it to pass.
-	_ = conn.SetDeadline(time.Now().Add(60 * time.Second))
+	// A guard against a test that waits for a reply that never comes, a
+	// minute from each read; no test relies on it to pass. A minute from
+	// the dial instead failed tests that send thousands of requests one
+	// after another on the connection, on a busy machine ("i/o timeout").
 	// RESP3 is read too: a connection that asked for it with HELLO 3.
-	return &rc{t: t, conn: conn, w: bufio.NewWriter(conn), rr: redis.NewReplyReader(conn, redis.ReplyLimits{RESP3: true})}
+	return &rc{t: t, conn: conn, w: bufio.NewWriter(conn), rr: redis.NewReplyReader(conn, redis.ReplyLimits{RESP3: true}), guard: time.Minute}
 }
 
 // send writes a request of args without flushing.
@@ -158,6 +162,9 @@ func (c *rc) send(args ...string) {
 // read flushes what was sent and reads one reply; io.EOF and the like
 // come back as errors.
 func (c *rc) read() (string, error) {
+	if c.guard > 0 {
+		_ = c.conn.SetDeadline(time.Now().Add(c.guard))
+	}
 	if err := c.w.Flush(); err != nil {
 		return "", err
 	}

@@ -126,19 +126,11 @@ func answeredTx(history []porcupine.Operation) int {
 // placement names and on no other; must says that each exists.
 func checkPlaced(t *testing.T, p *pool, servers []*redisServer, keys []string, must bool) {
 	t.Helper()
-	direct := make([]*rc, len(servers))
-	for i, r := range servers {
-		direct[i] = dialRedis(t, r.addr)
-	}
+	holders := existsOn(t, servers, keys)
 	bad := 0
-	for _, k := range keys {
+	for j, k := range keys {
 		owner := ownerOf(p, k)
-		var on []string
-		for i, c := range direct {
-			if c.do("EXISTS", k) == ":1\r\n" {
-				on = append(on, servers[i].addr)
-			}
-		}
+		on := holders[j]
 		if len(on) > 1 || len(on) == 1 && on[0] != owner || must && len(on) == 0 {
 			if bad++; bad <= 5 {
 				t.Errorf("%s is on %v; its server is %s", k, on, owner)
@@ -148,6 +140,36 @@ func checkPlaced(t *testing.T, p *pool, servers []*redisServer, keys []string, m
 	if bad > 0 {
 		t.Errorf("%d of %d keys misplaced", bad, len(keys))
 	}
+}
+
+// existsOn returns, for each of keys, the addresses of the servers that
+// hold it. Each server is asked in pipelined batches: one EXISTS at a time
+// took 15,000 round trips for 3,000 keys on five servers, over a minute on
+// a busy machine.
+func existsOn(t *testing.T, servers []*redisServer, keys []string) [][]string {
+	t.Helper()
+	const batch = 1000
+	on := make([][]string, len(keys))
+	for _, r := range servers {
+		c := dialRedis(t, r.addr)
+		for from := 0; from < len(keys); from += batch {
+			part := keys[from:min(from+batch, len(keys))]
+			for _, k := range part {
+				c.send("EXISTS", k)
+			}
+			for j := range part {
+				got, err := c.read()
+				if err != nil {
+					t.Fatalf("EXISTS %s on %s: %v", part[j], r.addr, err)
+				}
+				if got == ":1\r\n" {
+					on[from+j] = append(on[from+j], r.addr)
+				}
+			}
+		}
+		c.conn.Close()
+	}
+	return on
 }
 
 // TestStoreFleetLinearizable: three proxies follow one etcd prefix, each
