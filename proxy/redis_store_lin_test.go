@@ -260,8 +260,8 @@ func TestNutcrackerLosesStoreKeys(t *testing.T) {
 	res, _ := storecheck.Check(history, time.Minute)
 	lost := 0
 	c := dialRedis(t, listen)
-	for _, k := range fillers {
-		if c.do("GET", k) == "$-1\r\n" {
+	for _, got := range c.doMany(getsOf(fillers)) {
+		if got == "$-1\r\n" {
 			lost++
 		}
 	}
@@ -278,8 +278,8 @@ func TestNutcrackerLosesStoreKeys(t *testing.T) {
 	reload(t, s, strings.Replace(yaml(5), "listen: "+listen, "listen: 127.0.0.1:0", 1)+"  store: {enabled: true}\n")
 	c = dialRedis(t, s.Addr("p").String())
 	lost = 0
-	for _, k := range fillers {
-		if c.do("GET", k) == "$-1\r\n" {
+	for _, got := range c.doMany(getsOf(fillers)) {
+		if got == "$-1\r\n" {
 			lost++
 		}
 	}
@@ -308,4 +308,13 @@ func startNutcrackerStoppable(t *testing.T, yaml, listen string) func() {
 			}
 		}
 	}
+}
+
+// getsOf returns a GET of each of keys.
+func getsOf(keys []string) [][]string {
+	gets := make([][]string, len(keys))
+	for i, k := range keys {
+		gets[i] = []string{"GET", k}
+	}
+	return gets
 }
