@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kolco-dev/kolco/internal/realprog"
 )
 
 // adminGet gets path from s's admin endpoint with token (none when empty)
@@ -23,7 +25,9 @@ func adminGet(t *testing.T, s *Server, path, token string, v any) int {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// Bounded, so that an admin page that never answers fails the test
+	// rather than hangs the package.
+	resp, err := (&http.Client{Timeout: realprog.Patience}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

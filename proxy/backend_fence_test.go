@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/kolco-dev/kolco/internal/realprog"
 )
 
 // TestRehashAfterAChangeReadsNoOldCopy: in a pool under rehash, a server
@@ -85,10 +87,15 @@ func TestRehashReturnSettlesEveryKeyItMoves(t *testing.T) {
 	}
 }
 
-// fenceRehash are the settings of TestRehashAfterAChangeReadsNoOldCopy's
-// pools: one failure ejects, and the server stays out.
-const fenceRehash = "  auto_eject_hosts: true\n  ejection: rehash\n  timeout: 300\n  server_failure_limit: 1\n" +
-	"  server_retry_timeout: 600000\n  health_check: {interval: 600000}\n"
+// fenceRehash returns the settings of TestRehashAfterAChangeReadsNoOldCopy's
+// pools: one failure ejects, and the server stays out. The timeout, 300 ms
+// on a quiet machine, is stretched by how busy it is: at load 15-40 on two
+// cores a SET to a server that was not stopped timed out ("-ERR
+// Connection timed out" in TestRehashReturnSettlesEveryKeyItMoves).
+func fenceRehash() string {
+	return fmt.Sprintf("  auto_eject_hosts: true\n  ejection: rehash\n  timeout: %d\n  server_failure_limit: 1\n", int(300*realprog.Busy())) +
+		"  server_retry_timeout: 600000\n  health_check: {interval: 600000}\n"
+}
 
 // fenceKV is a client of one protocol through a proxy.
 type fenceKV struct {
@@ -162,13 +169,14 @@ func fenceMemcached(t *testing.T, dist string, cold bool) fenceSetup {
 	for i := range ms {
 		ms[i] = startMemcached(t, 0)
 	}
+	rehash := fenceRehash() // once, so that a reload changes the servers only
 	return fenceSetup{
 		yaml: func(k int) string {
 			warm := ""
 			if cold {
 				warm = "  warm: {enabled: false}\n"
 			}
-			return poolYAML("  distribution: "+dist+"\n"+warm+fenceRehash, ms[:k]...)
+			return poolYAML("  distribution: "+dist+"\n"+warm+rehash, ms[:k]...)
 		},
 		client: func(s *Server) fenceKV {
 			c := dial(t, s.Addr("p").String())
@@ -186,8 +194,9 @@ func fenceRedis(t *testing.T, dist string) fenceSetup {
 	for i := range rs {
 		rs[i] = startRedis(t, 0)
 	}
+	rehash := fenceRehash() // once, so that a reload changes the servers only
 	return fenceSetup{
-		yaml: func(k int) string { return redisPoolYAML("  distribution: "+dist+"\n"+fenceRehash, rs[:k]...) },
+		yaml: func(k int) string { return redisPoolYAML("  distribution: "+dist+"\n"+rehash, rs[:k]...) },
 		client: func(s *Server) fenceKV {
 			c := dialRedis(t, s.Addr("p").String())
 			return fenceKV{set: func(k, v string) string { return c.do("SET", k, v) },

@@ -40,6 +40,9 @@ type stallTarget struct {
 	owner   func(key string) string // where a key lives with every server up
 	// victimAt returns stop and isDown of servers[i].
 	victimAt func(i int) (stop func(syscall.Signal), isDown func() bool)
+	// troubles counts the requests the pool's servers failed and their
+	// ejections so far (nil for nutcracker, whose are not seen).
+	troubles func() uint64
 }
 
 // stallLoad is the load of a stall test: keys written with rising
@@ -391,6 +394,13 @@ func proxyStallTarget(t *testing.T, proto, dist string) stallTarget {
 	tg.owner = func(key string) string { return configuredOwnerOf(p, key) }
 	tg.victimAt = func(i int) (func(syscall.Signal), func() bool) {
 		return stop[i], func() bool { return s.testPool("p").backends[i].health.isDown() }
+	}
+	tg.troubles = func() uint64 {
+		var n uint64
+		for _, b := range s.testPool("p").backends {
+			n += b.stats.errors.Load() + b.stats.ejections.Load()
+		}
+		return n
 	}
 	return tg
 }

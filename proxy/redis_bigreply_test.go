@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kolco-dev/kolco/internal/realprog"
 )
 
 // TestLargeReplyOutlivesTimeout: an MGET of large binary values (8 MB
@@ -23,8 +25,13 @@ func TestLargeReplyOutlivesTimeout(t *testing.T) {
 	t.Parallel()
 	// A pause a tenth of the timeout: the fake server runs in the test's
 	// process, which a busy machine starves with the proxy, so a pause
-	// much nearer the timeout would be a server's silence.
-	const timeout, value, piece, pause = time.Second, 8 << 20, 512 << 10, 100 * time.Millisecond
+	// much nearer the timeout would be a server's silence. The timeout is
+	// a second stretched by how busy the machine is: at load 15-30 on two
+	// cores a second once passed between two pieces 100 ms apart, and the
+	// reply failed at 1.3 s. The reply still takes over three timeouts.
+	timeout := time.Duration(realprog.Busy() * float64(time.Second)).Round(time.Millisecond)
+	pause := timeout / 10
+	const value, piece = 8 << 20, 512 << 10
 	for _, stop := range []bool{false, true} {
 		t.Run(fmt.Sprint("stops midway ", stop), func(t *testing.T) {
 			t.Parallel()
@@ -68,6 +75,7 @@ func TestLargeReplyOutlivesTimeout(t *testing.T) {
 			s := startProxy(t, "p:\n  listen: 127.0.0.1:0\n  redis: true\n  timeout: "+fmt.Sprint(timeout.Milliseconds())+
 				"\n  servers: [\""+addr+":1 r0\"]\n")
 			c := dialRedis(t, s.Addr("p").String())
+			c.guard = 30 * timeout // the reply takes 3.2 timeouts; dialRedis's minute is less on a busy machine
 			start := time.Now()
 			got := c.do("MGET", "kkk-0", "kkk-1")
 			took := time.Since(start)

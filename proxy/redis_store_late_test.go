@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kolco-dev/kolco/internal/realprog"
 )
 
 // lateRelay is a TCP relay to a server that can hold what the proxy sends
@@ -146,8 +148,9 @@ func TestStoreMoveLeavesALateWriteAlone(t *testing.T) {
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	relay := newLateRelay(t, rs[0].addr)
 	lines := []string{relay.ln.Addr().String() + ":1 a", rs[1].addr + ":1 b", rs[2].addr + ":1 c", rs[3].addr + ":1 d"}
+	timeout := lateTimeout()
 	yaml := func(n int) string {
-		return placementYAML("  redis: true\n  distribution: rendezvous\n  timeout: 300\n  store: {enabled: true}\n", lines[:n])
+		return placementYAML("  redis: true\n  distribution: rendezvous\n  timeout: "+timeout+"\n  store: {enabled: true}\n", lines[:n])
 	}
 	s := startProxy(t, yaml(2))
 	p := func() *pool { return s.testPool("p") }
@@ -214,8 +217,9 @@ func TestStoreMoveWaitsForALateWrite(t *testing.T) {
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	relay := newLateRelay(t, rs[0].addr)
 	lines := []string{relay.ln.Addr().String() + ":1 a", rs[1].addr + ":1 b", rs[2].addr + ":1 c"}
+	timeout := lateTimeout()
 	yaml := func(n int, hours string) string {
-		return placementYAML("  redis: true\n  distribution: rendezvous\n  timeout: 300\n  store: {enabled: true, hours: \""+hours+"\"}\n", lines[:n])
+		return placementYAML("  redis: true\n  distribution: rendezvous\n  timeout: "+timeout+"\n  store: {enabled: true, hours: \""+hours+"\"}\n", lines[:n])
 	}
 	later := laterHours()
 	s := startProxy(t, yaml(2, later))
@@ -281,6 +285,19 @@ func TestStoreMoveWaitsForALateWrite(t *testing.T) {
 	if stale > 0 {
 		t.Errorf("%d of the %d keys c took read other than the acknowledged v2", stale, len(taken))
 	}
+}
+
+// lateTimeout is the pool's timeout, in milliseconds, of the tests of
+// late writes: short, since the held writes are to give up at it, and
+// stretched by how busy the machine is, since no other request may: at
+// load 15-30 on two cores, 300 ms timed out plain SETs ("-ERR Connection
+// timed out" for SET laterun:0). At most a second: each SET refused while
+// the writes are held waits a timeout, and held past lateBound (a minute)
+// the proxy closes their connections, after which a late write may run
+// after the move, as documented - 12 refused SETs at 6 s did that. Taken
+// once a test, so that its reloads change only the servers.
+func lateTimeout() string {
+	return fmt.Sprint(int(min(300*realprog.Busy(), 1000)))
 }
 
 // appendTimedOut sends APPEND k x through the proxy at addr for each key

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kolco-dev/kolco/internal/realprog"
 )
 
 // storeModel runs a sequence of steps against a store pool and a model of
@@ -29,20 +31,22 @@ type storeModel struct {
 	// retried counts the requests answered -TRYAGAIN, each after the
 	// pool's whole timeout, and sent again.
 	retried int
+	// timeout is the pool's timeout: how long a request for a moving key
+	// waits for its move before -TRYAGAIN. 5 s stretched by how busy the
+	// machine is: at load 50 on two cores a GET timed out at 5 s ("-ERR
+	// Connection timed out").
+	timeout time.Duration
 }
-
-// storeModelTimeout is the pool's timeout: how long a request for a
-// moving key waits for its move before -TRYAGAIN.
-const storeModelTimeout = 5 * time.Second
 
 func newStoreModel(t *testing.T, rs []*redisServer) *storeModel {
 	lines := make([]string, len(rs))
 	for i, r := range rs {
 		lines[i] = fmt.Sprintf("%s:1 r%d", r.addr, i)
 	}
-	m := &storeModel{t: t, rs: rs, model: map[string]string{},
+	timeout := time.Duration(5*realprog.Busy()*1000) * time.Millisecond
+	m := &storeModel{t: t, rs: rs, model: map[string]string{}, timeout: timeout,
 		f: &configFile{t: t, path: filepath.Join(t.TempDir(), "nutcracker.yml"), lines: lines,
-			extra: fmt.Sprintf("  redis: true\n  distribution: jump\n  timeout: %d\n  store: {enabled: true, rate: 500, batch: 4}\n", storeModelTimeout.Milliseconds())}}
+			extra: fmt.Sprintf("  redis: true\n  distribution: jump\n  timeout: %d\n  store: {enabled: true, rate: 500, batch: 4}\n", timeout.Milliseconds())}}
 	m.f.write(0, 1, 2, 3)
 	m.start()
 	return m
@@ -130,7 +134,7 @@ func (m *storeModel) do(args ...string) string {
 	for {
 		sent := time.Now()
 		got := m.c.do(args...)
-		if !strings.HasPrefix(got, "-TRYAGAIN") || time.Since(sent) < storeModelTimeout || time.Now().After(deadline) {
+		if !strings.HasPrefix(got, "-TRYAGAIN") || time.Since(sent) < m.timeout || time.Now().After(deadline) {
 			return got
 		}
 		m.retried++
@@ -153,7 +157,7 @@ func (m *storeModel) end() {
 		m.expect([]string{"GET", k}, fmt.Sprintf("$%d\r\n%s\r\n", len(v), v))
 	}
 	if m.retried > 0 {
-		m.t.Logf("%d requests answered -TRYAGAIN after the pool's %v timeout and sent again", m.retried, storeModelTimeout)
+		m.t.Logf("%d requests answered -TRYAGAIN after the pool's %v timeout and sent again", m.retried, m.timeout)
 	}
 }
 

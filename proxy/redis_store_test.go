@@ -53,8 +53,12 @@ func TestStoreMovesKeys(t *testing.T) {
 					before[fmt.Sprintf("ttl:%d", i)] = ownerOf(s.testPool("p"), fmt.Sprintf("ttl:%d", i))
 				}
 				reload(t, s, storeYAML(dist, servers, extra))
-				for i := range n {
-					if got := c.do("GET", fmt.Sprintf("k:%d", i)); !strings.HasSuffix(got, fmt.Sprint("v", i, "\r\n")) {
+				gets := make([][]string, n)
+				for i := range gets {
+					gets[i] = []string{"GET", fmt.Sprintf("k:%d", i)}
+				}
+				for i, got := range c.doMany(gets) {
+					if !strings.HasSuffix(got, fmt.Sprint("v", i, "\r\n")) {
 						t.Fatalf("after the change k:%d reads %q", i, got)
 					}
 				}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kolco-dev/kolco"
+	"github.com/kolco-dev/kolco/internal/realprog"
 )
 
 // TestTakeOverAcceptsOncePlaced: a server that takes over another's
@@ -38,7 +39,11 @@ func TestTakeOverAcceptsOncePlaced(t *testing.T) {
 		f.Close()
 	}
 	addr := old.Addr("p").String()
-	if err := old.Shutdown(context.Background()); err != nil {
+	// Every wait of the test is bounded: it once hung the package for
+	// over ten minutes on a busy machine, with nothing to say where.
+	ctx, cancel := context.WithTimeout(context.Background(), realprog.Patience)
+	defer cancel()
+	if err := old.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
 
@@ -51,8 +56,8 @@ func TestTakeOverAcceptsOncePlaced(t *testing.T) {
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
-	c, err := net.Dial("tcp", addr) // queued on the socket the new server has not accepted on
+	t.Cleanup(func() { shutdown(s) })
+	c, err := net.DialTimeout("tcp", addr, realprog.Patience) // queued on the socket the new server has not accepted on
 	if err != nil {
 		t.Fatal(err)
 	}
