@@ -188,7 +188,10 @@ var widths = map[string]int{
 	// placements with every server up (placesOn: placement.pick, and
 	// picker.Index). 15: a journal taken over by a pool that places
 	// every key as the one replaced (placesAlike: a failover) stays sure.
-	"backend -> place": 15,
+	// 16: a return notes the keys it leaves on a server in the outages of
+	// the servers still out whose returns take them from there
+	// (placement.returnTakes: twemproxy's placement with both up).
+	"backend -> place": 16,
 	// A timed-out connection counts in its pool's late writes
 	// (pool.lateWrites), which a store's move waits for.
 	"backend -> pool": 29,
