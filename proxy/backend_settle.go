@@ -52,6 +52,7 @@ func (out *outages) settleKeys(ctx context.Context, b *backend, keys []string, s
 		if err := out.front.settle(ctx, at[0], at[1], ks); err != nil {
 			return fmt.Errorf("settling on %s the keys its return sends back there: %w", at[0].addr, err)
 		}
+		out.noteStandIn(pl, b, at[0], ks)
 	}
 	for src, ks := range from {
 		if err := out.front.settle(ctx, b, src, ks); err != nil {
@@ -65,7 +66,7 @@ func (out *outages) settleKeys(ctx context.Context, b *backend, keys []string, s
 			continue
 		}
 		if pl.replicas <= 1 {
-			out.noteStandIn(pl, b, ks)
+			out.noteStandIn(pl, b, b, ks)
 		}
 	}
 	if len(drop) > 0 {
@@ -76,24 +77,26 @@ func (out *outages) settleKeys(ctx context.Context, b *backend, keys []string, s
 	return nil
 }
 
-// noteStandIn notes keys, settled onto b, in the outage of each other
-// server out that would serve them were it up, b up too: b stands in for
-// them from its return on, holding copies as a write routed to it would
-// have left, and their own server's return must remove those (see
-// clearStandIns). A server b is ahead of (b owns the key, or stands in
-// before it) takes none of them back: noted, its return removed b's copy,
-// the newest, while b served the key (a Redis pool lost the writes of a
-// shard's outage so when a stand-in out came back after the shard).
-func (out *outages) noteStandIn(pl *placement, b *backend, keys []string) {
-	var sc routeScratch
+// noteStandIn notes keys, which b's return leaves on holder (b, or a
+// server up its return sends them back to), in the outage of each other
+// server out whose return takes them from holder (see returnTakes): holder
+// stands in for them from b's return on, holding copies as a write routed
+// to it would have left, and that server's return must settle them where
+// it sends them and remove holder's copies (see clearStandIns). A server
+// b is ahead of (b owns the key, or stands in before it) takes none of
+// them back: noted, its return removed b's copy, the newest, while b
+// served the key (a Redis pool lost the writes of a shard's outage so
+// when a stand-in out came back after the shard).
+func (out *outages) noteStandIn(pl *placement, b, holder *backend, keys []string) {
 	for _, d := range out.backends {
 		o := d.outage.Load()
-		if d == b || o == nil {
+		if d == b || d == holder || o == nil {
 			continue
 		}
+		takes := pl.returnTakes(out.cfg, out.backends, b, holder, d)
 		for _, k := range keys {
-			if pl.servesBeside([]byte(k), d, b, &sc) {
-				o.note([]byte(k), b.addr)
+			if takes([]byte(k)) {
+				o.note([]byte(k), holder.addr)
 			}
 		}
 	}

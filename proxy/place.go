@@ -256,6 +256,35 @@ func (pl *placement) movesOnReturn(key []byte, b, now *backend, sc *routeScratch
 	return pl.twemproxyIfUp(key, b) != now
 }
 
+// returnTakes returns whether d's return, of a pool of cfg over
+// backends whose placement is pl, after b's, takes a key from
+// holder, where b's return leaves it. Under kolco's distributions a
+// return takes back the keys d would serve with b up (servesBeside). Under twemproxy's,
+// which place every key afresh over the servers up, it moves keys between
+// servers up too, and b, still down in pl, is up by then: so it is asked of
+// the placement over the servers up, b and d. Under modula, two servers
+// out, a key written to a third server and settled onto the first back
+// moves at the second's return to a fourth, whose copy is from before the
+// outage (the fault schedule's seed 1895): noted only when d would serve
+// it, the key was left there unsettled, and the first one's copy behind.
+func (pl *placement) returnTakes(cfg *PoolConfig, backends []*backend, b, holder, d *backend) func(key []byte) bool {
+	if pl.full == nil {
+		var sc routeScratch
+		return func(key []byte) bool { return pl.servesBeside(key, d, b, &sc) }
+	}
+	var up []*backend
+	for _, s := range backends {
+		if s == b || s == d || !s.health.isDown() {
+			up = append(up, s)
+		}
+	}
+	pick, err := newPicker(cfg, nodesOf(up))
+	if err != nil { // not reached: the pool's servers placed before
+		return func([]byte) bool { return true }
+	}
+	return func(key []byte) bool { return up[pick.Index(key)] != holder }
+}
+
 // twemproxyIfUp is the server a read of key goes to once b is up, every
 // other server's health as it is, under twemproxy's distributions with
 // servers left out (pl.full set).

@@ -190,8 +190,10 @@ var widths = map[string]int{
 	// every key as the one replaced (placesAlike: a failover) stays sure.
 	// 17: a return reads its own keys from the one stand-in out every
 	// write went to (placement.ownsPassedOver), and notes the keys it
-	// settles only in the outages of servers that take them back from it
-	// (placement.servesBeside).
+	// leaves on a server in the outages of the servers still out whose
+	// returns take them from there (placement.returnTakes: with both up,
+	// kolco's placement passing over the servers down, twemproxy's placing
+	// afresh).
 	"backend -> place": 17,
 	// 1: the watchdog times out the connections of the pool's former
 	// servers too (migrations.watched), which a store's move reads and

@@ -1,0 +1,66 @@
+package proxy
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestModulaSecondReturnSettlesWhatTheFirstMoved: a Redis cache under
+// rehash and modula over r0..r3, the order of the fault schedule's seed
+// 1895. p2:k20 and p2:k37 are r2's with every server up, r1's with r0 out
+// (and with r0 and r3 out), and r0's with r3 alone out. Written while r0
+// and r3 are out (to r1); r0 back takes them from r1, and r3 back sends
+// them on to r2, whose copy is from before the outage. Before, r0's return
+// noted them in r3's outage only if r3 would serve them: r3's return left
+// r2's old copy to be read and r0's copy behind (the copy the seed read
+// after newer writes, 0.9 s after both returns). Now each read gives the
+// value written while both were out, no other server holds a copy, and a
+// write and a delete after the returns are what reads give.
+func TestModulaSecondReturnSettlesWhatTheFirstMoved(t *testing.T) {
+	t.Parallel()
+	d := startDoublePool(t, "redis", "modula")
+	c := dialRedis(t, d.s.Addr("p").String())
+	keys := []string{"p2:k20", "p2:k37"}
+	byName := map[string]*backend{}
+	for _, b := range d.p.backends {
+		byName[b.name()] = b
+	}
+	for _, k := range keys {
+		if got := ownerOf(d.p, k); got != byName["r2"].addr {
+			t.Fatalf("%s is read from %s with every server up, not r2's", k, got)
+		}
+		c.do("SET", k, "before")
+	}
+	for _, name := range []string{"r0", "r3"} {
+		if byName[name].fail(ErrConnLost, 1); !byName[name].health.isDown() {
+			t.Fatalf("%s not marked down", name)
+		}
+	}
+	for _, k := range keys {
+		if got := ownerOf(d.p, k); got != byName["r1"].addr {
+			t.Fatalf("%s is read from %s with r0 and r3 out, not r1's", k, got)
+		}
+		c.do("SET", k, "outage")
+	}
+	for _, name := range []string{"r0", "r3"} {
+		if d.p.checks.restore(byName[name]); byName[name].health.isDown() {
+			t.Fatalf("%s not restored", name)
+		}
+	}
+	for _, k := range keys {
+		if got := c.do("GET", k); !strings.Contains(got, "outage") {
+			t.Errorf("%s, written while r0 and r3 were out, reads %q once both are back", k, got)
+		}
+	}
+	if n := d.copiesElsewhere(keys); n > 0 {
+		t.Errorf("%d copies of the keys left on servers their reads do not go to", n)
+	}
+	c.do("SET", "p2:k20", "after")
+	c.do("DEL", "p2:k37")
+	if got := c.do("GET", "p2:k20"); !strings.Contains(got, "after") {
+		t.Errorf("p2:k20 set to \"after\" once r0 and r3 are back reads %q", got)
+	}
+	if got := c.do("GET", "p2:k37"); !strings.HasPrefix(got, "$-1") {
+		t.Errorf("p2:k37 deleted once r0 and r3 are back reads %q", got)
+	}
+}
