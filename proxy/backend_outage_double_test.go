@@ -111,6 +111,17 @@ func (d *doublePool) copiesElsewhere(keys []string) int {
 	return n
 }
 
+// ownedBy returns the keys, of n made with prefix, whose reads go to b.
+func (d *doublePool) ownedBy(b *backend, prefix string, n int) []string {
+	var keys []string
+	for _, k := range testKeys(prefix, n) {
+		if ownerOf(d.p, k) == b.addr {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
 // mostOwned returns the server a read of most of keys goes to, and those
 // keys.
 func (d *doublePool) mostOwned(keys []string) (*backend, []string) {

@@ -40,12 +40,7 @@ func TestReturnWithAStandInOut(t *testing.T) {
 			d.client = c
 
 			b := backendNamed(d.p.backends, "r1")
-			var bKeys []string
-			for _, k := range testKeys("standin", 1500) {
-				if ownerOf(d.p, k) == b.addr {
-					bKeys = append(bKeys, k)
-				}
-			}
+			bKeys := d.ownedBy(b, "standin", 1500)
 			x := backendNamed(d.p.backends, "r0")
 			if tc.xDownBefore {
 				x.fail(ErrConnLost, 1)
@@ -111,12 +106,7 @@ func TestStandInsReturnReadsNoStandInOut(t *testing.T) {
 			t.Parallel()
 			d := startDoublePool(t, proto, "ring")
 			o := d.p.backends[1]
-			var oKeys []string
-			for _, k := range testKeys("standin-of", 2000) {
-				if ownerOf(d.p, k) == o.addr {
-					oKeys = append(oKeys, k)
-				}
-			}
+			oKeys := d.ownedBy(o, "standin-of", 2000)
 			o.fail(ErrConnLost, 1)
 			c, cKeys := d.mostOwned(oKeys)
 			c.fail(ErrConnLost, 1)
@@ -149,12 +139,7 @@ func TestLaterStandInsReturnKeepsTheEarlierOnes(t *testing.T) {
 	t.Parallel()
 	d := startDoublePool(t, "redis", "ring")
 	o := d.p.backends[2]
-	var oKeys []string
-	for _, k := range testKeys("later-standin", 2000) {
-		if ownerOf(d.p, k) == o.addr {
-			oKeys = append(oKeys, k)
-		}
-	}
+	oKeys := d.ownedBy(o, "later-standin", 2000)
 	o.fail(ErrConnLost, 1)
 	b, bKeys := d.mostOwned(oKeys)
 	b.fail(ErrConnLost, 1)
