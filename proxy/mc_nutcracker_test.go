@@ -3,19 +3,25 @@ package proxy
 import (
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/kolco-dev/kolco/internal/realprog"
 	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
 
 // startNutcracker runs the real nutcracker with yaml (its listen address
 // already set) and waits for listen; Cleanup kills it. It returns its pid.
+// A port picked free may be taken by another test before nutcracker binds
+// it, and nutcracker then exits: it is started again, its stats port
+// picked again, up to three times, and the test fails with its log.
 func startNutcracker(t *testing.T, yaml, listen string) int {
 	t.Helper()
 	bin := needBinary(t, "nutcracker")
@@ -24,17 +30,50 @@ func startNutcracker(t *testing.T, yaml, listen string) int {
 	if err := os.WriteFile(conf, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-c", conf, "-s", fmt.Sprint(freePort(t)), "-a", "127.0.0.1",
-		"-o", filepath.Join(dir, "nc.log"), "-p", filepath.Join(dir, "nc.pid"))
-	if err := testproc.Start(cmd); err != nil {
-		t.Fatal(err)
+	for attempt := 1; ; attempt++ {
+		logPath := filepath.Join(dir, fmt.Sprintf("nc-%d.log", attempt))
+		cmd := exec.Command(bin, "-c", conf, "-s", fmt.Sprint(freePort(t)), "-a", "127.0.0.1",
+			"-o", logPath, "-p", filepath.Join(dir, "nc.pid"))
+		if err := testproc.Start(cmd); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			<-exited
+		})
+		if listeningUnless(t, listen, exited) {
+			return cmd.Process.Pid
+		}
+		if attempt == 3 {
+			log, _ := os.ReadFile(logPath)
+			t.Fatalf("nutcracker exited before it listened on %s, %d times; its last log:\n%s", listen, attempt, log)
+		}
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	waitListening(t, listen)
-	return cmd.Process.Pid
+}
+
+// listeningUnless waits for addr to listen, as waitListening does, and
+// reports false at once if exited is closed first.
+func listeningUnless(t *testing.T, addr string, exited <-chan struct{}) bool {
+	t.Helper()
+	deadline := time.Now().Add(realprog.Patience)
+	for {
+		c, err := net.DialTimeout(network(addr), addr, time.Second)
+		if err == nil {
+			c.Close()
+			return true
+		}
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never listened: %v", addr, err)
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline, not synchronisation by sleep
+	}
 }
 
 // diffKeys returns n keys of mixed shapes: short, long, with hash tags,
