@@ -234,9 +234,20 @@ func (s *Server) Serving() <-chan struct{} {
 	return s.listening.sockets.gate()
 }
 
-// sourceWait bounds how long a server waits for its pools' membership
-// sources before it accepts clients.
+// sourceWait bounds how long a server started afresh waits for its
+// pools' membership sources before it accepts clients.
 const sourceWait = 5 * time.Second
+
+// takeOverWait is sourceWait for a server that took over another's
+// sockets: the process it takes over from serves every client meanwhile,
+// placing by its sources, so waiting costs nothing but the handover's
+// length, and serving the configured servers reads a server the fleet may
+// have removed. At 5 s, a proxy starved of CPU at a handover while etcd
+// had removed a server served its configured servers for 2.8 s and read
+// values older than acknowledged deletes and sets from the removed server
+// (the fault schedule's seed 2420). Below the 30 s `kolco proxy` gives a
+// new process to say it serves before it calls the handover failed.
+const takeOverWait = 20 * time.Second
 
 // acceptWhenPlaced opens the accept gate once the sources have placed the
 // pools or sourceWait has passed (then a server that took over says which
@@ -255,14 +266,18 @@ func (src *sourcing) acceptWhenPlaced() {
 		defer close(gate)
 		tick := time.NewTicker(5 * time.Millisecond)
 		defer tick.Stop()
-		deadline := time.Now().Add(sourceWait)
+		wait := sourceWait
+		if took {
+			wait = takeOverWait
+		}
+		deadline := time.Now().Add(wait)
 		for pending := src.pending(); len(pending) > 0; pending = src.pending() {
 			if time.Now().After(deadline) {
 				if !took {
 					return
 				}
 				src.log.Warn("taking over before the membership sources of these pools gave a version they serve: they serve their configured servers until then",
-					"pools", pending, "waited", sourceWait)
+					"pools", pending, "waited", wait)
 				return
 			}
 			<-tick.C // a source's first version comes from another process

@@ -18,8 +18,9 @@ import (
 // TestTakeOverAcceptsOncePlaced: a server that takes over another's
 // listening sockets accepts on them only once its pool on a membership
 // source serves a version of it: a client that connects before waits,
-// unanswered (the old process would answer it), and is answered once the
-// source's file is there, by a pool that serves the file's servers.
+// unanswered (the old process would answer it), past the wait of a server
+// started afresh, and is answered once the source's file is there, by a
+// pool that serves the file's servers.
 func TestTakeOverAcceptsOncePlaced(t *testing.T) {
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	path := filepath.Join(t.TempDir(), "members.yml") // not written yet: the source gives no version
@@ -53,6 +54,7 @@ func TestTakeOverAcceptsOncePlaced(t *testing.T) {
 	}
 	s := New(cfg, nil)
 	s.Inherit(lns)
+	started := time.Now()
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -66,13 +68,17 @@ func TestTakeOverAcceptsOncePlaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := bufio.NewReader(c)
-	_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	// The source stays silent past sourceWait, which a server started
+	// afresh waits: one taking over waits on (takeOverWait), as the old
+	// process serves meanwhile. At sourceWait it served its configured
+	// servers (the fault schedule's seed 2420).
+	_ = c.SetReadDeadline(started.Add(sourceWait + time.Second))
 	if line, err := r.ReadString('\n'); err == nil {
 		t.Fatalf("answered %q before the pool served its source's version", line)
 	}
 	select {
 	case <-s.Serving():
-		t.Fatal("serving before the pool's source gave a version")
+		t.Fatalf("serving %v after its start, before the pool's source gave a version", time.Since(started).Round(time.Millisecond))
 	default:
 	}
 
