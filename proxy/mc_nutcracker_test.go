@@ -3,16 +3,13 @@ package proxy
 import (
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/kolco-dev/kolco/internal/realprog"
 	"github.com/kolco-dev/kolco/internal/testproc"
 	"github.com/kolco-dev/kolco/proxy/memcache"
 )
@@ -43,36 +40,13 @@ func startNutcracker(t *testing.T, yaml, listen string) int {
 			_ = cmd.Process.Kill()
 			<-exited
 		})
-		if listeningUnless(t, listen, exited) {
+		if waitServing(t, listen, exited) {
 			return cmd.Process.Pid
 		}
 		if attempt == 3 {
 			log, _ := os.ReadFile(logPath)
 			t.Fatalf("nutcracker exited before it listened on %s, %d times; its last log:\n%s", listen, attempt, log)
 		}
-	}
-}
-
-// listeningUnless waits for addr to listen, as waitListening does, and
-// reports false at once if exited is closed first.
-func listeningUnless(t *testing.T, addr string, exited <-chan struct{}) bool {
-	t.Helper()
-	deadline := time.Now().Add(realprog.Patience)
-	for {
-		c, err := net.DialTimeout(network(addr), addr, time.Second)
-		if err == nil {
-			c.Close()
-			return true
-		}
-		select {
-		case <-exited:
-			return false
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never listened: %v", addr, err)
-		}
-		time.Sleep(10 * time.Millisecond) // polling with a deadline, not synchronisation by sleep
 	}
 }
 
