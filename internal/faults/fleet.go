@@ -179,10 +179,23 @@ func (p *proxyProc) handover() error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: the handover from process %d has not ended after a minute (pid file: %d)", p.Name, old, readPid(p.pidFile))
+			return fmt.Errorf("%s: the handover from process %d has not ended after a minute (pid file: %d)%s", p.Name, old, readPid(p.pidFile), dumpGoroutines(old))
 		}
 		time.Sleep(20 * time.Millisecond) // polling for the handover's end, not ordering
 	}
+}
+
+// dumpGoroutines makes a process that does not end write where each of
+// its goroutines waits (SIGQUIT: Go's runtime prints them and exits) to
+// the output the failure's kept log holds, and says so.
+func dumpGoroutines(pid int) string {
+	if pid == 0 || !alive(pid) || testproc.KillOwn(pid, syscall.SIGQUIT) != nil {
+		return ""
+	}
+	for deadline := time.Now().Add(5 * time.Second); alive(pid) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond) // waiting for the dump to be written
+	}
+	return "; its goroutines (SIGQUIT) are in its output, kept with its log"
 }
 
 // kill kills the process that serves now (kill -9) and waits until it has

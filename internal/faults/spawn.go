@@ -269,7 +269,8 @@ type tail struct {
 	b  []byte
 }
 
-const tailSize = 32 << 10
+// tailSize holds a proxy's goroutines, dumped when it hangs (dumpGoroutines).
+const tailSize = 1 << 20
 
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
