@@ -26,7 +26,8 @@ func sentinelPoolYAML(c *sentineltest.Cluster, listen string, extra ...string) s
 }
 
 // writeLoad is clients writing distinct keys through a proxy, one request
-// at a time, recording what was acknowledged, when, and what failed.
+// at a time and writePace apart, recording what was acknowledged, when,
+// and what failed.
 type writeLoad struct {
 	prefix   string
 	mu       sync.Mutex
@@ -37,6 +38,14 @@ type writeLoad struct {
 	stop     atomic.Bool
 	wg       sync.WaitGroup
 }
+
+// writePace is how long a writeLoad client waits after an acknowledged
+// write. Eight clients so still write a key every millisecond or less,
+// finer than anything the tests bound (a replica's lag of a second, a
+// recovery of seconds); unpaced, the three loads of the failover test took
+// every core they could (15.7 s of CPU in a 20 s test, alone on two
+// cores), starving the Sentinels and the other tests they wait beside.
+const writePace = 5 * time.Millisecond
 
 func startWriteLoad(t *testing.T, addr, prefix string, clients int) *writeLoad {
 	l := &writeLoad{prefix: prefix, acked: map[string]ackedWrite{}}
@@ -56,6 +65,7 @@ func startWriteLoad(t *testing.T, addr, prefix string, clients int) *writeLoad {
 					l.mu.Lock()
 					l.acked[k] = ackedWrite{v, time.Now()}
 					l.mu.Unlock()
+					time.Sleep(writePace) // pacing the load, not waiting for a condition
 					continue
 				}
 				l.failed.Add(1)
