@@ -21,6 +21,7 @@ import (
 // stand-in before a read, and from both at the return: it misses, or
 // reads what was acknowledged. For memcached and Redis.
 func TestOutageWriteInFlightAsTheServerIsMarkedDown(t *testing.T) {
+	t.Parallel() // as its cases are, beside one another
 	for _, proto := range []string{"memcached", "redis"} {
 		t.Run(proto, func(t *testing.T) {
 			t.Parallel()

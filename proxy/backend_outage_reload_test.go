@@ -19,6 +19,7 @@ import (
 // successor too. For a pool of two copies per key (bounded loads, as the
 // schedule ran it) and of one (a ring, memcached and Redis).
 func TestOutageOpenedWhileAChangeIsPrepared(t *testing.T) {
+	t.Parallel() // as its cases are, beside one another
 	for _, tc := range []struct{ name, proto, settings string }{
 		{"memcached/bounded/2 copies", "memcached", "  distribution: bounded\n  replicas: 2\n"},
 		{"memcached/ring", "memcached", "  distribution: ring\n"},

@@ -19,6 +19,7 @@ import "testing"
 //     newest copies: about half of B's keys (those X is the first
 //     stand-in of) read as misses.
 func TestReturnWithAStandInOut(t *testing.T) {
+	t.Parallel() // as its cases are, beside one another
 	for _, tc := range []struct {
 		name        string
 		xDownBefore bool
@@ -101,6 +102,7 @@ func checkRead(t *testing.T, c kvConn, keys []string, want, when string) {
 // C's return served the older value: the outage model's seed 2, "read 1,
 // the last acknowledged 3".)
 func TestStandInsReturnReadsNoStandInOut(t *testing.T) {
+	t.Parallel() // as its cases are, beside one another
 	for _, proto := range []string{"memcached", "redis"} {
 		t.Run(proto, func(t *testing.T) {
 			t.Parallel()

@@ -21,6 +21,7 @@ import (
 // missed. Ejection none is no row: it marks no server down, so the
 // presweep lists every server and refuses a change it cannot list one for.
 func TestReturnAcrossAChangeWithoutJournal(t *testing.T) {
+	t.Parallel() // as its cases are, beside one another
 	for _, ejection := range []string{"fail-fast", "fail-fast without probes"} {
 		for _, when := range []string{"after the commit", "while prepared, the running pool's probe first",
 			"while prepared, the prepared pool's probe first"} {

@@ -22,6 +22,7 @@ import (
 // servers, for its window to read once the running pool had deleted the
 // keys at A.
 func TestReturnAcrossAPreparedChange(t *testing.T) {
+	t.Parallel() // as its cases are, beside one another
 	for _, when := range []string{"after the commit", "while prepared, the running pool's probe first", "while prepared, the prepared pool's probe first"} {
 		t.Run(when, func(t *testing.T) {
 			t.Parallel()

@@ -57,7 +57,7 @@ func storeMoveOnce(b *testing.B) {
 	s := startProxy(b, yaml(rs[:sources]))
 	addr := s.Addr("p").String()
 	pipeline(b, dialRedis(b, addr), nkeys, func(i int) []string { return []string{"SET", fmt.Sprintf("key:%d", i), value} })
-	l := startLatencyLoad(b, addr, 8, nkeys, value)
+	l := startLatencyLoad(b, addr, 8, nkeys, value, 0)
 	defer l.stop()
 	for _, c := range []struct {
 		name    string

@@ -62,7 +62,7 @@ func checkMoveEstimates(t *testing.T, n int, rates [2]int, clients int, judgeETA
 	value := strings.Repeat("v", 100)
 	pipeline(t, dialRedis(t, addr), n, func(i int) []string { return []string{"SET", fmt.Sprintf("key:%d", i), value} })
 	if clients > 0 {
-		l := startLatencyLoad(t, addr, clients, n, value)
+		l := startLatencyLoad(t, addr, clients, n, value, 0)
 		defer l.stop()
 	}
 	for i, c := range []struct {

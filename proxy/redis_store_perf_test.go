@@ -34,7 +34,7 @@ func TestStoreMoveLatency(t *testing.T) {
 	value := strings.Repeat("v", 100)
 	c := dialRedis(t, addr)
 	pipeline(t, c, nkeys, func(i int) []string { return []string{"SET", fmt.Sprintf("key:%d", i), value} })
-	l := startLatencyLoad(t, addr, 8, nkeys, value)
+	l := startLatencyLoad(t, addr, 8, nkeys, value, 0)
 	defer l.stop()
 	l.phase("steady", func() { time.Sleep(5 * time.Second) })
 	var moved int64
@@ -79,7 +79,9 @@ func pipeline(t testing.TB, c *rc, n int, cmd func(i int) []string) {
 }
 
 // latencyLoad is clients sending GET and SET (one in four) of random keys,
-// one request at a time, recording each request's latency.
+// one request at a time, recording each request's latency: closed-loop
+// clients, each sending its next request as the last is answered, or
+// paced ones that wait pace after each reply.
 type latencyLoad struct {
 	t     testing.TB
 	mu    sync.Mutex
@@ -88,10 +90,11 @@ type latencyLoad struct {
 	wg    sync.WaitGroup
 	nkeys int
 	value string
+	pace  time.Duration
 }
 
-func startLatencyLoad(t testing.TB, addr string, clients, nkeys int, value string) *latencyLoad {
-	l := &latencyLoad{t: t, nkeys: nkeys, value: value}
+func startLatencyLoad(t testing.TB, addr string, clients, nkeys int, value string, pace time.Duration) *latencyLoad {
+	l := &latencyLoad{t: t, nkeys: nkeys, value: value, pace: pace}
 	for g := range clients {
 		l.wg.Add(1)
 		go func() {
@@ -133,6 +136,9 @@ func (l *latencyLoad) client(addr string, seed uint64) error {
 		l.mu.Lock()
 		l.lat = append(l.lat, d)
 		l.mu.Unlock()
+		if l.pace > 0 {
+			time.Sleep(l.pace) // pacing the load, not waiting for a condition
+		}
 	}
 	return nil
 }

@@ -20,8 +20,10 @@ import (
 // source serves a version of it: a client that connects before waits,
 // unanswered (the old process would answer it), past the wait of a server
 // started afresh, and is answered once the source's file is there, by a
-// pool that serves the file's servers.
+// pool that serves the file's servers. It waits past sourceWait (5 s)
+// doing nothing, so it waits beside the other tests.
 func TestTakeOverAcceptsOncePlaced(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	path := filepath.Join(t.TempDir(), "members.yml") // not written yet: the source gives no version
 	// Sockets are handed over by their configured addresses: no port 0.
