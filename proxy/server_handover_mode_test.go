@@ -66,7 +66,7 @@ func TestHandOverKeepsListenersNonBlocking(t *testing.T) {
 		defer cancel()
 		done <- s.Shutdown(ctx)
 	}()
-	bound := time.Duration(realprog.Busy() * float64(10*time.Second))
+	bound := time.Duration(realprog.Busy() * float64(3*time.Second))
 	select {
 	case err := <-done:
 		if err != nil {
