@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"maps"
 	"net"
@@ -103,11 +102,7 @@ func (ls *listening) files(side []keyedListener) (map[string]*os.File, error) {
 		if ul, ok := ln.(*net.UnixListener); ok {
 			ul.SetUnlinkOnClose(false)
 		}
-		fl, ok := ln.(interface{ File() (*os.File, error) })
-		if !ok {
-			return fmt.Errorf("%s: %T has no file", key, ln)
-		}
-		f, err := fl.File()
+		f, err := listenerFile(ln, key)
 		if err != nil {
 			return err
 		}
