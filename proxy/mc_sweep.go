@@ -90,7 +90,7 @@ func sweepOf(p *pool) *mcSweep {
 func (s *mcSweep) after(m *migration) {
 	st := s.mig.stats
 	ctx := s.mig.sweepCtx
-	if ctx.Err() != nil || !s.mig.replacedAnswered(ctx) || !s.mig.placementAgreed(ctx, m) {
+	if ctx.Err() != nil || !s.mig.placementAgreed(ctx, m) {
 		return
 	}
 	st.sweeping.Set(1)

@@ -37,11 +37,15 @@ type fleetCheck interface {
 }
 
 // placementAgreed reports whether the sweep of m may run: whether the
-// proxies that share the pool's servers place keys as this one does (see
-// above). It waits while they do not, and returns false when the sweep is
+// pools this one replaced have answered their requests in flight (see
+// replacedAnswered) and the proxies that share the pool's servers place
+// keys as this one does (see above). It waits while they do not, and returns false when the sweep is
 // stopped, or the placement changed meanwhile: the caller then looks at
 // the pool's migration again.
 func (ms *migrations) placementAgreed(ctx context.Context, m *migration) bool {
+	if !ms.replacedAnswered(ctx) {
+		return false
+	}
 	ask := ms.fleet()
 	if ms.cfg.Membership == nil || ask == nil {
 		return true
