@@ -37,11 +37,15 @@ type fleetCheck interface {
 }
 
 // placementAgreed reports whether the sweep of m may run: whether the
-// proxies that share the pool's servers place keys as this one does (see
-// above). It waits while they do not, and returns false when the sweep is
+// pools this one replaced have answered their requests in flight (see
+// replacedAnswered) and the proxies that share the pool's servers place
+// keys as this one does (see above). It waits while they do not, and returns false when the sweep is
 // stopped, or the placement changed meanwhile: the caller then looks at
 // the pool's migration again.
 func (ms *migrations) placementAgreed(ctx context.Context, m *migration) bool {
+	if !ms.replacedAnswered(ctx) {
+		return false
+	}
 	ask := ms.fleet()
 	if ms.cfg.Membership == nil || ask == nil {
 		return true
@@ -89,4 +93,52 @@ func (ms *migrations) placementAgreed(ctx context.Context, m *migration) bool {
 		}
 		wait = min(2*wait, sweepRetryMax)
 	}
+}
+
+// replacedAnswered reports whether the sweep of the pool may run as far as
+// the pools it replaced go: once each has answered its requests in flight.
+// A change's pool starts, and its sweep with it, while it is only
+// prepared: the running pool serves until the commit, then finishes its
+// requests in flight, each routed by the placement before, and a write of
+// a key the change takes from a server lands there after the sweep has
+// listed it and marked it clean - a copy no presweep then removes, which
+// a later change giving the key back serves (the fault schedule's seed
+// 2900: replicas, the write made while "add m3" was prepared, read once
+// "remove m0" gave the key back, older than a write acknowledged
+// meanwhile). It waits, and returns false when ctx ends first: the
+// change undone, or the pool replaced in turn.
+func (ms *migrations) replacedAnswered(ctx context.Context) bool {
+	st := ms.stats
+	for _, drained := range ms.replaced {
+		select {
+		case <-drained:
+			continue
+		default:
+		}
+		why := "the pool this one replaces still answers requests routed by the placement before"
+		st.deferWhy.Store(&why)
+		select {
+		case <-drained:
+		case <-ctx.Done():
+			st.deferWhy.Store(nil)
+			return false
+		}
+		st.deferWhy.Store(nil)
+	}
+	return true
+}
+
+// follow records, before the pool of ms starts, that it replaces the pool
+// of old, whose requests in flight are answered once drained is closed:
+// its sweep waits for them, and for those of the pools old replaced that
+// still have some.
+func (ms *migrations) follow(old *migrations, drained <-chan struct{}) {
+	for _, d := range old.replaced {
+		select {
+		case <-d:
+		default:
+			ms.replaced = append(ms.replaced, d)
+		}
+	}
+	ms.replaced = append(ms.replaced, drained)
 }

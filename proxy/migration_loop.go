@@ -50,6 +50,10 @@ type migrations struct {
 	fleet func() func(ctx context.Context) (reason, why string)
 	// deferLog limits the lines of deferred sweeps.
 	deferLog logLimit
+	// replaced are the drained channels (inFlight) of the pools this one
+	// replaced, set before it starts (pool.inherit): the sweep waits for
+	// them (see replacedAnswered).
+	replaced []<-chan struct{}
 	// ctx is the pool's, given at start: the loop stops with it.
 	ctx context.Context
 

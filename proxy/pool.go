@@ -194,6 +194,8 @@ func (p *pool) inherit(old *pool) error {
 	// A store's move shares old's MIGRATEs and copies, and waits for
 	// old's requests in flight.
 	p.mover.inherit(old.mover, old.requests.drained)
+	// p's sweep waits for old's requests in flight (see replacedAnswered).
+	p.mig.follow(old.mig, old.requests.drained)
 	p.mig.stripes = old.mig.stripes // fallbacks and writes in flight in old order with p's
 	// Writes in flight in old hold off p's returns.
 	p.outages.returns = old.outages.returns

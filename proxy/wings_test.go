@@ -239,8 +239,10 @@ var widths = map[string]int{
 	"pool -> io":      1,
 	// The pool holds its store's mover (storeMover).
 	// 13: the pool holds its store's moves as keyMoves, no longer the
-	// migration part's storeMover.
-	"pool -> migration": 13,
+	// migration part's storeMover. 14: the pool gives its migrations the
+	// pool it replaces (migrations.follow), whose requests in flight its
+	// sweep waits for.
+	"pool -> migration": 14,
 	// The pool gives its health checks its rebuild, which they called as
 	// its method. 23: the pool makes its placing (newPlacing, placing),
 	// gives it its windows and mover (mig, mover), and gives its outages,
