@@ -109,6 +109,24 @@ func (o *outage) fence(key []byte, addr string) bool {
 	return true
 }
 
+// notedAway reports whether key, noted in the outage, is fenced at a
+// server b's return leaves it on: under twemproxy's distributions, whose
+// placement a change or another server's mark moves keys in while b is
+// out, a key written elsewhere may be read meanwhile from a server that
+// held it before the outage, and b's return sends it nowhere else (a
+// Redis cache's server added while another was out sent keys back to
+// their server of before: the fault schedule's seed 2770 read their
+// values of before the outage).
+func (o *outage) notedAway(pl *placement, key []byte) bool {
+	if pl.full == nil {
+		return false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.keys[string(key)]
+	return ok
+}
+
 // unfence forgets that key was removed from the stand-in at addr: the
 // removal failed, and the next read tries again.
 func (o *outage) unfence(key, addr string) {
@@ -152,7 +170,7 @@ func (out *outages) fence(pl *placement, n int, keyOf func(i int) []byte, flush 
 		s := r[0]
 		for _, b := range out.backends {
 			o := b.outage.Load()
-			if o == nil || b == s || !pl.movesOnReturn(key, b, s, &sc) || !o.fence(key, s.addr) {
+			if o == nil || b == s || !pl.movesOnReturn(key, b, s, &sc) && !o.notedAway(pl, key) || !o.fence(key, s.addr) {
 				continue
 			}
 			if at == nil {

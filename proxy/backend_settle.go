@@ -18,34 +18,14 @@ import (
 // newest value is on no server up (every one it was written to is out)
 // is removed from b too: a miss, never an older value, and b need not
 // wait for the others - unless b owns it and every write went to one
-// stand-in out that answers (see standInOut).
+// stand-in out that answers (see standInOut). A key b's return sends to
+// another server (twemproxy's distributions) is settled there from where
+// it is read now, or removed there when no write of the outage reached
+// that copy (see returnMove).
 func (out *outages) settleKeys(ctx context.Context, b *backend, keys []string, settled map[string][]string) error {
 	pl := out.place.Load()
-	from := map[*backend][]string{}
-	moved := map[[2]*backend][]string{} // by where a return sends them and where they are
-	var drop []string
-	var sc routeScratch
-	for _, k := range keys {
-		src, ok, unvouched := settleSource(pl, b, k, settled[k], &sc)
-		switch {
-		case !ok:
-			drop = append(drop, k)
-			if unvouched != nil {
-				// Removed with the stand-ins' copies (clearStandIns), so
-				// that no read finds it once b is back - a fallback of
-				// the return's migration window included.
-				settled[k] = append(settled[k], unvouched.addr)
-			}
-			if dst, src := pl.returnMove([]byte(k), b, &sc); dst != nil {
-				moved[[2]*backend{dst, src}] = append(moved[[2]*backend{dst, src}], k)
-			}
-		case src != nil:
-			from[src] = append(from[src], k)
-			if unvouched != nil { // read from a stand-in out: see standInOut
-				settled[k] = append(settled[k], unvouched.addr)
-			}
-		}
-	}
+	sp := planSettle(pl, b, keys, settled)
+	from, moved, unsure, drop := sp.from, sp.moved, sp.unsure, sp.drop
 	for at, ks := range moved {
 		// Keys of servers up that b's return sends back to them: their
 		// copies there are from before b went out.
@@ -53,6 +33,12 @@ func (out *outages) settleKeys(ctx context.Context, b *backend, keys []string, s
 			return fmt.Errorf("settling on %s the keys its return sends back there: %w", at[0].addr, err)
 		}
 		out.noteStandIn(pl, b, at[0], ks)
+	}
+	for at, ks := range unsure {
+		if err := out.front.dropCopies(ctx, at, ks); err != nil {
+			return fmt.Errorf("removing from %s the keys its return sends there, read meanwhile where no write of the outage went: %w", at.addr, err)
+		}
+		out.noteStandIn(pl, b, at, ks)
 	}
 	for src, ks := range from {
 		if err := out.front.settle(ctx, b, src, ks); err != nil {
@@ -75,6 +61,63 @@ func (out *outages) settleKeys(ctx context.Context, b *backend, keys []string, s
 		}
 	}
 	return nil
+}
+
+// settlePlan is what a return does with the keys it settles (see
+// settleKeys): b's copies settled from a server (from), keys its return
+// sends to another server settled there from where they are read now
+// (moved, by the pair of them), or removed there when no write of the
+// outage vouched for that copy (unsure, by where they go), and b's
+// copies removed (drop).
+type settlePlan struct {
+	from   map[*backend][]string
+	moved  map[[2]*backend][]string
+	unsure map[*backend][]string
+	drop   []string
+}
+
+// planSettle sorts keys, taken from b's journal with the servers each was
+// written to in settled, into a settlePlan by pl; it adds to settled the
+// servers whose copies are removed with the stand-ins' (clearStandIns).
+func planSettle(pl *placement, b *backend, keys []string, settled map[string][]string) settlePlan {
+	sp := settlePlan{from: map[*backend][]string{}, moved: map[[2]*backend][]string{}, unsure: map[*backend][]string{}}
+	var sc routeScratch
+	for _, k := range keys {
+		src, ok, unvouched := settleSource(pl, b, k, settled[k], &sc)
+		switch {
+		case !ok:
+			sp.drop = append(sp.drop, k)
+			if unvouched != nil {
+				// Removed with the stand-ins' copies (clearStandIns), so
+				// that no read finds it once b is back - a fallback of
+				// the return's migration window included.
+				settled[k] = append(settled[k], unvouched.addr)
+			}
+			dst, src := pl.returnMove([]byte(k), b, &sc)
+			vouched := src != nil && slices.Contains(settled[k], src.addr) && !slices.Contains(settled[k], unsureStandIn)
+			switch {
+			case dst == nil || dst == src && vouched:
+			case vouched:
+				sp.moved[[2]*backend{dst, src}] = append(sp.moved[[2]*backend{dst, src}], k)
+			default:
+				// No write of the outage reached the copy read now, which
+				// may be one from before the outage (the stand-in written
+				// to is out, or a change sent the key back to a server
+				// that held it): the key is removed where the return
+				// sends it, even where it is read now, and from there.
+				sp.unsure[dst] = append(sp.unsure[dst], k)
+				if src != dst {
+					settled[k] = append(settled[k], src.addr)
+				}
+			}
+		case src != nil:
+			sp.from[src] = append(sp.from[src], k)
+			if unvouched != nil { // read from a stand-in out: see standInOut
+				settled[k] = append(settled[k], unvouched.addr)
+			}
+		}
+	}
+	return sp
 }
 
 // noteStandIn notes keys, which b's return leaves on holder (b, or a

@@ -296,10 +296,12 @@ func (pl *placement) twemproxyIfUp(key []byte, b *backend) *backend {
 	return alt.servers[alt.pick.Index(key)]
 }
 
-// returnMove returns, for a key b's return moves to a server other than
+// returnMove returns, for a key b's return sends to a server other than
 // b, that server and the one the key is read from now (see
-// movesOnReturn); nil when the return moves it nowhere else, or the
-// server it goes to is down.
+// movesOnReturn), the same server when the return leaves the key where
+// it is read now; nil when the return sends it to no server up but b.
+// Whether a write of b's outage vouched for the copy read now is the
+// caller's to judge (see planSettle).
 func (pl *placement) returnMove(key []byte, b *backend, sc *routeScratch) (dst, src *backend) {
 	if pl.full == nil || pl.replicas > 1 {
 		return nil, nil
@@ -309,7 +311,7 @@ func (pl *placement) returnMove(key []byte, b *backend, sc *routeScratch) (dst, 
 		return nil, nil
 	}
 	dst = pl.twemproxyIfUp(key, b)
-	if dst == b || dst == r[0] || dst.health.isDown() {
+	if dst == b || dst.health.isDown() {
 		return nil, nil
 	}
 	return dst, r[0]

@@ -193,8 +193,11 @@ var widths = map[string]int{
 	// leaves on a server in the outages of the servers still out whose
 	// returns take them from there (placement.returnTakes: with both up,
 	// kolco's placement passing over the servers down, twemproxy's placing
-	// afresh).
-	"backend -> place": 17,
+	// afresh). 18: a read at a server a twemproxy pool's return leaves a
+	// key on is fenced when the key was noted (placement.full: a change
+	// or another mark while the server is out sends keys back to where
+	// they were before).
+	"backend -> place": 18,
 	// 1: the watchdog times out the connections of the pool's former
 	// servers too (migrations.watched), which a store's move reads and
 	// MIGRATEs keys from.

@@ -1,0 +1,141 @@
+package proxy
+
+import (
+	"context"
+	"slices"
+	"testing"
+)
+
+// modulaServerOf returns the name of the server of key under p's distribution
+// over p's servers but those named out: where a twemproxy pool sends key
+// while they are out.
+func modulaServerOf(t *testing.T, p *pool, key string, out ...string) string {
+	t.Helper()
+	var up []*backend
+	for _, b := range p.backends {
+		if !slices.Contains(out, b.name()) {
+			up = append(up, b)
+		}
+	}
+	pick, err := newPicker(p.cfg, nodesOf(up))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return up[pick.Index([]byte(key))].name()
+}
+
+// TestModulaReturnCopiesNoUnvouchedValue: a Redis cache under rehash and
+// modula over r0..r3, the order of the fault schedule's seed 2770. The
+// keys are r0's with every server up, r3's with r1 out, r0's with r1 and
+// r3 out, and r2's with r3 alone out. Set with every server up (to r0),
+// then while r1 is out (to r3, noted in r1's outage); r3 goes out, and r1
+// returns while it is: its return sends the keys to r2, and the pool read
+// them from r0 then, which no write of the outage reached. Before, the
+// return copied r0's value of before the outage onto r2, r2 served it,
+// and r3's return copied it back onto r0 (the seed read it 1 s after
+// both returns, older than the value acknowledged on r3). Now each read
+// misses or gives the value written while r1 was out.
+func TestModulaReturnCopiesNoUnvouchedValue(t *testing.T) {
+	t.Parallel()
+	d := startDoublePool(t, "redis", "modula")
+	r := d.p.backends // r0..r3, in the configuration's order
+	var keys []string
+	for _, k := range spreadKeys("unvouched", 400) {
+		if modulaServerOf(t, d.p, k) == "r0" && modulaServerOf(t, d.p, k, "r1") == "r3" && modulaServerOf(t, d.p, k, "r1", "r3") == "r0" &&
+			modulaServerOf(t, d.p, k, "r3") == "r2" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) < 5 {
+		t.Fatalf("only %d keys of 400 placed as the case needs", len(keys))
+	}
+	d.setAll(keys, "before")
+	if r[1].fail(ErrConnLost, 1); !r[1].health.isDown() {
+		t.Fatal("r1 not marked down")
+	}
+	d.setAll(keys, "outage") // to r3
+	if r[3].fail(ErrConnLost, 1); !r[3].health.isDown() {
+		t.Fatal("r3 not marked down")
+	}
+	d.restoreUp(r[1], "r1")
+	if n, ex := d.older(keys, "outage"); n > 0 {
+		t.Errorf("%d of %d keys read a value older than one acknowledged while r1 was out, once r1 is back and r3 out (%s)", n, len(keys), ex)
+	}
+	d.restoreUp(r[3], "r3")
+	if n, ex := d.older(keys, "outage"); n > 0 {
+		t.Errorf("%d of %d keys read a value older than one acknowledged while r1 was out, once r1 and r3 are back (%s)", n, len(keys), ex)
+	}
+	d.setAll(keys, "after")
+	if n, ex := d.older(keys, "after"); n > 0 {
+		t.Errorf("%d of %d keys set once both are back read another value (%s)", n, len(keys), ex)
+	}
+}
+
+// TestModulaChangeWhileOutReadsNoCopyOfBefore: a Redis cache under rehash
+// and modula over r0..r3, r4 added while r2 is out, the order of the fault
+// schedule's seed 2770 (its second group of stale reads). The keys are
+// r0's with every server up, r3's with r2 out, and r0's again once r4 is
+// added, r2 out or not. Set with every server up (to r0), then while r2 is
+// out (to r3, noted in r2's outage); the change sends them back to r0,
+// whose copy is from before the outage. Before, reads at r0 gave that
+// copy while r2 was out (a read there was fenced only for a key r2's
+// return would move away from r0), and r2's return left it there (it
+// settled only a key it moved elsewhere): the seed read it 0.5 s after
+// the return, older than a value acknowledged on r3. Now the first half
+// of the keys, read while r2 is out, and the second, read once it is
+// back, miss or give the value written while r2 was out.
+func TestModulaChangeWhileOutReadsNoCopyOfBefore(t *testing.T) {
+	t.Parallel()
+	settings := "  distribution: modula\n  hash: fnv1a_64\n  auto_eject_hosts: true\n  server_failure_limit: 1\n  timeout: 2000\n" +
+		"  server_retry_timeout: 3600000\n"
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	d := &doublePool{t: t, proto: "redis", s: startProxy(t, redisPoolYAML(settings, rs[:4]...))}
+	for _, r := range rs {
+		d.servers = append(d.servers, r.addr)
+	}
+	d.p = d.s.testPool("p")
+	d.redial()
+	after, err := ParseConfig([]byte(redisPoolYAML(settings, rs...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	five, err := testPool(after.WithDefaults().Pools["p"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, k := range spreadKeys("before", 1200) {
+		if modulaServerOf(t, d.p, k) == "r0" && modulaServerOf(t, d.p, k, "r2") == "r3" && modulaServerOf(t, five, k, "r2") == "r0" &&
+			modulaServerOf(t, five, k) == "r0" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) < 10 {
+		t.Fatalf("only %d keys of 1200 placed as the case needs", len(keys))
+	}
+	d.setAll(keys, "before")
+	r2 := d.p.backends[2]
+	if r2.fail(ErrConnLost, 1); !r2.health.isDown() {
+		t.Fatal("r2 not marked down")
+	}
+	d.setAll(keys, "outage") // to r3
+	if err := d.s.Reload(context.Background(), after); err != nil {
+		t.Fatal(err)
+	}
+	d.p = d.s.testPool("p")
+	if r2 = backendAt(d.p.backends, rs[2].addr); !r2.health.isDown() {
+		t.Fatal("r2 not down after the change")
+	}
+	early, late := keys[:len(keys)/2], keys[len(keys)/2:]
+	if n, ex := d.older(early, "outage"); n > 0 {
+		t.Errorf("r4 added, r2 out: %d of %d keys read a value older than one acknowledged while r2 was out (%s)", n, len(early), ex)
+	}
+	d.restoreUp(r2, "r2")
+	if n, ex := d.older(late, "outage"); n > 0 {
+		t.Errorf("r2 back after r4 was added: %d of %d keys read a value older than one acknowledged while r2 was out (%s)", n, len(late), ex)
+	}
+	d.setAll(keys, "after")
+	if n, ex := d.older(keys, "after"); n > 0 {
+		t.Errorf("%d of %d keys set once r2 is back read another value (%s)", n, len(keys), ex)
+	}
+}
