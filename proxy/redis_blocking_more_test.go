@@ -26,13 +26,17 @@ func TestRedisBlockingStreamsAndMPop(t *testing.T) {
 	c := goredis.NewClient(&goredis.Options{Addr: s.Addr("p").String(), PoolSize: 4})
 	defer c.Close()
 
-	read := make(chan []goredis.XStream, 1)
+	// The XREAD's outcome comes back on read, not through t: if the test
+	// gives up on it, c.Close ends the XREAD after the test has returned,
+	// when t may no longer be used.
+	type xread struct {
+		v   []goredis.XStream
+		err error
+	}
+	read := make(chan xread, 1)
 	go func() {
 		v, err := c.XRead(ctx, &goredis.XReadArgs{Streams: []string{"{s}a", "{s}b", "$", "$"}, Block: 0}).Result()
-		if err != nil {
-			t.Errorf("XREAD BLOCK 0: %v", err)
-		}
-		read <- v
+		read <- xread{v, err}
 	}()
 	// The proxy counts the XREAD as blocking before its server has read it:
 	// an XADD that reached the server first would be older than "$", and
@@ -43,9 +47,9 @@ func TestRedisBlockingStreamsAndMPop(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case v := <-read:
-		if len(v) != 1 || v[0].Stream != "{s}b" || v[0].Messages[0].ID != "1-1" {
-			t.Fatalf("XREAD BLOCK 0 woken by XADD: %+v", v)
+	case r := <-read:
+		if v := r.v; r.err != nil || len(v) != 1 || v[0].Stream != "{s}b" || v[0].Messages[0].ID != "1-1" {
+			t.Fatalf("XREAD BLOCK 0 woken by XADD: %+v %v", v, r.err)
 		}
 	case <-time.After(realprog.Patience):
 		t.Fatal("XREAD BLOCK 0 not woken by XADD")

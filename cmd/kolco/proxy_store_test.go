@@ -97,7 +97,7 @@ func (p *storeProc) status() (proxy.PoolStatus, error) {
 // ended first.
 func (p *storeProc) moving() {
 	p.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Duration(busy() * float64(20*time.Second)))
 	for time.Now().Before(deadline) {
 		ps, err := p.status()
 		if err == nil && ps.Move != nil && ps.Move.Moved > 0 {
@@ -111,7 +111,7 @@ func (p *storeProc) moving() {
 // moved waits until the pool has no move under way.
 func (p *storeProc) moved() {
 	p.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(time.Duration(busy() * float64(60*time.Second)))
 	for time.Now().Before(deadline) {
 		if ps, err := p.status(); err == nil && ps.Move == nil {
 			return
@@ -127,7 +127,9 @@ func (p *storeProc) reload(n int) {
 	if err := testproc.KillOwn(p.currentPid, syscall.SIGHUP); err != nil {
 		p.t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	// Stretched by the load: at 8 busy processes on 2 cores, with the
+	// test's traffic, a reload was not applied within 10 s.
+	deadline := time.Now().Add(time.Duration(busy() * float64(10*time.Second)))
 	for time.Now().Before(deadline) {
 		if ps, err := p.status(); err == nil && len(ps.Servers) == n {
 			return

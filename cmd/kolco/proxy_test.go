@@ -178,13 +178,16 @@ func serveRun(t *testing.T, run proxyRun) *proxy.Server {
 	return s
 }
 
-// eventually polls cond until it holds or 10 s pass.
+// eventually polls cond until it holds or 10 s pass, times the load (busy).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// Ten seconds on a quiet machine, stretched by the load: at 8 busy
+	// processes on 2 cores a SIGHUP's reload was not logged within 10 s.
+	d := time.Duration(busy() * float64(10*time.Second))
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			t.Fatalf("timed out after %v waiting for %s", d.Round(time.Second), what)
 		}
 		time.Sleep(5 * time.Millisecond) // polling with a deadline, not synchronisation by sleep
 	}

@@ -9,18 +9,27 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/kolco-dev/kolco/internal/realprog"
 	"github.com/kolco-dev/kolco/membership"
 	"github.com/kolco-dev/kolco/membership/etcd"
 	"github.com/kolco-dev/kolco/membership/etcdtest"
 )
 
+// busy is the machine's load when the tests start (realprog.Busy): the
+// bounds below are stretched by it, so that a busy machine makes the tests
+// slower, not failed. At 8 busy processes on 2 cores, with the fixed
+// figures, a progress request went unanswered in 100 ms and a status read
+// as stale where the test waited for a bad value's report, and a writer's
+// Update ran out of its 6 s.
+var busy = realprog.Busy()
+
 // bound limits every wait on our own goroutines: the failure path of a
 // test that would otherwise hang.
-const bound = 15 * time.Second
+var bound = time.Duration(busy * float64(15*time.Second))
 
 // checkInterval is the stores' progress check in these tests: short, so
 // that staleness shows quickly.
-const checkInterval = 100 * time.Millisecond
+var checkInterval = time.Duration(busy * float64(100*time.Millisecond))
 
 func newStore(t *testing.T, endpoint, prefix string) *etcd.Store {
 	t.Helper()
@@ -35,7 +44,7 @@ func newStoreWith(t *testing.T, cfg etcd.Config) *etcd.Store {
 	if cfg.Timeout == 0 {
 		// Generous: a TLS handshake and an authentication on a busy
 		// machine took longer than 2 s; a test of a timeout sets its own.
-		cfg.Timeout = 6 * time.Second
+		cfg.Timeout = time.Duration(busy * float64(6*time.Second))
 	}
 	s, err := etcd.New(cfg)
 	if err != nil {

@@ -58,7 +58,10 @@ func TestTLSAndAuth(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			bad := cfg
 			c.modify(&bad)
-			bad.Timeout = time.Second
+			// A second, stretched by the load: at 8 busy processes on 2
+			// cores the handshake and the refused authentication took
+			// longer, and the wrong password read as a timeout.
+			bad.Timeout = time.Duration(busy * float64(time.Second))
 			_, err := newStoreWith(t, bad).Read(ctx(t))
 			if !errors.Is(err, membership.ErrUnreachable) || !matches(err, c.want) {
 				t.Errorf("got %v, want ErrUnreachable and %T %[2]v", err, c.want)
