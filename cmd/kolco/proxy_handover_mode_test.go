@@ -41,10 +41,16 @@ func TestProxyHandoverEndsAfterAClientArrivesMidway(t *testing.T) {
 		t.Fatal(err)
 	}
 	var looks, blocking int
-	var midway net.Conn // the client that connects as the new process starts
+	// The clients that connect as the new process starts: one at the
+	// first look, whatever the socket's mode, and one at the first look
+	// that finds it blocking, which put the old process's accept to
+	// sleep before.
+	var first, midway net.Conn
 	defer func() {
-		if midway != nil {
-			midway.Close()
+		for _, c := range []net.Conn{first, midway} {
+			if c != nil {
+				c.Close()
+			}
 		}
 	}()
 	for deadline := time.Now().Add(realprog.Patience); ; {
@@ -59,6 +65,9 @@ func TestProxyHandoverEndsAfterAClientArrivesMidway(t *testing.T) {
 			break // the old process has gone
 		}
 		looks++
+		if first == nil {
+			first = answeredClient(t, listen)
+		}
 		if nonBlocking(t, string(b)) {
 			continue // polling the socket's mode through the handover
 		}
@@ -74,7 +83,7 @@ func TestProxyHandoverEndsAfterAClientArrivesMidway(t *testing.T) {
 	select {
 	case <-p.exited:
 	case <-time.After(bound):
-		t.Fatalf("the old process has not exited %v after the new one served (a client connected midway: %v)", bound, midway != nil)
+		t.Fatalf("the old process has not exited %v after the new one served (a client connected midway: %v, another while the socket was blocking: %v)", bound, first != nil, midway != nil)
 	}
 }
 
