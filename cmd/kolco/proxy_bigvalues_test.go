@@ -64,7 +64,7 @@ func TestBigValuesBesideNutcracker(t *testing.T) {
 			time.Since(start).Round(time.Millisecond), peaks[prog]>>20, procCPU(t, pid)-cpu0)
 		for w := range bigWriters {
 			if got := redisDo(t, rd, "STRLEN", fmt.Sprintf(key, w)); got != fmt.Sprintf(":%d\r\n", bigValue) {
-				t.Errorf("%s: value %d stored with length %q, want %d", prog, w, got, bigValue)
+				t.Errorf("%s: value %d stored with length %q, want %d (EXISTS %q)", prog, w, got, bigValue, redisDo(t, rd, "EXISTS", fmt.Sprintf(key, w)))
 			}
 		}
 		if prog == "kolco" {
