@@ -47,6 +47,21 @@ import (
 // (spreads of 3%, 3.5% and 5.3%); KOLCO_TRAFFIC_LONG=120, a 120 s trace
 // and a 60 s window, some 2 050, 1 480 and 620 (2.2%, 2.6% and 4%).
 //
+// The shares (of the reads whose key moves, of the requests the busiest
+// server gets) are counts too, predicted over the trace's reads and
+// measured over the window's, each read a draw of its own: the chance
+// spread of their difference is sqrt(p(1-p)(1/trace reads + 1/window
+// reads)), 0.004 for a share of 0.1 at the offered rate, where 10% is the
+// tighter bound. A busy machine does not hold that rate: at load 44-75 on
+// two cores the windows had 418 and 1409 reads (their traces some 1670
+// and 2350), spreads of 0.020 and 0.010, and the busiest server's share
+// measured 0.1657 against 0.1471 predicted, the reads of moved keys
+// 0.0937 against 0.1076 - within two spreads, not within 10%. So a share
+// may differ by three of its spreads where that is more than 10%. (The
+// busiest server's requests include the sets that follow its reads'
+// misses: counted as draws of their own they would narrow the spread,
+// which the reads do not.)
+//
 // Applied warm, the change adds no misses by the plan (a read that misses
 // at a key's new server is answered by its old one), and none may be
 // measured beyond the same chance spread.
@@ -121,14 +136,16 @@ func changePredictedMeasured(t *testing.T, warm bool) {
 	atRate := replanAtRate(t, srv, before, ch, ratio)
 	t.Logf("the window's read rate was %.3f times the trace's; at that rate the model predicts %.0f misses added", ratio, atRate.AddedMisses)
 	n := float64(ch.ServersAfter)
+	peak := m.PeakRPS / (n * m.MeanRPS)
+	traceReads := p.Reads * traced.Seconds() / window.Seconds() // the reads the prediction was made from
 	for _, f := range []struct {
 		what              string
 		predicted, actual float64
 		spread            float64 // the measure's chance spread
 	}{
-		{"reads of moved keys", p.MovedReads, m.MovedReads, 0},
+		{"reads of moved keys", p.MovedReads, m.MovedReads, shareSpread(m.MovedReads, traceReads, m.Reads)},
 		{"misses added at the window's rate", atRate.AddedMisses, m.AddedMisses, math.Sqrt(m.AddedMisses)},
-		{"busiest server's share of the requests", p.PeakRPS / (n * p.MeanRPS), m.PeakRPS / (n * m.MeanRPS), 0},
+		{"busiest server's share of the requests", p.PeakRPS / (n * p.MeanRPS), peak, shareSpread(peak, traceReads, m.Reads)},
 		{"keys that move", p.MovedKeys, m.MovedKeys, 0},
 		{"bytes that move", p.MovedBytes, m.MovedBytes, 0},
 	} {
@@ -291,4 +308,15 @@ func note(s string) string {
 		return ""
 	}
 	return " (" + s + ")"
+}
+
+// shareSpread is the chance spread of the difference between two shares
+// of draws from the same distribution, one over n1 draws and one over n2,
+// near p: the binomials' standard deviations added in quadrature,
+// sqrt(p(1-p)(1/n1+1/n2)).
+func shareSpread(p, n1, n2 float64) float64 {
+	if n1 <= 0 || n2 <= 0 {
+		return 0
+	}
+	return math.Sqrt(p * (1 - p) * (1/n1 + 1/n2))
 }
