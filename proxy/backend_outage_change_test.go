@@ -18,17 +18,7 @@ import (
 func TestReturnAfterAChangeMovedItsKeys(t *testing.T) {
 	t.Parallel()
 	settings := "  distribution: jump\n  auto_eject_hosts: true\n  server_failure_limit: 1\n  timeout: 2000\n  server_retry_timeout: 3600000\n"
-	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
-	d := &doublePool{t: t, proto: "redis", s: startProxy(t, redisPoolYAML(settings, rs[:4]...))}
-	for _, r := range rs {
-		d.servers = append(d.servers, r.addr)
-	}
-	d.p = d.s.testPool("p")
-	d.redial()
-	after, err := ParseConfig([]byte(redisPoolYAML(settings, rs...)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, after := startFourOfFive(t, settings)
 	a, aKeys := d.mostOwned(testKeys("moved", 2000))
 	a.fail(ErrConnLost, 1)
 	d.setAll(aKeys, "v1") // to A's stand-ins, noted in A's outage
@@ -41,7 +31,7 @@ func TestReturnAfterAChangeMovedItsKeys(t *testing.T) {
 	}
 	var moved []string // A's keys the added server takes
 	for _, k := range aKeys {
-		if configuredOwnerOf(d.p, k) == rs[4].addr {
+		if configuredOwnerOf(d.p, k) == d.servers[4] {
 			moved = append(moved, k)
 		}
 	}
@@ -50,7 +40,7 @@ func TestReturnAfterAChangeMovedItsKeys(t *testing.T) {
 	}
 	aKeys = moved
 	d.setAll(aKeys, "v2") // to the added server, their owner now
-	added := backendAt(d.p.backends, rs[4].addr)
+	added := backendAt(d.p.backends, d.servers[4])
 	added.fail(ErrConnLost, 1)
 	d.p.checks.restore(backendAt(d.p.backends, a.addr))
 	if backendAt(d.p.backends, a.addr).health.isDown() {
@@ -128,4 +118,22 @@ func TestReturnAfterAWriteLostAtTheStandIn(t *testing.T) {
 	if n > 0 {
 		t.Errorf("A back: %s reads the stand-in's older copy after v1 was acknowledged", keys[0])
 	}
+}
+
+// startFourOfFive starts a Redis pool under settings over four of five
+// real servers, and returns it with the configuration naming all five.
+func startFourOfFive(t *testing.T, settings string) (*doublePool, *Config) {
+	t.Helper()
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	d := &doublePool{t: t, proto: "redis", s: startProxy(t, redisPoolYAML(settings, rs[:4]...))}
+	for _, r := range rs {
+		d.servers = append(d.servers, r.addr)
+	}
+	d.p = d.s.testPool("p")
+	d.redial()
+	after, err := ParseConfig([]byte(redisPoolYAML(settings, rs...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, after
 }

@@ -88,17 +88,7 @@ func TestModulaChangeWhileOutReadsNoCopyOfBefore(t *testing.T) {
 	t.Parallel()
 	settings := "  distribution: modula\n  hash: fnv1a_64\n  auto_eject_hosts: true\n  server_failure_limit: 1\n  timeout: 2000\n" +
 		"  server_retry_timeout: 3600000\n"
-	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
-	d := &doublePool{t: t, proto: "redis", s: startProxy(t, redisPoolYAML(settings, rs[:4]...))}
-	for _, r := range rs {
-		d.servers = append(d.servers, r.addr)
-	}
-	d.p = d.s.testPool("p")
-	d.redial()
-	after, err := ParseConfig([]byte(redisPoolYAML(settings, rs...)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, after := startFourOfFive(t, settings)
 	five, err := testPool(after.WithDefaults().Pools["p"])
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +113,7 @@ func TestModulaChangeWhileOutReadsNoCopyOfBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.p = d.s.testPool("p")
-	if r2 = backendAt(d.p.backends, rs[2].addr); !r2.health.isDown() {
+	if r2 = backendAt(d.p.backends, d.servers[2]); !r2.health.isDown() {
 		t.Fatal("r2 not down after the change")
 	}
 	early, late := keys[:len(keys)/2], keys[len(keys)/2:]
