@@ -28,10 +28,12 @@ func refPoints(servers []Server) []refPoint {
 	var all []refPoint
 	for i, s := range servers {
 		host, port := s.Addr, ""
-		if k := strings.LastIndexByte(s.Addr, ':'); k >= 0 && strings.Trim(s.Addr[k+1:], "0123456789") == "" && !strings.HasPrefix(s.Addr, "unix:") {
+		// nginx compares the "unix:" prefix without case (ngx_strncasecmp).
+		unix := len(s.Addr) >= 5 && strings.ToLower(s.Addr[:5]) == "unix:"
+		if k := strings.LastIndexByte(s.Addr, ':'); k >= 0 && strings.Trim(s.Addr[k+1:], "0123456789") == "" && !unix {
 			host, port = s.Addr[:k], s.Addr[k+1:]
 		}
-		if strings.HasPrefix(s.Addr, "unix:") {
+		if unix {
 			host = s.Addr[5:]
 		}
 		prev := uint32(0)
