@@ -61,6 +61,5 @@ func (r *mcRequest) warmEnd() {
 		w.gated = false
 		r.gate.leave()
 	}
-	r.unguard()
-	r.done <- struct{}{}
+	r.answered()
 }

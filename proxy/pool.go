@@ -102,7 +102,9 @@ type pool struct {
 // waits for them: refs counts them, plus closingBit once close begins;
 // drained is closed when a closing pool has none left. A store's move of
 // the pool that replaces this one waits on drained too (see inherit).
-// A request is counted in and out in pool_client.go.
+// A request is in flight from its read until its servers have answered
+// it, not until its client has read the reply: counted in and out in
+// pool_client.go (client.acquire, call.answered).
 type inFlight struct {
 	refs      atomic.Int64
 	drained   chan struct{}

@@ -268,11 +268,20 @@ func (c *call) opDone(o *op) {
 		c.guardLost.Store(true)
 	}
 	if c.left.Add(-1) == 0 {
-		if c.guard != nil {
-			c.unguard()
-		}
-		c.done <- struct{}{}
+		c.answered()
 	}
+}
+
+// answered ends a call every op of which is done: its write noted (see
+// unguard), counted out of its pool - no server sees it again, and a
+// change's sweep waits for no client's reading (see replacedAnswered) -
+// and its reply let be written.
+func (c *call) answered() {
+	c.unguard()
+	if p := c.pool; p != nil {
+		p.requests.release()
+	}
+	c.done <- struct{}{}
 }
 
 // ready marks a call the proxy answered itself, with no op, as done.
@@ -304,8 +313,8 @@ func (c *call) heldBytes() int64 {
 }
 
 // finish records the call in its pool's figures as command cmd of its
-// front (see front.commands), counts it out of the pool once its reply is
-// written, and returns what it held in the client's charge.
+// front (see front.commands) once its reply is written, and returns what
+// it held in the client's charge.
 func (c *call) finish(ch *charge, cmd int) {
 	if p := c.pool; p != nil {
 		d := time.Since(c.start)
@@ -316,7 +325,6 @@ func (c *call) finish(ch *charge, cmd int) {
 		if c.failed {
 			p.stats.forwardErrors.Add(1)
 		}
-		p.requests.release()
 	}
 	if n := c.heldBytes(); n != 0 {
 		ch.release(n)
