@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kolco-dev/kolco/internal/realprog"
 	"github.com/kolco-dev/kolco/sim/trace"
 	"github.com/kolco-dev/kolco/sim/workload"
 )
@@ -95,7 +96,14 @@ func changePredictedMeasured(t *testing.T, warm bool) {
 			t.Fatalf("KOLCO_TRAFFIC_ZIPF=%q: want a positive exponent", v)
 		}
 	}
-	traced, window := 10*time.Second, 5*time.Second
+	// The window holds the pool's listing of the servers' keys too
+	// (pool_traffic_moved.go), which must end within it: ten servers
+	// dialed and their crawlers woken one after another, each turn a wait
+	// for a core that a busy machine stretches, so the window scales with
+	// the load as the clients' patience does: on a machine that stalled,
+	// a window of 5 s ended during the listing's dial ("i/o timeout"), and
+	// the keys that move were not measured.
+	traced, window := 10*time.Second, time.Duration(float64(5*time.Second)*realprog.Busy()).Round(time.Millisecond)
 	if v := os.Getenv("KOLCO_TRAFFIC_LONG"); v != "" {
 		secs, err := strconv.Atoi(v)
 		switch {
@@ -205,7 +213,7 @@ func startZipfLoad(t *testing.T, addr string, keys int, s, rate float64, d time.
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			kv, err := dialKV("memcached", addr)
+			kv, err := dialPatiently(addr)
 			if err != nil {
 				l.fail(err)
 				return
@@ -235,7 +243,7 @@ func startZipfLoad(t *testing.T, addr string, keys int, s, rate float64, d time.
 					// requests now (a reply that came after the deadline):
 					// a client starts again on a new one.
 					kv.close()
-					if kv, err = dialKV("memcached", addr); err != nil {
+					if kv, err = dialPatiently(addr); err != nil {
 						l.fail(err)
 						return
 					}
@@ -244,6 +252,21 @@ func startZipfLoad(t *testing.T, addr string, keys int, s, rate float64, d time.
 		}()
 	}
 	return l
+}
+
+// dialPatiently dials the proxy at addr, again after a failed dial, until
+// a client's patience runs out: dialKV gives a connect 2 s, which a
+// machine that stalls for longer runs out, and a client whose dial failed
+// would quit the load; a proxy that never accepts still fails it.
+func dialPatiently(addr string) (kvConn, error) {
+	deadline := time.Now().Add(kvPatience())
+	for {
+		kv, err := dialKV("memcached", addr)
+		if err == nil || time.Now().After(deadline) {
+			return kv, err
+		}
+		time.Sleep(50 * time.Millisecond) // a refused dial fails at once: not a spin
+	}
 }
 
 // zipfDraw returns client i's draws of key ranks by a Zipf law of
