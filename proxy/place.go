@@ -216,6 +216,18 @@ func (pl *placement) servesIfUp(key []byte, b *backend, sc *routeScratch) bool {
 	}
 }
 
+// standsIn reports whether b, the server a read of key goes to, is not
+// the key's own by the configured placement, every server up: it stands
+// in for a server out (one copy: with replicas a key's servers are its
+// copies).
+func (pl *placement) standsIn(key []byte, b *backend) bool {
+	if pl.replicas > 1 {
+		return false
+	}
+	full := pl.configured()
+	return full.servers[full.pick.Index(key)] != b
+}
+
 // servesBeside is servesIfUp with b, marked down too, counted up: whether
 // d would serve key were both up. Under kolco's distributions a server
 // ahead of d in key's preference list (its owner, or an earlier stand-in)
