@@ -146,8 +146,11 @@ var widths = map[string]int{
 	// (outages.count) before it calls into the fences (fenceReads), so
 	// that a read while every server is up runs nothing of them. 171: the
 	// front makes its pool's store moves (front.moves): none, noMoves of
-	// the keyMoves seam, where it refused the mover's moveJob.
-	"memcached -> engine": 171,
+	// the keyMoves seam, where it refused the mover's moveJob. 172: a
+	// window's fallback asks the placement whether the server it would
+	// copy a value to stands in for one out (placement.standsIn), since
+	// no return settles or removes such a copy.
+	"memcached -> engine": 172,
 	// A store's big-key bounds (store.big_key_elements, big_key_bytes).
 	// 53: a store's move and its mover, with their settings (store.*),
 	// moved here from the engine (redis_store_*.go).
