@@ -50,6 +50,7 @@ func gathered(t *testing.T, s *Server, name, label string) float64 {
 // it is up - under rehash by the flush_all that empties it before it
 // serves again - and ejected again when that fails.
 func TestRetryWithoutProbes(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	s := startProxy(t, poolYAML(`  hash: md5
   auto_eject_hosts: true
