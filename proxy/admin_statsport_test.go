@@ -87,6 +87,7 @@ func statsPair(t *testing.T, servers string) (ncListen, ncStats string, s *Serve
 // same traffic figures where they mean the same (see docs/operations.md for
 // the differences).
 func TestStatsPortMatchesNutcracker(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	servers := fmt.Sprintf("  servers:\n   - %s:1 named\n   - %s:1\n", ms[0].addr, ms[1].addr)
 	ncListen, ncStats, s := statsPair(t, servers)
@@ -226,6 +227,7 @@ func TestStatsPortAnswersFromTheStart(t *testing.T) {
 // compares the server's figures: requests, their bytes, responses (none
 // for a noreply write) and their bytes.
 func TestStatsPortNoreplyMatchesNutcracker(t *testing.T) {
+	t.Parallel()
 	m := startMemcached(t, 0)
 	servers := fmt.Sprintf("  servers:\n   - %s:1 mc\n", m.addr)
 	ncListen, ncStats, s := statsPair(t, servers)

@@ -50,6 +50,7 @@ func gathered(t *testing.T, s *Server, name, label string) float64 {
 // it is up - under rehash by the flush_all that empties it before it
 // serves again - and ejected again when that fails.
 func TestRetryWithoutProbes(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	s := startProxy(t, poolYAML(`  hash: md5
   auto_eject_hosts: true
@@ -218,6 +219,10 @@ func TestUnreachableServerDoesNotQueueClients(t *testing.T) {
 		{"none", "", "SERVER_ERROR Connection timed out\r\n"},
 	} {
 		t.Run(tc.policy, func(t *testing.T) {
+			// Side by side: each waits out connects to its own black
+			// hole, which costs the machine nothing, and times its own
+			// clients; the test stays serial, so nothing else runs.
+			t.Parallel()
 			m := startMemcached(t, 0)
 			hole := blackhole(t)
 			// 300 ms stretched by how busy the machine is: at load 15-30

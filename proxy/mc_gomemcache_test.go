@@ -11,6 +11,7 @@ import (
 // TestGoClientThroughProxy drives the proxy with a widely used Go client
 // (bradfitz/gomemcache): set, get, multi-get, add, cas, incr, touch, delete.
 func TestGoClientThroughProxy(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	s := startProxy(t, poolYAML("  hash: md5\n", ms...))
 	c := memcache.New(s.Addr("p").String())

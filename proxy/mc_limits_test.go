@@ -71,6 +71,7 @@ func TestMigrationLimits(t *testing.T) {
 // repointed at a spare that serves under another) is served, each key on
 // the server nutcracker puts it on.
 func TestSharedAddress(t *testing.T) {
+	t.Parallel()
 	needBinary(t, "nutcracker")
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	servers := fmt.Sprintf("  servers:\n   - %s:1 main\n   - %s:1 other\n   - %s:1 spare\n", ms[0].addr, ms[1].addr, ms[0].addr)

@@ -11,6 +11,7 @@ import (
 // broadcast flush_all reaches the client as it is, not under a second
 // SERVER_ERROR.
 func TestBroadcastPassesServerErrorLine(t *testing.T) {
+	t.Parallel()
 	const line = "SERVER_ERROR out of memory\r\n"
 	oom := fakeServer(t, func(c net.Conn) {
 		r := bufio.NewReader(c)

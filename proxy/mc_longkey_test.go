@@ -14,6 +14,7 @@ import (
 // for "hello"); the proxy drops the value, so the set gets the one reply
 // its client waits for. nutcracker closes the connection.
 func TestLongKeyOnSetAsMemcached(t *testing.T) {
+	t.Parallel()
 	needBinary(t, "nutcracker")
 	m := startMemcached(t, 0)
 	ncListen := fmt.Sprintf("127.0.0.1:%d", freePort(t))

@@ -59,6 +59,7 @@ func readUntilMN(t *testing.T, c *mc) string {
 // bytes that come back must be the same, quiet replies hidden alike, and
 // MN last.
 func TestMetaMatchesMemcached(t *testing.T) {
+	t.Parallel()
 	direct, behind := startMemcached(t, 0), startMemcached(t, 0)
 	s := startProxy(t, poolYAML("", behind))
 	stream := strings.Join(metaStream, "")
@@ -106,6 +107,7 @@ func TestMetaNoopOrdersAfterSlowReplies(t *testing.T) {
 // command with noreply is not sent: either way, a client's later replies
 // stay its own.
 func TestProtocolErrorsKeepRepliesInStep(t *testing.T) {
+	t.Parallel()
 	m := startMemcached(t, 0)
 	s := startProxy(t, poolYAML("  max_value_size: 1024\n", m))
 	a := dial(t, s.Addr("p").String())

@@ -102,6 +102,7 @@ func TestReplicasPlacement(t *testing.T) {
 // zone, for get and for a multi-get, and refuses cas, whose value differs
 // between copies.
 func TestReplicasReadLocalZone(t *testing.T) {
+	t.Parallel()
 	s, ms := replicaPool(t, "")
 	c := dial(t, s.Addr("p").String())
 	keys := diffKeys(40)
@@ -190,6 +191,7 @@ func TestReplicasSurviveAServer(t *testing.T) {
 // not an error, in preference order; noreply and quiet writes reach every
 // copy without a reply.
 func TestReplicasReplies(t *testing.T) {
+	t.Parallel()
 	s, ms := replicaPool(t, "")
 	c := dial(t, s.Addr("p").String())
 	keys := diffKeys(20)
@@ -343,6 +345,7 @@ func TestReplicasConfigErrors(t *testing.T) {
 // deleted stays down, however many probes succeed, and its keys are read
 // from their other copy meanwhile.
 func TestReplicasStayDownWhenNotSettled(t *testing.T) {
+	t.Parallel()
 	m := startMemcached(t, 0)
 	var settles atomic.Int32
 	fake := fakeServer(t, func(c net.Conn) {

@@ -16,6 +16,7 @@ import (
 // the presweep of "remove D" passed them over and they served those
 // copies (the fault schedule's seed 2900).
 func TestSweepWaitsForTheReplacedPool(t *testing.T) {
+	t.Parallel()
 	for _, dist := range []string{"flip", "ring"} {
 		t.Run(dist, func(t *testing.T) {
 			t.Parallel()

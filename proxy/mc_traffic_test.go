@@ -54,6 +54,7 @@ func TestTrafficCheckExplains(t *testing.T) {
 // status page and in the metrics, and hands out a trace that kolco plan
 // reads, holding every request with its size and result.
 func TestSampleThroughProxy(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	s := startProxy(t, "kolco:\n  admin_listen: \":0\"\n"+poolYAML("  distribution: ring\n  traffic: {enabled: true, top_keys: 4}\n", ms...))
 	c := dial(t, s.Addr("p").String())
@@ -128,6 +129,7 @@ func TestSampleThroughProxy(t *testing.T) {
 // TestSampleTraceOff: a pool without the sample answers the trace's path
 // with a conflict, and /v1/pools shows no traffic.
 func TestSampleTraceOff(t *testing.T) {
+	t.Parallel()
 	m := startMemcached(t, 0)
 	s := startProxy(t, "kolco:\n  admin_listen: \":0\"\n"+poolYAML("", m))
 	if code := adminGet(t, s, "/v1/pools/p/trace", "", nil); code != http.StatusConflict {

@@ -155,6 +155,7 @@ func movedKeys(t *testing.T, c *cluster, s *Server, cl *mc, yamlAfter string, n 
 // delete it there, commands that change the value held move it first,
 // gets and mg give the new server's CAS value.
 func TestWarmCommandsOnMovedKeys(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 4)
 	s := startProxy(t, c.yaml("  distribution: ring\n", 0, 1, 2))
 	cl := dial(t, s.Addr("p").String())

@@ -172,6 +172,7 @@ func TestWarmChainedChanges(t *testing.T) {
 // falls back to, the one the key lived on; a key that stayed, and every
 // key once the window has closed, names none.
 func TestLocateShowsPreviousServer(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 4)
 	settings := "  distribution: ring\n  warm: {window: 600000, quiet: 1}\n"
 	s := startProxy(t, c.yaml(settings, 0, 1, 2))

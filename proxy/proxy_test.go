@@ -11,6 +11,7 @@ import (
 // TestCommands runs every classic command through the proxy to three
 // memcached servers and checks the replies memcached defines.
 func TestCommands(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	s := startProxy(t, poolYAML("", ms...))
 	c := dial(t, s.Addr("p").String())
@@ -69,6 +70,7 @@ func TestCommands(t *testing.T) {
 // one get, with misses and a repeated key: the reply lists the hits in the
 // order of the request.
 func TestMultiGetMerged(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	// md5 spreads these similar keys better than the default fnv1a_64.
 	s := startProxy(t, poolYAML("  hash: md5\n", ms...))
@@ -113,6 +115,7 @@ func TestMultiGetMerged(t *testing.T) {
 // TestPipelining sends many requests before reading any reply, with
 // noreply requests between them, and checks that replies come in order.
 func TestPipelining(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	s := startProxy(t, poolYAML("", ms...))
 	c := dial(t, s.Addr("p").String())
@@ -144,6 +147,7 @@ func TestPipelining(t *testing.T) {
 // twemproxy's): every key is stored on exactly one server and every server
 // gets keys.
 func TestKolcoDistribution(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	s := startProxy(t, poolYAML("  distribution: ring\n  key_hash: xxh3\n  vnodes: 64\n", ms...))
 	c := dial(t, s.Addr("p").String())
@@ -170,6 +174,7 @@ func TestKolcoDistribution(t *testing.T) {
 // TestStatsAndFlushBroadcast checks that stats answers with the proxy's own
 // figures and that flush_all, when the pool allows it, reaches every server.
 func TestStatsAndFlushBroadcast(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0)}
 	s := startProxy(t, poolYAML("  hash: md5\n  flush_all: broadcast\n", ms...))
 	c := dial(t, s.Addr("p").String())

@@ -17,6 +17,7 @@ import (
 // on two servers is refused naming the rule. The client's other requests
 // go on meanwhile on its other connections.
 func TestRedisBlockingGoRedis(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	s := startProxy(t, redisPoolYAML("  hash_tag: \"{}\"\n", rs...))
 	ctx := context.Background()

@@ -103,6 +103,7 @@ func (c *eofConn) Read(p []byte) (int, error) {
 // insertion (which ends with an ECHO), DBSIZE over every server and its
 // refusals through the proxy.
 func TestRedisCLIThroughProxy(t *testing.T) {
+	t.Parallel()
 	bin := realprog.Binary(t, "redis-tools", "redis-cli")
 	s, rs := redisAuthPool(t)
 	host, p, err := net.SplitHostPort(s.Addr("p").String())

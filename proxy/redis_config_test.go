@@ -191,6 +191,7 @@ func TestSentinelConfig(t *testing.T) {
 // without it the server's refusal reaches the client, as nutcracker's
 // would. A user without a password, or with a space, is refused.
 func TestRedisServerUser(t *testing.T) {
+	t.Parallel()
 	r := startRedis(t, 0, "--user", "kolco", "on", ">s3cret", "~*", "&*", "+@all", "--user", "default", "off")
 	base := "p:\n  listen: 127.0.0.1:0\n  redis: true\n  timeout: 5000\n  redis_server_auth: {a: s3cret}\n  servers: [\"" + r.addr + ":1 a\"]\n"
 	s := startProxy(t, base+"  redis_server_user: kolco\n")
@@ -217,6 +218,7 @@ func TestRedisServerUser(t *testing.T) {
 // server as redis_server_user (AUTH2): a change of a store whose servers
 // have the default user off moves every key.
 func TestStoreMovesAsACLUser(t *testing.T) {
+	t.Parallel()
 	acl := []string{"--user", "kolco", "on", ">s3cret", "~*", "&*", "+@all", "--user", "default", "off"}
 	rs := []*redisServer{startRedis(t, 0, acl...), startRedis(t, 0, acl...)}
 	extra := "  distribution: ring\n  store: {enabled: true}\n  redis_auth: s3cret\n  redis_server_user: kolco\n"

@@ -22,6 +22,7 @@ const (
 // alone, where kolco answers (an error, or the right answer) and keeps the
 // connection. Each case checks both proxies against the same servers.
 func TestRedisNutcrackerDifferences(t *testing.T) {
+	t.Parallel()
 	needBinary(t, "nutcracker")
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0)}
 	settings := fmt.Sprintf("  redis: true\n  hash_tag: \"{}\"\n  timeout: 10000\n  servers:\n   - %s:1\n   - %s:1\n", rs[0].addr, rs[1].addr)
@@ -152,6 +153,7 @@ func keysApart(t *testing.T, p *pool) (string, string) {
 // TestRedisNutcrackerQuit: nutcracker closes the connection on QUIT
 // without a reply; kolco answers +OK first, as redis-server does.
 func TestRedisNutcrackerQuit(t *testing.T) {
+	t.Parallel()
 	needBinary(t, "nutcracker")
 	r := startRedis(t, 0)
 	settings := fmt.Sprintf("  redis: true\n  servers:\n   - %s:1\n", r.addr)
@@ -175,6 +177,7 @@ func TestRedisNutcrackerQuit(t *testing.T) {
 // first and selects the pool's database. The replies to the clients are
 // the same (see TestRedisAuthAsNutcracker).
 func TestRedisNutcrackerAuth(t *testing.T) {
+	t.Parallel()
 	needBinary(t, "nutcracker")
 	r := startRedis(t, 0, "--requirepass", "s3cret")
 	settings := fmt.Sprintf("  redis: true\n  redis_auth: s3cret\n  redis_db: 2\n  servers:\n   - %s:1\n", r.addr)

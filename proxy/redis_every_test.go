@@ -18,6 +18,7 @@ import (
 // once, KEYS lists them, and DBSIZE counts them, as one server holding
 // them all would.
 func TestRedisScanOverServers(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	s := startProxy(t, redisPoolYAML("", rs...))
 	ctx := context.Background()
@@ -73,6 +74,7 @@ func TestRedisScanOverServers(t *testing.T) {
 // proxy runs with EVALSHA on keys of every server, SCRIPT EXISTS says so,
 // and after SCRIPT FLUSH every server answers NOSCRIPT.
 func TestRedisScriptsOnEveryServer(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	s := startProxy(t, redisPoolYAML("", rs...))
 	ctx := context.Background()

@@ -93,6 +93,7 @@ func TestRedisHugeBulk(t *testing.T) {
 // (a script's table, 100 levels) fails that request with an error, and
 // the connections to the client and the server stay in step.
 func TestRedisDeepReply(t *testing.T) {
+	t.Parallel()
 	r0 := startRedis(t, 0)
 	s := startProxy(t, redisPoolYAML("", r0))
 	c := dialRedis(t, s.Addr("p").String())

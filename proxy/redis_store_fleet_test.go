@@ -20,6 +20,7 @@ import (
 // its GETs; B, then A, drop r2; A's move may not send a key away until
 // B's GETs are answered, and each reads its value.
 func TestStoreMoveWaitsForAPeersReplacedPool(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	relays := relaysTo(t, rs)
 	adminA, adminB := freePort(t), freePort(t)

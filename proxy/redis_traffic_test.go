@@ -13,6 +13,7 @@ import (
 // finds the hot key, and traces every key of an MGET and a DEL with what
 // the command does to it.
 func TestSampleRedisThroughProxy(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0)}
 	s := startProxy(t, "kolco:\n  admin_listen: \":0\"\n"+redisPoolYAML("  traffic: {enabled: true, top_keys: 4}\n", rs...))
 	c := dialRedis(t, s.Addr("p").String())

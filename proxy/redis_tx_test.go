@@ -19,6 +19,7 @@ import (
 // (TxFailedErr), and a transaction whose keys are on two servers is
 // refused at queue time with an error naming the rule, writing nothing.
 func TestRedisTxGoRedis(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	s := startProxy(t, redisPoolYAML("  hash_tag: \"{}\"\n", rs...))
 	ctx := context.Background()
@@ -168,6 +169,7 @@ func TestRedisTxRefusals(t *testing.T) {
 // written before the change, a WATCH then EXEC applies, and once the move
 // ends every key is on its server alone with the transactions' values.
 func TestRedisTxThroughStoreMove(t *testing.T) {
+	t.Parallel()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
 	yaml := func(servers []*redisServer) string {
 		return "kolco:\n  admin_listen: 127.0.0.1:0\n" + storeYAML("ring", servers, "  hash_tag: \"{}\"\n")

@@ -150,6 +150,7 @@ func writeServers(t *testing.T, path string, servers ...*memcached) {
 // pool: keys set through the proxy land where the admin endpoint says, and
 // the fingerprint changes with the servers.
 func TestPoolFollowsFile(t *testing.T) {
+	t.Parallel()
 	ms := []*memcached{startMemcached(t, 0), startMemcached(t, 0), startMemcached(t, 0)}
 	path := filepath.Join(t.TempDir(), "members.yml")
 	writeServers(t, path, ms[0], ms[1])
