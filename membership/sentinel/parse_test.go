@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/kolco-dev/kolco/internal/resp"
 	"github.com/kolco-dev/kolco/membership"
@@ -19,11 +20,11 @@ func master(fields ...string) resp.Value {
 }
 
 func TestParseMaster(t *testing.T) {
-	p, err := parseMaster(master("name", "a", "ip", "10.0.0.1", "port", "6380", "flags", "master", "config-epoch", "7"))
-	if err != nil || p.addr != "10.0.0.1:6380" || p.epoch != 7 {
+	p, err := parseMaster(master("name", "a", "ip", "10.0.0.1", "port", "6380", "flags", "master", "config-epoch", "7", "down-after-milliseconds", "1500"))
+	if err != nil || p.addr != "10.0.0.1:6380" || p.epoch != 7 || p.downAfter != 1500*time.Millisecond {
 		t.Errorf("%+v, %v", p, err)
 	}
-	if p, err := parseMaster(master("ip", "::1", "port", "6379")); err != nil || p.addr != "[::1]:6379" {
+	if p, err := parseMaster(master("ip", "::1", "port", "6379")); err != nil || p.addr != "[::1]:6379" || p.downAfter != 0 {
 		t.Errorf("IPv6: %+v, %v", p, err)
 	}
 	for name, v := range map[string]resp.Value{

@@ -58,8 +58,11 @@ type Source struct {
 	nudgeOnce sync.Once
 	nudge     chan struct{}
 
-	mu     sync.Mutex         // guards newest
+	mu     sync.Mutex         // guards newest and downAfter
 	newest map[string]primary // by master: the answer of the greatest config-epoch seen
+	// downAfter is, by master, the least down-after-milliseconds of the
+	// Sentinels that answered the last asking that had an answer for it.
+	downAfter map[string]time.Duration
 }
 
 func (s *Source) interval() time.Duration { return durationOr(s.Interval, time.Second) }
@@ -147,6 +150,9 @@ const minAskGap = 100 * time.Millisecond
 type primary struct {
 	addr  string
 	epoch int64
+	// downAfter is the Sentinel's down-after-milliseconds for the
+	// master; 0 when it did not say.
+	downAfter time.Duration
 }
 
 // primaries asks every Sentinel, at once, for every master, and returns
@@ -165,6 +171,7 @@ func (s *Source) primaries(ctx context.Context) ([]kolco.Node, error) {
 	}
 	wg.Wait()
 	best := make([]primary, len(s.Masters))
+	downAfter := make([]time.Duration, len(s.Masters))
 	answered := 0
 	for i, a := range answers {
 		if errs[i] != nil {
@@ -175,12 +182,16 @@ func (s *Source) primaries(ctx context.Context) ([]kolco.Node, error) {
 			if p.addr != "" && (best[j].addr == "" || p.epoch > best[j].epoch) {
 				best[j] = p
 			}
+			if p.downAfter > 0 && (downAfter[j] == 0 || p.downAfter < downAfter[j]) {
+				downAfter[j] = p.downAfter
+			}
 		}
 	}
 	if answered == 0 {
 		return nil, fmt.Errorf("%w: sentinel: no Sentinel answered: %w", membership.ErrUnreachable, errors.Join(errs...))
 	}
 	s.keepNewest(best, answered)
+	s.keepDownAfter(downAfter)
 	nodes := make([]kolco.Node, len(s.Masters))
 	for j, m := range s.Masters {
 		if best[j].addr == "" {
@@ -216,6 +227,35 @@ func (s *Source) keepNewest(best []primary, answered int) {
 			s.newest[m.ID] = best[j]
 		}
 	}
+}
+
+// keepDownAfter records, by master, the least down-after-milliseconds of
+// an asking (0: no Sentinel said; the one recorded before stays).
+func (s *Source) keepDownAfter(downAfter []time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.downAfter == nil {
+		s.downAfter = map[string]time.Duration{}
+	}
+	for j, m := range s.Masters {
+		if downAfter[j] > 0 {
+			s.downAfter[m.ID] = downAfter[j]
+		}
+	}
+}
+
+// DownAfter returns how long master's primary may be silent before the
+// Sentinels take it for down and fail it over: the least
+// down-after-milliseconds of those that answered the last asking (SENTINEL
+// MASTER), or 0 before any did. A client that can make the primary wait
+// on something else - a proxy's MIGRATE waits for its target, and blocks
+// the primary meanwhile - keeps the wait well below it, or the Sentinels
+// fail a healthy primary over and the writes it acknowledges until its
+// clients learn of the failover are lost.
+func (s *Source) DownAfter(master string) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.downAfter[master]
 }
 
 func cmpOr(w, def float64) float64 {
@@ -295,7 +335,8 @@ func (s *Source) dial(ctx context.Context, addr string) (*resp.Conn, error) {
 }
 
 // parseMaster reads SENTINEL MASTER's reply, a flat array of field names
-// and values: the primary's address and the config-epoch.
+// and values: the primary's address, the config-epoch and
+// down-after-milliseconds.
 func parseMaster(v resp.Value) (primary, error) {
 	fields, ok := v.Strings()
 	if !ok || len(fields)%2 != 0 {
@@ -311,6 +352,10 @@ func parseMaster(v resp.Value) (primary, error) {
 			port = fields[i+1]
 		case "config-epoch":
 			p.epoch, _ = strconv.ParseInt(fields[i+1], 10, 64)
+		case "down-after-milliseconds":
+			if ms, err := strconv.ParseInt(fields[i+1], 10, 64); err == nil && ms > 0 {
+				p.downAfter = time.Duration(ms) * time.Millisecond
+			}
 		}
 	}
 	n, err := strconv.Atoi(port)

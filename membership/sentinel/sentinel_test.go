@@ -127,6 +127,37 @@ func TestUnknownMaster(t *testing.T) {
 	}
 }
 
+// TestDownAfter: the source reports each master's down-after-milliseconds
+// as the Sentinels hold it, the least of them when they differ (SENTINEL
+// SET on one), and none before it has asked.
+func TestDownAfter(t *testing.T) {
+	c := sentineltest.Start(t, 1500*time.Millisecond, "shard-a", "shard-b")
+	s := source(c)
+	if d := s.DownAfter("shard-a"); d != 0 {
+		t.Errorf("before asking: %v, want 0", d)
+	}
+	if _, err := s.Read(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"shard-a", "shard-b"} {
+		if d := s.DownAfter(name); d != c.DownAfter {
+			t.Errorf("%s: %v, want the Sentinels' %v", name, d, c.DownAfter)
+		}
+	}
+	if _, err := sentineltest.Do(c.Sentinels[1].Addr, "SENTINEL", "SET", "shard-b", "down-after-milliseconds", "1200"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Read(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := s.DownAfter("shard-a"), s.DownAfter("shard-b"); a != c.DownAfter || b != 1200*time.Millisecond {
+		t.Errorf("after one Sentinel set shard-b's to 1200 ms: shard-a %v, shard-b %v; want %v and 1.2s", a, b, c.DownAfter)
+	}
+	if d := s.DownAfter("nope"); d != 0 {
+		t.Errorf("a master not asked for: %v, want 0", d)
+	}
+}
+
 // TestBadConfig: a source set up wrongly is refused before anything is
 // asked.
 func TestBadConfig(t *testing.T) {
