@@ -330,6 +330,10 @@ type Store struct {
 	Hours string `yaml:"hours"`
 	// MigrateTimeout (migrate_timeout), in milliseconds, is MIGRATE's
 	// timeout: the longest the transfer of a key may stall. Default 5000.
+	// A pool on Sentinels asks for a twelfth of their
+	// down-after-milliseconds for the source's master at most: a MIGRATE
+	// blocks its source while it waits, and a source blocked that long
+	// is failed over (see storeMover.migrateTimeout).
 	MigrateTimeout int `yaml:"migrate_timeout"`
 	// BigKeyElements (big_key_elements) and BigKeyBytes (big_key_bytes)
 	// bound the keys that move with one MIGRATE, which holds its server

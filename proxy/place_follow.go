@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/kolco-dev/kolco"
 )
@@ -99,9 +100,12 @@ type sourceView struct {
 	lay *layout
 	// err is why no pool can serve the version's nodes as its servers.
 	err error
-	// nudge asks the source again at once; nil for a source that cannot
-	// be (see pool.askSource).
-	nudge func()
+	// sentinel is the source when it is Sentinel's (see
+	// pool.sentinel), nil for another.
+	sentinel interface {
+		Nudge()
+		DownAfter(master string) time.Duration
+	}
 	// placeholder marks the view a pool starts from before its source's
 	// first version when its nodes are the configured servers: no source
 	// named them, and they may be anything - a server that left the fleet

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/kolco-dev/kolco"
 )
@@ -69,10 +70,11 @@ type pool struct {
 	// mover is the pool's side of a store's moves (see keyMoves), made
 	// with the pool by its front; its loop runs in a store only.
 	mover keyMoves
-	// nudgeSource, set for a pool on a membership source that can be
-	// asked again at once (Sentinel), is called when a server fails or
-	// answers as a replica: its address may have changed.
-	nudgeSource func()
+	// sentinel, set for a pool on Sentinels, is its membership source:
+	// asked again at once when a server fails or answers as a replica
+	// (its address may have changed), and asked how long the Sentinels
+	// let a primary be silent by a store's moves.
+	sentinel sentinelSource
 	// serverTLS are the TLS files of connections to the servers, when
 	// server_tls is set; clientTLS the listener's configuration, when tls
 	// is; sentinelTLS that of connections to the Sentinels, when their
@@ -168,11 +170,12 @@ func newPoolAfter(spec poolSpec, from *layout, prev *placement) (*pool, error) {
 	p.checks = newHealthChecks(p.cfg, p.backends, p.front, p.log, p.outages, pg.rebuild)
 	p.afreshCheck = afreshCheck{backends: p.backends, place: &p.place, front: p.front, log: p.log,
 		distribution: p.cfg.Distribution, mark: &p.stats.stateMissing, wg: &p.wg, saveState: pg.stateChanged}
-	if spec.members != nil {
-		p.nudgeSource = spec.members.nudge
-	}
 	p.mig = newMigrations(p)
 	p.mover = p.front.moves(p)
+	if spec.members != nil && spec.members.sentinel != nil {
+		p.sentinel = spec.members.sentinel
+		p.mover.onSentinels(p.sentinel.DownAfter)
+	}
 	pg.mig, pg.mover = p.mig, p.mover
 	if err := pg.follow(from, prev); err != nil {
 		return nil, placementError(p.name, err)
@@ -349,10 +352,21 @@ func (p *pool) abort() {
 	p.mig.closeFormers()
 }
 
+// sentinelSource is a membership source on Redis Sentinels (package
+// membership/sentinel) as a pool asks it.
+type sentinelSource interface {
+	// Nudge asks the source again at once.
+	Nudge()
+	// DownAfter returns how long the Sentinels let master's primary be
+	// silent before they fail it over, 0 while unknown (see
+	// storeMover.migrateTimeout).
+	DownAfter(master string) time.Duration
+}
+
 // askSource asks the pool's membership source again now, when it can be:
 // a server failed or was demoted, and the source may know where it went.
 func (p *pool) askSource() {
-	if p.nudgeSource != nil {
-		p.nudgeSource()
+	if p.sentinel != nil {
+		p.sentinel.Nudge()
 	}
 }

@@ -51,20 +51,25 @@ type keyMoves interface {
 	// reports false when none is.
 	status() (*MoveStatus, *LastMove)
 	pause(on bool) bool
+	// onSentinels tells the moves of a pool on Sentinels how long they
+	// let a master's primary be silent before they fail it over (see
+	// storeMover.migrateTimeout); called before start.
+	onSentinels(downAfter func(master string) time.Duration)
 }
 
 // noMoves are the moves of a pool whose front has no store: none.
 type noMoves struct{}
 
-func (noMoves) after(_, _ *placement) keyMove      { return nil }
-func (noMoves) wake()                              {}
-func (noMoves) start(context.Context)              {}
-func (noMoves) halt()                              {}
-func (noMoves) inherit(keyMoves, <-chan struct{})  {}
-func (noMoves) resume([]movePlacement, bool) error { return nil }
-func (noMoves) record() ([]movePlacement, bool)    { return nil, false }
-func (noMoves) status() (*MoveStatus, *LastMove)   { return nil, nil }
-func (noMoves) pause(bool) bool                    { return false }
+func (noMoves) after(_, _ *placement) keyMove          { return nil }
+func (noMoves) wake()                                  {}
+func (noMoves) start(context.Context)                  {}
+func (noMoves) halt()                                  {}
+func (noMoves) inherit(keyMoves, <-chan struct{})      {}
+func (noMoves) resume([]movePlacement, bool) error     { return nil }
+func (noMoves) record() ([]movePlacement, bool)        { return nil, false }
+func (noMoves) status() (*MoveStatus, *LastMove)       { return nil, nil }
+func (noMoves) pause(bool) bool                        { return false }
+func (noMoves) onSentinels(func(string) time.Duration) {}
 
 // MoveStatus is a store's move of its keys to their new servers, as the
 // admin endpoint reports it while one is under way (see Store).

@@ -59,6 +59,12 @@ type storeMover struct {
 	// args are a request's MIGRATE arguments to each new server, by
 	// its backend (see argsTo).
 	args sync.Map
+	// downAfter, for a pool on Sentinels, returns how long they let a
+	// master's primary be silent before they fail it over; lowered holds,
+	// by master, the timeout last logged as lowered to keep under it (see
+	// migrateTimeout).
+	downAfter func(master string) time.Duration
+	lowered   sync.Map
 
 	// predecessorDrained is closed when the pool this one replaced has
 	// answered its requests in flight, which a move waits for (the
@@ -112,6 +118,9 @@ func newStoreMover(p *pool) *storeMover {
 		late:    func() int64 { return p.lateWrites.Load() },
 		roles:   newMigrateRoles(), copies: new(keyCopies)}
 }
+
+// onSentinels keeps downAfter for migrateTimeout.
+func (mv *storeMover) onSentinels(downAfter func(string) time.Duration) { mv.downAfter = downAfter }
 
 // moves makes p's store's mover (see front.moves).
 func (redisFront) moves(p *pool) keyMoves { return newStoreMover(p) }

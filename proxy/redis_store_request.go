@@ -128,6 +128,7 @@ func (mv *storeMover) migrateOne(src, dst *backend, key []byte, deadline time.Ti
 		return false, false, err
 	}
 	args = waitNoLonger(args, deadline)
+	args = timeoutAtMost(args, int64(mv.migrateTimeout(src, mv.cfg.Store.MigrateTimeout)))
 	st := src.pool.cfg.Store
 	req := mover.AppendMigrate(nil, args, [][]byte{key}, int64(st.BigKeyElements), int64(st.BigKeyBytes))
 	roles := mv.roles
@@ -175,12 +176,17 @@ func waitNoLonger(args [][]byte, deadline time.Time) [][]byte {
 	if deadline.IsZero() {
 		return args
 	}
-	left := max(time.Until(deadline).Milliseconds(), 1)
-	if t, err := strconv.ParseInt(string(args[migrateTimeoutArg]), 10, 64); err != nil || t <= left {
+	return timeoutAtMost(args, max(time.Until(deadline).Milliseconds(), 1))
+}
+
+// timeoutAtMost returns MIGRATE's arguments args with a timeout of ms
+// milliseconds at most.
+func timeoutAtMost(args [][]byte, ms int64) [][]byte {
+	if t, err := strconv.ParseInt(string(args[migrateTimeoutArg]), 10, 64); err != nil || t <= ms {
 		return args
 	}
 	out := slices.Clone(args)
-	out[migrateTimeoutArg] = strconv.AppendInt(nil, left, 10)
+	out[migrateTimeoutArg] = strconv.AppendInt(nil, ms, 10)
 	return out
 }
 

@@ -42,7 +42,7 @@ func (redisFront) scan(ctx context.Context, b *backend, cursor string, count int
 // job stops it.
 func (redisFront) moveFrom(ctx context.Context, src *backend, job *moveJob) error {
 	cfg := src.pool.cfg
-	plan := &redisMovePlan{job: job, cfg: cfg, dsts: map[string]*backend{}}
+	plan := &redisMovePlan{job: job, cfg: cfg, src: src, dsts: map[string]*backend{}}
 	return mover.Run(ctx, func(ctx context.Context) (net.Conn, error) { return redisDial(ctx, src, redis.RESP2) }, plan, mover.Config{
 		Conns: moveConns, Slice: job.slice(), MaxBatch: job.maxBatch(), Timeout: cfg.Timeout,
 		MigrateTimeout: cfg.Timeout + 10*time.Duration(cfg.Store.MigrateTimeout)*time.Millisecond, MaxReply: cfg.MaxValueSize,
@@ -55,6 +55,7 @@ func (redisFront) moveFrom(ctx context.Context, src *backend, job *moveJob) erro
 type redisMovePlan struct {
 	job *moveJob
 	cfg *PoolConfig
+	src *backend
 	// mu guards dsts, the servers Dest named, by address.
 	mu   sync.Mutex
 	dsts map[string]*backend
@@ -80,7 +81,45 @@ func (r *redisMovePlan) dst(addr string) *backend {
 	return r.dsts[addr]
 }
 
-func (r *redisMovePlan) Migrate(dst string) ([][]byte, error) { return migrateArgs(r.cfg, r.dst(dst)) }
+func (r *redisMovePlan) Migrate(dst string) ([][]byte, error) {
+	args, err := migrateArgs(r.cfg, r.dst(dst))
+	if err != nil {
+		return nil, err
+	}
+	return timeoutAtMost(args, int64(r.job.mv.migrateTimeout(r.src, r.cfg.Store.MigrateTimeout))), nil
+}
+
+// migrateTimeout returns the timeout, in milliseconds, of a MIGRATE from
+// src: configured (migrate_timeout), but for a pool on Sentinels at most
+// a third of the time they let src's primary be silent, shared among the
+// moveConns MIGRATEs this proxy may have queued on src. A MIGRATE blocks
+// its source until the target answers, and a target in a MIGRATE of its
+// own to the source - another proxy's mover, crossing this one's -
+// answers nothing until one of them times out: with migrate_timeout's
+// 5 s and Sentinels that fail a primary over after 3 s, the fault
+// schedule's seed 3536 saw both healthy primaries of a crossing failed
+// over, and the writes each acknowledged until the proxies learnt of it
+// lost when it became a replica. A third of down-after-milliseconds for
+// one MIGRATE was not enough: the Sentinels' PING waits behind every
+// MIGRATE queued on the server, and crossings of two proxies' movers
+// (TestStoreCrossingMoversKeepTheirPrimaries, 1.5 s) held a server in
+// MIGRATEs of 0.5-0.8 s back to back until it was failed over. Logged
+// once per master and value.
+func (mv *storeMover) migrateTimeout(src *backend, configured int) int {
+	if mv.downAfter == nil {
+		return configured
+	}
+	d := mv.downAfter(src.node.ID)
+	limit := max(int(d.Milliseconds()/(3*moveConns)), 1)
+	if d <= 0 || configured <= limit {
+		return configured
+	}
+	if prev, logged := mv.lowered.Swap(src.node.ID, limit); !logged || prev.(int) != limit {
+		mv.log.Info("store move: MIGRATE's timeout lowered below the Sentinels' down-after-milliseconds, so that MIGRATEs waiting on their target never have them fail their source over",
+			"master", src.node.ID, "migrate_timeout_ms", configured, "timeout_ms", limit, "down_after_ms", d.Milliseconds())
+	}
+	return limit
+}
 
 func (r *redisMovePlan) Big(ctx context.Context, dst string, key []byte) error {
 	return r.job.bigKey(ctx, key, copyBig(r.dst(dst), key))

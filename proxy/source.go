@@ -69,8 +69,13 @@ type poolSource struct {
 	f        *membership.Follower
 	w        *membership.Watcher
 	closeSrc func() error
-	// nudger is the source when it can be asked again at once (Sentinel).
-	nudger interface{ Nudge() }
+	// sentinel is the source when it is Sentinel's: it can be asked
+	// again at once, and knows how long the Sentinels take to fail a
+	// primary over.
+	sentinel interface {
+		Nudge()
+		DownAfter(master string) time.Duration
+	}
 	// gossip is the source of a gossip pool, which reports the pool.
 	gossip gossipStatus
 	// base is the pool's configuration as the file gives it (defaults
@@ -106,11 +111,14 @@ func newPoolSource(name string, pc *PoolConfig, dir string, initial []kolco.Node
 	if err != nil {
 		return nil, err
 	}
-	nudger, _ := src.(interface{ Nudge() })
+	sentinel, _ := src.(interface {
+		Nudge()
+		DownAfter(string) time.Duration
+	})
 	gs, _ := src.(gossipStatus)
 	src = loggedSource(src, log.With("pool", name))
 	ctx, cancel := context.WithCancel(context.Background())
-	ps := &poolSource{name: name, key: keyOf(pc, dir), desc: pc.Membership.String(), log: log.With("pool", name), nudger: nudger, gossip: gs,
+	ps := &poolSource{name: name, key: keyOf(pc, dir), desc: pc.Membership.String(), log: log.With("pool", name), sentinel: sentinel, gossip: gs,
 		closeSrc: closeSrc, base: pc, placeholder: env.placeholder, changed: make(chan struct{}, 1), ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	if isTwemproxy(pc) {
 		ps.publish(ps.listView(0, initial, nil))
@@ -136,15 +144,6 @@ func newPoolSource(name string, pc *PoolConfig, dir string, initial []kolco.Node
 	return ps, nil
 }
 
-// nudgeFunc returns what asks the source again at once, or nil when it
-// cannot be.
-func (ps *poolSource) nudgeFunc() func() {
-	if ps.nudger == nil {
-		return nil
-	}
-	return ps.nudger.Nudge
-}
-
 // publish makes v the newest view unless a newer one is there, and
 // signals the server.
 func (ps *poolSource) publish(v *sourceView) {
@@ -164,14 +163,14 @@ func (ps *poolSource) publish(v *sourceView) {
 // kolcoView returns the view of a follower's view.
 func (ps *poolSource) kolcoView(v *membership.View) *sourceView {
 	nodes := v.Placement.Nodes()
-	return &sourceView{revision: v.Revision, nodes: nodes, drained: nodeIDs(v.Drained), fingerprint: v.Fingerprint, nudge: ps.nudgeFunc(),
+	return &sourceView{revision: v.Revision, nodes: nodes, drained: nodeIDs(v.Drained), fingerprint: v.Fingerprint, sentinel: ps.sentinel,
 		shared: v.Shared, lay: &layout{settings: ps.key.set, p: v.Placement, nodes: nodes, fingerprint: v.Fingerprint},
 		err: checkNodes(nodes, false), placeholder: ps.placeholder && v.Revision == 0}
 }
 
 // listView returns the view of a version for ketama and modula.
 func (ps *poolSource) listView(rev int64, nodes []kolco.Node, drained []kolco.Node) *sourceView {
-	sv := &sourceView{revision: rev, nodes: nodes, drained: nodeIDs(drained), shared: true, err: checkNodes(nodes, true), nudge: ps.nudgeFunc(),
+	sv := &sourceView{revision: rev, nodes: nodes, drained: nodeIDs(drained), shared: true, err: checkNodes(nodes, true), sentinel: ps.sentinel,
 		placeholder: ps.placeholder && rev == 0}
 	if sv.err == nil {
 		sv.fingerprint = twemproxyFingerprint(ps.key.set.Distribution, ps.key.hash, ps.key.hashTag, nodes)
