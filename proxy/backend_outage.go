@@ -226,7 +226,7 @@ type outages struct {
 // returning server's copies settled, a stand-in's dropped, an overflowed
 // server emptied, the keys a returning server holds listed.
 type settler interface {
-	settle(ctx context.Context, b, src *backend, keys []string) error
+	settle(ctx context.Context, b, src *backend, keys []string, gate func() (stale func(key string) bool, release func())) error
 	dropCopies(ctx context.Context, b *backend, keys []string) error
 	empty(ctx context.Context, b *backend) error
 	heldKeys(ctx context.Context, b *backend, keep func(key []byte) bool) ([]string, error)

@@ -67,17 +67,19 @@ func (memcacheFront) items(ctx context.Context, b *backend) (int64, error) {
 // settle writes to b the values src holds of keys, with their time to
 // live and flags, each conditional on b's CAS value of it, read first (or
 // on b holding none): a value another client of b wrote meanwhile stays.
-// A key src holds none of is deleted from b.
-func (memcacheFront) settle(ctx context.Context, b, src *backend, keys []string) error {
+// A key src holds none of is deleted from b. A key gate calls stale is
+// left as b holds it.
+func (memcacheFront) settle(ctx context.Context, b, src *backend, keys []string, gate func() (stale func(key string) bool, release func())) error {
 	tokens := make([][]byte, 0, len(keys))
 	b64 := make([]bool, 0, len(keys))
+	names := make([]string, 0, len(keys))
 	var casReq, fetchReq []byte
 	for _, k := range keys {
 		tok, isB64, ok := memcache.KeyToken(nil, []byte(k))
 		if !ok {
 			continue // no command can name it: no client wrote it either
 		}
-		tokens, b64 = append(tokens, tok), append(b64, isB64)
+		tokens, b64, names = append(tokens, tok), append(b64, isB64), append(names, k)
 		casReq = memcache.AppendMetaCas(casReq, tok, isB64)
 		fetchReq = memcache.AppendMetaFetch(fetchReq, tok, isB64)
 	}
@@ -98,6 +100,18 @@ func (memcacheFront) settle(ctx context.Context, b, src *backend, keys []string)
 	values, err := mcAskAll(srcConn, b.pool.cfg.Timeout, fetchReq, len(tokens), memcache.CmdMetaGet)
 	if err != nil {
 		return fmt.Errorf("reading what %s holds of them: %w", src.addr, err)
+	}
+	if gate != nil {
+		stale, release := gate()
+		defer release() // until b has stored what it is sent
+		n := 0
+		for i, k := range names {
+			if !stale(k) {
+				tokens[n], b64[n], held[n], values[n] = tokens[i], b64[i], held[i], values[i]
+				n++
+			}
+		}
+		tokens, b64, held, values = tokens[:n], b64[:n], held[:n], values[:n]
 	}
 	writeReq, err := mcSettleWrites(tokens, b64, held, values, src.addr)
 	if err != nil {

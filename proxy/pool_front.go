@@ -34,8 +34,9 @@ type front interface {
 	// while b was marked down, before b serves them again (see outage):
 	// it replaces them with the values src holds, or removes those src
 	// holds none of, leaving a value another client of b wrote
-	// meanwhile. An error keeps b down.
-	settle(ctx context.Context, b, src *backend, keys []string) error
+	// meanwhile; gate, when not nil, is asked between reading src and
+	// writing b (see outages.gate). An error keeps b down.
+	settle(ctx context.Context, b, src *backend, keys []string, gate func() (stale func(key string) bool, release func())) error
 	// items returns how many items b holds: memcached's curr_items,
 	// the DBSIZE of a Redis pool's database.
 	items(ctx context.Context, b *backend) (int64, error)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,8 +55,9 @@ func (redisFront) commandName(i int) string { return redis.CommandByID(i).Name()
 // copy of a key src holds none of, as a transaction
 // on b that WATCH keeps from taking effect when another client of b wrote
 // one of them since it was read: then each key is written alone, and one
-// written meanwhile keeps that client's value.
-func (redisFront) settle(ctx context.Context, b, src *backend, keys []string) error {
+// written meanwhile keeps that client's value. A key gate calls stale is
+// left as b holds it.
+func (redisFront) settle(ctx context.Context, b, src *backend, keys []string, gate func() (stale func(key string) bool, release func())) error {
 	conn, err := redisDial(ctx, b, redis.RESP2)
 	if err != nil {
 		return err
@@ -71,6 +73,22 @@ func (redisFront) settle(ctx context.Context, b, src *backend, keys []string) er
 	values, err := redisDump(ctx, src, keys)
 	if err != nil {
 		return fmt.Errorf("reading what %s holds of them: %w", src.addr, err)
+	}
+	if gate != nil {
+		stale, release := gate()
+		defer release() // until b has stored what it is sent
+		keys = slices.Clone(keys)
+		n := 0
+		for i, k := range keys {
+			if !stale(k) {
+				keys[n], values[n] = k, values[i]
+				n++
+			}
+		}
+		keys, values = keys[:n], values[:n]
+		if n == 0 {
+			return nil
+		}
 	}
 	applied, err := redisExec(conn, b, keys, values)
 	if err != nil || applied {

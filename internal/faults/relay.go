@@ -32,9 +32,11 @@ type Relay struct {
 	mu      sync.Mutex // guards what follows
 	delay   time.Duration
 	stalled chan struct{} // closed on release; nil while not stalled
-	cut     bool
-	links   map[*link]struct{}
-	closed  bool
+	// held is stalled for the server's replies alone (HoldReplies).
+	held   chan struct{}
+	cut    bool
+	links  map[*link]struct{}
+	closed bool
 }
 
 // link is one client connection and its connection to the server.
@@ -106,8 +108,8 @@ func (r *Relay) serve(c net.Conn) {
 	r.mu.Unlock()
 	var pumps sync.WaitGroup
 	pumps.Add(2)
-	go func() { defer pumps.Done(); r.pump(l, s, c) }()
-	go func() { defer pumps.Done(); r.pump(l, c, s) }()
+	go func() { defer pumps.Done(); r.pump(l, s, c, false) }()
+	go func() { defer pumps.Done(); r.pump(l, c, s, true) }()
 	pumps.Wait()
 	l.reset()
 	r.mu.Lock()
@@ -115,15 +117,16 @@ func (r *Relay) serve(c net.Conn) {
 	r.mu.Unlock()
 }
 
-// pump copies src to dst, chunk by chunk, as the link's state allows.
-// At src's end it passes the end on (a half close), so that a server
-// closing a connection is seen as a close.
-func (r *Relay) pump(l *link, dst, src net.Conn) {
+// pump copies src to dst, chunk by chunk, as the link's state allows;
+// replies says that src is the server. At src's end it passes the end on
+// (a half close), so that a server closing a connection is seen as a
+// close.
+func (r *Relay) pump(l *link, dst, src net.Conn, replies bool) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			if !r.pass(l) {
+			if !r.pass(l, replies) {
 				return
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
@@ -142,13 +145,20 @@ func (r *Relay) pump(l *link, dst, src net.Conn) {
 	}
 }
 
-// pass waits until a chunk may go on: out of a stall, after the delay.
-// It returns false when the link was cut meanwhile.
-func (r *Relay) pass(l *link) bool {
+// pass waits until a chunk may go on (a reply when replies is set): out
+// of a stall, after the delay. It returns false when the link was cut
+// meanwhile.
+func (r *Relay) pass(l *link, replies bool) bool {
 	r.mu.Lock()
-	stalled, delay := r.stalled, r.delay
+	stalls, delay := []chan struct{}{r.stalled}, r.delay
+	if replies {
+		stalls = append(stalls, r.held)
+	}
 	r.mu.Unlock()
-	if stalled != nil {
+	for _, stalled := range stalls {
+		if stalled == nil {
+			continue
+		}
 		select {
 		case <-stalled:
 		case <-l.done:
@@ -189,6 +199,17 @@ func (r *Relay) Stall() {
 	}
 }
 
+// HoldReplies holds every byte the server sends until Heal, and lets
+// the requests through: the server runs them, and no client hears of it
+// meanwhile, as when the way back of a link is congested.
+func (r *Relay) HoldReplies() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held == nil {
+		r.held = make(chan struct{})
+	}
+}
+
 // Cut resets every connection and each new one until Heal.
 func (r *Relay) Cut() {
 	r.mu.Lock()
@@ -208,9 +229,11 @@ func (r *Relay) Heal() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.delay, r.cut = 0, false
-	if r.stalled != nil {
-		close(r.stalled)
-		r.stalled = nil
+	for _, c := range []*chan struct{}{&r.stalled, &r.held} {
+		if *c != nil {
+			close(*c)
+			*c = nil
+		}
 	}
 }
 
