@@ -508,12 +508,22 @@ func statusPageGossip(t *testing.T, br *browser) {
 	})
 	me := membershipOf(t, s, "p").Gossip.Member
 
-	br.open("http://" + s.AdminAddr().String() + "/status?refresh=0")
+	want := []string{"n0 node " + seed.Addr() + " alive", "n1 node " + n1.Addr() + " alive", me + " observer " + bind + " alive"}
 	var page []struct {
 		Pool, Member, Health, Text string
 		Rows                       []string
 	}
-	br.eval(`return Array.from(document.querySelectorAll("section.pool")).map(function (s) {
+	// A busy machine can starve a node's answers to the probes past their
+	// timeout: the page then shows it "not answering", as it should. The
+	// page is opened again, a bounded number of times, until the members
+	// answer in time; what it shows then is checked below.
+	for try := 0; try < 40; try++ {
+		if try > 0 {
+			time.Sleep(250 * time.Millisecond)
+		}
+		page = nil
+		br.open("http://" + s.AdminAddr().String() + "/status?refresh=0")
+		br.eval(`return Array.from(document.querySelectorAll("section.pool")).map(function (s) {
   var g = s.querySelector("div.gossip");
   if (!g) return {Pool: s.dataset.pool};
   return {Pool: s.dataset.pool, Member: g.querySelector(".gossip-member").textContent,
@@ -521,10 +531,13 @@ func statusPageGossip(t *testing.T, br *browser) {
     Rows: Array.from(g.querySelectorAll("tr.gossip-member")).map(function (r) {
       return r.dataset.member + " " + r.dataset.role + " " + r.children[2].textContent + " " + r.children[3].textContent; })};
 });`, &page)
-	if len(page) != 2 || page[0].Pool != "p" || page[1].Pool != "q" {
-		t.Fatalf("the page shows %+v, want pools p and q", page)
+		if len(page) != 2 || page[0].Pool != "p" || page[1].Pool != "q" {
+			t.Fatalf("the page shows %+v, want pools p and q", page)
+		}
+		if page[0].Health == "0" && slices.Equal(page[0].Rows, want) {
+			break
+		}
 	}
-	want := []string{"n0 node " + seed.Addr() + " alive", "n1 node " + n1.Addr() + " alive", me + " observer " + bind + " alive"}
 	if got := page[0]; got.Member != me || got.Health != "0" || !slices.Equal(got.Rows, want) ||
 		!strings.Contains(got.Text, "own count") {
 		t.Errorf("the gossip section shows %+v; want %s, health 0, rows %q and a word on revisions", got, me, want)
