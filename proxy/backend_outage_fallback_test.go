@@ -66,3 +66,48 @@ func TestModulaSecondFailureReadsNoFallbackCopy(t *testing.T) {
 		t.Errorf("with s1 and s3 out, %s, set to \"after\" once s3 was back", example)
 	}
 }
+
+// TestModulaPullAtAStandInKeepsTheValue: the same pool; with s3 out, an
+// incr of s2's counter goes to its stand-in s0, where the window's
+// fallback finds the value at s2 and copies it before the incr runs: a
+// pull is a write of the outage, noted, and s3's return settles the
+// counter from s0 back to s2. A read's fallback copies nothing to a
+// stand-in (TestModulaSecondFailureReadsNoFallbackCopy); a pull that did
+// the same found nothing at s0, answered NOT_FOUND and deleted s2's
+// counter.
+func TestModulaPullAtAStandInKeepsTheValue(t *testing.T) {
+	t.Parallel()
+	settings := "  distribution: modula\n  hash: fnv1a_64\n  auto_eject_hosts: true\n  server_failure_limit: 1\n" +
+		"  timeout: 2000\n  server_retry_timeout: 3600000\n  warm: {enabled: true}\n  sweep: {exclusive: [\"*\"]}\n  servers:\n"
+	for i := range 4 {
+		m := startMemcached(t, 0)
+		settings += fmt.Sprintf("   - %s:1 s%d\n", m.addr, i)
+	}
+	s := startProxy(t, "p:\n  listen: 127.0.0.1:0\n"+settings)
+	p := s.testPool("p")
+	c := dial(t, s.Addr("p").String())
+	const key = "p2:k20"
+	bs := p.place.Load().configured().servers
+	s0, s2, s3 := bs[0], bs[2], bs[3]
+	if got := ownerOf(p, key); got != s2.addr {
+		t.Fatalf("%s is read from %s with every server up, not s2's", key, got)
+	}
+	if got := c.do("set " + key + " 0 0 1\r\n5\r\n"); got != "STORED\r\n" {
+		t.Fatalf("set: %q", got)
+	}
+	if s3.fail(ErrConnLost, 1); !s3.health.isDown() {
+		t.Fatal("s3 not marked down")
+	}
+	if got := ownerOf(p, key); got != s0.addr {
+		t.Fatalf("%s is read from %s with s3 out, not s0's", key, got)
+	}
+	if got := c.do("incr " + key + " 1\r\n"); got != "6\r\n" {
+		t.Fatalf("incr with s3 out, the counter at s2: %q, want 6", got)
+	}
+	if p.checks.restore(s3); s3.health.isDown() {
+		t.Fatal("s3 not restored")
+	}
+	if got := c.do("get " + key + "\r\n"); got != "VALUE "+key+" 0 1\r\n6\r\nEND\r\n" {
+		t.Fatalf("get once s3 is back: %q, want the incremented 6", got)
+	}
+}

@@ -192,6 +192,7 @@ func (w *warmState) addCopies(r *mcRequest) {
 	touch := r.req.Cmd == memcache.CmdGat || r.req.Cmd == memcache.CmdGats
 	now := time.Now().Unix()
 	pl := w.pool.place.Load() // the newest: a return since sends the key back
+	pull := classify(&r.req) == warmPull
 	w.ops = w.ops[:0]
 	var idx []int
 	for i := range w.keys {
@@ -207,14 +208,17 @@ func (w *warmState) addCopies(r *mcRequest) {
 			st.add(st.m.raced, &st.raced, 1)
 			continue
 		}
-		if pl.standsIn(r.req.Key(k.i), k.n) {
-			// A stand-in's copy is no write of the outage: the return
-			// neither settles nor removes it, and a second failure that
-			// sends the key there again reads it, older than what the
-			// key's server took since (the fault schedule's seed 3553:
-			// modula, s3 out, then s1 and s3). The value is answered
-			// uncopied, as a read at the stand-in outside a window
-			// misses (see fence).
+		if !pull && pl.standsIn(r.req.Key(k.i), k.n) {
+			// A read's copy on a stand-in is no write of the outage: the
+			// return neither settles nor removes it, and a second failure
+			// that sends the key there again reads it, older than what
+			// the key's server took since (the fault schedule's seed
+			// 3553: modula, s3 out, then s1 and s3). get and gat answer
+			// the value found uncopied; gets, gats and mg, which answer
+			// the copy's CAS, miss, as a read at the stand-in outside a
+			// window does (see fence). A pull (incr, add, cas, append,
+			// touch, ...) copies it all the same: it is a write of the
+			// outage, noted, which the return settles from the stand-in.
 			continue
 		}
 		o := w.newOp(memcache.CmdMetaSet, k.n)
