@@ -40,7 +40,8 @@ func (c *redisClient) answer(w *bufio.Writer, round []*redisRequest) bool {
 	return err == nil
 }
 
-// finish records the request, counts it out of its pool and recycles it.
+// finish records the request and recycles it; it was counted out of its
+// pool once its servers answered it (call.answered).
 func (c *redisClient) finish(r *redisRequest) {
 	if r.pool != nil && len(r.ops) > 1 {
 		r.pool.stats.fragments.Add(uint64(len(r.ops)))
