@@ -39,7 +39,6 @@ func TestFleetPausedFollowerConverges(t *testing.T) {
 	resume := make(chan struct{})
 	var once sync.Once
 	release := func() { once.Do(func() { close(resume) }) }
-	t.Cleanup(release) // a failing test does not leave the follower blocked
 	paused := cfg
 	paused.OnChange = func(_, next *membership.View) {
 		if pausing.Load() {
@@ -48,6 +47,11 @@ func TestFleetPausedFollowerConverges(t *testing.T) {
 	}
 	a, b := follower(t, srv.Endpoint, prefix, cfg), follower(t, srv.Endpoint, prefix, paused)
 	c := follower(t, proxy.Endpoint, prefix, cfg)
+	// Cleanups run last first: this one, after the followers', runs before
+	// their Close, so that a failing test does not leave b blocked in its
+	// OnChange and its Close waiting for it (a failed wait below hung the
+	// package until its timeout).
+	t.Cleanup(release)
 	agree(t, rev, time.Now(), a, b, c)
 
 	pausing.Store(true)
