@@ -114,6 +114,9 @@ func (mv *storeMover) migrateTimeout(src *backend, configured int) int {
 	if d <= 0 || configured <= limit {
 		return configured
 	}
+	if prev, ok := mv.lowered.Load(src.node.ID); ok && prev.(int) == limit {
+		return limit // a request's MIGRATE: no write to the map, no boxed int
+	}
 	if prev, logged := mv.lowered.Swap(src.node.ID, limit); !logged || prev.(int) != limit {
 		mv.log.Info("store move: MIGRATE's timeout lowered below the Sentinels' down-after-milliseconds, so that MIGRATEs waiting on their target never have them fail their source over",
 			"master", src.node.ID, "migrate_timeout_ms", configured, "timeout_ms", limit, "down_after_ms", d.Milliseconds())
