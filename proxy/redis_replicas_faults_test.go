@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -113,6 +114,14 @@ func TestReplicaReadsFailNothingWhileThePrimaryServes(t *testing.T) {
 	})
 	l.counting.Store(true)
 	old.Start(t)
+	// The restarted primary is made the promoted one's replica here, as
+	// its supervisor would: Sentinel converts it only once it has been up
+	// and answering for 8 s in a row (SENTINEL_PUBLISH_PERIOD*4) and its
+	// master looks sane, which a busy machine can put off past any bound
+	// (it did past 60 s); what is tested is the proxy's reads around it.
+	if v, err := sentineltest.Do(old.Addr, "REPLICAOF", "127.0.0.1", strconv.Itoa(sh.Primary.Port)); err != nil || v.Str != "OK" {
+		t.Fatalf("REPLICAOF on the restarted primary: %v %v", v, err)
+	}
 	eventually(t, "the restarted primary read as a replica", func() bool { return readable(old.Addr) })
 	time.Sleep(4 * time.Second) // reads go on while it settles in
 	returned := l.reads.Load()
