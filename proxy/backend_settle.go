@@ -75,8 +75,8 @@ func (out *outages) settleKeys(ctx context.Context, b *backend, around *outage, 
 // (moved, by the pair of them), or removed there when no write of the
 // outage vouched for that copy (unsure, by where they go), and b's
 // copies removed (drop); and keys its return leaves where they are read
-// now (left, by that server), noted for the servers out whose returns
-// take them from there.
+// now, or on b removed (left, by that server), noted for the servers out
+// whose returns take them from there.
 type settlePlan struct {
 	from   map[*backend][]string
 	moved  map[[2]*backend][]string
@@ -122,6 +122,21 @@ func (sp *settlePlan) planMove(pl *placement, b *backend, k string, settled map[
 	vouched := src != nil && slices.Contains(settled[k], src.addr) && !slices.Contains(settled[k], unsureStandIn)
 	switch {
 	case dst == nil:
+		if pl.full != nil && pl.replicas <= 1 && pl.servesIfUp([]byte(k), b, sc) {
+			// Under twemproxy's distributions b serves the key, its copy
+			// removed: noted, as a key it settles is, in the outage of
+			// each server out whose return takes it from b (modula: a key
+			// of r0's written to r2 while r3 alone was out, read at r1
+			// once r0 is out too). Before, r3's return noted it nowhere,
+			// and r0's journal did not name it (written before r0 went
+			// out): r0's return served its copy from before (the fault
+			// schedule's seed 4024). Under kolco's, which place a key on
+			// a server up whoever else is out, a server out ahead of b
+			// may hold a write b's journal never saw, the newest: it
+			// takes the key back as it is
+			// (TestStandInsReturnReadsNoStandInOut).
+			sp.left[b] = append(sp.left[b], k)
+		}
 	case dst == src && vouched:
 		// The key stays where a write of the outage put it, with another
 		// server out (modula: a key of r2's written to r0 while r3 alone
