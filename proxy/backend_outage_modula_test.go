@@ -64,3 +64,108 @@ func TestModulaSecondReturnSettlesWhatTheFirstMoved(t *testing.T) {
 		t.Errorf("p2:k37 deleted once r0 and r3 are back reads %q", got)
 	}
 }
+
+// TestModulaReturnLeavingAKeyNotesItForTheServerStillOut: a Redis cache
+// under rehash and modula over r0..r3, the order of the fault schedule's
+// seed 4024. p2:k20 and p2:k11 are r2's with every server up, and r0's
+// with r3 out, with r2 and r3 out, and with r2 alone out. Written while
+// r3 alone is out (to r0), then r2 goes out too; r3 back leaves them on
+// r0, and r2 back takes them from r0, its own copy from before the
+// outage. Before, r3's return noted in r2's outage only the keys it moved
+// to another server: r2's journal did not name these, written before r2
+// went out, and its return served its older copy (the seed read it
+// twice within 0.3 s of r2's return, 4.3 s after the newer write was
+// acknowledged). Now each read gives the value written while r3 was out,
+// and no other server holds a copy.
+func TestModulaReturnLeavingAKeyNotesItForTheServerStillOut(t *testing.T) {
+	t.Parallel()
+	d := startDoublePool(t, "redis", "modula")
+	c := dialRedis(t, d.s.Addr("p").String())
+	keys := []string{"p2:k20", "p2:k11"}
+	byName := map[string]*backend{}
+	for _, b := range d.p.backends {
+		byName[b.name()] = b
+	}
+	markDown := func(name string) {
+		t.Helper()
+		if byName[name].fail(ErrConnLost, 1); !byName[name].health.isDown() {
+			t.Fatalf("%s not marked down", name)
+		}
+	}
+	for _, k := range keys {
+		if got := ownerOf(d.p, k); got != byName["r2"].addr {
+			t.Fatalf("%s is read from %s with every server up, not r2's", k, got)
+		}
+		c.do("SET", k, "before")
+	}
+	markDown("r3")
+	for _, k := range keys {
+		if got := ownerOf(d.p, k); got != byName["r0"].addr {
+			t.Fatalf("%s is read from %s with r3 out, not r0's", k, got)
+		}
+		c.do("SET", k, "outage")
+	}
+	markDown("r2")
+	for _, name := range []string{"r3", "r2"} {
+		if d.p.checks.restore(byName[name]); byName[name].health.isDown() {
+			t.Fatalf("%s not restored", name)
+		}
+		for _, k := range keys {
+			if got := c.do("GET", k); !strings.Contains(got, "outage") {
+				t.Errorf("%s, written while r3 was out, reads %q once %s is back", k, got, name)
+			}
+		}
+	}
+	if n := d.copiesElsewhere(keys); n > 0 {
+		t.Errorf("%d copies of the keys left on servers their reads do not go to", n)
+	}
+}
+
+// TestModulaReturnRemovingAKeyNotesItForItsServerStillOut: a Redis cache
+// under rehash and modula over r0..r3, the order of the fault schedule's
+// seed 4024. p1:k1 is r0's with every server up, r2's with r3 out, r1's
+// with r0 and r3 out, and r3's with r0 alone out. Written while r3 alone
+// is out (to r2), then r0 goes out too: r3 back serves the key, and no
+// write of its outage reached r1, where it is read meanwhile, so its
+// return removes it (a miss) - and r0 back serves its copy from before.
+// Before, r3's return noted the key nowhere, as r0's journal did not name
+// it (written before r0 went out): r0's return served its older copy (the
+// seed read it 0.1 s after r0's return, 2.3 s after the newer write was
+// acknowledged). Now no read gives the value of before the outages.
+func TestModulaReturnRemovingAKeyNotesItForItsServerStillOut(t *testing.T) {
+	t.Parallel()
+	d := startDoublePool(t, "redis", "modula")
+	c := dialRedis(t, d.s.Addr("p").String())
+	const key = "p1:k1"
+	byName := map[string]*backend{}
+	for _, b := range d.p.backends {
+		byName[b.name()] = b
+	}
+	markDown := func(name string) {
+		t.Helper()
+		if byName[name].fail(ErrConnLost, 1); !byName[name].health.isDown() {
+			t.Fatalf("%s not marked down", name)
+		}
+	}
+	if got := ownerOf(d.p, key); got != byName["r0"].addr {
+		t.Fatalf("%s is read from %s with every server up, not r0's", key, got)
+	}
+	c.do("SET", key, "before")
+	markDown("r3")
+	if got := ownerOf(d.p, key); got != byName["r2"].addr {
+		t.Fatalf("%s is read from %s with r3 out, not r2's", key, got)
+	}
+	c.do("SET", key, "outage")
+	markDown("r0")
+	for _, name := range []string{"r3", "r0"} {
+		if d.p.checks.restore(byName[name]); byName[name].health.isDown() {
+			t.Fatalf("%s not restored", name)
+		}
+		if got := c.do("GET", key); strings.Contains(got, "before") {
+			t.Errorf("%s, written while r3 was out, reads %q once %s is back", key, got, name)
+		}
+	}
+	if n := d.copiesElsewhere([]string{key}); n > 0 {
+		t.Errorf("%d copies of the key left on servers its reads do not go to", n)
+	}
+}

@@ -129,3 +129,61 @@ func TestModulaChangeWhileOutReadsNoCopyOfBefore(t *testing.T) {
 		t.Errorf("%d of %d keys set once r2 is back read another value (%s)", n, len(keys), ex)
 	}
 }
+
+// TestModulaTwoOutReadsNoCopyOfBeforeTheChange: a Redis cache under rehash
+// and modula, r4 added to r0..r3, the order of the fault schedule's seed
+// 4024 (its last group of stale reads). The keys are r0's over r0..r3,
+// r3's once r4 is added, and r0's with r3 out, r1 out beside it or not.
+// Set before the change (to r0), and after it (to r3): r0 keeps its copy
+// of before (a Redis pool's change is cold). r3 goes out, and r1 beside
+// it; neither's return alone sends the keys away from r0, the other still
+// out. Before, a read at r0 was fenced only for a key one return moves
+// away, and gave r0's copy of before the change (the seed read it 0.2 s
+// after r3 was cut, older than the value acknowledged on r3 just before);
+// and a write at r0 while both were out was noted in neither's outage, so
+// that once both were back r3 served its value from before its outage.
+// Now each read misses or gives the value written last.
+func TestModulaTwoOutReadsNoCopyOfBeforeTheChange(t *testing.T) {
+	t.Parallel()
+	settings := "  distribution: modula\n  hash: fnv1a_64\n  auto_eject_hosts: true\n  server_failure_limit: 1\n  timeout: 2000\n" +
+		"  server_retry_timeout: 3600000\n"
+	d, after := startFourOfFive(t, settings)
+	five, err := testPool(after.WithDefaults().Pools["p"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, k := range spreadKeys("twoout", 1200) {
+		if modulaServerOf(t, d.p, k) == "r0" && modulaServerOf(t, five, k) == "r3" && modulaServerOf(t, five, k, "r3") == "r0" &&
+			modulaServerOf(t, five, k, "r1", "r3") == "r0" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) < 10 {
+		t.Fatalf("only %d keys of 1200 placed as the case needs", len(keys))
+	}
+	d.setAll(keys, "before") // to r0
+	if err := d.s.Reload(context.Background(), after); err != nil {
+		t.Fatal(err)
+	}
+	d.p = d.s.testPool("p")
+	d.setAll(keys, "change") // to r3
+	r1, r3 := backendAt(d.p.backends, d.servers[1]), backendAt(d.p.backends, d.servers[3])
+	for _, b := range []*backend{r3, r1} {
+		if b.fail(ErrConnLost, 1); !b.health.isDown() {
+			t.Fatalf("%s not marked down", b.addr)
+		}
+	}
+	if n, ex := d.older(keys, "change"); n > 0 {
+		t.Errorf("r3 and r1 out: %d of %d keys read a value older than one acknowledged on r3 (%s)", n, len(keys), ex)
+	}
+	d.setAll(keys, "outage") // to r0
+	d.restoreUp(r3, "r3")
+	if n, ex := d.older(keys, "outage"); n > 0 {
+		t.Errorf("r3 back, r1 out: %d of %d keys read another value than the one written while both were out (%s)", n, len(keys), ex)
+	}
+	d.restoreUp(r1, "r1")
+	if n, ex := d.older(keys, "outage"); n > 0 {
+		t.Errorf("r3 and r1 back: %d of %d keys read another value than the one written while both were out (%s)", n, len(keys), ex)
+	}
+}

@@ -27,6 +27,9 @@ func (out *outages) settleKeys(ctx context.Context, b *backend, around *outage, 
 	pl := out.place.Load()
 	sp := planSettle(pl, b, keys, settled)
 	from, moved, unsure, drop := sp.from, sp.moved, sp.unsure, sp.drop
+	for at, ks := range sp.left {
+		out.noteStandIn(pl, b, at, ks)
+	}
 	for at, ks := range moved {
 		// Keys of servers up that b's return sends back to them: their
 		// copies there are from before b went out, and a window's
@@ -71,11 +74,14 @@ func (out *outages) settleKeys(ctx context.Context, b *backend, around *outage, 
 // sends to another server settled there from where they are read now
 // (moved, by the pair of them), or removed there when no write of the
 // outage vouched for that copy (unsure, by where they go), and b's
-// copies removed (drop).
+// copies removed (drop); and keys its return leaves where they are read
+// now, or on b removed (left, by that server), noted for the servers out
+// whose returns take them from there.
 type settlePlan struct {
 	from   map[*backend][]string
 	moved  map[[2]*backend][]string
 	unsure map[*backend][]string
+	left   map[*backend][]string
 	drop   []string
 }
 
@@ -83,7 +89,8 @@ type settlePlan struct {
 // written to in settled, into a settlePlan by pl; it adds to settled the
 // servers whose copies are removed with the stand-ins' (clearStandIns).
 func planSettle(pl *placement, b *backend, keys []string, settled map[string][]string) settlePlan {
-	sp := settlePlan{from: map[*backend][]string{}, moved: map[[2]*backend][]string{}, unsure: map[*backend][]string{}}
+	sp := settlePlan{from: map[*backend][]string{}, moved: map[[2]*backend][]string{}, unsure: map[*backend][]string{},
+		left: map[*backend][]string{}}
 	var sc routeScratch
 	for _, k := range keys {
 		src, ok, unvouched := settleSource(pl, b, k, settled[k], &sc)
@@ -96,23 +103,7 @@ func planSettle(pl *placement, b *backend, keys []string, settled map[string][]s
 				// the return's migration window included.
 				settled[k] = append(settled[k], unvouched.addr)
 			}
-			dst, src := pl.returnMove([]byte(k), b, &sc)
-			vouched := src != nil && slices.Contains(settled[k], src.addr) && !slices.Contains(settled[k], unsureStandIn)
-			switch {
-			case dst == nil || dst == src && vouched:
-			case vouched:
-				sp.moved[[2]*backend{dst, src}] = append(sp.moved[[2]*backend{dst, src}], k)
-			default:
-				// No write of the outage reached the copy read now, which
-				// may be one from before the outage (the stand-in written
-				// to is out, or a change sent the key back to a server
-				// that held it): the key is removed where the return
-				// sends it, even where it is read now, and from there.
-				sp.unsure[dst] = append(sp.unsure[dst], k)
-				if src != dst {
-					settled[k] = append(settled[k], src.addr)
-				}
-			}
+			sp.planMove(pl, b, k, settled, &sc)
 		case src != nil:
 			sp.from[src] = append(sp.from[src], k)
 			if unvouched != nil { // read from a stand-in out: see standInOut
@@ -121,6 +112,56 @@ func planSettle(pl *placement, b *backend, keys []string, settled map[string][]s
 		}
 	}
 	return sp
+}
+
+// planMove sorts k, which b's return removes from b, by where the return
+// sends it (see returnMove) into sp, and adds to settled the servers
+// whose copies of it are removed with the stand-ins'.
+func (sp *settlePlan) planMove(pl *placement, b *backend, k string, settled map[string][]string, sc *routeScratch) {
+	dst, src := pl.returnMove([]byte(k), b, sc)
+	vouched := src != nil && slices.Contains(settled[k], src.addr) && !slices.Contains(settled[k], unsureStandIn)
+	switch {
+	case dst == nil:
+		if pl.full != nil && pl.replicas <= 1 && pl.servesIfUp([]byte(k), b, sc) {
+			// Under twemproxy's distributions b serves the key, its copy
+			// removed: noted, as a key it settles is, in the outage of
+			// each server out whose return takes it from b (modula: a key
+			// of r0's written to r2 while r3 alone was out, read at r1
+			// once r0 is out too). Before, r3's return noted it nowhere,
+			// and r0's journal did not name it (written before r0 went
+			// out): r0's return served its copy from before (the fault
+			// schedule's seed 4024). Under kolco's, which place a key on
+			// a server up whoever else is out, a server out ahead of b
+			// may hold a write b's journal never saw, the newest: it
+			// takes the key back as it is
+			// (TestStandInsReturnReadsNoStandInOut).
+			sp.left[b] = append(sp.left[b], k)
+		}
+	case dst == src && vouched:
+		// The key stays where a write of the outage put it, with another
+		// server out (modula: a key of r2's written to r0 while r3 alone
+		// was out, then r2 out too). That copy is the newest: it is kept,
+		// not removed with the stand-ins' copies, and noted in the outage
+		// of each server out whose return takes the key from there, as a
+		// key moved is. Before, r3's return removed it and noted it
+		// nowhere, as r2's journal did not name it (written before r2
+		// went out): r2's return served its copy from before (the fault
+		// schedule's seed 4024).
+		settled[k] = slices.DeleteFunc(settled[k], func(a string) bool { return a == src.addr })
+		sp.left[src] = append(sp.left[src], k)
+	case vouched:
+		sp.moved[[2]*backend{dst, src}] = append(sp.moved[[2]*backend{dst, src}], k)
+	default:
+		// No write of the outage reached the copy read now, which may be
+		// one from before the outage (the stand-in written to is out, or
+		// a change sent the key back to a server that held it): the key
+		// is removed where the return sends it, even where it is read
+		// now, and from there.
+		sp.unsure[dst] = append(sp.unsure[dst], k)
+		if src != dst {
+			settled[k] = append(settled[k], src.addr)
+		}
+	}
 }
 
 // noteStandIn notes keys, which b's return leaves on holder (b, or a

@@ -261,11 +261,22 @@ func (pl *placement) ownsPassedOver(key []byte, b *backend) bool {
 // moves most keys; ketama with unequal weights some), to another server
 // too. Such a key written while b is out is settled where b's return
 // sends it (see outage).
+//
+// Under twemproxy's it is also a key now stands in for, another server
+// out beside b: b's return with the other still out may leave it on now,
+// but the returns together move it (modula: a key of r3's read at r0 with
+// r3 alone out, and with r1 out beside it). Such a key is noted in b's
+// outage, whose return settles it or notes it for the one still out
+// (planMove), and a read at now is fenced. Before, no read of now's
+// copy, which a change may have left there, was fenced (the fault
+// schedule's seed 4024 read r0's copy of before r4 was added), and a
+// write at now was noted in neither outage: once both were back, r3
+// served its own copy of before.
 func (pl *placement) movesOnReturn(key []byte, b, now *backend, sc *routeScratch) bool {
 	if pl.full == nil || pl.replicas > 1 {
 		return pl.servesIfUp(key, b, sc)
 	}
-	return pl.twemproxyIfUp(key, b) != now
+	return pl.twemproxyIfUp(key, b) != now || pl.standsIn(key, now)
 }
 
 // returnTakes returns whether d's return, of a pool of cfg over
