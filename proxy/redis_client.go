@@ -268,8 +268,11 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 	}
 	c.place, c.none = p.place.Load(), len(p.backends)
 	if m := c.place.move; m != nil && r.req.NumKeys() > 0 {
-		if err := c.moveKeys(p, r, m); err != nil {
+		answered, err := c.moveKeys(p, r, m)
+		if err != nil {
 			r.local = redis.AppendError(r.local, "TRYAGAIN "+tryAgainCause(err))
+		}
+		if answered || err != nil {
 			r.ready()
 			return
 		}
@@ -437,6 +440,10 @@ func (r *redisRequest) reset() {
 type redisOp struct {
 	op
 	elems []redis.Span
+	// skip is how many replies the server sends before the one kept, read
+	// and dropped: those of a transaction's MULTI and queued commands
+	// (see readOld).
+	skip int
 }
 
 // newRedisOp returns an op of the Redis front that calls done when done.

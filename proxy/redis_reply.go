@@ -130,6 +130,11 @@ func (r *redisReplies) inStep(err error) bool {
 func (r *redisReplies) read(o *op) (err error) {
 	ro := redisOf(o)
 	r.rr.Budget = o
+	for range ro.skip {
+		if o.reply, ro.elems, err = r.rr.Read(o.reply[:0], ro.elems[:0]); err != nil {
+			return err
+		}
+	}
 	o.reply, ro.elems, err = r.rr.Read(o.reply[:0], ro.elems[:0])
 	if err == nil && loading(o.reply) {
 		return errLoadingReply

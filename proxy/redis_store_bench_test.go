@@ -88,6 +88,7 @@ func storeMoveOnce(b *testing.B) {
 		// Requests for moving keys wait until the move opens (see
 		// storeMove): that wait is in the clients' p99 while keys move,
 		// not in the mover's keys a second.
+		b.Logf("%s: %d keys moved by requests' own MIGRATEs, %d by the mover", c.name, w.m.stats.onRequest.Load(), w.m.stats.moved.Load())
 		b.Logf("%s: the move opened %v after the reload", c.name, time.Unix(0, w.m.stats.opened.Load()).Sub(reloaded).Round(time.Millisecond))
 		w.report(b, c.name, moved, last.Ended)
 		prof.report(b, c.name)

@@ -28,25 +28,32 @@ import (
 // and returns when they are done: then r goes to the keys' servers as
 // ever. A key moves whether it is read or written, and keys sharing a
 // hash tag are on one server under every placement, so a multi-key
-// command finds them all. While the move is not open r waits, up to the
-// pool's timeout, with the client's earlier requests answered first: the
-// move opens once the pool this one replaced has answered its requests in
-// flight, and a pipelining client's earlier requests may be in that pool,
-// waiting to be answered with the round r is read in. The error is what r
-// is answered with.
-func (c *redisClient) moveKeys(p *pool, r *redisRequest, m keyMove) error {
-	read := r.req.Cmd.ReadOnly() && r.req.NumKeys() == 1 // may read a big key where it is
+// command finds them all; but a read of one key that can be on one old
+// server only reads it there, if it is there (see readOld): answered
+// reports that r's reply is made. While the move is not open r waits, up
+// to the pool's timeout, with the client's earlier requests answered
+// first: the move opens once the pool this one replaced has answered its
+// requests in flight, and a pipelining client's earlier requests may be
+// in that pool, waiting to be answered with the round r is read in. The
+// error is what r is answered with.
+func (c *redisClient) moveKeys(p *pool, r *redisRequest, m keyMove) (answered bool, err error) {
+	var read *redisRequest // may read its key where it is
+	if r.req.Cmd.ReadOnly() && r.req.NumKeys() == 1 {
+		read = r
+	}
 	moved, err := c.moveEach(p, m, r.start.Add(p.cfg.Timeout), r.req.NumKeys(), r.req.Key, read)
 	r.moved = r.moved || moved
-	return err
+	return len(r.local) != 0, err
 }
 
 // moveEach is moveKeys for the n keys key gives, by deadline. It reports
 // whether a key may have had to move (it had another server under one of
-// the move's placements). A big key it copies in pieces (see keyCopies),
-// and waits for, unless read says the request only reads its one key:
-// that goes to the key's old server while the copy runs (c.fromSource).
-func (c *redisClient) moveEach(p *pool, km keyMove, deadline time.Time, n int, key func(int) []byte, read bool) (moved bool, err error) {
+// the move's placements), but not for a read answered at the key's old
+// server, which waited for no move (see readOld). A big key it copies in
+// pieces (see keyCopies), and waits for, unless read is set, the request
+// when it only reads its one key: that goes to the key's old server while
+// the copy runs (c.fromSource).
+func (c *redisClient) moveEach(p *pool, km keyMove, deadline time.Time, n int, key func(int) []byte, read *redisRequest) (moved bool, err error) {
 	m, mv := km.(*storeMove), p.mover.(*storeMover)
 	var sc routeScratch
 	var from []*backend
@@ -69,6 +76,11 @@ func (c *redisClient) moveEach(p *pool, km keyMove, deadline time.Time, n int, k
 				return moved, err
 			}
 		}
+		if read != nil && len(from) == 1 && mv.readsOld(p, read, key) {
+			if answered, absent := c.readOld(m, read, from[0], key, deadline); answered || absent {
+				return !answered, nil // absent: it reads the new server
+			}
+		}
 		for _, src := range from {
 			moved, big, err := mv.migrateOne(src, to, key, deadline)
 			if !big && err == nil {
@@ -80,26 +92,37 @@ func (c *redisClient) moveEach(p *pool, km keyMove, deadline time.Time, n int, k
 					return moved, errClientGone
 				}
 				var reading bool
-				if reading, err = kc.await(context.Background(), deadline, read); reading {
+				if reading, err = kc.await(context.Background(), deadline, read != nil); reading {
 					c.fromSource = kc
 					return true, nil
 				}
 				moved = false // counted by the mover, when it copied it
 			}
 			if err != nil {
-				m.stats.failed.Add(1)
-				line := fmt.Sprintf("%s -> %s: %v", src.addr, to.addr, err)
-				m.stats.lastErr.Store(&line)
-				return moved, fmt.Errorf("%w: moving the key from %s to %s: %w", errMoveFailed, src.addr, to.addr, err)
+				return moved, m.failedOne(src, to, err)
 			}
 			if moved {
-				m.stats.onRequest.Add(1)
-				m.stats.source(src.addr).onRequest.Add(1)
-				p.stats.storeMoved.Add(1)
+				m.countRequest(p, src)
 			}
 		}
 	}
 	return moved, nil
+}
+
+// failedOne records that a request's MIGRATE of its key from src to dst
+// failed with err, and returns the request's error.
+func (m *storeMove) failedOne(src, dst *backend, err error) error {
+	m.stats.failed.Add(1)
+	line := fmt.Sprintf("%s -> %s: %v", src.addr, dst.addr, err)
+	m.stats.lastErr.Store(&line)
+	return fmt.Errorf("%w: moving the key from %s to %s: %w", errMoveFailed, src.addr, dst.addr, err)
+}
+
+// countRequest counts a key a request's MIGRATE moved from src.
+func (m *storeMove) countRequest(p *pool, src *backend) {
+	m.stats.onRequest.Add(1)
+	m.stats.source(src.addr).onRequest.Add(1)
+	p.stats.storeMoved.Add(1)
 }
 
 // tryAgainCause returns what a client reads after TRYAGAIN for a request

@@ -272,7 +272,7 @@ func (c *redisClient) settleKeys(p *pool, r *redisRequest, n int, key func(int) 
 	}
 	c.place = p.place.Load()
 	if m := c.place.move; m != nil && n > 0 {
-		if _, err := c.moveEach(p, m, r.start.Add(p.cfg.Timeout), n, key, false); err != nil {
+		if _, err := c.moveEach(p, m, r.start.Add(p.cfg.Timeout), n, key, nil); err != nil {
 			r.local = redis.AppendError(r.local, "TRYAGAIN "+tryAgainCause(err))
 			return false
 		}
