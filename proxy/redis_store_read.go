@@ -71,6 +71,13 @@ func (mv *storeMover) readsOld(p *pool, r *redisRequest, key []byte) bool {
 	if p.cfg.Membership != nil && p.cfg.Membership.Sentinel != nil || p.outages.count.Load() != 0 {
 		return false
 	}
+	if scansMembers(r.req.Cmd.Name()) {
+		// A cursor of src's means nothing at the new server, whose hash
+		// tables are seeded apart: an iteration the mover's MIGRATE
+		// crosses would skip members. Its first call moves the key, as
+		// before, and the iteration runs where the key stays.
+		return false
+	}
 	return !mv.copies.running(key)
 }
 
@@ -90,20 +97,33 @@ func (c *redisClient) readOld(m *storeMove, r *redisRequest, src *backend, key [
 	ro.buf = append(ro.buf, "*1\r\n$4\r\nEXEC\r\n"...)
 	// The client's protocol's connection, whose reply the client reads.
 	ro.deadline, ro.dialect = deadline, r.dialect
+	// The reply's values count against the client's limits as any
+	// server's reply does (op.Reserve): one past them is dropped, and the
+	// key moves as any other.
+	ro.charge = c.charge
 	src.sendKeyed(&ro.op, keyHash(key))
 	<-done
-	if ro.err != nil {
-		return false, false
-	}
-	switch {
-	case bytes.HasPrefix(ro.reply, execHeld):
+	if ro.err == nil && bytes.HasPrefix(ro.reply, execHeld) {
 		r.local = append(r.local[:0], ro.reply[len(execHeld):]...)
+		r.held += ro.held // released once the reply is written (call.finish)
 		return true, false
-	case bytes.HasPrefix(ro.reply, execGone):
+	}
+	c.charge.release(ro.held)
+	if ro.err == nil && bytes.HasPrefix(ro.reply, execGone) {
 		m.tookOff(src.addr, key)
 		return false, true
 	}
 	return false, false
+}
+
+// scansMembers reports whether the command named name iterates a key's
+// members by a cursor of its server's.
+func scansMembers(name string) bool {
+	switch name {
+	case "hscan", "sscan", "zscan":
+		return true
+	}
+	return false
 }
 
 // EXEC's reply to readOld's transaction begins with one of these: EXISTS

@@ -12,13 +12,14 @@ import (
 // readOldSetup starts a store of r0 holding values and a hash, then adds
 // r1 with the mover held by store.hours, so that the keys r1 takes stay
 // on r0 until requests ask for them. It returns the proxy's client, the
-// servers, and the keys of prefix that move to r1.
-func readOldSetup(t *testing.T, prefix string, n int, set func(c *rc, key string)) (*Server, *rc, []*redisServer, []string) {
+// servers, and the keys of prefix that move to r1. tail is added to the
+// configuration.
+func readOldSetup(t *testing.T, prefix string, n int, set func(c *rc, key string), tail ...string) (*Server, *rc, []*redisServer, []string) {
 	t.Helper()
 	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0)}
 	later := laterHours()
 	yaml := func(servers ...*redisServer) string {
-		return redisPoolYAML("  distribution: ring\n  store: {enabled: true, hours: \""+later+"\"}\n", servers...)
+		return redisPoolYAML("  distribution: ring\n  store: {enabled: true, hours: \""+later+"\"}\n", servers...) + strings.Join(tail, "")
 	}
 	s := startProxy(t, yaml(rs[0]))
 	c := dialRedis(t, s.Addr("p").String())
@@ -150,6 +151,68 @@ func TestStoreMoveReadsAHashFieldAtItsOldServer(t *testing.T) {
 	}
 	if got := c.do("TTL", moving[1]); got != ":-1\r\n" {
 		t.Errorf("TTL %s of a hash at the old server: %q, want -1", moving[1], got)
+	}
+}
+
+// TestStoreMoveReadAtOldServerKeepsTheBufferLimit: a value a key's old
+// server answers counts against kolco.buffer_limit as any server's reply
+// does: a GET of a 3 MiB value not moved yet, with 1 MiB for the proxy's
+// buffers, is refused as the same value at a key that stays is, not
+// answered whole outside the limit; and what the refused read held is
+// given back (a small GET is answered after it).
+func TestStoreMoveReadAtOldServerKeepsTheBufferLimit(t *testing.T) {
+	t.Parallel()
+	s, c, rs, moving := readOldSetup(t, "readlimit", 200, func(c *rc, k string) {
+		if got := c.do("SET", k, "small"); got != "+OK\r\n" {
+			t.Fatalf("SET %s: %q", k, got)
+		}
+	}, "kolco:\n  buffer_limit: 1048576\n")
+	stays := ""
+	keys := testKeys("readlimit", 200)
+	for i, owner := range routeNames(s.testPool("p"), keys) {
+		if owner == "r0" {
+			stays = keys[i]
+			break
+		}
+	}
+	old := dialRedis(t, rs[0].addr)
+	big := strings.Repeat("x", 3<<20)
+	for _, k := range []string{stays, moving[0]} {
+		if got := old.do("SET", k, big); got != "+OK\r\n" {
+			t.Fatalf("SET %s at r0: %q", k, got)
+		}
+	}
+	want := c.do("GET", stays)
+	if !strings.Contains(want, "buffer_limit") {
+		t.Fatalf("GET %s of 3 MiB at a key that stays: %.80q, want kolco.buffer_limit's refusal", stays, want)
+	}
+	if got := c.do("GET", moving[0]); got != want {
+		t.Errorf("GET %s of 3 MiB not moved yet: %.80q (%d bytes), want %q as at a key that stays", moving[0], got, len(got), want)
+	}
+	if got := c.do("GET", moving[1]); got != bulk("small") {
+		t.Errorf("GET %s after the refusals: %q, want small", moving[1], got)
+	}
+}
+
+// TestStoreMoveScanOfAKeyNotMovedMovesIt: HSCAN, SSCAN and ZSCAN iterate
+// by a cursor of the server's, which means nothing at another server: a
+// scan of a key not moved yet moves it first, as before reads were
+// answered at old servers, so that the iteration runs where the key stays
+// and returns every member.
+func TestStoreMoveScanOfAKeyNotMovedMovesIt(t *testing.T) {
+	t.Parallel()
+	_, c, rs, moving := readOldSetup(t, "readscan", 200, func(c *rc, k string) {
+		if got := c.do("HSET", k, "f", "v"); got != ":1\r\n" {
+			t.Fatalf("HSET %s: %q", k, got)
+		}
+	})
+	old, fresh := dialRedis(t, rs[0].addr), dialRedis(t, rs[1].addr)
+	h := moving[0]
+	if got := c.do("HSCAN", h, "0"); !strings.Contains(got, bulk("f")) {
+		t.Errorf("HSCAN %s 0: %q, want its field f", h, got)
+	}
+	if on, off := old.do("EXISTS", h), fresh.do("EXISTS", h); on != ":0\r\n" || off != ":1\r\n" {
+		t.Errorf("after HSCAN %s is on the old server %q, on the new %q: want it moved", h, on, off)
 	}
 }
 
