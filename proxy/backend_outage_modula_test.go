@@ -169,3 +169,58 @@ func TestModulaReturnRemovingAKeyNotesItForItsServerStillOut(t *testing.T) {
 		t.Errorf("%d copies of the key left on servers its reads do not go to", n)
 	}
 }
+
+// TestModulaThreeOutReturnsSettleWhatNoneAloneMoves: a Redis cache under
+// rehash and modula over r0..r3. Keys that are r2's with every server up
+// and r0's with r3 out are written while r3 is out (to r0); r2 and r1 go
+// out too, then r3, r2 and r1 come back in turn, and the keys that stay on
+// r0 until r1's return go home to r2 then, whose copy is from before the
+// outages. Before, r3's return noted such a key for a server still out
+// only if that server's return alone, the other still out, would move it
+// - neither does - and r1 back served r2's value of before for every such
+// key. Now none reads it.
+func TestModulaThreeOutReturnsSettleWhatNoneAloneMoves(t *testing.T) {
+	t.Parallel()
+	d := startDoublePool(t, "redis", "modula")
+	byName := map[string]*backend{}
+	for _, b := range d.p.backends {
+		byName[b.name()] = b
+	}
+	on := func(keys []string, name string) []string {
+		var out []string
+		for _, k := range keys {
+			if ownerOf(d.p, k) == byName[name].addr {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	// Keys that differ in more than a counter: FNV's low bits of a
+	// counter's keys follow the counter, and their residues modulo 2, 3
+	// and 4 do not vary apart.
+	keys := on(spreadKeys("three", 4000), "r2")
+	d.setAll(keys, "before")
+	for _, name := range []string{"r3", "r2", "r1"} {
+		if byName[name].fail(ErrConnLost, 1); !byName[name].health.isDown() {
+			t.Fatalf("%s not marked down", name)
+		}
+		if name == "r3" {
+			keys = on(keys, "r0")
+			d.setAll(keys, "outage")
+		}
+	}
+	for _, name := range []string{"r3", "r2", "r1"} {
+		if d.p.checks.restore(byName[name]); byName[name].health.isDown() {
+			t.Fatalf("%s not restored", name)
+		}
+		if name != "r1" {
+			keys = on(keys, "r0") // left on r0 by this return
+		}
+	}
+	if len(keys) < 5 {
+		t.Fatalf("%d keys take the path; the test needs 5", len(keys))
+	}
+	if n, example := d.older(keys, "outage"); n > 0 {
+		t.Errorf("r3, r2 and r1 back: %d of %d keys read a value older than the one written while r3 was out (%s)", n, len(keys), example)
+	}
+}

@@ -305,7 +305,11 @@ func (pl *placement) returnTakes(cfg *PoolConfig, backends []*backend, b, holder
 	if err != nil { // not reached: the pool's servers placed before
 		return func([]byte) bool { return true }
 	}
-	return func(key []byte) bool { return up[pick.Index(key)] != holder }
+	// A key the returns of the servers still out send home together is
+	// taken too, though no one return alone moves it (with two or more
+	// still out, each counts the others out): as movesOnReturn notes a
+	// key read away from its home in every outage.
+	return func(key []byte) bool { return up[pick.Index(key)] != holder || pl.standsIn(key, holder) }
 }
 
 // twemproxyIfUp is the server a read of key goes to once b is up, every
