@@ -42,7 +42,7 @@ func startFleetProxy(t *testing.T, endpoint, prefix, distribution, static string
 // key is source, placed by distribution; Cleanup kills it.
 func startSourcedProxy(t *testing.T, distribution, static, source string) *fleetProxy {
 	t.Helper()
-	ports := realprog.FreePorts(t, 2)
+	ports := realprog.RestartablePorts(t, 2) // below the ephemeral range: no outgoing connection takes them meanwhile
 	fp := &fleetProxy{listen: fmt.Sprintf("127.0.0.1:%d", ports[0]), admin: fmt.Sprintf("127.0.0.1:%d", ports[1]),
 		exited: make(chan struct{})}
 	conf := filepath.Join(t.TempDir(), "nutcracker.yml")

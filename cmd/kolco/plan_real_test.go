@@ -38,7 +38,7 @@ type move struct {
 // rewritten after each check, as clients refill a cache.
 func TestPlanPredictsTheProxysMisses(t *testing.T) {
 	mc := []string{startMemcached(t), startMemcached(t), startMemcached(t), startMemcached(t)}
-	listen := realprog.FreePorts(t, 2)
+	listen := realprog.RestartablePorts(t, 2) // below the ephemeral range: no outgoing connection takes them meanwhile
 	dir := t.TempDir()
 	conf := func(name string, servers ...string) string {
 		y := fmt.Sprintf("alpha:\n  listen: 127.0.0.1:%d\n  hash: fnv1a_64\n  distribution: ketama\n  timeout: 10000\n  servers:\n", listen[0])

@@ -28,7 +28,7 @@ import (
 // the promoted replica.
 func TestProxySentinelFailoverDuringHandover(t *testing.T) {
 	c := sentineltest.Start(t, 1000*time.Millisecond, "shard-a", "shard-b")
-	ports := realprog.FreePorts(t, 2)
+	ports := realprog.RestartablePorts(t, 2) // below the ephemeral range: no outgoing connection takes them meanwhile
 	y := fmt.Sprintf("kolco:\n  admin_listen: 127.0.0.1:%d\np:\n  listen: 127.0.0.1:%d\n  redis: true\n  distribution: ring\n  timeout: 1000\n"+
 		"  membership: {sentinel: {sentinels: [%s], interval: 500}}\n  servers:\n", ports[1], ports[0], strings.Join(c.SentinelAddrs(), ", "))
 	for _, s := range c.Shards {

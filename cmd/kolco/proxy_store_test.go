@@ -43,7 +43,7 @@ func newStoreProc(t *testing.T, extra string) *storeProc {
 	for range 5 {
 		p.redis = append(p.redis, startRedisServer(t))
 	}
-	ports := realprog.FreePorts(t, 2)
+	ports := realprog.RestartablePorts(t, 2) // below the ephemeral range: no outgoing connection takes them meanwhile
 	p.listen, p.admin = ports[0], ports[1]
 	p.conf, p.pid = filepath.Join(p.dir, "nutcracker.yml"), filepath.Join(p.dir, "kolco.pid")
 	t.Cleanup(func() {
