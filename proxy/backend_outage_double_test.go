@@ -55,6 +55,34 @@ func startDoublePoolWith(t *testing.T, proto, settings string) *doublePool {
 	return d
 }
 
+// named returns the pool's servers by name (r0..r3 of a Redis pool).
+func (d *doublePool) named() map[string]*backend {
+	byName := map[string]*backend{}
+	for _, b := range d.p.backends {
+		byName[b.name()] = b
+	}
+	return byName
+}
+
+// markDown marks the server named name down, as a failed request does
+// under server_failure_limit 1.
+func (d *doublePool) markDown(name string) {
+	d.t.Helper()
+	b := d.named()[name]
+	if b.fail(ErrConnLost, 1); !b.health.isDown() {
+		d.t.Fatalf("%s not marked down", name)
+	}
+}
+
+// restore restores the server named name, as its health check does.
+func (d *doublePool) restore(name string) {
+	d.t.Helper()
+	b := d.named()[name]
+	if d.p.checks.restore(b); b.health.isDown() {
+		d.t.Fatalf("%s not restored", name)
+	}
+}
+
 // setAll sets every key to val through the proxy, many requests sent
 // before their replies are read (setMany).
 func (d *doublePool) setAll(keys []string, val string) {

@@ -21,10 +21,7 @@ func TestModulaSecondReturnSettlesWhatTheFirstMoved(t *testing.T) {
 	d := startDoublePool(t, "redis", "modula")
 	c := dialRedis(t, d.s.Addr("p").String())
 	keys := []string{"p2:k20", "p2:k37"}
-	byName := map[string]*backend{}
-	for _, b := range d.p.backends {
-		byName[b.name()] = b
-	}
+	byName := d.named()
 	for _, k := range keys {
 		if got := ownerOf(d.p, k); got != byName["r2"].addr {
 			t.Fatalf("%s is read from %s with every server up, not r2's", k, got)
@@ -32,9 +29,7 @@ func TestModulaSecondReturnSettlesWhatTheFirstMoved(t *testing.T) {
 		c.do("SET", k, "before")
 	}
 	for _, name := range []string{"r0", "r3"} {
-		if byName[name].fail(ErrConnLost, 1); !byName[name].health.isDown() {
-			t.Fatalf("%s not marked down", name)
-		}
+		d.markDown(name)
 	}
 	for _, k := range keys {
 		if got := ownerOf(d.p, k); got != byName["r1"].addr {
@@ -43,9 +38,7 @@ func TestModulaSecondReturnSettlesWhatTheFirstMoved(t *testing.T) {
 		c.do("SET", k, "outage")
 	}
 	for _, name := range []string{"r0", "r3"} {
-		if d.p.checks.restore(byName[name]); byName[name].health.isDown() {
-			t.Fatalf("%s not restored", name)
-		}
+		d.restore(name)
 	}
 	for _, k := range keys {
 		if got := c.do("GET", k); !strings.Contains(got, "outage") {
@@ -82,34 +75,23 @@ func TestModulaReturnLeavingAKeyNotesItForTheServerStillOut(t *testing.T) {
 	d := startDoublePool(t, "redis", "modula")
 	c := dialRedis(t, d.s.Addr("p").String())
 	keys := []string{"p2:k20", "p2:k11"}
-	byName := map[string]*backend{}
-	for _, b := range d.p.backends {
-		byName[b.name()] = b
-	}
-	markDown := func(name string) {
-		t.Helper()
-		if byName[name].fail(ErrConnLost, 1); !byName[name].health.isDown() {
-			t.Fatalf("%s not marked down", name)
-		}
-	}
+	byName := d.named()
 	for _, k := range keys {
 		if got := ownerOf(d.p, k); got != byName["r2"].addr {
 			t.Fatalf("%s is read from %s with every server up, not r2's", k, got)
 		}
 		c.do("SET", k, "before")
 	}
-	markDown("r3")
+	d.markDown("r3")
 	for _, k := range keys {
 		if got := ownerOf(d.p, k); got != byName["r0"].addr {
 			t.Fatalf("%s is read from %s with r3 out, not r0's", k, got)
 		}
 		c.do("SET", k, "outage")
 	}
-	markDown("r2")
+	d.markDown("r2")
 	for _, name := range []string{"r3", "r2"} {
-		if d.p.checks.restore(byName[name]); byName[name].health.isDown() {
-			t.Fatalf("%s not restored", name)
-		}
+		d.restore(name)
 		for _, k := range keys {
 			if got := c.do("GET", k); !strings.Contains(got, "outage") {
 				t.Errorf("%s, written while r3 was out, reads %q once %s is back", k, got, name)
@@ -137,30 +119,19 @@ func TestModulaReturnRemovingAKeyNotesItForItsServerStillOut(t *testing.T) {
 	d := startDoublePool(t, "redis", "modula")
 	c := dialRedis(t, d.s.Addr("p").String())
 	const key = "p1:k1"
-	byName := map[string]*backend{}
-	for _, b := range d.p.backends {
-		byName[b.name()] = b
-	}
-	markDown := func(name string) {
-		t.Helper()
-		if byName[name].fail(ErrConnLost, 1); !byName[name].health.isDown() {
-			t.Fatalf("%s not marked down", name)
-		}
-	}
+	byName := d.named()
 	if got := ownerOf(d.p, key); got != byName["r0"].addr {
 		t.Fatalf("%s is read from %s with every server up, not r0's", key, got)
 	}
 	c.do("SET", key, "before")
-	markDown("r3")
+	d.markDown("r3")
 	if got := ownerOf(d.p, key); got != byName["r2"].addr {
 		t.Fatalf("%s is read from %s with r3 out, not r2's", key, got)
 	}
 	c.do("SET", key, "outage")
-	markDown("r0")
+	d.markDown("r0")
 	for _, name := range []string{"r3", "r0"} {
-		if d.p.checks.restore(byName[name]); byName[name].health.isDown() {
-			t.Fatalf("%s not restored", name)
-		}
+		d.restore(name)
 		if got := c.do("GET", key); strings.Contains(got, "before") {
 			t.Errorf("%s, written while r3 was out, reads %q once %s is back", key, got, name)
 		}
@@ -182,10 +153,7 @@ func TestModulaReturnRemovingAKeyNotesItForItsServerStillOut(t *testing.T) {
 func TestModulaThreeOutReturnsSettleWhatNoneAloneMoves(t *testing.T) {
 	t.Parallel()
 	d := startDoublePool(t, "redis", "modula")
-	byName := map[string]*backend{}
-	for _, b := range d.p.backends {
-		byName[b.name()] = b
-	}
+	byName := d.named()
 	on := func(keys []string, name string) []string {
 		var out []string
 		for _, k := range keys {
@@ -201,18 +169,14 @@ func TestModulaThreeOutReturnsSettleWhatNoneAloneMoves(t *testing.T) {
 	keys := on(spreadKeys("three", 4000), "r2")
 	d.setAll(keys, "before")
 	for _, name := range []string{"r3", "r2", "r1"} {
-		if byName[name].fail(ErrConnLost, 1); !byName[name].health.isDown() {
-			t.Fatalf("%s not marked down", name)
-		}
+		d.markDown(name)
 		if name == "r3" {
 			keys = on(keys, "r0")
 			d.setAll(keys, "outage")
 		}
 	}
 	for _, name := range []string{"r3", "r2", "r1"} {
-		if d.p.checks.restore(byName[name]); byName[name].health.isDown() {
-			t.Fatalf("%s not restored", name)
-		}
+		d.restore(name)
 		if name != "r1" {
 			keys = on(keys, "r0") // left on r0 by this return
 		}
