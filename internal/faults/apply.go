@@ -179,7 +179,7 @@ func (r *run) signalTarget(target string, sig syscall.Signal) error {
 // stop stops the target for f.For.
 func (r *run) stop(f Fault) error {
 	if s := r.server(f.Target); s != nil {
-		resume, err := r.quiesce(f.Target, s, f.For)
+		resume, err := r.quiesce(f.Target, s)
 		if err != nil {
 			return err
 		}
@@ -191,7 +191,7 @@ func (r *run) stop(f Fault) error {
 		r.event("SIGCONT %s (%s)", f.Target, s.Name)
 		err = s.Proc.Signal(syscall.SIGCONT)
 		if sh := r.sentinels.shardOf(f.Target); sh != nil && strings.HasSuffix(f.Target, "/primary") {
-			r.sentinels.await(sh, s, r.event)
+			r.sentinels.await(sh, s, time.Now(), r.event)
 		}
 		resume()
 		return err
@@ -208,14 +208,14 @@ func (r *run) stop(f Fault) error {
 // kill kills the target and starts it again after f.For.
 func (r *run) kill(f Fault) error {
 	if s := r.server(f.Target); s != nil {
-		if _, err := r.quiesce(f.Target, s, f.For); err != nil {
+		if _, err := r.quiesce(f.Target, s); err != nil {
 			return err
 		}
 		r.event("kill -9 %s (%s)", f.Target, s.Name)
 		s.Proc.Kill()
 		time.Sleep(f.For) // the fault's length
 		if sh := r.sentinels.shardOf(f.Target); sh != nil && strings.HasSuffix(f.Target, "/primary") {
-			r.sentinels.await(sh, s, r.event)
+			r.sentinels.await(sh, s, time.Now(), r.event)
 		}
 		err := s.Restart(f.Empty)
 		r.event("%s (%s) started again (empty: %v)", f.Target, s.Name, f.Empty)
@@ -247,20 +247,33 @@ func (r *run) kill(f Fault) error {
 // quiesce readies a Sentinel shard's primary for a stop or a kill: Redis
 // replicates asynchronously, so a primary killed at an arbitrary moment
 // may take acknowledged writes with it, by Redis's design, whatever the
-// proxy does. Its clients' writes are paused (CLIENT PAUSE WRITE: they
-// wait, unanswered) until its replica has everything it acknowledged;
-// then nothing acknowledged is lost but by the proxy. resume ends the
-// pause, for a primary stopped and continued. Other servers need nothing.
-func (r *run) quiesce(target string, s *Server, hold time.Duration) (resume func(), err error) {
+// proxy does. Its writes are refused (min-replicas-to-write above the
+// replicas it has: -NOREPLICAS, an answer that says the write was not
+// made) until its replica has everything it acknowledged; then nothing
+// acknowledged is lost but by the proxy. resume takes them again, for a
+// primary stopped and continued once the Sentinels have decided. Other
+// servers need nothing.
+//
+// Not CLIENT PAUSE WRITE: a pause holds the Sentinels' PUBLISH to
+// __sentinel__:hello, and their PINGs behind it on the same link, so a
+// primary continued while its pause lasts looks down to them, and they
+// failed it over after their verdict to keep it was read (seed 4279:
+// writes it acknowledged after the pause ended were lost as it was
+// demoted). A refused write holds nothing.
+func (r *run) quiesce(target string, s *Server) (resume func(), err error) {
 	if !strings.HasSuffix(target, "/primary") {
 		return func() {}, nil
 	}
 	sh := r.sentinels.shardOf(target)
 	replica := r.sentinels.node(sh, "replica")
-	if _, err := redisDo(s.Direct(), "CLIENT", "PAUSE", strconv.FormatInt((hold+10*time.Second).Milliseconds(), 10), "WRITE"); err != nil {
-		return nil, fmt.Errorf("CLIENT PAUSE on %s: %w", s.Name, err)
+	if _, err := redisDo(s.Direct(), "CONFIG", "SET", "min-replicas-to-write", "100"); err != nil {
+		return nil, fmt.Errorf("refusing writes on %s: %w", s.Name, err)
 	}
-	resume = func() { _, _ = redisDo(s.Direct(), "CLIENT", "UNPAUSE") }
+	resume = func() {
+		if _, err := redisDo(s.Direct(), "CONFIG", "SET", "min-replicas-to-write", "0"); err != nil {
+			r.trouble(fmt.Sprintf("%s takes no write again: %v", s.Name, err))
+		}
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		p, perr := infoField(s.Direct(), "replication", "master_repl_offset")

@@ -206,9 +206,16 @@ func (r *run) finalStoreReads(run *storecheck.Run, history []porcupine.Operation
 	t := afterEvery(history)
 	var out []porcupine.Operation
 	c, err := dialCache(true, r.proxies[0].listen)
+	// A key's read is retried for up to 20 s, the reads together for up
+	// to a minute: a fleet that cannot serve one key often serves none,
+	// and 48 keys' 20 s each held a seed for 16 minutes (seed 4507).
+	all := time.Now().Add(time.Minute)
 	for k := 0; k < keys && err == nil; k++ {
 		key := run.Key(k)
 		deadline := time.Now().Add(20 * time.Second)
+		if deadline.After(all) {
+			deadline = all
+		}
 		for {
 			var v resp.Value
 			v, err = c.(*redisConn).do("GET", key)

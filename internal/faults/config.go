@@ -2,8 +2,6 @@ package faults
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -174,9 +172,5 @@ func (r *run) writeMembersFile() error {
 	for _, name := range r.members {
 		fmt.Fprintf(&b, "   - %s:1 %s\n", r.addrOf(name), name)
 	}
-	tmp := filepath.Join(filepath.Dir(r.membersFile), ".members.tmp")
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, r.membersFile)
+	return writeAtomically(r.membersFile, b.String())
 }

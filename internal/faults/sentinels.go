@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -161,18 +162,24 @@ func serverRole(addr string) string {
 
 // await waits, up to 20 s, until the Sentinels' word on the shard whose
 // primary was s is final, telling event what they decided: they failed it
-// over to the other node, or they name s and none is failing it over. A
+// over to the other node, or every Sentinel names s, sees nothing wrong
+// with it and has had an answer to a PING since s continued at since. A
 // primary that came back while the Sentinels were failing it over would
 // take writes and then lose them, demoted - Sentinel's own window of
 // loss, which an operator closes by starting a failed primary only once
 // the Sentinels have decided. So a killed primary is started again once
 // they have (as the replica of the one they promoted, see primaryFor),
 // and a stopped one, continued, takes writes again only then.
-func (ss *sentinels) await(sh *shard, s *Server, event func(format string, args ...any)) {
+//
+// Every Sentinel, not those that answer: one stopped beside the primary
+// holds its view of before, and the word of one that answered in time
+// alone was read as "keep" while the others were about to fail the
+// primary over (seed 4279).
+func (ss *sentinels) await(sh *shard, s *Server, since time.Time, event func(format string, args ...any)) {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		master, busy := ss.word(sh)
-		if master != "" && master != s.Direct() {
+		views := ss.views(sh)
+		if master := failedOver(views, s.Direct()); master != "" {
 			event("the Sentinels failed %s over to %s", sh.Name, master)
 			// A stopped primary continued is theirs to demote: until it
 			// says it is a replica, it must take no write.
@@ -181,8 +188,8 @@ func (ss *sentinels) await(sh *shard, s *Server, event func(format string, args 
 			}
 			return
 		}
-		if master == s.Direct() && !busy && s.Proc.Running() {
-			event("the Sentinels keep %s at %s", sh.Name, master)
+		if s.Proc.Running() && keep(views, s.Direct(), time.Since(since)) {
+			event("the Sentinels keep %s at %s", sh.Name, s.Direct())
 			return
 		}
 		time.Sleep(50 * time.Millisecond) // polling the Sentinels
@@ -190,33 +197,76 @@ func (ss *sentinels) await(sh *shard, s *Server, event func(format string, args 
 	event("the Sentinels have not decided on %s after 20 s; going on", sh.Name)
 }
 
-// word returns the shard's primary as the Sentinels that answer name it,
-// "" when they disagree or none answers, and whether any sees it down or
-// is failing it over.
-func (ss *sentinels) word(sh *shard) (master string, busy bool) {
-	for _, p := range ss.procs {
-		v, err := redisDo(p.addr, "SENTINEL", "MASTER", sh.Name)
-		if err != nil {
+// masterView is what one Sentinel says of a shard: ok is false when it
+// did not answer.
+type masterView struct {
+	ok          bool
+	addr, flags string
+	lastOKPing  time.Duration // since its last PING answered
+}
+
+// views asks every Sentinel at once what it says of the shard, each
+// within redisDo's bound.
+func (ss *sentinels) views(sh *shard) []masterView {
+	views := make([]masterView, len(ss.procs))
+	var wg sync.WaitGroup
+	for i, p := range ss.procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := redisDo(p.addr, "SENTINEL", "MASTER", sh.Name)
+			if err != nil {
+				return
+			}
+			fields, _ := v.Strings()
+			var ip, port string
+			mv := masterView{ok: true, lastOKPing: time.Hour}
+			for j := 0; j+1 < len(fields); j += 2 {
+				switch fields[j] {
+				case "ip":
+					ip = fields[j+1]
+				case "port":
+					port = fields[j+1]
+				case "flags":
+					mv.flags = fields[j+1]
+				case "last-ok-ping-reply":
+					if ms, err := strconv.ParseInt(fields[j+1], 10, 64); err == nil {
+						mv.lastOKPing = time.Duration(ms) * time.Millisecond
+					}
+				}
+			}
+			mv.addr = ip + ":" + port
+			views[i] = mv
+		}()
+	}
+	wg.Wait()
+	return views
+}
+
+// failedOver returns the node every Sentinel that answers names as the
+// primary when it is not was, and none is failing it over still.
+func failedOver(views []masterView, was string) string {
+	master := ""
+	for _, v := range views {
+		if !v.ok {
 			continue
 		}
-		fields, _ := v.Strings()
-		var ip, port, flags string
-		for i := 0; i+1 < len(fields); i += 2 {
-			switch fields[i] {
-			case "ip":
-				ip = fields[i+1]
-			case "port":
-				port = fields[i+1]
-			case "flags":
-				flags = fields[i+1]
-			}
+		if v.addr == was || (master != "" && v.addr != master) || strings.Contains(v.flags, "failover") {
+			return ""
 		}
-		addr := ip + ":" + port
-		if master != "" && master != addr {
-			return "", true
-		}
-		master = addr
-		busy = busy || strings.Contains(flags, "down") || strings.Contains(flags, "failover")
+		master = v.addr
 	}
-	return master, busy
+	return master
+}
+
+// keep reports whether every Sentinel answers, names was, sees it as a
+// plain master (not down, not failing over) and had a PING answered by
+// it within the last continued (since it continued).
+func keep(views []masterView, was string, continued time.Duration) bool {
+	for _, v := range views {
+		if !v.ok || v.addr != was || v.flags != "master" || v.lastOKPing >= continued {
+			return false
+		}
+	}
+	return len(views) > 0
 }

@@ -187,10 +187,14 @@ func maskNumbers(s string) string {
 }
 
 // finish stops the clients, then reads every key once through its proxy,
-// retrying a failed read for up to a few seconds, and returns the history.
+// retrying a failed read for up to a few seconds (all retries within a
+// minute), and returns the history.
 func (l *cacheLoad) finish(proxies []string) []CacheOp {
 	l.stop()
 	l.wg.Wait()
+	// Retries end a minute into the reads: a proxy that cannot serve one
+	// key often serves none.
+	all := time.Now().Add(time.Minute)
 	for i, addr := range proxies {
 		c, err := dialCache(l.redis, addr)
 		if err != nil {
@@ -199,7 +203,7 @@ func (l *cacheLoad) finish(proxies []string) []CacheOp {
 		}
 		for k := range l.keys {
 			op := CacheOp{Client: -1 - i, Kind: Get, Key: key(i, k)}
-			for attempt := 0; attempt < 20; attempt++ {
+			for attempt := 0; attempt < 20 && (attempt == 0 || time.Now().Before(all)); attempt++ {
 				op.Call = l.now()
 				vals, err := c.get([]string{op.Key})
 				op.Return = l.now()
