@@ -17,13 +17,39 @@ import (
 // the keys that are not linearizable and shows their requests; with a
 // failure, the first such key's history is drawn (porcupine's HTML) into
 // a file under the directory dir returns, and its path returned.
+//
+// Each key is given 10 s first; the keys that took longer are checked
+// again one at a time, each with what is left of timeout but at least
+// two minutes: one key with many writes of unknown outcome (each may take
+// effect at any time after it was sent) took the whole shared budget of
+// a loaded machine and left the next one undecided with a second (seed
+// 5000).
 func storeCheck(history []porcupine.Operation, timeout time.Duration, dir func() string) (res porcupine.CheckResult, why, drawn string) {
 	model := storecheck.Model.ToModel()
 	res = porcupine.Ok
 	var bad, undecided []string
 	deadline := time.Now().Add(timeout)
+	var later [][]porcupine.Operation
+	type checked struct {
+		part []porcupine.Operation
+		r    porcupine.CheckResult
+		info porcupine.LinearizationInfo
+	}
+	var results []checked
 	for _, part := range model.Partition(history) {
-		r, info := porcupine.CheckOperationsVerbose(model, part, max(time.Until(deadline), time.Second))
+		r, info := porcupine.CheckOperationsVerbose(model, part, 10*time.Second)
+		if r == porcupine.Unknown {
+			later = append(later, part)
+			continue
+		}
+		results = append(results, checked{part, r, info})
+	}
+	for _, part := range later {
+		r, info := porcupine.CheckOperationsVerbose(model, part, max(time.Until(deadline), 2*time.Minute))
+		results = append(results, checked{part, r, info})
+	}
+	for _, c := range results {
+		part, r, info := c.part, c.r, c.info
 		switch r {
 		case porcupine.Illegal:
 			res = porcupine.Illegal
