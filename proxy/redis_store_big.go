@@ -24,9 +24,13 @@ import (
 // pool's timeout (then -TRYAGAIN, and nothing written). A read of the
 // key alone goes to the old server while the copy holds the key's lock
 // there: no one else deletes the old server's copy meanwhile, and no
-// write changes it. The copy deletes it on the connection of the key
-// that those reads went on, after them, once it stopped sending reads
-// there, so that no read reaches the old server after the key left it.
+// write changes it. The copy stops sending reads there, waits until the
+// old server has answered every read sent to it, and only then deletes
+// it, so that no read reaches the old server after the key left it:
+// waits, since a read goes on a connection of its client's protocol (a
+// RESP3 client's on one of the RESP3 ones) that the delete does not
+// share, and the server may run what one connection sends before what
+// another sent earlier.
 
 // copyBig returns the run of a copy of key to dst (see storeMover.copyKey).
 func copyBig(dst *backend, key []byte) func(ctx context.Context, src *backend, holding func(bool), del func(*op)) error {

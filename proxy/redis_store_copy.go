@@ -32,22 +32,37 @@ type keyCopy struct {
 	done chan struct{} // closed when the copy ends, with err
 	err  error
 	// mu guards fromSource and changed: a read holds it, shared, from
-	// the moment it chooses src until it is on src's connection of the
-	// key; the copy takes it to stop reads from src, before it deletes
-	// the key there on that connection, after them.
+	// the moment it chooses src until it is counted in reads and sent;
+	// the copy takes it to stop reads from src before it waits for
+	// those sent (awaitReads) and deletes the key there.
 	mu         sync.RWMutex
 	fromSource bool
 	changed    chan struct{} // closed and replaced when fromSource changes
+	// reads counts the reads sent to src that src has not answered,
+	// nor failed, yet; drained, when the copy waits for them, is closed
+	// as the last ends. A count, not the order of one connection: a
+	// read goes on the connection of its client's protocol (a RESP3
+	// client's on src's RESP3 connections, see op.dialect), which the
+	// delete does not share, and src may run the delete first.
+	readsMu sync.Mutex
+	reads   int
+	drained chan struct{}
 }
 
-// errKeyCopying is the error of a request for a big key whose copy runs
-// past the request's deadline.
-var errKeyCopying = errors.New("the key is big and moves to its new server piece by piece: its writes wait for it")
+var (
+	// errKeyCopying is the error of a request for a big key whose copy
+	// runs past the request's deadline.
+	errKeyCopying = errors.New("the key is big and moves to its new server piece by piece: its writes wait for it")
+	// errReadsUnanswered is a big key's copy's when reads sent to its
+	// old server were not answered by its delete's deadline: the old
+	// server's copy stays, and the key is copied again.
+	errReadsUnanswered = errors.New("reads of the key at its old server are unanswered: it is not deleted there")
+)
 
 // copyKey returns the copy of key from src under way, or starts one: run
 // copies it under the pool's context, telling holding whether src holds
 // the key for it (reads may go there), and deleting it there with del,
-// which stops those reads first.
+// which stops those reads and waits for their answers first.
 func (mv *storeMover) copyKey(key []byte, src *backend, run func(ctx context.Context, src *backend, holding func(bool), del func(*op)) error) *keyCopy {
 	k := mv.copies
 	k.mu.Lock()
@@ -64,7 +79,11 @@ func (mv *storeMover) copyKey(key []byte, src *backend, run func(ctx context.Con
 	go func() {
 		defer mv.wg.Done()
 		kc.err = run(mv.ctx, src, kc.setFromSource, func(o *op) {
-			kc.setFromSource(false) // after the reads sent to src
+			kc.setFromSource(false) // no read is sent to src from now on
+			if err := kc.awaitReads(o.deadline); err != nil {
+				o.finish(err)
+				return
+			}
 			src.sendKeyed(o, kc.hash)
 		})
 		k.mu.Lock()
@@ -121,11 +140,55 @@ func (kc *keyCopy) await(ctx context.Context, deadline time.Time, read bool) (re
 	}
 }
 
-// sendRead sends o, a read of the key, to src on the key's connection,
-// and lets the copy go on.
+// sendRead sends o, a read of the key, to src, counted in reads until
+// it ends, and lets the copy go on.
 func (kc *keyCopy) sendRead(o *op) {
+	kc.readsMu.Lock()
+	kc.reads++
+	kc.readsMu.Unlock()
+	done := o.done
+	o.done = func(o *op) {
+		o.done = done // the request's again, for its next use
+		kc.readEnded()
+		done(o)
+	}
 	kc.src.sendKeyed(o, kc.hash)
 	kc.mu.RUnlock()
+}
+
+// readEnded counts a read sent to src answered, or failed.
+func (kc *keyCopy) readEnded() {
+	kc.readsMu.Lock()
+	defer kc.readsMu.Unlock()
+	if kc.reads--; kc.reads == 0 && kc.drained != nil {
+		close(kc.drained)
+		kc.drained = nil
+	}
+}
+
+// awaitReads waits until src has answered, or failed, every read sent to
+// it, by deadline; errReadsUnanswered when the deadline comes first. A
+// read ends by its own deadline, the pool's timeout from its start, which
+// came before this wait (unless its reply is still coming): the delete's
+// deadline only bounds the wait, and a read that outlives it fails the
+// copy rather than let the delete pass it.
+func (kc *keyCopy) awaitReads(deadline time.Time) error {
+	kc.readsMu.Lock()
+	if kc.reads == 0 {
+		kc.readsMu.Unlock()
+		return nil
+	}
+	drained := make(chan struct{})
+	kc.drained = drained
+	kc.readsMu.Unlock()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-drained:
+		return nil
+	case <-t.C:
+		return errReadsUnanswered
+	}
 }
 
 // release lets the copy go on, when a read await let through is not
