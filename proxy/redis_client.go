@@ -310,6 +310,7 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 	r.left.Store(int32(len(parts)))
 	if kc := c.fromSource; kc != nil && len(parts) == 1 {
 		c.fromSource = nil
+		r.ops[0].fallback = nil // no replica's primary: the key's old server answers
 		kc.sendRead(r.ops[0])
 		return
 	}

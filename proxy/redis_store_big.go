@@ -32,6 +32,15 @@ import (
 // share, and the server may run what one connection sends before what
 // another sent earlier.
 
+// bigKeyLease is how long a big key's copy holds its lock on the new
+// server without renewing it; the copy waits for the reads it let through
+// to its old server for at most half of it (see keyCopy.awaitReads), so
+// that its delete there is sent while the lock, renewed as the copy
+// finished, still keeps every other copier of the key away: one that took
+// the lock after it lapsed would copy the key while this delete emptied
+// its source, and finish with a part of it.
+const bigKeyLease = 3 * time.Second
+
 // copyBig returns the run of a copy of key to dst (see storeMover.copyKey).
 func copyBig(dst *backend, key []byte) func(ctx context.Context, src *backend, holding func(bool), del func(*op)) error {
 	key = bytes.Clone(key)
@@ -43,6 +52,7 @@ func copyBig(dst *backend, key []byte) func(ctx context.Context, src *backend, h
 			Dst:     func(ctx context.Context) (net.Conn, error) { return redisDial(ctx, dst, redis.RESP2) },
 			Key:     key,
 			Timeout: cfg.Timeout,
+			Lease:   bigKeyLease,
 			Holding: holding,
 			DelSource: func(context.Context) error {
 				return unlinkOn(del, key, time.Now().Add(cfg.Timeout))

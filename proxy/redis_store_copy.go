@@ -80,10 +80,14 @@ func (mv *storeMover) copyKey(key []byte, src *backend, run func(ctx context.Con
 		defer mv.wg.Done()
 		kc.err = run(mv.ctx, src, kc.setFromSource, func(o *op) {
 			kc.setFromSource(false) // no read is sent to src from now on
-			if err := kc.awaitReads(o.deadline); err != nil {
+			// The wait for the reads within half the copy's lease, the
+			// delete's own time whole after it (see bigKeyLease).
+			budget := time.Until(o.deadline)
+			if err := kc.awaitReads(time.Now().Add(min(budget, bigKeyLease/2))); err != nil {
 				o.finish(err)
 				return
 			}
+			o.deadline = time.Now().Add(budget)
 			src.sendKeyed(o, kc.hash)
 		})
 		k.mu.Lock()
@@ -169,9 +173,10 @@ func (kc *keyCopy) readEnded() {
 // awaitReads waits until src has answered, or failed, every read sent to
 // it, by deadline; errReadsUnanswered when the deadline comes first. A
 // read ends by its own deadline, the pool's timeout from its start, which
-// came before this wait (unless its reply is still coming): the delete's
-// deadline only bounds the wait, and a read that outlives it fails the
-// copy rather than let the delete pass it.
+// came before this wait (unless its reply is still coming): deadline,
+// within half the copy's lease (see bigKeyLease), only bounds the wait,
+// and a read that outlives it fails the copy rather than let the delete
+// pass it.
 func (kc *keyCopy) awaitReads(deadline time.Time) error {
 	kc.readsMu.Lock()
 	if kc.reads == 0 {
