@@ -185,13 +185,19 @@ func (r *run) stop(f Fault) error {
 		}
 		r.event("SIGSTOP %s (%s)", f.Target, s.Name)
 		if err := s.Proc.Signal(syscall.SIGSTOP); err != nil {
+			resume()
 			return err
 		}
 		time.Sleep(f.For) // the fault's length
 		r.event("SIGCONT %s (%s)", f.Target, s.Name)
 		err = s.Proc.Signal(syscall.SIGCONT)
 		if sh := r.sentinels.shardOf(f.Target); sh != nil && strings.HasSuffix(f.Target, "/primary") {
-			r.sentinels.await(sh, s, time.Now(), r.event)
+			if !r.sentinels.await(sh, s, time.Now(), r.event) {
+				// Undecided, it could still be failed over with what it
+				// took since: its writes stay refused for the run.
+				r.event("%s refuses writes for the rest of the run", s.Name)
+				return err
+			}
 		}
 		resume()
 		return err
@@ -214,11 +220,20 @@ func (r *run) kill(f Fault) error {
 		r.event("kill -9 %s (%s)", f.Target, s.Name)
 		s.Proc.Kill()
 		time.Sleep(f.For) // the fault's length
+		decided := true
 		if sh := r.sentinels.shardOf(f.Target); sh != nil && strings.HasSuffix(f.Target, "/primary") {
-			r.sentinels.await(sh, s, time.Now(), r.event)
+			decided = r.sentinels.await(sh, s, time.Now(), r.event)
 		}
 		err := s.Restart(f.Empty)
 		r.event("%s (%s) started again (empty: %v)", f.Target, s.Name, f.Empty)
+		if err == nil && !decided {
+			// Undecided, it could be failed over with what it takes:
+			// its writes are refused for the run.
+			if _, err = redisDo(s.Direct(), "CONFIG", "SET", "min-replicas-to-write", "100"); err != nil {
+				err = fmt.Errorf("refusing writes on %s: %w", s.Name, err)
+			}
+			r.event("%s refuses writes for the rest of the run", s.Name)
+		}
 		return err
 	}
 	r.event("kill -9 %s", f.Target)
@@ -267,6 +282,9 @@ func (r *run) quiesce(target string, s *Server) (resume func(), err error) {
 	sh := r.sentinels.shardOf(target)
 	replica := r.sentinels.node(sh, "replica")
 	if _, err := redisDo(s.Direct(), "CONFIG", "SET", "min-replicas-to-write", "100"); err != nil {
+		// It may have applied with its answer lost: undone, as far as
+		// the server answers.
+		_, _ = redisDo(s.Direct(), "CONFIG", "SET", "min-replicas-to-write", "0")
 		return nil, fmt.Errorf("refusing writes on %s: %w", s.Name, err)
 	}
 	resume = func() {

@@ -232,10 +232,15 @@ func (r *run) finalStoreReads(run *storecheck.Run, history []porcupine.Operation
 			if !errors.As(err, new(replyError)) {
 				c.close()
 				if c, err = dialCache(true, r.proxies[0].listen); err != nil {
+					c = nil
 					break
 				}
 			}
 			time.Sleep(200 * time.Millisecond) // a retry's pause, not ordering
+		}
+		if c == nil {
+			r.trouble(fmt.Sprintf("final reads: connect: %v", err))
+			break
 		}
 		err = nil
 	}

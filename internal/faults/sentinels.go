@@ -175,26 +175,36 @@ func serverRole(addr string) string {
 // holds its view of before, and the word of one that answered in time
 // alone was read as "keep" while the others were about to fail the
 // primary over (seed 4279).
-func (ss *sentinels) await(sh *shard, s *Server, since time.Time, event func(format string, args ...any)) {
-	deadline := time.Now().Add(20 * time.Second)
+//
+// It reports whether they decided within 45 s (a Sentinel continued
+// after a stop of its own may be in TILT for 30 s, acting on nothing and
+// keeping its flags of before); when not, the caller keeps the primary's
+// writes refused.
+func (ss *sentinels) await(sh *shard, s *Server, since time.Time, event func(format string, args ...any)) (decided bool) {
+	deadline := time.Now().Add(45 * time.Second)
 	for time.Now().Before(deadline) {
-		views := ss.views(sh)
+		views := ss.views(sh, since)
 		if master := failedOver(views, s.Direct()); master != "" {
 			event("the Sentinels failed %s over to %s", sh.Name, master)
 			// A stopped primary continued is theirs to demote: until it
 			// says it is a replica, it must take no write.
-			for s.Proc.Running() && serverRole(s.Direct()) != "slave" && time.Now().Before(deadline) {
+			for s.Proc.Running() && serverRole(s.Direct()) != "slave" {
+				if time.Now().After(deadline) {
+					event("%s does not say it is a replica after 45 s", s.Name)
+					return false
+				}
 				time.Sleep(50 * time.Millisecond) // polling its role
 			}
-			return
+			return true
 		}
-		if s.Proc.Running() && keep(views, s.Direct(), time.Since(since)) {
+		if s.Proc.Running() && keep(views, s.Direct()) {
 			event("the Sentinels keep %s at %s", sh.Name, s.Direct())
-			return
+			return true
 		}
 		time.Sleep(50 * time.Millisecond) // polling the Sentinels
 	}
-	event("the Sentinels have not decided on %s after 20 s; going on", sh.Name)
+	event("the Sentinels have not decided on %s after 45 s", sh.Name)
+	return false
 }
 
 // masterView is what one Sentinel says of a shard: ok is false when it
@@ -202,12 +212,14 @@ func (ss *sentinels) await(sh *shard, s *Server, since time.Time, event func(for
 type masterView struct {
 	ok          bool
 	addr, flags string
-	lastOKPing  time.Duration // since its last PING answered
+	// fresh: a PING the primary answered came after since (see views).
+	fresh bool
 }
 
 // views asks every Sentinel at once what it says of the shard, each
-// within redisDo's bound.
-func (ss *sentinels) views(sh *shard) []masterView {
+// within redisDo's bound; a view is fresh when the PING its Sentinel last
+// had answered came after since, by the time of its own answer.
+func (ss *sentinels) views(sh *shard, since time.Time) []masterView {
 	views := make([]masterView, len(ss.procs))
 	var wg sync.WaitGroup
 	for i, p := range ss.procs {
@@ -215,12 +227,13 @@ func (ss *sentinels) views(sh *shard) []masterView {
 		go func() {
 			defer wg.Done()
 			v, err := redisDo(p.addr, "SENTINEL", "MASTER", sh.Name)
+			answered := time.Now()
 			if err != nil {
 				return
 			}
 			fields, _ := v.Strings()
 			var ip, port string
-			mv := masterView{ok: true, lastOKPing: time.Hour}
+			mv := masterView{ok: true}
 			for j := 0; j+1 < len(fields); j += 2 {
 				switch fields[j] {
 				case "ip":
@@ -231,7 +244,7 @@ func (ss *sentinels) views(sh *shard) []masterView {
 					mv.flags = fields[j+1]
 				case "last-ok-ping-reply":
 					if ms, err := strconv.ParseInt(fields[j+1], 10, 64); err == nil {
-						mv.lastOKPing = time.Duration(ms) * time.Millisecond
+						mv.fresh = answered.Add(-time.Duration(ms) * time.Millisecond).After(since)
 					}
 				}
 			}
@@ -261,10 +274,10 @@ func failedOver(views []masterView, was string) string {
 
 // keep reports whether every Sentinel answers, names was, sees it as a
 // plain master (not down, not failing over) and had a PING answered by
-// it within the last continued (since it continued).
-func keep(views []masterView, was string, continued time.Duration) bool {
+// it since it continued.
+func keep(views []masterView, was string) bool {
 	for _, v := range views {
-		if !v.ok || v.addr != was || v.flags != "master" || v.lastOKPing >= continued {
+		if !v.ok || v.addr != was || v.flags != "master" || !v.fresh {
 			return false
 		}
 	}

@@ -19,8 +19,8 @@ import (
 // a file under the directory dir returns, and its path returned.
 //
 // Each key is given 10 s first; the keys that took longer are checked
-// again one at a time, each with what is left of timeout but at least
-// two minutes: one key with many writes of unknown outcome (each may take
+// again one at a time, each with what is left of timeout, the first three
+// at least two minutes: one key with many writes of unknown outcome (each may take
 // effect at any time after it was sent) took the whole shared budget of
 // a loaded machine and left the next one undecided with a second (seed
 // 5000).
@@ -44,8 +44,12 @@ func storeCheck(history []porcupine.Operation, timeout time.Duration, dir func()
 		}
 		results = append(results, checked{part, r, info})
 	}
-	for _, part := range later {
-		r, info := porcupine.CheckOperationsVerbose(model, part, max(time.Until(deadline), 2*time.Minute))
+	for i, part := range later {
+		d := time.Until(deadline)
+		if i < 3 {
+			d = max(d, 2*time.Minute) // the first three at least; the rest within timeout
+		}
+		r, info := porcupine.CheckOperationsVerbose(model, part, max(d, time.Second))
 		results = append(results, checked{part, r, info})
 	}
 	for _, c := range results {

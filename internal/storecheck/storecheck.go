@@ -341,12 +341,16 @@ func parse(in Input, reply string) (Output, bool) {
 // request on, so that it took no effect: -TRYAGAIN (a key moving), or
 // "Connection refused", which a kolco proxy answers only when it could
 // not connect to the key's server or the server is marked down, as
-// nutcracker words it; or -EXECABORT, a transaction discarded. Left out of the history, such a request is not one
-// of unknown outcome, which the checker must try at every point after it
-// (a fault schedule's store history with 1,526 of them was not decided in
-// 3 minutes).
+// nutcracker words it; -EXECABORT, a transaction discarded; or
+// -NOREPLICAS, a write its server refused whole for want of replicas (a
+// single command, a script or a transaction alike; a Redis pool keeps one
+// copy of a key, so no other server took it). Left out of the history,
+// such a request is not one of unknown outcome, which the checker must
+// try at every point after it (a fault schedule's store history with
+// 1,526 of them was not decided in 3 minutes).
 func notSent(reply string) bool {
-	return strings.HasPrefix(reply, "-TRYAGAIN") || reply == "-ERR Connection refused\r\n" || strings.HasPrefix(reply, "-EXECABORT")
+	return strings.HasPrefix(reply, "-TRYAGAIN") || reply == "-ERR Connection refused\r\n" || strings.HasPrefix(reply, "-EXECABORT") ||
+		strings.HasPrefix(reply, "-NOREPLICAS")
 }
 
 // incrError reports whether reply is Redis's own error for an INCR: the
