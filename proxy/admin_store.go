@@ -4,7 +4,8 @@ import "net/http"
 
 // handleMove serves POST /v1/pools/{pool}/move/pause and .../resume: an
 // operator pauses a store's mover and lets it go on. Requests go on
-// moving their own keys while it is paused.
+// moving their own keys while it is paused. It answers the move's status,
+// or null when the move ended between the action and the answer.
 func (a *adminReads) handleMove(mux *http.ServeMux) {
 	for _, action := range []string{"pause", "resume"} {
 		mux.HandleFunc("POST /v1/pools/{pool}/move/"+action, func(w http.ResponseWriter, r *http.Request) {

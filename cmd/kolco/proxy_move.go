@@ -47,11 +47,20 @@ and a change that comes before the move ended, until resume.
 				}
 				return printMove(cmd.OutOrStdout(), pool, ps.Move, ps.LastMove)
 			}
-			var ms proxy.MoveStatus
+			var ms *proxy.MoveStatus
 			if err := c.post(path+"/move/"+action, &ms); err != nil {
 				return err
 			}
-			return printMove(cmd.OutOrStdout(), pool, &ms, nil)
+			if ms == nil {
+				// The move ended between the action and its answer
+				// (null): what the pool says now, its last move.
+				var ps proxy.PoolStatus
+				if err := c.get(path, &ps); err != nil {
+					return err
+				}
+				return printMove(cmd.OutOrStdout(), pool, ps.Move, ps.LastMove)
+			}
+			return printMove(cmd.OutOrStdout(), pool, ms, nil)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "proxy", "", "the proxy's admin endpoint, host:port")
