@@ -143,23 +143,28 @@ func (o *outage) notedAway(pl *placement, key []byte) bool {
 // by pl, their copies of the keys of servers out that no write of the
 // outage reached them with (see outage.fence), before the read is sent.
 // flush writes the client's queued requests first, as the removal waits.
-// A removal that fails is tried again by the next read; the read goes on,
-// to a stand-in that most likely fails it too.
+// A removal that fails returns its error, and the caller fails the read
+// with it rather than send it: a removal that timed out on a stalled link
+// was lost with its connection, and the read, on a new one once the link
+// healed, read the copy it was to remove (the fault schedule's seed 7329:
+// a Redis cache under ring read a value of before a change, older than a
+// write acknowledged at the server out). The next read tries the removal
+// again.
 //
 // It is called on a read after routing (a server marked down since has its
 // outage open), and returns at once while no server is out. A read outside
 // a migration window (mcRequest.single and forward, redisClient.send)
 // checks out.count itself before it calls, so that a read while every
 // server is up - nearly every read - runs nothing of the fences.
-func (out *outages) fenceReads(pl *placement, n int, keyOf func(i int) []byte, flush func()) {
+func (out *outages) fenceReads(pl *placement, n int, keyOf func(i int) []byte, flush func()) error {
 	if out.count.Load() == 0 || pl.replicas > 1 {
-		return
+		return nil
 	}
-	out.fence(pl, n, keyOf, flush)
+	return out.fence(pl, n, keyOf, flush)
 }
 
 // fence is fenceReads while a server is out.
-func (out *outages) fence(pl *placement, n int, keyOf func(i int) []byte, flush func()) {
+func (out *outages) fence(pl *placement, n int, keyOf func(i int) []byte, flush func()) error {
 	var sc routeScratch
 	var at map[*backend][]string
 	var by map[string]*outage
@@ -187,18 +192,21 @@ func (out *outages) fence(pl *placement, n int, keyOf func(i int) []byte, flush 
 		}
 	}
 	if at == nil {
-		return
+		return nil
 	}
 	if flush != nil {
 		flush()
 	}
+	var failed error
 	for s, ks := range at {
 		if err := out.front.dropCopies(out.ctx, s, ks); err == nil {
 			for _, k := range ks {
 				by[k].removed(k, s.addr)
 			}
 		} else {
-			out.log.Warn("removing a stand-in's copies before reading them failed", "server", s.name(), "addr", s.addr, "keys", len(ks), "err", err)
+			out.log.Warn("removing a stand-in's copies before reading them failed: the read fails", "server", s.name(), "addr", s.addr, "keys", len(ks), "err", err)
+			failed = err
 		}
 	}
+	return failed
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -101,5 +102,75 @@ func TestFenceReadsNoCopyWhileItsRemovalIsUnderWay(t *testing.T) {
 		if strings.Contains(got, "before") {
 			t.Errorf("r0 out: %s reads %q, r2's copy of before the change, older than \"change\" acknowledged on r0", who, got)
 		}
+	}
+}
+
+// failFirstDrop is a pool's front whose first removal of a stand-in's
+// copies fails without removing them: a removal that timed out on a
+// stalled link and was lost with its connection.
+type failFirstDrop struct {
+	settler
+	once sync.Once
+}
+
+func (f *failFirstDrop) dropCopies(ctx context.Context, b *backend, keys []string) error {
+	first := false
+	f.once.Do(func() { first = true })
+	if first {
+		return errors.New("i/o timeout")
+	}
+	return f.settler.dropCopies(ctx, b, keys)
+}
+
+// TestFenceReadFailsWhenItsRemovalFails: as above, r0 out and r2 holding
+// p2:k15's value of before the change; the first read's removal of r2's
+// copy fails and leaves the copy. The read fails with it rather than go
+// to r2 and read that copy (the fault schedule's seed 7329: a removal
+// timed out on a stalled link, and the read, sent once the link healed,
+// read a value older than one acknowledged at the server out); the next
+// read removes the copy and misses.
+func TestFenceReadFailsWhenItsRemovalFails(t *testing.T) {
+	t.Parallel()
+	settings := "  distribution: modula\n  hash: fnv1a_64\n  auto_eject_hosts: true\n  server_failure_limit: 1\n  timeout: 2000\n" +
+		"  server_retry_timeout: 3600000\n"
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	d := &doublePool{t: t, proto: "redis", s: startProxy(t, redisPoolYAML(settings, rs...))}
+	for _, r := range rs {
+		d.servers = append(d.servers, r.addr)
+	}
+	d.p = d.s.testPool("p")
+	d.redial()
+	const key = "p2:k15"
+	d.setAll([]string{key}, "before") // on r2
+	var b strings.Builder
+	b.WriteString("p:\n  listen: 127.0.0.1:0\n  redis: true\n" + settings + "  servers:\n")
+	for _, i := range []int{0, 2, 3} {
+		fmt.Fprintf(&b, "   - %s:1 r%d\n", rs[i].addr, i)
+	}
+	after, err := ParseConfig([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.s.Reload(context.Background(), after); err != nil {
+		t.Fatal(err)
+	}
+	d.p = d.s.testPool("p")
+	if got := modulaServerOf(t, d.p, key, "r0"); got != "r2" {
+		t.Fatalf("%s is %s's with r0 out, not r2's", key, got)
+	}
+	d.setAll([]string{key}, "change") // to r0; r2 keeps "before"
+	d.p.outages.front = &failFirstDrop{settler: d.p.outages.front}
+	d.markDown("r0")
+
+	c := dialRedis(t, d.s.Addr("p").String())
+	first := c.do("GET", key)
+	if strings.Contains(first, "before") || !strings.HasPrefix(first, "-") {
+		t.Errorf("r0 out, the removal of r2's copy failed: the read answered %q, want an error, not r2's copy of before the change", first)
+	}
+	if second := c.do("GET", key); second != "$-1\r\n" && second != "_\r\n" {
+		t.Errorf("the next read, whose removal succeeds: %q, want a miss", second)
+	}
+	if got := dialRedis(t, rs[2].addr).do("EXISTS", key); got != ":0\r\n" {
+		t.Errorf("r2 still holds %s: %q", key, got)
 	}
 }

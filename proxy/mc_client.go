@@ -317,7 +317,10 @@ func (r *mcRequest) forward(p *pool) {
 		pl := p.place.Load()
 		to := r.splitKeys(p, pl)
 		if p.outages.count.Load() != 0 { // a server is out; after routing: see outages.fenceReads
-			p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
+			if err := p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush); err != nil {
+				r.failOps(err)
+				return
+			}
 		}
 		r.sendParts(to)
 	default:
@@ -342,7 +345,11 @@ func (r *mcRequest) single(p *pool) {
 		return
 	}
 	if !write && r.req.Cmd.IsRetrieval() && p.outages.count.Load() != 0 { // after routing: see outages.fenceReads
-		p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
+		if err := p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush); err != nil {
+			r.answerError(err)
+			r.ready()
+			return
+		}
 	}
 	deadline := r.start.Add(p.cfg.Timeout)
 	for range owners {
@@ -390,6 +397,13 @@ func (r *mcRequest) splitKeys(p *pool, pl *placement) []*backend {
 
 // sendParts sends each op of a split retrieval to its server; one with
 // none fails.
+// failOps ends every op of the request with err, unsent.
+func (r *mcRequest) failOps(err error) {
+	for _, o := range r.ops {
+		o.finish(err)
+	}
+}
+
 func (r *mcRequest) sendParts(to []*backend) {
 	for i, o := range r.ops {
 		if to[i] == nil {

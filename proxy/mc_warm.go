@@ -240,7 +240,10 @@ func (r *mcRequest) forwardWarm(p *pool, pl *placement) bool {
 		// a change left behind, older than the key's last write (the
 		// fault schedule's seed 113: memcached, modula, rehash, a file
 		// source; 2 and 5 such reads in two replays).
-		p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
+		if err := p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush); err != nil {
+			o.op.finish(err)
+			break
+		}
 		n.send(&o.op)
 	case warmPull:
 		// On the client's reader, after its earlier requests: its later

@@ -327,7 +327,10 @@ func (r *mcRequest) splitWarm(p *pool, pl *placement) bool {
 	}
 	w.enterGate(r)
 	// Fenced as outside a window (see forwardWarm).
-	p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush)
+	if err := p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush); err != nil {
+		r.failOps(err)
+		return true
+	}
 	r.sendParts(to)
 	return true
 }

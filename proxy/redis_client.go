@@ -323,7 +323,12 @@ func (c *redisClient) forward(p *pool, r *redisRequest) {
 // so that a server marked down since has its outage open.
 func (c *redisClient) send(p *pool, r *redisRequest, parts []redis.Part) {
 	if r.req.Cmd.ReadOnly() && p.outages.count.Load() != 0 {
-		p.outages.fenceReads(c.place, r.req.NumKeys(), r.req.Key, c.batch.flush)
+		if err := p.outages.fenceReads(c.place, r.req.NumKeys(), r.req.Key, c.batch.flush); err != nil {
+			for i := range parts {
+				r.ops[i].finish(err)
+			}
+			return
+		}
 	}
 	for i, part := range parts {
 		var b *backend
