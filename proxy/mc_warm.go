@@ -232,14 +232,10 @@ func (r *mcRequest) forwardWarm(p *pool, pl *placement) bool {
 		o.role = roleRead
 		r.left.Store(1)
 		w.enterGate(r)
-		// The stand-ins' copies its keys must not be read from while a
-		// server is out are removed first (outages.fenceReads), as outside
-		// a window: the key's server the read goes to is a stand-in all
-		// the same, and a window's fallback reads the previous servers
-		// only on a miss there. Unfenced, a read in a window read a copy
-		// a change left behind, older than the key's last write (the
-		// fault schedule's seed 113: memcached, modula, rehash, a file
-		// source; 2 and 5 such reads in two replays).
+		// Fenced as outside a window (outages.fenceReads): the server
+		// read is a stand-in all the same, and the fallback reads the
+		// previous servers only on a miss there (the fault schedule's
+		// seed 113 read a copy a change left, unfenced).
 		if err := p.outages.fenceReads(pl, len(r.req.Keys), r.req.Key, r.batch.flush); err != nil {
 			o.op.finish(err)
 			break
