@@ -164,7 +164,7 @@ func (l *proxyLogs) always(msg string, args ...any) {
 // hands the listening sockets to a new process (see handover). It shuts
 // down within the shutdown_timeout of the configuration it runs.
 func (r proxyRun) serve(ctx context.Context) error {
-	cfg, err := r.loadConfig()
+	cfg, loaded, err := r.loadConfig()
 	if err != nil {
 		return err
 	}
@@ -211,20 +211,29 @@ func (r proxyRun) serve(ctx context.Context) error {
 	if r.started != nil {
 		r.started(s)
 	}
-	r.loop(ctx, s, logs, sig)
+	r.loop(ctx, s, logs, sig, loaded)
 	sctx, cancel := context.WithTimeout(context.Background(), s.Config().Global.ShutdownTimeout)
 	defer cancel()
 	return s.Shutdown(sctx)
 }
 
 // loadConfig reads the configuration file, with the stats port's flags
-// over its settings; a file that cannot be read is logged as fatal.
-func (r proxyRun) loadConfig() (*proxy.Config, error) {
-	cfg, err := proxy.LoadConfig(r.path)
+// over its settings, and returns it with the bytes it was read from; a
+// file that cannot be read is logged as fatal.
+func (r proxyRun) loadConfig() (*proxy.Config, []byte, error) {
+	data, err := os.ReadFile(r.path)
 	if err != nil {
+		err = &proxy.ConfigError{Err: err}
 		r.logFatal(err)
-		return nil, err
+		return nil, nil, err
 	}
+	cfg, err := proxy.ParseConfig(data)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", r.path, err)
+		r.logFatal(err)
+		return nil, nil, err
+	}
+	cfg.Path = r.path
 	if r.statsListen != "" {
 		cfg.Global.StatsListen = r.statsListen
 	}
@@ -234,7 +243,7 @@ func (r proxyRun) loadConfig() (*proxy.Config, error) {
 	if r.statsInterval > 0 {
 		cfg.Global.StatsInterval = r.statsInterval
 	}
-	return cfg, nil
+	return cfg, data, nil
 }
 
 // logFatal writes why the proxy cannot start to the -o log file, besides
@@ -254,9 +263,10 @@ func (r proxyRun) logFatal(err error) {
 }
 
 // loop handles signals and the file watch until ctx is done or the
-// listening sockets were handed over.
-func (r proxyRun) loop(ctx context.Context, s *proxy.Server, logs *proxyLogs, sig <-chan os.Signal) {
-	watch := newFileWatch(r.path, r.settle)
+// listening sockets were handed over; loaded is the file the proxy
+// started from, what the watch compares the file with first.
+func (r proxyRun) loop(ctx context.Context, s *proxy.Server, logs *proxyLogs, sig <-chan os.Signal, loaded []byte) {
+	watch := newFileWatch(r.path, r.settle, loaded)
 	var tick <-chan time.Time
 	if r.watch > 0 {
 		t := time.NewTicker(r.watch)

@@ -27,10 +27,13 @@ type fileWatch struct {
 	since  time.Time // when next was first read
 }
 
-func newFileWatch(path string, settle time.Duration) *fileWatch {
-	w := &fileWatch{path: path, settle: settle}
-	w.seen, _ = os.ReadFile(path)
-	return w
+// newFileWatch watches the file at path, seen as the proxy loaded it.
+// Read again here, a file replaced meanwhile by one that blocks its
+// reader (a FIFO, as TestSignalsTogetherEachTaken holds a reload with)
+// held the loop that takes the signals before it took any: a busy machine
+// started the loop after the test had replaced the file.
+func newFileWatch(path string, settle time.Duration, seen []byte) *fileWatch {
+	return &fileWatch{path: path, settle: settle, seen: seen}
 }
 
 // check reads the file and returns its contents to apply once they have
