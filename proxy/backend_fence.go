@@ -205,8 +205,33 @@ func (out *outages) fence(pl *placement, n int, keyOf func(i int) []byte, flush 
 			}
 		} else {
 			out.log.Warn("removing a stand-in's copies before reading them failed: the read fails", "server", s.name(), "addr", s.addr, "keys", len(ks), "err", err)
-			failed = err
+			failed = serverError(s.addr, "", err) // answered as the stand-in's failure, no Go text
 		}
 	}
 	return failed
+}
+
+// lost reports whether o, a write, may not have changed its server: it
+// failed, or its server refused it (see refusedReply).
+func (o *op) lost() bool { return o.err != nil || refusedReply(o.reply) }
+
+// refusedReply reports whether a write's reply says its server did not
+// apply it: a Redis error (-NOREPLICAS, -OOM, -READONLY, ...), or
+// memcached's NOT_STORED, EXISTS (a cas that did not match), an error, or
+// the meta commands' NS and EX. Such a write counts as lost for the
+// outages' journal (guardLost): it changed nothing at the stand-in, whose
+// copy of before it must not vouch for - read there, or settled onto the
+// key's server at its return (the fault schedule's seed 9309: a stand-in
+// refusing writes kept a value of before a change, read back and moved
+// home over a newer one).
+func refusedReply(reply []byte) bool {
+	if len(reply) > 0 && reply[0] == '-' {
+		return true
+	}
+	for _, p := range [...]string{"NOT_STORED", "EXISTS", "SERVER_ERROR", "CLIENT_ERROR", "ERROR", "NS", "EX"} {
+		if len(reply) >= len(p) && string(reply[:len(p)]) == p && (len(reply) == len(p) || reply[len(p)] == ' ' || reply[len(p)] == '\r') {
+			return true
+		}
+	}
+	return false
 }

@@ -2,8 +2,9 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -117,7 +118,7 @@ func (f *failFirstDrop) dropCopies(ctx context.Context, b *backend, keys []strin
 	first := false
 	f.once.Do(func() { first = true })
 	if first {
-		return errors.New("i/o timeout")
+		return &net.OpError{Op: "read", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(10, 1, 2, 3), Port: 6379}, Err: os.ErrDeadlineExceeded}
 	}
 	return f.settler.dropCopies(ctx, b, keys)
 }
@@ -164,13 +165,72 @@ func TestFenceReadFailsWhenItsRemovalFails(t *testing.T) {
 
 	c := dialRedis(t, d.s.Addr("p").String())
 	first := c.do("GET", key)
-	if strings.Contains(first, "before") || !strings.HasPrefix(first, "-") {
-		t.Errorf("r0 out, the removal of r2's copy failed: the read answered %q, want an error, not r2's copy of before the change", first)
+	if first != "-ERR Connection timed out\r\n" {
+		t.Errorf("r0 out, the removal of r2's copy timed out: the read answered %q, want -ERR Connection timed out (not r2's copy of before the change, nor Go's text)", first)
 	}
 	if second := c.do("GET", key); second != "$-1\r\n" && second != "_\r\n" {
 		t.Errorf("the next read, whose removal succeeds: %q, want a miss", second)
 	}
 	if got := dialRedis(t, rs[2].addr).do("EXISTS", key); got != ":0\r\n" {
 		t.Errorf("r2 still holds %s: %q", key, got)
+	}
+}
+
+// TestRefusedWriteAtAStandInVouchesForNothing: as above, r0 out and r2,
+// its stand-in for p2:k15, holding the key's value of before the change.
+// A write of the key there is refused (-NOREPLICAS: r2 asks for a replica
+// it does not have), so r2's copy is still the old one. Before, the
+// refused write was noted as written there: the next read went to r2 and
+// read the value of before, and r0's return settled it onto r0, over the
+// newer one (the fault schedule's seed 9309). Now neither reads it.
+func TestRefusedWriteAtAStandInVouchesForNothing(t *testing.T) {
+	t.Parallel()
+	settings := "  distribution: modula\n  hash: fnv1a_64\n  auto_eject_hosts: true\n  server_failure_limit: 1\n  timeout: 2000\n" +
+		"  server_retry_timeout: 3600000\n"
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	d := &doublePool{t: t, proto: "redis", s: startProxy(t, redisPoolYAML(settings, rs...))}
+	for _, r := range rs {
+		d.servers = append(d.servers, r.addr)
+	}
+	d.p = d.s.testPool("p")
+	d.redial()
+	const key = "p2:k15"
+	d.setAll([]string{key}, "before") // on r2
+	var b strings.Builder
+	b.WriteString("p:\n  listen: 127.0.0.1:0\n  redis: true\n" + settings + "  servers:\n")
+	for _, i := range []int{0, 2, 3} {
+		fmt.Fprintf(&b, "   - %s:1 r%d\n", rs[i].addr, i)
+	}
+	after, err := ParseConfig([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.s.Reload(context.Background(), after); err != nil {
+		t.Fatal(err)
+	}
+	d.p = d.s.testPool("p")
+	if got := modulaServerOf(t, d.p, key, "r0"); got != "r2" {
+		t.Fatalf("%s is %s's with r0 out, not r2's", key, got)
+	}
+	d.setAll([]string{key}, "change") // to r0; r2 keeps "before"
+	d.markDown("r0")
+
+	r2 := dialRedis(t, rs[2].addr)
+	if got := r2.do("CONFIG", "SET", "min-replicas-to-write", "1"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET at r2: %q", got)
+	}
+	c := dialRedis(t, d.s.Addr("p").String())
+	if got := c.do("SET", key, "refused"); !strings.HasPrefix(got, "-NOREPLICAS") {
+		t.Fatalf("SET at r2 refusing writes: %q", got)
+	}
+	if got := r2.do("CONFIG", "SET", "min-replicas-to-write", "0"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET at r2: %q", got)
+	}
+	if got := c.do("GET", key); strings.Contains(got, "before") {
+		t.Errorf("r0 out, a write refused at r2: the read answered %q, r2's copy of before the change", got)
+	}
+	d.restore("r0")
+	if got := c.do("GET", key); strings.Contains(got, "before") {
+		t.Errorf("r0 back: the read answered %q, r2's copy of before the change settled onto r0", got)
 	}
 }

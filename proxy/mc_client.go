@@ -395,8 +395,6 @@ func (r *mcRequest) splitKeys(p *pool, pl *placement) []*backend {
 	return to
 }
 
-// sendParts sends each op of a split retrieval to its server; one with
-// none fails.
 // failOps ends every op of the request with err, unsent.
 func (r *mcRequest) failOps(err error) {
 	for _, o := range r.ops {
@@ -404,6 +402,8 @@ func (r *mcRequest) failOps(err error) {
 	}
 }
 
+// sendParts sends each op of a split retrieval to its server; one with
+// none fails.
 func (r *mcRequest) sendParts(to []*backend) {
 	for i, o := range r.ops {
 		if to[i] == nil {

@@ -264,7 +264,7 @@ func (c *call) base() *call { return c }
 
 // opDone counts an op done; the last one signals the call.
 func (c *call) opDone(o *op) {
-	if o != nil && o.err != nil && c.guard != nil {
+	if o != nil && c.guard != nil && o.lost() {
 		c.guardLost.Store(true)
 	}
 	if c.left.Add(-1) == 0 {

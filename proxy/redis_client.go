@@ -325,6 +325,7 @@ func (c *redisClient) send(p *pool, r *redisRequest, parts []redis.Part) {
 	if r.req.Cmd.ReadOnly() && p.outages.count.Load() != 0 {
 		if err := p.outages.fenceReads(c.place, r.req.NumKeys(), r.req.Key, c.batch.flush); err != nil {
 			for i := range parts {
+				r.ops[i].fallback = nil // not sent anywhere: no replica's primary
 				r.ops[i].finish(err)
 			}
 			return

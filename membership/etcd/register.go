@@ -141,13 +141,16 @@ func (r *Registration) register(ctx context.Context) (clientv3.LeaseID, error) {
 			Then(clientv3.OpPut(key, string(EncodeValue(m)), clientv3.WithLease(grant.ID))).
 			Else(clientv3.OpGet(key)).Commit()
 		if err != nil {
-			// The put may have been made with its answer lost (ctx
-			// ended as etcd answered): the lease is revoked, as far as
-			// etcd answers, so that a registration given up leaves no
-			// node behind for its TTL.
-			revoke, cancel := s.request(context.WithoutCancel(ctx))
-			_, _ = cli.Revoke(revoke, grant.ID)
-			cancel()
+			if ctx.Err() != nil {
+				// Given up (stopped) with the put's answer lost: it may
+				// have been made, and the lease is revoked, as far as
+				// etcd answers, so that the node does not stay for its
+				// TTL. Not while registering goes on: the retry takes
+				// the key over under a new lease, keeping it drained.
+				revoke, cancel := s.request(context.WithoutCancel(ctx))
+				_, _ = cli.Revoke(revoke, grant.ID)
+				cancel()
+			}
 			return 0, s.unreachable(err)
 		}
 		if resp.Succeeded {
