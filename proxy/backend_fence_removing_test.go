@@ -43,40 +43,7 @@ func (h *holdFirstDrop) dropCopies(ctx context.Context, b *backend, keys []strin
 // it.
 func TestFenceReadsNoCopyWhileItsRemovalIsUnderWay(t *testing.T) {
 	t.Parallel()
-	settings := "  distribution: modula\n  hash: fnv1a_64\n  auto_eject_hosts: true\n  server_failure_limit: 1\n  timeout: 2000\n" +
-		"  server_retry_timeout: 3600000\n"
-	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
-	d := &doublePool{t: t, proto: "redis", s: startProxy(t, redisPoolYAML(settings, rs...))}
-	for _, r := range rs {
-		d.servers = append(d.servers, r.addr)
-	}
-	d.p = d.s.testPool("p")
-	d.redial()
-	const key = "p2:k15"
-	if got := modulaServerOf(t, d.p, key); got != "r2" {
-		t.Fatalf("%s is %s's over r0..r3, not r2's", key, got)
-	}
-	d.setAll([]string{key}, "before")
-	var b strings.Builder
-	b.WriteString("p:\n  listen: 127.0.0.1:0\n  redis: true\n" + settings + "  servers:\n")
-	for _, i := range []int{0, 2, 3} {
-		fmt.Fprintf(&b, "   - %s:1 r%d\n", rs[i].addr, i)
-	}
-	after, err := ParseConfig([]byte(b.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.s.Reload(context.Background(), after); err != nil {
-		t.Fatal(err)
-	}
-	d.p = d.s.testPool("p")
-	if got := modulaServerOf(t, d.p, key); got != "r0" {
-		t.Fatalf("%s is %s's once r1 is removed, not r0's", key, got)
-	}
-	if got := modulaServerOf(t, d.p, key, "r0"); got != "r2" {
-		t.Fatalf("%s is %s's with r0 out, not r2's", key, got)
-	}
-	d.setAll([]string{key}, "change") // to r0; r2 keeps "before"
+	d, _, key := oldCopyAtTheStandIn(t)
 	hold := &holdFirstDrop{settler: d.p.outages.front, entered: make(chan struct{}), release: make(chan struct{})}
 	d.p.outages.front = hold
 	d.markDown("r0")
@@ -132,34 +99,7 @@ func (f *failFirstDrop) dropCopies(ctx context.Context, b *backend, keys []strin
 // read removes the copy and misses.
 func TestFenceReadFailsWhenItsRemovalFails(t *testing.T) {
 	t.Parallel()
-	settings := "  distribution: modula\n  hash: fnv1a_64\n  auto_eject_hosts: true\n  server_failure_limit: 1\n  timeout: 2000\n" +
-		"  server_retry_timeout: 3600000\n"
-	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
-	d := &doublePool{t: t, proto: "redis", s: startProxy(t, redisPoolYAML(settings, rs...))}
-	for _, r := range rs {
-		d.servers = append(d.servers, r.addr)
-	}
-	d.p = d.s.testPool("p")
-	d.redial()
-	const key = "p2:k15"
-	d.setAll([]string{key}, "before") // on r2
-	var b strings.Builder
-	b.WriteString("p:\n  listen: 127.0.0.1:0\n  redis: true\n" + settings + "  servers:\n")
-	for _, i := range []int{0, 2, 3} {
-		fmt.Fprintf(&b, "   - %s:1 r%d\n", rs[i].addr, i)
-	}
-	after, err := ParseConfig([]byte(b.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.s.Reload(context.Background(), after); err != nil {
-		t.Fatal(err)
-	}
-	d.p = d.s.testPool("p")
-	if got := modulaServerOf(t, d.p, key, "r0"); got != "r2" {
-		t.Fatalf("%s is %s's with r0 out, not r2's", key, got)
-	}
-	d.setAll([]string{key}, "change") // to r0; r2 keeps "before"
+	d, rs, key := oldCopyAtTheStandIn(t)
 	d.p.outages.front = &failFirstDrop{settler: d.p.outages.front}
 	d.markDown("r0")
 
@@ -185,34 +125,7 @@ func TestFenceReadFailsWhenItsRemovalFails(t *testing.T) {
 // newer one (the fault schedule's seed 9309). Now neither reads it.
 func TestRefusedWriteAtAStandInVouchesForNothing(t *testing.T) {
 	t.Parallel()
-	settings := "  distribution: modula\n  hash: fnv1a_64\n  auto_eject_hosts: true\n  server_failure_limit: 1\n  timeout: 2000\n" +
-		"  server_retry_timeout: 3600000\n"
-	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
-	d := &doublePool{t: t, proto: "redis", s: startProxy(t, redisPoolYAML(settings, rs...))}
-	for _, r := range rs {
-		d.servers = append(d.servers, r.addr)
-	}
-	d.p = d.s.testPool("p")
-	d.redial()
-	const key = "p2:k15"
-	d.setAll([]string{key}, "before") // on r2
-	var b strings.Builder
-	b.WriteString("p:\n  listen: 127.0.0.1:0\n  redis: true\n" + settings + "  servers:\n")
-	for _, i := range []int{0, 2, 3} {
-		fmt.Fprintf(&b, "   - %s:1 r%d\n", rs[i].addr, i)
-	}
-	after, err := ParseConfig([]byte(b.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.s.Reload(context.Background(), after); err != nil {
-		t.Fatal(err)
-	}
-	d.p = d.s.testPool("p")
-	if got := modulaServerOf(t, d.p, key, "r0"); got != "r2" {
-		t.Fatalf("%s is %s's with r0 out, not r2's", key, got)
-	}
-	d.setAll([]string{key}, "change") // to r0; r2 keeps "before"
+	d, rs, key := oldCopyAtTheStandIn(t)
 	d.markDown("r0")
 
 	r2 := dialRedis(t, rs[2].addr)
@@ -233,4 +146,49 @@ func TestRefusedWriteAtAStandInVouchesForNothing(t *testing.T) {
 	if got := c.do("GET", key); strings.Contains(got, "before") {
 		t.Errorf("r0 back: the read answered %q, r2's copy of before the change settled onto r0", got)
 	}
+}
+
+// oldCopyAtTheStandIn starts the order of the fault schedule's seed 5639:
+// a Redis cache under rehash and modula over r0..r3, p2:k15 set to
+// "before" on r2, whose server it is; a cold change removes r1, and the
+// key, r0's now, is set to "change" there, while r2 keeps "before" - and
+// r2 stands in for r0 when r0 is out. It returns the pool, the servers
+// and the key.
+func oldCopyAtTheStandIn(t *testing.T) (*doublePool, []*redisServer, string) {
+	t.Helper()
+	settings := "  distribution: modula\n  hash: fnv1a_64\n  auto_eject_hosts: true\n  server_failure_limit: 1\n  timeout: 2000\n" +
+		"  server_retry_timeout: 3600000\n"
+	rs := []*redisServer{startRedis(t, 0), startRedis(t, 0), startRedis(t, 0), startRedis(t, 0)}
+	d := &doublePool{t: t, proto: "redis", s: startProxy(t, redisPoolYAML(settings, rs...))}
+	for _, r := range rs {
+		d.servers = append(d.servers, r.addr)
+	}
+	d.p = d.s.testPool("p")
+	d.redial()
+	const key = "p2:k15"
+	if got := modulaServerOf(t, d.p, key); got != "r2" {
+		t.Fatalf("%s is %s's over r0..r3, not r2's", key, got)
+	}
+	d.setAll([]string{key}, "before")
+	var b strings.Builder
+	b.WriteString("p:\n  listen: 127.0.0.1:0\n  redis: true\n" + settings + "  servers:\n")
+	for _, i := range []int{0, 2, 3} {
+		fmt.Fprintf(&b, "   - %s:1 r%d\n", rs[i].addr, i)
+	}
+	after, err := ParseConfig([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.s.Reload(context.Background(), after); err != nil {
+		t.Fatal(err)
+	}
+	d.p = d.s.testPool("p")
+	if got := modulaServerOf(t, d.p, key); got != "r0" {
+		t.Fatalf("%s is %s's once r1 is removed, not r0's", key, got)
+	}
+	if got := modulaServerOf(t, d.p, key, "r0"); got != "r2" {
+		t.Fatalf("%s is %s's with r0 out, not r2's", key, got)
+	}
+	d.setAll([]string{key}, "change") // to r0; r2 keeps "before"
+	return d, rs, key
 }
