@@ -277,7 +277,9 @@ func (c *call) opDone(o *op) {
 // change's sweep waits for no client's reading (see replacedAnswered) -
 // and its reply let be written.
 func (c *call) answered() {
-	c.unguard()
+	if c.guard != nil { // a write in a pool that journals outages only
+		c.unguard()
+	}
 	if p := c.pool; p != nil {
 		p.requests.release()
 	}

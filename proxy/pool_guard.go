@@ -13,13 +13,12 @@ func (c *call) guardWrite(p *pool, flush func(), n int, key func(int) []byte) {
 	c.guard = p.outages
 }
 
-// unguard releases the call's hold on its pool's returns, if any, noting
-// the keys it wrote.
+// unguard releases the call's hold on its pool's returns, noting the keys
+// it wrote; the caller asks c.guard first, so that a call that holds none
+// runs nothing of this file.
 func (c *call) unguard() {
-	if c.guard != nil {
-		c.guard.doneWrite(c.guardKeys, c.start, c.guardLost.Swap(false))
-		c.guard, c.guardKeys = nil, dropKeys(c.guardKeys)
-	}
+	c.guard.doneWrite(c.guardKeys, c.start, c.guardLost.Swap(false))
+	c.guard, c.guardKeys = nil, dropKeys(c.guardKeys)
 }
 
 // dropKeys returns keys emptied, holding none of the request's memory

@@ -151,7 +151,9 @@ func (mv *storeMover) migrateOne(src, dst *backend, key []byte, deadline time.Ti
 		return false, false, err
 	}
 	args = waitNoLonger(args, deadline)
-	args = timeoutAtMost(args, int64(mv.migrateTimeout(src, mv.cfg.Store.MigrateTimeout)))
+	if mv.downAfter != nil { // Sentinels' pools only: a request runs nothing of it elsewhere
+		args = timeoutAtMost(args, int64(mv.migrateTimeout(src, mv.cfg.Store.MigrateTimeout)))
+	}
 	st := src.pool.cfg.Store
 	req := mover.AppendMigrate(nil, args, [][]byte{key}, int64(st.BigKeyElements), int64(st.BigKeyBytes))
 	roles := mv.roles
