@@ -272,12 +272,10 @@ func (c *call) opDone(o *op) {
 	}
 }
 
-// answered ends a call every op of which is done: its write noted (see
-// unguard), counted out of its pool - no server sees it again, and a
-// change's sweep waits for no client's reading (see replacedAnswered) -
-// and its reply let be written.
+// answered ends a call every op of which is done: its guarded write noted,
+// counted out of its pool (see replacedAnswered), its reply let be written.
 func (c *call) answered() {
-	if c.guard != nil { // a write in a pool that journals outages only
+	if c.guard != nil {
 		c.unguard()
 	}
 	if p := c.pool; p != nil {
