@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/anishathalye/porcupine"
 )
 
 // Summary is what a run of seeds did and found.
@@ -22,7 +24,11 @@ type Summary struct {
 	Histories, Requests int
 	// Failures, one line a seed.
 	Failures []string
-	Errors   map[string]int // clients' errors, by text
+	// Undecided, one line a seed: a store's history whose linearizability
+	// the checker did not decide in time. Not a failure, nor a history
+	// shown linearizable: the headline counts it apart.
+	Undecided []string
+	Errors    map[string]int // clients' errors, by text
 }
 
 func newSummary() *Summary {
@@ -58,6 +64,9 @@ func (s *Summary) add(r *run, res result) {
 	for k, n := range res.errs {
 		s.Errors[k] += n
 	}
+	if res.store && res.lin == porcupine.Unknown && !res.failed() {
+		s.Undecided = append(s.Undecided, fmt.Sprintf("seed %d (%s): %s", r.seed, r.combo, strings.TrimSpace(res.linWhy)))
+	}
 	if res.failed() || troubles > 0 {
 		what := ""
 		switch {
@@ -76,8 +85,8 @@ func (s *Summary) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d seeds run in %v (%d skipped), %d histories checked, %d requests in them, %d failed\n",
-		s.Seeds, time.Since(s.start).Round(time.Second), s.Skipped, s.Histories, s.Requests, len(s.Failures))
+	fmt.Fprintf(&b, "%d seeds run in %v (%d skipped), %d histories checked, %d requests in them, %d failed, %d not decided in time\n",
+		s.Seeds, time.Since(s.start).Round(time.Second), s.Skipped, s.Histories, s.Requests, len(s.Failures), len(s.Undecided))
 	section := func(title string, m map[string]int) {
 		if len(m) == 0 {
 			return
@@ -95,6 +104,12 @@ func (s *Summary) String() string {
 	section("faults applied", s.Faults)
 	section("combinations skipped", s.Refused)
 	section("clients' errors", s.Errors)
+	if len(s.Undecided) > 0 {
+		b.WriteString("not decided in time:\n")
+		for _, u := range s.Undecided {
+			b.WriteString("  " + u + "\n")
+		}
+	}
 	if len(s.Failures) > 0 {
 		b.WriteString("failures:\n")
 		for _, f := range s.Failures {
