@@ -226,3 +226,38 @@ func sigstopUntil(t *testing.T, p *os.Process) func() {
 		}
 	}
 }
+
+// TestRefusedReplyWords: the replies by which a server says it did not
+// apply a write - each counts the write as lost for the outages' journal,
+// so that a stand-in's copy of before is not vouched for - against those
+// of a write applied or a reply merely starting with the same letters.
+func TestRefusedReplyWords(t *testing.T) {
+	for reply, want := range map[string]bool{
+		"-NOREPLICAS Not enough good replicas to write.\r\n": true,
+		"-OOM command not allowed\r\n":                       true,
+		"-READONLY You can't write against a replica.\r\n":   true,
+		"NOT_STORED\r\n":                    true,
+		"EXISTS\r\n":                        true,
+		"SERVER_ERROR out of memory\r\n":    true,
+		"CLIENT_ERROR bad data chunk\r\n":   true,
+		"ERROR\r\n":                         true,
+		"NS\r\n":                            true,
+		"EX c123\r\n":                       true,
+		"+OK\r\n":                           false,
+		":1\r\n":                            false,
+		"$5\r\nvalue\r\n":                   false,
+		"*1\r\n-WRONGTYPE in a transaction": false, // EXEC's own reply: applied as a whole
+		"STORED\r\n":                        false,
+		"DELETED\r\n":                       false,
+		"NOT_FOUND\r\n":                     false,
+		"HD\r\n":                            false,
+		"ERRORS\r\n":                        false,
+		"NSX\r\n":                           false,
+		"EXTRA\r\n":                         false,
+		"":                                  false,
+	} {
+		if got := refusedReply([]byte(reply)); got != want {
+			t.Errorf("refusedReply(%q) = %v, want %v", reply, got, want)
+		}
+	}
+}
